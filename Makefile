@@ -1,0 +1,52 @@
+# Moat: `make run` starts the gateway with built-in defaults, `make test` runs
+# every test. Both install their own dependencies first (idempotent).
+SHELL := /bin/bash
+export PKG_CONFIG_PATH := $(CURDIR)/.deps/libsrtp/lib/pkgconfig:$(PKG_CONFIG_PATH)
+MESON_SETUP = meson setup --wipe
+VENV := $(CURDIR)/.venv
+FUZZ_SECONDS ?= 15
+
+.PHONY: all deps build build-asan build-fuzz run test unit fuzz integration bench format clean
+
+all: build
+
+deps:
+	@bash scripts/install-deps.sh
+
+build: deps
+	@[ -f build/build.ninja ] || meson setup build --buildtype=release -Db_ndebug=true
+	@ninja -C build
+
+build-asan: deps
+	@[ -f build-asan/build.ninja ] || meson setup build-asan -Db_sanitize=address,undefined -Db_lundef=false
+	@ninja -C build-asan
+
+build-fuzz: deps
+	@[ -f build-fuzz/build.ninja ] || CC=clang meson setup build-fuzz -Dfuzz=true -Db_lundef=false
+	@ninja -C build-fuzz
+
+run: build
+	./build/gateway/moat
+
+unit: build-asan
+	meson test -C build-asan --print-errorlogs
+
+fuzz: build-fuzz
+	@bash tests/fuzz/run-all.sh build-fuzz $(FUZZ_SECONDS)
+
+integration: build
+	$(VENV)/bin/python -m pytest -v tests/integration
+
+test: build build-asan build-fuzz
+	$(MAKE) --no-print-directory unit
+	$(MAKE) --no-print-directory fuzz
+	$(MAKE) --no-print-directory integration
+
+bench: build
+	@bash bench/run-all.sh build
+
+format:
+	@git ls-files '*.c' '*.h' | xargs clang-format -i
+
+clean:
+	rm -rf build build-asan build-fuzz

@@ -1,0 +1,1 @@
+const char *moat_placeholder_symbol = "moat";

@@ -1,0 +1,1 @@
+typedef int moat_rtp_placeholder_unused;

@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# Installs everything Moat builds and tests with, idempotently, on Debian 12:
+# Debian packages, Debian's libsrtp2 source rebuilt against OpenSSL, and a
+# project-local Python venv. Safe to run again; each step is skipped when done.
+set -euo pipefail
+top=$(cd "$(dirname "$0")/.." && pwd)
+stamp_dir="$top/.deps"
+mkdir -p "$stamp_dir"
+
+# Build and runtime libraries, test peers and tools. Why each library:
+#  libssl-dev        DTLS 1.2, HKDF/AES for SRTP+, the crypto backend of libsrtp2
+#  libnice-dev       its STUN library checks and builds ICE connectivity checks
+#  libsoup-3.0-dev   HTTP/WHIP/WebSocket on the GLib main loop of the control thread
+#  libjansson-dev    JSON API bodies
+#  libusrsctp-dev    SCTP over DTLS (AF_CONN) for data channels
+#  chromium, simple-whip-client, coturn, redis-server: independent real peers for tests
+debian_packages=(
+  build-essential pkg-config meson ninja-build clang clang-format libclang-rt-14-dev
+  llvm-14 libssl-dev libglib2.0-dev libnice-dev libsoup-3.0-dev libjansson-dev
+  libusrsctp-dev libsrtp2-dev dpkg-dev devscripts fakeroot autoconf automake libtool
+  iproute2 chromium simple-whip-client
+  gstreamer1.0-tools gstreamer1.0-plugins-base gstreamer1.0-plugins-good
+  gstreamer1.0-plugins-bad gstreamer1.0-nice libgstreamer1.0-dev
+  python3-venv python3-dev libavdevice-dev libavfilter-dev libopus-dev libvpx-dev
+  libsrtp2-1 curl ca-certificates
+)
+missing=()
+for p in "${debian_packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "install-deps: installing ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+
+"$top/scripts/build-libsrtp.sh"
+
+# Python venv for the end-to-end tests (aiortc is an independent WebRTC stack).
+venv="$top/.venv"
+req="$top/tests/requirements.txt"
+if [ ! -x "$venv/bin/python" ]; then
+  python3 -m venv "$venv"
+fi
+if ! cmp -s "$req" "$stamp_dir/requirements.txt" 2>/dev/null; then
+  "$venv/bin/pip" install -q --upgrade pip
+  "$venv/bin/pip" install -q -r "$req"
+  cp "$req" "$stamp_dir/requirements.txt"
+fi

@@ -1,0 +1,1 @@
+typedef int srtpplus_placeholder_unused;
