@@ -1,1 +1,138 @@
-int main(void) { return 0; }
+/* moat: the media gateway daemon. Configuration comes from built-in
+ * defaults, then --config FILE, then MOAT_<SECTION>_<KEY> environment
+ * variables, then command-line options. */
+#include "core/config.h"
+#include "core/gateway.h"
+#include "core/log.h"
+#include "core/version.h"
+
+#include <glib-unix.h>
+#include <glib.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void print_help(void)
+{
+    printf("Usage: moat [--config FILE] [OPTION=VALUE ...]\n\n"
+           "Moat is a WebRTC media gateway: WHIP/WHEP, ICE-lite, DTLS-SRTP, data channels,\n"
+           "and an SRTP+ prefilter against SRTP floods.\n\n"
+           "  --help                         this text\n"
+           "  --version                      versions of Moat, libsrtp (and its crypto), OpenSSL\n"
+           "  --config FILE                  configuration file (see config/moat.conf)\n"
+           "  --check-config                 validate the configuration and exit\n\n"
+           "Every configuration option is also a command-line option (--name=VALUE or\n"
+           "--name VALUE) and an environment variable MOAT_<SECTION>_<KEY>:\n");
+    moat_config_print_options();
+}
+
+static gboolean on_signal(gpointer data)
+{
+    moat_log_info("gateway", "signal received, shutting down");
+    g_main_loop_quit(data);
+    return G_SOURCE_REMOVE;
+}
+
+static int parse_arguments(int argc, char **argv, moat_config *config, bool *check_only,
+                           char *error, size_t error_size)
+{
+    /* The config file comes first whatever its position, so that options
+     * given on the command line override it. */
+    const char *config_path = getenv("MOAT_CONFIG");
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--config") == 0) {
+            if (i + 1 >= argc) {
+                snprintf(error, error_size, "--config needs a file name");
+                return -1;
+            }
+            config_path = argv[++i];
+        } else if (g_str_has_prefix(argv[i], "--config=")) {
+            config_path = argv[i] + strlen("--config=");
+        }
+    }
+    if (config_path && moat_config_load_file(config, config_path, error, error_size) != 0)
+        return -1;
+    if (moat_config_apply_environment(config, error, error_size) != 0)
+        return -1;
+    for (int i = 1; i < argc; i++) {
+        const char *arg = argv[i];
+        if (strcmp(arg, "--config") == 0) {
+            i++;
+            continue;
+        }
+        if (g_str_has_prefix(arg, "--config="))
+            continue;
+        if (strcmp(arg, "--check-config") == 0) {
+            *check_only = true;
+            continue;
+        }
+        if (!g_str_has_prefix(arg, "--")) {
+            snprintf(error, error_size, "unexpected argument \"%s\" (see --help)", arg);
+            return -1;
+        }
+        char *name = g_strdup(arg + 2);
+        const char *value = NULL;
+        char *equals = strchr(name, '=');
+        if (equals) {
+            *equals = '\0';
+            value = equals + 1;
+        } else if (i + 1 < argc) {
+            value = argv[++i];
+        } else {
+            snprintf(error, error_size, "--%s needs a value (see --help)", name);
+            g_free(name);
+            return -1;
+        }
+        int status = moat_config_set_by_option(config, name, value, error, error_size);
+        if (status == 1)
+            snprintf(error, error_size, "unknown option --%s (see --help)", name);
+        g_free(name);
+        if (status != 0)
+            return -1;
+    }
+    return moat_config_validate(config, error, error_size);
+}
+
+int main(int argc, char **argv)
+{
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+            print_help();
+            return 0;
+        }
+        if (strcmp(argv[i], "--version") == 0) {
+            moat_version_print();
+            return 0;
+        }
+    }
+    moat_gateway gateway;
+    memset(&gateway, 0, sizeof gateway);
+    moat_config_init(&gateway.config);
+    char error[512] = "";
+    bool check_only = false;
+    if (parse_arguments(argc, argv, &gateway.config, &check_only, error, sizeof error) != 0) {
+        fprintf(stderr, "moat: %s\n", error);
+        moat_config_clear(&gateway.config);
+        return 2;
+    }
+    if (check_only) {
+        printf("configuration ok\n");
+        moat_config_clear(&gateway.config);
+        return 0;
+    }
+    if (moat_gateway_start(&gateway, error, sizeof error) != 0) {
+        fprintf(stderr, "moat: %s\n", error);
+        moat_gateway_stop(&gateway);
+        moat_config_clear(&gateway.config);
+        return 1;
+    }
+    gateway.loop = g_main_loop_new(NULL, FALSE);
+    g_unix_signal_add(SIGTERM, on_signal, gateway.loop);
+    g_unix_signal_add(SIGINT, on_signal, gateway.loop);
+    g_main_loop_run(gateway.loop);
+    moat_gateway_stop(&gateway);
+    g_main_loop_unref(gateway.loop);
+    moat_log_info("gateway", "stopped");
+    moat_config_clear(&gateway.config);
+    return 0;
+}

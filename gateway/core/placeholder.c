@@ -1,1 +1,1 @@
-const char *moat_placeholder_symbol = "moat";
+typedef int moat_core_placeholder_unused;

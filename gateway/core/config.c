@@ -1,0 +1,272 @@
+#include "core/config.h"
+
+#include "core/log.h"
+
+#include <errno.h>
+#include <glib.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#ifndef MOAT_DEFAULT_PLUGIN_DIR
+#define MOAT_DEFAULT_PLUGIN_DIR "plugins"
+#endif
+#ifndef MOAT_DEFAULT_WEB_ROOT
+#define MOAT_DEFAULT_WEB_ROOT "web"
+#endif
+
+typedef enum { OPTION_STRING, OPTION_INT, OPTION_BOOL, OPTION_DOUBLE } option_type;
+
+typedef struct {
+    const char *section;
+    const char *key;
+    const char *cli_name;
+    option_type type;
+    size_t offset;
+    const char *default_value;
+    long min, max; /* for integers */
+    const char *help;
+} option_spec;
+
+#define FIELD(name) offsetof(moat_config, name)
+
+static const option_spec options[] = {
+    {"general", "log_level", "log-level", OPTION_STRING, FIELD(log_level), "info", 0, 0,
+     "error | warn | info | debug"},
+    {"general", "workers", "workers", OPTION_INT, FIELD(workers), "0", 0, 256,
+     "media worker threads; 0 = one per core"},
+    {"general", "plugin_dir", "plugin-dir", OPTION_STRING, FIELD(plugin_dir),
+     MOAT_DEFAULT_PLUGIN_DIR, 0, 0, "folder searched for plugin modules"},
+    {"http", "bind", "http-bind", OPTION_STRING, FIELD(http_bind), "0.0.0.0", 0, 0,
+     "address of the HTTP API"},
+    {"http", "port", "http-port", OPTION_INT, FIELD(http_port), "8088", 1, 65535,
+     "TCP port of the HTTP API (WHIP, JSON API, /metrics, demo pages)"},
+    {"http", "token", "token", OPTION_STRING, FIELD(token), "", 0, 0,
+     "bearer token required on WHIP/WHEP and the API; empty = no auth"},
+    {"http", "web_root", "web-root", OPTION_STRING, FIELD(web_root), MOAT_DEFAULT_WEB_ROOT, 0, 0,
+     "folder of the demo pages and dashboard"},
+    {"media", "bind", "media-bind", OPTION_STRING, FIELD(media_bind), "::", 0, 0,
+     "address of the UDP media sockets (:: = every IPv4 and IPv6 address)"},
+    {"media", "port", "media-port", OPTION_INT, FIELD(media_port), "20000", 1, 65535,
+     "first UDP media port; worker i uses port + i"},
+    {"media", "announced_address", "announced-address", OPTION_STRING, FIELD(announced_address),
+     "", 0, 0, "public address announced as a candidate (1:1 NAT)"},
+    {"media", "candidate_addresses", "candidate-addresses", OPTION_STRING,
+     FIELD(candidate_addresses), "", 0, 0,
+     "comma-separated host candidate addresses; empty = the interfaces' addresses"},
+    {"media", "include_loopback", "include-loopback", OPTION_BOOL, FIELD(include_loopback), "true",
+     0, 0, "announce loopback addresses as candidates"},
+    {"media", "consent_timeout_s", "consent-timeout", OPTION_INT, FIELD(consent_timeout_s), "30", 5,
+     3600, "seconds without a valid STUN check before a transport is closed"},
+    {"dtls", "certificate", "certificate", OPTION_STRING, FIELD(certificate), "", 0, 0,
+     "PEM certificate; empty = a self-signed ECDSA P-256 one made at start"},
+    {"dtls", "private_key", "private-key", OPTION_STRING, FIELD(private_key), "", 0, 0,
+     "PEM private key of the certificate"},
+    {"prefilter", "mode", "prefilter-mode", OPTION_STRING, FIELD(prefilter_mode), "auto", 0, 0,
+     "off | auto | always: when the SRTP prefilter enforces"},
+    {"prefilter", "srtpplus", "srtpplus", OPTION_BOOL, FIELD(srtpplus), "true", 0, 0,
+     "offer/accept SRTP+ tags (a=srtpplus) in SDP"},
+    {"prefilter", "hold_ms", "detector-hold-ms", OPTION_INT, FIELD(detector_hold_ms), "2000", 100,
+     600000, "time without anomaly before the detector switches off"},
+    {"prefilter", "rate_factor", "detector-rate-factor", OPTION_DOUBLE,
+     FIELD(detector_rate_factor), "4.0", 0, 0,
+     "ingress rate above this multiple of the learned baseline is an anomaly"},
+    {"prefilter", "auth_failures_per_s", "detector-auth-failures", OPTION_INT,
+     FIELD(detector_auth_failures_per_s), "50", 1, 1000000,
+     "srtp_unprotect failures per second that count as an anomaly"},
+    {"prefilter", "budget_percent", "budget-percent", OPTION_INT, FIELD(budget_percent), "10", 1,
+     1000, "unverifiable packets allowed to reach HMAC, in % of the learned rate"},
+    {"prefilter", "budget_min_pps", "budget-min-pps", OPTION_INT, FIELD(budget_min_pps), "20", 1,
+     1000000, "floor of that verification budget, packets per second"},
+};
+
+#define OPTION_COUNT (sizeof options / sizeof options[0])
+
+static int set_value(moat_config *config, const option_spec *spec, const char *value,
+                     const char *origin, char *error, size_t error_size)
+{
+    void *field = (char *)config + spec->offset;
+    switch (spec->type) {
+    case OPTION_STRING: {
+        char **slot = field;
+        g_free(*slot);
+        *slot = g_strdup(value);
+        return 0;
+    }
+    case OPTION_INT: {
+        char *end = NULL;
+        errno = 0;
+        long parsed = strtol(value, &end, 10);
+        if (errno || end == value || *end != '\0' || parsed < spec->min || parsed > spec->max) {
+            snprintf(error, error_size, "%s: [%s] %s = \"%s\": expected an integer from %ld to %ld",
+                     origin, spec->section, spec->key, value, spec->min, spec->max);
+            return -1;
+        }
+        *(int *)field = (int)parsed;
+        return 0;
+    }
+    case OPTION_DOUBLE: {
+        char *end = NULL;
+        double parsed = g_ascii_strtod(value, &end);
+        if (end == value || *end != '\0' || !(parsed > 0)) {
+            snprintf(error, error_size, "%s: [%s] %s = \"%s\": expected a positive number", origin,
+                     spec->section, spec->key, value);
+            return -1;
+        }
+        *(double *)field = parsed;
+        return 0;
+    }
+    case OPTION_BOOL:
+        if (g_ascii_strcasecmp(value, "true") == 0 || strcmp(value, "1") == 0 ||
+            g_ascii_strcasecmp(value, "yes") == 0) {
+            *(bool *)field = true;
+        } else if (g_ascii_strcasecmp(value, "false") == 0 || strcmp(value, "0") == 0 ||
+                   g_ascii_strcasecmp(value, "no") == 0) {
+            *(bool *)field = false;
+        } else {
+            snprintf(error, error_size, "%s: [%s] %s = \"%s\": expected true or false", origin,
+                     spec->section, spec->key, value);
+            return -1;
+        }
+        return 0;
+    }
+    return -1;
+}
+
+void moat_config_init(moat_config *config)
+{
+    memset(config, 0, sizeof *config);
+    char ignored[16];
+    for (size_t i = 0; i < OPTION_COUNT; i++)
+        set_value(config, &options[i], options[i].default_value, "default", ignored,
+                  sizeof ignored);
+}
+
+void moat_config_clear(moat_config *config)
+{
+    for (size_t i = 0; i < OPTION_COUNT; i++) {
+        if (options[i].type == OPTION_STRING) {
+            char **slot = (char **)((char *)config + options[i].offset);
+            g_free(*slot);
+            *slot = NULL;
+        }
+    }
+}
+
+int moat_config_load_file(moat_config *config, const char *path, char *error, size_t error_size)
+{
+    GKeyFile *file = g_key_file_new();
+    GError *gerror = NULL;
+    if (!g_key_file_load_from_file(file, path, G_KEY_FILE_NONE, &gerror)) {
+        snprintf(error, error_size, "cannot read config file %s: %s", path, gerror->message);
+        g_error_free(gerror);
+        g_key_file_free(file);
+        return -1;
+    }
+    int status = 0;
+    gsize n_groups = 0;
+    char **groups = g_key_file_get_groups(file, &n_groups);
+    for (gsize g = 0; g < n_groups && status == 0; g++) {
+        gsize n_keys = 0;
+        char **keys = g_key_file_get_keys(file, groups[g], &n_keys, NULL);
+        for (gsize k = 0; k < n_keys && status == 0; k++) {
+            const option_spec *spec = NULL;
+            for (size_t i = 0; i < OPTION_COUNT; i++) {
+                if (strcmp(options[i].section, groups[g]) == 0 &&
+                    strcmp(options[i].key, keys[k]) == 0)
+                    spec = &options[i];
+            }
+            if (!spec) {
+                snprintf(error, error_size, "%s: unknown option [%s] %s", path, groups[g], keys[k]);
+                status = -1;
+                break;
+            }
+            char *value = g_key_file_get_string(file, groups[g], keys[k], NULL);
+            status = set_value(config, spec, value ? g_strstrip(value) : "", path, error,
+                               error_size);
+            g_free(value);
+        }
+        g_strfreev(keys);
+    }
+    g_strfreev(groups);
+    g_key_file_free(file);
+    return status;
+}
+
+int moat_config_apply_environment(moat_config *config, char *error, size_t error_size)
+{
+    for (size_t i = 0; i < OPTION_COUNT; i++) {
+        char *name = g_strdup_printf("MOAT_%s_%s", options[i].section, options[i].key);
+        char *upper = g_ascii_strup(name, -1);
+        const char *value = getenv(upper);
+        int status = value ? set_value(config, &options[i], value, upper, error, error_size) : 0;
+        g_free(name);
+        g_free(upper);
+        if (status)
+            return status;
+    }
+    return 0;
+}
+
+int moat_config_set_by_option(moat_config *config, const char *option, const char *value,
+                              char *error, size_t error_size)
+{
+    for (size_t i = 0; i < OPTION_COUNT; i++) {
+        if (strcmp(options[i].cli_name, option) == 0) {
+            char origin[80];
+            snprintf(origin, sizeof origin, "--%s", option);
+            return set_value(config, &options[i], value, origin, error, error_size);
+        }
+    }
+    return 1;
+}
+
+int moat_config_validate(const moat_config *config, char *error, size_t error_size)
+{
+    if (moat_log_level_parse(config->log_level) < 0) {
+        snprintf(error, error_size, "[general] log_level = \"%s\": expected error, warn, info or debug",
+                 config->log_level);
+        return -1;
+    }
+    const char *mode = config->prefilter_mode;
+    if (strcmp(mode, "off") && strcmp(mode, "auto") && strcmp(mode, "always")) {
+        snprintf(error, error_size, "[prefilter] mode = \"%s\": expected off, auto or always", mode);
+        return -1;
+    }
+    bool has_cert = config->certificate && *config->certificate;
+    bool has_key = config->private_key && *config->private_key;
+    if (has_cert != has_key) {
+        snprintf(error, error_size,
+                 "[dtls] certificate and private_key must be given together (or neither)");
+        return -1;
+    }
+    if (config->workers > 0 && config->media_port + config->workers - 1 > 65535) {
+        snprintf(error, error_size, "[media] port %d + %d workers runs past port 65535",
+                 config->media_port, config->workers);
+        return -1;
+    }
+    return 0;
+}
+
+void moat_config_print_options(void)
+{
+    for (size_t i = 0; i < OPTION_COUNT; i++) {
+        char left[64];
+        snprintf(left, sizeof left, "--%s=%s", options[i].cli_name,
+                 options[i].type == OPTION_STRING ? "STR"
+                 : options[i].type == OPTION_BOOL ? "BOOL"
+                 : options[i].type == OPTION_INT  ? "N"
+                                                  : "X");
+        printf("  %-30s %s [%s] %s (default \"%s\")\n", left, options[i].help, options[i].section,
+               options[i].key, options[i].default_value);
+    }
+}
+
+moat_prefilter_mode moat_config_prefilter_mode(const moat_config *config)
+{
+    if (strcmp(config->prefilter_mode, "off") == 0)
+        return MOAT_PREFILTER_OFF;
+    if (strcmp(config->prefilter_mode, "always") == 0)
+        return MOAT_PREFILTER_ALWAYS;
+    return MOAT_PREFILTER_AUTO;
+}

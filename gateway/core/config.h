@@ -1,0 +1,69 @@
+/* Configuration: built-in defaults, then the config file (GKeyFile), then
+ * environment variables MOAT_<SECTION>_<KEY>, then command-line options. Every
+ * option is described once, in config_options.c, and config/moat.conf
+ * documents them all. */
+#ifndef MOAT_CONFIG_H
+#define MOAT_CONFIG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef enum {
+    MOAT_PREFILTER_OFF = 0,
+    MOAT_PREFILTER_AUTO = 1,
+    MOAT_PREFILTER_ALWAYS = 2,
+} moat_prefilter_mode;
+
+typedef struct {
+    /* [general] */
+    char *log_level;
+    int workers; /* 0: one per core */
+    char *plugin_dir;
+    /* [http] */
+    char *http_bind;
+    int http_port;
+    char *token; /* bearer token for WHIP/WHEP and the API; empty: none */
+    char *web_root;
+    /* [media] */
+    char *media_bind;
+    int media_port; /* first UDP port; worker i uses media_port + i */
+    char *announced_address;
+    char *candidate_addresses; /* comma-separated; empty: enumerate interfaces */
+    bool include_loopback;
+    int consent_timeout_s;
+    /* [dtls] */
+    char *certificate;
+    char *private_key;
+    /* [prefilter] */
+    char *prefilter_mode;
+    bool srtpplus;
+    int detector_hold_ms;
+    double detector_rate_factor;
+    int detector_auth_failures_per_s;
+    int budget_percent;
+    int budget_min_pps;
+} moat_config;
+
+/* Fills defaults. */
+void moat_config_init(moat_config *config);
+void moat_config_clear(moat_config *config);
+
+/* Loads a config file on top of what is there. Returns 0 or -1 with a message
+ * naming the file, the key and the problem. */
+int moat_config_load_file(moat_config *config, const char *path, char *error, size_t error_size);
+/* Applies MOAT_<SECTION>_<KEY> environment variables. */
+int moat_config_apply_environment(moat_config *config, char *error, size_t error_size);
+/* Sets one option by its long command-line name (e.g. "http-port"). Returns 1
+ * if the name is not a config option, 0 on success, -1 on a bad value. */
+int moat_config_set_by_option(moat_config *config, const char *option, const char *value,
+                              char *error, size_t error_size);
+/* Cross-field checks after everything is applied. */
+int moat_config_validate(const moat_config *config, char *error, size_t error_size);
+
+/* For --help: one line per option. */
+void moat_config_print_options(void);
+
+moat_prefilter_mode moat_config_prefilter_mode(const moat_config *config);
+
+#endif

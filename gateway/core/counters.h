@@ -1,0 +1,54 @@
+/* Packet counters. Each media worker owns one moat_counters and is its only
+ * writer; the control thread sums them for /metrics. Increments are relaxed
+ * atomic load+store pairs (no lock prefix: a single writer needs none) so a
+ * reader on another core never sees a torn value. */
+#ifndef MOAT_COUNTERS_H
+#define MOAT_COUNTERS_H
+
+#include <stdint.h>
+
+typedef enum {
+    MOAT_DROP_MALFORMED = 0,  /* too short, bad version, unknown first octet */
+    MOAT_DROP_UNKNOWN_TUPLE,  /* non-STUN from a 5-tuple that passed no check */
+    MOAT_DROP_STUN_AUTH,      /* STUN check with bad credentials or integrity */
+    MOAT_DROP_NOT_READY,      /* SRTP before DTLS finished */
+    MOAT_DROP_UNKNOWN_SSRC,   /* SSRC this transport does not know */
+    MOAT_DROP_INDEX,          /* implausible sequence / packet index */
+    MOAT_DROP_TAG,            /* SRTP+ tag mismatch */
+    MOAT_DROP_REPLAY,         /* index already authenticated */
+    MOAT_DROP_BUDGET,         /* verification budget exhausted */
+    MOAT_DROP_AUTH,           /* srtp_unprotect failed */
+    MOAT_DROP_DTLS,           /* DTLS record rejected */
+    MOAT_DROP_REASON_COUNT
+} moat_drop_reason;
+
+const char *moat_drop_reason_name(moat_drop_reason reason);
+
+typedef struct {
+    uint64_t rtp_received;
+    uint64_t rtp_sent;
+    uint64_t rtcp_received;
+    uint64_t rtcp_sent;
+    uint64_t bytes_received;
+    uint64_t bytes_sent;
+    uint64_t datagrams_received;
+    uint64_t stun_requests;
+    uint64_t nacked_retransmissions;
+    uint64_t dtls_handshakes_completed;
+    uint64_t dtls_handshakes_failed;
+    uint64_t consent_expired;
+    uint64_t dropped[MOAT_DROP_REASON_COUNT];
+} moat_counters;
+
+static inline void moat_counter_add(uint64_t *counter, uint64_t amount)
+{
+    __atomic_store_n(counter, __atomic_load_n(counter, __ATOMIC_RELAXED) + amount,
+                     __ATOMIC_RELAXED);
+}
+
+static inline uint64_t moat_counter_read(const uint64_t *counter)
+{
+    return __atomic_load_n(counter, __ATOMIC_RELAXED);
+}
+
+#endif

@@ -1,0 +1,183 @@
+#include "core/gateway.h"
+
+#include "core/http_server.h"
+#include "core/log.h"
+#include "core/session_internal.h"
+#include "core/whip_api.h"
+#include "dtls/certificate.h"
+#include "dtls/dtls_context.h"
+#include "ice/ice_candidates.h"
+#include "sctp/sctp_stack.h"
+#include "srtp/srtp_session.h"
+
+#include <arpa/inet.h>
+#include <stdio.h>
+#include <string.h>
+
+static int load_certificate(moat_gateway *gateway, char *error, size_t error_size)
+{
+    const moat_config *config = &gateway->config;
+    if (config->certificate && *config->certificate)
+        gateway->certificate =
+            moat_certificate_load(config->certificate, config->private_key, error, error_size);
+    else
+        gateway->certificate = moat_certificate_generate(error, error_size);
+    if (!gateway->certificate)
+        return -1;
+    gateway->dtls_context = moat_dtls_context_new(gateway->certificate, error, error_size);
+    return gateway->dtls_context ? 0 : -1;
+}
+
+static void add_candidate_address(moat_gateway *gateway, const char *text)
+{
+    if (gateway->n_candidate_addresses == MOAT_MAX_CANDIDATE_ADDRESSES)
+        return;
+    for (size_t i = 0; i < gateway->n_candidate_addresses; i++) {
+        if (strcmp(gateway->candidate_addresses[i], text) == 0)
+            return;
+    }
+    g_strlcpy(gateway->candidate_addresses[gateway->n_candidate_addresses++], text, 64);
+}
+
+static int gather_candidate_addresses(moat_gateway *gateway, char *error, size_t error_size)
+{
+    const moat_config *config = &gateway->config;
+    if (config->announced_address && *config->announced_address)
+        add_candidate_address(gateway, config->announced_address);
+    if (config->candidate_addresses && *config->candidate_addresses) {
+        char **parts = g_strsplit(config->candidate_addresses, ",", -1);
+        for (char **part = parts; *part; part++) {
+            char *text = g_strstrip(*part);
+            unsigned char probe[16];
+            if (inet_pton(AF_INET, text, probe) != 1 && inet_pton(AF_INET6, text, probe) != 1) {
+                snprintf(error, error_size,
+                         "[media] candidate_addresses: \"%s\" is not an IP address", text);
+                g_strfreev(parts);
+                return -1;
+            }
+            add_candidate_address(gateway, text);
+        }
+        g_strfreev(parts);
+    } else {
+        moat_ice_address addresses[MOAT_MAX_CANDIDATE_ADDRESSES];
+        int n = moat_ice_host_addresses(addresses, MOAT_MAX_CANDIDATE_ADDRESSES,
+                                        config->include_loopback, true);
+        for (int i = 0; i < n; i++)
+            add_candidate_address(gateway, addresses[i].text);
+    }
+    if (gateway->n_candidate_addresses == 0) {
+        snprintf(error, error_size, "no address to announce as an ICE candidate");
+        return -1;
+    }
+    return 0;
+}
+
+size_t moat_gateway_candidates(const moat_gateway *gateway, const moat_worker *worker,
+                               moat_sdp_candidate *out, size_t capacity)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < gateway->n_candidate_addresses && n < capacity; i++) {
+        moat_sdp_candidate *candidate = &out[n++];
+        memset(candidate, 0, sizeof *candidate);
+        snprintf(candidate->foundation, sizeof candidate->foundation, "%zu", i + 1);
+        candidate->component = 1;
+        g_strlcpy(candidate->transport, "udp", sizeof candidate->transport);
+        /* Earlier addresses (the announced one first) are preferred. */
+        candidate->priority = moat_ice_host_priority(65535 - (uint32_t)i, 1);
+        g_strlcpy(candidate->address, gateway->candidate_addresses[i], sizeof candidate->address);
+        candidate->port = moat_worker_port(worker);
+        g_strlcpy(candidate->type, "host", sizeof candidate->type);
+    }
+    return n;
+}
+
+moat_worker *moat_gateway_pick_worker(moat_gateway *gateway)
+{
+    /* Fewest sessions first; ties go round-robin so equal load spreads. */
+    moat_worker *best = NULL;
+    unsigned best_count = 0;
+    for (unsigned k = 0; k < gateway->n_workers; k++) {
+        moat_worker *worker = gateway->workers[(gateway->next_worker + k) % gateway->n_workers];
+        unsigned count = moat_worker_session_count(worker);
+        if (!best || count < best_count) {
+            best = worker;
+            best_count = count;
+        }
+    }
+    gateway->next_worker = (gateway->next_worker + 1) % gateway->n_workers;
+    return best;
+}
+
+int moat_gateway_start(moat_gateway *gateway, char *error, size_t error_size)
+{
+    moat_log_set_level((moat_log_level)moat_log_level_parse(gateway->config.log_level));
+    gateway->started_us = (uint64_t)g_get_monotonic_time();
+    if (moat_srtp_library_init(error, error_size) != 0)
+        return -1;
+    if (moat_sctp_stack_init() != 0) {
+        snprintf(error, error_size, "cannot initialise the SCTP stack");
+        return -1;
+    }
+    if (load_certificate(gateway, error, error_size) != 0)
+        return -1;
+    if (gather_candidate_addresses(gateway, error, error_size) != 0)
+        return -1;
+    unsigned n = gateway->config.workers > 0 ? (unsigned)gateway->config.workers
+                                             : (unsigned)g_get_num_processors();
+    if ((unsigned)gateway->config.media_port + n - 1 > 65535) {
+        snprintf(error, error_size, "[media] port %d + %u workers runs past port 65535",
+                 gateway->config.media_port, n);
+        return -1;
+    }
+    gateway->workers = g_new0(moat_worker *, n);
+    for (unsigned i = 0; i < n; i++) {
+        gateway->workers[i] =
+            moat_worker_new(i, gateway->config.media_bind,
+                            (uint16_t)(gateway->config.media_port + (int)i), error, error_size);
+        if (!gateway->workers[i])
+            return -1;
+        gateway->n_workers = i + 1;
+    }
+    gateway->plugins = moat_plugin_registry_load(gateway->config.plugin_dir,
+                                                 &moat_session_gateway_calls, error, error_size);
+    if (!gateway->plugins)
+        return -1;
+    gateway->sessions = moat_session_registry_new();
+    moat_whip_bind_gateway(gateway);
+    gateway->http = moat_http_server_start(gateway, error, error_size);
+    if (!gateway->http)
+        return -1;
+    for (unsigned i = 0; i < gateway->n_workers; i++) {
+        if (moat_worker_start(gateway->workers[i], error, error_size) != 0)
+            return -1;
+    }
+    moat_log_info("gateway",
+                  "moat %s up: http %s:%d, %u media workers on udp %d-%d, fingerprint %s",
+                  MOAT_VERSION, gateway->config.http_bind, gateway->config.http_port,
+                  gateway->n_workers, gateway->config.media_port,
+                  gateway->config.media_port + (int)gateway->n_workers - 1,
+                  moat_certificate_fingerprint(gateway->certificate));
+    for (size_t i = 0; i < gateway->n_candidate_addresses; i++)
+        moat_log_info("gateway", "candidate address %s", gateway->candidate_addresses[i]);
+    return 0;
+}
+
+void moat_gateway_stop(moat_gateway *gateway)
+{
+    moat_http_server_stop(gateway->http);
+    gateway->http = NULL;
+    for (unsigned i = 0; i < gateway->n_workers; i++)
+        moat_worker_free(gateway->workers[i]);
+    g_free(gateway->workers);
+    gateway->workers = NULL;
+    gateway->n_workers = 0;
+    moat_whip_bind_gateway(NULL);
+    moat_session_registry_free(gateway->sessions);
+    gateway->sessions = NULL;
+    moat_plugin_registry_free(gateway->plugins);
+    gateway->plugins = NULL;
+    moat_dtls_context_free(gateway->dtls_context);
+    moat_certificate_free(gateway->certificate);
+    gateway->dtls_context = NULL;
+    gateway->certificate = NULL;
+}

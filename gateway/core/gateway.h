@@ -1,0 +1,48 @@
+/* The daemon's control-thread state: configuration, workers, the DTLS
+ * identity, loaded plugins, the session registry and the HTTP server. Only the
+ * control thread (the GLib main loop) touches it after start-up. */
+#ifndef MOAT_GATEWAY_H
+#define MOAT_GATEWAY_H
+
+#include "core/config.h"
+#include "core/plugin_registry.h"
+#include "core/session_registry.h"
+#include "core/worker.h"
+#include "sdp/sdp.h"
+
+#include <glib.h>
+
+typedef struct moat_certificate moat_certificate;
+typedef struct moat_dtls_context moat_dtls_context;
+typedef struct moat_http_server moat_http_server;
+
+#define MOAT_MAX_CANDIDATE_ADDRESSES 16
+
+typedef struct moat_gateway {
+    moat_config config;
+    moat_certificate *certificate;
+    moat_dtls_context *dtls_context;
+    moat_worker **workers;
+    unsigned n_workers;
+    unsigned next_worker;
+    moat_plugin_registry *plugins;
+    moat_session_registry *sessions;
+    moat_http_server *http;
+    GMainLoop *loop;
+    /* Host candidate addresses (text), shared by every worker's port. */
+    char candidate_addresses[MOAT_MAX_CANDIDATE_ADDRESSES][64];
+    size_t n_candidate_addresses;
+    uint64_t started_us;
+} moat_gateway;
+
+/* Start-up in order; each returns 0 or -1 with one clear line in `error`. */
+int moat_gateway_start(moat_gateway *gateway, char *error, size_t error_size);
+void moat_gateway_stop(moat_gateway *gateway);
+
+/* Picks the worker with the fewest sessions. */
+moat_worker *moat_gateway_pick_worker(moat_gateway *gateway);
+/* Our candidates for a worker: every candidate address on its port. */
+size_t moat_gateway_candidates(const moat_gateway *gateway, const moat_worker *worker,
+                               moat_sdp_candidate *out, size_t capacity);
+
+#endif

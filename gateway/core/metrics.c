@@ -1,0 +1,84 @@
+#include "core/metrics.h"
+
+#include "core/counters.h"
+
+#include <stddef.h>
+
+typedef struct {
+    const char *name;
+    const char *help;
+    size_t offset;
+} counter_metric;
+
+static const counter_metric counter_metrics[] = {
+    {"moat_rtp_packets_received_total", "Authenticated RTP packets received",
+     offsetof(moat_counters, rtp_received)},
+    {"moat_rtp_packets_sent_total", "RTP packets sent (including retransmissions)",
+     offsetof(moat_counters, rtp_sent)},
+    {"moat_rtcp_packets_received_total", "Authenticated RTCP compound packets received",
+     offsetof(moat_counters, rtcp_received)},
+    {"moat_rtcp_packets_sent_total", "RTCP compound packets sent",
+     offsetof(moat_counters, rtcp_sent)},
+    {"moat_datagrams_received_total", "UDP datagrams received on media ports",
+     offsetof(moat_counters, datagrams_received)},
+    {"moat_bytes_received_total", "UDP payload bytes received on media ports",
+     offsetof(moat_counters, bytes_received)},
+    {"moat_bytes_sent_total", "UDP payload bytes sent from media ports",
+     offsetof(moat_counters, bytes_sent)},
+    {"moat_stun_requests_total", "STUN binding requests for known sessions",
+     offsetof(moat_counters, stun_requests)},
+    {"moat_nack_retransmissions_total", "RTP packets resent in answer to NACKs",
+     offsetof(moat_counters, nacked_retransmissions)},
+    {"moat_dtls_handshakes_total", "DTLS handshakes completed",
+     offsetof(moat_counters, dtls_handshakes_completed)},
+    {"moat_dtls_handshake_failures_total", "DTLS handshakes failed",
+     offsetof(moat_counters, dtls_handshakes_failed)},
+    {"moat_consent_expired_total", "transports closed because ICE consent expired",
+     offsetof(moat_counters, consent_expired)},
+};
+
+static uint64_t sum_field(moat_gateway *gateway, size_t offset)
+{
+    uint64_t total = 0;
+    for (unsigned i = 0; i < gateway->n_workers; i++) {
+        const moat_counters *counters = moat_worker_counters(gateway->workers[i]);
+        total += moat_counter_read((const uint64_t *)((const char *)counters + offset));
+    }
+    return total;
+}
+
+char *moat_metrics_render(moat_gateway *gateway)
+{
+    GString *out = g_string_sized_new(4096);
+    g_string_append_printf(out,
+                           "# HELP moat_sessions Sessions in the registry\n"
+                           "# TYPE moat_sessions gauge\nmoat_sessions %zu\n",
+                           moat_session_registry_count(gateway->sessions));
+    g_string_append(out, "# HELP moat_worker_sessions Sessions owned by each media worker\n"
+                         "# TYPE moat_worker_sessions gauge\n");
+    for (unsigned i = 0; i < gateway->n_workers; i++)
+        g_string_append_printf(out, "moat_worker_sessions{worker=\"%u\"} %u\n", i,
+                               moat_worker_session_count(gateway->workers[i]));
+    for (size_t m = 0; m < G_N_ELEMENTS(counter_metrics); m++) {
+        g_string_append_printf(out, "# HELP %s %s\n# TYPE %s counter\n%s %" G_GUINT64_FORMAT "\n",
+                               counter_metrics[m].name, counter_metrics[m].help,
+                               counter_metrics[m].name, counter_metrics[m].name,
+                               sum_field(gateway, counter_metrics[m].offset));
+    }
+    g_string_append_printf(
+        out,
+        "# HELP moat_srtp_auth_failures_total srtp_unprotect authentication failures\n"
+        "# TYPE moat_srtp_auth_failures_total counter\nmoat_srtp_auth_failures_total %" G_GUINT64_FORMAT
+        "\n",
+        sum_field(gateway, offsetof(moat_counters, dropped[MOAT_DROP_AUTH])));
+    g_string_append(out, "# HELP moat_dropped_packets_total Datagrams dropped, by reason\n"
+                         "# TYPE moat_dropped_packets_total counter\n");
+    for (int reason = 0; reason < MOAT_DROP_REASON_COUNT; reason++) {
+        g_string_append_printf(
+            out, "moat_dropped_packets_total{reason=\"%s\"} %" G_GUINT64_FORMAT "\n",
+            moat_drop_reason_name(reason),
+            sum_field(gateway, offsetof(moat_counters, dropped) + sizeof(uint64_t) * reason));
+    }
+    g_string_append(out, "# HELP moat_up 1 while the gateway runs\n# TYPE moat_up gauge\nmoat_up 1\n");
+    return g_string_free(out, FALSE);
+}

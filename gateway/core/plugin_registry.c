@@ -1,0 +1,127 @@
+#include "core/plugin_registry.h"
+
+#include "core/log.h"
+
+#include <glib.h>
+#include <gmodule.h>
+#include <stdio.h>
+#include <string.h>
+
+typedef struct {
+    GModule *module;
+    const moat_plugin *plugin;
+} loaded_plugin;
+
+struct moat_plugin_registry {
+    GArray *plugins; /* loaded_plugin */
+};
+
+static int load_one(moat_plugin_registry *registry, const char *path,
+                    const moat_gateway_calls *calls, char *error, size_t error_size)
+{
+    GModule *module = g_module_open(path, G_MODULE_BIND_LOCAL);
+    if (!module) {
+        snprintf(error, error_size, "cannot load plugin %s: %s", path, g_module_error());
+        return -1;
+    }
+    gpointer symbol = NULL;
+    if (!g_module_symbol(module, MOAT_PLUGIN_ENTRY_SYMBOL, &symbol) || !symbol) {
+        snprintf(error, error_size, "plugin %s has no %s symbol", path, MOAT_PLUGIN_ENTRY_SYMBOL);
+        g_module_close(module);
+        return -1;
+    }
+    const moat_plugin *plugin = ((moat_plugin_entry_fn)symbol)();
+    if (!plugin || plugin->api_version != MOAT_PLUGIN_API_VERSION || !plugin->name ||
+        !plugin->attach) {
+        snprintf(error, error_size, "plugin %s: API version mismatch (want %d)", path,
+                 MOAT_PLUGIN_API_VERSION);
+        g_module_close(module);
+        return -1;
+    }
+    if (plugin->init && plugin->init(calls) != 0) {
+        snprintf(error, error_size, "plugin %s failed to initialise", plugin->name);
+        g_module_close(module);
+        return -1;
+    }
+    loaded_plugin entry = {module, plugin};
+    g_array_append_val(registry->plugins, entry);
+    moat_log_info("plugins", "loaded plugin %s (%s)", plugin->name,
+                  plugin->description ? plugin->description : "");
+    return 0;
+}
+
+moat_plugin_registry *moat_plugin_registry_load(const char *folder,
+                                                const moat_gateway_calls *calls, char *error,
+                                                size_t error_size)
+{
+    GError *gerror = NULL;
+    GDir *dir = g_dir_open(folder, 0, &gerror);
+    if (!dir) {
+        snprintf(error, error_size, "cannot open plugin folder %s: %s", folder, gerror->message);
+        g_error_free(gerror);
+        return NULL;
+    }
+    moat_plugin_registry *registry = g_new0(moat_plugin_registry, 1);
+    registry->plugins = g_array_new(FALSE, TRUE, sizeof(loaded_plugin));
+    const char *name;
+    int status = 0;
+    /* Plugins live one folder deep in the build tree (plugins/echo/moat-echo.so)
+     * and flat in an install; accept both. */
+    while ((name = g_dir_read_name(dir)) && status == 0) {
+        char *path = g_build_filename(folder, name, NULL);
+        if (g_str_has_prefix(name, "moat-") && g_str_has_suffix(name, ".so")) {
+            status = load_one(registry, path, calls, error, error_size);
+        } else if (g_file_test(path, G_FILE_TEST_IS_DIR)) {
+            char *inner = g_strdup_printf("%s/moat-%s.so", path, name);
+            if (g_file_test(inner, G_FILE_TEST_EXISTS))
+                status = load_one(registry, inner, calls, error, error_size);
+            g_free(inner);
+        }
+        g_free(path);
+    }
+    g_dir_close(dir);
+    if (status == 0 && registry->plugins->len == 0) {
+        snprintf(error, error_size, "no plugin found in %s", folder);
+        status = -1;
+    }
+    if (status != 0) {
+        moat_plugin_registry_free(registry);
+        return NULL;
+    }
+    return registry;
+}
+
+const moat_plugin *moat_plugin_registry_find(const moat_plugin_registry *registry,
+                                             const char *name)
+{
+    for (guint i = 0; i < registry->plugins->len; i++) {
+        const loaded_plugin *entry = &g_array_index(registry->plugins, loaded_plugin, i);
+        if (strcmp(entry->plugin->name, name) == 0)
+            return entry->plugin;
+    }
+    return NULL;
+}
+
+size_t moat_plugin_registry_count(const moat_plugin_registry *registry)
+{
+    return registry->plugins->len;
+}
+
+const moat_plugin *moat_plugin_registry_at(const moat_plugin_registry *registry, size_t index)
+{
+    return g_array_index(registry->plugins, loaded_plugin, index).plugin;
+}
+
+void moat_plugin_registry_free(moat_plugin_registry *registry)
+{
+    if (!registry)
+        return;
+    for (guint i = 0; i < registry->plugins->len; i++) {
+        loaded_plugin *entry = &g_array_index(registry->plugins, loaded_plugin, i);
+        if (entry->plugin->destroy)
+            entry->plugin->destroy();
+        g_module_close(entry->module);
+    }
+    g_array_free(registry->plugins, TRUE);
+    g_free(registry);
+}

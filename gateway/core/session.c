@@ -1,0 +1,290 @@
+/* Session lifecycle, ICE-lite checks and consent, and the DTLS glue. */
+#include "core/session_internal.h"
+
+#include "ice/ice_checker.h"
+#include "ice/stun_username.h"
+
+#include <arpa/inet.h>
+#include <glib.h>
+#include <stdio.h>
+#include <string.h>
+
+/* A session whose DTLS never completes is closed after this long. */
+#define SESSION_SETUP_TIMEOUT_US (30ull * 1000000ull)
+
+static void dtls_send(void *user, const uint8_t *datagram, size_t length)
+{
+    moat_session *session = user;
+    if (session->has_selected)
+        moat_worker_send(session->worker, &session->selected, datagram, length);
+}
+
+static void dtls_connected(void *user, const moat_srtp_keying *keys)
+{
+    moat_session *session = user;
+    session->dtls_connected = true;
+    moat_counter_add(&moat_worker_counters_mut(session->worker)->dtls_handshakes_completed, 1);
+    if (moat_session_media_keys(session, keys) != 0) {
+        moat_session_end(session, "srtp setup failed");
+        return;
+    }
+    moat_log_info("session", "session %s: DTLS connected (%s), SRTP ready", session->id,
+                  session->dtls_role == MOAT_DTLS_ROLE_CLIENT ? "client" : "server");
+    if (session->negotiation.has_data_channel)
+        moat_session_data_start(session);
+}
+
+static void dtls_application_data(void *user, const uint8_t *data, size_t length)
+{
+    moat_session_data_receive(user, data, length);
+}
+
+static void dtls_closed(void *user, moat_dtls_state state, const char *reason)
+{
+    moat_session *session = user;
+    if (state == MOAT_DTLS_FAILED) {
+        moat_counter_add(&moat_worker_counters_mut(session->worker)->dtls_handshakes_failed, 1);
+        moat_log_warn("session", "session %s: DTLS failed: %s", session->id, reason);
+        session->end_reason = "dtls failed";
+    } else {
+        session->end_reason = "dtls closed";
+    }
+    /* Ending happens on the next tick, outside OpenSSL's call stack. */
+    session->ending = true;
+}
+
+static const moat_dtls_callbacks dtls_callbacks = {
+    .send = dtls_send,
+    .connected = dtls_connected,
+    .application_data = dtls_application_data,
+    .closed = dtls_closed,
+};
+
+moat_session *moat_session_new(const moat_session_params *params, char *error, size_t error_size)
+{
+    moat_session *session = g_new0(moat_session, 1);
+    session->id = g_strdup(params->id);
+    session->worker = params->worker;
+    session->on_ended = params->on_ended;
+    session->dtls_context = params->dtls_context;
+    memcpy(&session->negotiation, params->negotiation, sizeof session->negotiation);
+    g_strlcpy(session->local_ufrag, params->local_ufrag, sizeof session->local_ufrag);
+    g_strlcpy(session->local_pwd, params->local_pwd, sizeof session->local_pwd);
+    g_strlcpy(session->remote_ufrag, session->negotiation.remote_ufrag,
+              sizeof session->remote_ufrag);
+    g_strlcpy(session->remote_pwd, session->negotiation.remote_pwd, sizeof session->remote_pwd);
+    session->consent_timeout_us = (uint64_t)params->consent_timeout_s * 1000000ull;
+    session->dtls_role = session->negotiation.local_setup == MOAT_SDP_SETUP_ACTIVE
+                             ? MOAT_DTLS_ROLE_CLIENT
+                             : MOAT_DTLS_ROLE_SERVER;
+    moat_log_limiter_init(&session->log_limiter, 5, 10 * 1000000ull);
+    moat_session_media_init(session);
+
+    session->plugin = params->plugin;
+    moat_session_info info = {
+        .session_id = session->id,
+        .media = session->media,
+        .n_media = session->n_media,
+        .has_data_channel = session->negotiation.has_data_channel,
+    };
+    const char *plugin_error = "plugin refused the session";
+    session->plugin_state =
+        session->plugin->attach((moat_plugin_session *)session, &info, &plugin_error);
+    if (!session->plugin_state) {
+        snprintf(error, error_size, "%s", plugin_error);
+        session->plugin = NULL;
+        moat_session_free(session);
+        return NULL;
+    }
+    return session;
+}
+
+const char *moat_session_id(const moat_session *session)
+{
+    return session->id;
+}
+
+void moat_session_start(moat_session *session)
+{
+    char error[256];
+    session->created_us = moat_worker_now_us(session->worker);
+    session->last_consent_us = session->created_us;
+    session->dtls = moat_dtls_transport_new(
+        session->dtls_context, session->dtls_role, session->negotiation.remote_fingerprint_alg,
+        session->negotiation.remote_fingerprint, &dtls_callbacks, session, error, sizeof error);
+    moat_worker_add_session(session->worker, session);
+    if (!session->dtls) {
+        moat_log_warn("session", "session %s: %s", session->id, error);
+        moat_session_end(session, "dtls setup failed");
+        return;
+    }
+    moat_worker_bind_ufrag(session->worker, session->local_ufrag, session);
+}
+
+static bool tuple_known(const moat_session *session, const struct sockaddr_in6 *from)
+{
+    for (size_t i = 0; i < session->n_tuples; i++) {
+        if (session->tuples[i].sin6_port == from->sin6_port &&
+            memcmp(&session->tuples[i].sin6_addr, &from->sin6_addr, sizeof from->sin6_addr) == 0)
+            return true;
+    }
+    return false;
+}
+
+static void remember_tuple(moat_session *session, const struct sockaddr_in6 *from)
+{
+    if (tuple_known(session, from))
+        return;
+    if (session->n_tuples == MOAT_SESSION_MAX_TUPLES) {
+        /* Forget the oldest non-selected pair; ICE restarts over many networks
+         * must not grow the table without bound. */
+        moat_worker_unbind_tuple(session->worker, &session->tuples[0]);
+        memmove(&session->tuples[0], &session->tuples[1],
+                sizeof session->tuples[0] * (MOAT_SESSION_MAX_TUPLES - 1));
+        session->n_tuples--;
+    }
+    session->tuples[session->n_tuples++] = *from;
+    moat_worker_bind_tuple(session->worker, from, session);
+}
+
+static void select_tuple(moat_session *session, const struct sockaddr_in6 *from)
+{
+    bool changed = !session->has_selected || session->selected.sin6_port != from->sin6_port ||
+                   memcmp(&session->selected.sin6_addr, &from->sin6_addr,
+                          sizeof from->sin6_addr) != 0;
+    session->selected = *from;
+    session->has_selected = true;
+    if (changed) {
+        char text[INET6_ADDRSTRLEN];
+        inet_ntop(AF_INET6, &from->sin6_addr, text, sizeof text);
+        moat_log_info("session", "session %s: selected pair [%s]:%u", session->id, text,
+                      ntohs(from->sin6_port));
+    }
+    if (!session->dtls_started && session->dtls) {
+        session->dtls_started = true;
+        moat_dtls_transport_start(session->dtls);
+    }
+}
+
+void moat_session_handle_stun(moat_session *session, const struct sockaddr_in6 *from,
+                              const uint8_t *data, size_t length)
+{
+    uint8_t reply[1280];
+    size_t reply_length = sizeof reply;
+    moat_ice_check_info info;
+    char ufrag[257];
+    bool previous = session->previous_local_ufrag[0] &&
+                    moat_stun_local_ufrag(data, length, ufrag, sizeof ufrag) == 0 &&
+                    strcmp(ufrag, session->previous_local_ufrag) == 0;
+    const char *local_ufrag = previous ? session->previous_local_ufrag : session->local_ufrag;
+    const char *local_pwd = previous ? session->previous_local_pwd : session->local_pwd;
+    const char *remote_ufrag = previous ? session->previous_remote_ufrag : session->remote_ufrag;
+    moat_ice_check_result result = moat_ice_checker_handle_request(
+        moat_worker_ice_checker(session->worker), data, length, local_ufrag, local_pwd,
+        remote_ufrag[0] ? remote_ufrag : NULL, (const struct sockaddr *)from, sizeof *from, reply,
+        &reply_length, &info);
+    if (result != MOAT_ICE_CHECK_OK) {
+        moat_session_drop(session, result == MOAT_ICE_CHECK_MALFORMED ? MOAT_DROP_MALFORMED
+                                                                      : MOAT_DROP_STUN_AUTH);
+        return;
+    }
+    moat_worker_send(session->worker, from, reply, reply_length);
+    session->last_consent_us = moat_worker_now_us(session->worker);
+    remember_tuple(session, from);
+    if (!previous && session->previous_local_ufrag[0]) {
+        /* The restarted credentials are in use: the old ones stop working. */
+        moat_worker_unbind_ufrag(session->worker, session->previous_local_ufrag);
+        session->previous_local_ufrag[0] = '\0';
+    }
+    /* An ICE-lite agent takes the controlling side's nomination; before any
+     * nomination the first checked pair carries DTLS. */
+    if (info.use_candidate || !session->has_selected)
+        select_tuple(session, from);
+}
+
+void moat_session_handle_dtls(moat_session *session, const struct sockaddr_in6 *from,
+                              const uint8_t *data, size_t length)
+{
+    if (!session->dtls || session->ending)
+        return;
+    if (!session->has_selected)
+        select_tuple(session, from);
+    if (moat_dtls_transport_receive(session->dtls, data, length) != 0)
+        moat_session_drop(session, MOAT_DROP_DTLS);
+}
+
+bool moat_session_tick(moat_session *session, uint64_t now_us)
+{
+    if (session->ending)
+        return false;
+    if (now_us - session->last_consent_us > session->consent_timeout_us) {
+        moat_counter_add(&moat_worker_counters_mut(session->worker)->consent_expired, 1);
+        session->end_reason = "consent expired";
+        return false;
+    }
+    if (!session->dtls_connected && now_us - session->created_us > SESSION_SETUP_TIMEOUT_US) {
+        session->end_reason = "setup timeout";
+        return false;
+    }
+    if (session->dtls && session->dtls_started) {
+        int64_t due = moat_dtls_transport_timeout_ms(session->dtls);
+        if (due == 0)
+            moat_dtls_transport_handle_timeout(session->dtls);
+    }
+    if (session->ending)
+        return false;
+    moat_session_media_tick(session, now_us);
+    return !session->ending;
+}
+
+const char *moat_session_end_reason(const moat_session *session)
+{
+    return session->end_reason ? session->end_reason : "closed";
+}
+
+void moat_session_end(moat_session *session, const char *reason)
+{
+    moat_log_info("session", "session %s: ended (%s)", session->id, reason);
+    if (session->plugin && session->plugin->hangup)
+        session->plugin->hangup(session->plugin_state);
+    moat_session_data_clear(session);
+    if (session->dtls && session->dtls_connected)
+        moat_dtls_transport_shutdown(session->dtls);
+    if (session->on_ended)
+        session->on_ended(session->id, reason);
+    moat_worker_remove_session(session->worker, session);
+}
+
+void moat_session_restart_ice(moat_session *session, const char *local_ufrag,
+                              const char *local_pwd, const char *remote_ufrag,
+                              const char *remote_pwd)
+{
+    /* The old ufrag keeps answering until the peer's first check with the new
+     * one, so media never stops during the restart; DTLS and SRTP are kept. */
+    if (session->previous_local_ufrag[0])
+        moat_worker_unbind_ufrag(session->worker, session->previous_local_ufrag);
+    g_strlcpy(session->previous_local_ufrag, session->local_ufrag,
+              sizeof session->previous_local_ufrag);
+    g_strlcpy(session->previous_local_pwd, session->local_pwd, sizeof session->previous_local_pwd);
+    g_strlcpy(session->previous_remote_ufrag, session->remote_ufrag,
+              sizeof session->previous_remote_ufrag);
+    g_strlcpy(session->local_ufrag, local_ufrag, sizeof session->local_ufrag);
+    g_strlcpy(session->local_pwd, local_pwd, sizeof session->local_pwd);
+    g_strlcpy(session->remote_ufrag, remote_ufrag, sizeof session->remote_ufrag);
+    g_strlcpy(session->remote_pwd, remote_pwd, sizeof session->remote_pwd);
+    moat_worker_bind_ufrag(session->worker, session->local_ufrag, session);
+    moat_log_info("session", "session %s: ICE restart", session->id);
+}
+
+void moat_session_free(moat_session *session)
+{
+    if (!session)
+        return;
+    if (session->plugin && session->plugin->detach)
+        session->plugin->detach(session->plugin_state);
+    moat_session_data_clear(session);
+    moat_session_media_clear(session);
+    moat_dtls_transport_free(session->dtls);
+    g_free(session->id);
+    g_free(session);
+}

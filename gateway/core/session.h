@@ -1,0 +1,58 @@
+/* A session is one peer's bundled transport: ICE-lite checks, the DTLS
+ * association, SRTP contexts, its RTP streams and the plugin it is attached
+ * to. It is created on the control thread and, from moat_session_start on,
+ * touched only by the worker that owns it. */
+#ifndef MOAT_SESSION_H
+#define MOAT_SESSION_H
+
+#include "core/worker.h"
+#include "plugin.h"
+
+#include <netinet/in.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct moat_session moat_session;
+typedef struct moat_dtls_context moat_dtls_context;
+
+/* Called on the worker thread when a session ends for any reason. */
+typedef void (*moat_session_ended_fn)(const char *session_id, const char *reason);
+
+typedef struct {
+    const char *id;
+    moat_worker *worker;
+    moat_dtls_context *dtls_context;
+    const void *negotiation; /* const moat_sdp_negotiation *; copied */
+    const char *local_ufrag;
+    const char *local_pwd;
+    const moat_plugin *plugin;
+    uint32_t consent_timeout_s;
+    moat_session_ended_fn on_ended;
+} moat_session_params;
+
+/* Control thread. Attaches the plugin; NULL with a message on failure. */
+moat_session *moat_session_new(const moat_session_params *params, char *error, size_t error_size);
+/* Worker thread: registers the session in the worker's tables. */
+void moat_session_start(moat_session *session);
+const char *moat_session_id(const moat_session *session);
+
+void moat_session_handle_stun(moat_session *session, const struct sockaddr_in6 *from,
+                              const uint8_t *data, size_t length);
+void moat_session_handle_dtls(moat_session *session, const struct sockaddr_in6 *from,
+                              const uint8_t *data, size_t length);
+void moat_session_handle_srtp(moat_session *session, uint8_t *data, size_t length,
+                              size_t capacity);
+/* Timers; returns false when the session must end. */
+bool moat_session_tick(moat_session *session, uint64_t now_us);
+const char *moat_session_end_reason(const moat_session *session);
+/* Ends the session: plugin hang-up, close_notify, notification, then the
+ * worker frees it. */
+void moat_session_end(moat_session *session, const char *reason);
+void moat_session_restart_ice(moat_session *session, const char *local_ufrag,
+                              const char *local_pwd, const char *remote_ufrag,
+                              const char *remote_pwd);
+/* Frees everything; only the worker's table calls this. */
+void moat_session_free(moat_session *session);
+
+#endif

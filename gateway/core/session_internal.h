@@ -1,0 +1,111 @@
+/* The session's state, shared by the files that implement its parts
+ * (session.c: lifecycle, ICE and DTLS; session_media.c: SRTP, RTP and RTCP;
+ * session_data.c: data channels). Nothing outside gateway/core includes it. */
+#ifndef MOAT_SESSION_INTERNAL_H
+#define MOAT_SESSION_INTERNAL_H
+
+#include "core/counters.h"
+#include "core/log.h"
+#include "core/session.h"
+#include "dtls/dtls_transport.h"
+#include "rtp/retransmit_cache.h"
+#include "rtp/rtp_receive_stats.h"
+#include "sdp/sdp.h"
+#include "srtp/srtp_session.h"
+
+#define MOAT_SESSION_MAX_STREAMS 16
+#define MOAT_SESSION_MAX_TUPLES 8
+
+typedef struct {
+    uint32_t ssrc;
+    int media_index;
+    uint32_t clock_rate;
+    moat_rtp_receive_stats stats;
+    uint64_t packets;
+} moat_incoming_stream;
+
+typedef struct {
+    uint32_t ssrc;
+    int media_index;
+    uint32_t clock_rate;
+    moat_retransmit_cache *cache;
+    uint32_t packets_sent;
+    uint32_t octets_sent;
+    uint32_t last_rtp_timestamp;
+    uint64_t last_sent_us;
+    bool has_sent;
+} moat_outgoing_stream;
+
+typedef struct moat_sctp_association moat_sctp_association;
+
+struct moat_session {
+    char *id;
+    moat_worker *worker;
+    moat_session_ended_fn on_ended;
+    bool ending;
+    const char *end_reason;
+
+    /* ICE */
+    char local_ufrag[64], local_pwd[64];
+    char remote_ufrag[257], remote_pwd[257];
+    /* Credentials before an ICE restart, valid until the new ones are used. */
+    char previous_local_ufrag[64], previous_local_pwd[64], previous_remote_ufrag[257];
+    struct sockaddr_in6 tuples[MOAT_SESSION_MAX_TUPLES];
+    size_t n_tuples;
+    struct sockaddr_in6 selected;
+    bool has_selected;
+    uint64_t created_us;
+    uint64_t last_consent_us;
+    uint64_t consent_timeout_us;
+
+    /* DTLS and SRTP */
+    moat_dtls_context *dtls_context;
+    moat_dtls_transport *dtls;
+    moat_dtls_role dtls_role;
+    bool dtls_started;
+    bool dtls_connected;
+    moat_srtp_session *srtp;
+
+    /* Media */
+    moat_sdp_negotiation negotiation;
+    moat_media_info media[MOAT_PLUGIN_MAX_MEDIA];
+    size_t n_media;
+    moat_incoming_stream incoming[MOAT_SESSION_MAX_STREAMS];
+    size_t n_incoming;
+    moat_outgoing_stream outgoing[MOAT_SESSION_MAX_STREAMS];
+    size_t n_outgoing;
+    uint32_t rtcp_ssrc; /* sender SSRC of reports when we send no media */
+    uint64_t next_report_us;
+    moat_counters counters; /* this transport's share of the worker's counters */
+    moat_log_limiter log_limiter;
+
+    /* Data channels */
+    moat_sctp_association *sctp;
+
+    /* Plugin */
+    const moat_plugin *plugin;
+    void *plugin_state;
+};
+
+/* session_media.c */
+void moat_session_media_init(moat_session *session);
+void moat_session_media_clear(moat_session *session);
+int moat_session_media_keys(moat_session *session, const moat_srtp_keying *keys);
+void moat_session_media_tick(moat_session *session, uint64_t now_us);
+extern const moat_gateway_calls moat_session_gateway_calls;
+
+/* session_data.c */
+void moat_session_data_start(moat_session *session);
+void moat_session_data_receive(moat_session *session, const uint8_t *data, size_t length);
+void moat_session_data_clear(moat_session *session);
+int moat_session_data_send(moat_session *session, uint16_t stream_id, uint32_t ppid,
+                           const uint8_t *data, size_t length);
+
+/* Counts a drop for this transport and its worker. */
+static inline void moat_session_drop(moat_session *session, moat_drop_reason reason)
+{
+    moat_counter_add(&session->counters.dropped[reason], 1);
+    moat_counter_add(&moat_worker_counters_mut(session->worker)->dropped[reason], 1);
+}
+
+#endif

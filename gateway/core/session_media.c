@@ -1,0 +1,366 @@
+/* The session's media: SRTP in and out, RTP stream statistics, RTCP
+ * (receiver/sender reports, NACK answered from the retransmission cache,
+ * feedback handed to the plugin) and the calls plugins send through. */
+#include "core/session_internal.h"
+
+#include "rtp/rtcp_feedback.h"
+#include "rtp/rtcp_packet.h"
+#include "rtp/rtp_packet.h"
+
+#include <glib.h>
+#include <openssl/rand.h>
+#include <string.h>
+#include <time.h>
+
+#define REPORT_INTERVAL_US 1000000ull
+#define RETRANSMIT_SLOTS 512
+#define RETRANSMIT_MAX_AGE_US 2000000ull
+
+static uint32_t random_ssrc(void)
+{
+    uint32_t value = 0;
+    while (value == 0) {
+        if (RAND_bytes((unsigned char *)&value, sizeof value) != 1)
+            value = g_random_int();
+    }
+    return value;
+}
+
+void moat_session_media_init(moat_session *session)
+{
+    const moat_sdp_negotiation *negotiation = &session->negotiation;
+    session->n_media = 0;
+    for (size_t i = 0; i < negotiation->n_media && i < MOAT_PLUGIN_MAX_MEDIA; i++) {
+        const moat_sdp_negotiated_media *in = &negotiation->media[i];
+        moat_media_info *out = &session->media[session->n_media++];
+        memset(out, 0, sizeof *out);
+        out->kind = in->kind;
+        g_strlcpy(out->mid, in->mid, sizeof out->mid);
+        out->peer_sends = in->accepted && in->peer_sends;
+        out->peer_receives = in->accepted && in->peer_receives;
+        out->remote_ssrc = in->remote_ssrc;
+        out->remote_rtx_ssrc = in->remote_rtx_ssrc;
+        out->local_ssrc = in->local_ssrc;
+        size_t n = in->n_payload_types < 16 ? in->n_payload_types : 16;
+        memcpy(out->payload_types, in->payload_types, n);
+        out->n_payload_types = n;
+        out->mid_extension_id = in->mid_extension_id;
+        if (out->peer_receives && out->local_ssrc && session->n_outgoing < MOAT_SESSION_MAX_STREAMS) {
+            moat_outgoing_stream *stream = &session->outgoing[session->n_outgoing++];
+            memset(stream, 0, sizeof *stream);
+            stream->ssrc = out->local_ssrc;
+            stream->media_index = (int)(session->n_media - 1);
+            stream->clock_rate = in->n_payload_types ? in->clock_rates[0] : 90000;
+            stream->cache = moat_retransmit_cache_new(RETRANSMIT_SLOTS, 10000, RETRANSMIT_MAX_AGE_US);
+        }
+    }
+    session->rtcp_ssrc = session->n_outgoing ? session->outgoing[0].ssrc : random_ssrc();
+}
+
+void moat_session_media_clear(moat_session *session)
+{
+    for (size_t i = 0; i < session->n_outgoing; i++)
+        moat_retransmit_cache_free(session->outgoing[i].cache);
+    session->n_outgoing = 0;
+    moat_srtp_session_free(session->srtp);
+    session->srtp = NULL;
+}
+
+int moat_session_media_keys(moat_session *session, const moat_srtp_keying *keys)
+{
+    char error[256];
+    moat_srtp_session_free(session->srtp);
+    session->srtp = moat_srtp_session_new(keys, error, sizeof error);
+    if (!session->srtp) {
+        moat_log_warn("session", "session %s: %s", session->id, error);
+        return -1;
+    }
+    return 0;
+}
+
+static uint32_t clock_rate_of(const moat_session *session, uint8_t payload_type)
+{
+    const moat_sdp_negotiation *negotiation = &session->negotiation;
+    for (size_t i = 0; i < negotiation->n_media; i++) {
+        const moat_sdp_negotiated_media *media = &negotiation->media[i];
+        for (size_t j = 0; j < media->n_payload_types && j < 16; j++) {
+            if (media->payload_types[j] == payload_type)
+                return media->clock_rates[j];
+        }
+    }
+    return 90000;
+}
+
+static moat_incoming_stream *incoming_stream(moat_session *session, uint32_t ssrc,
+                                             uint8_t payload_type)
+{
+    for (size_t i = 0; i < session->n_incoming; i++) {
+        if (session->incoming[i].ssrc == ssrc)
+            return &session->incoming[i];
+    }
+    if (session->n_incoming == MOAT_SESSION_MAX_STREAMS)
+        return NULL;
+    /* Only reached after srtp_unprotect succeeded: an authenticated SSRC. */
+    moat_incoming_stream *stream = &session->incoming[session->n_incoming++];
+    memset(stream, 0, sizeof *stream);
+    stream->ssrc = ssrc;
+    stream->media_index = -1;
+    stream->clock_rate = clock_rate_of(session, payload_type);
+    moat_rtp_receive_stats_init(&stream->stats, ssrc, MOAT_RTP_MIN_SEQUENTIAL);
+    return stream;
+}
+
+static moat_outgoing_stream *outgoing_stream(moat_session *session, uint32_t ssrc)
+{
+    for (size_t i = 0; i < session->n_outgoing; i++) {
+        if (session->outgoing[i].ssrc == ssrc)
+            return &session->outgoing[i];
+    }
+    return NULL;
+}
+
+/* Protects a plaintext packet into the worker's send batch. */
+static int send_protected(moat_session *session, const uint8_t *packet, size_t length, bool rtcp)
+{
+    if (!session->srtp || !session->has_selected || session->ending)
+        return -1;
+    size_t capacity;
+    uint8_t *buffer = moat_worker_send_buffer(session->worker, &capacity);
+    if (length + 64 > capacity)
+        return -1;
+    memcpy(buffer, packet, length);
+    int status = rtcp ? moat_srtp_protect_rtcp(session->srtp, buffer, &length, capacity)
+                      : moat_srtp_protect_rtp(session->srtp, buffer, &length, capacity);
+    if (status != MOAT_SRTP_OK)
+        return -1;
+    moat_worker_send_commit(session->worker, &session->selected, length);
+    moat_counters *counters = moat_worker_counters_mut(session->worker);
+    if (rtcp) {
+        moat_counter_add(&counters->rtcp_sent, 1);
+        moat_counter_add(&session->counters.rtcp_sent, 1);
+    } else {
+        moat_counter_add(&counters->rtp_sent, 1);
+        moat_counter_add(&session->counters.rtp_sent, 1);
+    }
+    return 0;
+}
+
+static void answer_nack(moat_session *session, const moat_rtcp_fb *feedback)
+{
+    moat_outgoing_stream *stream = outgoing_stream(session, feedback->media_ssrc);
+    if (!stream)
+        return;
+    uint16_t sequences[256];
+    int n = moat_rtcp_nack_expand(feedback, sequences, G_N_ELEMENTS(sequences));
+    for (int i = 0; i < n; i++) {
+        const uint8_t *packet;
+        size_t length;
+        if (moat_retransmit_cache_resend(stream->cache, sequences[i],
+                                         moat_worker_now_us(session->worker), &packet,
+                                         &length) == 0 &&
+            send_protected(session, packet, length, false) == 0)
+            moat_counter_add(&moat_worker_counters_mut(session->worker)->nacked_retransmissions, 1);
+    }
+}
+
+static void handle_rtcp(moat_session *session, uint8_t *packet, size_t length)
+{
+    moat_rtcp_iter it;
+    moat_rtcp_header header;
+    bool for_plugin = false;
+    moat_rtcp_iter_init(&it, packet, length);
+    while (moat_rtcp_iter_next(&it, &header) == 0) {
+        if (header.type == MOAT_RTCP_SR) {
+            moat_rtcp_sr report;
+            if (moat_rtcp_parse_sr(&header, &report) != 0)
+                continue;
+            for (size_t i = 0; i < session->n_incoming; i++) {
+                if (session->incoming[i].ssrc == report.ssrc)
+                    moat_rtp_receive_stats_on_sr(&session->incoming[i].stats,
+                                                 report.ntp_timestamp,
+                                                 moat_worker_now_us(session->worker));
+            }
+        } else if (header.type == MOAT_RTCP_RTPFB || header.type == MOAT_RTCP_PSFB) {
+            moat_rtcp_fb feedback;
+            if (moat_rtcp_parse_fb(&header, &feedback) != 0)
+                continue;
+            if (moat_rtcp_fb_is_nack(&feedback))
+                answer_nack(session, &feedback);
+            else
+                for_plugin = true; /* PLI, FIR, REMB: the plugin decides */
+        }
+    }
+    if (for_plugin && session->plugin->on_rtcp)
+        session->plugin->on_rtcp(session->plugin_state, packet, length);
+}
+
+void moat_session_handle_srtp(moat_session *session, uint8_t *data, size_t length,
+                              size_t capacity)
+{
+    if (!session->srtp) {
+        moat_session_drop(session, MOAT_DROP_NOT_READY);
+        return;
+    }
+    moat_counters *counters = moat_worker_counters_mut(session->worker);
+    if (moat_rtp_is_rtcp(data, length)) {
+        if (length < 8) {
+            moat_session_drop(session, MOAT_DROP_MALFORMED);
+            return;
+        }
+        int status = moat_srtp_unprotect_rtcp(session->srtp, data, &length);
+        if (status != MOAT_SRTP_OK) {
+            moat_session_drop(session, status == MOAT_SRTP_ERR_REPLAY ? MOAT_DROP_REPLAY
+                                                                      : MOAT_DROP_AUTH);
+            return;
+        }
+        moat_counter_add(&counters->rtcp_received, 1);
+        moat_counter_add(&session->counters.rtcp_received, 1);
+        handle_rtcp(session, data, length);
+        return;
+    }
+    moat_rtp_header header;
+    if (moat_rtp_parse(data, length, &header) != 0) {
+        moat_session_drop(session, MOAT_DROP_MALFORMED);
+        return;
+    }
+    int status = moat_srtp_unprotect_rtp(session->srtp, data, &length);
+    if (status != MOAT_SRTP_OK) {
+        moat_session_drop(session,
+                          status == MOAT_SRTP_ERR_REPLAY ? MOAT_DROP_REPLAY : MOAT_DROP_AUTH);
+        return;
+    }
+    moat_counter_add(&counters->rtp_received, 1);
+    moat_counter_add(&session->counters.rtp_received, 1);
+    moat_incoming_stream *stream = incoming_stream(session, header.ssrc, header.payload_type);
+    if (stream) {
+        uint64_t now = moat_worker_now_us(session->worker);
+        uint32_t arrival = (uint32_t)(now * stream->clock_rate / 1000000u);
+        moat_rtp_receive_stats_update(&stream->stats, header.sequence, header.timestamp, arrival);
+        stream->packets++;
+    }
+    if (session->plugin->on_rtp)
+        session->plugin->on_rtp(session->plugin_state, data, length, capacity);
+}
+
+static uint64_t ntp_now(void)
+{
+    struct timespec now;
+    clock_gettime(CLOCK_REALTIME, &now);
+    uint64_t seconds = (uint64_t)now.tv_sec + 2208988800ull;
+    uint64_t fraction = ((uint64_t)now.tv_nsec << 32) / 1000000000ull;
+    return (seconds << 32) | fraction;
+}
+
+static void send_reports(moat_session *session, uint64_t now_us)
+{
+    uint8_t buffer[1200];
+    moat_rtcp_writer writer;
+    moat_rtcp_writer_init(&writer, buffer, sizeof buffer);
+    moat_rtcp_report_block blocks[MOAT_SESSION_MAX_STREAMS];
+    size_t n_blocks = 0;
+    for (size_t i = 0; i < session->n_incoming; i++) {
+        if (moat_rtp_receive_stats_fill_report(&session->incoming[i].stats, now_us,
+                                               &blocks[n_blocks]))
+            n_blocks++;
+    }
+    /* A sender report for each stream we send, the first one carrying the
+     * reception report blocks; otherwise a plain receiver report. */
+    bool wrote_reports = false;
+    uint64_t ntp = ntp_now();
+    for (size_t i = 0; i < session->n_outgoing; i++) {
+        moat_outgoing_stream *stream = &session->outgoing[i];
+        if (!stream->has_sent)
+            continue;
+        moat_rtcp_sr report;
+        memset(&report, 0, sizeof report);
+        report.ssrc = stream->ssrc;
+        report.ntp_timestamp = ntp;
+        /* Extrapolate the relayed timestamps to now. */
+        report.rtp_timestamp =
+            stream->last_rtp_timestamp +
+            (uint32_t)((now_us - stream->last_sent_us) * stream->clock_rate / 1000000u);
+        report.packet_count = stream->packets_sent;
+        report.octet_count = stream->octets_sent;
+        if (!wrote_reports) {
+            report.n_reports = n_blocks;
+            memcpy(report.reports, blocks, n_blocks * sizeof blocks[0]);
+            wrote_reports = true;
+        }
+        if (moat_rtcp_build_sr(&writer, &report) != 0)
+            return;
+    }
+    if (!wrote_reports && moat_rtcp_build_rr(&writer, session->rtcp_ssrc, blocks, n_blocks) != 0)
+        return;
+    if (moat_rtcp_build_sdes_cname(&writer, session->rtcp_ssrc, "moat", 4) != 0)
+        return;
+    send_protected(session, buffer, writer.length, true);
+}
+
+void moat_session_media_tick(moat_session *session, uint64_t now_us)
+{
+    if (!session->srtp || !session->has_selected)
+        return;
+    if (now_us >= session->next_report_us) {
+        session->next_report_us = now_us + REPORT_INTERVAL_US;
+        send_reports(session, now_us);
+    }
+}
+
+/* ---- calls plugins make (worker thread of the session) ---- */
+
+static int gateway_send_rtp(moat_plugin_session *handle, const uint8_t *packet, size_t length)
+{
+    moat_session *session = (moat_session *)handle;
+    moat_rtp_header header;
+    if (moat_rtp_parse(packet, length, &header) != 0)
+        return -1;
+    moat_outgoing_stream *stream = outgoing_stream(session, header.ssrc);
+    if (stream) {
+        uint64_t now = moat_worker_now_us(session->worker);
+        moat_retransmit_cache_store(stream->cache, packet, length, now);
+        stream->packets_sent++;
+        stream->octets_sent += (uint32_t)header.payload_length;
+        stream->last_rtp_timestamp = header.timestamp;
+        stream->last_sent_us = now;
+        stream->has_sent = true;
+    }
+    return send_protected(session, packet, length, false);
+}
+
+static int gateway_send_rtcp(moat_plugin_session *handle, const uint8_t *packet, size_t length)
+{
+    return send_protected((moat_session *)handle, packet, length, true);
+}
+
+static int gateway_send_data(moat_plugin_session *handle, uint16_t stream_id, uint32_t ppid,
+                             const uint8_t *data, size_t length)
+{
+    return moat_session_data_send((moat_session *)handle, stream_id, ppid, data, length);
+}
+
+static void gateway_push_event(moat_plugin_session *handle, const char *json)
+{
+    moat_session *session = (moat_session *)handle;
+    moat_log_debug("plugin", "session %s event %s", session->id, json);
+}
+
+static void gateway_close_session(moat_plugin_session *handle)
+{
+    moat_session *session = (moat_session *)handle;
+    session->end_reason = "closed by plugin";
+    session->ending = true;
+}
+
+static uint64_t gateway_now_us(void)
+{
+    return (uint64_t)g_get_monotonic_time();
+}
+
+const moat_gateway_calls moat_session_gateway_calls = {
+    .send_rtp = gateway_send_rtp,
+    .send_rtcp = gateway_send_rtcp,
+    .send_data = gateway_send_data,
+    .push_event = gateway_push_event,
+    .close_session = gateway_close_session,
+    .now_us = gateway_now_us,
+};

@@ -1,0 +1,66 @@
+#include "core/session_registry.h"
+
+#include <glib.h>
+#include <openssl/rand.h>
+#include <stdio.h>
+
+struct moat_session_registry {
+    GHashTable *by_id; /* id -> record (owned) */
+};
+
+moat_session_registry *moat_session_registry_new(void)
+{
+    moat_session_registry *registry = g_new0(moat_session_registry, 1);
+    registry->by_id = g_hash_table_new_full(g_str_hash, g_str_equal, NULL, g_free);
+    return registry;
+}
+
+void moat_session_registry_free(moat_session_registry *registry)
+{
+    if (!registry)
+        return;
+    g_hash_table_destroy(registry->by_id);
+    g_free(registry);
+}
+
+void moat_session_registry_add(moat_session_registry *registry, moat_session_record *record)
+{
+    g_hash_table_replace(registry->by_id, record->id, record);
+}
+
+moat_session_record *moat_session_registry_find(moat_session_registry *registry, const char *id)
+{
+    return g_hash_table_lookup(registry->by_id, id);
+}
+
+bool moat_session_registry_remove(moat_session_registry *registry, const char *id)
+{
+    return g_hash_table_remove(registry->by_id, id);
+}
+
+size_t moat_session_registry_count(const moat_session_registry *registry)
+{
+    return g_hash_table_size(registry->by_id);
+}
+
+void moat_session_registry_foreach(moat_session_registry *registry,
+                                   void (*fn)(moat_session_record *record, void *user),
+                                   void *user)
+{
+    GHashTableIter it;
+    gpointer key, value;
+    g_hash_table_iter_init(&it, registry->by_id);
+    while (g_hash_table_iter_next(&it, &key, &value))
+        fn(value, user);
+}
+
+void moat_session_registry_new_id(char out[33])
+{
+    unsigned char bytes[16];
+    if (RAND_bytes(bytes, sizeof bytes) != 1) {
+        for (size_t i = 0; i < sizeof bytes; i++)
+            bytes[i] = (unsigned char)g_random_int();
+    }
+    for (size_t i = 0; i < sizeof bytes; i++)
+        snprintf(out + 2 * i, 3, "%02x", bytes[i]);
+}

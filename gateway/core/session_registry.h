@@ -1,0 +1,41 @@
+/* The control thread's view of sessions: which worker owns each one and the
+ * WHIP resource state (ETag, ICE credentials) the HTTP API needs. The session
+ * objects themselves belong to their workers. */
+#ifndef MOAT_SESSION_REGISTRY_H
+#define MOAT_SESSION_REGISTRY_H
+
+#include "core/worker.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct {
+    char id[40];
+    char plugin[64];
+    moat_worker *worker;
+    char etag[48];
+    char local_ufrag[64], local_pwd[64];
+    char remote_ufrag[257], remote_pwd[257];
+    char mids[16][32];
+    size_t n_mids;
+    uint64_t created_us;
+} moat_session_record;
+
+typedef struct moat_session_registry moat_session_registry;
+
+moat_session_registry *moat_session_registry_new(void);
+void moat_session_registry_free(moat_session_registry *registry);
+/* Takes ownership of `record` (g_malloc'd). */
+void moat_session_registry_add(moat_session_registry *registry, moat_session_record *record);
+moat_session_record *moat_session_registry_find(moat_session_registry *registry, const char *id);
+/* Returns true when it was there. */
+bool moat_session_registry_remove(moat_session_registry *registry, const char *id);
+size_t moat_session_registry_count(const moat_session_registry *registry);
+/* Calls fn for each record, in no particular order. */
+void moat_session_registry_foreach(moat_session_registry *registry,
+                                   void (*fn)(moat_session_record *record, void *user),
+                                   void *user);
+/* A fresh random identifier (hex, 32 chars). */
+void moat_session_registry_new_id(char out[33]);
+
+#endif

@@ -1,0 +1,437 @@
+#include "core/worker.h"
+
+#include "core/session.h"
+#include "core/worker_receive.h"
+#include "ice/ice_checker.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <glib.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <sys/timerfd.h>
+#include <time.h>
+#include <unistd.h>
+
+typedef struct {
+    moat_worker_task_fn task;
+    void *data;
+    void (*release)(void *data);
+} worker_task;
+
+struct moat_worker {
+    unsigned index;
+    uint16_t port;
+    int socket_fd;
+    int epoll_fd;
+    int event_fd;
+    int timer_fd;
+    pthread_t thread;
+    bool started;
+    bool running;
+    pthread_t owner;
+
+    /* Tasks from other threads: the only lock, shared with the control thread
+     * alone and taken once per wake-up, never per packet. */
+    GMutex task_lock;
+    GQueue tasks;
+    bool accepting_tasks;
+
+    uint64_t now_us;
+    unsigned session_count; /* read by the control thread */
+    moat_counters counters;
+    moat_ice_checker *ice_checker;
+
+    GHashTable *sessions_by_id;    /* id -> session (owned) */
+    GHashTable *sessions_by_ufrag; /* local ufrag -> session */
+    GHashTable *sessions_by_tuple; /* sockaddr_in6 -> session */
+
+    moat_receive_batch receive;
+
+    struct mmsghdr send_headers[MOAT_WORKER_BATCH];
+    struct iovec send_vectors[MOAT_WORKER_BATCH];
+    struct sockaddr_in6 send_addresses[MOAT_WORKER_BATCH];
+    uint8_t send_buffers[MOAT_WORKER_BATCH][MOAT_DATAGRAM_CAPACITY];
+    unsigned send_count;
+};
+
+static uint64_t monotonic_us(void)
+{
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return (uint64_t)now.tv_sec * 1000000u + (uint64_t)now.tv_nsec / 1000u;
+}
+
+static guint tuple_hash(gconstpointer key)
+{
+    const struct sockaddr_in6 *address = key;
+    uint32_t words[4];
+    memcpy(words, &address->sin6_addr, sizeof words);
+    uint32_t hash = 2166136261u;
+    for (int i = 0; i < 4; i++)
+        hash = (hash ^ words[i]) * 16777619u;
+    return (hash ^ address->sin6_port) * 16777619u;
+}
+
+static gboolean tuple_equal(gconstpointer a, gconstpointer b)
+{
+    const struct sockaddr_in6 *x = a, *y = b;
+    return x->sin6_port == y->sin6_port &&
+           memcmp(&x->sin6_addr, &y->sin6_addr, sizeof x->sin6_addr) == 0;
+}
+
+static void free_session(gpointer data)
+{
+    moat_session_free(data);
+}
+
+moat_worker *moat_worker_new(unsigned index, const char *bind_address, uint16_t port, char *error,
+                             size_t error_size)
+{
+    struct sockaddr_in6 local = {.sin6_family = AF_INET6, .sin6_port = htons(port)};
+    struct in_addr v4;
+    if (inet_pton(AF_INET6, bind_address, &local.sin6_addr) != 1) {
+        if (inet_pton(AF_INET, bind_address, &v4) != 1) {
+            snprintf(error, error_size, "[media] bind = \"%s\": not an IP address", bind_address);
+            return NULL;
+        }
+        /* IPv4 on the dual-stack socket is the v4-mapped form. */
+        local.sin6_addr.s6_addr[10] = 0xff;
+        local.sin6_addr.s6_addr[11] = 0xff;
+        memcpy(&local.sin6_addr.s6_addr[12], &v4, 4);
+    }
+    int fd = socket(AF_INET6, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (fd < 0) {
+        snprintf(error, error_size, "cannot create UDP socket: %s", strerror(errno));
+        return NULL;
+    }
+    int off = 0, buffer = 4 * 1024 * 1024;
+    setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &off, sizeof off);
+    setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &buffer, sizeof buffer);
+    setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &buffer, sizeof buffer);
+    if (bind(fd, (struct sockaddr *)&local, sizeof local) < 0) {
+        snprintf(error, error_size, "cannot bind UDP media port %s:%u: %s", bind_address, port,
+                 strerror(errno));
+        close(fd);
+        return NULL;
+    }
+    moat_worker *worker = g_new0(moat_worker, 1);
+    worker->index = index;
+    worker->port = port;
+    worker->socket_fd = fd;
+    worker->epoll_fd = epoll_create1(EPOLL_CLOEXEC);
+    worker->event_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    worker->timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+    g_mutex_init(&worker->task_lock);
+    g_queue_init(&worker->tasks);
+    worker->accepting_tasks = true;
+    worker->ice_checker = moat_ice_checker_new();
+    worker->sessions_by_id = g_hash_table_new_full(g_str_hash, g_str_equal, NULL, free_session);
+    worker->sessions_by_ufrag = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+    worker->sessions_by_tuple = g_hash_table_new_full(tuple_hash, tuple_equal, g_free, NULL);
+    moat_receive_batch_init(&worker->receive);
+    for (unsigned i = 0; i < MOAT_WORKER_BATCH; i++) {
+        worker->send_vectors[i].iov_base = worker->send_buffers[i];
+        worker->send_headers[i].msg_hdr.msg_iov = &worker->send_vectors[i];
+        worker->send_headers[i].msg_hdr.msg_iovlen = 1;
+        worker->send_headers[i].msg_hdr.msg_name = &worker->send_addresses[i];
+        worker->send_headers[i].msg_hdr.msg_namelen = sizeof(struct sockaddr_in6);
+    }
+    if (worker->epoll_fd < 0 || worker->event_fd < 0 || worker->timer_fd < 0) {
+        snprintf(error, error_size, "cannot create worker event sources: %s", strerror(errno));
+        moat_worker_free(worker);
+        return NULL;
+    }
+    return worker;
+}
+
+unsigned moat_worker_index(const moat_worker *worker)
+{
+    return worker->index;
+}
+
+uint16_t moat_worker_port(const moat_worker *worker)
+{
+    return worker->port;
+}
+
+unsigned moat_worker_session_count(const moat_worker *worker)
+{
+    return __atomic_load_n(&worker->session_count, __ATOMIC_RELAXED);
+}
+
+const moat_counters *moat_worker_counters(const moat_worker *worker)
+{
+    return &worker->counters;
+}
+
+moat_counters *moat_worker_counters_mut(moat_worker *worker)
+{
+    return &worker->counters;
+}
+
+moat_ice_checker *moat_worker_ice_checker(moat_worker *worker)
+{
+    return worker->ice_checker;
+}
+
+bool moat_worker_is_current(const moat_worker *worker)
+{
+    return worker->started && pthread_equal(pthread_self(), worker->owner);
+}
+
+uint64_t moat_worker_now_us(const moat_worker *worker)
+{
+    return worker->now_us;
+}
+
+void moat_worker_post(moat_worker *worker, moat_worker_task_fn task, void *data,
+                      void (*release)(void *data))
+{
+    g_mutex_lock(&worker->task_lock);
+    if (!worker->accepting_tasks) {
+        g_mutex_unlock(&worker->task_lock);
+        if (release)
+            release(data);
+        return;
+    }
+    worker_task *entry = g_new(worker_task, 1);
+    *entry = (worker_task){task, data, release};
+    g_queue_push_tail(&worker->tasks, entry);
+    g_mutex_unlock(&worker->task_lock);
+    uint64_t one = 1;
+    ssize_t written = write(worker->event_fd, &one, sizeof one);
+    (void)written; /* a full counter still wakes the worker */
+}
+
+static void run_tasks(moat_worker *worker)
+{
+    uint64_t value;
+    ssize_t got = read(worker->event_fd, &value, sizeof value);
+    (void)got;
+    GQueue pending = G_QUEUE_INIT;
+    g_mutex_lock(&worker->task_lock);
+    pending = worker->tasks;
+    g_queue_init(&worker->tasks);
+    g_mutex_unlock(&worker->task_lock);
+    worker_task *entry;
+    while ((entry = g_queue_pop_head(&pending))) {
+        entry->task(worker, entry->data);
+        g_free(entry);
+    }
+}
+
+void moat_worker_flush(moat_worker *worker)
+{
+    unsigned sent = 0;
+    while (sent < worker->send_count) {
+        int n = sendmmsg(worker->socket_fd, &worker->send_headers[sent], worker->send_count - sent,
+                         0);
+        if (n <= 0) {
+            if (n < 0 && errno == EINTR)
+                continue;
+            /* EAGAIN with a 4 MiB buffer means the host is saturated; the
+             * rest of the batch is lost like any UDP drop. */
+            break;
+        }
+        sent += (unsigned)n;
+    }
+    worker->send_count = 0;
+}
+
+uint8_t *moat_worker_send_buffer(moat_worker *worker, size_t *capacity)
+{
+    if (worker->send_count == MOAT_WORKER_BATCH)
+        moat_worker_flush(worker);
+    *capacity = MOAT_DATAGRAM_CAPACITY;
+    return worker->send_buffers[worker->send_count];
+}
+
+void moat_worker_send_commit(moat_worker *worker, const struct sockaddr_in6 *to, size_t length)
+{
+    unsigned slot = worker->send_count;
+    worker->send_addresses[slot] = *to;
+    worker->send_vectors[slot].iov_len = length;
+    worker->send_count++;
+    moat_counter_add(&worker->counters.bytes_sent, length);
+}
+
+void moat_worker_send(moat_worker *worker, const struct sockaddr_in6 *to, const uint8_t *data,
+                      size_t length)
+{
+    size_t capacity;
+    uint8_t *buffer = moat_worker_send_buffer(worker, &capacity);
+    if (length > capacity)
+        return;
+    memcpy(buffer, data, length);
+    moat_worker_send_commit(worker, to, length);
+}
+
+void moat_worker_add_session(moat_worker *worker, moat_session *session)
+{
+    g_hash_table_insert(worker->sessions_by_id, (gpointer)moat_session_id(session), session);
+    __atomic_store_n(&worker->session_count, g_hash_table_size(worker->sessions_by_id),
+                     __ATOMIC_RELAXED);
+}
+
+static gboolean points_to(gpointer key, gpointer value, gpointer session)
+{
+    return value == session;
+}
+
+void moat_worker_remove_session(moat_worker *worker, moat_session *session)
+{
+    g_hash_table_foreach_remove(worker->sessions_by_ufrag, points_to, session);
+    g_hash_table_foreach_remove(worker->sessions_by_tuple, points_to, session);
+    g_hash_table_remove(worker->sessions_by_id, moat_session_id(session));
+    __atomic_store_n(&worker->session_count, g_hash_table_size(worker->sessions_by_id),
+                     __ATOMIC_RELAXED);
+}
+
+moat_session *moat_worker_find_session(moat_worker *worker, const char *session_id)
+{
+    return g_hash_table_lookup(worker->sessions_by_id, session_id);
+}
+
+void moat_worker_bind_ufrag(moat_worker *worker, const char *local_ufrag, moat_session *session)
+{
+    g_hash_table_insert(worker->sessions_by_ufrag, g_strdup(local_ufrag), session);
+}
+
+void moat_worker_unbind_ufrag(moat_worker *worker, const char *local_ufrag)
+{
+    g_hash_table_remove(worker->sessions_by_ufrag, local_ufrag);
+}
+
+void moat_worker_bind_tuple(moat_worker *worker, const struct sockaddr_in6 *remote,
+                            moat_session *session)
+{
+    g_hash_table_insert(worker->sessions_by_tuple, g_memdup2(remote, sizeof *remote), session);
+}
+
+void moat_worker_unbind_tuple(moat_worker *worker, const struct sockaddr_in6 *remote)
+{
+    g_hash_table_remove(worker->sessions_by_tuple, remote);
+}
+
+moat_session *moat_worker_session_by_tuple(moat_worker *worker, const struct sockaddr_in6 *remote)
+{
+    return g_hash_table_lookup(worker->sessions_by_tuple, remote);
+}
+
+moat_session *moat_worker_session_by_ufrag(moat_worker *worker, const char *ufrag)
+{
+    return g_hash_table_lookup(worker->sessions_by_ufrag, ufrag);
+}
+
+static void tick_sessions(moat_worker *worker)
+{
+    uint64_t expirations;
+    ssize_t got = read(worker->timer_fd, &expirations, sizeof expirations);
+    (void)got;
+    GList *sessions = g_hash_table_get_values(worker->sessions_by_id);
+    for (GList *it = sessions; it; it = it->next) {
+        moat_session *session = it->data;
+        if (!moat_session_tick(session, worker->now_us))
+            moat_session_end(session, moat_session_end_reason(session));
+    }
+    g_list_free(sessions);
+}
+
+static void *worker_main(void *arg)
+{
+    moat_worker *worker = arg;
+    char name[16];
+    snprintf(name, sizeof name, "moat-worker-%u", worker->index);
+    pthread_setname_np(pthread_self(), name);
+    struct epoll_event events[4];
+    while (worker->running) {
+        int n = epoll_wait(worker->epoll_fd, events, 4, -1);
+        worker->now_us = monotonic_us();
+        for (int i = 0; i < n; i++) {
+            int fd = events[i].data.fd;
+            if (fd == worker->socket_fd)
+                moat_worker_receive(worker, worker->socket_fd, &worker->receive);
+            else if (fd == worker->event_fd)
+                run_tasks(worker);
+            else if (fd == worker->timer_fd)
+                tick_sessions(worker);
+        }
+        moat_worker_flush(worker);
+    }
+    return NULL;
+}
+
+static void stop_task(moat_worker *worker, void *data)
+{
+    worker->running = false;
+}
+
+int moat_worker_start(moat_worker *worker, char *error, size_t error_size)
+{
+    int fds[] = {worker->socket_fd, worker->event_fd, worker->timer_fd};
+    for (int i = 0; i < 3; i++) {
+        struct epoll_event event = {.events = EPOLLIN, .data.fd = fds[i]};
+        if (epoll_ctl(worker->epoll_fd, EPOLL_CTL_ADD, fds[i], &event) < 0) {
+            snprintf(error, error_size, "epoll_ctl: %s", strerror(errno));
+            return -1;
+        }
+    }
+    struct itimerspec tick = {.it_interval = {0, MOAT_WORKER_TICK_MS * 1000000L},
+                              .it_value = {0, MOAT_WORKER_TICK_MS * 1000000L}};
+    timerfd_settime(worker->timer_fd, 0, &tick, NULL);
+    worker->running = true;
+    worker->now_us = monotonic_us();
+    if (pthread_create(&worker->thread, NULL, worker_main, worker) != 0) {
+        snprintf(error, error_size, "cannot start worker thread");
+        return -1;
+    }
+    worker->owner = worker->thread;
+    worker->started = true;
+    return 0;
+}
+
+void moat_worker_stop(moat_worker *worker)
+{
+    if (!worker->started)
+        return;
+    moat_worker_post(worker, stop_task, NULL, NULL);
+    pthread_join(worker->thread, NULL);
+    g_mutex_lock(&worker->task_lock);
+    worker->accepting_tasks = false;
+    g_mutex_unlock(&worker->task_lock);
+    run_tasks(worker); /* tasks that raced with the stop still release their data */
+    /* Sessions end here, on the joining thread, now that the worker is gone. */
+    GList *sessions = g_hash_table_get_values(worker->sessions_by_id);
+    for (GList *it = sessions; it; it = it->next)
+        moat_session_end(it->data, "shutdown");
+    g_list_free(sessions);
+    moat_worker_flush(worker);
+    worker->started = false;
+}
+
+void moat_worker_free(moat_worker *worker)
+{
+    if (!worker)
+        return;
+    moat_worker_stop(worker);
+    g_hash_table_destroy(worker->sessions_by_tuple);
+    g_hash_table_destroy(worker->sessions_by_ufrag);
+    g_hash_table_destroy(worker->sessions_by_id);
+    moat_ice_checker_free(worker->ice_checker);
+    moat_receive_batch_clear(&worker->receive);
+    if (worker->timer_fd >= 0)
+        close(worker->timer_fd);
+    if (worker->event_fd >= 0)
+        close(worker->event_fd);
+    if (worker->epoll_fd >= 0)
+        close(worker->epoll_fd);
+    close(worker->socket_fd);
+    g_queue_clear_full(&worker->tasks, g_free);
+    g_mutex_clear(&worker->task_lock);
+    g_free(worker);
+}

@@ -1,0 +1,69 @@
+/* A media worker: one thread, one UDP socket (its own port), one epoll loop
+ * with an eventfd for tasks from the control thread and a timerfd tick. It
+ * owns every session placed on it; nothing on its packet path takes a lock
+ * another worker could hold. */
+#ifndef MOAT_WORKER_H
+#define MOAT_WORKER_H
+
+#include "core/counters.h"
+
+#include <netinet/in.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct moat_worker moat_worker;
+typedef struct moat_session moat_session;
+typedef struct moat_ice_checker moat_ice_checker;
+
+#define MOAT_WORKER_BATCH 64
+#define MOAT_WORKER_TICK_MS 10
+/* Receive buffers leave room for in-place growth (SRTP tags on relay). */
+#define MOAT_DATAGRAM_CAPACITY 2048
+
+/* Binds the socket now so that a port in use is reported before anything
+ * starts. */
+moat_worker *moat_worker_new(unsigned index, const char *bind_address, uint16_t port, char *error,
+                             size_t error_size);
+int moat_worker_start(moat_worker *worker, char *error, size_t error_size);
+/* Asks the thread to finish, waits for it, and closes every session. */
+void moat_worker_stop(moat_worker *worker);
+void moat_worker_free(moat_worker *worker);
+
+unsigned moat_worker_index(const moat_worker *worker);
+uint16_t moat_worker_port(const moat_worker *worker);
+unsigned moat_worker_session_count(const moat_worker *worker);
+/* Read-only view for the control thread (see counters.h). */
+const moat_counters *moat_worker_counters(const moat_worker *worker);
+
+/* Runs `task(data)` on the worker thread. Any thread. If the worker has
+ * stopped, `release(data)` is called instead (when given). */
+typedef void (*moat_worker_task_fn)(moat_worker *worker, void *data);
+void moat_worker_post(moat_worker *worker, moat_worker_task_fn task, void *data,
+                      void (*release)(void *data));
+
+/* ---- worker thread only ---- */
+bool moat_worker_is_current(const moat_worker *worker);
+uint64_t moat_worker_now_us(const moat_worker *worker);
+moat_counters *moat_worker_counters_mut(moat_worker *worker);
+moat_ice_checker *moat_worker_ice_checker(moat_worker *worker);
+
+/* Queues a datagram; sent with sendmmsg at the end of the current batch. */
+void moat_worker_send(moat_worker *worker, const struct sockaddr_in6 *to, const uint8_t *data,
+                      size_t length);
+/* Zero-copy variant: fill the returned buffer, then commit. */
+uint8_t *moat_worker_send_buffer(moat_worker *worker, size_t *capacity);
+void moat_worker_send_commit(moat_worker *worker, const struct sockaddr_in6 *to, size_t length);
+void moat_worker_flush(moat_worker *worker);
+
+void moat_worker_add_session(moat_worker *worker, moat_session *session);
+/* Frees the session after removing it from every table. */
+void moat_worker_remove_session(moat_worker *worker, moat_session *session);
+moat_session *moat_worker_find_session(moat_worker *worker, const char *session_id);
+void moat_worker_bind_ufrag(moat_worker *worker, const char *local_ufrag, moat_session *session);
+void moat_worker_unbind_ufrag(moat_worker *worker, const char *local_ufrag);
+void moat_worker_bind_tuple(moat_worker *worker, const struct sockaddr_in6 *remote,
+                            moat_session *session);
+void moat_worker_unbind_tuple(moat_worker *worker, const struct sockaddr_in6 *remote);
+
+#endif

@@ -1,0 +1,111 @@
+#include "core/worker_receive.h"
+
+#include "core/session.h"
+#include "ice/ice_checker.h"
+#include "ice/stun_classify.h"
+
+#include <errno.h>
+#include <glib.h>
+#include <string.h>
+
+/* Under a flood the socket never runs dry; yield to timers and tasks after
+ * this many batches. */
+#define MAX_BATCHES_PER_WAKE 16
+
+void moat_receive_batch_init(moat_receive_batch *batch)
+{
+    batch->buffers = g_malloc((size_t)MOAT_WORKER_BATCH * MOAT_DATAGRAM_CAPACITY);
+    for (unsigned i = 0; i < MOAT_WORKER_BATCH; i++) {
+        batch->vectors[i].iov_base = batch->buffers + (size_t)i * MOAT_DATAGRAM_CAPACITY;
+        /* Keep headroom so a session can grow a packet in place. */
+        batch->vectors[i].iov_len = MOAT_DATAGRAM_CAPACITY - 64;
+        batch->headers[i].msg_hdr.msg_iov = &batch->vectors[i];
+        batch->headers[i].msg_hdr.msg_iovlen = 1;
+        batch->headers[i].msg_hdr.msg_name = &batch->addresses[i];
+    }
+}
+
+void moat_receive_batch_clear(moat_receive_batch *batch)
+{
+    g_free(batch->buffers);
+    batch->buffers = NULL;
+}
+
+static void drop(moat_worker *worker, moat_drop_reason reason)
+{
+    moat_counter_add(&moat_worker_counters_mut(worker)->dropped[reason], 1);
+}
+
+static void dispatch_stun(moat_worker *worker, const struct sockaddr_in6 *from, uint8_t *data,
+                          size_t length)
+{
+    moat_stun_kind kind = moat_stun_classify(data, length);
+    if (kind == MOAT_STUN_BINDING_INDICATION || kind == MOAT_STUN_BINDING_RESPONSE) {
+        /* Keepalive indications and stray responses need no answer. */
+        return;
+    }
+    if (kind != MOAT_STUN_BINDING_REQUEST) {
+        drop(worker, MOAT_DROP_MALFORMED);
+        return;
+    }
+    char ufrag[257];
+    if (moat_stun_local_ufrag(data, length, ufrag, sizeof ufrag) != 0) {
+        drop(worker, MOAT_DROP_MALFORMED);
+        return;
+    }
+    moat_session *session = moat_worker_session_by_ufrag(worker, ufrag);
+    if (!session) {
+        drop(worker, MOAT_DROP_STUN_AUTH);
+        return;
+    }
+    moat_counter_add(&moat_worker_counters_mut(worker)->stun_requests, 1);
+    moat_session_handle_stun(session, from, data, length);
+}
+
+static void dispatch(moat_worker *worker, const struct sockaddr_in6 *from, uint8_t *data,
+                     size_t length)
+{
+    moat_packet_class class = moat_packet_classify(data, length);
+    if (class == MOAT_PACKET_STUN) {
+        dispatch_stun(worker, from, data, length);
+        return;
+    }
+    if (class == MOAT_PACKET_UNKNOWN) {
+        drop(worker, MOAT_DROP_MALFORMED);
+        return;
+    }
+    moat_session *session = moat_worker_session_by_tuple(worker, from);
+    if (!session) {
+        drop(worker, MOAT_DROP_UNKNOWN_TUPLE);
+        return;
+    }
+    if (class == MOAT_PACKET_DTLS)
+        moat_session_handle_dtls(session, from, data, length);
+    else
+        moat_session_handle_srtp(session, data, length, MOAT_DATAGRAM_CAPACITY);
+}
+
+void moat_worker_receive(moat_worker *worker, int socket_fd, moat_receive_batch *batch)
+{
+    moat_counters *counters = moat_worker_counters_mut(worker);
+    for (int round = 0; round < MAX_BATCHES_PER_WAKE; round++) {
+        for (unsigned i = 0; i < MOAT_WORKER_BATCH; i++)
+            batch->headers[i].msg_hdr.msg_namelen = sizeof(struct sockaddr_in6);
+        int n = recvmmsg(socket_fd, batch->headers, MOAT_WORKER_BATCH, MSG_DONTWAIT, NULL);
+        if (n <= 0)
+            return;
+        moat_counter_add(&counters->datagrams_received, (uint64_t)n);
+        for (int i = 0; i < n; i++) {
+            size_t length = batch->headers[i].msg_len;
+            moat_counter_add(&counters->bytes_received, length);
+            if (batch->addresses[i].sin6_family != AF_INET6) {
+                drop(worker, MOAT_DROP_MALFORMED);
+                continue;
+            }
+            dispatch(worker, &batch->addresses[i], batch->vectors[i].iov_base, length);
+        }
+        moat_worker_flush(worker);
+        if (n < MOAT_WORKER_BATCH)
+            return;
+    }
+}

@@ -1,0 +1,388 @@
+#include "dtls_transport.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include <glib.h>
+#include <openssl/crypto.h>
+#include <openssl/err.h>
+
+#include "dtls_datagram_bio.h"
+#include "dtls_srtp_export.h"
+#include "fingerprint.h"
+#include "openssl_error.h"
+
+#define ALGORITHM_MAX_LENGTH 16
+#define REASON_MAX_LENGTH    256
+
+struct moat_dtls_transport {
+    SSL *ssl;
+    moat_dtls_datagram_link link;
+    moat_dtls_role role;
+    moat_dtls_state state;
+    moat_dtls_callbacks callbacks;
+    void *user;
+    char remote_alg[ALGORITHM_MAX_LENGTH];
+    char remote_fingerprint[MOAT_FINGERPRINT_MAX_LENGTH];
+    moat_srtp_profile profile;
+    unsigned flight_retransmits; /* of the flight in flight; reset per flight */
+    gint64 handshake_deadline_us; /* monotonic */
+    moat_dtls_transport_stats stats;
+    char reason[REASON_MAX_LENGTH];
+};
+
+const char *moat_dtls_state_name(moat_dtls_state state)
+{
+    switch (state) {
+    case MOAT_DTLS_NEW:
+        return "new";
+    case MOAT_DTLS_CONNECTING:
+        return "connecting";
+    case MOAT_DTLS_CONNECTED:
+        return "connected";
+    case MOAT_DTLS_CLOSED:
+        return "closed";
+    case MOAT_DTLS_FAILED:
+        return "failed";
+    }
+    return "unknown";
+}
+
+/* OpenSSL calls this with 0 when a new flight starts its timer and with the
+ * previous timeout just before it retransmits, which makes it the one place
+ * that sees every retransmission, including those OpenSSL does by itself
+ * while reading. */
+static unsigned int retransmit_timer(SSL *ssl, unsigned int previous_us)
+{
+    moat_dtls_transport *t = SSL_get_app_data(ssl);
+    if (previous_us == 0) {
+        if (t != NULL)
+            t->flight_retransmits = 0;
+        return MOAT_DTLS_INITIAL_RETRANSMIT_MS * 1000u;
+    }
+    if (t != NULL) {
+        t->flight_retransmits++;
+        t->stats.retransmits++;
+    }
+    unsigned int next = previous_us * 2;
+    return next > MOAT_DTLS_MAX_RETRANSMIT_MS * 1000u ? MOAT_DTLS_MAX_RETRANSMIT_MS * 1000u
+                                                      : next;
+}
+
+/* Ends the transport once; the closed callback runs last so that the state
+ * it observes is final. */
+static void finish(moat_dtls_transport *t, moat_dtls_state state, const char *reason)
+{
+    if (t->state == MOAT_DTLS_CLOSED || t->state == MOAT_DTLS_FAILED)
+        return;
+    t->state = state;
+    snprintf(t->reason, sizeof t->reason, "%s", reason);
+    if (t->callbacks.closed)
+        t->callbacks.closed(t->user, state, t->reason);
+}
+
+/* For failures after a complete handshake that OpenSSL did not see (the
+ * fingerprint, the SRTP profile): tell the peer instead of leaving it to
+ * time out. */
+static void send_close_notify(moat_dtls_transport *t)
+{
+    if (!SSL_is_init_finished(t->ssl))
+        return;
+    ERR_clear_error();
+    SSL_shutdown(t->ssl);
+    ERR_clear_error();
+}
+
+static void fail_from_openssl(moat_dtls_transport *t, const char *what, int ssl_error)
+{
+    char reason[160];
+    const char *fallback = ssl_error == SSL_ERROR_SYSCALL ? "datagram path error" : "failed";
+    moat_openssl_error_take(reason, sizeof reason, fallback);
+    char message[REASON_MAX_LENGTH];
+    snprintf(message, sizeof message, "%s: %s", what, reason);
+    finish(t, MOAT_DTLS_FAILED, message);
+}
+
+static void send_to_wire(void *user, const uint8_t *datagram, size_t length)
+{
+    moat_dtls_transport *t = user;
+    t->callbacks.send(t->user, datagram, length);
+}
+
+moat_dtls_transport *moat_dtls_transport_new(moat_dtls_context *ctx, moat_dtls_role role,
+                                             const char *remote_fingerprint_alg,
+                                             const char *remote_fingerprint,
+                                             const moat_dtls_callbacks *callbacks, void *user,
+                                             char *error, size_t error_size)
+{
+    if (ctx == NULL || callbacks == NULL || callbacks->send == NULL) {
+        snprintf(error, error_size, "a DTLS transport needs a context and a send callback");
+        return NULL;
+    }
+    if (role != MOAT_DTLS_ROLE_CLIENT && role != MOAT_DTLS_ROLE_SERVER) {
+        snprintf(error, error_size, "unknown DTLS role %d", (int)role);
+        return NULL;
+    }
+    if (!moat_fingerprint_algorithm_supported(remote_fingerprint_alg)) {
+        snprintf(error, error_size, "unsupported fingerprint algorithm \"%.32s\"",
+                 remote_fingerprint_alg ? remote_fingerprint_alg : "");
+        return NULL;
+    }
+    if (remote_fingerprint == NULL || remote_fingerprint[0] == '\0' ||
+        strlen(remote_fingerprint) >= MOAT_FINGERPRINT_MAX_LENGTH) {
+        snprintf(error, error_size, "missing or overlong remote fingerprint");
+        return NULL;
+    }
+
+    moat_dtls_transport *t = g_new0(moat_dtls_transport, 1);
+    t->role = role;
+    t->state = MOAT_DTLS_NEW;
+    t->callbacks = *callbacks;
+    t->user = user;
+    snprintf(t->remote_alg, sizeof t->remote_alg, "%s", remote_fingerprint_alg);
+    snprintf(t->remote_fingerprint, sizeof t->remote_fingerprint, "%s", remote_fingerprint);
+    t->link.send = send_to_wire;
+    t->link.user = t;
+
+    ERR_clear_error();
+    t->ssl = SSL_new(moat_dtls_context_ssl_ctx(ctx));
+    BIO *bio = t->ssl ? moat_dtls_datagram_bio_new(moat_dtls_context_bio_method(ctx), &t->link)
+                      : NULL;
+    if (bio == NULL) {
+        char reason[160];
+        moat_openssl_error_take(reason, sizeof reason, "out of memory");
+        snprintf(error, error_size, "cannot create a DTLS session: %s", reason);
+        moat_dtls_transport_free(t);
+        return NULL;
+    }
+    /* One BIO both ways; the SSL now owns it. */
+    SSL_set_bio(t->ssl, bio, bio);
+    SSL_set_app_data(t->ssl, t);
+    DTLS_set_timer_cb(t->ssl, retransmit_timer);
+    if (DTLS_set_link_mtu(t->ssl, MOAT_DTLS_MTU) != 1) {
+        snprintf(error, error_size, "cannot set the DTLS MTU to %d", MOAT_DTLS_MTU);
+        moat_dtls_transport_free(t);
+        return NULL;
+    }
+    return t;
+}
+
+static void read_application_data(moat_dtls_transport *t)
+{
+    uint8_t buffer[MOAT_DTLS_MAX_APPLICATION_DATA];
+    while (t->state == MOAT_DTLS_CONNECTED) {
+        ERR_clear_error();
+        int n = SSL_read(t->ssl, buffer, sizeof buffer);
+        if (n > 0) {
+            if (t->callbacks.application_data)
+                t->callbacks.application_data(t->user, buffer, (size_t)n);
+            continue;
+        }
+        int e = SSL_get_error(t->ssl, n);
+        if (e == SSL_ERROR_WANT_READ || e == SSL_ERROR_WANT_WRITE) {
+            ERR_clear_error();
+            break;
+        }
+        if (e == SSL_ERROR_ZERO_RETURN) {
+            /* Answer close_notify with ours (RFC 5246 §7.2.1). */
+            send_close_notify(t);
+            finish(t, MOAT_DTLS_CLOSED, "close_notify received");
+            break;
+        }
+        fail_from_openssl(t, "connection failed", e);
+    }
+}
+
+static void complete_handshake(moat_dtls_transport *t)
+{
+    X509 *peer = SSL_get0_peer_certificate(t->ssl);
+    char fingerprint[MOAT_FINGERPRINT_MAX_LENGTH];
+    if (peer == NULL ||
+        moat_fingerprint_of_x509(peer, t->remote_alg, fingerprint, sizeof fingerprint) !=
+            MOAT_FINGERPRINT_OK) {
+        send_close_notify(t);
+        finish(t, MOAT_DTLS_FAILED, "peer certificate missing or unreadable");
+        return;
+    }
+    if (!moat_fingerprint_equal(fingerprint, t->remote_fingerprint)) {
+        send_close_notify(t);
+        finish(t, MOAT_DTLS_FAILED, "fingerprint mismatch");
+        return;
+    }
+
+    moat_srtp_keying keys;
+    char reason[REASON_MAX_LENGTH];
+    if (moat_dtls_srtp_export(t->ssl, t->role == MOAT_DTLS_ROLE_CLIENT, &keys, reason,
+                              sizeof reason) != 0) {
+        send_close_notify(t);
+        finish(t, MOAT_DTLS_FAILED, reason);
+        return;
+    }
+    t->profile = keys.profile;
+    t->state = MOAT_DTLS_CONNECTED;
+    if (t->callbacks.connected)
+        t->callbacks.connected(t->user, &keys);
+    OPENSSL_cleanse(&keys, sizeof keys);
+}
+
+/* Runs OpenSSL on whatever the datagram BIO holds: the handshake until it
+ * needs more input, then application data. */
+static void advance(moat_dtls_transport *t)
+{
+    if (t->state == MOAT_DTLS_CONNECTING) {
+        ERR_clear_error();
+        int r = SSL_do_handshake(t->ssl);
+        if (r != 1) {
+            int e = SSL_get_error(t->ssl, r);
+            if (e == SSL_ERROR_WANT_READ || e == SSL_ERROR_WANT_WRITE)
+                ERR_clear_error();
+            else
+                fail_from_openssl(t, "handshake failed", e);
+            return;
+        }
+        complete_handshake(t);
+    }
+    /* The datagram that completed the handshake may carry data too, and a
+     * server must answer a retransmitted client Finished. */
+    read_application_data(t);
+}
+
+int moat_dtls_transport_start(moat_dtls_transport *t)
+{
+    if (t == NULL)
+        return MOAT_DTLS_ERR_INVALID;
+    if (t->state != MOAT_DTLS_NEW)
+        return MOAT_DTLS_ERR_STATE;
+    t->handshake_deadline_us =
+        g_get_monotonic_time() + (gint64)MOAT_DTLS_HANDSHAKE_TIMEOUT_MS * 1000;
+    t->state = MOAT_DTLS_CONNECTING;
+    if (t->role == MOAT_DTLS_ROLE_SERVER) {
+        SSL_set_accept_state(t->ssl);
+        return MOAT_DTLS_OK;
+    }
+    SSL_set_connect_state(t->ssl);
+    advance(t);
+    return t->state == MOAT_DTLS_FAILED ? MOAT_DTLS_ERR_FAILED : MOAT_DTLS_OK;
+}
+
+int moat_dtls_transport_receive(moat_dtls_transport *t, const uint8_t *datagram, size_t length)
+{
+    if (t == NULL)
+        return MOAT_DTLS_ERR_INVALID;
+    t->stats.datagrams_received++;
+    size_t records = 0;
+    moat_dtls_record_result r = moat_dtls_record_scan(datagram, length, &records);
+    if (r != MOAT_DTLS_RECORD_OK) {
+        t->stats.datagrams_rejected++;
+        t->stats.rejected[r]++;
+        return MOAT_DTLS_ERR_MALFORMED;
+    }
+    t->stats.records_received += records;
+    if (t->state != MOAT_DTLS_CONNECTING && t->state != MOAT_DTLS_CONNECTED)
+        return MOAT_DTLS_ERR_STATE;
+
+    t->link.incoming = datagram;
+    t->link.incoming_length = length;
+    advance(t);
+    /* Never leave a pointer to the caller's buffer behind. */
+    t->link.incoming = NULL;
+    t->link.incoming_length = 0;
+    return t->state == MOAT_DTLS_FAILED ? MOAT_DTLS_ERR_FAILED : MOAT_DTLS_OK;
+}
+
+int64_t moat_dtls_transport_timeout_ms(moat_dtls_transport *t)
+{
+    if (t == NULL || (t->state != MOAT_DTLS_CONNECTING && t->state != MOAT_DTLS_CONNECTED))
+        return -1;
+    int64_t ms = -1;
+    struct timeval left;
+    if (DTLSv1_get_timeout(t->ssl, &left) == 1)
+        ms = (int64_t)left.tv_sec * 1000 + (left.tv_usec + 999) / 1000;
+    if (t->state == MOAT_DTLS_CONNECTING) {
+        gint64 until = t->handshake_deadline_us - g_get_monotonic_time();
+        int64_t deadline_ms = until > 0 ? (until + 999) / 1000 : 0;
+        if (ms < 0 || deadline_ms < ms)
+            ms = deadline_ms;
+    }
+    return ms;
+}
+
+void moat_dtls_transport_handle_timeout(moat_dtls_transport *t)
+{
+    if (t == NULL || (t->state != MOAT_DTLS_CONNECTING && t->state != MOAT_DTLS_CONNECTED))
+        return;
+    if (t->state == MOAT_DTLS_CONNECTING && g_get_monotonic_time() >= t->handshake_deadline_us) {
+        finish(t, MOAT_DTLS_FAILED, "handshake timed out");
+        return;
+    }
+    struct timeval left;
+    if (DTLSv1_get_timeout(t->ssl, &left) != 1 || left.tv_sec > 0 || left.tv_usec > 0)
+        return;
+    if (t->flight_retransmits >= MOAT_DTLS_MAX_RETRANSMITS) {
+        finish(t, MOAT_DTLS_FAILED, "too many retransmits");
+        return;
+    }
+    ERR_clear_error();
+    if (DTLSv1_handle_timeout(t->ssl) < 0)
+        fail_from_openssl(t, "retransmission failed", SSL_ERROR_SSL);
+    else
+        ERR_clear_error();
+}
+
+int moat_dtls_transport_send(moat_dtls_transport *t, const uint8_t *data, size_t length)
+{
+    if (t == NULL || data == NULL || length == 0)
+        return MOAT_DTLS_ERR_INVALID;
+    if (length > MOAT_DTLS_MAX_APPLICATION_DATA)
+        return MOAT_DTLS_ERR_TOO_LONG;
+    if (t->state != MOAT_DTLS_CONNECTED)
+        return MOAT_DTLS_ERR_STATE;
+    ERR_clear_error();
+    int n = SSL_write(t->ssl, data, (int)length);
+    if (n == (int)length) {
+        ERR_clear_error();
+        return MOAT_DTLS_OK;
+    }
+    fail_from_openssl(t, "send failed", SSL_get_error(t->ssl, n));
+    return MOAT_DTLS_ERR_FAILED;
+}
+
+void moat_dtls_transport_shutdown(moat_dtls_transport *t)
+{
+    if (t == NULL || t->state == MOAT_DTLS_CLOSED || t->state == MOAT_DTLS_FAILED)
+        return;
+    send_close_notify(t);
+    t->state = MOAT_DTLS_CLOSED;
+    snprintf(t->reason, sizeof t->reason, "shut down locally");
+}
+
+moat_dtls_state moat_dtls_transport_state(const moat_dtls_transport *t)
+{
+    return t->state;
+}
+
+moat_srtp_profile moat_dtls_transport_srtp_profile(const moat_dtls_transport *t)
+{
+    return t->profile;
+}
+
+const char *moat_dtls_transport_reason(const moat_dtls_transport *t)
+{
+    return t->reason;
+}
+
+void moat_dtls_transport_stats_get(const moat_dtls_transport *t, moat_dtls_transport_stats *out)
+{
+    *out = t->stats;
+    out->datagrams_sent = t->link.datagrams_sent;
+    out->bytes_sent = t->link.bytes_sent;
+}
+
+void moat_dtls_transport_free(moat_dtls_transport *t)
+{
+    if (t == NULL)
+        return;
+    /* Frees the BIO too; SSL_free sends nothing. */
+    SSL_free(t->ssl);
+    g_free(t);
+}

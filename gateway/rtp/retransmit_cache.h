@@ -1,0 +1,48 @@
+/* Copies of the last packets sent on one outgoing RTP stream (one SSRC), so
+ * a NACK can be answered. Plaintext packets are kept: they are protected
+ * again (with a fresh SRTP index) when resent. All memory is taken once at
+ * creation; storing and looking up never allocate. */
+#ifndef MOAT_RETRANSMIT_CACHE_H
+#define MOAT_RETRANSMIT_CACHE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "rtp/rtp_error.h"
+
+#define MOAT_RETRANSMIT_MAX_PACKET    1500
+#define MOAT_RETRANSMIT_DEFAULT_SLOTS 512
+/* A packet is not resent more often than this (about one RTT on a LAN). */
+#define MOAT_RETRANSMIT_DEFAULT_MIN_INTERVAL_US 10000u
+
+typedef struct moat_retransmit_cache moat_retransmit_cache;
+
+/* n_slots: a power of two from 1 to 32768 (so slots divide the sequence
+ * space evenly). min_resend_interval_us: minimum time between two resends of
+ * one packet. max_age_us: packets older than this are not resent (0: no
+ * limit). Returns NULL on bad arguments or when memory is short. */
+moat_retransmit_cache *moat_retransmit_cache_new(size_t n_slots, uint64_t min_resend_interval_us,
+                                                 uint64_t max_age_us);
+void moat_retransmit_cache_free(moat_retransmit_cache *c);
+
+/* Copies an RTP packet (12..MOAT_RETRANSMIT_MAX_PACKET octets, version 2)
+ * into the slot of its sequence number, replacing what was there. */
+int moat_retransmit_cache_store(moat_retransmit_cache *c, const uint8_t *packet, size_t length,
+                                uint64_t now_us);
+
+/* Looks a packet up without side effects. MOAT_RTP_ERR_NOT_FOUND when the
+ * slot is empty or holds another sequence number. */
+int moat_retransmit_cache_get(const moat_retransmit_cache *c, uint16_t seq, const uint8_t **packet,
+                              size_t *length);
+
+/* Looks a packet up to resend it now and records the resend. Returns
+ * MOAT_RTP_ERR_NOT_FOUND when absent or older than max_age_us, and
+ * MOAT_RTP_ERR_RATE_LIMITED when it was resent less than
+ * min_resend_interval_us ago. *packet stays valid until the next store. */
+int moat_retransmit_cache_resend(moat_retransmit_cache *c, uint16_t seq, uint64_t now_us,
+                                 const uint8_t **packet, size_t *length);
+
+/* Forgets every packet (for example when the stream's SSRC changes). */
+void moat_retransmit_cache_clear(moat_retransmit_cache *c);
+
+#endif

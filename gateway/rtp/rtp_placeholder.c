@@ -1,1 +1,0 @@
-typedef int moat_rtp_placeholder_unused;

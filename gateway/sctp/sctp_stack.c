@@ -1,0 +1,96 @@
+#include "sctp/sctp_stack.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdbool.h>
+
+#include <glib.h>
+#include <usrsctp.h>
+
+#include "sctp/sctp_association_private.h"
+#include "sctp/sctp_mailbox.h"
+#include "sctp/sctp_tuning.h"
+
+static int init_result;
+static gint initialized;
+
+static int apply_sysctls(void)
+{
+    int failed = 0;
+    /* Browsers neither negotiate ECN nor AUTH on data channels (DTLS already
+     * authenticates every packet), and with AUTH off usrsctp requires
+     * dynamic address reconfiguration off first. */
+    failed |= usrsctp_sysctl_set_sctp_ecn_enable(0);
+    failed |= usrsctp_sysctl_set_sctp_asconf_enable(0);
+    failed |= usrsctp_sysctl_set_sctp_auto_asconf(0);
+    failed |= usrsctp_sysctl_set_sctp_auth_enable(0);
+    failed |= usrsctp_sysctl_set_sctp_nrsack_enable(0);
+    failed |= usrsctp_sysctl_set_sctp_pktdrop_enable(0);
+    /* Partial reliability and stream reconfiguration are what data channels
+     * are built on (RFC 8831 §6.1). */
+    failed |= usrsctp_sysctl_set_sctp_pr_enable(1);
+    failed |= usrsctp_sysctl_set_sctp_reconfig_enable(1);
+    /* The chunk limit applies to each association's send queue and to what
+     * it holds for reassembly; the default (512) stalls a 256 KiB message
+     * split into ~1200-byte chunks next to other traffic, and thousands of
+     * small queued messages. */
+    failed |= usrsctp_sysctl_set_sctp_max_chunks_on_queue(MOAT_SCTP_MAX_CHUNKS_ON_QUEUE);
+    failed |= usrsctp_sysctl_set_sctp_sendspace(MOAT_SCTP_SOCKET_BUFFER_SIZE);
+    failed |= usrsctp_sysctl_set_sctp_recvspace(MOAT_SCTP_SOCKET_BUFFER_SIZE);
+    return failed != 0 ? -EINVAL : 0;
+}
+
+static gpointer init_once(gpointer unused)
+{
+    /* Port 0: no UDP encapsulation socket, and no threads of usrsctp's own;
+     * every packet goes out through conn_output. */
+    usrsctp_init_nothreads(0, moat_sctp_mailbox_conn_output, NULL);
+    init_result = apply_sysctls();
+    g_atomic_int_set(&initialized, 1);
+    return NULL;
+}
+
+int moat_sctp_stack_init(void)
+{
+    static GOnce once = G_ONCE_INIT;
+    g_once(&once, init_once, NULL);
+    return init_result;
+}
+
+/* The thread driving usrsctp's clock: the first caller of handle_timers. */
+static GMutex clock_lock;
+static bool clock_claimed;
+static pthread_t clock_thread;
+
+static bool is_clock_thread(void)
+{
+    bool mine;
+    g_mutex_lock(&clock_lock);
+    if (!clock_claimed) {
+        clock_thread = pthread_self();
+        clock_claimed = true;
+    }
+    mine = pthread_equal(clock_thread, pthread_self());
+    g_mutex_unlock(&clock_lock);
+    return mine;
+}
+
+void moat_sctp_stack_handle_timers(uint32_t elapsed_ms)
+{
+    if (!g_atomic_int_get(&initialized))
+        return;
+    if (is_clock_thread() && elapsed_ms > 0)
+        usrsctp_handle_timers(elapsed_ms);
+    uintptr_t ids[64];
+    size_t n;
+    do {
+        n = moat_sctp_mailbox_collect_owned(ids, G_N_ELEMENTS(ids));
+        for (size_t i = 0; i < n; i++) {
+            /* Looked up one at a time: a callback run for one association
+             * may free another owned by this thread. */
+            moat_sctp_association *a = moat_sctp_mailbox_find_owned(ids[i]);
+            if (a != NULL)
+                moat_sctp_association_deliver(a);
+        }
+    } while (n == G_N_ELEMENTS(ids));
+}

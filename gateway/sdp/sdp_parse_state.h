@@ -1,0 +1,21 @@
+/* What the offer parser keeps while it walks the lines and hands to the
+ * resolution step (sdp_resolve.c) that applies session-level and BUNDLE
+ * inheritance and checks what a usable offer must carry. */
+#ifndef MOAT_SDP_PARSE_STATE_H
+#define MOAT_SDP_PARSE_STATE_H
+
+#include "sdp_types.h"
+
+typedef struct {
+    moat_sdp *sdp;
+    moat_sdp_media *session; /* session-level attributes, parsed like an m-line's */
+    bool session_has_direction;
+    bool media_has_direction[MOAT_SDP_MAX_MEDIA];
+    bool has_origin;
+} moat_sdp_parse_state;
+
+/* Inherits session and BUNDLE values into every m-line and validates the
+ * result. 0, or -1 with a message. */
+int moat_sdp_resolve(moat_sdp_parse_state *state, char *error, size_t error_size);
+
+#endif

@@ -1,0 +1,231 @@
+#include "srtp_session.h"
+
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <glib.h>
+#include <openssl/crypto.h>
+#include <srtp2/srtp.h>
+
+/* RFC 3711 §4.2 and RFC 5764 §4.1.2: AES-CM profiles carry an 80- or 32-bit
+ * HMAC tag on SRTP, and always the 80-bit one on SRTCP. RFC 7714: AES-GCM
+ * carries a 128-bit tag on both. SRTCP adds the 32-bit E||index word. */
+#define SRTCP_INDEX_LENGTH 4
+
+#define REPLAY_WINDOW 1024
+
+struct moat_srtp_session {
+    srtp_t outbound;
+    srtp_t inbound;
+    size_t rtp_overhead;
+    size_t rtcp_overhead;
+};
+
+static gpointer library_init_once(gpointer unused)
+{
+    return GINT_TO_POINTER(srtp_init() == srtp_err_status_ok ? 1 : -1);
+}
+
+int moat_srtp_library_init(void)
+{
+    static GOnce once = G_ONCE_INIT;
+    g_once(&once, library_init_once, NULL);
+    return GPOINTER_TO_INT(once.retval) == 1 ? MOAT_SRTP_OK : MOAT_SRTP_ERR_OTHER;
+}
+
+const char *moat_srtp_library_version(void)
+{
+    return srtp_get_version_string();
+}
+
+/* Sets both crypto policies for a profile and returns the tag length on SRTP
+ * and SRTCP, or -1 for a profile this wrapper does not know. */
+static int set_crypto_policies(moat_srtp_profile profile, srtp_policy_t *policy,
+                               size_t *rtp_tag, size_t *rtcp_tag)
+{
+    switch (profile) {
+    case MOAT_SRTP_PROFILE_AES128_CM_SHA1_80:
+        srtp_crypto_policy_set_aes_cm_128_hmac_sha1_80(&policy->rtp);
+        srtp_crypto_policy_set_aes_cm_128_hmac_sha1_80(&policy->rtcp);
+        *rtp_tag = 10;
+        *rtcp_tag = 10;
+        return 0;
+    case MOAT_SRTP_PROFILE_AES128_CM_SHA1_32:
+        srtp_crypto_policy_set_aes_cm_128_hmac_sha1_32(&policy->rtp);
+        srtp_crypto_policy_set_aes_cm_128_hmac_sha1_80(&policy->rtcp);
+        *rtp_tag = 4;
+        *rtcp_tag = 10;
+        return 0;
+    case MOAT_SRTP_PROFILE_AEAD_AES_128_GCM:
+        srtp_crypto_policy_set_aes_gcm_128_16_auth(&policy->rtp);
+        srtp_crypto_policy_set_aes_gcm_128_16_auth(&policy->rtcp);
+        *rtp_tag = 16;
+        *rtcp_tag = 16;
+        return 0;
+    }
+    return -1;
+}
+
+static srtp_t create_context(const srtp_policy_t *base, srtp_ssrc_type_t direction,
+                             const uint8_t *key, size_t key_length, const uint8_t *salt,
+                             size_t salt_length, char *error, size_t error_size)
+{
+    /* libsrtp wants the master key immediately followed by the master salt. */
+    uint8_t master[MOAT_SRTP_MAX_KEY_LENGTH + MOAT_SRTP_MAX_SALT_LENGTH];
+    memcpy(master, key, key_length);
+    memcpy(master + key_length, salt, salt_length);
+
+    srtp_policy_t policy = *base;
+    policy.ssrc.type = direction;
+    policy.key = master;
+
+    srtp_t ctx = NULL;
+    srtp_err_status_t status = srtp_create(&ctx, &policy);
+    /* libsrtp has copied and expanded the key; no copy of it stays here. */
+    OPENSSL_cleanse(master, sizeof master);
+    if (status != srtp_err_status_ok) {
+        snprintf(error, error_size, "srtp_create (%s) failed: libsrtp error %d",
+                 direction == ssrc_any_outbound ? "outbound" : "inbound", (int)status);
+        return NULL;
+    }
+    return ctx;
+}
+
+moat_srtp_session *moat_srtp_session_new(const moat_srtp_keying *keys, char *error,
+                                         size_t error_size)
+{
+    if (keys == NULL) {
+        snprintf(error, error_size, "no SRTP keying");
+        return NULL;
+    }
+    size_t key_length = moat_srtp_profile_key_length(keys->profile);
+    size_t salt_length = moat_srtp_profile_salt_length(keys->profile);
+    if (key_length == 0) {
+        snprintf(error, error_size, "unsupported SRTP profile %d", (int)keys->profile);
+        return NULL;
+    }
+    if (keys->key_length != key_length || keys->salt_length != salt_length) {
+        snprintf(error, error_size, "%s needs a %zu-byte key and %zu-byte salt, got %zu and %zu",
+                 moat_srtp_profile_name(keys->profile), key_length, salt_length,
+                 keys->key_length, keys->salt_length);
+        return NULL;
+    }
+    if (moat_srtp_library_init() != MOAT_SRTP_OK) {
+        snprintf(error, error_size, "srtp_init failed");
+        return NULL;
+    }
+
+    srtp_policy_t policy;
+    memset(&policy, 0, sizeof policy);
+    size_t rtp_tag = 0, rtcp_tag = 0;
+    if (set_crypto_policies(keys->profile, &policy, &rtp_tag, &rtcp_tag) != 0) {
+        snprintf(error, error_size, "unsupported SRTP profile %d", (int)keys->profile);
+        return NULL;
+    }
+    policy.window_size = REPLAY_WINDOW;
+    /* A NACK answer re-sends a packet with its original sequence number. */
+    policy.allow_repeat_tx = 1;
+
+    moat_srtp_session *s = g_new0(moat_srtp_session, 1);
+    s->rtp_overhead = rtp_tag;
+    s->rtcp_overhead = rtcp_tag + SRTCP_INDEX_LENGTH;
+    s->outbound = create_context(&policy, ssrc_any_outbound, keys->local_key, key_length,
+                                 keys->local_salt, salt_length, error, error_size);
+    if (s->outbound == NULL) {
+        moat_srtp_session_free(s);
+        return NULL;
+    }
+    s->inbound = create_context(&policy, ssrc_any_inbound, keys->remote_key, key_length,
+                                keys->remote_salt, salt_length, error, error_size);
+    if (s->inbound == NULL) {
+        moat_srtp_session_free(s);
+        return NULL;
+    }
+    return s;
+}
+
+void moat_srtp_session_free(moat_srtp_session *s)
+{
+    if (s == NULL)
+        return;
+    if (s->outbound)
+        srtp_dealloc(s->outbound);
+    if (s->inbound)
+        srtp_dealloc(s->inbound);
+    g_free(s);
+}
+
+size_t moat_srtp_session_rtp_overhead(const moat_srtp_session *s)
+{
+    return s->rtp_overhead;
+}
+
+size_t moat_srtp_session_rtcp_overhead(const moat_srtp_session *s)
+{
+    return s->rtcp_overhead;
+}
+
+static int map_status(srtp_err_status_t status)
+{
+    switch (status) {
+    case srtp_err_status_ok:
+        return MOAT_SRTP_OK;
+    case srtp_err_status_auth_fail:
+        return MOAT_SRTP_ERR_AUTH;
+    case srtp_err_status_replay_fail:
+    case srtp_err_status_replay_old:
+        return MOAT_SRTP_ERR_REPLAY;
+    default:
+        return MOAT_SRTP_ERR_OTHER;
+    }
+}
+
+typedef srtp_err_status_t (*srtp_transform)(srtp_t, void *, int *);
+
+/* libsrtp writes exactly the tag (and SRTCP index) past the packet when no
+ * MKI is used, so the room checked here is all it needs. */
+static int protect(srtp_t ctx, srtp_transform transform, size_t overhead, uint8_t *packet,
+                   size_t *length, size_t capacity)
+{
+    if (packet == NULL || length == NULL || *length > (size_t)INT_MAX - overhead)
+        return MOAT_SRTP_ERR_INVALID;
+    if (capacity < *length || capacity - *length < overhead)
+        return MOAT_SRTP_ERR_NOSPACE;
+    int len = (int)*length;
+    int rc = map_status(transform(ctx, packet, &len));
+    if (rc == MOAT_SRTP_OK)
+        *length = (size_t)len;
+    return rc;
+}
+
+static int unprotect(srtp_t ctx, srtp_transform transform, uint8_t *packet, size_t *length)
+{
+    if (packet == NULL || length == NULL || *length > (size_t)INT_MAX)
+        return MOAT_SRTP_ERR_OTHER;
+    int len = (int)*length;
+    int rc = map_status(transform(ctx, packet, &len));
+    if (rc == MOAT_SRTP_OK)
+        *length = (size_t)len;
+    return rc;
+}
+
+int moat_srtp_protect_rtp(moat_srtp_session *s, uint8_t *packet, size_t *length, size_t capacity)
+{
+    return protect(s->outbound, srtp_protect, s->rtp_overhead, packet, length, capacity);
+}
+
+int moat_srtp_protect_rtcp(moat_srtp_session *s, uint8_t *packet, size_t *length, size_t capacity)
+{
+    return protect(s->outbound, srtp_protect_rtcp, s->rtcp_overhead, packet, length, capacity);
+}
+
+int moat_srtp_unprotect_rtp(moat_srtp_session *s, uint8_t *packet, size_t *length)
+{
+    return unprotect(s->inbound, srtp_unprotect, packet, length);
+}
+
+int moat_srtp_unprotect_rtcp(moat_srtp_session *s, uint8_t *packet, size_t *length)
+{
+    return unprotect(s->inbound, srtp_unprotect_rtcp, packet, length);
+}

@@ -1,0 +1,55 @@
+/* One SRTP session per DTLS-SRTP transport: an outbound libsrtp context keyed
+ * with our key and an inbound one keyed with the peer's. A session is used by
+ * one media worker only; libsrtp contexts are not thread-safe. */
+#ifndef MOAT_SRTP_SESSION_H
+#define MOAT_SRTP_SESSION_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "srtp/srtp_keying.h"
+
+typedef struct moat_srtp_session moat_srtp_session;
+
+enum {
+    MOAT_SRTP_OK          = 0,
+    MOAT_SRTP_ERR_AUTH    = -1, /* authentication tag did not verify */
+    MOAT_SRTP_ERR_REPLAY  = -2, /* index already seen or older than the replay window */
+    MOAT_SRTP_ERR_OTHER   = -3, /* malformed packet, unknown stream, cipher failure */
+    MOAT_SRTP_ERR_NOSPACE = -4, /* the buffer cannot hold the tag (protect only) */
+    MOAT_SRTP_ERR_INVALID = -5  /* bad argument (length out of range) */
+};
+
+/* Calls srtp_init() exactly once per process; safe from any thread.
+ * moat_srtp_session_new() calls it too, so explicit use is optional.
+ * Returns MOAT_SRTP_OK or MOAT_SRTP_ERR_OTHER. */
+int moat_srtp_library_init(void);
+
+/* Outbound from keys->local_*, inbound from keys->remote_*, replay window
+ * 1024, repeated transmission of an index allowed (NACK retransmissions are
+ * re-protected with the same index). The keying is copied. */
+moat_srtp_session *moat_srtp_session_new(const moat_srtp_keying *keys, char *error,
+                                         size_t error_size);
+void moat_srtp_session_free(moat_srtp_session *s);
+
+/* Bytes protect adds to an RTP / RTCP packet for this session's profile. */
+size_t moat_srtp_session_rtp_overhead(const moat_srtp_session *s);
+size_t moat_srtp_session_rtcp_overhead(const moat_srtp_session *s);
+
+/* In place. *length is the plain packet's length on entry and the protected
+ * one on return; capacity (the buffer's size) must be at least
+ * *length + the overhead above. */
+int moat_srtp_protect_rtp(moat_srtp_session *s, uint8_t *packet, size_t *length, size_t capacity);
+int moat_srtp_protect_rtcp(moat_srtp_session *s, uint8_t *packet, size_t *length,
+                           size_t capacity);
+
+/* In place; on success *length is the plain packet's length. Returns
+ * MOAT_SRTP_OK, MOAT_SRTP_ERR_AUTH, MOAT_SRTP_ERR_REPLAY or
+ * MOAT_SRTP_ERR_OTHER. */
+int moat_srtp_unprotect_rtp(moat_srtp_session *s, uint8_t *packet, size_t *length);
+int moat_srtp_unprotect_rtcp(moat_srtp_session *s, uint8_t *packet, size_t *length);
+
+/* "libsrtp2 2.5.0" */
+const char *moat_srtp_library_version(void);
+
+#endif

@@ -1,0 +1,50 @@
+/* Per-session state of the echo plugin: a copy of the negotiated m-lines,
+ * what has been learned about the peer's streams, and counters. Allocated in
+ * attach, freed in detach; media callbacks run on one worker, so only the
+ * counters (also read by handle_message on the control thread) are atomic. */
+#ifndef MOAT_ECHO_SESSION_H
+#define MOAT_ECHO_SESSION_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "plugin.h"
+
+/* Room for a media and an RTX SSRC on every m-line. */
+#define MOAT_ECHO_MAX_SSRCS (2 * MOAT_PLUGIN_MAX_MEDIA)
+/* At most one keyframe request per stream in this interval. */
+#define MOAT_ECHO_PLI_INTERVAL_US 500000u
+
+/* The peer's stream on one m-line. Only one SSRC per m-line is echoed (the
+ * declared one, else the first seen with payload), because the gateway
+ * announced a single local SSRC for it: echoing a second stream (RTX,
+ * simulcast layers) onto it would interleave two sequence spaces. */
+typedef struct {
+    bool primary_known;
+    uint32_t primary_ssrc;
+    bool seen;
+    bool pli_sent;
+    uint64_t last_pli_us;
+} moat_echo_stream;
+
+typedef struct {
+    uint32_t ssrc;
+    size_t media_index;
+} moat_echo_ssrc_entry;
+
+typedef struct {
+    moat_plugin_session *handle;
+    const moat_gateway_calls *gateway;
+    bool hung_up;
+    size_t n_media;
+    moat_media_info media[MOAT_PLUGIN_MAX_MEDIA];
+    moat_echo_stream streams[MOAT_PLUGIN_MAX_MEDIA];
+    size_t n_ssrcs;
+    moat_echo_ssrc_entry ssrcs[MOAT_ECHO_MAX_SSRCS];
+    atomic_uint_fast64_t echoed_rtp;
+    atomic_uint_fast64_t echoed_data;
+} moat_echo_session;
+
+#endif
