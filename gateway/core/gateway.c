@@ -112,8 +112,10 @@ int moat_gateway_start(moat_gateway *gateway, char *error, size_t error_size)
 {
     moat_log_set_level((moat_log_level)moat_log_level_parse(gateway->config.log_level));
     gateway->started_us = (uint64_t)g_get_monotonic_time();
-    if (moat_srtp_library_init(error, error_size) != 0)
+    if (moat_srtp_library_init() != 0) {
+        snprintf(error, error_size, "cannot initialise libsrtp");
         return -1;
+    }
     if (moat_sctp_stack_init() != 0) {
         snprintf(error, error_size, "cannot initialise the SCTP stack");
         return -1;

@@ -195,6 +195,8 @@ void moat_session_handle_stun(moat_session *session, const struct sockaddr_in6 *
         /* The restarted credentials are in use: the old ones stop working. */
         moat_worker_unbind_ufrag(session->worker, session->previous_local_ufrag);
         session->previous_local_ufrag[0] = '\0';
+        moat_log_info("session", "session %s: ICE restart complete, new credentials in use",
+                      session->id);
     }
     /* An ICE-lite agent takes the controlling side's nomination; before any
      * nomination the first checked pair carries DTLS. */

@@ -1,21 +1,33 @@
 #include "core/version.h"
 
 #include <jansson.h>
-#include <nice/version.h>
 #include <openssl/crypto.h>
+#include <srtp2/cipher.h>
 #include <srtp2/srtp.h>
+#include <string.h>
 #include <stdio.h>
-#include <usrsctp.h>
 
-#ifndef MOAT_SRTP_CRYPTO_BACKEND
-#define MOAT_SRTP_CRYPTO_BACKEND "unknown"
-#endif
+/* libsrtp names its cipher implementations; the AES-ICM one says which
+ * crypto library does the work ("AES-128 counter mode using openssl"). */
+extern const srtp_cipher_type_t srtp_aes_icm_128;
+
+static const char *srtp_crypto_backend(void)
+{
+    const char *description = srtp_aes_icm_128.description;
+    if (!description)
+        return "unknown";
+    if (strstr(description, "openssl"))
+        return "openssl";
+    if (strstr(description, "nss"))
+        return "nss";
+    return "builtin";
+}
 
 void moat_version_print(void)
 {
     printf("moat %s\n", MOAT_VERSION);
     printf("libsrtp %s (crypto backend: %s)\n", srtp_get_version_string(),
-           MOAT_SRTP_CRYPTO_BACKEND);
+           srtp_crypto_backend());
     printf("OpenSSL %s\n", OpenSSL_version(OPENSSL_VERSION));
-    printf("libnice %s, jansson %s\n", NICE_VERSION_STRING, JANSSON_VERSION);
+    printf("jansson %s\n", JANSSON_VERSION);
 }

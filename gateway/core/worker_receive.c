@@ -3,6 +3,7 @@
 #include "core/session.h"
 #include "ice/ice_checker.h"
 #include "ice/stun_classify.h"
+#include "ice/stun_username.h"
 
 #include <errno.h>
 #include <glib.h>

@@ -1,7 +1,13 @@
 /* libFuzzer target for everything the ICE code does with a STUN datagram
  * from the network: classification, USERNAME routing, and the full
  * connectivity check (libnice validation included) with fixed credentials,
- * with the peer seen as IPv4 and as v4-mapped IPv6. */
+ * with the peer seen as IPv4 and as v4-mapped IPv6.
+ *
+ * A fuzzer cannot forge HMAC-SHA1, so each input is also checked a second
+ * time after re-signing it with the fixed password (MESSAGE-INTEGRITY and a
+ * trailing FINGERPRINT recomputed): that reaches the code behind
+ * authentication (ICE attributes, role conflict, reply building) with
+ * arbitrary attributes. */
 #include "ice/ice_checker.h"
 #include "ice/stun_attributes.h"
 #include "ice/stun_classify.h"
@@ -11,6 +17,9 @@
 #include <netinet/in.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <openssl/evp.h>
+#include <openssl/hmac.h>
 
 #define FUZZ_LOCAL_UFRAG  "Lk9fQm2x"
 #define FUZZ_LOCAL_PWD    "p4ssw0rdP4SSW0RDpassw0rd"
@@ -28,6 +37,56 @@ static moat_ice_checker *checker(void)
             abort();
     }
     return c;
+}
+
+static uint32_t crc32_of(const uint8_t *data, size_t length)
+{
+    uint32_t crc = 0xFFFFFFFFu;
+    for (size_t i = 0; i < length; i++) {
+        crc ^= data[i];
+        for (int k = 0; k < 8; k++)
+            crc = (crc >> 1) ^ (0xEDB88320u & (0u - (crc & 1u)));
+    }
+    return ~crc;
+}
+
+static void put32(uint8_t *p, uint32_t v)
+{
+    p[0] = (uint8_t)(v >> 24);
+    p[1] = (uint8_t)(v >> 16);
+    p[2] = (uint8_t)(v >> 8);
+    p[3] = (uint8_t)v;
+}
+
+/* RFC 8489 §14.5/§14.7 over the first 20-byte MESSAGE-INTEGRITY, and the
+ * FINGERPRINT if it directly follows and ends the message. Returns false if
+ * the input has nothing to sign. */
+static bool resign(uint8_t *m, size_t size)
+{
+    if (moat_stun_classify(m, size) != MOAT_STUN_BINDING_REQUEST)
+        return false;
+    moat_stun_attribute_iter it;
+    moat_stun_attribute attribute;
+    moat_stun_attribute_iter_init(&it, m, size);
+    while (moat_stun_attribute_next(&it, &attribute) == 1) {
+        if (attribute.type != MOAT_STUN_ATTR_MESSAGE_INTEGRITY || attribute.length != 20)
+            continue;
+        size_t at = (size_t)(attribute.value - m) - 4;
+        uint8_t saved[2] = {m[2], m[3]};
+        m[2] = (uint8_t)((at + 4) >> 8);
+        m[3] = (uint8_t)(at + 4);
+        unsigned int mac_length = 0;
+        HMAC(EVP_sha1(), FUZZ_LOCAL_PWD, (int)strlen(FUZZ_LOCAL_PWD), m, at, m + at + 4,
+             &mac_length);
+        m[2] = saved[0];
+        m[3] = saved[1];
+        size_t fp = at + 24;
+        if (fp + 8 == size && m[fp] == 0x80 && m[fp + 1] == 0x28 && m[fp + 2] == 0 &&
+            m[fp + 3] == 4)
+            put32(m + fp + 4, crc32_of(m, fp) ^ 0x5354554Eu);
+        return true;
+    }
+    return false;
 }
 
 static void check_reply(moat_ice_check_result r, const uint8_t *reply, size_t reply_length)
@@ -85,6 +144,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                                         NULL, (const struct sockaddr *)&mapped, sizeof mapped,
                                         reply, &reply_length, &info);
     check_reply(r, reply, reply_length);
+
+    if (resign(copy, size)) {
+        reply_length = sizeof reply;
+        r = moat_ice_checker_handle_request(checker(), copy, size, FUZZ_LOCAL_UFRAG, FUZZ_LOCAL_PWD,
+                                            NULL, (const struct sockaddr *)&v4, sizeof v4, reply,
+                                            &reply_length, &info);
+        check_reply(r, reply, reply_length);
+    }
 
     free(copy);
     return 0;

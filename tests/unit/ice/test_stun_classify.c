@@ -1,26 +1,12 @@
 /* moat_stun_classify and the bounded attribute walk. */
 #include "ice/stun_attributes.h"
 #include "ice/stun_classify.h"
+#include "stun_test_bytes.h"
 #include "stun_test_client.h"
 
 #include <string.h>
 
 #include <glib.h>
-
-static void put16(uint8_t *p, uint16_t v)
-{
-    p[0] = (uint8_t)(v >> 8);
-    p[1] = (uint8_t)v;
-}
-
-static void put_header(uint8_t *p, uint16_t type, uint16_t body_length)
-{
-    static const uint8_t cookie_and_id[16] = {0x21, 0x12, 0xA4, 0x42, 9, 9, 9, 9,
-                                              9,    9,    9,    9,    9, 9, 9, 9};
-    put16(p, type);
-    put16(p + 2, body_length);
-    memcpy(p + 4, cookie_and_id, sizeof cookie_and_id);
-}
 
 static void test_libnice_messages(void)
 {
@@ -59,7 +45,7 @@ static void test_header_classes(void)
     };
     uint8_t message[24] = {0};
     for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
-        put_header(message, cases[i].type, 4);
+        test_put_stun_header(message, cases[i].type, 4);
         g_assert_cmpint(moat_stun_classify(message, sizeof message), ==, cases[i].kind);
     }
 }
@@ -68,14 +54,14 @@ static void test_malformed_headers(void)
 {
     uint8_t message[64] = {0};
 
-    put_header(message, 0x0001, 8); /* says 8, carries 44 */
+    test_put_stun_header(message, 0x0001, 8); /* says 8, carries 44 */
     g_assert_cmpint(moat_stun_classify(message, sizeof message), ==, MOAT_STUN_MALFORMED);
-    put_header(message, 0x0001, 42); /* matches the datagram, but not a multiple of 4 */
+    test_put_stun_header(message, 0x0001, 42); /* matches the datagram, but not a multiple of 4 */
     g_assert_cmpint(moat_stun_classify(message, 62), ==, MOAT_STUN_MALFORMED);
-    put_header(message, 0x0001, 0xFFFC); /* says far more than was received */
+    test_put_stun_header(message, 0x0001, 0xFFFC); /* says far more than was received */
     g_assert_cmpint(moat_stun_classify(message, sizeof message), ==, MOAT_STUN_MALFORMED);
 
-    put_header(message, 0x0001, 44);
+    test_put_stun_header(message, 0x0001, 44);
     g_assert_cmpint(moat_stun_classify(message, sizeof message), ==, MOAT_STUN_BINDING_REQUEST);
     message[4] ^= 0x01; /* no magic cookie */
     g_assert_cmpint(moat_stun_classify(message, sizeof message), ==, MOAT_STUN_NOT_STUN);
@@ -84,7 +70,7 @@ static void test_malformed_headers(void)
 static void test_short_input(void)
 {
     uint8_t message[20] = {0};
-    put_header(message, 0x0001, 0);
+    test_put_stun_header(message, 0x0001, 0);
     g_assert_cmpint(moat_stun_classify(message, 20), ==, MOAT_STUN_BINDING_REQUEST);
     for (size_t length = 0; length < 20; length++) {
         uint8_t *copy = g_memdup2(message, length);
@@ -139,14 +125,14 @@ static void test_attribute_walk(void)
     moat_stun_attribute_iter it;
     moat_stun_attribute attribute;
 
-    put_header(message, 0x0001, 20);
-    put16(message + 20, 0x0006); /* USERNAME "abc:d" padded to 8 */
-    put16(message + 22, 5);
+    test_put_stun_header(message, 0x0001, 20);
+    test_put16(message + 20, 0x0006); /* USERNAME "abc:d" padded to 8 */
+    test_put16(message + 22, 5);
     memcpy(message + 24, "abc:d", 5);
-    put16(message + 32, 0x0025); /* USE-CANDIDATE */
-    put16(message + 34, 0);
-    put16(message + 36, 0x8022); /* SOFTWARE, empty */
-    put16(message + 38, 0);
+    test_put16(message + 32, 0x0025); /* USE-CANDIDATE */
+    test_put16(message + 34, 0);
+    test_put16(message + 36, 0x8022); /* SOFTWARE, empty */
+    test_put16(message + 38, 0);
     moat_stun_attribute_iter_init(&it, message, sizeof message);
     g_assert_cmpint(moat_stun_attribute_next(&it, &attribute), ==, 1);
     g_assert_cmpuint(attribute.type, ==, 0x0006);
@@ -161,11 +147,11 @@ static void test_attribute_walk(void)
 
     /* A value whose padding runs past the end (13 -> 16 bytes, 12 left),
      * then a header cut in half: both -1, and the iterator stays failed. */
-    put16(message + 22, 13);
+    test_put16(message + 22, 13);
     moat_stun_attribute_iter_init(&it, message, 36);
     g_assert_cmpint(moat_stun_attribute_next(&it, &attribute), ==, -1);
     g_assert_cmpint(moat_stun_attribute_next(&it, &attribute), ==, -1);
-    put16(message + 22, 5);
+    test_put16(message + 22, 5);
     moat_stun_attribute_iter_init(&it, message, 34);
     g_assert_cmpint(moat_stun_attribute_next(&it, &attribute), ==, 1);
     g_assert_cmpint(moat_stun_attribute_next(&it, &attribute), ==, -1);

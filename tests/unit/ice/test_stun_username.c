@@ -1,5 +1,6 @@
 /* moat_stun_local_ufrag: session routing by the local half of USERNAME. */
 #include "ice/stun_username.h"
+#include "stun_test_bytes.h"
 #include "stun_test_client.h"
 
 #include <string.h>
@@ -62,48 +63,34 @@ static void test_no_username(void)
     g_assert_cmpint(moat_stun_local_ufrag(request, length, ufrag, sizeof ufrag), ==, -1);
 }
 
-static void put16(uint8_t *p, uint16_t v)
-{
-    p[0] = (uint8_t)(v >> 8);
-    p[1] = (uint8_t)v;
-}
-
-static void put_header(uint8_t *p, uint16_t body_length)
-{
-    static const uint8_t cookie_and_id[16] = {0x21, 0x12, 0xA4, 0x42};
-    put16(p, 0x0001);
-    put16(p + 2, body_length);
-    memcpy(p + 4, cookie_and_id, sizeof cookie_and_id);
-}
-
 static void test_hand_made(void)
 {
     uint8_t message[64] = {0};
     char ufrag[64];
 
     /* USERNAME after MESSAGE-INTEGRITY is not covered by it: ignored. */
-    put_header(message, 36);
-    put16(message + 20, 0x0008);
-    put16(message + 22, 20);
-    put16(message + 44, 0x0006);
-    put16(message + 46, 6);
+    test_put_stun_header(message, 0x0001, 36);
+    test_put16(message + 20, 0x0008);
+    test_put16(message + 22, 20);
+    test_put16(message + 44, 0x0006);
+    test_put16(message + 46, 6);
     memcpy(message + 48, "abcd:e", 6);
     g_assert_cmpint(moat_stun_local_ufrag(message, 56, ufrag, sizeof ufrag), ==, -1);
     /* The same USERNAME first is found. */
     memset(message + 20, 0, 44);
-    put16(message + 20, 0x0006);
-    put16(message + 22, 6);
+    test_put16(message + 20, 0x0006);
+    test_put16(message + 22, 6);
     memcpy(message + 24, "abcd:e", 6);
-    put16(message + 32, 0x0008);
-    put16(message + 34, 20);
+    test_put16(message + 32, 0x0008);
+    test_put16(message + 34, 20);
     g_assert_cmpint(moat_stun_local_ufrag(message, 56, ufrag, sizeof ufrag), ==, 0);
     g_assert_cmpstr(ufrag, ==, "abcd");
 
     /* USERNAME claiming more bytes than the datagram has. */
     memset(message, 0, sizeof message);
-    put_header(message, 12);
-    put16(message + 20, 0x0006);
-    put16(message + 22, 400);
+    test_put_stun_header(message, 0x0001, 12);
+    test_put16(message + 20, 0x0006);
+    test_put16(message + 22, 400);
     memcpy(message + 24, "abcd:efg", 8);
     g_assert_cmpint(moat_stun_local_ufrag(message, 32, ufrag, sizeof ufrag), ==, -1);
 

@@ -1,1 +1,0 @@
-typedef int moat_core_placeholder_unused;

@@ -1,0 +1,128 @@
+/* One SCTP association over DTLS (RFC 8261) carrying WebRTC data channels
+ * (RFC 8831) opened with DCEP (RFC 8832) or negotiated out of band. SCTP
+ * packets come in and go out as byte buffers; there is no socket.
+ *
+ * Threading: an association belongs to the thread that last called one of
+ * these functions on it (the session's media worker). Every callback runs on
+ * that thread, synchronously inside one of these calls or inside
+ * moat_sctp_stack_handle_timers on that thread, never inside usrsctp's own
+ * frames. So callbacks may call back into the association (send from
+ * message, free from association_state, ...). Calls on one association must
+ * not overlap from two threads. */
+#ifndef MOAT_SCTP_ASSOCIATION_H
+#define MOAT_SCTP_ASSOCIATION_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "sctp/data_channel.h"
+#include "sctp/sctp_tuning.h"
+
+typedef struct moat_sctp_association moat_sctp_association;
+
+typedef struct {
+    /* An SCTP packet to encrypt into one DTLS record (at most MOAT_SCTP_MTU
+     * bytes). */
+    void (*send_packet)(void *user, const uint8_t *packet, size_t length);
+    /* The peer opened a channel with DCEP and we acknowledged it. */
+    void (*channel_open)(void *user, const moat_data_channel_info *info);
+    /* A whole message. ppid is MOAT_SCTP_PPID_STRING/BINARY, or
+     * STRING_EMPTY/BINARY_EMPTY with length 0 (the byte SCTP needs on the wire
+     * is not passed on); other PPIDs are passed as received. data may be NULL
+     * when length is 0. */
+    void (*message)(void *user, uint16_t stream_id, uint32_t ppid, const uint8_t *data,
+                    size_t length);
+    /* The peer reset its outgoing stream: after it closed the channel (we
+     * then reset ours too) or in answer to our close. Once per channel. */
+    void (*channel_closed)(void *user, uint16_t stream_id);
+    /* true once the association is established; false once after that when
+     * it ends (shutdown complete, abort, lost), or when it could not be
+     * established. */
+    void (*association_state)(void *user, bool up);
+    /* Everything queued has been acknowledged. */
+    void (*sender_dry)(void *user);
+    /* Optional (may be NULL): a send returned -EAGAIN and there is room in
+     * the send buffer again. */
+    void (*writable)(void *user);
+} moat_sctp_callbacks;
+
+typedef struct {
+    uint64_t messages_received, messages_sent, bytes_received, bytes_sent;
+    /* PR-SCTP messages the sender gave up on (SCTP_SEND_FAILED_EVENT). */
+    uint64_t messages_abandoned;
+    /* Peer messages dropped: malformed or unacceptable DCEP, data on a stream
+     * without a channel, messages over MOAT_SCTP_MAX_RECEIVE_MESSAGE_SIZE. */
+    uint64_t messages_dropped;
+} moat_sctp_counters;
+
+/* is_dtls_client picks our stream id parity for DCEP channels: even for the
+ * DTLS client, odd for the server (RFC 8832 §6). Ports come from
+ * a=sctp-port (5000 by default). max_message_size is the peer's
+ * a=max-message-size: larger sends fail with -EMSGSIZE; 0 means the peer set
+ * no limit, which leaves ours (MOAT_SCTP_SOCKET_BUFFER_SIZE). cb and user are
+ * copied/kept. moat_sctp_stack_init must have succeeded. NULL on failure, with
+ * a reason in error. */
+moat_sctp_association *moat_sctp_association_new(bool is_dtls_client, uint16_t local_port,
+                                                 uint16_t remote_port, uint32_t max_message_size,
+                                                 const moat_sctp_callbacks *cb, void *user,
+                                                 char *error, size_t error_size);
+
+/* Starts the association (both ends connect, RFC 8841 §5); call once DTLS is
+ * up. A packet received earlier starts it too, since DTLS must be up then.
+ * 0 or -errno. */
+int moat_sctp_association_connect(moat_sctp_association *a);
+
+/* One decrypted DTLS record: an SCTP packet from the peer. Anything is
+ * accepted; what SCTP rejects is dropped. */
+void moat_sctp_association_receive(moat_sctp_association *a, const uint8_t *packet,
+                                   size_t length);
+
+/* Sends one message on an open channel with the channel's ordering and
+ * partial reliability. ppid is MOAT_SCTP_PPID_STRING or _BINARY (length 0
+ * goes out as _STRING_EMPTY/_BINARY_EMPTY with one byte, RFC 8831 §6.6), or
+ * one of the _EMPTY ones (data ignored). Returns 0, or -EAGAIN when the send
+ * buffer cannot take the whole message now (retry after writable or
+ * sender_dry), -EMSGSIZE above the peer's max message size, -ENOENT for no
+ * such channel, -EPIPE when the channel is closing, -ENOTCONN before the
+ * association is up, -ESHUTDOWN after shutdown, -EINVAL for another PPID. */
+int moat_sctp_association_send(moat_sctp_association *a, uint16_t stream_id, uint32_t ppid,
+                               const uint8_t *data, size_t length);
+
+/* Opens a channel. With info->negotiated the channel uses info->stream_id
+ * and no DCEP is sent (the peer must open the same id); otherwise an unused id
+ * of our parity is picked, info->stream_id is ignored and DCEP OPEN is sent
+ * (as soon as the association is up, if it is not yet). The id is written to
+ * *stream_id_out. 0, -EINVAL (see moat_data_channel_info_check), -EEXIST
+ * (negotiated id in use), -ENOSPC (no free stream id), -ESHUTDOWN. */
+int moat_sctp_association_open_channel(moat_sctp_association *a,
+                                       const moat_data_channel_info *info,
+                                       uint16_t *stream_id_out);
+
+/* Closes a channel by resetting our outgoing stream (RFC 8831 §6.7) once
+ * what is queued on it has been sent. channel_closed follows when the peer
+ * resets its side. 0, -ENOENT, or -errno from usrsctp. */
+int moat_sctp_association_close_channel(moat_sctp_association *a, uint16_t stream_id);
+
+/* The channel's parameters; 0 or -ENOENT. */
+int moat_sctp_association_channel_info(const moat_sctp_association *a, uint16_t stream_id,
+                                       moat_data_channel_info *info);
+
+/* Graceful close: refuses new messages, waits until everything queued has
+ * been acknowledged (sender dry), then sends SCTP SHUTDOWN.
+ * association_state(false) follows when the shutdown completes. */
+void moat_sctp_association_shutdown(moat_sctp_association *a);
+
+/* Bytes queued in the send buffer, sent or not, not yet acknowledged. */
+size_t moat_sctp_association_buffered_amount(moat_sctp_association *a);
+
+void moat_sctp_association_counters(const moat_sctp_association *a, moat_sctp_counters *out);
+
+/* Frees at once, aborting the association if it is still up (an ABORT is
+ * produced but not passed to send_packet: no callback runs from here). For a
+ * graceful end call shutdown and free after association_state(false). Safe
+ * from inside a callback of this association: the free then happens when the
+ * callback returns and no further callback runs. */
+void moat_sctp_association_free(moat_sctp_association *a);
+
+#endif

@@ -1,0 +1,90 @@
+/* The association's state, shared by the files that implement it:
+ * sctp_association.c (lifecycle, sending, the delivery loop),
+ * sctp_channel_control.c (DCEP and stream resets) and sctp_notification.c
+ * (usrsctp notifications). Not for use outside gateway/sctp. */
+#ifndef MOAT_SCTP_ASSOCIATION_PRIVATE_H
+#define MOAT_SCTP_ASSOCIATION_PRIVATE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <glib.h>
+
+#include "sctp/data_channel.h"
+#include "sctp/sctp_association.h"
+#include "sctp/sctp_mailbox.h"
+#include "sctp/sctp_message_assembly.h"
+
+struct socket;
+
+struct moat_sctp_association {
+    moat_sctp_callbacks cb;
+    void *user;
+    struct socket *sock;
+    moat_sctp_mailbox mailbox;
+    GByteArray *packets; /* packets taken from the mailbox, being delivered */
+    uint8_t *receive_buffer;
+    moat_sctp_message_assembly *assembly;
+    moat_data_channel_table *channels;
+    moat_sctp_counters counters;
+
+    bool is_dtls_client;
+    uint16_t remote_port;
+    size_t max_send_size;
+    uint16_t out_streams; /* negotiated; 0 until up */
+
+    bool connect_started;
+    bool up;            /* association established and not ended */
+    bool ended;         /* association_state(false) has been reported */
+    bool eof;           /* usrsctp_recvv returned 0: nothing more to read */
+    bool shutdown_requested;
+    bool shutdown_sent;
+    bool send_blocked;  /* a send returned -EAGAIN; report writable */
+    bool channel_work;  /* some channel has a DCEP message or reset to retry */
+
+    /* Re-entrancy: callbacks run inside deliver and may call back in. */
+    unsigned delivering;
+    bool deliver_again;
+    bool free_requested;
+};
+
+/* Whether callbacks may still run (not after free was requested). */
+static inline bool moat_sctp_association_live(const moat_sctp_association *a)
+{
+    return !a->free_requested;
+}
+
+/* Runs everything pending for the association on the calling thread: hands
+ * queued packets to send_packet, reads messages and notifications, retries
+ * DCEP messages and resets. Nested calls (from callbacks) return at once and
+ * make the outer call loop again. */
+void moat_sctp_association_deliver(moat_sctp_association *a);
+
+/* Queues one message with explicit parameters. 0 or -errno (-EAGAIN when the
+ * send buffer is full). pr_policy is an SCTP_PR_SCTP_* value. */
+int moat_sctp_association_send_raw(moat_sctp_association *a, uint16_t stream_id, uint32_t ppid,
+                                   const uint8_t *data, size_t length, bool unordered,
+                                   uint16_t pr_policy, uint32_t pr_value);
+
+/* Reports association_state(false) once, if it has not been reported. */
+void moat_sctp_association_report_down(moat_sctp_association *a);
+
+/* sctp_notification.c: one whole notification read from the socket. */
+void moat_sctp_notification_handle(moat_sctp_association *a, const uint8_t *data, size_t length);
+
+/* sctp_channel_control.c */
+/* A message with PPID 50 on stream_id. */
+void moat_sctp_channels_handle_dcep(moat_sctp_association *a, uint16_t stream_id,
+                                    const uint8_t *data, size_t length);
+/* A user message arrived on a channel we opened: it implies the ACK. */
+void moat_sctp_channels_data_seen(moat_sctp_association *a, moat_data_channel *ch);
+/* The association came up: send the OPENs of channels created before. */
+void moat_sctp_channels_association_up(moat_sctp_association *a);
+/* Retries DCEP messages and stream resets that could not be issued before. */
+void moat_sctp_channels_retry(moat_sctp_association *a);
+/* A stream reset event: flags SCTP_STREAM_RESET_*; count 0 means all. */
+void moat_sctp_channels_stream_reset(moat_sctp_association *a, uint16_t flags,
+                                     const uint16_t *streams, size_t count);
+
+#endif

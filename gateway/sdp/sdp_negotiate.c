@@ -1,0 +1,266 @@
+#include "sdp_negotiate.h"
+#include "sdp_direction.h"
+#include "sdp_lex.h"
+#include "sdp_srtpplus.h"
+
+#include <string.h>
+#include <sys/random.h>
+
+#define URI_MID         "urn:ietf:params:rtp-hdrext:sdes:mid"
+#define URI_AUDIO_LEVEL "urn:ietf:params:rtp-hdrext:ssrc-audio-level"
+#define URI_ABS_SEND    "http://www.webrtc.org/experiments/rtp-hdrext/abs-send-time"
+
+static const char *const accepted_extensions[] = {
+    URI_MID,
+    URI_AUDIO_LEVEL,
+    URI_ABS_SEND,
+    "urn:ietf:params:rtp-hdrext:toffset",
+    "urn:3gpp:video-orientation",
+};
+
+#define DEFAULT_MAX_MESSAGE_SIZE        262144
+#define DEFAULT_REMOTE_SCTP_PORT        5000
+#define DEFAULT_REMOTE_MAX_MESSAGE_SIZE 65536 /* RFC 8841 §6 when absent */
+
+static bool in_bundle(const moat_sdp *offer, const moat_sdp_media *m)
+{
+    for (size_t i = 0; i < offer->n_bundle_mids && m->mid[0] != '\0'; i++)
+        if (strcmp(offer->bundle_mids[i], m->mid) == 0)
+            return true;
+    return false;
+}
+
+/* The gateway runs one ICE/DTLS transport per session: with BUNDLE it takes
+ * the m-lines of the (first) group, without it only the first m-line it
+ * can accept, since every other one would need a transport of its own. */
+static bool eligible(const moat_sdp *offer, const moat_sdp_media *m, bool have_transport)
+{
+    if (!m->kind_known || (m->port == 0 && !m->bundle_only))
+        return false;
+    if (offer->n_bundle_mids > 0)
+        return in_bundle(offer, m);
+    return !have_transport;
+}
+
+static bool rtp_proto_supported(const char *proto)
+{
+    /* JSEP (RFC 8829 §5.1.2) has answerers take both spellings of the
+     * DTLS-SRTP profile and answer with the one offered. */
+    return strcmp(proto, "UDP/TLS/RTP/SAVPF") == 0 || strcmp(proto, "RTP/SAVPF") == 0;
+}
+
+static bool data_proto_supported(const moat_sdp_media *m)
+{
+    /* "DTLS/SCTP 5000" with a=sctpmap is the pre-RFC 8841 form; answering it
+     * would need the old SCTP port negotiation, so it is rejected. */
+    return strcmp(m->proto, "UDP/DTLS/SCTP") == 0 &&
+           strcmp(m->first_format, "webrtc-datachannel") == 0;
+}
+
+static bool extension_accepted(const char *uri)
+{
+    for (size_t i = 0; i < G_N_ELEMENTS(accepted_extensions); i++)
+        if (strcmp(uri, accepted_extensions[i]) == 0)
+            return true;
+    return false;
+}
+
+static void select_extmaps(const moat_sdp_media *m, moat_sdp_plan_media *pm)
+{
+    for (size_t i = 0; i < m->n_extmaps; i++) {
+        if (!extension_accepted(m->extmaps[i].uri))
+            continue;
+        bool duplicate = false;
+        for (size_t j = 0; j < pm->n_extmaps && !duplicate; j++)
+            duplicate = strcmp(m->extmaps[pm->extmaps[j]].uri, m->extmaps[i].uri) == 0;
+        if (!duplicate)
+            pm->extmaps[pm->n_extmaps++] = i;
+    }
+}
+
+static int rejected_rtcp_mux(size_t index, const moat_sdp_media *m, char *error,
+                             size_t error_size)
+{
+    if (m->mid[0] != '\0')
+        moat_sdp_errorf(error, error_size, "m-line %zu (mid %s): rtcp-mux required", index + 1,
+                        m->mid);
+    else
+        moat_sdp_errorf(error, error_size, "m-line %zu: rtcp-mux required", index + 1);
+    return -1;
+}
+
+static int plan_media(const moat_sdp *offer, moat_sdp_plan *plan, char *error, size_t error_size)
+{
+    bool have_data = false;
+    for (size_t i = 0; i < offer->n_media; i++) {
+        const moat_sdp_media *m = &offer->media[i];
+        moat_sdp_plan_media *pm = &plan->media[i];
+        if (!eligible(offer, m, plan->transport != NULL))
+            continue;
+        if (m->kind == MOAT_MEDIA_KIND_APPLICATION) {
+            if (!data_proto_supported(m) || have_data)
+                continue;
+            pm->data_channel = true;
+            have_data = true;
+        } else {
+            if (!m->is_rtp || !rtp_proto_supported(m->proto))
+                continue;
+            pm->n_codecs = moat_sdp_codec_select(m, pm->codecs, MOAT_SDP_MAX_ACCEPTED_CODECS);
+            if (pm->n_codecs == 0)
+                continue;
+            if (!m->rtcp_mux)
+                return rejected_rtcp_mux(i, m, error, error_size);
+            select_extmaps(m, pm);
+        }
+        pm->accepted = true;
+        if (plan->transport == NULL)
+            plan->transport = m;
+    }
+    if (plan->transport == NULL) {
+        moat_sdp_errorf(error, error_size, "no supported codec");
+        return -1;
+    }
+    return 0;
+}
+
+static bool is_retransmission(const moat_sdp_media *m, uint32_t ssrc)
+{
+    for (size_t i = 0; i < m->n_fids; i++)
+        if (m->fids[i].retransmission == ssrc)
+            return true;
+    return false;
+}
+
+static void remote_ssrcs(const moat_sdp_media *m, moat_sdp_negotiated_media *nm)
+{
+    for (size_t i = 0; i < m->n_ssrcs && nm->remote_ssrc == 0; i++)
+        if (!is_retransmission(m, m->ssrcs[i].ssrc))
+            nm->remote_ssrc = m->ssrcs[i].ssrc;
+    for (size_t i = 0; i < m->n_fids && nm->remote_ssrc != 0; i++) {
+        if (m->fids[i].primary == nm->remote_ssrc) {
+            nm->remote_rtx_ssrc = m->fids[i].retransmission;
+            break;
+        }
+    }
+}
+
+static bool ssrc_taken(const moat_sdp *offer, const moat_sdp_negotiation *out, uint32_t ssrc)
+{
+    for (size_t i = 0; i < offer->n_media; i++) {
+        if (out->media[i].local_ssrc == ssrc)
+            return true;
+        for (size_t j = 0; j < offer->media[i].n_ssrcs; j++)
+            if (offer->media[i].ssrcs[j].ssrc == ssrc)
+                return true;
+    }
+    return false;
+}
+
+/* SSRCs are drawn from the kernel CSPRNG: a predictable SSRC would let an
+ * off-path attacker aim forged packets at the stream. */
+static int local_ssrc(const moat_sdp *offer, const moat_sdp_negotiation *out, uint32_t *ssrc,
+                      char *error, size_t error_size)
+{
+    for (int attempt = 0; attempt < 32; attempt++) {
+        uint32_t value;
+        if (getrandom(&value, sizeof value, 0) != (ssize_t)sizeof value)
+            break;
+        if (value != 0 && !ssrc_taken(offer, out, value)) {
+            *ssrc = value;
+            return 0;
+        }
+    }
+    moat_sdp_errorf(error, error_size, "cannot draw a random SSRC");
+    return -1;
+}
+
+static void fill_rtp(const moat_sdp_media *m, const moat_sdp_plan_media *pm,
+                     moat_sdp_negotiated_media *nm)
+{
+    for (size_t c = 0; c < pm->n_codecs; c++) {
+        nm->payload_types[c] = pm->codecs[c].offered->pt;
+        g_strlcpy(nm->codec_names[c], pm->codecs[c].name, sizeof nm->codec_names[c]);
+        nm->clock_rates[c] = pm->codecs[c].clock_rate;
+    }
+    nm->n_payload_types = pm->n_codecs;
+    for (size_t e = 0; e < pm->n_extmaps; e++) {
+        const moat_sdp_extmap *x = &m->extmaps[pm->extmaps[e]];
+        uint8_t id = (uint8_t)x->id;
+        if (strcmp(x->uri, URI_MID) == 0)
+            nm->mid_extension_id = id;
+        else if (strcmp(x->uri, URI_AUDIO_LEVEL) == 0)
+            nm->audio_level_extension_id = id;
+        else if (strcmp(x->uri, URI_ABS_SEND) == 0)
+            nm->abs_send_time_extension_id = id;
+    }
+    remote_ssrcs(m, nm);
+}
+
+static void fill_transport(const moat_sdp *offer, const moat_sdp_answer_params *params,
+                           const moat_sdp_plan *plan, moat_sdp_negotiation *out)
+{
+    const moat_sdp_media *t = plan->transport;
+    g_strlcpy(out->remote_ufrag, t->ice_ufrag, sizeof out->remote_ufrag);
+    g_strlcpy(out->remote_pwd, t->ice_pwd, sizeof out->remote_pwd);
+    g_strlcpy(out->remote_fingerprint_alg, t->fingerprint_alg, sizeof out->remote_fingerprint_alg);
+    g_strlcpy(out->remote_fingerprint, t->fingerprint, sizeof out->remote_fingerprint);
+    if (t->setup == MOAT_SDP_SETUP_ACTIVE)
+        out->local_setup = MOAT_SDP_SETUP_PASSIVE;
+    else if (t->setup == MOAT_SDP_SETUP_PASSIVE)
+        out->local_setup = MOAT_SDP_SETUP_ACTIVE;
+    else
+        out->local_setup = params->setup;
+
+    /* SRTP+ is per transport: the scheme comes from the first accepted
+     * m-line that lists any, and the answer repeats it on every m-line. */
+    for (size_t i = 0; i < offer->n_media && !out->srtpplus; i++) {
+        const moat_sdp_media *m = &offer->media[i];
+        if (plan->media[i].accepted && m->n_srtpplus > 0)
+            out->srtpplus = moat_sdp_srtpplus_choose(
+                m->srtpplus, m->n_srtpplus, params->offer_srtpplus_prn,
+                params->offer_srtpplus_chain, &out->srtpplus_scheme);
+    }
+}
+
+int moat_sdp_negotiate(const moat_sdp *offer, const moat_sdp_answer_params *params,
+                       moat_sdp_plan *plan, moat_sdp_negotiation *out, char *error,
+                       size_t error_size)
+{
+    memset(plan, 0, sizeof *plan);
+    memset(out, 0, sizeof *out);
+    plan->max_message_size =
+        params->max_message_size != 0 ? params->max_message_size : DEFAULT_MAX_MESSAGE_SIZE;
+    if (plan_media(offer, plan, error, error_size) < 0)
+        return -1;
+
+    out->n_media = offer->n_media;
+    for (size_t i = 0; i < offer->n_media; i++) {
+        const moat_sdp_media *m = &offer->media[i];
+        const moat_sdp_plan_media *pm = &plan->media[i];
+        moat_sdp_negotiated_media *nm = &out->media[i];
+        nm->kind = m->kind_known ? m->kind : MOAT_MEDIA_KIND_APPLICATION;
+        g_strlcpy(nm->mid, m->mid, sizeof nm->mid);
+        nm->accepted = pm->accepted;
+        nm->answer_direction = MOAT_SDP_INACTIVE;
+        if (!pm->accepted)
+            continue;
+        if (pm->data_channel) {
+            nm->answer_direction = MOAT_SDP_SENDRECV;
+            nm->peer_sends = nm->peer_receives = true;
+            out->has_data_channel = true;
+            out->remote_sctp_port = m->has_sctp_port ? m->sctp_port : DEFAULT_REMOTE_SCTP_PORT;
+            out->remote_max_message_size =
+                m->has_max_message_size ? m->max_message_size : DEFAULT_REMOTE_MAX_MESSAGE_SIZE;
+            continue;
+        }
+        nm->answer_direction = moat_sdp_direction_answer(m->direction);
+        nm->peer_sends = moat_sdp_direction_sends(m->direction);
+        nm->peer_receives = moat_sdp_direction_receives(m->direction);
+        fill_rtp(m, pm, nm);
+        if (moat_sdp_direction_sends(nm->answer_direction) &&
+            local_ssrc(offer, out, &nm->local_ssrc, error, error_size) < 0)
+            return -1;
+    }
+    fill_transport(offer, params, plan, out);
+    return 0;
+}

@@ -1,0 +1,31 @@
+/* The decisions behind an answer: which m-lines are accepted, with which
+ * codecs and header extensions, which transport and roles, which SRTP+
+ * scheme, and the gateway's own SSRCs. sdp_answer_write.c turns the plan
+ * into text; the negotiation is what the rest of the gateway uses. */
+#ifndef MOAT_SDP_NEGOTIATE_H
+#define MOAT_SDP_NEGOTIATE_H
+
+#include "sdp_codec_select.h"
+#include "sdp_types.h"
+
+typedef struct {
+    bool accepted;
+    bool data_channel;
+    moat_sdp_codec_choice codecs[MOAT_SDP_MAX_ACCEPTED_CODECS];
+    size_t n_codecs;
+    size_t extmaps[MOAT_SDP_MAX_EXTMAPS]; /* indexes into the offer's m-line extmaps */
+    size_t n_extmaps;
+} moat_sdp_plan_media;
+
+typedef struct {
+    moat_sdp_plan_media media[MOAT_SDP_MAX_MEDIA];
+    const moat_sdp_media *transport; /* the first accepted m-line: remote ICE and DTLS */
+    uint32_t max_message_size;       /* what the answer announces */
+} moat_sdp_plan;
+
+/* params must already be checked (sdp_answer.c). 0, or -1 with a message. */
+int moat_sdp_negotiate(const moat_sdp *offer, const moat_sdp_answer_params *params,
+                       moat_sdp_plan *plan, moat_sdp_negotiation *out, char *error,
+                       size_t error_size);
+
+#endif

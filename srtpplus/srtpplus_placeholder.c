@@ -1,1 +1,0 @@
-typedef int srtpplus_placeholder_unused;

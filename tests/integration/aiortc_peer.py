@@ -1,0 +1,165 @@
+"""An aiortc peer that publishes through WHIP: a 440 Hz tone and a moving
+video pattern, and records what the gateway sends back."""
+import asyncio
+import fractions
+import math
+import time
+from urllib.parse import urljoin
+
+import aiohttp
+import numpy as np
+from aiortc import RTCPeerConnection, RTCSessionDescription
+from aiortc.mediastreams import AudioStreamTrack, MediaStreamError, VideoStreamTrack
+from av import AudioFrame, VideoFrame
+
+AUDIO_RATE = 48000
+AUDIO_SAMPLES = 960  # 20 ms
+
+
+class ToneTrack(AudioStreamTrack):
+    """A 440 Hz sine, 20 ms frames, paced in real time."""
+
+    def __init__(self, frequency=440.0):
+        super().__init__()
+        self.frequency = frequency
+        self.sent = 0
+        self._start = None
+
+    async def recv(self):
+        if self._start is None:
+            self._start = time.time()
+        pts = self.sent * AUDIO_SAMPLES
+        wait = self._start + self.sent * AUDIO_SAMPLES / AUDIO_RATE - time.time()
+        if wait > 0:
+            await asyncio.sleep(wait)
+        t = (np.arange(AUDIO_SAMPLES) + pts) / AUDIO_RATE
+        samples = (0.5 * 32767 * np.sin(2 * math.pi * self.frequency * t)).astype(np.int16)
+        frame = AudioFrame.from_ndarray(samples.reshape(1, -1), format="s16", layout="mono")
+        frame.sample_rate = AUDIO_RATE
+        frame.pts = pts
+        frame.time_base = fractions.Fraction(1, AUDIO_RATE)
+        self.sent += 1
+        return frame
+
+
+class PatternTrack(VideoStreamTrack):
+    """A moving gradient, 320x240 at the default 30 fps."""
+
+    def __init__(self):
+        super().__init__()
+        self.sent = 0
+
+    async def recv(self):
+        pts, time_base = await self.next_timestamp()
+        x = np.arange(320, dtype=np.uint16)
+        y = np.arange(240, dtype=np.uint16)[:, None]
+        shift = self.sent * 4
+        image = np.zeros((240, 320, 3), dtype=np.uint8)
+        image[:, :, 0] = ((x + shift) % 256).astype(np.uint8)
+        image[:, :, 1] = ((y + shift) % 256).astype(np.uint8)
+        image[:, :, 2] = 128
+        frame = VideoFrame.from_ndarray(image, format="rgb24")
+        frame.pts = pts
+        frame.time_base = time_base
+        self.sent += 1
+        return frame
+
+
+class Recorder:
+    """Consumes a received track, keeping audio samples or counting frames."""
+
+    def __init__(self, track):
+        self.track = track
+        self.frames = 0
+        self.samples = []
+        self.sample_rate = None
+        self.sizes = set()
+        self.task = asyncio.ensure_future(self._run())
+
+    async def _run(self):
+        try:
+            while True:
+                frame = await self.track.recv()
+                self.frames += 1
+                if self.track.kind == "audio":
+                    data = frame.to_ndarray()
+                    channels = len(frame.layout.channels)
+                    mono = data.reshape(-1, channels)[:, 0] if frame.format.is_packed else data[0]
+                    self.samples.append(mono.astype(np.float64))
+                    self.sample_rate = frame.sample_rate
+                else:
+                    self.sizes.add((frame.width, frame.height))
+                    frame.to_ndarray(format="rgb24")  # proves it decodes
+        except (MediaStreamError, asyncio.CancelledError):
+            pass
+
+    def dominant_frequency(self, skip_seconds=0.5):
+        audio = np.concatenate(self.samples)
+        audio = audio[int(skip_seconds * self.sample_rate):]
+        window = np.hanning(len(audio))
+        spectrum = np.abs(np.fft.rfft(audio * window))
+        freqs = np.fft.rfftfreq(len(audio), 1.0 / self.sample_rate)
+        return float(freqs[np.argmax(spectrum)])
+
+
+async def whip_publish(pc, url, token=None, mangle_offer=None):
+    """POST the offer; returns (resource URL, answer SDP)."""
+    await pc.setLocalDescription(await pc.createOffer())
+    offer = pc.localDescription.sdp
+    if mangle_offer:
+        offer = mangle_offer(offer)
+    headers = {"Content-Type": "application/sdp"}
+    if token:
+        headers["Authorization"] = "Bearer " + token
+    async with aiohttp.ClientSession() as http:
+        async with http.post(url, data=offer, headers=headers) as r:
+            body = await r.text()
+            assert r.status == 201, f"WHIP answered {r.status}: {body}"
+            location = r.headers["Location"]
+    await pc.setRemoteDescription(RTCSessionDescription(sdp=body, type="answer"))
+    return urljoin(url, location), body
+
+
+async def whip_delete(resource):
+    async with aiohttp.ClientSession() as http:
+        async with http.delete(resource) as r:
+            return r.status
+
+
+async def echo_call(base, seconds, audio=True, video=True, on_running=None):
+    """Publishes to /whip/echo for `seconds` and returns what came back."""
+    pc = RTCPeerConnection()
+    tone = ToneTrack() if audio else None
+    pattern = PatternTrack() if video else None
+    if tone:
+        pc.addTrack(tone)
+    if pattern:
+        pc.addTrack(pattern)
+    recorders = {}
+
+    @pc.on("track")
+    def on_track(track):
+        recorders[track.kind] = Recorder(track)
+
+    resource, answer = await whip_publish(pc, base + "/whip/echo")
+    started = time.time()
+    if on_running:
+        await on_running(pc)
+    remaining = seconds - (time.time() - started)
+    if remaining > 0:
+        await asyncio.sleep(remaining)
+    # Stop our senders first so frames in flight can still arrive.
+    sent_audio = tone.sent if tone else 0
+    await asyncio.sleep(0.5)
+    status = await whip_delete(resource)
+    await pc.close()
+    for r in recorders.values():
+        r.task.cancel()
+    return {
+        "recorders": recorders,
+        "sent_audio": sent_audio,
+        "sent_video": pattern.sent if pattern else 0,
+        "delete_status": status,
+        "answer": answer,
+        "connection_state": pc.connectionState,
+    }

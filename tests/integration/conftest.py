@@ -1,0 +1,108 @@
+"""Fixtures shared by the end-to-end tests: a real Moat daemon on loopback,
+started from the build tree with its own ports, and helpers to read its
+/metrics."""
+import os
+import re
+import signal
+import socket
+import subprocess
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+MOAT = ROOT / "build" / "gateway" / "moat"
+ARTIFACTS = ROOT / "tests" / "artifacts"
+
+
+def free_port(kind=socket.SOCK_STREAM, count=1):
+    """A port p such that p..p+count-1 are free on loopback for `kind`."""
+    for _ in range(200):
+        with socket.socket(socket.AF_INET, kind) as s:
+            s.bind(("127.0.0.1", 0))
+            base = s.getsockname()[1]
+        if base + count > 65000:
+            continue
+        ok = True
+        for p in range(base, base + count):
+            with socket.socket(socket.AF_INET6, kind) as t:
+                try:
+                    t.bind(("::", p))
+                except OSError:
+                    ok = False
+                    break
+        if ok:
+            return base
+    raise RuntimeError("no free port")
+
+
+class Gateway:
+    def __init__(self, extra_args=(), workers=2, env=None):
+        self.http_port = free_port()
+        self.media_port = free_port(socket.SOCK_DGRAM, workers)
+        self.workers = workers
+        ARTIFACTS.mkdir(parents=True, exist_ok=True)
+        self.log_path = ARTIFACTS / f"moat-{self.http_port}.log"
+        args = [str(MOAT), "--http-bind", "127.0.0.1", "--http-port", str(self.http_port),
+                "--media-port", str(self.media_port), "--workers", str(workers),
+                "--candidate-addresses", "127.0.0.1", "--log-level", "debug", *extra_args]
+        self.log = open(self.log_path, "w")
+        full_env = dict(os.environ)
+        full_env.update(env or {})
+        self.process = subprocess.Popen(args, stdout=self.log, stderr=subprocess.STDOUT, env=full_env)
+        self.base = f"http://127.0.0.1:{self.http_port}"
+        deadline = time.time() + 15
+        while time.time() < deadline:
+            if self.process.poll() is not None:
+                raise RuntimeError("moat exited: " + self.log_path.read_text())
+            try:
+                with urllib.request.urlopen(self.base + "/healthz", timeout=1) as r:
+                    if r.status == 200:
+                        return
+            except OSError:
+                time.sleep(0.1)
+        raise RuntimeError("moat did not come up: " + self.log_path.read_text())
+
+    def metrics(self):
+        with urllib.request.urlopen(self.base + "/metrics", timeout=5) as r:
+            text = r.read().decode()
+        values = {}
+        for line in text.splitlines():
+            if line.startswith("#") or not line.strip():
+                continue
+            m = re.match(r"^(\S+?)(\{[^}]*\})?\s+(\S+)$", line)
+            if m:
+                values[m.group(1) + (m.group(2) or "")] = float(m.group(3))
+        return values
+
+    def metric(self, name):
+        return self.metrics().get(name, 0.0)
+
+    def drops(self, reason):
+        return self.metric(f'moat_dropped_packets_total{{reason="{reason}"}}')
+
+    def stop(self):
+        """SIGTERM, then the exit status must be 0 (a clean shutdown)."""
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+            try:
+                self.process.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+                raise AssertionError("moat did not stop within 15 s of SIGTERM")
+        self.log.close()
+        return self.process.returncode
+
+    def log_text(self):
+        return self.log_path.read_text()
+
+
+@pytest.fixture
+def gateway():
+    gw = Gateway()
+    yield gw
+    code = gw.stop()
+    assert code == 0, f"moat exited with {code}; log in {gw.log_path}"

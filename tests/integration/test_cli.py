@@ -1,0 +1,82 @@
+"""The daemon's command line: --help, --version, and one clear line with a
+non-zero exit for each start-up problem."""
+import socket
+import subprocess
+
+from conftest import MOAT, free_port
+
+
+def run(*args, timeout=20):
+    return subprocess.run([str(MOAT), *args], capture_output=True, text=True, timeout=timeout)
+
+
+def test_help_lists_every_option():
+    result = run("--help")
+    assert result.returncode == 0
+    for option in ("--config", "--http-port", "--media-port", "--workers", "--log-level",
+                   "--certificate", "--private-key", "--announced-address", "--token"):
+        assert option in result.stdout, option
+
+
+def test_version_names_openssl_backed_libsrtp():
+    result = run("--version")
+    assert result.returncode == 0
+    assert "libsrtp 2." in result.stdout
+    assert "crypto backend: openssl" in result.stdout
+    assert "OpenSSL 3." in result.stdout
+
+
+def test_http_port_in_use():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        s.listen()
+        port = s.getsockname()[1]
+        result = run("--http-bind", "127.0.0.1", "--http-port", str(port), "--media-port",
+                     str(free_port(socket.SOCK_DGRAM, 1)), "--workers", "1")
+    assert result.returncode != 0
+    lines = [l for l in result.stderr.splitlines() if l.startswith("moat:")]
+    assert len(lines) == 1 and "HTTP port" in lines[0], result.stderr
+
+
+def test_media_port_in_use():
+    with socket.socket(socket.AF_INET6, socket.SOCK_DGRAM) as s:
+        s.bind(("::", 0))
+        port = s.getsockname()[1]
+        result = run("--http-port", str(free_port()), "--media-port", str(port), "--workers", "1")
+    assert result.returncode != 0
+    assert "cannot bind UDP media port" in result.stderr and "in use" in result.stderr
+
+
+def test_unreadable_certificate(tmp_path):
+    result = run("--certificate", str(tmp_path / "missing.pem"), "--private-key",
+                 str(tmp_path / "missing.key"), "--http-port", str(free_port()),
+                 "--media-port", str(free_port(socket.SOCK_DGRAM, 1)), "--workers", "1")
+    assert result.returncode != 0
+    assert "missing.pem" in result.stderr
+
+
+def test_bad_config_values(tmp_path):
+    conf = tmp_path / "bad.conf"
+    conf.write_text("[http]\nport = eighty\n")
+    result = run("--config", str(conf), "--check-config")
+    assert result.returncode != 0
+    assert "[http] port" in result.stderr and "eighty" in result.stderr
+    conf.write_text("[media]\nno_such_option = 1\n")
+    result = run("--config", str(conf), "--check-config")
+    assert result.returncode != 0 and "unknown option [media] no_such_option" in result.stderr
+    result = run("--workers", "-3", "--check-config")
+    assert result.returncode != 0 and "--workers" in result.stderr
+    result = run("--log-level", "chatty", "--check-config")
+    assert result.returncode != 0 and "log_level" in result.stderr
+
+
+def test_shipped_config_file_is_valid():
+    from conftest import ROOT
+    result = run("--config", str(ROOT / "config" / "moat.conf"), "--check-config")
+    assert result.returncode == 0, result.stderr
+
+
+def test_environment_overrides(tmp_path):
+    result = subprocess.run([str(MOAT), "--check-config"], capture_output=True, text=True,
+                            env={"MOAT_HTTP_PORT": "zero"})
+    assert result.returncode != 0 and "MOAT_HTTP_PORT" in result.stderr
