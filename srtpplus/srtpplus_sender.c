@@ -89,6 +89,7 @@ void srtpplus_sender_free(struct srtpplus_sender *sender)
     free(sender->streams);
     free(sender->ssrcs);
     srtpplus_prn_free(sender->shared.prn);
+    OPENSSL_cleanse(&sender->shared, sizeof(sender->shared));
     free(sender);
 }
 

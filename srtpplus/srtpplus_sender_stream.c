@@ -24,7 +24,7 @@ void srtpplus_sender_stream_release(struct srtpplus_sender_stream *stream)
 }
 
 static int prn_tag(struct srtpplus_sender_stream *stream,
-                   const struct srtpplus_sender_shared *shared, uint64_t index, uint32_t *tag)
+                   struct srtpplus_sender_shared *shared, uint64_t index, uint32_t *tag)
 {
     if (index - stream->prn_lo >= stream->prn_count) {
         /* Batches keep AES calls off most packets; the count stops at the index limit. */
@@ -45,7 +45,7 @@ static int prn_tag(struct srtpplus_sender_stream *stream,
 
 /* The chain bootstrap: T[m] = tag_prn for m < i0 + D. */
 static int start_chain(struct srtpplus_sender_stream *stream,
-                       const struct srtpplus_sender_shared *shared)
+                       struct srtpplus_sender_shared *shared)
 {
     uint32_t tags[255];
     uint64_t count = shared->chain.depth;
@@ -62,7 +62,7 @@ static int start_chain(struct srtpplus_sender_stream *stream,
 }
 
 int srtpplus_sender_stream_index(struct srtpplus_sender_stream *stream,
-                                 const struct srtpplus_sender_shared *shared, uint16_t seq,
+                                 struct srtpplus_sender_shared *shared, uint16_t seq,
                                  uint64_t *index)
 {
     if (!stream->started) {
@@ -89,34 +89,33 @@ int srtpplus_sender_stream_index(struct srtpplus_sender_stream *stream,
     return SRTPPLUS_OK;
 }
 
-static int next_random_tag(struct srtpplus_sender_stream *stream,
-                           const struct srtpplus_sender_shared *shared, uint32_t *tag)
+static int next_random_tag(struct srtpplus_sender_shared *shared, uint32_t *tag)
 {
-    if (stream->random_left == 0) {
+    if (shared->random_left == 0) {
         uint8_t bytes[SRTPPLUS_SENDER_RANDOM_BATCH * 4];
         if (shared->random(shared->random_arg, bytes, sizeof(bytes)) != 0)
             return SRTPPLUS_ERR_RANDOM;
         for (size_t i = 0; i < SRTPPLUS_SENDER_RANDOM_BATCH; i++)
-            stream->random_tags[i] = srtpplus_load_be32(bytes + 4 * i);
+            shared->random_tags[i] = srtpplus_load_be32(bytes + 4 * i);
         OPENSSL_cleanse(bytes, sizeof(bytes));
-        stream->random_left = SRTPPLUS_SENDER_RANDOM_BATCH;
+        shared->random_left = SRTPPLUS_SENDER_RANDOM_BATCH;
     }
-    *tag = stream->random_tags[SRTPPLUS_SENDER_RANDOM_BATCH - stream->random_left];
-    stream->random_left--;
+    *tag = shared->random_tags[SRTPPLUS_SENDER_RANDOM_BATCH - shared->random_left];
+    shared->random_left--;
     return SRTPPLUS_OK;
 }
 
 /* Draws T[m] for every m up to last, in index order (tests rely on that order to
  * replay a known random sequence). */
 static int draw_future(struct srtpplus_sender_stream *stream,
-                       const struct srtpplus_sender_shared *shared, uint64_t last)
+                       struct srtpplus_sender_shared *shared, uint64_t last)
 {
     uint64_t slots = stream->future.mask + 1;
     if (last >= slots && stream->future_hi < last - slots + 1)
         stream->future_hi = last - slots + 1; /* earlier ones would be evicted unused */
     while (stream->future_hi <= last) {
         uint32_t tag;
-        int rc = next_random_tag(stream, shared, &tag);
+        int rc = next_random_tag(shared, &tag);
         if (rc != SRTPPLUS_OK)
             return rc;
         srtpplus_chain_table_put(&stream->future, stream->future_hi, tag);
@@ -126,7 +125,7 @@ static int draw_future(struct srtpplus_sender_stream *stream,
 }
 
 static int chain_tag(struct srtpplus_sender_stream *stream,
-                     const struct srtpplus_sender_shared *shared, uint64_t m, uint32_t *tag)
+                     struct srtpplus_sender_shared *shared, uint64_t m, uint32_t *tag)
 {
     if (m >= SRTPPLUS_RTP_INDEX_LIMIT)
         return SRTPPLUS_ERR_STALE;
@@ -144,7 +143,7 @@ static int chain_tag(struct srtpplus_sender_stream *stream,
 }
 
 int srtpplus_sender_stream_tag(struct srtpplus_sender_stream *stream,
-                               const struct srtpplus_sender_shared *shared, uint64_t index,
+                               struct srtpplus_sender_shared *shared, uint64_t index,
                                uint32_t *tag)
 {
     if (shared->scheme == SRTPPLUS_SCHEME_CHAIN)
@@ -153,7 +152,7 @@ int srtpplus_sender_stream_tag(struct srtpplus_sender_stream *stream,
 }
 
 int srtpplus_sender_stream_chain_tags(struct srtpplus_sender_stream *stream,
-                                      const struct srtpplus_sender_shared *shared,
+                                      struct srtpplus_sender_shared *shared,
                                       uint64_t index, uint32_t *tags)
 {
     uint64_t newest = index + shared->chain.depth;

@@ -184,6 +184,11 @@ void moat_session_handle_stun(moat_session *session, const struct sockaddr_in6 *
         remote_ufrag[0] ? remote_ufrag : NULL, (const struct sockaddr *)from, sizeof *from, reply,
         &reply_length, &info);
     if (result != MOAT_ICE_CHECK_OK) {
+        /* Only an authenticated role conflict gets an answer (a signed 487). */
+        if (result == MOAT_ICE_CHECK_ROLE_CONFLICT && reply_length > 0) {
+            moat_worker_send(session->worker, from, reply, reply_length);
+            return;
+        }
         moat_session_drop(session, result == MOAT_ICE_CHECK_MALFORMED ? MOAT_DROP_MALFORMED
                                                                       : MOAT_DROP_STUN_AUTH);
         return;

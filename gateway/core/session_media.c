@@ -106,7 +106,8 @@ static moat_incoming_stream *incoming_stream(moat_session *session, uint32_t ssr
     stream->ssrc = ssrc;
     stream->media_index = -1;
     stream->clock_rate = clock_rate_of(session, payload_type);
-    moat_rtp_receive_stats_init(&stream->stats, ssrc, MOAT_RTP_MIN_SEQUENTIAL);
+    /* SRTP already authenticated the source: no probation needed. */
+    moat_rtp_receive_stats_init(&stream->stats, ssrc, 0);
     return stream;
 }
 

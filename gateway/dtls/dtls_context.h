@@ -17,7 +17,7 @@ typedef struct moat_dtls_context moat_dtls_context;
 #define MOAT_DTLS_DEFAULT_SRTP_PROFILES                                                        \
     "SRTP_AEAD_AES_128_GCM:SRTP_AES128_CM_SHA1_80:SRTP_AES128_CM_SHA1_32"
 
-/* DTLS 1.2 only, ECDHE key exchange with AEAD ciphers first, use_srtp with
+/* DTLS 1.2 only, ECDHE key exchange with AEAD ciphers only, use_srtp with
  * the default profiles, a client certificate always requested and required,
  * any certificate accepted by OpenSSL (the transport compares its
  * fingerprint with the SDP's), no session cache or tickets, no

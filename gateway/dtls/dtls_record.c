@@ -44,6 +44,7 @@ moat_dtls_record_result moat_dtls_record_next(const uint8_t *datagram, size_t le
 }
 
 moat_dtls_record_result moat_dtls_record_scan(const uint8_t *datagram, size_t length,
+                                              size_t min_protected_length,
                                               size_t *record_count)
 {
     if (datagram == NULL || length == 0)
@@ -55,6 +56,8 @@ moat_dtls_record_result moat_dtls_record_scan(const uint8_t *datagram, size_t le
         moat_dtls_record_result r = moat_dtls_record_next(datagram, length, &offset, &record);
         if (r != MOAT_DTLS_RECORD_OK)
             return r;
+        if (record.epoch != 0 && record.length < min_protected_length)
+            return MOAT_DTLS_RECORD_SHORT_PROTECTED;
         count++;
     }
     if (record_count != NULL)
@@ -79,6 +82,8 @@ const char *moat_dtls_record_result_name(moat_dtls_record_result result)
         return "bad_length";
     case MOAT_DTLS_RECORD_TOO_LONG:
         return "too_long";
+    case MOAT_DTLS_RECORD_SHORT_PROTECTED:
+        return "short_protected";
     case MOAT_DTLS_RECORD_RESULT_COUNT:
         break;
     }

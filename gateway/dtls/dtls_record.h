@@ -20,6 +20,7 @@ typedef enum {
     MOAT_DTLS_RECORD_BAD_VERSION,      /* not DTLS 1.0 (0xFEFF) or 1.2 (0xFEFD) */
     MOAT_DTLS_RECORD_BAD_LENGTH,       /* fragment runs past the datagram's end */
     MOAT_DTLS_RECORD_TOO_LONG,         /* fragment longer than 2^14 + 2048 */
+    MOAT_DTLS_RECORD_SHORT_PROTECTED,  /* encrypted record shorter than its cipher's overhead */
     MOAT_DTLS_RECORD_RESULT_COUNT
 } moat_dtls_record_result;
 
@@ -38,8 +39,12 @@ moat_dtls_record_result moat_dtls_record_next(const uint8_t *datagram, size_t le
                                               size_t *offset, moat_dtls_record *record);
 
 /* Checks every record of a datagram; on MOAT_DTLS_RECORD_OK *record_count
- * (if not NULL) is the number of records, which is at least one. */
+ * (if not NULL) is the number of records, which is at least one.
+ * min_protected_length applies to records of any epoch but 0, which are
+ * encrypted: a legitimate one is never shorter than its cipher's explicit
+ * nonce and tag. 0 disables that check. */
 moat_dtls_record_result moat_dtls_record_scan(const uint8_t *datagram, size_t length,
+                                              size_t min_protected_length,
                                               size_t *record_count);
 
 /* Short snake_case name for logs and metric labels ("bad_version"). */

@@ -1,11 +1,13 @@
 #include "dtls_transport.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
 #include <glib.h>
 #include <openssl/crypto.h>
 #include <openssl/err.h>
+#include <openssl/objects.h>
 
 #include "dtls_datagram_bio.h"
 #include "dtls_srtp_export.h"
@@ -265,13 +267,34 @@ int moat_dtls_transport_start(moat_dtls_transport *t)
     return t->state == MOAT_DTLS_FAILED ? MOAT_DTLS_ERR_FAILED : MOAT_DTLS_OK;
 }
 
+/* OpenSSL 3.0 raises a fatal internal_error, instead of discarding the
+ * record as RFC 6347 §4.1.2.7 asks, when an encrypted record is too short to
+ * hold its AEAD cipher's explicit nonce and tag; one spoofed datagram would
+ * end the association. Such records are dropped before OpenSSL sees them.
+ * Before a cipher is chosen no encrypted record can be legitimate. */
+static size_t shortest_protected_record(const moat_dtls_transport *t)
+{
+    const SSL_CIPHER *cipher = SSL_get_current_cipher(t->ssl);
+    if (cipher == NULL)
+        cipher = SSL_get_pending_cipher(t->ssl);
+    if (cipher == NULL)
+        return SIZE_MAX;
+    switch (SSL_CIPHER_get_cipher_nid(cipher)) {
+    case NID_chacha20_poly1305:
+        return 16; /* tag; the nonce is implicit (RFC 7905) */
+    default:
+        return 8 + 16; /* AES-GCM: explicit nonce and tag (RFC 5288) */
+    }
+}
+
 int moat_dtls_transport_receive(moat_dtls_transport *t, const uint8_t *datagram, size_t length)
 {
     if (t == NULL)
         return MOAT_DTLS_ERR_INVALID;
     t->stats.datagrams_received++;
     size_t records = 0;
-    moat_dtls_record_result r = moat_dtls_record_scan(datagram, length, &records);
+    moat_dtls_record_result r =
+        moat_dtls_record_scan(datagram, length, shortest_protected_record(t), &records);
     if (r != MOAT_DTLS_RECORD_OK) {
         t->stats.datagrams_rejected++;
         t->stats.rejected[r]++;

@@ -2,6 +2,7 @@
 
 #include <arpa/inet.h>
 #include <ifaddrs.h>
+#include <limits.h>
 #include <net/if.h>
 #include <netinet/in.h>
 #include <string.h>
@@ -81,7 +82,7 @@ int moat_ice_host_addresses(moat_ice_address *out, size_t capacity, bool include
         count++;
     }
     freeifaddrs(list);
-    return (int)(count > (size_t)INT32_MAX ? INT32_MAX : count);
+    return count > (size_t)INT_MAX ? INT_MAX : (int)count;
 }
 
 uint32_t moat_ice_host_priority(uint32_t local_preference, uint32_t component)

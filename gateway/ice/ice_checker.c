@@ -270,10 +270,9 @@ moat_ice_check_result moat_ice_checker_handle_request(
         stun_agent_validate(&c->agent, &msg, request, length, lookup_key, &expected));
     if (result != MOAT_ICE_CHECK_OK)
         return result;
-    /* stun_agent_validate lets a request without USERNAME and
-     * MESSAGE-INTEGRITY through only if credentials were not required; with
-     * short-term credentials that never happens, but the key it verified
-     * with is what proves authentication, so insist on it. */
+    /* Short-term credentials make libnice reject a request without
+     * MESSAGE-INTEGRITY; the key it verified with is the proof, so insist on
+     * it rather than rely on that flag alone. */
     if (msg.key == NULL)
         return MOAT_ICE_CHECK_UNAUTHORIZED;
 

@@ -8,6 +8,10 @@
 #define WORD_BITS  64u
 #define US_PER_SEC 1000000u
 
+/* Extended numbers wrap modulo 2^32; the bitmap index stays continuous
+ * across that wrap only if the window divides 2^32. */
+_Static_assert((WINDOW & (WINDOW - 1)) == 0 && WINDOW % 64 == 0, "window: power of two");
+
 void moat_rtp_receive_stats_init(moat_rtp_receive_stats *s, uint32_t ssrc, uint32_t min_sequential)
 {
     memset(s, 0, sizeof(*s));

@@ -73,7 +73,9 @@ void moat_sctp_association_report_down(moat_sctp_association *a);
 /* sctp_notification.c: one whole notification read from the socket. */
 void moat_sctp_notification_handle(moat_sctp_association *a, const uint8_t *data, size_t length);
 
-/* sctp_channel_control.c */
+/* sctp_channel_control.c. Only the functions said to run no callback may be
+ * called outside moat_sctp_association_deliver: a callback may free the
+ * association, which is only safe inside the delivery loop. */
 /* A message with PPID 50 on stream_id. */
 void moat_sctp_channels_handle_dcep(moat_sctp_association *a, uint16_t stream_id,
                                     const uint8_t *data, size_t length);
@@ -81,8 +83,12 @@ void moat_sctp_channels_handle_dcep(moat_sctp_association *a, uint16_t stream_id
 void moat_sctp_channels_data_seen(moat_sctp_association *a, moat_data_channel *ch);
 /* The association came up: send the OPENs of channels created before. */
 void moat_sctp_channels_association_up(moat_sctp_association *a);
-/* Retries DCEP messages and stream resets that could not be issued before. */
+/* Retries DCEP messages and stream resets that could not be issued before,
+ * and ends channels for which that failed (reporting channel_closed). */
 void moat_sctp_channels_retry(moat_sctp_association *a);
+/* Queues the channel's DCEP OPEN; runs no callback. 0, -EAGAIN (send buffer
+ * full), or another -errno, after which retry ends the channel. */
+int moat_sctp_channels_send_open(moat_sctp_association *a, moat_data_channel *ch);
 /* A stream reset event: flags SCTP_STREAM_RESET_*; count 0 means all. */
 void moat_sctp_channels_stream_reset(moat_sctp_association *a, uint16_t flags,
                                      const uint16_t *streams, size_t count);

@@ -21,7 +21,7 @@ typedef struct moat_sctp_message_assembly moat_sctp_message_assembly;
 
 typedef enum {
     MOAT_SCTP_ASSEMBLY_INCOMPLETE, /* more pieces to come */
-    MOAT_SCTP_ASSEMBLY_COMPLETE,   /* *data/*length hold the whole message */
+    MOAT_SCTP_ASSEMBLY_COMPLETE,   /* data and length hold the whole message */
     MOAT_SCTP_ASSEMBLY_DROPPED,    /* last piece of a message over the limit */
 } moat_sctp_assembly_result;
 
@@ -30,7 +30,7 @@ moat_sctp_message_assembly *moat_sctp_message_assembly_new(size_t max_message_si
 void moat_sctp_message_assembly_free(moat_sctp_message_assembly *m);
 
 /* Adds one piece read for key; last says MSG_EOR was set. On COMPLETE,
- * *data/*length point at the message: at piece itself when the message came
+ * data and length point at the message: at piece itself when the message came
  * whole, else at a buffer that stays valid until the next add for that key
  * or moat_sctp_message_assembly_discard. */
 moat_sctp_assembly_result moat_sctp_message_assembly_add(moat_sctp_message_assembly *m,

@@ -26,6 +26,9 @@ struct sctp_sockstat {
 };
 #endif
 
+/* Source and destination port, verification tag, checksum (RFC 9260 §3.1). */
+#define SCTP_COMMON_HEADER_SIZE 12
+
 /* Notifications the association reacts to (sctp_notification.c). */
 static const uint16_t subscribed_events[] = {
     SCTP_ASSOC_CHANGE,         SCTP_STREAM_RESET_EVENT, SCTP_SENDER_DRY_EVENT,
@@ -102,7 +105,11 @@ static int configure(struct socket *sock, char *error, size_t error_size)
     memset(&paddr, 0, sizeof paddr);
     paddr.spp_assoc_id = SCTP_FUTURE_ASSOC;
     paddr.spp_flags = SPP_PMTUD_DISABLE;
-    paddr.spp_pathmtu = MOAT_SCTP_MTU;
+    /* usrsctp adds the 12-byte SCTP common header to the path MTU of an
+     * AF_CONN destination (it takes the value as the MTU of what would be
+     * the IP payload after SCTP's header): subtract it to bound whole
+     * packets by MOAT_SCTP_MTU. */
+    paddr.spp_pathmtu = MOAT_SCTP_MTU - SCTP_COMMON_HEADER_SIZE;
     rc = rc ? rc : set_option(sock, IPPROTO_SCTP, SCTP_PEER_ADDR_PARAMS, &paddr, sizeof paddr,
                               "SCTP_PEER_ADDR_PARAMS", error, error_size);
     for (size_t i = 0; rc == 0 && i < sizeof subscribed_events / sizeof subscribed_events[0];

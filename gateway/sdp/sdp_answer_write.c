@@ -8,8 +8,8 @@
 
 #define STREAM_ID "moat"
 
-static void write_session(GString *out, const moat_sdp *offer,
-                          const moat_sdp_answer_params *params, const moat_sdp_plan *plan)
+static void write_session(GString *out, const moat_sdp *offer, const moat_sdp_answer_params *params,
+                          const moat_sdp_plan *plan)
 {
     g_string_append_printf(out,
                            "v=0\r\n"
@@ -70,8 +70,7 @@ static void write_codecs(GString *out, const moat_sdp_plan_media *pm)
         g_string_append(out, "\r\n");
         for (size_t f = 0; f < choice->offered->n_rtcp_fb; f++)
             if (moat_sdp_rtcp_fb_supported(choice->offered->rtcp_fb[f]))
-                g_string_append_printf(out, "a=rtcp-fb:%u %s\r\n", pt,
-                                       choice->offered->rtcp_fb[f]);
+                g_string_append_printf(out, "a=rtcp-fb:%u %s\r\n", pt, choice->offered->rtcp_fb[f]);
         if (choice->fmtp[0] != '\0')
             g_string_append_printf(out, "a=fmtp:%u %s\r\n", pt, choice->fmtp);
     }
@@ -118,8 +117,7 @@ static void write_accepted(GString *out, size_t index, const moat_sdp_media *m,
     const moat_sdp_plan_media *pm = &plan->media[index];
     unsigned port = params->n_candidates > 0 ? params->candidates[0].port : 9;
     if (pm->data_channel) {
-        g_string_append_printf(out, "m=application %u UDP/DTLS/SCTP webrtc-datachannel\r\n",
-                               port);
+        g_string_append_printf(out, "m=application %u UDP/DTLS/SCTP webrtc-datachannel\r\n", port);
     } else {
         g_string_append_printf(out, "m=%s %u %s", m->media, port, m->proto);
         for (size_t c = 0; c < pm->n_codecs; c++)

@@ -283,8 +283,8 @@ int moat_sdp_attr_msid(moat_sdp_media *m, moat_sdp_span value, const char **why)
     if (m->msid[0] != '\0')
         return 1;
     if (track.len > 0)
-        g_snprintf(m->msid, sizeof m->msid, "%.*s %.*s", (int)stream.len, stream.p,
-                   (int)track.len, track.p);
+        g_snprintf(m->msid, sizeof m->msid, "%.*s %.*s", (int)stream.len, stream.p, (int)track.len,
+                   track.p);
     else
         moat_sdp_span_copy(stream, m->msid, sizeof m->msid);
     return 0;

@@ -24,8 +24,8 @@ static bool address_valid(moat_sdp_span span)
 
 static bool type_known(const char *type)
 {
-    return strcmp(type, "host") == 0 || strcmp(type, "srflx") == 0 ||
-           strcmp(type, "prflx") == 0 || strcmp(type, "relay") == 0;
+    return strcmp(type, "host") == 0 || strcmp(type, "srflx") == 0 || strcmp(type, "prflx") == 0 ||
+           strcmp(type, "relay") == 0;
 }
 
 static bool copy_lower(moat_sdp_span span, char *dst, size_t size)
@@ -77,8 +77,8 @@ int moat_sdp_candidate_parse_span(moat_sdp_span value, moat_sdp_candidate *out, 
     if (!moat_sdp_span_next_token(&rest, &token) || !moat_sdp_span_eq(token, "typ"))
         return -1;
     *why = "bad type";
-    if (!moat_sdp_span_next_token(&rest, &token) ||
-        !copy_lower(token, c.type, sizeof c.type) || !type_known(c.type))
+    if (!moat_sdp_span_next_token(&rest, &token) || !copy_lower(token, c.type, sizeof c.type) ||
+        !type_known(c.type))
         return -1;
     /* raddr, rport, generation, tcptype, ufrag, network-id, ... are not
      * needed by an ICE-lite agent; they are skipped whatever they hold. */
@@ -124,11 +124,11 @@ int moat_sdp_candidate_format(const moat_sdp_candidate *candidate, char *buf, si
         return -1;
     if (ylen > 0 && !type_known(candidate->type))
         return -1;
-    int n = snprintf(buf, size, "%s %u %s %u %s %u typ %s", candidate->foundation,
-                     candidate->component != 0 ? candidate->component : 1u,
-                     tlen > 0 ? candidate->transport : "udp", candidate->priority,
-                     candidate->address, (unsigned)candidate->port,
-                     ylen > 0 ? candidate->type : "host");
+    int n =
+        snprintf(buf, size, "%s %u %s %u %s %u typ %s", candidate->foundation,
+                 candidate->component != 0 ? candidate->component : 1u,
+                 tlen > 0 ? candidate->transport : "udp", candidate->priority, candidate->address,
+                 (unsigned)candidate->port, ylen > 0 ? candidate->type : "host");
     if (n < 0 || (size_t)n >= size) {
         buf[0] = '\0';
         return -1;

@@ -114,8 +114,7 @@ static bool already_chosen(const moat_sdp_codec_choice *out, size_t n,
                            const moat_sdp_codec_choice *candidate)
 {
     for (size_t i = 0; i < n; i++)
-        if (strcmp(out[i].name, candidate->name) == 0 &&
-            out[i].clock_rate == candidate->clock_rate)
+        if (strcmp(out[i].name, candidate->name) == 0 && out[i].clock_rate == candidate->clock_rate)
             return true;
     return false;
 }

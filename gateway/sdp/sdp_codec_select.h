@@ -12,7 +12,7 @@
 
 typedef struct {
     const moat_sdp_codec *offered;
-    const char *name;     /* canonical: "opus", "PCMU", "VP8", "H264", ... */
+    const char *name; /* canonical: "opus", "PCMU", "VP8", "H264", ... */
     uint32_t clock_rate;
     uint8_t channels;     /* written in a=rtpmap when nonzero */
     const char *fmtp;     /* what the answer writes; "" for none */

@@ -99,8 +99,8 @@ static int parse_attribute(fragment_parser *p, moat_sdp_span value)
         return store_credential(p, "a=ice-ufrag", attribute_value, moat_sdp_ice_ufrag_valid,
                                 f->ice_ufrag, sizeof f->ice_ufrag);
     if (moat_sdp_span_eq(name, "ice-pwd"))
-        return store_credential(p, "a=ice-pwd", attribute_value, moat_sdp_ice_pwd_valid,
-                                f->ice_pwd, sizeof f->ice_pwd);
+        return store_credential(p, "a=ice-pwd", attribute_value, moat_sdp_ice_pwd_valid, f->ice_pwd,
+                                sizeof f->ice_pwd);
     if (moat_sdp_span_eq(name, "group"))
         return p->section == SIZE_MAX ? parse_bundle(p, attribute_value) : 0;
     if (moat_sdp_span_eq(name, "mid"))
@@ -114,8 +114,10 @@ static int parse_line(fragment_parser *p, moat_sdp_span line)
 {
     if (line.len == 0)
         return 0;
-    if (line.len < 2 || line.p[1] != '=' || !g_ascii_islower(line.p[0]))
-        return fail(p, "line", "expected <type>=<value>");
+    if (line.len < 2 || line.p[1] != '=' || !g_ascii_islower(line.p[0])) {
+        moat_sdp_errorf(p->error, p->error_size, "line %zu: expected <type>=<value>", p->line_no);
+        return -1;
+    }
     moat_sdp_span value = {line.p + 2, line.len - 2};
     if (line.p[0] == 'a')
         return parse_attribute(p, value);

@@ -44,8 +44,7 @@ void moat_sdp_lines_init(moat_sdp_lines *lines, const char *text, size_t length)
     lines->line_no = 0;
 }
 
-int moat_sdp_lines_next(moat_sdp_lines *lines, moat_sdp_span *line, char *error,
-                        size_t error_size)
+int moat_sdp_lines_next(moat_sdp_lines *lines, moat_sdp_span *line, char *error, size_t error_size)
 {
     if (lines->pos >= lines->length)
         return 0;
@@ -66,8 +65,8 @@ int moat_sdp_lines_next(moat_sdp_lines *lines, moat_sdp_span *line, char *error,
     for (size_t i = 0; i < len; i++) {
         unsigned char c = (unsigned char)start[i];
         if ((c < 0x20 && c != '\t') || c == 0x7f) {
-            moat_sdp_errorf(error, error_size, "line %zu: control character 0x%02x",
-                            lines->line_no, c);
+            moat_sdp_errorf(error, error_size, "line %zu: control character 0x%02x", lines->line_no,
+                            c);
             return -1;
         }
     }

@@ -32,8 +32,7 @@ void moat_sdp_lines_init(moat_sdp_lines *lines, const char *text, size_t length)
 /* Returns 1 and the next line without its CRLF or LF, 0 at the end, or -1
  * with a message naming the line when it is too long or holds control
  * characters (a lone CR included). */
-int moat_sdp_lines_next(moat_sdp_lines *lines, moat_sdp_span *line, char *error,
-                        size_t error_size);
+int moat_sdp_lines_next(moat_sdp_lines *lines, moat_sdp_span *line, char *error, size_t error_size);
 
 /* Splits off the next token separated by spaces; false when none is left. */
 bool moat_sdp_span_next_token(moat_sdp_span *rest, moat_sdp_span *token);

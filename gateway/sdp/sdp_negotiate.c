@@ -78,8 +78,7 @@ static void select_extmaps(const moat_sdp_media *m, moat_sdp_plan_media *pm)
     }
 }
 
-static int rejected_rtcp_mux(size_t index, const moat_sdp_media *m, char *error,
-                             size_t error_size)
+static int rejected_rtcp_mux(size_t index, const moat_sdp_media *m, char *error, size_t error_size)
 {
     if (m->mid[0] != '\0')
         moat_sdp_errorf(error, error_size, "m-line %zu (mid %s): rtcp-mux required", index + 1,
@@ -216,9 +215,9 @@ static void fill_transport(const moat_sdp *offer, const moat_sdp_answer_params *
     for (size_t i = 0; i < offer->n_media && !out->srtpplus; i++) {
         const moat_sdp_media *m = &offer->media[i];
         if (plan->media[i].accepted && m->n_srtpplus > 0)
-            out->srtpplus = moat_sdp_srtpplus_choose(
-                m->srtpplus, m->n_srtpplus, params->offer_srtpplus_prn,
-                params->offer_srtpplus_chain, &out->srtpplus_scheme);
+            out->srtpplus =
+                moat_sdp_srtpplus_choose(m->srtpplus, m->n_srtpplus, params->offer_srtpplus_prn,
+                                         params->offer_srtpplus_chain, &out->srtpplus_scheme);
     }
 }
 

@@ -41,16 +41,15 @@ static const struct {
     uint32_t clock_rate;
     uint8_t channels;
 } static_payload_types[] = {
-    {0, "PCMU", 8000, 1}, {3, "GSM", 8000, 1},  {4, "G723", 8000, 1},
-    {8, "PCMA", 8000, 1}, {9, "G722", 8000, 1}, {13, "CN", 8000, 1},
-    {18, "G729", 8000, 1}, {26, "JPEG", 90000, 0}, {31, "H261", 90000, 0},
-    {34, "H263", 90000, 0},
+    {0, "PCMU", 8000, 1},   {3, "GSM", 8000, 1},    {4, "G723", 8000, 1},  {8, "PCMA", 8000, 1},
+    {9, "G722", 8000, 1},   {13, "CN", 8000, 1},    {18, "G729", 8000, 1}, {26, "JPEG", 90000, 0},
+    {31, "H261", 90000, 0}, {34, "H263", 90000, 0},
 };
 
 typedef struct {
     moat_sdp_parse_state state;
-    moat_sdp_media *current; /* the m-line being parsed, or state.session */
-    size_t current_index;    /* index of current in sdp->media, or SIZE_MAX */
+    moat_sdp_media *current;             /* the m-line being parsed, or state.session */
+    size_t current_index;                /* index of current in sdp->media, or SIZE_MAX */
     size_t unsupported_fingerprint_line; /* in the current section; 0 if none */
     size_t line_no;
     char *error;
@@ -294,8 +293,10 @@ static int parse_line(parser *p, moat_sdp_span line)
         return fail(p, "v=", "expected v=0 first");
     if (line.len == 0)
         return 0; /* blank lines, usually a trailing one, carry nothing */
-    if (line.len < 2 || line.p[1] != '=' || !g_ascii_islower(line.p[0]))
-        return fail(p, "line", "expected <type>=<value>");
+    if (line.len < 2 || line.p[1] != '=' || !g_ascii_islower(line.p[0])) {
+        moat_sdp_errorf(p->error, p->error_size, "line %zu: expected <type>=<value>", p->line_no);
+        return -1;
+    }
     moat_sdp_span value = {line.p + 2, line.len - 2};
     switch (line.p[0]) {
     case 'v':
@@ -331,7 +332,8 @@ static int count_media(const char *text, size_t length, size_t *count, char *err
     *count = 0;
     moat_sdp_lines_init(&lines, text, length);
     while ((rc = moat_sdp_lines_next(&lines, &line, error, error_size)) > 0) {
-        if (line.len >= 2 && line.p[0] == 'm' && line.p[1] == '=' && ++*count > MOAT_SDP_MAX_MEDIA) {
+        if (line.len >= 2 && line.p[0] == 'm' && line.p[1] == '=' &&
+            ++*count > MOAT_SDP_MAX_MEDIA) {
             moat_sdp_errorf(error, error_size, "line %zu: more than %d m= lines", lines.line_no,
                             MOAT_SDP_MAX_MEDIA);
             return -1;

@@ -37,7 +37,8 @@ static int parse_chain_parameters(moat_sdp_span parameters, moat_sdp_srtpplus *o
     }
     /* The default of 2 copies cannot exceed an explicit depth of 1. */
     if (!has_copies)
-        copies = depth < MOAT_SDP_SRTPPLUS_DEFAULT_COPIES ? depth : MOAT_SDP_SRTPPLUS_DEFAULT_COPIES;
+        copies =
+            depth < MOAT_SDP_SRTPPLUS_DEFAULT_COPIES ? depth : MOAT_SDP_SRTPPLUS_DEFAULT_COPIES;
     if (copies > depth) {
         *why = "copies larger than depth";
         return -1;

@@ -108,8 +108,8 @@ typedef struct {
     uint16_t port;
     bool bundle_only;
     char proto[32];
-    char first_format[32]; /* used to answer a rejected m-line */
-    bool is_rtp;           /* proto is an RTP profile: formats are payload types */
+    char first_format[32];  /* used to answer a rejected m-line */
+    bool is_rtp;            /* proto is an RTP profile: formats are payload types */
     moat_sdp_codec *codecs; /* owned; in m= line (preference) order */
     size_t n_codecs;
 
@@ -203,7 +203,7 @@ typedef struct {
 typedef struct {
     const char *ice_ufrag, *ice_pwd;
     const char *fingerprint_sha256; /* "AB:CD:..." uppercase, 32 bytes */
-    moat_sdp_setup setup; /* ACTIVE or PASSIVE; used when the offer says actpass */
+    moat_sdp_setup setup;           /* ACTIVE or PASSIVE; used when the offer says actpass */
     const moat_sdp_candidate *candidates;
     size_t n_candidates;
     uint64_t session_id;

@@ -41,10 +41,11 @@ static const moat_dtls_callbacks callbacks = {
     .closed = on_closed,
 };
 
-static void make_identity(dtls_test_endpoint *e, const char *profiles)
+static void make_identity(dtls_test_endpoint *e, moat_certificate *certificate,
+                          const char *profiles)
 {
     char error[256] = "";
-    e->certificate = moat_certificate_generate(error, sizeof error);
+    e->certificate = certificate ? certificate : moat_certificate_generate(error, sizeof error);
     g_assert_nonnull(e->certificate);
     e->context = moat_dtls_context_new(e->certificate, error, sizeof error);
     g_assert_nonnull(e->context);
@@ -79,8 +80,8 @@ dtls_test_pair *dtls_test_pair_new(const dtls_test_pair_options *options)
     if (options == NULL)
         options = &defaults;
     dtls_test_pair *p = g_new0(dtls_test_pair, 1);
-    make_identity(&p->client, options->client_profiles);
-    make_identity(&p->server, options->server_profiles);
+    make_identity(&p->client, NULL, options->client_profiles);
+    make_identity(&p->server, options->server_certificate, options->server_profiles);
     make_transport(&p->client, MOAT_DTLS_ROLE_CLIENT, &p->server, options->client_expects,
                    options->expect_lowercase);
     make_transport(&p->server, MOAT_DTLS_ROLE_SERVER, &p->client, options->server_expects,

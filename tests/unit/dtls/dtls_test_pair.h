@@ -36,6 +36,8 @@ typedef struct {
     const char *server_expects;
     /* Hand each side the real fingerprint in lowercase hex. */
     gboolean expect_lowercase;
+    /* Taken over by the pair; NULL: a generated ECDSA certificate. */
+    moat_certificate *server_certificate;
     double drop_rate; /* of every datagram in either direction */
     guint32 seed;
 } dtls_test_pair_options;

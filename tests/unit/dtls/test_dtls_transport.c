@@ -3,6 +3,9 @@
 #include <string.h>
 
 #include <glib.h>
+#include <glib/gstdio.h>
+#include <openssl/pem.h>
+#include <openssl/rsa.h>
 
 #include "dtls/dtls_transport.h"
 #include "dtls_test_pair.h"
@@ -157,6 +160,89 @@ static void test_fingerprint_case_insensitive(void)
     dtls_test_pair_free(p);
 }
 
+static GBytes *pattern(gsize length, guint8 seed)
+{
+    guint8 *data = g_malloc(length);
+    for (gsize i = 0; i < length; i++)
+        data[i] = (guint8)(seed + i * 7 + (i >> 8));
+    return g_bytes_new_take(data, length);
+}
+
+static void round_trip(dtls_test_pair *p, dtls_test_endpoint *from, dtls_test_endpoint *to,
+                       gsize length)
+{
+    GBytes *message = pattern(length, (guint8)length);
+    guint before = to->received->len;
+    g_assert_cmpint(moat_dtls_transport_send(from->transport, g_bytes_get_data(message, NULL),
+                                             length),
+                    ==, MOAT_DTLS_OK);
+    dtls_test_pair_pump(p);
+    g_assert_cmpuint(to->received->len, ==, before + 1);
+    g_assert_true(g_bytes_equal(g_ptr_array_index(to->received, before), message));
+    g_bytes_unref(message);
+}
+
+/* A self-signed RSA-4096 certificate, loaded the way an operator's would be:
+ * its Certificate message alone is larger than the MTU. */
+static moat_certificate *large_rsa_certificate(void)
+{
+    EVP_PKEY *key = EVP_RSA_gen(4096);
+    g_assert_nonnull(key);
+    X509 *x509 = X509_new();
+    ASN1_INTEGER_set(X509_get_serialNumber(x509), 1);
+    X509_gmtime_adj(X509_getm_notBefore(x509), 0);
+    X509_gmtime_adj(X509_getm_notAfter(x509), 3600);
+    X509_NAME_add_entry_by_txt(X509_get_subject_name(x509), "CN", MBSTRING_ASC,
+                               (const unsigned char *)"moat-rsa", -1, -1, 0);
+    X509_set_issuer_name(x509, X509_get_subject_name(x509));
+    X509_set_pubkey(x509, key);
+    g_assert_cmpint(X509_sign(x509, key, EVP_sha256()), >, 0);
+
+    GError *gerror = NULL;
+    gchar *dir = g_dir_make_tmp("moat-rsa-XXXXXX", &gerror);
+    g_assert_no_error(gerror);
+    gchar *cert_path = g_build_filename(dir, "cert.pem", NULL);
+    gchar *key_path = g_build_filename(dir, "key.pem", NULL);
+    FILE *f = fopen(cert_path, "w");
+    g_assert_nonnull(f);
+    PEM_write_X509(f, x509);
+    fclose(f);
+    f = fopen(key_path, "w");
+    g_assert_nonnull(f);
+    PEM_write_PrivateKey(f, key, NULL, NULL, 0, NULL, NULL);
+    fclose(f);
+    char error[256] = "";
+    moat_certificate *c = moat_certificate_load(cert_path, key_path, error, sizeof error);
+    g_assert_cmpstr(error, ==, "");
+    g_assert_nonnull(c);
+    g_unlink(cert_path);
+    g_unlink(key_path);
+    g_rmdir(dir);
+    g_free(cert_path);
+    g_free(key_path);
+    g_free(dir);
+    X509_free(x509);
+    EVP_PKEY_free(key);
+    return c;
+}
+
+static void test_fragmented_flight(void)
+{
+    dtls_test_pair_options o = {.server_certificate = large_rsa_certificate()};
+    dtls_test_pair *p = dtls_test_pair_new(&o);
+    dtls_test_pair_start(p);
+    g_assert_true(dtls_test_pair_settle(p, SETTLE_MS));
+    assert_connected(p);
+    assert_keys_mirror(&p->client.keys, &p->server.keys);
+    g_assert_cmpuint(p->server.largest_handshake_datagram, <=, MOAT_DTLS_MTU);
+    /* The certificate could not have fitted in one datagram. */
+    g_assert_cmpuint(p->server.datagrams_sent, >=, 3);
+    g_test_message("server flight datagrams: %u, largest %zu", p->server.datagrams_sent,
+                   p->server.largest_handshake_datagram);
+    round_trip(p, &p->client, &p->server, 1200);
+    dtls_test_pair_free(p);
+}
+
 static void test_handshake_with_loss(void)
 {
     /* Several seeds so that different flights, including the last one, are
@@ -214,28 +300,6 @@ static void test_retransmit_limit(void)
     g_assert_cmpint(server_ms, >, 0);
     g_assert_cmpint(server_ms, <=, MOAT_DTLS_HANDSHAKE_TIMEOUT_MS);
     dtls_test_pair_free(p);
-}
-
-static GBytes *pattern(gsize length, guint8 seed)
-{
-    guint8 *data = g_malloc(length);
-    for (gsize i = 0; i < length; i++)
-        data[i] = (guint8)(seed + i * 7 + (i >> 8));
-    return g_bytes_new_take(data, length);
-}
-
-static void round_trip(dtls_test_pair *p, dtls_test_endpoint *from, dtls_test_endpoint *to,
-                       gsize length)
-{
-    GBytes *message = pattern(length, (guint8)length);
-    guint before = to->received->len;
-    g_assert_cmpint(moat_dtls_transport_send(from->transport, g_bytes_get_data(message, NULL),
-                                             length),
-                    ==, MOAT_DTLS_OK);
-    dtls_test_pair_pump(p);
-    g_assert_cmpuint(to->received->len, ==, before + 1);
-    g_assert_true(g_bytes_equal(g_ptr_array_index(to->received, before), message));
-    g_bytes_unref(message);
 }
 
 static void test_application_data(void)
@@ -373,6 +437,12 @@ static void test_garbage(void)
     /* Before start: dropped by the pre-parser, not by a state check. */
     feed_malformed(p->server.transport, rand);
     assert_rejections(p->server.transport, 1);
+    /* Before a cipher is chosen, nothing encrypted can be genuine. */
+    g_assert_cmpint(feed(p->client.transport, record(22, 0xfefd, 1, 100, rand)), ==,
+                    MOAT_DTLS_ERR_MALFORMED);
+    moat_dtls_transport_stats cs;
+    moat_dtls_transport_stats_get(p->client.transport, &cs);
+    g_assert_cmpuint(cs.rejected[MOAT_DTLS_RECORD_SHORT_PROTECTED], ==, 1);
     dtls_test_pair_start(p);
     feed_malformed(p->server.transport, rand);
     feed_malformed(p->client.transport, rand);
@@ -383,15 +453,33 @@ static void test_garbage(void)
     feed_malformed(p->server.transport, rand);
     assert_rejections(p->server.transport, 3);
     /* Well-formed records OpenSSL cannot authenticate are discarded
-     * silently (RFC 6347 §4.1.2.7) and the association survives. */
-    for (int i = 0; i < 50; i++) {
-        g_assert_cmpint(feed(p->server.transport, record(23, 0xfefd, 1, 1 + i * 13, rand)), ==,
+     * silently (RFC 6347 §4.1.2.7) and the association survives. Those too
+     * short for AES-GCM's nonce and tag never reach OpenSSL, which would
+     * treat them as fatal. */
+    moat_dtls_transport_stats before, after;
+    moat_dtls_transport_stats_get(p->server.transport, &before);
+    guint too_short = 0;
+    for (gsize length = 0; length < 700; length += 7) {
+        int expected = length < 24 ? MOAT_DTLS_ERR_MALFORMED : MOAT_DTLS_OK;
+        too_short += length < 24;
+        g_assert_cmpint(feed(p->server.transport, record(23, 0xfefd, 1, length, rand)), ==,
+                        expected);
+        g_assert_cmpint(feed(p->server.transport, record(21, 0xfefd, 1, length, rand)), ==,
+                        expected);
+        g_assert_cmpint(feed(p->server.transport, record(22, 0xfefd, 1, length, rand)), ==,
+                        expected);
+        g_assert_cmpint(feed(p->server.transport, record(22, 0xfefd, 7, length, rand)), ==,
+                        expected);
+        /* Epoch 0 is over: OpenSSL ignores it. */
+        g_assert_cmpint(feed(p->server.transport, record(22, 0xfefd, 0, length, rand)), ==,
                         MOAT_DTLS_OK);
-        g_assert_cmpint(feed(p->server.transport, record(21, 0xfefd, 1, 26, rand)), ==,
-                        MOAT_DTLS_OK);
-        g_assert_cmpint(feed(p->server.transport, record(22, 0xfefd, 7, 60, rand)), ==,
+        g_assert_cmpint(feed(p->server.transport, record(21, 0xfefd, 0, length, rand)), ==,
                         MOAT_DTLS_OK);
     }
+    moat_dtls_transport_stats_get(p->server.transport, &after);
+    g_assert_cmpuint(after.rejected[MOAT_DTLS_RECORD_SHORT_PROTECTED] -
+                         before.rejected[MOAT_DTLS_RECORD_SHORT_PROTECTED],
+                     ==, 4 * too_short);
     dtls_test_pair_pump(p);
     g_assert_cmpuint(p->server.received->len, ==, 0);
     assert_connected(p);
@@ -399,11 +487,10 @@ static void test_garbage(void)
     round_trip(p, &p->server, &p->client, 100);
 
     /* Records are counted per datagram: three in one. */
-    moat_dtls_transport_stats before, after;
     moat_dtls_transport_stats_get(p->server.transport, &before);
     GByteArray *three = g_byte_array_new();
     for (int i = 0; i < 3; i++) {
-        GBytes *r = record(23, 0xfefd, 1, 20, rand);
+        GBytes *r = record(23, 0xfefd, 1, 40, rand);
         g_byte_array_append(three, g_bytes_get_data(r, NULL), (guint)g_bytes_get_size(r));
         g_bytes_unref(r);
     }
@@ -516,6 +603,7 @@ int main(int argc, char **argv)
     g_test_add_func("/dtls/transport/fingerprint-mismatch-client",
                     test_fingerprint_mismatch_at_client);
     g_test_add_func("/dtls/transport/fingerprint-case", test_fingerprint_case_insensitive);
+    g_test_add_func("/dtls/transport/fragmented-flight", test_fragmented_flight);
     g_test_add_func("/dtls/transport/loss", test_handshake_with_loss);
     g_test_add_func("/dtls/transport/application-data", test_application_data);
     g_test_add_func("/dtls/transport/send-before-connected", test_send_before_connected);

@@ -33,13 +33,9 @@ static int fake_send_data(moat_plugin_session *s, uint16_t stream_id, uint32_t p
     return 0;
 }
 
-static void fake_push_event(moat_plugin_session *s, const char *json)
-{
-}
+static void fake_push_event(moat_plugin_session *s, const char *json) {}
 
-static void fake_close_session(moat_plugin_session *s)
-{
-}
+static void fake_close_session(moat_plugin_session *s) {}
 
 static uint64_t fake_now_us(void)
 {

@@ -35,8 +35,7 @@ static void assert_absent(const moat_retransmit_cache *c, uint16_t seq)
 {
     const uint8_t *got;
     size_t got_len;
-    g_assert_cmpint(moat_retransmit_cache_get(c, seq, &got, &got_len), ==,
-                    MOAT_RTP_ERR_NOT_FOUND);
+    g_assert_cmpint(moat_retransmit_cache_get(c, seq, &got, &got_len), ==, MOAT_RTP_ERR_NOT_FOUND);
 }
 
 static void store(moat_retransmit_cache *c, uint16_t seq, uint64_t now)
@@ -83,9 +82,8 @@ static void test_wrap(void)
 
 static void test_resend_rate_limit(void)
 {
-    moat_retransmit_cache *c = moat_retransmit_cache_new(MOAT_RETRANSMIT_DEFAULT_SLOTS,
-                                                         MOAT_RETRANSMIT_DEFAULT_MIN_INTERVAL_US,
-                                                         1000000);
+    moat_retransmit_cache *c = moat_retransmit_cache_new(
+        MOAT_RETRANSMIT_DEFAULT_SLOTS, MOAT_RETRANSMIT_DEFAULT_MIN_INTERVAL_US, 1000000);
     const uint8_t *p;
     size_t len;
     store(c, 42, 1000);

@@ -31,8 +31,8 @@ static void test_nack_roundtrip(void)
     g_assert_cmpuint(buf[0], ==, 0x81);
     g_assert_cmpuint(buf[1], ==, 205);
     /* First pair: PID 100, BLP bits 0 (101), 4 (105), 15 (116). */
-    static const uint8_t fci[] = {0x00, 100, 0x80, 0x11, 0x00, 117, 0x00, 0x00,
-                                  0x00, 200, 0x00, 0x00};
+    static const uint8_t fci[] = {0x00, 100,  0x80, 0x11, 0x00, 117,
+                                  0x00, 0x00, 0x00, 200,  0x00, 0x00};
     g_assert_cmpmem(buf + 12, 12, fci, sizeof(fci));
 
     moat_rtcp_fb fb = parse_only_fb(buf, w.length);
@@ -48,7 +48,7 @@ static void test_nack_roundtrip(void)
 
 static void test_nack_wrap_and_unsorted(void)
 {
-    const uint16_t wrap[] = {65534, 65535, 0, 1, 15};
+    const uint16_t wrap[] = {65534, 65535, 0, 1, 14};
     uint8_t buf[64];
     moat_rtcp_writer w;
     moat_rtcp_writer_init(&w, buf, sizeof(buf));
@@ -81,8 +81,8 @@ static void test_nack_expand_bounded(void)
 {
     /* Two pairs with every bit set: 34 numbers, but the caller has room for
      * 20 and gets exactly 20, in order. */
-    static const uint8_t pkt[] = {0x81, 205,  0x00, 0x04, 0,    0,    0, 1, 0, 0, 0, 2,
-                                  0xFF, 0xFF, 0xFF, 0xFF, 0x00, 0x10, 0xFF, 0xFF};
+    static const uint8_t pkt[] = {0x81, 205, 0x00, 0x04, 0,    0,    0,    1,    0,    0,
+                                  0,    2,   0xFF, 0xFF, 0xFF, 0xFF, 0x00, 0x10, 0xFF, 0xFF};
     moat_rtcp_fb fb = parse_only_fb(pkt, sizeof(pkt));
     uint16_t seqs[40];
     g_assert_cmpint(moat_rtcp_nack_expand(&fb, seqs, 40), ==, 34);

@@ -280,17 +280,13 @@ static void test_iter_errors(void)
                     MOAT_RTP_ERR_TRUNCATED);
 
     static const uint8_t too_long[] = {0x80, 201, 0, 2, 0, 0, 0, 1};
-    g_assert_cmpint(moat_rtcp_check_compound(too_long, sizeof(too_long)), ==,
-                    MOAT_RTP_ERR_LENGTH);
+    g_assert_cmpint(moat_rtcp_check_compound(too_long, sizeof(too_long)), ==, MOAT_RTP_ERR_LENGTH);
     static const uint8_t version[] = {0x40, 201, 0, 1, 0, 0, 0, 1};
-    g_assert_cmpint(moat_rtcp_check_compound(version, sizeof(version)), ==,
-                    MOAT_RTP_ERR_VERSION);
+    g_assert_cmpint(moat_rtcp_check_compound(version, sizeof(version)), ==, MOAT_RTP_ERR_VERSION);
     static const uint8_t pad_zero[] = {0xA0, 201, 0, 1, 0, 0, 0, 0};
-    g_assert_cmpint(moat_rtcp_check_compound(pad_zero, sizeof(pad_zero)), ==,
-                    MOAT_RTP_ERR_PADDING);
+    g_assert_cmpint(moat_rtcp_check_compound(pad_zero, sizeof(pad_zero)), ==, MOAT_RTP_ERR_PADDING);
     static const uint8_t pad_big[] = {0xA0, 201, 0, 1, 0, 0, 0, 5};
-    g_assert_cmpint(moat_rtcp_check_compound(pad_big, sizeof(pad_big)), ==,
-                    MOAT_RTP_ERR_PADDING);
+    g_assert_cmpint(moat_rtcp_check_compound(pad_big, sizeof(pad_big)), ==, MOAT_RTP_ERR_PADDING);
     g_assert_cmpint(moat_rtcp_check_compound(NULL, 0), ==, MOAT_RTP_ERR_TRUNCATED);
 
     /* Padding is taken off the body. */

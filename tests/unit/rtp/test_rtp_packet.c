@@ -246,8 +246,7 @@ static void test_extension_two_byte(void)
         g_assert_cmpint(moat_rtp_find_extension(p, &h, 20, &data, &len), ==, MOAT_RTP_OK);
         g_assert_cmpuint(len, ==, 1);
         g_assert_cmpuint(data[0], ==, 0x77);
-        g_assert_cmpint(moat_rtp_find_extension(p, &h, 2, &data, &len), ==,
-                        MOAT_RTP_ERR_NOT_FOUND);
+        g_assert_cmpint(moat_rtp_find_extension(p, &h, 2, &data, &len), ==, MOAT_RTP_ERR_NOT_FOUND);
     }
     /* A lone id octet at the very end has no length octet. */
     const uint8_t cut[] = {0x00, 0x00, 0x00, 0x05};

@@ -1,0 +1,2 @@
+a=ice-ufrag:ZZyy
+a=ice-pwd:abcdefghijklmnopqrstuvwx

@@ -1,0 +1,10 @@
+a=ice-lite
+a=ice-ufrag:289b31b7
+a=ice-pwd:0b66f472495ef0ccac7bda65
+a=group:BUNDLE 0 1
+m=audio 9 UDP/TLS/RTP/SAVPF 0
+a=mid:0
+a=candidate:1 1 udp 2130706431 198.51.100.1 39132 typ host
+a=end-of-candidates
+m=audio 9 UDP/TLS/RTP/SAVPF 0
+a=mid:1
