@@ -2,6 +2,7 @@
 #include "srtpplus_byteorder.h"
 #include "srtpplus_status.h"
 
+#include <endian.h>
 #include <openssl/evp.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,31 +48,23 @@ void srtpplus_prn_free(struct srtpplus_prn *prn)
     free(prn);
 }
 
-static void write_index48(uint8_t *p, uint64_t index)
-{
-    p[0] = (uint8_t)(index >> 40);
-    p[1] = (uint8_t)(index >> 32);
-    p[2] = (uint8_t)(index >> 24);
-    p[3] = (uint8_t)(index >> 16);
-    p[4] = (uint8_t)(index >> 8);
-    p[5] = (uint8_t)index;
-}
-
 int srtpplus_prn_tags(struct srtpplus_prn *prn, uint8_t kind, uint32_t ssrc,
                       uint64_t first_index, size_t count, uint32_t *out)
 {
     if (!prn || (!out && count > 0))
         return SRTPPLUS_ERR_PARAM;
+    /* Octets 12..15 of every block stay zero from calloc; per block only the SSRC and
+     * kind || 0x00 || index (one 64-bit big-endian store) are written. The index field
+     * is 48 bits; higher bits are outside the spec's domain and are cut off. */
+    uint32_t ssrc_be = htobe32(ssrc);
+    uint64_t kind_field = (uint64_t)kind << 56;
     while (count > 0) {
         size_t n = count < BATCH_BLOCKS ? count : BATCH_BLOCKS;
         for (size_t i = 0; i < n; i++) {
             uint8_t *block = prn->in + i * BLOCK_LEN;
-            srtpplus_store_be32(block, ssrc);
-            block[4] = kind;
-            block[5] = 0;
-            /* The index field is 48 bits; higher bits are outside the spec's domain. */
-            write_index48(block + 6, first_index + i);
-            memset(block + 12, 0, 4);
+            uint64_t field = htobe64(kind_field | ((first_index + i) & 0xffffffffffffull));
+            memcpy(block, &ssrc_be, 4);
+            memcpy(block + 4, &field, 8);
         }
         int out_len = 0;
         if (EVP_EncryptUpdate(prn->ctx, prn->out, &out_len, prn->in, (int)(n * BLOCK_LEN)) != 1 ||

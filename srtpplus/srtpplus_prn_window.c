@@ -4,6 +4,16 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Fewer than `chunk` tags beyond highest + ahead are left once highest reaches this. */
+static void update_refill_at(struct srtpplus_prn_window *window)
+{
+    uint64_t margin = (uint64_t)window->ahead + window->chunk;
+    if (window->hi >= window->limit)
+        window->refill_at = UINT64_MAX;
+    else
+        window->refill_at = window->hi > margin ? window->hi - margin : 0;
+}
+
 int srtpplus_prn_window_init(struct srtpplus_prn_window *window, uint8_t kind, uint32_t ssrc,
                              uint32_t behind, uint32_t ahead, uint32_t min_chunk, uint64_t limit)
 {
@@ -25,6 +35,7 @@ int srtpplus_prn_window_init(struct srtpplus_prn_window *window, uint8_t kind, u
     window->limit = limit;
     window->ssrc = ssrc;
     window->kind = kind;
+    update_refill_at(window);
     return SRTPPLUS_OK;
 }
 
@@ -34,6 +45,7 @@ void srtpplus_prn_window_release(struct srtpplus_prn_window *window)
         return;
     free(window->tags);
     memset(window, 0, sizeof(*window));
+    window->refill_at = UINT64_MAX; /* an absent window never asks for work */
 }
 
 int srtpplus_prn_window_refill(struct srtpplus_prn_window *window, struct srtpplus_prn *prn,
@@ -64,6 +76,7 @@ int srtpplus_prn_window_refill(struct srtpplus_prn_window *window, struct srtppl
         if (rc != SRTPPLUS_OK) {
             /* Slots in [start, next) now hold new tags, so the old range is gone too. */
             window->lo = window->hi = 0;
+            update_refill_at(window);
             return rc;
         }
         next += run;
@@ -73,5 +86,6 @@ int srtpplus_prn_window_refill(struct srtpplus_prn_window *window, struct srtppl
     else
         window->lo = start;
     window->hi = target;
+    update_refill_at(window);
     return SRTPPLUS_OK;
 }

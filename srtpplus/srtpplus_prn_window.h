@@ -14,6 +14,7 @@ struct srtpplus_prn_window {
     uint32_t *tags;   /* ring, indexed by index & mask */
     uint64_t mask;
     uint64_t lo, hi;  /* tags of [lo, hi) are valid */
+    uint64_t refill_at; /* the highest index from which on a refill is due */
     uint64_t limit;   /* one past the largest index of this kind */
     uint32_t ahead;   /* the window must reach highest + ahead */
     uint32_t chunk;   /* refill once fewer than this many tags remain beyond that */
@@ -40,10 +41,7 @@ static inline bool srtpplus_prn_window_lookup(const struct srtpplus_prn_window *
 static inline bool srtpplus_prn_window_wants_refill(const struct srtpplus_prn_window *window,
                                                     uint64_t highest)
 {
-    uint64_t wanted = highest + window->ahead + 1 + window->chunk;
-    if (wanted > window->limit)
-        wanted = window->limit;
-    return window->hi < wanted;
+    return highest >= window->refill_at;
 }
 
 /* Extends the window so it covers the plausibility window around highest with two

@@ -28,6 +28,7 @@ struct srtpplus_receiver {
     struct srtpplus_chain_params chain;
     struct srtpplus_budget budget;
     uint32_t pending; /* bit i: streams[i] has a prn window to refill */
+    bool enforcing;   /* as the last check was told; windows are refilled only then */
     struct srtpplus_prn *prn;
     struct srtpplus_receiver_stats stats;
 };
@@ -243,7 +244,7 @@ static enum srtpplus_verdict check_rtp(struct srtpplus_receiver *rx, const uint8
     out->ssrc = ssrc;
     out->index = seq;
 
-    uint32_t slot;
+    uint32_t slot = 0;
     struct srtpplus_receiver_stream *stream = find_stream(rx, ssrc, &slot);
     if (!stream)
         return enforcing ? spend_budget(rx, now_ns) : SRTPPLUS_PASS;
@@ -288,14 +289,49 @@ static enum srtpplus_verdict check_rtp(struct srtpplus_receiver *rx, const uint8
     return verified ? SRTPPLUS_PASS : spend_budget(rx, now_ns);
 }
 
+/* Every case of rules 1-3. Kept out of line so the fast path below, which
+ * handles nearly every packet, makes no calls and needs no stack frame. */
+static __attribute__((noinline)) enum srtpplus_verdict
+check_rtp_general(struct srtpplus_receiver *rx, const uint8_t *packet, size_t len, bool enforcing,
+                  uint64_t now_ns, struct srtpplus_check *out)
+{
+    return check_rtp(rx, packet, len, enforcing, now_ns, out);
+}
+
 enum srtpplus_verdict srtpplus_receiver_check_rtp(struct srtpplus_receiver *rx,
                                                   const uint8_t *packet, size_t len,
                                                   bool enforcing, uint64_t now_ns,
                                                   struct srtpplus_check *out)
 {
-    enum srtpplus_verdict v = check_rtp(rx, packet, len, enforcing, now_ns, out);
-    rx->stats.rtp[v]++;
-    return v;
+    rx->enforcing = enforcing;
+    /* Fast path: enforcing, the SSRC of the packet before, past its first authenticated
+     * packet, and the expected tag at hand (precomputed or learned). The same rules as
+     * check_rtp, in the same order; anything else is left to it. */
+    uint32_t hit = rx->last_hit;
+    if (enforcing && len >= rx->min_rtp_len && hit < rx->count) {
+        uint32_t ssrc = srtpplus_load_be32(packet + 8);
+        const struct srtpplus_receiver_stream *stream = rx->streams[hit];
+        const struct srtpplus_replay *replay = &stream->rtp_replay;
+        uint64_t index;
+        uint32_t expected;
+        if (rx->ssrcs[hit] == ssrc && replay->started &&
+            srtpplus_index_estimate(replay->highest, srtpplus_load_be16(packet + 2), &index) &&
+            plausible(rx, replay->highest, index) &&
+            (rx->scheme == SRTPPLUS_SCHEME_PRN
+                 ? srtpplus_prn_window_lookup(&stream->rtp_window, index, &expected)
+                 : srtpplus_chain_table_get(&stream->learned, index, &expected))) {
+            size_t stripped = len - SRTPPLUS_TAG_LEN;
+            enum srtpplus_verdict v = expected != srtpplus_load_be32(packet + stripped)
+                                          ? SRTPPLUS_DROP_TAG
+                                      : srtpplus_replay_seen(replay, index) ? SRTPPLUS_DROP_REPLAY
+                                                                            : SRTPPLUS_PASS;
+            out->len = stripped;
+            out->index = index;
+            out->ssrc = ssrc;
+            return v;
+        }
+    }
+    return check_rtp_general(rx, packet, len, enforcing, now_ns, out);
 }
 
 static enum srtpplus_verdict check_rtcp(struct srtpplus_receiver *rx, const uint8_t *packet,
@@ -318,7 +354,7 @@ static enum srtpplus_verdict check_rtcp(struct srtpplus_receiver *rx, const uint
     if (!enforcing)
         return SRTPPLUS_PASS;
 
-    uint32_t slot;
+    uint32_t slot = 0;
     struct srtpplus_receiver_stream *stream = find_stream(rx, ssrc, &slot);
     if (!stream)
         return spend_budget(rx, now_ns);
@@ -345,14 +381,15 @@ enum srtpplus_verdict srtpplus_receiver_check_rtcp(struct srtpplus_receiver *rx,
                                                    bool enforcing, uint64_t now_ns,
                                                    struct srtpplus_check *out)
 {
-    enum srtpplus_verdict v = check_rtcp(rx, packet, len, enforcing, now_ns, out);
-    rx->stats.rtcp[v]++;
-    return v;
+    rx->enforcing = enforcing;
+    return check_rtcp(rx, packet, len, enforcing, now_ns, out);
 }
 
-static void note_refill(struct srtpplus_receiver *rx, uint32_t slot)
+static inline void note_refill(struct srtpplus_receiver *rx, uint32_t slot,
+                               const struct srtpplus_prn_window *window,
+                               const struct srtpplus_replay *replay)
 {
-    if (srtpplus_receiver_stream_wants_refill(rx->streams[slot]))
+    if (srtpplus_prn_window_wants_refill(window, replay->highest))
         rx->pending |= (uint32_t)1 << slot;
 }
 
@@ -362,7 +399,7 @@ static enum srtpplus_confirm confirm_rtp(struct srtpplus_receiver *rx, uint8_t *
     if (*len < SRTPPLUS_RTP_FIXED_HEADER_LEN || index >= SRTPPLUS_RTP_INDEX_LIMIT ||
         srtpplus_load_be16(rtp + 2) != (uint16_t)index)
         return SRTPPLUS_CONFIRM_MALFORMED;
-    uint32_t slot;
+    uint32_t slot = 0;
     struct srtpplus_receiver_stream *stream = find_stream(rx, srtpplus_load_be32(rtp + 8), &slot);
     bool chain_ok = true;
     if (rx->scheme == SRTPPLUS_SCHEME_CHAIN) {
@@ -377,19 +414,42 @@ static enum srtpplus_confirm confirm_rtp(struct srtpplus_receiver *rx, uint8_t *
     if (!stream)
         return SRTPPLUS_CONFIRM_UNKNOWN_SSRC;
     srtpplus_replay_mark(&stream->rtp_replay, index);
-    note_refill(rx, slot);
+    note_refill(rx, slot, &stream->rtp_window, &stream->rtp_replay);
     return chain_ok ? SRTPPLUS_CONFIRMED : SRTPPLUS_CONFIRMED_CHAIN_MALFORMED;
+}
+
+static __attribute__((noinline)) enum srtpplus_confirm
+confirm_rtp_general(struct srtpplus_receiver *rx, uint8_t *rtp, size_t *len, uint64_t index)
+{
+    return confirm_rtp(rx, rtp, len, index);
 }
 
 enum srtpplus_confirm srtpplus_receiver_confirm_rtp(struct srtpplus_receiver *rx, uint8_t *rtp,
                                                     size_t *len, uint64_t index)
 {
-    if (!rx)
-        return SRTPPLUS_CONFIRM_MALFORMED;
-    enum srtpplus_confirm c =
-        rtp && len ? confirm_rtp(rx, rtp, len, index) : SRTPPLUS_CONFIRM_MALFORMED;
-    rx->stats.confirm_rtp[c]++;
-    return c;
+    /* Fast path: the SSRC of the packet before, the next index in order, and for chain
+     * a well-formed block. Anything else is left to confirm_rtp. */
+    uint32_t hit = rx->last_hit;
+    if (*len >= SRTPPLUS_RTP_FIXED_HEADER_LEN && hit < rx->count &&
+        rx->ssrcs[hit] == srtpplus_load_be32(rtp + 8) &&
+        srtpplus_load_be16(rtp + 2) == (uint16_t)index) {
+        struct srtpplus_receiver_stream *stream = rx->streams[hit];
+        struct srtpplus_replay *replay = &stream->rtp_replay;
+        if (replay->started && index == replay->highest + 1 &&
+            index < SRTPPLUS_RTP_INDEX_LIMIT) {
+            if (rx->scheme == SRTPPLUS_SCHEME_CHAIN) {
+                struct srtpplus_chain_block block;
+                if (srtpplus_chain_parse(rtp, *len, &rx->chain, &block) != SRTPPLUS_OK)
+                    return confirm_rtp_general(rx, rtp, len, index);
+                srtpplus_receiver_stream_learn(stream, index, rx->chain.depth, &block);
+                srtpplus_chain_strip(rtp, len, &block);
+            }
+            srtpplus_replay_mark(replay, index);
+            note_refill(rx, hit, &stream->rtp_window, replay);
+            return SRTPPLUS_CONFIRMED;
+        }
+    }
+    return confirm_rtp_general(rx, rtp, len, index);
 }
 
 enum srtpplus_confirm srtpplus_receiver_confirm_rtcp(struct srtpplus_receiver *rx, uint32_t ssrc,
@@ -398,7 +458,7 @@ enum srtpplus_confirm srtpplus_receiver_confirm_rtcp(struct srtpplus_receiver *r
     if (!rx)
         return SRTPPLUS_CONFIRM_MALFORMED;
     enum srtpplus_confirm c = SRTPPLUS_CONFIRMED;
-    uint32_t slot;
+    uint32_t slot = 0;
     struct srtpplus_receiver_stream *stream;
     if (index >= SRTPPLUS_RTCP_INDEX_LIMIT) {
         c = SRTPPLUS_CONFIRM_MALFORMED;
@@ -406,9 +466,8 @@ enum srtpplus_confirm srtpplus_receiver_confirm_rtcp(struct srtpplus_receiver *r
         c = SRTPPLUS_CONFIRM_UNKNOWN_SSRC;
     } else {
         srtpplus_replay_mark(&stream->rtcp_replay, index);
-        note_refill(rx, slot);
+        note_refill(rx, slot, &stream->rtcp_window, &stream->rtcp_replay);
     }
-    rx->stats.confirm_rtcp[c]++;
     return c;
 }
 
@@ -416,6 +475,11 @@ int srtpplus_receiver_maintain(struct srtpplus_receiver *rx)
 {
     if (!rx)
         return SRTPPLUS_ERR_PARAM;
+    /* With the detector off nothing is checked, so precomputing tags would only cost
+     * legitimate traffic; the pending work waits until checks are enforced again (the
+     * first batch then falls back to computing its tags one by one). */
+    if (!rx->enforcing)
+        return SRTPPLUS_OK;
     int result = SRTPPLUS_OK;
     while (rx->pending) {
         uint32_t slot = (uint32_t)__builtin_ctz(rx->pending);
@@ -430,7 +494,7 @@ int srtpplus_receiver_maintain(struct srtpplus_receiver *rx)
 
 bool srtpplus_receiver_maintenance_pending(const struct srtpplus_receiver *rx)
 {
-    return rx && rx->pending != 0;
+    return rx && rx->enforcing && rx->pending != 0;
 }
 
 bool srtpplus_receiver_highest_index(const struct srtpplus_receiver *rx, uint32_t ssrc,

@@ -9,7 +9,9 @@
  * and srtpplus_receiver_maintain(rx) between batches, which refills the precomputed prn
  * windows. Per-SSRC state is created only by srtpplus_receiver_add_ssrc (from the SDP,
  * or after a packet of a new SSRC passed srtp_unprotect), never by a packet itself.
- * Not thread-safe: one receiver belongs to one worker. */
+ * Not thread-safe: one receiver belongs to one worker. The per-packet calls take valid
+ * pointers (they sit on the hot path and do not test them); packet contents are never
+ * trusted. */
 #ifndef SRTPPLUS_RECEIVER_H
 #define SRTPPLUS_RECEIVER_H
 
@@ -40,13 +42,11 @@ struct srtpplus_check {
     uint32_t ssrc;  /* RTP SSRC, or sender SSRC of the first RTCP packet */
 };
 
+/* How much AES work the receiver did where. Verdicts and confirm outcomes are returned
+ * to the caller, which counts them per transport. */
 struct srtpplus_receiver_stats {
-    uint64_t rtp[SRTPPLUS_VERDICT_COUNT];
-    uint64_t rtcp[SRTPPLUS_VERDICT_COUNT];
-    uint64_t confirm_rtp[SRTPPLUS_CONFIRM_COUNT];
-    uint64_t confirm_rtcp[SRTPPLUS_CONFIRM_COUNT];
-    uint64_t refill_tags;   /* prn tags computed by srtpplus_receiver_maintain */
-    uint64_t inline_tags;   /* prn tags computed during a check (window not there) */
+    uint64_t refill_tags; /* prn tags computed by srtpplus_receiver_maintain */
+    uint64_t inline_tags; /* prn tags computed during a check (window not there) */
 };
 
 struct srtpplus_receiver;
@@ -90,8 +90,10 @@ enum srtpplus_confirm srtpplus_receiver_confirm_rtp(struct srtpplus_receiver *rx
 enum srtpplus_confirm srtpplus_receiver_confirm_rtcp(struct srtpplus_receiver *rx, uint32_t ssrc,
                                                      uint64_t index);
 
-/* Refills prn windows that fell behind; cheap when nothing is pending. Returns an
- * srtpplus_status (an OpenSSL failure; checks stay correct, only slower). */
+/* Refills prn windows that fell behind; cheap when nothing is pending. Works only while
+ * checks are enforced (as the last check call said): with the detector off legitimate
+ * traffic pays for no tags. Returns an srtpplus_status (an OpenSSL failure; checks stay
+ * correct, only slower). */
 int srtpplus_receiver_maintain(struct srtpplus_receiver *rx);
 bool srtpplus_receiver_maintenance_pending(const struct srtpplus_receiver *rx);
 

@@ -23,6 +23,7 @@ int srtpplus_receiver_stream_init(struct srtpplus_receiver_stream *stream, uint3
     } else {
         /* Lookups reach back `behind`; tags are learned up to D ahead. */
         rc = srtpplus_chain_table_init(&stream->learned, (size_t)behind + chain->depth + 1);
+        stream->rtp_window.refill_at = UINT64_MAX;
     }
     if (rc == SRTPPLUS_OK)
         rc = srtpplus_prn_window_init(&stream->rtcp_window, SRTPPLUS_KIND_RTCP, ssrc,
@@ -39,25 +40,6 @@ void srtpplus_receiver_stream_release(struct srtpplus_receiver_stream *stream)
     srtpplus_prn_window_release(&stream->rtp_window);
     srtpplus_prn_window_release(&stream->rtcp_window);
     srtpplus_chain_table_release(&stream->learned);
-}
-
-void srtpplus_receiver_stream_learn(struct srtpplus_receiver_stream *stream, uint64_t index,
-                                    uint8_t depth, const struct srtpplus_chain_block *block)
-{
-    uint64_t newest = index + depth;
-    for (unsigned j = 0; j < block->copies; j++) {
-        if (newest - j < SRTPPLUS_RTP_INDEX_LIMIT)
-            srtpplus_chain_table_put(&stream->learned, newest - j, block->tags[j]);
-    }
-}
-
-bool srtpplus_receiver_stream_wants_refill(const struct srtpplus_receiver_stream *stream)
-{
-    if (stream->rtp_window.tags && stream->rtp_replay.started &&
-        srtpplus_prn_window_wants_refill(&stream->rtp_window, stream->rtp_replay.highest))
-        return true;
-    return stream->rtcp_replay.started &&
-           srtpplus_prn_window_wants_refill(&stream->rtcp_window, stream->rtcp_replay.highest);
 }
 
 static int refill(struct srtpplus_prn_window *window, const struct srtpplus_replay *replay,

@@ -37,11 +37,16 @@ int srtpplus_receiver_stream_init(struct srtpplus_receiver_stream *stream, uint3
 void srtpplus_receiver_stream_release(struct srtpplus_receiver_stream *stream);
 
 /* Stores T[index + D - j] from the chain block of authenticated packet index. */
-void srtpplus_receiver_stream_learn(struct srtpplus_receiver_stream *stream, uint64_t index,
-                                    uint8_t depth, const struct srtpplus_chain_block *block);
-
-/* True when a window has fallen behind the highest authenticated index. */
-bool srtpplus_receiver_stream_wants_refill(const struct srtpplus_receiver_stream *stream);
+static inline void srtpplus_receiver_stream_learn(struct srtpplus_receiver_stream *stream,
+                                                  uint64_t index, uint8_t depth,
+                                                  const struct srtpplus_chain_block *block)
+{
+    uint64_t newest = index + depth;
+    for (unsigned j = 0; j < block->copies; j++) {
+        if (newest - j < SRTPPLUS_RTP_INDEX_LIMIT)
+            srtpplus_chain_table_put(&stream->learned, newest - j, block->tags[j]);
+    }
+}
 
 /* Brings both prn windows up to date; the batch work kept off the per-packet path. */
 int srtpplus_receiver_stream_refill(struct srtpplus_receiver_stream *stream,

@@ -13,7 +13,7 @@ static void clear_bit(struct srtpplus_replay *replay, uint64_t index)
     replay->words[bit / 64] &= ~((uint64_t)1 << (bit % 64));
 }
 
-void srtpplus_replay_mark(struct srtpplus_replay *replay, uint64_t index)
+void srtpplus_replay_mark_general(struct srtpplus_replay *replay, uint64_t index)
 {
     if (!replay->started) {
         memset(replay->words, 0, sizeof(replay->words));

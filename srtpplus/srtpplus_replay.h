@@ -33,6 +33,20 @@ static inline bool srtpplus_replay_seen(const struct srtpplus_replay *replay, ui
     return (replay->words[bit / 64] >> (bit % 64)) & 1;
 }
 
-void srtpplus_replay_mark(struct srtpplus_replay *replay, uint64_t index);
+/* Any other case than "next index in order": first index, jumps, late packets. */
+void srtpplus_replay_mark_general(struct srtpplus_replay *replay, uint64_t index);
+
+static inline void srtpplus_replay_mark(struct srtpplus_replay *replay, uint64_t index)
+{
+    /* The usual case: the next packet in order. Its slot last belonged to an index
+     * now outside the record, so setting the bit is all there is to do. */
+    if (replay->started && index == replay->highest + 1) {
+        uint64_t bit = index % SRTPPLUS_REPLAY_BITS;
+        replay->words[bit / 64] |= (uint64_t)1 << (bit % 64);
+        replay->highest = index;
+        return;
+    }
+    srtpplus_replay_mark_general(replay, index);
+}
 
 #endif

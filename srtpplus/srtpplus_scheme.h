@@ -4,6 +4,7 @@
 #define SRTPPLUS_SCHEME_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #define SRTPPLUS_TAG_LEN              4
@@ -34,7 +35,11 @@ struct srtpplus_chain_params {
     uint8_t copies; /* r, 1..4, r <= D */
 };
 
-bool srtpplus_chain_params_valid(const struct srtpplus_chain_params *params);
+static inline bool srtpplus_chain_params_valid(const struct srtpplus_chain_params *params)
+{
+    return params && params->depth >= 1 && params->copies >= 1 &&
+           params->copies <= SRTPPLUS_CHAIN_MAX_COPIES && params->copies <= params->depth;
+}
 
 /* "prn" or "chain", as in the SDP attribute. */
 const char *srtpplus_scheme_name(enum srtpplus_scheme scheme);

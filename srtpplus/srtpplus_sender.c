@@ -93,7 +93,9 @@ void srtpplus_sender_free(struct srtpplus_sender *sender)
     free(sender);
 }
 
-static struct srtpplus_sender_stream *find_stream(struct srtpplus_sender *sender, uint32_t ssrc)
+/* Most packets belong to the SSRC of the one before. */
+static inline struct srtpplus_sender_stream *find_stream(struct srtpplus_sender *sender,
+                                                         uint32_t ssrc)
 {
     if (sender->last_hit < sender->count && sender->ssrcs[sender->last_hit] == ssrc)
         return sender->streams[sender->last_hit];
@@ -114,12 +116,7 @@ static int create_stream(struct srtpplus_sender *sender, uint32_t ssrc, uint32_t
     struct srtpplus_sender_stream *stream = malloc(sizeof(*stream));
     if (!stream)
         return SRTPPLUS_ERR_NOMEM;
-    int rc = srtpplus_sender_stream_init(stream, ssrc, roc, sender->shared.scheme);
-    if (rc != SRTPPLUS_OK) {
-        srtpplus_sender_stream_release(stream);
-        free(stream);
-        return rc;
-    }
+    srtpplus_sender_stream_init(stream, ssrc, roc);
     sender->ssrcs[sender->count] = ssrc;
     sender->streams[sender->count] = stream;
     sender->last_hit = sender->count;
@@ -147,7 +144,7 @@ size_t srtpplus_sender_rtp_overhead(const struct srtpplus_sender *sender)
 }
 
 /* Index of an RTP packet from its (clear) header, making the stream if it is new. */
-static int packet_index(struct srtpplus_sender *sender, const uint8_t *packet, size_t len,
+static inline int packet_index(struct srtpplus_sender *sender, const uint8_t *packet, size_t len,
                         struct srtpplus_sender_stream **stream, uint64_t *index)
 {
     if (len < SRTPPLUS_RTP_FIXED_HEADER_LEN)
@@ -168,15 +165,23 @@ int srtpplus_sender_prepare_rtp(struct srtpplus_sender *sender, uint8_t *rtp, si
 {
     if (!sender || !rtp || !len)
         return SRTPPLUS_ERR_PARAM;
-    size_t header_len;
-    int rc = srtpplus_rtp_header_len(rtp, *len, &header_len);
-    if (rc != SRTPPLUS_OK)
-        return rc;
+    /* Only the fixed header matters here; chain's append checks the rest. */
+    if (*len < SRTPPLUS_RTP_FIXED_HEADER_LEN || (rtp[0] >> 6) != 2)
+        return SRTPPLUS_ERR_MALFORMED;
     struct srtpplus_sender_stream *stream;
     uint64_t index;
-    rc = packet_index(sender, rtp, *len, &stream, &index);
-    if (rc != SRTPPLUS_OK || sender->shared.scheme != SRTPPLUS_SCHEME_CHAIN)
+    int rc = packet_index(sender, rtp, *len, &stream, &index);
+    if (rc != SRTPPLUS_OK)
         return rc;
+    uint32_t tag;
+    rc = srtpplus_sender_stream_tag(stream, &sender->shared, index, &tag);
+    if (rc != SRTPPLUS_OK)
+        return rc;
+    stream->tag_pending = true;
+    stream->pending_seq = (uint16_t)index;
+    stream->pending_tag = tag;
+    if (sender->shared.scheme != SRTPPLUS_SCHEME_CHAIN)
+        return SRTPPLUS_OK;
     uint32_t tags[SRTPPLUS_CHAIN_MAX_COPIES];
     rc = srtpplus_sender_stream_chain_tags(stream, &sender->shared, index, tags);
     if (rc != SRTPPLUS_OK)
@@ -193,15 +198,19 @@ int srtpplus_sender_append_tag_rtp(struct srtpplus_sender *sender, uint8_t *srtp
         return SRTPPLUS_ERR_MALFORMED;
     if (capacity < *len || capacity - *len < SRTPPLUS_TAG_LEN)
         return SRTPPLUS_ERR_CAPACITY;
-    struct srtpplus_sender_stream *stream;
-    uint64_t index;
-    int rc = packet_index(sender, srtp, *len, &stream, &index);
-    if (rc != SRTPPLUS_OK)
-        return rc;
     uint32_t tag;
-    rc = srtpplus_sender_stream_tag(stream, &sender->shared, index, &tag);
-    if (rc != SRTPPLUS_OK)
-        return rc;
+    struct srtpplus_sender_stream *stream = find_stream(sender, srtpplus_load_be32(srtp + 8));
+    if (stream && stream->tag_pending && stream->pending_seq == srtpplus_load_be16(srtp + 2)) {
+        tag = stream->pending_tag;
+    } else {
+        uint64_t index;
+        int rc = packet_index(sender, srtp, *len, &stream, &index);
+        if (rc == SRTPPLUS_OK)
+            rc = srtpplus_sender_stream_tag(stream, &sender->shared, index, &tag);
+        if (rc != SRTPPLUS_OK)
+            return rc;
+    }
+    stream->tag_pending = false;
     srtpplus_store_be32(srtp + *len, tag);
     *len += SRTPPLUS_TAG_LEN;
     return SRTPPLUS_OK;

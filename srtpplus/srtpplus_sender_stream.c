@@ -6,20 +6,19 @@
 #include <openssl/crypto.h>
 #include <string.h>
 
-int srtpplus_sender_stream_init(struct srtpplus_sender_stream *stream, uint32_t ssrc,
-                                uint32_t initial_roc, enum srtpplus_scheme scheme)
+#define SLOT_MASK (SRTPPLUS_SENDER_CHAIN_SLOTS - 1)
+
+void srtpplus_sender_stream_init(struct srtpplus_sender_stream *stream, uint32_t ssrc,
+                                 uint32_t initial_roc)
 {
     memset(stream, 0, sizeof(*stream));
     stream->ssrc = ssrc;
     stream->initial_roc = initial_roc;
-    if (scheme == SRTPPLUS_SCHEME_CHAIN)
-        return srtpplus_chain_table_init(&stream->future, SRTPPLUS_SENDER_CHAIN_SLOTS);
-    return SRTPPLUS_OK;
 }
 
 void srtpplus_sender_stream_release(struct srtpplus_sender_stream *stream)
 {
-    srtpplus_chain_table_release(&stream->future);
+    /* Unused future tags are what keeps an on-path attacker out; do not leave them. */
     OPENSSL_cleanse(stream, sizeof(*stream));
 }
 
@@ -56,14 +55,15 @@ static int start_chain(struct srtpplus_sender_stream *stream,
     if (rc != SRTPPLUS_OK)
         return rc;
     for (uint64_t i = 0; i < count; i++)
-        srtpplus_chain_table_put(&stream->future, stream->first + i, tags[i]);
+        stream->future[(stream->first + i) & SLOT_MASK] = tags[i];
+    stream->future_lo = stream->first;
     stream->future_hi = stream->first + count;
     return SRTPPLUS_OK;
 }
 
-int srtpplus_sender_stream_index(struct srtpplus_sender_stream *stream,
-                                 struct srtpplus_sender_shared *shared, uint16_t seq,
-                                 uint64_t *index)
+int srtpplus_sender_stream_index_general(struct srtpplus_sender_stream *stream,
+                                         struct srtpplus_sender_shared *shared, uint16_t seq,
+                                         uint64_t *index)
 {
     if (!stream->started) {
         uint64_t first = (uint64_t)stream->initial_roc << 16 | seq;
@@ -92,12 +92,12 @@ int srtpplus_sender_stream_index(struct srtpplus_sender_stream *stream,
 static int next_random_tag(struct srtpplus_sender_shared *shared, uint32_t *tag)
 {
     if (shared->random_left == 0) {
-        uint8_t bytes[SRTPPLUS_SENDER_RANDOM_BATCH * 4];
-        if (shared->random(shared->random_arg, bytes, sizeof(bytes)) != 0)
+        /* Drawn straight into the pool; a tag is its 4 octets read big-endian. */
+        uint8_t *bytes = (uint8_t *)shared->random_tags;
+        if (shared->random(shared->random_arg, bytes, sizeof(shared->random_tags)) != 0)
             return SRTPPLUS_ERR_RANDOM;
         for (size_t i = 0; i < SRTPPLUS_SENDER_RANDOM_BATCH; i++)
             shared->random_tags[i] = srtpplus_load_be32(bytes + 4 * i);
-        OPENSSL_cleanse(bytes, sizeof(bytes));
         shared->random_left = SRTPPLUS_SENDER_RANDOM_BATCH;
     }
     *tag = shared->random_tags[SRTPPLUS_SENDER_RANDOM_BATCH - shared->random_left];
@@ -110,17 +110,21 @@ static int next_random_tag(struct srtpplus_sender_shared *shared, uint32_t *tag)
 static int draw_future(struct srtpplus_sender_stream *stream,
                        struct srtpplus_sender_shared *shared, uint64_t last)
 {
-    uint64_t slots = stream->future.mask + 1;
-    if (last >= slots && stream->future_hi < last - slots + 1)
-        stream->future_hi = last - slots + 1; /* earlier ones would be evicted unused */
+    if (last - stream->future_hi >= SRTPPLUS_SENDER_CHAIN_SLOTS) {
+        /* A jump past the whole ring: earlier tags would be overwritten unused. */
+        stream->future_hi = last + 1 - SRTPPLUS_SENDER_CHAIN_SLOTS;
+        stream->future_lo = stream->future_hi;
+    }
     while (stream->future_hi <= last) {
         uint32_t tag;
         int rc = next_random_tag(shared, &tag);
         if (rc != SRTPPLUS_OK)
             return rc;
-        srtpplus_chain_table_put(&stream->future, stream->future_hi, tag);
+        stream->future[stream->future_hi & SLOT_MASK] = tag;
         stream->future_hi++;
     }
+    if (stream->future_hi - stream->future_lo > SRTPPLUS_SENDER_CHAIN_SLOTS)
+        stream->future_lo = stream->future_hi - SRTPPLUS_SENDER_CHAIN_SLOTS;
     return SRTPPLUS_OK;
 }
 
@@ -134,26 +138,28 @@ static int chain_tag(struct srtpplus_sender_stream *stream,
         if (rc != SRTPPLUS_OK)
             return rc;
     }
-    if (srtpplus_chain_table_get(&stream->future, m, tag))
+    if (m >= stream->future_lo) {
+        *tag = stream->future[m & SLOT_MASK];
         return SRTPPLUS_OK;
-    /* Below i0 + D the tag is tag_prn whether or not the table still holds it. */
+    }
+    /* Below i0 + D the tag is tag_prn whether or not the ring still holds it. */
     if (m < stream->first + shared->chain.depth)
         return srtpplus_prn_tag(shared->prn, SRTPPLUS_KIND_RTP, stream->ssrc, m, tag);
     return SRTPPLUS_ERR_STALE;
 }
 
-int srtpplus_sender_stream_tag(struct srtpplus_sender_stream *stream,
-                               struct srtpplus_sender_shared *shared, uint64_t index,
-                               uint32_t *tag)
+int srtpplus_sender_stream_tag_general(struct srtpplus_sender_stream *stream,
+                                       struct srtpplus_sender_shared *shared, uint64_t index,
+                                       uint32_t *tag)
 {
     if (shared->scheme == SRTPPLUS_SCHEME_CHAIN)
         return chain_tag(stream, shared, index, tag);
     return prn_tag(stream, shared, index, tag);
 }
 
-int srtpplus_sender_stream_chain_tags(struct srtpplus_sender_stream *stream,
-                                      struct srtpplus_sender_shared *shared,
-                                      uint64_t index, uint32_t *tags)
+int srtpplus_sender_stream_chain_tags_general(struct srtpplus_sender_stream *stream,
+                                              struct srtpplus_sender_shared *shared,
+                                              uint64_t index, uint32_t *tags)
 {
     uint64_t newest = index + shared->chain.depth;
     for (unsigned j = 0; j < shared->chain.copies; j++) {

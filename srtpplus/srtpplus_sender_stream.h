@@ -8,15 +8,14 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "srtpplus_chain_table.h"
 #include "srtpplus_prn.h"
 #include "srtpplus_scheme.h"
 
 #define SRTPPLUS_SENDER_PRN_BATCH 256
-/* OpenSSL's RAND_bytes costs about 3.5 us per call whatever the size: drawing 1024 tags
- * at a time keeps that to a few ns per packet. */
-#define SRTPPLUS_SENDER_RANDOM_BATCH 1024
-/* Future tags kept: D ahead plus room for packets sent late or resent. */
+/* OpenSSL's RAND_bytes costs about 3.5 us per call whatever the size, plus about 2.5 ns
+ * per 4 octets: drawing 4096 tags at a time keeps the call cost under 1 ns per packet. */
+#define SRTPPLUS_SENDER_RANDOM_BATCH 4096
+/* Future tags kept: D ahead plus room for packets sent late or resent (a power of 2). */
 #define SRTPPLUS_SENDER_CHAIN_SLOTS 1024
 
 /* A CSPRNG: fills out[0 .. len) and returns 0, or returns non-zero on failure. */
@@ -40,32 +39,94 @@ struct srtpplus_sender_stream {
     uint64_t highest;
     uint64_t first; /* i0 */
 
+    /* The tag prepare computed, kept for the append that follows srtp_protect so it
+     * costs a compare; cleared by that append, so it never outlives one packet. */
+    bool tag_pending;
+    uint16_t pending_seq;
+    uint32_t pending_tag;
+
     uint64_t prn_lo; /* prn tags of [prn_lo, prn_lo + prn_count) */
     uint32_t prn_count;
     uint32_t prn_tags[SRTPPLUS_SENDER_PRN_BATCH];
 
-    struct srtpplus_chain_table future; /* chain only */
-    uint64_t future_hi;                 /* T[m] drawn for every m < future_hi */
+    /* Chain: T[m] for m in [future_lo, future_hi), at future[m % SLOTS]. The sender
+     * knows exactly which range it holds, so unlike the receiver's table no slot needs
+     * to say which index it belongs to. */
+    uint64_t future_lo, future_hi;
+    uint32_t future[SRTPPLUS_SENDER_CHAIN_SLOTS];
 };
 
-int srtpplus_sender_stream_init(struct srtpplus_sender_stream *stream, uint32_t ssrc,
-                                uint32_t initial_roc, enum srtpplus_scheme scheme);
+void srtpplus_sender_stream_init(struct srtpplus_sender_stream *stream, uint32_t ssrc,
+                                 uint32_t initial_roc);
 void srtpplus_sender_stream_release(struct srtpplus_sender_stream *stream);
 
 /* Index of the packet with sequence number seq; records it as sent. Idempotent for the
  * same packet, so both calls around srtp_protect may use it. */
-int srtpplus_sender_stream_index(struct srtpplus_sender_stream *stream,
-                                 struct srtpplus_sender_shared *shared, uint16_t seq,
-                                 uint64_t *index);
+int srtpplus_sender_stream_index_general(struct srtpplus_sender_stream *stream,
+                                         struct srtpplus_sender_shared *shared, uint16_t seq,
+                                         uint64_t *index);
+
+static inline int srtpplus_sender_stream_index(struct srtpplus_sender_stream *stream,
+                                               struct srtpplus_sender_shared *shared,
+                                               uint16_t seq, uint64_t *index)
+{
+    /* Nearly every packet is the one after the highest sent. */
+    uint64_t next = stream->highest + 1;
+    if (stream->started && seq == (uint16_t)next && next < SRTPPLUS_RTP_INDEX_LIMIT) {
+        stream->highest = next;
+        *index = next;
+        return 0;
+    }
+    return srtpplus_sender_stream_index_general(stream, shared, seq, index);
+}
 
 /* The SRTP+ tag packet index carries: T[index] for chain, tag_prn otherwise. */
-int srtpplus_sender_stream_tag(struct srtpplus_sender_stream *stream,
-                               struct srtpplus_sender_shared *shared, uint64_t index,
-                               uint32_t *tag);
+int srtpplus_sender_stream_tag_general(struct srtpplus_sender_stream *stream,
+                                       struct srtpplus_sender_shared *shared, uint64_t index,
+                                       uint32_t *tag);
+
+static inline int srtpplus_sender_stream_tag(struct srtpplus_sender_stream *stream,
+                                             struct srtpplus_sender_shared *shared,
+                                             uint64_t index, uint32_t *tag)
+{
+    if (shared->scheme == SRTPPLUS_SCHEME_CHAIN) {
+        if (index - stream->future_lo < stream->future_hi - stream->future_lo) {
+            *tag = stream->future[index % SRTPPLUS_SENDER_CHAIN_SLOTS];
+            return 0;
+        }
+    } else if (index - stream->prn_lo < stream->prn_count) {
+        *tag = stream->prn_tags[index - stream->prn_lo];
+        return 0;
+    }
+    return srtpplus_sender_stream_tag_general(stream, shared, index, tag);
+}
 
 /* For chain: tags[j] = T[index + D - j], j < r, drawing new future tags as needed. */
-int srtpplus_sender_stream_chain_tags(struct srtpplus_sender_stream *stream,
-                                      struct srtpplus_sender_shared *shared,
-                                      uint64_t index, uint32_t *tags);
+int srtpplus_sender_stream_chain_tags_general(struct srtpplus_sender_stream *stream,
+                                              struct srtpplus_sender_shared *shared,
+                                              uint64_t index, uint32_t *tags);
+
+static inline int srtpplus_sender_stream_chain_tags(struct srtpplus_sender_stream *stream,
+                                                    struct srtpplus_sender_shared *shared,
+                                                    uint64_t index, uint32_t *tags)
+{
+    /* In order: one new future tag from the pool, the rest already in the ring. */
+    uint64_t newest = index + shared->chain.depth;
+    uint64_t oldest = newest + 1 - shared->chain.copies;
+    if (newest == stream->future_hi && shared->random_left > 0 && oldest >= stream->future_lo &&
+        newest < SRTPPLUS_RTP_INDEX_LIMIT) {
+        stream->future[newest % SRTPPLUS_SENDER_CHAIN_SLOTS] =
+            shared->random_tags[SRTPPLUS_SENDER_RANDOM_BATCH - shared->random_left];
+        shared->random_left--;
+        stream->future_hi++;
+        /* The slot just written held T[newest - SLOTS]: that index is no longer held. */
+        if (stream->future_hi - stream->future_lo > SRTPPLUS_SENDER_CHAIN_SLOTS)
+            stream->future_lo = stream->future_hi - SRTPPLUS_SENDER_CHAIN_SLOTS;
+        for (unsigned j = 0; j < shared->chain.copies; j++)
+            tags[j] = stream->future[(newest - j) % SRTPPLUS_SENDER_CHAIN_SLOTS];
+        return 0;
+    }
+    return srtpplus_sender_stream_chain_tags_general(stream, shared, index, tags);
+}
 
 #endif

@@ -32,7 +32,7 @@ static uint32_t next_random(uint64_t *state)
     return (uint32_t)(*state >> 16);
 }
 
-static srtp_t session(const struct bench_fixture *b)
+srtp_t bench_session(const struct bench_fixture *b)
 {
     srtp_policy_t policy;
     memset(&policy, 0, sizeof(policy));
@@ -48,16 +48,6 @@ static srtp_t session(const struct bench_fixture *b)
     if (srtp_create(&srtp, &policy) != srtp_err_status_ok)
         bench_fail("srtp_create failed");
     return srtp;
-}
-
-srtp_t bench_rx_session(const struct bench_fixture *b)
-{
-    return session(b);
-}
-
-srtp_t bench_tx_session(const struct bench_fixture *b)
-{
-    return session(b);
 }
 
 struct srtpplus_receiver *bench_receiver(const struct bench_fixture *b, enum srtpplus_scheme scheme)
@@ -130,7 +120,7 @@ static void build_stream(struct bench_fixture *b, struct bench_stream *s,
     s->wire = packets_new(STREAM_LEN);
     s->plain_after_protect = packets_new(STREAM_LEN);
     struct srtpplus_sender *tx = bench_sender(b, scheme);
-    srtp_t srtp = bench_tx_session(b);
+    srtp_t srtp = bench_session(b);
     for (size_t i = 0; i < STREAM_LEN; i++) {
         struct bench_packet p = b->plain[i];
         if (srtpplus_sender_prepare_rtp(tx, p.data, &p.len, sizeof(p.data)) != SRTPPLUS_OK)
@@ -152,7 +142,7 @@ static struct srtpplus_receiver *primed_receiver(struct bench_fixture *b,
                                                  const struct bench_stream *s)
 {
     struct srtpplus_receiver *rx = bench_receiver(b, s->scheme);
-    srtp_t srtp = bench_rx_session(b);
+    srtp_t srtp = bench_session(b);
     for (size_t i = 0; i < STREAM_LEN; i++) {
         struct bench_packet p = s->wire[i];
         struct srtpplus_check chk;

@@ -47,8 +47,8 @@ struct bench_fixture {
 struct bench_fixture *bench_fixture_new(void);
 void bench_fixture_free(struct bench_fixture *b);
 
-srtp_t bench_rx_session(const struct bench_fixture *b);
-srtp_t bench_tx_session(const struct bench_fixture *b);
+/* A libsrtp session for the bench SSRC (either direction). */
+srtp_t bench_session(const struct bench_fixture *b);
 struct srtpplus_receiver *bench_receiver(const struct bench_fixture *b,
                                          enum srtpplus_scheme scheme);
 struct srtpplus_sender *bench_sender(const struct bench_fixture *b, enum srtpplus_scheme scheme);

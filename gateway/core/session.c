@@ -147,12 +147,14 @@ static void remember_tuple(moat_session *session, const struct sockaddr_in6 *fro
     moat_worker_bind_tuple(session->worker, from, session);
 }
 
-static void select_tuple(moat_session *session, const struct sockaddr_in6 *from)
+static void select_tuple(moat_session *session, const moat_path *path)
 {
-    bool changed = !session->has_selected || session->selected.sin6_port != from->sin6_port ||
-                   memcmp(&session->selected.sin6_addr, &from->sin6_addr,
+    const struct sockaddr_in6 *from = &path->remote;
+    bool changed = !session->has_selected ||
+                   session->selected.remote.sin6_port != from->sin6_port ||
+                   memcmp(&session->selected.remote.sin6_addr, &from->sin6_addr,
                           sizeof from->sin6_addr) != 0;
-    session->selected = *from;
+    session->selected = *path;
     session->has_selected = true;
     if (changed) {
         char text[INET6_ADDRSTRLEN];
@@ -166,9 +168,10 @@ static void select_tuple(moat_session *session, const struct sockaddr_in6 *from)
     }
 }
 
-void moat_session_handle_stun(moat_session *session, const struct sockaddr_in6 *from,
-                              const uint8_t *data, size_t length)
+void moat_session_handle_stun(moat_session *session, const moat_path *path, const uint8_t *data,
+                              size_t length)
 {
+    const struct sockaddr_in6 *from = &path->remote;
     uint8_t reply[1280];
     size_t reply_length = sizeof reply;
     moat_ice_check_info info;
@@ -186,14 +189,14 @@ void moat_session_handle_stun(moat_session *session, const struct sockaddr_in6 *
     if (result != MOAT_ICE_CHECK_OK) {
         /* Only an authenticated role conflict gets an answer (a signed 487). */
         if (result == MOAT_ICE_CHECK_ROLE_CONFLICT && reply_length > 0) {
-            moat_worker_send(session->worker, from, reply, reply_length);
+            moat_worker_send(session->worker, path, reply, reply_length);
             return;
         }
         moat_session_drop(session, result == MOAT_ICE_CHECK_MALFORMED ? MOAT_DROP_MALFORMED
                                                                       : MOAT_DROP_STUN_AUTH);
         return;
     }
-    moat_worker_send(session->worker, from, reply, reply_length);
+    moat_worker_send(session->worker, path, reply, reply_length);
     session->last_consent_us = moat_worker_now_us(session->worker);
     remember_tuple(session, from);
     if (!previous && session->previous_local_ufrag[0]) {
@@ -206,16 +209,16 @@ void moat_session_handle_stun(moat_session *session, const struct sockaddr_in6 *
     /* An ICE-lite agent takes the controlling side's nomination; before any
      * nomination the first checked pair carries DTLS. */
     if (info.use_candidate || !session->has_selected)
-        select_tuple(session, from);
+        select_tuple(session, path);
 }
 
-void moat_session_handle_dtls(moat_session *session, const struct sockaddr_in6 *from,
-                              const uint8_t *data, size_t length)
+void moat_session_handle_dtls(moat_session *session, const moat_path *path, const uint8_t *data,
+                              size_t length)
 {
     if (!session->dtls || session->ending)
         return;
     if (!session->has_selected)
-        select_tuple(session, from);
+        select_tuple(session, path);
     if (moat_dtls_transport_receive(session->dtls, data, length) != 0)
         moat_session_drop(session, MOAT_DROP_DTLS);
 }

@@ -37,10 +37,10 @@ moat_session *moat_session_new(const moat_session_params *params, char *error, s
 void moat_session_start(moat_session *session);
 const char *moat_session_id(const moat_session *session);
 
-void moat_session_handle_stun(moat_session *session, const struct sockaddr_in6 *from,
-                              const uint8_t *data, size_t length);
-void moat_session_handle_dtls(moat_session *session, const struct sockaddr_in6 *from,
-                              const uint8_t *data, size_t length);
+void moat_session_handle_stun(moat_session *session, const moat_path *path, const uint8_t *data,
+                              size_t length);
+void moat_session_handle_dtls(moat_session *session, const moat_path *path, const uint8_t *data,
+                              size_t length);
 void moat_session_handle_srtp(moat_session *session, uint8_t *data, size_t length,
                               size_t capacity);
 /* Timers; returns false when the session must end. */

@@ -52,7 +52,7 @@ struct moat_session {
     char previous_local_ufrag[64], previous_local_pwd[64], previous_remote_ufrag[257];
     struct sockaddr_in6 tuples[MOAT_SESSION_MAX_TUPLES];
     size_t n_tuples;
-    struct sockaddr_in6 selected;
+    moat_path selected;
     bool has_selected;
     uint64_t created_us;
     uint64_t last_consent_us;

@@ -1,6 +1,7 @@
 #include "core/worker.h"
 
 #include "core/session.h"
+#include "core/packet_info.h"
 #include "core/worker_receive.h"
 #include "ice/ice_checker.h"
 
@@ -55,6 +56,7 @@ struct moat_worker {
     struct mmsghdr send_headers[MOAT_WORKER_BATCH];
     struct iovec send_vectors[MOAT_WORKER_BATCH];
     struct sockaddr_in6 send_addresses[MOAT_WORKER_BATCH];
+    moat_packet_info_buffer send_controls[MOAT_WORKER_BATCH];
     uint8_t send_buffers[MOAT_WORKER_BATCH][MOAT_DATAGRAM_CAPACITY];
     unsigned send_count;
 };
@@ -111,6 +113,12 @@ moat_worker *moat_worker_new(unsigned index, const char *bind_address, uint16_t 
     }
     int off = 0, buffer = 4 * 1024 * 1024;
     setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &off, sizeof off);
+    if (moat_packet_info_enable(fd) != 0) {
+        snprintf(error, error_size, "cannot enable IP_PKTINFO on the media socket: %s",
+                 strerror(errno));
+        close(fd);
+        return NULL;
+    }
     setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &buffer, sizeof buffer);
     setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &buffer, sizeof buffer);
     if (bind(fd, (struct sockaddr *)&local, sizeof local) < 0) {
@@ -251,16 +259,18 @@ uint8_t *moat_worker_send_buffer(moat_worker *worker, size_t *capacity)
     return worker->send_buffers[worker->send_count];
 }
 
-void moat_worker_send_commit(moat_worker *worker, const struct sockaddr_in6 *to, size_t length)
+void moat_worker_send_commit(moat_worker *worker, const moat_path *path, size_t length)
 {
     unsigned slot = worker->send_count;
-    worker->send_addresses[slot] = *to;
+    worker->send_addresses[slot] = path->remote;
     worker->send_vectors[slot].iov_len = length;
+    moat_packet_info_set_source(&worker->send_headers[slot].msg_hdr, &worker->send_controls[slot],
+                                &path->local);
     worker->send_count++;
     moat_counter_add(&worker->counters.bytes_sent, length);
 }
 
-void moat_worker_send(moat_worker *worker, const struct sockaddr_in6 *to, const uint8_t *data,
+void moat_worker_send(moat_worker *worker, const moat_path *path, const uint8_t *data,
                       size_t length)
 {
     size_t capacity;
@@ -268,7 +278,7 @@ void moat_worker_send(moat_worker *worker, const struct sockaddr_in6 *to, const 
     if (length > capacity)
         return;
     memcpy(buffer, data, length);
-    moat_worker_send_commit(worker, to, length);
+    moat_worker_send_commit(worker, path, length);
 }
 
 void moat_worker_add_session(moat_worker *worker, moat_session *session)

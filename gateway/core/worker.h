@@ -13,6 +13,14 @@
 #include <stdint.h>
 
 typedef struct moat_worker moat_worker;
+
+/* Both ends of a datagram. The local address matters on a host with several
+ * addresses: a reply must leave from the address the request arrived on, or
+ * the peer's ICE agent rejects it (RFC 8445 §7.2.5.2.1). */
+typedef struct {
+    struct sockaddr_in6 remote;
+    struct in6_addr local;
+} moat_path;
 typedef struct moat_session moat_session;
 typedef struct moat_ice_checker moat_ice_checker;
 
@@ -49,11 +57,11 @@ moat_counters *moat_worker_counters_mut(moat_worker *worker);
 moat_ice_checker *moat_worker_ice_checker(moat_worker *worker);
 
 /* Queues a datagram; sent with sendmmsg at the end of the current batch. */
-void moat_worker_send(moat_worker *worker, const struct sockaddr_in6 *to, const uint8_t *data,
+void moat_worker_send(moat_worker *worker, const moat_path *path, const uint8_t *data,
                       size_t length);
 /* Zero-copy variant: fill the returned buffer, then commit. */
 uint8_t *moat_worker_send_buffer(moat_worker *worker, size_t *capacity);
-void moat_worker_send_commit(moat_worker *worker, const struct sockaddr_in6 *to, size_t length);
+void moat_worker_send_commit(moat_worker *worker, const moat_path *path, size_t length);
 void moat_worker_flush(moat_worker *worker);
 
 void moat_worker_add_session(moat_worker *worker, moat_session *session);

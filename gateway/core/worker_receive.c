@@ -23,6 +23,7 @@ void moat_receive_batch_init(moat_receive_batch *batch)
         batch->headers[i].msg_hdr.msg_iov = &batch->vectors[i];
         batch->headers[i].msg_hdr.msg_iovlen = 1;
         batch->headers[i].msg_hdr.msg_name = &batch->addresses[i];
+        batch->headers[i].msg_hdr.msg_control = batch->controls[i].bytes;
     }
 }
 
@@ -37,7 +38,7 @@ static void drop(moat_worker *worker, moat_drop_reason reason)
     moat_counter_add(&moat_worker_counters_mut(worker)->dropped[reason], 1);
 }
 
-static void dispatch_stun(moat_worker *worker, const struct sockaddr_in6 *from, uint8_t *data,
+static void dispatch_stun(moat_worker *worker, const moat_path *path, uint8_t *data,
                           size_t length)
 {
     moat_stun_kind kind = moat_stun_classify(data, length);
@@ -60,28 +61,27 @@ static void dispatch_stun(moat_worker *worker, const struct sockaddr_in6 *from, 
         return;
     }
     moat_counter_add(&moat_worker_counters_mut(worker)->stun_requests, 1);
-    moat_session_handle_stun(session, from, data, length);
+    moat_session_handle_stun(session, path, data, length);
 }
 
-static void dispatch(moat_worker *worker, const struct sockaddr_in6 *from, uint8_t *data,
-                     size_t length)
+static void dispatch(moat_worker *worker, const moat_path *path, uint8_t *data, size_t length)
 {
     moat_packet_class class = moat_packet_classify(data, length);
     if (class == MOAT_PACKET_STUN) {
-        dispatch_stun(worker, from, data, length);
+        dispatch_stun(worker, path, data, length);
         return;
     }
     if (class == MOAT_PACKET_UNKNOWN) {
         drop(worker, MOAT_DROP_MALFORMED);
         return;
     }
-    moat_session *session = moat_worker_session_by_tuple(worker, from);
+    moat_session *session = moat_worker_session_by_tuple(worker, &path->remote);
     if (!session) {
         drop(worker, MOAT_DROP_UNKNOWN_TUPLE);
         return;
     }
     if (class == MOAT_PACKET_DTLS)
-        moat_session_handle_dtls(session, from, data, length);
+        moat_session_handle_dtls(session, path, data, length);
     else
         moat_session_handle_srtp(session, data, length, MOAT_DATAGRAM_CAPACITY);
 }
@@ -90,8 +90,10 @@ void moat_worker_receive(moat_worker *worker, int socket_fd, moat_receive_batch 
 {
     moat_counters *counters = moat_worker_counters_mut(worker);
     for (int round = 0; round < MAX_BATCHES_PER_WAKE; round++) {
-        for (unsigned i = 0; i < MOAT_WORKER_BATCH; i++)
+        for (unsigned i = 0; i < MOAT_WORKER_BATCH; i++) {
             batch->headers[i].msg_hdr.msg_namelen = sizeof(struct sockaddr_in6);
+            batch->headers[i].msg_hdr.msg_controllen = sizeof batch->controls[i];
+        }
         int n = recvmmsg(socket_fd, batch->headers, MOAT_WORKER_BATCH, MSG_DONTWAIT, NULL);
         if (n <= 0)
             return;
@@ -103,7 +105,9 @@ void moat_worker_receive(moat_worker *worker, int socket_fd, moat_receive_batch 
                 drop(worker, MOAT_DROP_MALFORMED);
                 continue;
             }
-            dispatch(worker, &batch->addresses[i], batch->vectors[i].iov_base, length);
+            moat_path path = {.remote = batch->addresses[i]};
+            moat_packet_info_get_destination(&batch->headers[i].msg_hdr, &path.local);
+            dispatch(worker, &path, batch->vectors[i].iov_base, length);
         }
         moat_worker_flush(worker);
         if (n < MOAT_WORKER_BATCH)

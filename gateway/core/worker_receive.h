@@ -3,6 +3,7 @@
 #ifndef MOAT_WORKER_RECEIVE_H
 #define MOAT_WORKER_RECEIVE_H
 
+#include "core/packet_info.h"
 #include "core/worker.h"
 
 #include <sys/socket.h>
@@ -11,6 +12,7 @@ typedef struct {
     struct mmsghdr headers[MOAT_WORKER_BATCH];
     struct iovec vectors[MOAT_WORKER_BATCH];
     struct sockaddr_in6 addresses[MOAT_WORKER_BATCH];
+    moat_packet_info_buffer controls[MOAT_WORKER_BATCH];
     uint8_t *buffers; /* MOAT_WORKER_BATCH * MOAT_DATAGRAM_CAPACITY */
 } moat_receive_batch;
 

@@ -11,9 +11,9 @@
 
 #include "openssl_error.h"
 
-#define ONE_DAY_SECONDS  (24L * 60 * 60)
-#define VALIDITY_DAYS    30
-#define COMMON_NAME      "moat"
+#define ONE_DAY_SECONDS (24L * 60 * 60)
+#define VALIDITY_DAYS   30
+#define COMMON_NAME     "moat"
 
 struct moat_certificate {
     X509 *x509;
@@ -56,8 +56,8 @@ static int fill_self_signed(X509 *x509, EVP_PKEY *key)
         X509_gmtime_adj(X509_getm_notAfter(x509), VALIDITY_DAYS * ONE_DAY_SECONDS) == NULL)
         return -1;
     X509_NAME *name = X509_get_subject_name(x509);
-    if (X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_ASC, (const unsigned char *)COMMON_NAME,
-                                   -1, -1, 0) != 1)
+    if (X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_ASC, (const unsigned char *)COMMON_NAME, -1,
+                                   -1, 0) != 1)
         return -1;
     if (X509_set_issuer_name(x509, name) != 1 || X509_set_pubkey(x509, key) != 1)
         return -1;

@@ -14,9 +14,9 @@
  * client and the peer's key is RSA. No CBC suites: with encrypt-then-MAC,
  * OpenSSL 3.0 turns one forged record with a bad MAC into a fatal alert,
  * so anyone able to spoof the 5-tuple could tear the association down. */
-#define CIPHER_LIST                                                                            \
-    "ECDHE-ECDSA-AES128-GCM-SHA256:ECDHE-ECDSA-AES256-GCM-SHA384:"                             \
-    "ECDHE-ECDSA-CHACHA20-POLY1305:ECDHE-RSA-AES128-GCM-SHA256:"                               \
+#define CIPHER_LIST                                                                                \
+    "ECDHE-ECDSA-AES128-GCM-SHA256:ECDHE-ECDSA-AES256-GCM-SHA384:"                                 \
+    "ECDHE-ECDSA-CHACHA20-POLY1305:ECDHE-RSA-AES128-GCM-SHA256:"                                   \
     "ECDHE-RSA-AES256-GCM-SHA384:ECDHE-RSA-CHACHA20-POLY1305"
 #define GROUP_LIST "X25519:P-256:P-384"
 
@@ -40,8 +40,7 @@ static int fail(char *error, size_t error_size, const char *what)
     return -1;
 }
 
-static int configure(SSL_CTX *ssl, const moat_certificate *cert, char *error,
-                     size_t error_size)
+static int configure(SSL_CTX *ssl, const moat_certificate *cert, char *error, size_t error_size)
 {
     if (SSL_CTX_set_min_proto_version(ssl, DTLS1_2_VERSION) != 1 ||
         SSL_CTX_set_max_proto_version(ssl, DTLS1_2_VERSION) != 1)
@@ -99,8 +98,8 @@ moat_dtls_context *moat_dtls_context_new(const moat_certificate *cert, char *err
     return ctx;
 }
 
-int moat_dtls_context_set_srtp_profiles(moat_dtls_context *ctx, const char *profiles,
-                                        char *error, size_t error_size)
+int moat_dtls_context_set_srtp_profiles(moat_dtls_context *ctx, const char *profiles, char *error,
+                                        size_t error_size)
 {
     if (profiles == NULL || profiles[0] == '\0') {
         snprintf(error, error_size, "no SRTP profile given");

@@ -14,7 +14,7 @@
 typedef struct moat_dtls_context moat_dtls_context;
 
 /* The profiles offered (client) or chosen from, in this order (server). */
-#define MOAT_DTLS_DEFAULT_SRTP_PROFILES                                                        \
+#define MOAT_DTLS_DEFAULT_SRTP_PROFILES                                                            \
     "SRTP_AEAD_AES_128_GCM:SRTP_AES128_CM_SHA1_80:SRTP_AES128_CM_SHA1_32"
 
 /* DTLS 1.2 only, ECDHE key exchange with AEAD ciphers only, use_srtp with
@@ -29,8 +29,8 @@ moat_dtls_context *moat_dtls_context_new(const moat_certificate *cert, char *err
 /* Replaces the use_srtp list: colon-separated names from
  * MOAT_DTLS_DEFAULT_SRTP_PROFILES, in preference order. Only before the
  * context is shared. Returns 0, or -1 with a message. */
-int moat_dtls_context_set_srtp_profiles(moat_dtls_context *ctx, const char *profiles,
-                                        char *error, size_t error_size);
+int moat_dtls_context_set_srtp_profiles(moat_dtls_context *ctx, const char *profiles, char *error,
+                                        size_t error_size);
 
 void moat_dtls_context_free(moat_dtls_context *ctx);
 

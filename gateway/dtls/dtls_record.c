@@ -44,8 +44,7 @@ moat_dtls_record_result moat_dtls_record_next(const uint8_t *datagram, size_t le
 }
 
 moat_dtls_record_result moat_dtls_record_scan(const uint8_t *datagram, size_t length,
-                                              size_t min_protected_length,
-                                              size_t *record_count)
+                                              size_t min_protected_length, size_t *record_count)
 {
     if (datagram == NULL || length == 0)
         return MOAT_DTLS_RECORD_EMPTY;

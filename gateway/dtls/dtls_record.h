@@ -25,8 +25,8 @@ typedef enum {
 } moat_dtls_record_result;
 
 typedef struct {
-    uint8_t content_type;    /* 20 change_cipher_spec .. 25 tls12_cid */
-    uint16_t version;        /* on the wire, 0xFEFD for DTLS 1.2 */
+    uint8_t content_type; /* 20 change_cipher_spec .. 25 tls12_cid */
+    uint16_t version;     /* on the wire, 0xFEFD for DTLS 1.2 */
     uint16_t epoch;
     uint64_t sequence;       /* 48 bits */
     const uint8_t *fragment; /* points into the datagram */
@@ -44,8 +44,7 @@ moat_dtls_record_result moat_dtls_record_next(const uint8_t *datagram, size_t le
  * encrypted: a legitimate one is never shorter than its cipher's explicit
  * nonce and tag. 0 disables that check. */
 moat_dtls_record_result moat_dtls_record_scan(const uint8_t *datagram, size_t length,
-                                              size_t min_protected_length,
-                                              size_t *record_count);
+                                              size_t min_protected_length, size_t *record_count);
 
 /* Short snake_case name for logs and metric labels ("bad_version"). */
 const char *moat_dtls_record_result_name(moat_dtls_record_result result);

@@ -27,7 +27,7 @@ struct moat_dtls_transport {
     char remote_alg[ALGORITHM_MAX_LENGTH];
     char remote_fingerprint[MOAT_FINGERPRINT_MAX_LENGTH];
     moat_srtp_profile profile;
-    unsigned flight_retransmits; /* of the flight in flight; reset per flight */
+    unsigned flight_retransmits;  /* of the flight in flight; reset per flight */
     gint64 handshake_deadline_us; /* monotonic */
     moat_dtls_transport_stats stats;
     char reason[REASON_MAX_LENGTH];
@@ -67,8 +67,7 @@ static unsigned int retransmit_timer(SSL *ssl, unsigned int previous_us)
         t->stats.retransmits++;
     }
     unsigned int next = previous_us * 2;
-    return next > MOAT_DTLS_MAX_RETRANSMIT_MS * 1000u ? MOAT_DTLS_MAX_RETRANSMIT_MS * 1000u
-                                                      : next;
+    return next > MOAT_DTLS_MAX_RETRANSMIT_MS * 1000u ? MOAT_DTLS_MAX_RETRANSMIT_MS * 1000u : next;
 }
 
 /* Ends the transport once; the closed callback runs last so that the state
@@ -148,8 +147,8 @@ moat_dtls_transport *moat_dtls_transport_new(moat_dtls_context *ctx, moat_dtls_r
 
     ERR_clear_error();
     t->ssl = SSL_new(moat_dtls_context_ssl_ctx(ctx));
-    BIO *bio = t->ssl ? moat_dtls_datagram_bio_new(moat_dtls_context_bio_method(ctx), &t->link)
-                      : NULL;
+    BIO *bio =
+        t->ssl ? moat_dtls_datagram_bio_new(moat_dtls_context_bio_method(ctx), &t->link) : NULL;
     if (bio == NULL) {
         char reason[160];
         moat_openssl_error_take(reason, sizeof reason, "out of memory");
@@ -199,9 +198,8 @@ static void complete_handshake(moat_dtls_transport *t)
 {
     X509 *peer = SSL_get0_peer_certificate(t->ssl);
     char fingerprint[MOAT_FINGERPRINT_MAX_LENGTH];
-    if (peer == NULL ||
-        moat_fingerprint_of_x509(peer, t->remote_alg, fingerprint, sizeof fingerprint) !=
-            MOAT_FINGERPRINT_OK) {
+    if (peer == NULL || moat_fingerprint_of_x509(peer, t->remote_alg, fingerprint,
+                                                 sizeof fingerprint) != MOAT_FINGERPRINT_OK) {
         send_close_notify(t);
         finish(t, MOAT_DTLS_FAILED, "peer certificate missing or unreadable");
         return;

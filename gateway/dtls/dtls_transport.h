@@ -43,12 +43,12 @@ typedef enum {
 #define MOAT_DTLS_MAX_RETRANSMIT_MS     3200
 
 enum {
-    MOAT_DTLS_OK            = 0,
+    MOAT_DTLS_OK = 0,
     MOAT_DTLS_ERR_MALFORMED = -1, /* the record pre-parser dropped the datagram */
-    MOAT_DTLS_ERR_STATE     = -2, /* not started, or already closed or failed */
-    MOAT_DTLS_ERR_TOO_LONG  = -3, /* application data over MOAT_DTLS_MAX_APPLICATION_DATA */
-    MOAT_DTLS_ERR_FAILED    = -4, /* this call failed the transport (closed() was called) */
-    MOAT_DTLS_ERR_INVALID   = -5  /* NULL or empty argument */
+    MOAT_DTLS_ERR_STATE = -2,     /* not started, or already closed or failed */
+    MOAT_DTLS_ERR_TOO_LONG = -3,  /* application data over MOAT_DTLS_MAX_APPLICATION_DATA */
+    MOAT_DTLS_ERR_FAILED = -4,    /* this call failed the transport (closed() was called) */
+    MOAT_DTLS_ERR_INVALID = -5    /* NULL or empty argument */
 };
 
 typedef struct {

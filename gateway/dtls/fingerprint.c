@@ -33,8 +33,7 @@ int moat_fingerprint_of_x509(X509 *cert, const char *alg, char *out, size_t out_
         return MOAT_FINGERPRINT_ERR_ALGORITHM;
     unsigned char digest[EVP_MAX_MD_SIZE];
     unsigned int digest_length = 0;
-    if (cert == NULL || X509_digest(cert, md, digest, &digest_length) != 1 ||
-        digest_length == 0)
+    if (cert == NULL || X509_digest(cert, md, digest, &digest_length) != 1 || digest_length == 0)
         return MOAT_FINGERPRINT_ERR_DIGEST;
     if (out == NULL || out_size < (size_t)digest_length * 3)
         return MOAT_FINGERPRINT_ERR_SPACE;

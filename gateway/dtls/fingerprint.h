@@ -12,10 +12,10 @@
 #define MOAT_FINGERPRINT_MAX_LENGTH 192
 
 enum {
-    MOAT_FINGERPRINT_OK            = 0,
+    MOAT_FINGERPRINT_OK = 0,
     MOAT_FINGERPRINT_ERR_ALGORITHM = -1, /* not sha-1, sha-224, sha-256, sha-384, sha-512 */
-    MOAT_FINGERPRINT_ERR_SPACE     = -2, /* out_size too small */
-    MOAT_FINGERPRINT_ERR_DIGEST    = -3  /* OpenSSL could not hash the certificate */
+    MOAT_FINGERPRINT_ERR_SPACE = -2,     /* out_size too small */
+    MOAT_FINGERPRINT_ERR_DIGEST = -3     /* OpenSSL could not hash the certificate */
 };
 
 /* alg is the SDP hash name ("sha-256"), matched case-insensitively. Writes

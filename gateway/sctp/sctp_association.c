@@ -13,8 +13,9 @@
 #include "sctp/sctp_stack.h"
 
 /* One read from usrsctp; larger messages arrive in several reads and are
- * put together by sctp_message_assembly. */
-#define RECEIVE_BUFFER_SIZE (64u * 1024u)
+ * put together by sctp_message_assembly. Most data channel messages are
+ * far smaller, and the buffer is per association. */
+#define RECEIVE_BUFFER_SIZE (16u * 1024u)
 
 /* Larger "packets" are not SCTP over DTLS (a DTLS record carries at most
  * 16 KiB); refusing them keeps usrsctp from allocating for nonsense. */
@@ -100,8 +101,7 @@ int moat_sctp_association_connect(moat_sctp_association *a)
     return rc;
 }
 
-void moat_sctp_association_receive(moat_sctp_association *a, const uint8_t *packet,
-                                   size_t length)
+void moat_sctp_association_receive(moat_sctp_association *a, const uint8_t *packet, size_t length)
 {
     if (a == NULL || a->free_requested || packet == NULL || length > MAX_PACKET_SIZE)
         return;
@@ -109,8 +109,8 @@ void moat_sctp_association_receive(moat_sctp_association *a, const uint8_t *pack
     /* usrsctp answers an INIT that reaches a socket which has not connected
      * (and does not listen) with an ABORT; DTLS is up if SCTP arrives, so
      * this is the moment to connect anyway. */
-    if (!a->connect_started && moat_sctp_socket_connect(a->sock, a->mailbox.id,
-                                                        a->remote_port) == 0)
+    if (!a->connect_started &&
+        moat_sctp_socket_connect(a->sock, a->mailbox.id, a->remote_port) == 0)
         a->connect_started = true;
     usrsctp_conninput((void *)a->mailbox.id, packet, length, 0);
     moat_sctp_association_deliver(a);
@@ -291,9 +291,9 @@ static void drain_socket(moat_sctp_association *a)
         unsigned int info_type = SCTP_RECVV_NOINFO;
         int flags = 0;
         memset(&info, 0, sizeof info);
-        ssize_t n = usrsctp_recvv(a->sock, a->receive_buffer, RECEIVE_BUFFER_SIZE,
-                                  (struct sockaddr *)&from, &from_length, &info, &info_length,
-                                  &info_type, &flags);
+        ssize_t n =
+            usrsctp_recvv(a->sock, a->receive_buffer, RECEIVE_BUFFER_SIZE, (struct sockaddr *)&from,
+                          &from_length, &info, &info_length, &info_type, &flags);
         if (n < 0) {
             /* Nothing to read, or no association yet. Anything else means
              * the association is gone. */
@@ -313,14 +313,14 @@ static void drain_socket(moat_sctp_association *a)
         if (flags & MSG_NOTIFICATION)
             key = MOAT_SCTP_ASSEMBLY_NOTIFICATION;
         else if (info_type == SCTP_RECVV_RCVINFO)
-            key = info.rcv_sid | ((info.rcv_flags & SCTP_UNORDERED) ? MOAT_SCTP_ASSEMBLY_UNORDERED
-                                                                     : 0u);
+            key = info.rcv_sid |
+                  ((info.rcv_flags & SCTP_UNORDERED) ? MOAT_SCTP_ASSEMBLY_UNORDERED : 0u);
         else
             continue; /* data without its stream: cannot be placed */
         const uint8_t *message;
         size_t length;
-        switch (moat_sctp_message_assembly_add(a->assembly, key, a->receive_buffer, (size_t)n,
-                                               last, &message, &length)) {
+        switch (moat_sctp_message_assembly_add(a->assembly, key, a->receive_buffer, (size_t)n, last,
+                                               &message, &length)) {
         case MOAT_SCTP_ASSEMBLY_COMPLETE:
             if (key == MOAT_SCTP_ASSEMBLY_NOTIFICATION)
                 moat_sctp_notification_handle(a, message, length);

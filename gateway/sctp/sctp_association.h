@@ -75,8 +75,7 @@ int moat_sctp_association_connect(moat_sctp_association *a);
 
 /* One decrypted DTLS record: an SCTP packet from the peer. Anything is
  * accepted; what SCTP rejects is dropped. */
-void moat_sctp_association_receive(moat_sctp_association *a, const uint8_t *packet,
-                                   size_t length);
+void moat_sctp_association_receive(moat_sctp_association *a, const uint8_t *packet, size_t length);
 
 /* Sends one message on an open channel with the channel's ordering and
  * partial reliability. ppid is MOAT_SCTP_PPID_STRING or _BINARY (length 0
@@ -95,13 +94,13 @@ int moat_sctp_association_send(moat_sctp_association *a, uint16_t stream_id, uin
  * (as soon as the association is up, if it is not yet). The id is written to
  * *stream_id_out. 0, -EINVAL (see moat_data_channel_info_check), -EEXIST
  * (negotiated id in use), -ENOSPC (no free stream id), -ESHUTDOWN. */
-int moat_sctp_association_open_channel(moat_sctp_association *a,
-                                       const moat_data_channel_info *info,
+int moat_sctp_association_open_channel(moat_sctp_association *a, const moat_data_channel_info *info,
                                        uint16_t *stream_id_out);
 
 /* Closes a channel by resetting our outgoing stream (RFC 8831 §6.7) once
- * what is queued on it has been sent. channel_closed follows when the peer
- * resets its side. 0, -ENOENT, or -errno from usrsctp. */
+ * what is queued on it has been sent; sending on it fails from now on.
+ * channel_closed follows when the peer resets its side (or at once, from the
+ * delivery loop, when no reset can be sent). 0 or -ENOENT. */
 int moat_sctp_association_close_channel(moat_sctp_association *a, uint16_t stream_id);
 
 /* The channel's parameters; 0 or -ENOENT. */

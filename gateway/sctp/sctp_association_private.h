@@ -35,13 +35,13 @@ struct moat_sctp_association {
     uint16_t out_streams; /* negotiated; 0 until up */
 
     bool connect_started;
-    bool up;            /* association established and not ended */
-    bool ended;         /* association_state(false) has been reported */
-    bool eof;           /* usrsctp_recvv returned 0: nothing more to read */
+    bool up;    /* association established and not ended */
+    bool ended; /* association_state(false) has been reported */
+    bool eof;   /* usrsctp_recvv returned 0: nothing more to read */
     bool shutdown_requested;
     bool shutdown_sent;
-    bool send_blocked;  /* a send returned -EAGAIN; report writable */
-    bool channel_work;  /* some channel has a DCEP message or reset to retry */
+    bool send_blocked; /* a send returned -EAGAIN; report writable */
+    bool channel_work; /* some channel has a DCEP message or reset to retry */
 
     /* Re-entrancy: callbacks run inside deliver and may call back in. */
     unsigned delivering;

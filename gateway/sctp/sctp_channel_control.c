@@ -89,8 +89,7 @@ static GArray *all_ids(moat_sctp_association *a)
     return ids;
 }
 
-int moat_sctp_association_open_channel(moat_sctp_association *a,
-                                       const moat_data_channel_info *info,
+int moat_sctp_association_open_channel(moat_sctp_association *a, const moat_data_channel_info *info,
                                        uint16_t *stream_id_out)
 {
     if (a == NULL || info == NULL || stream_id_out == NULL)
@@ -142,17 +141,15 @@ int moat_sctp_association_close_channel(moat_sctp_association *a, uint16_t strea
     if (ch->state == MOAT_DATA_CHANNEL_CLOSING)
         return 0;
     ch->state = MOAT_DATA_CHANNEL_CLOSING;
-    int rc = 0;
-    if (a->up) {
-        rc = request_reset(a, stream_id);
-        if (rc == 0)
-            ch->outgoing_reset_requested = true;
-    }
-    /* Not up, or the request failed: the delivery loop ends the channel. */
+    if (a->up && request_reset(a, stream_id) == 0)
+        ch->outgoing_reset_requested = true;
+    /* Not up, or usrsctp refused the reset (association ending, peer without
+     * RE-CONFIG): the channel cannot close on the wire, so the delivery loop
+     * ends it locally, reporting channel_closed. */
     if (!ch->outgoing_reset_requested)
         a->channel_work = true;
     moat_sctp_association_deliver(a);
-    return rc;
+    return 0;
 }
 
 void moat_sctp_channels_handle_dcep(moat_sctp_association *a, uint16_t stream_id,

@@ -11,8 +11,8 @@
  * flag, never while calling into usrsctp or a session, so it cannot take part
  * in a lock-order cycle with usrsctp's own locks. */
 static GMutex lock;
-static GHashTable *by_id;  /* id -> moat_sctp_mailbox */
-static GPtrArray *dirty;   /* mailboxes with work their owner has not taken */
+static GHashTable *by_id; /* id -> moat_sctp_mailbox */
+static GPtrArray *dirty;  /* mailboxes with work their owner has not taken */
 static uintptr_t next_id = 1;
 
 static void mark_dirty_locked(moat_sctp_mailbox *mb)

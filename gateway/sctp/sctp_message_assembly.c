@@ -15,7 +15,7 @@ typedef struct {
 struct moat_sctp_message_assembly {
     GHashTable *partials; /* key -> partial */
     size_t max_message_size;
-    size_t total;         /* bytes held in all partials */
+    size_t total; /* bytes held in all partials */
     /* The partial returned COMPLETE by the previous add; freed by the next
      * call so the caller can use its bytes in between. */
     bool has_completed;

@@ -31,8 +31,8 @@ struct sctp_sockstat {
 
 /* Notifications the association reacts to (sctp_notification.c). */
 static const uint16_t subscribed_events[] = {
-    SCTP_ASSOC_CHANGE,         SCTP_STREAM_RESET_EVENT, SCTP_SENDER_DRY_EVENT,
-    SCTP_SEND_FAILED_EVENT,    SCTP_STREAM_CHANGE_EVENT, SCTP_PARTIAL_DELIVERY_EVENT,
+    SCTP_ASSOC_CHANGE,      SCTP_STREAM_RESET_EVENT,  SCTP_SENDER_DRY_EVENT,
+    SCTP_SEND_FAILED_EVENT, SCTP_STREAM_CHANGE_EVENT, SCTP_PARTIAL_DELIVERY_EVENT,
     SCTP_SHUTDOWN_EVENT,
 };
 
@@ -46,8 +46,8 @@ static struct sockaddr_conn conn_address(uintptr_t conn_id, uint16_t port)
     return sconn;
 }
 
-static int set_option(struct socket *sock, int level, int name, const void *value,
-                      socklen_t length, const char *what, char *error, size_t error_size)
+static int set_option(struct socket *sock, int level, int name, const void *value, socklen_t length,
+                      const char *what, char *error, size_t error_size)
 {
     if (usrsctp_setsockopt(sock, level, name, value, length) == 0)
         return 0;
@@ -63,44 +63,53 @@ static int configure(struct socket *sock, char *error, size_t error_size)
      * close driven by timers: closing aborts at once. Graceful ends go
      * through moat_sctp_association_shutdown first. */
     struct linger linger = {.l_onoff = 1, .l_linger = 0};
-    rc = rc ? rc : set_option(sock, SOL_SOCKET, SO_LINGER, &linger, sizeof linger, "SO_LINGER",
-                              error, error_size);
+    rc = rc ? rc
+            : set_option(sock, SOL_SOCKET, SO_LINGER, &linger, sizeof linger, "SO_LINGER", error,
+                         error_size);
     int buffer = MOAT_SCTP_SOCKET_BUFFER_SIZE;
-    rc = rc ? rc : set_option(sock, SOL_SOCKET, SO_SNDBUF, &buffer, sizeof buffer, "SO_SNDBUF",
-                              error, error_size);
-    rc = rc ? rc : set_option(sock, SOL_SOCKET, SO_RCVBUF, &buffer, sizeof buffer, "SO_RCVBUF",
-                              error, error_size);
+    rc = rc ? rc
+            : set_option(sock, SOL_SOCKET, SO_SNDBUF, &buffer, sizeof buffer, "SO_SNDBUF", error,
+                         error_size);
+    rc = rc ? rc
+            : set_option(sock, SOL_SOCKET, SO_RCVBUF, &buffer, sizeof buffer, "SO_RCVBUF", error,
+                         error_size);
     /* Messages are small and latency matters more than packing them. */
     int on = 1;
-    rc = rc ? rc : set_option(sock, IPPROTO_SCTP, SCTP_NODELAY, &on, sizeof on, "SCTP_NODELAY",
-                              error, error_size);
-    rc = rc ? rc : set_option(sock, IPPROTO_SCTP, SCTP_RECVRCVINFO, &on, sizeof on,
-                              "SCTP_RECVRCVINFO", error, error_size);
+    rc = rc ? rc
+            : set_option(sock, IPPROTO_SCTP, SCTP_NODELAY, &on, sizeof on, "SCTP_NODELAY", error,
+                         error_size);
+    rc = rc ? rc
+            : set_option(sock, IPPROTO_SCTP, SCTP_RECVRCVINFO, &on, sizeof on, "SCTP_RECVRCVINFO",
+                         error, error_size);
     /* Level 2: pieces of large messages on different streams may be
      * delivered interleaved, so one large message does not hold up small
      * ones on other channels; it is also what I-DATA (RFC 8260) requires. */
     uint32_t interleave = 2;
-    rc = rc ? rc : set_option(sock, IPPROTO_SCTP, SCTP_FRAGMENT_INTERLEAVE, &interleave,
-                              sizeof interleave, "SCTP_FRAGMENT_INTERLEAVE", error, error_size);
+    rc = rc ? rc
+            : set_option(sock, IPPROTO_SCTP, SCTP_FRAGMENT_INTERLEAVE, &interleave,
+                         sizeof interleave, "SCTP_FRAGMENT_INTERLEAVE", error, error_size);
     /* Offer I-DATA: when the peer supports it too, a large message no longer
      * blocks the others on the wire either. */
     struct sctp_assoc_value idata = {.assoc_id = SCTP_FUTURE_ASSOC, .assoc_value = 1};
-    rc = rc ? rc : set_option(sock, IPPROTO_SCTP, SCTP_INTERLEAVING_SUPPORTED, &idata,
-                              sizeof idata, "SCTP_INTERLEAVING_SUPPORTED", error, error_size);
+    rc = rc ? rc
+            : set_option(sock, IPPROTO_SCTP, SCTP_INTERLEAVING_SUPPORTED, &idata, sizeof idata,
+                         "SCTP_INTERLEAVING_SUPPORTED", error, error_size);
     /* Stream reset closes channels (RFC 8831 §6.7); accepting the peer's
      * requests to add streams lets it open more channels than INIT gave. */
     struct sctp_assoc_value reset = {
         .assoc_id = SCTP_FUTURE_ASSOC,
         .assoc_value = SCTP_ENABLE_RESET_STREAM_REQ | SCTP_ENABLE_CHANGE_ASSOC_REQ,
     };
-    rc = rc ? rc : set_option(sock, IPPROTO_SCTP, SCTP_ENABLE_STREAM_RESET, &reset, sizeof reset,
-                              "SCTP_ENABLE_STREAM_RESET", error, error_size);
+    rc = rc ? rc
+            : set_option(sock, IPPROTO_SCTP, SCTP_ENABLE_STREAM_RESET, &reset, sizeof reset,
+                         "SCTP_ENABLE_STREAM_RESET", error, error_size);
     struct sctp_initmsg init = {
         .sinit_num_ostreams = MOAT_SCTP_STREAMS,
         .sinit_max_instreams = MOAT_SCTP_STREAMS,
     };
-    rc = rc ? rc : set_option(sock, IPPROTO_SCTP, SCTP_INITMSG, &init, sizeof init,
-                              "SCTP_INITMSG", error, error_size);
+    rc = rc ? rc
+            : set_option(sock, IPPROTO_SCTP, SCTP_INITMSG, &init, sizeof init, "SCTP_INITMSG",
+                         error, error_size);
     struct sctp_paddrparams paddr;
     memset(&paddr, 0, sizeof paddr);
     paddr.spp_assoc_id = SCTP_FUTURE_ASSOC;
@@ -110,17 +119,17 @@ static int configure(struct socket *sock, char *error, size_t error_size)
      * the IP payload after SCTP's header): subtract it to bound whole
      * packets by MOAT_SCTP_MTU. */
     paddr.spp_pathmtu = MOAT_SCTP_MTU - SCTP_COMMON_HEADER_SIZE;
-    rc = rc ? rc : set_option(sock, IPPROTO_SCTP, SCTP_PEER_ADDR_PARAMS, &paddr, sizeof paddr,
-                              "SCTP_PEER_ADDR_PARAMS", error, error_size);
-    for (size_t i = 0; rc == 0 && i < sizeof subscribed_events / sizeof subscribed_events[0];
-         i++) {
+    rc = rc ? rc
+            : set_option(sock, IPPROTO_SCTP, SCTP_PEER_ADDR_PARAMS, &paddr, sizeof paddr,
+                         "SCTP_PEER_ADDR_PARAMS", error, error_size);
+    for (size_t i = 0; rc == 0 && i < sizeof subscribed_events / sizeof subscribed_events[0]; i++) {
         struct sctp_event event = {
             .se_assoc_id = SCTP_FUTURE_ASSOC,
             .se_type = subscribed_events[i],
             .se_on = 1,
         };
-        rc = set_option(sock, IPPROTO_SCTP, SCTP_EVENT, &event, sizeof event, "SCTP_EVENT",
-                        error, error_size);
+        rc = set_option(sock, IPPROTO_SCTP, SCTP_EVENT, &event, sizeof event, "SCTP_EVENT", error,
+                        error_size);
     }
     return rc;
 }

@@ -115,7 +115,11 @@ static void write_accepted(GString *out, size_t index, const moat_sdp_media *m,
                            const moat_sdp_negotiation *negotiation)
 {
     const moat_sdp_plan_media *pm = &plan->media[index];
-    unsigned port = params->n_candidates > 0 ? params->candidates[0].port : 9;
+    /* Port 0 would read as a rejection, so a candidate without a port
+     * leaves the JSEP placeholder 9. */
+    unsigned port = params->n_candidates > 0 && params->candidates[0].port != 0
+                        ? params->candidates[0].port
+                        : 9;
     if (pm->data_channel) {
         g_string_append_printf(out, "m=application %u UDP/DTLS/SCTP webrtc-datachannel\r\n", port);
     } else {

@@ -122,9 +122,7 @@ static bool parse_flag(parser *p, moat_sdp_span name)
     moat_sdp_direction direction;
     if (moat_sdp_direction_from_name(name, &direction)) {
         m->direction = direction;
-        if (session)
-            p->state.session_has_direction = true;
-        else
+        if (!session)
             p->state.media_has_direction[p->current_index] = true;
     } else if (moat_sdp_span_eq(name, "rtcp-mux") || moat_sdp_span_eq(name, "rtcp-mux-only")) {
         m->rtcp_mux = true;
@@ -168,6 +166,8 @@ static int parse_attribute(parser *p, moat_sdp_span value)
             g_snprintf(what, sizeof what, "a=%s", attributes[i].name);
             return fail(p, what, why);
         }
+        /* An ignored fingerprint with a reason has a hash the gateway does
+         * not take: that fails the section only if no usable one follows. */
         if (rc == 1 && attributes[i].parse == moat_sdp_attr_fingerprint &&
             p->unsupported_fingerprint_line == 0 && why != NULL)
             p->unsupported_fingerprint_line = p->line_no;

@@ -9,8 +9,7 @@
 typedef struct {
     moat_sdp *sdp;
     moat_sdp_media *session; /* session-level attributes, parsed like an m-line's */
-    bool session_has_direction;
-    bool media_has_direction[MOAT_SDP_MAX_MEDIA];
+    bool media_has_direction[MOAT_SDP_MAX_MEDIA]; /* else the session's (default sendrecv) */
     bool has_origin;
 } moat_sdp_parse_state;
 

@@ -41,8 +41,8 @@ const char *moat_srtp_library_version(void)
 
 /* Sets both crypto policies for a profile and returns the tag length on SRTP
  * and SRTCP, or -1 for a profile this wrapper does not know. */
-static int set_crypto_policies(moat_srtp_profile profile, srtp_policy_t *policy,
-                               size_t *rtp_tag, size_t *rtcp_tag)
+static int set_crypto_policies(moat_srtp_profile profile, srtp_policy_t *policy, size_t *rtp_tag,
+                               size_t *rtcp_tag)
 {
     switch (profile) {
     case MOAT_SRTP_PROFILE_AES128_CM_SHA1_80:
@@ -107,8 +107,8 @@ moat_srtp_session *moat_srtp_session_new(const moat_srtp_keying *keys, char *err
     }
     if (keys->key_length != key_length || keys->salt_length != salt_length) {
         snprintf(error, error_size, "%s needs a %zu-byte key and %zu-byte salt, got %zu and %zu",
-                 moat_srtp_profile_name(keys->profile), key_length, salt_length,
-                 keys->key_length, keys->salt_length);
+                 moat_srtp_profile_name(keys->profile), key_length, salt_length, keys->key_length,
+                 keys->salt_length);
         return NULL;
     }
     if (moat_srtp_library_init() != MOAT_SRTP_OK) {

@@ -12,10 +12,10 @@
 typedef struct moat_srtp_session moat_srtp_session;
 
 enum {
-    MOAT_SRTP_OK          = 0,
-    MOAT_SRTP_ERR_AUTH    = -1, /* authentication tag did not verify */
-    MOAT_SRTP_ERR_REPLAY  = -2, /* index already seen or older than the replay window */
-    MOAT_SRTP_ERR_OTHER   = -3, /* malformed packet, unknown stream, cipher failure */
+    MOAT_SRTP_OK = 0,
+    MOAT_SRTP_ERR_AUTH = -1,    /* authentication tag did not verify */
+    MOAT_SRTP_ERR_REPLAY = -2,  /* index already seen or older than the replay window */
+    MOAT_SRTP_ERR_OTHER = -3,   /* malformed packet, unknown stream, cipher failure */
     MOAT_SRTP_ERR_NOSPACE = -4, /* the buffer cannot hold the tag (protect only) */
     MOAT_SRTP_ERR_INVALID = -5  /* bad argument (length out of range) */
 };
@@ -40,8 +40,7 @@ size_t moat_srtp_session_rtcp_overhead(const moat_srtp_session *s);
  * one on return; capacity (the buffer's size) must be at least
  * *length + the overhead above. */
 int moat_srtp_protect_rtp(moat_srtp_session *s, uint8_t *packet, size_t *length, size_t capacity);
-int moat_srtp_protect_rtcp(moat_srtp_session *s, uint8_t *packet, size_t *length,
-                           size_t capacity);
+int moat_srtp_protect_rtcp(moat_srtp_session *s, uint8_t *packet, size_t *length, size_t capacity);
 
 /* In place; on success *length is the plain packet's length. Returns
  * MOAT_SRTP_OK, MOAT_SRTP_ERR_AUTH, MOAT_SRTP_ERR_REPLAY or

@@ -14,7 +14,7 @@ for t in "${targets[@]}"; do
   dirs=("$corpus"); [ -d "$seeds" ] && dirs+=("$seeds")
   if "$t" -max_total_time="$seconds" -timeout=5 -rss_limit_mb=2048 -print_final_stats=0 \
        -artifact_prefix="$build/fuzz-corpus/$name-" "${dirs[@]}" >"$build/fuzz-corpus/$name.log" 2>&1; then
-    echo "fuzz $name: ok ($(grep -Eo 'stat::number_of_executed_units: [0-9]+' "$build/fuzz-corpus/$name.log" || grep -Eo '#[0-9]+ +DONE' "$build/fuzz-corpus/$name.log" | tail -1))"
+    echo "fuzz $name: ok ($(grep -Eo 'stat::number_of_executed_units: [0-9]+' "$build/fuzz-corpus/$name.log" || grep -Eo '#[0-9]+[[:space:]]+DONE' "$build/fuzz-corpus/$name.log" | tail -1))"
   else
     echo "fuzz $name: FAILED"; tail -n 40 "$build/fuzz-corpus/$name.log"; status=1
   fi

@@ -21,7 +21,7 @@ def test_help_lists_every_option():
 def test_version_names_openssl_backed_libsrtp():
     result = run("--version")
     assert result.returncode == 0
-    assert "libsrtp 2." in result.stdout
+    assert "libsrtp2 2." in result.stdout
     assert "crypto backend: openssl" in result.stdout
     assert "OpenSSL 3." in result.stdout
 

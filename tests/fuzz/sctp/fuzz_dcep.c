@@ -36,8 +36,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             moat_dcep_open_to_info(&again, 1, &info_again) != 0)
             abort();
         if (strcmp(info.label, info_again.label) != 0 ||
-            strcmp(info.protocol, info_again.protocol) != 0 ||
-            info.ordered != info_again.ordered ||
+            strcmp(info.protocol, info_again.protocol) != 0 || info.ordered != info_again.ordered ||
             info.max_retransmits != info_again.max_retransmits ||
             info.max_lifetime_ms != info_again.max_lifetime_ms)
             abort();

@@ -98,8 +98,8 @@ static void rebase_tsn(uint8_t *tsn, void *user)
     write_u32(tsn, read_u32(tsn) + view->next_tsn);
 }
 
-static void feed(sctp_test_link *link, const client_view *view, uint8_t flags,
-                 const uint8_t *bytes, size_t length)
+static void feed(sctp_test_link *link, const client_view *view, uint8_t flags, const uint8_t *bytes,
+                 size_t length)
 {
     uint8_t *packet = malloc(length > 0 ? length : 1);
     if (packet == NULL)

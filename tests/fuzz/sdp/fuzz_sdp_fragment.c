@@ -29,8 +29,8 @@ static void rebuild(const moat_sdp_fragment *f)
     for (size_t i = 0; i < f->n_media; i++)
         if (f->mids[i][0] != '\0')
             mids[n_mids++] = f->mids[i];
-    char *text =
-        moat_sdp_fragment_build(f->ice_ufrag, f->ice_pwd, candidates, f->n_candidates, mids, n_mids);
+    char *text = moat_sdp_fragment_build(f->ice_ufrag, f->ice_pwd, candidates, f->n_candidates,
+                                         mids, n_mids);
     if (text == NULL)
         abort();
     moat_sdp_fragment back;

@@ -41,18 +41,25 @@ static const moat_dtls_callbacks callbacks = {
     .closed = on_closed,
 };
 
-static void make_identity(dtls_test_endpoint *e, moat_certificate *certificate,
-                          const char *profiles)
+static void make_identity(dtls_test_endpoint *e, const dtls_test_identity *shared,
+                          moat_certificate *certificate, const char *profiles)
 {
     char error[256] = "";
+    g_queue_init(&e->outbox);
+    e->received = g_ptr_array_new_with_free_func((GDestroyNotify)g_bytes_unref);
+    if (shared) {
+        e->certificate = shared->certificate;
+        e->context = shared->context;
+        e->borrowed_identity = TRUE;
+        return;
+    }
     e->certificate = certificate ? certificate : moat_certificate_generate(error, sizeof error);
     g_assert_nonnull(e->certificate);
     e->context = moat_dtls_context_new(e->certificate, error, sizeof error);
     g_assert_nonnull(e->context);
     if (profiles)
-        g_assert_cmpint(moat_dtls_context_set_srtp_profiles(e->context, profiles, error,
-                                                            sizeof error),
-                        ==, 0);
+        g_assert_cmpint(
+            moat_dtls_context_set_srtp_profiles(e->context, profiles, error, sizeof error), ==, 0);
     g_queue_init(&e->outbox);
     e->received = g_ptr_array_new_with_free_func((GDestroyNotify)g_bytes_unref);
 }
@@ -61,7 +68,8 @@ static void make_transport(dtls_test_endpoint *e, moat_dtls_role role,
                            const dtls_test_endpoint *peer, const char *expects, gboolean lowercase)
 {
     char error[256] = "";
-    gchar *fingerprint = g_strdup(expects ? expects : moat_certificate_fingerprint(peer->certificate));
+    gchar *fingerprint =
+        g_strdup(expects ? expects : moat_certificate_fingerprint(peer->certificate));
     if (lowercase) {
         gchar *lower = g_ascii_strdown(fingerprint, -1);
         g_free(fingerprint);
@@ -80,8 +88,9 @@ dtls_test_pair *dtls_test_pair_new(const dtls_test_pair_options *options)
     if (options == NULL)
         options = &defaults;
     dtls_test_pair *p = g_new0(dtls_test_pair, 1);
-    make_identity(&p->client, NULL, options->client_profiles);
-    make_identity(&p->server, options->server_certificate, options->server_profiles);
+    make_identity(&p->client, options->client_identity, NULL, options->client_profiles);
+    make_identity(&p->server, options->server_identity, options->server_certificate,
+                  options->server_profiles);
     make_transport(&p->client, MOAT_DTLS_ROLE_CLIENT, &p->server, options->client_expects,
                    options->expect_lowercase);
     make_transport(&p->server, MOAT_DTLS_ROLE_SERVER, &p->client, options->server_expects,
@@ -163,11 +172,70 @@ gboolean dtls_test_pair_settle(dtls_test_pair *p, guint max_ms)
     }
 }
 
+void dtls_test_identity_init(dtls_test_identity *identity)
+{
+    char error[256] = "";
+    identity->certificate = moat_certificate_generate(error, sizeof error);
+    g_assert_nonnull(identity->certificate);
+    identity->context = moat_dtls_context_new(identity->certificate, error, sizeof error);
+    g_assert_nonnull(identity->context);
+}
+
+void dtls_test_identity_clear(dtls_test_identity *identity)
+{
+    moat_dtls_context_free(identity->context);
+    moat_certificate_free(identity->certificate);
+    identity->context = NULL;
+    identity->certificate = NULL;
+}
+
+dtls_test_pair *dtls_test_pair_connect(const dtls_test_pair_options *options)
+{
+    dtls_test_pair *p = dtls_test_pair_new(options);
+    dtls_test_pair_start(p);
+    g_assert_true(dtls_test_pair_settle(p, DTLS_TEST_SETTLE_MS));
+    return p;
+}
+
+void dtls_test_pair_assert_connected(dtls_test_pair *p)
+{
+    g_assert_cmpint(moat_dtls_transport_state(p->client.transport), ==, MOAT_DTLS_CONNECTED);
+    g_assert_cmpint(moat_dtls_transport_state(p->server.transport), ==, MOAT_DTLS_CONNECTED);
+    g_assert_cmpuint(p->client.connected_calls, ==, 1);
+    g_assert_cmpuint(p->server.connected_calls, ==, 1);
+    g_assert_cmpuint(p->client.closed_calls, ==, 0);
+    g_assert_cmpuint(p->server.closed_calls, ==, 0);
+}
+
+static GBytes *pattern(gsize length, guint8 seed)
+{
+    guint8 *data = g_malloc(length);
+    for (gsize i = 0; i < length; i++)
+        data[i] = (guint8)(seed + i * 7 + (i >> 8));
+    return g_bytes_new_take(data, length);
+}
+
+void dtls_test_pair_round_trip(dtls_test_pair *p, dtls_test_endpoint *from, dtls_test_endpoint *to,
+                               gsize length)
+{
+    GBytes *message = pattern(length, (guint8)length);
+    guint before = to->received->len;
+    g_assert_cmpint(
+        moat_dtls_transport_send(from->transport, g_bytes_get_data(message, NULL), length), ==,
+        MOAT_DTLS_OK);
+    dtls_test_pair_pump(p);
+    g_assert_cmpuint(to->received->len, ==, before + 1);
+    g_assert_true(g_bytes_equal(g_ptr_array_index(to->received, before), message));
+    g_bytes_unref(message);
+}
+
 static void free_endpoint(dtls_test_endpoint *e)
 {
     moat_dtls_transport_free(e->transport);
-    moat_dtls_context_free(e->context);
-    moat_certificate_free(e->certificate);
+    if (!e->borrowed_identity) {
+        moat_dtls_context_free(e->context);
+        moat_certificate_free(e->certificate);
+    }
     g_queue_clear_full(&e->outbox, (GDestroyNotify)g_bytes_unref);
     g_ptr_array_unref(e->received);
 }

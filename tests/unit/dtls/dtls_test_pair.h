@@ -11,11 +11,18 @@
 #include "dtls/dtls_context.h"
 #include "dtls/dtls_transport.h"
 
+/* A certificate and the context made from it, as a daemon holds them. */
+typedef struct {
+    moat_certificate *certificate;
+    moat_dtls_context *context;
+} dtls_test_identity;
+
 typedef struct {
     moat_dtls_transport *transport;
     moat_certificate *certificate;
     moat_dtls_context *context;
-    GQueue outbox; /* GBytes this side sent and the other has not received */
+    gboolean borrowed_identity; /* certificate and context are not ours to free */
+    GQueue outbox;              /* GBytes this side sent and the other has not received */
     gboolean connected;
     guint connected_calls;
     moat_srtp_keying keys;
@@ -38,6 +45,10 @@ typedef struct {
     gboolean expect_lowercase;
     /* Taken over by the pair; NULL: a generated ECDSA certificate. */
     moat_certificate *server_certificate;
+    /* Borrowed, shared with other pairs (and threads); NULL: the pair makes
+     * its own. Profiles above do not apply to a shared identity. */
+    const dtls_test_identity *client_identity;
+    const dtls_test_identity *server_identity;
     double drop_rate; /* of every datagram in either direction */
     guint32 seed;
 } dtls_test_pair_options;
@@ -64,6 +75,23 @@ void dtls_test_pair_pump(dtls_test_pair *p);
  * due, until neither side is connecting and nothing is queued, or max_ms
  * passed. Returns whether it settled. */
 gboolean dtls_test_pair_settle(dtls_test_pair *p, guint max_ms);
+
+/* A generated certificate and a default context; free with
+ * dtls_test_identity_clear. */
+void dtls_test_identity_init(dtls_test_identity *identity);
+void dtls_test_identity_clear(dtls_test_identity *identity);
+
+/* New, started and settled within DTLS_TEST_SETTLE_MS. */
+#define DTLS_TEST_SETTLE_MS 20000
+dtls_test_pair *dtls_test_pair_connect(const dtls_test_pair_options *options);
+
+/* Both sides connected, once, and neither closed. */
+void dtls_test_pair_assert_connected(dtls_test_pair *p);
+
+/* Sends length patterned bytes from one side and checks the other received
+ * exactly them as one message. */
+void dtls_test_pair_round_trip(dtls_test_pair *p, dtls_test_endpoint *from, dtls_test_endpoint *to,
+                               gsize length);
 
 void dtls_test_pair_free(dtls_test_pair *p);
 

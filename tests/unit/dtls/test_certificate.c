@@ -53,8 +53,7 @@ static void test_generate(void)
     char cn[64] = "";
     X509_NAME_get_text_by_NID(X509_get_subject_name(x509), NID_commonName, cn, sizeof cn);
     g_assert_cmpstr(cn, ==, "moat");
-    g_assert_cmpint(X509_NAME_cmp(X509_get_subject_name(x509), X509_get_issuer_name(x509)), ==,
-                    0);
+    g_assert_cmpint(X509_NAME_cmp(X509_get_subject_name(x509), X509_get_issuer_name(x509)), ==, 0);
     g_assert_cmpint(X509_get_version(x509), ==, X509_VERSION_3);
 
     /* ECDSA P-256 key, ecdsa-with-SHA256 signature that verifies. */
@@ -62,9 +61,8 @@ static void test_generate(void)
     g_assert_true(EVP_PKEY_is_a(key, "EC"));
     char group[32] = "";
     size_t group_length = 0;
-    g_assert_cmpint(EVP_PKEY_get_utf8_string_param(key, "group", group, sizeof group,
-                                                   &group_length),
-                    ==, 1);
+    g_assert_cmpint(
+        EVP_PKEY_get_utf8_string_param(key, "group", group, sizeof group, &group_length), ==, 1);
     g_assert_cmpstr(group, ==, "prime256v1");
     g_assert_cmpint(X509_get_signature_nid(x509), ==, NID_ecdsa_with_SHA256);
     g_assert_cmpint(X509_verify(x509, X509_get0_pubkey(x509)), ==, 1);
@@ -73,9 +71,9 @@ static void test_generate(void)
     /* Valid from a day ago to 30 days ahead. */
     time_t now = time(NULL);
     int days = 0, seconds = 0;
-    g_assert_cmpint(ASN1_TIME_diff(&days, &seconds, X509_get0_notBefore(x509),
-                                   X509_get0_notAfter(x509)),
-                    ==, 1);
+    g_assert_cmpint(
+        ASN1_TIME_diff(&days, &seconds, X509_get0_notBefore(x509), X509_get0_notAfter(x509)), ==,
+        1);
     g_assert_cmpint(days, ==, 31);
     g_assert_cmpint(seconds, ==, 0);
     time_t check = now - 86400 + 120;
@@ -161,9 +159,9 @@ static void write_pem(moat_certificate *c, pem_files *f, const char *name)
     fclose(out);
     out = fopen(f->key_path, "w");
     g_assert_nonnull(out);
-    g_assert_cmpint(PEM_write_PrivateKey(out, moat_certificate_private_key(c), NULL, NULL, 0, NULL,
-                                         NULL),
-                    ==, 1);
+    g_assert_cmpint(
+        PEM_write_PrivateKey(out, moat_certificate_private_key(c), NULL, NULL, 0, NULL, NULL), ==,
+        1);
     fclose(out);
 }
 
@@ -195,8 +193,8 @@ static void test_load(void)
     write_pem(a, &fa, "a.pem");
     write_pem(b, &fb, "b.pem");
 
-    moat_certificate *loaded = moat_certificate_load(fa.cert_path, fa.key_path, error,
-                                                     sizeof error);
+    moat_certificate *loaded =
+        moat_certificate_load(fa.cert_path, fa.key_path, error, sizeof error);
     g_assert_nonnull(loaded);
     g_assert_cmpstr(moat_certificate_fingerprint(loaded), ==, moat_certificate_fingerprint(a));
     moat_dtls_context *ctx = moat_dtls_context_new(loaded, error, sizeof error);
@@ -204,12 +202,11 @@ static void test_load(void)
     moat_dtls_context_free(ctx);
     moat_certificate_free(loaded);
 
-    g_assert_null(moat_certificate_load("/nonexistent/cert.pem", fa.key_path, error,
-                                        sizeof error));
-    g_assert_cmpstr(error, ==, "cannot read certificate /nonexistent/cert.pem: "
-                               "No such file or directory");
-    g_assert_null(moat_certificate_load(fa.cert_path, "/nonexistent/key.pem", error,
-                                        sizeof error));
+    g_assert_null(moat_certificate_load("/nonexistent/cert.pem", fa.key_path, error, sizeof error));
+    g_assert_cmpstr(error, ==,
+                    "cannot read certificate /nonexistent/cert.pem: "
+                    "No such file or directory");
+    g_assert_null(moat_certificate_load(fa.cert_path, "/nonexistent/key.pem", error, sizeof error));
     g_assert_cmpstr(error, ==, "cannot read key /nonexistent/key.pem: No such file or directory");
 
     g_assert_null(moat_certificate_load(fa.cert_path, fb.key_path, error, sizeof error));
@@ -229,9 +226,8 @@ static void test_load(void)
     gchar *encrypted = g_build_filename(dir, "encrypted.key", NULL);
     FILE *out = fopen(encrypted, "w");
     g_assert_nonnull(out);
-    g_assert_cmpint(PEM_write_PrivateKey(out, moat_certificate_private_key(a),
-                                         EVP_aes_128_cbc(), (unsigned char *)"secret", 6, NULL,
-                                         NULL),
+    g_assert_cmpint(PEM_write_PrivateKey(out, moat_certificate_private_key(a), EVP_aes_128_cbc(),
+                                         (unsigned char *)"secret", 6, NULL, NULL),
                     ==, 1);
     fclose(out);
     g_assert_null(moat_certificate_load(fa.cert_path, encrypted, error, sizeof error));
@@ -296,18 +292,18 @@ static void test_context(void)
     g_assert_cmpint(offered_profiles(ssl, &first), ==, 3);
     g_assert_cmpstr(first, ==, "SRTP_AEAD_AES_128_GCM");
 
-    g_assert_cmpint(moat_dtls_context_set_srtp_profiles(ctx, "SRTP_AES128_CM_SHA1_80", error,
-                                                        sizeof error),
-                    ==, 0);
+    g_assert_cmpint(
+        moat_dtls_context_set_srtp_profiles(ctx, "SRTP_AES128_CM_SHA1_80", error, sizeof error), ==,
+        0);
     g_assert_cmpint(offered_profiles(ssl, &first), ==, 1);
     g_assert_cmpstr(first, ==, "SRTP_AES128_CM_SHA1_80");
-    g_assert_cmpint(moat_dtls_context_set_srtp_profiles(ctx, "SRTP_AEAD_AES_256_GCM", error,
-                                                        sizeof error),
-                    ==, -1);
+    g_assert_cmpint(
+        moat_dtls_context_set_srtp_profiles(ctx, "SRTP_AEAD_AES_256_GCM", error, sizeof error), ==,
+        -1);
     g_assert_cmpstr(error, ==, "unsupported SRTP profile \"SRTP_AEAD_AES_256_GCM\"");
-    g_assert_cmpint(moat_dtls_context_set_srtp_profiles(ctx, "SRTP_AES128_CM_SHA1_80::", error,
-                                                        sizeof error),
-                    ==, -1);
+    g_assert_cmpint(
+        moat_dtls_context_set_srtp_profiles(ctx, "SRTP_AES128_CM_SHA1_80::", error, sizeof error),
+        ==, -1);
     g_assert_cmpint(moat_dtls_context_set_srtp_profiles(ctx, "", error, sizeof error), ==, -1);
     g_assert_cmpstr(error, ==, "no SRTP profile given");
     /* A failed call leaves the previous list in place. */

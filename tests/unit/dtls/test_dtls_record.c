@@ -120,15 +120,13 @@ static void test_short_protected(void)
     gsize n = put_record(d, 22, 0xfefd, 0, 0, 2);
     g_assert_cmpint(moat_dtls_record_scan(d, n, 24, &count), ==, MOAT_DTLS_RECORD_OK);
     n = put_record(d, 23, 0xfefd, 1, 0, 23);
-    g_assert_cmpint(moat_dtls_record_scan(d, n, 24, &count), ==,
-                    MOAT_DTLS_RECORD_SHORT_PROTECTED);
+    g_assert_cmpint(moat_dtls_record_scan(d, n, 24, &count), ==, MOAT_DTLS_RECORD_SHORT_PROTECTED);
     g_assert_cmpint(moat_dtls_record_scan(d, n, 0, &count), ==, MOAT_DTLS_RECORD_OK);
     n = put_record(d, 21, 0xfefd, 1, 0, 24);
     g_assert_cmpint(moat_dtls_record_scan(d, n, 24, &count), ==, MOAT_DTLS_RECORD_OK);
     /* A short one behind a good one spoils the datagram. */
     n += put_record(d + n, 23, 0xfefd, 2, 0, 0);
-    g_assert_cmpint(moat_dtls_record_scan(d, n, 24, &count), ==,
-                    MOAT_DTLS_RECORD_SHORT_PROTECTED);
+    g_assert_cmpint(moat_dtls_record_scan(d, n, 24, &count), ==, MOAT_DTLS_RECORD_SHORT_PROTECTED);
     /* No cipher yet: nothing encrypted can be right. */
     g_assert_cmpint(moat_dtls_record_scan(d, n, SIZE_MAX, &count), ==,
                     MOAT_DTLS_RECORD_SHORT_PROTECTED);
@@ -137,8 +135,7 @@ static void test_short_protected(void)
 static void test_names(void)
 {
     g_assert_cmpstr(moat_dtls_record_result_name(MOAT_DTLS_RECORD_OK), ==, "ok");
-    g_assert_cmpstr(moat_dtls_record_result_name(MOAT_DTLS_RECORD_BAD_VERSION), ==,
-                    "bad_version");
+    g_assert_cmpstr(moat_dtls_record_result_name(MOAT_DTLS_RECORD_BAD_VERSION), ==, "bad_version");
     for (int r = 0; r < MOAT_DTLS_RECORD_RESULT_COUNT; r++)
         g_assert_cmpstr(moat_dtls_record_result_name(r), !=, "unknown");
     g_assert_cmpstr(moat_dtls_record_result_name(MOAT_DTLS_RECORD_RESULT_COUNT), ==, "unknown");

@@ -5,9 +5,16 @@
 
 #include "sctp/sctp_stack.h"
 
+static void check_thread(const sctp_test_end *end)
+{
+    if (end->owner_thread != NULL)
+        g_assert_true(g_thread_self() == end->owner_thread);
+}
+
 static void on_send_packet(void *user, const uint8_t *packet, size_t length)
 {
     sctp_test_end *end = user;
+    check_thread(end);
     end->packets_sent++;
     if (length > end->largest_packet)
         end->largest_packet = length;
@@ -25,6 +32,7 @@ static void on_send_packet(void *user, const uint8_t *packet, size_t length)
 static void on_channel_open(void *user, const moat_data_channel_info *info)
 {
     sctp_test_end *end = user;
+    check_thread(end);
     g_array_append_val(end->opened, *info);
 }
 
@@ -32,6 +40,7 @@ static void on_message(void *user, uint16_t stream_id, uint32_t ppid, const uint
                        size_t length)
 {
     sctp_test_end *end = user;
+    check_thread(end);
     if (length > 0)
         g_assert_nonnull(data);
     sctp_test_message *m = g_new0(sctp_test_message, 1);
@@ -48,12 +57,14 @@ static void on_message(void *user, uint16_t stream_id, uint32_t ppid, const uint
 static void on_channel_closed(void *user, uint16_t stream_id)
 {
     sctp_test_end *end = user;
+    check_thread(end);
     g_array_append_val(end->closed, stream_id);
 }
 
 static void on_association_state(void *user, bool up)
 {
     sctp_test_end *end = user;
+    check_thread(end);
     if (up) {
         end->up_events++;
         return;
@@ -69,12 +80,14 @@ static void on_association_state(void *user, bool up)
 static void on_sender_dry(void *user)
 {
     sctp_test_end *end = user;
+    check_thread(end);
     end->dry_events++;
 }
 
 static void on_writable(void *user)
 {
     sctp_test_end *end = user;
+    check_thread(end);
     end->writable_events++;
 }
 
@@ -168,6 +181,8 @@ static void tick(sctp_test_link *link)
 {
     moat_sctp_stack_handle_timers(MOAT_SCTP_TIMER_INTERVAL_MS);
     link->ticks++;
+    if (link->tick_sleep_us > 0)
+        g_usleep(link->tick_sleep_us);
 }
 
 void sctp_test_link_pump(sctp_test_link *link, unsigned ticks)
@@ -222,9 +237,8 @@ int sctp_test_link_send(sctp_test_link *link, sctp_test_end *from, uint16_t stre
     return -EAGAIN;
 }
 
-moat_data_channel_info sctp_test_channel_info(const char *label, const char *protocol,
-                                              bool ordered, int32_t max_retransmits,
-                                              int32_t max_lifetime_ms)
+moat_data_channel_info sctp_test_channel_info(const char *label, const char *protocol, bool ordered,
+                                              int32_t max_retransmits, int32_t max_lifetime_ms)
 {
     moat_data_channel_info info;
     memset(&info, 0, sizeof info);

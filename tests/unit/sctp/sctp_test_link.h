@@ -32,13 +32,15 @@ struct sctp_test_end {
 
     size_t packets_sent, packets_dropped, largest_packet;
     int up_events, down_events;
-    GArray *opened;      /* moat_data_channel_info */
-    GArray *closed;      /* uint16_t */
-    GPtrArray *messages; /* sctp_test_message */
+    GArray *opened;            /* moat_data_channel_info */
+    GArray *closed;            /* uint16_t */
+    GPtrArray *messages;       /* sctp_test_message */
     size_t messages_when_down; /* messages recorded when association_state(false) came */
     unsigned dry_events, writable_events;
-    bool free_on_down;   /* free the association from inside association_state(false) */
+    bool free_on_down; /* free the association from inside association_state(false) */
     bool free_on_message;
+    /* When set, every callback asserts it runs on this thread. */
+    GThread *owner_thread;
     /* Optional: sees every packet this end sends, before the wire. */
     void (*tap)(sctp_test_end *end, const uint8_t *packet, size_t length, void *user);
     void *tap_user;
@@ -49,6 +51,9 @@ typedef struct {
     sctp_test_end server;
     GRand *rand;
     uint64_t ticks;
+    /* Real time slept per tick, for links pumped on a thread that does not
+     * drive the SCTP clock (another thread advances it meanwhile). */
+    unsigned tick_sleep_us;
 } sctp_test_link;
 
 /* Creates both associations (ports 5000); asserts on failure. */
@@ -76,9 +81,8 @@ uint16_t sctp_test_link_open(sctp_test_link *link, sctp_test_end *from, const ch
                              const char *protocol, bool ordered, int32_t max_retransmits,
                              int32_t max_lifetime_ms);
 
-moat_data_channel_info sctp_test_channel_info(const char *label, const char *protocol,
-                                              bool ordered, int32_t max_retransmits,
-                                              int32_t max_lifetime_ms);
+moat_data_channel_info sctp_test_channel_info(const char *label, const char *protocol, bool ordered,
+                                              int32_t max_retransmits, int32_t max_lifetime_ms);
 
 /* The i-th recorded message of an end. */
 const sctp_test_message *sctp_test_end_message(const sctp_test_end *end, guint i);

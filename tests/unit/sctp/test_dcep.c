@@ -10,8 +10,8 @@
 /* DATA_CHANNEL_OPEN as Chromium sends it for
  * createDataChannel("chat", {ordered: false, maxRetransmits: 3, protocol: "p1"}). */
 static const uint8_t chrome_open[] = {
-    0x03, 0x81, 0x01, 0x00, 0x00, 0x00, 0x00, 0x03, 0x00, 0x04,
-    0x00, 0x02, 'c',  'h',  'a',  't',  'p',  '1',
+    0x03, 0x81, 0x01, 0x00, 0x00, 0x00, 0x00, 0x03, 0x00,
+    0x04, 0x00, 0x02, 'c',  'h',  'a',  't',  'p',  '1',
 };
 
 static void test_parse_open(void)
@@ -53,8 +53,8 @@ static void test_build_roundtrip(void)
         int32_t rtx, ttl;
         uint8_t type;
     } cases[] = {
-        {true, -1, -1, 0x00},  {false, -1, -1, 0x80}, {true, 5, -1, 0x01},
-        {false, 0, -1, 0x81},  {true, -1, 1500, 0x02}, {false, -1, 0, 0x82},
+        {true, -1, -1, 0x00}, {false, -1, -1, 0x80},  {true, 5, -1, 0x01},
+        {false, 0, -1, 0x81}, {true, -1, 1500, 0x02}, {false, -1, 0, 0x82},
     };
     for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
         moat_data_channel_info in;
@@ -137,12 +137,12 @@ static void test_open_to_info_rejects(void)
     g_free(buffer);
 
     /* Invalid UTF-8, and an embedded NUL. */
-    uint8_t bad_utf8[] = {0x03, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x02,
-                          0x00, 0x00, 0xc3, 0x28};
+    uint8_t bad_utf8[] = {0x03, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+                          0x00, 0x00, 0x02, 0x00, 0x00, 0xc3, 0x28};
     g_assert_cmpint(moat_dcep_parse(bad_utf8, sizeof bad_utf8, &m), ==, 0);
     g_assert_cmpint(moat_dcep_open_to_info(&m, 1, &info), ==, -EILSEQ);
-    uint8_t nul[] = {0x03, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
-                     0x00, 0x02, 'a',  0x00};
+    uint8_t nul[] = {0x03, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+                     0x00, 0x00, 0x00, 0x00, 0x02, 'a',  0x00};
     g_assert_cmpint(moat_dcep_parse(nul, sizeof nul, &m), ==, 0);
     g_assert_cmpint(moat_dcep_open_to_info(&m, 1, &info), ==, -EILSEQ);
 

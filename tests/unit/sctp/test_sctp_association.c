@@ -23,25 +23,30 @@ static void test_up_both_ways(void)
     sctp_test_link_clear(&link);
 }
 
-static bool server_up(sctp_test_link *link, void *arg)
+static bool both_up(sctp_test_link *link, void *arg)
 {
     return link->client.up_events > 0 && link->server.up_events > 0;
 }
 
 /* Only one side calls connect: the other is started by the INIT it
- * receives, as when DTLS comes up on one side first. */
+ * receives, as when DTLS comes up on one side first. Both directions. */
 static void test_up_one_side_connects(void)
 {
-    sctp_test_link link;
-    sctp_test_link_init(&link, 0);
-    g_assert_cmpint(moat_sctp_association_connect(link.server.assoc), ==, 0);
-    g_assert_true(sctp_test_link_pump_until(&link, server_up, NULL, 1000));
-    /* A late connect is harmless. */
-    g_assert_cmpint(moat_sctp_association_connect(link.client.assoc), ==, 0);
-    sctp_test_link_pump(&link, 10);
-    g_assert_cmpint(link.client.up_events, ==, 1);
-    g_assert_cmpint(link.server.up_events, ==, 1);
-    sctp_test_link_clear(&link);
+    for (int server_first = 0; server_first < 2; server_first++) {
+        sctp_test_link link;
+        sctp_test_link_init(&link, 0);
+        sctp_test_end *first = server_first ? &link.server : &link.client;
+        g_assert_cmpint(moat_sctp_association_connect(first->assoc), ==, 0);
+        g_assert_true(sctp_test_link_pump_until(&link, both_up, NULL, 1000));
+        /* A late connect is harmless. */
+        g_assert_cmpint(moat_sctp_association_connect(first->peer->assoc), ==, 0);
+        sctp_test_link_pump(&link, 10);
+        g_assert_cmpint(link.client.up_events, ==, 1);
+        g_assert_cmpint(link.server.up_events, ==, 1);
+        uint16_t id = sctp_test_link_open(&link, first->peer, "reverse", "", true, -1, -1);
+        g_assert_cmpuint(id % 2, ==, server_first ? 0 : 1);
+        sctp_test_link_clear(&link);
+    }
 }
 
 /* Messages between matching channels, checked on the receiving end. */
@@ -126,6 +131,23 @@ static void test_open_before_up(void)
     sctp_test_link_clear(&link);
 }
 
+/* Closing a channel that never reached the wire ends it locally. */
+static void test_close_before_up(void)
+{
+    sctp_test_link link;
+    sctp_test_link_init(&link, 0);
+    moat_data_channel_info info = sctp_test_channel_info("never", "", true, -1, -1);
+    uint16_t id;
+    g_assert_cmpint(moat_sctp_association_open_channel(link.client.assoc, &info, &id), ==, 0);
+    g_assert_cmpint(moat_sctp_association_close_channel(link.client.assoc, id), ==, 0);
+    g_assert_cmpuint(link.client.closed->len, ==, 1);
+    g_assert_cmpuint(g_array_index(link.client.closed, uint16_t, 0), ==, id);
+    sctp_test_link_connect(&link);
+    sctp_test_link_pump(&link, 5);
+    g_assert_cmpuint(link.server.opened->len, ==, 0);
+    sctp_test_link_clear(&link);
+}
+
 static void test_negotiated(void)
 {
     sctp_test_link link;
@@ -140,8 +162,7 @@ static void test_negotiated(void)
     g_assert_cmpint(moat_sctp_association_open_channel(link.server.assoc, &info, &id), ==, 0);
     g_assert_cmpuint(id, ==, 7);
     /* The same id twice on one side is refused. */
-    g_assert_cmpint(moat_sctp_association_open_channel(link.server.assoc, &info, &id), ==,
-                    -EEXIST);
+    g_assert_cmpint(moat_sctp_association_open_channel(link.server.assoc, &info, &id), ==, -EEXIST);
     sctp_test_link_pump(&link, 5);
     /* No DCEP went over the wire: nobody saw an OPEN. */
     g_assert_cmpuint(link.client.opened->len, ==, 0);
@@ -176,8 +197,8 @@ static void test_thousand_channels(void)
         char label[32];
         g_snprintf(label, sizeof label, "channel-%u", i);
         moat_data_channel_info info = sctp_test_channel_info(label, "", true, -1, -1);
-        g_assert_cmpint(moat_sctp_association_open_channel(link.client.assoc, &info, &ids[i]),
-                        ==, 0);
+        g_assert_cmpint(moat_sctp_association_open_channel(link.client.assoc, &info, &ids[i]), ==,
+                        0);
     }
     g_assert_true(sctp_test_link_pump_until(&link, all_opened, GUINT_TO_POINTER(CHANNELS), 2000));
     g_assert_cmpuint(link.server.opened->len, ==, CHANNELS);
@@ -196,8 +217,7 @@ static void test_thousand_channels(void)
                                             (const uint8_t *)text, strlen(text)),
                         ==, 0);
     }
-    g_assert_true(
-        sctp_test_link_pump_until(&link, all_received, GUINT_TO_POINTER(CHANNELS), 2000));
+    g_assert_true(sctp_test_link_pump_until(&link, all_received, GUINT_TO_POINTER(CHANNELS), 2000));
     g_assert_cmpuint(link.server.messages->len, ==, CHANNELS);
     /* Ordered channels, one message each: each arrives on its own stream. */
     bool *seen = g_new0(bool, 65536);
@@ -228,20 +248,19 @@ static void test_message_types(void)
     uint16_t id = sctp_test_link_open(&link, &link.client, "types", "", true, -1, -1);
     const uint8_t binary[] = {0x00, 0xff, 0x10, 0x00};
     sctp_test_end *c = &link.client;
-    g_assert_cmpint(sctp_test_link_send(&link, c, id, MOAT_SCTP_PPID_STRING,
-                                        (const uint8_t *)"text", 4),
-                    ==, 0);
+    g_assert_cmpint(
+        sctp_test_link_send(&link, c, id, MOAT_SCTP_PPID_STRING, (const uint8_t *)"text", 4), ==,
+        0);
     g_assert_cmpint(sctp_test_link_send(&link, c, id, MOAT_SCTP_PPID_BINARY, binary, 4), ==, 0);
     g_assert_cmpint(sctp_test_link_send(&link, c, id, MOAT_SCTP_PPID_STRING, NULL, 0), ==, 0);
     g_assert_cmpint(sctp_test_link_send(&link, c, id, MOAT_SCTP_PPID_BINARY, NULL, 0), ==, 0);
-    g_assert_cmpint(sctp_test_link_send(&link, c, id, MOAT_SCTP_PPID_STRING_EMPTY, NULL, 0), ==,
-                    0);
+    g_assert_cmpint(sctp_test_link_send(&link, c, id, MOAT_SCTP_PPID_STRING_EMPTY, NULL, 0), ==, 0);
     /* DCEP's PPID and unknown ones are not the session's to send. */
     g_assert_cmpint(moat_sctp_association_send(c->assoc, id, MOAT_SCTP_PPID_DCEP, binary, 1), ==,
                     -EINVAL);
     g_assert_cmpint(moat_sctp_association_send(c->assoc, id, 52, binary, 1), ==, -EINVAL);
-    g_assert_cmpint(moat_sctp_association_send(c->assoc, 999, MOAT_SCTP_PPID_BINARY, binary, 1),
-                    ==, -ENOENT);
+    g_assert_cmpint(moat_sctp_association_send(c->assoc, 999, MOAT_SCTP_PPID_BINARY, binary, 1), ==,
+                    -ENOENT);
     sctp_test_link_pump(&link, 2);
     const struct {
         uint32_t ppid;
@@ -287,18 +306,16 @@ static void test_large_message(void)
     for (size_t i = 0; i < size; i++)
         payload[i] = (uint8_t)g_rand_int(rand);
     g_rand_free(rand);
-    g_assert_cmpint(sctp_test_link_send(&link, &link.client, id, MOAT_SCTP_PPID_BINARY, payload,
-                                        size),
-                    ==, 0);
+    g_assert_cmpint(
+        sctp_test_link_send(&link, &link.client, id, MOAT_SCTP_PPID_BINARY, payload, size), ==, 0);
     g_assert_true(sctp_test_link_pump_until(&link, got_messages, GUINT_TO_POINTER(1), 2000));
     const sctp_test_message *m = sctp_test_end_message(&link.server, 0);
     gsize length;
     const void *data = g_bytes_get_data(m->data, &length);
     g_assert_cmpmem(data, length, payload, size);
     /* And back. */
-    g_assert_cmpint(sctp_test_link_send(&link, &link.server, id, MOAT_SCTP_PPID_BINARY, data,
-                                        length),
-                    ==, 0);
+    g_assert_cmpint(
+        sctp_test_link_send(&link, &link.server, id, MOAT_SCTP_PPID_BINARY, data, length), ==, 0);
     g_assert_true(sctp_test_link_pump_until(&link, got_messages, GUINT_TO_POINTER(2), 2000));
     m = sctp_test_end_message(&link.client, 0);
     data = g_bytes_get_data(m->data, &length);
@@ -320,9 +337,9 @@ static void test_large_does_not_block_small(void)
     uint16_t chat = sctp_test_link_open(&link, &link.client, "chat", "", true, -1, -1);
     size_t size = MOAT_SCTP_MAX_RECEIVE_MESSAGE_SIZE;
     uint8_t *payload = g_malloc0(size);
-    g_assert_cmpint(moat_sctp_association_send(link.client.assoc, bulk, MOAT_SCTP_PPID_BINARY,
-                                               payload, size),
-                    ==, 0);
+    g_assert_cmpint(
+        moat_sctp_association_send(link.client.assoc, bulk, MOAT_SCTP_PPID_BINARY, payload, size),
+        ==, 0);
     g_assert_cmpint(moat_sctp_association_send(link.client.assoc, chat, MOAT_SCTP_PPID_STRING,
                                                (const uint8_t *)"hi", 2),
                     ==, 0);
@@ -341,12 +358,12 @@ static void test_oversized_rejected(void)
     sctp_test_link_connect(&link);
     uint16_t id = sctp_test_link_open(&link, &link.client, "small", "", true, -1, -1);
     uint8_t *payload = g_malloc0(MOAT_SCTP_SOCKET_BUFFER_SIZE + 1);
-    g_assert_cmpint(moat_sctp_association_send(link.client.assoc, id, MOAT_SCTP_PPID_BINARY,
-                                               payload, 1001),
-                    ==, -EMSGSIZE);
-    g_assert_cmpint(moat_sctp_association_send(link.client.assoc, id, MOAT_SCTP_PPID_BINARY,
-                                               payload, 1000),
-                    ==, 0);
+    g_assert_cmpint(
+        moat_sctp_association_send(link.client.assoc, id, MOAT_SCTP_PPID_BINARY, payload, 1001), ==,
+        -EMSGSIZE);
+    g_assert_cmpint(
+        moat_sctp_association_send(link.client.assoc, id, MOAT_SCTP_PPID_BINARY, payload, 1000), ==,
+        0);
     sctp_test_link_pump(&link, 2);
     g_assert_cmpuint(link.server.messages->len, ==, 1);
     g_assert_cmpuint(g_bytes_get_size(sctp_test_end_message(&link.server, 0)->data), ==, 1000);
@@ -381,8 +398,8 @@ static void test_malformed_dcep(void)
     sctp_test_link_init(&link, 0);
     sctp_test_link_connect(&link);
     const uint8_t short_open[] = {0x03, 0x00, 0x00};
-    const uint8_t bad_type[] = {0x07, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
-                                0x00};
+    const uint8_t bad_type[] = {0x07, 0x00, 0x00, 0x00, 0x00, 0x00,
+                                0x00, 0x00, 0x00, 0x00, 0x00, 0x00};
     const uint8_t label_beyond[] = {0x03, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
                                     0x00, 0x01, 0x00, 0x00, 0x00, 'a',  'b'};
     const uint8_t bad_channel_type[] = {0x03, 0x05, 0x00, 0x00, 0x00, 0x00,
@@ -400,14 +417,10 @@ static void test_malformed_dcep(void)
         size_t length;
         uint16_t stream;
     } junk[] = {
-        {short_open, sizeof short_open, 0},
-        {bad_type, sizeof bad_type, 2},
-        {label_beyond, sizeof label_beyond, 4},
-        {bad_channel_type, sizeof bad_channel_type, 6},
-        {long_ack, sizeof long_ack, 8},
-        {empty_open, sizeof empty_open, 10},
-        {wrong_parity, sizeof wrong_parity, 13},
-        {bad_label, sizeof bad_label, 14},
+        {short_open, sizeof short_open, 0},      {bad_type, sizeof bad_type, 2},
+        {label_beyond, sizeof label_beyond, 4},  {bad_channel_type, sizeof bad_channel_type, 6},
+        {long_ack, sizeof long_ack, 8},          {empty_open, sizeof empty_open, 10},
+        {wrong_parity, sizeof wrong_parity, 13}, {bad_label, sizeof bad_label, 14},
     };
     for (size_t i = 0; i < G_N_ELEMENTS(junk); i++)
         g_assert_cmpint(moat_sctp_association_send_raw(link.client.assoc, junk[i].stream,
@@ -439,6 +452,7 @@ int main(int argc, char **argv)
     g_test_add_func("/sctp/association/up-one-side-connects", test_up_one_side_connects);
     g_test_add_func("/sctp/association/dcep-open", test_dcep_open);
     g_test_add_func("/sctp/association/open-before-up", test_open_before_up);
+    g_test_add_func("/sctp/association/close-before-up", test_close_before_up);
     g_test_add_func("/sctp/association/negotiated", test_negotiated);
     g_test_add_func("/sctp/association/thousand-channels", test_thousand_channels);
     g_test_add_func("/sctp/association/message-types", test_message_types);

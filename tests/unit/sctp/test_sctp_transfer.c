@@ -48,9 +48,9 @@ static void test_ordered_random_sizes(void)
     for (guint i = 0; i < COUNT; i++) {
         size_t size = message_size(i, max);
         uint8_t *bytes = message_bytes(i, size);
-        g_assert_cmpint(sctp_test_link_send(&link, &link.client, id, MOAT_SCTP_PPID_BINARY,
-                                            bytes, size),
-                        ==, 0);
+        g_assert_cmpint(
+            sctp_test_link_send(&link, &link.client, id, MOAT_SCTP_PPID_BINARY, bytes, size), ==,
+            0);
         g_free(bytes);
     }
     g_assert_true(
@@ -102,9 +102,9 @@ static void test_buffer_full_then_writable(void)
     sctp_test_link_pump(&link, 100);
     g_assert_cmpuint(link.client.writable_events, ==, 1);
     g_assert_cmpuint(link.server.messages->len, ==, queued);
-    g_assert_cmpint(moat_sctp_association_send(link.client.assoc, id, MOAT_SCTP_PPID_BINARY, chunk,
-                                               64 * 1024),
-                    ==, 0);
+    g_assert_cmpint(
+        moat_sctp_association_send(link.client.assoc, id, MOAT_SCTP_PPID_BINARY, chunk, 64 * 1024),
+        ==, 0);
     g_free(chunk);
     sctp_test_link_clear(&link);
 }
@@ -129,8 +129,8 @@ static void test_unordered_lossy(void)
     for (guint i = 0; i < COUNT; i++) {
         memset(payload, (int)(i & 0xff), sizeof payload);
         memcpy(payload, &i, sizeof i);
-        g_assert_cmpint(sctp_test_link_send(&link, &link.client, id, MOAT_SCTP_PPID_BINARY,
-                                            payload, sizeof payload),
+        g_assert_cmpint(sctp_test_link_send(&link, &link.client, id, MOAT_SCTP_PPID_BINARY, payload,
+                                            sizeof payload),
                         ==, 0);
         if (i % 16 == 15)
             sctp_test_link_pump(&link, 1);
@@ -167,6 +167,42 @@ static void test_unordered_lossy(void)
     sctp_test_link_clear(&link);
 }
 
+/* Partial reliability by lifetime: messages that cannot get through before
+ * max_lifetime_ms are given up, counted, and never delivered late. usrsctp
+ * checks lifetimes against the real clock, so this test sleeps. */
+static void test_lifetime_expires(void)
+{
+    sctp_test_link link;
+    sctp_test_link_init(&link, 0);
+    sctp_test_link_connect(&link);
+    uint16_t id = sctp_test_link_open(&link, &link.client, "ttl", "", false, -1, 50);
+    g_assert_cmpint(sctp_test_link_send(&link, &link.server, id, MOAT_SCTP_PPID_STRING,
+                                        (const uint8_t *)"ack", 3),
+                    ==, 0);
+    sctp_test_link_pump(&link, 30);
+    link.client.wire_enabled = false;
+    for (int i = 0; i < 5; i++)
+        g_assert_cmpint(moat_sctp_association_send(link.client.assoc, id, MOAT_SCTP_PPID_STRING,
+                                                   (const uint8_t *)"late", 4),
+                        ==, 0);
+    g_usleep(120 * 1000);
+    link.client.wire_enabled = true;
+    sctp_test_link_pump(&link, 500);
+    moat_sctp_counters sender, receiver;
+    moat_sctp_association_counters(link.client.assoc, &sender);
+    moat_sctp_association_counters(link.server.assoc, &receiver);
+    g_assert_cmpuint(sender.messages_abandoned, ==, 5);
+    g_assert_cmpuint(receiver.messages_received, ==, 0);
+    /* The channel goes on. */
+    g_assert_cmpint(sctp_test_link_send(&link, &link.client, id, MOAT_SCTP_PPID_STRING,
+                                        (const uint8_t *)"fresh", 5),
+                    ==, 0);
+    sctp_test_link_pump(&link, 5);
+    moat_sctp_association_counters(link.server.assoc, &receiver);
+    g_assert_cmpuint(receiver.messages_received, ==, 1);
+    sctp_test_link_clear(&link);
+}
+
 static bool closed_both(sctp_test_link *link, void *arg)
 {
     return link->client.closed->len > 0 && link->server.closed->len > 0;
@@ -198,8 +234,7 @@ static void test_close_channel(void)
                                                (const uint8_t *)"x", 1),
                     ==, -ENOENT);
     moat_data_channel_info info;
-    g_assert_cmpint(moat_sctp_association_channel_info(link.client.assoc, a, &info), ==,
-                    -ENOENT);
+    g_assert_cmpint(moat_sctp_association_channel_info(link.client.assoc, a, &info), ==, -ENOENT);
     g_assert_cmpint(moat_sctp_association_close_channel(link.client.assoc, a), ==, -ENOENT);
 
     /* The other channel is untouched, and the peer may close too. */
@@ -216,9 +251,9 @@ static void test_close_channel(void)
 
     /* Stream ids are free again: a new channel works. */
     uint16_t c = sctp_test_link_open(&link, &link.client, "c", "", true, -1, -1);
-    g_assert_cmpint(sctp_test_link_send(&link, &link.client, c, MOAT_SCTP_PPID_STRING,
-                                        (const uint8_t *)"c", 1),
-                    ==, 0);
+    g_assert_cmpint(
+        sctp_test_link_send(&link, &link.client, c, MOAT_SCTP_PPID_STRING, (const uint8_t *)"c", 1),
+        ==, 0);
     sctp_test_link_pump(&link, 2);
     g_assert_cmpuint(link.server.messages->len, ==, 2);
     g_assert_cmpint(link.client.down_events + link.server.down_events, ==, 0);
@@ -304,6 +339,7 @@ int main(int argc, char **argv)
     g_test_add_func("/sctp/transfer/ordered-random-sizes", test_ordered_random_sizes);
     g_test_add_func("/sctp/transfer/buffer-full-then-writable", test_buffer_full_then_writable);
     g_test_add_func("/sctp/transfer/unordered-lossy", test_unordered_lossy);
+    g_test_add_func("/sctp/transfer/lifetime-expires", test_lifetime_expires);
     g_test_add_func("/sctp/transfer/close-channel", test_close_channel);
     g_test_add_func("/sctp/transfer/graceful-shutdown", test_graceful_shutdown);
     g_test_add_func("/sctp/transfer/peer-vanishes-then-free", test_peer_vanishes_then_free);

@@ -275,6 +275,42 @@ static void test_bundle_inheritance(void)
     g_free(text);
 }
 
+/* Spellings real offers use: lowercase digests, sha-384, bandwidth lines,
+ * rtcp-mux-only, several a=msid lines. */
+static void test_attribute_forms(void)
+{
+    char *text = moat_test_replace(moat_test_offer_aiortc, "a=mid:0\r\n",
+                                   "a=mid:0\r\nb=AS:64\r\nb=TIAS:64000\r\nb=CT:1000\r\n"
+                                   "a=msid:first track\r\na=rtcp-mux-only\r\n");
+    char *lower = moat_test_replace(text, "27:A0:AE:B3", "27:a0:ae:b3");
+    moat_sdp *sdp = parse_ok(lower);
+    g_assert_cmpuint(sdp->media[0].bandwidth_as_kbps, ==, 64);
+    g_assert_cmpuint(sdp->media[0].bandwidth_tias_bps, ==, 64000);
+    g_assert_cmpuint(sdp->media[1].bandwidth_as_kbps, ==, 0);
+    g_assert_true(g_str_has_prefix(sdp->media[0].fingerprint, "27:A0:AE:B3:FE"));
+    g_assert_cmpstr(sdp->media[0].msid, ==, "first track"); /* the first a=msid is kept */
+    moat_sdp_free(sdp);
+    g_free(lower);
+    g_free(text);
+
+    const char *sha384 = "a=fingerprint:sha-384 "
+                         "00:11:22:33:44:55:66:77:88:99:AA:BB:CC:DD:EE:FF:00:11:22:33:44:55:66:77:"
+                         "88:99:AA:BB:CC:DD:EE:FF:00:11:22:33:44:55:66:77:88:99:AA:BB:CC:DD:EE:FF";
+    /* An unusable hash next to a usable one is skipped. */
+    char *with = g_strdup_printf("a=fingerprint:sha-1 00:11:22:33:44:55:66:77:88:99:AA:BB:CC:DD:"
+                                 "EE:FF:00:11:22:33\r\n%s\r\na=setup:actpass",
+                                 sha384);
+    char *dropped = moat_test_drop_lines(moat_test_offer_aiortc, "a=fingerprint");
+    text = moat_test_replace(dropped, "a=setup:actpass", with);
+    sdp = parse_ok(text);
+    g_assert_cmpstr(sdp->media[1].fingerprint_alg, ==, "sha-384");
+    g_assert_cmpuint(strlen(sdp->media[1].fingerprint), ==, 48 * 3 - 1);
+    moat_sdp_free(sdp);
+    g_free(text);
+    g_free(with);
+    g_free(dropped);
+}
+
 static void test_srtpplus_attributes(void)
 {
     char *text = moat_test_replace(moat_test_offer_aiortc, "a=setup:actpass\r\n",
@@ -494,6 +530,7 @@ int main(int argc, char **argv)
     g_test_add_func("/sdp/parse/aiortc", test_aiortc);
     g_test_add_func("/sdp/parse/lf-equals-crlf", test_lf_equals_crlf);
     g_test_add_func("/sdp/parse/bundle-inheritance", test_bundle_inheritance);
+    g_test_add_func("/sdp/parse/attribute-forms", test_attribute_forms);
     g_test_add_func("/sdp/parse/srtpplus", test_srtpplus_attributes);
     g_test_add_func("/sdp/parse/unknown-media-kind", test_unknown_media_kind);
     g_test_add_func("/sdp/parse/errors", test_errors);

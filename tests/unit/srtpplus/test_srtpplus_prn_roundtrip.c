@@ -99,7 +99,6 @@ static void test_roc_wrap(void)
     g_assert_cmpuint(highest, ==, 65000 + N - 1);
     g_assert_cmpuint(highest >> 16, ==, 1); /* crossed the ROC wrap */
     const struct srtpplus_receiver_stats *st = srtpplus_receiver_stats(f.rx);
-    g_assert_cmpuint(st->rtp[SRTPPLUS_PASS], ==, N);
     g_assert_cmpuint(st->refill_tags, >, 0);
     /* Only the packets before the first maintenance needed a tag computed inline. */
     g_assert_cmpuint(st->inline_tags, <=, 64);
@@ -121,6 +120,42 @@ static void test_without_maintenance(void)
     g_assert_cmpuint(srtpplus_receiver_stats(f.rx)->inline_tags, ==, N);
     g_assert_cmpint(srtpplus_receiver_maintain(f.rx), ==, SRTPPLUS_OK);
     g_assert_false(srtpplus_receiver_maintenance_pending(f.rx));
+    g_free(wire);
+    fixture_close(&f);
+}
+
+/* With the detector off nothing is precomputed; switching it on refills the window at
+ * the next maintenance, and until then tags are computed one by one. */
+static void test_detector_off_costs_no_tags(void)
+{
+    enum { N = 600 };
+    struct fixture f;
+    fixture_open(&f, SRTPPLUS_PROFILE_AES128_CM_SHA1_80, 0);
+    struct test_packet *wire = g_new(struct test_packet, N);
+    send_run(&f, 40000, N, wire, NULL);
+    const struct srtpplus_receiver_stats *st = srtpplus_receiver_stats(f.rx);
+    bool unprotected;
+    for (size_t i = 0; i < 500; i++) {
+        g_assert_cmpint(test_receive_rtp(f.rx, f.srtp_rx, &wire[i], false, 0, NULL, &unprotected,
+                                         NULL),
+                        ==, SRTPPLUS_PASS);
+        g_assert_true(unprotected);
+        g_assert_cmpint(srtpplus_receiver_maintain(f.rx), ==, SRTPPLUS_OK);
+    }
+    g_assert_cmpuint(st->refill_tags + st->inline_tags, ==, 0);
+    g_assert_false(srtpplus_receiver_maintenance_pending(f.rx));
+    uint64_t highest;
+    g_assert_true(srtpplus_receiver_highest_index(f.rx, SSRC, &highest));
+    g_assert_cmpuint(highest, ==, 40000 + 499);
+
+    expect_delivered(&f, &wire[500], NULL);
+    g_assert_cmpuint(st->inline_tags, ==, 1);
+    g_assert_true(srtpplus_receiver_maintenance_pending(f.rx));
+    g_assert_cmpint(srtpplus_receiver_maintain(f.rx), ==, SRTPPLUS_OK);
+    g_assert_cmpuint(st->refill_tags, >, 4096);
+    for (size_t i = 501; i < N; i++)
+        expect_delivered(&f, &wire[i], NULL);
+    g_assert_cmpuint(st->inline_tags, ==, 1);
     g_free(wire);
     fixture_close(&f);
 }
@@ -149,21 +184,26 @@ static void test_reordering(void)
     /* Held back and delivered 900 places later (40, 41, 300, 1000), or never until the
      * window has moved past it (5). */
     size_t late[] = {5, 40, 41, 300, 1000};
+    size_t delivered = 0;
     for (size_t i = 0; i < N; i++) {
         size_t k = order[i];
         bool held = false;
         for (size_t l = 0; l < G_N_ELEMENTS(late); l++)
             held |= k == late[l];
-        if (!held)
+        if (!held) {
             expect_delivered(&f, &wire[k], &plain[k]);
+            delivered++;
+        }
         for (size_t l = 1; l < G_N_ELEMENTS(late); l++) {
-            if (i == late[l] + 900)
+            if (i == late[l] + 900) {
                 expect_delivered(&f, &wire[late[l]], &plain[late[l]]);
+                delivered++;
+            }
         }
         if (i % 64 == 0)
             srtpplus_receiver_maintain(f.rx);
     }
-    g_assert_cmpuint(srtpplus_receiver_stats(f.rx)->rtp[SRTPPLUS_PASS], ==, N - 1);
+    g_assert_cmpuint(delivered, ==, N - 1);
     g_assert_cmpint(check_only(&f, &wire[5]), ==, SRTPPLUS_DROP_INDEX);
     g_rand_free(rand);
     g_free(wire);
@@ -250,7 +290,6 @@ static void test_plausibility_and_malformed(void)
                     SRTPPLUS_DROP_MALFORMED);
     short_packet.len++;
     g_assert_cmpint(check_only(&f, &short_packet), ==, SRTPPLUS_DROP_TAG);
-    g_assert_cmpuint(srtpplus_receiver_stats(f.rx)->rtp[SRTPPLUS_DROP_MALFORMED], ==, 2);
     g_free(wire);
     fixture_close(&f);
 }
@@ -381,6 +420,7 @@ int main(int argc, char **argv)
     g_assert_cmpint(srtp_init(), ==, srtp_err_status_ok);
     g_test_add_func("/srtpplus/prn/roc-wrap", test_roc_wrap);
     g_test_add_func("/srtpplus/prn/without-maintenance", test_without_maintenance);
+    g_test_add_func("/srtpplus/prn/detector-off-costs-no-tags", test_detector_off_costs_no_tags);
     g_test_add_func("/srtpplus/prn/reordering", test_reordering);
     g_test_add_func("/srtpplus/prn/duplicates-and-forgeries", test_duplicates_and_forgeries);
     g_test_add_func("/srtpplus/prn/plausibility-and-malformed", test_plausibility_and_malformed);

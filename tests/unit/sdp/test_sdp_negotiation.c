@@ -1,0 +1,171 @@
+/* Negotiation rules on top of real offers: directions, DTLS roles, SRTP+
+ * and the gateway's own SSRCs. */
+#include <glib.h>
+#include <string.h>
+
+#include "offers.h"
+#include "sdp/sdp.h"
+#include "sdp_test_answer.h"
+#include "sdp_test_text.h"
+
+static char *with_srtpplus(const char *lines)
+{
+    char *insert = g_strdup_printf("a=setup:actpass\r\n%s", lines);
+    char *offer = moat_test_replace(moat_test_offer_chromium, "a=setup:actpass\r\n", insert);
+    g_free(insert);
+    return offer;
+}
+
+static void test_directions(void)
+{
+    struct {
+        const char *offered;
+        moat_sdp_direction answered;
+        bool peer_sends, peer_receives, gateway_sends;
+    } cases[] = {
+        {"a=sendrecv", MOAT_SDP_SENDRECV, true, true, true},
+        {"a=sendonly", MOAT_SDP_RECVONLY, true, false, false},
+        {"a=recvonly", MOAT_SDP_SENDONLY, false, true, true},
+        {"a=inactive", MOAT_SDP_INACTIVE, false, false, false},
+    };
+    moat_sdp_answer_params params = moat_test_answer_params();
+    for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+        char *offer = moat_test_replace(moat_test_offer_aiortc, "a=sendrecv", cases[i].offered);
+        moat_sdp_negotiation n;
+        char *answer = moat_test_answer_ok(offer, &params, &n);
+        for (size_t m = 0; m < 2; m++) {
+            g_assert_cmpint(n.media[m].answer_direction, ==, cases[i].answered);
+            g_assert_cmpint(n.media[m].peer_sends, ==, cases[i].peer_sends);
+            g_assert_cmpint(n.media[m].peer_receives, ==, cases[i].peer_receives);
+            g_assert_cmpint(n.media[m].local_ssrc != 0, ==, cases[i].gateway_sends);
+        }
+        g_assert_cmpuint(moat_test_count(answer, "a=msid:moat"), ==,
+                         cases[i].gateway_sends ? 2 : 0);
+        g_assert_cmpuint(moat_test_count(answer, " cname:moat-test"), ==,
+                         cases[i].gateway_sends ? 2 : 0);
+        g_free(answer);
+        g_free(offer);
+    }
+}
+
+static void test_setup_roles(void)
+{
+    struct {
+        const char *offered;
+        moat_sdp_setup params_setup, expected;
+        const char *line;
+    } cases[] = {
+        {"a=setup:actpass", MOAT_SDP_SETUP_PASSIVE, MOAT_SDP_SETUP_PASSIVE, "a=setup:passive"},
+        {"a=setup:actpass", MOAT_SDP_SETUP_ACTIVE, MOAT_SDP_SETUP_ACTIVE, "a=setup:active"},
+        {"a=setup:active", MOAT_SDP_SETUP_ACTIVE, MOAT_SDP_SETUP_PASSIVE, "a=setup:passive"},
+        {"a=setup:passive", MOAT_SDP_SETUP_PASSIVE, MOAT_SDP_SETUP_ACTIVE, "a=setup:active"},
+    };
+    for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+        moat_sdp_answer_params params = moat_test_answer_params();
+        params.setup = cases[i].params_setup;
+        char *offer =
+            moat_test_replace(moat_test_offer_aiortc, "a=setup:actpass", cases[i].offered);
+        moat_sdp_negotiation n;
+        char *answer = moat_test_answer_ok(offer, &params, &n);
+        g_assert_cmpint(n.local_setup, ==, cases[i].expected);
+        g_assert_cmpuint(moat_test_count(answer, cases[i].line), ==, 2);
+        g_free(answer);
+        g_free(offer);
+    }
+}
+
+static void test_srtpplus(void)
+{
+    moat_sdp_answer_params params = moat_test_answer_params();
+    moat_sdp_negotiation n;
+    char *offer = with_srtpplus("a=srtpplus:chain depth=16;copies=3\r\na=srtpplus:prn\r\n");
+    char *answer = moat_test_answer_ok(offer, &params, &n);
+    g_assert_true(n.srtpplus);
+    g_assert_cmpstr(n.srtpplus_scheme.scheme, ==, "chain");
+    g_assert_cmpuint(n.srtpplus_scheme.depth, ==, 16);
+    g_assert_cmpuint(n.srtpplus_scheme.copies, ==, 3);
+    /* Exactly one line per m-line, the same on every m-line of the bundle. */
+    g_assert_cmpuint(moat_test_count(answer, "a=srtpplus:"), ==, 3);
+    g_assert_cmpuint(moat_test_count(answer, "a=srtpplus:chain depth=16;copies=3\r\n"), ==, 3);
+    g_free(answer);
+
+    params.offer_srtpplus_chain = false;
+    answer = moat_test_answer_ok(offer, &params, &n);
+    g_assert_true(n.srtpplus);
+    g_assert_cmpstr(n.srtpplus_scheme.scheme, ==, "prn");
+    g_assert_cmpuint(moat_test_count(answer, "a=srtpplus:prn\r\n"), ==, 3);
+    g_assert_cmpuint(moat_test_count(answer, "a=srtpplus:"), ==, 3);
+    g_free(answer);
+
+    params.offer_srtpplus_prn = false;
+    answer = moat_test_answer_ok(offer, &params, &n);
+    g_assert_false(n.srtpplus);
+    g_assert_cmpuint(moat_test_count(answer, "a=srtpplus"), ==, 0);
+    g_free(answer);
+    g_free(offer);
+
+    /* Defaults when the offer omits the parameters. */
+    params = moat_test_answer_params();
+    offer = with_srtpplus("a=srtpplus:chain\r\n");
+    answer = moat_test_answer_ok(offer, &params, &n);
+    g_assert_cmpuint(n.srtpplus_scheme.depth, ==, 32);
+    g_assert_cmpuint(n.srtpplus_scheme.copies, ==, 2);
+    g_assert_cmpuint(moat_test_count(answer, "a=srtpplus:chain depth=32;copies=2\r\n"), ==, 3);
+    g_free(answer);
+    g_free(offer);
+
+    /* prn first in the offer wins even though chain is supported too. */
+    offer = with_srtpplus("a=srtpplus:prn\r\na=srtpplus:chain depth=8;copies=1\r\n");
+    answer = moat_test_answer_ok(offer, &params, &n);
+    g_assert_cmpstr(n.srtpplus_scheme.scheme, ==, "prn");
+    g_free(answer);
+    g_free(offer);
+}
+
+static void test_local_ssrcs(void)
+{
+    moat_sdp_answer_params params = moat_test_answer_params();
+    GHashTable *seen = g_hash_table_new(NULL, NULL);
+    for (int round = 0; round < 50; round++) {
+        moat_sdp_negotiation n;
+        char *answer = moat_test_answer_ok(moat_test_offer_chromium, &params, &n);
+        for (size_t i = 0; i < 2; i++) {
+            uint32_t ssrc = n.media[i].local_ssrc;
+            g_assert_cmpuint(ssrc, !=, 0);
+            g_assert_cmpuint(ssrc, !=, n.media[i].remote_ssrc);
+            g_assert_false(g_hash_table_contains(seen, GUINT_TO_POINTER(ssrc)));
+            g_hash_table_add(seen, GUINT_TO_POINTER(ssrc));
+        }
+        g_assert_cmpuint(n.media[2].local_ssrc, ==, 0); /* data channel */
+        g_free(answer);
+    }
+    g_hash_table_destroy(seen);
+}
+
+static void test_max_message_size(void)
+{
+    moat_sdp_answer_params params = moat_test_answer_params();
+    params.max_message_size = 1048576;
+    moat_sdp_negotiation n;
+    char *offer = moat_test_drop_lines(moat_test_offer_chromium, "a=max-message-size");
+    char *answer = moat_test_answer_ok(offer, &params, &n);
+    g_assert_nonnull(strstr(answer, "a=max-message-size:1048576\r\n"));
+    g_assert_cmpuint(n.remote_max_message_size, ==, 65536); /* RFC 8841 default */
+    g_free(answer);
+    params.max_message_size = 0;
+    answer = moat_test_answer_ok(offer, &params, &n);
+    g_assert_nonnull(strstr(answer, "a=max-message-size:262144\r\n"));
+    g_free(answer);
+    g_free(offer);
+}
+
+int main(int argc, char **argv)
+{
+    g_test_init(&argc, &argv, NULL);
+    g_test_add_func("/sdp/negotiation/directions", test_directions);
+    g_test_add_func("/sdp/negotiation/setup-roles", test_setup_roles);
+    g_test_add_func("/sdp/negotiation/srtpplus", test_srtpplus);
+    g_test_add_func("/sdp/negotiation/local-ssrcs", test_local_ssrcs);
+    g_test_add_func("/sdp/negotiation/max-message-size", test_max_message_size);
+    return g_test_run();
+}
