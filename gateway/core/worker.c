@@ -4,6 +4,7 @@
 #include "core/packet_info.h"
 #include "core/worker_receive.h"
 #include "ice/ice_checker.h"
+#include "sctp/sctp_stack.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -342,7 +343,11 @@ static void tick_sessions(moat_worker *worker)
 {
     uint64_t expirations;
     ssize_t got = read(worker->timer_fd, &expirations, sizeof expirations);
-    (void)got;
+    if (got != sizeof expirations)
+        expirations = 1;
+    /* usrsctp's clock: the first worker to call drives it, every worker gets
+     * its own associations' pending work delivered on its own thread. */
+    moat_sctp_stack_handle_timers((uint32_t)(expirations * MOAT_WORKER_TICK_MS));
     GList *sessions = g_hash_table_get_values(worker->sessions_by_id);
     for (GList *it = sessions; it; it = it->next) {
         moat_session *session = it->data;
