@@ -36,6 +36,7 @@ if [ ${#missing[@]} -gt 0 ]; then
 fi
 
 "$top/scripts/build-libsrtp.sh"
+"$top/scripts/build-libnice-noupnp.sh"
 
 # Python venv for the end-to-end tests (aiortc is an independent WebRTC stack).
 venv="$top/.venv"

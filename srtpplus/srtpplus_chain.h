@@ -46,7 +46,8 @@ struct srtpplus_chain_block {
  * P0 was 0. */
 
 /* The existing padding of a plaintext RTP packet: 0 when P is clear. */
-static inline int srtpplus_chain_prior_padding(const uint8_t *rtp, size_t len, size_t header_len, uint8_t *padding)
+static inline int srtpplus_chain_prior_padding(const uint8_t *rtp, size_t len, size_t header_len,
+                                               uint8_t *padding)
 {
     *padding = 0;
     if (!(rtp[0] & SRTPPLUS_RTP_PADDING_BIT))

@@ -1,7 +1,7 @@
-/* Chain tags T[m] keyed by packet index (SRTPPLUS.md section 4): the sender's table of
- * future tags and the receiver's table of tags learned from authenticated packets. A
- * ring of slots; each slot remembers which index it holds, so a slot last written for
- * an index a ring-length away never answers for another. */
+/* Chain tags T[m] keyed by packet index (SRTPPLUS.md section 4): the receiver's table of
+ * tags learned from authenticated packets. Learned indexes are sparse (losses,
+ * reordering), so each slot of the ring remembers which index it holds, and a slot last
+ * written for an index a ring-length away never answers for another. */
 #ifndef SRTPPLUS_CHAIN_TABLE_H
 #define SRTPPLUS_CHAIN_TABLE_H
 

@@ -48,8 +48,8 @@ void srtpplus_prn_free(struct srtpplus_prn *prn)
     free(prn);
 }
 
-int srtpplus_prn_tags(struct srtpplus_prn *prn, uint8_t kind, uint32_t ssrc,
-                      uint64_t first_index, size_t count, uint32_t *out)
+int srtpplus_prn_tags(struct srtpplus_prn *prn, uint8_t kind, uint32_t ssrc, uint64_t first_index,
+                      size_t count, uint32_t *out)
 {
     if (!prn || (!out && count > 0))
         return SRTPPLUS_ERR_PARAM;

@@ -20,7 +20,7 @@ int srtpplus_prn_tag(struct srtpplus_prn *prn, uint8_t kind, uint32_t ssrc, uint
 
 /* Tags of indexes first_index .. first_index + count - 1 into out[0 .. count - 1]; one
  * cipher call per internal batch, which is what makes window refills cheap. */
-int srtpplus_prn_tags(struct srtpplus_prn *prn, uint8_t kind, uint32_t ssrc,
-                      uint64_t first_index, size_t count, uint32_t *out);
+int srtpplus_prn_tags(struct srtpplus_prn *prn, uint8_t kind, uint32_t ssrc, uint64_t first_index,
+                      size_t count, uint32_t *out);
 
 #endif

@@ -11,13 +11,13 @@
 #include "srtpplus_prn.h"
 
 struct srtpplus_prn_window {
-    uint32_t *tags;   /* ring, indexed by index & mask */
+    uint32_t *tags; /* ring, indexed by index & mask */
     uint64_t mask;
-    uint64_t lo, hi;  /* tags of [lo, hi) are valid */
+    uint64_t lo, hi;    /* tags of [lo, hi) are valid */
     uint64_t refill_at; /* the highest index from which on a refill is due */
-    uint64_t limit;   /* one past the largest index of this kind */
-    uint32_t ahead;   /* the window must reach highest + ahead */
-    uint32_t chunk;   /* refill once fewer than this many tags remain beyond that */
+    uint64_t limit;     /* one past the largest index of this kind */
+    uint32_t ahead;     /* the window must reach highest + ahead */
+    uint32_t chunk;     /* refill once fewer than this many tags remain beyond that */
     uint32_t ssrc;
     uint8_t kind;
 };

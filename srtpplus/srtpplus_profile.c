@@ -21,8 +21,8 @@ int srtpplus_profile_sizes(enum srtpplus_profile profile, struct srtpplus_profil
     case SRTPPLUS_PROFILE_AES128_CM_SHA1_32:
         out->master_key_len = 16;
         out->master_salt_len = 14;
-        out->srtp_tag_len = profile == SRTPPLUS_PROFILE_AES128_CM_SHA1_80 ? HMAC_SHA1_80_LEN
-                                                                          : HMAC_SHA1_32_LEN;
+        out->srtp_tag_len =
+            profile == SRTPPLUS_PROFILE_AES128_CM_SHA1_80 ? HMAC_SHA1_80_LEN : HMAC_SHA1_32_LEN;
         out->srtcp_aead_tag_len = 0;
         /* RFC 5764 section 4.1.2: SRTCP keeps the 80-bit tag under the _32 profile too. */
         out->srtcp_auth_len = HMAC_SHA1_80_LEN;

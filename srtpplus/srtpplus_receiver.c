@@ -180,8 +180,7 @@ int srtpplus_receiver_remove_ssrc(struct srtpplus_receiver *rx, uint32_t ssrc)
     return SRTPPLUS_OK;
 }
 
-void srtpplus_receiver_set_budget(struct srtpplus_receiver *rx, uint32_t rate_per_s,
-                                  uint32_t burst)
+void srtpplus_receiver_set_budget(struct srtpplus_receiver *rx, uint32_t rate_per_s, uint32_t burst)
 {
     srtpplus_budget_init(&rx->budget, rate_per_s, burst);
 }
@@ -189,7 +188,7 @@ void srtpplus_receiver_set_budget(struct srtpplus_receiver *rx, uint32_t rate_pe
 static inline enum srtpplus_verdict spend_budget(struct srtpplus_receiver *rx, uint64_t now_ns)
 {
     return srtpplus_budget_take(&rx->budget, now_ns) ? SRTPPLUS_UNVERIFIED_BUDGET_OK
-                                                      : SRTPPLUS_DROP_BUDGET;
+                                                     : SRTPPLUS_DROP_BUDGET;
 }
 
 /* A prn tag the window does not hold: computed now, at the cost of one AES call. It is
@@ -220,17 +219,20 @@ static enum srtpplus_verdict check_chain_tag(struct srtpplus_receiver *rx,
             return SRTPPLUS_DROP_TAG;
         *verified = true;
     } else if (index < stream->rtp_replay.lowest + rx->chain.depth) {
-        *verified = inline_tag(rx, SRTPPLUS_KIND_RTP, stream->ssrc, index, &expected) &&
-                    expected == tag;
+        *verified =
+            inline_tag(rx, SRTPPLUS_KIND_RTP, stream->ssrc, index, &expected) && expected == tag;
     } else {
         *verified = false;
     }
     return SRTPPLUS_PASS;
 }
 
-static enum srtpplus_verdict check_rtp(struct srtpplus_receiver *rx, const uint8_t *packet,
-                                       size_t len, bool enforcing, uint64_t now_ns,
-                                       struct srtpplus_check *out)
+/* Every case of rules 1-3. Out of line, so that the fast path of
+ * srtpplus_receiver_check_rtp, which handles nearly every packet, makes no calls. */
+static __attribute__((noinline)) enum srtpplus_verdict check_rtp(struct srtpplus_receiver *rx,
+                                                                 const uint8_t *packet, size_t len,
+                                                                 bool enforcing, uint64_t now_ns,
+                                                                 struct srtpplus_check *out)
 {
     if (len < rx->min_rtp_len) {
         *out = (struct srtpplus_check){0};
@@ -289,19 +291,9 @@ static enum srtpplus_verdict check_rtp(struct srtpplus_receiver *rx, const uint8
     return verified ? SRTPPLUS_PASS : spend_budget(rx, now_ns);
 }
 
-/* Every case of rules 1-3. Kept out of line so the fast path below, which
- * handles nearly every packet, makes no calls and needs no stack frame. */
-static __attribute__((noinline)) enum srtpplus_verdict
-check_rtp_general(struct srtpplus_receiver *rx, const uint8_t *packet, size_t len, bool enforcing,
-                  uint64_t now_ns, struct srtpplus_check *out)
-{
-    return check_rtp(rx, packet, len, enforcing, now_ns, out);
-}
-
 enum srtpplus_verdict srtpplus_receiver_check_rtp(struct srtpplus_receiver *rx,
-                                                  const uint8_t *packet, size_t len,
-                                                  bool enforcing, uint64_t now_ns,
-                                                  struct srtpplus_check *out)
+                                                  const uint8_t *packet, size_t len, bool enforcing,
+                                                  uint64_t now_ns, struct srtpplus_check *out)
 {
     rx->enforcing = enforcing;
     /* Fast path: enforcing, the SSRC of the packet before, past its first authenticated
@@ -331,7 +323,7 @@ enum srtpplus_verdict srtpplus_receiver_check_rtp(struct srtpplus_receiver *rx,
             return v;
         }
     }
-    return check_rtp_general(rx, packet, len, enforcing, now_ns, out);
+    return check_rtp(rx, packet, len, enforcing, now_ns, out);
 }
 
 static enum srtpplus_verdict check_rtcp(struct srtpplus_receiver *rx, const uint8_t *packet,
@@ -393,8 +385,9 @@ static inline void note_refill(struct srtpplus_receiver *rx, uint32_t slot,
         rx->pending |= (uint32_t)1 << slot;
 }
 
-static enum srtpplus_confirm confirm_rtp(struct srtpplus_receiver *rx, uint8_t *rtp, size_t *len,
-                                         uint64_t index)
+/* Every case of rule 5 and the bookkeeping; out of line like check_rtp. */
+static __attribute__((noinline)) enum srtpplus_confirm
+confirm_rtp(struct srtpplus_receiver *rx, uint8_t *rtp, size_t *len, uint64_t index)
 {
     if (*len < SRTPPLUS_RTP_FIXED_HEADER_LEN || index >= SRTPPLUS_RTP_INDEX_LIMIT ||
         srtpplus_load_be16(rtp + 2) != (uint16_t)index)
@@ -418,12 +411,6 @@ static enum srtpplus_confirm confirm_rtp(struct srtpplus_receiver *rx, uint8_t *
     return chain_ok ? SRTPPLUS_CONFIRMED : SRTPPLUS_CONFIRMED_CHAIN_MALFORMED;
 }
 
-static __attribute__((noinline)) enum srtpplus_confirm
-confirm_rtp_general(struct srtpplus_receiver *rx, uint8_t *rtp, size_t *len, uint64_t index)
-{
-    return confirm_rtp(rx, rtp, len, index);
-}
-
 enum srtpplus_confirm srtpplus_receiver_confirm_rtp(struct srtpplus_receiver *rx, uint8_t *rtp,
                                                     size_t *len, uint64_t index)
 {
@@ -435,12 +422,11 @@ enum srtpplus_confirm srtpplus_receiver_confirm_rtp(struct srtpplus_receiver *rx
         srtpplus_load_be16(rtp + 2) == (uint16_t)index) {
         struct srtpplus_receiver_stream *stream = rx->streams[hit];
         struct srtpplus_replay *replay = &stream->rtp_replay;
-        if (replay->started && index == replay->highest + 1 &&
-            index < SRTPPLUS_RTP_INDEX_LIMIT) {
+        if (replay->started && index == replay->highest + 1 && index < SRTPPLUS_RTP_INDEX_LIMIT) {
             if (rx->scheme == SRTPPLUS_SCHEME_CHAIN) {
                 struct srtpplus_chain_block block;
                 if (srtpplus_chain_parse(rtp, *len, &rx->chain, &block) != SRTPPLUS_OK)
-                    return confirm_rtp_general(rx, rtp, len, index);
+                    return confirm_rtp(rx, rtp, len, index);
                 srtpplus_receiver_stream_learn(stream, index, rx->chain.depth, &block);
                 srtpplus_chain_strip(rtp, len, &block);
             }
@@ -449,7 +435,7 @@ enum srtpplus_confirm srtpplus_receiver_confirm_rtp(struct srtpplus_receiver *rx
             return SRTPPLUS_CONFIRMED;
         }
     }
-    return confirm_rtp_general(rx, rtp, len, index);
+    return confirm_rtp(rx, rtp, len, index);
 }
 
 enum srtpplus_confirm srtpplus_receiver_confirm_rtcp(struct srtpplus_receiver *rx, uint32_t ssrc,
@@ -484,8 +470,8 @@ int srtpplus_receiver_maintain(struct srtpplus_receiver *rx)
     while (rx->pending) {
         uint32_t slot = (uint32_t)__builtin_ctz(rx->pending);
         rx->pending &= rx->pending - 1;
-        int rc = srtpplus_receiver_stream_refill(rx->streams[slot], rx->prn,
-                                                 &rx->stats.refill_tags);
+        int rc =
+            srtpplus_receiver_stream_refill(rx->streams[slot], rx->prn, &rx->stats.refill_tags);
         if (rc != SRTPPLUS_OK)
             result = rc;
     }

@@ -73,9 +73,8 @@ void srtpplus_receiver_set_budget(struct srtpplus_receiver *rx, uint32_t rate_pe
  * enforcing false only the tag is stripped (out is filled, the verdict is PASS unless
  * the packet is too short). now_ns: the caller's monotonic clock, for the budget. */
 enum srtpplus_verdict srtpplus_receiver_check_rtp(struct srtpplus_receiver *rx,
-                                                  const uint8_t *packet, size_t len,
-                                                  bool enforcing, uint64_t now_ns,
-                                                  struct srtpplus_check *out);
+                                                  const uint8_t *packet, size_t len, bool enforcing,
+                                                  uint64_t now_ns, struct srtpplus_check *out);
 enum srtpplus_verdict srtpplus_receiver_check_rtcp(struct srtpplus_receiver *rx,
                                                    const uint8_t *packet, size_t len,
                                                    bool enforcing, uint64_t now_ns,

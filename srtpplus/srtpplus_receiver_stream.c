@@ -26,10 +26,9 @@ int srtpplus_receiver_stream_init(struct srtpplus_receiver_stream *stream, uint3
         stream->rtp_window.refill_at = UINT64_MAX;
     }
     if (rc == SRTPPLUS_OK)
-        rc = srtpplus_prn_window_init(&stream->rtcp_window, SRTPPLUS_KIND_RTCP, ssrc,
-                                      SRTPPLUS_RTCP_PRECOMPUTED_BEHIND,
-                                      SRTPPLUS_RTCP_PRECOMPUTED_AHEAD, RTCP_MIN_REFILL_CHUNK,
-                                      SRTPPLUS_RTCP_INDEX_LIMIT);
+        rc = srtpplus_prn_window_init(
+            &stream->rtcp_window, SRTPPLUS_KIND_RTCP, ssrc, SRTPPLUS_RTCP_PRECOMPUTED_BEHIND,
+            SRTPPLUS_RTCP_PRECOMPUTED_AHEAD, RTCP_MIN_REFILL_CHUNK, SRTPPLUS_RTCP_INDEX_LIMIT);
     if (rc != SRTPPLUS_OK)
         srtpplus_receiver_stream_release(stream);
     return rc;

@@ -145,7 +145,7 @@ size_t srtpplus_sender_rtp_overhead(const struct srtpplus_sender *sender)
 
 /* Index of an RTP packet from its (clear) header, making the stream if it is new. */
 static inline int packet_index(struct srtpplus_sender *sender, const uint8_t *packet, size_t len,
-                        struct srtpplus_sender_stream **stream, uint64_t *index)
+                               struct srtpplus_sender_stream **stream, uint64_t *index)
 {
     if (len < SRTPPLUS_RTP_FIXED_HEADER_LEN)
         return SRTPPLUS_ERR_MALFORMED;

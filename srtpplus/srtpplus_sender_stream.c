@@ -22,8 +22,8 @@ void srtpplus_sender_stream_release(struct srtpplus_sender_stream *stream)
     OPENSSL_cleanse(stream, sizeof(*stream));
 }
 
-static int prn_tag(struct srtpplus_sender_stream *stream,
-                   struct srtpplus_sender_shared *shared, uint64_t index, uint32_t *tag)
+static int prn_tag(struct srtpplus_sender_stream *stream, struct srtpplus_sender_shared *shared,
+                   uint64_t index, uint32_t *tag)
 {
     if (index - stream->prn_lo >= stream->prn_count) {
         /* Batches keep AES calls off most packets; the count stops at the index limit. */
@@ -43,8 +43,7 @@ static int prn_tag(struct srtpplus_sender_stream *stream,
 }
 
 /* The chain bootstrap: T[m] = tag_prn for m < i0 + D. */
-static int start_chain(struct srtpplus_sender_stream *stream,
-                       struct srtpplus_sender_shared *shared)
+static int start_chain(struct srtpplus_sender_stream *stream, struct srtpplus_sender_shared *shared)
 {
     uint32_t tags[255];
     uint64_t count = shared->chain.depth;
@@ -107,8 +106,8 @@ static int next_random_tag(struct srtpplus_sender_shared *shared, uint32_t *tag)
 
 /* Draws T[m] for every m up to last, in index order (tests rely on that order to
  * replay a known random sequence). */
-static int draw_future(struct srtpplus_sender_stream *stream,
-                       struct srtpplus_sender_shared *shared, uint64_t last)
+static int draw_future(struct srtpplus_sender_stream *stream, struct srtpplus_sender_shared *shared,
+                       uint64_t last)
 {
     if (last - stream->future_hi >= SRTPPLUS_SENDER_CHAIN_SLOTS) {
         /* A jump past the whole ring: earlier tags would be overwritten unused. */
@@ -128,8 +127,8 @@ static int draw_future(struct srtpplus_sender_stream *stream,
     return SRTPPLUS_OK;
 }
 
-static int chain_tag(struct srtpplus_sender_stream *stream,
-                     struct srtpplus_sender_shared *shared, uint64_t m, uint32_t *tag)
+static int chain_tag(struct srtpplus_sender_stream *stream, struct srtpplus_sender_shared *shared,
+                     uint64_t m, uint32_t *tag)
 {
     if (m >= SRTPPLUS_RTP_INDEX_LIMIT)
         return SRTPPLUS_ERR_STALE;
@@ -158,8 +157,8 @@ int srtpplus_sender_stream_tag_general(struct srtpplus_sender_stream *stream,
 }
 
 int srtpplus_sender_stream_chain_tags_general(struct srtpplus_sender_stream *stream,
-                                              struct srtpplus_sender_shared *shared,
-                                              uint64_t index, uint32_t *tags)
+                                              struct srtpplus_sender_shared *shared, uint64_t index,
+                                              uint32_t *tags)
 {
     uint64_t newest = index + shared->chain.depth;
     for (unsigned j = 0; j < shared->chain.copies; j++) {

@@ -67,8 +67,8 @@ int srtpplus_sender_stream_index_general(struct srtpplus_sender_stream *stream,
                                          uint64_t *index);
 
 static inline int srtpplus_sender_stream_index(struct srtpplus_sender_stream *stream,
-                                               struct srtpplus_sender_shared *shared,
-                                               uint16_t seq, uint64_t *index)
+                                               struct srtpplus_sender_shared *shared, uint16_t seq,
+                                               uint64_t *index)
 {
     /* Nearly every packet is the one after the highest sent. */
     uint64_t next = stream->highest + 1;
@@ -86,8 +86,8 @@ int srtpplus_sender_stream_tag_general(struct srtpplus_sender_stream *stream,
                                        uint32_t *tag);
 
 static inline int srtpplus_sender_stream_tag(struct srtpplus_sender_stream *stream,
-                                             struct srtpplus_sender_shared *shared,
-                                             uint64_t index, uint32_t *tag)
+                                             struct srtpplus_sender_shared *shared, uint64_t index,
+                                             uint32_t *tag)
 {
     if (shared->scheme == SRTPPLUS_SCHEME_CHAIN) {
         if (index - stream->future_lo < stream->future_hi - stream->future_lo) {
@@ -103,8 +103,8 @@ static inline int srtpplus_sender_stream_tag(struct srtpplus_sender_stream *stre
 
 /* For chain: tags[j] = T[index + D - j], j < r, drawing new future tags as needed. */
 int srtpplus_sender_stream_chain_tags_general(struct srtpplus_sender_stream *stream,
-                                              struct srtpplus_sender_shared *shared,
-                                              uint64_t index, uint32_t *tags);
+                                              struct srtpplus_sender_shared *shared, uint64_t index,
+                                              uint32_t *tags);
 
 static inline int srtpplus_sender_stream_chain_tags(struct srtpplus_sender_stream *stream,
                                                     struct srtpplus_sender_shared *shared,

@@ -107,8 +107,8 @@ static void forged_check_batch(struct srtpplus_receiver *rx, size_t count,
     for (int pass = 0; pass < FORGED_PASSES; pass++) {
         for (size_t i = 0; i < count; i++) {
             struct srtpplus_check chk;
-            if (srtpplus_receiver_check_rtp(rx, hot_wire[i].data, hot_wire[i].len, true, 0,
-                                            &chk) != expected)
+            if (srtpplus_receiver_check_rtp(rx, hot_wire[i].data, hot_wire[i].len, true, 0, &chk) !=
+                expected)
                 bench_fail("unexpected verdict on a forged packet");
         }
     }
@@ -334,8 +334,8 @@ static void round_open(struct round_state *st, const struct bench_fixture *b)
 
 static void round_close(struct round_state *st)
 {
-    srtp_t sessions[] = {st->rx_prn,       st->rx_chain,     st->rx_forged, st->rx_e2e_prn,
-                         st->rx_e2e_chain, st->tx_plain,     st->tx_chain};
+    srtp_t sessions[] = {st->rx_prn,       st->rx_chain, st->rx_forged, st->rx_e2e_prn,
+                         st->rx_e2e_chain, st->tx_plain, st->tx_chain};
     for (size_t i = 0; i < sizeof(sessions) / sizeof(sessions[0]); i++)
         srtp_dealloc(sessions[i]);
     srtpplus_receiver_free(st->work_prn);
@@ -377,8 +377,8 @@ static void run_lane_batch(struct round_state *st, struct lane *lane, size_t fir
         return;
     }
     lane->total_ns += (double)(t1 - t0) - clock_cost_ns;
-    lane->packets += lane->work == w_forged_unprotect || !lane->fixed ? count
-                                                                       : count * FORGED_PASSES;
+    lane->packets +=
+        lane->work == w_forged_unprotect || !lane->fixed ? count : count * FORGED_PASSES;
 }
 
 /* Lanes compared with each other run interleaved; groups run one after the other, so
@@ -494,11 +494,12 @@ int main(void)
     }
     printf("(%zu of %zu timed batches were left out: the thread was switched out during them)\n",
            preempted, batches);
-    printf("\nPaper (Garg, Singh, Tsai), Table 1: speedup prn 3.8, chain 16.5; overhead 26%%, 6%%.\n"
-           "Here: overhead = SRTP+ work on a legitimate packet, receive (send) side, relative to\n"
-           "srtp_unprotect (srtp_protect) of the same packet: receive %.2f%% / %.2f%%, send %.2f%% "
-           "/ %.2f%% (prn / chain).\n",
-           rx_prn, rx_chain, tx_prn, tx_chain);
+    printf(
+        "\nPaper (Garg, Singh, Tsai), Table 1: speedup prn 3.8, chain 16.5; overhead 26%%, 6%%.\n"
+        "Here: overhead = SRTP+ work on a legitimate packet, receive (send) side, relative to\n"
+        "srtp_unprotect (srtp_protect) of the same packet: receive %.2f%% / %.2f%%, send %.2f%% "
+        "/ %.2f%% (prn / chain).\n",
+        rx_prn, rx_chain, tx_prn, tx_chain);
     printf("speedup prn=%.1f chain=%.1f overhead_prn=%.2f%% overhead_chain=%.2f%%\n", speedup_prn,
            speedup_chain, rx_prn > tx_prn ? rx_prn : tx_prn,
            rx_chain > tx_chain ? rx_chain : tx_chain);

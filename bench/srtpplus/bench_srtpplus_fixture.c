@@ -212,8 +212,8 @@ struct bench_fixture *bench_fixture_new(void)
     /* chain: indexes whose tags are learned (1000 behind to D ahead) ... */
     forge(b->forged_chain, &b->chain.wire[0], true, highest - 1000, 1000 + BENCH_CHAIN_DEPTH, 3);
     /* ... and ahead of them, where no tag is known and only the budget could pass one. */
-    forge(b->forged_chain_unlearned, &b->chain.wire[0], true, highest + BENCH_CHAIN_DEPTH + 1,
-          4000, 4);
+    forge(b->forged_chain_unlearned, &b->chain.wire[0], true, highest + BENCH_CHAIN_DEPTH + 1, 4000,
+          4);
     return b;
 }
 

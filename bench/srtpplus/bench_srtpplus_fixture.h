@@ -11,7 +11,7 @@
 
 #define BENCH_PACKETS         8192 /* timed legitimate packets per measurement */
 #define BENCH_WARMUP          256  /* untimed packets that bring state to steady */
-#define BENCH_FORGED          64 /* one recvmmsg batch, hot in cache */
+#define BENCH_FORGED          64   /* one recvmmsg batch, hot in cache */
 #define BENCH_PACKET_CAPACITY 256
 #define BENCH_CHAIN_DEPTH     SRTPPLUS_CHAIN_DEFAULT_DEPTH
 #define BENCH_CHAIN_COPIES    SRTPPLUS_CHAIN_DEFAULT_COPIES

@@ -39,35 +39,47 @@ def free_port(kind=socket.SOCK_STREAM, count=1):
 
 
 class Gateway:
-    def __init__(self, extra_args=(), workers=2, env=None):
+    def __init__(self, extra_args=(), workers=2, env=None, netns=None, address="127.0.0.1"):
+        self.netns = netns
         self.http_port = free_port()
         self.media_port = free_port(socket.SOCK_DGRAM, workers)
         self.workers = workers
         ARTIFACTS.mkdir(parents=True, exist_ok=True)
         self.log_path = ARTIFACTS / f"moat-{self.http_port}.log"
-        args = [str(MOAT), "--http-bind", "127.0.0.1", "--http-port", str(self.http_port),
+        args = [str(MOAT), "--http-bind", address, "--http-port", str(self.http_port),
                 "--media-port", str(self.media_port), "--workers", str(workers),
-                "--candidate-addresses", "127.0.0.1", "--log-level", "debug", *extra_args]
+                "--candidate-addresses", address, "--log-level", "debug", *extra_args]
+        if netns:
+            args = ["ip", "netns", "exec", netns, *args]
         self.log = open(self.log_path, "w")
         full_env = dict(os.environ)
         full_env.update(env or {})
         self.process = subprocess.Popen(args, stdout=self.log, stderr=subprocess.STDOUT, env=full_env)
-        self.base = f"http://127.0.0.1:{self.http_port}"
+        self.base = f"http://{address}:{self.http_port}"
         deadline = time.time() + 15
         while time.time() < deadline:
             if self.process.poll() is not None:
                 raise RuntimeError("moat exited: " + self.log_path.read_text())
             try:
-                with urllib.request.urlopen(self.base + "/healthz", timeout=1) as r:
-                    if r.status == 200:
-                        return
+                if self.get("/healthz"):
+                    return
             except OSError:
                 time.sleep(0.1)
         raise RuntimeError("moat did not come up: " + self.log_path.read_text())
 
+    def get(self, path):
+        """GET from the gateway, from inside its network namespace if it has one."""
+        if self.netns:
+            result = subprocess.run(["ip", "netns", "exec", self.netns, "curl", "-sf",
+                                     self.base + path], capture_output=True, text=True, timeout=10)
+            if result.returncode != 0:
+                raise OSError(f"curl failed: {result.returncode}")
+            return result.stdout
+        with urllib.request.urlopen(self.base + path, timeout=5) as r:
+            return r.read().decode()
+
     def metrics(self):
-        with urllib.request.urlopen(self.base + "/metrics", timeout=5) as r:
-            text = r.read().decode()
+        text = self.get("/metrics")
         values = {}
         for line in text.splitlines():
             if line.startswith("#") or not line.strip():

@@ -22,18 +22,17 @@ struct fixture {
 static void fixture_open(struct fixture *f, uint8_t depth, uint8_t copies, uint32_t budget_rate)
 {
     f->chain = (struct srtpplus_chain_params){.depth = depth, .copies = copies};
-    f->srtp_tx = test_srtp_session(SRTPPLUS_PROFILE_AES128_CM_SHA1_80, master_key, master_salt,
-                                   SSRC, 0);
-    f->srtp_rx = test_srtp_session(SRTPPLUS_PROFILE_AES128_CM_SHA1_80, master_key, master_salt,
-                                   SSRC, 0);
+    f->srtp_tx =
+        test_srtp_session(SRTPPLUS_PROFILE_AES128_CM_SHA1_80, master_key, master_salt, SSRC, 0);
+    f->srtp_rx =
+        test_srtp_session(SRTPPLUS_PROFILE_AES128_CM_SHA1_80, master_key, master_salt, SSRC, 0);
     struct srtpplus_sender_config scfg;
     srtpplus_sender_config_init(&scfg, SRTPPLUS_SCHEME_CHAIN, SRTPPLUS_PROFILE_AES128_CM_SHA1_80);
     scfg.chain = f->chain;
     g_assert_cmpint(srtpplus_sender_new(&scfg, master_key, 16, master_salt, 14, &f->tx), ==,
                     SRTPPLUS_OK);
     struct srtpplus_receiver_config rcfg;
-    srtpplus_receiver_config_init(&rcfg, SRTPPLUS_SCHEME_CHAIN,
-                                  SRTPPLUS_PROFILE_AES128_CM_SHA1_80);
+    srtpplus_receiver_config_init(&rcfg, SRTPPLUS_SCHEME_CHAIN, SRTPPLUS_PROFILE_AES128_CM_SHA1_80);
     rcfg.chain = f->chain;
     rcfg.budget_rate = budget_rate;
     rcfg.budget_burst = 1;

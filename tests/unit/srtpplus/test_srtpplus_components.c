@@ -25,9 +25,9 @@ static void test_index_estimate(void)
         {0, 0, true, 0},
         {100, 101, true, 101},
         {100, 50, true, 50},
-        {100, 40000, false, 0},                 /* before index 0 */
-        {65535, 0, true, 65536},                /* wrap forward */
-        {65536 + 10, 65530, true, 65530},       /* late packet from before the wrap */
+        {100, 40000, false, 0},                  /* before index 0 */
+        {65535, 0, true, 65536},                 /* wrap forward */
+        {65536 + 10, 65530, true, 65530},        /* late packet from before the wrap */
         {65536 + 40000, 2, true, 2 * 65536 + 2}, /* s_l >= 2^15: next ROC */
         {(uint64_t)5 << 16 | 32768, 0, true, (uint64_t)5 << 16},
         {(uint64_t)5 << 16 | 32769, 0, true, (uint64_t)6 << 16},
@@ -125,7 +125,7 @@ static void test_chain_block(void)
     g_assert_cmpmem(p.data + p.len - 8, 8, trailer, 8);
     g_assert_true(p.data[0] & 0x20);
 
-    struct srtpplus_chain_block block;
+    struct srtpplus_chain_block block = {0};
     g_assert_cmpint(srtpplus_chain_parse(p.data, p.len, &params, &block), ==, SRTPPLUS_OK);
     g_assert_cmphex(block.tags[0], ==, tags[0]);
     g_assert_cmphex(block.tags[2], ==, tags[2]);
@@ -171,9 +171,9 @@ static void test_chain_block(void)
     padded.data[0] |= 0x20;
     padded.data[padded.len - 1] = 4;
     original = padded;
-    g_assert_cmpint(srtpplus_chain_append(padded.data, &padded.len, sizeof(padded.data), &params,
-                                          tags),
-                    ==, SRTPPLUS_OK);
+    g_assert_cmpint(
+        srtpplus_chain_append(padded.data, &padded.len, sizeof(padded.data), &params, tags), ==,
+        SRTPPLUS_OK);
     g_assert_cmpuint(padded.data[padded.len - 1], ==, 4 + 16);
     g_assert_cmpint(srtpplus_chain_parse(padded.data, padded.len, &params, &block), ==,
                     SRTPPLUS_OK);
@@ -181,9 +181,9 @@ static void test_chain_block(void)
     srtpplus_chain_strip(padded.data, &padded.len, &block);
     g_assert_cmpmem(padded.data, padded.len, original.data, original.len);
     padded.data[padded.len - 1] = 0; /* a padding count of 0 is not RTP */
-    g_assert_cmpint(srtpplus_chain_append(padded.data, &padded.len, sizeof(padded.data), &params,
-                                          tags),
-                    ==, SRTPPLUS_ERR_MALFORMED);
+    g_assert_cmpint(
+        srtpplus_chain_append(padded.data, &padded.len, sizeof(padded.data), &params, tags), ==,
+        SRTPPLUS_ERR_MALFORMED);
     struct srtpplus_chain_params invalid = {.depth = 2, .copies = 3};
     g_assert_false(srtpplus_chain_params_valid(&invalid));
     invalid = (struct srtpplus_chain_params){.depth = 10, .copies = 5};
@@ -214,7 +214,7 @@ static void expect_window_matches(struct srtpplus_prn_window *w, struct srtpplus
 {
     uint64_t lo = highest > behind ? highest - behind : 0;
     for (uint64_t i = lo; i <= highest + ahead; i++) {
-        uint32_t got, want;
+        uint32_t got = 0, want = 0;
         g_assert_true(srtpplus_prn_window_lookup(w, i, &got));
         g_assert_cmpint(srtpplus_prn_tag(prn, w->kind, w->ssrc, i, &want), ==, SRTPPLUS_OK);
         g_assert_cmphex(got, ==, want);
@@ -252,9 +252,9 @@ static void test_prn_window(void)
     srtpplus_prn_window_release(&w);
 
     /* The window stops at the index limit instead of computing past it. */
-    g_assert_cmpint(srtpplus_prn_window_init(&w, SRTPPLUS_KIND_RTCP, 7, 32, 96, 32,
-                                             SRTPPLUS_RTCP_INDEX_LIMIT),
-                    ==, SRTPPLUS_OK);
+    g_assert_cmpint(
+        srtpplus_prn_window_init(&w, SRTPPLUS_KIND_RTCP, 7, 32, 96, 32, SRTPPLUS_RTCP_INDEX_LIMIT),
+        ==, SRTPPLUS_OK);
     highest = SRTPPLUS_RTCP_INDEX_LIMIT - 10;
     g_assert_cmpint(srtpplus_prn_window_refill(&w, prn, highest), ==, SRTPPLUS_OK);
     g_assert_cmpuint(w.hi, ==, SRTPPLUS_RTCP_INDEX_LIMIT);
@@ -299,6 +299,52 @@ static void test_sender_errors(void)
     g_assert_cmpint(srtpplus_sender_prepare_rtp(tx, p.data, &p.len, sizeof(p.data)), ==,
                     SRTPPLUS_ERR_FULL);
     srtpplus_sender_free(tx);
+}
+
+/* Tags of packets sent again or late: the same tag as the first time while the sender
+ * still holds it; for chain, an error once it does not. */
+static void run_resend(enum srtpplus_scheme scheme)
+{
+    enum { N = 3000 };
+    struct srtpplus_sender_config cfg;
+    srtpplus_sender_config_init(&cfg, scheme, SRTPPLUS_PROFILE_AES128_CM_SHA1_80);
+    struct srtpplus_sender *tx;
+    g_assert_cmpint(srtpplus_sender_new(&cfg, key16, 16, salt14, 14, &tx), ==, SRTPPLUS_OK);
+    uint32_t *tags = g_new(uint32_t, N);
+    for (uint32_t i = 0; i < N; i++) {
+        struct test_packet p;
+        test_rtp_packet(&p, 9, (uint16_t)(65000 + i), 0);
+        g_assert_cmpint(srtpplus_sender_prepare_rtp(tx, p.data, &p.len, sizeof(p.data)), ==,
+                        SRTPPLUS_OK);
+        p.len += 10; /* stands in for the SRTP tag */
+        g_assert_cmpint(srtpplus_sender_append_tag_rtp(tx, p.data, &p.len, sizeof(p.data)), ==,
+                        SRTPPLUS_OK);
+        tags[i] = srtpplus_load_be32(p.data + p.len - 4);
+    }
+    uint32_t again[] = {N - 1, N - 500, 3, 40};
+    for (size_t k = 0; k < G_N_ELEMENTS(again); k++) {
+        uint32_t i = again[k];
+        struct test_packet p;
+        test_rtp_packet(&p, 9, (uint16_t)(65000 + i), 0);
+        p.len += 10;
+        int rc = srtpplus_sender_append_tag_rtp(tx, p.data, &p.len, sizeof(p.data));
+        bool expect_stale = scheme == SRTPPLUS_SCHEME_CHAIN && i == 40;
+        if (expect_stale) {
+            g_assert_cmpint(rc, ==, SRTPPLUS_ERR_STALE);
+            continue;
+        }
+        /* Bootstrap tags (i < D = 32) are tag_prn and can always be given again. */
+        g_assert_cmpint(rc, ==, SRTPPLUS_OK);
+        g_assert_cmphex(srtpplus_load_be32(p.data + p.len - 4), ==, tags[i]);
+    }
+    g_free(tags);
+    srtpplus_sender_free(tx);
+}
+
+static void test_sender_resend(void)
+{
+    run_resend(SRTPPLUS_SCHEME_PRN);
+    run_resend(SRTPPLUS_SCHEME_CHAIN);
 }
 
 static int failing_random(void *arg, uint8_t *out, size_t len)
@@ -356,8 +402,8 @@ static void test_receiver_config(void)
 
 static void test_names(void)
 {
-    static const char *const verdicts[] = {"pass",  "unverified_budget_ok", "malformed", "index",
-                                           "tag",   "replay",               "budget"};
+    static const char *const verdicts[] = {
+        "pass", "unverified_budget_ok", "malformed", "index", "tag", "replay", "budget"};
     for (int v = 0; v < SRTPPLUS_VERDICT_COUNT; v++)
         g_assert_cmpstr(srtpplus_verdict_name((enum srtpplus_verdict)v), ==, verdicts[v]);
     g_assert_cmpstr(srtpplus_verdict_name(SRTPPLUS_VERDICT_COUNT), ==, "unknown");
@@ -393,6 +439,7 @@ int main(int argc, char **argv)
     g_test_add_func("/srtpplus/components/chain-table", test_chain_table);
     g_test_add_func("/srtpplus/components/prn-window", test_prn_window);
     g_test_add_func("/srtpplus/components/sender-errors", test_sender_errors);
+    g_test_add_func("/srtpplus/components/sender-resend", test_sender_resend);
     g_test_add_func("/srtpplus/components/sender-random-failure", test_sender_random_failure);
     g_test_add_func("/srtpplus/components/receiver-config", test_receiver_config);
     g_test_add_func("/srtpplus/components/names", test_names);

@@ -136,9 +136,9 @@ static void test_detector_off_costs_no_tags(void)
     const struct srtpplus_receiver_stats *st = srtpplus_receiver_stats(f.rx);
     bool unprotected;
     for (size_t i = 0; i < 500; i++) {
-        g_assert_cmpint(test_receive_rtp(f.rx, f.srtp_rx, &wire[i], false, 0, NULL, &unprotected,
-                                         NULL),
-                        ==, SRTPPLUS_PASS);
+        g_assert_cmpint(
+            test_receive_rtp(f.rx, f.srtp_rx, &wire[i], false, 0, NULL, &unprotected, NULL), ==,
+            SRTPPLUS_PASS);
         g_assert_true(unprotected);
         g_assert_cmpint(srtpplus_receiver_maintain(f.rx), ==, SRTPPLUS_OK);
     }
@@ -283,9 +283,9 @@ static void test_plausibility_and_malformed(void)
     struct test_packet short_packet = wire[1101];
     short_packet.len = 12 + 10 + 4 - 1;
     struct srtpplus_check chk;
-    g_assert_cmpint(srtpplus_receiver_check_rtp(f.rx, short_packet.data, short_packet.len, false,
-                                                0, &chk),
-                    ==, SRTPPLUS_DROP_MALFORMED);
+    g_assert_cmpint(
+        srtpplus_receiver_check_rtp(f.rx, short_packet.data, short_packet.len, false, 0, &chk), ==,
+        SRTPPLUS_DROP_MALFORMED);
     g_assert_cmpint(srtpplus_receiver_check_rtp(f.rx, short_packet.data, 0, true, 0, &chk), ==,
                     SRTPPLUS_DROP_MALFORMED);
     short_packet.len++;
@@ -307,12 +307,12 @@ static void test_unknown_ssrc_budget(void)
     const uint64_t second = 1000000000ull;
     /* A burst of 20 unverifiable packets at t = 1 s, then nothing until tokens return. */
     for (int i = 0; i < 20; i++)
-        g_assert_cmpint(srtpplus_receiver_check_rtp(f.rx, wire[i].data, wire[i].len, true,
-                                                    second, &chk),
-                        ==, SRTPPLUS_UNVERIFIED_BUDGET_OK);
-    g_assert_cmpint(srtpplus_receiver_check_rtp(f.rx, wire[20].data, wire[20].len, true, second,
-                                                &chk),
-                    ==, SRTPPLUS_DROP_BUDGET);
+        g_assert_cmpint(
+            srtpplus_receiver_check_rtp(f.rx, wire[i].data, wire[i].len, true, second, &chk), ==,
+            SRTPPLUS_UNVERIFIED_BUDGET_OK);
+    g_assert_cmpint(
+        srtpplus_receiver_check_rtp(f.rx, wire[20].data, wire[20].len, true, second, &chk), ==,
+        SRTPPLUS_DROP_BUDGET);
     g_assert_cmpint(srtpplus_receiver_check_rtp(f.rx, wire[20].data, wire[20].len, true,
                                                 second + second / 20, &chk),
                     ==, SRTPPLUS_UNVERIFIED_BUDGET_OK);
@@ -320,9 +320,9 @@ static void test_unknown_ssrc_budget(void)
     /* Authenticated but untracked: nothing is recorded until the caller adds the SSRC. */
     bool unprotected;
     enum srtpplus_confirm confirm;
-    g_assert_cmpint(test_receive_rtp(f.rx, f.srtp_rx, &wire[21], false, 0, NULL, &unprotected,
-                                     &confirm),
-                    ==, SRTPPLUS_PASS);
+    g_assert_cmpint(
+        test_receive_rtp(f.rx, f.srtp_rx, &wire[21], false, 0, NULL, &unprotected, &confirm), ==,
+        SRTPPLUS_PASS);
     g_assert_true(unprotected);
     g_assert_cmpint(confirm, ==, SRTPPLUS_CONFIRM_UNKNOWN_SSRC);
     g_assert_cmpint(srtpplus_receiver_add_ssrc(f.rx, SSRC, 0), ==, SRTPPLUS_OK);
@@ -366,10 +366,10 @@ static void run_rtcp(enum srtpplus_profile profile)
     g_assert_cmphex(chk.ssrc, ==, SSRC);
     struct test_packet forged = wire[N - 1];
     forged.data[forged.len - 3] ^= 0x10;
-    g_assert_cmpint(srtpplus_receiver_check_rtcp(f.rx, forged.data, forged.len, true, 0, &chk),
-                    ==, SRTPPLUS_DROP_TAG);
-    g_assert_cmpint(srtpplus_receiver_check_rtcp(f.rx, forged.data, forged.len, false, 0, &chk),
-                    ==, SRTPPLUS_PASS);
+    g_assert_cmpint(srtpplus_receiver_check_rtcp(f.rx, forged.data, forged.len, true, 0, &chk), ==,
+                    SRTPPLUS_DROP_TAG);
+    g_assert_cmpint(srtpplus_receiver_check_rtcp(f.rx, forged.data, forged.len, false, 0, &chk), ==,
+                    SRTPPLUS_PASS);
     g_assert_cmpint(srtpplus_receiver_check_rtcp(f.rx, forged.data, 10, true, 0, &chk), ==,
                     SRTPPLUS_DROP_MALFORMED);
     /* An SRTCP index far ahead of the highest authenticated one. */
@@ -377,8 +377,8 @@ static void run_rtcp(enum srtpplus_profile profile)
     srtpplus_profile_sizes(profile, &sizes);
     uint8_t *index_field = forged.data + forged.len - 4 - sizes.srtcp_auth_len - 4;
     srtpplus_store_be32(index_field, 0x80000000u | (N + 5000));
-    g_assert_cmpint(srtpplus_receiver_check_rtcp(f.rx, forged.data, forged.len, true, 0, &chk),
-                    ==, SRTPPLUS_DROP_INDEX);
+    g_assert_cmpint(srtpplus_receiver_check_rtcp(f.rx, forged.data, forged.len, true, 0, &chk), ==,
+                    SRTPPLUS_DROP_INDEX);
     g_free(wire);
     fixture_close(&f);
 }

@@ -170,7 +170,7 @@ static void remove_block(struct test_packet *p, uint8_t copies)
 }
 
 static void check_receive(struct srtpplus_receiver *rx, const struct packet_vector *pv,
-                          enum srtpplus_scheme scheme, uint32_t roc)
+                          uint32_t roc)
 {
     srtp_t srtp = test_srtp_session(pv->profile, pv->key, pv->salt, pv->ssrc, roc);
     struct test_packet plain;
@@ -182,7 +182,6 @@ static void check_receive(struct srtpplus_receiver *rx, const struct packet_vect
     g_assert_true(unprotected);
     g_assert_cmpint(confirm, ==, SRTPPLUS_CONFIRMED);
     g_assert_cmpmem(plain.data, plain.len, pv->original.data, pv->original.len);
-    (void)scheme;
     srtp_dealloc(srtp);
 }
 
@@ -196,6 +195,8 @@ static void test_packets(void)
     struct replayed_random random = {0};
     GHashTable *carried = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, NULL);
     uint64_t chain_i0 = 0;
+    uint8_t chain_depth = 0;
+    struct packet_vector chain_first;
     size_t i, chain_count = 0;
     json_t *v;
     json_array_foreach(packets, i, v)
@@ -211,24 +212,28 @@ static void test_packets(void)
         if (!chain) {
             g_assert_cmpstr(str_field(v, "scheme"), ==, "prn");
             srtpplus_sender_config_init(&cfg, SRTPPLUS_SCHEME_PRN, pv.profile);
-            g_assert_cmpint(srtpplus_sender_new(&cfg, pv.key, pv.key_len, pv.salt, pv.salt_len, &tx),
-                            ==, SRTPPLUS_OK);
+            g_assert_cmpint(
+                srtpplus_sender_new(&cfg, pv.key, pv.key_len, pv.salt, pv.salt_len, &tx), ==,
+                SRTPPLUS_OK);
             g_assert_cmpint(srtpplus_sender_add_ssrc(tx, pv.ssrc, roc), ==, SRTPPLUS_OK);
             srtp = test_srtp_session(pv.profile, pv.key, pv.salt, pv.ssrc, roc);
         } else {
-            uint8_t depth = (uint8_t)int_field(v, "depth"), copies = (uint8_t)int_field(v, "copies");
+            uint8_t depth = (uint8_t)int_field(v, "depth"),
+                    copies = (uint8_t)int_field(v, "copies");
             remove_block(&pv.original, copies);
             if (!chain_tx || int_field(v, "i0") != chain_i0) {
                 g_assert_null(chain_tx); /* one chain sequence in the file */
                 chain_i0 = int_field(v, "i0");
+                chain_depth = depth;
+                chain_first = pv;
                 collect_carried(packets, chain_i0, depth, &random, carried);
                 srtpplus_sender_config_init(&cfg, SRTPPLUS_SCHEME_CHAIN, pv.profile);
                 cfg.chain = (struct srtpplus_chain_params){.depth = depth, .copies = copies};
                 cfg.random = replay_random;
                 cfg.random_arg = &random;
-                g_assert_cmpint(srtpplus_sender_new(&cfg, pv.key, pv.key_len, pv.salt,
-                                                    pv.salt_len, &chain_tx),
-                                ==, SRTPPLUS_OK);
+                g_assert_cmpint(
+                    srtpplus_sender_new(&cfg, pv.key, pv.key_len, pv.salt, pv.salt_len, &chain_tx),
+                    ==, SRTPPLUS_OK);
                 g_assert_cmpint(srtpplus_sender_add_ssrc(chain_tx, pv.ssrc, roc), ==, SRTPPLUS_OK);
                 chain_srtp = test_srtp_session(pv.profile, pv.key, pv.salt, pv.ssrc, roc);
                 srtpplus_receiver_config_init(&rcfg, SRTPPLUS_SCHEME_CHAIN, pv.profile);
@@ -270,15 +275,15 @@ static void test_packets(void)
                 srtpplus_receiver_new(&rcfg, pv.key, pv.key_len, pv.salt, pv.salt_len, &rx), ==,
                 SRTPPLUS_OK);
             g_assert_cmpint(srtpplus_receiver_add_ssrc(rx, pv.ssrc, roc), ==, SRTPPLUS_OK);
-            check_receive(rx, &pv, SRTPPLUS_SCHEME_PRN, roc);
+            check_receive(rx, &pv, roc);
             srtpplus_receiver_free(rx);
             srtpplus_sender_free(tx);
             srtp_dealloc(srtp);
         } else {
             struct srtpplus_check chk;
-            g_assert_cmpint(srtpplus_receiver_check_rtp(chain_rx, pv.wire.data, pv.wire.len, true,
-                                                        0, &chk),
-                            ==, SRTPPLUS_PASS);
+            g_assert_cmpint(
+                srtpplus_receiver_check_rtp(chain_rx, pv.wire.data, pv.wire.len, true, 0, &chk), ==,
+                SRTPPLUS_PASS);
             struct test_packet plain = pv.wire;
             plain.len = chk.len;
             srtp_t rx_srtp = test_srtp_session(pv.profile, pv.key, pv.salt, pv.ssrc, roc);
@@ -287,9 +292,9 @@ static void test_packets(void)
             g_assert_cmpint(srtp_unprotect(rx_srtp, plain.data, &plen), ==, srtp_err_status_ok);
             srtp_dealloc(rx_srtp);
             plain.len = (size_t)plen;
-            g_assert_cmpint(srtpplus_receiver_confirm_rtp(chain_rx, plain.data, &plain.len,
-                                                          chk.index),
-                            ==, SRTPPLUS_CONFIRMED);
+            g_assert_cmpint(
+                srtpplus_receiver_confirm_rtp(chain_rx, plain.data, &plain.len, chk.index), ==,
+                SRTPPLUS_CONFIRMED);
             g_assert_cmpmem(plain.data, plain.len, pv.original.data, pv.original.len);
             const char *key;
             json_t *tag;
@@ -307,10 +312,8 @@ static void test_packets(void)
     /* Bootstrap tags the vectors carry (m < i0 + D) are tag_prn of their index. */
     struct srtpplus_prn *prn;
     uint8_t k_prn[16];
-    struct packet_vector first;
-    load_packet_vector(json_array_get(packets, json_array_size(packets) - 1), &first);
-    g_assert_cmpint(srtpplus_derive_prn_key(first.key, first.key_len, first.salt, first.salt_len,
-                                            k_prn),
+    g_assert_cmpint(srtpplus_derive_prn_key(chain_first.key, chain_first.key_len, chain_first.salt,
+                                            chain_first.salt_len, k_prn),
                     ==, SRTPPLUS_OK);
     g_assert_cmpint(srtpplus_prn_new(k_prn, &prn), ==, SRTPPLUS_OK);
     GHashTableIter it;
@@ -319,11 +322,10 @@ static void test_packets(void)
     g_hash_table_iter_init(&it, carried);
     while (g_hash_table_iter_next(&it, &key, &value)) {
         uint64_t m = *(uint64_t *)key;
-        if (m >= chain_i0 + (uint64_t)int_field(json_array_get(packets, json_array_size(packets) - 1),
-                                                "depth"))
+        if (m >= chain_i0 + chain_depth)
             continue;
         uint32_t tag;
-        g_assert_cmpint(srtpplus_prn_tag(prn, SRTPPLUS_KIND_RTP, first.ssrc, m, &tag), ==,
+        g_assert_cmpint(srtpplus_prn_tag(prn, SRTPPLUS_KIND_RTP, chain_first.ssrc, m, &tag), ==,
                         SRTPPLUS_OK);
         g_assert_cmphex(tag, ==, GPOINTER_TO_UINT(value));
         bootstrap++;
