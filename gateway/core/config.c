@@ -136,7 +136,7 @@ static int set_value(moat_config *config, const option_spec *spec, const char *v
 void moat_config_init(moat_config *config)
 {
     memset(config, 0, sizeof *config);
-    char ignored[16];
+    char ignored[512];
     for (size_t i = 0; i < OPTION_COUNT; i++)
         set_value(config, &options[i], options[i].default_value, "default", ignored,
                   sizeof ignored);

@@ -37,6 +37,11 @@ typedef struct {
     uint64_t dtls_handshakes_completed;
     uint64_t dtls_handshakes_failed;
     uint64_t consent_expired;
+    uint64_t data_messages_received;
+    uint64_t data_messages_sent;
+    uint64_t data_bytes_received;
+    uint64_t data_bytes_sent;
+    uint64_t data_messages_abandoned;
     uint64_t dropped[MOAT_DROP_REASON_COUNT];
 } moat_counters;
 

@@ -11,6 +11,8 @@
 
 /* A session whose DTLS never completes is closed after this long. */
 #define SESSION_SETUP_TIMEOUT_US (30ull * 1000000ull)
+/* How long a graceful end waits for the peer to acknowledge queued data. */
+#define SESSION_DRAIN_TIMEOUT_US (5ull * 1000000ull)
 
 static void dtls_send(void *user, const uint8_t *datagram, size_t length)
 {
@@ -225,6 +227,9 @@ void moat_session_handle_dtls(moat_session *session, const moat_path *path, cons
 
 bool moat_session_tick(moat_session *session, uint64_t now_us)
 {
+    if (session->draining && session->end_reason == NULL &&
+        (moat_session_data_drained(session) || now_us > session->drain_deadline_us))
+        return false;
     if (session->ending)
         return false;
     if (now_us - session->last_consent_us > session->consent_timeout_us) {
@@ -252,7 +257,7 @@ const char *moat_session_end_reason(const moat_session *session)
     return session->end_reason ? session->end_reason : "closed";
 }
 
-void moat_session_end(moat_session *session, const char *reason)
+static void finish_end(moat_session *session, const char *reason)
 {
     moat_log_info("session", "session %s: ended (%s)", session->id, reason);
     if (session->plugin && session->plugin->hangup)
@@ -263,6 +268,31 @@ void moat_session_end(moat_session *session, const char *reason)
     if (session->on_ended)
         session->on_ended(session->id, reason);
     moat_worker_remove_session(session->worker, session);
+}
+
+void moat_session_end(moat_session *session, const char *reason)
+{
+    if (session->draining) {
+        /* A second end (the drain finished, timed out, or the transport
+         * failed meanwhile) completes the first one. */
+        char *first = session->drain_reason;
+        session->drain_reason = NULL;
+        finish_end(session, first ? first : reason);
+        g_free(first);
+        return;
+    }
+    bool graceful = !session->ending || session->end_reason == NULL ||
+                    strcmp(session->end_reason, "closed by plugin") == 0;
+    if (graceful && moat_session_data_begin_drain(session)) {
+        session->draining = true;
+        session->drain_reason = g_strdup(reason);
+        session->drain_deadline_us = moat_worker_now_us(session->worker) + SESSION_DRAIN_TIMEOUT_US;
+        session->ending = false;
+        moat_log_debug("session", "session %s: draining data channels before close",
+                       session->id);
+        return;
+    }
+    finish_end(session, reason);
 }
 
 void moat_session_restart_ice(moat_session *session, const char *local_ufrag,
@@ -295,6 +325,7 @@ void moat_session_free(moat_session *session)
     moat_session_data_clear(session);
     moat_session_media_clear(session);
     moat_dtls_transport_free(session->dtls);
+    g_free(session->drain_reason);
     g_free(session->id);
     g_free(session);
 }

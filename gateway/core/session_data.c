@@ -1,12 +1,26 @@
 /* The session's data channels: SCTP packets ride in DTLS application data;
- * messages go to the plugin's on_data and come back through send_data. */
+ * messages go to the plugin's on_data and come back through send_data.
+ * Messages the association cannot take yet wait in a bounded queue, so a
+ * plugin never loses one to a momentarily full send buffer. */
 #include "core/session_internal.h"
 
 #include "sctp/sctp_association.h"
+#include "sctp/sctp_stack.h"
 
+#include <errno.h>
 #include <glib.h>
+#include <string.h>
 
 #define SCTP_PORT 5000
+/* Beyond this much queued data a sender is too far ahead of its peer. */
+#define MAX_QUEUED_BYTES (32u * 1024u * 1024u)
+
+typedef struct {
+    uint16_t stream_id;
+    uint32_t ppid;
+    size_t length;
+    uint8_t data[];
+} queued_message;
 
 static void sctp_send_packet(void *user, const uint8_t *packet, size_t length)
 {
@@ -26,6 +40,9 @@ static void sctp_message(void *user, uint16_t stream_id, uint32_t ppid, const ui
                          size_t length)
 {
     moat_session *session = user;
+    moat_counters *counters = moat_worker_counters_mut(session->worker);
+    moat_counter_add(&counters->data_messages_received, 1);
+    moat_counter_add(&counters->data_bytes_received, length);
     if (session->plugin && session->plugin->on_data)
         session->plugin->on_data(session->plugin_state, stream_id, ppid, data, length);
 }
@@ -39,12 +56,37 @@ static void sctp_channel_closed(void *user, uint16_t stream_id)
 static void sctp_association_state(void *user, bool up)
 {
     moat_session *session = user;
+    session->sctp_up = up;
     moat_log_info("datachannel", "session %s: SCTP association %s", session->id,
                   up ? "up" : "down");
 }
 
 static void sctp_sender_dry(void *user)
 {
+}
+
+static void flush_queue(moat_session *session)
+{
+    queued_message *message;
+    while (session->sctp && (message = g_queue_peek_head(&session->data_queue))) {
+        int status = moat_sctp_association_send(session->sctp, message->stream_id, message->ppid,
+                                                message->data, message->length);
+        if (status == -EAGAIN)
+            return;
+        g_queue_pop_head(&session->data_queue);
+        session->data_queued_bytes -= message->length;
+        if (status == 0) {
+            moat_counters *counters = moat_worker_counters_mut(session->worker);
+            moat_counter_add(&counters->data_messages_sent, 1);
+            moat_counter_add(&counters->data_bytes_sent, message->length);
+        }
+        g_free(message);
+    }
+}
+
+static void sctp_writable(void *user)
+{
+    flush_queue(user);
 }
 
 static const moat_sctp_callbacks sctp_callbacks = {
@@ -54,6 +96,7 @@ static const moat_sctp_callbacks sctp_callbacks = {
     .channel_closed = sctp_channel_closed,
     .association_state = sctp_association_state,
     .sender_dry = sctp_sender_dry,
+    .writable = sctp_writable,
 };
 
 void moat_session_data_start(moat_session *session)
@@ -61,11 +104,14 @@ void moat_session_data_start(moat_session *session)
     if (session->sctp)
         return;
     char error[256];
-    uint16_t remote_port = session->negotiation.remote_sctp_port ? session->negotiation.remote_sctp_port
-                                                                 : SCTP_PORT;
-    session->sctp = moat_sctp_association_new(session->dtls_role == MOAT_DTLS_ROLE_CLIENT,
-                                              SCTP_PORT, remote_port, 262144, &sctp_callbacks,
-                                              session, error, sizeof error);
+    uint16_t remote_port = session->negotiation.remote_sctp_port
+                               ? session->negotiation.remote_sctp_port
+                               : SCTP_PORT;
+    g_queue_init(&session->data_queue);
+    session->sctp = moat_sctp_association_new(
+        session->dtls_role == MOAT_DTLS_ROLE_CLIENT, SCTP_PORT, remote_port,
+        session->negotiation.remote_max_message_size, &sctp_callbacks, session, error,
+        sizeof error);
     if (!session->sctp) {
         moat_log_warn("datachannel", "session %s: %s", session->id, error);
         return;
@@ -82,13 +128,61 @@ void moat_session_data_receive(moat_session *session, const uint8_t *data, size_
 int moat_session_data_send(moat_session *session, uint16_t stream_id, uint32_t ppid,
                            const uint8_t *data, size_t length)
 {
-    if (!session->sctp)
+    if (!session->sctp || session->draining)
         return -1;
-    return moat_sctp_association_send(session->sctp, stream_id, ppid, data, length);
+    if (g_queue_is_empty(&session->data_queue)) {
+        int status = moat_sctp_association_send(session->sctp, stream_id, ppid, data, length);
+        if (status == 0) {
+            moat_counters *counters = moat_worker_counters_mut(session->worker);
+            moat_counter_add(&counters->data_messages_sent, 1);
+            moat_counter_add(&counters->data_bytes_sent, length);
+            return 0;
+        }
+        if (status != -EAGAIN)
+            return -1;
+    }
+    if (session->data_queued_bytes + length > MAX_QUEUED_BYTES)
+        return -1;
+    queued_message *message = g_malloc(sizeof *message + length);
+    message->stream_id = stream_id;
+    message->ppid = ppid;
+    message->length = length;
+    if (length)
+        memcpy(message->data, data, length);
+    g_queue_push_tail(&session->data_queue, message);
+    session->data_queued_bytes += length;
+    return 0;
+}
+
+bool moat_session_data_begin_drain(moat_session *session)
+{
+    if (!session->sctp || !session->sctp_up)
+        return false;
+    /* Queued messages first, then SCTP SHUTDOWN, which completes only once
+     * the peer acknowledged everything: nothing sent is lost. */
+    flush_queue(session);
+    moat_sctp_association_shutdown(session->sctp);
+    return true;
+}
+
+bool moat_session_data_drained(const moat_session *session)
+{
+    return !session->sctp || !session->sctp_up;
 }
 
 void moat_session_data_clear(moat_session *session)
 {
+    if (session->sctp) {
+        moat_sctp_counters counters;
+        moat_sctp_association_counters(session->sctp, &counters);
+        moat_counter_add(&moat_worker_counters_mut(session->worker)->data_messages_abandoned,
+                         counters.messages_abandoned);
+    }
     moat_sctp_association_free(session->sctp);
     session->sctp = NULL;
+    session->sctp_up = false;
+    queued_message *message;
+    while ((message = g_queue_pop_head(&session->data_queue)))
+        g_free(message);
+    session->data_queued_bytes = 0;
 }

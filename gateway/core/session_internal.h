@@ -5,6 +5,8 @@
 #define MOAT_SESSION_INTERNAL_H
 
 #include "core/counters.h"
+
+#include <glib.h>
 #include "core/log.h"
 #include "core/session.h"
 #include "dtls/dtls_transport.h"
@@ -81,6 +83,13 @@ struct moat_session {
 
     /* Data channels */
     moat_sctp_association *sctp;
+    bool sctp_up;
+    GQueue data_queue; /* messages waiting for room in the SCTP send buffer */
+    size_t data_queued_bytes;
+    /* A graceful end waits for SCTP to drain before close_notify. */
+    bool draining;
+    uint64_t drain_deadline_us;
+    char *drain_reason;
 
     /* Plugin */
     const moat_plugin *plugin;
@@ -98,6 +107,9 @@ extern const moat_gateway_calls moat_session_gateway_calls;
 void moat_session_data_start(moat_session *session);
 void moat_session_data_receive(moat_session *session, const uint8_t *data, size_t length);
 void moat_session_data_clear(moat_session *session);
+/* Starts a graceful SCTP shutdown; false when there is nothing to drain. */
+bool moat_session_data_begin_drain(moat_session *session);
+bool moat_session_data_drained(const moat_session *session);
 int moat_session_data_send(moat_session *session, uint16_t stream_id, uint32_t ppid,
                            const uint8_t *data, size_t length);
 
