@@ -1,0 +1,146 @@
+/* Configuration: defaults, files, environment and command-line values, and
+ * the one-line errors a bad value produces. */
+#include "core/config.h"
+#include "core/worker_receive.h"
+
+#include <glib.h>
+#include <glib/gstdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static char *write_config(const char *text)
+{
+    char *path = NULL;
+    int fd = g_file_open_tmp("moat-config-XXXXXX.conf", &path, NULL);
+    g_assert_cmpint(fd, >=, 0);
+    g_assert_true(g_file_set_contents(path, text, -1, NULL));
+    close(fd);
+    return path;
+}
+
+static void test_defaults(void)
+{
+    moat_config config;
+    moat_config_init(&config);
+    char error[256] = "";
+    g_assert_cmpint(moat_config_validate(&config, error, sizeof error), ==, 0);
+    g_assert_cmpint(config.http_port, ==, 8088);
+    g_assert_cmpint(config.media_port, ==, 20000);
+    g_assert_cmpint(config.workers, ==, 0);
+    g_assert_cmpstr(config.log_level, ==, "info");
+    g_assert_true(config.include_loopback);
+    g_assert_cmpint(moat_config_prefilter_mode(&config), ==, MOAT_PREFILTER_AUTO);
+    moat_config_clear(&config);
+}
+
+static void test_file_values_and_errors(void)
+{
+    moat_config config;
+    moat_config_init(&config);
+    char error[256] = "";
+    char *good = write_config("[http]\nport = 9000\ntoken = s3cret\n[media]\nport=30000\n"
+                              "include_loopback = false\n[prefilter]\nrate_factor = 2.5\n");
+    g_assert_cmpint(moat_config_load_file(&config, good, error, sizeof error), ==, 0);
+    g_assert_cmpint(config.http_port, ==, 9000);
+    g_assert_cmpstr(config.token, ==, "s3cret");
+    g_assert_cmpint(config.media_port, ==, 30000);
+    g_assert_false(config.include_loopback);
+    g_assert_cmpfloat(config.detector_rate_factor, ==, 2.5);
+
+    const struct {
+        const char *text;
+        const char *expect;
+    } bad[] = {
+        {"[http]\nport = 70000\n", "[http] port = \"70000\": expected an integer from 1 to 65535"},
+        {"[http]\nport = 80x\n", "expected an integer"},
+        {"[media]\ninclude_loopback = maybe\n", "expected true or false"},
+        {"[prefilter]\nrate_factor = -1\n", "expected a positive number"},
+        {"[nosuch]\nkey = 1\n", "unknown option [nosuch] key"},
+        {"not a key file at all\n", "cannot read config file"},
+    };
+    for (size_t i = 0; i < G_N_ELEMENTS(bad); i++) {
+        char *path = write_config(bad[i].text);
+        error[0] = '\0';
+        g_assert_cmpint(moat_config_load_file(&config, path, error, sizeof error), ==, -1);
+        g_assert_nonnull(strstr(error, bad[i].expect));
+        g_assert_nonnull(strstr(error, path));
+        g_unlink(path);
+        g_free(path);
+    }
+    error[0] = '\0';
+    g_assert_cmpint(moat_config_load_file(&config, "/nonexistent/moat.conf", error, sizeof error),
+                    ==, -1);
+    g_assert_nonnull(strstr(error, "/nonexistent/moat.conf"));
+    g_unlink(good);
+    g_free(good);
+    moat_config_clear(&config);
+}
+
+static void test_options_environment_and_validation(void)
+{
+    moat_config config;
+    moat_config_init(&config);
+    char error[256] = "";
+    g_assert_cmpint(moat_config_set_by_option(&config, "http-port", "1234", error, sizeof error),
+                    ==, 0);
+    g_assert_cmpint(config.http_port, ==, 1234);
+    g_assert_cmpint(moat_config_set_by_option(&config, "no-such", "1", error, sizeof error), ==, 1);
+    g_assert_cmpint(moat_config_set_by_option(&config, "workers", "-1", error, sizeof error), ==,
+                    -1);
+    g_assert_nonnull(strstr(error, "--workers"));
+
+    g_setenv("MOAT_MEDIA_PORT", "40000", TRUE);
+    g_assert_cmpint(moat_config_apply_environment(&config, error, sizeof error), ==, 0);
+    g_assert_cmpint(config.media_port, ==, 40000);
+    g_setenv("MOAT_MEDIA_PORT", "lots", TRUE);
+    g_assert_cmpint(moat_config_apply_environment(&config, error, sizeof error), ==, -1);
+    g_assert_nonnull(strstr(error, "MOAT_MEDIA_PORT"));
+    g_unsetenv("MOAT_MEDIA_PORT");
+
+    moat_config_set_by_option(&config, "log-level", "verbose", error, sizeof error);
+    g_assert_cmpint(moat_config_validate(&config, error, sizeof error), ==, -1);
+    g_assert_nonnull(strstr(error, "log_level"));
+    moat_config_set_by_option(&config, "log-level", "debug", error, sizeof error);
+    moat_config_set_by_option(&config, "prefilter-mode", "sometimes", error, sizeof error);
+    g_assert_cmpint(moat_config_validate(&config, error, sizeof error), ==, -1);
+    g_assert_nonnull(strstr(error, "off, auto or always"));
+    moat_config_set_by_option(&config, "prefilter-mode", "always", error, sizeof error);
+    moat_config_set_by_option(&config, "certificate", "/tmp/cert.pem", error, sizeof error);
+    g_assert_cmpint(moat_config_validate(&config, error, sizeof error), ==, -1);
+    g_assert_nonnull(strstr(error, "together"));
+    moat_config_set_by_option(&config, "certificate", "", error, sizeof error);
+    moat_config_set_by_option(&config, "media-port", "65535", error, sizeof error);
+    moat_config_set_by_option(&config, "workers", "4", error, sizeof error);
+    g_assert_cmpint(moat_config_validate(&config, error, sizeof error), ==, -1);
+    g_assert_nonnull(strstr(error, "past port 65535"));
+    moat_config_clear(&config);
+}
+
+static void test_first_octet_demux(void)
+{
+    /* RFC 7983 ranges, edges included. */
+    const struct {
+        uint8_t first;
+        moat_packet_class class;
+    } cases[] = {
+        {0, MOAT_PACKET_STUN},     {3, MOAT_PACKET_STUN},     {4, MOAT_PACKET_UNKNOWN},
+        {19, MOAT_PACKET_UNKNOWN}, {20, MOAT_PACKET_DTLS},    {63, MOAT_PACKET_DTLS},
+        {64, MOAT_PACKET_UNKNOWN}, {127, MOAT_PACKET_UNKNOWN}, {128, MOAT_PACKET_SRTP},
+        {191, MOAT_PACKET_SRTP},   {192, MOAT_PACKET_UNKNOWN}, {255, MOAT_PACKET_UNKNOWN},
+    };
+    for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+        uint8_t packet[4] = {cases[i].first, 0, 0, 0};
+        g_assert_cmpint(moat_packet_classify(packet, sizeof packet), ==, cases[i].class);
+    }
+    g_assert_cmpint(moat_packet_classify(NULL, 0), ==, MOAT_PACKET_UNKNOWN);
+}
+
+int main(int argc, char **argv)
+{
+    g_test_init(&argc, &argv, NULL);
+    g_test_add_func("/config/defaults", test_defaults);
+    g_test_add_func("/config/file", test_file_values_and_errors);
+    g_test_add_func("/config/options-environment-validation", test_options_environment_and_validation);
+    g_test_add_func("/worker/first-octet-demux", test_first_octet_demux);
+    return g_test_run();
+}
