@@ -78,6 +78,9 @@ static const option_spec options[] = {
      1000, "unverifiable packets allowed to reach HMAC, in % of the learned rate"},
     {"prefilter", "budget_min_pps", "budget-min-pps", OPTION_INT, FIELD(budget_min_pps), "20", 1,
      1000000, "floor of that verification budget, packets per second"},
+    {"prefilter", "legacy_budget_factor", "legacy-budget-factor", OPTION_DOUBLE,
+     FIELD(legacy_budget_factor), "2.0", 0, 0,
+     "peers without SRTP+: HMAC work per stream bounded to this multiple of its learned rate"},
 };
 
 #define OPTION_COUNT (sizeof options / sizeof options[0])

@@ -43,6 +43,7 @@ typedef struct {
     int detector_auth_failures_per_s;
     int budget_percent;
     int budget_min_pps;
+    double legacy_budget_factor;
 } moat_config;
 
 /* Fills defaults. */

@@ -37,6 +37,9 @@ typedef struct {
     uint64_t dtls_handshakes_completed;
     uint64_t dtls_handshakes_failed;
     uint64_t consent_expired;
+    uint64_t detector_switches_on;
+    uint64_t detector_switches_off;
+    uint64_t worker_detector_switches_on;
     uint64_t data_messages_received;
     uint64_t data_messages_sent;
     uint64_t data_bytes_received;

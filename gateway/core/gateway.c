@@ -108,8 +108,30 @@ moat_worker *moat_gateway_pick_worker(moat_gateway *gateway)
     return best;
 }
 
+static void prefilter_settings_from_config(moat_gateway *gateway)
+{
+    const moat_config *config = &gateway->config;
+    moat_prefilter_settings *settings = &gateway->prefilter;
+    settings->mode = (moat_detector_mode)moat_config_prefilter_mode(config);
+    settings->hold_ms = (uint32_t)config->detector_hold_ms;
+    settings->rate_factor = config->detector_rate_factor;
+    settings->min_excess_pps = 200;
+    settings->auth_failures_per_s = (uint32_t)config->detector_auth_failures_per_s;
+    settings->budget_percent = (uint32_t)config->budget_percent;
+    settings->budget_min_pps = (uint32_t)config->budget_min_pps;
+    settings->legacy_budget_factor = config->legacy_budget_factor;
+    /* SRTPPLUS.md section 5 defaults. */
+    settings->window_behind = 1024;
+    settings->window_ahead = 4096;
+    /* A worker socket sees every transport's traffic: its thresholds are
+     * those of ten transports. */
+    settings->worker_failures_per_s = 10u * settings->auth_failures_per_s;
+    settings->worker_min_excess_pps = 5000;
+}
+
 int moat_gateway_start(moat_gateway *gateway, char *error, size_t error_size)
 {
+    prefilter_settings_from_config(gateway);
     moat_log_set_level((moat_log_level)moat_log_level_parse(gateway->config.log_level));
     gateway->started_us = (uint64_t)g_get_monotonic_time();
     if (moat_srtp_library_init() != 0) {
@@ -138,6 +160,7 @@ int moat_gateway_start(moat_gateway *gateway, char *error, size_t error_size)
                             (uint16_t)(gateway->config.media_port + (int)i), error, error_size);
         if (!gateway->workers[i])
             return -1;
+        moat_worker_set_prefilter(gateway->workers[i], &gateway->prefilter);
         gateway->n_workers = i + 1;
     }
     gateway->plugins = moat_plugin_registry_load(gateway->config.plugin_dir,

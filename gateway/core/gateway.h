@@ -5,6 +5,7 @@
 #define MOAT_GATEWAY_H
 
 #include "core/config.h"
+#include "prefilter/prefilter_settings.h"
 #include "core/plugin_registry.h"
 #include "core/session_registry.h"
 #include "core/worker.h"
@@ -20,6 +21,7 @@ typedef struct moat_http_server moat_http_server;
 
 typedef struct moat_gateway {
     moat_config config;
+    moat_prefilter_settings prefilter;
     moat_certificate *certificate;
     moat_dtls_context *dtls_context;
     moat_worker **workers;

@@ -44,6 +44,12 @@ static const counter_metric counter_metrics[] = {
     {"moat_datachannel_messages_abandoned_total",
      "Messages partially reliable channels gave up on (counted when the session ends)",
      offsetof(moat_counters, data_messages_abandoned)},
+    {"moat_detector_switches_on_total", "Transport detectors switched to enforcing",
+     offsetof(moat_counters, detector_switches_on)},
+    {"moat_detector_switches_off_total", "Transport detectors switched back off",
+     offsetof(moat_counters, detector_switches_off)},
+    {"moat_detector_worker_switches_on_total", "Worker socket detectors switched to enforcing",
+     offsetof(moat_counters, worker_detector_switches_on)},
     {"moat_consent_expired_total", "transports closed because ICE consent expired",
      offsetof(moat_counters, consent_expired)},
 };

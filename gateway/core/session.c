@@ -26,7 +26,8 @@ static void dtls_connected(void *user, const moat_srtp_keying *keys)
     moat_session *session = user;
     session->dtls_connected = true;
     moat_counter_add(&moat_worker_counters_mut(session->worker)->dtls_handshakes_completed, 1);
-    if (moat_session_media_keys(session, keys) != 0) {
+    if (moat_session_media_keys(session, keys) != 0 ||
+        moat_session_prefilter_keys(session, keys) != 0) {
         moat_session_end(session, "srtp setup failed");
         return;
     }
@@ -81,6 +82,7 @@ moat_session *moat_session_new(const moat_session_params *params, char *error, s
                              : MOAT_DTLS_ROLE_SERVER;
     moat_log_limiter_init(&session->log_limiter, 5, 10 * 1000000ull);
     moat_session_media_init(session);
+    moat_session_prefilter_init(session, params->prefilter);
 
     session->plugin = params->plugin;
     moat_session_info info = {
@@ -248,6 +250,7 @@ bool moat_session_tick(moat_session *session, uint64_t now_us)
     }
     if (session->ending)
         return false;
+    moat_session_prefilter_tick(session, now_us);
     moat_session_media_tick(session, now_us);
     return !session->ending;
 }
@@ -324,6 +327,7 @@ void moat_session_free(moat_session *session)
         session->plugin->detach(session->plugin_state);
     moat_session_data_clear(session);
     moat_session_media_clear(session);
+    moat_session_prefilter_clear(session);
     moat_dtls_transport_free(session->dtls);
     g_free(session->drain_reason);
     g_free(session->id);

@@ -7,6 +7,7 @@
 
 #include "core/worker.h"
 #include "plugin.h"
+#include "prefilter/prefilter_settings.h"
 
 #include <netinet/in.h>
 #include <stdbool.h>
@@ -28,6 +29,7 @@ typedef struct {
     const char *local_pwd;
     const moat_plugin *plugin;
     uint32_t consent_timeout_s;
+    const moat_prefilter_settings *prefilter; /* outlives the session */
     moat_session_ended_fn on_ended;
 } moat_session_params;
 

@@ -10,6 +10,9 @@
 #include "core/log.h"
 #include "core/session.h"
 #include "dtls/dtls_transport.h"
+#include "prefilter/detector.h"
+#include "prefilter/prefilter_settings.h"
+#include "prefilter/stream_guard.h"
 #include "rtp/retransmit_cache.h"
 #include "rtp/rtp_receive_stats.h"
 #include "sdp/sdp.h"
@@ -39,6 +42,8 @@ typedef struct {
 } moat_outgoing_stream;
 
 typedef struct moat_sctp_association moat_sctp_association;
+struct srtpplus_receiver;
+struct srtpplus_sender;
 
 struct moat_session {
     char *id;
@@ -91,6 +96,16 @@ struct moat_session {
     uint64_t drain_deadline_us;
     char *drain_reason;
 
+    /* Flood defence */
+    const moat_prefilter_settings *prefilter;
+    moat_detector detector;
+    moat_stream_guard guard;
+    struct srtpplus_receiver *srtpplus_rx;
+    struct srtpplus_sender *srtpplus_tx;
+    uint64_t first_bad_us;      /* first failed packet since the last calm period */
+    uint64_t first_anomaly_us;
+    uint64_t enforcing_since_us;
+
     /* Plugin */
     const moat_plugin *plugin;
     void *plugin_state;
@@ -102,6 +117,16 @@ void moat_session_media_clear(moat_session *session);
 int moat_session_media_keys(moat_session *session, const moat_srtp_keying *keys);
 void moat_session_media_tick(moat_session *session, uint64_t now_us);
 extern const moat_gateway_calls moat_session_gateway_calls;
+
+/* session_prefilter.c */
+void moat_session_prefilter_init(moat_session *session, const moat_prefilter_settings *settings);
+int moat_session_prefilter_keys(moat_session *session, const moat_srtp_keying *keys);
+void moat_session_prefilter_clear(moat_session *session);
+/* Feed the detector: every datagram, and every failed or dropped one. */
+void moat_session_prefilter_packet(moat_session *session);
+void moat_session_prefilter_bad(moat_session *session);
+void moat_session_prefilter_tick(moat_session *session, uint64_t now_us);
+bool moat_session_enforcing(const moat_session *session);
 
 /* session_data.c */
 void moat_session_data_start(moat_session *session);
@@ -118,6 +143,8 @@ static inline void moat_session_drop(moat_session *session, moat_drop_reason rea
 {
     moat_counter_add(&session->counters.dropped[reason], 1);
     moat_counter_add(&moat_worker_counters_mut(session->worker)->dropped[reason], 1);
+    moat_session_prefilter_bad(session);
+    moat_worker_note_bad_datagram(session->worker);
 }
 
 #endif

@@ -6,6 +6,7 @@
 #include "rtp/rtcp_feedback.h"
 #include "rtp/rtcp_packet.h"
 #include "rtp/rtp_packet.h"
+#include "srtpplus.h"
 
 #include <glib.h>
 #include <openssl/rand.h>
@@ -130,9 +131,18 @@ static int send_protected(moat_session *session, const uint8_t *packet, size_t l
     if (length + 64 > capacity)
         return -1;
     memcpy(buffer, packet, length);
+    /* SRTP+: the chain block goes into the plaintext, the tag after SRTP. */
+    if (session->srtpplus_tx && !rtcp &&
+        srtpplus_sender_prepare_rtp(session->srtpplus_tx, buffer, &length, capacity) != 0)
+        return -1;
     int status = rtcp ? moat_srtp_protect_rtcp(session->srtp, buffer, &length, capacity)
                       : moat_srtp_protect_rtp(session->srtp, buffer, &length, capacity);
     if (status != MOAT_SRTP_OK)
+        return -1;
+    if (session->srtpplus_tx &&
+        (rtcp ? srtpplus_sender_append_tag_rtcp(session->srtpplus_tx, buffer, &length, capacity)
+              : srtpplus_sender_append_tag_rtp(session->srtpplus_tx, buffer, &length, capacity)) !=
+            0)
         return -1;
     moat_worker_send_commit(session->worker, &session->selected, length);
     moat_counters *counters = moat_worker_counters_mut(session->worker);
@@ -195,28 +205,85 @@ static void handle_rtcp(moat_session *session, uint8_t *packet, size_t length)
         session->plugin->on_rtcp(session->plugin_state, packet, length);
 }
 
+static moat_drop_reason reason_of(enum srtpplus_verdict verdict)
+{
+    switch (verdict) {
+    case SRTPPLUS_DROP_INDEX:
+        return MOAT_DROP_INDEX;
+    case SRTPPLUS_DROP_TAG:
+        return MOAT_DROP_TAG;
+    case SRTPPLUS_DROP_REPLAY:
+        return MOAT_DROP_REPLAY;
+    case SRTPPLUS_DROP_BUDGET:
+        return MOAT_DROP_BUDGET;
+    default:
+        return MOAT_DROP_MALFORMED;
+    }
+}
+
+static moat_drop_reason guard_reason(moat_guard_verdict verdict)
+{
+    switch (verdict) {
+    case MOAT_GUARD_DROP_INDEX:
+        return MOAT_DROP_INDEX;
+    case MOAT_GUARD_DROP_UNKNOWN_SSRC:
+        return MOAT_DROP_UNKNOWN_SSRC;
+    default:
+        return MOAT_DROP_BUDGET;
+    }
+}
+
+static void unprotect_failed(moat_session *session, int status)
+{
+    moat_session_drop(session, status == MOAT_SRTP_ERR_REPLAY ? MOAT_DROP_REPLAY : MOAT_DROP_AUTH);
+}
+
+static void receive_rtcp(moat_session *session, uint8_t *data, size_t length, bool enforcing,
+                         uint64_t now)
+{
+    struct srtpplus_check check = {.len = length};
+    if (session->srtpplus_rx) {
+        enum srtpplus_verdict verdict = srtpplus_receiver_check_rtcp(
+            session->srtpplus_rx, data, length, enforcing, now * 1000u, &check);
+        if (srtpplus_verdict_is_drop(verdict)) {
+            moat_session_drop(session, reason_of(verdict));
+            return;
+        }
+        length = check.len;
+    } else if (moat_stream_guard_check_rtcp(&session->guard, enforcing, now) != MOAT_GUARD_PASS) {
+        moat_session_drop(session, MOAT_DROP_BUDGET);
+        return;
+    }
+    int status = moat_srtp_unprotect_rtcp(session->srtp, data, &length);
+    if (status != MOAT_SRTP_OK) {
+        unprotect_failed(session, status);
+        return;
+    }
+    if (session->srtpplus_rx)
+        srtpplus_receiver_confirm_rtcp(session->srtpplus_rx, check.ssrc, check.index);
+    moat_counter_add(&moat_worker_counters_mut(session->worker)->rtcp_received, 1);
+    moat_counter_add(&session->counters.rtcp_received, 1);
+    handle_rtcp(session, data, length);
+}
+
+/* The receive path of DESIGN.md: structure, SRTP+ tag or stream guard, budget,
+ * then srtp_unprotect; cheapest first, each drop with its reason. */
 void moat_session_handle_srtp(moat_session *session, uint8_t *data, size_t length,
                               size_t capacity)
 {
+    moat_session_prefilter_packet(session);
     if (!session->srtp) {
         moat_session_drop(session, MOAT_DROP_NOT_READY);
         return;
     }
-    moat_counters *counters = moat_worker_counters_mut(session->worker);
+    uint64_t now = moat_worker_now_us(session->worker);
+    bool enforcing = moat_session_enforcing(session);
     if (moat_rtp_is_rtcp(data, length)) {
         if (length < 8) {
             moat_session_drop(session, MOAT_DROP_MALFORMED);
             return;
         }
-        int status = moat_srtp_unprotect_rtcp(session->srtp, data, &length);
-        if (status != MOAT_SRTP_OK) {
-            moat_session_drop(session, status == MOAT_SRTP_ERR_REPLAY ? MOAT_DROP_REPLAY
-                                                                      : MOAT_DROP_AUTH);
-            return;
-        }
-        moat_counter_add(&counters->rtcp_received, 1);
-        moat_counter_add(&session->counters.rtcp_received, 1);
-        handle_rtcp(session, data, length);
+        receive_rtcp(session, data, length, enforcing, now);
         return;
     }
     moat_rtp_header header;
@@ -224,17 +291,44 @@ void moat_session_handle_srtp(moat_session *session, uint8_t *data, size_t lengt
         moat_session_drop(session, MOAT_DROP_MALFORMED);
         return;
     }
+    struct srtpplus_check check = {.len = length};
+    uint64_t index = 0;
+    if (session->srtpplus_rx) {
+        enum srtpplus_verdict verdict = srtpplus_receiver_check_rtp(
+            session->srtpplus_rx, data, length, enforcing, now * 1000u, &check);
+        if (srtpplus_verdict_is_drop(verdict)) {
+            moat_session_drop(session, reason_of(verdict));
+            return;
+        }
+        length = check.len;
+    } else {
+        moat_guard_verdict verdict = moat_stream_guard_check_rtp(
+            &session->guard, header.ssrc, header.sequence, enforcing, now, &index);
+        if (verdict != MOAT_GUARD_PASS) {
+            moat_session_drop(session, guard_reason(verdict));
+            return;
+        }
+    }
     int status = moat_srtp_unprotect_rtp(session->srtp, data, &length);
     if (status != MOAT_SRTP_OK) {
-        moat_session_drop(session,
-                          status == MOAT_SRTP_ERR_REPLAY ? MOAT_DROP_REPLAY : MOAT_DROP_AUTH);
+        unprotect_failed(session, status);
         return;
     }
-    moat_counter_add(&counters->rtp_received, 1);
+    if (session->srtpplus_rx) {
+        if (srtpplus_receiver_confirm_rtp(session->srtpplus_rx, data, &length, check.index) ==
+            SRTPPLUS_CONFIRM_UNKNOWN_SSRC) {
+            /* Authenticated, so the SSRC is the peer's: track it from now on. */
+            srtpplus_receiver_add_ssrc(session->srtpplus_rx, header.ssrc,
+                                       (uint32_t)(check.index >> 16));
+            srtpplus_receiver_confirm_rtp(session->srtpplus_rx, data, &length, check.index);
+        }
+    } else {
+        moat_stream_guard_confirm_rtp(&session->guard, header.ssrc, index, now);
+    }
+    moat_counter_add(&moat_worker_counters_mut(session->worker)->rtp_received, 1);
     moat_counter_add(&session->counters.rtp_received, 1);
     moat_incoming_stream *stream = incoming_stream(session, header.ssrc, header.payload_type);
     if (stream) {
-        uint64_t now = moat_worker_now_us(session->worker);
         uint32_t arrival = (uint32_t)(now * stream->clock_rate / 1000000u);
         moat_rtp_receive_stats_update(&stream->stats, header.sequence, header.timestamp, arrival);
         stream->packets++;

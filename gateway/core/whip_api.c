@@ -163,6 +163,7 @@ void moat_whip_handle_offer(moat_gateway *gateway, SoupServerMessage *message,
         .local_pwd = pwd,
         .plugin = plugin,
         .consent_timeout_s = (uint32_t)gateway->config.consent_timeout_s,
+        .prefilter = &gateway->prefilter,
         .on_ended = moat_whip_session_ended,
     };
     moat_session *session = moat_session_new(&session_params, error, sizeof error);

@@ -3,6 +3,7 @@
 #include "core/session.h"
 #include "core/packet_info.h"
 #include "core/worker_receive.h"
+#include "core/log.h"
 #include "ice/ice_checker.h"
 #include "sctp/sctp_stack.h"
 
@@ -47,6 +48,9 @@ struct moat_worker {
     unsigned session_count; /* read by the control thread */
     moat_counters counters;
     moat_ice_checker *ice_checker;
+    const moat_prefilter_settings *prefilter;
+    moat_detector detector;
+    uint64_t detector_on_us;
 
     GHashTable *sessions_by_id;    /* id -> session (owned) */
     GHashTable *sessions_by_ufrag; /* local ufrag -> session */
@@ -186,6 +190,51 @@ moat_counters *moat_worker_counters_mut(moat_worker *worker)
 moat_ice_checker *moat_worker_ice_checker(moat_worker *worker)
 {
     return worker->ice_checker;
+}
+
+void moat_worker_set_prefilter(moat_worker *worker, const moat_prefilter_settings *settings)
+{
+    worker->prefilter = settings;
+    moat_detector_config config = {
+        .mode = settings->mode,
+        .hold_ms = settings->hold_ms,
+        .rate_factor = settings->rate_factor,
+        .min_excess_pps = settings->worker_min_excess_pps,
+        .auth_failures_per_s = settings->worker_failures_per_s,
+        .declared_pps = 0,
+    };
+    moat_detector_init(&worker->detector, &config, 0);
+}
+
+bool moat_worker_enforcing(const moat_worker *worker)
+{
+    return worker->prefilter && moat_detector_enforcing(&worker->detector);
+}
+
+static void report_worker_event(moat_worker *worker, moat_detector_event event)
+{
+    if (event == MOAT_DETECTOR_EVENT_ON) {
+        worker->detector_on_us = worker->now_us;
+        moat_counter_add(&worker->counters.worker_detector_switches_on, 1);
+        moat_log_warn("prefilter", "worker %u: socket detector on (%s), ingress %.0f pkt/s",
+                      worker->index, moat_anomaly_name(worker->detector.last_anomaly),
+                      moat_detector_rate(&worker->detector));
+    } else if (event == MOAT_DETECTOR_EVENT_OFF) {
+        moat_log_info("prefilter", "worker %u: socket detector off after %.1f s", worker->index,
+                      (worker->now_us - worker->detector_on_us) / 1e6);
+    }
+}
+
+void moat_worker_note_datagram(moat_worker *worker)
+{
+    if (worker->prefilter)
+        report_worker_event(worker, moat_detector_on_packet(&worker->detector, worker->now_us));
+}
+
+void moat_worker_note_bad_datagram(moat_worker *worker)
+{
+    if (worker->prefilter)
+        report_worker_event(worker, moat_detector_on_failure(&worker->detector, worker->now_us));
 }
 
 bool moat_worker_is_current(const moat_worker *worker)
@@ -348,6 +397,8 @@ static void tick_sessions(moat_worker *worker)
     /* usrsctp's clock: the first worker to call drives it, every worker gets
      * its own associations' pending work delivered on its own thread. */
     moat_sctp_stack_handle_timers((uint32_t)(expirations * MOAT_WORKER_TICK_MS));
+    if (worker->prefilter)
+        report_worker_event(worker, moat_detector_tick(&worker->detector, worker->now_us));
     GList *sessions = g_hash_table_get_values(worker->sessions_by_id);
     for (GList *it = sessions; it; it = it->next) {
         moat_session *session = it->data;

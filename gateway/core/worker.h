@@ -6,6 +6,7 @@
 #define MOAT_WORKER_H
 
 #include "core/counters.h"
+#include "prefilter/prefilter_settings.h"
 
 #include <netinet/in.h>
 #include <stdbool.h>
@@ -33,6 +34,8 @@ typedef struct moat_ice_checker moat_ice_checker;
  * starts. */
 moat_worker *moat_worker_new(unsigned index, const char *bind_address, uint16_t port, char *error,
                              size_t error_size);
+/* Before start: the prefilter settings, which must outlive the worker. */
+void moat_worker_set_prefilter(moat_worker *worker, const moat_prefilter_settings *settings);
 int moat_worker_start(moat_worker *worker, char *error, size_t error_size);
 /* Asks the thread to finish, waits for it, and closes every session. */
 void moat_worker_stop(moat_worker *worker);
@@ -52,6 +55,12 @@ void moat_worker_post(moat_worker *worker, moat_worker_task_fn task, void *data,
 
 /* ---- worker thread only ---- */
 bool moat_worker_is_current(const moat_worker *worker);
+/* The worker socket's detector enforces (a flood over many 5-tuples): every
+ * transport of the worker then enforces too. */
+bool moat_worker_enforcing(const moat_worker *worker);
+/* Feeds the worker socket's detector. */
+void moat_worker_note_datagram(moat_worker *worker);
+void moat_worker_note_bad_datagram(moat_worker *worker);
 uint64_t moat_worker_now_us(const moat_worker *worker);
 moat_counters *moat_worker_counters_mut(moat_worker *worker);
 moat_ice_checker *moat_worker_ice_checker(moat_worker *worker);

@@ -36,6 +36,7 @@ void moat_receive_batch_clear(moat_receive_batch *batch)
 static void drop(moat_worker *worker, moat_drop_reason reason)
 {
     moat_counter_add(&moat_worker_counters_mut(worker)->dropped[reason], 1);
+    moat_worker_note_bad_datagram(worker);
 }
 
 static void dispatch_stun(moat_worker *worker, const moat_path *path, uint8_t *data,
@@ -101,6 +102,7 @@ void moat_worker_receive(moat_worker *worker, int socket_fd, moat_receive_batch 
         for (int i = 0; i < n; i++) {
             size_t length = batch->headers[i].msg_len;
             moat_counter_add(&counters->bytes_received, length);
+            moat_worker_note_datagram(worker);
             if (batch->addresses[i].sin6_family != AF_INET6) {
                 drop(worker, MOAT_DROP_MALFORMED);
                 continue;

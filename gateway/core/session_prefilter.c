@@ -1,0 +1,156 @@
+/* The session's flood defence: the SRTP+ sender and receiver when the peer
+ * negotiated SRTP+, the structural stream guard when it did not, and the
+ * transport's anomaly detector that decides when either enforces. */
+#include "core/session_internal.h"
+
+#include "srtpplus.h"
+
+#include <string.h>
+
+static enum srtpplus_profile srtpplus_profile_of(moat_srtp_profile profile)
+{
+    switch (profile) {
+    case MOAT_SRTP_PROFILE_AES128_CM_SHA1_32:
+        return SRTPPLUS_PROFILE_AES128_CM_SHA1_32;
+    case MOAT_SRTP_PROFILE_AEAD_AES_128_GCM:
+        return SRTPPLUS_PROFILE_AEAD_AES_128_GCM;
+    default:
+        return SRTPPLUS_PROFILE_AES128_CM_SHA1_80;
+    }
+}
+
+/* What the SDP lets a transport expect, so a fresh transport has a rate to
+ * compare against before it learned one. */
+static uint32_t declared_pps(const moat_session *session)
+{
+    uint32_t pps = 0;
+    for (size_t i = 0; i < session->n_media; i++) {
+        if (!session->media[i].peer_sends)
+            continue;
+        pps += session->media[i].kind == MOAT_MEDIA_KIND_VIDEO ? 400 : 60;
+    }
+    return pps + 20; /* RTCP */
+}
+
+void moat_session_prefilter_init(moat_session *session, const moat_prefilter_settings *settings)
+{
+    session->prefilter = settings;
+    moat_detector_config detector = {
+        .mode = settings->mode,
+        .hold_ms = settings->hold_ms,
+        .rate_factor = settings->rate_factor,
+        .min_excess_pps = settings->min_excess_pps,
+        .auth_failures_per_s = settings->auth_failures_per_s,
+        .declared_pps = declared_pps(session),
+    };
+    moat_detector_init(&session->detector, &detector, 0);
+    moat_stream_guard_config guard = {
+        .window_behind = settings->window_behind,
+        .window_ahead = settings->window_ahead,
+        .budget_factor = settings->legacy_budget_factor,
+        .budget_min_pps = settings->budget_min_pps,
+    };
+    moat_stream_guard_init(&session->guard, &guard);
+    for (size_t i = 0; i < session->n_media; i++) {
+        moat_stream_guard_declare(&session->guard, session->media[i].remote_ssrc);
+        moat_stream_guard_declare(&session->guard, session->media[i].remote_rtx_ssrc);
+    }
+}
+
+int moat_session_prefilter_keys(moat_session *session, const moat_srtp_keying *keys)
+{
+    if (!session->negotiation.srtpplus)
+        return 0;
+    const moat_sdp_srtpplus *scheme = &session->negotiation.srtpplus_scheme;
+    enum srtpplus_scheme kind =
+        strcmp(scheme->scheme, "chain") == 0 ? SRTPPLUS_SCHEME_CHAIN : SRTPPLUS_SCHEME_PRN;
+    enum srtpplus_profile profile = srtpplus_profile_of(keys->profile);
+
+    struct srtpplus_receiver_config rx;
+    srtpplus_receiver_config_init(&rx, kind, profile);
+    rx.chain.depth = scheme->depth;
+    rx.chain.copies = scheme->copies;
+    rx.window_behind = session->prefilter->window_behind;
+    rx.window_ahead = session->prefilter->window_ahead;
+    rx.budget_rate = session->prefilter->budget_min_pps;
+    rx.budget_burst = session->prefilter->budget_min_pps;
+    if (srtpplus_receiver_new(&rx, keys->remote_key, keys->key_length, keys->remote_salt,
+                              keys->salt_length, &session->srtpplus_rx) != 0)
+        return -1;
+    struct srtpplus_sender_config tx;
+    srtpplus_sender_config_init(&tx, kind, profile);
+    tx.chain.depth = scheme->depth;
+    tx.chain.copies = scheme->copies;
+    if (srtpplus_sender_new(&tx, keys->local_key, keys->key_length, keys->local_salt,
+                            keys->salt_length, &session->srtpplus_tx) != 0)
+        return -1;
+    for (size_t i = 0; i < session->n_media; i++) {
+        if (session->media[i].remote_ssrc)
+            srtpplus_receiver_add_ssrc(session->srtpplus_rx, session->media[i].remote_ssrc, 0);
+    }
+    moat_log_info("prefilter", "session %s: SRTP+ %s (depth %u, copies %u)", session->id,
+                  scheme->scheme, scheme->depth, scheme->copies);
+    return 0;
+}
+
+void moat_session_prefilter_clear(moat_session *session)
+{
+    srtpplus_receiver_free(session->srtpplus_rx);
+    srtpplus_sender_free(session->srtpplus_tx);
+    session->srtpplus_rx = NULL;
+    session->srtpplus_tx = NULL;
+}
+
+static void report_event(moat_session *session, moat_detector_event event, const char *scope)
+{
+    if (event == MOAT_DETECTOR_EVENT_NONE)
+        return;
+    moat_counters *counters = moat_worker_counters_mut(session->worker);
+    uint64_t now = moat_worker_now_us(session->worker);
+    if (event == MOAT_DETECTOR_EVENT_ON) {
+        moat_counter_add(&counters->detector_switches_on, 1);
+        session->first_anomaly_us = session->first_anomaly_us ? session->first_anomaly_us : now;
+        moat_log_warn("prefilter",
+                      "session %s: detector on (%s: %s), %.1f ms after the first bad packet, "
+                      "ingress %.0f pkt/s",
+                      session->id, scope, moat_anomaly_name(session->detector.last_anomaly),
+                      (now - session->first_bad_us) / 1000.0, moat_detector_rate(&session->detector));
+        session->enforcing_since_us = now;
+    } else {
+        moat_counter_add(&counters->detector_switches_off, 1);
+        moat_log_info("prefilter", "session %s: detector off after %.1f s", session->id,
+                      (now - session->enforcing_since_us) / 1e6);
+        session->first_bad_us = 0;
+    }
+}
+
+void moat_session_prefilter_packet(moat_session *session)
+{
+    uint64_t now = moat_worker_now_us(session->worker);
+    report_event(session, moat_detector_on_packet(&session->detector, now), "transport");
+}
+
+void moat_session_prefilter_bad(moat_session *session)
+{
+    uint64_t now = moat_worker_now_us(session->worker);
+    if (!session->first_bad_us)
+        session->first_bad_us = now;
+    report_event(session, moat_detector_on_failure(&session->detector, now), "transport");
+}
+
+void moat_session_prefilter_tick(moat_session *session, uint64_t now_us)
+{
+    moat_detector_event event = moat_detector_tick(&session->detector, now_us);
+    report_event(session, event, "transport");
+    if (session->srtpplus_rx && srtpplus_receiver_maintenance_pending(session->srtpplus_rx))
+        srtpplus_receiver_maintain(session->srtpplus_rx);
+    if (!moat_detector_enforcing(&session->detector) && session->first_bad_us &&
+        now_us - session->first_bad_us > 1000000u && session->detector.window_failures == 0)
+        session->first_bad_us = 0;
+}
+
+bool moat_session_enforcing(const moat_session *session)
+{
+    return moat_detector_enforcing(&session->detector) ||
+           moat_worker_enforcing(session->worker);
+}
