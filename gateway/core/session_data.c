@@ -65,14 +65,16 @@ static void sctp_sender_dry(void *user)
 {
 }
 
-static void flush_queue(moat_session *session)
+/* Hands queued messages to the association until it is full. true once the
+ * queue is empty. */
+static bool flush_queue(moat_session *session)
 {
     queued_message *message;
     while (session->sctp && (message = g_queue_peek_head(&session->data_queue))) {
         int status = moat_sctp_association_send(session->sctp, message->stream_id, message->ppid,
                                                 message->data, message->length);
         if (status == -EAGAIN)
-            return;
+            return false;
         g_queue_pop_head(&session->data_queue);
         session->data_queued_bytes -= message->length;
         if (status == 0) {
@@ -82,11 +84,24 @@ static void flush_queue(moat_session *session)
         }
         g_free(message);
     }
+    return true;
+}
+
+/* SHUTDOWN refuses every later send, so it waits until the queue is empty;
+ * the association itself then waits for the peer's acknowledgements. */
+static void shutdown_when_flushed(moat_session *session)
+{
+    if (session->sctp && flush_queue(session))
+        moat_sctp_association_shutdown(session->sctp);
 }
 
 static void sctp_writable(void *user)
 {
-    flush_queue(user);
+    moat_session *session = user;
+    if (session->draining)
+        shutdown_when_flushed(session);
+    else
+        flush_queue(session);
 }
 
 static const moat_sctp_callbacks sctp_callbacks = {
@@ -158,10 +173,10 @@ bool moat_session_data_begin_drain(moat_session *session)
 {
     if (!session->sctp || !session->sctp_up)
         return false;
-    /* Queued messages first, then SCTP SHUTDOWN, which completes only once
-     * the peer acknowledged everything: nothing sent is lost. */
-    flush_queue(session);
-    moat_sctp_association_shutdown(session->sctp);
+    /* Queued messages first (the rest follow as the association takes them,
+     * see sctp_writable), then SCTP SHUTDOWN, which completes only once the
+     * peer acknowledged everything: nothing sent is lost. */
+    shutdown_when_flushed(session);
     return true;
 }
 

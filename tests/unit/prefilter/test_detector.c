@@ -1,0 +1,151 @@
+/* The anomaly detector on synthetic traffic with the clock passed in. */
+#include "prefilter/detector.h"
+
+#include <glib.h>
+
+static moat_detector_config auto_config(void)
+{
+    moat_detector_config config = {
+        .mode = MOAT_DETECTOR_MODE_AUTO,
+        .hold_ms = 2000,
+        .rate_factor = 4.0,
+        .min_excess_pps = 200,
+        .auth_failures_per_s = 50,
+        .declared_pps = 100,
+    };
+    return config;
+}
+
+/* `pps` packets per second from `start` for `duration` µs, ticking every 10 ms. */
+static uint64_t feed(moat_detector *d, uint64_t start, uint64_t duration, uint32_t pps,
+                     int *events_on, int *events_off)
+{
+    uint64_t interval = 1000000u / pps;
+    uint64_t next_tick = start;
+    for (uint64_t t = start; t < start + duration; t += interval) {
+        while (next_tick <= t) {
+            moat_detector_event e = moat_detector_tick(d, next_tick);
+            *events_on += e == MOAT_DETECTOR_EVENT_ON;
+            *events_off += e == MOAT_DETECTOR_EVENT_OFF;
+            next_tick += 10000;
+        }
+        moat_detector_event e = moat_detector_on_packet(d, t);
+        *events_on += e == MOAT_DETECTOR_EVENT_ON;
+    }
+    return start + duration;
+}
+
+static void test_steady_traffic_stays_off(void)
+{
+    moat_detector d;
+    moat_detector_config config = auto_config();
+    moat_detector_init(&d, &config, 0);
+    int on = 0, off = 0;
+    feed(&d, 0, 10 * 1000000u, 50, &on, &off);
+    g_assert_cmpint(on, ==, 0);
+    g_assert_false(moat_detector_enforcing(&d));
+    g_assert_cmpfloat_with_epsilon(d.baseline_pps, 50.0, 15.0);
+}
+
+static void test_keyframe_bursts_stay_off(void)
+{
+    moat_detector d;
+    moat_detector_config config = auto_config();
+    config.declared_pps = 460;
+    moat_detector_init(&d, &config, 0);
+    int on = 0, off = 0;
+    uint64_t t = 0;
+    GRand *rand = g_rand_new_with_seed(3);
+    for (int second = 0; second < 20; second++) {
+        /* 300 pkt/s with 10 % jitter, and a 60-packet keyframe every second. */
+        for (int i = 0; i < 300; i++) {
+            uint64_t at = t + (uint64_t)i * 3333 + g_rand_int_range(rand, 0, 333);
+            moat_detector_tick(&d, at);
+            if (moat_detector_on_packet(&d, at) == MOAT_DETECTOR_EVENT_ON)
+                on++;
+        }
+        for (int i = 0; i < 60; i++) {
+            if (moat_detector_on_packet(&d, t + 500000 + (uint64_t)i * 100) ==
+                MOAT_DETECTOR_EVENT_ON)
+                on++;
+        }
+        t += 1000000;
+    }
+    g_rand_free(rand);
+    g_assert_cmpint(on, ==, 0);
+    (void)off;
+}
+
+static void test_auth_failures_switch_on_fast_and_off_after_hold(void)
+{
+    moat_detector d;
+    moat_detector_config config = auto_config();
+    moat_detector_init(&d, &config, 0);
+    int on = 0, off = 0;
+    uint64_t t = feed(&d, 0, 3 * 1000000u, 50, &on, &off);
+    /* A flood of forged packets, each failing authentication. */
+    uint64_t flood_start = t, switched = 0;
+    for (int i = 0; i < 5000; i++) { /* 10 000 pkt/s for 0.5 s */
+        uint64_t at = flood_start + (uint64_t)i * 100;
+        if (i % 100 == 0)
+            moat_detector_tick(&d, at);
+        moat_detector_on_packet(&d, at);
+        if (moat_detector_on_failure(&d, at) == MOAT_DETECTOR_EVENT_ON)
+            switched = at;
+    }
+    g_assert_cmpuint(switched, >, 0);
+    g_assert_cmpuint(switched - flood_start, <, 100000);
+    g_assert_true(moat_detector_enforcing(&d));
+    g_assert_cmpint(d.last_anomaly, ==, MOAT_ANOMALY_AUTH_FAILURES);
+    /* Flood over at 0.5 s; calm traffic: off after the hold, not before. */
+    uint64_t flood_end = flood_start + 500000;
+    on = off = 0;
+    uint64_t after = feed(&d, flood_end, 1900000, 50, &on, &off);
+    g_assert_cmpint(off, ==, 0);
+    feed(&d, after, 1000000, 50, &on, &off);
+    g_assert_cmpint(off, ==, 1);
+    g_assert_false(moat_detector_enforcing(&d));
+    g_assert_cmpuint(d.switches_on, ==, 1);
+    g_assert_cmpuint(d.switches_off, ==, 1);
+}
+
+static void test_rate_anomaly(void)
+{
+    moat_detector d;
+    moat_detector_config config = auto_config();
+    moat_detector_init(&d, &config, 0);
+    int on = 0, off = 0;
+    uint64_t t = feed(&d, 0, 3 * 1000000u, 50, &on, &off);
+    g_assert_cmpint(on, ==, 0);
+    feed(&d, t, 200000, 5000, &on, &off); /* no failures, just volume */
+    g_assert_cmpint(on, ==, 1);
+    g_assert_cmpint(d.last_anomaly, ==, MOAT_ANOMALY_RATE);
+}
+
+static void test_modes(void)
+{
+    moat_detector d;
+    moat_detector_config config = auto_config();
+    config.mode = MOAT_DETECTOR_MODE_ALWAYS;
+    moat_detector_init(&d, &config, 0);
+    g_assert_true(moat_detector_enforcing(&d));
+    int on = 0, off = 0;
+    feed(&d, 0, 5 * 1000000u, 50, &on, &off);
+    g_assert_true(moat_detector_enforcing(&d));
+    config.mode = MOAT_DETECTOR_MODE_OFF;
+    moat_detector_init(&d, &config, 0);
+    for (int i = 0; i < 10000; i++)
+        moat_detector_on_failure(&d, (uint64_t)i * 10);
+    g_assert_false(moat_detector_enforcing(&d));
+}
+
+int main(int argc, char **argv)
+{
+    g_test_init(&argc, &argv, NULL);
+    g_test_add_func("/detector/steady", test_steady_traffic_stays_off);
+    g_test_add_func("/detector/keyframe-bursts", test_keyframe_bursts_stay_off);
+    g_test_add_func("/detector/auth-failures", test_auth_failures_switch_on_fast_and_off_after_hold);
+    g_test_add_func("/detector/rate", test_rate_anomaly);
+    g_test_add_func("/detector/modes", test_modes);
+    return g_test_run();
+}
