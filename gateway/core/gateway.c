@@ -2,6 +2,7 @@
 
 #include "core/http_server.h"
 #include "core/log.h"
+#include "core/stats_snapshot.h"
 #include "core/session_internal.h"
 #include "core/whip_api.h"
 #include "dtls/certificate.h"
@@ -176,6 +177,7 @@ int moat_gateway_start(moat_gateway *gateway, char *error, size_t error_size)
         if (moat_worker_start(gateway->workers[i], error, error_size) != 0)
             return -1;
     }
+    gateway->stats = moat_stats_snapshot_start(gateway);
     moat_log_info("gateway",
                   "moat %s up: http %s:%d, %u media workers on udp %d-%d, fingerprint %s",
                   MOAT_VERSION, gateway->config.http_bind, gateway->config.http_port,
@@ -191,6 +193,8 @@ void moat_gateway_stop(moat_gateway *gateway)
 {
     moat_http_server_stop(gateway->http);
     gateway->http = NULL;
+    moat_stats_snapshot_stop(gateway->stats);
+    gateway->stats = NULL;
     for (unsigned i = 0; i < gateway->n_workers; i++)
         moat_worker_free(gateway->workers[i]);
     g_free(gateway->workers);

@@ -16,6 +16,7 @@
 typedef struct moat_certificate moat_certificate;
 typedef struct moat_dtls_context moat_dtls_context;
 typedef struct moat_http_server moat_http_server;
+typedef struct moat_stats_snapshot moat_stats_snapshot;
 
 #define MOAT_MAX_CANDIDATE_ADDRESSES 16
 
@@ -30,6 +31,7 @@ typedef struct moat_gateway {
     moat_plugin_registry *plugins;
     moat_session_registry *sessions;
     moat_http_server *http;
+    moat_stats_snapshot *stats;
     GMainLoop *loop;
     /* Host candidate addresses (text), shared by every worker's port. */
     char candidate_addresses[MOAT_MAX_CANDIDATE_ADDRESSES][64];

@@ -1,6 +1,7 @@
 #include "core/metrics.h"
 
 #include "core/counters.h"
+#include "core/stats_snapshot.h"
 
 #include <stddef.h>
 
@@ -96,6 +97,8 @@ char *moat_metrics_render(moat_gateway *gateway)
             moat_drop_reason_name(reason),
             sum_field(gateway, offsetof(moat_counters, dropped) + sizeof(uint64_t) * reason));
     }
+    if (gateway->stats)
+        moat_stats_snapshot_prometheus(gateway->stats, out);
     g_string_append(out, "# HELP moat_up 1 while the gateway runs\n# TYPE moat_up gauge\nmoat_up 1\n");
     return g_string_free(out, FALSE);
 }

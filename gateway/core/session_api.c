@@ -1,6 +1,7 @@
 #include "core/session_api.h"
 
 #include "core/http_reply.h"
+#include "core/stats_snapshot.h"
 
 #include <jansson.h>
 #include <string.h>
@@ -30,6 +31,11 @@ void moat_session_api_handle(moat_gateway *gateway, SoupServerMessage *message, 
         json_t *sessions = json_array();
         moat_session_registry_foreach(gateway->sessions, add_record, sessions);
         reply_json(message, 200, json_pack("{s:o}", "sessions", sessions));
+        return;
+    }
+    if (strcmp(path, "/api/stats") == 0 && strcmp(method, "GET") == 0) {
+        char *body = moat_stats_snapshot_json(gateway->stats);
+        moat_http_reply(message, 200, "application/json", body, strlen(body));
         return;
     }
     if (strcmp(path, "/api/plugins") == 0 && strcmp(method, "GET") == 0) {

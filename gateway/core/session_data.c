@@ -61,9 +61,7 @@ static void sctp_association_state(void *user, bool up)
                   up ? "up" : "down");
 }
 
-static void sctp_sender_dry(void *user)
-{
-}
+static void sctp_sender_dry(void *user) {}
 
 /* Hands queued messages to the association until it is full. true once the
  * queue is empty. */
@@ -104,6 +102,12 @@ static void sctp_writable(void *user)
         flush_queue(session);
 }
 
+static void sctp_message_abandoned(void *user, uint16_t stream_id)
+{
+    moat_session *session = user;
+    moat_counter_add(&moat_worker_counters_mut(session->worker)->data_messages_abandoned, 1);
+}
+
 static const moat_sctp_callbacks sctp_callbacks = {
     .send_packet = sctp_send_packet,
     .channel_open = sctp_channel_open,
@@ -112,6 +116,7 @@ static const moat_sctp_callbacks sctp_callbacks = {
     .association_state = sctp_association_state,
     .sender_dry = sctp_sender_dry,
     .writable = sctp_writable,
+    .message_abandoned = sctp_message_abandoned,
 };
 
 void moat_session_data_start(moat_session *session)
@@ -119,14 +124,13 @@ void moat_session_data_start(moat_session *session)
     if (session->sctp)
         return;
     char error[256];
-    uint16_t remote_port = session->negotiation.remote_sctp_port
-                               ? session->negotiation.remote_sctp_port
-                               : SCTP_PORT;
+    uint16_t remote_port =
+        session->negotiation.remote_sctp_port ? session->negotiation.remote_sctp_port : SCTP_PORT;
     g_queue_init(&session->data_queue);
-    session->sctp = moat_sctp_association_new(
-        session->dtls_role == MOAT_DTLS_ROLE_CLIENT, SCTP_PORT, remote_port,
-        session->negotiation.remote_max_message_size, &sctp_callbacks, session, error,
-        sizeof error);
+    session->sctp =
+        moat_sctp_association_new(session->dtls_role == MOAT_DTLS_ROLE_CLIENT, SCTP_PORT,
+                                  remote_port, session->negotiation.remote_max_message_size,
+                                  &sctp_callbacks, session, error, sizeof error);
     if (!session->sctp) {
         moat_log_warn("datachannel", "session %s: %s", session->id, error);
         return;
@@ -187,12 +191,6 @@ bool moat_session_data_drained(const moat_session *session)
 
 void moat_session_data_clear(moat_session *session)
 {
-    if (session->sctp) {
-        moat_sctp_counters counters;
-        moat_sctp_association_counters(session->sctp, &counters);
-        moat_counter_add(&moat_worker_counters_mut(session->worker)->data_messages_abandoned,
-                         counters.messages_abandoned);
-    }
     moat_sctp_association_free(session->sctp);
     session->sctp = NULL;
     session->sctp_up = false;

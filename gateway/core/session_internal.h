@@ -5,8 +5,6 @@
 #define MOAT_SESSION_INTERNAL_H
 
 #include "core/counters.h"
-
-#include <glib.h>
 #include "core/log.h"
 #include "core/session.h"
 #include "dtls/dtls_transport.h"
@@ -17,6 +15,8 @@
 #include "rtp/rtp_receive_stats.h"
 #include "sdp/sdp.h"
 #include "srtp/srtp_session.h"
+
+#include <glib.h>
 
 #define MOAT_SESSION_MAX_STREAMS 16
 #define MOAT_SESSION_MAX_TUPLES 8
@@ -105,6 +105,7 @@ struct moat_session {
     uint64_t first_bad_us;      /* first failed packet since the last calm period */
     uint64_t first_anomaly_us;
     uint64_t enforcing_since_us;
+    uint64_t last_detection_delay_us; /* first bad packet -> enforcing, last switch */
 
     /* Plugin */
     const moat_plugin *plugin;

@@ -5,6 +5,8 @@
 
 #include "srtpplus.h"
 
+#include <jansson.h>
+
 #include <string.h>
 
 static enum srtpplus_profile srtpplus_profile_of(moat_srtp_profile profile)
@@ -116,6 +118,7 @@ static void report_event(moat_session *session, moat_detector_event event, const
                       session->id, scope, moat_anomaly_name(session->detector.last_anomaly),
                       (now - session->first_bad_us) / 1000.0, moat_detector_rate(&session->detector));
         session->enforcing_since_us = now;
+        session->last_detection_delay_us = now - session->first_bad_us;
     } else {
         moat_counter_add(&counters->detector_switches_off, 1);
         moat_log_info("prefilter", "session %s: detector off after %.1f s", session->id,
@@ -153,4 +156,27 @@ bool moat_session_enforcing(const moat_session *session)
 {
     return moat_detector_enforcing(&session->detector) ||
            moat_worker_enforcing(session->worker);
+}
+
+json_t *moat_session_describe(const moat_session *session)
+{
+    json_t *drops = json_object();
+    for (int reason = 0; reason < MOAT_DROP_REASON_COUNT; reason++)
+        json_object_set_new(drops, moat_drop_reason_name(reason),
+                            json_integer((json_int_t)session->counters.dropped[reason]));
+    const moat_detector *detector = &session->detector;
+    json_t *srtpplus = session->srtpplus_rx
+                           ? json_string(session->negotiation.srtpplus_scheme.scheme)
+                           : json_null();
+    return json_pack(
+        "{s:s, s:b, s:o, s:o, s:I, s:I, s:{s:b, s:s, s:f, s:f, s:I, s:I, s:f, s:f}}", "id",
+        session->id, "enforcing", moat_session_enforcing(session), "srtpplus", srtpplus, "drops",
+        drops, "rtp_received", (json_int_t)session->counters.rtp_received, "rtp_sent",
+        (json_int_t)session->counters.rtp_sent, "detector", "enforcing",
+        moat_detector_enforcing(detector), "last_anomaly", moat_anomaly_name(detector->last_anomaly),
+        "ingress_pps", moat_detector_rate(detector), "baseline_pps", detector->baseline_pps,
+        "switches_on", (json_int_t)detector->switches_on, "switches_off",
+        (json_int_t)detector->switches_off, "enforcing_since_s",
+        session->enforcing_since_us / 1e6, "detection_delay_ms",
+        session->last_detection_delay_us / 1000.0);
 }

@@ -10,6 +10,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <glib.h>
+#include <jansson.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
@@ -235,6 +236,23 @@ void moat_worker_note_bad_datagram(moat_worker *worker)
 {
     if (worker->prefilter)
         report_worker_event(worker, moat_detector_on_failure(&worker->detector, worker->now_us));
+}
+
+json_t *moat_worker_describe(moat_worker *worker)
+{
+    json_t *transports = json_array();
+    GHashTableIter it;
+    gpointer key, value;
+    g_hash_table_iter_init(&it, worker->sessions_by_id);
+    while (g_hash_table_iter_next(&it, &key, &value)) {
+        json_t *transport = moat_session_describe(value);
+        json_object_set_new(transport, "worker", json_integer(worker->index));
+        json_array_append_new(transports, transport);
+    }
+    return json_pack("{s:i, s:b, s:f, s:I, s:o}", "index", (int)worker->index, "enforcing",
+                     moat_worker_enforcing(worker), "ingress_pps",
+                     moat_detector_rate(&worker->detector), "switches_on",
+                     (json_int_t)worker->detector.switches_on, "transports", transports);
 }
 
 bool moat_worker_is_current(const moat_worker *worker)

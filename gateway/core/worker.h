@@ -54,6 +54,8 @@ void moat_worker_post(moat_worker *worker, moat_worker_task_fn task, void *data,
                       void (*release)(void *data));
 
 /* ---- worker thread only ---- */
+/* {index, enforcing, ingress_pps, transports: [...]} for the stats snapshot. */
+struct json_t *moat_worker_describe(moat_worker *worker);
 bool moat_worker_is_current(const moat_worker *worker);
 /* The worker socket's detector enforces (a flood over many 5-tuples): every
  * transport of the worker then enforces too. */

@@ -45,6 +45,9 @@ typedef struct {
     /* Optional (may be NULL): a send returned -EAGAIN and there is room in
      * the send buffer again. */
     void (*writable)(void *user);
+    /* Optional (may be NULL): SCTP gave up on one of our messages on a
+     * partially reliable channel (it is counted in messages_abandoned). */
+    void (*message_abandoned)(void *user, uint16_t stream_id);
 } moat_sctp_callbacks;
 
 typedef struct {

@@ -70,6 +70,8 @@ static void send_failed(moat_sctp_association *a, const uint8_t *data, size_t le
     if (ch == NULL || (ch->info.max_retransmits < 0 && ch->info.max_lifetime_ms < 0))
         return; /* reliable data is only lost with the association */
     a->counters.messages_abandoned++;
+    if (a->cb.message_abandoned != NULL)
+        a->cb.message_abandoned(a->user, event.ssfe_info.snd_sid);
 }
 
 static void stream_change(moat_sctp_association *a, const uint8_t *data, size_t length)

@@ -1,0 +1,159 @@
+#include "core/stats_snapshot.h"
+
+#include "core/session.h"
+
+#include <jansson.h>
+
+/* Beyond this many transports /metrics keeps only totals (cardinality). */
+#define MAX_TRANSPORT_SERIES 100
+#define REFRESH_MS 500
+
+typedef struct snapshot_reply snapshot_reply;
+
+struct moat_stats_snapshot {
+    moat_gateway *gateway;
+    guint timer;
+    json_t **latest; /* per worker; owned */
+    unsigned n_workers;
+    /* Replies in flight hold a reference, so a stop never frees under them. */
+    gint refcount;
+    bool stopped;
+};
+
+struct snapshot_reply {
+    moat_stats_snapshot *snapshot;
+    unsigned worker;
+    json_t *description;
+};
+
+static void snapshot_unref(moat_stats_snapshot *snapshot)
+{
+    if (!g_atomic_int_dec_and_test(&snapshot->refcount))
+        return;
+    for (unsigned i = 0; i < snapshot->n_workers; i++)
+        json_decref(snapshot->latest[i]);
+    g_free(snapshot->latest);
+    g_free(snapshot);
+}
+
+static gboolean store_reply(gpointer data)
+{
+    snapshot_reply *reply = data;
+    moat_stats_snapshot *snapshot = reply->snapshot;
+    if (!snapshot->stopped && reply->worker < snapshot->n_workers) {
+        json_decref(snapshot->latest[reply->worker]);
+        snapshot->latest[reply->worker] = reply->description;
+        reply->description = NULL;
+    }
+    return G_SOURCE_REMOVE;
+}
+
+static void free_reply(gpointer data)
+{
+    snapshot_reply *reply = data;
+    json_decref(reply->description);
+    snapshot_unref(reply->snapshot);
+    g_free(reply);
+}
+
+static void describe_task(moat_worker *worker, void *data)
+{
+    snapshot_reply *reply = data;
+    reply->description = moat_worker_describe(worker);
+    g_main_context_invoke_full(NULL, G_PRIORITY_DEFAULT, store_reply, reply, free_reply);
+}
+
+static void release_reply(void *data)
+{
+    free_reply(data);
+}
+
+static gboolean refresh(gpointer data)
+{
+    moat_stats_snapshot *snapshot = data;
+    for (unsigned i = 0; i < snapshot->n_workers; i++) {
+        snapshot_reply *reply = g_new0(snapshot_reply, 1);
+        reply->snapshot = snapshot;
+        reply->worker = i;
+        g_atomic_int_inc(&snapshot->refcount);
+        moat_worker_post(snapshot->gateway->workers[i], describe_task, reply, release_reply);
+    }
+    return G_SOURCE_CONTINUE;
+}
+
+moat_stats_snapshot *moat_stats_snapshot_start(moat_gateway *gateway)
+{
+    moat_stats_snapshot *snapshot = g_new0(moat_stats_snapshot, 1);
+    snapshot->gateway = gateway;
+    snapshot->n_workers = gateway->n_workers;
+    snapshot->latest = g_new0(json_t *, gateway->n_workers);
+    snapshot->refcount = 1;
+    snapshot->timer = g_timeout_add(REFRESH_MS, refresh, snapshot);
+    refresh(snapshot);
+    return snapshot;
+}
+
+void moat_stats_snapshot_stop(moat_stats_snapshot *snapshot)
+{
+    if (!snapshot)
+        return;
+    g_source_remove(snapshot->timer);
+    snapshot->stopped = true;
+    snapshot_unref(snapshot);
+}
+
+char *moat_stats_snapshot_json(moat_stats_snapshot *snapshot)
+{
+    json_t *workers = json_array();
+    json_t *transports = json_array();
+    for (unsigned i = 0; i < snapshot->n_workers; i++) {
+        json_t *worker = snapshot->latest[i];
+        if (!worker)
+            continue;
+        json_t *copy = json_deep_copy(worker);
+        json_t *sessions = json_object_get(copy, "transports");
+        json_array_extend(transports, sessions);
+        json_object_del(copy, "transports");
+        json_array_append_new(workers, copy);
+    }
+    json_t *root = json_pack("{s:f, s:o, s:o}", "time", g_get_real_time() / 1e6, "workers",
+                             workers, "transports", transports);
+    char *text = json_dumps(root, JSON_COMPACT);
+    json_decref(root);
+    char *result = g_strdup(text);
+    free(text);
+    return result;
+}
+
+void moat_stats_snapshot_prometheus(moat_stats_snapshot *snapshot, GString *out)
+{
+    g_string_append(out, "# HELP moat_detector_state Detector state per transport "
+                         "(1 enforcing, 0 off)\n# TYPE moat_detector_state gauge\n");
+    unsigned written = 0, enforcing = 0;
+    for (unsigned i = 0; i < snapshot->n_workers; i++) {
+        json_t *transports = json_object_get(snapshot->latest[i], "transports");
+        size_t index;
+        json_t *transport;
+        json_array_foreach(transports, index, transport)
+        {
+            bool on = json_is_true(json_object_get(transport, "enforcing"));
+            enforcing += on;
+            if (written++ < MAX_TRANSPORT_SERIES)
+                g_string_append_printf(out, "moat_detector_state{transport=\"%s\"} %d\n",
+                                       json_string_value(json_object_get(transport, "id")), on);
+        }
+    }
+    g_string_append_printf(out,
+                           "# HELP moat_detector_enforcing_transports Transports whose detector "
+                           "enforces\n# TYPE moat_detector_enforcing_transports gauge\n"
+                           "moat_detector_enforcing_transports %u\n",
+                           enforcing);
+    g_string_append(out, "# HELP moat_detector_worker_state Worker socket detector state\n"
+                         "# TYPE moat_detector_worker_state gauge\n");
+    for (unsigned i = 0; i < snapshot->n_workers; i++) {
+        if (snapshot->latest[i])
+            g_string_append_printf(
+                out, "moat_detector_worker_state{worker=\"%u\"} %d\n", i,
+                json_is_true(json_object_get(snapshot->latest[i], "enforcing")));
+    }
+}
