@@ -56,6 +56,11 @@ void moat_session_restart_ice(moat_session *session, const char *local_ufrag,
                               const char *remote_pwd);
 /* Worker thread: this transport's counters and detector state, as JSON. */
 struct json_t *moat_session_describe(const moat_session *session);
+/* Worker thread. For benchmarks that measure the packet path without ICE
+ * and DTLS: make `path` the selected pair and install SRTP keys as a finished
+ * DTLS handshake would. */
+void moat_session_bypass_handshake(moat_session *session, const moat_path *path,
+                                   const void *keys /* const moat_srtp_keying * */);
 /* Frees everything; only the worker's table calls this. */
 void moat_session_free(moat_session *session);
 

@@ -286,11 +286,15 @@ void moat_session_handle_srtp(moat_session *session, uint8_t *data, size_t lengt
         receive_rtcp(session, data, length, enforcing, now);
         return;
     }
-    moat_rtp_header header;
-    if (moat_rtp_parse(data, length, &header) != 0) {
+    /* Before authentication only the fixed header is read: the padding count
+     * is encrypted, and libsrtp checks the rest itself. */
+    if (length < 12) {
         moat_session_drop(session, MOAT_DROP_MALFORMED);
         return;
     }
+    uint32_t ssrc = (uint32_t)data[8] << 24 | (uint32_t)data[9] << 16 | (uint32_t)data[10] << 8 |
+                    data[11];
+    uint16_t sequence = (uint16_t)(data[2] << 8 | data[3]);
     struct srtpplus_check check = {.len = length};
     uint64_t index = 0;
     if (session->srtpplus_rx) {
@@ -302,8 +306,8 @@ void moat_session_handle_srtp(moat_session *session, uint8_t *data, size_t lengt
         }
         length = check.len;
     } else {
-        moat_guard_verdict verdict = moat_stream_guard_check_rtp(
-            &session->guard, header.ssrc, header.sequence, enforcing, now, &index);
+        moat_guard_verdict verdict =
+            moat_stream_guard_check_rtp(&session->guard, ssrc, sequence, enforcing, now, &index);
         if (verdict != MOAT_GUARD_PASS) {
             moat_session_drop(session, guard_reason(verdict));
             return;
@@ -318,12 +322,17 @@ void moat_session_handle_srtp(moat_session *session, uint8_t *data, size_t lengt
         if (srtpplus_receiver_confirm_rtp(session->srtpplus_rx, data, &length, check.index) ==
             SRTPPLUS_CONFIRM_UNKNOWN_SSRC) {
             /* Authenticated, so the SSRC is the peer's: track it from now on. */
-            srtpplus_receiver_add_ssrc(session->srtpplus_rx, header.ssrc,
-                                       (uint32_t)(check.index >> 16));
+            srtpplus_receiver_add_ssrc(session->srtpplus_rx, ssrc, (uint32_t)(check.index >> 16));
             srtpplus_receiver_confirm_rtp(session->srtpplus_rx, data, &length, check.index);
         }
     } else {
-        moat_stream_guard_confirm_rtp(&session->guard, header.ssrc, index, now);
+        moat_stream_guard_confirm_rtp(&session->guard, ssrc, index, now);
+    }
+    moat_rtp_header header;
+    if (moat_rtp_parse(data, length, &header) != 0) {
+        /* Authentic but not RTP we can relay (e.g. bad padding from the peer). */
+        moat_session_drop(session, MOAT_DROP_MALFORMED);
+        return;
     }
     moat_counter_add(&moat_worker_counters_mut(session->worker)->rtp_received, 1);
     moat_counter_add(&session->counters.rtp_received, 1);

@@ -163,6 +163,21 @@ moat_worker *moat_worker_new(unsigned index, const char *bind_address, uint16_t 
     return worker;
 }
 
+int moat_worker_force_receive_buffer(moat_worker *worker, int bytes)
+{
+    return setsockopt(worker->socket_fd, SOL_SOCKET, SO_RCVBUFFORCE, &bytes, sizeof bytes);
+}
+
+uint64_t moat_worker_cpu_ns(const moat_worker *worker)
+{
+    clockid_t clock;
+    struct timespec used;
+    if (!worker->started || pthread_getcpuclockid(worker->thread, &clock) != 0 ||
+        clock_gettime(clock, &used) != 0)
+        return 0;
+    return (uint64_t)used.tv_sec * 1000000000u + (uint64_t)used.tv_nsec;
+}
+
 unsigned moat_worker_index(const moat_worker *worker)
 {
     return worker->index;

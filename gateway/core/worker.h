@@ -44,6 +44,11 @@ void moat_worker_free(moat_worker *worker);
 unsigned moat_worker_index(const moat_worker *worker);
 uint16_t moat_worker_port(const moat_worker *worker);
 unsigned moat_worker_session_count(const moat_worker *worker);
+/* Grows the socket's receive buffer past the system limit (needs
+ * CAP_NET_ADMIN); for benchmarks that queue a backlog. */
+int moat_worker_force_receive_buffer(moat_worker *worker, int bytes);
+/* CPU time the worker thread has used, in nanoseconds (any thread). */
+uint64_t moat_worker_cpu_ns(const moat_worker *worker);
 /* Read-only view for the control thread (see counters.h). */
 const moat_counters *moat_worker_counters(const moat_worker *worker);
 

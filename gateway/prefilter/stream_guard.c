@@ -34,6 +34,10 @@ static void set_budget(moat_stream_guard *guard, moat_guarded_stream *stream)
     /* A fifth of a second of burst covers a video keyframe. */
     uint32_t burst = budget / 5 > 20 ? budget / 5 : 20;
     srtpplus_budget_init(&stream->budget, budget, burst);
+    /* Resynchronising after a long loss burst needs only a trickle. */
+    uint32_t wide = budget / 4 > guard->config.budget_min_pps ? budget / 4
+                                                              : guard->config.budget_min_pps;
+    srtpplus_budget_init(&stream->wide_budget, wide, wide / 5 > 10 ? wide / 5 : 10);
 }
 
 static moat_guarded_stream *add(moat_stream_guard *guard, uint32_t ssrc)
@@ -91,8 +95,12 @@ moat_guard_verdict moat_stream_guard_check_rtp(moat_stream_guard *guard, uint32_
         (index + guard->config.window_behind < stream->highest_index ||
          index > stream->highest_index + guard->config.window_ahead))
         return MOAT_GUARD_DROP_INDEX;
-    return srtpplus_budget_take(&stream->budget, now_us * 1000u) ? MOAT_GUARD_PASS
-                                                                : MOAT_GUARD_DROP_BUDGET;
+    bool near = !stream->authenticated ||
+                (index + MOAT_STREAM_GUARD_NEAR >= stream->highest_index &&
+                 index <= stream->highest_index + MOAT_STREAM_GUARD_NEAR);
+    return srtpplus_budget_take(near ? &stream->budget : &stream->wide_budget, now_us * 1000u)
+               ? MOAT_GUARD_PASS
+               : MOAT_GUARD_DROP_BUDGET;
 }
 
 void moat_stream_guard_confirm_rtp(moat_stream_guard *guard, uint32_t ssrc, uint64_t index,

@@ -2,7 +2,12 @@
  * most SIP phones): a packet must name an SSRC this transport knows, carry a
  * plausible sequence number, and, while the detector enforces, fit in its
  * stream's verification budget, a token bucket sized to a multiple of the
- * stream's learned legitimate rate. That bounds the HMAC work one attacked
+ * stream's learned legitimate rate. The budget has two tiers: packets close
+ * to the highest authenticated index (where the next legitimate packets are)
+ * draw from one bucket, the rest of the plausibility window from a smaller
+ * one, so an off-path flood with random sequence numbers, which lands near
+ * the stream's position only by chance, cannot spend the legitimate
+ * packets' tokens. That bounds the HMAC work one attacked
  * stream can cause, so it cannot starve the other sessions of its worker.
  * Streams are created and advanced only by authenticated packets
  * (moat_stream_guard_confirm_rtp): nothing changes before authentication. */
@@ -15,6 +20,8 @@
 #include <stdint.h>
 
 #define MOAT_STREAM_GUARD_MAX_STREAMS 16
+/* "Near" the highest authenticated index: reordering and short losses. */
+#define MOAT_STREAM_GUARD_NEAR 64
 
 typedef enum {
     MOAT_GUARD_PASS = 0,
@@ -38,7 +45,8 @@ typedef struct {
     uint64_t rate_window_start_us;
     uint32_t rate_window_packets;
     uint32_t budget_rate;
-    struct srtpplus_budget budget;
+    struct srtpplus_budget budget;      /* near the highest index */
+    struct srtpplus_budget wide_budget; /* elsewhere in the window */
 } moat_guarded_stream;
 
 typedef struct {

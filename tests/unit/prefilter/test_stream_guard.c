@@ -62,14 +62,33 @@ static void test_window_and_budget(void)
                     MOAT_GUARD_DROP_INDEX);
     g_assert_cmpint(moat_stream_guard_check_rtp(&guard, 42, 60000, true, now, &index), ==,
                     MOAT_GUARD_DROP_INDEX);
-    /* A flood inside the window is bounded by the budget: ~2 x 100 pkt/s. */
+    /* A flood far from the stream's position gets the small tier only: a
+     * quarter of 2 x 100 pkt/s over one second, plus its burst. */
     int passed = 0;
     for (int i = 0; i < 10000; i++) {
-        if (moat_stream_guard_check_rtp(&guard, 42, (uint16_t)(1200 + i % 2000), true,
+        if (moat_stream_guard_check_rtp(&guard, 42, (uint16_t)(1400 + i % 2000), true,
                                         now + (uint64_t)i * 100, &index) == MOAT_GUARD_PASS)
             passed++;
     }
-    /* One second at 10 000 pkt/s: about 200 tokens plus the burst. */
+    g_assert_cmpint(passed, >=, 40);
+    g_assert_cmpint(passed, <=, 70);
+    /* ...and leaves the near tier to the next legitimate packets. */
+    now += 1000000;
+    int legit = 0;
+    for (uint16_t seq = 1200; seq < 1300; seq++, now += 10000) {
+        if (moat_stream_guard_check_rtp(&guard, 42, seq, true, now, &index) == MOAT_GUARD_PASS) {
+            legit++;
+            moat_stream_guard_confirm_rtp(&guard, 42, index, now);
+        }
+    }
+    g_assert_cmpint(legit, ==, 100);
+    /* A flood near the position is bounded by ~2 x the learned rate. */
+    passed = 0;
+    for (int i = 0; i < 10000; i++) {
+        if (moat_stream_guard_check_rtp(&guard, 42, (uint16_t)(1300 + i % 32), true,
+                                        now + (uint64_t)i * 100, &index) == MOAT_GUARD_PASS)
+            passed++;
+    }
     g_assert_cmpint(passed, >=, 150);
     g_assert_cmpint(passed, <=, 260);
 }
