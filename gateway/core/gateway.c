@@ -189,10 +189,29 @@ int moat_gateway_start(moat_gateway *gateway, char *error, size_t error_size)
     return 0;
 }
 
+/* On SIGTERM sessions end as on a hang-up: data channels drain (SCTP
+ * shutdown, then close_notify) so no message already sent is lost. */
+static void drain_sessions(moat_gateway *gateway)
+{
+    for (unsigned i = 0; i < gateway->n_workers; i++)
+        moat_worker_end_sessions(gateway->workers[i]);
+    for (int waited_ms = 0; waited_ms < 6000; waited_ms += 10) {
+        unsigned left = 0;
+        for (unsigned i = 0; i < gateway->n_workers; i++)
+            left += moat_worker_session_count(gateway->workers[i]);
+        if (left == 0)
+            return;
+        g_usleep(10000);
+    }
+    moat_log_warn("gateway", "shutdown: sessions still draining after 6 s are closed now");
+}
+
 void moat_gateway_stop(moat_gateway *gateway)
 {
     moat_http_server_stop(gateway->http);
     gateway->http = NULL;
+    if (gateway->sessions && moat_session_registry_count(gateway->sessions) > 0)
+        drain_sessions(gateway);
     moat_stats_snapshot_stop(gateway->stats);
     gateway->stats = NULL;
     for (unsigned i = 0; i < gateway->n_workers; i++)

@@ -465,6 +465,19 @@ static void *worker_main(void *arg)
     return NULL;
 }
 
+static void end_sessions_task(moat_worker *worker, void *data)
+{
+    GList *sessions = g_hash_table_get_values(worker->sessions_by_id);
+    for (GList *it = sessions; it; it = it->next)
+        moat_session_end(it->data, "shutdown");
+    g_list_free(sessions);
+}
+
+void moat_worker_end_sessions(moat_worker *worker)
+{
+    moat_worker_post(worker, end_sessions_task, NULL, NULL);
+}
+
 static void stop_task(moat_worker *worker, void *data)
 {
     worker->running = false;

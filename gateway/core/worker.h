@@ -37,6 +37,9 @@ moat_worker *moat_worker_new(unsigned index, const char *bind_address, uint16_t 
 /* Before start: the prefilter settings, which must outlive the worker. */
 void moat_worker_set_prefilter(moat_worker *worker, const moat_prefilter_settings *settings);
 int moat_worker_start(moat_worker *worker, char *error, size_t error_size);
+/* Ends every session gracefully (data channels drain first); any thread.
+ * Sessions leave the worker as they finish. */
+void moat_worker_end_sessions(moat_worker *worker);
 /* Asks the thread to finish, waits for it, and closes every session. */
 void moat_worker_stop(moat_worker *worker);
 void moat_worker_free(moat_worker *worker);
