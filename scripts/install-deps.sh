@@ -22,7 +22,7 @@ debian_packages=(
   gstreamer1.0-tools gstreamer1.0-plugins-base gstreamer1.0-plugins-good
   gstreamer1.0-plugins-bad gstreamer1.0-nice libgstreamer1.0-dev
   python3-venv python3-dev libavdevice-dev libavfilter-dev libopus-dev libvpx-dev
-  libsrtp2-1 curl ca-certificates
+  libsrtp2-1 curl ca-certificates zlib1g-dev
 )
 missing=()
 for p in "${debian_packages[@]}"; do

@@ -54,6 +54,8 @@ void moat_session_end(moat_session *session, const char *reason);
 void moat_session_restart_ice(moat_session *session, const char *local_ufrag,
                               const char *local_pwd, const char *remote_ufrag,
                               const char *remote_pwd);
+/* The packet rate the SDP lets this transport expect. */
+uint32_t moat_session_declared_pps(const moat_session *session);
 /* Worker thread: this transport's counters and detector state, as JSON. */
 struct json_t *moat_session_describe(const moat_session *session);
 /* Worker thread. For benchmarks that measure the packet path without ICE

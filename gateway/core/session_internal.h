@@ -144,8 +144,13 @@ static inline void moat_session_drop(moat_session *session, moat_drop_reason rea
 {
     moat_counter_add(&session->counters.dropped[reason], 1);
     moat_counter_add(&moat_worker_counters_mut(session->worker)->dropped[reason], 1);
-    moat_session_prefilter_bad(session);
-    moat_worker_note_bad_datagram(session->worker);
+    /* Only proof of forgery feeds the detectors: a failed HMAC or a wrong
+     * SRTP+ tag. Drops the prefilter itself causes (budget, unknown SSRC,
+     * index) would keep it enforcing on its own evidence. */
+    if (reason == MOAT_DROP_AUTH || reason == MOAT_DROP_TAG) {
+        moat_session_prefilter_bad(session);
+        moat_worker_note_bad_datagram(session->worker);
+    }
 }
 
 #endif

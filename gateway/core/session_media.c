@@ -180,7 +180,7 @@ static void handle_rtcp(moat_session *session, uint8_t *packet, size_t length)
     moat_rtcp_header header;
     bool for_plugin = false;
     moat_rtcp_iter_init(&it, packet, length);
-    while (moat_rtcp_iter_next(&it, &header) == 0) {
+    while (moat_rtcp_iter_next(&it, &header) > 0) {
         if (header.type == MOAT_RTCP_SR) {
             moat_rtcp_sr report;
             if (moat_rtcp_parse_sr(&header, &report) != 0)

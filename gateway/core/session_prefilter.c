@@ -23,7 +23,7 @@ static enum srtpplus_profile srtpplus_profile_of(moat_srtp_profile profile)
 
 /* What the SDP lets a transport expect, so a fresh transport has a rate to
  * compare against before it learned one. */
-static uint32_t declared_pps(const moat_session *session)
+uint32_t moat_session_declared_pps(const moat_session *session)
 {
     uint32_t pps = 0;
     for (size_t i = 0; i < session->n_media; i++) {
@@ -43,7 +43,7 @@ void moat_session_prefilter_init(moat_session *session, const moat_prefilter_set
         .rate_factor = settings->rate_factor,
         .min_excess_pps = settings->min_excess_pps,
         .auth_failures_per_s = settings->auth_failures_per_s,
-        .declared_pps = declared_pps(session),
+        .declared_pps = moat_session_declared_pps(session),
     };
     moat_detector_init(&session->detector, &detector, 0);
     moat_stream_guard_config guard = {
@@ -51,11 +51,13 @@ void moat_session_prefilter_init(moat_session *session, const moat_prefilter_set
         .window_ahead = settings->window_ahead,
         .budget_factor = settings->legacy_budget_factor,
         .budget_min_pps = settings->budget_min_pps,
+        .default_pps = 100,
     };
     moat_stream_guard_init(&session->guard, &guard);
     for (size_t i = 0; i < session->n_media; i++) {
-        moat_stream_guard_declare(&session->guard, session->media[i].remote_ssrc);
-        moat_stream_guard_declare(&session->guard, session->media[i].remote_rtx_ssrc);
+        uint32_t expected = session->media[i].kind == MOAT_MEDIA_KIND_VIDEO ? 400 : 60;
+        moat_stream_guard_declare(&session->guard, session->media[i].remote_ssrc, expected);
+        moat_stream_guard_declare(&session->guard, session->media[i].remote_rtx_ssrc, expected / 4);
     }
 }
 

@@ -34,14 +34,35 @@ void moat_whip_session_ended(const char *session_id, const char *reason)
                                g_strdup(session_id), g_free);
 }
 
+/* The 201 waits until the worker knows the session's ufrag: a client may
+ * send its first check the moment it reads the answer. */
+typedef struct {
+    moat_session *session;
+    SoupServerMessage *message;
+} start_request;
+
+static gboolean resume_reply(gpointer data)
+{
+    soup_server_message_unpause(data);
+    return G_SOURCE_REMOVE;
+}
+
 static void start_session_task(moat_worker *worker, void *data)
 {
-    moat_session_start(data);
+    start_request *request = data;
+    moat_session_start(request->session);
+    g_main_context_invoke_full(NULL, G_PRIORITY_DEFAULT, resume_reply, request->message,
+                               g_object_unref);
+    g_free(request);
 }
 
 static void release_session(void *data)
 {
-    moat_session_free(data);
+    start_request *request = data;
+    moat_session_free(request->session);
+    g_main_context_invoke_full(NULL, G_PRIORITY_DEFAULT, resume_reply, request->message,
+                               g_object_unref);
+    g_free(request);
 }
 
 static void end_session_task(moat_worker *worker, void *data)
@@ -183,8 +204,12 @@ void moat_whip_handle_offer(moat_gateway *gateway, SoupServerMessage *message,
     soup_message_headers_replace(headers, "ETag", record->etag);
     soup_message_headers_replace(headers, "Accept-Patch", "application/trickle-ice-sdpfrag");
     moat_session_registry_add(gateway->sessions, record);
-    moat_worker_post(worker, start_session_task, session, release_session);
     moat_http_reply(message, 201, "application/sdp", answer, strlen(answer));
+    start_request *request = g_new0(start_request, 1);
+    request->session = session;
+    request->message = g_object_ref(message);
+    soup_server_message_pause(message);
+    moat_worker_post(worker, start_session_task, request, release_session);
 }
 
 static void handle_patch(moat_gateway *gateway, SoupServerMessage *message,

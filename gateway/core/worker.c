@@ -367,6 +367,8 @@ void moat_worker_send(moat_worker *worker, const moat_path *path, const uint8_t 
 void moat_worker_add_session(moat_worker *worker, moat_session *session)
 {
     g_hash_table_insert(worker->sessions_by_id, (gpointer)moat_session_id(session), session);
+    /* The socket may expect what its transports declared, all at once. */
+    worker->detector.config.declared_pps += moat_session_declared_pps(session);
     __atomic_store_n(&worker->session_count, g_hash_table_size(worker->sessions_by_id),
                      __ATOMIC_RELAXED);
 }
@@ -378,6 +380,10 @@ static gboolean points_to(gpointer key, gpointer value, gpointer session)
 
 void moat_worker_remove_session(moat_worker *worker, moat_session *session)
 {
+    uint32_t declared = moat_session_declared_pps(session);
+    worker->detector.config.declared_pps -=
+        declared < worker->detector.config.declared_pps ? declared
+                                                        : worker->detector.config.declared_pps;
     g_hash_table_foreach_remove(worker->sessions_by_ufrag, points_to, session);
     g_hash_table_foreach_remove(worker->sessions_by_tuple, points_to, session);
     g_hash_table_remove(worker->sessions_by_id, moat_session_id(session));

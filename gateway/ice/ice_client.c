@@ -26,12 +26,18 @@ struct moat_ice_client {
 
 /* Comprehension-required attributes a response may carry. */
 static const uint16_t known_attributes[] = {
-    STUN_ATTRIBUTE_USERNAME,       STUN_ATTRIBUTE_MESSAGE_INTEGRITY,
-    STUN_ATTRIBUTE_FINGERPRINT,    STUN_ATTRIBUTE_XOR_MAPPED_ADDRESS,
-    STUN_ATTRIBUTE_MAPPED_ADDRESS, STUN_ATTRIBUTE_ERROR_CODE,
-    STUN_ATTRIBUTE_SOFTWARE,       STUN_ATTRIBUTE_PRIORITY,
-    STUN_ATTRIBUTE_USE_CANDIDATE,  STUN_ATTRIBUTE_ICE_CONTROLLING,
-    STUN_ATTRIBUTE_ICE_CONTROLLED, STUN_ATTRIBUTE_UNKNOWN_ATTRIBUTES,
+    STUN_ATTRIBUTE_USERNAME,
+    STUN_ATTRIBUTE_MESSAGE_INTEGRITY,
+    STUN_ATTRIBUTE_FINGERPRINT,
+    STUN_ATTRIBUTE_XOR_MAPPED_ADDRESS,
+    STUN_ATTRIBUTE_MAPPED_ADDRESS,
+    STUN_ATTRIBUTE_ERROR_CODE,
+    STUN_ATTRIBUTE_SOFTWARE,
+    STUN_ATTRIBUTE_PRIORITY,
+    STUN_ATTRIBUTE_USE_CANDIDATE,
+    STUN_ATTRIBUTE_ICE_CONTROLLING,
+    STUN_ATTRIBUTE_ICE_CONTROLLED,
+    STUN_ATTRIBUTE_UNKNOWN_ATTRIBUTES,
     0,
 };
 
@@ -43,8 +49,8 @@ static bool credential_valid(const char *value)
 moat_ice_client *moat_ice_client_new(const moat_ice_client_credentials *credentials)
 {
     if (credentials == NULL || !credential_valid(credentials->local_ufrag) ||
-        !credential_valid(credentials->local_pwd) ||
-        !credential_valid(credentials->remote_ufrag) || !credential_valid(credentials->remote_pwd))
+        !credential_valid(credentials->local_pwd) || !credential_valid(credentials->remote_ufrag) ||
+        !credential_valid(credentials->remote_pwd))
         return NULL;
     moat_ice_client *c = calloc(1, sizeof *c);
     if (c == NULL)
@@ -151,8 +157,6 @@ moat_ice_response_result moat_ice_client_handle_response(moat_ice_client *c, con
         !integrity_attributes_sized(data, length))
         return MOAT_ICE_RESPONSE_MALFORMED;
 
-    StunTransactionId id;
-    memcpy(id, data + 8, sizeof id);
     StunMessage msg;
     moat_ice_response_result result =
         validation_result(stun_agent_validate(&c->agent, &msg, data, length, NULL, NULL));
@@ -160,6 +164,8 @@ moat_ice_response_result moat_ice_client_handle_response(moat_ice_client *c, con
      * one; libnice ends it on success. */
     if (result != MOAT_ICE_RESPONSE_SUCCESS)
         return result;
+    StunTransactionId id;
+    stun_message_id(&msg, id);
     remove_outstanding(c, id);
     /* Error responses 400/401 pass libnice without integrity; only an
      * authenticated answer counts. */

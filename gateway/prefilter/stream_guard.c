@@ -40,21 +40,22 @@ static void set_budget(moat_stream_guard *guard, moat_guarded_stream *stream)
     srtpplus_budget_init(&stream->wide_budget, wide, wide / 5 > 10 ? wide / 5 : 10);
 }
 
-static moat_guarded_stream *add(moat_stream_guard *guard, uint32_t ssrc)
+static moat_guarded_stream *add(moat_stream_guard *guard, uint32_t ssrc, uint32_t expected_pps)
 {
     if (guard->n_streams == MOAT_STREAM_GUARD_MAX_STREAMS)
         return NULL;
     moat_guarded_stream *stream = &guard->streams[guard->n_streams++];
     memset(stream, 0, sizeof *stream);
     stream->ssrc = ssrc;
+    stream->learned_pps = expected_pps;
     set_budget(guard, stream);
     return stream;
 }
 
-void moat_stream_guard_declare(moat_stream_guard *guard, uint32_t ssrc)
+void moat_stream_guard_declare(moat_stream_guard *guard, uint32_t ssrc, uint32_t expected_pps)
 {
     if (ssrc && !find(guard, ssrc))
-        add(guard, ssrc);
+        add(guard, ssrc, expected_pps);
 }
 
 uint64_t moat_estimate_index(uint64_t highest_index, uint16_t sequence)
@@ -107,7 +108,7 @@ void moat_stream_guard_confirm_rtp(moat_stream_guard *guard, uint32_t ssrc, uint
                                    uint64_t now_us)
 {
     moat_guarded_stream *stream = find(guard, ssrc);
-    if (!stream && !(stream = add(guard, ssrc)))
+    if (!stream && !(stream = add(guard, ssrc, guard->config.default_pps)))
         return;
     if (!stream->authenticated) {
         /* The first authenticated packet fixes the roll-over counter at 0,

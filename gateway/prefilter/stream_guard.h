@@ -35,6 +35,7 @@ typedef struct {
     uint32_t window_ahead;
     double budget_factor;    /* budget = factor x learned rate ... */
     uint32_t budget_min_pps; /* ... but at least this */
+    uint32_t default_pps;    /* assumed rate of a stream first seen authenticated */
 } moat_stream_guard_config;
 
 typedef struct {
@@ -59,8 +60,10 @@ typedef struct {
 } moat_stream_guard;
 
 void moat_stream_guard_init(moat_stream_guard *guard, const moat_stream_guard_config *config);
-/* An SSRC the SDP declared; it still needs authentication to get an index. */
-void moat_stream_guard_declare(moat_stream_guard *guard, uint32_t ssrc);
+/* An SSRC the SDP declared; it still needs authentication to get an index.
+ * `expected_pps` (what its media kind usually sends) sizes its budget until
+ * its real rate is learned. */
+void moat_stream_guard_declare(moat_stream_guard *guard, uint32_t ssrc, uint32_t expected_pps);
 /* Checks an RTP packet's SSRC and sequence number. When not enforcing only
  * the index is estimated (for confirm) and everything passes. */
 moat_guard_verdict moat_stream_guard_check_rtp(moat_stream_guard *guard, uint32_t ssrc,

@@ -62,8 +62,8 @@ static bool srtpplus_valid(const moat_sdp_srtpplus *s)
 {
     if (strcmp(s->scheme, "prn") == 0)
         return true;
-    return strcmp(s->scheme, "chain") == 0 && s->depth >= 1 && s->copies >= 1 &&
-           s->copies <= 4 && s->copies <= s->depth;
+    return strcmp(s->scheme, "chain") == 0 && s->depth >= 1 && s->copies >= 1 && s->copies <= 4 &&
+           s->copies <= s->depth;
 }
 
 static bool codec_valid(const moat_sdp_offer_codec *c, char *error, size_t error_size)

@@ -17,8 +17,8 @@ typedef struct {
     uint8_t pt; /* 0..127 */
     const char *name;
     uint32_t clock_rate;
-    uint8_t channels; /* 0: not written */
-    const char *fmtp; /* NULL or "": no a=fmtp */
+    uint8_t channels;                                /* 0: not written */
+    const char *fmtp;                                /* NULL or "": no a=fmtp */
     const char *rtcp_fb[MOAT_SDP_OFFER_MAX_RTCP_FB]; /* NULL-terminated unless full */
 } moat_sdp_offer_codec;
 
@@ -34,9 +34,9 @@ typedef struct {
 typedef struct {
     uint64_t session_id;
     const char *ice_ufrag, *ice_pwd;
-    const char *fingerprint_sha256; /* "AB:CD:..." */
-    moat_sdp_setup setup;           /* NONE is written as actpass */
-    const char *cname;              /* for a=ssrc; NULL: "moat" */
+    const char *fingerprint_sha256;       /* "AB:CD:..." */
+    moat_sdp_setup setup;                 /* NONE is written as actpass */
+    const char *cname;                    /* for a=ssrc; NULL: "moat" */
     const moat_sdp_candidate *candidates; /* under the first m-line, then end-of-candidates */
     size_t n_candidates;
     const moat_sdp_srtpplus *srtpplus; /* in preference order, on every m-line */

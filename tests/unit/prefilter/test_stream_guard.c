@@ -6,7 +6,7 @@
 static moat_stream_guard_config config(void)
 {
     moat_stream_guard_config c = {
-        .window_behind = 1024, .window_ahead = 4096, .budget_factor = 2.0, .budget_min_pps = 20};
+        .window_behind = 1024, .window_ahead = 4096, .budget_factor = 2.0, .budget_min_pps = 20, .default_pps = 0};
     return c;
 }
 
@@ -47,7 +47,7 @@ static void test_window_and_budget(void)
     moat_stream_guard guard;
     moat_stream_guard_config c = config();
     moat_stream_guard_init(&guard, &c);
-    moat_stream_guard_declare(&guard, 42);
+    moat_stream_guard_declare(&guard, 42, 0);
     uint64_t now = 0, index;
     /* Two seconds of a legitimate 100 pkt/s stream teach its rate. */
     for (uint16_t seq = 1000; seq < 1200; seq++, now += 10000) {

@@ -1,0 +1,264 @@
+#include "dc_transfer.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include "dtls/dtls_transport.h"
+#include "sctp/sctp_association.h"
+#include "sctp/sctp_stack.h"
+
+#define SCTP_PORT       5000
+#define RECEIVE_BATCH   64
+#define DATAGRAM_SIZE   2048
+#define SENDS_PER_TURN  64
+#define SOCKET_BUFFER   (8 * 1024 * 1024)
+#define ERROR_TEXT_SIZE 256
+
+typedef struct {
+    const dc_side *side;
+    moat_dtls_transport *dtls;
+    moat_sctp_association *sctp;
+    bool dtls_connected;
+    bool sctp_up;
+    bool blocked; /* the last send found the SCTP send buffer full */
+    bool done;    /* the receiver's window is over */
+    bool failed;
+    uint16_t stream_id;
+    transfer_window window;
+    uint8_t *message;
+    char detail[96];
+} dc_endpoint;
+
+/* Keeps the first reason, cut to fit. */
+static void fail(dc_endpoint *e, const char *what)
+{
+    if (!e->failed) {
+        size_t length = strnlen(what, sizeof e->detail - 1);
+        memcpy(e->detail, what, length);
+        e->detail[length] = '\0';
+    }
+    e->failed = true;
+}
+
+static void sctp_send_packet(void *user, const uint8_t *packet, size_t length)
+{
+    dc_endpoint *e = user;
+    if (e->dtls_connected)
+        moat_dtls_transport_send(e->dtls, packet, length);
+}
+
+static void sctp_channel_open(void *user, const moat_data_channel_info *info) {}
+
+static void sctp_message(void *user, uint16_t stream_id, uint32_t ppid, const uint8_t *data,
+                         size_t length)
+{
+    dc_endpoint *e = user;
+    if (!e->side->is_sender && transfer_window_add(&e->window, transfer_now_s(), length))
+        e->done = true;
+}
+
+static void sctp_channel_closed(void *user, uint16_t stream_id)
+{
+    fail(user, "the channel closed");
+}
+
+static void sctp_association_state(void *user, bool up)
+{
+    dc_endpoint *e = user;
+    e->sctp_up = up;
+    if (!up)
+        fail(e, "the SCTP association ended");
+}
+
+static void sctp_sender_dry(void *user) {}
+
+static void sctp_writable(void *user)
+{
+    dc_endpoint *e = user;
+    e->blocked = false;
+}
+
+static const moat_sctp_callbacks sctp_callbacks = {
+    .send_packet = sctp_send_packet,
+    .channel_open = sctp_channel_open,
+    .message = sctp_message,
+    .channel_closed = sctp_channel_closed,
+    .association_state = sctp_association_state,
+    .sender_dry = sctp_sender_dry,
+    .writable = sctp_writable,
+};
+
+/* DTLS is up: SCTP starts, and the sender opens its channel (DCEP OPEN goes
+ * out once the association is up). */
+static void start_sctp(dc_endpoint *e)
+{
+    char error[ERROR_TEXT_SIZE];
+    e->sctp = moat_sctp_association_new(e->side->is_sender, SCTP_PORT, SCTP_PORT, 0,
+                                        &sctp_callbacks, e, error, sizeof error);
+    if (e->sctp == NULL) {
+        fail(e, error);
+        return;
+    }
+    if (e->side->is_sender) {
+        moat_data_channel_info info;
+        memset(&info, 0, sizeof info);
+        snprintf(info.label, sizeof info.label, "bench");
+        info.ordered = e->side->params.ordered;
+        info.max_retransmits = -1;
+        info.max_lifetime_ms = -1;
+        if (moat_sctp_association_open_channel(e->sctp, &info, &e->stream_id) != 0)
+            fail(e, "cannot open the channel");
+    }
+    moat_sctp_association_connect(e->sctp);
+}
+
+static void dtls_send(void *user, const uint8_t *datagram, size_t length)
+{
+    dc_endpoint *e = user;
+    /* A full socket buffer drops the datagram, as a congested link would;
+     * SCTP retransmits. */
+    (void)send(e->side->udp_fd, datagram, length, MSG_DONTWAIT);
+}
+
+static void dtls_connected(void *user, const moat_srtp_keying *keys)
+{
+    dc_endpoint *e = user;
+    e->dtls_connected = true;
+    start_sctp(e);
+}
+
+static void dtls_application_data(void *user, const uint8_t *data, size_t length)
+{
+    dc_endpoint *e = user;
+    if (e->sctp != NULL)
+        moat_sctp_association_receive(e->sctp, data, length);
+}
+
+static void dtls_closed(void *user, moat_dtls_state state, const char *reason)
+{
+    dc_endpoint *e = user;
+    char text[ERROR_TEXT_SIZE];
+    snprintf(text, sizeof text, "DTLS %s: %s", moat_dtls_state_name(state), reason);
+    fail(e, text);
+}
+
+static const moat_dtls_callbacks dtls_callbacks = {
+    .send = dtls_send,
+    .connected = dtls_connected,
+    .application_data = dtls_application_data,
+    .closed = dtls_closed,
+};
+
+static void receive_datagrams(dc_endpoint *e)
+{
+    static uint8_t buffers[RECEIVE_BATCH][DATAGRAM_SIZE];
+    struct mmsghdr messages[RECEIVE_BATCH];
+    struct iovec vectors[RECEIVE_BATCH];
+    for (int i = 0; i < RECEIVE_BATCH; i++) {
+        vectors[i] = (struct iovec){.iov_base = buffers[i], .iov_len = DATAGRAM_SIZE};
+        messages[i] = (struct mmsghdr){.msg_hdr = {.msg_iov = &vectors[i], .msg_iovlen = 1}};
+    }
+    for (;;) {
+        int n = recvmmsg(e->side->udp_fd, messages, RECEIVE_BATCH, MSG_DONTWAIT, NULL);
+        if (n <= 0)
+            return;
+        for (int i = 0; i < n && !e->failed; i++)
+            moat_dtls_transport_receive(e->dtls, buffers[i], messages[i].msg_len);
+        if (n < RECEIVE_BATCH)
+            return;
+    }
+}
+
+static bool can_send(const dc_endpoint *e)
+{
+    return e->side->is_sender && e->sctp_up && !e->blocked && !e->failed;
+}
+
+static void send_messages(dc_endpoint *e)
+{
+    for (int i = 0; i < SENDS_PER_TURN && can_send(e); i++) {
+        int rc = moat_sctp_association_send(e->sctp, e->stream_id, MOAT_SCTP_PPID_BINARY,
+                                            e->message, e->side->params.message_size);
+        if (rc == -EAGAIN)
+            e->blocked = true;
+        else if (rc != 0)
+            fail(e, "a send failed");
+    }
+}
+
+/* How long poll may sleep: until the next SCTP tick or DTLS retransmission,
+ * not at all while the sender has room to send. */
+static int poll_timeout_ms(dc_endpoint *e, double last_tick_s)
+{
+    if (can_send(e))
+        return 0;
+    int timeout = MOAT_SCTP_TIMER_INTERVAL_MS - (int)((transfer_now_s() - last_tick_s) * 1000);
+    if (!e->dtls_connected) {
+        int64_t due = moat_dtls_transport_timeout_ms(e->dtls);
+        if (due >= 0 && due < timeout)
+            timeout = (int)due;
+    }
+    return timeout > 0 ? timeout : 0;
+}
+
+static void run(dc_endpoint *e)
+{
+    const transfer_params *params = &e->side->params;
+    double deadline = transfer_now_s() + params->timeout_s;
+    double last_tick = transfer_now_s();
+    moat_dtls_transport_start(e->dtls);
+    struct pollfd pfd = {.fd = e->side->udp_fd, .events = POLLIN};
+    while (!e->failed && !e->done && transfer_now_s() < deadline) {
+        if (poll(&pfd, 1, poll_timeout_ms(e, last_tick)) > 0)
+            receive_datagrams(e);
+        uint32_t elapsed_ms = (uint32_t)((transfer_now_s() - last_tick) * 1000);
+        if (elapsed_ms >= MOAT_SCTP_TIMER_INTERVAL_MS) {
+            moat_sctp_stack_handle_timers(elapsed_ms);
+            last_tick += elapsed_ms / 1000.0;
+        }
+        if (!e->dtls_connected && moat_dtls_transport_timeout_ms(e->dtls) == 0)
+            moat_dtls_transport_handle_timeout(e->dtls);
+        send_messages(e);
+    }
+    if (!e->failed && !e->done && !e->side->is_sender)
+        fail(e, "timed out");
+}
+
+static void set_socket_buffers(int fd)
+{
+    int size = SOCKET_BUFFER;
+    if (setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &size, sizeof size) != 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, sizeof size);
+    if (setsockopt(fd, SOL_SOCKET, SO_SNDBUFFORCE, &size, sizeof size) != 0)
+        setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &size, sizeof size);
+}
+
+void dc_transfer_side(void *arg, transfer_result *result)
+{
+    const dc_side *side = arg;
+    dc_endpoint e;
+    memset(&e, 0, sizeof e);
+    e.side = side;
+    transfer_window_init(&e.window, &side->params);
+    e.message = calloc(1, side->params.message_size);
+    set_socket_buffers(side->udp_fd);
+    char error[ERROR_TEXT_SIZE];
+    e.dtls = moat_dtls_transport_new(
+        side->context, side->is_sender ? MOAT_DTLS_ROLE_CLIENT : MOAT_DTLS_ROLE_SERVER, "sha-256",
+        side->peer_fingerprint, &dtls_callbacks, &e, error, sizeof error);
+    if (e.dtls == NULL || e.message == NULL)
+        fail(&e, e.dtls == NULL ? error : "out of memory");
+    else
+        run(&e);
+    if (e.done)
+        transfer_window_result(&e.window, result);
+    else
+        snprintf(result->detail, sizeof result->detail, "%s", e.detail);
+    moat_sctp_association_free(e.sctp);
+    moat_dtls_transport_free(e.dtls);
+    free(e.message);
+}

@@ -1,0 +1,30 @@
+/* Two network namespaces of the bench's own, joined by a link with a fixed
+ * round-trip time: a veth pair with tc netem on both ends, or, on kernels
+ * built without netem, a TUN device in each namespace and the in-process
+ * link emulator. Everything is removed again by netns_link_destroy. Needs
+ * root (CAP_NET_ADMIN and CAP_SYS_ADMIN for setns). */
+#ifndef BENCH_DATACHANNEL_NETNS_LINK_H
+#define BENCH_DATACHANNEL_NETNS_LINK_H
+
+#include <stddef.h>
+
+typedef struct netns_link netns_link;
+
+typedef enum { NETNS_LINK_SENDER = 0, NETNS_LINK_RECEIVER = 1 } netns_link_side;
+
+/* IPv4 addresses of the two ends. */
+#define NETNS_LINK_SENDER_ADDRESS   "198.18.8.1"
+#define NETNS_LINK_RECEIVER_ADDRESS "198.18.8.2"
+
+netns_link *netns_link_create(unsigned rtt_ms, char *error, size_t error_size);
+
+/* "tc netem" or "TUN link emulator". */
+const char *netns_link_method(const netns_link *link);
+
+/* socket(AF_INET, type, 0) made inside that side's namespace (it stays
+ * there whatever process uses it); -1 on failure. */
+int netns_link_socket(const netns_link *link, netns_link_side side, int type);
+
+void netns_link_destroy(netns_link *link);
+
+#endif

@@ -1,0 +1,101 @@
+/* One legitimate WHIP session: its UDP socket, the WHIP resource, ICE as the
+ * controlling agent (ice/ice_client.h), DTLS (dtls/dtls_transport.h), SRTP
+ * (srtp/srtp_session.h) with SRTP+ tags when the answer accepted them, its
+ * media source and echo measurements. The media loop (main thread) owns it;
+ * the attack thread only reads the fields under "for the attack thread",
+ * fixed once the session is connected, and the atomic sequence number. */
+#ifndef FLOOD_SESSION_H
+#define FLOOD_SESSION_H
+
+#include <netinet/in.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "capture_ring.h"
+#include "dtls/dtls_transport.h"
+#include "echo_stats.h"
+#include "flood_options.h"
+#include "ice/ice_client.h"
+#include "ice/ice_credentials.h"
+#include "rtp_source.h"
+#include "sdp/sdp_types.h"
+#include "srtp/srtp_session.h"
+#include "srtpplus.h"
+#include "timeline.h"
+#include "whip_client.h"
+
+#define FLOOD_SESSION_MAX_REMOTES 8
+/* Room for a packet and everything SRTP and SRTP+ add to it. */
+#define FLOOD_PACKET_CAPACITY 1500
+
+typedef enum {
+    FLOOD_SESSION_NEW,
+    FLOOD_SESSION_CHECKING, /* ICE checks in flight */
+    FLOOD_SESSION_DTLS,     /* pair selected, handshake running */
+    FLOOD_SESSION_CONNECTED,
+    FLOOD_SESSION_FAILED,
+} flood_session_state;
+
+/* What every session shares: configuration, the DTLS identity and the HTTP
+ * client, and the time series echoes are filed in. */
+typedef struct {
+    const flood_options *options;
+    moat_dtls_context *dtls_context;
+    const char *fingerprint; /* our certificate's sha-256 */
+    whip_client *http;
+    timeline *timeline; /* NULL until the run starts */
+} flood_session_env;
+
+typedef struct {
+    unsigned index;
+    flood_session_state state;
+    char error[256];
+    const flood_session_env *env;
+
+    int fd;                    /* dual-stack UDP socket, non-blocking */
+    struct sockaddr_in6 local; /* the host candidate we announced */
+    struct sockaddr_in6 remotes[FLOOD_SESSION_MAX_REMOTES]; /* the answer's UDP candidates */
+    size_t n_remotes;
+    char *resource_url; /* WHIP resource, DELETEd at the end */
+    uint64_t started_us;
+
+    /* ICE */
+    char local_ufrag[MOAT_ICE_UFRAG_LENGTH + 1], local_pwd[MOAT_ICE_PWD_LENGTH + 1];
+    char remote_ufrag[MOAT_SDP_ICE_CREDENTIAL_MAX + 1], remote_pwd[MOAT_SDP_ICE_CREDENTIAL_MAX + 1];
+    moat_ice_client *ice;
+    uint64_t next_check_us, next_consent_us;
+    uint64_t consent_responses;
+
+    /* DTLS and SRTP */
+    moat_dtls_role dtls_role;
+    char remote_fingerprint_alg[16], remote_fingerprint[160];
+    moat_dtls_transport *dtls;
+    moat_srtp_session *srtp;
+    moat_srtp_profile profile;
+    bool srtpplus_negotiated;
+    moat_sdp_srtpplus srtpplus_scheme;
+    struct srtpplus_sender *srtpplus;
+
+    /* Media */
+    rtp_source source;
+    echo_stats echo;
+    bool sending; /* between the start and the end of the run */
+    uint64_t next_report_us;
+    uint64_t octets_sent;
+    uint64_t send_errors;
+    uint64_t rtcp_sent;
+
+    /* For the attack thread */
+    struct sockaddr_in6 remote;    /* the selected gateway address */
+    struct sockaddr_in6 reflexive; /* our address as the gateway saw it */
+    uint32_t ssrc;
+    uint8_t payload_type;
+    size_t srtp_tag_length;      /* what srtp_protect adds to RTP */
+    size_t srtcp_trailer_length; /* what srtp_protect_rtcp adds to RTCP */
+    size_t typical_length;       /* a legitimate SRTP packet's size */
+    _Atomic uint32_t next_sequence;
+    capture_ring *capture; /* NULL unless the replay attack runs */
+} flood_session;
+
+#endif

@@ -1,0 +1,103 @@
+/* What a session takes from the WHIP answer, parsed with the gateway's own
+ * SDP parser: the peer's ICE credentials and fingerprint, who is the DTLS
+ * client, the payload type, the SRTP+ scheme (if any) and the UDP
+ * candidates the target policy allows. */
+#include "session_parts.h"
+#include "target_policy.h"
+
+#include "sdp/sdp.h"
+
+#include <arpa/inet.h>
+#include <glib.h>
+#include <netdb.h>
+#include <stdio.h>
+#include <string.h>
+
+/* A numeric candidate address as a dual-stack socket address. */
+static bool candidate_address(const moat_sdp_candidate *c, struct sockaddr_in6 *out)
+{
+    memset(out, 0, sizeof *out);
+    out->sin6_family = AF_INET6;
+    out->sin6_port = htons(c->port);
+    struct in_addr v4;
+    if (inet_pton(AF_INET, c->address, &v4) == 1) {
+        out->sin6_addr.s6_addr[10] = 0xff;
+        out->sin6_addr.s6_addr[11] = 0xff;
+        memcpy(&out->sin6_addr.s6_addr[12], &v4, 4);
+        return c->port != 0;
+    }
+    return inet_pton(AF_INET6, c->address, &out->sin6_addr) == 1 && c->port != 0;
+}
+
+static int take_candidates(flood_session *s, const moat_sdp_media *m, char *error,
+                           size_t error_size)
+{
+    size_t refused = 0;
+    s->n_remotes = 0;
+    for (size_t i = 0; i < m->n_candidates && s->n_remotes < FLOOD_SESSION_MAX_REMOTES; i++) {
+        const moat_sdp_candidate *c = &m->candidates[i];
+        struct sockaddr_in6 address;
+        if (strcmp(c->transport, "udp") != 0 || (c->component != 0 && c->component != 1) ||
+            !candidate_address(c, &address))
+            continue;
+        if (!s->env->options->allow_remote &&
+            !target_address_is_local((const struct sockaddr *)&address)) {
+            refused++;
+            continue;
+        }
+        s->remotes[s->n_remotes++] = address;
+    }
+    if (s->n_remotes > 0)
+        return 0;
+    if (refused > 0)
+        snprintf(error, error_size,
+                 "every candidate is outside loopback and the private networks; "
+                 "pass --allow-remote to send to them");
+    else
+        snprintf(error, error_size, "no UDP candidate");
+    return -1;
+}
+
+static void take_srtpplus(flood_session *s, const moat_sdp_media *m)
+{
+    s->srtpplus_negotiated = false;
+    /* An answer may only accept what was offered (SRTPPLUS.md §6). */
+    if (s->env->options->srtpplus == FLOOD_SRTPPLUS_NONE || m->n_srtpplus == 0)
+        return;
+    const char *offered = flood_srtpplus_name(s->env->options->srtpplus);
+    if (strcmp(m->srtpplus[0].scheme, offered) != 0)
+        return;
+    s->srtpplus_scheme = m->srtpplus[0];
+    s->srtpplus_negotiated = true;
+}
+
+int session_answer_apply(flood_session *s, const char *answer, char *error, size_t error_size)
+{
+    moat_sdp *sdp = moat_sdp_parse(answer, strlen(answer), error, error_size);
+    if (sdp == NULL)
+        return -1;
+    int result = -1;
+    const moat_sdp_media *m = sdp->n_media > 0 ? &sdp->media[0] : NULL;
+    if (m == NULL || m->port == 0) {
+        snprintf(error, error_size, "the m-line was rejected");
+    } else if (m->n_codecs == 0) {
+        snprintf(error, error_size, "no codec accepted");
+    } else if (m->ice_ufrag[0] == '\0' || m->ice_pwd[0] == '\0') {
+        snprintf(error, error_size, "no ICE credentials");
+    } else if (m->fingerprint[0] == '\0') {
+        snprintf(error, error_size, "no usable fingerprint");
+    } else if (take_candidates(s, m, error, error_size) == 0) {
+        g_strlcpy(s->remote_ufrag, m->ice_ufrag, sizeof s->remote_ufrag);
+        g_strlcpy(s->remote_pwd, m->ice_pwd, sizeof s->remote_pwd);
+        g_strlcpy(s->remote_fingerprint_alg, m->fingerprint_alg, sizeof s->remote_fingerprint_alg);
+        g_strlcpy(s->remote_fingerprint, m->fingerprint, sizeof s->remote_fingerprint);
+        /* We offered actpass: a passive answerer makes us the DTLS client. */
+        s->dtls_role =
+            m->setup == MOAT_SDP_SETUP_ACTIVE ? MOAT_DTLS_ROLE_SERVER : MOAT_DTLS_ROLE_CLIENT;
+        s->payload_type = m->codecs[0].pt;
+        take_srtpplus(s, m);
+        result = 0;
+    }
+    moat_sdp_free(sdp);
+    return result;
+}

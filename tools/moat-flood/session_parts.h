@@ -1,0 +1,32 @@
+/* The parts of a session, one file each, as whip_session.c drives them.
+ * Internal to moat-flood's session code. */
+#ifndef SESSION_PARTS_H
+#define SESSION_PARTS_H
+
+#include "flood_session.h"
+
+/* session_offer.c: the SDP offer for this session (g_malloc'd) or NULL. */
+char *session_offer_build(const flood_session *s, char *error, size_t error_size);
+
+/* session_answer.c: takes credentials, fingerprint, DTLS role, payload type,
+ * SRTP+ scheme and the allowed UDP candidates from the answer. */
+int session_answer_apply(flood_session *s, const char *answer, char *error, size_t error_size);
+
+/* session_ice.c */
+void session_ice_tick(flood_session *s, uint64_t now_us);
+void session_ice_on_stun(flood_session *s, const uint8_t *data, size_t length,
+                         const struct sockaddr_in6 *from, uint64_t now_us);
+/* Checks and consent every this often. */
+#define SESSION_CHECK_INTERVAL_US   50000u
+#define SESSION_CONSENT_INTERVAL_US 5000000u
+
+/* session_dtls.c */
+int session_dtls_start(flood_session *s, uint64_t now_us);
+void session_dtls_on_datagram(flood_session *s, const uint8_t *data, size_t length);
+void session_dtls_tick(flood_session *s, uint64_t now_us);
+uint64_t session_dtls_next_timer_us(const flood_session *s, uint64_t now_us);
+
+/* Moves to FAILED with a reason (the first one wins). */
+void session_fail(flood_session *s, const char *format, ...) __attribute__((format(printf, 2, 3)));
+
+#endif

@@ -1,0 +1,27 @@
+/* The HTTP half of WHIP (RFC 9725) on libsoup's synchronous API: POST an
+ * offer, read the answer and the resource's Location, DELETE the resource. */
+#ifndef WHIP_CLIENT_H
+#define WHIP_CLIENT_H
+
+#include <stddef.h>
+
+typedef struct whip_client whip_client;
+
+/* token: "Authorization: Bearer <token>" on every request, or NULL.
+ * timeout_s bounds every request. NULL on allocation failure. */
+whip_client *whip_client_new(const char *token, unsigned timeout_s);
+void whip_client_free(whip_client *c);
+
+/* Redirects are not followed (a 3xx is an error): every URL the tool
+ * contacts has passed the target policy. */
+
+/* POSTs offer to url. On 201 Created returns 0 with *answer (the SDP) and
+ * *resource_url (Location resolved against url), both g_malloc'd. Otherwise
+ * -1 with a message that names the status and the body's first line. */
+int whip_client_post_offer(whip_client *c, const char *url, const char *offer, char **answer,
+                           char **resource_url, char *error, size_t error_size);
+
+/* DELETEs a resource. 0 on a 2xx status, -1 with a message otherwise. */
+int whip_client_delete(whip_client *c, const char *resource_url, char *error, size_t error_size);
+
+#endif

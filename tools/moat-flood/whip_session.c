@@ -1,0 +1,307 @@
+#include "whip_session.h"
+#include "legit_media.h"
+#include "session_parts.h"
+#include "target_policy.h"
+
+#include <errno.h>
+#include <glib.h>
+#include <netdb.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#define RECEIVE_BATCH        32
+#define RECEIVE_BUFFER       (1 << 20)
+#define MAX_READS_PER_CALL   8
+#define FIRST_CHECK_DELAY_US 10000u
+
+void session_fail(flood_session *s, const char *format, ...)
+{
+    if (s->state == FLOOD_SESSION_FAILED)
+        return;
+    va_list args;
+    va_start(args, format);
+    vsnprintf(s->error, sizeof s->error, format, args);
+    va_end(args);
+    s->state = FLOOD_SESSION_FAILED;
+}
+
+const char *flood_session_state_name(flood_session_state state)
+{
+    switch (state) {
+    case FLOOD_SESSION_NEW:
+        return "new";
+    case FLOOD_SESSION_CHECKING:
+        return "checking";
+    case FLOOD_SESSION_DTLS:
+        return "dtls";
+    case FLOOD_SESSION_CONNECTED:
+        return "connected";
+    case FLOOD_SESSION_FAILED:
+        return "failed";
+    }
+    return "unknown";
+}
+
+static uint32_t random_ssrc(void)
+{
+    uint32_t value = 0;
+    while (value == 0) {
+        if (getrandom(&value, sizeof value, 0) != (ssize_t)sizeof value)
+            value = (uint32_t)g_random_int();
+    }
+    return value;
+}
+
+/* The address the kernel would send from towards the WHIP host: what the
+ * host candidate announces. The port stays bound after the association is
+ * dissolved. */
+static void learn_local_address(flood_session *s, const char *url)
+{
+    GUri *uri = g_uri_parse(url, G_URI_FLAGS_NONE, NULL);
+    const char *host = uri != NULL ? g_uri_get_host(uri) : NULL;
+    struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_DGRAM};
+    struct addrinfo *list = NULL;
+    if (host != NULL && getaddrinfo(host, "9", &hints, &list) == 0 && list != NULL) {
+        struct sockaddr_in6 to = {.sin6_family = AF_INET6, .sin6_port = htons(9)};
+        if (list->ai_family == AF_INET) {
+            struct sockaddr_in v4;
+            memcpy(&v4, list->ai_addr, sizeof v4);
+            to.sin6_addr.s6_addr[10] = 0xff;
+            to.sin6_addr.s6_addr[11] = 0xff;
+            memcpy(&to.sin6_addr.s6_addr[12], &v4.sin_addr, 4);
+        } else {
+            memcpy(&to, list->ai_addr, sizeof to);
+        }
+        socklen_t length = sizeof s->local;
+        if (connect(s->fd, (struct sockaddr *)&to, sizeof to) == 0)
+            getsockname(s->fd, (struct sockaddr *)&s->local, &length);
+        struct sockaddr unspecified = {.sa_family = AF_UNSPEC};
+        connect(s->fd, &unspecified, sizeof unspecified);
+    }
+    if (list != NULL)
+        freeaddrinfo(list);
+    if (uri != NULL)
+        g_uri_unref(uri);
+    /* Without a route the port alone is known. */
+    socklen_t length = sizeof s->local;
+    struct sockaddr_in6 bound;
+    if (getsockname(s->fd, (struct sockaddr *)&bound, &length) == 0)
+        s->local.sin6_port = bound.sin6_port;
+    s->local.sin6_family = AF_INET6;
+}
+
+static int open_socket(flood_session *s)
+{
+    s->fd = socket(AF_INET6, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (s->fd < 0) {
+        session_fail(s, "socket: %s", strerror(errno));
+        return -1;
+    }
+    int off = 0, buffer = RECEIVE_BUFFER;
+    setsockopt(s->fd, IPPROTO_IPV6, IPV6_V6ONLY, &off, sizeof off);
+    setsockopt(s->fd, SOL_SOCKET, SO_RCVBUF, &buffer, sizeof buffer);
+    struct sockaddr_in6 any = {.sin6_family = AF_INET6, .sin6_addr = IN6ADDR_ANY_INIT};
+    if (bind(s->fd, (struct sockaddr *)&any, sizeof any) != 0) {
+        session_fail(s, "bind: %s", strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
+int flood_session_open(flood_session *s, unsigned index, const flood_session_env *env,
+                       uint64_t now_us)
+{
+    memset(s, 0, sizeof *s);
+    s->index = index;
+    s->env = env;
+    s->fd = -1;
+    s->state = FLOOD_SESSION_NEW;
+    s->started_us = now_us;
+    s->ssrc = random_ssrc();
+    if (moat_ice_credentials_generate(s->local_ufrag, s->local_pwd) != 0) {
+        session_fail(s, "no randomness for ICE credentials");
+        return -1;
+    }
+    if (open_socket(s) != 0)
+        return -1;
+    learn_local_address(s, env->options->whip_url);
+
+    char error[512];
+    char *offer = session_offer_build(s, error, sizeof error);
+    if (offer == NULL) {
+        session_fail(s, "offer: %s", error);
+        return -1;
+    }
+    char *answer = NULL;
+    int status = whip_client_post_offer(env->http, env->options->whip_url, offer, &answer,
+                                        &s->resource_url, error, sizeof error);
+    g_free(offer);
+    if (status != 0) {
+        session_fail(s, "%s", error);
+        return -1;
+    }
+    if (target_policy_check_url(s->resource_url, env->options->allow_remote, error, sizeof error) !=
+        0) {
+        /* Not even a DELETE goes to a Location the policy refuses. */
+        g_free(s->resource_url);
+        s->resource_url = NULL;
+        g_free(answer);
+        session_fail(s, "WHIP resource: %s", error);
+        return -1;
+    }
+    status = session_answer_apply(s, answer, error, sizeof error);
+    g_free(answer);
+    if (status != 0) {
+        session_fail(s, "answer: %s", error);
+        return -1;
+    }
+    moat_ice_client_credentials credentials = {
+        .local_ufrag = s->local_ufrag,
+        .local_pwd = s->local_pwd,
+        .remote_ufrag = s->remote_ufrag,
+        .remote_pwd = s->remote_pwd,
+        .tie_breaker = ((uint64_t)random_ssrc() << 32) | random_ssrc(),
+    };
+    s->ice = moat_ice_client_new(&credentials);
+    if (s->ice == NULL) {
+        session_fail(s, "answer: unusable ICE credentials");
+        return -1;
+    }
+    s->state = FLOOD_SESSION_CHECKING;
+    /* An endpoint may answer before its media thread knows the new ufrag; a
+     * check that early is dropped (and counted) for nothing. */
+    s->next_check_us = now_us + FIRST_CHECK_DELAY_US;
+    return 0;
+}
+
+int flood_session_send(flood_session *s, const uint8_t *data, size_t length,
+                       const struct sockaddr_in6 *to)
+{
+    if (to == NULL)
+        to = &s->remote;
+    ssize_t sent = sendto(s->fd, data, length, 0, (const struct sockaddr *)to, sizeof *to);
+    if (sent != (ssize_t)length) {
+        s->send_errors++;
+        return -1;
+    }
+    return 0;
+}
+
+static bool same_address(const struct sockaddr_in6 *a, const struct sockaddr_in6 *b)
+{
+    return a->sin6_port == b->sin6_port &&
+           memcmp(&a->sin6_addr, &b->sin6_addr, sizeof a->sin6_addr) == 0;
+}
+
+/* Datagrams from anywhere but the answer's candidates are not ours. */
+static bool from_remote(const flood_session *s, const struct sockaddr_in6 *from)
+{
+    for (size_t i = 0; i < s->n_remotes; i++)
+        if (same_address(&s->remotes[i], from))
+            return true;
+    return false;
+}
+
+static void dispatch(flood_session *s, uint8_t *data, size_t length,
+                     const struct sockaddr_in6 *from, uint64_t now_us)
+{
+    if (length == 0 || !from_remote(s, from))
+        return;
+    uint8_t first = data[0];
+    if (first <= 3) {
+        session_ice_on_stun(s, data, length, from, now_us);
+    } else if (first >= 20 && first <= 63) {
+        if (s->dtls != NULL && same_address(from, &s->remote))
+            session_dtls_on_datagram(s, data, length);
+    } else if (first >= 128 && first <= 191) {
+        if (s->state == FLOOD_SESSION_CONNECTED && same_address(from, &s->remote))
+            legit_media_on_srtp(s, data, length, now_us);
+    }
+}
+
+void flood_session_receive(flood_session *s, uint64_t now_us)
+{
+    if (s->fd < 0)
+        return;
+    static uint8_t buffers[RECEIVE_BATCH][FLOOD_PACKET_CAPACITY];
+    struct mmsghdr headers[RECEIVE_BATCH];
+    struct iovec vectors[RECEIVE_BATCH];
+    struct sockaddr_in6 addresses[RECEIVE_BATCH];
+    for (int round = 0; round < MAX_READS_PER_CALL; round++) {
+        for (int i = 0; i < RECEIVE_BATCH; i++) {
+            vectors[i] = (struct iovec){.iov_base = buffers[i], .iov_len = sizeof buffers[i]};
+            headers[i] = (struct mmsghdr){.msg_hdr = {.msg_name = &addresses[i],
+                                                      .msg_namelen = sizeof addresses[i],
+                                                      .msg_iov = &vectors[i],
+                                                      .msg_iovlen = 1}};
+        }
+        int n = recvmmsg(s->fd, headers, RECEIVE_BATCH, MSG_DONTWAIT, NULL);
+        if (n <= 0)
+            return;
+        for (int i = 0; i < n; i++) {
+            if (addresses[i].sin6_family != AF_INET6 || (headers[i].msg_hdr.msg_flags & MSG_TRUNC))
+                continue;
+            dispatch(s, buffers[i], headers[i].msg_len, &addresses[i], now_us);
+        }
+        if (n < RECEIVE_BATCH)
+            return;
+    }
+}
+
+void flood_session_tick(flood_session *s, uint64_t now_us)
+{
+    if (s->state == FLOOD_SESSION_FAILED || s->state == FLOOD_SESSION_NEW)
+        return;
+    uint64_t setup_us = (uint64_t)(s->env->options->setup_timeout_s * 1e6);
+    if (s->state != FLOOD_SESSION_CONNECTED && now_us - s->started_us > setup_us) {
+        session_fail(s, "not connected after %.1f s (%s)", s->env->options->setup_timeout_s,
+                     s->state == FLOOD_SESSION_CHECKING ? "no ICE response" : "DTLS handshake");
+        return;
+    }
+    session_ice_tick(s, now_us);
+    session_dtls_tick(s, now_us);
+}
+
+uint64_t flood_session_next_timer_us(const flood_session *s, uint64_t now_us)
+{
+    uint64_t next = UINT64_MAX;
+    switch (s->state) {
+    case FLOOD_SESSION_CHECKING:
+        next = s->next_check_us;
+        break;
+    case FLOOD_SESSION_CONNECTED:
+        next = s->next_consent_us;
+        break;
+    default:
+        break;
+    }
+    uint64_t dtls = session_dtls_next_timer_us(s, now_us);
+    return dtls < next ? dtls : next;
+}
+
+int flood_session_close(flood_session *s, bool hang_up, char *error, size_t error_size)
+{
+    int result = 0;
+    if (hang_up && s->resource_url != NULL)
+        result = whip_client_delete(s->env->http, s->resource_url, error, error_size);
+    moat_ice_client_free(s->ice);
+    s->ice = NULL;
+    moat_dtls_transport_free(s->dtls);
+    s->dtls = NULL;
+    moat_srtp_session_free(s->srtp);
+    s->srtp = NULL;
+    srtpplus_sender_free(s->srtpplus);
+    s->srtpplus = NULL;
+    capture_ring_free(s->capture);
+    s->capture = NULL;
+    if (s->fd >= 0)
+        close(s->fd);
+    s->fd = -1;
+    g_free(s->resource_url);
+    s->resource_url = NULL;
+    return result;
+}

@@ -1,0 +1,36 @@
+/* The lifecycle of one legitimate session: open (socket, offer, WHIP POST,
+ * answer), then the packets and timers that take it through ICE and DTLS to
+ * connected, and close (WHIP DELETE). Media is legit_media.h. */
+#ifndef WHIP_SESSION_H
+#define WHIP_SESSION_H
+
+#include "flood_session.h"
+
+/* Opens the socket, POSTs the offer and applies the answer: the session is
+ * then CHECKING. On failure returns -1 with the reason in s->error and the
+ * state FAILED; close it all the same. */
+int flood_session_open(flood_session *s, unsigned index, const flood_session_env *env,
+                       uint64_t now_us);
+
+/* Reads every datagram waiting on the socket and acts on it. */
+void flood_session_receive(flood_session *s, uint64_t now_us);
+
+/* ICE checks and consent, DTLS retransmissions, the setup deadline. */
+void flood_session_tick(flood_session *s, uint64_t now_us);
+
+/* When flood_session_tick next has something to do (UINT64_MAX: never). */
+uint64_t flood_session_next_timer_us(const flood_session *s, uint64_t now_us);
+
+/* Frees what the session holds; with hang_up, DELETEs its WHIP resource
+ * first (0, or -1 with a message if that failed). Safe on a session that
+ * failed to open. Counters and error stay readable for the reports. */
+int flood_session_close(flood_session *s, bool hang_up, char *error, size_t error_size);
+
+/* Sends one datagram to the selected pair (or `to`); 0, or -1 if the kernel
+ * refused it. */
+int flood_session_send(flood_session *s, const uint8_t *data, size_t length,
+                       const struct sockaddr_in6 *to);
+
+const char *flood_session_state_name(flood_session_state state);
+
+#endif
