@@ -127,6 +127,13 @@ static uint64_t sleep_us(const attack_runner *r, uint64_t now_us)
 static void *attack_thread(void *data)
 {
     attack_runner *r = data;
+    /* --attack-after: the legitimate media runs alone first. */
+    for (uint64_t now = flood_now_us(); now < r->plan.start_us && !atomic_load(&r->stop);
+         now = flood_now_us()) {
+        uint64_t wait = r->plan.start_us - now < 10000 ? r->plan.start_us - now : 10000;
+        struct timespec pause = {.tv_sec = 0, .tv_nsec = (long)wait * 1000};
+        nanosleep(&pause, NULL);
+    }
     for (;;) {
         uint64_t now = flood_now_us();
         if (atomic_load(&r->stop) || now >= r->plan.end_us)

@@ -29,6 +29,10 @@ enum {
     OPT_BATCH,
     OPT_DURATION,
     OPT_DRAIN,
+    OPT_ATTACK_AFTER,
+    OPT_ATTACK_FOR,
+    OPT_JITTER,
+    OPT_FORGE_AHEAD,
     OPT_ALLOW_REMOTE,
     OPT_JSON,
     OPT_CSV,
@@ -56,6 +60,10 @@ static const struct option long_options[] = {
     {"batch", required_argument, NULL, OPT_BATCH},
     {"duration", required_argument, NULL, OPT_DURATION},
     {"drain", required_argument, NULL, OPT_DRAIN},
+    {"attack-after", required_argument, NULL, OPT_ATTACK_AFTER},
+    {"attack-for", required_argument, NULL, OPT_ATTACK_FOR},
+    {"jitter", required_argument, NULL, OPT_JITTER},
+    {"forge-ahead", required_argument, NULL, OPT_FORGE_AHEAD},
     {"allow-remote", no_argument, NULL, OPT_ALLOW_REMOTE},
     {"json", no_argument, NULL, OPT_JSON},
     {"csv", required_argument, NULL, OPT_CSV},
@@ -109,6 +117,15 @@ static void print_help(void)
            "  --duration S         run for S seconds after setup (default %.0f, at most %.0f);\n"
            "                       the run also ends when every class has sent --count packets\n"
            "  --drain S            wait S seconds for echoes after sending stops (default 0.5)\n"
+           "  --attack-after S     start the attacks S seconds after the media (default 0)\n"
+           "  --attack-for S       stop the attacks after S seconds; the sessions go on\n"
+           "                       until --duration (default: attack until the end)\n"
+           "  --jitter PCT         send legitimate frames up to PCT %% of their interval\n"
+           "                       early or late, at random (default 0)\n"
+           "  --forge-ahead MIN[:SPREAD]\n"
+           "                       forged SRTP uses sequence numbers MIN..MIN+SPREAD-1 ahead\n"
+           "                       of the live stream (default 100:1000; e.g. 1:30 lands\n"
+           "                       where SRTP+ chain tags are already learned)\n"
            "  --allow-remote       send to addresses outside loopback and private networks\n"
            "                       (refused by default)\n"
            "\n"
@@ -332,6 +349,32 @@ flood_options_result flood_options_parse(int argc, char **argv, flood_options *o
             ok = parse_double(optarg, 0, 60, &o.drain_s) ||
                  fail(error, size, "bad --drain %s (0..60 s)", optarg);
             break;
+        case OPT_ATTACK_AFTER:
+            ok = parse_double(optarg, 0, MAX_DURATION_S, &o.attack_after_s) ||
+                 fail(error, size, "bad --attack-after %s (seconds)", optarg);
+            break;
+        case OPT_ATTACK_FOR:
+            ok = parse_double(optarg, 0.1, MAX_DURATION_S, &o.attack_for_s) ||
+                 fail(error, size, "bad --attack-for %s (seconds, at least 0.1)", optarg);
+            break;
+        case OPT_JITTER:
+            ok = parse_double(optarg, 0, 50, &o.jitter) ||
+                 fail(error, size, "bad --jitter %s (0..50 %%)", optarg);
+            o.jitter /= 100.0;
+            break;
+        case OPT_FORGE_AHEAD: {
+            unsigned ahead = 0, spread = 0;
+            int fields = sscanf(optarg, "%u:%u", &ahead, &spread);
+            ok = (fields == 1 || fields == 2) && ahead >= 1 && ahead <= 30000 &&
+                 (fields == 1 || (spread >= 1 && spread <= 30000));
+            if (ok) {
+                o.forge_ahead = ahead;
+                o.forge_spread = fields == 2 ? spread : 1000;
+            } else {
+                fail(error, size, "bad --forge-ahead %s (MIN[:SPREAD], 1..30000)", optarg);
+            }
+            break;
+        }
         case OPT_ALLOW_REMOTE:
             o.allow_remote = true;
             break;

@@ -33,6 +33,11 @@ typedef struct {
     double ramp_step; /* pps added per class at every ramp step */
     uint64_t count;   /* per class, 0: unbounded */
     unsigned batch;   /* sendmmsg batch */
+    double attack_after_s; /* attacks start this long after the media */
+    double attack_for_s;   /* and last this long; 0: until the end */
+    double jitter;         /* legitimate frames: send time jitter, fraction of the interval */
+    uint32_t forge_ahead;  /* forged sequence numbers: this far ahead of the live stream */
+    uint32_t forge_spread; /* ... spread over this many numbers */
 
     /* Bounds and safety */
     double duration_s;

@@ -154,9 +154,11 @@ static int start_attacks(run_state *st, flood_session **connected, size_t n_conn
         .ramp_step = o->ramp_step,
         .count = o->count,
         .batch = o->batch,
-        .start_us = start_us,
+        .start_us = start_us + (uint64_t)(o->attack_after_s * 1e6),
         .end_us = end_us,
     };
+    if (o->attack_for_s > 0 && plan.start_us + (uint64_t)(o->attack_for_s * 1e6) < end_us)
+        plan.end_us = plan.start_us + (uint64_t)(o->attack_for_s * 1e6);
     memcpy(plan.enabled, o->attack, sizeof plan.enabled);
     memcpy(plan.rate, o->class_rate, sizeof plan.rate);
     attack_environment env = {

@@ -53,5 +53,8 @@ size_t forged_srtp_rtcp(const flood_session *s, uint32_t ssrc, uint32_t srtcp_in
 uint16_t forged_srtp_sequence_ahead(const flood_session *s, uint64_t k)
 {
     uint32_t next = atomic_load_explicit(&s->next_sequence, memory_order_relaxed);
-    return (uint16_t)(next + AHEAD_MIN + (uint32_t)(k % AHEAD_SPREAD));
+    const flood_options *o = s->env->options;
+    uint32_t ahead = o->forge_ahead ? o->forge_ahead : AHEAD_MIN;
+    uint32_t spread = o->forge_spread ? o->forge_spread : AHEAD_SPREAD;
+    return (uint16_t)(next + ahead + (uint32_t)(k % spread));
 }

@@ -43,6 +43,7 @@ void legit_media_start(flood_session *s, uint64_t now_us)
     flood_random_seed(&random);
     uint64_t offset = flood_random_range(&random, 0, 19999);
     rtp_source_init(&s->source, s->env->options->media, s->payload_type, s->ssrc, now_us + offset);
+    s->source.jitter = s->env->options->jitter;
     echo_stats_init(&s->echo, s->source.clock_rate);
     atomic_store(&s->next_sequence, s->source.sequence);
     s->next_report_us = now_us + REPORT_INTERVAL_US;

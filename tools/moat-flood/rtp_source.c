@@ -87,6 +87,7 @@ void rtp_source_init(rtp_source *s, flood_media media, uint8_t payload_type, uin
         s->timestamp_step = s->clock_rate / 50;
     }
     s->next_frame_us = start_us;
+    s->nominal_frame_us = start_us;
     prepare_tone();
 }
 
@@ -138,9 +139,16 @@ void rtp_source_next_frame(rtp_source *s, uint64_t now_us, rtp_frame *frame)
     frame->timestamp = s->timestamp;
     s->timestamp += s->timestamp_step;
     s->frames++;
-    s->next_frame_us += s->frame_interval_us;
-    if (now_us > s->next_frame_us + MAX_LAG_US)
-        s->next_frame_us = now_us + s->frame_interval_us;
+    s->nominal_frame_us += s->frame_interval_us;
+    if (now_us > s->nominal_frame_us + MAX_LAG_US)
+        s->nominal_frame_us = now_us + s->frame_interval_us;
+    s->next_frame_us = s->nominal_frame_us;
+    if (s->jitter > 0) {
+        /* Uniform in +-jitter of the interval around the nominal time. */
+        uint32_t span = (uint32_t)(2.0 * s->jitter * s->frame_interval_us);
+        int64_t offset = (int64_t)flood_random_range(&s->random, 0, span) - (int64_t)(span / 2);
+        s->next_frame_us = (uint64_t)((int64_t)s->nominal_frame_us + offset);
+    }
 }
 
 static void write_video_payload(rtp_source *s, const rtp_frame *frame, size_t index,

@@ -35,6 +35,8 @@ typedef struct {
     uint32_t timestamp_step;
     uint64_t frame_interval_us;
     uint64_t next_frame_us;
+    uint64_t nominal_frame_us; /* the schedule without jitter */
+    double jitter;             /* fraction of the frame interval */
     uint64_t frames;
     uint64_t frames_since_keyframe;
     bool keyframe_requested;
