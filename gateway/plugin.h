@@ -11,7 +11,7 @@
 #include <stdint.h>
 
 #define MOAT_PLUGIN_API_VERSION 1
-#define MOAT_PLUGIN_MAX_MEDIA 16
+#define MOAT_PLUGIN_MAX_MEDIA   16
 
 typedef enum {
     MOAT_MEDIA_KIND_AUDIO = 0,

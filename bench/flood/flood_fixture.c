@@ -35,9 +35,7 @@ static void *discard_attach(moat_plugin_session *session, const moat_session_inf
     return &plugin_rtp_received;
 }
 
-static void discard_detach(void *state)
-{
-}
+static void discard_detach(void *state) {}
 
 static void discard_rtp(void *state, uint8_t *packet, size_t length, size_t capacity)
 {
@@ -161,7 +159,8 @@ int flood_run(flood_mode mode, const flood_options *options, flood_result *resul
 
     int fd = socket(AF_INET, SOCK_DGRAM, 0);
     struct sockaddr_in local = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-    struct sockaddr_in gateway = {.sin_family = AF_INET, .sin_port = htons(options->port),
+    struct sockaddr_in gateway = {.sin_family = AF_INET,
+                                  .sin_port = htons(options->port),
                                   .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
     socklen_t length = sizeof local;
     bind(fd, (struct sockaddr *)&local, sizeof local);
@@ -208,14 +207,13 @@ int flood_run(flood_mode mode, const flood_options *options, flood_result *resul
         moat_worker_post(worker, start_task, &request, NULL);
         if (negotiation->srtpplus) {
             struct srtpplus_sender_config config;
-            srtpplus_sender_config_init(&config,
-                                        mode == FLOOD_MODE_PRN ? SRTPPLUS_SCHEME_PRN
-                                                               : SRTPPLUS_SCHEME_CHAIN,
-                                        SRTPPLUS_PROFILE_AES128_CM_SHA1_80);
+            srtpplus_sender_config_init(
+                &config, mode == FLOOD_MODE_PRN ? SRTPPLUS_SCHEME_PRN : SRTPPLUS_SCHEME_CHAIN,
+                SRTPPLUS_PROFILE_AES128_CM_SHA1_80);
             config.chain.depth = 32;
             config.chain.copies = 2;
-            srtpplus_sender_new(&config, request.keys.remote_key, 16, request.keys.remote_salt,
-                                14, &srtpplus);
+            srtpplus_sender_new(&config, request.keys.remote_key, 16, request.keys.remote_salt, 14,
+                                &srtpplus);
         }
         usleep(100000);
     }
@@ -273,7 +271,8 @@ int flood_run(flood_mode mode, const flood_options *options, flood_result *resul
     result->forged_sent = generator.forged_sent;
     result->legit_sent = generator.legit_sent;
     result->legit_received = __atomic_load_n(&plugin_rtp_received, __ATOMIC_RELAXED);
-    result->ns_per_packet = result->datagrams ? (double)result->worker_cpu_ns / result->datagrams : 0;
+    result->ns_per_packet =
+        result->datagrams ? (double)result->worker_cpu_ns / result->datagrams : 0;
     result->legit_loss = mode == FLOOD_MODE_BARE || !generator.legit_sent
                              ? 0
                              : 1.0 - (double)result->legit_received / generator.legit_sent;

@@ -9,10 +9,10 @@
 #include <sys/socket.h>
 #include <time.h>
 
-#define BATCH 64
+#define BATCH             64
 #define LEGIT_INTERVAL_NS 20000000ull
-#define LEGIT_SIZE 172
-#define WARMUP_NS 1000000000ull
+#define LEGIT_SIZE        172
+#define WARMUP_NS         1000000000ull
 
 static uint64_t now_ns(void)
 {

@@ -17,7 +17,7 @@ typedef struct {
     size_t forged_size;
     double seconds;
     uint32_t ssrc;
-    const moat_srtp_keying *keys; /* the gateway's view: remote = what we send with */
+    const moat_srtp_keying *keys;     /* the gateway's view: remote = what we send with */
     struct srtpplus_sender *srtpplus; /* NULL without SRTP+ */
     uint64_t forged_sent;
     uint64_t legit_sent;

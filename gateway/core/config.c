@@ -49,8 +49,8 @@ static const option_spec options[] = {
      "address of the UDP media sockets (:: = every IPv4 and IPv6 address)"},
     {"media", "port", "media-port", OPTION_INT, FIELD(media_port), "20000", 1, 65535,
      "first UDP media port; worker i uses port + i"},
-    {"media", "announced_address", "announced-address", OPTION_STRING, FIELD(announced_address),
-     "", 0, 0, "public address announced as a candidate (1:1 NAT)"},
+    {"media", "announced_address", "announced-address", OPTION_STRING, FIELD(announced_address), "",
+     0, 0, "public address announced as a candidate (1:1 NAT)"},
     {"media", "candidate_addresses", "candidate-addresses", OPTION_STRING,
      FIELD(candidate_addresses), "", 0, 0,
      "comma-separated host candidate addresses; empty = the interfaces' addresses"},
@@ -68,9 +68,8 @@ static const option_spec options[] = {
      "offer/accept SRTP+ tags (a=srtpplus) in SDP"},
     {"prefilter", "hold_ms", "detector-hold-ms", OPTION_INT, FIELD(detector_hold_ms), "2000", 100,
      600000, "time without anomaly before the detector switches off"},
-    {"prefilter", "rate_factor", "detector-rate-factor", OPTION_DOUBLE,
-     FIELD(detector_rate_factor), "4.0", 0, 0,
-     "ingress rate above this multiple of the learned baseline is an anomaly"},
+    {"prefilter", "rate_factor", "detector-rate-factor", OPTION_DOUBLE, FIELD(detector_rate_factor),
+     "4.0", 0, 0, "ingress rate above this multiple of the learned baseline is an anomaly"},
     {"prefilter", "auth_failures_per_s", "detector-auth-failures", OPTION_INT,
      FIELD(detector_auth_failures_per_s), "50", 1, 1000000,
      "srtp_unprotect failures per second that count as an anomaly"},
@@ -185,8 +184,8 @@ int moat_config_load_file(moat_config *config, const char *path, char *error, si
                 break;
             }
             char *value = g_key_file_get_string(file, groups[g], keys[k], NULL);
-            status = set_value(config, spec, value ? g_strstrip(value) : "", path, error,
-                               error_size);
+            status =
+                set_value(config, spec, value ? g_strstrip(value) : "", path, error, error_size);
             g_free(value);
         }
         g_strfreev(keys);
@@ -227,13 +226,15 @@ int moat_config_set_by_option(moat_config *config, const char *option, const cha
 int moat_config_validate(const moat_config *config, char *error, size_t error_size)
 {
     if (moat_log_level_parse(config->log_level) < 0) {
-        snprintf(error, error_size, "[general] log_level = \"%s\": expected error, warn, info or debug",
+        snprintf(error, error_size,
+                 "[general] log_level = \"%s\": expected error, warn, info or debug",
                  config->log_level);
         return -1;
     }
     const char *mode = config->prefilter_mode;
     if (strcmp(mode, "off") && strcmp(mode, "auto") && strcmp(mode, "always")) {
-        snprintf(error, error_size, "[prefilter] mode = \"%s\": expected off, auto or always", mode);
+        snprintf(error, error_size, "[prefilter] mode = \"%s\": expected off, auto or always",
+                 mode);
         return -1;
     }
     bool has_cert = config->certificate && *config->certificate;

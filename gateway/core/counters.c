@@ -3,11 +3,16 @@
 const char *moat_drop_reason_name(moat_drop_reason reason)
 {
     static const char *const names[MOAT_DROP_REASON_COUNT] = {
-        [MOAT_DROP_MALFORMED] = "malformed",   [MOAT_DROP_UNKNOWN_TUPLE] = "unknown_tuple",
-        [MOAT_DROP_STUN_AUTH] = "stun_auth",   [MOAT_DROP_NOT_READY] = "not_ready",
-        [MOAT_DROP_UNKNOWN_SSRC] = "unknown_ssrc", [MOAT_DROP_INDEX] = "index",
-        [MOAT_DROP_TAG] = "tag",               [MOAT_DROP_REPLAY] = "replay",
-        [MOAT_DROP_BUDGET] = "budget",         [MOAT_DROP_AUTH] = "auth",
+        [MOAT_DROP_MALFORMED] = "malformed",
+        [MOAT_DROP_UNKNOWN_TUPLE] = "unknown_tuple",
+        [MOAT_DROP_STUN_AUTH] = "stun_auth",
+        [MOAT_DROP_NOT_READY] = "not_ready",
+        [MOAT_DROP_UNKNOWN_SSRC] = "unknown_ssrc",
+        [MOAT_DROP_INDEX] = "index",
+        [MOAT_DROP_TAG] = "tag",
+        [MOAT_DROP_REPLAY] = "replay",
+        [MOAT_DROP_BUDGET] = "budget",
+        [MOAT_DROP_AUTH] = "auth",
         [MOAT_DROP_DTLS] = "dtls",
     };
     return reason < MOAT_DROP_REASON_COUNT ? names[reason] : "unknown";

@@ -8,17 +8,17 @@
 #include <stdint.h>
 
 typedef enum {
-    MOAT_DROP_MALFORMED = 0,  /* too short, bad version, unknown first octet */
-    MOAT_DROP_UNKNOWN_TUPLE,  /* non-STUN from a 5-tuple that passed no check */
-    MOAT_DROP_STUN_AUTH,      /* STUN check with bad credentials or integrity */
-    MOAT_DROP_NOT_READY,      /* SRTP before DTLS finished */
-    MOAT_DROP_UNKNOWN_SSRC,   /* SSRC this transport does not know */
-    MOAT_DROP_INDEX,          /* implausible sequence / packet index */
-    MOAT_DROP_TAG,            /* SRTP+ tag mismatch */
-    MOAT_DROP_REPLAY,         /* index already authenticated */
-    MOAT_DROP_BUDGET,         /* verification budget exhausted */
-    MOAT_DROP_AUTH,           /* srtp_unprotect failed */
-    MOAT_DROP_DTLS,           /* DTLS record rejected */
+    MOAT_DROP_MALFORMED = 0, /* too short, bad version, unknown first octet */
+    MOAT_DROP_UNKNOWN_TUPLE, /* non-STUN from a 5-tuple that passed no check */
+    MOAT_DROP_STUN_AUTH,     /* STUN check with bad credentials or integrity */
+    MOAT_DROP_NOT_READY,     /* SRTP before DTLS finished */
+    MOAT_DROP_UNKNOWN_SSRC,  /* SSRC this transport does not know */
+    MOAT_DROP_INDEX,         /* implausible sequence / packet index */
+    MOAT_DROP_TAG,           /* SRTP+ tag mismatch */
+    MOAT_DROP_REPLAY,        /* index already authenticated */
+    MOAT_DROP_BUDGET,        /* verification budget exhausted */
+    MOAT_DROP_AUTH,          /* srtp_unprotect failed */
+    MOAT_DROP_DTLS,          /* DTLS record rejected */
     MOAT_DROP_REASON_COUNT
 } moat_drop_reason;
 

@@ -33,8 +33,8 @@ void moat_http_reply_error(SoupServerMessage *message, unsigned status, const ch
     va_start(args, detail_format);
     vsnprintf(detail, sizeof detail, detail_format, args);
     va_end(args);
-    json_t *object = json_pack("{s:s, s:s, s:i}", "error", code, "detail", detail, "status",
-                               (int)status);
+    json_t *object =
+        json_pack("{s:s, s:s, s:i}", "error", code, "detail", detail, "status", (int)status);
     char *text = json_dumps(object, JSON_COMPACT);
     json_decref(object);
     /* jansson allocates with malloc; libsoup frees with g_free, which is free. */

@@ -83,9 +83,9 @@ static void route(SoupServer *server, SoupServerMessage *message, const char *pa
         return;
     }
     if (strcmp(path, "/healthz") == 0) {
-        char *body = g_strdup_printf("{\"status\":\"ok\",\"workers\":%u,\"sessions\":%zu}",
-                                     gateway->n_workers,
-                                     moat_session_registry_count(gateway->sessions));
+        char *body =
+            g_strdup_printf("{\"status\":\"ok\",\"workers\":%u,\"sessions\":%zu}",
+                            gateway->n_workers, moat_session_registry_count(gateway->sessions));
         moat_http_reply(message, 200, "application/json", body, strlen(body));
         return;
     }
@@ -124,8 +124,8 @@ static void route(SoupServer *server, SoupServerMessage *message, const char *pa
         return;
     }
     if (strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0) {
-        moat_http_reply_error(message, 405, "method_not_allowed", "%s is not allowed on %s",
-                              method, path);
+        moat_http_reply_error(message, 405, "method_not_allowed", "%s is not allowed on %s", method,
+                              path);
         return;
     }
     serve_static(gateway, message, path);

@@ -86,8 +86,8 @@ char *moat_metrics_render(moat_gateway *gateway)
     g_string_append_printf(
         out,
         "# HELP moat_srtp_auth_failures_total srtp_unprotect authentication failures\n"
-        "# TYPE moat_srtp_auth_failures_total counter\nmoat_srtp_auth_failures_total %" G_GUINT64_FORMAT
-        "\n",
+        "# TYPE moat_srtp_auth_failures_total counter\nmoat_srtp_auth_failures_total "
+        "%" G_GUINT64_FORMAT "\n",
         sum_field(gateway, offsetof(moat_counters, dropped[MOAT_DROP_AUTH])));
     g_string_append(out, "# HELP moat_dropped_packets_total Datagrams dropped, by reason\n"
                          "# TYPE moat_dropped_packets_total counter\n");
@@ -99,6 +99,7 @@ char *moat_metrics_render(moat_gateway *gateway)
     }
     if (gateway->stats)
         moat_stats_snapshot_prometheus(gateway->stats, out);
-    g_string_append(out, "# HELP moat_up 1 while the gateway runs\n# TYPE moat_up gauge\nmoat_up 1\n");
+    g_string_append(out,
+                    "# HELP moat_up 1 while the gateway runs\n# TYPE moat_up gauge\nmoat_up 1\n");
     return g_string_free(out, FALSE);
 }

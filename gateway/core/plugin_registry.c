@@ -50,9 +50,8 @@ static int load_one(moat_plugin_registry *registry, const char *path,
     return 0;
 }
 
-moat_plugin_registry *moat_plugin_registry_load(const char *folder,
-                                                const moat_gateway_calls *calls, char *error,
-                                                size_t error_size)
+moat_plugin_registry *moat_plugin_registry_load(const char *folder, const moat_gateway_calls *calls,
+                                                char *error, size_t error_size)
 {
     GError *gerror = NULL;
     GDir *dir = g_dir_open(folder, 0, &gerror);
@@ -91,8 +90,7 @@ moat_plugin_registry *moat_plugin_registry_load(const char *folder,
     return registry;
 }
 
-const moat_plugin *moat_plugin_registry_find(const moat_plugin_registry *registry,
-                                             const char *name)
+const moat_plugin *moat_plugin_registry_find(const moat_plugin_registry *registry, const char *name)
 {
     for (guint i = 0; i < registry->plugins->len; i++) {
         const loaded_plugin *entry = &g_array_index(registry->plugins, loaded_plugin, i);

@@ -11,9 +11,8 @@ typedef struct moat_plugin_registry moat_plugin_registry;
 
 /* Loads every `moat-*.so` in `folder` and initialises it with `calls`. Returns
  * NULL with a message when the folder cannot be read or no plugin loads. */
-moat_plugin_registry *moat_plugin_registry_load(const char *folder,
-                                                const moat_gateway_calls *calls, char *error,
-                                                size_t error_size);
+moat_plugin_registry *moat_plugin_registry_load(const char *folder, const moat_gateway_calls *calls,
+                                                char *error, size_t error_size);
 const moat_plugin *moat_plugin_registry_find(const moat_plugin_registry *registry,
                                              const char *name);
 size_t moat_plugin_registry_count(const moat_plugin_registry *registry);

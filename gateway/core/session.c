@@ -118,8 +118,7 @@ void moat_session_start(moat_session *session)
     if (session->dtls_context)
         session->dtls = moat_dtls_transport_new(
             session->dtls_context, session->dtls_role, session->negotiation.remote_fingerprint_alg,
-            session->negotiation.remote_fingerprint, &dtls_callbacks, session, error,
-            sizeof error);
+            session->negotiation.remote_fingerprint, &dtls_callbacks, session, error, sizeof error);
     moat_worker_add_session(session->worker, session);
     if (!session->dtls && session->dtls_context) {
         moat_log_warn("session", "session %s: %s", session->id, error);
@@ -158,10 +157,9 @@ static void remember_tuple(moat_session *session, const struct sockaddr_in6 *fro
 static void select_tuple(moat_session *session, const moat_path *path)
 {
     const struct sockaddr_in6 *from = &path->remote;
-    bool changed = !session->has_selected ||
-                   session->selected.remote.sin6_port != from->sin6_port ||
-                   memcmp(&session->selected.remote.sin6_addr, &from->sin6_addr,
-                          sizeof from->sin6_addr) != 0;
+    bool changed =
+        !session->has_selected || session->selected.remote.sin6_port != from->sin6_port ||
+        memcmp(&session->selected.remote.sin6_addr, &from->sin6_addr, sizeof from->sin6_addr) != 0;
     session->selected = *path;
     session->has_selected = true;
     if (changed) {
@@ -176,8 +174,7 @@ static void select_tuple(moat_session *session, const moat_path *path)
     }
 }
 
-void moat_session_bypass_handshake(moat_session *session, const moat_path *path,
-                                   const void *keys)
+void moat_session_bypass_handshake(moat_session *session, const moat_path *path, const void *keys)
 {
     remember_tuple(session, &path->remote);
     session->selected = *path;
@@ -305,16 +302,14 @@ void moat_session_end(moat_session *session, const char *reason)
         session->drain_reason = g_strdup(reason);
         session->drain_deadline_us = moat_worker_now_us(session->worker) + SESSION_DRAIN_TIMEOUT_US;
         session->ending = false;
-        moat_log_debug("session", "session %s: draining data channels before close",
-                       session->id);
+        moat_log_debug("session", "session %s: draining data channels before close", session->id);
         return;
     }
     finish_end(session, reason);
 }
 
-void moat_session_restart_ice(moat_session *session, const char *local_ufrag,
-                              const char *local_pwd, const char *remote_ufrag,
-                              const char *remote_pwd)
+void moat_session_restart_ice(moat_session *session, const char *local_ufrag, const char *local_pwd,
+                              const char *remote_ufrag, const char *remote_pwd)
 {
     /* The old ufrag keeps answering until the peer's first check with the new
      * one, so media never stops during the restart; DTLS and SRTP are kept. */

@@ -43,17 +43,15 @@ void moat_session_handle_stun(moat_session *session, const moat_path *path, cons
                               size_t length);
 void moat_session_handle_dtls(moat_session *session, const moat_path *path, const uint8_t *data,
                               size_t length);
-void moat_session_handle_srtp(moat_session *session, uint8_t *data, size_t length,
-                              size_t capacity);
+void moat_session_handle_srtp(moat_session *session, uint8_t *data, size_t length, size_t capacity);
 /* Timers; returns false when the session must end. */
 bool moat_session_tick(moat_session *session, uint64_t now_us);
 const char *moat_session_end_reason(const moat_session *session);
 /* Ends the session: plugin hang-up, close_notify, notification, then the
  * worker frees it. */
 void moat_session_end(moat_session *session, const char *reason);
-void moat_session_restart_ice(moat_session *session, const char *local_ufrag,
-                              const char *local_pwd, const char *remote_ufrag,
-                              const char *remote_pwd);
+void moat_session_restart_ice(moat_session *session, const char *local_ufrag, const char *local_pwd,
+                              const char *remote_ufrag, const char *remote_pwd);
 /* The packet rate the SDP lets this transport expect. */
 uint32_t moat_session_declared_pps(const moat_session *session);
 /* Worker thread: this transport's counters and detector state, as JSON. */

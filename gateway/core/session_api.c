@@ -9,10 +9,9 @@
 static void add_record(moat_session_record *record, void *user)
 {
     json_t *array = user;
-    json_array_append_new(array, json_pack("{s:s, s:s, s:i, s:s}", "id", record->id, "plugin",
-                                           record->plugin, "worker",
-                                           (int)moat_worker_index(record->worker), "resource",
-                                           record->id));
+    json_array_append_new(
+        array, json_pack("{s:s, s:s, s:i, s:s}", "id", record->id, "plugin", record->plugin,
+                         "worker", (int)moat_worker_index(record->worker), "resource", record->id));
 }
 
 static void reply_json(SoupServerMessage *message, unsigned status, json_t *value)
@@ -42,10 +41,9 @@ void moat_session_api_handle(moat_gateway *gateway, SoupServerMessage *message, 
         json_t *plugins = json_array();
         for (size_t i = 0; i < moat_plugin_registry_count(gateway->plugins); i++) {
             const moat_plugin *plugin = moat_plugin_registry_at(gateway->plugins, i);
-            json_array_append_new(plugins, json_pack("{s:s, s:s}", "name", plugin->name,
-                                                     "description",
-                                                     plugin->description ? plugin->description
-                                                                         : ""));
+            json_array_append_new(plugins,
+                                  json_pack("{s:s, s:s}", "name", plugin->name, "description",
+                                            plugin->description ? plugin->description : ""));
         }
         reply_json(message, 200, json_pack("{s:o}", "plugins", plugins));
         return;

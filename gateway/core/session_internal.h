@@ -19,7 +19,7 @@
 #include <glib.h>
 
 #define MOAT_SESSION_MAX_STREAMS 16
-#define MOAT_SESSION_MAX_TUPLES 8
+#define MOAT_SESSION_MAX_TUPLES  8
 
 typedef struct {
     uint32_t ssrc;
@@ -102,7 +102,7 @@ struct moat_session {
     moat_stream_guard guard;
     struct srtpplus_receiver *srtpplus_rx;
     struct srtpplus_sender *srtpplus_tx;
-    uint64_t first_bad_us;      /* first failed packet since the last calm period */
+    uint64_t first_bad_us; /* first failed packet since the last calm period */
     uint64_t first_anomaly_us;
     uint64_t enforcing_since_us;
     uint64_t last_detection_delay_us; /* first bad packet -> enforcing, last switch */

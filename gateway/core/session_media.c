@@ -13,8 +13,8 @@
 #include <string.h>
 #include <time.h>
 
-#define REPORT_INTERVAL_US 1000000ull
-#define RETRANSMIT_SLOTS 512
+#define REPORT_INTERVAL_US    1000000ull
+#define RETRANSMIT_SLOTS      512
 #define RETRANSMIT_MAX_AGE_US 2000000ull
 
 static uint32_t random_ssrc(void)
@@ -46,13 +46,15 @@ void moat_session_media_init(moat_session *session)
         memcpy(out->payload_types, in->payload_types, n);
         out->n_payload_types = n;
         out->mid_extension_id = in->mid_extension_id;
-        if (out->peer_receives && out->local_ssrc && session->n_outgoing < MOAT_SESSION_MAX_STREAMS) {
+        if (out->peer_receives && out->local_ssrc &&
+            session->n_outgoing < MOAT_SESSION_MAX_STREAMS) {
             moat_outgoing_stream *stream = &session->outgoing[session->n_outgoing++];
             memset(stream, 0, sizeof *stream);
             stream->ssrc = out->local_ssrc;
             stream->media_index = (int)(session->n_media - 1);
             stream->clock_rate = in->n_payload_types ? in->clock_rates[0] : 90000;
-            stream->cache = moat_retransmit_cache_new(RETRANSMIT_SLOTS, 10000, RETRANSMIT_MAX_AGE_US);
+            stream->cache =
+                moat_retransmit_cache_new(RETRANSMIT_SLOTS, 10000, RETRANSMIT_MAX_AGE_US);
         }
     }
     session->rtcp_ssrc = session->n_outgoing ? session->outgoing[0].ssrc : random_ssrc();
@@ -187,8 +189,7 @@ static void handle_rtcp(moat_session *session, uint8_t *packet, size_t length)
                 continue;
             for (size_t i = 0; i < session->n_incoming; i++) {
                 if (session->incoming[i].ssrc == report.ssrc)
-                    moat_rtp_receive_stats_on_sr(&session->incoming[i].stats,
-                                                 report.ntp_timestamp,
+                    moat_rtp_receive_stats_on_sr(&session->incoming[i].stats, report.ntp_timestamp,
                                                  moat_worker_now_us(session->worker));
             }
         } else if (header.type == MOAT_RTCP_RTPFB || header.type == MOAT_RTCP_PSFB) {
@@ -268,8 +269,7 @@ static void receive_rtcp(moat_session *session, uint8_t *data, size_t length, bo
 
 /* The receive path of DESIGN.md: structure, SRTP+ tag or stream guard, budget,
  * then srtp_unprotect; cheapest first, each drop with its reason. */
-void moat_session_handle_srtp(moat_session *session, uint8_t *data, size_t length,
-                              size_t capacity)
+void moat_session_handle_srtp(moat_session *session, uint8_t *data, size_t length, size_t capacity)
 {
     moat_session_prefilter_packet(session);
     if (!session->srtp) {
@@ -292,8 +292,8 @@ void moat_session_handle_srtp(moat_session *session, uint8_t *data, size_t lengt
         moat_session_drop(session, MOAT_DROP_MALFORMED);
         return;
     }
-    uint32_t ssrc = (uint32_t)data[8] << 24 | (uint32_t)data[9] << 16 | (uint32_t)data[10] << 8 |
-                    data[11];
+    uint32_t ssrc =
+        (uint32_t)data[8] << 24 | (uint32_t)data[9] << 16 | (uint32_t)data[10] << 8 | data[11];
     uint16_t sequence = (uint16_t)(data[2] << 8 | data[3]);
     struct srtpplus_check check = {.len = length};
     uint64_t index = 0;

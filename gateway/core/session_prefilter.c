@@ -118,7 +118,8 @@ static void report_event(moat_session *session, moat_detector_event event, const
                       "session %s: detector on (%s: %s), %.1f ms after the first bad packet, "
                       "ingress %.0f pkt/s",
                       session->id, scope, moat_anomaly_name(session->detector.last_anomaly),
-                      (now - session->first_bad_us) / 1000.0, moat_detector_rate(&session->detector));
+                      (now - session->first_bad_us) / 1000.0,
+                      moat_detector_rate(&session->detector));
         session->enforcing_since_us = now;
         session->last_detection_delay_us = now - session->first_bad_us;
     } else {
@@ -156,8 +157,7 @@ void moat_session_prefilter_tick(moat_session *session, uint64_t now_us)
 
 bool moat_session_enforcing(const moat_session *session)
 {
-    return moat_detector_enforcing(&session->detector) ||
-           moat_worker_enforcing(session->worker);
+    return moat_detector_enforcing(&session->detector) || moat_worker_enforcing(session->worker);
 }
 
 json_t *moat_session_describe(const moat_session *session)
@@ -175,10 +175,10 @@ json_t *moat_session_describe(const moat_session *session)
         session->id, "enforcing", moat_session_enforcing(session), "srtpplus", srtpplus, "drops",
         drops, "rtp_received", (json_int_t)session->counters.rtp_received, "rtp_sent",
         (json_int_t)session->counters.rtp_sent, "detector", "enforcing",
-        moat_detector_enforcing(detector), "last_anomaly", moat_anomaly_name(detector->last_anomaly),
-        "ingress_pps", moat_detector_rate(detector), "baseline_pps", detector->baseline_pps,
-        "switches_on", (json_int_t)detector->switches_on, "switches_off",
-        (json_int_t)detector->switches_off, "enforcing_since_s",
+        moat_detector_enforcing(detector), "last_anomaly",
+        moat_anomaly_name(detector->last_anomaly), "ingress_pps", moat_detector_rate(detector),
+        "baseline_pps", detector->baseline_pps, "switches_on", (json_int_t)detector->switches_on,
+        "switches_off", (json_int_t)detector->switches_off, "enforcing_since_s",
         session->enforcing_since_us / 1e6, "detection_delay_ms",
         session->last_detection_delay_us / 1000.0);
 }

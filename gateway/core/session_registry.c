@@ -44,8 +44,7 @@ size_t moat_session_registry_count(const moat_session_registry *registry)
 }
 
 void moat_session_registry_foreach(moat_session_registry *registry,
-                                   void (*fn)(moat_session_record *record, void *user),
-                                   void *user)
+                                   void (*fn)(moat_session_record *record, void *user), void *user)
 {
     GHashTableIter it;
     gpointer key, value;

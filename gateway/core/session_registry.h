@@ -33,8 +33,7 @@ bool moat_session_registry_remove(moat_session_registry *registry, const char *i
 size_t moat_session_registry_count(const moat_session_registry *registry);
 /* Calls fn for each record, in no particular order. */
 void moat_session_registry_foreach(moat_session_registry *registry,
-                                   void (*fn)(moat_session_record *record, void *user),
-                                   void *user);
+                                   void (*fn)(moat_session_record *record, void *user), void *user);
 /* A fresh random identifier (hex, 32 chars). */
 void moat_session_registry_new_id(char out[33]);
 

@@ -6,7 +6,7 @@
 
 /* Beyond this many transports /metrics keeps only totals (cardinality). */
 #define MAX_TRANSPORT_SERIES 100
-#define REFRESH_MS 500
+#define REFRESH_MS           500
 
 typedef struct snapshot_reply snapshot_reply;
 
@@ -116,8 +116,8 @@ char *moat_stats_snapshot_json(moat_stats_snapshot *snapshot)
         json_object_del(copy, "transports");
         json_array_append_new(workers, copy);
     }
-    json_t *root = json_pack("{s:f, s:o, s:o}", "time", g_get_real_time() / 1e6, "workers",
-                             workers, "transports", transports);
+    json_t *root = json_pack("{s:f, s:o, s:o}", "time", g_get_real_time() / 1e6, "workers", workers,
+                             "transports", transports);
     char *text = json_dumps(root, JSON_COMPACT);
     json_decref(root);
     char *result = g_strdup(text);
@@ -152,8 +152,7 @@ void moat_stats_snapshot_prometheus(moat_stats_snapshot *snapshot, GString *out)
                          "# TYPE moat_detector_worker_state gauge\n");
     for (unsigned i = 0; i < snapshot->n_workers; i++) {
         if (snapshot->latest[i])
-            g_string_append_printf(
-                out, "moat_detector_worker_state{worker=\"%u\"} %d\n", i,
-                json_is_true(json_object_get(snapshot->latest[i], "enforcing")));
+            g_string_append_printf(out, "moat_detector_worker_state{worker=\"%u\"} %d\n", i,
+                                   json_is_true(json_object_get(snapshot->latest[i], "enforcing")));
     }
 }

@@ -26,8 +26,7 @@ static const char *srtp_crypto_backend(void)
 void moat_version_print(void)
 {
     printf("moat %s\n", MOAT_VERSION);
-    printf("%s (crypto backend: %s)\n", srtp_get_version_string(),
-           srtp_crypto_backend());
+    printf("%s (crypto backend: %s)\n", srtp_get_version_string(), srtp_crypto_backend());
     printf("%s\n", OpenSSL_version(OPENSSL_VERSION));
     printf("jansson %s\n", JANSSON_VERSION);
 }

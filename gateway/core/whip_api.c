@@ -30,8 +30,8 @@ static gboolean remove_ended_session(gpointer data)
 
 void moat_whip_session_ended(const char *session_id, const char *reason)
 {
-    g_main_context_invoke_full(NULL, G_PRIORITY_DEFAULT, remove_ended_session,
-                               g_strdup(session_id), g_free);
+    g_main_context_invoke_full(NULL, G_PRIORITY_DEFAULT, remove_ended_session, g_strdup(session_id),
+                               g_free);
 }
 
 /* The 201 waits until the worker knows the session's ufrag: a client may
@@ -220,8 +220,8 @@ static void handle_patch(moat_gateway *gateway, SoupServerMessage *message,
                               "PATCH bodies must be application/trickle-ice-sdpfrag");
         return;
     }
-    const char *if_match = soup_message_headers_get_one(
-        soup_server_message_get_request_headers(message), "If-Match");
+    const char *if_match =
+        soup_message_headers_get_one(soup_server_message_get_request_headers(message), "If-Match");
     if (if_match && strcmp(if_match, "*") != 0 && strcmp(if_match, record->etag) != 0) {
         moat_http_reply_error(message, 412, "etag_mismatch",
                               "If-Match %s does not match the resource's ETag", if_match);
@@ -270,8 +270,8 @@ static void handle_patch(moat_gateway *gateway, SoupServerMessage *message,
     const char *mids[16];
     for (size_t i = 0; i < record->n_mids; i++)
         mids[i] = record->mids[i];
-    char *reply = moat_sdp_fragment_build(ufrag, pwd, candidates, n_candidates, mids,
-                                          record->n_mids);
+    char *reply =
+        moat_sdp_fragment_build(ufrag, pwd, candidates, n_candidates, mids, record->n_mids);
     soup_message_headers_replace(soup_server_message_get_response_headers(message), "ETag",
                                  record->etag);
     moat_http_reply(message, 200, "application/trickle-ice-sdpfrag", reply, strlen(reply));

@@ -320,8 +320,8 @@ void moat_worker_flush(moat_worker *worker)
 {
     unsigned sent = 0;
     while (sent < worker->send_count) {
-        int n = sendmmsg(worker->socket_fd, &worker->send_headers[sent], worker->send_count - sent,
-                         0);
+        int n =
+            sendmmsg(worker->socket_fd, &worker->send_headers[sent], worker->send_count - sent, 0);
         if (n <= 0) {
             if (n < 0 && errno == EINTR)
                 continue;
@@ -381,9 +381,9 @@ static gboolean points_to(gpointer key, gpointer value, gpointer session)
 void moat_worker_remove_session(moat_worker *worker, moat_session *session)
 {
     uint32_t declared = moat_session_declared_pps(session);
-    worker->detector.config.declared_pps -=
-        declared < worker->detector.config.declared_pps ? declared
-                                                        : worker->detector.config.declared_pps;
+    worker->detector.config.declared_pps -= declared < worker->detector.config.declared_pps
+                                                ? declared
+                                                : worker->detector.config.declared_pps;
     g_hash_table_foreach_remove(worker->sessions_by_ufrag, points_to, session);
     g_hash_table_foreach_remove(worker->sessions_by_tuple, points_to, session);
     g_hash_table_remove(worker->sessions_by_id, moat_session_id(session));

@@ -25,7 +25,7 @@ typedef struct {
 typedef struct moat_session moat_session;
 typedef struct moat_ice_checker moat_ice_checker;
 
-#define MOAT_WORKER_BATCH 64
+#define MOAT_WORKER_BATCH   64
 #define MOAT_WORKER_TICK_MS 10
 /* Receive buffers leave room for in-place growth (SRTP tags on relay). */
 #define MOAT_DATAGRAM_CAPACITY 2048

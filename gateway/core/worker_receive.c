@@ -39,8 +39,7 @@ static void drop(moat_worker *worker, moat_drop_reason reason)
     moat_worker_note_bad_datagram(worker);
 }
 
-static void dispatch_stun(moat_worker *worker, const moat_path *path, uint8_t *data,
-                          size_t length)
+static void dispatch_stun(moat_worker *worker, const moat_path *path, uint8_t *data, size_t length)
 {
     moat_stun_kind kind = moat_stun_classify(data, length);
     if (kind == MOAT_STUN_BINDING_INDICATION || kind == MOAT_STUN_BINDING_RESPONSE) {

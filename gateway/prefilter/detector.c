@@ -4,7 +4,7 @@
 
 /* The baseline needs this much history before the rate test applies; until
  * then only the declared rate and the failure test count. */
-#define LEARNING_SLOTS 100
+#define LEARNING_SLOTS  100
 #define BASELINE_WEIGHT 0.02
 
 void moat_detector_init(moat_detector *detector, const moat_detector_config *config,

@@ -11,7 +11,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#define MOAT_DETECTOR_SLOTS 10
+#define MOAT_DETECTOR_SLOTS   10
 #define MOAT_DETECTOR_SLOT_US 10000u
 
 typedef enum {
@@ -47,7 +47,7 @@ typedef struct {
     uint64_t current_slot; /* absolute slot number (now / slot length) */
     uint32_t packets[MOAT_DETECTOR_SLOTS];
     uint32_t failures[MOAT_DETECTOR_SLOTS];
-    uint32_t window_packets;  /* sums over the ring */
+    uint32_t window_packets; /* sums over the ring */
     uint32_t window_failures;
     double baseline_pps;
     uint32_t learned_slots; /* slots that fed the baseline */

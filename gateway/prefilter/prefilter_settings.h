@@ -14,9 +14,9 @@ typedef struct {
     double rate_factor;
     uint32_t min_excess_pps;
     uint32_t auth_failures_per_s;
-    uint32_t budget_percent;      /* SRTP+ transports: unverifiable packets, % of learned rate */
+    uint32_t budget_percent; /* SRTP+ transports: unverifiable packets, % of learned rate */
     uint32_t budget_min_pps;
-    double legacy_budget_factor;  /* transports without SRTP+: budget = factor x learned rate */
+    double legacy_budget_factor; /* transports without SRTP+: budget = factor x learned rate */
     uint32_t window_behind;
     uint32_t window_ahead;
     /* The worker socket's detector: floods spread over many 5-tuples. */

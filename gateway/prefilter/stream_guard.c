@@ -3,8 +3,8 @@
 #include <string.h>
 
 #define UNKNOWN_SSRC_PPS 20
-#define RTCP_MIN_PPS 50
-#define RATE_WINDOW_US 1000000u
+#define RTCP_MIN_PPS     50
+#define RATE_WINDOW_US   1000000u
 
 void moat_stream_guard_init(moat_stream_guard *guard, const moat_stream_guard_config *config)
 {
@@ -26,8 +26,8 @@ static moat_guarded_stream *find(moat_stream_guard *guard, uint32_t ssrc)
 static void set_budget(moat_stream_guard *guard, moat_guarded_stream *stream)
 {
     double rate = stream->learned_pps * guard->config.budget_factor;
-    uint32_t budget = rate > guard->config.budget_min_pps ? (uint32_t)rate
-                                                          : guard->config.budget_min_pps;
+    uint32_t budget =
+        rate > guard->config.budget_min_pps ? (uint32_t)rate : guard->config.budget_min_pps;
     if (budget == stream->budget_rate)
         return;
     stream->budget_rate = budget;
@@ -35,8 +35,8 @@ static void set_budget(moat_stream_guard *guard, moat_guarded_stream *stream)
     uint32_t burst = budget / 5 > 20 ? budget / 5 : 20;
     srtpplus_budget_init(&stream->budget, budget, burst);
     /* Resynchronising after a long loss burst needs only a trickle. */
-    uint32_t wide = budget / 4 > guard->config.budget_min_pps ? budget / 4
-                                                              : guard->config.budget_min_pps;
+    uint32_t wide =
+        budget / 4 > guard->config.budget_min_pps ? budget / 4 : guard->config.budget_min_pps;
     srtpplus_budget_init(&stream->wide_budget, wide, wide / 5 > 10 ? wide / 5 : 10);
 }
 
@@ -73,8 +73,8 @@ uint64_t moat_estimate_index(uint64_t highest_index, uint16_t sequence)
 }
 
 moat_guard_verdict moat_stream_guard_check_rtp(moat_stream_guard *guard, uint32_t ssrc,
-                                               uint16_t sequence, bool enforcing,
-                                               uint64_t now_us, uint64_t *index_out)
+                                               uint16_t sequence, bool enforcing, uint64_t now_us,
+                                               uint64_t *index_out)
 {
     moat_guarded_stream *stream = find(guard, ssrc);
     if (!stream) {
@@ -87,18 +87,17 @@ moat_guard_verdict moat_stream_guard_check_rtp(moat_stream_guard *guard, uint32_
                    ? MOAT_GUARD_PASS
                    : MOAT_GUARD_DROP_UNKNOWN_SSRC;
     }
-    uint64_t index = stream->authenticated ? moat_estimate_index(stream->highest_index, sequence)
-                                           : sequence;
+    uint64_t index =
+        stream->authenticated ? moat_estimate_index(stream->highest_index, sequence) : sequence;
     *index_out = index;
     if (!enforcing)
         return MOAT_GUARD_PASS;
-    if (stream->authenticated &&
-        (index + guard->config.window_behind < stream->highest_index ||
-         index > stream->highest_index + guard->config.window_ahead))
+    if (stream->authenticated && (index + guard->config.window_behind < stream->highest_index ||
+                                  index > stream->highest_index + guard->config.window_ahead))
         return MOAT_GUARD_DROP_INDEX;
-    bool near = !stream->authenticated ||
-                (index + MOAT_STREAM_GUARD_NEAR >= stream->highest_index &&
-                 index <= stream->highest_index + MOAT_STREAM_GUARD_NEAR);
+    bool near =
+        !stream->authenticated || (index + MOAT_STREAM_GUARD_NEAR >= stream->highest_index &&
+                                   index <= stream->highest_index + MOAT_STREAM_GUARD_NEAR);
     return srtpplus_budget_take(near ? &stream->budget : &stream->wide_budget, now_us * 1000u)
                ? MOAT_GUARD_PASS
                : MOAT_GUARD_DROP_BUDGET;
@@ -140,5 +139,5 @@ moat_guard_verdict moat_stream_guard_check_rtcp(moat_stream_guard *guard, bool e
     if (!enforcing)
         return MOAT_GUARD_PASS;
     return srtpplus_budget_take(&guard->rtcp_budget, now_us * 1000u) ? MOAT_GUARD_PASS
-                                                                    : MOAT_GUARD_DROP_BUDGET;
+                                                                     : MOAT_GUARD_DROP_BUDGET;
 }

@@ -31,7 +31,7 @@ typedef enum {
 } moat_guard_verdict;
 
 typedef struct {
-    uint32_t window_behind;  /* plausible: highest - behind .. highest + ahead */
+    uint32_t window_behind; /* plausible: highest - behind .. highest + ahead */
     uint32_t window_ahead;
     double budget_factor;    /* budget = factor x learned rate ... */
     uint32_t budget_min_pps; /* ... but at least this */
@@ -67,8 +67,8 @@ void moat_stream_guard_declare(moat_stream_guard *guard, uint32_t ssrc, uint32_t
 /* Checks an RTP packet's SSRC and sequence number. When not enforcing only
  * the index is estimated (for confirm) and everything passes. */
 moat_guard_verdict moat_stream_guard_check_rtp(moat_stream_guard *guard, uint32_t ssrc,
-                                               uint16_t sequence, bool enforcing,
-                                               uint64_t now_us, uint64_t *index_out);
+                                               uint16_t sequence, bool enforcing, uint64_t now_us,
+                                               uint64_t *index_out);
 /* After srtp_unprotect succeeded. */
 void moat_stream_guard_confirm_rtp(moat_stream_guard *guard, uint32_t ssrc, uint64_t index,
                                    uint64_t now_us);

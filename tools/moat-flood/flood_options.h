@@ -29,10 +29,10 @@ typedef struct {
     bool attack[ATTACK_KIND_COUNT];
     double class_rate[ATTACK_KIND_COUNT]; /* pps, from --rate or KIND:PPS */
     bool any_attack;
-    double ramp_s;    /* 0: no ramp */
-    double ramp_step; /* pps added per class at every ramp step */
-    uint64_t count;   /* per class, 0: unbounded */
-    unsigned batch;   /* sendmmsg batch */
+    double ramp_s;         /* 0: no ramp */
+    double ramp_step;      /* pps added per class at every ramp step */
+    uint64_t count;        /* per class, 0: unbounded */
+    unsigned batch;        /* sendmmsg batch */
     double attack_after_s; /* attacks start this long after the media */
     double attack_for_s;   /* and last this long; 0: until the end */
     double jitter;         /* legitimate frames: send time jitter, fraction of the interval */

@@ -123,8 +123,8 @@ static void test_first_octet_demux(void)
         uint8_t first;
         moat_packet_class class;
     } cases[] = {
-        {0, MOAT_PACKET_STUN},     {3, MOAT_PACKET_STUN},     {4, MOAT_PACKET_UNKNOWN},
-        {19, MOAT_PACKET_UNKNOWN}, {20, MOAT_PACKET_DTLS},    {63, MOAT_PACKET_DTLS},
+        {0, MOAT_PACKET_STUN},     {3, MOAT_PACKET_STUN},      {4, MOAT_PACKET_UNKNOWN},
+        {19, MOAT_PACKET_UNKNOWN}, {20, MOAT_PACKET_DTLS},     {63, MOAT_PACKET_DTLS},
         {64, MOAT_PACKET_UNKNOWN}, {127, MOAT_PACKET_UNKNOWN}, {128, MOAT_PACKET_SRTP},
         {191, MOAT_PACKET_SRTP},   {192, MOAT_PACKET_UNKNOWN}, {255, MOAT_PACKET_UNKNOWN},
     };
@@ -140,7 +140,8 @@ int main(int argc, char **argv)
     g_test_init(&argc, &argv, NULL);
     g_test_add_func("/config/defaults", test_defaults);
     g_test_add_func("/config/file", test_file_values_and_errors);
-    g_test_add_func("/config/options-environment-validation", test_options_environment_and_validation);
+    g_test_add_func("/config/options-environment-validation",
+                    test_options_environment_and_validation);
     g_test_add_func("/worker/first-octet-demux", test_first_octet_demux);
     return g_test_run();
 }

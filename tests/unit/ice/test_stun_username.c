@@ -35,9 +35,9 @@ static void test_libnice_request(void)
 static void test_bad_usernames(void)
 {
     static const char *const usernames[] = {
-        TEST_LOCAL_UFRAG,      /* no ':' */
+        TEST_LOCAL_UFRAG,        /* no ':' */
         (":" TEST_REMOTE_UFRAG), /* empty local part */
-        "Lk9f Qm2x:peer",      /* space is not an ice-char */
+        "Lk9f Qm2x:peer",        /* space is not an ice-char */
         "Lk9f\x01Qm2:peer",
     };
     for (size_t i = 0; i < G_N_ELEMENTS(usernames); i++) {

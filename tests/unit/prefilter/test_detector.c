@@ -144,7 +144,8 @@ int main(int argc, char **argv)
     g_test_init(&argc, &argv, NULL);
     g_test_add_func("/detector/steady", test_steady_traffic_stays_off);
     g_test_add_func("/detector/keyframe-bursts", test_keyframe_bursts_stay_off);
-    g_test_add_func("/detector/auth-failures", test_auth_failures_switch_on_fast_and_off_after_hold);
+    g_test_add_func("/detector/auth-failures",
+                    test_auth_failures_switch_on_fast_and_off_after_hold);
     g_test_add_func("/detector/rate", test_rate_anomaly);
     g_test_add_func("/detector/modes", test_modes);
     return g_test_run();

@@ -5,18 +5,21 @@
 
 static moat_stream_guard_config config(void)
 {
-    moat_stream_guard_config c = {
-        .window_behind = 1024, .window_ahead = 4096, .budget_factor = 2.0, .budget_min_pps = 20, .default_pps = 0};
+    moat_stream_guard_config c = {.window_behind = 1024,
+                                  .window_ahead = 4096,
+                                  .budget_factor = 2.0,
+                                  .budget_min_pps = 20,
+                                  .default_pps = 0};
     return c;
 }
 
 static void test_index_estimation(void)
 {
     g_assert_cmpuint(moat_estimate_index(100, 101), ==, 101);
-    g_assert_cmpuint(moat_estimate_index(65535, 0), ==, 65536);          /* wrap forward */
-    g_assert_cmpuint(moat_estimate_index(65536 + 2, 65534), ==, 65534);  /* late, before wrap */
+    g_assert_cmpuint(moat_estimate_index(65535, 0), ==, 65536);         /* wrap forward */
+    g_assert_cmpuint(moat_estimate_index(65536 + 2, 65534), ==, 65534); /* late, before wrap */
     g_assert_cmpuint(moat_estimate_index(5 * 65536 + 40000, 39000), ==, 5 * 65536 + 39000);
-    g_assert_cmpuint(moat_estimate_index(10, 65000), ==, 65000);         /* ROC 0 cannot go back */
+    g_assert_cmpuint(moat_estimate_index(10, 65000), ==, 65000); /* ROC 0 cannot go back */
 }
 
 static void test_nothing_changes_before_authentication(void)
