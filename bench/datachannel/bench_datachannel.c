@@ -15,6 +15,7 @@
 #include <arpa/inet.h>
 #include <math.h>
 #include <netinet/in.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -276,6 +277,9 @@ static void link_part(const identities *ids)
 int main(void)
 {
     setvbuf(stdout, NULL, _IOLBF, 0);
+    /* A reader that goes away (| head) must not stop the run before it has
+     * removed its namespaces. */
+    signal(SIGPIPE, SIG_IGN);
     run_deadline_s = transfer_now_s() + RUN_BUDGET_S;
     identities ids;
     memset(&ids, 0, sizeof ids);

@@ -24,7 +24,7 @@ def chromium_path():
 
 class Chromium:
     def __init__(self, url):
-        self.profile = tempfile.TemporaryDirectory(prefix="moat-chromium-")
+        self.profile = tempfile.TemporaryDirectory(prefix="moat-chromium-", ignore_cleanup_errors=True)
         self.process = subprocess.Popen(
             [chromium_path(), *FLAGS, f"--user-data-dir={self.profile.name}", url],
             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
