@@ -168,12 +168,13 @@ void moat_sctp_channels_handle_dcep(moat_sctp_association *a, uint16_t stream_id
             a->counters.messages_dropped++;
         return;
     }
-    /* OPEN. The peer must use its own parity (RFC 8832 §6): even ids if it
-     * is the DTLS client, that is if we are not. An id in use is a
-     * duplicate; neither is answered, since resetting the stream would close
-     * a channel of ours. */
-    bool peer_even = !a->is_dtls_client;
-    if (ch != NULL || (stream_id % 2 == 0) != peer_even || a->shutdown_requested) {
+    /* OPEN. RFC 8832 §6 gives the peer its own parity (even ids if it is
+     * the DTLS client), but some stacks pick it by their ICE role instead
+     * (aiortc); an OPEN on a free id of our parity is accepted all the same,
+     * since ours are only ever picked among free ids. An id in use is a
+     * duplicate and is not answered: resetting the stream would close a
+     * channel of ours. */
+    if (ch != NULL || a->shutdown_requested) {
         a->counters.messages_dropped++;
         return;
     }

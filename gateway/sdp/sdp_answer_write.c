@@ -120,7 +120,9 @@ static void write_accepted(GString *out, size_t index, const moat_sdp_media *m,
     unsigned port = params->n_candidates > 0 && params->candidates[0].port != 0
                         ? params->candidates[0].port
                         : 9;
-    if (pm->data_channel) {
+    if (pm->data_channel && pm->data_channel_legacy) {
+        g_string_append_printf(out, "m=application %u %s 5000\r\n", port, m->proto);
+    } else if (pm->data_channel) {
         g_string_append_printf(out, "m=application %u UDP/DTLS/SCTP webrtc-datachannel\r\n", port);
     } else {
         g_string_append_printf(out, "m=%s %u %s", m->media, port, m->proto);
@@ -129,7 +131,11 @@ static void write_accepted(GString *out, size_t index, const moat_sdp_media *m,
         g_string_append(out, "\r\n");
     }
     write_transport(out, m, params, negotiation);
-    if (pm->data_channel)
+    if (pm->data_channel && pm->data_channel_legacy)
+        g_string_append_printf(
+            out, "a=sctpmap:5000 webrtc-datachannel 1024\r\na=max-message-size:%u\r\n",
+            plan->max_message_size);
+    else if (pm->data_channel)
         g_string_append_printf(out, "a=sctp-port:5000\r\na=max-message-size:%u\r\n",
                                plan->max_message_size);
     else

@@ -3,6 +3,7 @@
 #include "sdp_lex.h"
 #include "sdp_srtpplus.h"
 
+#include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
 
@@ -49,12 +50,23 @@ static bool rtp_proto_supported(const char *proto)
     return strcmp(proto, "UDP/TLS/RTP/SAVPF") == 0 || strcmp(proto, "RTP/SAVPF") == 0;
 }
 
+/* The pre-RFC 8841 form still written by some stacks (aiortc, older
+ * SDKs): "m=application 9 DTLS/SCTP 5000" with a=sctpmap, the SCTP port as
+ * the format. It is answered in the same form. */
+static bool data_proto_legacy(const moat_sdp_media *m)
+{
+    if (strcmp(m->proto, "DTLS/SCTP") != 0 && strcmp(m->proto, "UDP/DTLS/SCTP") != 0)
+        return false;
+    char *end = NULL;
+    long port = strtol(m->first_format, &end, 10);
+    return end != m->first_format && *end == '\0' && port > 0 && port <= 65535;
+}
+
 static bool data_proto_supported(const moat_sdp_media *m)
 {
-    /* "DTLS/SCTP 5000" with a=sctpmap is the pre-RFC 8841 form; answering it
-     * would need the old SCTP port negotiation, so it is rejected. */
-    return strcmp(m->proto, "UDP/DTLS/SCTP") == 0 &&
-           strcmp(m->first_format, "webrtc-datachannel") == 0;
+    return (strcmp(m->proto, "UDP/DTLS/SCTP") == 0 &&
+            strcmp(m->first_format, "webrtc-datachannel") == 0) ||
+           data_proto_legacy(m);
 }
 
 static bool extension_accepted(const char *uri)
@@ -100,6 +112,7 @@ static int plan_media(const moat_sdp *offer, moat_sdp_plan *plan, char *error, s
             if (!data_proto_supported(m) || have_data)
                 continue;
             pm->data_channel = true;
+            pm->data_channel_legacy = data_proto_legacy(m);
             have_data = true;
         } else {
             if (!m->is_rtp || !rtp_proto_supported(m->proto))
@@ -248,6 +261,8 @@ int moat_sdp_negotiate(const moat_sdp *offer, const moat_sdp_answer_params *para
             nm->peer_sends = nm->peer_receives = true;
             out->has_data_channel = true;
             out->remote_sctp_port = m->has_sctp_port ? m->sctp_port : DEFAULT_REMOTE_SCTP_PORT;
+            if (pm->data_channel_legacy)
+                out->remote_sctp_port = (uint16_t)strtol(m->first_format, NULL, 10);
             out->remote_max_message_size =
                 m->has_max_message_size ? m->max_message_size : DEFAULT_REMOTE_MAX_MESSAGE_SIZE;
             continue;

@@ -11,6 +11,7 @@
 typedef struct {
     bool accepted;
     bool data_channel;
+    bool data_channel_legacy; /* offered as "DTLS/SCTP <port>" (pre-RFC 8841) */
     moat_sdp_codec_choice codecs[MOAT_SDP_MAX_ACCEPTED_CODECS];
     size_t n_codecs;
     size_t extmaps[MOAT_SDP_MAX_EXTMAPS]; /* indexes into the offer's m-line extmaps */

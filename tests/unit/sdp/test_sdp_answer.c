@@ -239,13 +239,18 @@ static void test_rejections(void)
     g_free(answer);
     g_free(offer);
 
-    /* Only the old data channel form: nothing the gateway can accept. */
+    /* The old data channel form (aiortc, older SDKs) is answered in kind,
+     * the SCTP port taken from the format. */
     offer = moat_test_replace(moat_test_offer_chromium,
                               "m=application 9 UDP/DTLS/SCTP webrtc-datachannel",
-                              "m=application 9 DTLS/SCTP 5000");
+                              "m=application 9 DTLS/SCTP 5001");
     answer = moat_test_answer_ok(offer, &params, &n);
-    g_assert_false(n.has_data_channel);
-    g_assert_false(n.media[2].accepted);
+    g_assert_true(n.has_data_channel);
+    g_assert_true(n.media[2].accepted);
+    g_assert_cmpuint(n.remote_sctp_port, ==, 5001);
+    g_assert_nonnull(strstr(answer, " DTLS/SCTP 5000\r\n"));
+    g_assert_nonnull(strstr(answer, "a=sctpmap:5000 webrtc-datachannel 1024\r\n"));
+    g_assert_null(strstr(answer, "a=sctp-port"));
     g_free(answer);
     g_free(offer);
 
