@@ -1,7 +1,6 @@
 #include "sctp/sctp_mailbox.h"
 
 #include <string.h>
-#include <usrsctp.h>
 
 /* A peer that keeps an association busy while its owner stalls must not grow
  * a mailbox without bound; past this, packets are dropped as a congested link
@@ -136,16 +135,8 @@ int moat_sctp_mailbox_conn_output(void *address, void *buffer, size_t length, ui
                                   uint8_t set_df)
 {
     uint32_t record = (uint32_t)length;
-    if (length > UINT32_MAX || length < 12)
+    if (length > UINT32_MAX)
         return -1;
-    /* The checksum usrsctp leaves to us (see sctp_stack.c): CRC32c over the
-     * packet with the field zeroed, stored least significant byte first. */
-    uint8_t *packet = buffer;
-    memset(packet + 8, 0, 4);
-    uint32_t crc = usrsctp_crc32c(packet, length);
-    uint8_t stored[4] = {(uint8_t)crc, (uint8_t)(crc >> 8), (uint8_t)(crc >> 16),
-                         (uint8_t)(crc >> 24)};
-    memcpy(packet + 8, stored, 4);
     g_mutex_lock(&lock);
     moat_sctp_mailbox *mb = by_id != NULL ? g_hash_table_lookup(by_id, address) : NULL;
     if (mb != NULL && mb->packets->len + sizeof record + length <= MAILBOX_MAX_BYTES) {

@@ -37,12 +37,6 @@ static int apply_sysctls(void)
     failed |= usrsctp_sysctl_set_sctp_max_chunks_on_queue(MOAT_SCTP_MAX_CHUNKS_ON_QUEUE);
     failed |= usrsctp_sysctl_set_sctp_sendspace(MOAT_SCTP_SOCKET_BUFFER_SIZE);
     failed |= usrsctp_sysctl_set_sctp_recvspace(MOAT_SCTP_SOCKET_BUFFER_SIZE);
-    /* SCTP-aware DTLS: every packet arrives inside a DTLS record whose MAC
-     * was already checked, so verifying SCTP's CRC32c as well would do the
-     * integrity work twice. With "offload" usrsctp skips the check on input
-     * and leaves the checksum of outgoing packets to us; peers still verify
-     * it, so the mailbox fills it in (once) on the way out. */
-    usrsctp_enable_crc32c_offload();
     return failed != 0 ? -EINVAL : 0;
 }
 

@@ -122,7 +122,6 @@ def test_malformed_dcep_is_dropped_and_the_channel_keeps_working(gateway):
             (12, dcep_open(b"a\x00b")),                         # NUL in the label
             (14, dcep_open(b"L" * 300)),                        # label over 255 bytes
             (16, b"\x02"),                                      # ACK for no channel
-            (1, dcep_open(b"odd")),                             # our parity, not the peer's
             (18, bytes(random.Random(1).randbytes(65536))),     # 64 KiB of noise
         ]
         try:
