@@ -80,26 +80,6 @@ static bool lookup_key(StunAgent *agent, StunMessage *message, uint8_t *username
     return true;
 }
 
-/* libnice hashes 20 bytes from MESSAGE-INTEGRITY's value whatever its length
- * field says, and reads FINGERPRINT as 4 bytes: reject other sizes before it
- * looks, so a short attribute at the end cannot make it read past the
- * datagram. */
-static bool integrity_attributes_sized(const uint8_t *data, size_t length)
-{
-    moat_stun_attribute_iter it;
-    moat_stun_attribute attribute;
-    int step;
-
-    moat_stun_attribute_iter_init(&it, data, length);
-    while ((step = moat_stun_attribute_next(&it, &attribute)) == 1) {
-        if (attribute.type == MOAT_STUN_ATTR_MESSAGE_INTEGRITY && attribute.length != 20)
-            return false;
-        if (attribute.type == MOAT_STUN_ATTR_FINGERPRINT && attribute.length != 4)
-            return false;
-    }
-    return step == 0;
-}
-
 /* The worker's socket is dual-stack, so an IPv4 peer shows up as
  * ::ffff:a.b.c.d; a browser expects its IPv4 address (family 0x01) back in
  * XOR-MAPPED-ADDRESS, not the mapped IPv6 form. */
@@ -254,7 +234,7 @@ moat_ice_check_result moat_ice_checker_handle_request(
     }
     /* classify bounded length to 20 + 65532, so the int comparison is exact. */
     if (stun_message_validate_buffer_length(request, length, true) != (int)length ||
-        !integrity_attributes_sized(request, length))
+        !moat_stun_integrity_attributes_sized(request, length))
         return MOAT_ICE_CHECK_MALFORMED;
 
     expected_credentials expected = {

@@ -113,24 +113,6 @@ size_t moat_ice_client_build_request(moat_ice_client *c, uint32_t priority, bool
     return length;
 }
 
-/* libnice hashes 20 bytes of MESSAGE-INTEGRITY and reads 4 of FINGERPRINT
- * whatever their length fields say: other sizes are refused before it looks. */
-static bool integrity_attributes_sized(const uint8_t *data, size_t length)
-{
-    moat_stun_attribute_iter it;
-    moat_stun_attribute attribute;
-    int step;
-
-    moat_stun_attribute_iter_init(&it, data, length);
-    while ((step = moat_stun_attribute_next(&it, &attribute)) == 1) {
-        if (attribute.type == MOAT_STUN_ATTR_MESSAGE_INTEGRITY && attribute.length != 20)
-            return false;
-        if (attribute.type == MOAT_STUN_ATTR_FINGERPRINT && attribute.length != 4)
-            return false;
-    }
-    return step == 0;
-}
-
 static moat_ice_response_result validation_result(StunValidationStatus status)
 {
     switch (status) {
@@ -154,7 +136,7 @@ moat_ice_response_result moat_ice_client_handle_response(moat_ice_client *c, con
     if (c == NULL || data == NULL || moat_stun_classify(data, length) != MOAT_STUN_BINDING_RESPONSE)
         return MOAT_ICE_RESPONSE_MALFORMED;
     if (stun_message_validate_buffer_length(data, length, true) != (int)length ||
-        !integrity_attributes_sized(data, length))
+        !moat_stun_integrity_attributes_sized(data, length))
         return MOAT_ICE_RESPONSE_MALFORMED;
 
     StunMessage msg;

@@ -35,3 +35,19 @@ int moat_stun_attribute_next(moat_stun_attribute_iter *it, moat_stun_attribute *
     it->offset += ATTRIBUTE_HEADER_LENGTH + padded;
     return 1;
 }
+
+bool moat_stun_integrity_attributes_sized(const uint8_t *data, size_t length)
+{
+    moat_stun_attribute_iter it;
+    moat_stun_attribute attribute;
+    int step;
+
+    moat_stun_attribute_iter_init(&it, data, length);
+    while ((step = moat_stun_attribute_next(&it, &attribute)) == 1) {
+        if (attribute.type == MOAT_STUN_ATTR_MESSAGE_INTEGRITY && attribute.length != 20)
+            return false;
+        if (attribute.type == MOAT_STUN_ATTR_FINGERPRINT && attribute.length != 4)
+            return false;
+    }
+    return step == 0;
+}

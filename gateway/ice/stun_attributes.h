@@ -4,6 +4,7 @@
 #ifndef MOAT_ICE_STUN_ATTRIBUTES_H
 #define MOAT_ICE_STUN_ATTRIBUTES_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -31,5 +32,11 @@ void moat_stun_attribute_iter_init(moat_stun_attribute_iter *it, const uint8_t *
 /* 1: *attribute filled; 0: clean end of message; -1: an attribute header or
  * its padded value runs past the end (the iterator then stays at -1). */
 int moat_stun_attribute_next(moat_stun_attribute_iter *it, moat_stun_attribute *attribute);
+
+/* libnice hashes 20 bytes from MESSAGE-INTEGRITY's value whatever its
+ * length field says, and reads FINGERPRINT as 4 bytes: false for other sizes
+ * (or a malformed attribute list), so callers can refuse a message before
+ * libnice reads past the datagram. */
+bool moat_stun_integrity_attributes_sized(const uint8_t *data, size_t length);
 
 #endif
