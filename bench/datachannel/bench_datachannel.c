@@ -3,15 +3,23 @@
  *
  * 1. Loopback: one reliable ordered channel (the gateway's SCTP association
  *    over its DTLS transport over UDP) against TLS 1.2 over TCP with the same
- *    cipher suite, for 1 KiB and 16 KiB messages. Each side of a transfer is
- *    a process of its own; the receiver measures payload bytes over a fixed
- *    window after a warm-up.
- * 2. Round-trip times of 7, 71 and 196 ms between two network namespaces
- *    the bench creates (tc netem, or a TUN link emulator where the kernel has
- *    no netem): ordered against unordered reliable channels. Root only.
+ *    cipher suite, for 1 KiB and 16 KiB messages, with browser-sized SCTP
+ *    packets (1200 bytes, what browsers use) and with native ones (one
+ *    2^14-byte DTLS record, what loopback and native peers can carry). Each
+ *    side of a transfer is a process of its own; the receiver measures
+ *    payload bytes over a fixed window after a warm-up.
+ * 2. Round-trip times of 7, 71 and 196 ms on a 1 Gbit/s link between two
+ *    network namespaces the bench creates (the TUN link emulator, or tc
+ *    netem where there is no TUN device): the same SCTP/DTLS channel with
+ *    browser-sized packets against TLS/TCP (the kernel's autotuned windows)
+ *    over the same link. Root only.
  *
- * The last line is ratio_vs_tls=X: SCTP/DTLS throughput over TLS/TCP
- * throughput, the geometric mean over the message sizes. */
+ * The last line is
+ *   ratio_vs_tls=X long_rtt_vs_tcp=Y
+ * X: SCTP/DTLS over TLS/TCP throughput on loopback, the geometric mean over
+ * the message sizes, with the packet size loopback allows (the line before
+ * gives the browser-sized figure); Y: SCTP/DTLS over TLS/TCP at 71 ms
+ * (0 when not measured). */
 #include <arpa/inet.h>
 #include <math.h>
 #include <netinet/in.h>
@@ -35,11 +43,18 @@
  * trips) and slack. A side that is not done by then gives up. */
 #define SETUP_ALLOWANCE_S 3.0
 #define LINK_MESSAGE_SIZE (16 * 1024)
+#define LINK_RATE_BPS     1000000000ull
+#define LONG_RTT_MS       71
+/* SCTP packet sizes: what browsers use, and one whole DTLS record. */
+#define BROWSER_PACKET 1200
+#define NATIVE_PACKET  16384
 
-/* A hard bound on the whole run: link transfers that could end past it are
+/* A hard bound on the whole run: transfers that could end past it are
  * skipped (and said so). */
-#define RUN_BUDGET_S 85.0
-#define LINK_ROUNDS  2
+#define RUN_BUDGET_S 170.0
+/* Each figure is the mean of this many transfers, SCTP and TLS taking
+ * turns, since single runs vary with the machine's load. */
+#define ROUNDS 2
 
 static const size_t loopback_sizes[] = {1024, 16 * 1024};
 static const unsigned round_trip_ms[] = {7, 71, 196};
@@ -148,15 +163,72 @@ static void print_failure(const char *what, const transfer_result *r)
         printf("  (%s not measured: %s)\n", what, r->detail);
 }
 
-/* Returns the geometric mean of DTLS/TLS ratios, or -1 when none. */
-static double loopback_part(const identities *ids)
+static bool within_budget(const transfer_params *params, transfer_result *result)
+{
+    memset(result, 0, sizeof *result);
+    if (transfer_now_s() + params->timeout_s + 1 <= run_deadline_s)
+        return true;
+    snprintf(result->detail, sizeof result->detail, "skipped to stay within %.0f s", RUN_BUDGET_S);
+    return false;
+}
+
+/* Mean of the measured runs; keeps the last failure for the report. */
+typedef struct {
+    double sum;
+    int measured;
+    transfer_result failure;
+} mean_rate;
+
+static void mean_add(mean_rate *m, const transfer_result *r)
+{
+    if (r->measured) {
+        m->sum += r->megabytes_per_second;
+        m->measured++;
+    } else {
+        m->failure = *r;
+    }
+}
+
+static double mean_value(const mean_rate *m)
+{
+    return m->measured > 0 ? m->sum / m->measured : 0;
+}
+
+static void loopback_datachannel(const identities *ids, const transfer_params *params,
+                                 transfer_result *result)
 {
     static const char *const loopback[2] = {"127.0.0.1", "127.0.0.1"};
-    printf("loopback, one reliable ordered channel against TLS 1.2 over TCP, %s\n",
-           TLS_TRANSFER_CIPHER);
-    printf("%-9s %16s %16s %12s\n", "message", "SCTP/DTLS MB/s", "TLS/TCP MB/s", "SCTP/TLS");
-    double log_sum = 0;
-    int measured = 0;
+    if (!within_budget(params, result))
+        return;
+    int udp[2] = {socket(AF_INET, SOCK_DGRAM, 0), socket(AF_INET, SOCK_DGRAM, 0)};
+    if (pair_udp(udp, loopback) == 0)
+        run_datachannel(ids, udp, params, result);
+    else
+        snprintf(result->detail, sizeof result->detail, "UDP setup failed");
+    close_pair(udp);
+}
+
+static void loopback_tls(const identities *ids, const transfer_params *params,
+                         transfer_result *result)
+{
+    if (!within_budget(params, result))
+        return;
+    int tcp[2] = {socket(AF_INET, SOCK_STREAM, 0), socket(AF_INET, SOCK_STREAM, 0)};
+    run_tls(ids, tcp[0], tcp[1], "127.0.0.1", params, result);
+    close_pair(tcp);
+}
+
+/* Geometric means of SCTP/DTLS over TLS/TCP, native and browser-sized
+ * packets; -1 when none was measured. */
+static void loopback_part(const identities *ids, double *native_ratio, double *browser_ratio)
+{
+    printf(
+        "loopback, one reliable ordered channel against TLS 1.2 over TCP, %s (mean of %d runs)\n",
+        TLS_TRANSFER_CIPHER, ROUNDS);
+    printf("%-8s %-15s %16s %14s %10s\n", "message", "SCTP packet", "SCTP/DTLS MB/s",
+           "TLS/TCP MB/s", "SCTP/TLS");
+    double log_sum[2] = {0, 0}; /* native, browser */
+    int measured[2] = {0, 0};
     char tls_detail[96] = "";
     for (size_t i = 0; i < sizeof loopback_sizes / sizeof loopback_sizes[0]; i++) {
         transfer_params params = {.message_size = loopback_sizes[i],
@@ -164,118 +236,136 @@ static double loopback_part(const identities *ids)
                                   .warmup_s = LOOPBACK_WARMUP_S,
                                   .window_s = WINDOW_S,
                                   .timeout_s = LOOPBACK_WARMUP_S + WINDOW_S + SETUP_ALLOWANCE_S};
-        int udp[2] = {socket(AF_INET, SOCK_DGRAM, 0), socket(AF_INET, SOCK_DGRAM, 0)};
-        transfer_result dc, tls;
-        memset(&dc, 0, sizeof dc);
-        if (pair_udp(udp, loopback) == 0)
-            run_datachannel(ids, udp, &params, &dc);
-        else
-            snprintf(dc.detail, sizeof dc.detail, "UDP setup failed");
-        close_pair(udp);
-        int tcp[2] = {socket(AF_INET, SOCK_STREAM, 0), socket(AF_INET, SOCK_STREAM, 0)};
-        run_tls(ids, tcp[0], tcp[1], "127.0.0.1", &params, &tls);
-        close_pair(tcp);
-        if (tls.measured)
-            snprintf(tls_detail, sizeof tls_detail, "%s", tls.detail);
-        bool both = dc.measured && tls.measured && tls.megabytes_per_second > 0;
-        double ratio = both ? dc.megabytes_per_second / tls.megabytes_per_second : 0;
-        printf("%-9s %16.1f %16.1f %12.3f\n", loopback_sizes[i] == 1024 ? "1 KiB" : "16 KiB",
-               dc.megabytes_per_second, tls.megabytes_per_second, ratio);
-        print_failure("SCTP/DTLS", &dc);
-        print_failure("TLS/TCP", &tls);
-        if (both) {
-            log_sum += log(ratio);
-            measured++;
+        mean_rate dc[2], tls;
+        memset(dc, 0, sizeof dc);
+        memset(&tls, 0, sizeof tls);
+        for (int round = 0; round < ROUNDS; round++) {
+            transfer_result r;
+            for (int kind = 0; kind < 2; kind++) {
+                params.sctp_mtu = kind == 0 ? NATIVE_PACKET : BROWSER_PACKET;
+                loopback_datachannel(ids, &params, &r);
+                mean_add(&dc[kind], &r);
+            }
+            loopback_tls(ids, &params, &r);
+            mean_add(&tls, &r);
+            if (r.measured)
+                snprintf(tls_detail, sizeof tls_detail, "%s", r.detail);
         }
+        for (int kind = 0; kind < 2; kind++) {
+            double ratio = mean_value(&tls) > 0 ? mean_value(&dc[kind]) / mean_value(&tls) : 0;
+            printf("%-8s %-15s %16.1f %14.1f %10.3f\n",
+                   loopback_sizes[i] == 1024 ? "1 KiB" : "16 KiB",
+                   kind == 0 ? "16384 (native)" : "1200 (browser)", mean_value(&dc[kind]),
+                   mean_value(&tls), ratio);
+            print_failure("SCTP/DTLS", &dc[kind].failure);
+            if (ratio > 0) {
+                log_sum[kind] += log(ratio);
+                measured[kind]++;
+            }
+        }
+        print_failure("TLS/TCP", &tls.failure);
     }
     if (tls_detail[0] != '\0')
         printf("  TLS: %s; DTLS 1.2: the same suite (first in the gateway's list)\n", tls_detail);
-    return measured > 0 ? exp(log_sum / measured) : -1;
+    *native_ratio = measured[0] > 0 ? exp(log_sum[0] / measured[0]) : -1;
+    *browser_ratio = measured[1] > 0 ? exp(log_sum[1] / measured[1]) : -1;
 }
 
-/* One transfer over the link, unless it could overrun the run's budget. */
-static void link_transfer(const identities *ids, const netns_link *link, unsigned rtt_ms,
-                          bool ordered, transfer_result *result)
+static transfer_params link_params(unsigned rtt_ms)
 {
-    static const char *const ips[2] = {NETNS_LINK_SENDER_ADDRESS, NETNS_LINK_RECEIVER_ADDRESS};
-    /* Slow start needs round trips to open the window (the congestion
-     * window grows by about half per round trip with delayed SACKs), and
-     * the window should span many round trips. */
+    /* Slow start needs round trips to open the window (and the receive
+     * windows grow with it), and the window should span many round trips. */
     double rtt_s = rtt_ms / 1000.0;
     transfer_params params = {.message_size = LINK_MESSAGE_SIZE,
-                              .ordered = ordered,
-                              .warmup_s = LOOPBACK_WARMUP_S + 10 * rtt_s,
+                              .ordered = true,
+                              .sctp_mtu = BROWSER_PACKET,
+                              .warmup_s = LOOPBACK_WARMUP_S + 12 * rtt_s,
                               .window_s = fmax(WINDOW_S, 10 * rtt_s)};
     params.timeout_s = params.warmup_s + params.window_s + SETUP_ALLOWANCE_S;
-    memset(result, 0, sizeof *result);
-    if (transfer_now_s() + params.timeout_s + 1 > run_deadline_s) {
-        snprintf(result->detail, sizeof result->detail, "skipped to stay within %.0f s",
-                 RUN_BUDGET_S);
+    return params;
+}
+
+static void link_datachannel(const identities *ids, const netns_link *link,
+                             const transfer_params *params, transfer_result *result)
+{
+    static const char *const ips[2] = {NETNS_LINK_SENDER_ADDRESS, NETNS_LINK_RECEIVER_ADDRESS};
+    if (!within_budget(params, result))
         return;
-    }
     int udp[2] = {netns_link_socket(link, NETNS_LINK_SENDER, SOCK_DGRAM),
                   netns_link_socket(link, NETNS_LINK_RECEIVER, SOCK_DGRAM)};
     if (pair_udp(udp, ips) == 0)
-        run_datachannel(ids, udp, &params, result);
+        run_datachannel(ids, udp, params, result);
     else
         snprintf(result->detail, sizeof result->detail, "UDP setup failed");
     close_pair(udp);
 }
 
-static void link_row(const identities *ids, unsigned rtt_ms)
+static void link_tls(const identities *ids, const netns_link *link, const transfer_params *params,
+                     transfer_result *result)
+{
+    if (!within_budget(params, result))
+        return;
+    int client = netns_link_socket(link, NETNS_LINK_SENDER, SOCK_STREAM);
+    int listener = netns_link_socket(link, NETNS_LINK_RECEIVER, SOCK_STREAM);
+    run_tls(ids, client, listener, NETNS_LINK_RECEIVER_ADDRESS, params, result);
+    int fds[2] = {client, listener};
+    close_pair(fds);
+}
+
+/* SCTP/DTLS over TLS/TCP at this round trip, 0 when not measured. */
+static double link_row(const identities *ids, unsigned rtt_ms)
 {
     char error[256];
-    netns_link *link = netns_link_create(rtt_ms, error, sizeof error);
+    netns_link *link = netns_link_create(rtt_ms, LINK_RATE_BPS, error, sizeof error);
     if (link == NULL) {
         printf("%-8u  (no link: %s)\n", rtt_ms, error);
-        return;
+        return 0;
     }
-    /* Ordered and unordered take turns, LINK_ROUNDS times each: single runs
-     * vary a lot at long round trips, where usrsctp's T3-rtx timer expires
-     * now and then on this loss-free link and may reset the congestion
-     * window to one packet. */
-    double sum[2] = {0, 0}; /* ordered, unordered */
-    int measured[2] = {0, 0};
-    transfer_result failure[2];
-    memset(failure, 0, sizeof failure);
-    for (int round = 0; round < LINK_ROUNDS; round++) {
-        for (int unordered = 0; unordered < 2; unordered++) {
-            transfer_result r;
-            link_transfer(ids, link, rtt_ms, !unordered, &r);
-            if (r.measured) {
-                sum[unordered] += r.megabytes_per_second;
-                measured[unordered]++;
-            } else {
-                failure[unordered] = r;
-            }
-        }
+    transfer_params params = link_params(rtt_ms);
+    mean_rate dc, tls;
+    memset(&dc, 0, sizeof dc);
+    memset(&tls, 0, sizeof tls);
+    for (int round = 0; round < ROUNDS; round++) {
+        transfer_result r;
+        link_datachannel(ids, link, &params, &r);
+        mean_add(&dc, &r);
+        link_tls(ids, link, &params, &r);
+        mean_add(&tls, &r);
     }
-    double mean[2];
-    for (int i = 0; i < 2; i++)
-        mean[i] = measured[i] > 0 ? sum[i] / measured[i] : 0;
-    printf("%-8u %14.2f %16.2f %20.3f   %s\n", rtt_ms, mean[0], mean[1],
-           mean[0] > 0 && mean[1] > 0 ? mean[1] / mean[0] : 0, netns_link_method(link));
-    print_failure("ordered", &failure[0]);
-    print_failure("unordered", &failure[1]);
+    double ratio = mean_value(&tls) > 0 ? mean_value(&dc) / mean_value(&tls) : 0;
+    printf("%-8u %16.2f %14.2f %10.3f   %s\n", rtt_ms, mean_value(&dc), mean_value(&tls), ratio,
+           netns_link_method(link));
+    print_failure("SCTP/DTLS", &dc.failure);
+    print_failure("TLS/TCP", &tls.failure);
     netns_link_destroy(link);
+    return ratio;
 }
 
-static void link_part(const identities *ids)
+/* The ratio at LONG_RTT_MS, 0 when not measured. */
+static double link_part(const identities *ids)
 {
-    printf("\nround-trip time, reliable channel, %u KiB messages, ordered against unordered\n",
-           LINK_MESSAGE_SIZE / 1024);
+    printf("\nround-trip time, %llu Mbit/s link, reliable ordered channel (%d-byte SCTP packets) "
+           "against TLS/TCP, %u KiB messages (mean of %d runs)\n",
+           LINK_RATE_BPS / 1000000ull, BROWSER_PACKET, LINK_MESSAGE_SIZE / 1024, ROUNDS);
     if (geteuid() != 0) {
         printf("  skipped: creating network namespaces needs root\n");
-        return;
+        return 0;
     }
-    printf("%-8s %14s %16s %20s   %s\n", "RTT ms", "ordered MB/s", "unordered MB/s",
-           "unordered/ordered", "link (mean of 2 runs each)");
-    for (size_t i = 0; i < sizeof round_trip_ms / sizeof round_trip_ms[0]; i++)
-        link_row(ids, round_trip_ms[i]);
+    printf("%-8s %16s %14s %10s   %s\n", "RTT ms", "SCTP/DTLS MB/s", "TLS/TCP MB/s", "SCTP/TLS",
+           "link");
+    double long_rtt = 0;
+    for (size_t i = 0; i < sizeof round_trip_ms / sizeof round_trip_ms[0]; i++) {
+        double ratio = link_row(ids, round_trip_ms[i]);
+        if (round_trip_ms[i] == LONG_RTT_MS)
+            long_rtt = ratio;
+    }
+    return long_rtt;
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+    /* "loopback": the first part only. */
+    bool loopback_only = argc > 1 && strcmp(argv[1], "loopback") == 0;
     setvbuf(stdout, NULL, _IOLBF, 0);
     /* A reader that goes away (| head) must not stop the run before it has
      * removed its namespaces. */
@@ -285,16 +375,18 @@ int main(void)
     memset(&ids, 0, sizeof ids);
     if (make_identities(&ids) != 0)
         return 1;
-    double ratio = loopback_part(&ids);
-    link_part(&ids);
+    double native_ratio, browser_ratio;
+    loopback_part(&ids, &native_ratio, &browser_ratio);
+    double long_rtt = loopback_only ? 0 : link_part(&ids);
     for (int i = 0; i < 2; i++) {
         moat_dtls_context_free(ids.context[i]);
         moat_certificate_free(ids.certificate[i]);
     }
-    if (ratio < 0) {
+    if (native_ratio < 0) {
         fprintf(stderr, "bench: no SCTP/DTLS against TLS/TCP figure was measured\n");
         return 1;
     }
-    printf("ratio_vs_tls=%.3f\n", ratio);
+    printf("browser_packets_ratio_vs_tls=%.3f\n", browser_ratio);
+    printf("ratio_vs_tls=%.3f long_rtt_vs_tcp=%.3f\n", native_ratio, long_rtt);
     return 0;
 }

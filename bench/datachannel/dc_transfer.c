@@ -11,9 +11,11 @@
 #include "sctp/sctp_association.h"
 #include "sctp/sctp_stack.h"
 
-#define SCTP_PORT       5000
-#define RECEIVE_BATCH   64
-#define DATAGRAM_SIZE   2048
+#define SCTP_PORT     5000
+#define RECEIVE_BATCH 64
+#define SEND_BATCH    64
+/* A DTLS record of 2^14 bytes of SCTP, with its header, nonce and tag. */
+#define DATAGRAM_SIZE   (16384 + 64)
 #define SENDS_PER_TURN  64
 #define SOCKET_BUFFER   (8 * 1024 * 1024)
 #define ERROR_TEXT_SIZE 256
@@ -31,7 +33,26 @@ typedef struct {
     transfer_window window;
     uint8_t *message;
     char detail[96];
+    /* Datagrams waiting for the next sendmmsg, as the gateway's workers
+     * batch them (moat_worker_send, moat_worker_flush). */
+    struct mmsghdr out_headers[SEND_BATCH];
+    struct iovec out_vectors[SEND_BATCH];
+    unsigned out_count;
 } dc_endpoint;
+
+static uint8_t out_buffers[SEND_BATCH][DATAGRAM_SIZE];
+
+static void flush_datagrams(dc_endpoint *e)
+{
+    unsigned sent = 0;
+    while (sent < e->out_count) {
+        int n = sendmmsg(e->side->udp_fd, &e->out_headers[sent], e->out_count - sent, MSG_DONTWAIT);
+        if (n <= 0)
+            break; /* a full socket buffer drops the rest, as a congested link would */
+        sent += (unsigned)n;
+    }
+    e->out_count = 0;
+}
 
 /* Keeps the first reason, cut to fit. */
 static void fail(dc_endpoint *e, const char *what)
@@ -113,15 +134,24 @@ static void start_sctp(dc_endpoint *e)
         if (moat_sctp_association_open_channel(e->sctp, &info, &e->stream_id) != 0)
             fail(e, "cannot open the channel");
     }
+    if (e->side->params.sctp_mtu != 0 &&
+        moat_sctp_association_set_mtu(e->sctp, e->side->params.sctp_mtu) != 0)
+        fail(e, "cannot set the SCTP packet size");
     moat_sctp_association_connect(e->sctp);
 }
 
 static void dtls_send(void *user, const uint8_t *datagram, size_t length)
 {
     dc_endpoint *e = user;
-    /* A full socket buffer drops the datagram, as a congested link would;
-     * SCTP retransmits. */
-    (void)send(e->side->udp_fd, datagram, length, MSG_DONTWAIT);
+    if (length > DATAGRAM_SIZE)
+        return;
+    if (e->out_count == SEND_BATCH)
+        flush_datagrams(e);
+    unsigned i = e->out_count++;
+    memcpy(out_buffers[i], datagram, length);
+    e->out_vectors[i] = (struct iovec){.iov_base = out_buffers[i], .iov_len = length};
+    e->out_headers[i] =
+        (struct mmsghdr){.msg_hdr = {.msg_iov = &e->out_vectors[i], .msg_iovlen = 1}};
 }
 
 static void dtls_connected(void *user, const moat_srtp_keying *keys)
@@ -223,6 +253,7 @@ static void run(dc_endpoint *e)
         if (!e->dtls_connected && moat_dtls_transport_timeout_ms(e->dtls) == 0)
             moat_dtls_transport_handle_timeout(e->dtls);
         send_messages(e);
+        flush_datagrams(e);
     }
     if (!e->failed && !e->done && !e->side->is_sender)
         fail(e, "timed out");

@@ -65,20 +65,22 @@ static bool configure_address(const netns_link *link, int side, const char *pref
 }
 
 /* A veth pair with netem delaying each direction by half the RTT. */
-static bool make_netem_link(netns_link *link, unsigned rtt_ms)
+static bool make_netem_link(netns_link *link, unsigned rtt_ms, uint64_t rate_bps)
 {
     link->netem = true;
     if (RUN("ip", "link", "add", link->devices[0], "netns", link->namespaces[0], "type", "veth",
             "peer", "name", link->devices[1], "netns", link->namespaces[1]) != 0)
         return false;
-    char delay[32];
+    char delay[32], rate[32];
     snprintf(delay, sizeof delay, "%uus", rtt_ms * 500u);
+    snprintf(rate, sizeof rate, "%llubit", (unsigned long long)rate_bps);
     for (int side = 0; side < 2; side++) {
         char prefix[32];
         snprintf(prefix, sizeof prefix, "%s/30", addresses[side]);
         if (!configure_address(link, side, prefix) ||
             RUN("ip", "netns", "exec", link->namespaces[side], "tc", "qdisc", "add", "dev",
-                link->devices[side], "root", "netem", "delay", delay, "limit", "100000") != 0) {
+                link->devices[side], "root", "netem", "delay", delay, "rate", rate, "limit",
+                "100000") != 0) {
             RUN("ip", "-n", link->namespaces[0], "link", "del", link->devices[0]);
             return false;
         }
@@ -104,7 +106,8 @@ static int open_tun(const char *name)
 
 /* A TUN device in each namespace (created here, then moved: the descriptor
  * follows the device) and the emulator thread between them. */
-static bool make_tun_link(netns_link *link, unsigned rtt_ms, char *error, size_t error_size)
+static bool make_tun_link(netns_link *link, unsigned rtt_ms, uint64_t rate_bps, char *error,
+                          size_t error_size)
 {
     link->netem = false;
     for (int side = 0; side < 2; side++) {
@@ -113,15 +116,22 @@ static bool make_tun_link(netns_link *link, unsigned rtt_ms, char *error, size_t
             RUN("ip", "link", "set", link->devices[side], "netns", link->namespaces[side]) != 0 ||
             !configure_address(link, side, addresses[1 - side])) {
             snprintf(error, error_size, "cannot set up TUN device %s", link->devices[side]);
+            /* Closing a TUN descriptor removes its device, so netem can
+             * take the names. */
+            for (int i = 0; i < 2; i++) {
+                if (link->tun_fds[i] >= 0)
+                    close(link->tun_fds[i]);
+                link->tun_fds[i] = -1;
+            }
             return false;
         }
     }
-    link->emulator =
-        tun_emulator_start(link->tun_fds[0], link->tun_fds[1], rtt_ms * 500u, error, error_size);
+    link->emulator = tun_emulator_start(link->tun_fds[0], link->tun_fds[1], rtt_ms * 500u, rate_bps,
+                                        error, error_size);
     return link->emulator != NULL;
 }
 
-netns_link *netns_link_create(unsigned rtt_ms, char *error, size_t error_size)
+netns_link *netns_link_create(unsigned rtt_ms, uint64_t rate_bps, char *error, size_t error_size)
 {
     netns_link *link = calloc(1, sizeof *link);
     if (link == NULL) {
@@ -140,7 +150,10 @@ netns_link *netns_link_create(unsigned rtt_ms, char *error, size_t error_size)
             return NULL;
         }
     }
-    if (!make_netem_link(link, rtt_ms) && !make_tun_link(link, rtt_ms, error, error_size)) {
+    /* The TUN emulator first, so that every run measures the same link; tc
+     * netem where there is no TUN device. */
+    if (!make_tun_link(link, rtt_ms, rate_bps, error, error_size) &&
+        !make_netem_link(link, rtt_ms, rate_bps)) {
         netns_link_destroy(link);
         return NULL;
     }

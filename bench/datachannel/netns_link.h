@@ -7,6 +7,7 @@
 #define BENCH_DATACHANNEL_NETNS_LINK_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 typedef struct netns_link netns_link;
 
@@ -16,7 +17,8 @@ typedef enum { NETNS_LINK_SENDER = 0, NETNS_LINK_RECEIVER = 1 } netns_link_side;
 #define NETNS_LINK_SENDER_ADDRESS   "198.18.8.1"
 #define NETNS_LINK_RECEIVER_ADDRESS "198.18.8.2"
 
-netns_link *netns_link_create(unsigned rtt_ms, char *error, size_t error_size);
+/* A link of rtt_ms round trip and rate_bps in each direction. */
+netns_link *netns_link_create(unsigned rtt_ms, uint64_t rate_bps, char *error, size_t error_size);
 
 /* "tc netem" or "TUN link emulator". */
 const char *netns_link_method(const netns_link *link);

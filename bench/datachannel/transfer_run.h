@@ -12,6 +12,7 @@
 typedef struct {
     size_t message_size;
     bool ordered;     /* data channels only */
+    size_t sctp_mtu;  /* data channels only: SCTP packet size, 0 for the default */
     double warmup_s;  /* after the first message, before measuring */
     double window_s;  /* how long the receiver measures */
     double timeout_s; /* a side that is not done by then gives up */

@@ -14,25 +14,36 @@
 #include <time.h>
 #include <unistd.h>
 
-/* Packets in flight, both directions together: with one delay for both,
- * arrival order is due order, so one FIFO ring serves. 16 K slots hold
- * more than a 1 MiB SCTP window each way in 1200-byte packets. */
+/* Packets in flight per direction. At 1 Gbit/s a direction holds about
+ * 12 000 packets of 1200 bytes in 98 ms of one-way delay plus the queue. The
+ * TUN devices keep their default MTU (1500). */
 #define RING_SLOTS  16384
-#define PACKET_SIZE 2048
+#define PACKET_SIZE 1536
+/* The bottleneck's queue, in time at the link rate: past it, packets are
+ * dropped (tail drop), as a router's buffer would. */
+#define QUEUE_LIMIT_NS (20ull * 1000000ull)
 
 typedef struct {
     uint64_t due_ns;
-    int destination;
     uint16_t length;
     uint8_t data[PACKET_SIZE];
 } in_flight_packet;
+
+/* One direction: a FIFO, since with one rate and one delay departure order
+ * is arrival order. */
+typedef struct {
+    in_flight_packet *ring;
+    size_t head, count;
+    uint64_t link_free_ns; /* when the last packet taken finishes serialising */
+    int destination;
+} direction;
 
 struct tun_emulator {
     int tun[2];
     int stop_fd, timer_fd, epoll_fd;
     uint64_t delay_ns;
-    in_flight_packet *ring;
-    size_t head, count;
+    uint64_t rate_bps; /* 0: unlimited */
+    direction way[2];  /* by the TUN packets are read from */
     pthread_t thread;
     bool started;
 };
@@ -48,8 +59,13 @@ static void arm_timer(tun_emulator *e)
 {
     struct itimerspec when;
     memset(&when, 0, sizeof when);
-    if (e->count > 0) {
-        uint64_t due = e->ring[e->head].due_ns;
+    uint64_t due = 0;
+    for (int i = 0; i < 2; i++) {
+        const direction *d = &e->way[i];
+        if (d->count > 0 && (due == 0 || d->ring[d->head].due_ns < due))
+            due = d->ring[d->head].due_ns;
+    }
+    if (due != 0) {
         when.it_value.tv_sec = (time_t)(due / 1000000000ull);
         when.it_value.tv_nsec = (long)(due % 1000000000ull);
     }
@@ -59,30 +75,49 @@ static void arm_timer(tun_emulator *e)
 static void deliver_due(tun_emulator *e)
 {
     uint64_t now = now_ns();
-    while (e->count > 0 && e->ring[e->head].due_ns <= now) {
-        in_flight_packet *p = &e->ring[e->head];
-        /* A failed write is a lost packet, as on a wire. */
-        (void)write(p->destination, p->data, p->length);
-        e->head = (e->head + 1) % RING_SLOTS;
-        e->count--;
+    for (int i = 0; i < 2; i++) {
+        direction *d = &e->way[i];
+        while (d->count > 0 && d->ring[d->head].due_ns <= now) {
+            in_flight_packet *p = &d->ring[d->head];
+            /* A failed write is a lost packet, as on a wire. */
+            (void)write(d->destination, p->data, p->length);
+            d->head = (d->head + 1) % RING_SLOTS;
+            d->count--;
+        }
     }
+}
+
+/* When a packet of length bytes taken now leaves the bottleneck, or 0 when
+ * the queue is full. */
+static uint64_t departure(tun_emulator *e, direction *d, uint64_t now, size_t length)
+{
+    if (e->rate_bps == 0)
+        return now;
+    uint64_t start = d->link_free_ns > now ? d->link_free_ns : now;
+    if (start - now > QUEUE_LIMIT_NS)
+        return 0;
+    d->link_free_ns = start + (uint64_t)length * 8ull * 1000000000ull / e->rate_bps;
+    return d->link_free_ns;
 }
 
 static void take_packets(tun_emulator *e, int from)
 {
     uint8_t overflow[PACKET_SIZE];
+    direction *d = &e->way[from];
     for (;;) {
-        bool room = e->count < RING_SLOTS;
-        in_flight_packet *p = room ? &e->ring[(e->head + e->count) % RING_SLOTS] : NULL;
+        bool room = d->count < RING_SLOTS;
+        in_flight_packet *p = room ? &d->ring[(d->head + d->count) % RING_SLOTS] : NULL;
         ssize_t n = read(e->tun[from], room ? p->data : overflow, PACKET_SIZE);
         if (n <= 0)
             return;
         if (!room)
-            continue; /* queue overflow: dropped */
+            continue; /* ring overflow: dropped */
+        uint64_t leaves = departure(e, d, now_ns(), (size_t)n);
+        if (leaves == 0)
+            continue; /* the bottleneck's queue is full: dropped */
         p->length = (uint16_t)n;
-        p->destination = e->tun[1 - from];
-        p->due_ns = now_ns() + e->delay_ns;
-        e->count++;
+        p->due_ns = leaves + e->delay_ns;
+        d->count++;
     }
 }
 
@@ -116,8 +151,8 @@ static int watch(int epoll_fd, int fd)
     return epoll_ctl(epoll_fd, EPOLL_CTL_ADD, fd, &event);
 }
 
-tun_emulator *tun_emulator_start(int tun_a, int tun_b, unsigned one_way_delay_us, char *error,
-                                 size_t error_size)
+tun_emulator *tun_emulator_start(int tun_a, int tun_b, unsigned one_way_delay_us, uint64_t rate_bps,
+                                 char *error, size_t error_size)
 {
     tun_emulator *e = calloc(1, sizeof *e);
     if (e == NULL) {
@@ -127,11 +162,16 @@ tun_emulator *tun_emulator_start(int tun_a, int tun_b, unsigned one_way_delay_us
     e->tun[0] = tun_a;
     e->tun[1] = tun_b;
     e->delay_ns = (uint64_t)one_way_delay_us * 1000ull;
-    e->ring = malloc(sizeof(in_flight_packet) * RING_SLOTS);
+    e->rate_bps = rate_bps;
+    for (int i = 0; i < 2; i++) {
+        e->way[i].ring = malloc(sizeof(in_flight_packet) * RING_SLOTS);
+        e->way[i].destination = e->tun[1 - i];
+    }
     e->stop_fd = eventfd(0, EFD_NONBLOCK);
     e->timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK);
     e->epoll_fd = epoll_create1(0);
-    bool ok = e->ring != NULL && e->stop_fd >= 0 && e->timer_fd >= 0 && e->epoll_fd >= 0;
+    bool ok = e->way[0].ring != NULL && e->way[1].ring != NULL && e->stop_fd >= 0 &&
+              e->timer_fd >= 0 && e->epoll_fd >= 0;
     for (int i = 0; ok && i < 2; i++)
         ok = fcntl(e->tun[i], F_SETFL, fcntl(e->tun[i], F_GETFL) | O_NONBLOCK) == 0 &&
              watch(e->epoll_fd, e->tun[i]) == 0;
@@ -159,6 +199,7 @@ void tun_emulator_stop(tun_emulator *e)
     for (size_t i = 0; i < sizeof fds / sizeof fds[0]; i++)
         if (fds[i] >= 0)
             close(fds[i]);
-    free(e->ring);
+    free(e->way[0].ring);
+    free(e->way[1].ring);
     free(e);
 }

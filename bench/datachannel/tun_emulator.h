@@ -1,17 +1,21 @@
 /* A link emulator for kernels without tc netem: a thread that carries every
- * IP packet between two TUN devices (one in each network namespace) after a
- * fixed one-way delay, in order, dropping only what overflows its queue. */
+ * IP packet between two TUN devices (one in each network namespace) through
+ * a bottleneck of a fixed rate (each direction its own) and then a fixed
+ * one-way delay, in order, dropping what overflows the bottleneck's queue
+ * (20 ms at the rate). */
 #ifndef BENCH_DATACHANNEL_TUN_EMULATOR_H
 #define BENCH_DATACHANNEL_TUN_EMULATOR_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 typedef struct tun_emulator tun_emulator;
 
 /* tun_a and tun_b are open TUN devices (IFF_TUN | IFF_NO_PI); they are made
- * non-blocking and stay owned by the caller. NULL with a reason in error. */
-tun_emulator *tun_emulator_start(int tun_a, int tun_b, unsigned one_way_delay_us, char *error,
-                                 size_t error_size);
+ * non-blocking and stay owned by the caller. rate_bps 0: no rate limit.
+ * NULL with a reason in error. */
+tun_emulator *tun_emulator_start(int tun_a, int tun_b, unsigned one_way_delay_us, uint64_t rate_bps,
+                                 char *error, size_t error_size);
 
 /* Stops and joins the thread; packets still in flight are dropped. */
 void tun_emulator_stop(tun_emulator *emulator);

@@ -40,14 +40,18 @@ moat_sctp_association *moat_sctp_association_new(bool is_dtls_client, uint16_t l
     a->user = user;
     a->is_dtls_client = is_dtls_client;
     a->remote_port = remote_port;
-    a->max_send_size = MOAT_SCTP_SOCKET_BUFFER_SIZE;
-    if (max_message_size != 0 && max_message_size < a->max_send_size)
-        a->max_send_size = max_message_size;
+    a->peer_max_message_size = max_message_size;
     moat_sctp_mailbox_register(&a->mailbox, a);
     /* The AF_CONN address must be known to usrsctp before binding to it. */
     usrsctp_register_address((void *)a->mailbox.id);
     a->sock = moat_sctp_socket_open(a->mailbox.id, local_port, error, error_size);
-    if (a->sock == NULL) {
+    int window_rc = a->sock != NULL ? moat_sctp_window_init(a) : 0;
+    if (a->sock == NULL || window_rc != 0) {
+        if (a->sock != NULL) {
+            snprintf(error, error_size, "usrsctp: sizing the buffers failed: %s",
+                     strerror(-window_rc));
+            moat_sctp_socket_close(a->sock);
+        }
         usrsctp_deregister_address((void *)a->mailbox.id);
         moat_sctp_mailbox_unregister(&a->mailbox);
         g_free(a);
@@ -216,6 +220,29 @@ void moat_sctp_association_shutdown(moat_sctp_association *a)
     moat_sctp_association_deliver(a);
 }
 
+void moat_sctp_association_set_memory_limit(moat_sctp_association *a, size_t bytes)
+{
+    if (a == NULL || a->free_requested)
+        return;
+    moat_sctp_window_set_limit(a, bytes);
+}
+
+int moat_sctp_association_set_mtu(moat_sctp_association *a, size_t mtu)
+{
+    if (a == NULL)
+        return -EINVAL;
+    if (a->free_requested)
+        return -ESHUTDOWN;
+    return moat_sctp_socket_set_mtu(a->sock, mtu);
+}
+
+void moat_sctp_association_buffer_sizes(const moat_sctp_association *a, size_t *send,
+                                        size_t *receive)
+{
+    *send = a != NULL ? a->window.send : 0;
+    *receive = a != NULL ? a->window.receive : 0;
+}
+
 size_t moat_sctp_association_buffered_amount(moat_sctp_association *a)
 {
     if (a == NULL || a->free_requested)
@@ -365,7 +392,7 @@ static void maybe_writable(moat_sctp_association *a)
         return;
     /* Half the buffer free is room for any message we accept to send,
      * unless it is larger than that, and then the caller retries anyway. */
-    if (moat_sctp_socket_buffered_amount(a->sock) > MOAT_SCTP_SOCKET_BUFFER_SIZE / 2)
+    if (moat_sctp_socket_buffered_amount(a->sock) > a->window.send / 2)
         return;
     a->send_blocked = false;
     if (a->cb.writable != NULL)
@@ -409,6 +436,7 @@ void moat_sctp_association_deliver(moat_sctp_association *a)
         if (a->channel_work)
             moat_sctp_channels_retry(a);
         maybe_shutdown(a);
+        moat_sctp_window_tune(a);
         maybe_writable(a);
     }
     a->delivering--;

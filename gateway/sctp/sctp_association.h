@@ -63,7 +63,8 @@ typedef struct {
  * DTLS client, odd for the server (RFC 8832 §6). Ports come from
  * a=sctp-port (5000 by default). max_message_size is the peer's
  * a=max-message-size: larger sends fail with -EMSGSIZE; 0 means the peer set
- * no limit, which leaves ours (MOAT_SCTP_SOCKET_BUFFER_SIZE). cb and user are
+ * no limit, which leaves ours (MOAT_SCTP_SOCKET_BUFFER_SIZE, or less under a
+ * small memory limit). cb and user are
  * copied/kept. moat_sctp_stack_init must have succeeded. NULL on failure, with
  * a reason in error. */
 moat_sctp_association *moat_sctp_association_new(bool is_dtls_client, uint16_t local_port,
@@ -114,6 +115,26 @@ int moat_sctp_association_channel_info(const moat_sctp_association *a, uint16_t 
  * been acknowledged (sender dry), then sends SCTP SHUTDOWN.
  * association_state(false) follows when the shutdown completes. */
 void moat_sctp_association_shutdown(moat_sctp_association *a);
+
+/* Bounds what the association's send and receive buffers may hold together
+ * (the session's data-channel memory, [limits] datachannel_session_bytes);
+ * MOAT_SCTP_SESSION_BYTES_DEFAULT until called. Each direction gets half
+ * (at least MOAT_SCTP_MIN_WINDOW); buffers above that shrink at once, and
+ * the largest message we send becomes at most the send half. Buffers start
+ * at MOAT_SCTP_SOCKET_BUFFER_SIZE (or the half, if smaller) and grow
+ * towards the bandwidth-delay product while data flows. */
+void moat_sctp_association_set_memory_limit(moat_sctp_association *a, size_t bytes);
+
+/* Current send and receive buffer sizes (SO_SNDBUF, SO_RCVBUF). */
+void moat_sctp_association_buffer_sizes(const moat_sctp_association *a, size_t *send,
+                                        size_t *receive);
+
+/* Largest SCTP packet (one DTLS record), MOAT_SCTP_MTU (the default, what
+ * browsers use) to MOAT_SCTP_MAX_MTU, for a path known to carry more:
+ * loopback, a gateway-to-gateway link, a native peer. There is no path MTU
+ * discovery (RFC 8899) yet: a value the path cannot carry loses every full
+ * packet. Call before connect. 0, -EINVAL out of range, -ESHUTDOWN. */
+int moat_sctp_association_set_mtu(moat_sctp_association *a, size_t mtu);
 
 /* Bytes queued in the send buffer, sent or not, not yet acknowledged. */
 size_t moat_sctp_association_buffered_amount(moat_sctp_association *a);

@@ -18,6 +18,15 @@
 
 struct socket;
 
+/* The association's buffer sizes (sctp_window.c). */
+typedef struct {
+    size_t limit;            /* send + receive, bytes: the session's bound */
+    size_t send, receive;    /* current SO_SNDBUF and SO_RCVBUF */
+    int64_t last_tune_us;    /* monotonic time of the last tuning pass */
+    int64_t receive_mark_us; /* start of the current receive sample */
+    uint64_t receive_mark_bytes;
+} moat_sctp_window;
+
 struct moat_sctp_association {
     moat_sctp_callbacks cb;
     void *user;
@@ -32,6 +41,8 @@ struct moat_sctp_association {
     bool is_dtls_client;
     uint16_t remote_port;
     size_t max_send_size;
+    size_t peer_max_message_size; /* a=max-message-size, 0 for none */
+    moat_sctp_window window;
     uint16_t out_streams; /* negotiated; 0 until up */
 
     bool connect_started;
@@ -69,6 +80,15 @@ int moat_sctp_association_send_raw(moat_sctp_association *a, uint16_t stream_id,
 
 /* Reports association_state(false) once, if it has not been reported. */
 void moat_sctp_association_report_down(moat_sctp_association *a);
+
+/* sctp_window.c. Sizes both buffers for a new association within
+ * MOAT_SCTP_SESSION_BYTES_DEFAULT; 0 or -errno. */
+int moat_sctp_window_init(moat_sctp_association *a);
+/* Applies a new memory limit at once, shrinking the buffers if needed. */
+void moat_sctp_window_set_limit(moat_sctp_association *a, size_t limit);
+/* Grows the buffers towards the bandwidth-delay product (at most once per
+ * round trip or 10 ms); runs no callback. */
+void moat_sctp_window_tune(moat_sctp_association *a);
 
 /* sctp_notification.c: one whole notification read from the socket. */
 void moat_sctp_notification_handle(moat_sctp_association *a, const uint8_t *data, size_t length);

@@ -66,13 +66,7 @@ static int configure(struct socket *sock, char *error, size_t error_size)
     rc = rc ? rc
             : set_option(sock, SOL_SOCKET, SO_LINGER, &linger, sizeof linger, "SO_LINGER", error,
                          error_size);
-    int buffer = MOAT_SCTP_SOCKET_BUFFER_SIZE;
-    rc = rc ? rc
-            : set_option(sock, SOL_SOCKET, SO_SNDBUF, &buffer, sizeof buffer, "SO_SNDBUF", error,
-                         error_size);
-    rc = rc ? rc
-            : set_option(sock, SOL_SOCKET, SO_RCVBUF, &buffer, sizeof buffer, "SO_RCVBUF", error,
-                         error_size);
+    /* The buffers are sized by sctp_window.c once the socket is open. */
     /* Messages are small and latency matters more than packing them. */
     int on = 1;
     rc = rc ? rc
@@ -110,18 +104,10 @@ static int configure(struct socket *sock, char *error, size_t error_size)
     rc = rc ? rc
             : set_option(sock, IPPROTO_SCTP, SCTP_INITMSG, &init, sizeof init, "SCTP_INITMSG",
                          error, error_size);
-    struct sctp_paddrparams paddr;
-    memset(&paddr, 0, sizeof paddr);
-    paddr.spp_assoc_id = SCTP_FUTURE_ASSOC;
-    paddr.spp_flags = SPP_PMTUD_DISABLE;
-    /* usrsctp adds the 12-byte SCTP common header to the path MTU of an
-     * AF_CONN destination (it takes the value as the MTU of what would be
-     * the IP payload after SCTP's header): subtract it to bound whole
-     * packets by MOAT_SCTP_MTU. */
-    paddr.spp_pathmtu = MOAT_SCTP_MTU - SCTP_COMMON_HEADER_SIZE;
-    rc = rc ? rc
-            : set_option(sock, IPPROTO_SCTP, SCTP_PEER_ADDR_PARAMS, &paddr, sizeof paddr,
-                         "SCTP_PEER_ADDR_PARAMS", error, error_size);
+    if (rc == 0 && moat_sctp_socket_set_mtu(sock, MOAT_SCTP_MTU) != 0) {
+        rc = -errno;
+        snprintf(error, error_size, "usrsctp: setting the path MTU failed: %s", strerror(errno));
+    }
     for (size_t i = 0; rc == 0 && i < sizeof subscribed_events / sizeof subscribed_events[0]; i++) {
         struct sctp_event event = {
             .se_assoc_id = SCTP_FUTURE_ASSOC,
@@ -182,6 +168,55 @@ size_t moat_sctp_socket_buffered_amount(struct socket *sock)
     if (usrsctp_getsockopt(sock, IPPROTO_SCTP, SCTP_GET_SNDBUF_USE, &stat, &length) != 0)
         return 0;
     return stat.ss_total_sndbuf;
+}
+
+int moat_sctp_socket_set_buffers(struct socket *sock, size_t send, size_t receive)
+{
+    int send_bytes = (int)send, receive_bytes = (int)receive;
+    if (usrsctp_setsockopt(sock, SOL_SOCKET, SO_SNDBUF, &send_bytes, sizeof send_bytes) != 0 ||
+        usrsctp_setsockopt(sock, SOL_SOCKET, SO_RCVBUF, &receive_bytes, sizeof receive_bytes) != 0)
+        return -errno;
+    return 0;
+}
+
+static int set_path_mtu(struct socket *sock, sctp_assoc_t assoc_id, size_t mtu)
+{
+    struct sctp_paddrparams paddr;
+    memset(&paddr, 0, sizeof paddr);
+    paddr.spp_assoc_id = assoc_id;
+    paddr.spp_flags = SPP_PMTUD_DISABLE;
+    /* usrsctp adds the 12-byte SCTP common header to the path MTU of an
+     * AF_CONN destination (it takes the value as the MTU of what would be
+     * the IP payload after SCTP's header): subtract it to bound whole
+     * packets by mtu. */
+    paddr.spp_pathmtu = (uint32_t)(mtu - SCTP_COMMON_HEADER_SIZE);
+    return usrsctp_setsockopt(sock, IPPROTO_SCTP, SCTP_PEER_ADDR_PARAMS, &paddr, sizeof paddr);
+}
+
+int moat_sctp_socket_set_mtu(struct socket *sock, size_t mtu)
+{
+    if (mtu < MOAT_SCTP_MTU || mtu > MOAT_SCTP_MAX_MTU) {
+        errno = EINVAL;
+        return -EINVAL;
+    }
+    if (set_path_mtu(sock, SCTP_FUTURE_ASSOC, mtu) != 0)
+        return -errno;
+    /* One-to-one socket: assoc id 0 is the association, if there is one
+     * already (ENOENT or EINVAL before). */
+    (void)set_path_mtu(sock, 0, mtu);
+    return 0;
+}
+
+int moat_sctp_socket_path_status(struct socket *sock, uint32_t *srtt_ms, uint32_t *cwnd)
+{
+    struct sctp_status status;
+    memset(&status, 0, sizeof status);
+    socklen_t length = sizeof status;
+    if (usrsctp_getsockopt(sock, IPPROTO_SCTP, SCTP_STATUS, &status, &length) != 0)
+        return -errno;
+    *srtt_ms = status.sstat_primary.spinfo_srtt;
+    *cwnd = status.sstat_primary.spinfo_cwnd;
+    return 0;
 }
 
 void moat_sctp_socket_close(struct socket *sock)

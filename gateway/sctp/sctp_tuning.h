@@ -7,10 +7,24 @@
  * a=max-message-size (RFC 8841 §6). 256 KiB is what Chromium advertises. */
 #define MOAT_SCTP_MAX_RECEIVE_MESSAGE_SIZE (256u * 1024u)
 
-/* Send and receive buffer of each association. It bounds the largest message
- * we can send (a whole message must fit the send buffer) and the data in
- * flight; four maximum-size messages fit. */
+/* Send and receive buffer every association starts with. It bounds the
+ * largest message we can send (a whole message must fit the send buffer);
+ * four maximum-size messages fit. Both grow from here towards the
+ * bandwidth-delay product (sctp_window.c), up to half of the session's
+ * data-channel memory each. */
 #define MOAT_SCTP_SOCKET_BUFFER_SIZE (1024u * 1024u)
+
+/* Memory one session's association may hold in its send and receive buffers
+ * together, when nobody says otherwise (moat_sctp_association_set_memory_limit).
+ * This is the bound of the hardening issue's [limits] datachannel_session_bytes:
+ * the integrator passes that setting to set_memory_limit. 16 MiB gives each
+ * direction 8 MiB, a 1 Gbit/s path's bandwidth-delay product at 64 ms, or
+ * 100 Mbit/s at 670 ms. */
+#define MOAT_SCTP_SESSION_BYTES_DEFAULT (16u * 1024u * 1024u)
+
+/* Smallest buffer a memory limit can impose on either direction: below this
+ * an association hardly moves data at all. */
+#define MOAT_SCTP_MIN_WINDOW (64u * 1024u)
 
 /* Streams asked for in INIT, both directions. A side may open channels only
  * on its own parity of stream ids (RFC 8832 §6), so 2048 streams give each
@@ -24,7 +38,23 @@
 
 /* SCTP packet size: one packet is one DTLS record inside one UDP datagram,
  * and 1200 bytes leave room for DTLS, UDP and IPv6 headers under a 1280-byte
- * path MTU (the value browsers use). Path MTU discovery stays off. */
+ * path MTU (the value browsers use). Path MTU discovery stays off: it is the
+ * default of every association; moat_sctp_association_set_mtu raises it for
+ * a path known to carry more (loopback, gateway-to-gateway links). */
 #define MOAT_SCTP_MTU 1200
+
+/* Largest SCTP packet: a DTLS record's plaintext (2^14 bytes). */
+#define MOAT_SCTP_MAX_MTU 16384
+
+/* SACK policy (RFC 9260 §6.2) stays usrsctp's: a SACK for every second
+ * packet, or after 200 ms. Fewer SACKs would save the receiver a DTLS record
+ * and a datagram per pair of data packets, but with sack_freq 4 a lossy
+ * partially reliable transfer stalled (tests/unit/sctp test_sctp_transfer,
+ * unordered-lossy), and with a 20 ms delay one message of it was neither
+ * delivered nor reported abandoned; throughput gained nothing measurable. */
+
+/* Initial congestion window in packets (usrsctp's default is 3; TCP's is 10,
+ * RFC 6928). */
+#define MOAT_SCTP_INITIAL_CWND_PACKETS 10
 
 #endif
