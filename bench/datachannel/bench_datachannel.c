@@ -364,8 +364,9 @@ static double link_part(const identities *ids)
 
 int main(int argc, char **argv)
 {
-    /* "loopback": the first part only. */
+    /* "loopback" or "link": that part only. */
     bool loopback_only = argc > 1 && strcmp(argv[1], "loopback") == 0;
+    bool link_only = argc > 1 && strcmp(argv[1], "link") == 0;
     setvbuf(stdout, NULL, _IOLBF, 0);
     /* A reader that goes away (| head) must not stop the run before it has
      * removed its namespaces. */
@@ -376,7 +377,9 @@ int main(int argc, char **argv)
     if (make_identities(&ids) != 0)
         return 1;
     double native_ratio, browser_ratio;
-    loopback_part(&ids, &native_ratio, &browser_ratio);
+    native_ratio = browser_ratio = 1;
+    if (!link_only)
+        loopback_part(&ids, &native_ratio, &browser_ratio);
     double long_rtt = loopback_only ? 0 : link_part(&ids);
     for (int i = 0; i < 2; i++) {
         moat_dtls_context_free(ids.context[i]);

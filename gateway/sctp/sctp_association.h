@@ -120,9 +120,12 @@ void moat_sctp_association_shutdown(moat_sctp_association *a);
  * (the session's data-channel memory, [limits] datachannel_session_bytes);
  * MOAT_SCTP_SESSION_BYTES_DEFAULT until called. Each direction gets half
  * (at least MOAT_SCTP_MIN_WINDOW); buffers above that shrink at once, and
- * the largest message we send becomes at most the send half. Buffers start
- * at MOAT_SCTP_SOCKET_BUFFER_SIZE (or the half, if smaller) and grow
- * towards the bandwidth-delay product while data flows. */
+ * the largest message we send becomes at most the send half. The receive
+ * buffer is the whole half (it is the window advertised in INIT, and the
+ * peer's initial ssthresh); the send buffer starts at
+ * MOAT_SCTP_SOCKET_BUFFER_SIZE (or the half, if smaller) and grows towards
+ * the bandwidth-delay product while data flows. Call before connect for the
+ * INIT to advertise the right window. */
 void moat_sctp_association_set_memory_limit(moat_sctp_association *a, size_t bytes);
 
 /* Current send and receive buffer sizes (SO_SNDBUF, SO_RCVBUF). */

@@ -20,11 +20,9 @@ struct socket;
 
 /* The association's buffer sizes (sctp_window.c). */
 typedef struct {
-    size_t limit;            /* send + receive, bytes: the session's bound */
-    size_t send, receive;    /* current SO_SNDBUF and SO_RCVBUF */
-    int64_t last_tune_us;    /* monotonic time of the last tuning pass */
-    int64_t receive_mark_us; /* start of the current receive sample */
-    uint64_t receive_mark_bytes;
+    size_t limit;         /* send + receive, bytes: the session's bound */
+    size_t send, receive; /* current SO_SNDBUF and SO_RCVBUF */
+    int64_t last_tune_us; /* monotonic time of the last tuning pass */
 } moat_sctp_window;
 
 struct moat_sctp_association {
@@ -86,8 +84,8 @@ void moat_sctp_association_report_down(moat_sctp_association *a);
 int moat_sctp_window_init(moat_sctp_association *a);
 /* Applies a new memory limit at once, shrinking the buffers if needed. */
 void moat_sctp_window_set_limit(moat_sctp_association *a, size_t limit);
-/* Grows the buffers towards the bandwidth-delay product (at most once per
- * round trip or 10 ms); runs no callback. */
+/* Grows the send buffer towards the bandwidth-delay product (at most every
+ * 10 ms); runs no callback. */
 void moat_sctp_window_tune(moat_sctp_association *a);
 
 /* sctp_notification.c: one whole notification read from the socket. */

@@ -7,11 +7,11 @@
  * a=max-message-size (RFC 8841 §6). 256 KiB is what Chromium advertises. */
 #define MOAT_SCTP_MAX_RECEIVE_MESSAGE_SIZE (256u * 1024u)
 
-/* Send and receive buffer every association starts with. It bounds the
- * largest message we can send (a whole message must fit the send buffer);
- * four maximum-size messages fit. Both grow from here towards the
- * bandwidth-delay product (sctp_window.c), up to half of the session's
- * data-channel memory each. */
+/* Send buffer every association starts with. It bounds the largest message
+ * we can send (a whole message must fit the send buffer); four maximum-size
+ * messages fit. It grows from here towards the bandwidth-delay product
+ * (sctp_window.c), up to half of the session's data-channel memory; the
+ * receive buffer is that half from the start. */
 #define MOAT_SCTP_SOCKET_BUFFER_SIZE (1024u * 1024u)
 
 /* Memory one session's association may hold in its send and receive buffers
