@@ -57,6 +57,7 @@ moat_sctp_association *moat_sctp_association_new(bool is_dtls_client, uint16_t l
         g_free(a);
         return NULL;
     }
+    a->maybe_readable = true;
     a->packets = g_byte_array_new();
     a->receive_buffer = g_malloc(RECEIVE_BUFFER_SIZE);
     a->assembly = moat_sctp_message_assembly_new(MOAT_SCTP_MAX_RECEIVE_MESSAGE_SIZE);
@@ -323,7 +324,9 @@ static void drain_socket(moat_sctp_association *a)
                           &from_length, &info, &info_length, &info_type, &flags);
         if (n < 0) {
             /* Nothing to read, or no association yet. Anything else means
-             * the association is gone. */
+             * the association is gone. Either way there is nothing more
+             * until the socket's upcall says so. */
+            a->maybe_readable = false;
             if (errno != EWOULDBLOCK && errno != EAGAIN && errno != ENOTCONN) {
                 a->eof = true;
                 moat_sctp_association_report_down(a);
@@ -430,7 +433,13 @@ void moat_sctp_association_deliver(moat_sctp_association *a)
         deliver_packets(a);
         if (!moat_sctp_association_live(a))
             break;
-        drain_socket(a);
+        /* usrsctp raises the upcall for every message or notification it
+         * queues for reading: without one, the socket has nothing (a read
+         * would only take its locks to say so). */
+        if (events)
+            a->maybe_readable = true;
+        if (a->maybe_readable)
+            drain_socket(a);
         if (!moat_sctp_association_live(a))
             break;
         if (a->channel_work)

@@ -44,9 +44,10 @@ struct moat_sctp_association {
     uint16_t out_streams; /* negotiated; 0 until up */
 
     bool connect_started;
-    bool up;    /* association established and not ended */
-    bool ended; /* association_state(false) has been reported */
-    bool eof;   /* usrsctp_recvv returned 0: nothing more to read */
+    bool up;             /* association established and not ended */
+    bool ended;          /* association_state(false) has been reported */
+    bool eof;            /* usrsctp_recvv returned 0: nothing more to read */
+    bool maybe_readable; /* the upcall fired since a read found nothing */
     bool shutdown_requested;
     bool shutdown_sent;
     bool send_blocked; /* a send returned -EAGAIN; report writable */
