@@ -36,6 +36,7 @@ static int apply_sysctls(void)
      * small queued messages. */
     failed |= usrsctp_sysctl_set_sctp_max_chunks_on_queue(MOAT_SCTP_MAX_CHUNKS_ON_QUEUE);
     failed |= usrsctp_sysctl_set_sctp_initial_cwnd(MOAT_SCTP_INITIAL_CWND_PACKETS);
+    failed |= usrsctp_sysctl_set_sctp_default_cc_module(MOAT_SCTP_CC_MODULE);
     failed |= usrsctp_sysctl_set_sctp_sendspace(MOAT_SCTP_SOCKET_BUFFER_SIZE);
     failed |= usrsctp_sysctl_set_sctp_recvspace(MOAT_SCTP_SOCKET_BUFFER_SIZE);
     return failed != 0 ? -EINVAL : 0;

@@ -57,4 +57,12 @@
  * RFC 6928). */
 #define MOAT_SCTP_INITIAL_CWND_PACKETS 10
 
+/* Congestion control: HighSpeed TCP (RFC 3649, usrsctp's SCTP_CC_HSTCP).
+ * Below 38 packets of window it is the standard algorithm; above, it grows
+ * faster and backs off less after a loss, so a long fat path recovers in
+ * fewer round trips. On the bench's 1 Gbit/s link at 71 ms it brought
+ * SCTP/DTLS from 0.45-0.85 to 0.77-0.97 of TLS/TCP (three runs each, shared
+ * machine). */
+#define MOAT_SCTP_CC_MODULE 1
+
 #endif
