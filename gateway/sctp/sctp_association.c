@@ -9,6 +9,7 @@
 #include <usrsctp.h>
 
 #include "sctp/sctp_association_private.h"
+#include "sctp/sctp_crc32c.h"
 #include "sctp/sctp_socket.h"
 #include "sctp/sctp_stack.h"
 
@@ -110,6 +111,12 @@ void moat_sctp_association_receive(moat_sctp_association *a, const uint8_t *pack
 {
     if (a == NULL || a->free_requested || packet == NULL || length > MAX_PACKET_SIZE)
         return;
+    /* usrsctp does not check the checksum (offload, sctp_stack.c): a packet
+     * that fails it never reaches SCTP. */
+    if (!moat_sctp_packet_checksum_ok(packet, length)) {
+        a->counters.packets_bad_checksum++;
+        return;
+    }
     moat_sctp_mailbox_claim(&a->mailbox);
     /* usrsctp answers an INIT that reaches a socket which has not connected
      * (and does not listen) with an ABORT; DTLS is up if SCTP arrives, so

@@ -57,6 +57,8 @@ typedef struct {
     /* Peer messages dropped: malformed or unacceptable DCEP, data on a stream
      * without a channel, messages over MOAT_SCTP_MAX_RECEIVE_MESSAGE_SIZE. */
     uint64_t messages_dropped;
+    /* Packets dropped before SCTP: too short, or a wrong CRC32c. */
+    uint64_t packets_bad_checksum;
 } moat_sctp_counters;
 
 /* is_dtls_client picks our stream id parity for DCEP channels: even for the

@@ -2,6 +2,8 @@
 
 #include <string.h>
 
+#include "sctp/sctp_crc32c.h"
+
 /* A peer that keeps an association busy while its owner stalls must not grow
  * a mailbox without bound; past this, packets are dropped as a congested link
  * would drop them and SCTP retransmits. */
@@ -135,8 +137,11 @@ int moat_sctp_mailbox_conn_output(void *address, void *buffer, size_t length, ui
                                   uint8_t set_df)
 {
     uint32_t record = (uint32_t)length;
-    if (length > UINT32_MAX)
+    if (length > UINT32_MAX || length < MOAT_SCTP_COMMON_HEADER_SIZE)
         return -1;
+    /* usrsctp runs with checksum offload: the checksum is ours to fill in,
+     * before the lock. */
+    moat_sctp_packet_set_checksum(buffer, length);
     g_mutex_lock(&lock);
     moat_sctp_mailbox *mb = by_id != NULL ? g_hash_table_lookup(by_id, address) : NULL;
     if (mb != NULL && mb->packets->len + sizeof record + length <= MAILBOX_MAX_BYTES) {
