@@ -4,7 +4,7 @@
 #include "core/log.h"
 #include "core/stats_snapshot.h"
 #include "core/session_internal.h"
-#include "core/whip_api.h"
+#include "core/whip_session.h"
 #include "dtls/certificate.h"
 #include "dtls/dtls_context.h"
 #include "ice/ice_candidates.h"

@@ -5,6 +5,8 @@
 #define MOAT_GATEWAY_H
 
 #include "core/config.h"
+#include "core/http_admission.h"
+#include "core/log.h"
 #include "prefilter/prefilter_settings.h"
 #include "core/plugin_registry.h"
 #include "core/session_registry.h"
@@ -37,6 +39,12 @@ typedef struct moat_gateway {
     char candidate_addresses[MOAT_MAX_CANDIDATE_ADDRESSES][64];
     size_t n_candidate_addresses;
     uint64_t started_us;
+    /* Admission control (control thread) */
+    moat_admission *admission;
+    gint pending_sessions; /* atomic: sessions not yet ICE-connected; workers decrement */
+    uint64_t session_serial; /* the last session's public label (/metrics, /api) */
+    uint64_t refused[MOAT_REFUSED_REASON_COUNT];
+    moat_log_limiter http_log; /* per-request log lines */
 } moat_gateway;
 
 /* Start-up in order; each returns 0 or -1 with one clear line in `error`. */

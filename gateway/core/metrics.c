@@ -72,6 +72,15 @@ char *moat_metrics_render(moat_gateway *gateway)
                            "# HELP moat_sessions Sessions in the registry\n"
                            "# TYPE moat_sessions gauge\nmoat_sessions %zu\n",
                            moat_session_registry_count(gateway->sessions));
+    g_string_append_printf(out,
+                           "# HELP moat_pending_sessions Sessions not yet ICE-connected\n"
+                           "# TYPE moat_pending_sessions gauge\nmoat_pending_sessions %d\n",
+                           g_atomic_int_get(&gateway->pending_sessions));
+    g_string_append(out, "# HELP moat_http_refused_total Requests refused before any work, by "
+                         "reason\n# TYPE moat_http_refused_total counter\n");
+    for (int reason = 0; reason < MOAT_REFUSED_REASON_COUNT; reason++)
+        g_string_append_printf(out, "moat_http_refused_total{reason=\"%s\"} %" G_GUINT64_FORMAT "\n",
+                               moat_refusal_reason_name(reason), gateway->refused[reason]);
     g_string_append(out, "# HELP moat_worker_sessions Sessions owned by each media worker\n"
                          "# TYPE moat_worker_sessions gauge\n");
     for (unsigned i = 0; i < gateway->n_workers; i++)

@@ -77,6 +77,11 @@ moat_session *moat_session_new(const moat_session_params *params, char *error, s
               sizeof session->remote_ufrag);
     g_strlcpy(session->remote_pwd, session->negotiation.remote_pwd, sizeof session->remote_pwd);
     session->consent_timeout_us = (uint64_t)params->consent_timeout_s * 1000000ull;
+    session->pending_timeout_us = (uint64_t)params->pending_timeout_s * 1000000ull;
+    if (params->pending_counter) {
+        session->pending_counter = params->pending_counter;
+        g_atomic_int_inc(session->pending_counter);
+    }
     session->dtls_role = session->negotiation.local_setup == MOAT_SDP_SETUP_ACTIVE
                              ? MOAT_DTLS_ROLE_CLIENT
                              : MOAT_DTLS_ROLE_SERVER;
@@ -238,6 +243,14 @@ void moat_session_handle_dtls(moat_session *session, const moat_path *path, cons
         moat_session_drop(session, MOAT_DROP_DTLS);
 }
 
+static void leave_pending(moat_session *session)
+{
+    if (session->pending_counter) {
+        g_atomic_int_add(session->pending_counter, -1);
+        session->pending_counter = NULL;
+    }
+}
+
 bool moat_session_tick(moat_session *session, uint64_t now_us)
 {
     if (session->draining && session->end_reason == NULL &&
@@ -245,6 +258,13 @@ bool moat_session_tick(moat_session *session, uint64_t now_us)
         return false;
     if (session->ending)
         return false;
+    if (session->has_selected)
+        leave_pending(session);
+    else if (session->pending_timeout_us &&
+             now_us - session->created_us > session->pending_timeout_us) {
+        session->end_reason = "ice timeout";
+        return false;
+    }
     if (now_us - session->last_consent_us > session->consent_timeout_us) {
         moat_counter_add(&moat_worker_counters_mut(session->worker)->consent_expired, 1);
         session->end_reason = "consent expired";
@@ -273,7 +293,12 @@ const char *moat_session_end_reason(const moat_session *session)
 
 static void finish_end(moat_session *session, const char *reason)
 {
-    moat_log_info("session", "session %s: ended (%s)", session->id, reason);
+    /* Sessions that never connected are what an offer flood leaves behind:
+     * their end is not worth a line each. */
+    if (session->has_selected)
+        moat_log_info("session", "session %s: ended (%s)", session->id, reason);
+    else
+        moat_log_debug("session", "session %s: ended (%s)", session->id, reason);
     if (session->plugin && session->plugin->hangup)
         session->plugin->hangup(session->plugin_state);
     moat_session_data_clear(session);
@@ -332,6 +357,7 @@ void moat_session_free(moat_session *session)
 {
     if (!session)
         return;
+    leave_pending(session);
     if (session->plugin && session->plugin->detach)
         session->plugin->detach(session->plugin_state);
     moat_session_data_clear(session);

@@ -29,6 +29,12 @@ typedef struct {
     const char *local_pwd;
     const moat_plugin *plugin;
     uint32_t consent_timeout_s;
+    /* A session with no valid ICE check this long after its start ends
+     * ("ice timeout"); 0 = only the DTLS setup timeout applies. */
+    uint32_t pending_timeout_s;
+    /* Sessions not yet ICE-connected (atomic, may be NULL): the session adds
+     * itself when created and leaves once a check selects a pair or it goes. */
+    int *pending_counter;
     const moat_prefilter_settings *prefilter; /* outlives the session */
     moat_session_ended_fn on_ended;
 } moat_session_params;

@@ -64,6 +64,8 @@ struct moat_session {
     uint64_t created_us;
     uint64_t last_consent_us;
     uint64_t consent_timeout_us;
+    uint64_t pending_timeout_us; /* 0: none */
+    int *pending_counter;        /* non-NULL while counted as pending */
 
     /* DTLS and SRTP */
     moat_dtls_context *dtls_context;
