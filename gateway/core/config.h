@@ -25,9 +25,9 @@ typedef struct {
     int http_port;
     char *token; /* bearer token for WHIP/WHEP and the API; empty: none */
     char *web_root;
-    int max_body_bytes;   /* request bodies above this are refused before they are read */
-    char *metrics_token;  /* bearer token for /metrics; empty: open */
-    char *api_origins;    /* comma-separated origins allowed on /api/ (CORS); empty: same origin */
+    int max_body_bytes;  /* request bodies above this are refused before they are read */
+    char *metrics_token; /* bearer token for /metrics; empty: open */
+    char *api_origins;   /* comma-separated origins allowed on /api/ (CORS); empty: same origin */
     /* [limits] */
     int max_sessions;         /* 0: unlimited */
     int max_pending_sessions; /* sessions not yet ICE-connected; 0: unlimited */

@@ -30,8 +30,8 @@ bool moat_http_request_content_type_is(const moat_http_request *request, const c
     return length == strlen(type) && g_ascii_strncasecmp(value, type, length) == 0;
 }
 
-void moat_http_response_set(moat_http_response *response, unsigned status,
-                            const char *content_type, char *body, size_t length)
+void moat_http_response_set(moat_http_response *response, unsigned status, const char *content_type,
+                            char *body, size_t length)
 {
     g_free(response->body);
     response->status = status;
@@ -66,9 +66,9 @@ char *moat_http_error_json(unsigned status, const char *code, const char *detail
     g_free(safe_code);
     g_free(safe_detail);
     /* jansson allocates with malloc, the response frees with g_free. */
-    char *body = text ? g_strdup(text)
-                      : g_strdup_printf("{\"error\":\"internal\",\"detail\":\"\",\"status\":%u}",
-                                        status);
+    char *body =
+        text ? g_strdup(text)
+             : g_strdup_printf("{\"error\":\"internal\",\"detail\":\"\",\"status\":%u}", status);
     free(text);
     if (length)
         *length = strlen(body);

@@ -34,7 +34,7 @@ typedef struct {
 } moat_http_header;
 
 typedef struct {
-    unsigned status; /* 0 until a handler answers */
+    unsigned status;          /* 0 until a handler answers */
     const char *content_type; /* static; NULL without a body */
     char *body;               /* owned (g_malloc) */
     size_t body_length;
@@ -55,8 +55,8 @@ const char *moat_http_request_header(const moat_http_request *request, const cha
 bool moat_http_request_content_type_is(const moat_http_request *request, const char *type);
 
 /* Sets status and body (takes ownership of `body`, g_malloc'd; may be NULL). */
-void moat_http_response_set(moat_http_response *response, unsigned status,
-                            const char *content_type, char *body, size_t length);
+void moat_http_response_set(moat_http_response *response, unsigned status, const char *content_type,
+                            char *body, size_t length);
 /* {"error": code, "detail": detail, "status": status} as the body. */
 void moat_http_response_error(moat_http_response *response, unsigned status, const char *code,
                               const char *detail_format, ...) G_GNUC_PRINTF(4, 5);

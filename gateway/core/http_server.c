@@ -101,14 +101,14 @@ static void refuse_body(moat_http_server *http, SoupServerMessage *message)
     char *body = moat_http_error_json(413, "body_too_large", detail, &body_length);
     GUri *uri = soup_server_message_get_uri(message);
     bool whip = uri && g_str_has_prefix(g_uri_get_path(uri), "/whip/");
-    char *reply = g_strdup_printf("HTTP/1.1 413 Payload Too Large\r\n"
-                                  "Server: moat/" MOAT_VERSION "\r\n"
-                                  "Content-Type: application/json\r\n"
-                                  "Content-Length: %zu\r\n"
-                                  "%s"
-                                  "Connection: close\r\n\r\n%s",
-                                  body_length, whip ? "Access-Control-Allow-Origin: *\r\n" : "",
-                                  body);
+    char *reply =
+        g_strdup_printf("HTTP/1.1 413 Payload Too Large\r\n"
+                        "Server: moat/" MOAT_VERSION "\r\n"
+                        "Content-Type: application/json\r\n"
+                        "Content-Length: %zu\r\n"
+                        "%s"
+                        "Connection: close\r\n\r\n%s",
+                        body_length, whip ? "Access-Control-Allow-Origin: *\r\n" : "", body);
     g_free(body);
     g_object_ref(message);
     GIOStream *stream = soup_server_message_steal_connection(message);
@@ -124,8 +124,8 @@ static void refuse_body(moat_http_server *http, SoupServerMessage *message)
     closing->cancellable = g_cancellable_new();
     closing->timer = g_timeout_add(LINGER_MAX_MS, closing_timeout, closing);
     g_output_stream_write_all_async(g_io_stream_get_output_stream(stream), closing->reply,
-                                    closing->reply_length, G_PRIORITY_DEFAULT,
-                                    closing->cancellable, reply_written, closing);
+                                    closing->reply_length, G_PRIORITY_DEFAULT, closing->cancellable,
+                                    reply_written, closing);
 }
 
 static void check_chunk(SoupServerMessage *message, GBytes *chunk, gpointer user_data)

@@ -79,7 +79,8 @@ char *moat_metrics_render(moat_gateway *gateway)
     g_string_append(out, "# HELP moat_http_refused_total Requests refused before any work, by "
                          "reason\n# TYPE moat_http_refused_total counter\n");
     for (int reason = 0; reason < MOAT_REFUSED_REASON_COUNT; reason++)
-        g_string_append_printf(out, "moat_http_refused_total{reason=\"%s\"} %" G_GUINT64_FORMAT "\n",
+        g_string_append_printf(out,
+                               "moat_http_refused_total{reason=\"%s\"} %" G_GUINT64_FORMAT "\n",
                                moat_refusal_reason_name(reason), gateway->refused[reason]);
     g_string_append(out, "# HELP moat_worker_sessions Sessions owned by each media worker\n"
                          "# TYPE moat_worker_sessions gauge\n");

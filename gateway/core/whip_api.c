@@ -137,8 +137,8 @@ static void handle_patch(moat_gateway *gateway, const moat_http_request *request
     }
     char error[256] = "";
     moat_sdp_fragment fragment;
-    if (moat_sdp_fragment_parse(request->body ? request->body : "", request->body_length,
-                                &fragment, error, sizeof error) != 0) {
+    if (moat_sdp_fragment_parse(request->body ? request->body : "", request->body_length, &fragment,
+                                error, sizeof error) != 0) {
         moat_http_response_error(response, 400, "bad_fragment", "%s", error);
         return;
     }
@@ -153,8 +153,9 @@ static void handle_patch(moat_gateway *gateway, const moat_http_request *request
     }
     /* RFC 9725 section 4.3.2: an ICE restart carries If-Match. */
     if (!if_match) {
-        moat_http_response_error(response, 428, "precondition_required",
-                                 "an ICE restart must carry If-Match: \"*\" or the resource's ETag");
+        moat_http_response_error(
+            response, 428, "precondition_required",
+            "an ICE restart must carry If-Match: \"*\" or the resource's ETag");
         return;
     }
     char *reply = moat_whip_session_restart(gateway, record, fragment.ice_ufrag, fragment.ice_pwd,

@@ -183,8 +183,8 @@ static void release_start(void *data)
                                free_start_request);
 }
 
-void moat_whip_session_start(moat_session *session, moat_worker *worker, void (*started)(void *data),
-                             void *data, void (*destroy)(void *data))
+void moat_whip_session_start(moat_session *session, moat_worker *worker,
+                             void (*started)(void *data), void *data, void (*destroy)(void *data))
 {
     start_request *request = g_new0(start_request, 1);
     request->session = session;

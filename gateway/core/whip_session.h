@@ -29,8 +29,8 @@ moat_whip_setup_result moat_whip_session_create(moat_gateway *gateway, const moa
 /* Hands `session` to `worker`; `started(data)` runs on the control thread once
  * the worker has registered it (or dropped it, if the worker has stopped),
  * then `destroy(data)`. Both may be NULL. */
-void moat_whip_session_start(moat_session *session, moat_worker *worker, void (*started)(void *data),
-                             void *data, void (*destroy)(void *data));
+void moat_whip_session_start(moat_session *session, moat_worker *worker,
+                             void (*started)(void *data), void *data, void (*destroy)(void *data));
 
 /* ICE restart (RFC 9725 section 4.3.2): new local credentials for the record
  * and the worker. Returns the reply fragment (g_malloc'd) and commits the new
