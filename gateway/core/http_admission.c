@@ -109,9 +109,9 @@ unsigned moat_admission_take(moat_admission *admission, const char *peer, uint64
         entry->tokens -= 1.0;
         return 0;
     }
-    double wait_us = (1.0 - entry->tokens) / admission->rate_per_us;
-    unsigned seconds = (unsigned)(wait_us / 1e6);
-    return seconds + 1;
+    uint64_t wait_us = (uint64_t)((1.0 - entry->tokens) / admission->rate_per_us);
+    uint64_t seconds = (wait_us + 999999) / 1000000;
+    return seconds < 1 ? 1 : seconds > 3600 ? 3600 : (unsigned)seconds;
 }
 
 size_t moat_admission_sources(const moat_admission *admission)
