@@ -94,21 +94,49 @@ static void learn_local_address(flood_session *s, const char *url)
     s->local.sin6_family = AF_INET6;
 }
 
+/* A dual-stack UDP socket bound to local; -1 with errno on failure. */
+static int bound_socket(const struct sockaddr_in6 *local)
+{
+    int fd = socket(AF_INET6, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+        return -1;
+    int off = 0, buffer = RECEIVE_BUFFER;
+    setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &off, sizeof off);
+    setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &buffer, sizeof buffer);
+    if (bind(fd, (const struct sockaddr *)local, sizeof *local) != 0) {
+        int saved = errno;
+        close(fd);
+        errno = saved;
+        return -1;
+    }
+    return fd;
+}
+
 static int open_socket(flood_session *s)
 {
-    s->fd = socket(AF_INET6, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    struct sockaddr_in6 any = {.sin6_family = AF_INET6, .sin6_addr = IN6ADDR_ANY_INIT};
+    s->fd = bound_socket(&any);
     if (s->fd < 0) {
         session_fail(s, "socket: %s", strerror(errno));
         return -1;
     }
-    int off = 0, buffer = RECEIVE_BUFFER;
-    setsockopt(s->fd, IPPROTO_IPV6, IPV6_V6ONLY, &off, sizeof off);
-    setsockopt(s->fd, SOL_SOCKET, SO_RCVBUF, &buffer, sizeof buffer);
-    struct sockaddr_in6 any = {.sin6_family = AF_INET6, .sin6_addr = IN6ADDR_ANY_INIT};
-    if (bind(s->fd, (struct sockaddr *)&any, sizeof any) != 0) {
-        session_fail(s, "bind: %s", strerror(errno));
+    return 0;
+}
+
+int flood_session_migrate(flood_session *s, const struct sockaddr_in6 *local, uint64_t now_us)
+{
+    if (s->state != FLOOD_SESSION_CONNECTED)
         return -1;
-    }
+    int fd = bound_socket(local);
+    if (fd < 0)
+        return -1;
+    close(s->fd);
+    s->fd = fd;
+    socklen_t length = sizeof s->local;
+    getsockname(fd, (struct sockaddr *)&s->local, &length);
+    s->migrating = true;
+    s->next_check_us = now_us;
+    session_ice_tick(s, now_us);
     return 0;
 }
 
@@ -119,6 +147,7 @@ int flood_session_open(flood_session *s, unsigned index, const flood_session_env
     s->index = index;
     s->env = env;
     s->fd = -1;
+    s->nominated = -1;
     s->state = FLOOD_SESSION_NEW;
     s->started_us = now_us;
     s->ssrc = random_ssrc();
@@ -269,16 +298,8 @@ void flood_session_tick(flood_session *s, uint64_t now_us)
 uint64_t flood_session_next_timer_us(const flood_session *s, uint64_t now_us)
 {
     uint64_t next = UINT64_MAX;
-    switch (s->state) {
-    case FLOOD_SESSION_CHECKING:
-        next = s->next_check_us;
-        break;
-    case FLOOD_SESSION_CONNECTED:
-        next = s->next_consent_us;
-        break;
-    default:
-        break;
-    }
+    if (s->state == FLOOD_SESSION_CHECKING || s->state == FLOOD_SESSION_CONNECTED)
+        next = session_ice_next_timer_us(s);
     uint64_t dtls = session_dtls_next_timer_us(s, now_us);
     return dtls < next ? dtls : next;
 }
