@@ -142,7 +142,10 @@ moat_ice_pairs_verdict moat_ice_pairs_on_check(moat_ice_pairs *p, const moat_ice
         out->refreshes_consent = true;
         return MOAT_ICE_PAIRS_ACCEPTED;
     }
-    if (p->selected < 0 || (pair->nominated && displaces(pair, &current, e->now_us))) {
+    /* Only the nominating check itself moves media: a pair nominated earlier
+     * that checks in again (a late retransmission, consent) does not take
+     * the selection back from a newer nomination. */
+    if (p->selected < 0 || (e->nominated && displaces(pair, &current, e->now_us))) {
         p->selected = index;
         out->selection_changed = true;
         out->refreshes_consent = true;
