@@ -81,6 +81,7 @@ typedef struct {
      * selected pair until one is answered from the new socket. */
     bool migrating;
     uint64_t migrations;
+    uint64_t received_at_migration; /* echo.received when the last migration began */
 
     /* DTLS and SRTP */
     moat_dtls_role dtls_role;

@@ -135,6 +135,7 @@ int flood_session_migrate(flood_session *s, const struct sockaddr_in6 *local, ui
     socklen_t length = sizeof s->local;
     getsockname(fd, (struct sockaddr *)&s->local, &length);
     s->migrating = true;
+    s->received_at_migration = s->echo.received;
     s->next_check_us = now_us;
     session_ice_tick(s, now_us);
     return 0;
