@@ -44,7 +44,8 @@ typedef struct {
     moat_dtls_context *dtls_context;
     const char *fingerprint; /* our certificate's sha-256 */
     whip_client *http;
-    timeline *timeline; /* NULL until the run starts */
+    timeline *timeline;                    /* NULL until the run starts */
+    const struct sockaddr_in6 *bind_local; /* sessions' local address; NULL: any */
 } flood_session_env;
 
 typedef struct {

@@ -115,7 +115,7 @@ static int bound_socket(const struct sockaddr_in6 *local)
 static int open_socket(flood_session *s)
 {
     struct sockaddr_in6 any = {.sin6_family = AF_INET6, .sin6_addr = IN6ADDR_ANY_INIT};
-    s->fd = bound_socket(&any);
+    s->fd = bound_socket(s->env->bind_local != NULL ? s->env->bind_local : &any);
     if (s->fd < 0) {
         session_fail(s, "socket: %s", strerror(errno));
         return -1;
