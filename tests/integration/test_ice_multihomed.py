@@ -59,19 +59,6 @@ def flood_in(ns, *args, timeout=60):
                           capture_output=True, text=True, timeout=timeout)
 
 
-def test_gateway_announces_every_address(multihomed):
-    gw = default_gateway(multihomed)
-    try:
-        result = flood_in(multihomed, "--whip", gw.base + "/whip/echo", "--sessions", "1",
-                          "--duration", "1", "--json", "--quiet")
-        assert result.returncode == 0, result.stderr
-    finally:
-        assert gw.stop() == 0
-    # The default candidate set really is multi-homed (the bug needs it).
-    log = gw.log_text()
-    assert "selected pair" in log
-
-
 def test_moat_flood_connects_to_a_default_multihomed_gateway(multihomed):
     """Before: three pairs nominated, the gateway picked the last one, DTLS
     went to a pair the client did not use and never completed."""
@@ -87,6 +74,9 @@ def test_moat_flood_connects_to_a_default_multihomed_gateway(multihomed):
         assert gw.metric("moat_dtls_handshakes_total") == 3
     finally:
         assert gw.stop() == 0
+    # The default candidate set really is multi-homed (the bug needs it).
+    announced = set(re.findall(r'msg="candidate address (\S+)"', gw.log_text()))
+    assert {"127.0.0.1", LAN, LAN_SECOND, V6} <= announced, announced
 
 
 AIORTC_CALL = """
@@ -198,8 +188,8 @@ def test_a_peer_cannot_take_over_another_sessions_tuple(one_worker):
     before = gateway.drops("ice_pair")
     result = asyncio.run(echo_call(gateway.base, seconds=5, video=False, on_running=take_over))
     assert attack.get("sent")
-    assert gateway.drops("ice_pair") - before >= 1
     audio = result["recorders"]["audio"]
     ratio = audio.frames / result["sent_audio"]
     assert ratio >= 0.85, f"Alice got {ratio:.0%} of her audio back"
+    assert gateway.drops("ice_pair") - before >= 1
     assert gateway.metric("moat_dtls_handshake_failures_total") == 0
