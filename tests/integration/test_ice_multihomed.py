@@ -130,6 +130,27 @@ def test_address_migration_keeps_the_dtls_session(multihomed):
         assert gw.stop() == 0
 
 
+def test_address_migration_through_an_ice_restart(multihomed):
+    """The same move with new credentials (WHIP PATCH): the first nomination
+    with the new credentials takes the media, DTLS and SRTP carry on."""
+    gw = default_gateway(multihomed)
+    try:
+        result = flood_in(multihomed, "--whip", gw.base + "/whip/echo",
+                          "--sessions", "2", "--duration", "3", "--migrate-after", "1",
+                          "--migrate-to", LAN_SECOND, "--migrate-restart", "--json", "--quiet")
+        assert result.returncode == 0, result.stderr
+        summary = json.loads(result.stdout)
+        for session in summary["sessions"]:
+            assert session["state"] == "connected", session
+            assert session["migrations"] == 1, session
+            assert session["received_after_migration"] > 50, session
+        assert gw.metric("moat_dtls_handshakes_total") == 2
+        log = gw.log_text()
+        assert log.count("ICE restart complete") == 2, log[-3000:]
+    finally:
+        assert gw.stop() == 0
+
+
 def _answer_credentials(sdp):
     return (re.search(r"a=ice-ufrag:(\S+)", sdp).group(1),
             re.search(r"a=ice-pwd:(\S+)", sdp).group(1))

@@ -33,6 +33,7 @@ enum {
     OPT_ATTACK_FOR,
     OPT_MIGRATE_AFTER,
     OPT_MIGRATE_TO,
+    OPT_MIGRATE_RESTART,
     OPT_JITTER,
     OPT_FORGE_AHEAD,
     OPT_ALLOW_REMOTE,
@@ -66,6 +67,7 @@ static const struct option long_options[] = {
     {"attack-for", required_argument, NULL, OPT_ATTACK_FOR},
     {"migrate-after", required_argument, NULL, OPT_MIGRATE_AFTER},
     {"migrate-to", required_argument, NULL, OPT_MIGRATE_TO},
+    {"migrate-restart", no_argument, NULL, OPT_MIGRATE_RESTART},
     {"jitter", required_argument, NULL, OPT_JITTER},
     {"forge-ahead", required_argument, NULL, OPT_FORGE_AHEAD},
     {"allow-remote", no_argument, NULL, OPT_ALLOW_REMOTE},
@@ -129,6 +131,8 @@ static void print_help(void)
            "                       media starts, default 1) and re-nominates its pair from\n"
            "                       there, keeping DTLS and SRTP (a network handover)\n"
            "  --migrate-after S    when --migrate-to moves the sessions\n"
+           "  --migrate-restart    move through an ICE restart (WHIP PATCH with new\n"
+           "                       credentials) rather than re-nominating the pair\n"
            "  --jitter PCT         send legitimate frames up to PCT %% of their interval\n"
            "                       early or late, at random (default 0)\n"
            "  --forge-ahead MIN[:SPREAD]\n"
@@ -369,6 +373,9 @@ flood_options_result flood_options_parse(int argc, char **argv, flood_options *o
             break;
         case OPT_MIGRATE_TO:
             o.migrate_to = optarg;
+            break;
+        case OPT_MIGRATE_RESTART:
+            o.migrate_restart = true;
             break;
         case OPT_ATTACK_FOR:
             ok = parse_double(optarg, 0.1, MAX_DURATION_S, &o.attack_for_s) ||

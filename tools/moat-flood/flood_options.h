@@ -37,6 +37,7 @@ typedef struct {
     double attack_for_s;    /* and last this long; 0: until the end */
     double migrate_after_s; /* address migration this long after the media starts */
     const char *migrate_to; /* ... to this local address; NULL: no migration */
+    bool migrate_restart;   /* ... through an ICE restart (WHIP PATCH) */
     double jitter;          /* legitimate frames: send time jitter, fraction of the interval */
     uint32_t forge_ahead;   /* forged sequence numbers: this far ahead of the live stream */
     uint32_t forge_spread;  /* ... spread over this many numbers */

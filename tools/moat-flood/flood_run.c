@@ -256,9 +256,12 @@ static int run_traffic(run_state *st, char *error, size_t error_size)
         if (migrate && now >= migrate_at) {
             migrate = false;
             for (size_t i = 0; i < n_connected; i++) {
-                if (flood_session_migrate(connected[i], &migrate_to, now) != 0) {
+                int moved = o->migrate_restart
+                                ? flood_session_restart_ice(connected[i], &migrate_to, now)
+                                : flood_session_migrate(connected[i], &migrate_to, now);
+                if (moved != 0) {
                     snprintf(error, error_size, "cannot move a session to %s: %s", o->migrate_to,
-                             strerror(errno));
+                             connected[i]->error[0] ? connected[i]->error : strerror(errno));
                     status = 1;
                 }
             }

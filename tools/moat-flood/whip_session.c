@@ -123,6 +123,62 @@ static int open_socket(flood_session *s)
     return 0;
 }
 
+/* The value of an a=<name>: line of an SDP fragment, or false. */
+static bool fragment_value(const char *fragment, const char *name, char *out, size_t size)
+{
+    const char *at = strstr(fragment, name);
+    if (at == NULL)
+        return false;
+    at += strlen(name);
+    size_t n = strcspn(at, "\r\n");
+    if (n == 0 || n >= size)
+        return false;
+    memcpy(out, at, n);
+    out[n] = '\0';
+    return true;
+}
+
+int flood_session_restart_ice(flood_session *s, const struct sockaddr_in6 *local, uint64_t now_us)
+{
+    char ufrag[sizeof s->local_ufrag], pwd[sizeof s->local_pwd];
+    char remote_ufrag[sizeof s->remote_ufrag], remote_pwd[sizeof s->remote_pwd];
+    if (s->state != FLOOD_SESSION_CONNECTED || s->resource_url == NULL ||
+        moat_ice_credentials_generate(ufrag, pwd) != 0)
+        return -1;
+    char *fragment = g_strdup_printf("a=ice-ufrag:%s\r\na=ice-pwd:%s\r\n", ufrag, pwd);
+    char *answer = NULL;
+    char error[200];
+    int status = whip_client_patch_ice(s->env->http, s->resource_url, fragment, &answer, error,
+                                       sizeof error);
+    g_free(fragment);
+    if (status != 0) {
+        snprintf(s->error, sizeof s->error, "ICE restart: %s", error);
+        return -1;
+    }
+    bool ok = fragment_value(answer, "a=ice-ufrag:", remote_ufrag, sizeof remote_ufrag) &&
+              fragment_value(answer, "a=ice-pwd:", remote_pwd, sizeof remote_pwd);
+    g_free(answer);
+    moat_ice_client_credentials credentials = {
+        .local_ufrag = ufrag,
+        .local_pwd = pwd,
+        .remote_ufrag = remote_ufrag,
+        .remote_pwd = remote_pwd,
+        .tie_breaker = ((uint64_t)random_ssrc() << 32) | random_ssrc(),
+    };
+    moat_ice_client *ice = ok ? moat_ice_client_new(&credentials) : NULL;
+    if (ice == NULL) {
+        snprintf(s->error, sizeof s->error, "ICE restart: unusable answer");
+        return -1;
+    }
+    moat_ice_client_free(s->ice);
+    s->ice = ice;
+    g_strlcpy(s->local_ufrag, ufrag, sizeof s->local_ufrag);
+    g_strlcpy(s->local_pwd, pwd, sizeof s->local_pwd);
+    g_strlcpy(s->remote_ufrag, remote_ufrag, sizeof s->remote_ufrag);
+    g_strlcpy(s->remote_pwd, remote_pwd, sizeof s->remote_pwd);
+    return flood_session_migrate(s, local, now_us);
+}
+
 int flood_session_migrate(flood_session *s, const struct sockaddr_in6 *local, uint64_t now_us)
 {
     if (s->state != FLOOD_SESSION_CONNECTED)
