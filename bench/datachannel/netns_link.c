@@ -174,6 +174,16 @@ int netns_link_socket(const netns_link *link, netns_link_side side, int type)
     return fd;
 }
 
+const char *netns_link_namespace(const netns_link *link, netns_link_side side)
+{
+    return link->namespaces[side];
+}
+
+const char *netns_link_device(const netns_link *link, netns_link_side side)
+{
+    return link->devices[side];
+}
+
 void netns_link_destroy(netns_link *link)
 {
     if (link == NULL)

@@ -25,6 +25,10 @@ const char *netns_link_method(const netns_link *link);
  * there whatever process uses it); -1 on failure. */
 int netns_link_socket(const netns_link *link, netns_link_side side, int type);
 
+/* The name of that side's namespace and of its end of the link. */
+const char *netns_link_namespace(const netns_link *link, netns_link_side side);
+const char *netns_link_device(const netns_link *link, netns_link_side side);
+
 void netns_link_destroy(netns_link *link);
 
 #endif

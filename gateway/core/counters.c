@@ -14,6 +14,7 @@ const char *moat_drop_reason_name(moat_drop_reason reason)
         [MOAT_DROP_BUDGET] = "budget",
         [MOAT_DROP_AUTH] = "auth",
         [MOAT_DROP_DTLS] = "dtls",
+        [MOAT_DROP_ICE_PAIR] = "ice_pair",
     };
     return reason < MOAT_DROP_REASON_COUNT ? names[reason] : "unknown";
 }

@@ -19,6 +19,7 @@ typedef enum {
     MOAT_DROP_BUDGET,        /* verification budget exhausted */
     MOAT_DROP_AUTH,          /* srtp_unprotect failed */
     MOAT_DROP_DTLS,          /* DTLS record rejected */
+    MOAT_DROP_ICE_PAIR,      /* authenticated check refused: another session's tuple, replay */
     MOAT_DROP_REASON_COUNT
 } moat_drop_reason;
 

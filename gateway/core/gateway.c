@@ -29,6 +29,11 @@ static int load_certificate(moat_gateway *gateway, char *error, size_t error_siz
     return gateway->dtls_context ? 0 : -1;
 }
 
+static uint32_t candidate_priority(size_t index)
+{
+    return moat_ice_host_priority(65535 - (uint32_t)index, 1);
+}
+
 static void add_candidate_address(moat_gateway *gateway, const char *text)
 {
     if (gateway->n_candidate_addresses == MOAT_MAX_CANDIDATE_ADDRESSES)
@@ -73,6 +78,28 @@ static int gather_candidate_addresses(moat_gateway *gateway, char *error, size_t
     return 0;
 }
 
+/* What moat_gateway_candidates announces, as the worker compares it with a
+ * datagram's destination: pair priorities need our candidate's priority. */
+static void set_worker_candidates(const moat_gateway *gateway, moat_worker *worker)
+{
+    struct in6_addr addresses[MOAT_WORKER_MAX_CANDIDATES];
+    uint32_t priorities[MOAT_WORKER_MAX_CANDIDATES];
+    size_t n = 0;
+    for (size_t i = 0; i < gateway->n_candidate_addresses && n < MOAT_WORKER_MAX_CANDIDATES; i++) {
+        struct in_addr v4;
+        memset(&addresses[n], 0, sizeof addresses[n]);
+        if (inet_pton(AF_INET, gateway->candidate_addresses[i], &v4) == 1) {
+            addresses[n].s6_addr[10] = 0xff;
+            addresses[n].s6_addr[11] = 0xff;
+            memcpy(&addresses[n].s6_addr[12], &v4, 4);
+        } else if (inet_pton(AF_INET6, gateway->candidate_addresses[i], &addresses[n]) != 1) {
+            continue;
+        }
+        priorities[n++] = candidate_priority(i);
+    }
+    moat_worker_set_candidates(worker, addresses, priorities, n);
+}
+
 size_t moat_gateway_candidates(const moat_gateway *gateway, const moat_worker *worker,
                                moat_sdp_candidate *out, size_t capacity)
 {
@@ -84,7 +111,7 @@ size_t moat_gateway_candidates(const moat_gateway *gateway, const moat_worker *w
         candidate->component = 1;
         g_strlcpy(candidate->transport, "udp", sizeof candidate->transport);
         /* Earlier addresses (the announced one first) are preferred. */
-        candidate->priority = moat_ice_host_priority(65535 - (uint32_t)i, 1);
+        candidate->priority = candidate_priority(i);
         g_strlcpy(candidate->address, gateway->candidate_addresses[i], sizeof candidate->address);
         candidate->port = moat_worker_port(worker);
         g_strlcpy(candidate->type, "host", sizeof candidate->type);
@@ -162,6 +189,7 @@ int moat_gateway_start(moat_gateway *gateway, char *error, size_t error_size)
         if (!gateway->workers[i])
             return -1;
         moat_worker_set_prefilter(gateway->workers[i], &gateway->prefilter);
+        set_worker_candidates(gateway, gateway->workers[i]);
         gateway->n_workers = i + 1;
     }
     gateway->plugins = moat_plugin_registry_load(gateway->config.plugin_dir,

@@ -1,5 +1,6 @@
 /* Session lifecycle, ICE-lite checks and consent, and the DTLS glue. */
 #include "core/session_internal.h"
+#include "core/worker_receive.h"
 
 #include "ice/ice_checker.h"
 #include "ice/stun_username.h"
@@ -71,6 +72,7 @@ moat_session *moat_session_new(const moat_session_params *params, char *error, s
     session->on_ended = params->on_ended;
     session->dtls_context = params->dtls_context;
     memcpy(&session->negotiation, params->negotiation, sizeof session->negotiation);
+    moat_ice_pairs_init(&session->pairs);
     g_strlcpy(session->local_ufrag, params->local_ufrag, sizeof session->local_ufrag);
     g_strlcpy(session->local_pwd, params->local_pwd, sizeof session->local_pwd);
     g_strlcpy(session->remote_ufrag, session->negotiation.remote_ufrag,
@@ -133,30 +135,14 @@ void moat_session_start(moat_session *session)
     moat_worker_bind_ufrag(session->worker, session->local_ufrag, session);
 }
 
-static bool tuple_known(const moat_session *session, const struct sockaddr_in6 *from)
+/* Applies what the pair table decided to the worker's tuple table. */
+static void apply_bindings(moat_session *session, const moat_ice_pairs_outcome *outcome,
+                           const struct sockaddr_in6 *remote)
 {
-    for (size_t i = 0; i < session->n_tuples; i++) {
-        if (session->tuples[i].sin6_port == from->sin6_port &&
-            memcmp(&session->tuples[i].sin6_addr, &from->sin6_addr, sizeof from->sin6_addr) == 0)
-            return true;
-    }
-    return false;
-}
-
-static void remember_tuple(moat_session *session, const struct sockaddr_in6 *from)
-{
-    if (tuple_known(session, from))
-        return;
-    if (session->n_tuples == MOAT_SESSION_MAX_TUPLES) {
-        /* Forget the oldest non-selected pair; ICE restarts over many networks
-         * must not grow the table without bound. */
-        moat_worker_unbind_tuple(session->worker, &session->tuples[0]);
-        memmove(&session->tuples[0], &session->tuples[1],
-                sizeof session->tuples[0] * (MOAT_SESSION_MAX_TUPLES - 1));
-        session->n_tuples--;
-    }
-    session->tuples[session->n_tuples++] = *from;
-    moat_worker_bind_tuple(session->worker, from, session);
+    if (outcome->unbind)
+        moat_worker_unbind_tuple(session->worker, &outcome->evicted, session);
+    if (outcome->bind)
+        moat_worker_bind_tuple(session->worker, remote, session);
 }
 
 static void select_tuple(moat_session *session, const moat_path *path)
@@ -181,11 +167,48 @@ static void select_tuple(moat_session *session, const moat_path *path)
 
 void moat_session_bypass_handshake(moat_session *session, const moat_path *path, const void *keys)
 {
-    remember_tuple(session, &path->remote);
+    static const uint8_t no_transaction[12];
+    moat_ice_check_event event = {
+        .remote = &path->remote,
+        .local = &path->local,
+        .remote_priority = moat_worker_local_priority(session->worker, &path->local),
+        .local_priority = moat_worker_local_priority(session->worker, &path->local),
+        .nominated = true,
+        .transaction = no_transaction,
+        .now_us = moat_worker_now_us(session->worker),
+    };
+    moat_ice_pairs_outcome outcome;
+    if (moat_ice_pairs_on_check(&session->pairs, &event, &outcome) == MOAT_ICE_PAIRS_ACCEPTED)
+        apply_bindings(session, &outcome, &path->remote);
     session->selected = *path;
     session->has_selected = true;
     session->last_consent_us = moat_worker_now_us(session->worker);
     dtls_connected(session, keys);
+}
+
+/* What an authenticated check means for this session's pairs: true when it
+ * is accepted (outcome filled). A refused check gets no answer, so its
+ * sender learns nothing and binds nothing. */
+static bool pair_accepts(moat_session *session, const moat_path *path, const uint8_t *request,
+                         const moat_ice_check_info *info, bool previous,
+                         moat_ice_pairs_outcome *outcome)
+{
+    /* Another session's tuple stays that session's: an authenticated peer of
+     * one session cannot take over (or spoof its way into) another's. */
+    moat_session *owner = moat_worker_session_by_tuple(session->worker, &path->remote);
+    if (owner != NULL && owner != session)
+        return false;
+    moat_ice_check_event event = {
+        .remote = &path->remote,
+        .local = &path->local,
+        .remote_priority = info->priority,
+        .local_priority = moat_worker_local_priority(session->worker, &path->local),
+        .nominated = info->use_candidate,
+        .previous_generation = previous,
+        .transaction = request + 8,
+        .now_us = moat_worker_now_us(session->worker),
+    };
+    return moat_ice_pairs_on_check(&session->pairs, &event, outcome) == MOAT_ICE_PAIRS_ACCEPTED;
 }
 
 void moat_session_handle_stun(moat_session *session, const moat_path *path, const uint8_t *data,
@@ -216,19 +239,25 @@ void moat_session_handle_stun(moat_session *session, const moat_path *path, cons
                                                                       : MOAT_DROP_STUN_AUTH);
         return;
     }
+    moat_ice_pairs_outcome outcome;
+    if (!pair_accepts(session, path, data, &info, previous, &outcome)) {
+        moat_session_drop(session, MOAT_DROP_ICE_PAIR);
+        return;
+    }
     moat_worker_send(session->worker, path, reply, reply_length);
-    session->last_consent_us = moat_worker_now_us(session->worker);
-    remember_tuple(session, from);
+    apply_bindings(session, &outcome, from);
+    /* Consent (RFC 7675) is per pair: checks on other pairs do not keep the
+     * selected one alive. */
+    if (outcome.refreshes_consent)
+        session->last_consent_us = moat_worker_now_us(session->worker);
     if (!previous && session->previous_local_ufrag[0]) {
         /* The restarted credentials are in use: the old ones stop working. */
-        moat_worker_unbind_ufrag(session->worker, session->previous_local_ufrag);
+        moat_worker_unbind_ufrag(session->worker, session->previous_local_ufrag, session);
         session->previous_local_ufrag[0] = '\0';
         moat_log_info("session", "session %s: ICE restart complete, new credentials in use",
                       session->id);
     }
-    /* An ICE-lite agent takes the controlling side's nomination; before any
-     * nomination the first checked pair carries DTLS. */
-    if (info.use_candidate || !session->has_selected)
+    if (outcome.selection_changed)
         select_tuple(session, path);
 }
 
@@ -339,7 +368,7 @@ void moat_session_restart_ice(moat_session *session, const char *local_ufrag, co
     /* The old ufrag keeps answering until the peer's first check with the new
      * one, so media never stops during the restart; DTLS and SRTP are kept. */
     if (session->previous_local_ufrag[0])
-        moat_worker_unbind_ufrag(session->worker, session->previous_local_ufrag);
+        moat_worker_unbind_ufrag(session->worker, session->previous_local_ufrag, session);
     g_strlcpy(session->previous_local_ufrag, session->local_ufrag,
               sizeof session->previous_local_ufrag);
     g_strlcpy(session->previous_local_pwd, session->local_pwd, sizeof session->previous_local_pwd);
@@ -350,7 +379,17 @@ void moat_session_restart_ice(moat_session *session, const char *local_ufrag, co
     g_strlcpy(session->remote_ufrag, remote_ufrag, sizeof session->remote_ufrag);
     g_strlcpy(session->remote_pwd, remote_pwd, sizeof session->remote_pwd);
     moat_worker_bind_ufrag(session->worker, session->local_ufrag, session);
+    moat_ice_pairs_restart(&session->pairs);
     moat_log_info("session", "session %s: ICE restart", session->id);
+}
+
+void moat_session_release_bindings(moat_session *session)
+{
+    moat_worker_unbind_ufrag(session->worker, session->local_ufrag, session);
+    if (session->previous_local_ufrag[0])
+        moat_worker_unbind_ufrag(session->worker, session->previous_local_ufrag, session);
+    for (size_t i = 0; i < session->pairs.n_pairs; i++)
+        moat_worker_unbind_tuple(session->worker, &session->pairs.pairs[i].remote, session);
 }
 
 void moat_session_free(moat_session *session)

@@ -67,6 +67,9 @@ struct json_t *moat_session_describe(const moat_session *session);
  * DTLS handshake would. */
 void moat_session_bypass_handshake(moat_session *session, const moat_path *path,
                                    const void *keys /* const moat_srtp_keying * */);
+/* Worker thread: removes the session's own entries (its ufrags and pair
+ * tuples) from the worker's tables; moat_worker_remove_session calls it. */
+void moat_session_release_bindings(moat_session *session);
 /* Frees everything; only the worker's table calls this. */
 void moat_session_free(moat_session *session);
 

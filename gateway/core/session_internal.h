@@ -8,6 +8,7 @@
 #include "core/log.h"
 #include "core/session.h"
 #include "dtls/dtls_transport.h"
+#include "ice/ice_pairs.h"
 #include "prefilter/detector.h"
 #include "prefilter/prefilter_settings.h"
 #include "prefilter/stream_guard.h"
@@ -19,7 +20,6 @@
 #include <glib.h>
 
 #define MOAT_SESSION_MAX_STREAMS 16
-#define MOAT_SESSION_MAX_TUPLES  8
 
 typedef struct {
     uint32_t ssrc;
@@ -57,8 +57,7 @@ struct moat_session {
     char remote_ufrag[257], remote_pwd[257];
     /* Credentials before an ICE restart, valid until the new ones are used. */
     char previous_local_ufrag[64], previous_local_pwd[64], previous_remote_ufrag[257];
-    struct sockaddr_in6 tuples[MOAT_SESSION_MAX_TUPLES];
-    size_t n_tuples;
+    moat_ice_pairs pairs; /* its remotes are this session's entries in the tuple table */
     moat_path selected;
     bool has_selected;
     uint64_t created_us;

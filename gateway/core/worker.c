@@ -4,6 +4,7 @@
 #include "core/packet_info.h"
 #include "core/worker_receive.h"
 #include "core/log.h"
+#include "ice/ice_candidates.h"
 #include "ice/ice_checker.h"
 #include "sctp/sctp_stack.h"
 
@@ -56,6 +57,10 @@ struct moat_worker {
     GHashTable *sessions_by_id;    /* id -> session (owned) */
     GHashTable *sessions_by_ufrag; /* local ufrag -> session */
     GHashTable *sessions_by_tuple; /* sockaddr_in6 -> session */
+    /* Our host candidates and their priorities (set before the thread starts). */
+    struct in6_addr candidate_addresses[MOAT_WORKER_MAX_CANDIDATES];
+    uint32_t candidate_priorities[MOAT_WORKER_MAX_CANDIDATES];
+    size_t n_candidates;
 
     moat_receive_batch receive;
 
@@ -373,19 +378,15 @@ void moat_worker_add_session(moat_worker *worker, moat_session *session)
                      __ATOMIC_RELAXED);
 }
 
-static gboolean points_to(gpointer key, gpointer value, gpointer session)
-{
-    return value == session;
-}
-
 void moat_worker_remove_session(moat_worker *worker, moat_session *session)
 {
     uint32_t declared = moat_session_declared_pps(session);
     worker->detector.config.declared_pps -= declared < worker->detector.config.declared_pps
                                                 ? declared
                                                 : worker->detector.config.declared_pps;
-    g_hash_table_foreach_remove(worker->sessions_by_ufrag, points_to, session);
-    g_hash_table_foreach_remove(worker->sessions_by_tuple, points_to, session);
+    /* The session knows its own keys: removal costs its few entries, not a
+     * scan of every table (a mass expiry stays linear). */
+    moat_session_release_bindings(session);
     g_hash_table_remove(worker->sessions_by_id, moat_session_id(session));
     __atomic_store_n(&worker->session_count, g_hash_table_size(worker->sessions_by_id),
                      __ATOMIC_RELAXED);
@@ -396,25 +397,61 @@ moat_session *moat_worker_find_session(moat_worker *worker, const char *session_
     return g_hash_table_lookup(worker->sessions_by_id, session_id);
 }
 
-void moat_worker_bind_ufrag(moat_worker *worker, const char *local_ufrag, moat_session *session)
+bool moat_worker_bind_ufrag(moat_worker *worker, const char *local_ufrag, moat_session *session)
 {
+    moat_session *owner = g_hash_table_lookup(worker->sessions_by_ufrag, local_ufrag);
+    if (owner == session)
+        return true;
+    if (owner != NULL)
+        return false;
     g_hash_table_insert(worker->sessions_by_ufrag, g_strdup(local_ufrag), session);
+    return true;
 }
 
-void moat_worker_unbind_ufrag(moat_worker *worker, const char *local_ufrag)
+void moat_worker_unbind_ufrag(moat_worker *worker, const char *local_ufrag, moat_session *session)
 {
-    g_hash_table_remove(worker->sessions_by_ufrag, local_ufrag);
+    if (g_hash_table_lookup(worker->sessions_by_ufrag, local_ufrag) == session)
+        g_hash_table_remove(worker->sessions_by_ufrag, local_ufrag);
 }
 
-void moat_worker_bind_tuple(moat_worker *worker, const struct sockaddr_in6 *remote,
+bool moat_worker_bind_tuple(moat_worker *worker, const struct sockaddr_in6 *remote,
                             moat_session *session)
 {
+    moat_session *owner = g_hash_table_lookup(worker->sessions_by_tuple, remote);
+    if (owner == session)
+        return true;
+    if (owner != NULL)
+        return false;
     g_hash_table_insert(worker->sessions_by_tuple, g_memdup2(remote, sizeof *remote), session);
+    return true;
 }
 
-void moat_worker_unbind_tuple(moat_worker *worker, const struct sockaddr_in6 *remote)
+void moat_worker_unbind_tuple(moat_worker *worker, const struct sockaddr_in6 *remote,
+                              moat_session *session)
 {
-    g_hash_table_remove(worker->sessions_by_tuple, remote);
+    if (g_hash_table_lookup(worker->sessions_by_tuple, remote) == session)
+        g_hash_table_remove(worker->sessions_by_tuple, remote);
+}
+
+void moat_worker_set_candidates(moat_worker *worker, const struct in6_addr *addresses,
+                                const uint32_t *priorities, size_t n)
+{
+    if (n > MOAT_WORKER_MAX_CANDIDATES)
+        n = MOAT_WORKER_MAX_CANDIDATES;
+    memcpy(worker->candidate_addresses, addresses, n * sizeof *addresses);
+    memcpy(worker->candidate_priorities, priorities, n * sizeof *priorities);
+    worker->n_candidates = n;
+}
+
+uint32_t moat_worker_local_priority(const moat_worker *worker, const struct in6_addr *local)
+{
+    for (size_t i = 0; i < worker->n_candidates; i++) {
+        if (memcmp(&worker->candidate_addresses[i], local, sizeof *local) == 0)
+            return worker->candidate_priorities[i];
+    }
+    /* Not announced (a 1:1 NAT's private side, a wildcard test setup): every
+     * such pair ranks by the peer's priority alone. */
+    return moat_ice_host_priority(0, 1);
 }
 
 moat_session *moat_worker_session_by_tuple(moat_worker *worker, const struct sockaddr_in6 *remote)

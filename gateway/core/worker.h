@@ -87,10 +87,22 @@ void moat_worker_add_session(moat_worker *worker, moat_session *session);
 /* Frees the session after removing it from every table. */
 void moat_worker_remove_session(moat_worker *worker, moat_session *session);
 moat_session *moat_worker_find_session(moat_worker *worker, const char *session_id);
-void moat_worker_bind_ufrag(moat_worker *worker, const char *local_ufrag, moat_session *session);
-void moat_worker_unbind_ufrag(moat_worker *worker, const char *local_ufrag);
-void moat_worker_bind_tuple(moat_worker *worker, const struct sockaddr_in6 *remote,
+/* Binding never replaces another session's entry: false when the key
+ * belongs to another session (true when it is already this session's).
+ * Unbinding removes the entry only if it is this session's. */
+bool moat_worker_bind_ufrag(moat_worker *worker, const char *local_ufrag, moat_session *session);
+void moat_worker_unbind_ufrag(moat_worker *worker, const char *local_ufrag, moat_session *session);
+bool moat_worker_bind_tuple(moat_worker *worker, const struct sockaddr_in6 *remote,
                             moat_session *session);
-void moat_worker_unbind_tuple(moat_worker *worker, const struct sockaddr_in6 *remote);
+void moat_worker_unbind_tuple(moat_worker *worker, const struct sockaddr_in6 *remote,
+                              moat_session *session);
+/* Our host candidates' addresses (v4-mapped for IPv4) and priorities; control
+ * thread, before moat_worker_start. */
+#define MOAT_WORKER_MAX_CANDIDATES 16
+void moat_worker_set_candidates(moat_worker *worker, const struct in6_addr *addresses,
+                                const uint32_t *priorities, size_t n);
+/* The priority of our candidate on `local`; the lowest host priority when
+ * that address was not announced. */
+uint32_t moat_worker_local_priority(const moat_worker *worker, const struct in6_addr *local);
 
 #endif

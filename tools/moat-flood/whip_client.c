@@ -137,3 +137,35 @@ int whip_client_delete(whip_client *c, const char *resource_url, char *error, si
     g_object_unref(msg);
     return result;
 }
+
+int whip_client_patch_ice(whip_client *c, const char *resource_url, const char *fragment,
+                          char **answer, char *error, size_t error_size)
+{
+    SoupMessage *msg = soup_message_new("PATCH", resource_url);
+    if (msg == NULL) {
+        snprintf(error, error_size, "bad resource URL %s", resource_url);
+        return -1;
+    }
+    GBytes *request = g_bytes_new(fragment, strlen(fragment));
+    soup_message_set_request_body_from_bytes(msg, "application/trickle-ice-sdpfrag", request);
+    g_bytes_unref(request);
+    soup_message_headers_replace(soup_message_get_request_headers(msg), "If-Match", "*");
+    GBytes *body = send(c, msg, error, error_size);
+    int result = -1;
+    if (body != NULL) {
+        guint status = soup_message_get_status(msg);
+        gsize length = 0;
+        const char *data = g_bytes_get_data(body, &length);
+        if (status == 200) {
+            *answer = g_strndup(data, length);
+            result = 0;
+        } else {
+            char line[200];
+            first_line(body, line, sizeof line);
+            snprintf(error, error_size, "WHIP PATCH %s: HTTP %u %s", resource_url, status, line);
+        }
+        g_bytes_unref(body);
+    }
+    g_object_unref(msg);
+    return result;
+}

@@ -21,6 +21,13 @@ void whip_client_free(whip_client *c);
 int whip_client_post_offer(whip_client *c, const char *url, const char *offer, char **answer,
                            char **resource_url, char *error, size_t error_size);
 
+/* An ICE restart (RFC 9725 §4.3.2): PATCHes the resource with an
+ * application/trickle-ice-sdpfrag fragment (If-Match: *). On 200 returns 0
+ * with *answer, the gateway's fragment (g_malloc'd); -1 with a message
+ * otherwise. */
+int whip_client_patch_ice(whip_client *c, const char *resource_url, const char *fragment,
+                          char **answer, char *error, size_t error_size);
+
 /* DELETEs a resource. 0 on a 2xx status, -1 with a message otherwise. */
 int whip_client_delete(whip_client *c, const char *resource_url, char *error, size_t error_size);
 
