@@ -13,6 +13,13 @@
 #define SESSION_SETUP_TIMEOUT_US (30ull * 1000000ull)
 /* How long a graceful end waits for the peer to acknowledge queued data. */
 #define SESSION_DRAIN_TIMEOUT_US (5ull * 1000000ull)
+/* STUN checks per second (and burst) given an HMAC. A full agent paces new
+ * checks at one per 50 ms (RFC 8445 Ta) with retransmissions; consent
+ * freshness (RFC 7675) is one check per pair every 4 to 6 s. */
+#define STUN_KNOWN_RATE  50.0
+#define STUN_KNOWN_BURST 100.0
+#define STUN_NEW_RATE    100.0
+#define STUN_NEW_BURST   200.0
 
 static void dtls_send(void *user, const uint8_t *datagram, size_t length)
 {
@@ -28,7 +35,11 @@ static void dtls_connected(void *user, const moat_srtp_keying *keys)
     moat_counter_add(&moat_worker_counters_mut(session->worker)->dtls_handshakes_completed, 1);
     if (moat_session_media_keys(session, keys) != 0 ||
         moat_session_prefilter_keys(session, keys) != 0) {
-        moat_session_end(session, "srtp setup failed");
+        /* This runs inside the DTLS transport's call stack, which uses the
+         * transport after we return: the session (and the transport) ends on
+         * the next tick, never here. */
+        session->end_reason = "srtp setup failed";
+        session->ending = true;
         return;
     }
     moat_log_info("session", "session %s: DTLS connected (%s), SRTP ready", session->id,
@@ -113,6 +124,9 @@ void moat_session_start(moat_session *session)
     char error[256];
     session->created_us = moat_worker_now_us(session->worker);
     session->last_consent_us = session->created_us;
+    moat_token_bucket_init(&session->stun_known, STUN_KNOWN_RATE, STUN_KNOWN_BURST,
+                           session->created_us);
+    moat_token_bucket_init(&session->stun_new, STUN_NEW_RATE, STUN_NEW_BURST, session->created_us);
     /* Without a DTLS context (benchmarks) keys arrive through
      * moat_session_bypass_handshake instead. */
     if (session->dtls_context)
@@ -187,6 +201,14 @@ void moat_session_handle_stun(moat_session *session, const moat_path *path, cons
                               size_t length)
 {
     const struct sockaddr_in6 *from = &path->remote;
+    /* Before any HMAC: the ufrag travels in clear, so anyone can make us
+     * verify checks for this session. */
+    moat_token_bucket *bucket =
+        tuple_known(session, from) ? &session->stun_known : &session->stun_new;
+    if (!moat_token_bucket_take(bucket, moat_worker_now_us(session->worker))) {
+        moat_session_drop(session, MOAT_DROP_STUN_RATE);
+        return;
+    }
     uint8_t reply[1280];
     size_t reply_length = sizeof reply;
     moat_ice_check_info info;

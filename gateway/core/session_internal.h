@@ -6,11 +6,13 @@
 
 #include "core/counters.h"
 #include "core/log.h"
+#include "core/token_bucket.h"
 #include "core/session.h"
 #include "dtls/dtls_transport.h"
 #include "prefilter/detector.h"
 #include "prefilter/prefilter_settings.h"
 #include "prefilter/stream_guard.h"
+#include "rtp/retransmit_budget.h"
 #include "rtp/retransmit_cache.h"
 #include "rtp/rtp_receive_stats.h"
 #include "sdp/sdp.h"
@@ -33,7 +35,9 @@ typedef struct {
     uint32_t ssrc;
     int media_index;
     uint32_t clock_rate;
-    moat_retransmit_cache *cache;
+    moat_media_kind kind;
+    moat_retransmit_cache *cache; /* allocated when the stream first sends */
+    moat_retransmit_budget budget;
     uint32_t packets_sent;
     uint32_t octets_sent;
     uint32_t last_rtp_timestamp;
@@ -64,6 +68,11 @@ struct moat_session {
     uint64_t created_us;
     uint64_t last_consent_us;
     uint64_t consent_timeout_us;
+    /* STUN checks allowed an HMAC: from pairs already checked, and from new
+     * sources; a flood on the ufrag (sent in clear) cannot starve consent
+     * checks on the selected pair. */
+    moat_token_bucket stun_known;
+    moat_token_bucket stun_new;
 
     /* DTLS and SRTP */
     moat_dtls_context *dtls_context;

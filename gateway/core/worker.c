@@ -35,6 +35,9 @@ struct moat_worker {
     int event_fd;
     int timer_fd;
     pthread_t thread;
+    /* Read from any thread: started is written by the thread that starts and
+     * stops the worker, owner by the worker thread itself before it runs
+     * anything, both with atomic stores (moat_worker_is_current). */
     bool started;
     bool running;
     pthread_t owner;
@@ -172,8 +175,8 @@ uint64_t moat_worker_cpu_ns(const moat_worker *worker)
 {
     clockid_t clock;
     struct timespec used;
-    if (!worker->started || pthread_getcpuclockid(worker->thread, &clock) != 0 ||
-        clock_gettime(clock, &used) != 0)
+    if (!__atomic_load_n(&worker->started, __ATOMIC_ACQUIRE) ||
+        pthread_getcpuclockid(worker->thread, &clock) != 0 || clock_gettime(clock, &used) != 0)
         return 0;
     return (uint64_t)used.tv_sec * 1000000000u + (uint64_t)used.tv_nsec;
 }
@@ -272,12 +275,20 @@ json_t *moat_worker_describe(moat_worker *worker)
 
 bool moat_worker_is_current(const moat_worker *worker)
 {
-    return worker->started && pthread_equal(pthread_self(), worker->owner);
+    pthread_t owner;
+    __atomic_load(&worker->owner, &owner, __ATOMIC_ACQUIRE);
+    return __atomic_load_n(&worker->started, __ATOMIC_ACQUIRE) &&
+           pthread_equal(pthread_self(), owner);
 }
 
 uint64_t moat_worker_now_us(const moat_worker *worker)
 {
     return worker->now_us;
+}
+
+void moat_worker_set_now_us(moat_worker *worker, uint64_t now_us)
+{
+    worker->now_us = now_us;
 }
 
 void moat_worker_post(moat_worker *worker, moat_worker_task_fn task, void *data,
@@ -450,6 +461,10 @@ static void tick_sessions(moat_worker *worker)
 static void *worker_main(void *arg)
 {
     moat_worker *worker = arg;
+    /* Before any task runs: a task posted before start already sees its
+     * worker as current. */
+    pthread_t self = pthread_self();
+    __atomic_store(&worker->owner, &self, __ATOMIC_RELEASE);
     char name[16];
     snprintf(name, sizeof name, "moat-worker-%u", worker->index);
     pthread_setname_np(pthread_self(), name);
@@ -504,18 +519,19 @@ int moat_worker_start(moat_worker *worker, char *error, size_t error_size)
     timerfd_settime(worker->timer_fd, 0, &tick, NULL);
     worker->running = true;
     worker->now_us = monotonic_us();
+    /* Set before the thread exists, so the thread never sees it change. */
+    __atomic_store_n(&worker->started, true, __ATOMIC_RELEASE);
     if (pthread_create(&worker->thread, NULL, worker_main, worker) != 0) {
+        __atomic_store_n(&worker->started, false, __ATOMIC_RELEASE);
         snprintf(error, error_size, "cannot start worker thread");
         return -1;
     }
-    worker->owner = worker->thread;
-    worker->started = true;
     return 0;
 }
 
 void moat_worker_stop(moat_worker *worker)
 {
-    if (!worker->started)
+    if (!__atomic_load_n(&worker->started, __ATOMIC_ACQUIRE))
         return;
     moat_worker_post(worker, stop_task, NULL, NULL);
     pthread_join(worker->thread, NULL);
@@ -529,7 +545,7 @@ void moat_worker_stop(moat_worker *worker)
         moat_session_end(it->data, "shutdown");
     g_list_free(sessions);
     moat_worker_flush(worker);
-    worker->started = false;
+    __atomic_store_n(&worker->started, false, __ATOMIC_RELEASE);
 }
 
 void moat_worker_free(moat_worker *worker)

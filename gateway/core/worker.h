@@ -72,6 +72,9 @@ bool moat_worker_enforcing(const moat_worker *worker);
 void moat_worker_note_datagram(moat_worker *worker);
 void moat_worker_note_bad_datagram(moat_worker *worker);
 uint64_t moat_worker_now_us(const moat_worker *worker);
+/* Only for a worker that was never started, driven by the caller's thread
+ * (tests, fuzz targets): sets the clock its sessions read. */
+void moat_worker_set_now_us(moat_worker *worker, uint64_t now_us);
 moat_counters *moat_worker_counters_mut(moat_worker *worker);
 moat_ice_checker *moat_worker_ice_checker(moat_worker *worker);
 
