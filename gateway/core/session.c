@@ -5,6 +5,7 @@
 #include "ice/stun_username.h"
 
 #include <arpa/inet.h>
+#include <inttypes.h>
 #include <glib.h>
 #include <stdio.h>
 #include <string.h>
@@ -20,6 +21,22 @@
 #define STUN_KNOWN_BURST 100.0
 #define STUN_NEW_RATE    100.0
 #define STUN_NEW_BURST   200.0
+
+bool moat_session_log_allow(moat_session *session, moat_log_level level, char *fields,
+                            size_t fields_size)
+{
+    fields[0] = '\0';
+    if (moat_log_get_level() < level)
+        return false;
+    uint64_t mine = 0, workers = 0;
+    if (!moat_log_limiter_allow(&session->log_limiter, moat_worker_now_us(session->worker),
+                                &mine) ||
+        !moat_worker_log_allow(session->worker, &workers))
+        return false;
+    if (mine + workers > 0)
+        snprintf(fields, fields_size, "suppressed=%" PRIu64, mine + workers);
+    return true;
+}
 
 static void dtls_send(void *user, const uint8_t *datagram, size_t length)
 {
@@ -42,8 +59,9 @@ static void dtls_connected(void *user, const moat_srtp_keying *keys)
         session->ending = true;
         return;
     }
-    moat_log_info("session", "session %s: DTLS connected (%s), SRTP ready", session->id,
-                  session->dtls_role == MOAT_DTLS_ROLE_CLIENT ? "client" : "server");
+    moat_session_log(session, MOAT_LOG_INFO, "session",
+                     "session %s: DTLS connected (%s), SRTP ready", session->id,
+                     session->dtls_role == MOAT_DTLS_ROLE_CLIENT ? "client" : "server");
     if (session->negotiation.has_data_channel)
         moat_session_data_start(session);
 }
@@ -58,7 +76,8 @@ static void dtls_closed(void *user, moat_dtls_state state, const char *reason)
     moat_session *session = user;
     if (state == MOAT_DTLS_FAILED) {
         moat_counter_add(&moat_worker_counters_mut(session->worker)->dtls_handshakes_failed, 1);
-        moat_log_warn("session", "session %s: DTLS failed: %s", session->id, reason);
+        moat_session_log(session, MOAT_LOG_WARN, "session", "session %s: DTLS failed: %s",
+                         session->id, reason);
         session->end_reason = "dtls failed";
     } else {
         session->end_reason = "dtls closed";
@@ -135,7 +154,7 @@ void moat_session_start(moat_session *session)
             session->negotiation.remote_fingerprint, &dtls_callbacks, session, error, sizeof error);
     moat_worker_add_session(session->worker, session);
     if (!session->dtls && session->dtls_context) {
-        moat_log_warn("session", "session %s: %s", session->id, error);
+        moat_session_log(session, MOAT_LOG_WARN, "session", "session %s: %s", session->id, error);
         moat_session_end(session, "dtls setup failed");
         return;
     }
@@ -179,8 +198,8 @@ static void select_tuple(moat_session *session, const moat_path *path)
     if (changed) {
         char text[INET6_ADDRSTRLEN];
         inet_ntop(AF_INET6, &from->sin6_addr, text, sizeof text);
-        moat_log_info("session", "session %s: selected pair [%s]:%u", session->id, text,
-                      ntohs(from->sin6_port));
+        moat_session_log(session, MOAT_LOG_INFO, "session", "session %s: selected pair [%s]:%u",
+                         session->id, text, ntohs(from->sin6_port));
     }
     if (!session->dtls_started && session->dtls) {
         session->dtls_started = true;
@@ -240,8 +259,8 @@ void moat_session_handle_stun(moat_session *session, const moat_path *path, cons
         /* The restarted credentials are in use: the old ones stop working. */
         moat_worker_unbind_ufrag(session->worker, session->previous_local_ufrag);
         session->previous_local_ufrag[0] = '\0';
-        moat_log_info("session", "session %s: ICE restart complete, new credentials in use",
-                      session->id);
+        moat_session_log(session, MOAT_LOG_INFO, "session",
+                         "session %s: ICE restart complete, new credentials in use", session->id);
     }
     /* An ICE-lite agent takes the controlling side's nomination; before any
      * nomination the first checked pair carries DTLS. */
@@ -295,7 +314,8 @@ const char *moat_session_end_reason(const moat_session *session)
 
 static void finish_end(moat_session *session, const char *reason)
 {
-    moat_log_info("session", "session %s: ended (%s)", session->id, reason);
+    moat_session_log(session, MOAT_LOG_INFO, "session", "session %s: ended (%s)", session->id,
+                     reason);
     if (session->plugin && session->plugin->hangup)
         session->plugin->hangup(session->plugin_state);
     moat_session_data_clear(session);
@@ -347,7 +367,7 @@ void moat_session_restart_ice(moat_session *session, const char *local_ufrag, co
     g_strlcpy(session->remote_ufrag, remote_ufrag, sizeof session->remote_ufrag);
     g_strlcpy(session->remote_pwd, remote_pwd, sizeof session->remote_pwd);
     moat_worker_bind_ufrag(session->worker, session->local_ufrag, session);
-    moat_log_info("session", "session %s: ICE restart", session->id);
+    moat_session_log(session, MOAT_LOG_INFO, "session", "session %s: ICE restart", session->id);
 }
 
 void moat_session_free(moat_session *session)

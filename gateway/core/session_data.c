@@ -57,8 +57,8 @@ static void sctp_association_state(void *user, bool up)
 {
     moat_session *session = user;
     session->sctp_up = up;
-    moat_log_info("datachannel", "session %s: SCTP association %s", session->id,
-                  up ? "up" : "down");
+    moat_session_log(session, MOAT_LOG_INFO, "datachannel", "session %s: SCTP association %s",
+                     session->id, up ? "up" : "down");
 }
 
 static void sctp_sender_dry(void *user) {}
@@ -132,7 +132,8 @@ void moat_session_data_start(moat_session *session)
                                   remote_port, session->negotiation.remote_max_message_size,
                                   &sctp_callbacks, session, error, sizeof error);
     if (!session->sctp) {
-        moat_log_warn("datachannel", "session %s: %s", session->id, error);
+        moat_session_log(session, MOAT_LOG_WARN, "datachannel", "session %s: %s", session->id,
+                         error);
         return;
     }
     moat_sctp_association_connect(session->sctp);

@@ -148,6 +148,20 @@ bool moat_session_data_drained(const moat_session *session);
 int moat_session_data_send(moat_session *session, uint16_t stream_id, uint32_t ppid,
                            const uint8_t *data, size_t length);
 
+/* Lines from the packet path and the session's lifecycle go through the
+ * session's log limiter (one session cannot flood the log) and its worker's
+ * (many sessions cannot either); suppressed lines are counted in the next
+ * one's fields. */
+bool moat_session_log_allow(moat_session *session, moat_log_level level, char *fields,
+                            size_t fields_size);
+#define moat_session_log(session, level, component, ...)                                           \
+    do {                                                                                           \
+        char session_log_fields_[48];                                                              \
+        if (moat_session_log_allow((session), (level), session_log_fields_,                        \
+                                   sizeof session_log_fields_))                                    \
+            moat_log_write((level), (component), session_log_fields_, __VA_ARGS__);                \
+    } while (0)
+
 /* Counts a drop for this transport and its worker. */
 static inline void moat_session_drop(moat_session *session, moat_drop_reason reason)
 {

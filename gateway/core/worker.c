@@ -55,6 +55,7 @@ struct moat_worker {
     const moat_prefilter_settings *prefilter;
     moat_detector detector;
     uint64_t detector_on_us;
+    moat_log_limiter log_limiter;
 
     GHashTable *sessions_by_id;    /* id -> session (owned) */
     GHashTable *sessions_by_ufrag; /* local ufrag -> session */
@@ -69,6 +70,9 @@ struct moat_worker {
     uint8_t send_buffers[MOAT_WORKER_BATCH][MOAT_DATAGRAM_CAPACITY];
     unsigned send_count;
 };
+
+/* Log lines a worker lets through per second (see moat_worker_log_allow). */
+#define WORKER_LOG_BURST 20
 
 static uint64_t monotonic_us(void)
 {
@@ -147,6 +151,7 @@ moat_worker *moat_worker_new(unsigned index, const char *bind_address, uint16_t 
     g_queue_init(&worker->tasks);
     worker->accepting_tasks = true;
     worker->ice_checker = moat_ice_checker_new();
+    moat_log_limiter_init(&worker->log_limiter, WORKER_LOG_BURST, 1000000u);
     worker->sessions_by_id = g_hash_table_new_full(g_str_hash, g_str_equal, NULL, free_session);
     worker->sessions_by_ufrag = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
     worker->sessions_by_tuple = g_hash_table_new_full(tuple_hash, tuple_equal, g_free, NULL);
@@ -232,6 +237,13 @@ bool moat_worker_enforcing(const moat_worker *worker)
 
 static void report_worker_event(moat_worker *worker, moat_detector_event event)
 {
+    if (event == MOAT_DETECTOR_EVENT_NONE || !moat_worker_log_allow(worker, NULL)) {
+        if (event == MOAT_DETECTOR_EVENT_ON) {
+            worker->detector_on_us = worker->now_us;
+            moat_counter_add(&worker->counters.worker_detector_switches_on, 1);
+        }
+        return;
+    }
     if (event == MOAT_DETECTOR_EVENT_ON) {
         worker->detector_on_us = worker->now_us;
         moat_counter_add(&worker->counters.worker_detector_switches_on, 1);
@@ -284,6 +296,11 @@ bool moat_worker_is_current(const moat_worker *worker)
 uint64_t moat_worker_now_us(const moat_worker *worker)
 {
     return worker->now_us;
+}
+
+bool moat_worker_log_allow(moat_worker *worker, uint64_t *suppressed)
+{
+    return moat_log_limiter_allow(&worker->log_limiter, worker->now_us, suppressed);
 }
 
 void moat_worker_set_now_us(moat_worker *worker, uint64_t now_us)

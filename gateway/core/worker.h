@@ -72,6 +72,11 @@ bool moat_worker_enforcing(const moat_worker *worker);
 void moat_worker_note_datagram(moat_worker *worker);
 void moat_worker_note_bad_datagram(moat_worker *worker);
 uint64_t moat_worker_now_us(const moat_worker *worker);
+/* The worker's log limiter: lines from the packet path and session
+ * lifecycles of every session on the worker share it, so a flood (of
+ * packets or of sessions) cannot become a log flood. *suppressed (optional)
+ * gets how many lines were dropped since the last one allowed. */
+bool moat_worker_log_allow(moat_worker *worker, uint64_t *suppressed);
 /* Only for a worker that was never started, driven by the caller's thread
  * (tests, fuzz targets): sets the clock its sessions read. */
 void moat_worker_set_now_us(moat_worker *worker, uint64_t now_us);

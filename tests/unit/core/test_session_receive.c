@@ -11,6 +11,7 @@
 
 #include <arpa/inet.h>
 #include <glib.h>
+#include <glib/gstdio.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -152,6 +153,69 @@ static void test_truncated_datagram_dropped(void)
     session_harness_clear(&h);
 }
 
+static void *plain_attach(moat_plugin_session *session, const moat_session_info *info,
+                          const char **error)
+{
+    return GINT_TO_POINTER(1);
+}
+
+static const moat_plugin plain_plugin = {
+    .api_version = MOAT_PLUGIN_API_VERSION,
+    .name = "plain",
+    .attach = plain_attach,
+};
+
+/* 500 sessions created and timed out within a second (a WHIP POST flood
+ * that never connects) log a bounded number of lines. */
+static void test_session_churn_cannot_flood_the_log(void)
+{
+    session_harness h;
+    session_harness_init(&h);
+    moat_worker_set_now_us(h.worker, 1000000);
+    char *path = NULL;
+    int capture = g_file_open_tmp("moat-log-XXXXXX", &path, NULL);
+    g_assert_cmpint(capture, >=, 0);
+    fflush(stderr);
+    int saved = dup(STDERR_FILENO);
+    dup2(capture, STDERR_FILENO);
+    for (int i = 0; i < 500; i++) {
+        char id[32], ufrag[32];
+        snprintf(id, sizeof id, "churn%d", i);
+        snprintf(ufrag, sizeof ufrag, "churnufrag%d", i);
+        moat_session_params params = {
+            .id = id,
+            .worker = h.worker,
+            .negotiation = &h.negotiation,
+            .local_ufrag = ufrag,
+            .local_pwd = "gatewaypasswordgatewaypa",
+            .plugin = &plain_plugin,
+            .consent_timeout_s = 30,
+            .prefilter = &h.settings,
+        };
+        char error[256];
+        moat_session *session = moat_session_new(&params, error, sizeof error);
+        g_assert_nonnull(session);
+        moat_session_start(session);
+        moat_session_end(session, "setup timeout");
+    }
+    fflush(stderr);
+    dup2(saved, STDERR_FILENO);
+    close(saved);
+    gchar *text = NULL;
+    g_assert_true(g_file_get_contents(path, &text, NULL, NULL));
+    int lines = 0;
+    for (const char *p = text; (p = strchr(p, '\n')); p++)
+        lines++;
+    printf("# 500 sessions ended in one second: %d log lines\n", lines);
+    g_assert_cmpint(lines, <=, 40);
+    g_assert_cmpint(lines, >, 0);
+    g_free(text);
+    close(capture);
+    g_unlink(path);
+    g_free(path);
+    session_harness_clear(&h);
+}
+
 typedef struct {
     GMutex lock;
     GCond cond;
@@ -202,6 +266,7 @@ int main(int argc, char **argv)
     g_test_add_func("/session/receive/stun-flood-rate-limited",
                     test_stun_flood_is_rate_limited_before_the_hmac);
     g_test_add_func("/session/receive/truncated-datagram", test_truncated_datagram_dropped);
+    g_test_add_func("/session/receive/churn-log-bounded", test_session_churn_cannot_flood_the_log);
     g_test_add_func("/worker/current-from-first-task",
                     test_worker_knows_its_thread_from_the_first_task);
     return g_test_run();
