@@ -5,6 +5,7 @@
 #define MOAT_GATEWAY_H
 
 #include "core/config.h"
+#include "core/data_limits.h"
 #include "prefilter/prefilter_settings.h"
 #include "core/plugin_registry.h"
 #include "core/session_registry.h"
@@ -23,6 +24,7 @@ typedef struct moat_stats_snapshot moat_stats_snapshot;
 typedef struct moat_gateway {
     moat_config config;
     moat_prefilter_settings prefilter;
+    moat_data_limits data_limits; /* shared by the workers, see data_limits.h */
     moat_certificate *certificate;
     moat_dtls_context *dtls_context;
     moat_worker **workers;

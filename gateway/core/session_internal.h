@@ -98,8 +98,9 @@ struct moat_session {
     /* Data channels */
     moat_sctp_association *sctp;
     bool sctp_up;
-    GQueue data_queue; /* messages waiting for room in the SCTP send buffer */
-    size_t data_queued_bytes;
+    GQueue data_queue;        /* messages waiting for room in the SCTP send buffer */
+    size_t data_queued_bytes; /* messages and their headers, charged to data limits */
+    size_t data_reserved;     /* the association's share, charged to data limits */
     /* A graceful end waits for SCTP to drain before close_notify. */
     bool draining;
     uint64_t drain_deadline_us;

@@ -56,6 +56,7 @@ struct moat_worker {
     moat_detector detector;
     uint64_t detector_on_us;
     moat_log_limiter log_limiter;
+    struct moat_data_limits_s *data_limits;
 
     GHashTable *sessions_by_id;    /* id -> session (owned) */
     GHashTable *sessions_by_ufrag; /* local ufrag -> session */
@@ -228,6 +229,16 @@ void moat_worker_set_prefilter(moat_worker *worker, const moat_prefilter_setting
         .declared_pps = 0,
     };
     moat_detector_init(&worker->detector, &config, 0);
+}
+
+void moat_worker_set_data_limits(moat_worker *worker, struct moat_data_limits_s *limits)
+{
+    worker->data_limits = limits;
+}
+
+struct moat_data_limits_s *moat_worker_data_limits(moat_worker *worker)
+{
+    return worker->data_limits;
 }
 
 bool moat_worker_enforcing(const moat_worker *worker)
