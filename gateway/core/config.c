@@ -98,6 +98,12 @@ static const option_spec options[] = {
     {"prefilter", "legacy_budget_factor", "legacy-budget-factor", OPTION_DOUBLE,
      FIELD(legacy_budget_factor), "2.0", 0, 0,
      "peers without SRTP+: HMAC work per stream bounded to this multiple of its learned rate"},
+    {"limits", "datachannel_session_bytes", "datachannel-session-bytes", OPTION_INT,
+     FIELD(datachannel_session_bytes), "16777216", 4194304, 1073741824,
+     "data-channel memory of one session (SCTP buffers and queued messages); more is refused"},
+    {"limits", "datachannel_total_mib", "datachannel-total-mib", OPTION_INT,
+     FIELD(datachannel_total_mib), "1024", 4, 1048576,
+     "data-channel memory of all sessions together, MiB; beyond it channels are refused"},
 };
 
 #define OPTION_COUNT (sizeof options / sizeof options[0])

@@ -53,6 +53,9 @@ typedef struct {
     int budget_percent;
     int budget_min_pps;
     double legacy_budget_factor;
+    /* [limits] data channels (core/data_limits.h) */
+    int datachannel_session_bytes;
+    int datachannel_total_mib;
 } moat_config;
 
 /* Fills defaults. */

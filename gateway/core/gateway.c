@@ -160,6 +160,8 @@ static void prefilter_settings_from_config(moat_gateway *gateway)
 int moat_gateway_start(moat_gateway *gateway, char *error, size_t error_size)
 {
     prefilter_settings_from_config(gateway);
+    moat_data_limits_init(&gateway->data_limits, (size_t)gateway->config.datachannel_session_bytes,
+                          (size_t)gateway->config.datachannel_total_mib * 1024u * 1024u);
     moat_log_set_level((moat_log_level)moat_log_level_parse(gateway->config.log_level));
     gateway->started_us = (uint64_t)g_get_monotonic_time();
     if (moat_srtp_library_init() != 0) {
@@ -190,6 +192,7 @@ int moat_gateway_start(moat_gateway *gateway, char *error, size_t error_size)
             return -1;
         moat_worker_set_prefilter(gateway->workers[i], &gateway->prefilter);
         set_worker_candidates(gateway, gateway->workers[i]);
+        moat_worker_set_data_limits(gateway->workers[i], &gateway->data_limits);
         gateway->n_workers = i + 1;
     }
     gateway->plugins = moat_plugin_registry_load(gateway->config.plugin_dir,

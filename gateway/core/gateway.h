@@ -7,6 +7,7 @@
 #include "core/config.h"
 #include "core/http_admission.h"
 #include "core/log.h"
+#include "core/data_limits.h"
 #include "prefilter/prefilter_settings.h"
 #include "core/plugin_registry.h"
 #include "core/session_registry.h"
@@ -25,6 +26,7 @@ typedef struct moat_stats_snapshot moat_stats_snapshot;
 typedef struct moat_gateway {
     moat_config config;
     moat_prefilter_settings prefilter;
+    moat_data_limits data_limits; /* shared by the workers, see data_limits.h */
     moat_certificate *certificate;
     moat_dtls_context *dtls_context;
     moat_worker **workers;

@@ -87,6 +87,16 @@ char *moat_metrics_render(moat_gateway *gateway)
     for (unsigned i = 0; i < gateway->n_workers; i++)
         g_string_append_printf(out, "moat_worker_sessions{worker=\"%u\"} %u\n", i,
                                moat_worker_session_count(gateway->workers[i]));
+    g_string_append_printf(
+        out,
+        "# HELP moat_datachannel_memory_bytes Data-channel memory held by all "
+        "sessions (SCTP buffers reserved and queued messages)\n"
+        "# TYPE moat_datachannel_memory_bytes gauge\n"
+        "moat_datachannel_memory_bytes %zu\n"
+        "# HELP moat_datachannel_memory_limit_bytes [limits] datachannel_total_mib\n"
+        "# TYPE moat_datachannel_memory_limit_bytes gauge\n"
+        "moat_datachannel_memory_limit_bytes %zu\n",
+        moat_data_limits_used(&gateway->data_limits), gateway->data_limits.total_bytes);
     for (size_t m = 0; m < G_N_ELEMENTS(counter_metrics); m++) {
         g_string_append_printf(out, "# HELP %s %s\n# TYPE %s counter\n%s %" G_GUINT64_FORMAT "\n",
                                counter_metrics[m].name, counter_metrics[m].help,

@@ -6,6 +6,7 @@
 #include "ice/stun_username.h"
 
 #include <arpa/inet.h>
+#include <inttypes.h>
 #include <glib.h>
 #include <stdio.h>
 #include <string.h>
@@ -14,6 +15,29 @@
 #define SESSION_SETUP_TIMEOUT_US (30ull * 1000000ull)
 /* How long a graceful end waits for the peer to acknowledge queued data. */
 #define SESSION_DRAIN_TIMEOUT_US (5ull * 1000000ull)
+/* STUN checks per second (and burst) given an HMAC. A full agent paces new
+ * checks at one per 50 ms (RFC 8445 Ta) with retransmissions; consent
+ * freshness (RFC 7675) is one check per pair every 4 to 6 s. */
+#define STUN_KNOWN_RATE  50.0
+#define STUN_KNOWN_BURST 100.0
+#define STUN_NEW_RATE    100.0
+#define STUN_NEW_BURST   200.0
+
+bool moat_session_log_allow(moat_session *session, moat_log_level level, char *fields,
+                            size_t fields_size)
+{
+    fields[0] = '\0';
+    if (moat_log_get_level() < level)
+        return false;
+    uint64_t mine = 0, workers = 0;
+    if (!moat_log_limiter_allow(&session->log_limiter, moat_worker_now_us(session->worker),
+                                &mine) ||
+        !moat_worker_log_allow(session->worker, &workers))
+        return false;
+    if (mine + workers > 0)
+        snprintf(fields, fields_size, "suppressed=%" PRIu64, mine + workers);
+    return true;
+}
 
 static void dtls_send(void *user, const uint8_t *datagram, size_t length)
 {
@@ -29,11 +53,16 @@ static void dtls_connected(void *user, const moat_srtp_keying *keys)
     moat_counter_add(&moat_worker_counters_mut(session->worker)->dtls_handshakes_completed, 1);
     if (moat_session_media_keys(session, keys) != 0 ||
         moat_session_prefilter_keys(session, keys) != 0) {
-        moat_session_end(session, "srtp setup failed");
+        /* This runs inside the DTLS transport's call stack, which uses the
+         * transport after we return: the session (and the transport) ends on
+         * the next tick, never here. */
+        session->end_reason = "srtp setup failed";
+        session->ending = true;
         return;
     }
-    moat_log_info("session", "session %s: DTLS connected (%s), SRTP ready", session->id,
-                  session->dtls_role == MOAT_DTLS_ROLE_CLIENT ? "client" : "server");
+    moat_session_log(session, MOAT_LOG_INFO, "session",
+                     "session %s: DTLS connected (%s), SRTP ready", session->id,
+                     session->dtls_role == MOAT_DTLS_ROLE_CLIENT ? "client" : "server");
     if (session->negotiation.has_data_channel)
         moat_session_data_start(session);
 }
@@ -48,7 +77,8 @@ static void dtls_closed(void *user, moat_dtls_state state, const char *reason)
     moat_session *session = user;
     if (state == MOAT_DTLS_FAILED) {
         moat_counter_add(&moat_worker_counters_mut(session->worker)->dtls_handshakes_failed, 1);
-        moat_log_warn("session", "session %s: DTLS failed: %s", session->id, reason);
+        moat_session_log(session, MOAT_LOG_WARN, "session", "session %s: DTLS failed: %s",
+                         session->id, reason);
         session->end_reason = "dtls failed";
     } else {
         session->end_reason = "dtls closed";
@@ -120,6 +150,9 @@ void moat_session_start(moat_session *session)
     char error[256];
     session->created_us = moat_worker_now_us(session->worker);
     session->last_consent_us = session->created_us;
+    moat_token_bucket_init(&session->stun_known, STUN_KNOWN_RATE, STUN_KNOWN_BURST,
+                           session->created_us);
+    moat_token_bucket_init(&session->stun_new, STUN_NEW_RATE, STUN_NEW_BURST, session->created_us);
     /* Without a DTLS context (benchmarks) keys arrive through
      * moat_session_bypass_handshake instead. */
     if (session->dtls_context)
@@ -128,7 +161,7 @@ void moat_session_start(moat_session *session)
             session->negotiation.remote_fingerprint, &dtls_callbacks, session, error, sizeof error);
     moat_worker_add_session(session->worker, session);
     if (!session->dtls && session->dtls_context) {
-        moat_log_warn("session", "session %s: %s", session->id, error);
+        moat_session_log(session, MOAT_LOG_WARN, "session", "session %s: %s", session->id, error);
         moat_session_end(session, "dtls setup failed");
         return;
     }
@@ -156,8 +189,8 @@ static void select_tuple(moat_session *session, const moat_path *path)
     if (changed) {
         char text[INET6_ADDRSTRLEN];
         inet_ntop(AF_INET6, &from->sin6_addr, text, sizeof text);
-        moat_log_info("session", "session %s: selected pair [%s]:%u", session->id, text,
-                      ntohs(from->sin6_port));
+        moat_session_log(session, MOAT_LOG_INFO, "session", "session %s: selected pair [%s]:%u",
+                         session->id, text, ntohs(from->sin6_port));
     }
     if (!session->dtls_started && session->dtls) {
         session->dtls_started = true;
@@ -215,6 +248,14 @@ void moat_session_handle_stun(moat_session *session, const moat_path *path, cons
                               size_t length)
 {
     const struct sockaddr_in6 *from = &path->remote;
+    /* Before any HMAC: the ufrag travels in clear, so anyone can make us
+     * verify checks for this session. */
+    moat_token_bucket *bucket =
+        tuple_known(session, from) ? &session->stun_known : &session->stun_new;
+    if (!moat_token_bucket_take(bucket, moat_worker_now_us(session->worker))) {
+        moat_session_drop(session, MOAT_DROP_STUN_RATE);
+        return;
+    }
     uint8_t reply[1280];
     size_t reply_length = sizeof reply;
     moat_ice_check_info info;
@@ -254,8 +295,8 @@ void moat_session_handle_stun(moat_session *session, const moat_path *path, cons
         /* The restarted credentials are in use: the old ones stop working. */
         moat_worker_unbind_ufrag(session->worker, session->previous_local_ufrag, session);
         session->previous_local_ufrag[0] = '\0';
-        moat_log_info("session", "session %s: ICE restart complete, new credentials in use",
-                      session->id);
+        moat_session_log(session, MOAT_LOG_INFO, "session",
+                         "session %s: ICE restart complete, new credentials in use", session->id);
     }
     if (outcome.selection_changed)
         select_tuple(session, path);
@@ -324,10 +365,8 @@ static void finish_end(moat_session *session, const char *reason)
 {
     /* Sessions that never connected are what an offer flood leaves behind:
      * their end is not worth a line each. */
-    if (session->has_selected)
-        moat_log_info("session", "session %s: ended (%s)", session->id, reason);
-    else
-        moat_log_debug("session", "session %s: ended (%s)", session->id, reason);
+    moat_session_log(session, session->has_selected ? MOAT_LOG_INFO : MOAT_LOG_DEBUG, "session",
+                     "session %s: ended (%s)", session->id, reason);
     if (session->plugin && session->plugin->hangup)
         session->plugin->hangup(session->plugin_state);
     moat_session_data_clear(session);
@@ -380,7 +419,7 @@ void moat_session_restart_ice(moat_session *session, const char *local_ufrag, co
     g_strlcpy(session->remote_pwd, remote_pwd, sizeof session->remote_pwd);
     moat_worker_bind_ufrag(session->worker, session->local_ufrag, session);
     moat_ice_pairs_restart(&session->pairs);
-    moat_log_info("session", "session %s: ICE restart", session->id);
+    moat_session_log(session, MOAT_LOG_INFO, "session", "session %s: ICE restart", session->id);
 }
 
 void moat_session_release_bindings(moat_session *session)

@@ -6,12 +6,14 @@
 
 #include "core/counters.h"
 #include "core/log.h"
+#include "core/token_bucket.h"
 #include "core/session.h"
 #include "dtls/dtls_transport.h"
 #include "ice/ice_pairs.h"
 #include "prefilter/detector.h"
 #include "prefilter/prefilter_settings.h"
 #include "prefilter/stream_guard.h"
+#include "rtp/retransmit_budget.h"
 #include "rtp/retransmit_cache.h"
 #include "rtp/rtp_receive_stats.h"
 #include "sdp/sdp.h"
@@ -33,7 +35,9 @@ typedef struct {
     uint32_t ssrc;
     int media_index;
     uint32_t clock_rate;
-    moat_retransmit_cache *cache;
+    moat_media_kind kind;
+    moat_retransmit_cache *cache; /* allocated when the stream first sends */
+    moat_retransmit_budget budget;
     uint32_t packets_sent;
     uint32_t octets_sent;
     uint32_t last_rtp_timestamp;
@@ -65,6 +69,11 @@ struct moat_session {
     uint64_t consent_timeout_us;
     uint64_t pending_timeout_us; /* 0: none */
     int *pending_counter;        /* non-NULL while counted as pending */
+    /* STUN checks allowed an HMAC: from pairs already checked, and from new
+     * sources; a flood on the ufrag (sent in clear) cannot starve consent
+     * checks on the selected pair. */
+    moat_token_bucket stun_known;
+    moat_token_bucket stun_new;
 
     /* DTLS and SRTP */
     moat_dtls_context *dtls_context;
@@ -90,8 +99,9 @@ struct moat_session {
     /* Data channels */
     moat_sctp_association *sctp;
     bool sctp_up;
-    GQueue data_queue; /* messages waiting for room in the SCTP send buffer */
-    size_t data_queued_bytes;
+    GQueue data_queue;        /* messages waiting for room in the SCTP send buffer */
+    size_t data_queued_bytes; /* messages and their headers, charged to data limits */
+    size_t data_reserved;     /* the association's share, charged to data limits */
     /* A graceful end waits for SCTP to drain before close_notify. */
     bool draining;
     uint64_t drain_deadline_us;
@@ -139,6 +149,20 @@ bool moat_session_data_begin_drain(moat_session *session);
 bool moat_session_data_drained(const moat_session *session);
 int moat_session_data_send(moat_session *session, uint16_t stream_id, uint32_t ppid,
                            const uint8_t *data, size_t length);
+
+/* Lines from the packet path and the session's lifecycle go through the
+ * session's log limiter (one session cannot flood the log) and its worker's
+ * (many sessions cannot either); suppressed lines are counted in the next
+ * one's fields. */
+bool moat_session_log_allow(moat_session *session, moat_log_level level, char *fields,
+                            size_t fields_size);
+#define moat_session_log(session, level, component, ...)                                           \
+    do {                                                                                           \
+        char session_log_fields_[48];                                                              \
+        if (moat_session_log_allow((session), (level), session_log_fields_,                        \
+                                   sizeof session_log_fields_))                                    \
+            moat_log_write((level), (component), session_log_fields_, __VA_ARGS__);                \
+    } while (0)
 
 /* Counts a drop for this transport and its worker. */
 static inline void moat_session_drop(moat_session *session, moat_drop_reason reason)

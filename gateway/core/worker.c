@@ -36,6 +36,9 @@ struct moat_worker {
     int event_fd;
     int timer_fd;
     pthread_t thread;
+    /* Read from any thread: started is written by the thread that starts and
+     * stops the worker, owner by the worker thread itself before it runs
+     * anything, both with atomic stores (moat_worker_is_current). */
     bool started;
     bool running;
     pthread_t owner;
@@ -53,6 +56,8 @@ struct moat_worker {
     const moat_prefilter_settings *prefilter;
     moat_detector detector;
     uint64_t detector_on_us;
+    moat_log_limiter log_limiter;
+    struct moat_data_limits_s *data_limits;
 
     GHashTable *sessions_by_id;    /* id -> session (owned) */
     GHashTable *sessions_by_ufrag; /* local ufrag -> session */
@@ -71,6 +76,9 @@ struct moat_worker {
     uint8_t send_buffers[MOAT_WORKER_BATCH][MOAT_DATAGRAM_CAPACITY];
     unsigned send_count;
 };
+
+/* Log lines a worker lets through per second (see moat_worker_log_allow). */
+#define WORKER_LOG_BURST 20
 
 static uint64_t monotonic_us(void)
 {
@@ -149,6 +157,7 @@ moat_worker *moat_worker_new(unsigned index, const char *bind_address, uint16_t 
     g_queue_init(&worker->tasks);
     worker->accepting_tasks = true;
     worker->ice_checker = moat_ice_checker_new();
+    moat_log_limiter_init(&worker->log_limiter, WORKER_LOG_BURST, 1000000u);
     worker->sessions_by_id = g_hash_table_new_full(g_str_hash, g_str_equal, NULL, free_session);
     worker->sessions_by_ufrag = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
     worker->sessions_by_tuple = g_hash_table_new_full(tuple_hash, tuple_equal, g_free, NULL);
@@ -177,8 +186,8 @@ uint64_t moat_worker_cpu_ns(const moat_worker *worker)
 {
     clockid_t clock;
     struct timespec used;
-    if (!worker->started || pthread_getcpuclockid(worker->thread, &clock) != 0 ||
-        clock_gettime(clock, &used) != 0)
+    if (!__atomic_load_n(&worker->started, __ATOMIC_ACQUIRE) ||
+        pthread_getcpuclockid(worker->thread, &clock) != 0 || clock_gettime(clock, &used) != 0)
         return 0;
     return (uint64_t)used.tv_sec * 1000000000u + (uint64_t)used.tv_nsec;
 }
@@ -227,6 +236,16 @@ void moat_worker_set_prefilter(moat_worker *worker, const moat_prefilter_setting
     moat_detector_init(&worker->detector, &config, 0);
 }
 
+void moat_worker_set_data_limits(moat_worker *worker, struct moat_data_limits_s *limits)
+{
+    worker->data_limits = limits;
+}
+
+struct moat_data_limits_s *moat_worker_data_limits(moat_worker *worker)
+{
+    return worker->data_limits;
+}
+
 bool moat_worker_enforcing(const moat_worker *worker)
 {
     return worker->prefilter && moat_detector_enforcing(&worker->detector);
@@ -234,6 +253,13 @@ bool moat_worker_enforcing(const moat_worker *worker)
 
 static void report_worker_event(moat_worker *worker, moat_detector_event event)
 {
+    if (event == MOAT_DETECTOR_EVENT_NONE || !moat_worker_log_allow(worker, NULL)) {
+        if (event == MOAT_DETECTOR_EVENT_ON) {
+            worker->detector_on_us = worker->now_us;
+            moat_counter_add(&worker->counters.worker_detector_switches_on, 1);
+        }
+        return;
+    }
     if (event == MOAT_DETECTOR_EVENT_ON) {
         worker->detector_on_us = worker->now_us;
         moat_counter_add(&worker->counters.worker_detector_switches_on, 1);
@@ -277,12 +303,25 @@ json_t *moat_worker_describe(moat_worker *worker)
 
 bool moat_worker_is_current(const moat_worker *worker)
 {
-    return worker->started && pthread_equal(pthread_self(), worker->owner);
+    pthread_t owner;
+    __atomic_load(&worker->owner, &owner, __ATOMIC_ACQUIRE);
+    return __atomic_load_n(&worker->started, __ATOMIC_ACQUIRE) &&
+           pthread_equal(pthread_self(), owner);
 }
 
 uint64_t moat_worker_now_us(const moat_worker *worker)
 {
     return worker->now_us;
+}
+
+bool moat_worker_log_allow(moat_worker *worker, uint64_t *suppressed)
+{
+    return moat_log_limiter_allow(&worker->log_limiter, worker->now_us, suppressed);
+}
+
+void moat_worker_set_now_us(moat_worker *worker, uint64_t now_us)
+{
+    worker->now_us = now_us;
 }
 
 void moat_worker_post(moat_worker *worker, moat_worker_task_fn task, void *data,
@@ -487,6 +526,10 @@ static void tick_sessions(moat_worker *worker)
 static void *worker_main(void *arg)
 {
     moat_worker *worker = arg;
+    /* Before any task runs: a task posted before start already sees its
+     * worker as current. */
+    pthread_t self = pthread_self();
+    __atomic_store(&worker->owner, &self, __ATOMIC_RELEASE);
     char name[16];
     snprintf(name, sizeof name, "moat-worker-%u", worker->index);
     pthread_setname_np(pthread_self(), name);
@@ -541,18 +584,19 @@ int moat_worker_start(moat_worker *worker, char *error, size_t error_size)
     timerfd_settime(worker->timer_fd, 0, &tick, NULL);
     worker->running = true;
     worker->now_us = monotonic_us();
+    /* Set before the thread exists, so the thread never sees it change. */
+    __atomic_store_n(&worker->started, true, __ATOMIC_RELEASE);
     if (pthread_create(&worker->thread, NULL, worker_main, worker) != 0) {
+        __atomic_store_n(&worker->started, false, __ATOMIC_RELEASE);
         snprintf(error, error_size, "cannot start worker thread");
         return -1;
     }
-    worker->owner = worker->thread;
-    worker->started = true;
     return 0;
 }
 
 void moat_worker_stop(moat_worker *worker)
 {
-    if (!worker->started)
+    if (!__atomic_load_n(&worker->started, __ATOMIC_ACQUIRE))
         return;
     moat_worker_post(worker, stop_task, NULL, NULL);
     pthread_join(worker->thread, NULL);
@@ -566,7 +610,7 @@ void moat_worker_stop(moat_worker *worker)
         moat_session_end(it->data, "shutdown");
     g_list_free(sessions);
     moat_worker_flush(worker);
-    worker->started = false;
+    __atomic_store_n(&worker->started, false, __ATOMIC_RELEASE);
 }
 
 void moat_worker_free(moat_worker *worker)

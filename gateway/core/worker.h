@@ -36,6 +36,10 @@ moat_worker *moat_worker_new(unsigned index, const char *bind_address, uint16_t 
                              size_t error_size);
 /* Before start: the prefilter settings, which must outlive the worker. */
 void moat_worker_set_prefilter(moat_worker *worker, const moat_prefilter_settings *settings);
+/* Before start: the gateway's data-channel limits (outlive the worker). A
+ * worker without them gives each session the default limit and no total. */
+struct moat_data_limits_s;
+void moat_worker_set_data_limits(moat_worker *worker, struct moat_data_limits_s *limits);
 int moat_worker_start(moat_worker *worker, char *error, size_t error_size);
 /* Ends every session gracefully (data channels drain first); any thread.
  * Sessions leave the worker as they finish. */
@@ -72,8 +76,18 @@ bool moat_worker_enforcing(const moat_worker *worker);
 void moat_worker_note_datagram(moat_worker *worker);
 void moat_worker_note_bad_datagram(moat_worker *worker);
 uint64_t moat_worker_now_us(const moat_worker *worker);
+/* The worker's log limiter: lines from the packet path and session
+ * lifecycles of every session on the worker share it, so a flood (of
+ * packets or of sessions) cannot become a log flood. *suppressed (optional)
+ * gets how many lines were dropped since the last one allowed. */
+bool moat_worker_log_allow(moat_worker *worker, uint64_t *suppressed);
+/* Only for a worker that was never started, driven by the caller's thread
+ * (tests, fuzz targets): sets the clock its sessions read. */
+void moat_worker_set_now_us(moat_worker *worker, uint64_t now_us);
 moat_counters *moat_worker_counters_mut(moat_worker *worker);
 moat_ice_checker *moat_worker_ice_checker(moat_worker *worker);
+/* The data-channel limits set before start, or NULL. */
+struct moat_data_limits_s *moat_worker_data_limits(moat_worker *worker);
 
 /* Queues a datagram; sent with sendmmsg at the end of the current batch. */
 void moat_worker_send(moat_worker *worker, const moat_path *path, const uint8_t *data,

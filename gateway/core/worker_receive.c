@@ -64,7 +64,7 @@ static void dispatch_stun(moat_worker *worker, const moat_path *path, uint8_t *d
     moat_session_handle_stun(session, path, data, length);
 }
 
-static void dispatch(moat_worker *worker, const moat_path *path, uint8_t *data, size_t length)
+void moat_worker_dispatch(moat_worker *worker, const moat_path *path, uint8_t *data, size_t length)
 {
     moat_packet_class class = moat_packet_classify(data, length);
     if (class == MOAT_PACKET_STUN) {
@@ -106,9 +106,14 @@ void moat_worker_receive(moat_worker *worker, int socket_fd, moat_receive_batch 
                 drop(worker, MOAT_DROP_MALFORMED);
                 continue;
             }
+            if (batch->headers[i].msg_hdr.msg_flags & MSG_TRUNC) {
+                /* Longer than the buffer: what we have is not the datagram. */
+                drop(worker, MOAT_DROP_TRUNCATED);
+                continue;
+            }
             moat_path path = {.remote = batch->addresses[i]};
             moat_packet_info_get_destination(&batch->headers[i].msg_hdr, &path.local);
-            dispatch(worker, &path, batch->vectors[i].iov_base, length);
+            moat_worker_dispatch(worker, &path, batch->vectors[i].iov_base, length);
         }
         moat_worker_flush(worker);
         if (n < MOAT_WORKER_BATCH)
