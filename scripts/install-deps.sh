@@ -14,6 +14,7 @@ mkdir -p "$stamp_dir"
 #  libjansson-dev    JSON API bodies
 #  libusrsctp-dev    SCTP over DTLS (AF_CONN) for data channels
 #  chromium, simple-whip-client, coturn, redis-server: independent real peers for tests
+#  janus             Janus 1.1.2 echotest: the same-run baseline of bench/paced
 debian_packages=(
   build-essential pkg-config meson ninja-build clang clang-format libclang-rt-14-dev
   llvm-14 libssl-dev libglib2.0-dev libnice-dev libsoup-3.0-dev libjansson-dev
@@ -23,6 +24,7 @@ debian_packages=(
   gstreamer1.0-plugins-bad gstreamer1.0-nice libgstreamer1.0-dev
   python3-venv python3-dev libavdevice-dev libavfilter-dev libopus-dev libvpx-dev
   libsrtp2-1 curl ca-certificates zlib1g-dev
+  janus
 )
 missing=()
 for p in "${debian_packages[@]}"; do

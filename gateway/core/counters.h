@@ -45,6 +45,7 @@ typedef struct {
     uint64_t detector_switches_on;
     uint64_t detector_switches_off;
     uint64_t worker_detector_switches_on;
+    uint64_t overloaded_ticks; /* worker ticks that saw overload (load_monitor.h) */
     uint64_t data_messages_received;
     uint64_t data_messages_sent;
     uint64_t data_bytes_received;

@@ -51,6 +51,9 @@ static const counter_metric counter_metrics[] = {
      offsetof(moat_counters, detector_switches_off)},
     {"moat_detector_worker_switches_on_total", "Worker socket detectors switched to enforcing",
      offsetof(moat_counters, worker_detector_switches_on)},
+    {"moat_worker_overloaded_ticks_total",
+     "Worker ticks (10 ms) that saw overload: fair admission of flooded streams engaged",
+     offsetof(moat_counters, overloaded_ticks)},
     {"moat_consent_expired_total", "transports closed because ICE consent expired",
      offsetof(moat_counters, consent_expired)},
 };

@@ -139,6 +139,8 @@ void moat_session_prefilter_packet(moat_session *session);
 void moat_session_prefilter_bad(moat_session *session);
 void moat_session_prefilter_tick(moat_session *session, uint64_t now_us);
 bool moat_session_enforcing(const moat_session *session);
+/* What the stream guard of a transport without SRTP+ is told per packet. */
+moat_guard_load moat_session_guard_load(const moat_session *session, bool enforcing);
 
 /* session_data.c */
 void moat_session_data_start(moat_session *session);

@@ -249,6 +249,8 @@ static moat_drop_reason guard_reason(moat_guard_verdict verdict)
         return MOAT_DROP_INDEX;
     case MOAT_GUARD_DROP_UNKNOWN_SSRC:
         return MOAT_DROP_UNKNOWN_SSRC;
+    case MOAT_GUARD_DROP_REPLAY:
+        return MOAT_DROP_REPLAY;
     default:
         return MOAT_DROP_BUDGET;
     }
@@ -262,6 +264,7 @@ static void unprotect_failed(moat_session *session, int status)
 static void receive_rtcp(moat_session *session, uint8_t *data, size_t length, bool enforcing,
                          uint64_t now)
 {
+    moat_guard_load load = moat_session_guard_load(session, enforcing);
     struct srtpplus_check check = {.len = length};
     if (session->srtpplus_rx) {
         enum srtpplus_verdict verdict = srtpplus_receiver_check_rtcp(
@@ -271,7 +274,7 @@ static void receive_rtcp(moat_session *session, uint8_t *data, size_t length, bo
             return;
         }
         length = check.len;
-    } else if (moat_stream_guard_check_rtcp(&session->guard, enforcing, now) != MOAT_GUARD_PASS) {
+    } else if (moat_stream_guard_check_rtcp(&session->guard, &load, now) != MOAT_GUARD_PASS) {
         moat_session_drop(session, MOAT_DROP_BUDGET);
         return;
     }
@@ -326,8 +329,9 @@ void moat_session_handle_srtp(moat_session *session, uint8_t *data, size_t lengt
         }
         length = check.len;
     } else {
+        moat_guard_load load = moat_session_guard_load(session, enforcing);
         moat_guard_verdict verdict =
-            moat_stream_guard_check_rtp(&session->guard, ssrc, sequence, enforcing, now, &index);
+            moat_stream_guard_check_rtp(&session->guard, ssrc, sequence, &load, now, &index);
         if (verdict != MOAT_GUARD_PASS) {
             moat_session_drop(session, guard_reason(verdict));
             return;

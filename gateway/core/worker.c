@@ -5,6 +5,7 @@
 #include "core/worker_receive.h"
 #include "core/log.h"
 #include "ice/ice_candidates.h"
+#include "prefilter/load_monitor.h"
 #include "ice/ice_checker.h"
 #include "sctp/sctp_stack.h"
 
@@ -58,6 +59,7 @@ struct moat_worker {
     uint64_t detector_on_us;
     moat_log_limiter log_limiter;
     struct moat_data_limits_s *data_limits;
+    moat_load_monitor load;
 
     GHashTable *sessions_by_id;    /* id -> session (owned) */
     GHashTable *sessions_by_ufrag; /* local ufrag -> session */
@@ -234,6 +236,17 @@ void moat_worker_set_prefilter(moat_worker *worker, const moat_prefilter_setting
         .declared_pps = 0,
     };
     moat_detector_init(&worker->detector, &config, 0);
+    moat_load_monitor_init(&worker->load);
+}
+
+void moat_worker_note_wake(moat_worker *worker, unsigned datagrams, bool drained)
+{
+    moat_load_monitor_note_wake(&worker->load, datagrams, drained);
+}
+
+uint32_t moat_worker_admission_chance(const moat_worker *worker)
+{
+    return moat_load_monitor_chance(&worker->load);
 }
 
 void moat_worker_set_data_limits(moat_worker *worker, struct moat_data_limits_s *limits)
@@ -512,8 +525,12 @@ static void tick_sessions(moat_worker *worker)
     /* usrsctp's clock: the first worker to call drives it, every worker gets
      * its own associations' pending work delivered on its own thread. */
     moat_sctp_stack_handle_timers((uint32_t)(expirations * MOAT_WORKER_TICK_MS));
-    if (worker->prefilter)
+    if (worker->prefilter) {
         report_worker_event(worker, moat_detector_tick(&worker->detector, worker->now_us));
+        moat_socket_load socket = moat_socket_load_read(worker->socket_fd);
+        if (moat_load_monitor_tick(&worker->load, &socket))
+            moat_counter_add(&worker->counters.overloaded_ticks, 1);
+    }
     GList *sessions = g_hash_table_get_values(worker->sessions_by_id);
     for (GList *it = sessions; it; it = it->next) {
         moat_session *session = it->data;

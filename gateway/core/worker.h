@@ -75,6 +75,11 @@ bool moat_worker_enforcing(const moat_worker *worker);
 /* Feeds the worker socket's detector. */
 void moat_worker_note_datagram(moat_worker *worker);
 void moat_worker_note_bad_datagram(moat_worker *worker);
+/* Worker thread: after a wake-up's receive loop (load_monitor.h). */
+void moat_worker_note_wake(moat_worker *worker, unsigned datagrams, bool drained);
+/* Worker thread: the admission chance the worker can afford for flooded
+ * streams, MOAT_GUARD_CHANCE_ALL unless it is overloaded. */
+uint32_t moat_worker_admission_chance(const moat_worker *worker);
 uint64_t moat_worker_now_us(const moat_worker *worker);
 /* The worker's log limiter: lines from the packet path and session
  * lifecycles of every session on the worker share it, so a flood (of
