@@ -37,6 +37,8 @@ typedef struct moat_gateway {
     char candidate_addresses[MOAT_MAX_CANDIDATE_ADDRESSES][64];
     size_t n_candidate_addresses;
     uint64_t started_us;
+    /* Why the kernel filter is not in use ("" when it is); for /metrics. */
+    char kernel_filter_note[160];
 } moat_gateway;
 
 /* Start-up in order; each returns 0 or -1 with one clear line in `error`. */

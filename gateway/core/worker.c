@@ -1,10 +1,12 @@
 #include "core/worker.h"
 
 #include "core/session.h"
+#include "core/session_kernel.h"
 #include "core/packet_info.h"
 #include "core/worker_receive.h"
 #include "core/log.h"
 #include "ice/ice_checker.h"
+#include "prefilter/kernel_filter.h"
 #include "sctp/sctp_stack.h"
 
 #include <arpa/inet.h>
@@ -52,6 +54,7 @@ struct moat_worker {
     const moat_prefilter_settings *prefilter;
     moat_detector detector;
     uint64_t detector_on_us;
+    moat_kernel_filter *kernel; /* NULL: the user-space prefilter works alone */
 
     GHashTable *sessions_by_id;    /* id -> session (owned) */
     GHashTable *sessions_by_ufrag; /* local ufrag -> session */
@@ -222,6 +225,24 @@ void moat_worker_set_prefilter(moat_worker *worker, const moat_prefilter_setting
     moat_detector_init(&worker->detector, &config, 0);
 }
 
+int moat_worker_attach_kernel_filter(moat_worker *worker, char *error, size_t error_size)
+{
+    if (!worker->kernel)
+        worker->kernel = moat_kernel_filter_attach(worker->socket_fd, error, error_size);
+    return worker->kernel ? 0 : -1;
+}
+
+void moat_worker_detach_kernel_filter(moat_worker *worker)
+{
+    moat_kernel_filter_free(worker->kernel);
+    worker->kernel = NULL;
+}
+
+const moat_kernel_filter *moat_worker_kernel_filter(const moat_worker *worker)
+{
+    return worker->kernel;
+}
+
 bool moat_worker_enforcing(const moat_worker *worker)
 {
     return worker->prefilter && moat_detector_enforcing(&worker->detector);
@@ -384,6 +405,8 @@ void moat_worker_remove_session(moat_worker *worker, moat_session *session)
     worker->detector.config.declared_pps -= declared < worker->detector.config.declared_pps
                                                 ? declared
                                                 : worker->detector.config.declared_pps;
+    if (worker->kernel)
+        moat_kernel_filter_forget(worker->kernel, session);
     g_hash_table_foreach_remove(worker->sessions_by_ufrag, points_to, session);
     g_hash_table_foreach_remove(worker->sessions_by_tuple, points_to, session);
     g_hash_table_remove(worker->sessions_by_id, moat_session_id(session));
@@ -410,11 +433,15 @@ void moat_worker_bind_tuple(moat_worker *worker, const struct sockaddr_in6 *remo
                             moat_session *session)
 {
     g_hash_table_insert(worker->sessions_by_tuple, g_memdup2(remote, sizeof *remote), session);
+    if (worker->kernel)
+        moat_kernel_filter_bind_tuple(worker->kernel, session, remote);
 }
 
 void moat_worker_unbind_tuple(moat_worker *worker, const struct sockaddr_in6 *remote)
 {
     g_hash_table_remove(worker->sessions_by_tuple, remote);
+    if (worker->kernel)
+        moat_kernel_filter_unbind_tuple(worker->kernel, remote);
 }
 
 moat_session *moat_worker_session_by_tuple(moat_worker *worker, const struct sockaddr_in6 *remote)
@@ -443,8 +470,12 @@ static void tick_sessions(moat_worker *worker)
         moat_session *session = it->data;
         if (!moat_session_tick(session, worker->now_us))
             moat_session_end(session, moat_session_end_reason(session));
+        else if (worker->kernel)
+            moat_session_kernel_sync(session, worker->kernel);
     }
     g_list_free(sessions);
+    if (worker->kernel)
+        moat_worker_kernel_sync(worker, worker->kernel);
 }
 
 static void *worker_main(void *arg)
@@ -542,6 +573,7 @@ void moat_worker_free(moat_worker *worker)
     g_hash_table_destroy(worker->sessions_by_id);
     moat_ice_checker_free(worker->ice_checker);
     moat_receive_batch_clear(&worker->receive);
+    moat_kernel_filter_free(worker->kernel);
     if (worker->timer_fd >= 0)
         close(worker->timer_fd);
     if (worker->event_fd >= 0)

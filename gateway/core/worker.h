@@ -36,6 +36,12 @@ moat_worker *moat_worker_new(unsigned index, const char *bind_address, uint16_t 
                              size_t error_size);
 /* Before start: the prefilter settings, which must outlive the worker. */
 void moat_worker_set_prefilter(moat_worker *worker, const moat_prefilter_settings *settings);
+/* Before start: loads the eBPF socket filter onto the worker's socket
+ * (prefilter/kernel_filter.h); -1 with the reason when BPF is unavailable. */
+int moat_worker_attach_kernel_filter(moat_worker *worker, char *error, size_t error_size);
+void moat_worker_detach_kernel_filter(moat_worker *worker);
+/* NULL when the user-space prefilter works alone. */
+const struct moat_kernel_filter *moat_worker_kernel_filter(const moat_worker *worker);
 int moat_worker_start(moat_worker *worker, char *error, size_t error_size);
 /* Ends every session gracefully (data channels drain first); any thread.
  * Sessions leave the worker as they finish. */

@@ -141,3 +141,14 @@ moat_guard_verdict moat_stream_guard_check_rtcp(moat_stream_guard *guard, bool e
     return srtpplus_budget_take(&guard->rtcp_budget, now_us * 1000u) ? MOAT_GUARD_PASS
                                                                      : MOAT_GUARD_DROP_BUDGET;
 }
+
+bool moat_stream_guard_highest(const moat_stream_guard *guard, uint32_t ssrc, uint64_t *highest)
+{
+    for (unsigned i = 0; i < guard->n_streams; i++) {
+        if (guard->streams[i].ssrc == ssrc && guard->streams[i].authenticated) {
+            *highest = guard->streams[i].highest_index;
+            return true;
+        }
+    }
+    return false;
+}
