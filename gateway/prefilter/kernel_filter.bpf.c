@@ -50,8 +50,12 @@ static __always_inline __u32 drop(struct moat_kf_session *session, __u32 reason)
     __u64 *count = bpf_map_lookup_elem(&drops, &reason);
     if (count)
         *count += 1;
-    if (session && reason < MOAT_KF_REASON_COUNT)
+    if (reason >= MOAT_KF_REASON_COUNT)
+        return DROP;
+    if (session)
         __sync_fetch_and_add(&session->dropped[reason], 1);
+    else
+        __sync_fetch_and_add(&control.unowned[reason], 1);
     return DROP;
 }
 
@@ -123,6 +127,9 @@ int moat_kernel_filter(struct __sk_buff *skb)
     /* RFC 7983: STUN and DTLS go to user space whoever sends them. */
     if (header[0] < 4 || (header[0] >= 20 && header[0] <= 63))
         return PASS;
+    /* Neither RTP nor RTCP: user space would drop it unread, whoever sent it. */
+    if (header[0] < 128 || header[0] > 191)
+        return drop(0, MOAT_KF_DROP_MALFORMED);
     struct moat_kf_tuple key = {0};
     if (read_tuple(skb, &key) < 0)
         return PASS;
@@ -130,7 +137,6 @@ int moat_kernel_filter(struct __sk_buff *skb)
     if (!slot) {
         if (!control.strict_tuples)
             return PASS;
-        __sync_fetch_and_add(&control.unknown_tuple, 1);
         return drop(0, MOAT_KF_DROP_UNKNOWN_TUPLE);
     }
     if (*slot >= MOAT_KF_MAX_SESSIONS)
@@ -140,9 +146,8 @@ int moat_kernel_filter(struct __sk_buff *skb)
         return PASS;
     if (!(session->flags & MOAT_KF_SESSION_ENFORCING) && !control.worker_enforcing)
         return PASS;
-    /* RTP and RTCP only (first octet 128..191); RTCP (RFC 5761 payload types
-     * 192..223) is left to user space's budget. */
-    if (header[0] < 128 || header[0] > 191 || (header[1] >= 192 && header[1] <= 223))
+    /* RTCP (RFC 5761 payload types 192..223) is left to user space's budget. */
+    if (header[1] >= 192 && header[1] <= 223)
         return PASS;
     if (length < 12)
         return drop(session, MOAT_KF_DROP_MALFORMED);

@@ -36,7 +36,7 @@ enum moat_kf_reason {
     MOAT_KF_DROP_UNKNOWN_SSRC,      /* SSRC the transport does not know (enforcing) */
     MOAT_KF_DROP_INDEX,             /* outside the plausibility window (enforcing) */
     MOAT_KF_DROP_TAG,               /* SRTP+ tag differs from the expected one (enforcing) */
-    MOAT_KF_DROP_MALFORMED,         /* too short for SRTP (+ tag) (enforcing) */
+    MOAT_KF_DROP_MALFORMED, /* first octet neither STUN, DTLS nor RTP; or (enforcing) too short */
     MOAT_KF_REASON_COUNT
 };
 
@@ -84,7 +84,7 @@ struct moat_kf_control {
     moat_kf_u32 worker_enforcing; /* the worker socket's detector enforces */
     moat_kf_u32 strict_tuples;    /* drop unknown tuples (0 once the tuple map overflowed) */
     moat_kf_u32 reserved;
-    moat_kf_u64 unknown_tuple; /* atomic adds: drops no session owns */
+    moat_kf_u64 unowned[MOAT_KF_REASON_COUNT]; /* atomic adds: drops no session owns */
 };
 
 static inline moat_kf_u32 moat_kf_ring_key(moat_kf_u64 index)

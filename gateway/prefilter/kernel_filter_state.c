@@ -213,10 +213,11 @@ void moat_kf_state_take_drops(moat_kf_state *state, int slot, uint64_t delta[MOA
     }
 }
 
-uint64_t moat_kf_state_take_unknown_tuple(moat_kf_state *state)
+void moat_kf_state_take_unowned(moat_kf_state *state, uint64_t delta[MOAT_KF_REASON_COUNT])
 {
-    uint64_t now = __atomic_load_n(&state->shared.control->unknown_tuple, __ATOMIC_RELAXED);
-    uint64_t delta = now - state->unknown_tuple_seen;
-    state->unknown_tuple_seen = now;
-    return delta;
+    for (int r = 0; r < MOAT_KF_REASON_COUNT; r++) {
+        uint64_t now = __atomic_load_n(&state->shared.control->unowned[r], __ATOMIC_RELAXED);
+        delta[r] = now - state->unowned_seen[r];
+        state->unowned_seen[r] = now;
+    }
 }

@@ -44,7 +44,7 @@ typedef struct {
     moat_kf_slot slots[MOAT_KF_MAX_SESSIONS];
     GHashTable *slot_of; /* owner -> slot + 1 */
     bool ring_used[MOAT_KF_MAX_RINGS];
-    uint64_t unknown_tuple_seen;
+    uint64_t unowned_seen[MOAT_KF_REASON_COUNT];
 } moat_kf_state;
 
 /* What one transport looks like to the filter right now. */
@@ -81,6 +81,7 @@ size_t moat_kf_state_export_window(moat_kf_state *state, int slot, int entry, co
 
 /* Drops the program counted for the slot since the last call. */
 void moat_kf_state_take_drops(moat_kf_state *state, int slot, uint64_t delta[MOAT_KF_REASON_COUNT]);
-uint64_t moat_kf_state_take_unknown_tuple(moat_kf_state *state);
+/* The same for drops no session owns (unknown tuples, malformed). */
+void moat_kf_state_take_unowned(moat_kf_state *state, uint64_t delta[MOAT_KF_REASON_COUNT]);
 
 #endif

@@ -89,6 +89,7 @@ def test_unknown_tuples_dropped_in_the_kernel_but_stun_and_dtls_pass(kernel_gate
             s.sendto(b"\x80\x00" + i.to_bytes(2, "big") + os.urandom(100), target)  # RTP
             s.sendto(stun_binding_request(), target)  # STUN, no USERNAME
             s.sendto(b"\x16\xfe\xfd" + os.urandom(60), target)  # DTLS record
+            s.sendto(b"\x50" + os.urandom(60), target)  # neither: malformed
     deadline = time.time() + 5
     while time.time() < deadline:
         kernel = kernel_drops(gateway)
@@ -98,6 +99,10 @@ def test_unknown_tuples_dropped_in_the_kernel_but_stun_and_dtls_pass(kernel_gate
             break
         time.sleep(0.1)
     assert kernel["unknown_tuple"] == 10, kernel
+    assert kernel["malformed"] == 10, kernel
+    # Kernel drops count in moat_dropped_packets_total too, by the same reason
+    # user space would have given.
+    assert after_user["malformed"] - before_user["malformed"] >= 10
     # STUN (malformed or stun_auth) and DTLS (unknown tuple) reached user space.
     assert user_seen == 20, (before_user, after_user, kernel)
 
