@@ -526,6 +526,18 @@ bool srtpplus_receiver_learned_tag(const struct srtpplus_receiver *rx, uint32_t 
     return srtpplus_chain_table_get(&rx->streams[i]->learned, index, tag);
 }
 
+bool srtpplus_receiver_rtp_window(const struct srtpplus_receiver *rx, uint32_t ssrc,
+                                  struct srtpplus_window_view *view)
+{
+    int i = rx ? find_slot(rx, ssrc) : -1;
+    if (i < 0 || rx->scheme != SRTPPLUS_SCHEME_PRN || !rx->streams[i]->rtp_window.tags)
+        return false;
+    const struct srtpplus_prn_window *window = &rx->streams[i]->rtp_window;
+    *view = (struct srtpplus_window_view){
+        .tags = window->tags, .mask = window->mask, .lo = window->lo, .hi = window->hi};
+    return true;
+}
+
 const struct srtpplus_receiver_stats *srtpplus_receiver_stats(const struct srtpplus_receiver *rx)
 {
     return &rx->stats;

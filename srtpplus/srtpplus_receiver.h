@@ -118,6 +118,16 @@ bool srtpplus_receiver_highest_index(const struct srtpplus_receiver *rx, uint32_
                                      uint64_t *index);
 bool srtpplus_receiver_learned_tag(const struct srtpplus_receiver *rx, uint32_t ssrc,
                                    uint64_t index, uint32_t *tag);
+/* The precomputed RTP prn window of ssrc, read-only, for exporting it (the
+ * kernel filter): the tags of indexes [lo, hi) at tags[index & mask]. False for
+ * scheme chain or an unknown SSRC. Valid until the next call on rx. */
+struct srtpplus_window_view {
+    const uint32_t *tags;
+    uint64_t mask;
+    uint64_t lo, hi;
+};
+bool srtpplus_receiver_rtp_window(const struct srtpplus_receiver *rx, uint32_t ssrc,
+                                  struct srtpplus_window_view *view);
 const struct srtpplus_receiver_stats *srtpplus_receiver_stats(const struct srtpplus_receiver *rx);
 
 #endif

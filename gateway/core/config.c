@@ -82,6 +82,9 @@ static const option_spec options[] = {
      "PEM private key of the certificate"},
     {"prefilter", "mode", "prefilter-mode", OPTION_STRING, FIELD(prefilter_mode), "auto", 0, 0,
      "off | auto | always: when the SRTP prefilter enforces"},
+    {"prefilter", "kernel", "prefilter-kernel", OPTION_STRING, FIELD(prefilter_kernel), "auto", 0,
+     0,
+     "auto | on | off: eBPF socket filter dropping forgeries in the kernel (auto: if BPF works)"},
     {"prefilter", "srtpplus", "srtpplus", OPTION_BOOL, FIELD(srtpplus), "true", 0, 0,
      "offer/accept SRTP+ tags (a=srtpplus) in SDP"},
     {"prefilter", "hold_ms", "detector-hold-ms", OPTION_INT, FIELD(detector_hold_ms), "2000", 100,
@@ -259,6 +262,12 @@ int moat_config_validate(const moat_config *config, char *error, size_t error_si
     if (strcmp(mode, "off") && strcmp(mode, "auto") && strcmp(mode, "always")) {
         snprintf(error, error_size, "[prefilter] mode = \"%s\": expected off, auto or always",
                  mode);
+        return -1;
+    }
+    const char *kernel = config->prefilter_kernel;
+    if (strcmp(kernel, "off") && strcmp(kernel, "auto") && strcmp(kernel, "on")) {
+        snprintf(error, error_size, "[prefilter] kernel = \"%s\": expected auto, on or off",
+                 kernel);
         return -1;
     }
     bool has_cert = config->certificate && *config->certificate;

@@ -46,6 +46,7 @@ typedef struct {
     char *private_key;
     /* [prefilter] */
     char *prefilter_mode;
+    char *prefilter_kernel; /* auto | on | off */
     bool srtpplus;
     int detector_hold_ms;
     double detector_rate_factor;

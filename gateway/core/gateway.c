@@ -157,6 +157,39 @@ static void prefilter_settings_from_config(moat_gateway *gateway)
     settings->worker_min_excess_pps = 5000;
 }
 
+/* [prefilter] kernel: every worker socket gets the eBPF filter, or (auto)
+ * none does and the user-space prefilter works alone. */
+static int attach_kernel_filters(moat_gateway *gateway, char *error, size_t error_size)
+{
+    const char *mode = gateway->config.prefilter_kernel;
+    if (strcmp(mode, "off") == 0) {
+        g_strlcpy(gateway->kernel_filter_note, "off by configuration",
+                  sizeof gateway->kernel_filter_note);
+        return 0;
+    }
+    char reason[256] = "";
+    for (unsigned i = 0; i < gateway->n_workers; i++) {
+        if (moat_worker_attach_kernel_filter(gateway->workers[i], reason, sizeof reason) == 0)
+            continue;
+        if (strcmp(mode, "on") == 0) {
+            snprintf(error, error_size, "[prefilter] kernel = on: %s", reason);
+            return -1;
+        }
+        /* All or none: one worker without the filter would defend differently. */
+        for (unsigned j = 0; j < gateway->n_workers; j++)
+            moat_worker_detach_kernel_filter(gateway->workers[j]);
+        g_strlcpy(gateway->kernel_filter_note, reason, sizeof gateway->kernel_filter_note);
+        moat_log_warn("prefilter",
+                      "kernel filter unavailable (%s): the user-space prefilter works alone",
+                      reason);
+        return 0;
+    }
+    gateway->kernel_filter_note[0] = '\0';
+    moat_log_info("prefilter", "kernel filter: eBPF socket filter on %u worker sockets",
+                  gateway->n_workers);
+    return 0;
+}
+
 int moat_gateway_start(moat_gateway *gateway, char *error, size_t error_size)
 {
     prefilter_settings_from_config(gateway);
@@ -195,6 +228,8 @@ int moat_gateway_start(moat_gateway *gateway, char *error, size_t error_size)
         moat_worker_set_data_limits(gateway->workers[i], &gateway->data_limits);
         gateway->n_workers = i + 1;
     }
+    if (attach_kernel_filters(gateway, error, error_size) != 0)
+        return -1;
     gateway->plugins = moat_plugin_registry_load(gateway->config.plugin_dir,
                                                  &moat_session_gateway_calls, error, error_size);
     if (!gateway->plugins)

@@ -47,6 +47,8 @@ typedef struct moat_gateway {
     uint64_t session_serial; /* the last session's public label (/metrics, /api) */
     uint64_t refused[MOAT_REFUSED_REASON_COUNT];
     moat_log_limiter http_log; /* per-request log lines */
+    /* Why the kernel filter is not in use ("" when it is); for /metrics. */
+    char kernel_filter_note[160];
 } moat_gateway;
 
 /* Start-up in order; each returns 0 or -1 with one clear line in `error`. */

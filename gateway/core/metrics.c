@@ -1,5 +1,7 @@
 #include "core/metrics.h"
 
+#include "prefilter/kernel_filter.h"
+
 #include "core/counters.h"
 #include "core/stats_snapshot.h"
 
@@ -68,6 +70,52 @@ static uint64_t sum_field(moat_gateway *gateway, size_t offset)
     return total;
 }
 
+/* The eBPF socket filters: whether they are in use (and why not), and what
+ * they dropped before user space saw it. */
+static void render_kernel_filter(moat_gateway *gateway, GString *out)
+{
+    uint64_t totals[MOAT_KF_REASON_COUNT] = {0};
+    bool active = gateway->n_workers > 0;
+    for (unsigned i = 0; i < gateway->n_workers; i++) {
+        const moat_kernel_filter *filter = moat_worker_kernel_filter(gateway->workers[i]);
+        if (!filter) {
+            active = false;
+            continue;
+        }
+        uint64_t worker[MOAT_KF_REASON_COUNT];
+        moat_kernel_filter_read_drops(filter, worker);
+        for (int r = 0; r < MOAT_KF_REASON_COUNT; r++)
+            totals[r] += worker[r];
+    }
+    g_string_append_printf(out,
+                           "# HELP moat_kernel_filter_active 1 when every worker socket has the "
+                           "eBPF filter, 0 when the user-space prefilter works alone\n"
+                           "# TYPE moat_kernel_filter_active gauge\nmoat_kernel_filter_active %d\n",
+                           active ? 1 : 0);
+    if (!active) {
+        GString *reason = g_string_new(NULL);
+        for (const char *c = gateway->kernel_filter_note; *c; c++) {
+            if (*c == '"' || *c == '\\')
+                g_string_append_c(reason, '\\');
+            g_string_append_c(reason, *c);
+        }
+        g_string_append_printf(out,
+                               "# HELP moat_kernel_filter_fallback Why the kernel filter is not "
+                               "in use\n# TYPE moat_kernel_filter_fallback gauge\n"
+                               "moat_kernel_filter_fallback{reason=\"%s\"} 1\n",
+                               reason->str);
+        g_string_free(reason, TRUE);
+    }
+    g_string_append(out, "# HELP moat_kernel_dropped_packets_total Datagrams the eBPF socket "
+                         "filter dropped before they were queued, by reason (also counted in "
+                         "moat_dropped_packets_total)\n"
+                         "# TYPE moat_kernel_dropped_packets_total counter\n");
+    for (int r = 0; r < MOAT_KF_REASON_COUNT; r++)
+        g_string_append_printf(
+            out, "moat_kernel_dropped_packets_total{reason=\"%s\"} %" G_GUINT64_FORMAT "\n",
+            moat_kernel_filter_reason_name(r), totals[r]);
+}
+
 char *moat_metrics_render(moat_gateway *gateway)
 {
     GString *out = g_string_sized_new(4096);
@@ -120,6 +168,7 @@ char *moat_metrics_render(moat_gateway *gateway)
             moat_drop_reason_name(reason),
             sum_field(gateway, offsetof(moat_counters, dropped) + sizeof(uint64_t) * reason));
     }
+    render_kernel_filter(gateway, out);
     if (gateway->stats)
         moat_stats_snapshot_prometheus(gateway->stats, out);
     g_string_append(out,

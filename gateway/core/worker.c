@@ -1,12 +1,14 @@
 #include "core/worker.h"
 
 #include "core/session.h"
+#include "core/session_kernel.h"
 #include "core/packet_info.h"
 #include "core/worker_receive.h"
 #include "core/log.h"
 #include "ice/ice_candidates.h"
 #include "prefilter/load_monitor.h"
 #include "ice/ice_checker.h"
+#include "prefilter/kernel_filter.h"
 #include "sctp/sctp_stack.h"
 
 #include <arpa/inet.h>
@@ -60,6 +62,7 @@ struct moat_worker {
     moat_log_limiter log_limiter;
     struct moat_data_limits_s *data_limits;
     moat_load_monitor load;
+    moat_kernel_filter *kernel; /* NULL: the user-space prefilter works alone */
 
     GHashTable *sessions_by_id;    /* id -> session (owned) */
     GHashTable *sessions_by_ufrag; /* local ufrag -> session */
@@ -259,6 +262,24 @@ struct moat_data_limits_s *moat_worker_data_limits(moat_worker *worker)
     return worker->data_limits;
 }
 
+int moat_worker_attach_kernel_filter(moat_worker *worker, char *error, size_t error_size)
+{
+    if (!worker->kernel)
+        worker->kernel = moat_kernel_filter_attach(worker->socket_fd, error, error_size);
+    return worker->kernel ? 0 : -1;
+}
+
+void moat_worker_detach_kernel_filter(moat_worker *worker)
+{
+    moat_kernel_filter_free(worker->kernel);
+    worker->kernel = NULL;
+}
+
+const moat_kernel_filter *moat_worker_kernel_filter(const moat_worker *worker)
+{
+    return worker->kernel;
+}
+
 bool moat_worker_enforcing(const moat_worker *worker)
 {
     return worker->prefilter && moat_detector_enforcing(&worker->detector);
@@ -439,6 +460,8 @@ void moat_worker_remove_session(moat_worker *worker, moat_session *session)
     /* The session knows its own keys: removal costs its few entries, not a
      * scan of every table (a mass expiry stays linear). */
     moat_session_release_bindings(session);
+    if (worker->kernel)
+        moat_kernel_filter_forget(worker->kernel, session);
     g_hash_table_remove(worker->sessions_by_id, moat_session_id(session));
     __atomic_store_n(&worker->session_count, g_hash_table_size(worker->sessions_by_id),
                      __ATOMIC_RELAXED);
@@ -475,14 +498,19 @@ bool moat_worker_bind_tuple(moat_worker *worker, const struct sockaddr_in6 *remo
     if (owner != NULL)
         return false;
     g_hash_table_insert(worker->sessions_by_tuple, g_memdup2(remote, sizeof *remote), session);
+    if (worker->kernel)
+        moat_kernel_filter_bind_tuple(worker->kernel, session, remote);
     return true;
 }
 
 void moat_worker_unbind_tuple(moat_worker *worker, const struct sockaddr_in6 *remote,
                               moat_session *session)
 {
-    if (g_hash_table_lookup(worker->sessions_by_tuple, remote) == session)
-        g_hash_table_remove(worker->sessions_by_tuple, remote);
+    if (g_hash_table_lookup(worker->sessions_by_tuple, remote) != session)
+        return;
+    g_hash_table_remove(worker->sessions_by_tuple, remote);
+    if (worker->kernel)
+        moat_kernel_filter_unbind_tuple(worker->kernel, remote);
 }
 
 void moat_worker_set_candidates(moat_worker *worker, const struct in6_addr *addresses,
@@ -536,8 +564,12 @@ static void tick_sessions(moat_worker *worker)
         moat_session *session = it->data;
         if (!moat_session_tick(session, worker->now_us))
             moat_session_end(session, moat_session_end_reason(session));
+        else if (worker->kernel)
+            moat_session_kernel_sync(session, worker->kernel);
     }
     g_list_free(sessions);
+    if (worker->kernel)
+        moat_worker_kernel_sync(worker, worker->kernel);
 }
 
 static void *worker_main(void *arg)
@@ -640,6 +672,7 @@ void moat_worker_free(moat_worker *worker)
     g_hash_table_destroy(worker->sessions_by_id);
     moat_ice_checker_free(worker->ice_checker);
     moat_receive_batch_clear(&worker->receive);
+    moat_kernel_filter_free(worker->kernel);
     if (worker->timer_fd >= 0)
         close(worker->timer_fd);
     if (worker->event_fd >= 0)

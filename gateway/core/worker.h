@@ -40,6 +40,12 @@ void moat_worker_set_prefilter(moat_worker *worker, const moat_prefilter_setting
  * worker without them gives each session the default limit and no total. */
 struct moat_data_limits_s;
 void moat_worker_set_data_limits(moat_worker *worker, struct moat_data_limits_s *limits);
+/* Before start: loads the eBPF socket filter onto the worker's socket
+ * (prefilter/kernel_filter.h); -1 with the reason when BPF is unavailable. */
+int moat_worker_attach_kernel_filter(moat_worker *worker, char *error, size_t error_size);
+void moat_worker_detach_kernel_filter(moat_worker *worker);
+/* NULL when the user-space prefilter works alone. */
+const struct moat_kernel_filter *moat_worker_kernel_filter(const moat_worker *worker);
 int moat_worker_start(moat_worker *worker, char *error, size_t error_size);
 /* Ends every session gracefully (data channels drain first); any thread.
  * Sessions leave the worker as they finish. */

@@ -113,6 +113,9 @@ void moat_stream_guard_confirm_rtp(moat_stream_guard *guard, uint32_t ssrc, uint
  * so only the overload admission applies here. */
 moat_guard_verdict moat_stream_guard_check_rtcp(moat_stream_guard *guard,
                                                 const moat_guard_load *load, uint64_t now_us);
+/* The centre of ssrc's plausibility window (its highest authenticated
+ * index), for the kernel filter; false until a packet of it authenticated. */
+bool moat_stream_guard_highest(const moat_stream_guard *guard, uint32_t ssrc, uint64_t *highest);
 /* RFC 3711 Appendix A: the index of `sequence` given the highest index seen. */
 uint64_t moat_estimate_index(uint64_t highest_index, uint16_t sequence);
 /* Accessor for the eBPF exporter: the window of stream `i` (< n_streams). */
