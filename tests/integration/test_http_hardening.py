@@ -98,6 +98,16 @@ def make_gateway():
         assert code == 0, f"moat exited with {code}; log in {gw.log_path}"
 
 
+def test_help_lists_the_http_limits():
+    import subprocess
+    from conftest import MOAT
+    out = subprocess.run([str(MOAT), "--help"], capture_output=True, text=True, timeout=20).stdout
+    for option in ("--max-body-bytes", "--metrics-token", "--api-origins", "--max-sessions",
+                   "--max-pending-sessions", "--pending-timeout", "--whip-rate-per-ip",
+                   "--whip-burst-per-ip"):
+        assert option in out, option
+
+
 # ---- 1. crashes ---------------------------------------------------------------
 
 def test_error_bodies_are_utf8_json_whatever_the_path(make_gateway):
@@ -270,10 +280,13 @@ def test_resource_ids_are_never_published(make_gateway):
     status, headers, _ = post_offer(gw)
     assert status == 201
     resource_id = headers["Location"].rsplit("/", 1)[1]
-    time.sleep(1.2)  # two stats snapshots
-    metrics = gw.get("/metrics")
+    deadline = time.time() + 15  # the workers' stats snapshot comes twice a second
+    while time.time() < deadline:
+        metrics, stats = gw.get("/metrics"), json.loads(gw.get("/api/stats"))
+        if "moat_detector_state{transport=" in metrics and stats["transports"]:
+            break
+        time.sleep(0.2)
     assert "moat_detector_state{transport=" in metrics
-    stats = json.loads(gw.get("/api/stats"))
     assert stats["transports"], stats
     for text in (metrics, json.dumps(stats), gw.get("/api/sessions"), gw.get("/healthz")):
         assert resource_id not in text

@@ -84,8 +84,12 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
     config->whip_rate_per_ip = 1000000;
     config->whip_burst_per_ip = 1000000;
     config->pending_timeout_s = 1;
+    /* apply_flags points these at static strings from now on. */
+    g_clear_pointer(&config->token, g_free);
+    g_clear_pointer(&config->metrics_token, g_free);
+    g_clear_pointer(&config->api_origins, g_free);
     moat_prefilter_settings *prefilter = &gateway->prefilter;
-    prefilter->mode = MOAT_DETECTOR_AUTO;
+    prefilter->mode = MOAT_DETECTOR_MODE_AUTO;
     prefilter->hold_ms = 2000;
     prefilter->rate_factor = 4.0;
     prefilter->min_excess_pps = 200;
@@ -137,8 +141,8 @@ static void check_response(const moat_http_response *response)
         json_error_t error;
         json_t *value = json_loadb(response->body, response->body_length, 0, &error);
         if (!value) {
-            fprintf(stderr, "invalid JSON body: %s\n%.*s\n", error.text,
-                    (int)response->body_length, response->body);
+            fprintf(stderr, "invalid JSON body: %s\n%.*s\n", error.text, (int)response->body_length,
+                    response->body);
             abort();
         }
         json_decref(value);

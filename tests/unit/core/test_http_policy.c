@@ -82,7 +82,11 @@ static void assert_valid_json(const char *body, size_t length)
 static void test_error_json_is_utf8(void)
 {
     static const char *const details[] = {
-        "plain", "/\xff\xfe", "\xe2\x82", "\xc3", "ok \xe2\x82\xac and \x80 and \xed\xa0\x80",
+        "plain",
+        "/\xff\xfe",
+        "\xe2\x82",
+        "\xc3",
+        "ok \xe2\x82\xac and \x80 and \xed\xa0\x80",
         "\"quotes\" \\ and \n newlines \x01",
     };
     for (size_t i = 0; i < G_N_ELEMENTS(details); i++) {
