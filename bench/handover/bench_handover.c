@@ -8,8 +8,12 @@
  *   (a) resume: the same session re-nominates its pair from the new address
  *       (ICE address migration; DTLS and SRTP continue);
  *   (b) reconnect: a full new WHIP session from the new address (HTTP POST,
- *       ICE, DTLS handshake, SRTP).
- * Each is repeated and the median printed. Needs root. */
+ *       ICE, DTLS handshake, SRTP);
+ * and, for reference, (c) restart: the same session moves through an ICE
+ * restart (WHIP PATCH on a new HTTP connection, then checks with the new
+ * credentials; DTLS and SRTP continue).
+ * Media is audio at 50 packets/s, so each figure includes the wait for the
+ * next 20 ms frame. Each is repeated and the median printed. Needs root. */
 #include "flood_clock.h"
 #include "flood_options.h"
 #include "legit_media.h"
@@ -44,7 +48,7 @@
 static const unsigned rtts_ms[] = {5, 30, 100};
 
 typedef struct {
-    double resume_ms, reconnect_ms;
+    double resume_ms, reconnect_ms, restart_ms;
 } handover_figures;
 
 typedef struct {
@@ -208,6 +212,24 @@ static double measure_resume(flood_session *s, const struct sockaddr_in6 *to)
     return s->echo.received > received ? (double)(flood_now_us() - start) / 1000.0 : -1;
 }
 
+/* (c) The session moves to `to` through an ICE restart, its PATCH on a new
+ * HTTP connection: ms until the first echo. */
+static double measure_restart(flood_session *s, bench *b, const struct sockaddr_in6 *to)
+{
+    uint64_t start = flood_now_us();
+    uint64_t received = s->echo.received;
+    whip_client *old = b->env.http;
+    b->env.http = whip_client_new(NULL, 10);
+    int moved = flood_session_restart_ice(s, to, start);
+    whip_client_free(b->env.http);
+    b->env.http = old;
+    if (moved != 0)
+        return -1;
+    while (s->echo.received == received && flood_now_us() - start < STEP_TIMEOUT_US)
+        pump(s, flood_now_us() + 10000);
+    return s->echo.received > received ? (double)(flood_now_us() - start) / 1000.0 : -1;
+}
+
 /* (b) A new WHIP session from `from` (with a fresh HTTP connection, as the
  * old one left with the old address): ms until its first echo. */
 static double measure_reconnect(bench *b, const struct sockaddr_in6 *from)
@@ -241,7 +263,7 @@ static double median(double *values, size_t n)
 
 static int measure(bench *b, handover_figures *out)
 {
-    double resume[REPEATS], reconnect[REPEATS];
+    double resume[REPEATS], reconnect[REPEATS], restart[REPEATS];
     flood_session s;
     if (connect_session(&s, &b->env) != 0) {
         fprintf(stderr, "handover: the call did not connect (%s)\n", s.error);
@@ -257,6 +279,11 @@ static int measure(bench *b, handover_figures *out)
         status = resume[i] < 0 ? -1 : 0;
         run_for(&s, CALL_WARMUP_US);
     }
+    for (int i = 0; i < REPEATS && status == 0; i++) {
+        restart[i] = measure_restart(&s, b, i % 2 ? &b->second : &b->first);
+        status = restart[i] < 0 ? -1 : 0;
+        run_for(&s, CALL_WARMUP_US);
+    }
     char error[256];
     flood_session_close(&s, true, error, sizeof error);
     for (int i = 0; i < REPEATS && status == 0; i++) {
@@ -269,6 +296,7 @@ static int measure(bench *b, handover_figures *out)
     }
     out->resume_ms = median(resume, REPEATS);
     out->reconnect_ms = median(reconnect, REPEATS);
+    out->restart_ms = median(restart, REPEATS);
     return 0;
 }
 
@@ -312,9 +340,10 @@ static int bench_rtt(bench *b, unsigned rtt_ms, const char *moat, handover_figur
     snprintf(method, sizeof method, "%s", netns_link_method(b->link));
     netns_link_destroy(b->link);
     b->link = NULL;
-    printf("rtt_ms=%u link=\"%s\" resume_ms=%.1f reconnect_ms=%.1f ratio=%.1f\n", rtt_ms, method,
-           status == 0 ? out->resume_ms : -1, status == 0 ? out->reconnect_ms : -1,
-           status == 0 ? out->reconnect_ms / out->resume_ms : 0);
+    printf("rtt_ms=%u link=\"%s\" resume_ms=%.1f reconnect_ms=%.1f ratio=%.1f restart_ms=%.1f\n",
+           rtt_ms, method, status == 0 ? out->resume_ms : -1, status == 0 ? out->reconnect_ms : -1,
+           status == 0 ? out->reconnect_ms / out->resume_ms : 0,
+           status == 0 ? out->restart_ms : -1);
     fflush(stdout);
     return status;
 }

@@ -6,7 +6,8 @@ set, moat-flood (regular nomination) and aiortc connect to it; moat-flood
 moves its sessions to another address mid-call (address migration) and
 media continues on the same DTLS session. On loopback, an authenticated peer
 of one session forges a check from another session's 5-tuple and must not
-take it over."""
+take it over, and checks from a tuple that is not selected do not keep the
+selected pair's consent alive."""
 import asyncio
 import json
 import re
@@ -214,3 +215,70 @@ def test_a_peer_cannot_take_over_another_sessions_tuple(one_worker):
     assert ratio >= 0.85, f"Alice got {ratio:.0%} of her audio back"
     assert gateway.drops("ice_pair") - before >= 1
     assert gateway.metric("moat_dtls_handshake_failures_total") == 0
+
+
+def _check(username, pwd, nominate):
+    check = stun.Message(message_method=stun.Method.BINDING, message_class=stun.Class.REQUEST)
+    check.attributes["USERNAME"] = username
+    check.attributes["PRIORITY"] = 0x6E7FFFFF
+    check.attributes["ICE-CONTROLLING"] = 7
+    if nominate:
+        check.attributes["USE-CANDIDATE"] = None
+    check.add_message_integrity(pwd.encode())
+    check.add_fingerprint()
+    return bytes(check)
+
+
+def test_consent_is_refreshed_by_the_selected_pair_only():
+    """RFC 7675 consent is per pair: a peer that checks only from another
+    tuple (answered, but not selected) no longer keeps the selected pair's
+    consent alive. Before: any check did, so the session never expired."""
+    import socket
+    from aiortc import RTCPeerConnection
+    from aiortc_peer import whip_publish
+
+    gw = Gateway(workers=1, extra_args=["--consent-timeout", "5"])
+    try:
+        async def offer():
+            pc = RTCPeerConnection()
+            pc.createDataChannel("x")
+            await pc.setLocalDescription(await pc.createOffer())
+            import aiohttp
+            async with aiohttp.ClientSession() as http:
+                async with http.post(gw.base + "/whip/echo", data=pc.localDescription.sdp,
+                                     headers={"Content-Type": "application/sdp"}) as r:
+                    assert r.status == 201
+                    answer = await r.text()
+            local = re.search(r"a=ice-ufrag:(\S+)", pc.localDescription.sdp).group(1)
+            await pc.close()
+            return local, answer
+
+        local_ufrag, answer = asyncio.run(offer())
+        remote_ufrag, remote_pwd = _answer_credentials(answer)
+        port = int(re.search(r"a=candidate:\S+ 1 udp \d+ 127\.0\.0\.1 (\d+)", answer).group(1))
+        username = f"{remote_ufrag}:{local_ufrag}"
+        selected, other = socket.socket(socket.AF_INET, socket.SOCK_DGRAM), \
+            socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        try:
+            for s in (selected, other):
+                s.bind(("127.0.0.1", 0))
+                s.settimeout(1.0)
+            selected.sendto(_check(username, remote_pwd, True), ("127.0.0.1", port))
+            selected.recv(1500)
+            answered = 0
+            deadline = time.time() + 9
+            while time.time() < deadline and gw.metric("moat_consent_expired_total") == 0:
+                other.sendto(_check(username, remote_pwd, False), ("127.0.0.1", port))
+                try:
+                    other.recv(1500)
+                    answered += 1
+                except socket.timeout:
+                    pass
+                time.sleep(0.5)
+            assert answered > 0, "checks from the other tuple were not answered"
+            assert gw.metric("moat_consent_expired_total") == 1
+        finally:
+            selected.close()
+            other.close()
+    finally:
+        assert gw.stop() == 0
