@@ -65,6 +65,17 @@ def describe_fds(pid, port):
                     states[fields[9]] = (int(fields[1].rsplit(":", 1)[1], 16), fields[3])
         except OSError:
             pass
+    for table in ("udp", "udp6", "unix", "netlink"):
+        try:
+            with open(f"/proc/{pid}/net/{table}") as f:
+                next(f)
+                for line in f:
+                    fields = line.split()
+                    inode = fields[6] if table == "unix" else \
+                        (fields[9] if table.startswith("udp") else fields[9])
+                    states.setdefault(inode, (table, 0))
+        except (OSError, IndexError):
+            pass
     kinds = {}
     for fd in os.listdir(f"/proc/{pid}/fd"):
         try:
@@ -73,29 +84,17 @@ def describe_fds(pid, port):
             continue
         if target.startswith("socket:["):
             inode = target[8:-1]
-            kind = "tcp:%d:%s" % states[inode] if inode in states else "socket"
+            known = states.get(inode)
+            if known is None:
+                kind = "socket"
+            elif isinstance(known[0], int):
+                kind = "tcp:%d:%s" % known
+            else:
+                kind = known[0]
         else:
             kind = target.split(":")[0]
         kinds[kind] = kinds.get(kind, 0) + 1
     return kinds
-
-
-def close_wait(pid, port):
-    """HTTP connections the client closed and the gateway did not: TCP state
-    CLOSE_WAIT (08) on the gateway's HTTP port."""
-    count = 0
-    for table in ("tcp", "tcp6"):
-        try:
-            with open(f"/proc/{pid}/net/{table}") as f:
-                next(f)
-                for line in f:
-                    fields = line.split()
-                    local_port = int(fields[1].rsplit(":", 1)[1], 16)
-                    if local_port == port and fields[3] == "08":
-                        count += 1
-        except OSError:
-            pass
-    return count
 
 
 class Gateway:
@@ -310,8 +309,11 @@ def main():
             problems.append(f"{gw.metric('moat_sessions'):.0f} sessions left after hang-up")
         time.sleep(2)
         end_fds = fd_count(gw.process.pid)
-        http_close_wait = close_wait(gw.process.pid, gw.http_port)
         end_kinds = describe_fds(gw.process.pid, gw.http_port)
+        # TCP connections the client closed (CLOSE_WAIT on the HTTP port) or
+        # reset (closed sockets in no table) that the gateway still holds.
+        http_close_wait = end_kinds.get(f"tcp:{gw.http_port}:08", 0) + \
+            end_kinds.get("socket", 0) - idle_kinds.get("socket", 0)
         datachannel_memory = gw.metric("moat_datachannel_memory_bytes")
     finally:
         sampler.stopping.set()
@@ -332,9 +334,9 @@ def main():
     if rss_end - rss_start > allowed:
         problems.append(f"resident memory grew {rss_start:.0f} -> {rss_end:.0f} MiB "
                         f"(allowed +{allowed:.0f})")
-    # Every other descriptor (UDP sockets, epoll, eventfd, timerfd, files)
-    # must be back where it was; HTTP keep-alive connections the clients
-    # closed but the gateway did not are counted apart.
+    # Every other descriptor (UDP media sockets, epoll, eventfd, timerfd,
+    # files) must be back where it was; HTTP keep-alive connections the
+    # clients closed but the gateway did not are counted apart.
     if end_fds - http_close_wait > idle_fds + 2:
         problems.append(f"file descriptors {idle_fds} idle -> {end_fds} after the run "
                         f"({http_close_wait} of them HTTP connections in CLOSE_WAIT); "
