@@ -79,7 +79,8 @@ static const option_spec options[] = {
      1000000, "floor of that verification budget, packets per second"},
     {"prefilter", "legacy_budget_factor", "legacy-budget-factor", OPTION_DOUBLE,
      FIELD(legacy_budget_factor), "2.0", 0, 0,
-     "peers without SRTP+: HMAC work per stream bounded to this multiple of its learned rate"},
+     "peers without SRTP+, worker overloaded: a flooded stream keeps at least this multiple of its "
+     "learned rate, admitted with one chance for every packet"},
 };
 
 #define OPTION_COUNT (sizeof options / sizeof options[0])
