@@ -18,11 +18,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#define BATCH        64
-#define SLICE_NS     100000ull
-#define MAX_SIZE     1400
-#define MAX_SECONDS  60.0
-#define MAX_PACKETS  20000000ull
+#define BATCH       64
+#define SLICE_NS    100000ull
+#define MAX_SIZE    1400
+#define MAX_SECONDS 60.0
+#define MAX_PACKETS 20000000ull
 
 typedef struct {
     struct in_addr src, dst;
@@ -50,8 +50,13 @@ static int allowed(struct in_addr address)
 
 static int parse(int argc, char **argv, options *o)
 {
-    *o = (options){.seq_base = -1, .seq_rate = 50, .rate = 20000, .seconds = 3, .ahead = 24,
-                   .size = 172, .cpu = -1};
+    *o = (options){.seq_base = -1,
+                   .seq_rate = 50,
+                   .rate = 20000,
+                   .seconds = 3,
+                   .ahead = 24,
+                   .size = 172,
+                   .cpu = -1};
     for (int i = 1; i + 1 < argc; i += 2) {
         const char *k = argv[i], *v = argv[i + 1];
         if (!strcmp(k, "--src") && inet_pton(AF_INET, v, &o->src) == 1)
@@ -147,13 +152,17 @@ int main(int argc, char **argv)
                                                   .msg_iovlen = 1}};
     }
     uint64_t start = now_ns(), end = start + (uint64_t)(o.seconds * 1e9), sent = 0, failed = 0;
-    for (uint64_t slice = start; slice < end && sent < MAX_PACKETS; slice += SLICE_NS) {
+    for (uint64_t slice = start; sent < MAX_PACKETS; slice += SLICE_NS) {
         uint64_t t = now_ns();
+        if (t >= end)
+            break; /* a sender that cannot keep up still stops on time */
         if (t < slice) {
             struct timespec pause = {0, (long)(slice - t)};
             nanosleep(&pause, NULL);
             t = slice;
         }
+        if (slice + SLICE_NS < t)
+            slice = t; /* behind: pace from now on */
         double elapsed = (t - start) / 1e9;
         uint64_t due = (uint64_t)(elapsed * o.rate);
         while (sent < due) {

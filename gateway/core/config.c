@@ -100,7 +100,8 @@ static const option_spec options[] = {
      1000000, "floor of that verification budget, packets per second"},
     {"prefilter", "legacy_budget_factor", "legacy-budget-factor", OPTION_DOUBLE,
      FIELD(legacy_budget_factor), "2.0", 0, 0,
-     "peers without SRTP+: HMAC work per stream bounded to this multiple of its learned rate"},
+     "peers without SRTP+, worker overloaded: a flooded stream keeps at least this multiple of its "
+     "learned rate, admitted with one chance for every packet"},
     {"limits", "datachannel_session_bytes", "datachannel-session-bytes", OPTION_INT,
      FIELD(datachannel_session_bytes), "16777216", 4194304, 1073741824,
      "data-channel memory of one session (SCTP buffers and queued messages); more is refused"},

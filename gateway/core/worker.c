@@ -63,6 +63,7 @@ struct moat_worker {
     struct moat_data_limits_s *data_limits;
     moat_load_monitor load;
     moat_kernel_filter *kernel; /* NULL: the user-space prefilter works alone */
+    bool polling; /* the socket is read on a timer (load_monitor.h) */
 
     GHashTable *sessions_by_id;    /* id -> session (owned) */
     GHashTable *sessions_by_ufrag; /* local ufrag -> session */
@@ -544,6 +545,17 @@ moat_session *moat_worker_session_by_ufrag(moat_worker *worker, const char *ufra
     return g_hash_table_lookup(worker->sessions_by_ufrag, ufrag);
 }
 
+/* Interrupt moderation: in polling mode the socket leaves the epoll set and
+ * is drained every MOAT_LOAD_POLL_SLICE_US, one wake-up for many datagrams. */
+static void set_polling(moat_worker *worker, bool polling)
+{
+    if (polling == worker->polling)
+        return;
+    struct epoll_event event = {.events = polling ? 0 : EPOLLIN, .data.fd = worker->socket_fd};
+    if (epoll_ctl(worker->epoll_fd, EPOLL_CTL_MOD, worker->socket_fd, &event) == 0)
+        worker->polling = polling;
+}
+
 static void tick_sessions(moat_worker *worker)
 {
     uint64_t expirations;
@@ -558,6 +570,7 @@ static void tick_sessions(moat_worker *worker)
         moat_socket_load socket = moat_socket_load_read(worker->socket_fd);
         if (moat_load_monitor_tick(&worker->load, &socket))
             moat_counter_add(&worker->counters.overloaded_ticks, 1);
+        set_polling(worker, moat_load_monitor_polling(&worker->load));
     }
     GList *sessions = g_hash_table_get_values(worker->sessions_by_id);
     for (GList *it = sessions; it; it = it->next) {
@@ -584,8 +597,11 @@ static void *worker_main(void *arg)
     pthread_setname_np(pthread_self(), name);
     struct epoll_event events[4];
     while (worker->running) {
-        int n = epoll_wait(worker->epoll_fd, events, 4, -1);
+        struct timespec slice = {0, MOAT_LOAD_POLL_SLICE_US * 1000L};
+        int n = epoll_pwait2(worker->epoll_fd, events, 4, worker->polling ? &slice : NULL, NULL);
         worker->now_us = monotonic_us();
+        if (worker->polling)
+            moat_worker_receive(worker, worker->socket_fd, &worker->receive);
         for (int i = 0; i < n; i++) {
             int fd = events[i].data.fd;
             if (fd == worker->socket_fd)

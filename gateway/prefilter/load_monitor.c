@@ -28,22 +28,38 @@ void moat_load_monitor_note_wake(moat_load_monitor *monitor, unsigned datagrams,
         monitor->backlogged_wakes++;
 }
 
+static void update_polling(moat_load_monitor *monitor)
+{
+    uint64_t per_tick = monitor->datagrams - monitor->datagrams_at_tick;
+    monitor->datagrams_at_tick = monitor->datagrams;
+    if (!monitor->polling && per_tick >= MOAT_LOAD_POLL_ON_PER_TICK)
+        monitor->polling = true;
+    else if (monitor->polling && per_tick <= MOAT_LOAD_POLL_OFF_PER_TICK)
+        monitor->polling = false;
+}
+
 bool moat_load_monitor_tick(moat_load_monitor *monitor, const moat_socket_load *socket)
 {
-    bool overloaded = monitor->backlogged_wakes > 0;
+    update_polling(monitor);
+    /* Shedding loses packets that would otherwise only be late: it engages
+     * only when the queue is on its way to overflowing, not when a wake-up
+     * merely found a backlog (a worker descheduled for a few milliseconds). */
+    bool backlogged = monitor->backlogged_wakes > 0;
     monitor->backlogged_wakes = 0;
+    bool overloaded = false;
     if (socket->valid) {
+        uint32_t quarter = socket->buffer_bytes / 4;
+        bool filling = socket->buffer_bytes && socket->queued_bytes > quarter;
         /* sk_drops also counts what a socket filter (eBPF) dropped, which
-         * costs the worker nothing: kernel drops mean overload only while
-         * the queue is also filling. */
-        if (monitor->drops_known && socket->drops > monitor->kernel_drops &&
-            socket->queued_bytes > socket->buffer_bytes / 8)
-            overloaded = true;
+         * costs the worker nothing: drops mean overload only while the queue
+         * is also filling. */
+        bool dropping = monitor->drops_known && socket->drops > monitor->kernel_drops;
         monitor->kernel_drops = socket->drops;
         monitor->drops_known = true;
-        /* A queue a quarter full at a tick is one the worker is not keeping up with. */
-        if (socket->buffer_bytes && socket->queued_bytes > socket->buffer_bytes / 4)
-            overloaded = true;
+        overloaded = (filling && (backlogged || dropping)) ||
+                     (socket->buffer_bytes && socket->queued_bytes > 2 * quarter);
+    } else {
+        overloaded = backlogged;
     }
     if (overloaded) {
         monitor->overloaded_ticks++;

@@ -1,7 +1,8 @@
 /* Whether a worker is genuinely overloaded, from what the worker itself sees:
- * wake-ups that end with the socket still not drained (full batches up to the
- * per-wake cap), the socket's receive-queue depth and the kernel's count of
- * datagrams it dropped for a full queue (SO_MEMINFO). Its output is the
+ * the socket's receive-queue depth (SO_MEMINFO), corroborated by wake-ups
+ * that end with the socket still not drained (full batches up to the
+ * per-wake cap) or by the kernel's count of dropped datagrams: overloaded
+ * when the queue is over half full, or over a quarter full and growing. Its output is the
  * admission chance the worker can afford for packets of flooded streams
  * (stream_guard.h): full while the worker keeps up; cut multiplicatively on
  * each tick that shows overload, raised additively on each calm one, so it
@@ -20,7 +21,17 @@ typedef struct {
     uint64_t kernel_drops; /* last SK_MEMINFO_DROPS seen */
     bool drops_known;
     uint64_t overloaded_ticks;
+    uint64_t datagrams_at_tick; /* datagrams when the last tick ran */
+    bool polling;               /* read the socket on a timer, not per arrival */
 } moat_load_monitor;
+
+/* Interrupt moderation: above this many datagrams per tick (10 ms) the
+ * worker stops waking up per arrival and reads the socket every
+ * MOAT_LOAD_POLL_SLICE_US instead (a flood arrives spread out, so waking per
+ * arrival costs a wake-up per few packets); below the lower mark it goes back. */
+#define MOAT_LOAD_POLL_ON_PER_TICK  50
+#define MOAT_LOAD_POLL_OFF_PER_TICK 20
+#define MOAT_LOAD_POLL_SLICE_US     250
 
 /* What the socket reported at a tick. */
 typedef struct {
@@ -37,6 +48,11 @@ void moat_load_monitor_note_wake(moat_load_monitor *monitor, unsigned datagrams,
 /* Timer tick; returns true when this tick saw overload. */
 bool moat_load_monitor_tick(moat_load_monitor *monitor, const moat_socket_load *socket);
 uint32_t moat_load_monitor_chance(const moat_load_monitor *monitor);
+/* Whether the worker should poll its socket on a timer (updated each tick). */
+static inline bool moat_load_monitor_polling(const moat_load_monitor *monitor)
+{
+    return monitor->polling;
+}
 /* Reads SO_MEMINFO of a socket (one syscall). */
 moat_socket_load moat_socket_load_read(int fd);
 

@@ -21,7 +21,11 @@ static void test_backlog_cuts_then_recovers(void)
     moat_load_monitor monitor;
     moat_load_monitor_init(&monitor);
     moat_socket_load socket = {.buffer_bytes = 1 << 20, .valid = true};
-    /* Wake-ups that end with the socket not drained. */
+    /* A backlog alone (the worker was descheduled a moment) is no overload. */
+    moat_load_monitor_note_wake(&monitor, 1024, false);
+    g_assert_false(moat_load_monitor_tick(&monitor, &socket));
+    /* Wake-ups that end with the socket not drained, the queue filling. */
+    socket.queued_bytes = socket.buffer_bytes / 3;
     for (int tick = 0; tick < 5; tick++) {
         moat_load_monitor_note_wake(&monitor, 1024, false);
         g_assert_true(moat_load_monitor_tick(&monitor, &socket));
@@ -29,8 +33,8 @@ static void test_backlog_cuts_then_recovers(void)
     uint32_t cut = moat_load_monitor_chance(&monitor);
     g_assert_cmpuint(cut, <, MOAT_GUARD_CHANCE_ALL / 3);
     g_assert_cmpuint(cut, >, 0);
-    /* A deep queue at a tick is overload too. */
-    socket.queued_bytes = socket.buffer_bytes / 2;
+    /* A queue over half full at a tick is overload on its own. */
+    socket.queued_bytes = socket.buffer_bytes / 2 + 1;
     g_assert_true(moat_load_monitor_tick(&monitor, &socket));
     /* Calm again: the chance climbs back to certainty. */
     socket.queued_bytes = 0;
@@ -51,8 +55,31 @@ static void test_filter_drops_are_no_overload(void)
     }
     /* Drops with a filling queue are. */
     socket.drops += 1000;
-    socket.queued_bytes = socket.buffer_bytes / 5;
+    socket.queued_bytes = socket.buffer_bytes / 3;
     g_assert_true(moat_load_monitor_tick(&monitor, &socket));
+}
+
+static void test_polling_follows_the_arrival_rate(void)
+{
+    moat_load_monitor monitor;
+    moat_load_monitor_init(&monitor);
+    moat_socket_load socket = {.buffer_bytes = 1 << 20, .valid = true};
+    /* A call's few packets per tick: woken per arrival. */
+    moat_load_monitor_note_wake(&monitor, 2, true);
+    moat_load_monitor_tick(&monitor, &socket);
+    g_assert_false(moat_load_monitor_polling(&monitor));
+    /* A flood spread over many wake-ups of a few datagrams each: polling. */
+    for (int i = 0; i < 100; i++)
+        moat_load_monitor_note_wake(&monitor, 2, true);
+    moat_load_monitor_tick(&monitor, &socket);
+    g_assert_true(moat_load_monitor_polling(&monitor));
+    /* Between the marks it stays; below the lower one it goes back. */
+    moat_load_monitor_note_wake(&monitor, MOAT_LOAD_POLL_OFF_PER_TICK + 5, true);
+    moat_load_monitor_tick(&monitor, &socket);
+    g_assert_true(moat_load_monitor_polling(&monitor));
+    moat_load_monitor_note_wake(&monitor, 3, true);
+    moat_load_monitor_tick(&monitor, &socket);
+    g_assert_false(moat_load_monitor_polling(&monitor));
 }
 
 int main(int argc, char **argv)
@@ -61,5 +88,6 @@ int main(int argc, char **argv)
     g_test_add_func("/load-monitor/calm", test_calm_worker_admits_everything);
     g_test_add_func("/load-monitor/backlog", test_backlog_cuts_then_recovers);
     g_test_add_func("/load-monitor/filter-drops", test_filter_drops_are_no_overload);
+    g_test_add_func("/load-monitor/polling", test_polling_follows_the_arrival_rate);
     return g_test_run();
 }
