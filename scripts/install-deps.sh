@@ -13,6 +13,8 @@ mkdir -p "$stamp_dir"
 #  libsoup-3.0-dev   HTTP/WHIP/WebSocket on the GLib main loop of the control thread
 #  libjansson-dev    JSON API bodies
 #  libusrsctp-dev    SCTP over DTLS (AF_CONN) for data channels
+#  libbpf-dev, bpftool  the kernel prefilter: libbpf loads the eBPF socket filter
+#                    (clang compiles it), bpftool embeds it as a skeleton header
 #  chromium, simple-whip-client, coturn, redis-server: independent real peers for tests
 #  janus             Janus 1.1.2 echotest: the same-run baseline of bench/paced
 debian_packages=(
@@ -23,7 +25,7 @@ debian_packages=(
   gstreamer1.0-tools gstreamer1.0-plugins-base gstreamer1.0-plugins-good
   gstreamer1.0-plugins-bad gstreamer1.0-nice libgstreamer1.0-dev
   python3-venv python3-dev libavdevice-dev libavfilter-dev libopus-dev libvpx-dev
-  libsrtp2-1 curl ca-certificates zlib1g-dev
+  libsrtp2-1 curl ca-certificates zlib1g-dev libbpf-dev bpftool
   janus
 )
 missing=()

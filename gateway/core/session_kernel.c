@@ -78,13 +78,14 @@ static void publish_stream(const moat_session *session, moat_kf_state *state, in
     uint64_t highest;
     if (entry < 0 || !highest_of(session, ssrc, &highest))
         return;
-    moat_kf_state_set_highest(state, slot, entry, highest);
+    bool advanced = moat_kf_state_set_highest(state, slot, entry, highest);
     if (scheme == MOAT_KF_SCHEME_PRN) {
         struct srtpplus_window_view window;
         if (srtpplus_receiver_rtp_window(session->srtpplus_rx, ssrc, &window))
             moat_kf_state_export_window(state, slot, entry, window.tags, window.mask, window.lo,
                                         window.hi);
-    } else if (scheme == MOAT_KF_SCHEME_CHAIN) {
+    } else if (scheme == MOAT_KF_SCHEME_CHAIN && advanced) {
+        /* Tags are learned as the stream advances: nothing new otherwise. */
         export_chain(session, state, slot, entry, ssrc, highest);
     }
 }

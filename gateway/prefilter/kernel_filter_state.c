@@ -152,15 +152,18 @@ int moat_kf_state_ssrc(moat_kf_state *state, int slot, uint32_t ssrc)
     return (int)n;
 }
 
-void moat_kf_state_set_highest(moat_kf_state *state, int slot, int entry, uint64_t highest)
+bool moat_kf_state_set_highest(moat_kf_state *state, int slot, int entry, uint64_t highest)
 {
     if (slot < 0 || slot >= MOAT_KF_MAX_SESSIONS || entry < 0 || entry >= MOAT_KF_SESSION_SSRCS)
-        return;
+        return false;
     struct moat_kf_ssrc *ssrc = &state->shared.sessions[slot].ssrcs[entry];
+    if ((ssrc->flags & MOAT_KF_SSRC_HAS_HIGHEST) && ssrc->highest == highest)
+        return false;
     store64(&ssrc->highest, highest);
     if (!(ssrc->flags & MOAT_KF_SSRC_HAS_HIGHEST))
         __atomic_store_n(&ssrc->flags, (moat_kf_u16)(ssrc->flags | MOAT_KF_SSRC_HAS_HIGHEST),
                          __ATOMIC_RELEASE);
+    return true;
 }
 
 void moat_kf_state_put_tag(moat_kf_state *state, int slot, int entry, uint64_t index, uint32_t tag)

@@ -68,7 +68,9 @@ void moat_kf_state_release(moat_kf_state *state, int slot);
 void moat_kf_state_publish(moat_kf_state *state, int slot, const moat_kf_session_view *view);
 /* The entry of an allowed SSRC, added when missing; -1 when the list is full. */
 int moat_kf_state_ssrc(moat_kf_state *state, int slot, uint32_t ssrc);
-void moat_kf_state_set_highest(moat_kf_state *state, int slot, int entry, uint64_t highest);
+/* Publishes the highest authenticated index; false when it was already so
+ * (nothing new to export). */
+bool moat_kf_state_set_highest(moat_kf_state *state, int slot, int entry, uint64_t highest);
 /* Expected tag of RTP index `index` (no-op for a stream without a ring). */
 void moat_kf_state_put_tag(moat_kf_state *state, int slot, int entry, uint64_t index, uint32_t tag);
 bool moat_kf_state_get_tag(const moat_kf_state *state, int slot, int entry, uint64_t index,

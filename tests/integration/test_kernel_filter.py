@@ -141,3 +141,39 @@ def test_kernel_on_without_cap_bpf_refuses_to_start(tmp_path):
         capture_output=True, text=True, timeout=20)
     assert result.returncode != 0
     assert "[prefilter] kernel = on" in result.stdout + result.stderr
+
+
+def global_ipv6_address():
+    """A non-loopback, non-link-local IPv6 address of this host, or None."""
+    out = subprocess.run(["ip", "-6", "-o", "addr", "show", "scope", "global"],
+                         capture_output=True, text=True).stdout
+    for line in out.splitlines():
+        fields = line.split()
+        if "inet6" in fields:
+            return fields[fields.index("inet6") + 1].split("/")[0]
+    return None
+
+
+@pytest.mark.parametrize("family", ["ipv4", "ipv6"])
+def test_legitimate_call_passes_an_always_enforcing_filter(family):
+    """aiortc (no SRTP+: SSRC and index window checked in the kernel) with the
+    prefilter always enforcing: media flows both ways, the kernel drops
+    nothing. Over IPv6 the filter reads the source from the IPv6 header."""
+    from aiortc_peer import echo_call
+    import asyncio
+    address = "127.0.0.1" if family == "ipv4" else global_ipv6_address()
+    if address is None:
+        pytest.skip("no global IPv6 address on this host")
+    gateway = Gateway(workers=1, extra_args=("--candidate-addresses", address,
+                                             "--prefilter-mode", "always",
+                                             "--prefilter-kernel", "on"))
+    try:
+        result = asyncio.run(echo_call(gateway.base, 3))
+        assert result["sent_audio"] > 100
+        m = gateway.metrics()
+        assert m["moat_rtp_packets_received_total"] > 200
+        assert sum(kernel_drops(gateway).values()) == 0, kernel_drops(gateway)
+        selected = [line for line in gateway.log_text().splitlines() if "selected pair" in line]
+        assert selected and (("[::ffff:" in selected[0]) == (family == "ipv4")), selected
+    finally:
+        assert gateway.stop() == 0

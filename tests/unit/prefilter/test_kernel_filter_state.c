@@ -77,7 +77,8 @@ static void test_ssrcs_and_rings(void)
     g_assert_cmpuint(f->sessions[a].n_ssrcs, ==, MOAT_KF_SESSION_SSRCS);
     g_assert_cmpuint(f->sessions[a].ssrcs[3].ring, <, MOAT_KF_MAX_RINGS);
     g_assert_cmpuint(f->sessions[a].ssrcs[3].flags, ==, 0);
-    moat_kf_state_set_highest(&f->state, a, 3, 70000);
+    g_assert_true(moat_kf_state_set_highest(&f->state, a, 3, 70000));
+    g_assert_false(moat_kf_state_set_highest(&f->state, a, 3, 70000));
     g_assert_cmpuint(f->sessions[a].ssrcs[3].flags, ==, MOAT_KF_SSRC_HAS_HIGHEST);
     g_assert_cmpuint(f->sessions[a].ssrcs[3].highest, ==, 70000);
 
