@@ -342,6 +342,7 @@ void moat_session_restart_ice(moat_session *session, const char *local_ufrag, co
 {
     /* The old ufrag keeps answering until the peer's first check with the new
      * one, so media never stops during the restart; DTLS and SRTP are kept. */
+    moat_ice_pairs_restart(&session->pairs);
     if (session->previous_local_ufrag[0])
         moat_worker_unbind_ufrag(session->worker, session->previous_local_ufrag, session);
     g_strlcpy(session->previous_local_ufrag, session->local_ufrag,
@@ -354,7 +355,6 @@ void moat_session_restart_ice(moat_session *session, const char *local_ufrag, co
     g_strlcpy(session->remote_ufrag, remote_ufrag, sizeof session->remote_ufrag);
     g_strlcpy(session->remote_pwd, remote_pwd, sizeof session->remote_pwd);
     moat_worker_bind_ufrag(session->worker, session->local_ufrag, session);
-    moat_ice_pairs_restart(&session->pairs);
     moat_log_info("session", "session %s: ICE restart", session->id);
 }
 
