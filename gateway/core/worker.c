@@ -207,25 +207,6 @@ moat_counters *moat_worker_counters_mut(moat_worker *worker)
     return &worker->counters;
 }
 
-moat_ice_checker *moat_worker_ice_checker(moat_worker *worker)
-{
-    return worker->ice_checker;
-}
-
-void moat_worker_set_prefilter(moat_worker *worker, const moat_prefilter_settings *settings)
-{
-    worker->prefilter = settings;
-    moat_detector_config config = {
-        .mode = settings->mode,
-        .hold_ms = settings->hold_ms,
-        .rate_factor = settings->rate_factor,
-        .min_excess_pps = settings->worker_min_excess_pps,
-        .auth_failures_per_s = settings->worker_failures_per_s,
-        .declared_pps = 0,
-    };
-    moat_detector_init(&worker->detector, &config, 0);
-}
-
 void moat_worker_set_candidates(moat_worker *worker, const struct in6_addr *addresses,
                                 const uint32_t *priorities, size_t n)
 {
@@ -245,6 +226,25 @@ uint32_t moat_worker_local_priority(const moat_worker *worker, const struct in6_
     /* Not announced (a 1:1 NAT's private side, a wildcard test setup): every
      * such pair ranks by the peer's priority alone. */
     return (126u << 24) | 255u; /* host, local preference 0, component 1 */
+}
+
+moat_ice_checker *moat_worker_ice_checker(moat_worker *worker)
+{
+    return worker->ice_checker;
+}
+
+void moat_worker_set_prefilter(moat_worker *worker, const moat_prefilter_settings *settings)
+{
+    worker->prefilter = settings;
+    moat_detector_config config = {
+        .mode = settings->mode,
+        .hold_ms = settings->hold_ms,
+        .rate_factor = settings->rate_factor,
+        .min_excess_pps = settings->worker_min_excess_pps,
+        .auth_failures_per_s = settings->worker_failures_per_s,
+        .declared_pps = 0,
+    };
+    moat_detector_init(&worker->detector, &config, 0);
 }
 
 bool moat_worker_enforcing(const moat_worker *worker)
