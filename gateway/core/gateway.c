@@ -223,8 +223,8 @@ int moat_gateway_start(moat_gateway *gateway, char *error, size_t error_size)
                             (uint16_t)(gateway->config.media_port + (int)i), error, error_size);
         if (!gateway->workers[i])
             return -1;
-        moat_worker_set_prefilter(gateway->workers[i], &gateway->prefilter);
         set_worker_candidates(gateway, gateway->workers[i]);
+        moat_worker_set_prefilter(gateway->workers[i], &gateway->prefilter);
         moat_worker_set_data_limits(gateway->workers[i], &gateway->data_limits);
         gateway->n_workers = i + 1;
     }

@@ -406,6 +406,7 @@ void moat_session_restart_ice(moat_session *session, const char *local_ufrag, co
 {
     /* The old ufrag keeps answering until the peer's first check with the new
      * one, so media never stops during the restart; DTLS and SRTP are kept. */
+    moat_ice_pairs_restart(&session->pairs);
     if (session->previous_local_ufrag[0])
         moat_worker_unbind_ufrag(session->worker, session->previous_local_ufrag, session);
     g_strlcpy(session->previous_local_ufrag, session->local_ufrag,

@@ -5,7 +5,6 @@
 #include "core/packet_info.h"
 #include "core/worker_receive.h"
 #include "core/log.h"
-#include "ice/ice_candidates.h"
 #include "prefilter/load_monitor.h"
 #include "ice/ice_checker.h"
 #include "prefilter/kernel_filter.h"
@@ -221,6 +220,27 @@ const moat_counters *moat_worker_counters(const moat_worker *worker)
 moat_counters *moat_worker_counters_mut(moat_worker *worker)
 {
     return &worker->counters;
+}
+
+void moat_worker_set_candidates(moat_worker *worker, const struct in6_addr *addresses,
+                                const uint32_t *priorities, size_t n)
+{
+    if (n > MOAT_WORKER_MAX_CANDIDATES)
+        n = MOAT_WORKER_MAX_CANDIDATES;
+    memcpy(worker->candidate_addresses, addresses, n * sizeof *addresses);
+    memcpy(worker->candidate_priorities, priorities, n * sizeof *priorities);
+    worker->n_candidates = n;
+}
+
+uint32_t moat_worker_local_priority(const moat_worker *worker, const struct in6_addr *local)
+{
+    for (size_t i = 0; i < worker->n_candidates; i++) {
+        if (memcmp(&worker->candidate_addresses[i], local, sizeof *local) == 0)
+            return worker->candidate_priorities[i];
+    }
+    /* Not announced (a 1:1 NAT's private side, a wildcard test setup): every
+     * such pair ranks by the peer's priority alone. */
+    return (126u << 24) | 255u; /* host, local preference 0, component 1 */
 }
 
 moat_ice_checker *moat_worker_ice_checker(moat_worker *worker)
@@ -512,27 +532,6 @@ void moat_worker_unbind_tuple(moat_worker *worker, const struct sockaddr_in6 *re
     g_hash_table_remove(worker->sessions_by_tuple, remote);
     if (worker->kernel)
         moat_kernel_filter_unbind_tuple(worker->kernel, remote);
-}
-
-void moat_worker_set_candidates(moat_worker *worker, const struct in6_addr *addresses,
-                                const uint32_t *priorities, size_t n)
-{
-    if (n > MOAT_WORKER_MAX_CANDIDATES)
-        n = MOAT_WORKER_MAX_CANDIDATES;
-    memcpy(worker->candidate_addresses, addresses, n * sizeof *addresses);
-    memcpy(worker->candidate_priorities, priorities, n * sizeof *priorities);
-    worker->n_candidates = n;
-}
-
-uint32_t moat_worker_local_priority(const moat_worker *worker, const struct in6_addr *local)
-{
-    for (size_t i = 0; i < worker->n_candidates; i++) {
-        if (memcmp(&worker->candidate_addresses[i], local, sizeof *local) == 0)
-            return worker->candidate_priorities[i];
-    }
-    /* Not announced (a 1:1 NAT's private side, a wildcard test setup): every
-     * such pair ranks by the peer's priority alone. */
-    return moat_ice_host_priority(0, 1);
 }
 
 moat_session *moat_worker_session_by_tuple(moat_worker *worker, const struct sockaddr_in6 *remote)

@@ -29,18 +29,20 @@ typedef struct {
     bool attack[ATTACK_KIND_COUNT];
     double class_rate[ATTACK_KIND_COUNT]; /* pps, from --rate or KIND:PPS */
     bool any_attack;
-    double ramp_s;          /* 0: no ramp */
-    double ramp_step;       /* pps added per class at every ramp step */
-    uint64_t count;         /* per class, 0: unbounded */
-    unsigned batch;         /* sendmmsg batch */
-    double attack_after_s;  /* attacks start this long after the media */
-    double attack_for_s;    /* and last this long; 0: until the end */
-    double migrate_after_s; /* address migration this long after the media starts */
-    const char *migrate_to; /* ... to this local address; NULL: no migration */
-    bool migrate_restart;   /* ... through an ICE restart (WHIP PATCH) */
-    double jitter;          /* legitimate frames: send time jitter, fraction of the interval */
-    uint32_t forge_ahead;   /* forged sequence numbers: this far ahead of the live stream */
-    uint32_t forge_spread;  /* ... spread over this many numbers */
+    double ramp_s;         /* 0: no ramp */
+    double ramp_step;      /* pps added per class at every ramp step */
+    uint64_t count;        /* per class, 0: unbounded */
+    unsigned batch;        /* sendmmsg batch */
+    double attack_after_s; /* attacks start this long after the media */
+    double attack_for_s;   /* and last this long; 0: until the end */
+    double jitter;         /* legitimate frames: send time jitter, fraction of the interval */
+    uint32_t forge_ahead;  /* forged sequence numbers: this far ahead of the live stream */
+    uint32_t forge_spread; /* ... spread over this many numbers */
+
+    /* Address migration (a network handover) */
+    double migrate_after_s; /* this long after the media starts */
+    const char *migrate_to; /* to this local address; NULL: no migration */
+    bool migrate_restart;   /* through an ICE restart (WHIP PATCH) */
 
     /* Bounds and safety */
     double duration_s;

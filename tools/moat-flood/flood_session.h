@@ -44,8 +44,9 @@ typedef struct {
     moat_dtls_context *dtls_context;
     const char *fingerprint; /* our certificate's sha-256 */
     whip_client *http;
-    timeline *timeline;                    /* NULL until the run starts */
-    const struct sockaddr_in6 *bind_local; /* sessions' local address; NULL: any */
+    timeline *timeline; /* NULL until the run starts */
+    /* The sessions' local address; NULL: any. */
+    const struct sockaddr_in6 *bind_local;
 } flood_session_env;
 
 typedef struct {
@@ -71,7 +72,6 @@ typedef struct {
     /* Regular nomination (RFC 8445 §8.1.1): every pair is checked, then the
      * highest-priority pair that answered is nominated. */
     bool answered[FLOOD_SESSION_MAX_REMOTES];
-    struct sockaddr_storage answered_mapped[FLOOD_SESSION_MAX_REMOTES];
     uint64_t checks_started_us; /* 0 until the first check is sent */
     uint64_t first_answer_us;   /* 0 until a check succeeds */
     int nominated;              /* index in remotes, -1 before nomination */

@@ -148,10 +148,7 @@ static void on_success(flood_session *s, int index, const struct sockaddr_storag
                        uint64_t now_us)
 {
     if (s->state == FLOOD_SESSION_CHECKING && s->nominated < 0) {
-        if (!s->answered[index]) {
-            s->answered[index] = true;
-            s->answered_mapped[index] = *mapped;
-        }
+        s->answered[index] = true;
         if (s->first_answer_us == 0)
             s->first_answer_us = now_us;
         maybe_nominate(s, now_us);
