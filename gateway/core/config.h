@@ -44,6 +44,13 @@ typedef struct {
     int budget_percent;
     int budget_min_pps;
     double legacy_budget_factor;
+    /* [turn] */
+    char *turn_uris;   /* comma-separated; empty: no TURN server handed out */
+    char *turn_secret; /* coturn REST API shared secret */
+    int turn_ttl_s;
+    /* [record] */
+    char *record_dir; /* empty: recording off */
+    bool record_all_sessions;
 } moat_config;
 
 /* Fills defaults. */

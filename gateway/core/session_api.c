@@ -1,6 +1,7 @@
 #include "core/session_api.h"
 
 #include "core/http_reply.h"
+#include "core/ice_servers.h"
 #include "core/stats_snapshot.h"
 
 #include <jansson.h>
@@ -35,6 +36,11 @@ void moat_session_api_handle(moat_gateway *gateway, SoupServerMessage *message, 
     if (strcmp(path, "/api/stats") == 0 && strcmp(method, "GET") == 0) {
         char *body = moat_stats_snapshot_json(gateway->stats);
         moat_http_reply(message, 200, "application/json", body, strlen(body));
+        return;
+    }
+    if (strcmp(path, "/api/ice-servers") == 0 && strcmp(method, "GET") == 0) {
+        reply_json(message, 200,
+                   moat_ice_servers_json(&gateway->config, g_get_real_time() / G_USEC_PER_SEC));
         return;
     }
     if (strcmp(path, "/api/plugins") == 0 && strcmp(method, "GET") == 0) {

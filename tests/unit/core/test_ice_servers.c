@@ -1,0 +1,74 @@
+/* TURN credentials in coturn's REST API scheme, the /api/ice-servers JSON
+ * and the RFC 9725 Link headers. The expected password was computed
+ * independently: base64(HMAC-SHA1("north", "1700000000:moat")). */
+#include "core/ice_servers.h"
+
+#include <glib.h>
+#include <string.h>
+
+static void test_credentials(void)
+{
+    moat_turn_credentials c;
+    g_assert_cmpint(moat_turn_credentials_make("north", NULL, 1699913600, 86400, &c), ==, 0);
+    g_assert_cmpstr(c.username, ==, "1700000000:moat");
+    g_assert_cmpstr(c.password, ==, "oiTWJ6G5ipsCJUiQH17dB3+Vn/4=");
+    g_assert_cmpint(moat_turn_credentials_make("", NULL, 1, 1, &c), ==, -1);
+}
+
+static void configure(moat_config *config, const char *uris)
+{
+    moat_config_init(config);
+    g_free(config->turn_uris);
+    config->turn_uris = g_strdup(uris);
+    g_free(config->turn_secret);
+    config->turn_secret = g_strdup("north");
+    config->turn_ttl_s = 86400;
+}
+
+static void test_json(void)
+{
+    moat_config config;
+    configure(&config, "turn:a.example:3478?transport=udp, ,turn:b.example:3478?transport=tcp");
+    json_t *value = moat_ice_servers_json(&config, 1699913600);
+    json_t *servers = json_object_get(value, "iceServers");
+    g_assert_cmpint(json_array_size(servers), ==, 1);
+    json_t *server = json_array_get(servers, 0);
+    g_assert_cmpint(json_array_size(json_object_get(server, "urls")), ==, 2);
+    g_assert_cmpstr(json_string_value(json_object_get(server, "username")), ==, "1700000000:moat");
+    g_assert_cmpstr(json_string_value(json_object_get(server, "credential")), ==,
+                    "oiTWJ6G5ipsCJUiQH17dB3+Vn/4=");
+    json_decref(value);
+    moat_config_clear(&config);
+
+    configure(&config, "");
+    value = moat_ice_servers_json(&config, 1699913600);
+    g_assert_cmpint(json_array_size(json_object_get(value, "iceServers")), ==, 0);
+    json_decref(value);
+    moat_config_clear(&config);
+}
+
+static void test_link_headers(void)
+{
+    moat_config config;
+    configure(&config, "turn:a.example:3478?transport=udp,turn:b.example:3478?transport=tcp");
+    SoupMessageHeaders *headers = soup_message_headers_new(SOUP_MESSAGE_HEADERS_RESPONSE);
+    moat_ice_servers_add_link_headers(&config, 1699913600, headers);
+    const char *links = soup_message_headers_get_list(headers, "Link");
+    g_assert_nonnull(links);
+    g_assert_nonnull(strstr(links, "<turn:a.example:3478?transport=udp>; rel=\"ice-server\"; "
+                                   "username=\"1700000000:moat\"; "
+                                   "credential=\"oiTWJ6G5ipsCJUiQH17dB3+Vn/4=\"; "
+                                   "credential-type=\"password\""));
+    g_assert_nonnull(strstr(links, "<turn:b.example:3478?transport=tcp>"));
+    soup_message_headers_unref(headers);
+    moat_config_clear(&config);
+}
+
+int main(int argc, char **argv)
+{
+    g_test_init(&argc, &argv, NULL);
+    g_test_add_func("/ice_servers/credentials", test_credentials);
+    g_test_add_func("/ice_servers/json", test_json);
+    g_test_add_func("/ice_servers/link_headers", test_link_headers);
+    return g_test_run();
+}
