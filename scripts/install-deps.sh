@@ -13,7 +13,9 @@ mkdir -p "$stamp_dir"
 #  libsoup-3.0-dev   HTTP/WHIP/WebSocket on the GLib main loop of the control thread
 #  libjansson-dev    JSON API bodies
 #  libusrsctp-dev    SCTP over DTLS (AF_CONN) for data channels
+#  libgstreamer-plugins-base1.0-dev  the recorder (appsrc, off the packet path)
 #  chromium, simple-whip-client, coturn, redis-server: independent real peers for tests
+#  docker-compose    `docker-compose config -q` checks docker-compose.yml in make test
 debian_packages=(
   build-essential pkg-config meson ninja-build clang clang-format libclang-rt-14-dev
   llvm-14 libssl-dev libglib2.0-dev libnice-dev libsoup-3.0-dev libjansson-dev
@@ -23,6 +25,7 @@ debian_packages=(
   gstreamer1.0-plugins-bad gstreamer1.0-nice libgstreamer1.0-dev
   python3-venv python3-dev libavdevice-dev libavfilter-dev libopus-dev libvpx-dev
   libsrtp2-1 curl ca-certificates zlib1g-dev
+  libgstreamer-plugins-base1.0-dev gstreamer1.0-plugins-base-apps coturn docker-compose
 )
 missing=()
 for p in "${debian_packages[@]}"; do

@@ -256,7 +256,8 @@ int moat_config_validate(const moat_config *config, char *error, size_t error_si
     }
     bool has_turn = config->turn_uris && *config->turn_uris;
     if (has_turn && !(config->turn_secret && *config->turn_secret)) {
-        snprintf(error, error_size, "[turn] uris needs [turn] secret (coturn's static-auth-secret)");
+        snprintf(error, error_size,
+                 "[turn] uris needs [turn] secret (coturn's static-auth-secret)");
         return -1;
     }
     if (config->record_all_sessions && !(config->record_dir && *config->record_dir)) {

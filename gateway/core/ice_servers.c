@@ -57,10 +57,10 @@ json_t *moat_ice_servers_json(const moat_config *config, int64_t now_unix)
         json_t *urls = json_array();
         for (size_t i = 0; uris[i]; i++)
             json_array_append_new(urls, json_string(uris[i]));
-        json_array_append_new(servers, json_pack("{s:o, s:s, s:s, s:s}", "urls", urls, "username",
-                                                 credentials.username, "credential",
-                                                 credentials.password, "credentialType",
-                                                 "password"));
+        json_array_append_new(servers,
+                              json_pack("{s:o, s:s, s:s, s:s}", "urls", urls, "username",
+                                        credentials.username, "credential", credentials.password,
+                                        "credentialType", "password"));
     }
     g_strfreev(uris);
     return json_pack("{s:o, s:i}", "iceServers", servers, "ttl", config->turn_ttl_s);
@@ -71,8 +71,8 @@ void moat_ice_servers_add_link_headers(const moat_config *config, int64_t now_un
 {
     char **uris = turn_uris(config);
     moat_turn_credentials credentials;
-    if (uris && moat_turn_credentials_make(config->turn_secret, NULL, now_unix,
-                                           config->turn_ttl_s, &credentials) == 0) {
+    if (uris && moat_turn_credentials_make(config->turn_secret, NULL, now_unix, config->turn_ttl_s,
+                                           &credentials) == 0) {
         for (size_t i = 0; uris[i]; i++) {
             char *link = g_strdup_printf("<%s>; rel=\"ice-server\"; username=\"%s\"; "
                                          "credential=\"%s\"; credential-type=\"password\"",
