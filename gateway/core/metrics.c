@@ -1,5 +1,7 @@
 #include "core/metrics.h"
 
+#include "record/record_api.h"
+
 #include "core/counters.h"
 #include "core/stats_snapshot.h"
 
@@ -97,6 +99,7 @@ char *moat_metrics_render(moat_gateway *gateway)
             moat_drop_reason_name(reason),
             sum_field(gateway, offsetof(moat_counters, dropped) + sizeof(uint64_t) * reason));
     }
+    moat_record_api_metrics(out);
     if (gateway->stats)
         moat_stats_snapshot_prometheus(gateway->stats, out);
     g_string_append(out,

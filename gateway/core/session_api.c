@@ -3,6 +3,7 @@
 #include "core/http_reply.h"
 #include "core/ice_servers.h"
 #include "core/stats_snapshot.h"
+#include "record/record_api.h"
 
 #include <jansson.h>
 #include <string.h>
@@ -52,6 +53,17 @@ void moat_session_api_handle(moat_gateway *gateway, SoupServerMessage *message, 
                                             plugin->description ? plugin->description : ""));
         }
         reply_json(message, 200, json_pack("{s:o}", "plugins", plugins));
+        return;
+    }
+    if (g_str_has_prefix(path, "/api/sessions/") && g_str_has_suffix(path, "/recording")) {
+        char *id = g_strndup(path + strlen("/api/sessions/"),
+                             strlen(path) - strlen("/api/sessions/") - strlen("/recording"));
+        moat_session_record *record = moat_session_registry_find(gateway->sessions, id);
+        if (record)
+            moat_record_api_handle(gateway, message, record);
+        else
+            moat_http_reply_error(message, 404, "unknown_session", "no session \"%s\"", id);
+        g_free(id);
         return;
     }
     if (g_str_has_prefix(path, "/api/sessions/")) {

@@ -6,6 +6,7 @@
 #include "core/session.h"
 #include "dtls/certificate.h"
 #include "ice/ice_credentials.h"
+#include "record/record_api.h"
 
 #include <glib.h>
 #include <stdio.h>
@@ -196,6 +197,7 @@ void moat_whip_handle_offer(moat_gateway *gateway, SoupServerMessage *message,
         g_free(record);
         return;
     }
+    moat_record_api_session_created(gateway, session, record->id);
     moat_log_info("whip", "session %s: created on worker %u for plugin %s", record->id,
                   moat_worker_index(worker), plugin_name);
     char location[96];

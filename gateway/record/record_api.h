@@ -1,0 +1,24 @@
+/* Recording sessions from the API and the configuration:
+ * POST /api/sessions/<id>/recording starts one, DELETE stops it; with
+ * [record] all_sessions every new session records from its start. Control
+ * thread only. */
+#ifndef MOAT_RECORD_API_H
+#define MOAT_RECORD_API_H
+
+#include "core/gateway.h"
+
+#include <glib.h>
+#include <libsoup/soup.h>
+
+/* `record` is the session's registry entry. */
+void moat_record_api_handle(moat_gateway *gateway, SoupServerMessage *message,
+                            moat_session_record *record);
+/* A new session, before moat_session_start: records it when configured to. */
+void moat_record_api_session_created(moat_gateway *gateway, moat_session *session,
+                                     const char *session_id);
+/* Prometheus lines: moat_recordings_active, moat_record_dropped_packets_total. */
+void moat_record_api_metrics(GString *out);
+/* Shutdown, after the workers are gone: lets the open files finish. */
+void moat_record_api_stop(void);
+
+#endif
