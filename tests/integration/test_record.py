@@ -14,6 +14,7 @@ import urllib.request
 
 import aiohttp
 import pytest
+from aiortc import RTCRtpSender
 
 from aiortc_peer import echo_call
 from conftest import ROOT, Gateway
@@ -91,14 +92,28 @@ def test_api_recording_plays_with_audio_video_and_duration(recording_gateway):
     assert request(gateway, "POST", "/api/sessions/nosuch/recording")[0] == 404
 
 
-def test_api_stop_closes_the_file_while_the_session_goes_on(recording_gateway):
+def test_mid_session_start_asks_for_a_keyframe_and_stop_closes_the_file(recording_gateway,
+                                                                         monkeypatch):
+    """Recording starts 2 s into the call: the peer gets a PLI right away (its
+    encoder's keyframe opens the file's video); DELETE closes the file while
+    the session goes on."""
     gateway, folder = recording_gateway
+    plis = []
+    original = RTCRtpSender._send_keyframe
+
+    def counting(self):
+        plis.append(time.monotonic())
+        return original(self)
+
+    monkeypatch.setattr(RTCRtpSender, "_send_keyframe", counting)
     stopped = {}
 
-    async def record_two_seconds(pc):
+    async def record_three_seconds(pc):
         session_id = json.loads(gateway.get("/api/sessions"))["sessions"][0]["id"]
+        await asyncio.sleep(2)
         async with aiohttp.ClientSession() as http:
             url = f"{gateway.base}/api/sessions/{session_id}/recording"
+            stopped["started"] = time.monotonic()
             async with http.post(url) as r:
                 assert r.status == 201
             await asyncio.sleep(3)
@@ -112,8 +127,9 @@ def test_api_stop_closes_the_file_while_the_session_goes_on(recording_gateway):
             await asyncio.sleep(0.1)
         stopped["closed"] = gateway.metric("moat_recordings_active") == 0
 
-    asyncio.run(echo_call(gateway.base, seconds=5, on_running=record_two_seconds))
+    asyncio.run(echo_call(gateway.base, seconds=7, on_running=record_three_seconds))
     assert stopped["closed"]
+    assert any(0 <= t - stopped["started"] <= 1.0 for t in plis), (plis, stopped["started"])
     duration, out = discover(stopped["file"])
     assert "Opus" in out and "VP8" in out
     assert abs(duration - 3.0) <= 1.0, duration
