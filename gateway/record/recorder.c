@@ -67,7 +67,7 @@ static int stream_of(moat_recorder *recorder, uint8_t payload_type)
 static const struct {
     const char *codec, *depayloader, *chain;
 } known_codecs[] = {
-    {"opus", "rtpopusdepay", "rtpopusdepay"},
+    {"opus", "rtpopusdepay", "rtpopusdepay ! opusparse"},
     {"VP8", "rtpvp8depay", "rtpvp8depay"},
     {"VP9", "rtpvp9depay", "rtpvp9depay"},
     {"H264", "rtph264depay", "rtph264depay ! h264parse"},

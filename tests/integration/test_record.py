@@ -13,6 +13,7 @@ import urllib.error
 import urllib.request
 
 import aiohttp
+import numpy as np
 import pytest
 from aiortc import RTCRtpSender
 
@@ -46,6 +47,22 @@ def discover(path):
     assert m, out
     duration = int(m.group(1)) * 3600 + int(m.group(2)) * 60 + float(m.group(3))
     return duration, out
+
+
+def decode(path, tmp_path):
+    """Plays the file: (dominant audio frequency, decoded 320x240 video frames)."""
+    audio, video = tmp_path / "audio.raw", tmp_path / "video.raw"
+    subprocess.run(["gst-launch-1.0", "-q", "filesrc", f"location={path}", "!", "matroskademux",
+                    "!", "opusdec", "!", "audioconvert", "!", "audioresample", "!",
+                    "audio/x-raw,format=S16LE,channels=1,rate=48000", "!", "filesink",
+                    f"location={audio}"], check=True, timeout=60)
+    subprocess.run(["gst-launch-1.0", "-q", "filesrc", f"location={path}", "!", "matroskademux",
+                    "!", "vp8dec", "!", "videoconvert", "!", "video/x-raw,format=I420", "!",
+                    "filesink", f"location={video}"], check=True, timeout=60)
+    samples = np.fromfile(audio, dtype=np.int16).astype(np.float64)[24000:]
+    spectrum = np.abs(np.fft.rfft(samples * np.hanning(len(samples))))
+    frequency = float(np.fft.rfftfreq(len(samples), 1 / 48000)[np.argmax(spectrum)])
+    return frequency, video.stat().st_size // (320 * 240 * 3 // 2)
 
 
 @pytest.fixture
@@ -86,6 +103,10 @@ def test_api_recording_plays_with_audio_video_and_duration(recording_gateway):
     assert "video" in out.lower() and "VP8" in out, out
     expected = ended - started["at"]
     assert abs(duration - expected) <= 1.0, f"file lasts {duration:.2f} s, session {expected:.2f} s"
+    # It plays: the tone is 440 Hz and the video decodes, frame after frame.
+    frequency, frames = decode(files[0], folder.parent)
+    assert abs(frequency - 440.0) <= 5.0, frequency
+    assert frames >= 20 * (expected - 1), frames
     assert gateway.metric("moat_record_dropped_packets_total") == 0
     # Stopping a recording that is not running, and an unknown session.
     assert request(gateway, "DELETE", f"/api/sessions/{started['id']}/recording")[0] == 404
@@ -163,3 +184,29 @@ def test_srtpplus_session_records(tmp_path, scheme):
         assert gateway.metric("moat_record_dropped_packets_total") == 0
     finally:
         assert gateway.stop() == 0, f"moat exited badly; log in {gateway.log_path}"
+
+
+def test_shutdown_finishes_open_recordings(tmp_path):
+    """SIGTERM while a session records: the gateway ends the session, the
+    recorder finishes the file, then the gateway exits cleanly."""
+    folder = tmp_path / "rec"
+    gateway = Gateway(workers=1, extra_args=["--record-dir", str(folder),
+                                             "--record-all-sessions", "true"])
+    flood = subprocess.Popen(
+        [str(FLOOD), "--whip", gateway.base + "/whip/echo", "--sessions", "1", "--media", "opus",
+         "--duration", "20", "--quiet"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.time() + 10
+        while gateway.metric("moat_rtp_packets_received_total") < 100 and time.time() < deadline:
+            time.sleep(0.1)
+        time.sleep(2)
+        assert gateway.stop() == 0, f"moat exited badly; log in {gateway.log_path}"
+    finally:
+        flood.kill()
+        flood.wait()
+    files = list(folder.glob("*.mkv"))
+    assert len(files) == 1, files
+    duration, out = discover(files[0])
+    assert "Opus" in out
+    assert 1.5 <= duration <= 5.0, duration
+    assert "may be incomplete" not in gateway.log_text()
