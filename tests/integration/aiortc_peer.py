@@ -144,10 +144,10 @@ def relay_only(pc):
 
 
 async def echo_call(base, seconds, audio=True, video=True, on_running=None, ice_servers=None,
-                    relay=False, path="/whip/echo"):
+                    relay=False, path="/whip/echo", video_codec=None):
     """Publishes to `path` for `seconds` and returns what came back.
     `ice_servers`: the iceServers list of /api/ice-servers; `relay`: gather
-    relay candidates only."""
+    relay candidates only; `video_codec`: e.g. "video/H264" to offer only it."""
     servers = [RTCIceServer(urls=s["urls"], username=s.get("username"),
                             credential=s.get("credential")) for s in ice_servers or []]
     pc = RTCPeerConnection(RTCConfiguration(iceServers=servers)) if ice_servers else RTCPeerConnection()
@@ -159,6 +159,13 @@ async def echo_call(base, seconds, audio=True, video=True, on_running=None, ice_
         pc.addTrack(pattern)
     if relay:
         relay_only(pc)
+    if video_codec:
+        from aiortc import RTCRtpSender
+        codecs = [c for c in RTCRtpSender.getCapabilities("video").codecs
+                  if c.mimeType in (video_codec, "video/rtx")]
+        for transceiver in pc.getTransceivers():
+            if transceiver.kind == "video":
+                transceiver.setCodecPreferences(codecs)
     recorders = {}
 
     @pc.on("track")

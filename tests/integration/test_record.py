@@ -156,6 +156,25 @@ def test_mid_session_start_asks_for_a_keyframe_and_stop_closes_the_file(recordin
     assert abs(duration - 3.0) <= 1.0, duration
 
 
+def test_h264_is_remuxed_too(recording_gateway):
+    gateway, folder = recording_gateway
+
+    async def start_recording(pc):
+        session_id = json.loads(gateway.get("/api/sessions"))["sessions"][0]["id"]
+        async with aiohttp.ClientSession() as http:
+            async with http.post(f"{gateway.base}/api/sessions/{session_id}/recording") as r:
+                assert r.status == 201
+
+    result = asyncio.run(echo_call(gateway.base, seconds=4, on_running=start_recording,
+                                   video_codec="video/H264"))
+    assert "H264" in result["answer"]
+    wait_recordings_closed(gateway)
+    files = list(folder.glob("*.mkv"))
+    duration, out = discover(files[0])
+    assert "video/x-h264" in out and "Opus" in out, out
+    assert abs(duration - 4.5) <= 1.0, duration
+
+
 FLOOD = ROOT / "build" / "tools" / "moat-flood"
 
 
