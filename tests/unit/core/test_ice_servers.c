@@ -64,11 +64,39 @@ static void test_link_headers(void)
     moat_config_clear(&config);
 }
 
+/* [turn] uris without a secret, and [record] all_sessions without a folder,
+ * are configuration errors. */
+static void test_config_checks(void)
+{
+    moat_config config;
+    char error[256] = "";
+    moat_config_init(&config);
+    g_assert_cmpint(
+        moat_config_set_by_option(&config, "turn-uris", "turn:a:3478", error, sizeof error), ==, 0);
+    g_assert_cmpint(moat_config_validate(&config, error, sizeof error), ==, -1);
+    g_assert_nonnull(strstr(error, "[turn] secret"));
+    g_assert_cmpint(moat_config_set_by_option(&config, "turn-secret", "s", error, sizeof error), ==,
+                    0);
+    g_assert_cmpint(moat_config_validate(&config, error, sizeof error), ==, 0);
+    g_assert_cmpint(moat_config_set_by_option(&config, "turn-ttl", "10", error, sizeof error), ==,
+                    -1);
+    g_assert_cmpint(
+        moat_config_set_by_option(&config, "record-all-sessions", "true", error, sizeof error), ==,
+        0);
+    g_assert_cmpint(moat_config_validate(&config, error, sizeof error), ==, -1);
+    g_assert_nonnull(strstr(error, "[record] dir"));
+    g_assert_cmpint(moat_config_set_by_option(&config, "record-dir", "/tmp/x", error, sizeof error),
+                    ==, 0);
+    g_assert_cmpint(moat_config_validate(&config, error, sizeof error), ==, 0);
+    moat_config_clear(&config);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
     g_test_add_func("/ice_servers/credentials", test_credentials);
     g_test_add_func("/ice_servers/json", test_json);
     g_test_add_func("/ice_servers/link_headers", test_link_headers);
+    g_test_add_func("/ice_servers/config_checks", test_config_checks);
     return g_test_run();
 }
