@@ -66,20 +66,22 @@ json_t *moat_ice_servers_json(const moat_config *config, int64_t now_unix)
     return json_pack("{s:o, s:i}", "iceServers", servers, "ttl", config->turn_ttl_s);
 }
 
-void moat_ice_servers_add_link_headers(const moat_config *config, int64_t now_unix,
-                                       SoupMessageHeaders *headers)
+char *moat_ice_servers_link_header(const moat_config *config, int64_t now_unix)
 {
     char **uris = turn_uris(config);
     moat_turn_credentials credentials;
-    if (uris && moat_turn_credentials_make(config->turn_secret, NULL, now_unix, config->turn_ttl_s,
-                                           &credentials) == 0) {
-        for (size_t i = 0; uris[i]; i++) {
-            char *link = g_strdup_printf("<%s>; rel=\"ice-server\"; username=\"%s\"; "
-                                         "credential=\"%s\"; credential-type=\"password\"",
-                                         uris[i], credentials.username, credentials.password);
-            soup_message_headers_append(headers, "Link", link);
-            g_free(link);
-        }
+    GString *value = NULL;
+    if (uris && uris[0] &&
+        moat_turn_credentials_make(config->turn_secret, NULL, now_unix, config->turn_ttl_s,
+                                   &credentials) == 0) {
+        value = g_string_new(NULL);
+        for (size_t i = 0; uris[i]; i++)
+            g_string_append_printf(value,
+                                   "%s<%s>; rel=\"ice-server\"; username=\"%s\"; "
+                                   "credential=\"%s\"; credential-type=\"password\"",
+                                   i ? ", " : "", uris[i], credentials.username,
+                                   credentials.password);
     }
     g_strfreev(uris);
+    return value ? g_string_free(value, FALSE) : NULL;
 }

@@ -9,7 +9,6 @@
 #include "core/config.h"
 
 #include <jansson.h>
-#include <libsoup/soup.h>
 #include <stdint.h>
 
 typedef struct {
@@ -26,9 +25,10 @@ int moat_turn_credentials_make(const char *secret, const char *user, int64_t now
  * RTCConfiguration shape; an empty list when no TURN URI is configured. */
 json_t *moat_ice_servers_json(const moat_config *config, int64_t now_unix);
 
-/* One `Link: <uri>; rel="ice-server"; username=...; credential=...;
- * credential-type="password"` header per TURN URI (RFC 9725 section 4.6). */
-void moat_ice_servers_add_link_headers(const moat_config *config, int64_t now_unix,
-                                       SoupMessageHeaders *headers);
+/* The value of the Link header of a WHIP answer (RFC 9725 section 4.6):
+ * `<uri>; rel="ice-server"; username="..."; credential="...";
+ * credential-type="password"` per TURN URI, comma-separated (RFC 8288), or
+ * NULL when no TURN URI is configured. g_free it. */
+char *moat_ice_servers_link_header(const moat_config *config, int64_t now_unix);
 
 #endif

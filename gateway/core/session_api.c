@@ -59,11 +59,15 @@ void moat_session_api_handle(moat_gateway *gateway, SoupServerMessage *message, 
         char *id = g_strndup(path + strlen("/api/sessions/"),
                              strlen(path) - strlen("/api/sessions/") - strlen("/recording"));
         moat_session_record *record = moat_session_registry_find(gateway->sessions, id);
-        if (record)
-            moat_record_api_handle(gateway, message, record);
-        else
-            moat_http_reply_error(message, 404, "unknown_session", "no session \"%s\"", id);
         g_free(id);
+        moat_record_api_result result = {404, "unknown_session", "no such session", NULL};
+        if (record)
+            moat_record_api_request(gateway, method, record, &result);
+        if (result.error)
+            moat_http_reply_error(message, result.status, result.error, "%s", result.detail);
+        else
+            reply_json(message, result.status, json_pack("{s:s}", "file", result.file));
+        g_free(result.file);
         return;
     }
     if (g_str_has_prefix(path, "/api/sessions/")) {

@@ -206,8 +206,10 @@ void moat_whip_handle_offer(moat_gateway *gateway, SoupServerMessage *message,
     soup_message_headers_replace(headers, "Location", location);
     soup_message_headers_replace(headers, "ETag", record->etag);
     soup_message_headers_replace(headers, "Accept-Patch", "application/trickle-ice-sdpfrag");
-    moat_ice_servers_add_link_headers(&gateway->config, g_get_real_time() / G_USEC_PER_SEC,
-                                      headers);
+    char *link = moat_ice_servers_link_header(&gateway->config, g_get_real_time() / G_USEC_PER_SEC);
+    if (link)
+        soup_message_headers_replace(headers, "Link", link);
+    g_free(link);
     moat_session_registry_add(gateway->sessions, record);
     moat_http_reply(message, 201, "application/sdp", answer, strlen(answer));
     start_request *request = g_new0(start_request, 1);

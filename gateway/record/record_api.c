@@ -3,12 +3,10 @@
  * is handed to the session's worker as its media tap. */
 #include "record/record_api.h"
 
-#include "core/http_reply.h"
 #include "core/log.h"
 #include "core/media_tap.h"
 #include "record/recorder.h"
 
-#include <jansson.h>
 #include <string.h>
 
 /* Session id -> file path of its recording. Control thread only. */
@@ -52,15 +50,6 @@ static void forget_ended(moat_gateway *gateway)
     }
 }
 
-static void reply_file(SoupServerMessage *message, unsigned status, const char *path)
-{
-    json_t *value = json_pack("{s:s}", "file", path);
-    char *text = json_dumps(value, JSON_COMPACT);
-    json_decref(value);
-    moat_http_reply(message, status, "application/json", g_strdup(text), strlen(text));
-    free(text);
-}
-
 static moat_recorder *new_recorder(moat_gateway *gateway, const char *session_id, char **path,
                                    char *error, size_t error_size)
 {
@@ -70,48 +59,63 @@ static moat_recorder *new_recorder(moat_gateway *gateway, const char *session_id
     return moat_recorder_new(gateway->config.record_dir, session_id, path, error, error_size);
 }
 
-void moat_record_api_handle(moat_gateway *gateway, SoupServerMessage *message,
-                            moat_session_record *record)
+static void fail(moat_record_api_result *result, unsigned status, const char *error,
+                 const char *detail)
 {
-    const char *method = soup_server_message_get_method(message);
+    result->status = status;
+    result->error = error;
+    g_strlcpy(result->detail, detail, sizeof result->detail);
+}
+
+static void start(moat_gateway *gateway, moat_session_record *record,
+                  moat_record_api_result *result)
+{
     const char *path = recordings ? g_hash_table_lookup(recordings, record->id) : NULL;
-    if (strcmp(method, "POST") == 0) {
-        if (path) {
-            moat_http_reply_error(message, 409, "already_recording", "session %s records to %s",
-                                  record->id, path);
-            return;
-        }
-        char error[256] = "";
-        char *file = NULL;
-        moat_recorder *recorder = new_recorder(gateway, record->id, &file, error, sizeof error);
-        if (!recorder) {
-            moat_http_reply_error(message, 409, "recording_unavailable", "%s", error);
-            return;
-        }
-        tap_request *request = g_new0(tap_request, 1);
-        g_strlcpy(request->id, record->id, sizeof request->id);
-        request->tap = moat_recorder_tap(recorder);
-        moat_worker_post(record->worker, tap_task, request, tap_release);
-        g_hash_table_replace(recordings, g_strdup(record->id), g_strdup(file));
-        reply_file(message, 201, file);
-        g_free(file);
-    } else if (strcmp(method, "DELETE") == 0) {
-        if (!path) {
-            moat_http_reply_error(message, 404, "not_recording", "session %s is not recording",
-                                  record->id);
-            return;
-        }
-        tap_request *request = g_new0(tap_request, 1);
-        g_strlcpy(request->id, record->id, sizeof request->id);
-        moat_worker_post(record->worker, tap_task, request, tap_release);
-        char *file = g_strdup(path);
-        g_hash_table_remove(recordings, record->id);
-        reply_file(message, 200, file);
-        g_free(file);
-    } else {
-        moat_http_reply_error(message, 405, "method_not_allowed",
-                              "POST starts a recording, DELETE stops it");
+    if (path) {
+        fail(result, 409, "already_recording", "the session is recording already");
+        return;
     }
+    char error[256] = "";
+    char *file = NULL;
+    moat_recorder *recorder = new_recorder(gateway, record->id, &file, error, sizeof error);
+    if (!recorder) {
+        fail(result, 409, "recording_unavailable", error);
+        return;
+    }
+    tap_request *request = g_new0(tap_request, 1);
+    g_strlcpy(request->id, record->id, sizeof request->id);
+    request->tap = moat_recorder_tap(recorder);
+    moat_worker_post(record->worker, tap_task, request, tap_release);
+    g_hash_table_replace(recordings, g_strdup(record->id), g_strdup(file));
+    result->status = 201;
+    result->file = file;
+}
+
+static void stop(moat_session_record *record, moat_record_api_result *result)
+{
+    const char *path = recordings ? g_hash_table_lookup(recordings, record->id) : NULL;
+    if (!path) {
+        fail(result, 404, "not_recording", "the session is not recording");
+        return;
+    }
+    tap_request *request = g_new0(tap_request, 1);
+    g_strlcpy(request->id, record->id, sizeof request->id);
+    moat_worker_post(record->worker, tap_task, request, tap_release);
+    result->status = 200;
+    result->file = g_strdup(path);
+    g_hash_table_remove(recordings, record->id);
+}
+
+void moat_record_api_request(moat_gateway *gateway, const char *method, moat_session_record *record,
+                             moat_record_api_result *result)
+{
+    memset(result, 0, sizeof *result);
+    if (strcmp(method, "POST") == 0)
+        start(gateway, record, result);
+    else if (strcmp(method, "DELETE") == 0)
+        stop(record, result);
+    else
+        fail(result, 405, "method_not_allowed", "POST starts a recording, DELETE stops it");
 }
 
 void moat_record_api_session_created(moat_gateway *gateway, moat_session *session,

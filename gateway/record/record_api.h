@@ -8,11 +8,20 @@
 #include "core/gateway.h"
 
 #include <glib.h>
-#include <libsoup/soup.h>
 
-/* `record` is the session's registry entry. */
-void moat_record_api_handle(moat_gateway *gateway, SoupServerMessage *message,
-                            moat_session_record *record);
+/* What the API answers, independent of the HTTP layer: on success `error` is
+ * NULL and `file` the recording's path (g_free it); otherwise `error` is the
+ * error code and `detail` says why. */
+typedef struct {
+    unsigned status;
+    const char *error;
+    char detail[512];
+    char *file;
+} moat_record_api_result;
+
+/* POST (start) or DELETE (stop) the recording of the session `record`. */
+void moat_record_api_request(moat_gateway *gateway, const char *method, moat_session_record *record,
+                             moat_record_api_result *result);
 /* A new session, before moat_session_start: records it when configured to. */
 void moat_record_api_session_created(moat_gateway *gateway, moat_session *session,
                                      const char *session_id);

@@ -346,6 +346,10 @@ moat_recorder *moat_recorder_new(const char *dir, const char *name, char **path,
         snprintf(error, error_size, "recording is off: [record] dir is not set");
         return NULL;
     }
+    if (!g_utf8_validate(dir, -1, NULL)) {
+        snprintf(error, error_size, "[record] dir is not valid UTF-8");
+        return NULL;
+    }
     if (g_mkdir_with_parents(dir, 0750) != 0 || g_access(dir, W_OK) != 0) {
         snprintf(error, error_size, "[record] dir %s: %s", dir, g_strerror(errno));
         return NULL;
