@@ -204,7 +204,10 @@ static int build_pipeline(moat_recorder *recorder)
         snprintf(name, sizeof name, "src%d", i);
         GstElement *src = gst_bin_get_by_name(GST_BIN(recorder->pipeline), name);
         GstCaps *caps = rtp_caps(&recorder->streams[i].codec);
-        g_object_set(src, "caps", caps, "stream-type", 0, "max-bytes", (guint64)(8 << 20), NULL);
+        /* A stalled file (slow disk) must not grow memory: past 8 MiB the
+         * newest buffers are dropped here too. */
+        g_object_set(src, "caps", caps, "stream-type", GST_APP_STREAM_TYPE_STREAM, "max-bytes",
+                     (guint64)(8 << 20), "leaky-type", GST_APP_LEAKY_TYPE_UPSTREAM, NULL);
         gst_caps_unref(caps);
         recorder->streams[i].src = src; /* reference owned */
     }
