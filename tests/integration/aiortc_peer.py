@@ -193,6 +193,8 @@ async def echo_call(base, seconds, audio=True, video=True, on_running=None, ice_
         "recorders": recorders,
         "sent_audio": sent_audio,
         "sent_video": pattern.sent if pattern else 0,
+        # Wall-clock time the tone's first frame was taken: media flows from then.
+        "audio_started": tone._start if tone else None,
         "delete_status": status,
         "answer": answer,
         "connection_state": pc.connectionState,
