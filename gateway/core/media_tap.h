@@ -30,8 +30,11 @@ typedef struct {
 } moat_tap_codec;
 
 typedef struct {
+    /* ---- the thread that sets the tap ---- */
     void (*on_attach)(void *user, const moat_tap_codec *codecs, size_t n_codecs);
-    /* Returns true to ask the peer for a keyframe (PLI) on this packet's SSRC. */
+    /* ---- the session's worker ---- */
+    /* Returns true to ask the peer for a keyframe (PLI) on this packet's SSRC.
+     * `arrival_us` is the worker's CLOCK_MONOTONIC time of the batch. */
     bool (*on_rtp)(void *user, const uint8_t *packet, size_t length, uint64_t arrival_us);
     void (*on_detach)(void *user);
 } moat_media_tap_ops;
@@ -43,6 +46,7 @@ typedef struct {
 
 typedef struct moat_session moat_session;
 
+/* ---- control thread before moat_session_start, the session's worker after ---- */
 /* Sets the session's tap (a previous one is detached first). Control thread
  * before moat_session_start, its worker afterwards. */
 void moat_session_set_tap(moat_session *session, moat_media_tap tap);
