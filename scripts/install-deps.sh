@@ -16,6 +16,8 @@ mkdir -p "$stamp_dir"
 #  libbpf-dev, bpftool  the kernel prefilter: libbpf loads the eBPF socket filter
 #                    (clang compiles it), bpftool embeds it as a skeleton header
 #  chromium, simple-whip-client, coturn, redis-server: independent real peers for tests
+#  libgstreamer-plugins-base1.0-dev  the recorder (appsrc, off the packet path)
+#  docker-compose    `docker-compose config -q` checks docker-compose.yml in make test
 #  janus             Janus 1.1.2 echotest: the same-run baseline of bench/paced
 debian_packages=(
   build-essential pkg-config meson ninja-build clang clang-format libclang-rt-14-dev
@@ -27,6 +29,7 @@ debian_packages=(
   python3-venv python3-dev libavdevice-dev libavfilter-dev libopus-dev libvpx-dev
   libsrtp2-1 curl ca-certificates zlib1g-dev libbpf-dev bpftool
   janus
+  libgstreamer-plugins-base1.0-dev gstreamer1.0-plugins-base-apps coturn docker-compose
 )
 missing=()
 for p in "${debian_packages[@]}"; do

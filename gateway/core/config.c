@@ -108,6 +108,16 @@ static const option_spec options[] = {
     {"limits", "datachannel_total_mib", "datachannel-total-mib", OPTION_INT,
      FIELD(datachannel_total_mib), "1024", 4, 1048576,
      "data-channel memory of all sessions together, MiB; beyond it channels are refused"},
+    {"turn", "uris", "turn-uris", OPTION_STRING, FIELD(turn_uris), "", 0, 0,
+     "comma-separated TURN URIs handed to clients (turn:host:3478?transport=udp); empty = none"},
+    {"turn", "secret", "turn-secret", OPTION_STRING, FIELD(turn_secret), "", 0, 0,
+     "TURN REST API shared secret (coturn static-auth-secret)"},
+    {"turn", "ttl", "turn-ttl", OPTION_INT, FIELD(turn_ttl_s), "86400", 60, 604800,
+     "lifetime of the TURN credentials handed out, seconds"},
+    {"record", "dir", "record-dir", OPTION_STRING, FIELD(record_dir), "", 0, 0,
+     "folder recordings are written to; empty = recording off"},
+    {"record", "all_sessions", "record-all-sessions", OPTION_BOOL, FIELD(record_all_sessions),
+     "false", 0, 0, "record every session from its start (needs [record] dir)"},
 };
 
 #define OPTION_COUNT (sizeof options / sizeof options[0])
@@ -276,6 +286,16 @@ int moat_config_validate(const moat_config *config, char *error, size_t error_si
     if (has_cert != has_key) {
         snprintf(error, error_size,
                  "[dtls] certificate and private_key must be given together (or neither)");
+        return -1;
+    }
+    bool has_turn = config->turn_uris && *config->turn_uris;
+    if (has_turn && !(config->turn_secret && *config->turn_secret)) {
+        snprintf(error, error_size,
+                 "[turn] uris needs [turn] secret (coturn's static-auth-secret)");
+        return -1;
+    }
+    if (config->record_all_sessions && !(config->record_dir && *config->record_dir)) {
+        snprintf(error, error_size, "[record] all_sessions needs [record] dir");
         return -1;
     }
     if (config->workers > 0 && config->media_port + config->workers - 1 > 65535) {

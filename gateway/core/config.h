@@ -57,6 +57,13 @@ typedef struct {
     /* [limits] data channels (core/data_limits.h) */
     int datachannel_session_bytes;
     int datachannel_total_mib;
+    /* [turn] */
+    char *turn_uris;   /* comma-separated; empty: no TURN server handed out */
+    char *turn_secret; /* coturn REST API shared secret */
+    int turn_ttl_s;
+    /* [record] */
+    char *record_dir; /* empty: recording off */
+    bool record_all_sessions;
 } moat_config;
 
 /* Fills defaults. */

@@ -8,6 +8,7 @@
 #include "dtls/certificate.h"
 #include "dtls/dtls_context.h"
 #include "ice/ice_candidates.h"
+#include "record/record_api.h"
 #include "sctp/sctp_stack.h"
 #include "srtp/srtp_session.h"
 
@@ -284,6 +285,7 @@ void moat_gateway_stop(moat_gateway *gateway)
     g_free(gateway->workers);
     gateway->workers = NULL;
     gateway->n_workers = 0;
+    moat_record_api_stop(); /* sessions are gone: let their recordings finish */
     moat_whip_bind_gateway(NULL);
     moat_session_registry_free(gateway->sessions);
     gateway->sessions = NULL;

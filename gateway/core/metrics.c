@@ -1,6 +1,7 @@
 #include "core/metrics.h"
 
 #include "prefilter/kernel_filter.h"
+#include "record/record_api.h"
 
 #include "core/counters.h"
 #include "core/stats_snapshot.h"
@@ -169,6 +170,7 @@ char *moat_metrics_render(moat_gateway *gateway)
             sum_field(gateway, offsetof(moat_counters, dropped) + sizeof(uint64_t) * reason));
     }
     render_kernel_filter(gateway, out);
+    moat_record_api_metrics(out);
     if (gateway->stats)
         moat_stats_snapshot_prometheus(gateway->stats, out);
     g_string_append(out,

@@ -439,6 +439,7 @@ void moat_session_free(moat_session *session)
     leave_pending(session);
     if (session->plugin && session->plugin->detach)
         session->plugin->detach(session->plugin_state);
+    moat_session_clear_tap(session);
     moat_session_data_clear(session);
     moat_session_media_clear(session);
     moat_session_prefilter_clear(session);

@@ -1,7 +1,9 @@
 /* Owns the /api/ endpoints' JSON. */
 #include "core/session_api.h"
 
+#include "core/ice_servers.h"
 #include "core/stats_snapshot.h"
+#include "record/record_api.h"
 
 #include <jansson.h>
 #include <stdlib.h>
@@ -88,6 +90,11 @@ void moat_session_api_handle(moat_gateway *gateway, const moat_http_request *req
         moat_http_response_set(response, 200, "application/json", body, strlen(body));
         return;
     }
+    if (strcmp(path, "/api/ice-servers") == 0 && get) {
+        reply_json(response, 200,
+                   moat_ice_servers_json(&gateway->config, g_get_real_time() / G_USEC_PER_SEC));
+        return;
+    }
     if (strcmp(path, "/api/plugins") == 0 && get) {
         json_t *plugins = json_array();
         for (size_t i = 0; i < moat_plugin_registry_count(gateway->plugins); i++) {
@@ -97,6 +104,21 @@ void moat_session_api_handle(moat_gateway *gateway, const moat_http_request *req
                                             plugin->description ? plugin->description : ""));
         }
         reply_json(response, 200, json_pack("{s:o}", "plugins", plugins));
+        return;
+    }
+    if (g_str_has_prefix(path, "/api/sessions/") && g_str_has_suffix(path, "/recording")) {
+        char *name = g_strndup(path + strlen("/api/sessions/"),
+                               strlen(path) - strlen("/api/sessions/") - strlen("/recording"));
+        moat_session_record *record = find_session(gateway, name);
+        g_free(name);
+        moat_record_api_result result = {404, "unknown_session", "no such session", NULL};
+        if (record)
+            moat_record_api_request(gateway, method, record, &result);
+        if (result.error)
+            moat_http_response_error(response, result.status, result.error, "%s", result.detail);
+        else
+            reply_json(response, result.status, json_pack("{s:s}", "file", result.file));
+        g_free(result.file);
         return;
     }
     if (g_str_has_prefix(path, "/api/sessions/")) {

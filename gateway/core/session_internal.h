@@ -7,6 +7,7 @@
 #include "core/counters.h"
 #include "core/log.h"
 #include "core/token_bucket.h"
+#include "core/media_tap.h"
 #include "core/session.h"
 #include "dtls/dtls_transport.h"
 #include "ice/ice_pairs.h"
@@ -118,9 +119,10 @@ struct moat_session {
     uint64_t enforcing_since_us;
     uint64_t last_detection_delay_us; /* first bad packet -> enforcing, last switch */
 
-    /* Plugin */
+    /* Plugin, and a second consumer of the media (media_tap.h) */
     const moat_plugin *plugin;
     void *plugin_state;
+    moat_media_tap tap;
 };
 
 /* session_media.c */
@@ -129,6 +131,11 @@ void moat_session_media_clear(moat_session *session);
 int moat_session_media_keys(moat_session *session, const moat_srtp_keying *keys);
 void moat_session_media_tick(moat_session *session, uint64_t now_us);
 extern const moat_gateway_calls moat_session_gateway_calls;
+
+/* session_tap.c: hands a received packet to the tap (set), and sends the
+ * PLI it asks for. */
+void moat_session_tap_rtp(moat_session *session, const uint8_t *packet, size_t length,
+                          uint32_t ssrc, uint64_t now_us);
 
 /* session_prefilter.c */
 void moat_session_prefilter_init(moat_session *session, const moat_prefilter_settings *settings);

@@ -366,6 +366,8 @@ void moat_session_handle_srtp(moat_session *session, uint8_t *data, size_t lengt
         moat_rtp_receive_stats_update(&stream->stats, header.sequence, header.timestamp, arrival);
         stream->packets++;
     }
+    if (session->tap.ops)
+        moat_session_tap_rtp(session, data, length, header.ssrc, now);
     if (session->plugin->on_rtp)
         session->plugin->on_rtp(session->plugin_state, data, length, capacity);
 }

@@ -4,6 +4,8 @@
 
 #include "core/http_router.h"
 #include "core/whip_session.h"
+#include "core/ice_servers.h"
+#include "record/record_api.h"
 
 #include <glib.h>
 #include <stdio.h>
@@ -94,6 +96,7 @@ void moat_whip_handle_offer(moat_gateway *gateway, const moat_http_request *requ
         return;
     }
     moat_session_record *record = created.record;
+    moat_record_api_session_created(gateway, created.session, record);
     moat_http_log(gateway, "session %s (#%" G_GUINT64_FORMAT "): created on worker %u for %s",
                   record->id, record->serial, moat_worker_index(record->worker), plugin_name);
     char location[96];
@@ -101,10 +104,16 @@ void moat_whip_handle_offer(moat_gateway *gateway, const moat_http_request *requ
     moat_http_response_header(response, "Location", location);
     moat_http_response_header(response, "ETag", record->etag);
     moat_http_response_header(response, "Accept-Patch", "application/trickle-ice-sdpfrag");
+    char *link = moat_ice_servers_link_header(&gateway->config, g_get_real_time() / G_USEC_PER_SEC);
+    if (link)
+        moat_http_response_header(response, "Link", link);
+    g_free(link);
     moat_http_response_set(response, 201, "application/sdp", created.answer,
                            strlen(created.answer));
     response->start_session = created.session;
     response->start_worker = record->worker;
+#include "core/ice_servers.h"
+#include "record/record_api.h"
 }
 
 /* One entity tag of an If-Match list matches `etag` by strong comparison
