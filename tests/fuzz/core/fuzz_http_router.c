@@ -88,6 +88,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
     config->whip_rate_per_ip = 1000000;
     config->whip_burst_per_ip = 1000000;
     config->pending_timeout_s = 1;
+    config->max_body_bytes = 2048; /* inputs are short: make the limit reachable */
     /* apply_flags points these at static strings from now on. */
     g_clear_pointer(&config->token, g_free);
     g_clear_pointer(&config->metrics_token, g_free);
