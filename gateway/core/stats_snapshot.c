@@ -145,7 +145,7 @@ char *moat_stats_snapshot_json(moat_stats_snapshot *snapshot, bool reveal_resour
                              "transports", transports);
     char *text = json_dumps(root, JSON_COMPACT);
     json_decref(root);
-    char *result = g_strdup(text);
+    char *result = g_strdup(text ? text : "{\"workers\":[],\"transports\":[]}");
     free(text);
     return result;
 }

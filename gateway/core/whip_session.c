@@ -20,6 +20,18 @@ void moat_whip_bind_gateway(moat_gateway *gateway)
     bound_gateway = gateway;
 }
 
+/* Queues fn(data) on the default main context, which the control thread
+ * iterates. (g_main_context_invoke would run it right here, on a worker, when
+ * nobody holds that context at the moment.) */
+static void run_on_control_thread(GSourceFunc fn, gpointer data, GDestroyNotify destroy)
+{
+    GSource *source = g_idle_source_new();
+    g_source_set_priority(source, G_PRIORITY_DEFAULT);
+    g_source_set_callback(source, fn, data, destroy);
+    g_source_attach(source, NULL);
+    g_source_unref(source);
+}
+
 static gboolean remove_ended_session(gpointer data)
 {
     if (bound_gateway)
@@ -29,8 +41,7 @@ static gboolean remove_ended_session(gpointer data)
 
 void moat_whip_session_ended(const char *session_id, const char *reason)
 {
-    g_main_context_invoke_full(NULL, G_PRIORITY_DEFAULT, remove_ended_session, g_strdup(session_id),
-                               g_free);
+    run_on_control_thread(remove_ended_session, g_strdup(session_id), g_free);
 }
 
 static void new_etag(char *out, size_t size)
@@ -168,8 +179,7 @@ static void start_task(moat_worker *worker, void *data)
     start_request *request = data;
     moat_session_start(request->session);
     request->session = NULL;
-    g_main_context_invoke_full(NULL, G_PRIORITY_DEFAULT, notify_started, request,
-                               free_start_request);
+    run_on_control_thread(notify_started, request, free_start_request);
 }
 
 /* The worker has stopped: the session never runs. */
@@ -179,8 +189,7 @@ static void release_start(void *data)
     moat_session_free(request->session);
     request->session = NULL;
     request->dropped = true;
-    g_main_context_invoke_full(NULL, G_PRIORITY_DEFAULT, notify_started, request,
-                               free_start_request);
+    run_on_control_thread(notify_started, request, free_start_request);
 }
 
 void moat_whip_session_start(moat_session *session, moat_worker *worker,

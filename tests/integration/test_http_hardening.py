@@ -16,19 +16,20 @@ import pytest
 from conftest import Gateway
 
 
-def offer(mid=True):
-    """A minimal one-m-line WebRTC offer; without `mid` it has no a=mid (and
-    so no BUNDLE group), which is legal for a single m-line."""
+def offer(mid=True, m_lines=1):
+    """A minimal WebRTC audio offer; without `mid` it has no a=mid (and so no
+    BUNDLE group), which the parser accepts."""
     fingerprint = ":".join("%02X" % b for b in os.urandom(32))
     lines = ["v=0", "o=- 1 1 IN IP4 127.0.0.1", "s=-", "t=0 0"]
     if mid:
-        lines.append("a=group:BUNDLE 0")
-    lines += ["m=audio 9 UDP/TLS/RTP/SAVPF 111", "c=IN IP4 0.0.0.0", "a=ice-ufrag:abcd",
-              "a=ice-pwd:abcdefghijklmnopqrstuvwx", "a=fingerprint:sha-256 " + fingerprint,
-              "a=setup:actpass"]
-    if mid:
-        lines.append("a=mid:0")
-    lines += ["a=sendrecv", "a=rtcp-mux", "a=rtpmap:111 opus/48000/2"]
+        lines.append("a=group:BUNDLE " + " ".join(str(i) for i in range(m_lines)))
+    for i in range(m_lines):
+        lines += ["m=audio 9 UDP/TLS/RTP/SAVPF 111", "c=IN IP4 0.0.0.0", "a=ice-ufrag:abcd",
+                  "a=ice-pwd:abcdefghijklmnopqrstuvwx", "a=fingerprint:sha-256 " + fingerprint,
+                  "a=setup:actpass"]
+        if mid:
+            lines.append(f"a=mid:{i}")
+        lines += ["a=sendrecv", "a=rtcp-mux", "a=rtpmap:111 opus/48000/2"]
     return ("\r\n".join(lines) + "\r\n").encode()
 
 
@@ -123,9 +124,10 @@ def test_error_bodies_are_utf8_json_whatever_the_path(make_gateway):
     assert json.loads(gw.get("/healthz"))["status"] == "ok"
 
 
-def test_ice_restart_of_an_offer_without_mid(make_gateway):
+@pytest.mark.parametrize("m_lines", [1, 2])
+def test_ice_restart_of_an_offer_without_mid(make_gateway, m_lines):
     gw = make_gateway()
-    status, headers, _ = post_offer(gw, offer(mid=False))
+    status, headers, _ = post_offer(gw, offer(mid=False, m_lines=m_lines))
     assert status == 201
     status, reply_headers, body = http(
         "PATCH", gw.base + headers["Location"], RESTART,

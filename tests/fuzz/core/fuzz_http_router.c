@@ -1,7 +1,7 @@
 /* The HTTP API through its real router, without sockets: each input is up to
  * four requests (method, path, headers, body) against a live gateway core
  * (one started worker, the echo plugin, a DTLS identity, the session
- * registry), so WHIP offers create real sessions that later requests of the
+ * registry, the stats snapshot), so WHIP offers create real sessions that later requests of the
  * same input can PATCH or DELETE ("$ID" in a path is the last created
  * session's resource id). The first byte picks the policy: API token,
  * metrics token, API origins, tight session caps, a tight offer rate, the
@@ -29,6 +29,7 @@
 #include "core/log.h"
 #include "core/session.h"
 #include "core/session_internal.h"
+#include "core/stats_snapshot.h"
 #include "core/whip_session.h"
 #include "dtls/certificate.h"
 #include "dtls/dtls_context.h"
@@ -78,12 +79,16 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
     char error[512] = "";
     moat_log_set_level(MOAT_LOG_ERROR);
+    /* This thread is the control thread: it owns the default main context, as
+     * the daemon's main loop does, so workers' hops queue there. */
+    g_main_context_acquire(NULL);
     gateway = g_new0(moat_gateway, 1);
     moat_config *config = &gateway->config;
     moat_config_init(config);
     config->whip_rate_per_ip = 1000000;
     config->whip_burst_per_ip = 1000000;
     config->pending_timeout_s = 1;
+    config->max_body_bytes = 2048; /* inputs are short: make the limit reachable */
     /* apply_flags points these at static strings from now on. */
     g_clear_pointer(&config->token, g_free);
     g_clear_pointer(&config->metrics_token, g_free);
@@ -129,6 +134,9 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
     tight_admission = moat_admission_new(1, 1, 4);
     if (moat_worker_start(gateway->workers[0], error, sizeof error) != 0)
         fail("worker start", error);
+    /* Live statistics for /api/stats and /metrics, refreshed as the main
+     * context is drained after each input. */
+    gateway->stats = moat_stats_snapshot_start(gateway);
     return 0;
 }
 
