@@ -23,16 +23,17 @@
 #define STUN_NEW_RATE    100.0
 #define STUN_NEW_BURST   200.0
 
-bool moat_session_log_allow(moat_session *session, moat_log_level level, char *fields,
-                            size_t fields_size)
+bool moat_session_log_allow(moat_session *session, bool repeating, moat_log_level level,
+                            char *fields, size_t fields_size)
 {
     fields[0] = '\0';
     if (moat_log_get_level() < level)
         return false;
     uint64_t mine = 0, workers = 0;
-    if (!moat_log_limiter_allow(&session->log_limiter, moat_worker_now_us(session->worker),
-                                &mine) ||
-        !moat_worker_log_allow(session->worker, &workers))
+    if (repeating &&
+        !moat_log_limiter_allow(&session->log_limiter, moat_worker_now_us(session->worker), &mine))
+        return false;
+    if (!moat_worker_log_allow(session->worker, &workers))
         return false;
     if (mine + workers > 0)
         snprintf(fields, fields_size, "suppressed=%" PRIu64, mine + workers);
@@ -189,8 +190,9 @@ static void select_tuple(moat_session *session, const moat_path *path)
     if (changed) {
         char text[INET6_ADDRSTRLEN];
         inet_ntop(AF_INET6, &from->sin6_addr, text, sizeof text);
-        moat_session_log(session, MOAT_LOG_INFO, "session", "session %s: selected pair [%s]:%u",
-                         session->id, text, ntohs(from->sin6_port));
+        moat_session_log_repeating(session, MOAT_LOG_INFO, "session",
+                                   "session %s: selected pair [%s]:%u", session->id, text,
+                                   ntohs(from->sin6_port));
     }
     if (!session->dtls_started && session->dtls) {
         session->dtls_started = true;
@@ -295,8 +297,9 @@ void moat_session_handle_stun(moat_session *session, const moat_path *path, cons
         /* The restarted credentials are in use: the old ones stop working. */
         moat_worker_unbind_ufrag(session->worker, session->previous_local_ufrag, session);
         session->previous_local_ufrag[0] = '\0';
-        moat_session_log(session, MOAT_LOG_INFO, "session",
-                         "session %s: ICE restart complete, new credentials in use", session->id);
+        moat_session_log_repeating(session, MOAT_LOG_INFO, "session",
+                                   "session %s: ICE restart complete, new credentials in use",
+                                   session->id);
     }
     if (outcome.selection_changed)
         select_tuple(session, path);
@@ -420,7 +423,8 @@ void moat_session_restart_ice(moat_session *session, const char *local_ufrag, co
     g_strlcpy(session->remote_pwd, remote_pwd, sizeof session->remote_pwd);
     moat_worker_bind_ufrag(session->worker, session->local_ufrag, session);
     moat_ice_pairs_restart(&session->pairs);
-    moat_session_log(session, MOAT_LOG_INFO, "session", "session %s: ICE restart", session->id);
+    moat_session_log_repeating(session, MOAT_LOG_INFO, "session", "session %s: ICE restart",
+                               session->id);
 }
 
 void moat_session_release_bindings(moat_session *session)

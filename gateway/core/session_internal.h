@@ -159,19 +159,23 @@ bool moat_session_data_drained(const moat_session *session);
 int moat_session_data_send(moat_session *session, uint16_t stream_id, uint32_t ppid,
                            const uint8_t *data, size_t length);
 
-/* Lines from the packet path and the session's lifecycle go through the
- * session's log limiter (one session cannot flood the log) and its worker's
- * (many sessions cannot either); suppressed lines are counted in the next
- * one's fields. */
-bool moat_session_log_allow(moat_session *session, moat_log_level level, char *fields,
-                            size_t fields_size);
-#define moat_session_log(session, level, component, ...)                                           \
+/* Lines from the packet path and the session's lifecycle pass the worker's
+ * log limiter (many sessions cannot flood the log); lines one session can
+ * repeat (pair changes, ICE restarts, detector switches) pass the session's
+ * own limiter too. Suppressed lines are counted in the next one's fields. */
+bool moat_session_log_allow(moat_session *session, bool repeating, moat_log_level level,
+                            char *fields, size_t fields_size);
+#define moat_session_log_as(session, repeating, level, component, ...)                             \
     do {                                                                                           \
         char session_log_fields_[48];                                                              \
-        if (moat_session_log_allow((session), (level), session_log_fields_,                        \
+        if (moat_session_log_allow((session), (repeating), (level), session_log_fields_,           \
                                    sizeof session_log_fields_))                                    \
             moat_log_write((level), (component), session_log_fields_, __VA_ARGS__);                \
     } while (0)
+#define moat_session_log(session, level, component, ...)                                           \
+    moat_session_log_as(session, false, level, component, __VA_ARGS__)
+#define moat_session_log_repeating(session, level, component, ...)                                 \
+    moat_session_log_as(session, true, level, component, __VA_ARGS__)
 
 /* Counts a drop for this transport and its worker. */
 static inline void moat_session_drop(moat_session *session, moat_drop_reason reason)

@@ -140,19 +140,19 @@ static void report_event(moat_session *session, moat_detector_event event, const
     if (event == MOAT_DETECTOR_EVENT_ON) {
         moat_counter_add(&counters->detector_switches_on, 1);
         session->first_anomaly_us = session->first_anomaly_us ? session->first_anomaly_us : now;
-        moat_session_log(session, MOAT_LOG_WARN, "prefilter",
-                         "session %s: detector on (%s: %s), %.1f ms after the first bad packet, "
-                         "ingress %.0f pkt/s",
-                         session->id, scope, moat_anomaly_name(session->detector.last_anomaly),
-                         (now - session->first_bad_us) / 1000.0,
-                         moat_detector_rate(&session->detector));
+        moat_session_log_repeating(
+            session, MOAT_LOG_WARN, "prefilter",
+            "session %s: detector on (%s: %s), %.1f ms after the first bad packet, "
+            "ingress %.0f pkt/s",
+            session->id, scope, moat_anomaly_name(session->detector.last_anomaly),
+            (now - session->first_bad_us) / 1000.0, moat_detector_rate(&session->detector));
         session->enforcing_since_us = now;
         session->last_detection_delay_us = now - session->first_bad_us;
     } else {
         moat_counter_add(&counters->detector_switches_off, 1);
-        moat_session_log(session, MOAT_LOG_INFO, "prefilter",
-                         "session %s: detector off after %.1f s", session->id,
-                         (now - session->enforcing_since_us) / 1e6);
+        moat_session_log_repeating(session, MOAT_LOG_INFO, "prefilter",
+                                   "session %s: detector off after %.1f s", session->id,
+                                   (now - session->enforcing_since_us) / 1e6);
         session->first_bad_us = 0;
     }
 }

@@ -83,7 +83,7 @@ struct moat_worker {
 };
 
 /* Log lines a worker lets through per second (see moat_worker_log_allow). */
-#define WORKER_LOG_BURST 20
+#define WORKER_LOG_BURST 50
 
 static uint64_t monotonic_us(void)
 {
