@@ -442,7 +442,7 @@ moat_session *moat_worker_session_by_ufrag(moat_worker *worker, const char *ufra
 }
 
 /* Interrupt moderation: in polling mode the socket leaves the epoll set and
- * is drained every MOAT_LOAD_POLL_SLICE_US, one wake-up for many datagrams. */
+ * is drained on a timer (load_monitor.h), one wake-up for many datagrams. */
 static void set_polling(moat_worker *worker, bool polling)
 {
     if (polling == worker->polling)
@@ -485,7 +485,7 @@ static void *worker_main(void *arg)
     pthread_setname_np(pthread_self(), name);
     struct epoll_event events[4];
     while (worker->running) {
-        struct timespec slice = {0, MOAT_LOAD_POLL_SLICE_US * 1000L};
+        struct timespec slice = {0, (long)moat_load_monitor_slice_us(&worker->load) * 1000L};
         int n = epoll_pwait2(worker->epoll_fd, events, 4, worker->polling ? &slice : NULL, NULL);
         worker->now_us = monotonic_us();
         if (worker->polling)
