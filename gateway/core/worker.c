@@ -5,6 +5,7 @@
 #include "core/worker_receive.h"
 #include "core/log.h"
 #include "prefilter/load_monitor.h"
+#include "prefilter/stream_guard.h"
 #include "ice/ice_checker.h"
 #include "sctp/sctp_stack.h"
 
@@ -278,10 +279,18 @@ json_t *moat_worker_describe(moat_worker *worker)
         json_object_set_new(transport, "worker", json_integer(worker->index));
         json_array_append_new(transports, transport);
     }
-    return json_pack("{s:i, s:b, s:f, s:I, s:o}", "index", (int)worker->index, "enforcing",
-                     moat_worker_enforcing(worker), "ingress_pps",
-                     moat_detector_rate(&worker->detector), "switches_on",
-                     (json_int_t)worker->detector.switches_on, "transports", transports);
+    json_t *description = json_pack(
+        "{s:i, s:b, s:f, s:I, s:o}", "index", (int)worker->index, "enforcing",
+        moat_worker_enforcing(worker), "ingress_pps", moat_detector_rate(&worker->detector),
+        "switches_on", (json_int_t)worker->detector.switches_on, "transports", transports);
+    /* How the socket is read: wake-ups, datagrams, polling, admission chance. */
+    json_object_set_new(
+        description, "receive",
+        json_pack("{s:I, s:I, s:b, s:i, s:f}", "wakes", (json_int_t)worker->load.wakes, "datagrams",
+                  (json_int_t)worker->load.datagrams, "polling", worker->polling, "slice_us",
+                  (int)moat_load_monitor_slice_us(&worker->load), "admission_chance",
+                  moat_load_monitor_chance(&worker->load) / (double)MOAT_GUARD_CHANCE_ALL));
+    return description;
 }
 
 bool moat_worker_is_current(const moat_worker *worker)
