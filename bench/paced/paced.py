@@ -177,6 +177,16 @@ async def keepalive(base, session):
             pass
 
 
+async def receive_counts(base):
+    """Moat's wake-ups and datagrams read so far (/api/stats, at most 0.5 s old)."""
+    async with aiohttp.ClientSession() as http:
+        async with http.get(base + "/api/stats") as r:
+            stats = await r.json()
+    wakes = sum(w.get("receive", {}).get("wakes", 0) for w in stats["workers"])
+    datagrams = sum(w.get("receive", {}).get("datagrams", 0) for w in stats["workers"])
+    return wakes, datagrams
+
+
 async def flood_call(gateway_pid, offer, rates, seconds, spoof, base, janus=False):
     """One aiortc call; the idle CPU rate, then each rate's cost and loss."""
     pc = RTCPeerConnection()
@@ -197,6 +207,7 @@ async def flood_call(gateway_pid, offer, rates, seconds, spoof, base, janus=Fals
             await keepalive(base, session)
         seq = live_sequence(sender)
         received0, lost0 = await audio_counts(pc)
+        wakes0, datagrams0 = (0, 0) if janus else await receive_counts(base)
         t0, c0 = time.monotonic(), cpu_ns(gateway_pid)
         process = await asyncio.create_subprocess_exec(
             str(spoof), "--src", local_host, "--sport", str(local_port), "--dst", remote_host,
@@ -209,9 +220,16 @@ async def flood_call(gateway_pid, offer, rates, seconds, spoof, base, janus=Fals
         await asyncio.sleep(1.0)  # echoes still in flight; the queue drains
         received1, lost1 = await audio_counts(pc)
         received, lost = received1 - received0, lost1 - lost0
+        if not janus:
+            await asyncio.sleep(0.6)  # a stats snapshot taken after the step
+            wakes1, datagrams1 = await receive_counts(base)
+            per_wake = (datagrams1 - datagrams0) / max(wakes1 - wakes0, 1)
+        else:
+            per_wake = float("nan")
         cost = ((c1 - c0) - idle_rate * (t1 - t0)) / max(sent, 1)
         results.append({"rate": rate, "sent": sent, "cost_ns": cost,
-                        "loss": lost / max(received + lost, 1), "echoed": received})
+                        "loss": lost / max(received + lost, 1), "echoed": received,
+                        "per_wake": per_wake})
     await pc.close()
     return results
 
@@ -308,7 +326,8 @@ def main():
                 asyncio.run(wait_http(base + "/healthz"))
                 for r in asyncio.run(flood_call(gateway.pid, moat_offer, rates, args.seconds,
                                                 spoof, base)):
-                    table.append(("moat", mode, "aiortc", r["rate"], r["cost_ns"], r["loss"]))
+                    table.append(("moat", mode, "aiortc", r["rate"], r["cost_ns"], r["loss"],
+                                  r["per_wake"]))
             finally:
                 stop(gateway)
         if not args.no_srtpplus:
@@ -319,7 +338,7 @@ def main():
                         cpu, forged, loss, _ = moat_flood_run(ns, build, mode, scheme, rate,
                                                               args.seconds)
                         cost = (cpu - idle_cpu) / max(forged, 1)
-                        table.append(("moat", mode, scheme, rate, cost, loss))
+                        table.append(("moat", mode, scheme, rate, cost, loss, float("nan")))
         janus_available = shutil.which("janus") and (JANUS_LIB / "plugins").exists()
         if not args.no_janus and janus_available:
             folder = Path(tempfile.mkdtemp(prefix="paced-janus-"))
@@ -330,26 +349,33 @@ def main():
                 asyncio.run(wait_http(base + "/janus/info"))
                 for r in asyncio.run(flood_call(janus.pid, janus_offer, rates, args.seconds,
                                                 spoof, base, janus=True)):
-                    table.append(("janus", "-", "aiortc", r["rate"], r["cost_ns"], r["loss"]))
+                    table.append(("janus", "-", "aiortc", r["rate"], r["cost_ns"], r["loss"],
+                                  float("nan")))
             finally:
                 stop(janus)
                 shutil.rmtree(folder, ignore_errors=True)
     finally:
         ns.close()
 
-    print(f"{'gateway':8} {'mode':5} {'peer':7} {'rate':>7} {'cost_ns':>9} {'loss_%':>7}")
-    for gw, mode, peer, rate, cost, loss in table:
-        print(f"{gw:8} {mode:5} {peer:7} {rate:>7} {cost:>9.0f} {100 * loss:>7.2f}")
+    print("cost_ns: gateway CPU per forged packet (idle rate subtracted); loss_%: echoed audio "
+          "lost; per_wake: datagrams per wake-up of the worker")
+    print(f"{'gateway':8} {'mode':5} {'peer':7} {'rate':>7} {'cost_ns':>9} {'loss_%':>7} "
+          f"{'per_wake':>8}")
+    for gw, mode, peer, rate, cost, loss, per_wake in table:
+        print(f"{gw:8} {mode:5} {peer:7} {rate:>7} {cost:>9.0f} {100 * loss:>7.2f} "
+              f"{per_wake:>8.1f}")
 
     def mean_cost(gw, mode):
-        costs = [c for g, m, p, r, c, _ in table if g == gw and m == mode and p == "aiortc"
+        costs = [c for g, m, p, r, c, _, _ in table if g == gw and m == mode and p == "aiortc"
                  and r <= 100000]
         return sum(costs) / len(costs) if costs else float("nan")
 
     moat = mean_cost("moat", "auto")
     janus = mean_cost("janus", "-")
-    loss_max = max((l for g, m, p, r, c, l in table if g == "moat" and r <= 100000), default=0)
-    print(f"paced cost_ns moat={moat:.0f} janus={janus:.0f} ratio={janus / moat:.2f} "
+    loss_max = max((l for g, m, p, r, c, l, _ in table if g == "moat" and r <= 100000),
+                   default=0)
+    ratio = janus / moat if moat > 0 else float("nan")
+    print(f"paced cost_ns moat={moat:.0f} janus={janus:.0f} ratio={ratio:.2f} "
           f"legit_loss_max={100 * loss_max:.2f}")
     return 0
 

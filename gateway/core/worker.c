@@ -6,6 +6,7 @@
 #include "core/worker_receive.h"
 #include "core/log.h"
 #include "prefilter/load_monitor.h"
+#include "prefilter/stream_guard.h"
 #include "ice/ice_checker.h"
 #include "prefilter/kernel_filter.h"
 #include "sctp/sctp_stack.h"
@@ -350,10 +351,18 @@ json_t *moat_worker_describe(moat_worker *worker)
         json_object_set_new(transport, "worker", json_integer(worker->index));
         json_array_append_new(transports, transport);
     }
-    return json_pack("{s:i, s:b, s:f, s:I, s:o}", "index", (int)worker->index, "enforcing",
-                     moat_worker_enforcing(worker), "ingress_pps",
-                     moat_detector_rate(&worker->detector), "switches_on",
-                     (json_int_t)worker->detector.switches_on, "transports", transports);
+    json_t *description = json_pack(
+        "{s:i, s:b, s:f, s:I, s:o}", "index", (int)worker->index, "enforcing",
+        moat_worker_enforcing(worker), "ingress_pps", moat_detector_rate(&worker->detector),
+        "switches_on", (json_int_t)worker->detector.switches_on, "transports", transports);
+    /* How the socket is read: wake-ups, datagrams, polling, admission chance. */
+    json_object_set_new(
+        description, "receive",
+        json_pack("{s:I, s:I, s:b, s:i, s:f}", "wakes", (json_int_t)worker->load.wakes, "datagrams",
+                  (json_int_t)worker->load.datagrams, "polling", worker->polling, "slice_us",
+                  (int)moat_load_monitor_slice_us(&worker->load), "admission_chance",
+                  moat_load_monitor_chance(&worker->load) / (double)MOAT_GUARD_CHANCE_ALL));
+    return description;
 }
 
 bool moat_worker_is_current(const moat_worker *worker)
@@ -545,7 +554,7 @@ moat_session *moat_worker_session_by_ufrag(moat_worker *worker, const char *ufra
 }
 
 /* Interrupt moderation: in polling mode the socket leaves the epoll set and
- * is drained every MOAT_LOAD_POLL_SLICE_US, one wake-up for many datagrams. */
+ * is drained on a timer (load_monitor.h), one wake-up for many datagrams. */
 static void set_polling(moat_worker *worker, bool polling)
 {
     if (polling == worker->polling)
@@ -596,7 +605,7 @@ static void *worker_main(void *arg)
     pthread_setname_np(pthread_self(), name);
     struct epoll_event events[4];
     while (worker->running) {
-        struct timespec slice = {0, MOAT_LOAD_POLL_SLICE_US * 1000L};
+        struct timespec slice = {0, (long)moat_load_monitor_slice_us(&worker->load) * 1000L};
         int n = epoll_pwait2(worker->epoll_fd, events, 4, worker->polling ? &slice : NULL, NULL);
         worker->now_us = monotonic_us();
         if (worker->polling)

@@ -18,6 +18,7 @@ void moat_load_monitor_init(moat_load_monitor *monitor)
 {
     memset(monitor, 0, sizeof *monitor);
     monitor->chance = MOAT_GUARD_CHANCE_ALL;
+    monitor->slice_us = MOAT_LOAD_POLL_MAX_SLICE_US;
 }
 
 void moat_load_monitor_note_wake(moat_load_monitor *monitor, unsigned datagrams, bool drained)
@@ -36,6 +37,14 @@ static void update_polling(moat_load_monitor *monitor)
         monitor->polling = true;
     else if (monitor->polling && per_tick <= MOAT_LOAD_POLL_OFF_PER_TICK)
         monitor->polling = false;
+    /* A tick is 10 ms: per_tick datagrams arrive in 10000 us. */
+    uint64_t slice =
+        per_tick ? MOAT_LOAD_POLL_BATCH * 10000u / per_tick : MOAT_LOAD_POLL_MAX_SLICE_US;
+    if (slice < MOAT_LOAD_POLL_MIN_SLICE_US)
+        slice = MOAT_LOAD_POLL_MIN_SLICE_US;
+    if (slice > MOAT_LOAD_POLL_MAX_SLICE_US)
+        slice = MOAT_LOAD_POLL_MAX_SLICE_US;
+    monitor->slice_us = (uint32_t)slice;
 }
 
 bool moat_load_monitor_tick(moat_load_monitor *monitor, const moat_socket_load *socket)

@@ -23,15 +23,20 @@ typedef struct {
     uint64_t overloaded_ticks;
     uint64_t datagrams_at_tick; /* datagrams when the last tick ran */
     bool polling;               /* read the socket on a timer, not per arrival */
+    uint32_t slice_us;          /* the timer's period while polling */
 } moat_load_monitor;
 
 /* Interrupt moderation: above this many datagrams per tick (10 ms) the
- * worker stops waking up per arrival and reads the socket every
- * MOAT_LOAD_POLL_SLICE_US instead (a flood arrives spread out, so waking per
- * arrival costs a wake-up per few packets); below the lower mark it goes back. */
+ * worker stops waking up per arrival and reads the socket on a timer instead
+ * (a flood arrives spread out, so waking per arrival costs a wake-up per few
+ * packets); below the lower mark it goes back. The period is chosen for about
+ * MOAT_LOAD_POLL_BATCH datagrams per read, within the bounds below: a
+ * legitimate packet waits at most MOAT_LOAD_POLL_MAX_SLICE_US more. */
 #define MOAT_LOAD_POLL_ON_PER_TICK  50
 #define MOAT_LOAD_POLL_OFF_PER_TICK 20
-#define MOAT_LOAD_POLL_SLICE_US     250
+#define MOAT_LOAD_POLL_BATCH        32
+#define MOAT_LOAD_POLL_MIN_SLICE_US 100
+#define MOAT_LOAD_POLL_MAX_SLICE_US 1000
 
 /* What the socket reported at a tick. */
 typedef struct {
@@ -52,6 +57,10 @@ uint32_t moat_load_monitor_chance(const moat_load_monitor *monitor);
 static inline bool moat_load_monitor_polling(const moat_load_monitor *monitor)
 {
     return monitor->polling;
+}
+static inline uint32_t moat_load_monitor_slice_us(const moat_load_monitor *monitor)
+{
+    return monitor->slice_us;
 }
 /* Reads SO_MEMINFO of a socket (one syscall). */
 moat_socket_load moat_socket_load_read(int fd);

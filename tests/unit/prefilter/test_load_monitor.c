@@ -73,6 +73,12 @@ static void test_polling_follows_the_arrival_rate(void)
         moat_load_monitor_note_wake(&monitor, 2, true);
     moat_load_monitor_tick(&monitor, &socket);
     g_assert_true(moat_load_monitor_polling(&monitor));
+    /* 200 datagrams per 10 ms: about 32 per read, every 1.6 ms, capped at 1 ms. */
+    g_assert_cmpuint(moat_load_monitor_slice_us(&monitor), ==, MOAT_LOAD_POLL_MAX_SLICE_US);
+    for (int i = 0; i < 100; i++)
+        moat_load_monitor_note_wake(&monitor, 20, true);
+    moat_load_monitor_tick(&monitor, &socket);
+    g_assert_cmpuint(moat_load_monitor_slice_us(&monitor), ==, 160);
     /* Between the marks it stays; below the lower one it goes back. */
     moat_load_monitor_note_wake(&monitor, MOAT_LOAD_POLL_OFF_PER_TICK + 5, true);
     moat_load_monitor_tick(&monitor, &socket);
