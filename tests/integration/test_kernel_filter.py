@@ -76,6 +76,21 @@ def test_forged_srtpplus_flood_dies_in_the_kernel(kernel_gateway, scheme):
     assert stats["transports"][0]["detector"]["switches_on"] >= 1
 
 
+def test_with_the_detector_off_the_kernel_passes_the_flood():
+    """[prefilter] mode = off: the detector never enforces, so the filter
+    checks nothing but the free structural rules and the forgeries reach
+    srtp_unprotect, as in user space."""
+    gateway = Gateway(workers=1, extra_args=("--prefilter-kernel", "on",
+                                             "--prefilter-mode", "off"))
+    try:
+        report = run_flood(gateway, "prn")
+        forged = report["sent"]["forged-own"]
+        assert sum(kernel_drops(gateway).values()) == 0, kernel_drops(gateway)
+        assert gateway.drops("auth") + gateway.drops("replay") >= 0.9 * forged
+    finally:
+        assert gateway.stop() == 0
+
+
 def stun_binding_request():
     return (b"\x00\x01\x00\x00" + bytes.fromhex("2112a442") + os.urandom(12))
 
