@@ -14,7 +14,8 @@ mkdir -p "$stamp_dir"
 #  libjansson-dev    JSON API bodies
 #  libusrsctp-dev    SCTP over DTLS (AF_CONN) for data channels
 #  libbpf-dev, bpftool  the kernel prefilter: libbpf loads the eBPF socket filter
-#                    (clang compiles it), bpftool embeds it as a skeleton header
+#                    (clang compiles it), bpftool embeds it as a skeleton header;
+#                    capsh (libcap2-bin) starts it without CAP_BPF in the tests
 #  chromium, simple-whip-client, coturn, redis-server: independent real peers for tests
 #  libgstreamer-plugins-base1.0-dev  the recorder (appsrc, off the packet path)
 #  docker-compose    `docker-compose config -q` checks docker-compose.yml in make test
@@ -27,7 +28,7 @@ debian_packages=(
   gstreamer1.0-tools gstreamer1.0-plugins-base gstreamer1.0-plugins-good
   gstreamer1.0-plugins-bad gstreamer1.0-nice libgstreamer1.0-dev
   python3-venv python3-dev libavdevice-dev libavfilter-dev libopus-dev libvpx-dev
-  libsrtp2-1 curl ca-certificates zlib1g-dev libbpf-dev bpftool
+  libsrtp2-1 curl ca-certificates zlib1g-dev libbpf-dev bpftool libcap2-bin
   janus
   libgstreamer-plugins-base1.0-dev gstreamer1.0-plugins-base-apps coturn docker-compose
 )

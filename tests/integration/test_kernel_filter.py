@@ -76,6 +76,43 @@ def test_forged_srtpplus_flood_dies_in_the_kernel(kernel_gateway, scheme):
     assert stats["transports"][0]["detector"]["switches_on"] >= 1
 
 
+@pytest.mark.parametrize("attack,reason", [
+    (("--attack", "forged-own", "--forge-ahead", "8000:20000"), "index"),
+    (("--attack", "random-ssrc"), "unknown_ssrc"),
+])
+def test_floods_on_a_call_without_srtpplus_die_in_the_kernel(kernel_gateway, attack, reason):
+    """No SRTP+: the kernel checks the SSRC and the plausibility window around
+    the highest authenticated index (the stream guard's)."""
+    gateway = kernel_gateway
+    result = subprocess.run(
+        [str(FLOOD), "--whip", gateway.base + "/whip/echo", "--sessions", "1", "--media", "g711",
+         *attack, "--rate", "20000", "--attack-after", "1.5", "--attack-for", "2",
+         "--duration", "5", "--json", "--quiet"],
+        capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    report = json.loads(result.stdout)
+    forged = sum(report["sent"].values())
+    kernel = kernel_drops(gateway)
+    assert kernel[reason] >= 0.98 * forged, (kernel, forged)
+    assert gateway.drops(reason) + gateway.drops("auth") + gateway.drops("budget") == forged
+    assert report["sessions"][0]["loss"] < 0.01
+
+
+def test_with_the_detector_off_the_kernel_passes_the_flood():
+    """[prefilter] mode = off: the detector never enforces, so the filter
+    checks nothing but the free structural rules and the forgeries reach
+    srtp_unprotect, as in user space."""
+    gateway = Gateway(workers=1, extra_args=("--prefilter-kernel", "on",
+                                             "--prefilter-mode", "off"))
+    try:
+        report = run_flood(gateway, "prn")
+        forged = report["sent"]["forged-own"]
+        assert sum(kernel_drops(gateway).values()) == 0, kernel_drops(gateway)
+        assert gateway.drops("auth") + gateway.drops("replay") >= 0.9 * forged
+    finally:
+        assert gateway.stop() == 0
+
+
 def stun_binding_request():
     return (b"\x00\x01\x00\x00" + bytes.fromhex("2112a442") + os.urandom(12))
 
