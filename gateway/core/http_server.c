@@ -184,6 +184,11 @@ static void route(SoupServer *server, SoupServerMessage *message, const char *pa
     SoupMessageHeaders *headers = soup_server_message_get_response_headers(message);
     for (size_t i = 0; i < response.n_headers; i++)
         soup_message_headers_replace(headers, response.headers[i].name, response.headers[i].value);
+    /* libsoup 3.2 never notices a client closing an idle keep-alive
+     * connection: each one would stay in CLOSE_WAIT and hold a descriptor
+     * for good, so ~1000 requests from anyone would exhaust the process.
+     * Every reply closes its connection instead (the API is not chatty). */
+    soup_message_headers_replace(headers, "Connection", "close");
     soup_server_message_set_status(message, response.status ? response.status : 500, NULL);
     if (response.body) {
         soup_server_message_set_response(message, response.content_type, SOUP_MEMORY_TAKE,
