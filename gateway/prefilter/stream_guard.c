@@ -243,3 +243,14 @@ void moat_stream_guard_window(const moat_stream_guard *guard, unsigned i, moat_g
                       : 0;
     out->highest = stream->highest_index + guard->config.window_ahead;
 }
+
+bool moat_stream_guard_highest(const moat_stream_guard *guard, uint32_t ssrc, uint64_t *highest)
+{
+    for (unsigned i = 0; i < guard->n_streams; i++) {
+        if (guard->streams[i].ssrc == ssrc && guard->streams[i].authenticated) {
+            *highest = guard->streams[i].highest_index;
+            return true;
+        }
+    }
+    return false;
+}
