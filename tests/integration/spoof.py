@@ -74,45 +74,6 @@ def live_sequence(sender):
     return newest.sequence_number
 
 
-def paced_flood(src, sport, dst, dport, ssrc, rate, seconds, seq_base=None, seq_rate=50.0,
-                ahead=24, size=172, max_packets=2_000_000):
-    """Sends forged RTP at `rate` packets/s, paced every millisecond, from a
-    raw socket (UDP checksum 0, as IPv4 allows). With `seq_base` the forged
-    sequence numbers sit just ahead of the live stream (which is at
-    seq_base + seq_rate * elapsed), where its next packets go; otherwise they
-    are random. Returns how many were sent."""
-    assert dst.startswith("127.") and (src.startswith("127.") or src == "192.0.2.2"), \
-        f"spoofing is for loopback only: {src} -> {dst}"
-    raw = socket.socket(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_RAW)
-    raw.setsockopt(socket.IPPROTO_IP, socket.IP_HDRINCL, 1)
-    length = 8 + size
-    # The kernel fills in the IP checksum and total length of a raw packet.
-    packet = bytearray(struct.pack("!BBHHHBBH4s4s", 0x45, 0, 20 + length, 0, 0, 64, 17, 0,
-                                   socket.inet_aton(src), socket.inet_aton(dst)) +
-                       struct.pack("!HHHH", sport, dport, length, 0) +
-                       struct.pack("!BBHII", 0x80, 111, 0, 0, ssrc) + os.urandom(size - 12))
-    sent = 0
-    start = time.monotonic()
-    deadline = start + seconds
-    try:
-        while sent < max_packets:
-            now = time.monotonic()
-            if now >= deadline:
-                break
-            due = min(int((now - start) * rate), max_packets)
-            if seq_base is not None:
-                live = seq_base + int((now - start) * seq_rate)
-            while sent < due:
-                seq = (live + 1 + sent % ahead) if seq_base is not None else random.randrange(65536)
-                struct.pack_into("!HI", packet, 30, seq & 0xFFFF, sent & 0xFFFFFFFF)
-                raw.sendto(packet, (dst, 0))
-                sent += 1
-            time.sleep(0.001)
-    finally:
-        raw.close()
-    return sent
-
-
 def junk_flood(dst, dport, rate, seconds, max_packets=100_000):
     """Off-path junk, no spoofing: datagrams no demultiplexer accepts, and
     SRTP-looking datagrams from 5-tuples no session owns, from ordinary
@@ -137,22 +98,3 @@ def junk_flood(dst, dport, rate, seconds, max_packets=100_000):
             s.close()
     return sent
 
-
-if __name__ == "__main__":
-    import argparse
-    import json
-
-    parser = argparse.ArgumentParser(description="paced spoofed flood (loopback only)")
-    parser.add_argument("src")
-    parser.add_argument("sport", type=int)
-    parser.add_argument("dst")
-    parser.add_argument("dport", type=int)
-    parser.add_argument("ssrc", type=int)
-    parser.add_argument("--rate", type=float, default=20000)
-    parser.add_argument("--seconds", type=float, default=5)
-    parser.add_argument("--seq-base", type=int)
-    parser.add_argument("--size", type=int, default=172)
-    args = parser.parse_args()
-    count = paced_flood(args.src, args.sport, args.dst, args.dport, args.ssrc, args.rate,
-                        args.seconds, seq_base=args.seq_base, size=args.size)
-    print(json.dumps({"sent": count}))

@@ -152,6 +152,10 @@ static void test_window_accessor(void)
     g_assert_cmpuint(window.authentic, ==, 1199);
     g_assert_cmpuint(window.lowest, ==, 1199 - 1024);
     g_assert_cmpuint(window.highest, ==, 1199 + 4096);
+    uint64_t highest = 0;
+    g_assert_true(moat_stream_guard_highest(&guard, 42, &highest));
+    g_assert_cmpuint(highest, ==, 1199);
+    g_assert_false(moat_stream_guard_highest(&guard, 43, &highest));
 }
 
 int main(int argc, char **argv)
