@@ -118,9 +118,6 @@ moat_guard_verdict moat_stream_guard_check_rtcp(moat_stream_guard *guard,
 bool moat_stream_guard_highest(const moat_stream_guard *guard, uint32_t ssrc, uint64_t *highest);
 /* RFC 3711 Appendix A: the index of `sequence` given the highest index seen. */
 uint64_t moat_estimate_index(uint64_t highest_index, uint16_t sequence);
-/* The centre of ssrc's plausibility window (its highest authenticated
- * index), for the kernel filter; false until a packet of it authenticated. */
-bool moat_stream_guard_highest(const moat_stream_guard *guard, uint32_t ssrc, uint64_t *highest);
 /* Accessor for the eBPF exporter: the window of stream `i` (< n_streams). */
 unsigned moat_stream_guard_count(const moat_stream_guard *guard);
 void moat_stream_guard_window(const moat_stream_guard *guard, unsigned i, moat_guard_window *out);
