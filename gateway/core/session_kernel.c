@@ -122,15 +122,11 @@ void moat_session_kernel_sync(moat_session *session, moat_kernel_filter *filter)
 void moat_worker_kernel_sync(moat_worker *worker, moat_kernel_filter *filter)
 {
     moat_kernel_filter_set_worker_enforcing(filter, moat_worker_enforcing(worker));
-    uint64_t delta[MOAT_KF_REASON_COUNT], total = 0;
+    uint64_t delta[MOAT_KF_REASON_COUNT];
     moat_kf_state_take_unowned(moat_kernel_filter_state(filter), delta);
-    for (int r = 0; r < MOAT_KF_REASON_COUNT; r++) {
+    for (int r = 0; r < MOAT_KF_REASON_COUNT; r++)
         moat_counter_add(&moat_worker_counters_mut(worker)->dropped[drop_reason_of[r]], delta[r]);
-        total += delta[r];
-    }
-    /* As worker_receive.c's drop() would have fed the socket's detector. */
-    for (uint64_t i = capped(total); i > 0; i--) {
-        moat_worker_note_datagram(worker);
-        moat_worker_note_bad_datagram(worker);
-    }
+    /* Like worker_receive.c's drops before a transport: junk no session owns
+     * (unknown 5-tuples, malformed) cost nothing to drop and feed no
+     * detector, so an off-path sender cannot switch a worker on. */
 }
