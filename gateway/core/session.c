@@ -33,7 +33,7 @@ bool moat_session_log_allow(moat_session *session, bool repeating, moat_log_leve
     if (repeating &&
         !moat_log_limiter_allow(&session->log_limiter, moat_worker_now_us(session->worker), &mine))
         return false;
-    if (!moat_worker_log_allow(session->worker, &workers))
+    if (!moat_worker_log_allow(session->worker, level, &workers))
         return false;
     if (mine + workers > 0)
         snprintf(fields, fields_size, "suppressed=%" PRIu64, mine + workers);

@@ -59,7 +59,8 @@ struct moat_worker {
     const moat_prefilter_settings *prefilter;
     moat_detector detector;
     uint64_t detector_on_us;
-    moat_log_limiter log_limiter;
+    moat_log_limiter log_limiter;       /* error, warn and info lines */
+    moat_log_limiter debug_log_limiter; /* debug lines: their own budget */
     struct moat_data_limits_s *data_limits;
     moat_load_monitor load;
     moat_kernel_filter *kernel; /* NULL: the user-space prefilter works alone */
@@ -84,7 +85,7 @@ struct moat_worker {
 };
 
 /* Log lines a worker lets through per second (see moat_worker_log_allow). */
-#define WORKER_LOG_BURST 50
+#define WORKER_LOG_BURST 200
 
 static uint64_t monotonic_us(void)
 {
@@ -164,6 +165,7 @@ moat_worker *moat_worker_new(unsigned index, const char *bind_address, uint16_t 
     worker->accepting_tasks = true;
     worker->ice_checker = moat_ice_checker_new();
     moat_log_limiter_init(&worker->log_limiter, WORKER_LOG_BURST, 1000000u);
+    moat_log_limiter_init(&worker->debug_log_limiter, WORKER_LOG_BURST, 1000000u);
     worker->sessions_by_id = g_hash_table_new_full(g_str_hash, g_str_equal, NULL, free_session);
     worker->sessions_by_ufrag = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
     worker->sessions_by_tuple = g_hash_table_new_full(tuple_hash, tuple_equal, g_free, NULL);
@@ -309,7 +311,7 @@ bool moat_worker_enforcing(const moat_worker *worker)
 
 static void report_worker_event(moat_worker *worker, moat_detector_event event)
 {
-    if (event == MOAT_DETECTOR_EVENT_NONE || !moat_worker_log_allow(worker, NULL)) {
+    if (event == MOAT_DETECTOR_EVENT_NONE || !moat_worker_log_allow(worker, MOAT_LOG_INFO, NULL)) {
         if (event == MOAT_DETECTOR_EVENT_ON) {
             worker->detector_on_us = worker->now_us;
             moat_counter_add(&worker->counters.worker_detector_switches_on, 1);
@@ -378,9 +380,11 @@ uint64_t moat_worker_now_us(const moat_worker *worker)
     return worker->now_us;
 }
 
-bool moat_worker_log_allow(moat_worker *worker, uint64_t *suppressed)
+bool moat_worker_log_allow(moat_worker *worker, moat_log_level level, uint64_t *suppressed)
 {
-    return moat_log_limiter_allow(&worker->log_limiter, worker->now_us, suppressed);
+    moat_log_limiter *limiter =
+        level >= MOAT_LOG_DEBUG ? &worker->debug_log_limiter : &worker->log_limiter;
+    return moat_log_limiter_allow(limiter, worker->now_us, suppressed);
 }
 
 void moat_worker_set_now_us(moat_worker *worker, uint64_t now_us)

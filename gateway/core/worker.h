@@ -6,6 +6,7 @@
 #define MOAT_WORKER_H
 
 #include "core/counters.h"
+#include "core/log.h"
 #include "prefilter/prefilter_settings.h"
 
 #include <netinet/in.h>
@@ -87,11 +88,13 @@ void moat_worker_note_wake(moat_worker *worker, unsigned datagrams, bool drained
  * streams, MOAT_GUARD_CHANCE_ALL unless it is overloaded. */
 uint32_t moat_worker_admission_chance(const moat_worker *worker);
 uint64_t moat_worker_now_us(const moat_worker *worker);
-/* The worker's log limiter: lines from the packet path and session
- * lifecycles of every session on the worker share it, so a flood (of
- * packets or of sessions) cannot become a log flood. *suppressed (optional)
- * gets how many lines were dropped since the last one allowed. */
-bool moat_worker_log_allow(moat_worker *worker, uint64_t *suppressed);
+/* The worker's log limiters: lines from the packet path and session
+ * lifecycles of every session on the worker share them, so a flood (of
+ * packets or of sessions) cannot become a log flood. Debug lines have a
+ * budget of their own, so turning debug on never costs an operator the
+ * lifecycle lines. *suppressed (optional) gets how many lines were dropped
+ * since the last one allowed. */
+bool moat_worker_log_allow(moat_worker *worker, moat_log_level level, uint64_t *suppressed);
 /* Only for a worker that was never started, driven by the caller's thread
  * (tests, fuzz targets): sets the clock its sessions read. */
 void moat_worker_set_now_us(moat_worker *worker, uint64_t now_us);
