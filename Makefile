@@ -5,8 +5,9 @@ export PKG_CONFIG_PATH := $(CURDIR)/.deps/libsrtp/lib/pkgconfig:$(PKG_CONFIG_PAT
 MESON_SETUP = meson setup --wipe
 VENV := $(CURDIR)/.venv
 FUZZ_SECONDS ?= 15
+SOAK_SECONDS ?= 600
 
-.PHONY: all deps build build-asan build-fuzz run test unit fuzz integration bench format clean
+.PHONY: all deps build build-asan build-fuzz run test unit fuzz integration soak bench format clean
 
 all: build
 
@@ -37,10 +38,16 @@ fuzz: build-fuzz
 integration: build
 	$(VENV)/bin/python -m pytest -v tests/integration
 
+# Churn, floods and data channels against the ASan gateway; resident memory
+# and file descriptors must stay flat and the exit clean (tests/soak/).
+soak: build build-asan
+	@bash tests/soak/run.sh $(SOAK_SECONDS)
+
 test: build build-asan build-fuzz
 	$(MAKE) --no-print-directory unit
 	$(MAKE) --no-print-directory fuzz
 	$(MAKE) --no-print-directory integration
+	$(MAKE) --no-print-directory soak SOAK_SECONDS=60
 
 bench: build
 	@bash bench/run-all.sh build

@@ -13,7 +13,13 @@ mkdir -p "$stamp_dir"
 #  libsoup-3.0-dev   HTTP/WHIP/WebSocket on the GLib main loop of the control thread
 #  libjansson-dev    JSON API bodies
 #  libusrsctp-dev    SCTP over DTLS (AF_CONN) for data channels
+#  libbpf-dev, bpftool  the kernel prefilter: libbpf loads the eBPF socket filter
+#                    (clang compiles it), bpftool embeds it as a skeleton header;
+#                    capsh (libcap2-bin) starts it without CAP_BPF in the tests
 #  chromium, simple-whip-client, coturn, redis-server: independent real peers for tests
+#  libgstreamer-plugins-base1.0-dev  the recorder (appsrc, off the packet path)
+#  docker-compose    `docker-compose config -q` checks docker-compose.yml in make test
+#  janus             Janus 1.1.2 echotest: the same-run baseline of bench/paced
 debian_packages=(
   build-essential pkg-config meson ninja-build clang clang-format libclang-rt-14-dev
   llvm-14 libssl-dev libglib2.0-dev libnice-dev libsoup-3.0-dev libjansson-dev
@@ -22,7 +28,9 @@ debian_packages=(
   gstreamer1.0-tools gstreamer1.0-plugins-base gstreamer1.0-plugins-good
   gstreamer1.0-plugins-bad gstreamer1.0-nice libgstreamer1.0-dev
   python3-venv python3-dev libavdevice-dev libavfilter-dev libopus-dev libvpx-dev
-  libsrtp2-1 curl ca-certificates zlib1g-dev
+  libsrtp2-1 curl ca-certificates zlib1g-dev libbpf-dev bpftool libcap2-bin
+  janus
+  libgstreamer-plugins-base1.0-dev gstreamer1.0-plugins-base-apps coturn docker-compose
 )
 missing=()
 for p in "${debian_packages[@]}"; do

@@ -26,7 +26,10 @@ struct srtpplus_receiver {
     uint32_t ahead;
     enum srtpplus_scheme scheme;
     struct srtpplus_chain_params chain;
-    struct srtpplus_budget budget;
+    /* One budget per class, so that a flood of one (forged SRTCP, unknown
+     * SSRCs) cannot spend what the others need. */
+    struct srtpplus_budget budget[SRTPPLUS_BUDGET_CLASSES];
+    uint32_t budget_rate[SRTPPLUS_BUDGET_CLASSES];
     uint32_t pending; /* bit i: streams[i] has a prn window to refill */
     bool enforcing;   /* as the last check was told; windows are refilled only then */
     struct srtpplus_prn *prn;
@@ -80,7 +83,10 @@ int srtpplus_receiver_new(const struct srtpplus_receiver_config *config, const u
     rx->ahead = config->window_ahead;
     rx->scheme = config->scheme;
     rx->chain = config->chain;
-    srtpplus_budget_init(&rx->budget, config->budget_rate, config->budget_burst);
+    for (int i = 0; i < SRTPPLUS_BUDGET_CLASSES; i++) {
+        srtpplus_budget_init(&rx->budget[i], config->budget_rate, config->budget_burst);
+        rx->budget_rate[i] = config->budget_rate;
+    }
 
     uint8_t key[SRTPPLUS_PRN_KEY_LEN];
     int rc = srtpplus_derive_prn_key(master_key, key_len, master_salt, salt_len, key);
@@ -182,13 +188,31 @@ int srtpplus_receiver_remove_ssrc(struct srtpplus_receiver *rx, uint32_t ssrc)
 
 void srtpplus_receiver_set_budget(struct srtpplus_receiver *rx, uint32_t rate_per_s, uint32_t burst)
 {
-    srtpplus_budget_init(&rx->budget, rate_per_s, burst);
+    for (int i = 0; i < SRTPPLUS_BUDGET_CLASSES; i++)
+        srtpplus_receiver_set_class_budget(rx, (enum srtpplus_budget_class)i, rate_per_s, burst);
 }
 
-static inline enum srtpplus_verdict spend_budget(struct srtpplus_receiver *rx, uint64_t now_ns)
+void srtpplus_receiver_set_class_budget(struct srtpplus_receiver *rx,
+                                        enum srtpplus_budget_class budget_class,
+                                        uint32_t rate_per_s, uint32_t burst)
 {
-    return srtpplus_budget_take(&rx->budget, now_ns) ? SRTPPLUS_UNVERIFIED_BUDGET_OK
-                                                     : SRTPPLUS_DROP_BUDGET;
+    if ((unsigned)budget_class >= SRTPPLUS_BUDGET_CLASSES)
+        return;
+    srtpplus_budget_init(&rx->budget[budget_class], rate_per_s, burst);
+    rx->budget_rate[budget_class] = rate_per_s;
+}
+
+uint32_t srtpplus_receiver_class_budget(const struct srtpplus_receiver *rx,
+                                        enum srtpplus_budget_class budget_class)
+{
+    return (unsigned)budget_class < SRTPPLUS_BUDGET_CLASSES ? rx->budget_rate[budget_class] : 0;
+}
+
+static inline enum srtpplus_verdict
+spend_budget(struct srtpplus_receiver *rx, enum srtpplus_budget_class budget_class, uint64_t now_ns)
+{
+    return srtpplus_budget_take(&rx->budget[budget_class], now_ns) ? SRTPPLUS_UNVERIFIED_BUDGET_OK
+                                                                   : SRTPPLUS_DROP_BUDGET;
 }
 
 /* A prn tag the window does not hold: computed now, at the cost of one AES call. It is
@@ -249,7 +273,7 @@ static __attribute__((noinline)) enum srtpplus_verdict check_rtp(struct srtpplus
     uint32_t slot = 0;
     struct srtpplus_receiver_stream *stream = find_stream(rx, ssrc, &slot);
     if (!stream)
-        return enforcing ? spend_budget(rx, now_ns) : SRTPPLUS_PASS;
+        return enforcing ? spend_budget(rx, SRTPPLUS_BUDGET_UNKNOWN_SSRC, now_ns) : SRTPPLUS_PASS;
 
     const struct srtpplus_replay *replay = &stream->rtp_replay;
     if (!replay->started) {
@@ -261,7 +285,7 @@ static __attribute__((noinline)) enum srtpplus_verdict check_rtp(struct srtpplus
         uint32_t expected;
         if (inline_tag(rx, SRTPPLUS_KIND_RTP, ssrc, out->index, &expected) && expected == tag)
             return SRTPPLUS_PASS;
-        return spend_budget(rx, now_ns);
+        return spend_budget(rx, SRTPPLUS_BUDGET_RTP, now_ns);
     }
 
     uint64_t index;
@@ -288,7 +312,7 @@ static __attribute__((noinline)) enum srtpplus_verdict check_rtp(struct srtpplus
     }
     if (srtpplus_replay_seen(replay, index))
         return SRTPPLUS_DROP_REPLAY;
-    return verified ? SRTPPLUS_PASS : spend_budget(rx, now_ns);
+    return verified ? SRTPPLUS_PASS : spend_budget(rx, SRTPPLUS_BUDGET_RTP, now_ns);
 }
 
 enum srtpplus_verdict srtpplus_receiver_check_rtp(struct srtpplus_receiver *rx,
@@ -349,13 +373,13 @@ static enum srtpplus_verdict check_rtcp(struct srtpplus_receiver *rx, const uint
     uint32_t slot = 0;
     struct srtpplus_receiver_stream *stream = find_stream(rx, ssrc, &slot);
     if (!stream)
-        return spend_budget(rx, now_ns);
+        return spend_budget(rx, SRTPPLUS_BUDGET_RTCP, now_ns);
     const struct srtpplus_replay *replay = &stream->rtcp_replay;
     uint32_t expected;
     if (!replay->started) {
         if (inline_tag(rx, SRTPPLUS_KIND_RTCP, ssrc, index, &expected) && expected == tag)
             return SRTPPLUS_PASS;
-        return spend_budget(rx, now_ns);
+        return spend_budget(rx, SRTPPLUS_BUDGET_RTCP, now_ns);
     }
     if (!plausible(rx, replay->highest, index))
         return SRTPPLUS_DROP_INDEX;
@@ -365,7 +389,7 @@ static enum srtpplus_verdict check_rtcp(struct srtpplus_receiver *rx, const uint
         return SRTPPLUS_DROP_TAG;
     if (srtpplus_replay_seen(replay, index))
         return SRTPPLUS_DROP_REPLAY;
-    return known ? SRTPPLUS_PASS : spend_budget(rx, now_ns);
+    return known ? SRTPPLUS_PASS : spend_budget(rx, SRTPPLUS_BUDGET_RTCP, now_ns);
 }
 
 enum srtpplus_verdict srtpplus_receiver_check_rtcp(struct srtpplus_receiver *rx,
@@ -500,6 +524,18 @@ bool srtpplus_receiver_learned_tag(const struct srtpplus_receiver *rx, uint32_t 
     if (i < 0 || rx->scheme != SRTPPLUS_SCHEME_CHAIN)
         return false;
     return srtpplus_chain_table_get(&rx->streams[i]->learned, index, tag);
+}
+
+bool srtpplus_receiver_rtp_window(const struct srtpplus_receiver *rx, uint32_t ssrc,
+                                  struct srtpplus_window_view *view)
+{
+    int i = rx ? find_slot(rx, ssrc) : -1;
+    if (i < 0 || rx->scheme != SRTPPLUS_SCHEME_PRN || !rx->streams[i]->rtp_window.tags)
+        return false;
+    const struct srtpplus_prn_window *window = &rx->streams[i]->rtp_window;
+    *view = (struct srtpplus_window_view){
+        .tags = window->tags, .mask = window->mask, .lo = window->lo, .hi = window->hi};
+    return true;
 }
 
 const struct srtpplus_receiver_stats *srtpplus_receiver_stats(const struct srtpplus_receiver *rx)

@@ -65,9 +65,26 @@ void srtpplus_receiver_free(struct srtpplus_receiver *rx);
 int srtpplus_receiver_add_ssrc(struct srtpplus_receiver *rx, uint32_t ssrc, uint32_t roc);
 int srtpplus_receiver_remove_ssrc(struct srtpplus_receiver *rx, uint32_t ssrc);
 
-/* Sets the verification budget, e.g. to srtpplus_budget_default_rate(learned rate). */
+/* The verification budget has one token bucket per class of unverifiable
+ * packet, so a flood of one class cannot starve the others: RTP of known
+ * SSRCs, SRTCP (its own, so real NACK/PLI/SR survive a forged SRTCP flood),
+ * and RTP of SSRCs the receiver does not know. */
+enum srtpplus_budget_class {
+    SRTPPLUS_BUDGET_RTP = 0,
+    SRTPPLUS_BUDGET_RTCP,
+    SRTPPLUS_BUDGET_UNKNOWN_SSRC,
+    SRTPPLUS_BUDGET_CLASSES
+};
+
+/* Sets every class's budget, e.g. to srtpplus_budget_default_rate(learned rate). */
 void srtpplus_receiver_set_budget(struct srtpplus_receiver *rx, uint32_t rate_per_s,
                                   uint32_t burst);
+/* Sets one class's budget (its bucket starts full again). */
+void srtpplus_receiver_set_class_budget(struct srtpplus_receiver *rx,
+                                        enum srtpplus_budget_class budget_class,
+                                        uint32_t rate_per_s, uint32_t burst);
+uint32_t srtpplus_receiver_class_budget(const struct srtpplus_receiver *rx,
+                                        enum srtpplus_budget_class budget_class);
 
 /* Rules 1-3 on an SRTP packet with its SRTP+ tag; never modifies the packet. With
  * enforcing false only the tag is stripped (out is filled, the verdict is PASS unless
@@ -101,6 +118,16 @@ bool srtpplus_receiver_highest_index(const struct srtpplus_receiver *rx, uint32_
                                      uint64_t *index);
 bool srtpplus_receiver_learned_tag(const struct srtpplus_receiver *rx, uint32_t ssrc,
                                    uint64_t index, uint32_t *tag);
+/* The precomputed RTP prn window of ssrc, read-only, for exporting it (the
+ * kernel filter): the tags of indexes [lo, hi) at tags[index & mask]. False for
+ * scheme chain or an unknown SSRC. Valid until the next call on rx. */
+struct srtpplus_window_view {
+    const uint32_t *tags;
+    uint64_t mask;
+    uint64_t lo, hi;
+};
+bool srtpplus_receiver_rtp_window(const struct srtpplus_receiver *rx, uint32_t ssrc,
+                                  struct srtpplus_window_view *view);
 const struct srtpplus_receiver_stats *srtpplus_receiver_stats(const struct srtpplus_receiver *rx);
 
 #endif

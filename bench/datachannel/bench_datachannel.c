@@ -316,7 +316,7 @@ static void link_tls(const identities *ids, const netns_link *link, const transf
 static double link_row(const identities *ids, unsigned rtt_ms)
 {
     char error[256];
-    netns_link *link = netns_link_create(rtt_ms, LINK_RATE_BPS, error, sizeof error);
+    netns_link *link = netns_link_create_rated(rtt_ms, LINK_RATE_BPS, error, sizeof error);
     if (link == NULL) {
         printf("%-8u  (no link: %s)\n", rtt_ms, error);
         return 0;

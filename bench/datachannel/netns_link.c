@@ -74,13 +74,15 @@ static bool make_netem_link(netns_link *link, unsigned rtt_ms, uint64_t rate_bps
     char delay[32], rate[32];
     snprintf(delay, sizeof delay, "%uus", rtt_ms * 500u);
     snprintf(rate, sizeof rate, "%llubit", (unsigned long long)rate_bps);
+    const char *rate_word = rate_bps > 0 ? "rate" : "limit";
+    const char *rate_value = rate_bps > 0 ? rate : "100000";
     for (int side = 0; side < 2; side++) {
         char prefix[32];
         snprintf(prefix, sizeof prefix, "%s/30", addresses[side]);
         if (!configure_address(link, side, prefix) ||
             RUN("ip", "netns", "exec", link->namespaces[side], "tc", "qdisc", "add", "dev",
-                link->devices[side], "root", "netem", "delay", delay, "rate", rate, "limit",
-                "100000") != 0) {
+                link->devices[side], "root", "netem", "delay", delay, rate_word, rate_value,
+                "limit", "100000") != 0) {
             RUN("ip", "-n", link->namespaces[0], "link", "del", link->devices[0]);
             return false;
         }
@@ -131,7 +133,8 @@ static bool make_tun_link(netns_link *link, unsigned rtt_ms, uint64_t rate_bps, 
     return link->emulator != NULL;
 }
 
-netns_link *netns_link_create(unsigned rtt_ms, uint64_t rate_bps, char *error, size_t error_size)
+static netns_link *create(unsigned rtt_ms, uint64_t rate_bps, bool tun_first, char *error,
+                          size_t error_size)
 {
     netns_link *link = calloc(1, sizeof *link);
     if (link == NULL) {
@@ -150,14 +153,29 @@ netns_link *netns_link_create(unsigned rtt_ms, uint64_t rate_bps, char *error, s
             return NULL;
         }
     }
-    /* The TUN emulator first, so that every run measures the same link; tc
-     * netem where there is no TUN device. */
-    if (!make_tun_link(link, rtt_ms, rate_bps, error, error_size) &&
-        !make_netem_link(link, rtt_ms, rate_bps)) {
+    /* With a rate: the TUN emulator first, so that every run measures the
+     * same link, and tc netem where there is no TUN device. Without one,
+     * netem first, as before rates existed. */
+    bool made = tun_first ? make_tun_link(link, rtt_ms, rate_bps, error, error_size) ||
+                                make_netem_link(link, rtt_ms, rate_bps)
+                          : make_netem_link(link, rtt_ms, rate_bps) ||
+                                make_tun_link(link, rtt_ms, rate_bps, error, error_size);
+    if (!made) {
         netns_link_destroy(link);
         return NULL;
     }
     return link;
+}
+
+netns_link *netns_link_create(unsigned rtt_ms, char *error, size_t error_size)
+{
+    return create(rtt_ms, 0, false, error, error_size);
+}
+
+netns_link *netns_link_create_rated(unsigned rtt_ms, uint64_t rate_bps, char *error,
+                                    size_t error_size)
+{
+    return create(rtt_ms, rate_bps, true, error, error_size);
 }
 
 const char *netns_link_method(const netns_link *link)
@@ -185,6 +203,16 @@ int netns_link_socket(const netns_link *link, netns_link_side side, int type)
     if (target >= 0)
         close(target);
     return fd;
+}
+
+const char *netns_link_namespace(const netns_link *link, netns_link_side side)
+{
+    return link->namespaces[side];
+}
+
+const char *netns_link_device(const netns_link *link, netns_link_side side)
+{
+    return link->devices[side];
 }
 
 void netns_link_destroy(netns_link *link)

@@ -17,8 +17,12 @@ typedef enum { NETNS_LINK_SENDER = 0, NETNS_LINK_RECEIVER = 1 } netns_link_side;
 #define NETNS_LINK_SENDER_ADDRESS   "198.18.8.1"
 #define NETNS_LINK_RECEIVER_ADDRESS "198.18.8.2"
 
+/* A link of rtt_ms round trip and no rate limit. */
+netns_link *netns_link_create(unsigned rtt_ms, char *error, size_t error_size);
+
 /* A link of rtt_ms round trip and rate_bps in each direction. */
-netns_link *netns_link_create(unsigned rtt_ms, uint64_t rate_bps, char *error, size_t error_size);
+netns_link *netns_link_create_rated(unsigned rtt_ms, uint64_t rate_bps, char *error,
+                                    size_t error_size);
 
 /* "tc netem" or "TUN link emulator". */
 const char *netns_link_method(const netns_link *link);
@@ -26,6 +30,10 @@ const char *netns_link_method(const netns_link *link);
 /* socket(AF_INET, type, 0) made inside that side's namespace (it stays
  * there whatever process uses it); -1 on failure. */
 int netns_link_socket(const netns_link *link, netns_link_side side, int type);
+
+/* The name of that side's namespace and of its end of the link. */
+const char *netns_link_namespace(const netns_link *link, netns_link_side side);
+const char *netns_link_device(const netns_link *link, netns_link_side side);
 
 void netns_link_destroy(netns_link *link);
 

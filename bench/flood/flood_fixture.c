@@ -12,17 +12,19 @@
 #include <openssl/rand.h>
 #include <pthread.h>
 #include <sched.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
-#include <stdlib.h>
 #include <unistd.h>
 
 #define LEGIT_SSRC 0x5eed0001u
 
 const char *flood_mode_name(flood_mode mode)
 {
-    static const char *const names[] = {"off", "legacy", "prn", "chain", "bare"};
+    static const char *const names[] = {"off",  "legacy",        "prn",        "chain",
+                                        "bare", "kernel_legacy", "kernel_prn", "kernel_chain"};
     return mode < FLOOD_MODE_COUNT ? names[mode] : "?";
 }
 
@@ -90,6 +92,136 @@ static void pin_to_cpu(int cpu)
     pthread_setaffinity_np(pthread_self(), sizeof set, &set);
 }
 
+static bool is_kernel(flood_mode mode)
+{
+    return mode == FLOOD_MODE_KERNEL_LEGACY || mode == FLOOD_MODE_KERNEL_PRN ||
+           mode == FLOOD_MODE_KERNEL_CHAIN;
+}
+
+/* The user-space mode a kernel mode adds its filter to. */
+static flood_mode base_mode(flood_mode mode)
+{
+    switch (mode) {
+    case FLOOD_MODE_KERNEL_LEGACY:
+        return FLOOD_MODE_LEGACY;
+    case FLOOD_MODE_KERNEL_PRN:
+        return FLOOD_MODE_PRN;
+    case FLOOD_MODE_KERNEL_CHAIN:
+        return FLOOD_MODE_CHAIN;
+    default:
+        return mode;
+    }
+}
+
+static uint64_t ticks_ns(unsigned long long ticks)
+{
+    return ticks * (1000000000ull / (uint64_t)sysconf(_SC_CLK_TCK));
+}
+
+/* utime + stime of every ksoftirqd thread, in clock ticks. */
+static unsigned long long ksoftirqd_ticks(void)
+{
+    unsigned long long total = 0;
+    GDir *proc = g_dir_open("/proc", 0, NULL);
+    const char *name;
+    while (proc && (name = g_dir_read_name(proc))) {
+        if (name[0] < '0' || name[0] > '9')
+            continue;
+        char path[64], line[512];
+        snprintf(path, sizeof path, "/proc/%s/stat", name);
+        FILE *file = fopen(path, "r");
+        if (!file)
+            continue;
+        size_t n = fread(line, 1, sizeof line - 1, file);
+        fclose(file);
+        line[n] = '\0';
+        const char *close = strrchr(line, ')');
+        if (!strstr(line, "(ksoftirqd/") || !close)
+            continue;
+        unsigned long long utime = 0, stime = 0;
+        /* After "comm)": state and 10 more fields, then utime and stime. */
+        if (sscanf(close + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &utime,
+                   &stime) == 2)
+            total += utime + stime;
+    }
+    if (proc)
+        g_dir_close(proc);
+    return total;
+}
+
+void flood_cpu_sample_take(flood_cpu_sample *sample)
+{
+    memset(sample, 0, sizeof *sample);
+    FILE *file = fopen("/proc/stat", "r");
+    if (file) {
+        unsigned long long user = 0, nice = 0, system = 0, idle = 0, iowait = 0, irq = 0,
+                           softirq = 0, steal = 0;
+        if (fscanf(file, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &user, &nice, &system,
+                   &idle, &iowait, &irq, &softirq, &steal) >= 7) {
+            sample->busy_ns = ticks_ns(user + nice + system + irq + softirq + steal);
+            sample->idle_ns = ticks_ns(idle + iowait);
+        }
+        fclose(file);
+    }
+    struct rusage usage;
+    getrusage(RUSAGE_SELF, &usage);
+    sample->process_ns = (uint64_t)(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) * 1000000000ull +
+                         (uint64_t)(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) * 1000ull;
+    sample->ksoftirqd_ns = ticks_ns(ksoftirqd_ticks());
+}
+
+void flood_cpu_account(const flood_cpu_sample *before, const flood_cpu_sample *after, uint64_t sent,
+                       flood_result *result)
+{
+    uint64_t busy = after->busy_ns - before->busy_ns;
+    uint64_t idle = after->idle_ns - before->idle_ns;
+    uint64_t own =
+        (after->process_ns - before->process_ns) + (after->ksoftirqd_ns - before->ksoftirqd_ns);
+    result->paced_sent = sent;
+    result->machine_ns_per_packet = sent ? (double)busy / sent : 0;
+    result->own_ns_per_packet = sent ? (double)own / sent : 0;
+    result->idle_share = busy + idle ? (double)idle / (busy + idle) : 0;
+}
+
+#define BLACKHOLE_ADDRESS "198.51.100.2"
+
+int flood_enter_netns(void)
+{
+    if (geteuid() != 0 || unshare(CLONE_NEWNET) != 0)
+        return -1;
+    /* Loopback for the worker and the generator; a veth whose peer stays
+     * down for the generator's baseline: its packets leave the generator and
+     * are dropped at transmit, so nothing receives them. */
+    return system("ip link set lo up && ip link add moatv0 type veth peer name moatv1 && "
+                  "ip addr add 198.51.100.1/24 dev moatv0 && ip link set moatv0 up && "
+                  "ip neigh replace " BLACKHOLE_ADDRESS " lladdr 02:00:00:00:00:02 dev moatv0 "
+                  "nud permanent") == 0
+               ? 0
+               : -1;
+}
+
+int flood_paced_baseline(const flood_options *options, flood_result *result)
+{
+    int fd = socket(AF_INET, SOCK_DGRAM, 0);
+    struct sockaddr_in blackhole = {.sin_family = AF_INET, .sin_port = htons(9)};
+    inet_pton(AF_INET, BLACKHOLE_ADDRESS, &blackhole.sin_addr);
+    if (fd < 0 || connect(fd, (struct sockaddr *)&blackhole, sizeof blackhole) != 0) {
+        if (fd >= 0)
+            close(fd);
+        return -1;
+    }
+    pin_to_cpu(1);
+    flood_generator generator = {.fd = fd, .forged_size = options->forged_size, .ssrc = LEGIT_SSRC};
+    memset(result, 0, sizeof *result);
+    flood_cpu_sample before, after;
+    flood_cpu_sample_take(&before);
+    flood_generator_paced(&generator, options->paced_pps, options->paced_seconds);
+    flood_cpu_sample_take(&after);
+    close(fd);
+    flood_cpu_account(&before, &after, generator.forged_sent, result);
+    return generator.forged_sent ? 0 : -1;
+}
+
 static moat_sdp_negotiation *negotiation_for(flood_mode mode)
 {
     static moat_sdp_negotiation negotiation;
@@ -136,9 +268,10 @@ static moat_prefilter_settings settings_for(flood_mode mode)
     return settings;
 }
 
-int flood_run(flood_mode mode, const flood_options *options, flood_result *result)
+int flood_run(flood_mode full_mode, const flood_options *options, flood_result *result)
 {
     memset(result, 0, sizeof *result);
+    flood_mode mode = base_mode(full_mode);
     static moat_prefilter_settings settings;
     settings = settings_for(mode);
     char error[256];
@@ -148,6 +281,12 @@ int flood_run(flood_mode mode, const flood_options *options, flood_result *resul
         return -1;
     }
     moat_worker_set_prefilter(worker, &settings);
+    if (is_kernel(full_mode) && moat_worker_attach_kernel_filter(worker, error, sizeof error)) {
+        fprintf(stderr, "bench/flood: %s: %s\n", flood_mode_name(full_mode), error);
+        result->unavailable = true;
+        moat_worker_free(worker);
+        return 0;
+    }
     /* The worker inherits the affinity of the thread that starts it. */
     pin_to_cpu(0);
     if (moat_worker_start(worker, error, sizeof error) != 0) {
@@ -226,6 +365,10 @@ int flood_run(flood_mode mode, const flood_options *options, flood_result *resul
         .keys = &request.keys,
         .srtpplus = srtpplus,
     };
+    if (is_kernel(full_mode)) {
+        flood_generator_warm(&generator, 0.3);
+        usleep(50000); /* a few ticks: the filter has the window and tags */
+    }
     /* Cost phase: queue a backlog while the worker is held, then let it
      * drain in full batches, as it would under a saturating flood. */
     moat_worker_force_receive_buffer(worker, 512 * 1024 * 1024);
@@ -265,14 +408,26 @@ int flood_run(flood_mode mode, const flood_options *options, flood_result *resul
     __atomic_store_n(&plugin_rtp_received, 0, __ATOMIC_RELAXED);
     uint64_t live_before = moat_counter_read(&counters->datagrams_received);
     generator.forged_sent = 0;
+    generator.legit_sent = 0;
     flood_generator_run(&generator);
     usleep(200000); /* let the worker drain its socket */
     result->live_datagrams = moat_counter_read(&counters->datagrams_received) - live_before;
     result->forged_sent = generator.forged_sent;
     result->legit_sent = generator.legit_sent;
     result->legit_received = __atomic_load_n(&plugin_rtp_received, __ATOMIC_RELAXED);
-    result->ns_per_packet =
-        result->datagrams ? (double)result->worker_cpu_ns / result->datagrams : 0;
+    /* Per forged packet queued; with the kernel filter most never reach the
+     * worker, so per forged packet sent. */
+    uint64_t denominator = is_kernel(full_mode) ? options->backlog : result->datagrams;
+    result->ns_per_packet = denominator ? (double)result->worker_cpu_ns / denominator : 0;
+    if (options->paced_pps > 0) {
+        uint64_t sent_before = generator.forged_sent;
+        flood_cpu_sample before, after;
+        flood_cpu_sample_take(&before);
+        flood_generator_paced(&generator, options->paced_pps, options->paced_seconds);
+        flood_cpu_sample_take(&after);
+        flood_cpu_account(&before, &after, generator.forged_sent - sent_before, result);
+        usleep(100000);
+    }
     result->legit_loss = mode == FLOOD_MODE_BARE || !generator.legit_sent
                              ? 0
                              : 1.0 - (double)result->legit_received / generator.legit_sent;

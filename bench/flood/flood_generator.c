@@ -83,7 +83,7 @@ int flood_generator_run(flood_generator *g)
         headers[i].msg_hdr.msg_iov = &vectors[i];
         headers[i].msg_hdr.msg_iovlen = 1;
     }
-    uint16_t sequence = 1;
+    uint16_t sequence = g->next_sequence ? g->next_sequence : 1;
     /* The call runs alone for a second first, so the gateway learns its
      * rate as it would for any call that was up before an attack. */
     uint64_t warmup_end = now_ns() + WARMUP_NS;
@@ -116,7 +116,68 @@ int flood_generator_run(flood_generator *g)
         if (n > 0)
             g->forged_sent += (uint64_t)n;
     }
+    g->next_sequence = sequence;
     moat_srtp_session_free(srtp);
+    return 0;
+}
+
+int flood_generator_warm(flood_generator *g, double seconds)
+{
+    moat_srtp_keying mine = *g->keys;
+    memcpy(mine.local_key, g->keys->remote_key, sizeof mine.local_key);
+    memcpy(mine.local_salt, g->keys->remote_salt, sizeof mine.local_salt);
+    memcpy(mine.remote_key, g->keys->local_key, sizeof mine.remote_key);
+    memcpy(mine.remote_salt, g->keys->local_salt, sizeof mine.remote_salt);
+    char error[128];
+    moat_srtp_session *srtp = moat_srtp_session_new(&mine, error, sizeof error);
+    if (!srtp) {
+        fprintf(stderr, "generator: %s\n", error);
+        return -1;
+    }
+    uint16_t sequence = g->next_sequence ? g->next_sequence : 1;
+    uint64_t end = now_ns() + (uint64_t)(seconds * 1e9);
+    for (uint64_t next = now_ns(); next < end; next += LEGIT_INTERVAL_NS) {
+        while (now_ns() < next)
+            ;
+        send_legit(g, srtp, sequence++);
+    }
+    g->next_sequence = sequence;
+    moat_srtp_session_free(srtp);
+    return 0;
+}
+
+int flood_generator_paced(flood_generator *g, double pps, double seconds)
+{
+    enum { PACED_BATCH = 16 };
+    static uint8_t packets[PACED_BATCH][2048];
+    struct mmsghdr headers[PACED_BATCH];
+    struct iovec vectors[PACED_BATCH];
+    memset(headers, 0, sizeof headers);
+    for (int i = 0; i < PACED_BATCH; i++) {
+        vectors[i].iov_base = packets[i];
+        vectors[i].iov_len = g->forged_size;
+        headers[i].msg_hdr.msg_iov = &vectors[i];
+        headers[i].msg_hdr.msg_iovlen = 1;
+    }
+    uint64_t interval = (uint64_t)(PACED_BATCH * 1e9 / pps);
+    uint64_t start = now_ns(), end = start + (uint64_t)(seconds * 1e9);
+    uint64_t rounds = 0;
+    for (uint64_t next = start; next < end; next += interval) {
+        struct timespec at = {(time_t)(next / 1000000000u), (long)(next % 1000000000u)};
+        clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &at, NULL);
+        if (rounds++ % 16 == 0) {
+            for (int i = 0; i < PACED_BATCH; i++)
+                forge(packets[i], g->forged_size, g->ssrc);
+        } else {
+            for (int i = 0; i < PACED_BATCH; i++) {
+                packets[i][2] ^= (uint8_t)rounds;
+                packets[i][3] += 1;
+            }
+        }
+        int n = sendmmsg(g->fd, headers, PACED_BATCH, 0);
+        if (n > 0)
+            g->forged_sent += (uint64_t)n;
+    }
     return 0;
 }
 

@@ -21,6 +21,7 @@ typedef struct {
     struct srtpplus_sender *srtpplus; /* NULL without SRTP+ */
     uint64_t forged_sent;
     uint64_t legit_sent;
+    uint16_t next_sequence; /* of the legitimate stream, kept across calls (0: start) */
 } flood_generator;
 
 /* The live run: forged packets at the highest rate plus the legitimate
@@ -28,5 +29,10 @@ typedef struct {
 int flood_generator_run(flood_generator *generator);
 /* Exactly `count` forged packets as fast as possible, nothing else. */
 int flood_generator_burst(flood_generator *generator, uint64_t count);
+/* The legitimate stream alone for `seconds`, so the gateway authenticates it
+ * (and a kernel filter learns its index window and tags). */
+int flood_generator_warm(flood_generator *generator, double seconds);
+/* Forged packets only, at `pps` in small batches on an absolute-time pace. */
+int flood_generator_paced(flood_generator *generator, double pps, double seconds);
 
 #endif

@@ -45,6 +45,24 @@ static const option_spec options[] = {
      "bearer token required on WHIP/WHEP and the API; empty = no auth"},
     {"http", "web_root", "web-root", OPTION_STRING, FIELD(web_root), MOAT_DEFAULT_WEB_ROOT, 0, 0,
      "folder of the demo pages and dashboard"},
+    {"http", "max_body_bytes", "max-body-bytes", OPTION_INT, FIELD(max_body_bytes), "65536", 1024,
+     16 * 1024 * 1024, "request bodies over this many bytes are refused (413) before being read"},
+    {"http", "metrics_token", "metrics-token", OPTION_STRING, FIELD(metrics_token), "", 0, 0,
+     "bearer token required on /metrics; empty = /metrics is open"},
+    {"http", "api_origins", "api-origins", OPTION_STRING, FIELD(api_origins), "", 0, 0,
+     "comma-separated origins allowed to call /api/ from a browser; empty = same origin only"},
+    {"limits", "max_sessions", "max-sessions", OPTION_INT, FIELD(max_sessions), "1000", 0, 1000000,
+     "sessions at once; more offers get 503; 0 = no limit"},
+    {"limits", "max_pending_sessions", "max-pending-sessions", OPTION_INT,
+     FIELD(max_pending_sessions), "100", 0, 1000000,
+     "sessions not yet ICE-connected at once; more offers get 503; 0 = no limit"},
+    {"limits", "pending_timeout_s", "pending-timeout", OPTION_INT, FIELD(pending_timeout_s), "10",
+     1, 3600, "seconds a session may wait for its first valid ICE check"},
+    {"limits", "whip_rate_per_ip", "whip-rate-per-ip", OPTION_INT, FIELD(whip_rate_per_ip), "10", 0,
+     1000000,
+     "WHIP offers per second from one IPv4 address or IPv6 /64 (429 beyond); 0 = no limit"},
+    {"limits", "whip_burst_per_ip", "whip-burst-per-ip", OPTION_INT, FIELD(whip_burst_per_ip), "30",
+     1, 1000000, "burst of WHIP offers one source may send at once"},
     {"media", "bind", "media-bind", OPTION_STRING, FIELD(media_bind), "::", 0, 0,
      "address of the UDP media sockets (:: = every IPv4 and IPv6 address)"},
     {"media", "port", "media-port", OPTION_INT, FIELD(media_port), "20000", 1, 65535,
@@ -64,6 +82,9 @@ static const option_spec options[] = {
      "PEM private key of the certificate"},
     {"prefilter", "mode", "prefilter-mode", OPTION_STRING, FIELD(prefilter_mode), "auto", 0, 0,
      "off | auto | always: when the SRTP prefilter enforces"},
+    {"prefilter", "kernel", "prefilter-kernel", OPTION_STRING, FIELD(prefilter_kernel), "auto", 0,
+     0,
+     "auto | on | off: eBPF socket filter dropping forgeries in the kernel (auto: if BPF works)"},
     {"prefilter", "srtpplus", "srtpplus", OPTION_BOOL, FIELD(srtpplus), "true", 0, 0,
      "offer/accept SRTP+ tags (a=srtpplus) in SDP"},
     {"prefilter", "hold_ms", "detector-hold-ms", OPTION_INT, FIELD(detector_hold_ms), "2000", 100,
@@ -79,7 +100,24 @@ static const option_spec options[] = {
      1000000, "floor of that verification budget, packets per second"},
     {"prefilter", "legacy_budget_factor", "legacy-budget-factor", OPTION_DOUBLE,
      FIELD(legacy_budget_factor), "2.0", 0, 0,
-     "peers without SRTP+: HMAC work per stream bounded to this multiple of its learned rate"},
+     "peers without SRTP+, worker overloaded: a flooded stream keeps at least this multiple of its "
+     "learned rate, admitted with one chance for every packet"},
+    {"limits", "datachannel_session_bytes", "datachannel-session-bytes", OPTION_INT,
+     FIELD(datachannel_session_bytes), "16777216", 4194304, 1073741824,
+     "data-channel memory of one session (SCTP buffers and queued messages); more is refused"},
+    {"limits", "datachannel_total_mib", "datachannel-total-mib", OPTION_INT,
+     FIELD(datachannel_total_mib), "1024", 4, 1048576,
+     "data-channel memory of all sessions together, MiB; beyond it channels are refused"},
+    {"turn", "uris", "turn-uris", OPTION_STRING, FIELD(turn_uris), "", 0, 0,
+     "comma-separated TURN URIs handed to clients (turn:host:3478?transport=udp); empty = none"},
+    {"turn", "secret", "turn-secret", OPTION_STRING, FIELD(turn_secret), "", 0, 0,
+     "TURN REST API shared secret (coturn static-auth-secret)"},
+    {"turn", "ttl", "turn-ttl", OPTION_INT, FIELD(turn_ttl_s), "86400", 60, 604800,
+     "lifetime of the TURN credentials handed out, seconds"},
+    {"record", "dir", "record-dir", OPTION_STRING, FIELD(record_dir), "", 0, 0,
+     "folder recordings are written to; empty = recording off"},
+    {"record", "all_sessions", "record-all-sessions", OPTION_BOOL, FIELD(record_all_sessions),
+     "false", 0, 0, "record every session from its start (needs [record] dir)"},
 };
 
 #define OPTION_COUNT (sizeof options / sizeof options[0])
@@ -237,11 +275,27 @@ int moat_config_validate(const moat_config *config, char *error, size_t error_si
                  mode);
         return -1;
     }
+    const char *kernel = config->prefilter_kernel;
+    if (strcmp(kernel, "off") && strcmp(kernel, "auto") && strcmp(kernel, "on")) {
+        snprintf(error, error_size, "[prefilter] kernel = \"%s\": expected auto, on or off",
+                 kernel);
+        return -1;
+    }
     bool has_cert = config->certificate && *config->certificate;
     bool has_key = config->private_key && *config->private_key;
     if (has_cert != has_key) {
         snprintf(error, error_size,
                  "[dtls] certificate and private_key must be given together (or neither)");
+        return -1;
+    }
+    bool has_turn = config->turn_uris && *config->turn_uris;
+    if (has_turn && !(config->turn_secret && *config->turn_secret)) {
+        snprintf(error, error_size,
+                 "[turn] uris needs [turn] secret (coturn's static-auth-secret)");
+        return -1;
+    }
+    if (config->record_all_sessions && !(config->record_dir && *config->record_dir)) {
+        snprintf(error, error_size, "[record] all_sessions needs [record] dir");
         return -1;
     }
     if (config->workers > 0 && config->media_port + config->workers - 1 > 65535) {

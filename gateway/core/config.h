@@ -25,6 +25,15 @@ typedef struct {
     int http_port;
     char *token; /* bearer token for WHIP/WHEP and the API; empty: none */
     char *web_root;
+    int max_body_bytes;  /* request bodies above this are refused before they are read */
+    char *metrics_token; /* bearer token for /metrics; empty: open */
+    char *api_origins;   /* comma-separated origins allowed on /api/ (CORS); empty: same origin */
+    /* [limits] */
+    int max_sessions;         /* 0: unlimited */
+    int max_pending_sessions; /* sessions not yet ICE-connected; 0: unlimited */
+    int pending_timeout_s;    /* a session with no valid ICE check by then ends */
+    int whip_rate_per_ip;     /* WHIP offers per second per source; 0: unlimited */
+    int whip_burst_per_ip;
     /* [media] */
     char *media_bind;
     int media_port; /* first UDP port; worker i uses media_port + i */
@@ -37,6 +46,7 @@ typedef struct {
     char *private_key;
     /* [prefilter] */
     char *prefilter_mode;
+    char *prefilter_kernel; /* auto | on | off */
     bool srtpplus;
     int detector_hold_ms;
     double detector_rate_factor;
@@ -44,6 +54,16 @@ typedef struct {
     int budget_percent;
     int budget_min_pps;
     double legacy_budget_factor;
+    /* [limits] data channels (core/data_limits.h) */
+    int datachannel_session_bytes;
+    int datachannel_total_mib;
+    /* [turn] */
+    char *turn_uris;   /* comma-separated; empty: no TURN server handed out */
+    char *turn_secret; /* coturn REST API shared secret */
+    int turn_ttl_s;
+    /* [record] */
+    char *record_dir; /* empty: recording off */
+    bool record_all_sessions;
 } moat_config;
 
 /* Fills defaults. */

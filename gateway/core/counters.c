@@ -14,6 +14,11 @@ const char *moat_drop_reason_name(moat_drop_reason reason)
         [MOAT_DROP_BUDGET] = "budget",
         [MOAT_DROP_AUTH] = "auth",
         [MOAT_DROP_DTLS] = "dtls",
+        [MOAT_DROP_ICE_PAIR] = "ice_pair",
+        [MOAT_DROP_TRUNCATED] = "truncated",
+        [MOAT_DROP_STUN_RATE] = "stun_rate",
+        [MOAT_DROP_NACK_LIMIT] = "nack_limit",
+        [MOAT_DROP_DATA_LIMIT] = "datachannel_limit",
     };
     return reason < MOAT_DROP_REASON_COUNT ? names[reason] : "unknown";
 }

@@ -19,6 +19,11 @@ typedef enum {
     MOAT_DROP_BUDGET,        /* verification budget exhausted */
     MOAT_DROP_AUTH,          /* srtp_unprotect failed */
     MOAT_DROP_DTLS,          /* DTLS record rejected */
+    MOAT_DROP_ICE_PAIR,      /* authenticated check refused: another session's tuple, replay */
+    MOAT_DROP_TRUNCATED,     /* datagram longer than the receive buffer */
+    MOAT_DROP_STUN_RATE,     /* STUN check over its rate, refused before the HMAC */
+    MOAT_DROP_NACK_LIMIT,    /* retransmission refused: stream's or packet's budget spent */
+    MOAT_DROP_DATA_LIMIT,    /* data channel message refused: memory limit reached */
     MOAT_DROP_REASON_COUNT
 } moat_drop_reason;
 
@@ -40,6 +45,7 @@ typedef struct {
     uint64_t detector_switches_on;
     uint64_t detector_switches_off;
     uint64_t worker_detector_switches_on;
+    uint64_t overloaded_ticks; /* worker ticks that saw overload (load_monitor.h) */
     uint64_t data_messages_received;
     uint64_t data_messages_sent;
     uint64_t data_bytes_received;

@@ -4,10 +4,11 @@
 #include "core/log.h"
 #include "core/stats_snapshot.h"
 #include "core/session_internal.h"
-#include "core/whip_api.h"
+#include "core/whip_session.h"
 #include "dtls/certificate.h"
 #include "dtls/dtls_context.h"
 #include "ice/ice_candidates.h"
+#include "record/record_api.h"
 #include "sctp/sctp_stack.h"
 #include "srtp/srtp_session.h"
 
@@ -27,6 +28,11 @@ static int load_certificate(moat_gateway *gateway, char *error, size_t error_siz
         return -1;
     gateway->dtls_context = moat_dtls_context_new(gateway->certificate, error, error_size);
     return gateway->dtls_context ? 0 : -1;
+}
+
+static uint32_t candidate_priority(size_t index)
+{
+    return moat_ice_host_priority(65535 - (uint32_t)index, 1);
 }
 
 static void add_candidate_address(moat_gateway *gateway, const char *text)
@@ -73,6 +79,28 @@ static int gather_candidate_addresses(moat_gateway *gateway, char *error, size_t
     return 0;
 }
 
+/* What moat_gateway_candidates announces, as the worker compares it with a
+ * datagram's destination: pair priorities need our candidate's priority. */
+static void set_worker_candidates(const moat_gateway *gateway, moat_worker *worker)
+{
+    struct in6_addr addresses[MOAT_WORKER_MAX_CANDIDATES];
+    uint32_t priorities[MOAT_WORKER_MAX_CANDIDATES];
+    size_t n = 0;
+    for (size_t i = 0; i < gateway->n_candidate_addresses && n < MOAT_WORKER_MAX_CANDIDATES; i++) {
+        struct in_addr v4;
+        memset(&addresses[n], 0, sizeof addresses[n]);
+        if (inet_pton(AF_INET, gateway->candidate_addresses[i], &v4) == 1) {
+            addresses[n].s6_addr[10] = 0xff;
+            addresses[n].s6_addr[11] = 0xff;
+            memcpy(&addresses[n].s6_addr[12], &v4, 4);
+        } else if (inet_pton(AF_INET6, gateway->candidate_addresses[i], &addresses[n]) != 1) {
+            continue;
+        }
+        priorities[n++] = candidate_priority(i);
+    }
+    moat_worker_set_candidates(worker, addresses, priorities, n);
+}
+
 size_t moat_gateway_candidates(const moat_gateway *gateway, const moat_worker *worker,
                                moat_sdp_candidate *out, size_t capacity)
 {
@@ -84,7 +112,7 @@ size_t moat_gateway_candidates(const moat_gateway *gateway, const moat_worker *w
         candidate->component = 1;
         g_strlcpy(candidate->transport, "udp", sizeof candidate->transport);
         /* Earlier addresses (the announced one first) are preferred. */
-        candidate->priority = moat_ice_host_priority(65535 - (uint32_t)i, 1);
+        candidate->priority = candidate_priority(i);
         g_strlcpy(candidate->address, gateway->candidate_addresses[i], sizeof candidate->address);
         candidate->port = moat_worker_port(worker);
         g_strlcpy(candidate->type, "host", sizeof candidate->type);
@@ -130,9 +158,44 @@ static void prefilter_settings_from_config(moat_gateway *gateway)
     settings->worker_min_excess_pps = 5000;
 }
 
+/* [prefilter] kernel: every worker socket gets the eBPF filter, or (auto)
+ * none does and the user-space prefilter works alone. */
+static int attach_kernel_filters(moat_gateway *gateway, char *error, size_t error_size)
+{
+    const char *mode = gateway->config.prefilter_kernel;
+    if (strcmp(mode, "off") == 0) {
+        g_strlcpy(gateway->kernel_filter_note, "off by configuration",
+                  sizeof gateway->kernel_filter_note);
+        return 0;
+    }
+    char reason[256] = "";
+    for (unsigned i = 0; i < gateway->n_workers; i++) {
+        if (moat_worker_attach_kernel_filter(gateway->workers[i], reason, sizeof reason) == 0)
+            continue;
+        if (strcmp(mode, "on") == 0) {
+            snprintf(error, error_size, "[prefilter] kernel = on: %s", reason);
+            return -1;
+        }
+        /* All or none: one worker without the filter would defend differently. */
+        for (unsigned j = 0; j < gateway->n_workers; j++)
+            moat_worker_detach_kernel_filter(gateway->workers[j]);
+        g_strlcpy(gateway->kernel_filter_note, reason, sizeof gateway->kernel_filter_note);
+        moat_log_warn("prefilter",
+                      "kernel filter unavailable (%s): the user-space prefilter works alone",
+                      reason);
+        return 0;
+    }
+    gateway->kernel_filter_note[0] = '\0';
+    moat_log_info("prefilter", "kernel filter: eBPF socket filter on %u worker sockets",
+                  gateway->n_workers);
+    return 0;
+}
+
 int moat_gateway_start(moat_gateway *gateway, char *error, size_t error_size)
 {
     prefilter_settings_from_config(gateway);
+    moat_data_limits_init(&gateway->data_limits, (size_t)gateway->config.datachannel_session_bytes,
+                          (size_t)gateway->config.datachannel_total_mib * 1024u * 1024u);
     moat_log_set_level((moat_log_level)moat_log_level_parse(gateway->config.log_level));
     gateway->started_us = (uint64_t)g_get_monotonic_time();
     if (moat_srtp_library_init() != 0) {
@@ -161,9 +224,13 @@ int moat_gateway_start(moat_gateway *gateway, char *error, size_t error_size)
                             (uint16_t)(gateway->config.media_port + (int)i), error, error_size);
         if (!gateway->workers[i])
             return -1;
+        set_worker_candidates(gateway, gateway->workers[i]);
         moat_worker_set_prefilter(gateway->workers[i], &gateway->prefilter);
+        moat_worker_set_data_limits(gateway->workers[i], &gateway->data_limits);
         gateway->n_workers = i + 1;
     }
+    if (attach_kernel_filters(gateway, error, error_size) != 0)
+        return -1;
     gateway->plugins = moat_plugin_registry_load(gateway->config.plugin_dir,
                                                  &moat_session_gateway_calls, error, error_size);
     if (!gateway->plugins)
@@ -218,6 +285,7 @@ void moat_gateway_stop(moat_gateway *gateway)
     g_free(gateway->workers);
     gateway->workers = NULL;
     gateway->n_workers = 0;
+    moat_record_api_stop(); /* sessions are gone: let their recordings finish */
     moat_whip_bind_gateway(NULL);
     moat_session_registry_free(gateway->sessions);
     gateway->sessions = NULL;

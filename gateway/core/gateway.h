@@ -5,6 +5,9 @@
 #define MOAT_GATEWAY_H
 
 #include "core/config.h"
+#include "core/http_admission.h"
+#include "core/log.h"
+#include "core/data_limits.h"
 #include "prefilter/prefilter_settings.h"
 #include "core/plugin_registry.h"
 #include "core/session_registry.h"
@@ -23,6 +26,7 @@ typedef struct moat_stats_snapshot moat_stats_snapshot;
 typedef struct moat_gateway {
     moat_config config;
     moat_prefilter_settings prefilter;
+    moat_data_limits data_limits; /* shared by the workers, see data_limits.h */
     moat_certificate *certificate;
     moat_dtls_context *dtls_context;
     moat_worker **workers;
@@ -37,6 +41,14 @@ typedef struct moat_gateway {
     char candidate_addresses[MOAT_MAX_CANDIDATE_ADDRESSES][64];
     size_t n_candidate_addresses;
     uint64_t started_us;
+    /* Admission control (control thread) */
+    moat_admission *admission;
+    gint pending_sessions;   /* atomic: sessions not yet ICE-connected; workers decrement */
+    uint64_t session_serial; /* the last session's public label (/metrics, /api) */
+    uint64_t refused[MOAT_REFUSED_REASON_COUNT];
+    moat_log_limiter http_log; /* per-request log lines */
+    /* Why the kernel filter is not in use ("" when it is); for /metrics. */
+    char kernel_filter_note[160];
 } moat_gateway;
 
 /* Start-up in order; each returns 0 or -1 with one clear line in `error`. */

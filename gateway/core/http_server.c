@@ -1,134 +1,208 @@
+/* The SoupServer adapter: listens, enforces the body limit while the request
+ * is still arriving (declared Content-Length at the headers, chunked bodies
+ * chunk by chunk), converts each complete request for the router and writes
+ * its response back. All routing and policy live in http_router.c. */
 #include "core/http_server.h"
 
-#include "core/http_reply.h"
-#include "core/log.h"
-#include "core/metrics.h"
-#include "core/session_api.h"
-#include "core/whip_api.h"
+#include "core/http_router.h"
+#include "core/whip_session.h"
 
 #include <glib.h>
 #include <libsoup/soup.h>
 #include <stdio.h>
 #include <string.h>
 
+/* After a refusal the client may still be sending: read and discard at most
+ * this much, for at most this long, so that our reply is not lost to a reset
+ * (a close with unread data), then close. */
+#define LINGER_MAX_BYTES (256 * 1024)
+#define LINGER_MAX_MS    2000
+
 struct moat_http_server {
     SoupServer *server;
     moat_gateway *gateway;
 };
 
-static bool authorized(moat_gateway *gateway, SoupServerMessage *message)
+typedef struct {
+    GIOStream *stream;
+    char *reply;
+    size_t reply_length;
+    GCancellable *cancellable;
+    guint timer;
+    size_t discarded;
+    char buffer[4096];
+} closing_connection;
+
+static void closing_finish(closing_connection *closing)
 {
-    const char *token = gateway->config.token;
-    if (!token || !*token)
-        return true;
-    const char *header = soup_message_headers_get_one(
-        soup_server_message_get_request_headers(message), "Authorization");
-    if (!header || g_ascii_strncasecmp(header, "Bearer ", 7) != 0)
-        return false;
-    const char *given = header + 7;
-    /* Constant-time compare: the token is a secret. */
-    size_t a = strlen(given), b = strlen(token);
-    unsigned char diff = (unsigned char)(a != b);
-    for (size_t i = 0; i < a && i < b; i++)
-        diff |= (unsigned char)(given[i] ^ token[i]);
-    return diff == 0;
+    if (closing->timer)
+        g_source_remove(closing->timer);
+    g_io_stream_close(closing->stream, NULL, NULL);
+    g_object_unref(closing->stream);
+    g_object_unref(closing->cancellable);
+    g_free(closing->reply);
+    g_free(closing);
 }
 
-static const char *content_type_for(const char *path)
+static gboolean closing_timeout(gpointer data)
 {
-    if (g_str_has_suffix(path, ".html"))
-        return "text/html; charset=utf-8";
-    if (g_str_has_suffix(path, ".js"))
-        return "text/javascript; charset=utf-8";
-    if (g_str_has_suffix(path, ".css"))
-        return "text/css; charset=utf-8";
-    if (g_str_has_suffix(path, ".svg"))
-        return "image/svg+xml";
-    if (g_str_has_suffix(path, ".png"))
-        return "image/png";
-    return "application/octet-stream";
+    closing_connection *closing = data;
+    closing->timer = 0;
+    g_cancellable_cancel(closing->cancellable);
+    return G_SOURCE_REMOVE;
 }
 
-static void serve_static(moat_gateway *gateway, SoupServerMessage *message, const char *path)
+static void discard_more(closing_connection *closing);
+
+static void discarded(GObject *source, GAsyncResult *result, gpointer data)
 {
-    if (strcmp(path, "/") == 0)
-        path = "/index.html";
-    /* Only plain names below the web root: no "..", no hidden files. */
-    if (strstr(path, "..") || strstr(path, "/.") || strchr(path, '\\')) {
-        moat_http_reply_error(message, 400, "bad_path", "path not allowed");
+    closing_connection *closing = data;
+    gssize n = g_input_stream_read_finish(G_INPUT_STREAM(source), result, NULL);
+    if (n <= 0 || closing->discarded + (size_t)n >= LINGER_MAX_BYTES) {
+        closing_finish(closing);
         return;
     }
-    char *file = g_build_filename(gateway->config.web_root, path + 1, NULL);
-    char *contents = NULL;
-    gsize length = 0;
-    if (!g_file_get_contents(file, &contents, &length, NULL)) {
-        moat_http_reply_error(message, 404, "not_found", "no such page: %s", path);
-    } else {
-        moat_http_reply(message, 200, content_type_for(file), contents, length);
+    closing->discarded += (size_t)n;
+    discard_more(closing);
+}
+
+static void discard_more(closing_connection *closing)
+{
+    g_input_stream_read_async(g_io_stream_get_input_stream(closing->stream), closing->buffer,
+                              sizeof closing->buffer, G_PRIORITY_DEFAULT, closing->cancellable,
+                              discarded, closing);
+}
+
+static void reply_written(GObject *source, GAsyncResult *result, gpointer data)
+{
+    closing_connection *closing = data;
+    if (!g_output_stream_write_all_finish(G_OUTPUT_STREAM(source), result, NULL, NULL)) {
+        closing_finish(closing);
+        return;
     }
-    g_free(file);
+    GSocket *socket = g_object_get_data(G_OBJECT(closing->stream), "GSocket");
+    if (socket)
+        g_socket_shutdown(socket, FALSE, TRUE, NULL);
+    discard_more(closing);
+}
+
+/* Refuses a request whose body is over the limit before reading (more of)
+ * it: takes the connection away from libsoup, writes a 413 with a JSON body
+ * and closes. */
+static void refuse_body(moat_http_server *http, SoupServerMessage *message)
+{
+    moat_gateway *gateway = http->gateway;
+    moat_http_note_refusal(gateway, MOAT_REFUSED_BODY_TOO_LARGE,
+                           soup_server_message_get_remote_host(message));
+    char detail[96];
+    snprintf(detail, sizeof detail, "request bodies are limited to %d bytes",
+             gateway->config.max_body_bytes);
+    size_t body_length = 0;
+    char *body = moat_http_error_json(413, "body_too_large", detail, &body_length);
+    GUri *uri = soup_server_message_get_uri(message);
+    bool whip = uri && g_str_has_prefix(g_uri_get_path(uri), "/whip/");
+    char *reply =
+        g_strdup_printf("HTTP/1.1 413 Payload Too Large\r\n"
+                        "Server: moat/" MOAT_VERSION "\r\n"
+                        "Content-Type: application/json\r\n"
+                        "Content-Length: %zu\r\n"
+                        "%s"
+                        "Connection: close\r\n\r\n%s",
+                        body_length, whip ? "Access-Control-Allow-Origin: *\r\n" : "", body);
+    g_free(body);
+    g_object_ref(message);
+    GIOStream *stream = soup_server_message_steal_connection(message);
+    g_object_unref(message);
+    if (!stream) {
+        g_free(reply);
+        return;
+    }
+    closing_connection *closing = g_new0(closing_connection, 1);
+    closing->stream = stream;
+    closing->reply = reply;
+    closing->reply_length = strlen(reply);
+    closing->cancellable = g_cancellable_new();
+    closing->timer = g_timeout_add(LINGER_MAX_MS, closing_timeout, closing);
+    g_output_stream_write_all_async(g_io_stream_get_output_stream(stream), closing->reply,
+                                    closing->reply_length, G_PRIORITY_DEFAULT, closing->cancellable,
+                                    reply_written, closing);
+}
+
+static void check_chunk(SoupServerMessage *message, GBytes *chunk, gpointer user_data)
+{
+    moat_http_server *http = user_data;
+    SoupMessageBody *body = soup_server_message_get_request_body(message);
+    if (body && body->length > (goffset)http->gateway->config.max_body_bytes) {
+        g_signal_handlers_disconnect_by_func(message, check_chunk, user_data);
+        refuse_body(http, message);
+    }
+}
+
+/* Runs when the headers are in, before any of the body is read. */
+static void check_headers(SoupServer *server, SoupServerMessage *message, const char *path,
+                          GHashTable *query, gpointer user_data)
+{
+    moat_http_server *http = user_data;
+    SoupMessageHeaders *headers = soup_server_message_get_request_headers(message);
+    if (soup_message_headers_get_encoding(headers) == SOUP_ENCODING_CONTENT_LENGTH &&
+        soup_message_headers_get_content_length(headers) >
+            (goffset)http->gateway->config.max_body_bytes) {
+        refuse_body(http, message);
+        return;
+    }
+    /* Chunked (or any other) bodies are counted as they arrive. */
+    g_signal_connect(message, "got-chunk", G_CALLBACK(check_chunk), http);
+}
+
+static const char *soup_header(const void *context, const char *name)
+{
+    return soup_message_headers_get_list((SoupMessageHeaders *)context, name);
+}
+
+static void resume_reply(void *data)
+{
+    soup_server_message_unpause(data);
 }
 
 static void route(SoupServer *server, SoupServerMessage *message, const char *path,
                   GHashTable *query, gpointer user_data)
 {
-    moat_gateway *gateway = user_data;
-    const char *method = soup_server_message_get_method(message);
+    moat_http_server *http = user_data;
+    SoupMessageBody *body = soup_server_message_get_request_body(message);
+    moat_http_request request = {
+        .method = soup_server_message_get_method(message),
+        .path = path,
+        .body = body ? body->data : NULL,
+        .body_length = body && body->length > 0 ? (size_t)body->length : 0,
+        .peer = soup_server_message_get_remote_host(message),
+        .header = soup_header,
+        .header_context = soup_server_message_get_request_headers(message),
+    };
+    moat_http_response response = {0};
+    moat_http_route(http->gateway, &request, &response);
 
-    if (strcmp(method, "OPTIONS") == 0) {
-        SoupMessageHeaders *headers = soup_server_message_get_response_headers(message);
-        if (g_str_has_prefix(path, "/whip/"))
-            soup_message_headers_replace(headers, "Accept-Post", "application/sdp");
-        moat_http_reply(message, 204, NULL, NULL, 0);
-        return;
+    SoupMessageHeaders *headers = soup_server_message_get_response_headers(message);
+    for (size_t i = 0; i < response.n_headers; i++)
+        soup_message_headers_replace(headers, response.headers[i].name, response.headers[i].value);
+    /* libsoup 3.2 never notices a client closing an idle keep-alive
+     * connection: each one would stay in CLOSE_WAIT and hold a descriptor
+     * for good, so ~1000 requests from anyone would exhaust the process.
+     * Every reply closes its connection instead (the API is not chatty). */
+    soup_message_headers_replace(headers, "Connection", "close");
+    soup_server_message_set_status(message, response.status ? response.status : 500, NULL);
+    if (response.body) {
+        soup_server_message_set_response(message, response.content_type, SOUP_MEMORY_TAKE,
+                                         response.body, response.body_length);
+        response.body = NULL;
     }
-    if (strcmp(path, "/healthz") == 0) {
-        char *body =
-            g_strdup_printf("{\"status\":\"ok\",\"workers\":%u,\"sessions\":%zu}",
-                            gateway->n_workers, moat_session_registry_count(gateway->sessions));
-        moat_http_reply(message, 200, "application/json", body, strlen(body));
-        return;
+    if (response.start_session) {
+        /* The reply goes out once the worker knows the session's ufrag. */
+        soup_server_message_pause(message);
+        moat_whip_session_start(response.start_session, response.start_worker, resume_reply,
+                                g_object_ref(message), g_object_unref);
+        response.start_session = NULL;
     }
-    if (strcmp(path, "/metrics") == 0) {
-        char *body = moat_metrics_render(gateway);
-        moat_http_reply(message, 200, "text/plain; version=0.0.4", body, strlen(body));
-        return;
-    }
-    bool api = g_str_has_prefix(path, "/whip/") || g_str_has_prefix(path, "/api/");
-    if (api && !authorized(gateway, message)) {
-        SoupMessageHeaders *headers = soup_server_message_get_response_headers(message);
-        soup_message_headers_replace(headers, "WWW-Authenticate", "Bearer");
-        moat_http_reply_error(message, 401, "unauthorized", "a valid bearer token is required");
-        return;
-    }
-    if (g_str_has_prefix(path, "/whip/resource/")) {
-        moat_whip_handle_resource(gateway, message, path + strlen("/whip/resource/"));
-        return;
-    }
-    if (g_str_has_prefix(path, "/whip/")) {
-        const char *plugin = path + strlen("/whip/");
-        if (strcmp(method, "POST") != 0) {
-            moat_http_reply_error(message, 405, "method_not_allowed",
-                                  "POST an SDP offer to a WHIP endpoint");
-            return;
-        }
-        if (!*plugin || strchr(plugin, '/')) {
-            moat_http_reply_error(message, 404, "unknown_plugin", "no such WHIP endpoint");
-            return;
-        }
-        moat_whip_handle_offer(gateway, message, plugin);
-        return;
-    }
-    if (g_str_has_prefix(path, "/api/")) {
-        moat_session_api_handle(gateway, message, path);
-        return;
-    }
-    if (strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0) {
-        moat_http_reply_error(message, 405, "method_not_allowed", "%s is not allowed on %s", method,
-                              path);
-        return;
-    }
-    serve_static(gateway, message, path);
+    moat_http_response_clear(&response);
 }
 
 moat_http_server *moat_http_server_start(moat_gateway *gateway, char *error, size_t error_size)
@@ -141,8 +215,10 @@ moat_http_server *moat_http_server_start(moat_gateway *gateway, char *error, siz
     }
     moat_http_server *http = g_new0(moat_http_server, 1);
     http->gateway = gateway;
+    moat_http_router_init(gateway);
     http->server = soup_server_new("server-header", "moat/" MOAT_VERSION, NULL);
-    soup_server_add_handler(http->server, NULL, route, gateway, NULL);
+    soup_server_add_early_handler(http->server, NULL, check_headers, http, NULL);
+    soup_server_add_handler(http->server, NULL, route, http, NULL);
     GSocketAddress *socket_address =
         g_inet_socket_address_new(address, (guint16)gateway->config.http_port);
     GError *gerror = NULL;
@@ -165,5 +241,6 @@ void moat_http_server_stop(moat_http_server *server)
         return;
     soup_server_disconnect(server->server);
     g_object_unref(server->server);
+    moat_http_router_clear(server->gateway);
     g_free(server);
 }

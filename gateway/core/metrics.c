@@ -1,5 +1,8 @@
 #include "core/metrics.h"
 
+#include "prefilter/kernel_filter.h"
+#include "record/record_api.h"
+
 #include "core/counters.h"
 #include "core/stats_snapshot.h"
 
@@ -51,6 +54,9 @@ static const counter_metric counter_metrics[] = {
      offsetof(moat_counters, detector_switches_off)},
     {"moat_detector_worker_switches_on_total", "Worker socket detectors switched to enforcing",
      offsetof(moat_counters, worker_detector_switches_on)},
+    {"moat_worker_overloaded_ticks_total",
+     "Worker ticks (10 ms) that saw overload: fair admission of flooded streams engaged",
+     offsetof(moat_counters, overloaded_ticks)},
     {"moat_consent_expired_total", "transports closed because ICE consent expired",
      offsetof(moat_counters, consent_expired)},
 };
@@ -65,6 +71,52 @@ static uint64_t sum_field(moat_gateway *gateway, size_t offset)
     return total;
 }
 
+/* The eBPF socket filters: whether they are in use (and why not), and what
+ * they dropped before user space saw it. */
+static void render_kernel_filter(moat_gateway *gateway, GString *out)
+{
+    uint64_t totals[MOAT_KF_REASON_COUNT] = {0};
+    bool active = gateway->n_workers > 0;
+    for (unsigned i = 0; i < gateway->n_workers; i++) {
+        const moat_kernel_filter *filter = moat_worker_kernel_filter(gateway->workers[i]);
+        if (!filter) {
+            active = false;
+            continue;
+        }
+        uint64_t worker[MOAT_KF_REASON_COUNT];
+        moat_kernel_filter_read_drops(filter, worker);
+        for (int r = 0; r < MOAT_KF_REASON_COUNT; r++)
+            totals[r] += worker[r];
+    }
+    g_string_append_printf(out,
+                           "# HELP moat_kernel_filter_active 1 when every worker socket has the "
+                           "eBPF filter, 0 when the user-space prefilter works alone\n"
+                           "# TYPE moat_kernel_filter_active gauge\nmoat_kernel_filter_active %d\n",
+                           active ? 1 : 0);
+    if (!active) {
+        GString *reason = g_string_new(NULL);
+        for (const char *c = gateway->kernel_filter_note; *c; c++) {
+            if (*c == '"' || *c == '\\')
+                g_string_append_c(reason, '\\');
+            g_string_append_c(reason, *c);
+        }
+        g_string_append_printf(out,
+                               "# HELP moat_kernel_filter_fallback Why the kernel filter is not "
+                               "in use\n# TYPE moat_kernel_filter_fallback gauge\n"
+                               "moat_kernel_filter_fallback{reason=\"%s\"} 1\n",
+                               reason->str);
+        g_string_free(reason, TRUE);
+    }
+    g_string_append(out, "# HELP moat_kernel_dropped_packets_total Datagrams the eBPF socket "
+                         "filter dropped before they were queued, by reason (also counted in "
+                         "moat_dropped_packets_total)\n"
+                         "# TYPE moat_kernel_dropped_packets_total counter\n");
+    for (int r = 0; r < MOAT_KF_REASON_COUNT; r++)
+        g_string_append_printf(
+            out, "moat_kernel_dropped_packets_total{reason=\"%s\"} %" G_GUINT64_FORMAT "\n",
+            moat_kernel_filter_reason_name(r), totals[r]);
+}
+
 char *moat_metrics_render(moat_gateway *gateway)
 {
     GString *out = g_string_sized_new(4096);
@@ -72,11 +124,31 @@ char *moat_metrics_render(moat_gateway *gateway)
                            "# HELP moat_sessions Sessions in the registry\n"
                            "# TYPE moat_sessions gauge\nmoat_sessions %zu\n",
                            moat_session_registry_count(gateway->sessions));
+    g_string_append_printf(out,
+                           "# HELP moat_pending_sessions Sessions not yet ICE-connected\n"
+                           "# TYPE moat_pending_sessions gauge\nmoat_pending_sessions %d\n",
+                           g_atomic_int_get(&gateway->pending_sessions));
+    g_string_append(out, "# HELP moat_http_refused_total Requests refused before any work, by "
+                         "reason\n# TYPE moat_http_refused_total counter\n");
+    for (int reason = 0; reason < MOAT_REFUSED_REASON_COUNT; reason++)
+        g_string_append_printf(out,
+                               "moat_http_refused_total{reason=\"%s\"} %" G_GUINT64_FORMAT "\n",
+                               moat_refusal_reason_name(reason), gateway->refused[reason]);
     g_string_append(out, "# HELP moat_worker_sessions Sessions owned by each media worker\n"
                          "# TYPE moat_worker_sessions gauge\n");
     for (unsigned i = 0; i < gateway->n_workers; i++)
         g_string_append_printf(out, "moat_worker_sessions{worker=\"%u\"} %u\n", i,
                                moat_worker_session_count(gateway->workers[i]));
+    g_string_append_printf(
+        out,
+        "# HELP moat_datachannel_memory_bytes Data-channel memory held by all "
+        "sessions (SCTP buffers reserved and queued messages)\n"
+        "# TYPE moat_datachannel_memory_bytes gauge\n"
+        "moat_datachannel_memory_bytes %zu\n"
+        "# HELP moat_datachannel_memory_limit_bytes [limits] datachannel_total_mib\n"
+        "# TYPE moat_datachannel_memory_limit_bytes gauge\n"
+        "moat_datachannel_memory_limit_bytes %zu\n",
+        moat_data_limits_used(&gateway->data_limits), gateway->data_limits.total_bytes);
     for (size_t m = 0; m < G_N_ELEMENTS(counter_metrics); m++) {
         g_string_append_printf(out, "# HELP %s %s\n# TYPE %s counter\n%s %" G_GUINT64_FORMAT "\n",
                                counter_metrics[m].name, counter_metrics[m].help,
@@ -97,6 +169,8 @@ char *moat_metrics_render(moat_gateway *gateway)
             moat_drop_reason_name(reason),
             sum_field(gateway, offsetof(moat_counters, dropped) + sizeof(uint64_t) * reason));
     }
+    render_kernel_filter(gateway, out);
+    moat_record_api_metrics(out);
     if (gateway->stats)
         moat_stats_snapshot_prometheus(gateway->stats, out);
     g_string_append(out,

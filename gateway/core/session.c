@@ -1,10 +1,12 @@
 /* Session lifecycle, ICE-lite checks and consent, and the DTLS glue. */
 #include "core/session_internal.h"
+#include "core/worker_receive.h"
 
 #include "ice/ice_checker.h"
 #include "ice/stun_username.h"
 
 #include <arpa/inet.h>
+#include <inttypes.h>
 #include <glib.h>
 #include <stdio.h>
 #include <string.h>
@@ -13,6 +15,30 @@
 #define SESSION_SETUP_TIMEOUT_US (30ull * 1000000ull)
 /* How long a graceful end waits for the peer to acknowledge queued data. */
 #define SESSION_DRAIN_TIMEOUT_US (5ull * 1000000ull)
+/* STUN checks per second (and burst) given an HMAC. A full agent paces new
+ * checks at one per 50 ms (RFC 8445 Ta) with retransmissions; consent
+ * freshness (RFC 7675) is one check per pair every 4 to 6 s. */
+#define STUN_KNOWN_RATE  50.0
+#define STUN_KNOWN_BURST 100.0
+#define STUN_NEW_RATE    100.0
+#define STUN_NEW_BURST   200.0
+
+bool moat_session_log_allow(moat_session *session, bool repeating, moat_log_level level,
+                            char *fields, size_t fields_size)
+{
+    fields[0] = '\0';
+    if (moat_log_get_level() < level)
+        return false;
+    uint64_t mine = 0, workers = 0;
+    if (repeating &&
+        !moat_log_limiter_allow(&session->log_limiter, moat_worker_now_us(session->worker), &mine))
+        return false;
+    if (!moat_worker_log_allow(session->worker, level, &workers))
+        return false;
+    if (mine + workers > 0)
+        snprintf(fields, fields_size, "suppressed=%" PRIu64, mine + workers);
+    return true;
+}
 
 static void dtls_send(void *user, const uint8_t *datagram, size_t length)
 {
@@ -28,11 +54,16 @@ static void dtls_connected(void *user, const moat_srtp_keying *keys)
     moat_counter_add(&moat_worker_counters_mut(session->worker)->dtls_handshakes_completed, 1);
     if (moat_session_media_keys(session, keys) != 0 ||
         moat_session_prefilter_keys(session, keys) != 0) {
-        moat_session_end(session, "srtp setup failed");
+        /* This runs inside the DTLS transport's call stack, which uses the
+         * transport after we return: the session (and the transport) ends on
+         * the next tick, never here. */
+        session->end_reason = "srtp setup failed";
+        session->ending = true;
         return;
     }
-    moat_log_info("session", "session %s: DTLS connected (%s), SRTP ready", session->id,
-                  session->dtls_role == MOAT_DTLS_ROLE_CLIENT ? "client" : "server");
+    moat_session_log(session, MOAT_LOG_INFO, "session",
+                     "session %s: DTLS connected (%s), SRTP ready", session->id,
+                     session->dtls_role == MOAT_DTLS_ROLE_CLIENT ? "client" : "server");
     if (session->negotiation.has_data_channel)
         moat_session_data_start(session);
 }
@@ -47,7 +78,8 @@ static void dtls_closed(void *user, moat_dtls_state state, const char *reason)
     moat_session *session = user;
     if (state == MOAT_DTLS_FAILED) {
         moat_counter_add(&moat_worker_counters_mut(session->worker)->dtls_handshakes_failed, 1);
-        moat_log_warn("session", "session %s: DTLS failed: %s", session->id, reason);
+        moat_session_log(session, MOAT_LOG_WARN, "session", "session %s: DTLS failed: %s",
+                         session->id, reason);
         session->end_reason = "dtls failed";
     } else {
         session->end_reason = "dtls closed";
@@ -71,12 +103,18 @@ moat_session *moat_session_new(const moat_session_params *params, char *error, s
     session->on_ended = params->on_ended;
     session->dtls_context = params->dtls_context;
     memcpy(&session->negotiation, params->negotiation, sizeof session->negotiation);
+    moat_ice_pairs_init(&session->pairs);
     g_strlcpy(session->local_ufrag, params->local_ufrag, sizeof session->local_ufrag);
     g_strlcpy(session->local_pwd, params->local_pwd, sizeof session->local_pwd);
     g_strlcpy(session->remote_ufrag, session->negotiation.remote_ufrag,
               sizeof session->remote_ufrag);
     g_strlcpy(session->remote_pwd, session->negotiation.remote_pwd, sizeof session->remote_pwd);
     session->consent_timeout_us = (uint64_t)params->consent_timeout_s * 1000000ull;
+    session->pending_timeout_us = (uint64_t)params->pending_timeout_s * 1000000ull;
+    if (params->pending_counter) {
+        session->pending_counter = params->pending_counter;
+        g_atomic_int_inc(session->pending_counter);
+    }
     session->dtls_role = session->negotiation.local_setup == MOAT_SDP_SETUP_ACTIVE
                              ? MOAT_DTLS_ROLE_CLIENT
                              : MOAT_DTLS_ROLE_SERVER;
@@ -113,6 +151,9 @@ void moat_session_start(moat_session *session)
     char error[256];
     session->created_us = moat_worker_now_us(session->worker);
     session->last_consent_us = session->created_us;
+    moat_token_bucket_init(&session->stun_known, STUN_KNOWN_RATE, STUN_KNOWN_BURST,
+                           session->created_us);
+    moat_token_bucket_init(&session->stun_new, STUN_NEW_RATE, STUN_NEW_BURST, session->created_us);
     /* Without a DTLS context (benchmarks) keys arrive through
      * moat_session_bypass_handshake instead. */
     if (session->dtls_context)
@@ -121,37 +162,21 @@ void moat_session_start(moat_session *session)
             session->negotiation.remote_fingerprint, &dtls_callbacks, session, error, sizeof error);
     moat_worker_add_session(session->worker, session);
     if (!session->dtls && session->dtls_context) {
-        moat_log_warn("session", "session %s: %s", session->id, error);
+        moat_session_log(session, MOAT_LOG_WARN, "session", "session %s: %s", session->id, error);
         moat_session_end(session, "dtls setup failed");
         return;
     }
     moat_worker_bind_ufrag(session->worker, session->local_ufrag, session);
 }
 
-static bool tuple_known(const moat_session *session, const struct sockaddr_in6 *from)
+/* Applies what the pair table decided to the worker's tuple table. */
+static void apply_bindings(moat_session *session, const moat_ice_pairs_outcome *outcome,
+                           const struct sockaddr_in6 *remote)
 {
-    for (size_t i = 0; i < session->n_tuples; i++) {
-        if (session->tuples[i].sin6_port == from->sin6_port &&
-            memcmp(&session->tuples[i].sin6_addr, &from->sin6_addr, sizeof from->sin6_addr) == 0)
-            return true;
-    }
-    return false;
-}
-
-static void remember_tuple(moat_session *session, const struct sockaddr_in6 *from)
-{
-    if (tuple_known(session, from))
-        return;
-    if (session->n_tuples == MOAT_SESSION_MAX_TUPLES) {
-        /* Forget the oldest non-selected pair; ICE restarts over many networks
-         * must not grow the table without bound. */
-        moat_worker_unbind_tuple(session->worker, &session->tuples[0]);
-        memmove(&session->tuples[0], &session->tuples[1],
-                sizeof session->tuples[0] * (MOAT_SESSION_MAX_TUPLES - 1));
-        session->n_tuples--;
-    }
-    session->tuples[session->n_tuples++] = *from;
-    moat_worker_bind_tuple(session->worker, from, session);
+    if (outcome->unbind)
+        moat_worker_unbind_tuple(session->worker, &outcome->evicted, session);
+    if (outcome->bind)
+        moat_worker_bind_tuple(session->worker, remote, session);
 }
 
 static void select_tuple(moat_session *session, const moat_path *path)
@@ -165,8 +190,9 @@ static void select_tuple(moat_session *session, const moat_path *path)
     if (changed) {
         char text[INET6_ADDRSTRLEN];
         inet_ntop(AF_INET6, &from->sin6_addr, text, sizeof text);
-        moat_log_info("session", "session %s: selected pair [%s]:%u", session->id, text,
-                      ntohs(from->sin6_port));
+        moat_session_log_repeating(session, MOAT_LOG_INFO, "session",
+                                   "session %s: selected pair [%s]:%u", session->id, text,
+                                   ntohs(from->sin6_port));
     }
     if (!session->dtls_started && session->dtls) {
         session->dtls_started = true;
@@ -176,17 +202,62 @@ static void select_tuple(moat_session *session, const moat_path *path)
 
 void moat_session_bypass_handshake(moat_session *session, const moat_path *path, const void *keys)
 {
-    remember_tuple(session, &path->remote);
+    static const uint8_t no_transaction[12];
+    moat_ice_check_event event = {
+        .remote = &path->remote,
+        .local = &path->local,
+        .remote_priority = moat_worker_local_priority(session->worker, &path->local),
+        .local_priority = moat_worker_local_priority(session->worker, &path->local),
+        .nominated = true,
+        .transaction = no_transaction,
+        .now_us = moat_worker_now_us(session->worker),
+    };
+    moat_ice_pairs_outcome outcome;
+    if (moat_ice_pairs_on_check(&session->pairs, &event, &outcome) == MOAT_ICE_PAIRS_ACCEPTED)
+        apply_bindings(session, &outcome, &path->remote);
     session->selected = *path;
     session->has_selected = true;
     session->last_consent_us = moat_worker_now_us(session->worker);
     dtls_connected(session, keys);
 }
 
+/* What an authenticated check means for this session's pairs: true when it
+ * is accepted (outcome filled). A refused check gets no answer, so its
+ * sender learns nothing and binds nothing. */
+static bool pair_accepts(moat_session *session, const moat_path *path, const uint8_t *request,
+                         const moat_ice_check_info *info, bool previous,
+                         moat_ice_pairs_outcome *outcome)
+{
+    /* Another session's tuple stays that session's: an authenticated peer of
+     * one session cannot take over (or spoof its way into) another's. */
+    moat_session *owner = moat_worker_session_by_tuple(session->worker, &path->remote);
+    if (owner != NULL && owner != session)
+        return false;
+    moat_ice_check_event event = {
+        .remote = &path->remote,
+        .local = &path->local,
+        .remote_priority = info->priority,
+        .local_priority = moat_worker_local_priority(session->worker, &path->local),
+        .nominated = info->use_candidate,
+        .previous_generation = previous,
+        .transaction = request + 8,
+        .now_us = moat_worker_now_us(session->worker),
+    };
+    return moat_ice_pairs_on_check(&session->pairs, &event, outcome) == MOAT_ICE_PAIRS_ACCEPTED;
+}
+
 void moat_session_handle_stun(moat_session *session, const moat_path *path, const uint8_t *data,
                               size_t length)
 {
     const struct sockaddr_in6 *from = &path->remote;
+    /* Before any HMAC: the ufrag travels in clear, so anyone can make us
+     * verify checks for this session. */
+    moat_token_bucket *bucket =
+        moat_ice_pairs_has_remote(&session->pairs, from) ? &session->stun_known : &session->stun_new;
+    if (!moat_token_bucket_take(bucket, moat_worker_now_us(session->worker))) {
+        moat_session_drop(session, MOAT_DROP_STUN_RATE);
+        return;
+    }
     uint8_t reply[1280];
     size_t reply_length = sizeof reply;
     moat_ice_check_info info;
@@ -211,19 +282,26 @@ void moat_session_handle_stun(moat_session *session, const moat_path *path, cons
                                                                       : MOAT_DROP_STUN_AUTH);
         return;
     }
+    moat_ice_pairs_outcome outcome;
+    if (!pair_accepts(session, path, data, &info, previous, &outcome)) {
+        moat_session_drop(session, MOAT_DROP_ICE_PAIR);
+        return;
+    }
     moat_worker_send(session->worker, path, reply, reply_length);
-    session->last_consent_us = moat_worker_now_us(session->worker);
-    remember_tuple(session, from);
+    apply_bindings(session, &outcome, from);
+    /* Consent (RFC 7675) is per pair: checks on other pairs do not keep the
+     * selected one alive. */
+    if (outcome.refreshes_consent)
+        session->last_consent_us = moat_worker_now_us(session->worker);
     if (!previous && session->previous_local_ufrag[0]) {
         /* The restarted credentials are in use: the old ones stop working. */
-        moat_worker_unbind_ufrag(session->worker, session->previous_local_ufrag);
+        moat_worker_unbind_ufrag(session->worker, session->previous_local_ufrag, session);
         session->previous_local_ufrag[0] = '\0';
-        moat_log_info("session", "session %s: ICE restart complete, new credentials in use",
-                      session->id);
+        moat_session_log_repeating(session, MOAT_LOG_INFO, "session",
+                                   "session %s: ICE restart complete, new credentials in use",
+                                   session->id);
     }
-    /* An ICE-lite agent takes the controlling side's nomination; before any
-     * nomination the first checked pair carries DTLS. */
-    if (info.use_candidate || !session->has_selected)
+    if (outcome.selection_changed)
         select_tuple(session, path);
 }
 
@@ -238,6 +316,14 @@ void moat_session_handle_dtls(moat_session *session, const moat_path *path, cons
         moat_session_drop(session, MOAT_DROP_DTLS);
 }
 
+static void leave_pending(moat_session *session)
+{
+    if (session->pending_counter) {
+        g_atomic_int_add(session->pending_counter, -1);
+        session->pending_counter = NULL;
+    }
+}
+
 bool moat_session_tick(moat_session *session, uint64_t now_us)
 {
     if (session->draining && session->end_reason == NULL &&
@@ -245,6 +331,13 @@ bool moat_session_tick(moat_session *session, uint64_t now_us)
         return false;
     if (session->ending)
         return false;
+    if (session->has_selected)
+        leave_pending(session);
+    else if (session->pending_timeout_us &&
+             now_us - session->created_us > session->pending_timeout_us) {
+        session->end_reason = "ice timeout";
+        return false;
+    }
     if (now_us - session->last_consent_us > session->consent_timeout_us) {
         moat_counter_add(&moat_worker_counters_mut(session->worker)->consent_expired, 1);
         session->end_reason = "consent expired";
@@ -273,7 +366,10 @@ const char *moat_session_end_reason(const moat_session *session)
 
 static void finish_end(moat_session *session, const char *reason)
 {
-    moat_log_info("session", "session %s: ended (%s)", session->id, reason);
+    /* Sessions that never connected are what an offer flood leaves behind:
+     * their end is not worth a line each. */
+    moat_session_log(session, session->has_selected ? MOAT_LOG_INFO : MOAT_LOG_DEBUG, "session",
+                     "session %s: ended (%s)", session->id, reason);
     if (session->plugin && session->plugin->hangup)
         session->plugin->hangup(session->plugin_state);
     moat_session_data_clear(session);
@@ -313,8 +409,9 @@ void moat_session_restart_ice(moat_session *session, const char *local_ufrag, co
 {
     /* The old ufrag keeps answering until the peer's first check with the new
      * one, so media never stops during the restart; DTLS and SRTP are kept. */
+    moat_ice_pairs_restart(&session->pairs);
     if (session->previous_local_ufrag[0])
-        moat_worker_unbind_ufrag(session->worker, session->previous_local_ufrag);
+        moat_worker_unbind_ufrag(session->worker, session->previous_local_ufrag, session);
     g_strlcpy(session->previous_local_ufrag, session->local_ufrag,
               sizeof session->previous_local_ufrag);
     g_strlcpy(session->previous_local_pwd, session->local_pwd, sizeof session->previous_local_pwd);
@@ -325,15 +422,28 @@ void moat_session_restart_ice(moat_session *session, const char *local_ufrag, co
     g_strlcpy(session->remote_ufrag, remote_ufrag, sizeof session->remote_ufrag);
     g_strlcpy(session->remote_pwd, remote_pwd, sizeof session->remote_pwd);
     moat_worker_bind_ufrag(session->worker, session->local_ufrag, session);
-    moat_log_info("session", "session %s: ICE restart", session->id);
+    moat_ice_pairs_restart(&session->pairs);
+    moat_session_log_repeating(session, MOAT_LOG_INFO, "session", "session %s: ICE restart",
+                               session->id);
+}
+
+void moat_session_release_bindings(moat_session *session)
+{
+    moat_worker_unbind_ufrag(session->worker, session->local_ufrag, session);
+    if (session->previous_local_ufrag[0])
+        moat_worker_unbind_ufrag(session->worker, session->previous_local_ufrag, session);
+    for (size_t i = 0; i < session->pairs.n_pairs; i++)
+        moat_worker_unbind_tuple(session->worker, &session->pairs.pairs[i].remote, session);
 }
 
 void moat_session_free(moat_session *session)
 {
     if (!session)
         return;
+    leave_pending(session);
     if (session->plugin && session->plugin->detach)
         session->plugin->detach(session->plugin_state);
+    moat_session_clear_tap(session);
     moat_session_data_clear(session);
     moat_session_media_clear(session);
     moat_session_prefilter_clear(session);

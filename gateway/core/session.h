@@ -29,6 +29,12 @@ typedef struct {
     const char *local_pwd;
     const moat_plugin *plugin;
     uint32_t consent_timeout_s;
+    /* A session with no valid ICE check this long after its start ends
+     * ("ice timeout"); 0 = only the DTLS setup timeout applies. */
+    uint32_t pending_timeout_s;
+    /* Sessions not yet ICE-connected (atomic, may be NULL): the session adds
+     * itself when created and leaves once a check selects a pair or it goes. */
+    int *pending_counter;
     const moat_prefilter_settings *prefilter; /* outlives the session */
     moat_session_ended_fn on_ended;
 } moat_session_params;
@@ -61,6 +67,9 @@ struct json_t *moat_session_describe(const moat_session *session);
  * DTLS handshake would. */
 void moat_session_bypass_handshake(moat_session *session, const moat_path *path,
                                    const void *keys /* const moat_srtp_keying * */);
+/* Worker thread: removes the session's own entries (its ufrags and pair
+ * tuples) from the worker's tables; moat_worker_remove_session calls it. */
+void moat_session_release_bindings(moat_session *session);
 /* Frees everything; only the worker's table calls this. */
 void moat_session_free(moat_session *session);
 

@@ -1,43 +1,101 @@
+/* Owns the /api/ endpoints' JSON. */
 #include "core/session_api.h"
 
-#include "core/http_reply.h"
+#include "core/ice_servers.h"
 #include "core/stats_snapshot.h"
+#include "record/record_api.h"
 
 #include <jansson.h>
+#include <stdlib.h>
 #include <string.h>
+
+typedef struct {
+    json_t *array;
+    bool privileged;
+} listing;
+
+static json_t *describe_record(const moat_session_record *record, bool privileged)
+{
+    char label[24];
+    g_snprintf(label, sizeof label, "%" G_GUINT64_FORMAT, record->serial);
+    json_t *value = json_pack("{s:s, s:s, s:i}", "id", label, "plugin", record->plugin, "worker",
+                              (int)moat_worker_index(record->worker));
+    if (value && privileged) {
+        char *resource = g_strdup_printf("/whip/resource/%s", record->id);
+        json_object_set_new(value, "resource", json_string(resource));
+        g_free(resource);
+    }
+    return value;
+}
 
 static void add_record(moat_session_record *record, void *user)
 {
-    json_t *array = user;
-    json_array_append_new(
-        array, json_pack("{s:s, s:s, s:i, s:s}", "id", record->id, "plugin", record->plugin,
-                         "worker", (int)moat_worker_index(record->worker), "resource", record->id));
+    listing *list = user;
+    json_array_append_new(list->array, describe_record(record, list->privileged));
 }
 
-static void reply_json(SoupServerMessage *message, unsigned status, json_t *value)
+static void reply_json(moat_http_response *response, unsigned status, json_t *value)
 {
-    char *text = json_dumps(value, JSON_COMPACT);
+    char *text = value ? json_dumps(value, JSON_COMPACT) : NULL;
     json_decref(value);
+    if (!text) {
+        moat_http_response_error(response, 500, "internal", "cannot write the reply");
+        return;
+    }
     char *body = g_strdup(text);
     free(text);
-    moat_http_reply(message, status, "application/json", body, strlen(body));
+    moat_http_response_set(response, status, "application/json", body, strlen(body));
 }
 
-void moat_session_api_handle(moat_gateway *gateway, SoupServerMessage *message, const char *path)
+typedef struct {
+    const char *label;
+    moat_session_record *found;
+} label_search;
+
+static void match_label(moat_session_record *record, void *user)
 {
-    const char *method = soup_server_message_get_method(message);
-    if (strcmp(path, "/api/sessions") == 0 && strcmp(method, "GET") == 0) {
-        json_t *sessions = json_array();
-        moat_session_registry_foreach(gateway->sessions, add_record, sessions);
-        reply_json(message, 200, json_pack("{s:o}", "sessions", sessions));
+    label_search *search = user;
+    char label[24];
+    g_snprintf(label, sizeof label, "%" G_GUINT64_FORMAT, record->serial);
+    if (strcmp(label, search->label) == 0)
+        search->found = record;
+}
+
+/* A session by its label, or (for holders of the capability) its resource id. */
+static moat_session_record *find_session(moat_gateway *gateway, const char *name)
+{
+    moat_session_record *record = moat_session_registry_find(gateway->sessions, name);
+    if (record)
+        return record;
+    label_search search = {name, NULL};
+    moat_session_registry_foreach(gateway->sessions, match_label, &search);
+    return search.found;
+}
+
+void moat_session_api_handle(moat_gateway *gateway, const moat_http_request *request,
+                             moat_http_response *response, bool privileged)
+{
+    const char *method = request->method;
+    const char *path = request->path;
+    bool get = strcmp(method, "GET") == 0 || strcmp(method, "HEAD") == 0;
+    if (strcmp(path, "/api/sessions") == 0 && get) {
+        listing list = {json_array(), privileged};
+        moat_session_registry_foreach(gateway->sessions, add_record, &list);
+        reply_json(response, 200, json_pack("{s:o}", "sessions", list.array));
         return;
     }
-    if (strcmp(path, "/api/stats") == 0 && strcmp(method, "GET") == 0) {
-        char *body = moat_stats_snapshot_json(gateway->stats);
-        moat_http_reply(message, 200, "application/json", body, strlen(body));
+    if (strcmp(path, "/api/stats") == 0 && get) {
+        char *body = gateway->stats ? moat_stats_snapshot_json(gateway->stats, privileged)
+                                    : g_strdup("{\"workers\":[],\"transports\":[]}");
+        moat_http_response_set(response, 200, "application/json", body, strlen(body));
         return;
     }
-    if (strcmp(path, "/api/plugins") == 0 && strcmp(method, "GET") == 0) {
+    if (strcmp(path, "/api/ice-servers") == 0 && get) {
+        reply_json(response, 200,
+                   moat_ice_servers_json(&gateway->config, g_get_real_time() / G_USEC_PER_SEC));
+        return;
+    }
+    if (strcmp(path, "/api/plugins") == 0 && get) {
         json_t *plugins = json_array();
         for (size_t i = 0; i < moat_plugin_registry_count(gateway->plugins); i++) {
             const moat_plugin *plugin = moat_plugin_registry_at(gateway->plugins, i);
@@ -45,27 +103,37 @@ void moat_session_api_handle(moat_gateway *gateway, SoupServerMessage *message, 
                                   json_pack("{s:s, s:s}", "name", plugin->name, "description",
                                             plugin->description ? plugin->description : ""));
         }
-        reply_json(message, 200, json_pack("{s:o}", "plugins", plugins));
+        reply_json(response, 200, json_pack("{s:o}", "plugins", plugins));
+        return;
+    }
+    if (g_str_has_prefix(path, "/api/sessions/") && g_str_has_suffix(path, "/recording")) {
+        char *name = g_strndup(path + strlen("/api/sessions/"),
+                               strlen(path) - strlen("/api/sessions/") - strlen("/recording"));
+        moat_session_record *record = find_session(gateway, name);
+        g_free(name);
+        moat_record_api_result result = {404, "unknown_session", "no such session", NULL};
+        if (record)
+            moat_record_api_request(gateway, method, record, &result);
+        if (result.error)
+            moat_http_response_error(response, result.status, result.error, "%s", result.detail);
+        else
+            reply_json(response, result.status, json_pack("{s:s}", "file", result.file));
+        g_free(result.file);
         return;
     }
     if (g_str_has_prefix(path, "/api/sessions/")) {
-        const char *id = path + strlen("/api/sessions/");
-        moat_session_record *record = moat_session_registry_find(gateway->sessions, id);
+        moat_session_record *record = find_session(gateway, path + strlen("/api/sessions/"));
         if (!record) {
-            moat_http_reply_error(message, 404, "unknown_session", "no session \"%s\"", id);
+            moat_http_response_error(response, 404, "unknown_session", "no such session");
             return;
         }
-        if (strcmp(method, "GET") == 0) {
-            json_t *value = json_array();
-            add_record(record, value);
-            json_t *first = json_incref(json_array_get(value, 0));
-            json_decref(value);
-            reply_json(message, 200, first);
+        if (get) {
+            reply_json(response, 200, describe_record(record, privileged));
             return;
         }
-        moat_http_reply_error(message, 405, "method_not_allowed",
-                              "GET a session; hang up with DELETE on its WHIP resource");
+        moat_http_response_error(response, 405, "method_not_allowed",
+                                 "GET a session; hang up with DELETE on its WHIP resource");
         return;
     }
-    moat_http_reply_error(message, 404, "not_found", "no API endpoint %s", path);
+    moat_http_response_error(response, 404, "not_found", "no API endpoint %s", path);
 }

@@ -1,12 +1,14 @@
-/* The JSON API under /api/: list sessions, inspect one, send a plugin
- * control message, hang up. */
+/* The JSON API under /api/: list sessions, inspect one, live statistics,
+ * plugins. Sessions are named by their public label (a sequence number);
+ * WHIP resource ids are capabilities and appear only when the caller proved
+ * it holds the API token (`privileged`). Control thread only. */
 #ifndef MOAT_SESSION_API_H
 #define MOAT_SESSION_API_H
 
 #include "core/gateway.h"
+#include "core/http_message.h"
 
-#include <libsoup/soup.h>
-
-void moat_session_api_handle(moat_gateway *gateway, SoupServerMessage *message, const char *path);
+void moat_session_api_handle(moat_gateway *gateway, const moat_http_request *request,
+                             moat_http_response *response, bool privileged);
 
 #endif

@@ -4,6 +4,8 @@
  * plugin never loses one to a momentarily full send buffer. */
 #include "core/session_internal.h"
 
+#include "core/data_limits.h"
+
 #include "sctp/sctp_association.h"
 #include "sctp/sctp_stack.h"
 
@@ -12,8 +14,6 @@
 #include <string.h>
 
 #define SCTP_PORT 5000
-/* Beyond this much queued data a sender is too far ahead of its peer. */
-#define MAX_QUEUED_BYTES (32u * 1024u * 1024u)
 
 typedef struct {
     uint16_t stream_id;
@@ -21,6 +21,44 @@ typedef struct {
     size_t length;
     uint8_t data[];
 } queued_message;
+
+/* The gateway's limits; NULL (default per-session limit, no total) when the
+ * worker was given none. */
+static moat_data_limits *limits_of(const moat_session *session)
+{
+    return moat_worker_data_limits(session->worker);
+}
+
+/* Beyond this much queued data a sender is too far ahead of its peer, or
+ * the session would hold more than its limit. */
+static size_t queue_limit(const moat_session *session)
+{
+    const moat_data_limits *limits = limits_of(session);
+    size_t total = limits ? limits->session_bytes : MOAT_DATA_SESSION_DEFAULT_BYTES;
+    return total > MOAT_SCTP_ASSOCIATION_MEMORY ? total - MOAT_SCTP_ASSOCIATION_MEMORY : 0;
+}
+
+static bool charge(moat_session *session, size_t bytes)
+{
+    moat_data_limits *limits = limits_of(session);
+    if (limits && !moat_data_limits_charge(limits, bytes)) {
+        moat_session_drop(session, MOAT_DROP_DATA_LIMIT);
+        return false;
+    }
+    return true;
+}
+
+static void release(moat_session *session, size_t bytes)
+{
+    moat_data_limits *limits = limits_of(session);
+    if (limits && bytes)
+        moat_data_limits_release(limits, bytes);
+}
+
+static size_t message_cost(size_t length)
+{
+    return sizeof(queued_message) + length;
+}
 
 static void sctp_send_packet(void *user, const uint8_t *packet, size_t length)
 {
@@ -57,8 +95,8 @@ static void sctp_association_state(void *user, bool up)
 {
     moat_session *session = user;
     session->sctp_up = up;
-    moat_log_info("datachannel", "session %s: SCTP association %s", session->id,
-                  up ? "up" : "down");
+    moat_session_log(session, MOAT_LOG_INFO, "datachannel", "session %s: SCTP association %s",
+                     session->id, up ? "up" : "down");
 }
 
 static void sctp_sender_dry(void *user) {}
@@ -74,7 +112,8 @@ static bool flush_queue(moat_session *session)
         if (status == -EAGAIN)
             return false;
         g_queue_pop_head(&session->data_queue);
-        session->data_queued_bytes -= message->length;
+        session->data_queued_bytes -= message_cost(message->length);
+        release(session, message_cost(message->length));
         if (status == 0) {
             moat_counters *counters = moat_worker_counters_mut(session->worker);
             moat_counter_add(&counters->data_messages_sent, 1);
@@ -127,12 +166,23 @@ void moat_session_data_start(moat_session *session)
     uint16_t remote_port =
         session->negotiation.remote_sctp_port ? session->negotiation.remote_sctp_port : SCTP_PORT;
     g_queue_init(&session->data_queue);
+    /* The association's buffers count against the gateway's total: when it
+     * is spent, data channels are refused (media goes on). */
+    if (!charge(session, MOAT_SCTP_ASSOCIATION_MEMORY)) {
+        moat_session_log(session, MOAT_LOG_WARN, "datachannel",
+                         "session %s: data channels refused, [limits] datachannel_total_mib "
+                         "reached",
+                         session->id);
+        return;
+    }
+    session->data_reserved = MOAT_SCTP_ASSOCIATION_MEMORY;
     session->sctp =
         moat_sctp_association_new(session->dtls_role == MOAT_DTLS_ROLE_CLIENT, SCTP_PORT,
                                   remote_port, session->negotiation.remote_max_message_size,
                                   &sctp_callbacks, session, error, sizeof error);
     if (!session->sctp) {
-        moat_log_warn("datachannel", "session %s: %s", session->id, error);
+        moat_session_log(session, MOAT_LOG_WARN, "datachannel", "session %s: %s", session->id,
+                         error);
         return;
     }
     moat_sctp_association_connect(session->sctp);
@@ -160,7 +210,12 @@ int moat_session_data_send(moat_session *session, uint16_t stream_id, uint32_t p
         if (status != -EAGAIN)
             return -1;
     }
-    if (session->data_queued_bytes + length > MAX_QUEUED_BYTES)
+    size_t cost = message_cost(length);
+    if (session->data_queued_bytes + cost > queue_limit(session)) {
+        moat_session_drop(session, MOAT_DROP_DATA_LIMIT);
+        return -1;
+    }
+    if (!charge(session, cost))
         return -1;
     queued_message *message = g_malloc(sizeof *message + length);
     message->stream_id = stream_id;
@@ -169,7 +224,7 @@ int moat_session_data_send(moat_session *session, uint16_t stream_id, uint32_t p
     if (length)
         memcpy(message->data, data, length);
     g_queue_push_tail(&session->data_queue, message);
-    session->data_queued_bytes += length;
+    session->data_queued_bytes += cost;
     return 0;
 }
 
@@ -197,5 +252,7 @@ void moat_session_data_clear(moat_session *session)
     queued_message *message;
     while ((message = g_queue_pop_head(&session->data_queue)))
         g_free(message);
+    release(session, session->data_queued_bytes + session->data_reserved);
     session->data_queued_bytes = 0;
+    session->data_reserved = 0;
 }

@@ -6,11 +6,15 @@
 
 #include "core/counters.h"
 #include "core/log.h"
+#include "core/token_bucket.h"
+#include "core/media_tap.h"
 #include "core/session.h"
 #include "dtls/dtls_transport.h"
+#include "ice/ice_pairs.h"
 #include "prefilter/detector.h"
 #include "prefilter/prefilter_settings.h"
 #include "prefilter/stream_guard.h"
+#include "rtp/retransmit_budget.h"
 #include "rtp/retransmit_cache.h"
 #include "rtp/rtp_receive_stats.h"
 #include "sdp/sdp.h"
@@ -19,7 +23,6 @@
 #include <glib.h>
 
 #define MOAT_SESSION_MAX_STREAMS 16
-#define MOAT_SESSION_MAX_TUPLES  8
 
 typedef struct {
     uint32_t ssrc;
@@ -33,7 +36,9 @@ typedef struct {
     uint32_t ssrc;
     int media_index;
     uint32_t clock_rate;
-    moat_retransmit_cache *cache;
+    moat_media_kind kind;
+    moat_retransmit_cache *cache; /* allocated when the stream first sends */
+    moat_retransmit_budget budget;
     uint32_t packets_sent;
     uint32_t octets_sent;
     uint32_t last_rtp_timestamp;
@@ -57,13 +62,19 @@ struct moat_session {
     char remote_ufrag[257], remote_pwd[257];
     /* Credentials before an ICE restart, valid until the new ones are used. */
     char previous_local_ufrag[64], previous_local_pwd[64], previous_remote_ufrag[257];
-    struct sockaddr_in6 tuples[MOAT_SESSION_MAX_TUPLES];
-    size_t n_tuples;
+    moat_ice_pairs pairs; /* its remotes are this session's entries in the tuple table */
     moat_path selected;
     bool has_selected;
     uint64_t created_us;
     uint64_t last_consent_us;
     uint64_t consent_timeout_us;
+    uint64_t pending_timeout_us; /* 0: none */
+    int *pending_counter;        /* non-NULL while counted as pending */
+    /* STUN checks allowed an HMAC: from pairs already checked, and from new
+     * sources; a flood on the ufrag (sent in clear) cannot starve consent
+     * checks on the selected pair. */
+    moat_token_bucket stun_known;
+    moat_token_bucket stun_new;
 
     /* DTLS and SRTP */
     moat_dtls_context *dtls_context;
@@ -89,8 +100,9 @@ struct moat_session {
     /* Data channels */
     moat_sctp_association *sctp;
     bool sctp_up;
-    GQueue data_queue; /* messages waiting for room in the SCTP send buffer */
-    size_t data_queued_bytes;
+    GQueue data_queue;        /* messages waiting for room in the SCTP send buffer */
+    size_t data_queued_bytes; /* messages and their headers, charged to data limits */
+    size_t data_reserved;     /* the association's share, charged to data limits */
     /* A graceful end waits for SCTP to drain before close_notify. */
     bool draining;
     uint64_t drain_deadline_us;
@@ -107,9 +119,10 @@ struct moat_session {
     uint64_t enforcing_since_us;
     uint64_t last_detection_delay_us; /* first bad packet -> enforcing, last switch */
 
-    /* Plugin */
+    /* Plugin, and a second consumer of the media (media_tap.h) */
     const moat_plugin *plugin;
     void *plugin_state;
+    moat_media_tap tap;
 };
 
 /* session_media.c */
@@ -118,6 +131,11 @@ void moat_session_media_clear(moat_session *session);
 int moat_session_media_keys(moat_session *session, const moat_srtp_keying *keys);
 void moat_session_media_tick(moat_session *session, uint64_t now_us);
 extern const moat_gateway_calls moat_session_gateway_calls;
+
+/* session_tap.c: hands a received packet to the tap (set), and sends the
+ * PLI it asks for. */
+void moat_session_tap_rtp(moat_session *session, const uint8_t *packet, size_t length,
+                          uint32_t ssrc, uint64_t now_us);
 
 /* session_prefilter.c */
 void moat_session_prefilter_init(moat_session *session, const moat_prefilter_settings *settings);
@@ -128,6 +146,8 @@ void moat_session_prefilter_packet(moat_session *session);
 void moat_session_prefilter_bad(moat_session *session);
 void moat_session_prefilter_tick(moat_session *session, uint64_t now_us);
 bool moat_session_enforcing(const moat_session *session);
+/* What the stream guard of a transport without SRTP+ is told per packet. */
+moat_guard_load moat_session_guard_load(const moat_session *session, bool enforcing);
 
 /* session_data.c */
 void moat_session_data_start(moat_session *session);
@@ -138,6 +158,24 @@ bool moat_session_data_begin_drain(moat_session *session);
 bool moat_session_data_drained(const moat_session *session);
 int moat_session_data_send(moat_session *session, uint16_t stream_id, uint32_t ppid,
                            const uint8_t *data, size_t length);
+
+/* Lines from the packet path and the session's lifecycle pass the worker's
+ * log limiter (many sessions cannot flood the log); lines one session can
+ * repeat (pair changes, ICE restarts, detector switches) pass the session's
+ * own limiter too. Suppressed lines are counted in the next one's fields. */
+bool moat_session_log_allow(moat_session *session, bool repeating, moat_log_level level,
+                            char *fields, size_t fields_size);
+#define moat_session_log_as(session, repeating, level, component, ...)                             \
+    do {                                                                                           \
+        char session_log_fields_[48];                                                              \
+        if (moat_session_log_allow((session), (repeating), (level), session_log_fields_,           \
+                                   sizeof session_log_fields_))                                    \
+            moat_log_write((level), (component), session_log_fields_, __VA_ARGS__);                \
+    } while (0)
+#define moat_session_log(session, level, component, ...)                                           \
+    moat_session_log_as(session, false, level, component, __VA_ARGS__)
+#define moat_session_log_repeating(session, level, component, ...)                                 \
+    moat_session_log_as(session, true, level, component, __VA_ARGS__)
 
 /* Counts a drop for this transport and its worker. */
 static inline void moat_session_drop(moat_session *session, moat_drop_reason reason)

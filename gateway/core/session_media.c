@@ -14,8 +14,13 @@
 #include <time.h>
 
 #define REPORT_INTERVAL_US    1000000ull
-#define RETRANSMIT_SLOTS      512
 #define RETRANSMIT_MAX_AGE_US 2000000ull
+/* Retransmission caches are taken when a stream first sends, sized for its
+ * kind, and grow with its packet rate to hold RETRANSMIT_HORIZON_S of it. */
+#define RETRANSMIT_AUDIO_SLOTS 32
+#define RETRANSMIT_VIDEO_SLOTS 128
+#define RETRANSMIT_MAX_SLOTS   512
+#define RETRANSMIT_HORIZON_S   1.0
 
 static uint32_t random_ssrc(void)
 {
@@ -53,8 +58,8 @@ void moat_session_media_init(moat_session *session)
             stream->ssrc = out->local_ssrc;
             stream->media_index = (int)(session->n_media - 1);
             stream->clock_rate = in->n_payload_types ? in->clock_rates[0] : 90000;
-            stream->cache =
-                moat_retransmit_cache_new(RETRANSMIT_SLOTS, 10000, RETRANSMIT_MAX_AGE_US);
+            stream->kind = in->kind;
+            moat_retransmit_budget_init(&stream->budget);
         }
     }
     session->rtcp_ssrc = session->n_outgoing ? session->outgoing[0].ssrc : random_ssrc();
@@ -62,8 +67,10 @@ void moat_session_media_init(moat_session *session)
 
 void moat_session_media_clear(moat_session *session)
 {
-    for (size_t i = 0; i < session->n_outgoing; i++)
+    for (size_t i = 0; i < session->n_outgoing; i++) {
         moat_retransmit_cache_free(session->outgoing[i].cache);
+        session->outgoing[i].cache = NULL;
+    }
     session->n_outgoing = 0;
     moat_srtp_session_free(session->srtp);
     session->srtp = NULL;
@@ -75,7 +82,7 @@ int moat_session_media_keys(moat_session *session, const moat_srtp_keying *keys)
     moat_srtp_session_free(session->srtp);
     session->srtp = moat_srtp_session_new(keys, error, sizeof error);
     if (!session->srtp) {
-        moat_log_warn("session", "session %s: %s", session->id, error);
+        moat_session_log(session, MOAT_LOG_WARN, "session", "session %s: %s", session->id, error);
         return -1;
     }
     return 0;
@@ -158,20 +165,32 @@ static int send_protected(moat_session *session, const uint8_t *packet, size_t l
     return 0;
 }
 
-static void answer_nack(moat_session *session, const moat_rtcp_fb *feedback)
+/* Answers one NACK from the stream's cache, within the stream's byte budget
+ * and the RTCP packet's count (*answered); refusals are counted drops. */
+static void answer_nack(moat_session *session, const moat_rtcp_fb *feedback, unsigned *answered)
 {
     moat_outgoing_stream *stream = outgoing_stream(session, feedback->media_ssrc);
-    if (!stream)
+    if (!stream || !stream->cache)
         return;
     uint16_t sequences[256];
     int n = moat_rtcp_nack_expand(feedback, sequences, G_N_ELEMENTS(sequences));
+    uint64_t now = moat_worker_now_us(session->worker);
     for (int i = 0; i < n; i++) {
         const uint8_t *packet;
         size_t length;
-        if (moat_retransmit_cache_resend(stream->cache, sequences[i],
-                                         moat_worker_now_us(session->worker), &packet,
-                                         &length) == 0 &&
-            send_protected(session, packet, length, false) == 0)
+        if (moat_retransmit_cache_get(stream->cache, sequences[i], &packet, &length) != 0)
+            continue;
+        if (*answered >= MOAT_RETRANSMIT_MAX_PER_RTCP ||
+            !moat_retransmit_budget_take(&stream->budget, length, now)) {
+            moat_session_drop(session, MOAT_DROP_NACK_LIMIT);
+            continue;
+        }
+        if (moat_retransmit_cache_resend(stream->cache, sequences[i], now, &packet, &length) != 0) {
+            moat_retransmit_budget_give_back(&stream->budget, length);
+            continue;
+        }
+        (*answered)++;
+        if (send_protected(session, packet, length, false) == 0)
             moat_counter_add(&moat_worker_counters_mut(session->worker)->nacked_retransmissions, 1);
     }
 }
@@ -181,6 +200,7 @@ static void handle_rtcp(moat_session *session, uint8_t *packet, size_t length)
     moat_rtcp_iter it;
     moat_rtcp_header header;
     bool for_plugin = false;
+    unsigned answered = 0;
     moat_rtcp_iter_init(&it, packet, length);
     while (moat_rtcp_iter_next(&it, &header) > 0) {
         if (header.type == MOAT_RTCP_SR) {
@@ -197,7 +217,7 @@ static void handle_rtcp(moat_session *session, uint8_t *packet, size_t length)
             if (moat_rtcp_parse_fb(&header, &feedback) != 0)
                 continue;
             if (moat_rtcp_fb_is_nack(&feedback))
-                answer_nack(session, &feedback);
+                answer_nack(session, &feedback, &answered);
             else
                 for_plugin = true; /* PLI, FIR, REMB: the plugin decides */
         }
@@ -229,6 +249,8 @@ static moat_drop_reason guard_reason(moat_guard_verdict verdict)
         return MOAT_DROP_INDEX;
     case MOAT_GUARD_DROP_UNKNOWN_SSRC:
         return MOAT_DROP_UNKNOWN_SSRC;
+    case MOAT_GUARD_DROP_REPLAY:
+        return MOAT_DROP_REPLAY;
     default:
         return MOAT_DROP_BUDGET;
     }
@@ -242,6 +264,7 @@ static void unprotect_failed(moat_session *session, int status)
 static void receive_rtcp(moat_session *session, uint8_t *data, size_t length, bool enforcing,
                          uint64_t now)
 {
+    moat_guard_load load = moat_session_guard_load(session, enforcing);
     struct srtpplus_check check = {.len = length};
     if (session->srtpplus_rx) {
         enum srtpplus_verdict verdict = srtpplus_receiver_check_rtcp(
@@ -251,7 +274,7 @@ static void receive_rtcp(moat_session *session, uint8_t *data, size_t length, bo
             return;
         }
         length = check.len;
-    } else if (moat_stream_guard_check_rtcp(&session->guard, enforcing, now) != MOAT_GUARD_PASS) {
+    } else if (moat_stream_guard_check_rtcp(&session->guard, &load, now) != MOAT_GUARD_PASS) {
         moat_session_drop(session, MOAT_DROP_BUDGET);
         return;
     }
@@ -272,7 +295,7 @@ static void receive_rtcp(moat_session *session, uint8_t *data, size_t length, bo
 void moat_session_handle_srtp(moat_session *session, uint8_t *data, size_t length, size_t capacity)
 {
     moat_session_prefilter_packet(session);
-    if (!session->srtp) {
+    if (!session->srtp || session->ending) {
         moat_session_drop(session, MOAT_DROP_NOT_READY);
         return;
     }
@@ -306,8 +329,9 @@ void moat_session_handle_srtp(moat_session *session, uint8_t *data, size_t lengt
         }
         length = check.len;
     } else {
+        moat_guard_load load = moat_session_guard_load(session, enforcing);
         moat_guard_verdict verdict =
-            moat_stream_guard_check_rtp(&session->guard, ssrc, sequence, enforcing, now, &index);
+            moat_stream_guard_check_rtp(&session->guard, ssrc, sequence, &load, now, &index);
         if (verdict != MOAT_GUARD_PASS) {
             moat_session_drop(session, guard_reason(verdict));
             return;
@@ -342,6 +366,8 @@ void moat_session_handle_srtp(moat_session *session, uint8_t *data, size_t lengt
         moat_rtp_receive_stats_update(&stream->stats, header.sequence, header.timestamp, arrival);
         stream->packets++;
     }
+    if (session->tap.ops)
+        moat_session_tap_rtp(session, data, length, header.ssrc, now);
     if (session->plugin->on_rtp)
         session->plugin->on_rtp(session->plugin_state, data, length, capacity);
 }
@@ -412,6 +438,38 @@ void moat_session_media_tick(moat_session *session, uint64_t now_us)
 
 /* ---- calls plugins make (worker thread of the session) ---- */
 
+static size_t power_of_two_at_least(double value)
+{
+    size_t n = 1;
+    while ((double)n < value && n < RETRANSMIT_MAX_SLOTS)
+        n <<= 1;
+    return n;
+}
+
+/* The first packet takes a cache sized for the stream's kind; it grows (never
+ * shrinks) to hold RETRANSMIT_HORIZON_S at the measured packet rate. When
+ * memory is short the stream goes on without one (or with the old one):
+ * NACKs then go unanswered, media does not stop. */
+static void size_cache(moat_outgoing_stream *stream, uint64_t now_us)
+{
+    size_t wanted = power_of_two_at_least(
+        moat_retransmit_budget_rate_packets(&stream->budget, now_us) * RETRANSMIT_HORIZON_S);
+    if (!stream->cache) {
+        size_t initial =
+            stream->kind == MOAT_MEDIA_KIND_VIDEO ? RETRANSMIT_VIDEO_SLOTS : RETRANSMIT_AUDIO_SLOTS;
+        stream->cache = moat_retransmit_cache_new(wanted > initial ? wanted : initial, 10000,
+                                                  RETRANSMIT_MAX_AGE_US);
+        return;
+    }
+    if (wanted <= moat_retransmit_cache_slots(stream->cache))
+        return;
+    moat_retransmit_cache *bigger = moat_retransmit_cache_resized(stream->cache, wanted);
+    if (!bigger)
+        return;
+    moat_retransmit_cache_free(stream->cache);
+    stream->cache = bigger;
+}
+
 static int gateway_send_rtp(moat_plugin_session *handle, const uint8_t *packet, size_t length)
 {
     moat_session *session = (moat_session *)handle;
@@ -421,7 +479,10 @@ static int gateway_send_rtp(moat_plugin_session *handle, const uint8_t *packet, 
     moat_outgoing_stream *stream = outgoing_stream(session, header.ssrc);
     if (stream) {
         uint64_t now = moat_worker_now_us(session->worker);
-        moat_retransmit_cache_store(stream->cache, packet, length, now);
+        moat_retransmit_budget_on_send(&stream->budget, length, now);
+        size_cache(stream, now);
+        if (stream->cache)
+            moat_retransmit_cache_store(stream->cache, packet, length, now);
         stream->packets_sent++;
         stream->octets_sent += (uint32_t)header.payload_length;
         stream->last_rtp_timestamp = header.timestamp;

@@ -61,6 +61,31 @@ void moat_session_prefilter_init(moat_session *session, const moat_prefilter_set
     }
 }
 
+/* SRTPPLUS.md section 5: the verification budget of unverifiable RTP is
+ * budget_percent of the transport's learned packet rate (the declared rate
+ * until it has learned one), at least budget_min_pps. */
+static uint32_t srtpplus_rate(const moat_session *session)
+{
+    const moat_detector *detector = &session->detector;
+    double learned = detector->learned_slots > 0 && detector->baseline_pps > 0
+                         ? detector->baseline_pps
+                         : detector->config.declared_pps;
+    double rate = learned * session->prefilter->budget_percent / 100.0;
+    uint32_t floor = session->prefilter->budget_min_pps;
+    return rate > floor ? (uint32_t)rate : floor;
+}
+
+/* Resized when the learned rate moved by more than a fifth: a resize refills
+ * the bucket, so it must not happen at every tick. */
+static void update_srtpplus_budget(moat_session *session)
+{
+    uint32_t rate = srtpplus_rate(session);
+    uint32_t current = srtpplus_receiver_class_budget(session->srtpplus_rx, SRTPPLUS_BUDGET_RTP);
+    if (rate * 5 < current * 6 && rate * 6 > current * 5)
+        return;
+    srtpplus_receiver_set_class_budget(session->srtpplus_rx, SRTPPLUS_BUDGET_RTP, rate, rate);
+}
+
 int moat_session_prefilter_keys(moat_session *session, const moat_srtp_keying *keys)
 {
     if (!session->negotiation.srtpplus)
@@ -76,8 +101,8 @@ int moat_session_prefilter_keys(moat_session *session, const moat_srtp_keying *k
     rx.chain.copies = scheme->copies;
     rx.window_behind = session->prefilter->window_behind;
     rx.window_ahead = session->prefilter->window_ahead;
-    rx.budget_rate = session->prefilter->budget_min_pps;
-    rx.budget_burst = session->prefilter->budget_min_pps;
+    rx.budget_rate = srtpplus_rate(session);
+    rx.budget_burst = rx.budget_rate;
     if (srtpplus_receiver_new(&rx, keys->remote_key, keys->key_length, keys->remote_salt,
                               keys->salt_length, &session->srtpplus_rx) != 0)
         return -1;
@@ -92,8 +117,9 @@ int moat_session_prefilter_keys(moat_session *session, const moat_srtp_keying *k
         if (session->media[i].remote_ssrc)
             srtpplus_receiver_add_ssrc(session->srtpplus_rx, session->media[i].remote_ssrc, 0);
     }
-    moat_log_info("prefilter", "session %s: SRTP+ %s (depth %u, copies %u)", session->id,
-                  scheme->scheme, scheme->depth, scheme->copies);
+    moat_session_log(session, MOAT_LOG_INFO, "prefilter",
+                     "session %s: SRTP+ %s (depth %u, copies %u)", session->id, scheme->scheme,
+                     scheme->depth, scheme->copies);
     return 0;
 }
 
@@ -114,18 +140,19 @@ static void report_event(moat_session *session, moat_detector_event event, const
     if (event == MOAT_DETECTOR_EVENT_ON) {
         moat_counter_add(&counters->detector_switches_on, 1);
         session->first_anomaly_us = session->first_anomaly_us ? session->first_anomaly_us : now;
-        moat_log_warn("prefilter",
-                      "session %s: detector on (%s: %s), %.1f ms after the first bad packet, "
-                      "ingress %.0f pkt/s",
-                      session->id, scope, moat_anomaly_name(session->detector.last_anomaly),
-                      (now - session->first_bad_us) / 1000.0,
-                      moat_detector_rate(&session->detector));
+        moat_session_log_repeating(
+            session, MOAT_LOG_WARN, "prefilter",
+            "session %s: detector on (%s: %s), %.1f ms after the first bad packet, "
+            "ingress %.0f pkt/s",
+            session->id, scope, moat_anomaly_name(session->detector.last_anomaly),
+            (now - session->first_bad_us) / 1000.0, moat_detector_rate(&session->detector));
         session->enforcing_since_us = now;
         session->last_detection_delay_us = now - session->first_bad_us;
     } else {
         moat_counter_add(&counters->detector_switches_off, 1);
-        moat_log_info("prefilter", "session %s: detector off after %.1f s", session->id,
-                      (now - session->enforcing_since_us) / 1e6);
+        moat_session_log_repeating(session, MOAT_LOG_INFO, "prefilter",
+                                   "session %s: detector off after %.1f s", session->id,
+                                   (now - session->enforcing_since_us) / 1e6);
         session->first_bad_us = 0;
     }
 }
@@ -150,6 +177,8 @@ void moat_session_prefilter_tick(moat_session *session, uint64_t now_us)
     report_event(session, event, "transport");
     if (session->srtpplus_rx && srtpplus_receiver_maintenance_pending(session->srtpplus_rx))
         srtpplus_receiver_maintain(session->srtpplus_rx);
+    if (session->srtpplus_rx && !moat_detector_enforcing(&session->detector))
+        update_srtpplus_budget(session);
     if (!moat_detector_enforcing(&session->detector) && session->first_bad_us &&
         now_us - session->first_bad_us > 1000000u && session->detector.window_failures == 0)
         session->first_bad_us = 0;
@@ -158,6 +187,13 @@ void moat_session_prefilter_tick(moat_session *session, uint64_t now_us)
 bool moat_session_enforcing(const moat_session *session)
 {
     return moat_detector_enforcing(&session->detector) || moat_worker_enforcing(session->worker);
+}
+
+moat_guard_load moat_session_guard_load(const moat_session *session, bool enforcing)
+{
+    moat_guard_load load = {.enforcing = enforcing,
+                            .chance = moat_worker_admission_chance(session->worker)};
+    return load;
 }
 
 json_t *moat_session_describe(const moat_session *session)

@@ -10,7 +10,8 @@
 #include <stdint.h>
 
 typedef struct {
-    char id[40];
+    char id[40];     /* the WHIP resource id: a capability, never published */
+    uint64_t serial; /* public label for /metrics and /api (a sequence number) */
     char plugin[64];
     moat_worker *worker;
     char etag[48];

@@ -102,7 +102,19 @@ void moat_stats_snapshot_stop(moat_stats_snapshot *snapshot)
     snapshot_unref(snapshot);
 }
 
-char *moat_stats_snapshot_json(moat_stats_snapshot *snapshot)
+/* The public label of the session a worker described as `id`; false when
+ * the session has left the registry. */
+static bool public_label(moat_stats_snapshot *snapshot, const char *id, char *out, size_t size)
+{
+    const moat_session_record *record =
+        id ? moat_session_registry_find(snapshot->gateway->sessions, id) : NULL;
+    if (!record)
+        return false;
+    g_snprintf(out, size, "%" G_GUINT64_FORMAT, record->serial);
+    return true;
+}
+
+char *moat_stats_snapshot_json(moat_stats_snapshot *snapshot, bool reveal_resources)
 {
     json_t *workers = json_array();
     json_t *transports = json_array();
@@ -112,7 +124,20 @@ char *moat_stats_snapshot_json(moat_stats_snapshot *snapshot)
             continue;
         json_t *copy = json_deep_copy(worker);
         json_t *sessions = json_object_get(copy, "transports");
-        json_array_extend(transports, sessions);
+        size_t index;
+        json_t *transport;
+        json_array_foreach(sessions, index, transport)
+        {
+            char label[24];
+            const char *id = json_string_value(json_object_get(transport, "id"));
+            if (!public_label(snapshot, id, label, sizeof label))
+                continue;
+            json_t *entry = json_deep_copy(transport);
+            if (reveal_resources)
+                json_object_set_new(entry, "resource", json_string(id));
+            json_object_set_new(entry, "id", json_string(label));
+            json_array_append_new(transports, entry);
+        }
         json_object_del(copy, "transports");
         json_array_append_new(workers, copy);
     }
@@ -120,7 +145,7 @@ char *moat_stats_snapshot_json(moat_stats_snapshot *snapshot)
                              "transports", transports);
     char *text = json_dumps(root, JSON_COMPACT);
     json_decref(root);
-    char *result = g_strdup(text);
+    char *result = g_strdup(text ? text : "{\"workers\":[],\"transports\":[]}");
     free(text);
     return result;
 }
@@ -138,9 +163,13 @@ void moat_stats_snapshot_prometheus(moat_stats_snapshot *snapshot, GString *out)
         {
             bool on = json_is_true(json_object_get(transport, "enforcing"));
             enforcing += on;
+            char label[24];
+            if (!public_label(snapshot, json_string_value(json_object_get(transport, "id")), label,
+                              sizeof label))
+                continue;
             if (written++ < MAX_TRANSPORT_SERIES)
-                g_string_append_printf(out, "moat_detector_state{transport=\"%s\"} %d\n",
-                                       json_string_value(json_object_get(transport, "id")), on);
+                g_string_append_printf(out, "moat_detector_state{transport=\"%s\"} %d\n", label,
+                                       on);
         }
     }
     g_string_append_printf(out,

@@ -14,9 +14,13 @@ typedef struct moat_stats_snapshot moat_stats_snapshot;
 
 moat_stats_snapshot *moat_stats_snapshot_start(moat_gateway *gateway);
 void moat_stats_snapshot_stop(moat_stats_snapshot *snapshot);
-/* {"time": s, "workers": [...], "transports": [...]} as text (g_free). */
-char *moat_stats_snapshot_json(moat_stats_snapshot *snapshot);
-/* Appends per-transport Prometheus series (bounded count) to `out`. */
+/* {"time": s, "workers": [...], "transports": [...]} as text (g_free). Each
+ * transport is named by its session's public label ("id"); the WHIP resource
+ * id ("resource") only when `reveal_resources`. Transports whose session has
+ * already left the registry are omitted. */
+char *moat_stats_snapshot_json(moat_stats_snapshot *snapshot, bool reveal_resources);
+/* Appends per-transport Prometheus series (bounded count) to `out`, labelled
+ * transport="<public label>", never with the resource id. */
 void moat_stats_snapshot_prometheus(moat_stats_snapshot *snapshot, GString *out);
 
 #endif

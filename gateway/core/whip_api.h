@@ -1,18 +1,22 @@
-/* WHIP (RFC 9725): POST an offer to /whip/<plugin>, PATCH (trickle, ICE
- * restart) and DELETE the resource /whip/resource/<id>. */
+/* WHIP (RFC 9725) over HTTP: POST an offer to /whip/<plugin>, PATCH (trickle,
+ * ICE restart) and DELETE the resource /whip/resource/<id>. Maps requests
+ * onto whip_session.c and its results onto status codes; admission control
+ * (rate per source, session caps) refuses offers before any work. Control
+ * thread only. */
 #ifndef MOAT_WHIP_API_H
 #define MOAT_WHIP_API_H
 
 #include "core/gateway.h"
+#include "core/http_message.h"
 
-#include <libsoup/soup.h>
-
-void moat_whip_handle_offer(moat_gateway *gateway, SoupServerMessage *message,
-                            const char *plugin_name);
-void moat_whip_handle_resource(moat_gateway *gateway, SoupServerMessage *message,
-                               const char *session_id);
-/* Worker-thread notification that a session ended; hops to the control thread. */
-void moat_whip_session_ended(const char *session_id, const char *reason);
-void moat_whip_bind_gateway(moat_gateway *gateway);
+/* Per-source offer rate: true when the request may go on, otherwise the
+ * response is a 429 with Retry-After. Called before authentication so that
+ * guessing tokens is rate-limited too. */
+bool moat_whip_admit(moat_gateway *gateway, const moat_http_request *request,
+                     moat_http_response *response);
+void moat_whip_handle_offer(moat_gateway *gateway, const moat_http_request *request,
+                            moat_http_response *response, const char *plugin_name);
+void moat_whip_handle_resource(moat_gateway *gateway, const moat_http_request *request,
+                               moat_http_response *response, const char *session_id);
 
 #endif

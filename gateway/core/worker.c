@@ -1,10 +1,14 @@
 #include "core/worker.h"
 
 #include "core/session.h"
+#include "core/session_kernel.h"
 #include "core/packet_info.h"
 #include "core/worker_receive.h"
 #include "core/log.h"
+#include "prefilter/load_monitor.h"
+#include "prefilter/stream_guard.h"
 #include "ice/ice_checker.h"
+#include "prefilter/kernel_filter.h"
 #include "sctp/sctp_stack.h"
 
 #include <arpa/inet.h>
@@ -35,6 +39,9 @@ struct moat_worker {
     int event_fd;
     int timer_fd;
     pthread_t thread;
+    /* Read from any thread: started is written by the thread that starts and
+     * stops the worker, owner by the worker thread itself before it runs
+     * anything, both with atomic stores (moat_worker_is_current). */
     bool started;
     bool running;
     pthread_t owner;
@@ -52,10 +59,20 @@ struct moat_worker {
     const moat_prefilter_settings *prefilter;
     moat_detector detector;
     uint64_t detector_on_us;
+    moat_log_limiter log_limiter;       /* error, warn and info lines */
+    moat_log_limiter debug_log_limiter; /* debug lines: their own budget */
+    struct moat_data_limits_s *data_limits;
+    moat_load_monitor load;
+    moat_kernel_filter *kernel; /* NULL: the user-space prefilter works alone */
+    bool polling; /* the socket is read on a timer (load_monitor.h) */
 
     GHashTable *sessions_by_id;    /* id -> session (owned) */
     GHashTable *sessions_by_ufrag; /* local ufrag -> session */
     GHashTable *sessions_by_tuple; /* sockaddr_in6 -> session */
+    /* Our host candidates and their priorities (set before the thread starts). */
+    struct in6_addr candidate_addresses[MOAT_WORKER_MAX_CANDIDATES];
+    uint32_t candidate_priorities[MOAT_WORKER_MAX_CANDIDATES];
+    size_t n_candidates;
 
     moat_receive_batch receive;
 
@@ -66,6 +83,9 @@ struct moat_worker {
     uint8_t send_buffers[MOAT_WORKER_BATCH][MOAT_DATAGRAM_CAPACITY];
     unsigned send_count;
 };
+
+/* Log lines a worker lets through per second (see moat_worker_log_allow). */
+#define WORKER_LOG_BURST 200
 
 static uint64_t monotonic_us(void)
 {
@@ -144,6 +164,8 @@ moat_worker *moat_worker_new(unsigned index, const char *bind_address, uint16_t 
     g_queue_init(&worker->tasks);
     worker->accepting_tasks = true;
     worker->ice_checker = moat_ice_checker_new();
+    moat_log_limiter_init(&worker->log_limiter, WORKER_LOG_BURST, 1000000u);
+    moat_log_limiter_init(&worker->debug_log_limiter, WORKER_LOG_BURST, 1000000u);
     worker->sessions_by_id = g_hash_table_new_full(g_str_hash, g_str_equal, NULL, free_session);
     worker->sessions_by_ufrag = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
     worker->sessions_by_tuple = g_hash_table_new_full(tuple_hash, tuple_equal, g_free, NULL);
@@ -172,8 +194,8 @@ uint64_t moat_worker_cpu_ns(const moat_worker *worker)
 {
     clockid_t clock;
     struct timespec used;
-    if (!worker->started || pthread_getcpuclockid(worker->thread, &clock) != 0 ||
-        clock_gettime(clock, &used) != 0)
+    if (!__atomic_load_n(&worker->started, __ATOMIC_ACQUIRE) ||
+        pthread_getcpuclockid(worker->thread, &clock) != 0 || clock_gettime(clock, &used) != 0)
         return 0;
     return (uint64_t)used.tv_sec * 1000000000u + (uint64_t)used.tv_nsec;
 }
@@ -203,6 +225,27 @@ moat_counters *moat_worker_counters_mut(moat_worker *worker)
     return &worker->counters;
 }
 
+void moat_worker_set_candidates(moat_worker *worker, const struct in6_addr *addresses,
+                                const uint32_t *priorities, size_t n)
+{
+    if (n > MOAT_WORKER_MAX_CANDIDATES)
+        n = MOAT_WORKER_MAX_CANDIDATES;
+    memcpy(worker->candidate_addresses, addresses, n * sizeof *addresses);
+    memcpy(worker->candidate_priorities, priorities, n * sizeof *priorities);
+    worker->n_candidates = n;
+}
+
+uint32_t moat_worker_local_priority(const moat_worker *worker, const struct in6_addr *local)
+{
+    for (size_t i = 0; i < worker->n_candidates; i++) {
+        if (memcmp(&worker->candidate_addresses[i], local, sizeof *local) == 0)
+            return worker->candidate_priorities[i];
+    }
+    /* Not announced (a 1:1 NAT's private side, a wildcard test setup): every
+     * such pair ranks by the peer's priority alone. */
+    return (126u << 24) | 255u; /* host, local preference 0, component 1 */
+}
+
 moat_ice_checker *moat_worker_ice_checker(moat_worker *worker)
 {
     return worker->ice_checker;
@@ -220,6 +263,45 @@ void moat_worker_set_prefilter(moat_worker *worker, const moat_prefilter_setting
         .declared_pps = 0,
     };
     moat_detector_init(&worker->detector, &config, 0);
+    moat_load_monitor_init(&worker->load);
+}
+
+void moat_worker_note_wake(moat_worker *worker, unsigned datagrams, bool drained)
+{
+    moat_load_monitor_note_wake(&worker->load, datagrams, drained);
+}
+
+uint32_t moat_worker_admission_chance(const moat_worker *worker)
+{
+    return moat_load_monitor_chance(&worker->load);
+}
+
+void moat_worker_set_data_limits(moat_worker *worker, struct moat_data_limits_s *limits)
+{
+    worker->data_limits = limits;
+}
+
+struct moat_data_limits_s *moat_worker_data_limits(moat_worker *worker)
+{
+    return worker->data_limits;
+}
+
+int moat_worker_attach_kernel_filter(moat_worker *worker, char *error, size_t error_size)
+{
+    if (!worker->kernel)
+        worker->kernel = moat_kernel_filter_attach(worker->socket_fd, error, error_size);
+    return worker->kernel ? 0 : -1;
+}
+
+void moat_worker_detach_kernel_filter(moat_worker *worker)
+{
+    moat_kernel_filter_free(worker->kernel);
+    worker->kernel = NULL;
+}
+
+const moat_kernel_filter *moat_worker_kernel_filter(const moat_worker *worker)
+{
+    return worker->kernel;
 }
 
 bool moat_worker_enforcing(const moat_worker *worker)
@@ -229,6 +311,13 @@ bool moat_worker_enforcing(const moat_worker *worker)
 
 static void report_worker_event(moat_worker *worker, moat_detector_event event)
 {
+    if (event == MOAT_DETECTOR_EVENT_NONE || !moat_worker_log_allow(worker, MOAT_LOG_INFO, NULL)) {
+        if (event == MOAT_DETECTOR_EVENT_ON) {
+            worker->detector_on_us = worker->now_us;
+            moat_counter_add(&worker->counters.worker_detector_switches_on, 1);
+        }
+        return;
+    }
     if (event == MOAT_DETECTOR_EVENT_ON) {
         worker->detector_on_us = worker->now_us;
         moat_counter_add(&worker->counters.worker_detector_switches_on, 1);
@@ -264,20 +353,43 @@ json_t *moat_worker_describe(moat_worker *worker)
         json_object_set_new(transport, "worker", json_integer(worker->index));
         json_array_append_new(transports, transport);
     }
-    return json_pack("{s:i, s:b, s:f, s:I, s:o}", "index", (int)worker->index, "enforcing",
-                     moat_worker_enforcing(worker), "ingress_pps",
-                     moat_detector_rate(&worker->detector), "switches_on",
-                     (json_int_t)worker->detector.switches_on, "transports", transports);
+    json_t *description = json_pack(
+        "{s:i, s:b, s:f, s:I, s:o}", "index", (int)worker->index, "enforcing",
+        moat_worker_enforcing(worker), "ingress_pps", moat_detector_rate(&worker->detector),
+        "switches_on", (json_int_t)worker->detector.switches_on, "transports", transports);
+    /* How the socket is read: wake-ups, datagrams, polling, admission chance. */
+    json_object_set_new(
+        description, "receive",
+        json_pack("{s:I, s:I, s:b, s:i, s:f}", "wakes", (json_int_t)worker->load.wakes, "datagrams",
+                  (json_int_t)worker->load.datagrams, "polling", worker->polling, "slice_us",
+                  (int)moat_load_monitor_slice_us(&worker->load), "admission_chance",
+                  moat_load_monitor_chance(&worker->load) / (double)MOAT_GUARD_CHANCE_ALL));
+    return description;
 }
 
 bool moat_worker_is_current(const moat_worker *worker)
 {
-    return worker->started && pthread_equal(pthread_self(), worker->owner);
+    pthread_t owner;
+    __atomic_load(&worker->owner, &owner, __ATOMIC_ACQUIRE);
+    return __atomic_load_n(&worker->started, __ATOMIC_ACQUIRE) &&
+           pthread_equal(pthread_self(), owner);
 }
 
 uint64_t moat_worker_now_us(const moat_worker *worker)
 {
     return worker->now_us;
+}
+
+bool moat_worker_log_allow(moat_worker *worker, moat_log_level level, uint64_t *suppressed)
+{
+    moat_log_limiter *limiter =
+        level >= MOAT_LOG_DEBUG ? &worker->debug_log_limiter : &worker->log_limiter;
+    return moat_log_limiter_allow(limiter, worker->now_us, suppressed);
+}
+
+void moat_worker_set_now_us(moat_worker *worker, uint64_t now_us)
+{
+    worker->now_us = now_us;
 }
 
 void moat_worker_post(moat_worker *worker, moat_worker_task_fn task, void *data,
@@ -373,19 +485,17 @@ void moat_worker_add_session(moat_worker *worker, moat_session *session)
                      __ATOMIC_RELAXED);
 }
 
-static gboolean points_to(gpointer key, gpointer value, gpointer session)
-{
-    return value == session;
-}
-
 void moat_worker_remove_session(moat_worker *worker, moat_session *session)
 {
     uint32_t declared = moat_session_declared_pps(session);
     worker->detector.config.declared_pps -= declared < worker->detector.config.declared_pps
                                                 ? declared
                                                 : worker->detector.config.declared_pps;
-    g_hash_table_foreach_remove(worker->sessions_by_ufrag, points_to, session);
-    g_hash_table_foreach_remove(worker->sessions_by_tuple, points_to, session);
+    /* The session knows its own keys: removal costs its few entries, not a
+     * scan of every table (a mass expiry stays linear). */
+    moat_session_release_bindings(session);
+    if (worker->kernel)
+        moat_kernel_filter_forget(worker->kernel, session);
     g_hash_table_remove(worker->sessions_by_id, moat_session_id(session));
     __atomic_store_n(&worker->session_count, g_hash_table_size(worker->sessions_by_id),
                      __ATOMIC_RELAXED);
@@ -396,25 +506,45 @@ moat_session *moat_worker_find_session(moat_worker *worker, const char *session_
     return g_hash_table_lookup(worker->sessions_by_id, session_id);
 }
 
-void moat_worker_bind_ufrag(moat_worker *worker, const char *local_ufrag, moat_session *session)
+bool moat_worker_bind_ufrag(moat_worker *worker, const char *local_ufrag, moat_session *session)
 {
+    moat_session *owner = g_hash_table_lookup(worker->sessions_by_ufrag, local_ufrag);
+    if (owner == session)
+        return true;
+    if (owner != NULL)
+        return false;
     g_hash_table_insert(worker->sessions_by_ufrag, g_strdup(local_ufrag), session);
+    return true;
 }
 
-void moat_worker_unbind_ufrag(moat_worker *worker, const char *local_ufrag)
+void moat_worker_unbind_ufrag(moat_worker *worker, const char *local_ufrag, moat_session *session)
 {
-    g_hash_table_remove(worker->sessions_by_ufrag, local_ufrag);
+    if (g_hash_table_lookup(worker->sessions_by_ufrag, local_ufrag) == session)
+        g_hash_table_remove(worker->sessions_by_ufrag, local_ufrag);
 }
 
-void moat_worker_bind_tuple(moat_worker *worker, const struct sockaddr_in6 *remote,
+bool moat_worker_bind_tuple(moat_worker *worker, const struct sockaddr_in6 *remote,
                             moat_session *session)
 {
+    moat_session *owner = g_hash_table_lookup(worker->sessions_by_tuple, remote);
+    if (owner == session)
+        return true;
+    if (owner != NULL)
+        return false;
     g_hash_table_insert(worker->sessions_by_tuple, g_memdup2(remote, sizeof *remote), session);
+    if (worker->kernel)
+        moat_kernel_filter_bind_tuple(worker->kernel, session, remote);
+    return true;
 }
 
-void moat_worker_unbind_tuple(moat_worker *worker, const struct sockaddr_in6 *remote)
+void moat_worker_unbind_tuple(moat_worker *worker, const struct sockaddr_in6 *remote,
+                              moat_session *session)
 {
+    if (g_hash_table_lookup(worker->sessions_by_tuple, remote) != session)
+        return;
     g_hash_table_remove(worker->sessions_by_tuple, remote);
+    if (worker->kernel)
+        moat_kernel_filter_unbind_tuple(worker->kernel, remote);
 }
 
 moat_session *moat_worker_session_by_tuple(moat_worker *worker, const struct sockaddr_in6 *remote)
@@ -427,6 +557,17 @@ moat_session *moat_worker_session_by_ufrag(moat_worker *worker, const char *ufra
     return g_hash_table_lookup(worker->sessions_by_ufrag, ufrag);
 }
 
+/* Interrupt moderation: in polling mode the socket leaves the epoll set and
+ * is drained on a timer (load_monitor.h), one wake-up for many datagrams. */
+static void set_polling(moat_worker *worker, bool polling)
+{
+    if (polling == worker->polling)
+        return;
+    struct epoll_event event = {.events = polling ? 0 : EPOLLIN, .data.fd = worker->socket_fd};
+    if (epoll_ctl(worker->epoll_fd, EPOLL_CTL_MOD, worker->socket_fd, &event) == 0)
+        worker->polling = polling;
+}
+
 static void tick_sessions(moat_worker *worker)
 {
     uint64_t expirations;
@@ -436,27 +577,43 @@ static void tick_sessions(moat_worker *worker)
     /* usrsctp's clock: the first worker to call drives it, every worker gets
      * its own associations' pending work delivered on its own thread. */
     moat_sctp_stack_handle_timers((uint32_t)(expirations * MOAT_WORKER_TICK_MS));
-    if (worker->prefilter)
+    if (worker->prefilter) {
         report_worker_event(worker, moat_detector_tick(&worker->detector, worker->now_us));
+        moat_socket_load socket = moat_socket_load_read(worker->socket_fd);
+        if (moat_load_monitor_tick(&worker->load, &socket))
+            moat_counter_add(&worker->counters.overloaded_ticks, 1);
+        set_polling(worker, moat_load_monitor_polling(&worker->load));
+    }
     GList *sessions = g_hash_table_get_values(worker->sessions_by_id);
     for (GList *it = sessions; it; it = it->next) {
         moat_session *session = it->data;
         if (!moat_session_tick(session, worker->now_us))
             moat_session_end(session, moat_session_end_reason(session));
+        else if (worker->kernel)
+            moat_session_kernel_sync(session, worker->kernel);
     }
     g_list_free(sessions);
+    if (worker->kernel)
+        moat_worker_kernel_sync(worker, worker->kernel);
 }
 
 static void *worker_main(void *arg)
 {
     moat_worker *worker = arg;
+    /* Before any task runs: a task posted before start already sees its
+     * worker as current. */
+    pthread_t self = pthread_self();
+    __atomic_store(&worker->owner, &self, __ATOMIC_RELEASE);
     char name[16];
     snprintf(name, sizeof name, "moat-worker-%u", worker->index);
     pthread_setname_np(pthread_self(), name);
     struct epoll_event events[4];
     while (worker->running) {
-        int n = epoll_wait(worker->epoll_fd, events, 4, -1);
+        struct timespec slice = {0, (long)moat_load_monitor_slice_us(&worker->load) * 1000L};
+        int n = epoll_pwait2(worker->epoll_fd, events, 4, worker->polling ? &slice : NULL, NULL);
         worker->now_us = monotonic_us();
+        if (worker->polling)
+            moat_worker_receive(worker, worker->socket_fd, &worker->receive);
         for (int i = 0; i < n; i++) {
             int fd = events[i].data.fd;
             if (fd == worker->socket_fd)
@@ -504,18 +661,19 @@ int moat_worker_start(moat_worker *worker, char *error, size_t error_size)
     timerfd_settime(worker->timer_fd, 0, &tick, NULL);
     worker->running = true;
     worker->now_us = monotonic_us();
+    /* Set before the thread exists, so the thread never sees it change. */
+    __atomic_store_n(&worker->started, true, __ATOMIC_RELEASE);
     if (pthread_create(&worker->thread, NULL, worker_main, worker) != 0) {
+        __atomic_store_n(&worker->started, false, __ATOMIC_RELEASE);
         snprintf(error, error_size, "cannot start worker thread");
         return -1;
     }
-    worker->owner = worker->thread;
-    worker->started = true;
     return 0;
 }
 
 void moat_worker_stop(moat_worker *worker)
 {
-    if (!worker->started)
+    if (!__atomic_load_n(&worker->started, __ATOMIC_ACQUIRE))
         return;
     moat_worker_post(worker, stop_task, NULL, NULL);
     pthread_join(worker->thread, NULL);
@@ -529,7 +687,7 @@ void moat_worker_stop(moat_worker *worker)
         moat_session_end(it->data, "shutdown");
     g_list_free(sessions);
     moat_worker_flush(worker);
-    worker->started = false;
+    __atomic_store_n(&worker->started, false, __ATOMIC_RELEASE);
 }
 
 void moat_worker_free(moat_worker *worker)
@@ -542,6 +700,7 @@ void moat_worker_free(moat_worker *worker)
     g_hash_table_destroy(worker->sessions_by_id);
     moat_ice_checker_free(worker->ice_checker);
     moat_receive_batch_clear(&worker->receive);
+    moat_kernel_filter_free(worker->kernel);
     if (worker->timer_fd >= 0)
         close(worker->timer_fd);
     if (worker->event_fd >= 0)

@@ -6,6 +6,7 @@
 #define MOAT_WORKER_H
 
 #include "core/counters.h"
+#include "core/log.h"
 #include "prefilter/prefilter_settings.h"
 
 #include <netinet/in.h>
@@ -36,6 +37,16 @@ moat_worker *moat_worker_new(unsigned index, const char *bind_address, uint16_t 
                              size_t error_size);
 /* Before start: the prefilter settings, which must outlive the worker. */
 void moat_worker_set_prefilter(moat_worker *worker, const moat_prefilter_settings *settings);
+/* Before start: the gateway's data-channel limits (outlive the worker). A
+ * worker without them gives each session the default limit and no total. */
+struct moat_data_limits_s;
+void moat_worker_set_data_limits(moat_worker *worker, struct moat_data_limits_s *limits);
+/* Before start: loads the eBPF socket filter onto the worker's socket
+ * (prefilter/kernel_filter.h); -1 with the reason when BPF is unavailable. */
+int moat_worker_attach_kernel_filter(moat_worker *worker, char *error, size_t error_size);
+void moat_worker_detach_kernel_filter(moat_worker *worker);
+/* NULL when the user-space prefilter works alone. */
+const struct moat_kernel_filter *moat_worker_kernel_filter(const moat_worker *worker);
 int moat_worker_start(moat_worker *worker, char *error, size_t error_size);
 /* Ends every session gracefully (data channels drain first); any thread.
  * Sessions leave the worker as they finish. */
@@ -71,9 +82,26 @@ bool moat_worker_enforcing(const moat_worker *worker);
 /* Feeds the worker socket's detector. */
 void moat_worker_note_datagram(moat_worker *worker);
 void moat_worker_note_bad_datagram(moat_worker *worker);
+/* Worker thread: after a wake-up's receive loop (load_monitor.h). */
+void moat_worker_note_wake(moat_worker *worker, unsigned datagrams, bool drained);
+/* Worker thread: the admission chance the worker can afford for flooded
+ * streams, MOAT_GUARD_CHANCE_ALL unless it is overloaded. */
+uint32_t moat_worker_admission_chance(const moat_worker *worker);
 uint64_t moat_worker_now_us(const moat_worker *worker);
+/* The worker's log limiters: lines from the packet path and session
+ * lifecycles of every session on the worker share them, so a flood (of
+ * packets or of sessions) cannot become a log flood. Debug lines have a
+ * budget of their own, so turning debug on never costs an operator the
+ * lifecycle lines. *suppressed (optional) gets how many lines were dropped
+ * since the last one allowed. */
+bool moat_worker_log_allow(moat_worker *worker, moat_log_level level, uint64_t *suppressed);
+/* Only for a worker that was never started, driven by the caller's thread
+ * (tests, fuzz targets): sets the clock its sessions read. */
+void moat_worker_set_now_us(moat_worker *worker, uint64_t now_us);
 moat_counters *moat_worker_counters_mut(moat_worker *worker);
 moat_ice_checker *moat_worker_ice_checker(moat_worker *worker);
+/* The data-channel limits set before start, or NULL. */
+struct moat_data_limits_s *moat_worker_data_limits(moat_worker *worker);
 
 /* Queues a datagram; sent with sendmmsg at the end of the current batch. */
 void moat_worker_send(moat_worker *worker, const moat_path *path, const uint8_t *data,
@@ -87,10 +115,22 @@ void moat_worker_add_session(moat_worker *worker, moat_session *session);
 /* Frees the session after removing it from every table. */
 void moat_worker_remove_session(moat_worker *worker, moat_session *session);
 moat_session *moat_worker_find_session(moat_worker *worker, const char *session_id);
-void moat_worker_bind_ufrag(moat_worker *worker, const char *local_ufrag, moat_session *session);
-void moat_worker_unbind_ufrag(moat_worker *worker, const char *local_ufrag);
-void moat_worker_bind_tuple(moat_worker *worker, const struct sockaddr_in6 *remote,
+/* Binding never replaces another session's entry: false when the key
+ * belongs to another session (true when it is already this session's).
+ * Unbinding removes the entry only if it is this session's. */
+bool moat_worker_bind_ufrag(moat_worker *worker, const char *local_ufrag, moat_session *session);
+void moat_worker_unbind_ufrag(moat_worker *worker, const char *local_ufrag, moat_session *session);
+bool moat_worker_bind_tuple(moat_worker *worker, const struct sockaddr_in6 *remote,
                             moat_session *session);
-void moat_worker_unbind_tuple(moat_worker *worker, const struct sockaddr_in6 *remote);
+void moat_worker_unbind_tuple(moat_worker *worker, const struct sockaddr_in6 *remote,
+                              moat_session *session);
+/* Our host candidates' addresses (v4-mapped for IPv4) and priorities; control
+ * thread, before moat_worker_start. */
+#define MOAT_WORKER_MAX_CANDIDATES 16
+void moat_worker_set_candidates(moat_worker *worker, const struct in6_addr *addresses,
+                                const uint32_t *priorities, size_t n);
+/* The priority of our candidate on `local`; the lowest host priority when
+ * that address was not announced. */
+uint32_t moat_worker_local_priority(const moat_worker *worker, const struct in6_addr *local);
 
 #endif

@@ -33,10 +33,11 @@ void moat_receive_batch_clear(moat_receive_batch *batch)
     batch->buffers = NULL;
 }
 
+/* Junk dropped here (malformed, unknown tuple, STUN that names no session)
+ * cost almost nothing: it is counted, but it feeds no detector. */
 static void drop(moat_worker *worker, moat_drop_reason reason)
 {
     moat_counter_add(&moat_worker_counters_mut(worker)->dropped[reason], 1);
-    moat_worker_note_bad_datagram(worker);
 }
 
 static void dispatch_stun(moat_worker *worker, const moat_path *path, uint8_t *data, size_t length)
@@ -64,7 +65,7 @@ static void dispatch_stun(moat_worker *worker, const moat_path *path, uint8_t *d
     moat_session_handle_stun(session, path, data, length);
 }
 
-static void dispatch(moat_worker *worker, const moat_path *path, uint8_t *data, size_t length)
+void moat_worker_dispatch(moat_worker *worker, const moat_path *path, uint8_t *data, size_t length)
 {
     moat_packet_class class = moat_packet_classify(data, length);
     if (class == MOAT_PACKET_STUN) {
@@ -80,6 +81,8 @@ static void dispatch(moat_worker *worker, const moat_path *path, uint8_t *data, 
         drop(worker, MOAT_DROP_UNKNOWN_TUPLE);
         return;
     }
+    /* The worker detector's rate counts only what reaches a transport. */
+    moat_worker_note_datagram(worker);
     if (class == MOAT_PACKET_DTLS)
         moat_session_handle_dtls(session, path, data, length);
     else
@@ -89,29 +92,40 @@ static void dispatch(moat_worker *worker, const moat_path *path, uint8_t *data, 
 void moat_worker_receive(moat_worker *worker, int socket_fd, moat_receive_batch *batch)
 {
     moat_counters *counters = moat_worker_counters_mut(worker);
+    unsigned total = 0;
     for (int round = 0; round < MAX_BATCHES_PER_WAKE; round++) {
         for (unsigned i = 0; i < MOAT_WORKER_BATCH; i++) {
             batch->headers[i].msg_hdr.msg_namelen = sizeof(struct sockaddr_in6);
             batch->headers[i].msg_hdr.msg_controllen = sizeof batch->controls[i];
         }
         int n = recvmmsg(socket_fd, batch->headers, MOAT_WORKER_BATCH, MSG_DONTWAIT, NULL);
-        if (n <= 0)
+        if (n <= 0) {
+            moat_worker_note_wake(worker, total, true);
             return;
+        }
+        total += (unsigned)n;
         moat_counter_add(&counters->datagrams_received, (uint64_t)n);
         for (int i = 0; i < n; i++) {
             size_t length = batch->headers[i].msg_len;
             moat_counter_add(&counters->bytes_received, length);
-            moat_worker_note_datagram(worker);
             if (batch->addresses[i].sin6_family != AF_INET6) {
                 drop(worker, MOAT_DROP_MALFORMED);
                 continue;
             }
+            if (batch->headers[i].msg_hdr.msg_flags & MSG_TRUNC) {
+                /* Longer than the buffer: what we have is not the datagram. */
+                drop(worker, MOAT_DROP_TRUNCATED);
+                continue;
+            }
             moat_path path = {.remote = batch->addresses[i]};
             moat_packet_info_get_destination(&batch->headers[i].msg_hdr, &path.local);
-            dispatch(worker, &path, batch->vectors[i].iov_base, length);
+            moat_worker_dispatch(worker, &path, batch->vectors[i].iov_base, length);
         }
         moat_worker_flush(worker);
-        if (n < MOAT_WORKER_BATCH)
+        if (n < MOAT_WORKER_BATCH) {
+            moat_worker_note_wake(worker, total, true);
             return;
+        }
     }
+    moat_worker_note_wake(worker, total, false);
 }

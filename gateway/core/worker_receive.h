@@ -44,6 +44,11 @@ void moat_receive_batch_clear(moat_receive_batch *batch);
  * still run under a flood) and dispatches every datagram. */
 void moat_worker_receive(moat_worker *worker, int socket_fd, moat_receive_batch *batch);
 
+/* One datagram, as the receive loop hands it on: demultiplexed and given to
+ * the session owning its 5-tuple (STUN: its ufrag), or dropped with a
+ * counted reason. `data` has MOAT_DATAGRAM_CAPACITY bytes of room. */
+void moat_worker_dispatch(moat_worker *worker, const moat_path *path, uint8_t *data, size_t length);
+
 moat_session *moat_worker_session_by_tuple(moat_worker *worker, const struct sockaddr_in6 *remote);
 moat_session *moat_worker_session_by_ufrag(moat_worker *worker, const char *ufrag);
 

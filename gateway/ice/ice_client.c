@@ -12,6 +12,9 @@
 
 #define CREDENTIAL_MAX 256
 
+_Static_assert(sizeof(StunTransactionId) == MOAT_ICE_CLIENT_TRANSACTION_ID_LENGTH,
+               "transaction ids as libnice keeps them");
+
 struct moat_ice_client {
     StunAgent agent;
     /* libnice keeps a pointer to the key of each remembered request, so the
@@ -22,6 +25,7 @@ struct moat_ice_client {
     uint64_t tie_breaker;
     StunTransactionId outstanding[MOAT_ICE_CLIENT_OUTSTANDING];
     size_t n_outstanding; /* oldest first */
+    StunTransactionId last_request, last_success;
 };
 
 /* Comprehension-required attributes a response may carry. */
@@ -106,6 +110,7 @@ size_t moat_ice_client_build_request(moat_ice_client *c, uint32_t priority, bool
         return 0;
     StunTransactionId id;
     stun_message_id(&msg, id);
+    memcpy(c->last_request, id, sizeof c->last_request);
     if (track_response)
         memcpy(c->outstanding[c->n_outstanding++], id, sizeof id);
     else
@@ -167,12 +172,25 @@ moat_ice_response_result moat_ice_client_handle_response(moat_ice_client *c, con
     default:
         return MOAT_ICE_RESPONSE_MALFORMED;
     }
+    memcpy(c->last_success, id, sizeof c->last_success);
     if (mapped != NULL && mapped_length != NULL) {
         socklen_t room = *mapped_length < address_length ? *mapped_length : address_length;
         memcpy(mapped, &address, room);
         *mapped_length = address_length;
     }
     return MOAT_ICE_RESPONSE_SUCCESS;
+}
+
+void moat_ice_client_last_request(const moat_ice_client *c,
+                                  uint8_t id[MOAT_ICE_CLIENT_TRANSACTION_ID_LENGTH])
+{
+    memcpy(id, c->last_request, sizeof c->last_request);
+}
+
+void moat_ice_client_last_success(const moat_ice_client *c,
+                                  uint8_t id[MOAT_ICE_CLIENT_TRANSACTION_ID_LENGTH])
+{
+    memcpy(id, c->last_success, sizeof c->last_success);
 }
 
 const char *moat_ice_response_result_name(moat_ice_response_result result)

@@ -58,6 +58,16 @@ moat_ice_response_result moat_ice_client_handle_response(moat_ice_client *c, con
                                                          struct sockaddr_storage *mapped,
                                                          socklen_t *mapped_length);
 
+/* The transaction id of the last request built, and of the last request
+ * whose authenticated success came back: a controlling agent knows its
+ * nomination took effect when the nominating request itself is answered
+ * (RFC 8445 §8.1.1), not a late answer to an earlier check. */
+#define MOAT_ICE_CLIENT_TRANSACTION_ID_LENGTH 16 /* magic cookie and transaction id */
+void moat_ice_client_last_request(const moat_ice_client *c,
+                                  uint8_t id[MOAT_ICE_CLIENT_TRANSACTION_ID_LENGTH]);
+void moat_ice_client_last_success(const moat_ice_client *c,
+                                  uint8_t id[MOAT_ICE_CLIENT_TRANSACTION_ID_LENGTH]);
+
 const char *moat_ice_response_result_name(moat_ice_response_result result);
 
 /* RFC 8445 §5.1.2.1 priority of a peer-reflexive candidate, which is what a

@@ -2,6 +2,7 @@
 #include "rtp/retransmit_cache.h"
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -98,6 +99,35 @@ int moat_retransmit_cache_resend(moat_retransmit_cache *c, uint16_t seq, uint64_
     *packet = s->data;
     *length = s->length;
     return MOAT_RTP_OK;
+}
+
+size_t moat_retransmit_cache_slots(const moat_retransmit_cache *c)
+{
+    return c->mask + 1;
+}
+
+/* Whether sequence number a is newer than b (RFC 3550 modular order). */
+static bool newer(uint16_t a, uint16_t b)
+{
+    return a != b && (uint16_t)(a - b) < 0x8000u;
+}
+
+moat_retransmit_cache *moat_retransmit_cache_resized(const moat_retransmit_cache *c, size_t n_slots)
+{
+    moat_retransmit_cache *bigger =
+        moat_retransmit_cache_new(n_slots, c->min_resend_interval_us, c->max_age_us);
+    if (bigger == NULL)
+        return NULL;
+    for (size_t i = 0; i <= c->mask; i++) {
+        const slot *from = &c->slots[i];
+        if (!from->used)
+            continue;
+        slot *to = &bigger->slots[from->seq & bigger->mask];
+        if (to->used && !newer(from->seq, to->seq))
+            continue;
+        memcpy(to, from, offsetof(slot, data) + from->length);
+    }
+    return bigger;
 }
 
 void moat_retransmit_cache_clear(moat_retransmit_cache *c)

@@ -1,7 +1,7 @@
 /* Copies of the last packets sent on one outgoing RTP stream (one SSRC), so
  * a NACK can be answered. Plaintext packets are kept: they are protected
- * again (with a fresh SRTP index) when resent. All memory is taken once at
- * creation; storing and looking up never allocate. */
+ * again (with a fresh SRTP index) when resent. All memory is taken at
+ * creation (or when resized); storing and looking up never allocate. */
 #ifndef MOAT_RETRANSMIT_CACHE_H
 #define MOAT_RETRANSMIT_CACHE_H
 
@@ -41,6 +41,15 @@ int moat_retransmit_cache_get(const moat_retransmit_cache *c, uint16_t seq, cons
  * min_resend_interval_us ago. *packet stays valid until the next store. */
 int moat_retransmit_cache_resend(moat_retransmit_cache *c, uint16_t seq, uint64_t now_us,
                                  const uint8_t **packet, size_t *length);
+
+/* How many packets it holds at most. */
+size_t moat_retransmit_cache_slots(const moat_retransmit_cache *c);
+
+/* A cache of n_slots (same rules as _new) holding c's packets that still fit
+ * (the newest win where two map to one slot), with c's settings. c is left
+ * unchanged; NULL on bad arguments or when memory is short. */
+moat_retransmit_cache *moat_retransmit_cache_resized(const moat_retransmit_cache *c,
+                                                     size_t n_slots);
 
 /* Forgets every packet (for example when the stream's SSRC changes). */
 void moat_retransmit_cache_clear(moat_retransmit_cache *c);

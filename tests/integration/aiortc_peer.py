@@ -8,7 +8,7 @@ from urllib.parse import urljoin
 
 import aiohttp
 import numpy as np
-from aiortc import RTCPeerConnection, RTCSessionDescription
+from aiortc import RTCConfiguration, RTCIceServer, RTCPeerConnection, RTCSessionDescription
 from aiortc.mediastreams import AudioStreamTrack, MediaStreamError, VideoStreamTrack
 from av import AudioFrame, VideoFrame
 
@@ -102,8 +102,9 @@ class Recorder:
         return float(freqs[np.argmax(spectrum)])
 
 
-async def whip_publish(pc, url, token=None, mangle_offer=None):
-    """POST the offer; returns (resource URL, answer SDP)."""
+async def whip_publish(pc, url, token=None, mangle_offer=None, links=None):
+    """POST the offer; returns (resource URL, answer SDP). The answer's Link
+    headers are appended to `links` when it is a list."""
     await pc.setLocalDescription(await pc.createOffer())
     offer = pc.localDescription.sdp
     if mangle_offer:
@@ -116,6 +117,8 @@ async def whip_publish(pc, url, token=None, mangle_offer=None):
             body = await r.text()
             assert r.status == 201, f"WHIP answered {r.status}: {body}"
             location = r.headers["Location"]
+            if links is not None:
+                links.extend(r.headers.getall("Link", []))
     await pc.setRemoteDescription(RTCSessionDescription(sdp=body, type="answer"))
     return urljoin(url, location), body
 
@@ -126,22 +129,51 @@ async def whip_delete(resource):
             return r.status
 
 
-async def echo_call(base, seconds, audio=True, video=True, on_running=None):
-    """Publishes to /whip/echo for `seconds` and returns what came back."""
-    pc = RTCPeerConnection()
+def ice_connections(pc):
+    """The aioice connections under a peer connection's transceivers."""
+    return [t.sender.transport.transport.iceGatherer._connection for t in pc.getTransceivers()]
+
+
+def relay_only(pc):
+    """iceTransportPolicy "relay": aiortc 1.9's RTCConfiguration has no
+    iceTransportPolicy, but its ICE library (aioice) has the policy; set it on
+    every gatherer before the offer gathers candidates."""
+    from aioice import TransportPolicy
+    for connection in ice_connections(pc):
+        connection._transport_policy = TransportPolicy.RELAY
+
+
+async def echo_call(base, seconds, audio=True, video=True, on_running=None, ice_servers=None,
+                    relay=False, path="/whip/echo", video_codec=None):
+    """Publishes to `path` for `seconds` and returns what came back.
+    `ice_servers`: the iceServers list of /api/ice-servers; `relay`: gather
+    relay candidates only; `video_codec`: e.g. "video/H264" to offer only it."""
+    servers = [RTCIceServer(urls=s["urls"], username=s.get("username"),
+                            credential=s.get("credential")) for s in ice_servers or []]
+    pc = RTCPeerConnection(RTCConfiguration(iceServers=servers)) if ice_servers else RTCPeerConnection()
     tone = ToneTrack() if audio else None
     pattern = PatternTrack() if video else None
     if tone:
         pc.addTrack(tone)
     if pattern:
         pc.addTrack(pattern)
+    if relay:
+        relay_only(pc)
+    if video_codec:
+        from aiortc import RTCRtpSender
+        codecs = [c for c in RTCRtpSender.getCapabilities("video").codecs
+                  if c.mimeType in (video_codec, "video/rtx")]
+        for transceiver in pc.getTransceivers():
+            if transceiver.kind == "video":
+                transceiver.setCodecPreferences(codecs)
     recorders = {}
 
     @pc.on("track")
     def on_track(track):
         recorders[track.kind] = Recorder(track)
 
-    resource, answer = await whip_publish(pc, base + "/whip/echo")
+    links = []
+    resource, answer = await whip_publish(pc, base + path, links=links)
     started = time.time()
     if on_running:
         await on_running(pc)
@@ -151,6 +183,8 @@ async def echo_call(base, seconds, audio=True, video=True, on_running=None):
     # Stop our senders first so frames in flight can still arrive.
     sent_audio = tone.sent if tone else 0
     await asyncio.sleep(0.5)
+    selected = [pair.local_candidate.type for c in ice_connections(pc)
+                for pair in c._nominated.values()]
     status = await whip_delete(resource)
     await pc.close()
     for r in recorders.values():
@@ -159,7 +193,13 @@ async def echo_call(base, seconds, audio=True, video=True, on_running=None):
         "recorders": recorders,
         "sent_audio": sent_audio,
         "sent_video": pattern.sent if pattern else 0,
+        # Wall-clock time the tone's first frame was taken: media flows from then.
+        "audio_started": tone._start if tone else None,
         "delete_status": status,
         "answer": answer,
         "connection_state": pc.connectionState,
+        "selected_local_candidate_types": selected,
+        "resource": resource,
+        "links": links,
+        "elapsed": time.time() - started,
     }

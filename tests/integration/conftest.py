@@ -39,7 +39,10 @@ def free_port(kind=socket.SOCK_STREAM, count=1):
 
 
 class Gateway:
-    def __init__(self, extra_args=(), workers=2, env=None, netns=None, address="127.0.0.1"):
+    def __init__(self, extra_args=(), workers=2, env=None, netns=None, address="127.0.0.1",
+                 candidate_addresses=""):
+        """candidate_addresses: "" announces `address` only; None keeps the
+        gateway's default (every interface address)."""
         self.netns = netns
         self.http_port = free_port()
         self.media_port = free_port(socket.SOCK_DGRAM, workers)
@@ -48,7 +51,9 @@ class Gateway:
         self.log_path = ARTIFACTS / f"moat-{self.http_port}.log"
         args = [str(MOAT), "--http-bind", address, "--http-port", str(self.http_port),
                 "--media-port", str(self.media_port), "--workers", str(workers),
-                "--candidate-addresses", address, "--log-level", "debug", *extra_args]
+                "--log-level", "debug", *extra_args]
+        if candidate_addresses is not None:
+            args += ["--candidate-addresses", candidate_addresses or address]
         if netns:
             args = ["ip", "netns", "exec", netns, *args]
         self.log = open(self.log_path, "w")

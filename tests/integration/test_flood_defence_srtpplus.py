@@ -40,7 +40,7 @@ def test_forged_flood_on_an_srtpplus_call(gateway_one_worker, scheme):
     gateway = gateway_one_worker
     process = subprocess.Popen(
         [str(FLOOD), "--whip", gateway.base + "/whip/echo", "--sessions", "1", "--media", "g711",
-         "--srtpplus", scheme, "--attack", "forged-own", "--rate", "20000", "--attack-after", "2",
+         "--srtpplus", scheme, "--attack", "forged-own", "--rate", "50000", "--attack-after", "2",
          # Forge where the next legitimate packets go: chain tags are known
          # there (beyond them, chain forgeries can only spend the budget).
          "--forge-ahead", "1:24",
@@ -67,8 +67,9 @@ def test_forged_flood_on_an_srtpplus_call(gateway_one_worker, scheme):
     detector = transport["detector"]
     assert detector["switches_on"] >= 1
     assert detector["detection_delay_ms"] < 100, detector
-    # The legitimate call kept its media.
-    assert session["loss"] < 0.01, session
+    # The legitimate call kept its media (at most 1 % lost under 50 kpps).
+    print(f"{scheme}: forged {forged}, loss {session['loss']:.4f}, drops {drops}")
+    assert session["loss"] <= 0.01, session
     assert session["received"] > 300
     # Off again within the hold time plus one second after the flood stopped:
     # the flood stopped at the last sample whose drop count still grew.

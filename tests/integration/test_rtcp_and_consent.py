@@ -99,8 +99,10 @@ def test_a_vanished_peer_is_closed_when_consent_expires():
         closed_after = time.monotonic() - killed
         assert gateway.metric("moat_sessions") == 0
         assert gateway.metric("moat_consent_expired_total") == 1
-        # Not before the timeout (checks were still arriving until the kill).
-        assert 4.0 <= closed_after <= 7.5, closed_after
+        # Not before the timeout: the peer's last check came at most one
+        # consent interval (RFC 7675: 4 to 6 s, aioice's jitter) before the
+        # kill, so the session lives on for a good part of the 5 s after it.
+        assert 2.5 <= closed_after <= 7.5, closed_after
         assert "consent expired" in gateway.log_text()
     finally:
         assert gateway.stop() == 0

@@ -31,6 +31,9 @@ enum {
     OPT_DRAIN,
     OPT_ATTACK_AFTER,
     OPT_ATTACK_FOR,
+    OPT_MIGRATE_AFTER,
+    OPT_MIGRATE_TO,
+    OPT_MIGRATE_RESTART,
     OPT_JITTER,
     OPT_FORGE_AHEAD,
     OPT_ALLOW_REMOTE,
@@ -62,6 +65,9 @@ static const struct option long_options[] = {
     {"drain", required_argument, NULL, OPT_DRAIN},
     {"attack-after", required_argument, NULL, OPT_ATTACK_AFTER},
     {"attack-for", required_argument, NULL, OPT_ATTACK_FOR},
+    {"migrate-after", required_argument, NULL, OPT_MIGRATE_AFTER},
+    {"migrate-to", required_argument, NULL, OPT_MIGRATE_TO},
+    {"migrate-restart", no_argument, NULL, OPT_MIGRATE_RESTART},
     {"jitter", required_argument, NULL, OPT_JITTER},
     {"forge-ahead", required_argument, NULL, OPT_FORGE_AHEAD},
     {"allow-remote", no_argument, NULL, OPT_ALLOW_REMOTE},
@@ -120,6 +126,13 @@ static void print_help(void)
            "  --attack-after S     start the attacks S seconds after the media (default 0)\n"
            "  --attack-for S       stop the attacks after S seconds; the sessions go on\n"
            "                       until --duration (default: attack until the end)\n"
+           "  --migrate-to ADDR    address migration: every session moves its socket to the\n"
+           "                       local address ADDR (--migrate-after seconds after the\n"
+           "                       media starts, default 1) and re-nominates its pair from\n"
+           "                       there, keeping DTLS and SRTP (a network handover)\n"
+           "  --migrate-after S    when --migrate-to moves the sessions\n"
+           "  --migrate-restart    move through an ICE restart (WHIP PATCH with new\n"
+           "                       credentials) rather than re-nominating the pair\n"
            "  --jitter PCT         send legitimate frames up to PCT %% of their interval\n"
            "                       early or late, at random (default 0)\n"
            "  --forge-ahead MIN[:SPREAD]\n"
@@ -237,6 +250,7 @@ static void set_defaults(flood_options *o)
     o->media = FLOOD_MEDIA_G711;
     o->srtpplus = FLOOD_SRTPPLUS_NONE;
     o->setup_timeout_s = 15;
+    o->migrate_after_s = 1;
     o->batch = 32;
     o->duration_s = DEFAULT_DURATION;
     o->drain_s = 0.5;
@@ -352,6 +366,16 @@ flood_options_result flood_options_parse(int argc, char **argv, flood_options *o
         case OPT_ATTACK_AFTER:
             ok = parse_double(optarg, 0, MAX_DURATION_S, &o.attack_after_s) ||
                  fail(error, size, "bad --attack-after %s (seconds)", optarg);
+            break;
+        case OPT_MIGRATE_AFTER:
+            ok = parse_double(optarg, 0, MAX_DURATION_S, &o.migrate_after_s) ||
+                 fail(error, size, "bad --migrate-after %s (seconds)", optarg);
+            break;
+        case OPT_MIGRATE_TO:
+            o.migrate_to = optarg;
+            break;
+        case OPT_MIGRATE_RESTART:
+            o.migrate_restart = true;
             break;
         case OPT_ATTACK_FOR:
             ok = parse_double(optarg, 0.1, MAX_DURATION_S, &o.attack_for_s) ||

@@ -39,6 +39,11 @@ typedef struct {
     uint32_t forge_ahead;  /* forged sequence numbers: this far ahead of the live stream */
     uint32_t forge_spread; /* ... spread over this many numbers */
 
+    /* Address migration (a network handover) */
+    double migrate_after_s; /* this long after the media starts */
+    const char *migrate_to; /* to this local address; NULL: no migration */
+    bool migrate_restart;   /* through an ICE restart (WHIP PATCH) */
+
     /* Bounds and safety */
     double duration_s;
     double drain_s;

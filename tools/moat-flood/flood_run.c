@@ -10,6 +10,8 @@
 #include "dtls/certificate.h"
 #include "dtls/dtls_context.h"
 
+#include <arpa/inet.h>
+#include <errno.h>
 #include <glib.h>
 #include <poll.h>
 #include <stdio.h>
@@ -204,6 +206,21 @@ static void close_intervals(run_state *st, uint64_t now_us, bool final)
         report_progress(stderr, r, &t->intervals[current - 1]);
 }
 
+/* A numeric IPv4 or IPv6 address as a dual-stack socket address, port 0. */
+static int parse_local_address(const char *text, struct sockaddr_in6 *out)
+{
+    memset(out, 0, sizeof *out);
+    out->sin6_family = AF_INET6;
+    struct in_addr v4;
+    if (inet_pton(AF_INET, text, &v4) == 1) {
+        out->sin6_addr.s6_addr[10] = 0xff;
+        out->sin6_addr.s6_addr[11] = 0xff;
+        memcpy(&out->sin6_addr.s6_addr[12], &v4, 4);
+        return 0;
+    }
+    return inet_pton(AF_INET6, text, &out->sin6_addr) == 1 ? 0 : -1;
+}
+
 static int run_traffic(run_state *st, char *error, size_t error_size)
 {
     flood_result *r = st->result;
@@ -225,13 +242,37 @@ static int run_traffic(run_state *st, char *error, size_t error_size)
     timeline_init(&r->timeline, start, o->interval_s);
     st->env.timeline = &r->timeline;
     int status = start_attacks(st, connected, n_connected, start, end, error, error_size);
+    struct sockaddr_in6 migrate_to;
+    bool migrate = o->migrate_to != NULL;
+    if (migrate && parse_local_address(o->migrate_to, &migrate_to) != 0) {
+        snprintf(error, error_size, "--migrate-to %s: not an IP address", o->migrate_to);
+        status = 2;
+    }
+    uint64_t migrate_at = start + (uint64_t)(o->migrate_after_s * 1e6);
     while (status == 0 && !*st->stop) {
         uint64_t now = flood_now_us();
         if (now >= end || attack_runner_finished(st->attacks))
             break;
+        if (migrate && now >= migrate_at) {
+            migrate = false;
+            for (size_t i = 0; i < n_connected; i++) {
+                int moved = o->migrate_restart
+                                ? flood_session_restart_ice(connected[i], &migrate_to, now)
+                                : flood_session_migrate(connected[i], &migrate_to, now);
+                if (moved != 0) {
+                    snprintf(error, error_size, "cannot move a session to %s: %s", o->migrate_to,
+                             connected[i]->error[0] ? connected[i]->error : strerror(errno));
+                    status = 1;
+                }
+            }
+            continue;
+        }
         uint64_t boundary = r->timeline.start_us +
                             (timeline_index(&r->timeline, now) + 1) * r->timeline.interval_us;
-        pump(st, boundary < end ? boundary : end, true);
+        uint64_t until = boundary < end ? boundary : end;
+        if (migrate && migrate_at < until)
+            until = migrate_at;
+        pump(st, until, true);
         uint64_t after = flood_now_us();
         close_intervals(st, after < end ? after : end, false);
     }

@@ -45,6 +45,8 @@ typedef struct {
     const char *fingerprint; /* our certificate's sha-256 */
     whip_client *http;
     timeline *timeline; /* NULL until the run starts */
+    /* The sessions' local address; NULL: any. */
+    const struct sockaddr_in6 *bind_local;
 } flood_session_env;
 
 typedef struct {
@@ -56,6 +58,7 @@ typedef struct {
     int fd;                    /* dual-stack UDP socket, non-blocking */
     struct sockaddr_in6 local; /* the host candidate we announced */
     struct sockaddr_in6 remotes[FLOOD_SESSION_MAX_REMOTES]; /* the answer's UDP candidates */
+    uint32_t remote_priorities[FLOOD_SESSION_MAX_REMOTES];
     size_t n_remotes;
     char *resource_url; /* WHIP resource, DELETEd at the end */
     uint64_t started_us;
@@ -66,6 +69,20 @@ typedef struct {
     moat_ice_client *ice;
     uint64_t next_check_us, next_consent_us;
     uint64_t consent_responses;
+    /* Regular nomination (RFC 8445 §8.1.1): every pair is checked, then the
+     * highest-priority pair that answered is nominated. */
+    bool answered[FLOOD_SESSION_MAX_REMOTES];
+    uint64_t checks_started_us; /* 0 until the first check is sent */
+    uint64_t first_answer_us;   /* 0 until a check succeeds */
+    int nominated;              /* index in remotes, -1 before nomination */
+    /* The latest nominating requests: only their answers complete a nomination. */
+    uint8_t nomination_ids[8][MOAT_ICE_CLIENT_TRANSACTION_ID_LENGTH];
+    size_t next_nomination_id;
+    /* Address migration: after flood_session_migrate, nominated checks on the
+     * selected pair until one is answered from the new socket. */
+    bool migrating;
+    uint64_t migrations;
+    uint64_t received_at_migration; /* echo.received when the last migration began */
 
     /* DTLS and SRTP */
     moat_dtls_role dtls_role;

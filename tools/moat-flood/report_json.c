@@ -29,6 +29,10 @@ static json_t *session_json(const flood_session *s)
     json_object_set_new(o, "ssrc", json_integer(s->ssrc));
     json_object_set_new(o, "sent", json_integer((json_int_t)e->sent));
     json_object_set_new(o, "received", json_integer((json_int_t)e->received));
+    json_object_set_new(o, "migrations", json_integer((json_int_t)s->migrations));
+    json_object_set_new(
+        o, "received_after_migration",
+        json_integer((json_int_t)(s->migrations > 0 ? e->received - s->received_at_migration : 0)));
     json_object_set_new(o, "loss", json_real(echo_stats_loss(e)));
     json_object_set_new(o, "jitter_ms", json_real(echo_stats_jitter_ms(e)));
     json_object_set_new(o, "rtt_ms", number_or_null(echo_stats_rtt_mean_ms(e)));

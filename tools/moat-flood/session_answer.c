@@ -45,6 +45,7 @@ static int take_candidates(flood_session *s, const moat_sdp_media *m, char *erro
             refused++;
             continue;
         }
+        s->remote_priorities[s->n_remotes] = c->priority;
         s->remotes[s->n_remotes++] = address;
     }
     if (s->n_remotes > 0)

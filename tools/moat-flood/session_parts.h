@@ -14,6 +14,8 @@ int session_answer_apply(flood_session *s, const char *answer, char *error, size
 
 /* session_ice.c */
 void session_ice_tick(flood_session *s, uint64_t now_us);
+/* When session_ice_tick next has something to do. */
+uint64_t session_ice_next_timer_us(const flood_session *s);
 void session_ice_on_stun(flood_session *s, const uint8_t *data, size_t length,
                          const struct sockaddr_in6 *from, uint64_t now_us);
 /* Checks and consent every this often. */

@@ -3,6 +3,7 @@
 #include <glib.h>
 #include <libsoup/soup.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 struct whip_client {
@@ -69,9 +70,28 @@ static GBytes *send(whip_client *c, SoupMessage *msg, char *error, size_t error_
     return body;
 }
 
-int whip_client_post_offer(whip_client *c, const char *url, const char *offer, char **answer,
-                           char **resource_url, char *error, size_t error_size)
+/* A refusal a gateway asks us to retry (429 Too Many Requests, 503 with
+ * Retry-After, RFC 9110 §10.2.3): the seconds to wait, or -1 when not one. */
+static int retry_after_s(SoupMessage *msg)
 {
+    guint status = soup_message_get_status(msg);
+    if (status != 429 && status != 503)
+        return -1;
+    const char *value =
+        soup_message_headers_get_one(soup_message_get_response_headers(msg), "Retry-After");
+    if (value == NULL)
+        return -1;
+    char *end = NULL;
+    long seconds = strtol(value, &end, 10);
+    if (end == value || seconds < 0)
+        return -1;
+    return seconds > WHIP_RETRY_MAX_WAIT_S ? WHIP_RETRY_MAX_WAIT_S : (int)seconds;
+}
+
+static int post_offer_once(whip_client *c, const char *url, const char *offer, char **answer,
+                           char **resource_url, int *retry_s, char *error, size_t error_size)
+{
+    *retry_s = -1;
     SoupMessage *msg = soup_message_new("POST", url);
     if (msg == NULL) {
         snprintf(error, error_size, "bad WHIP URL %s", url);
@@ -89,6 +109,7 @@ int whip_client_post_offer(whip_client *c, const char *url, const char *offer, c
         char line[200];
         first_line(body, line, sizeof line);
         if (status != 201) {
+            *retry_s = retry_after_s(msg);
             snprintf(error, error_size, "WHIP POST %s: HTTP %u %s", url, status, line);
         } else if (location == NULL) {
             snprintf(error, error_size, "WHIP POST %s: 201 without a Location header", url);
@@ -114,6 +135,25 @@ int whip_client_post_offer(whip_client *c, const char *url, const char *offer, c
     return result;
 }
 
+int whip_client_post_offer(whip_client *c, const char *url, const char *offer, char **answer,
+                           char **resource_url, char *error, size_t error_size)
+{
+    /* A gateway's admission control (per-source offer rate, pending-session
+     * cap) refuses with Retry-After: a load tool paces its setup to it
+     * instead of failing the session, within a bounded total wait. */
+    int waited_s = 0;
+    for (;;) {
+        int retry_s = -1;
+        if (post_offer_once(c, url, offer, answer, resource_url, &retry_s, error, error_size) == 0)
+            return 0;
+        if (retry_s < 0 || waited_s >= WHIP_RETRY_TOTAL_S)
+            return -1;
+        int wait_s = retry_s > 0 ? retry_s : 1;
+        g_usleep((gulong)wait_s * G_USEC_PER_SEC);
+        waited_s += wait_s;
+    }
+}
+
 int whip_client_delete(whip_client *c, const char *resource_url, char *error, size_t error_size)
 {
     SoupMessage *msg = soup_message_new("DELETE", resource_url);
@@ -131,6 +171,38 @@ int whip_client_delete(whip_client *c, const char *resource_url, char *error, si
             char line[200];
             first_line(body, line, sizeof line);
             snprintf(error, error_size, "WHIP DELETE %s: HTTP %u %s", resource_url, status, line);
+        }
+        g_bytes_unref(body);
+    }
+    g_object_unref(msg);
+    return result;
+}
+
+int whip_client_patch_ice(whip_client *c, const char *resource_url, const char *fragment,
+                          char **answer, char *error, size_t error_size)
+{
+    SoupMessage *msg = soup_message_new("PATCH", resource_url);
+    if (msg == NULL) {
+        snprintf(error, error_size, "bad resource URL %s", resource_url);
+        return -1;
+    }
+    GBytes *request = g_bytes_new(fragment, strlen(fragment));
+    soup_message_set_request_body_from_bytes(msg, "application/trickle-ice-sdpfrag", request);
+    g_bytes_unref(request);
+    soup_message_headers_replace(soup_message_get_request_headers(msg), "If-Match", "*");
+    GBytes *body = send(c, msg, error, error_size);
+    int result = -1;
+    if (body != NULL) {
+        guint status = soup_message_get_status(msg);
+        gsize length = 0;
+        const char *data = g_bytes_get_data(body, &length);
+        if (status == 200) {
+            *answer = g_strndup(data, length);
+            result = 0;
+        } else {
+            char line[200];
+            first_line(body, line, sizeof line);
+            snprintf(error, error_size, "WHIP PATCH %s: HTTP %u %s", resource_url, status, line);
         }
         g_bytes_unref(body);
     }

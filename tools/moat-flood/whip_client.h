@@ -16,10 +16,22 @@ void whip_client_free(whip_client *c);
  * contacts has passed the target policy. */
 
 /* POSTs offer to url. On 201 Created returns 0 with *answer (the SDP) and
- * *resource_url (Location resolved against url), both g_malloc'd. Otherwise
- * -1 with a message that names the status and the body's first line. */
+ * *resource_url (Location resolved against url), both g_malloc'd. A 429 or
+ * 503 carrying Retry-After is retried after that wait (each wait at most
+ * WHIP_RETRY_MAX_WAIT_S, all of them at most WHIP_RETRY_TOTAL_S). Otherwise
+ * -1 with a message that names the status and the body's first line. May
+ * block the calling thread while it waits. */
+#define WHIP_RETRY_MAX_WAIT_S 5
+#define WHIP_RETRY_TOTAL_S    30
 int whip_client_post_offer(whip_client *c, const char *url, const char *offer, char **answer,
                            char **resource_url, char *error, size_t error_size);
+
+/* An ICE restart (RFC 9725 §4.3.2): PATCHes the resource with an
+ * application/trickle-ice-sdpfrag fragment (If-Match: *). On 200 returns 0
+ * with *answer, the gateway's fragment (g_malloc'd); -1 with a message
+ * otherwise. */
+int whip_client_patch_ice(whip_client *c, const char *resource_url, const char *fragment,
+                          char **answer, char *error, size_t error_size);
 
 /* DELETEs a resource. 0 on a 2xx status, -1 with a message otherwise. */
 int whip_client_delete(whip_client *c, const char *resource_url, char *error, size_t error_size);

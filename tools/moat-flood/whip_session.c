@@ -94,21 +94,106 @@ static void learn_local_address(flood_session *s, const char *url)
     s->local.sin6_family = AF_INET6;
 }
 
+/* A dual-stack UDP socket bound to local; -1 with errno on failure. */
+static int bound_socket(const struct sockaddr_in6 *local)
+{
+    int fd = socket(AF_INET6, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+        return -1;
+    int off = 0, buffer = RECEIVE_BUFFER;
+    setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &off, sizeof off);
+    setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &buffer, sizeof buffer);
+    if (bind(fd, (const struct sockaddr *)local, sizeof *local) != 0) {
+        int saved = errno;
+        close(fd);
+        errno = saved;
+        return -1;
+    }
+    return fd;
+}
+
 static int open_socket(flood_session *s)
 {
-    s->fd = socket(AF_INET6, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    struct sockaddr_in6 any = {.sin6_family = AF_INET6, .sin6_addr = IN6ADDR_ANY_INIT};
+    s->fd = bound_socket(s->env->bind_local != NULL ? s->env->bind_local : &any);
     if (s->fd < 0) {
         session_fail(s, "socket: %s", strerror(errno));
         return -1;
     }
-    int off = 0, buffer = RECEIVE_BUFFER;
-    setsockopt(s->fd, IPPROTO_IPV6, IPV6_V6ONLY, &off, sizeof off);
-    setsockopt(s->fd, SOL_SOCKET, SO_RCVBUF, &buffer, sizeof buffer);
-    struct sockaddr_in6 any = {.sin6_family = AF_INET6, .sin6_addr = IN6ADDR_ANY_INIT};
-    if (bind(s->fd, (struct sockaddr *)&any, sizeof any) != 0) {
-        session_fail(s, "bind: %s", strerror(errno));
+    return 0;
+}
+
+/* The value of an a=<name>: line of an SDP fragment, or false. */
+static bool fragment_value(const char *fragment, const char *name, char *out, size_t size)
+{
+    const char *at = strstr(fragment, name);
+    if (at == NULL)
+        return false;
+    at += strlen(name);
+    size_t n = strcspn(at, "\r\n");
+    if (n == 0 || n >= size)
+        return false;
+    memcpy(out, at, n);
+    out[n] = '\0';
+    return true;
+}
+
+int flood_session_restart_ice(flood_session *s, const struct sockaddr_in6 *local, uint64_t now_us)
+{
+    char ufrag[sizeof s->local_ufrag], pwd[sizeof s->local_pwd];
+    char remote_ufrag[sizeof s->remote_ufrag], remote_pwd[sizeof s->remote_pwd];
+    if (s->state != FLOOD_SESSION_CONNECTED || s->resource_url == NULL ||
+        moat_ice_credentials_generate(ufrag, pwd) != 0)
+        return -1;
+    char *fragment = g_strdup_printf("a=ice-ufrag:%s\r\na=ice-pwd:%s\r\n", ufrag, pwd);
+    char *answer = NULL;
+    char error[200];
+    int status = whip_client_patch_ice(s->env->http, s->resource_url, fragment, &answer, error,
+                                       sizeof error);
+    g_free(fragment);
+    if (status != 0) {
+        snprintf(s->error, sizeof s->error, "ICE restart: %s", error);
         return -1;
     }
+    bool ok = fragment_value(answer, "a=ice-ufrag:", remote_ufrag, sizeof remote_ufrag) &&
+              fragment_value(answer, "a=ice-pwd:", remote_pwd, sizeof remote_pwd);
+    g_free(answer);
+    moat_ice_client_credentials credentials = {
+        .local_ufrag = ufrag,
+        .local_pwd = pwd,
+        .remote_ufrag = remote_ufrag,
+        .remote_pwd = remote_pwd,
+        .tie_breaker = ((uint64_t)random_ssrc() << 32) | random_ssrc(),
+    };
+    moat_ice_client *ice = ok ? moat_ice_client_new(&credentials) : NULL;
+    if (ice == NULL) {
+        snprintf(s->error, sizeof s->error, "ICE restart: unusable answer");
+        return -1;
+    }
+    moat_ice_client_free(s->ice);
+    s->ice = ice;
+    g_strlcpy(s->local_ufrag, ufrag, sizeof s->local_ufrag);
+    g_strlcpy(s->local_pwd, pwd, sizeof s->local_pwd);
+    g_strlcpy(s->remote_ufrag, remote_ufrag, sizeof s->remote_ufrag);
+    g_strlcpy(s->remote_pwd, remote_pwd, sizeof s->remote_pwd);
+    return flood_session_migrate(s, local, now_us);
+}
+
+int flood_session_migrate(flood_session *s, const struct sockaddr_in6 *local, uint64_t now_us)
+{
+    if (s->state != FLOOD_SESSION_CONNECTED)
+        return -1;
+    int fd = bound_socket(local);
+    if (fd < 0)
+        return -1;
+    close(s->fd);
+    s->fd = fd;
+    socklen_t length = sizeof s->local;
+    getsockname(fd, (struct sockaddr *)&s->local, &length);
+    s->migrating = true;
+    s->received_at_migration = s->echo.received;
+    s->next_check_us = now_us;
+    session_ice_tick(s, now_us);
     return 0;
 }
 
@@ -119,6 +204,7 @@ int flood_session_open(flood_session *s, unsigned index, const flood_session_env
     s->index = index;
     s->env = env;
     s->fd = -1;
+    s->nominated = -1;
     s->state = FLOOD_SESSION_NEW;
     s->started_us = now_us;
     s->ssrc = random_ssrc();
@@ -269,16 +355,8 @@ void flood_session_tick(flood_session *s, uint64_t now_us)
 uint64_t flood_session_next_timer_us(const flood_session *s, uint64_t now_us)
 {
     uint64_t next = UINT64_MAX;
-    switch (s->state) {
-    case FLOOD_SESSION_CHECKING:
-        next = s->next_check_us;
-        break;
-    case FLOOD_SESSION_CONNECTED:
-        next = s->next_consent_us;
-        break;
-    default:
-        break;
-    }
+    if (s->state == FLOOD_SESSION_CHECKING || s->state == FLOOD_SESSION_CONNECTED)
+        next = session_ice_next_timer_us(s);
     uint64_t dtls = session_dtls_next_timer_us(s, now_us);
     return dtls < next ? dtls : next;
 }

@@ -31,6 +31,20 @@ int flood_session_close(flood_session *s, bool hang_up, char *error, size_t erro
 int flood_session_send(flood_session *s, const uint8_t *data, size_t length,
                        const struct sockaddr_in6 *to);
 
+/* Address migration of a connected session (a network handover, seen by
+ * the gateway as NAT rebinding): closes the socket, opens one bound to
+ * local, and sends nominated checks on the selected pair from it until one
+ * is answered (s->migrating turns false, s->migrations counts). DTLS and
+ * SRTP are kept. The caller polls the new s->fd. 0, or -1 with errno. */
+int flood_session_migrate(flood_session *s, const struct sockaddr_in6 *local, uint64_t now_us);
+
+/* The same move through an ICE restart: new local credentials PATCHed to
+ * the WHIP resource, the gateway's new ones taken from its answer, then the
+ * checks come from the new address with the new credentials. DTLS and SRTP
+ * are kept. 0, or -1 with the reason in s->error (the session goes on on
+ * its old address if the PATCH failed). */
+int flood_session_restart_ice(flood_session *s, const struct sockaddr_in6 *local, uint64_t now_us);
+
 const char *flood_session_state_name(flood_session_state state);
 
 #endif

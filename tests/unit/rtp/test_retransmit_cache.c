@@ -132,6 +132,35 @@ static void test_bad_arguments(void)
     moat_retransmit_cache_free(NULL);
 }
 
+/* Growing keeps every packet; shrinking keeps the newest of those that share
+ * a slot (across the sequence wrap too). */
+static void test_resized(void)
+{
+    moat_retransmit_cache *small = moat_retransmit_cache_new(16, 10000, 0);
+    for (uint32_t seq = 65530; seq < 65530 + 16; seq++)
+        store(small, (uint16_t)seq, 1000);
+    moat_retransmit_cache *big = moat_retransmit_cache_resized(small, 64);
+    g_assert_nonnull(big);
+    g_assert_cmpuint(moat_retransmit_cache_slots(big), ==, 64);
+    for (uint32_t seq = 65530; seq < 65530 + 16; seq++)
+        assert_holds(big, (uint16_t)seq);
+    store(big, 100, 2000);
+    assert_holds(big, 100);
+    moat_retransmit_cache *tiny = moat_retransmit_cache_resized(big, 4);
+    /* 65530..65535 and 0..9 were stored; 100 came last and took slot 0
+     * from 8. */
+    assert_holds(tiny, 100);
+    assert_holds(tiny, 6);
+    assert_holds(tiny, 7);
+    assert_holds(tiny, 9);
+    assert_absent(tiny, 8);
+    assert_absent(tiny, 65530);
+    g_assert_null(moat_retransmit_cache_resized(big, 3));
+    moat_retransmit_cache_free(tiny);
+    moat_retransmit_cache_free(big);
+    moat_retransmit_cache_free(small);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -139,5 +168,6 @@ int main(int argc, char **argv)
     g_test_add_func("/rtp/retransmit-cache/wrap", test_wrap);
     g_test_add_func("/rtp/retransmit-cache/resend-rate-limit", test_resend_rate_limit);
     g_test_add_func("/rtp/retransmit-cache/bad-arguments", test_bad_arguments);
+    g_test_add_func("/rtp/retransmit-cache/resized", test_resized);
     return g_test_run();
 }

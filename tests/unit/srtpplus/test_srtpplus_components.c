@@ -400,6 +400,49 @@ static void test_receiver_config(void)
     srtpplus_receiver_free(rx);
 }
 
+/* A flood of one class of unverifiable packets (RTP of unknown SSRCs) empties
+ * its own budget only: SRTCP that cannot be verified yet still has its own. */
+static void test_budget_classes(void)
+{
+    static const uint8_t key[16] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16};
+    static const uint8_t salt[14] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14};
+    struct srtpplus_receiver_config config;
+    srtpplus_receiver_config_init(&config, SRTPPLUS_SCHEME_PRN, SRTPPLUS_PROFILE_AES128_CM_SHA1_80);
+    config.budget_rate = 5;
+    config.budget_burst = 5;
+    struct srtpplus_receiver *rx;
+    g_assert_cmpint(srtpplus_receiver_new(&config, key, 16, salt, 14, &rx), ==, SRTPPLUS_OK);
+    g_assert_cmpint(srtpplus_receiver_add_ssrc(rx, 0x1234, 0), ==, SRTPPLUS_OK);
+    struct srtpplus_check check;
+    uint8_t rtp[64] = {0x80, 0, 0, 1};
+    int passed = 0;
+    for (uint32_t i = 0; i < 100; i++) {
+        uint32_t ssrc = 0x9000 + i;
+        rtp[8] = (uint8_t)(ssrc >> 24);
+        rtp[9] = (uint8_t)(ssrc >> 16);
+        rtp[10] = (uint8_t)(ssrc >> 8);
+        rtp[11] = (uint8_t)ssrc;
+        passed += srtpplus_receiver_check_rtp(rx, rtp, sizeof rtp, true, 1000, &check) ==
+                  SRTPPLUS_UNVERIFIED_BUDGET_OK;
+    }
+    g_assert_cmpint(passed, ==, 5);
+    /* SRTCP of the known SSRC, before its first authenticated packet, with a
+     * tag that cannot be checked: its own budget still has tokens. */
+    uint8_t rtcp[48] = {0x80, 200, 0, 6, 0, 0, 0x12, 0x34};
+    rtcp[48 - 4 - 10 - 4] = 0x80; /* E flag, index 1 */
+    rtcp[48 - 4 - 10 - 1] = 1;
+    g_assert_cmpint(srtpplus_receiver_check_rtcp(rx, rtcp, sizeof rtcp, true, 1000, &check), ==,
+                    SRTPPLUS_UNVERIFIED_BUDGET_OK);
+    g_assert_cmpuint(srtpplus_receiver_class_budget(rx, SRTPPLUS_BUDGET_RTCP), ==, 5);
+    /* Resizing one class leaves the others alone. */
+    srtpplus_receiver_set_class_budget(rx, SRTPPLUS_BUDGET_RTP, 40, 40);
+    g_assert_cmpuint(srtpplus_receiver_class_budget(rx, SRTPPLUS_BUDGET_RTP), ==, 40);
+    g_assert_cmpuint(srtpplus_receiver_class_budget(rx, SRTPPLUS_BUDGET_UNKNOWN_SSRC), ==, 5);
+    g_assert_cmpint(srtpplus_receiver_check_rtp(rx, rtp, sizeof rtp, true, 1000, &check), ==,
+                    SRTPPLUS_DROP_BUDGET);
+    srtpplus_receiver_free(rx);
+}
+
 static void test_names(void)
 {
     static const char *const verdicts[] = {
@@ -443,5 +486,6 @@ int main(int argc, char **argv)
     g_test_add_func("/srtpplus/components/sender-random-failure", test_sender_random_failure);
     g_test_add_func("/srtpplus/components/receiver-config", test_receiver_config);
     g_test_add_func("/srtpplus/components/names", test_names);
+    g_test_add_func("/srtpplus/components/budget-classes", test_budget_classes);
     return g_test_run();
 }

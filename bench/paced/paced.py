@@ -1,0 +1,384 @@
+"""bench/paced: the cost of a forged packet as a real flood arrives, Moat
+against Janus in the same run.
+
+Each gateway runs alone in a network namespace joined to the host by a veth
+pair (Janus gathers no loopback candidates; Moat sits behind the same link
+so that both see the identical path), pinned to CPU 0. An aiortc peer on the
+host publishes a 440 Hz tone to it (Moat: WHIP /whip/echo; Janus 1.1.2:
+echotest over its HTTP API) and receives it back. bench/paced/paced_spoof,
+pinned to CPU 1, spoofs that peer's nominated 5-tuple from a raw socket with
+forged SRTP on its live SSRC, sequence numbers just ahead of the live ones,
+paced evenly at each rate. Per rate it reports the gateway's CPU per forged
+packet (utime + stime of the whole process from /proc/PID/stat, the idle
+rate of the same call subtracted) and the echoed audio lost. Moat runs with
+prefilter mode off and auto; SRTP+ peers (prn, chain) are moat-flood
+sessions flooding their own 5-tuple (forged-own), same rates, CPU measured
+against an identical run without the flood.
+
+Last line: paced cost_ns moat=<ns> janus=<ns> ratio=<janus/moat> legit_loss_max=<%>
+(moat and janus: the mean over the rates up to 100 kpps of the aiortc peer
+without SRTP+, Moat in its default mode auto; legit_loss_max: the worst loss
+of any Moat run up to 100 kpps, with and without SRTP+)."""
+import argparse
+import asyncio
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "tests" / "integration"))
+
+import aiohttp  # noqa: E402
+from aiortc import RTCPeerConnection, RTCSessionDescription  # noqa: E402
+
+from aiortc_peer import Recorder, ToneTrack  # noqa: E402
+from spoof import live_sequence  # noqa: E402
+
+HOST_IP, NS_IP = "10.77.0.1", "10.77.0.2"
+CLK_TCK = os.sysconf("SC_CLK_TCK")
+JANUS_LIB = Path("/usr/lib/x86_64-linux-gnu/janus")
+
+
+def sh(*args, check=True):
+    return subprocess.run(args, check=check, capture_output=True, text=True)
+
+
+def cpu_ns(pid):
+    """utime + stime of every thread of the process, in nanoseconds."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) * 1_000_000_000 // CLK_TCK
+
+
+class Namespace:
+    def __init__(self):
+        tag = uuid.uuid4().hex[:6]
+        self.name = f"paced-{tag}"
+        self.host_dev, self.ns_dev = f"ph{tag}", f"pn{tag}"
+        sh("ip", "netns", "add", self.name)
+        sh("ip", "link", "add", self.host_dev, "type", "veth", "peer", "name", self.ns_dev,
+           "netns", self.name)
+        sh("ip", "addr", "add", f"{HOST_IP}/30", "dev", self.host_dev)
+        sh("ip", "link", "set", self.host_dev, "up")
+        for cmd in (("ip", "link", "set", "lo", "up"),
+                    ("ip", "addr", "add", f"{NS_IP}/30", "dev", self.ns_dev),
+                    ("ip", "link", "set", self.ns_dev, "up")):
+            sh("ip", "netns", "exec", self.name, *cmd)
+        time.sleep(0.5)
+
+    def run(self, *args, **kwargs):
+        return subprocess.Popen(["ip", "netns", "exec", self.name, "taskset", "-c", "0", *args],
+                                **kwargs)
+
+    def close(self):
+        sh("ip", "link", "del", self.host_dev, check=False)
+        sh("ip", "netns", "del", self.name, check=False)
+
+
+def stop(process):
+    if process.poll() is None:
+        process.send_signal(signal.SIGTERM)
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
+def child_pid(wrapper):
+    """`ip netns exec taskset X` execs X in the same process."""
+    return wrapper.pid
+
+
+async def wait_http(url, seconds=15):
+    deadline = time.monotonic() + seconds
+    async with aiohttp.ClientSession() as http:
+        while time.monotonic() < deadline:
+            try:
+                async with http.get(url) as r:
+                    if r.status < 500:
+                        return
+            except aiohttp.ClientError:
+                pass
+            await asyncio.sleep(0.2)
+    raise RuntimeError(f"{url} did not come up")
+
+
+async def audio_counts(pc):
+    for stats in (await pc.getStats()).values():
+        if stats.type == "inbound-rtp" and stats.kind == "audio":
+            return stats.packetsReceived, max(stats.packetsLost, 0)
+    return 0, 0
+
+
+def nominated_pair(pc):
+    pair = pc.getSenders()[0].transport.transport._connection._nominated[1]
+    return (pair.local_candidate.host, pair.local_candidate.port, pair.remote_candidate.host,
+            pair.remote_candidate.port)
+
+
+async def connect(pc):
+    for _ in range(200):
+        if pc.connectionState == "connected":
+            return
+        await asyncio.sleep(0.05)
+    raise RuntimeError("the call did not connect")
+
+
+async def moat_offer(pc, base):
+    await pc.setLocalDescription(await pc.createOffer())
+    async with aiohttp.ClientSession() as http:
+        async with http.post(base + "/whip/echo", data=pc.localDescription.sdp,
+                             headers={"Content-Type": "application/sdp"}) as r:
+            body = await r.text()
+            assert r.status == 201, body
+    await pc.setRemoteDescription(RTCSessionDescription(sdp=body, type="answer"))
+
+
+async def janus_offer(pc, base):
+    """Janus HTTP API: create a session, attach echotest, send the offer,
+    long-poll for the answer."""
+    await pc.setLocalDescription(await pc.createOffer())
+    async with aiohttp.ClientSession() as http:
+        async def post(path, body):
+            body["transaction"] = uuid.uuid4().hex
+            async with http.post(base + path, json=body) as r:
+                return await r.json()
+
+        session = (await post("/janus", {"janus": "create"}))["data"]["id"]
+        handle = (await post(f"/janus/{session}", {"janus": "attach",
+                                                   "plugin": "janus.plugin.echotest"}))["data"]["id"]
+        await post(f"/janus/{session}/{handle}", {
+            "janus": "message", "body": {"audio": True, "video": False},
+            "jsep": {"type": "offer", "sdp": pc.localDescription.sdp}})
+        deadline = time.monotonic() + 15
+        while time.monotonic() < deadline:
+            async with http.get(f"{base}/janus/{session}?maxev=1") as r:
+                event = await r.json()
+            if isinstance(event, list):
+                event = event[0] if event else {}
+            if "jsep" in event:
+                await pc.setRemoteDescription(RTCSessionDescription(**event["jsep"]))
+                return session
+        raise RuntimeError("Janus sent no answer")
+
+
+async def keepalive(base, session):
+    async with aiohttp.ClientSession() as http:
+        async with http.post(f"{base}/janus/{session}",
+                             json={"janus": "keepalive", "transaction": uuid.uuid4().hex}):
+            pass
+
+
+async def receive_counts(base):
+    """Moat's wake-ups and datagrams read so far (/api/stats, at most 0.5 s old)."""
+    async with aiohttp.ClientSession() as http:
+        async with http.get(base + "/api/stats") as r:
+            stats = await r.json()
+    wakes = sum(w.get("receive", {}).get("wakes", 0) for w in stats["workers"])
+    datagrams = sum(w.get("receive", {}).get("datagrams", 0) for w in stats["workers"])
+    return wakes, datagrams
+
+
+async def flood_call(gateway_pid, offer, rates, seconds, spoof, base, janus=False):
+    """One aiortc call; the idle CPU rate, then each rate's cost and loss."""
+    pc = RTCPeerConnection()
+    pc.addTrack(ToneTrack())
+    recorders = []
+    pc.on("track", lambda track: recorders.append(Recorder(track)))
+    session = await offer(pc, base)
+    await connect(pc)
+    await asyncio.sleep(2.0)
+    t0, c0 = time.monotonic(), cpu_ns(gateway_pid)
+    await asyncio.sleep(2.0)
+    idle_rate = (cpu_ns(gateway_pid) - c0) / (time.monotonic() - t0)
+    local_host, local_port, remote_host, remote_port = nominated_pair(pc)
+    sender = pc.getSenders()[0]
+    results = []
+    for rate in rates:
+        if janus:
+            await keepalive(base, session)
+        seq = live_sequence(sender)
+        received0, lost0 = await audio_counts(pc)
+        wakes0, datagrams0 = (0, 0) if janus else await receive_counts(base)
+        t0, c0 = time.monotonic(), cpu_ns(gateway_pid)
+        process = await asyncio.create_subprocess_exec(
+            str(spoof), "--src", local_host, "--sport", str(local_port), "--dst", remote_host,
+            "--dport", str(remote_port), "--ssrc", str(sender._ssrc), "--seq-base", str(seq),
+            "--rate", str(rate), "--seconds", str(seconds), "--cpu", "1",
+            stdout=subprocess.PIPE)
+        out, _ = await process.communicate()
+        t1, c1 = time.monotonic(), cpu_ns(gateway_pid)
+        sent = json.loads(out)["sent"]
+        await asyncio.sleep(1.0)  # echoes still in flight; the queue drains
+        received1, lost1 = await audio_counts(pc)
+        received, lost = received1 - received0, lost1 - lost0
+        if not janus:
+            await asyncio.sleep(0.6)  # a stats snapshot taken after the step
+            wakes1, datagrams1 = await receive_counts(base)
+            per_wake = (datagrams1 - datagrams0) / max(wakes1 - wakes0, 1)
+        else:
+            per_wake = float("nan")
+        cost = ((c1 - c0) - idle_rate * (t1 - t0)) / max(sent, 1)
+        results.append({"rate": rate, "sent": sent, "cost_ns": cost,
+                        "loss": lost / max(received + lost, 1), "echoed": received,
+                        "per_wake": per_wake})
+    await pc.close()
+    return results
+
+
+def write_janus_config(folder):
+    for sub in ("plugins", "transports", "events", "loggers"):
+        (folder / sub).mkdir()
+    os.symlink(JANUS_LIB / "plugins" / "libjanus_echotest.so",
+               folder / "plugins" / "libjanus_echotest.so")
+    os.symlink(JANUS_LIB / "transports" / "libjanus_http.so",
+               folder / "transports" / "libjanus_http.so")
+    (folder / "janus.jcfg").write_text(f"""general: {{
+    configs_folder = "{folder}"
+    plugins_folder = "{folder}/plugins"
+    transports_folder = "{folder}/transports"
+    events_folder = "{folder}/events"
+    loggers_folder = "{folder}/loggers"
+    debug_level = 2
+}}
+media: {{
+    rtp_port_range = "30000-30200"
+}}
+nat: {{
+    ice_ignore_list = "vmnet"
+}}
+""")
+    (folder / "janus.transport.http.jcfg").write_text("""general: {
+    json = "plain"
+    base_path = "/janus"
+    http = true
+    port = 8088
+    https = false
+}
+admin: {
+    admin_base_path = "/admin"
+    admin_http = false
+}
+""")
+    (folder / "janus.plugin.echotest.jcfg").write_text("general: {\n}\n")
+
+
+def moat_args(build, mode, port):
+    return [str(build / "gateway" / "moat"), "--http-bind", NS_IP, "--http-port", "8088",
+            "--media-port", str(port), "--workers", "1", "--candidate-addresses", NS_IP,
+            "--prefilter-mode", mode, "--log-level", "warn"]
+
+
+def moat_flood_run(ns, build, mode, scheme, rate, seconds):
+    """A moat-flood SRTP+ session, with a forged-own flood at `rate` (0: none).
+    Returns the gateway's CPU over the run, forged packets sent and loss."""
+    gateway = ns.run(*moat_args(build, mode, 20000), stdout=subprocess.DEVNULL,
+                     stderr=subprocess.DEVNULL)
+    try:
+        asyncio.run(wait_http(f"http://{NS_IP}:8088/healthz"))
+        c0 = cpu_ns(gateway.pid)
+        args = [str(build / "tools" / "moat-flood"), "--whip", f"http://{NS_IP}:8088/whip/echo",
+                "--sessions", "1", "--media", "g711", "--srtpplus", scheme,
+                "--duration", str(seconds + 2), "--json", "--quiet"]
+        if rate:
+            args += ["--attack", "forged-own", "--rate", str(rate), "--batch", "4",
+                     "--forge-ahead", "1:24", "--attack-after", "1", "--attack-for", str(seconds)]
+        result = subprocess.run(["taskset", "-c", "1", *args], capture_output=True, text=True,
+                                timeout=seconds + 40)
+        c1 = cpu_ns(gateway.pid)
+        report = json.loads(result.stdout)
+        session = report["sessions"][0]
+        return c1 - c0, report.get("sent", {}).get("forged-own", 0), session["loss"], session
+    finally:
+        stop(gateway)
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--build", default=str(ROOT / "build"))
+    parser.add_argument("--rates", default="20000,50000,100000,200000")
+    parser.add_argument("--seconds", type=float, default=3.0)
+    parser.add_argument("--no-janus", action="store_true")
+    parser.add_argument("--no-srtpplus", action="store_true")
+    args = parser.parse_args()
+    build = Path(args.build)
+    rates = [int(r) for r in args.rates.split(",")]
+    spoof = build / "bench" / "paced_spoof"
+    if os.geteuid() != 0:
+        print("paced: needs root (network namespace, raw socket)")
+        return 0
+    base = f"http://{NS_IP}:8088"
+    table = []  # (gateway, mode, peer, rate, cost_ns, loss)
+    ns = Namespace()
+    try:
+        for mode in ("off", "auto"):
+            gateway = ns.run(*moat_args(build, mode, 20000), stdout=subprocess.DEVNULL,
+                             stderr=subprocess.DEVNULL)
+            try:
+                asyncio.run(wait_http(base + "/healthz"))
+                for r in asyncio.run(flood_call(gateway.pid, moat_offer, rates, args.seconds,
+                                                spoof, base)):
+                    table.append(("moat", mode, "aiortc", r["rate"], r["cost_ns"], r["loss"],
+                                  r["per_wake"]))
+            finally:
+                stop(gateway)
+        if not args.no_srtpplus:
+            for mode in ("off", "auto"):
+                for scheme in ("prn", "chain"):
+                    idle_cpu, _, _, _ = moat_flood_run(ns, build, mode, scheme, 0, args.seconds)
+                    for rate in rates:
+                        cpu, forged, loss, _ = moat_flood_run(ns, build, mode, scheme, rate,
+                                                              args.seconds)
+                        cost = (cpu - idle_cpu) / max(forged, 1)
+                        table.append(("moat", mode, scheme, rate, cost, loss, float("nan")))
+        janus_available = shutil.which("janus") and (JANUS_LIB / "plugins").exists()
+        if not args.no_janus and janus_available:
+            folder = Path(tempfile.mkdtemp(prefix="paced-janus-"))
+            write_janus_config(folder)
+            janus = ns.run("janus", "-C", str(folder / "janus.jcfg"), "-F", str(folder),
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            try:
+                asyncio.run(wait_http(base + "/janus/info"))
+                for r in asyncio.run(flood_call(janus.pid, janus_offer, rates, args.seconds,
+                                                spoof, base, janus=True)):
+                    table.append(("janus", "-", "aiortc", r["rate"], r["cost_ns"], r["loss"],
+                                  float("nan")))
+            finally:
+                stop(janus)
+                shutil.rmtree(folder, ignore_errors=True)
+    finally:
+        ns.close()
+
+    print("cost_ns: gateway CPU per forged packet (idle rate subtracted); loss_%: echoed audio "
+          "lost; per_wake: datagrams per wake-up of the worker")
+    print(f"{'gateway':8} {'mode':5} {'peer':7} {'rate':>7} {'cost_ns':>9} {'loss_%':>7} "
+          f"{'per_wake':>8}")
+    for gw, mode, peer, rate, cost, loss, per_wake in table:
+        print(f"{gw:8} {mode:5} {peer:7} {rate:>7} {cost:>9.0f} {100 * loss:>7.2f} "
+              f"{per_wake:>8.1f}")
+
+    def mean_cost(gw, mode):
+        costs = [c for g, m, p, r, c, _, _ in table if g == gw and m == mode and p == "aiortc"
+                 and r <= 100000]
+        return sum(costs) / len(costs) if costs else float("nan")
+
+    moat = mean_cost("moat", "auto")
+    janus = mean_cost("janus", "-")
+    loss_max = max((l for g, m, p, r, c, l, _ in table if g == "moat" and r <= 100000),
+                   default=0)
+    ratio = janus / moat if moat > 0 else float("nan")
+    print(f"paced cost_ns moat={moat:.0f} janus={janus:.0f} ratio={ratio:.2f} "
+          f"legit_loss_max={100 * loss_max:.2f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,66 @@
+/* Memory limits of data channels, from [limits] datachannel_session_bytes and
+ * datachannel_total_mib. One moat_data_limits per gateway, shared by every
+ * worker: its `used` counter is the only field written after start-up, with
+ * atomic operations, and only on the data-channel path (never per RTP
+ * packet).
+ *
+ * What a session holds for its data channels is its SCTP association's fixed
+ * share (MOAT_SCTP_ASSOCIATION_MEMORY: socket buffers and reassembly,
+ * reserved when the association is created) plus the messages queued for
+ * it. Both count against the session's limit and the gateway's total.
+ * Whoever sizes SCTP windows (for example to the path's bandwidth-delay
+ * product) should bound them by session_bytes, which is why the reservation
+ * is a parameter rather than hidden in the association. */
+#ifndef MOAT_DATA_LIMITS_H
+#define MOAT_DATA_LIMITS_H
+
+#include "sctp/sctp_tuning.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/* Send and receive socket buffers, and the reassembly of partial messages
+ * (at most four maximum-size messages, sctp_message_assembly.c). */
+#define MOAT_SCTP_ASSOCIATION_MEMORY                                                               \
+    (2u * MOAT_SCTP_SOCKET_BUFFER_SIZE + 4u * MOAT_SCTP_MAX_RECEIVE_MESSAGE_SIZE)
+/* Smallest per-session limit: the association and 1 MiB of queue. */
+#define MOAT_DATA_SESSION_MIN_BYTES     (MOAT_SCTP_ASSOCIATION_MEMORY + 1024u * 1024u)
+#define MOAT_DATA_SESSION_DEFAULT_BYTES (16u * 1024u * 1024u)
+
+typedef struct moat_data_limits_s {
+    size_t session_bytes; /* per session, association included */
+    size_t total_bytes;   /* all sessions of the gateway */
+    size_t used;          /* atomic */
+} moat_data_limits;
+
+static inline void moat_data_limits_init(moat_data_limits *limits, size_t session_bytes,
+                                         size_t total_bytes)
+{
+    limits->session_bytes = session_bytes;
+    limits->total_bytes = total_bytes;
+    limits->used = 0;
+}
+
+/* Takes `bytes` from the total if they fit; any thread. */
+static inline bool moat_data_limits_charge(moat_data_limits *limits, size_t bytes)
+{
+    size_t used = __atomic_load_n(&limits->used, __ATOMIC_RELAXED);
+    do {
+        if (bytes > limits->total_bytes || used > limits->total_bytes - bytes)
+            return false;
+    } while (!__atomic_compare_exchange_n(&limits->used, &used, used + bytes, true,
+                                          __ATOMIC_RELAXED, __ATOMIC_RELAXED));
+    return true;
+}
+
+static inline void moat_data_limits_release(moat_data_limits *limits, size_t bytes)
+{
+    __atomic_sub_fetch(&limits->used, bytes, __ATOMIC_RELAXED);
+}
+
+static inline size_t moat_data_limits_used(const moat_data_limits *limits)
+{
+    return __atomic_load_n(&limits->used, __ATOMIC_RELAXED);
+}
+
+#endif

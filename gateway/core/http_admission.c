@@ -1,0 +1,120 @@
+/* Owns the per-source token buckets that rate-limit WHIP offers. */
+#include "core/http_admission.h"
+
+#include <arpa/inet.h>
+#include <glib.h>
+#include <stdio.h>
+#include <string.h>
+
+typedef struct {
+    double tokens;
+    uint64_t updated_us;
+} bucket;
+
+struct moat_admission {
+    double rate_per_us;
+    double burst;
+    size_t max_sources;
+    GHashTable *buckets; /* key (owned) -> bucket (owned) */
+};
+
+const char *moat_refusal_reason_name(moat_refusal_reason reason)
+{
+    static const char *const names[] = {"body_too_large", "rate_limited", "max_sessions",
+                                        "max_pending_sessions"};
+    return (unsigned)reason < G_N_ELEMENTS(names) ? names[reason] : "unknown";
+}
+
+moat_admission *moat_admission_new(unsigned rate_per_s, unsigned burst, size_t max_sources)
+{
+    moat_admission *admission = g_new0(moat_admission, 1);
+    admission->rate_per_us = rate_per_s / 1e6;
+    admission->burst = burst > 0 ? burst : 1;
+    admission->max_sources = max_sources > 0 ? max_sources : 1;
+    admission->buckets = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
+    return admission;
+}
+
+void moat_admission_free(moat_admission *admission)
+{
+    if (!admission)
+        return;
+    g_hash_table_destroy(admission->buckets);
+    g_free(admission);
+}
+
+void moat_admission_source_key(const char *peer, char *out, size_t size)
+{
+    unsigned char address[16];
+    if (peer && inet_pton(AF_INET, peer, address) == 1) {
+        snprintf(out, size, "4:%u.%u.%u.%u", address[0], address[1], address[2], address[3]);
+        return;
+    }
+    if (peer && inet_pton(AF_INET6, peer, address) == 1) {
+        static const unsigned char v4_mapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+        if (memcmp(address, v4_mapped, sizeof v4_mapped) == 0) {
+            snprintf(out, size, "4:%u.%u.%u.%u", address[12], address[13], address[14],
+                     address[15]);
+            return;
+        }
+        /* One client usually owns a whole /64. */
+        snprintf(out, size, "6:%02x%02x%02x%02x%02x%02x%02x%02x", address[0], address[1],
+                 address[2], address[3], address[4], address[5], address[6], address[7]);
+        return;
+    }
+    snprintf(out, size, "?");
+}
+
+static double refill(const moat_admission *admission, const bucket *entry, uint64_t now_us)
+{
+    double elapsed = now_us > entry->updated_us ? (double)(now_us - entry->updated_us) : 0.0;
+    double tokens = entry->tokens + elapsed * admission->rate_per_us;
+    return tokens < admission->burst ? tokens : admission->burst;
+}
+
+/* Forgets sources whose bucket is full again: they are indistinguishable
+ * from new ones. If every source is active the table starts over, which
+ * gives each one a full bucket but keeps memory bounded. */
+static void make_room(moat_admission *admission, uint64_t now_us)
+{
+    GHashTableIter it;
+    gpointer key, value;
+    g_hash_table_iter_init(&it, admission->buckets);
+    while (g_hash_table_iter_next(&it, &key, &value)) {
+        if (refill(admission, value, now_us) >= admission->burst)
+            g_hash_table_iter_remove(&it);
+    }
+    if (g_hash_table_size(admission->buckets) >= admission->max_sources)
+        g_hash_table_remove_all(admission->buckets);
+}
+
+unsigned moat_admission_take(moat_admission *admission, const char *peer, uint64_t now_us)
+{
+    if (admission->rate_per_us <= 0)
+        return 0;
+    char key[48];
+    moat_admission_source_key(peer, key, sizeof key);
+    bucket *entry = g_hash_table_lookup(admission->buckets, key);
+    if (!entry) {
+        if (g_hash_table_size(admission->buckets) >= admission->max_sources)
+            make_room(admission, now_us);
+        entry = g_new0(bucket, 1);
+        entry->tokens = admission->burst;
+        entry->updated_us = now_us;
+        g_hash_table_insert(admission->buckets, g_strdup(key), entry);
+    }
+    entry->tokens = refill(admission, entry, now_us);
+    entry->updated_us = now_us;
+    if (entry->tokens >= 1.0) {
+        entry->tokens -= 1.0;
+        return 0;
+    }
+    uint64_t wait_us = (uint64_t)((1.0 - entry->tokens) / admission->rate_per_us);
+    uint64_t seconds = (wait_us + 999999) / 1000000;
+    return seconds < 1 ? 1 : seconds > 3600 ? 3600 : (unsigned)seconds;
+}
+
+size_t moat_admission_sources(const moat_admission *admission)
+{
+    return g_hash_table_size(admission->buckets);
+}

@@ -1,0 +1,123 @@
+/* Owns the plain request/response structs shared by the router, the handlers
+ * and the SoupServer adapter, and the JSON error bodies (valid UTF-8 always). */
+#include "core/http_message.h"
+
+#include "core/session.h"
+
+#include <jansson.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+/* Details longer than this are cut (on a character boundary). */
+#define MAX_DETAIL_BYTES 480
+
+const char *moat_http_request_header(const moat_http_request *request, const char *name)
+{
+    return request->header ? request->header(request->header_context, name) : NULL;
+}
+
+bool moat_http_request_content_type_is(const moat_http_request *request, const char *type)
+{
+    const char *value = moat_http_request_header(request, "Content-Type");
+    if (!value)
+        return false;
+    while (*value == ' ' || *value == '\t')
+        value++;
+    size_t length = strcspn(value, ";");
+    while (length > 0 && (value[length - 1] == ' ' || value[length - 1] == '\t'))
+        length--;
+    return length == strlen(type) && g_ascii_strncasecmp(value, type, length) == 0;
+}
+
+void moat_http_response_set(moat_http_response *response, unsigned status, const char *content_type,
+                            char *body, size_t length)
+{
+    g_free(response->body);
+    response->status = status;
+    response->content_type = body ? content_type : NULL;
+    response->body = body;
+    response->body_length = body ? length : 0;
+}
+
+char *moat_utf8_sanitize(const char *text, size_t max_bytes)
+{
+    char *valid = g_utf8_make_valid(text ? text : "", -1);
+    size_t length = strlen(valid);
+    if (length > max_bytes) {
+        /* Valid UTF-8: a byte that is not a continuation byte starts a
+         * character, so cutting just before one leaves whole characters. */
+        size_t cut = max_bytes;
+        while (cut > 0 && ((unsigned char)valid[cut] & 0xC0) == 0x80)
+            cut--;
+        valid[cut] = '\0';
+    }
+    return valid;
+}
+
+char *moat_http_error_json(unsigned status, const char *code, const char *detail, size_t *length)
+{
+    char *safe_code = moat_utf8_sanitize(code, 64);
+    char *safe_detail = moat_utf8_sanitize(detail, MAX_DETAIL_BYTES);
+    json_t *object = json_pack("{s:s, s:s, s:i}", "error", safe_code, "detail", safe_detail,
+                               "status", (int)status);
+    char *text = object ? json_dumps(object, JSON_COMPACT) : NULL;
+    json_decref(object);
+    g_free(safe_code);
+    g_free(safe_detail);
+    /* jansson allocates with malloc, the response frees with g_free. */
+    char *body =
+        text ? g_strdup(text)
+             : g_strdup_printf("{\"error\":\"internal\",\"detail\":\"\",\"status\":%u}", status);
+    free(text);
+    if (length)
+        *length = strlen(body);
+    return body;
+}
+
+void moat_http_response_error(moat_http_response *response, unsigned status, const char *code,
+                              const char *detail_format, ...)
+{
+    char detail[512];
+    va_list args;
+    va_start(args, detail_format);
+    vsnprintf(detail, sizeof detail, detail_format, args);
+    va_end(args);
+    size_t length = 0;
+    char *body = moat_http_error_json(status, code, detail, &length);
+    moat_http_response_set(response, status, "application/json", body, length);
+}
+
+void moat_http_response_header(moat_http_response *response, const char *name, const char *value)
+{
+    for (size_t i = 0; i < response->n_headers; i++) {
+        if (g_ascii_strcasecmp(response->headers[i].name, name) == 0) {
+            g_free(response->headers[i].value);
+            response->headers[i].value = g_strdup(value);
+            return;
+        }
+    }
+    if (response->n_headers == MOAT_HTTP_MAX_RESPONSE_HEADERS)
+        return;
+    response->headers[response->n_headers].name = name;
+    response->headers[response->n_headers].value = g_strdup(value);
+    response->n_headers++;
+}
+
+const char *moat_http_response_get_header(const moat_http_response *response, const char *name)
+{
+    for (size_t i = 0; i < response->n_headers; i++) {
+        if (g_ascii_strcasecmp(response->headers[i].name, name) == 0)
+            return response->headers[i].value;
+    }
+    return NULL;
+}
+
+void moat_http_response_clear(moat_http_response *response)
+{
+    g_free(response->body);
+    for (size_t i = 0; i < response->n_headers; i++)
+        g_free(response->headers[i].value);
+    moat_session_free(response->start_session);
+    memset(response, 0, sizeof *response);
+}

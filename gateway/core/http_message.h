@@ -1,0 +1,76 @@
+/* HTTP requests and responses as plain structs, independent of the server
+ * library: the router and every handler (WHIP, the JSON API, /metrics) work
+ * on these, the SoupServer adapter (http_server.c) converts to and from the
+ * wire, and the fuzz target drives the router with them directly. Every
+ * error body is JSON that is valid UTF-8 whatever the request contained.
+ * Control thread only; a response owns its body and header values. */
+#ifndef MOAT_HTTP_MESSAGE_H
+#define MOAT_HTTP_MESSAGE_H
+
+#include <glib.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+typedef struct moat_session moat_session;
+typedef struct moat_worker moat_worker;
+
+typedef struct {
+    const char *method;
+    const char *path; /* decoded, NUL-terminated */
+    const char *body; /* may be NULL when body_length is 0 */
+    size_t body_length;
+    const char *peer; /* source IP address as text; NULL or "" when unknown */
+    /* The named header's value (case-insensitive name; repeated headers
+     * joined with ", "), or NULL when absent. */
+    const char *(*header)(const void *context, const char *name);
+    const void *header_context;
+} moat_http_request;
+
+#define MOAT_HTTP_MAX_RESPONSE_HEADERS 16
+
+typedef struct {
+    const char *name; /* static */
+    char *value;      /* owned */
+} moat_http_header;
+
+typedef struct {
+    unsigned status;          /* 0 until a handler answers */
+    const char *content_type; /* static; NULL without a body */
+    char *body;               /* owned (g_malloc) */
+    size_t body_length;
+    moat_http_header headers[MOAT_HTTP_MAX_RESPONSE_HEADERS];
+    size_t n_headers;
+    /* A WHIP session the reply announces: the transport sends the reply only
+     * once the session's worker has started it (moat_whip_start), so a
+     * client's first check never arrives before its ufrag is known. Owned by
+     * the response until then; moat_http_response_clear frees it. */
+    moat_session *start_session;
+    moat_worker *start_worker;
+} moat_http_response;
+
+/* The request header's value or NULL. */
+const char *moat_http_request_header(const moat_http_request *request, const char *name);
+/* The media type of Content-Type without parameters matches `type`
+ * (case-insensitive). */
+bool moat_http_request_content_type_is(const moat_http_request *request, const char *type);
+
+/* Sets status and body (takes ownership of `body`, g_malloc'd; may be NULL). */
+void moat_http_response_set(moat_http_response *response, unsigned status, const char *content_type,
+                            char *body, size_t length);
+/* {"error": code, "detail": detail, "status": status} as the body. */
+void moat_http_response_error(moat_http_response *response, unsigned status, const char *code,
+                              const char *detail_format, ...) G_GNUC_PRINTF(4, 5);
+/* Adds or replaces a header (the value is copied). */
+void moat_http_response_header(moat_http_response *response, const char *name, const char *value);
+const char *moat_http_response_get_header(const moat_http_response *response, const char *name);
+/* Frees what the response owns (and a session it still holds). */
+void moat_http_response_clear(moat_http_response *response);
+
+/* The JSON error body, always valid UTF-8 (never NULL; g_free it). */
+char *moat_http_error_json(unsigned status, const char *code, const char *detail, size_t *length);
+/* `text` made safe for JSON strings and headers of a reply: invalid UTF-8
+ * replaced by U+FFFD, then cut to at most `max_bytes` bytes on a character
+ * boundary. g_free it. */
+char *moat_utf8_sanitize(const char *text, size_t max_bytes);
+
+#endif

@@ -1,0 +1,270 @@
+/* Owns request routing and the HTTP API's policy: tokens, CORS and origins,
+ * the body limit, and the refusal counters and request log limiter. */
+#include "core/http_router.h"
+
+#include "core/log.h"
+#include "core/metrics.h"
+#include "core/session_api.h"
+#include "core/whip_api.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+/* Source buckets kept at once by the per-source offer limit. */
+#define ADMISSION_MAX_SOURCES 16384
+/* Request log lines: this many per interval, then a count of the rest. */
+#define HTTP_LOG_BURST       20
+#define HTTP_LOG_INTERVAL_US (10ull * 1000000ull)
+
+void moat_http_router_init(moat_gateway *gateway)
+{
+    const moat_config *config = &gateway->config;
+    gateway->admission =
+        moat_admission_new((unsigned)config->whip_rate_per_ip, (unsigned)config->whip_burst_per_ip,
+                           ADMISSION_MAX_SOURCES);
+    moat_log_limiter_init(&gateway->http_log, HTTP_LOG_BURST, HTTP_LOG_INTERVAL_US);
+}
+
+void moat_http_router_clear(moat_gateway *gateway)
+{
+    moat_admission_free(gateway->admission);
+    gateway->admission = NULL;
+}
+
+void moat_http_log(moat_gateway *gateway, const char *format, ...)
+{
+    uint64_t suppressed = 0;
+    if (!moat_log_limiter_allow(&gateway->http_log, (uint64_t)g_get_monotonic_time(), &suppressed))
+        return;
+    char message[512];
+    va_list args;
+    va_start(args, format);
+    vsnprintf(message, sizeof message, format, args);
+    va_end(args);
+    if (suppressed)
+        moat_log_info("http", "%s (%" G_GUINT64_FORMAT " similar lines suppressed)", message,
+                      suppressed);
+    else
+        moat_log_info("http", "%s", message);
+}
+
+void moat_http_note_refusal(moat_gateway *gateway, moat_refusal_reason reason, const char *peer)
+{
+    if ((unsigned)reason < MOAT_REFUSED_REASON_COUNT)
+        gateway->refused[reason]++;
+    moat_http_log(gateway, "refused a request from %s: %s", peer && *peer ? peer : "?",
+                  moat_refusal_reason_name(reason));
+}
+
+/* Constant-time comparison of a bearer credential with a secret. */
+static bool bearer_is(const moat_http_request *request, const char *secret)
+{
+    const char *header = moat_http_request_header(request, "Authorization");
+    if (!secret || !*secret || !header || g_ascii_strncasecmp(header, "Bearer ", 7) != 0)
+        return false;
+    const char *given = header + 7;
+    size_t a = strlen(given), b = strlen(secret);
+    unsigned char diff = (unsigned char)(a != b);
+    for (size_t i = 0; i < a && i < b; i++)
+        diff |= (unsigned char)(given[i] ^ secret[i]);
+    return diff == 0;
+}
+
+static bool has_token(const char *token)
+{
+    return token && *token;
+}
+
+static void unauthorized(moat_http_response *response, const char *what)
+{
+    moat_http_response_header(response, "WWW-Authenticate", "Bearer");
+    moat_http_response_error(response, 401, "unauthorized", "a valid bearer token is required%s%s",
+                             *what ? " " : "", what);
+}
+
+/* WHIP and WHEP are meant for browsers on any origin (RFC 9725 section 4.6);
+ * the resource URL is the capability. */
+static void add_whip_cors(moat_http_response *response)
+{
+    moat_http_response_header(response, "Access-Control-Allow-Origin", "*");
+    moat_http_response_header(response, "Access-Control-Allow-Methods",
+                              "POST, PATCH, DELETE, OPTIONS");
+    moat_http_response_header(response, "Access-Control-Allow-Headers",
+                              "Authorization, Content-Type, If-Match");
+    moat_http_response_header(response, "Access-Control-Expose-Headers",
+                              "Location, ETag, Link, Accept-Patch, Accept-Post, Retry-After");
+}
+
+static bool origin_listed(const char *list, const char *origin)
+{
+    bool listed = false;
+    char **entries = g_strsplit(list ? list : "", ",", -1);
+    for (char **entry = entries; *entry && !listed; entry++) {
+        const char *value = g_strstrip(*entry);
+        listed = *value && (strcmp(value, "*") == 0 || g_ascii_strcasecmp(value, origin) == 0);
+    }
+    g_strfreev(entries);
+    return listed;
+}
+
+static bool same_origin(const moat_http_request *request, const char *origin)
+{
+    const char *host = moat_http_request_header(request, "Host");
+    if (!host || !*host)
+        return false;
+    const char *rest = NULL;
+    if (g_ascii_strncasecmp(origin, "http://", 7) == 0)
+        rest = origin + 7;
+    else if (g_ascii_strncasecmp(origin, "https://", 8) == 0)
+        rest = origin + 8;
+    return rest && g_ascii_strcasecmp(rest, host) == 0;
+}
+
+/* /api/ from a browser: the dashboard's own origin and [http] api_origins
+ * only, so that a page an operator happens to open cannot drive the API.
+ * Requests without Origin (curl, Prometheus, same-origin GET) pass. */
+static bool admit_api_origin(moat_gateway *gateway, const moat_http_request *request,
+                             moat_http_response *response)
+{
+    const char *origin = moat_http_request_header(request, "Origin");
+    if (!origin || same_origin(request, origin))
+        return true;
+    if (!origin_listed(gateway->config.api_origins, origin)) {
+        moat_http_response_error(response, 403, "origin_not_allowed",
+                                 "this origin may not use the API (see [http] api_origins)");
+        return false;
+    }
+    moat_http_response_header(response, "Access-Control-Allow-Origin", origin);
+    moat_http_response_header(response, "Vary", "Origin");
+    moat_http_response_header(response, "Access-Control-Allow-Methods", "GET, OPTIONS");
+    moat_http_response_header(response, "Access-Control-Allow-Headers",
+                              "Authorization, Content-Type");
+    return true;
+}
+
+static const char *content_type_for(const char *path)
+{
+    if (g_str_has_suffix(path, ".html"))
+        return "text/html; charset=utf-8";
+    if (g_str_has_suffix(path, ".js"))
+        return "text/javascript; charset=utf-8";
+    if (g_str_has_suffix(path, ".css"))
+        return "text/css; charset=utf-8";
+    if (g_str_has_suffix(path, ".svg"))
+        return "image/svg+xml";
+    if (g_str_has_suffix(path, ".png"))
+        return "image/png";
+    return "application/octet-stream";
+}
+
+static void serve_static(moat_gateway *gateway, const moat_http_request *request,
+                         moat_http_response *response)
+{
+    const char *path = request->path;
+    if (strcmp(request->method, "GET") != 0 && strcmp(request->method, "HEAD") != 0) {
+        moat_http_response_error(response, 405, "method_not_allowed", "%s is not allowed on %s",
+                                 request->method, path);
+        return;
+    }
+    if (strcmp(path, "/") == 0)
+        path = "/index.html";
+    /* Only plain names below the web root: no "..", no hidden files. */
+    if (path[0] != '/' || strstr(path, "..") || strstr(path, "/.") || strchr(path, '\\')) {
+        moat_http_response_error(response, 400, "bad_path", "path not allowed");
+        return;
+    }
+    char *file = g_build_filename(gateway->config.web_root, path + 1, NULL);
+    char *contents = NULL;
+    gsize length = 0;
+    if (!g_file_test(file, G_FILE_TEST_IS_REGULAR) ||
+        !g_file_get_contents(file, &contents, &length, NULL))
+        moat_http_response_error(response, 404, "not_found", "no such page: %s", path);
+    else
+        moat_http_response_set(response, 200, content_type_for(file), contents, length);
+    g_free(file);
+}
+
+static void serve_metrics(moat_gateway *gateway, const moat_http_request *request,
+                          moat_http_response *response)
+{
+    const moat_config *config = &gateway->config;
+    if (has_token(config->metrics_token) && !bearer_is(request, config->metrics_token) &&
+        !bearer_is(request, config->token)) {
+        unauthorized(response, "for /metrics");
+        return;
+    }
+    char *body = moat_metrics_render(gateway);
+    moat_http_response_set(response, 200, "text/plain; version=0.0.4", body, strlen(body));
+}
+
+static void serve_whip(moat_gateway *gateway, const moat_http_request *request,
+                       moat_http_response *response)
+{
+    const char *path = request->path;
+    if (g_str_has_prefix(path, "/whip/resource/")) {
+        moat_whip_handle_resource(gateway, request, response, path + strlen("/whip/resource/"));
+        return;
+    }
+    const char *plugin = path + strlen("/whip/");
+    if (strcmp(request->method, "POST") != 0) {
+        moat_http_response_error(response, 405, "method_not_allowed",
+                                 "POST an SDP offer to a WHIP endpoint");
+        return;
+    }
+    if (!*plugin || strchr(plugin, '/')) {
+        moat_http_response_error(response, 404, "unknown_plugin", "no such WHIP endpoint");
+        return;
+    }
+    moat_whip_handle_offer(gateway, request, response, plugin);
+}
+
+void moat_http_route(moat_gateway *gateway, const moat_http_request *request,
+                     moat_http_response *response)
+{
+    const moat_config *config = &gateway->config;
+    const char *path = request->path ? request->path : "";
+    const char *method = request->method ? request->method : "";
+    bool whip = g_str_has_prefix(path, "/whip/");
+    bool api = g_str_has_prefix(path, "/api/");
+    if (whip)
+        add_whip_cors(response);
+    if (api && !admit_api_origin(gateway, request, response))
+        return;
+    if (request->body_length > (size_t)config->max_body_bytes) {
+        moat_http_note_refusal(gateway, MOAT_REFUSED_BODY_TOO_LARGE, request->peer);
+        moat_http_response_error(response, 413, "body_too_large",
+                                 "request bodies are limited to %d bytes", config->max_body_bytes);
+        return;
+    }
+    if (strcmp(method, "OPTIONS") == 0) {
+        if (whip)
+            moat_http_response_header(response, "Accept-Post", "application/sdp");
+        moat_http_response_set(response, 204, NULL, NULL, 0);
+        return;
+    }
+    if (strcmp(path, "/healthz") == 0) {
+        char *body =
+            g_strdup_printf("{\"status\":\"ok\",\"workers\":%u,\"sessions\":%zu}",
+                            gateway->n_workers, moat_session_registry_count(gateway->sessions));
+        moat_http_response_set(response, 200, "application/json", body, strlen(body));
+        return;
+    }
+    if (strcmp(path, "/metrics") == 0) {
+        serve_metrics(gateway, request, response);
+        return;
+    }
+    bool offer = whip && strcmp(method, "POST") == 0 && !g_str_has_prefix(path, "/whip/resource/");
+    if (offer && !moat_whip_admit(gateway, request, response))
+        return;
+    if ((whip || api) && has_token(config->token) && !bearer_is(request, config->token)) {
+        unauthorized(response, "");
+        return;
+    }
+    if (whip)
+        serve_whip(gateway, request, response);
+    else if (api)
+        moat_session_api_handle(gateway, request, response, has_token(config->token));
+    else
+        serve_static(gateway, request, response);
+}

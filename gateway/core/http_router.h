@@ -1,0 +1,27 @@
+/* The HTTP API's routing and policy, independent of the server library:
+ * which handler answers a request (WHIP, the JSON API, /metrics, /healthz,
+ * the static pages), the bearer tokens, CORS (WHIP open to every origin as
+ * its RFC expects, /api/ only to configured origins and the page's own) and
+ * the body limit. Control thread only. */
+#ifndef MOAT_HTTP_ROUTER_H
+#define MOAT_HTTP_ROUTER_H
+
+#include "core/gateway.h"
+#include "core/http_message.h"
+
+/* Fills `response` (status != 0 afterwards). A WHIP offer's response may
+ * carry a session to start before the reply goes out (see http_message.h). */
+void moat_http_route(moat_gateway *gateway, const moat_http_request *request,
+                     moat_http_response *response);
+
+/* Counts a refusal on /metrics and logs it, rate-limited. */
+void moat_http_note_refusal(moat_gateway *gateway, moat_refusal_reason reason, const char *peer);
+/* An info line per request-driven event, rate-limited so that a request flood
+ * is never a log flood (suppressed lines are counted in the next one). */
+void moat_http_log(moat_gateway *gateway, const char *format, ...) G_GNUC_PRINTF(2, 3);
+
+/* Admission state and the log limiter; before the first request. */
+void moat_http_router_init(moat_gateway *gateway);
+void moat_http_router_clear(moat_gateway *gateway);
+
+#endif

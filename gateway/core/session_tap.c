@@ -1,0 +1,62 @@
+/* The session's media tap (media_tap.h): attaching it with the codecs the
+ * peer sends, and the keyframe request a tap asks for. */
+#include "core/media_tap.h"
+#include "core/session_internal.h"
+
+#include "rtp/rtcp_feedback.h"
+
+#include <string.h>
+
+static size_t sending_codecs(const moat_session *session, moat_tap_codec *out, size_t capacity)
+{
+    size_t n = 0;
+    const moat_sdp_negotiation *negotiation = &session->negotiation;
+    for (size_t i = 0; i < negotiation->n_media && n < capacity; i++) {
+        const moat_sdp_negotiated_media *media = &negotiation->media[i];
+        if (!media->accepted || !media->peer_sends || media->n_payload_types == 0 ||
+            media->kind == MOAT_MEDIA_KIND_APPLICATION)
+            continue;
+        moat_tap_codec *codec = &out[n++];
+        codec->kind = media->kind;
+        codec->payload_type = media->payload_types[0];
+        g_strlcpy(codec->codec, media->codec_names[0], sizeof codec->codec);
+        codec->clock_rate = media->clock_rates[0];
+    }
+    return n;
+}
+
+void moat_session_set_tap(moat_session *session, moat_media_tap tap)
+{
+    moat_session_clear_tap(session);
+    session->tap = tap;
+    if (tap.ops && tap.ops->on_attach) {
+        moat_tap_codec codecs[MOAT_TAP_MAX_CODECS];
+        size_t n = sending_codecs(session, codecs, MOAT_TAP_MAX_CODECS);
+        tap.ops->on_attach(tap.user, codecs, n);
+    }
+}
+
+void moat_session_clear_tap(moat_session *session)
+{
+    moat_media_tap tap = session->tap;
+    memset(&session->tap, 0, sizeof session->tap);
+    if (tap.ops && tap.ops->on_detach)
+        tap.ops->on_detach(tap.user);
+}
+
+bool moat_session_has_tap(const moat_session *session)
+{
+    return session->tap.ops != NULL;
+}
+
+void moat_session_tap_rtp(moat_session *session, const uint8_t *packet, size_t length,
+                          uint32_t ssrc, uint64_t now_us)
+{
+    if (!session->tap.ops->on_rtp(session->tap.user, packet, length, now_us))
+        return;
+    uint8_t buffer[16];
+    moat_rtcp_writer writer;
+    moat_rtcp_writer_init(&writer, buffer, sizeof buffer);
+    if (moat_rtcp_build_pli(&writer, session->rtcp_ssrc, ssrc) == MOAT_RTP_OK)
+        moat_session_gateway_calls.send_rtcp((moat_plugin_session *)session, buffer, writer.length);
+}

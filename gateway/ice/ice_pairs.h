@@ -1,0 +1,115 @@
+/* The candidate pairs an ICE-lite agent has seen for one session (one
+ * bundled component): which remote tuples passed a check on which of our
+ * addresses, their priorities and nominations, and which pair is selected.
+ * Pure bookkeeping, no sockets and no clock of its own; the caller (the
+ * session, on its worker thread) owns it and binds/unbinds the tuples it
+ * reports in the worker's table.
+ *
+ * Selection (RFC 8445 §7.3.1.5, §8.2 for a lite agent; RFC 7675):
+ *  - Before any nomination the first authenticated pair carries DTLS
+ *    (provisional selection); any nominated pair replaces a provisional one.
+ *  - Among nominated pairs of the current ICE generation the highest pair
+ *    priority wins. An equal priority from a new tuple is the same peer
+ *    candidate seen through a new mapping (NAT rebinding, a handover that
+ *    kept the candidate's priority): the newer nomination wins, so media
+ *    follows the peer without a new DTLS handshake.
+ *  - A lower-priority nomination does not displace a higher-priority selected
+ *    pair while that pair is alive, i.e. the peer's consent checks still
+ *    arrive on it (one within MOAT_ICE_PAIR_STALE_US). A peer that has left
+ *    the network of the selected pair stops checking it; then the
+ *    lower-priority nomination takes over. A peer cannot be made to lose
+ *    media by a lower-priority check while it still uses its pair.
+ *  - An ICE restart (new credentials) is a new ICE session (RFC 8445 §9):
+ *    the first nomination made with the new credentials is selected whatever
+ *    the old pairs' priorities; the old generation never displaces it.
+ *  - A transaction id seen recently from another tuple is a replay (the
+ *    integrity does not cover the source address): it is refused, so a
+ *    captured check re-sent from a forged source cannot move the media.
+ *  - Only a check on the selected pair refreshes consent. */
+#ifndef MOAT_ICE_PAIRS_H
+#define MOAT_ICE_PAIRS_H
+
+#include <netinet/in.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define MOAT_ICE_PAIRS_MAX 8
+/* Recent transaction ids remembered for replay detection. */
+#define MOAT_ICE_PAIRS_RECENT 32
+/* A selected pair without an authenticated check for this long is no longer
+ * in use by the peer (consent checks come every 5 s +-20% from aiortc and
+ * libwebrtc, 2.5 s from a busy libwebrtc). */
+#define MOAT_ICE_PAIR_STALE_US (7ull * 1000000ull)
+
+typedef struct {
+    struct sockaddr_in6 remote;
+    struct in6_addr local;
+    uint32_t remote_priority; /* PRIORITY of the peer's last check */
+    uint32_t local_priority;  /* our candidate's, for the local address */
+    uint64_t priority;        /* pair priority, RFC 8445 §6.1.2.3 (peer controlling) */
+    uint32_t generation;      /* ICE generation of the last check */
+    bool nominated;           /* USE-CANDIDATE seen in this generation */
+    uint64_t last_check_us;
+} moat_ice_pair;
+
+typedef struct {
+    moat_ice_pair pairs[MOAT_ICE_PAIRS_MAX];
+    size_t n_pairs;
+    int selected; /* index in pairs, -1 when none */
+    uint32_t generation;
+    struct {
+        uint8_t id[12];
+        struct sockaddr_in6 remote;
+    } recent[MOAT_ICE_PAIRS_RECENT];
+    size_t n_recent, next_recent;
+} moat_ice_pairs;
+
+/* One authenticated Binding request. */
+typedef struct {
+    const struct sockaddr_in6 *remote;
+    const struct in6_addr *local;
+    uint32_t remote_priority;
+    uint32_t local_priority;
+    bool nominated;
+    bool previous_generation;   /* made with the credentials before the last restart */
+    const uint8_t *transaction; /* 12 bytes */
+    uint64_t now_us;
+} moat_ice_check_event;
+
+typedef enum {
+    MOAT_ICE_PAIRS_ACCEPTED, /* answer it */
+    MOAT_ICE_PAIRS_REPLAY,   /* refused: do not answer, bind nothing */
+} moat_ice_pairs_verdict;
+
+typedef struct {
+    bool bind;   /* remote is new to this session: bind it */
+    bool unbind; /* evicted is no longer used by any pair: unbind it */
+    struct sockaddr_in6 evicted;
+    bool selection_changed; /* the selected pair is now this check's pair */
+    bool refreshes_consent; /* the check was on the selected pair */
+} moat_ice_pairs_outcome;
+
+void moat_ice_pairs_init(moat_ice_pairs *p);
+
+/* RFC 8445 §6.1.2.3 with the peer controlling: G = remote, D = local. */
+uint64_t moat_ice_pair_priority(uint32_t controlling, uint32_t controlled);
+
+/* Whether an authenticated check from this tuple would be a replay; does not
+ * change anything (lets the caller decide before answering). */
+bool moat_ice_pairs_is_replay(const moat_ice_pairs *p, const moat_ice_check_event *e);
+
+/* Records the check and applies the selection rules above. */
+moat_ice_pairs_verdict moat_ice_pairs_on_check(moat_ice_pairs *p, const moat_ice_check_event *e,
+                                               moat_ice_pairs_outcome *out);
+
+/* Whether any pair uses this remote tuple. */
+bool moat_ice_pairs_has_remote(const moat_ice_pairs *p, const struct sockaddr_in6 *remote);
+
+/* New credentials were installed: a new generation begins. */
+void moat_ice_pairs_restart(moat_ice_pairs *p);
+
+/* NULL while nothing is selected. */
+const moat_ice_pair *moat_ice_pairs_selected(const moat_ice_pairs *p);
+
+#endif

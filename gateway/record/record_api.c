@@ -1,0 +1,160 @@
+/* The recording endpoints and the all-sessions switch. The control thread
+ * remembers which sessions record (session id -> file); the recorder itself
+ * is handed to the session's worker as its media tap. */
+#include "record/record_api.h"
+
+#include "core/log.h"
+#include "core/media_tap.h"
+#include "record/recorder.h"
+
+#include <string.h>
+
+/* Session id -> file path of its recording. Control thread only. */
+static GHashTable *recordings;
+
+typedef struct {
+    char id[40];
+    moat_media_tap tap; /* ops NULL: stop recording */
+} tap_request;
+
+static void tap_task(moat_worker *worker, void *data)
+{
+    tap_request *request = data;
+    moat_session *session = moat_worker_find_session(worker, request->id);
+    if (session && request->tap.ops)
+        moat_session_set_tap(session, request->tap);
+    else if (session)
+        moat_session_clear_tap(session);
+    else if (request->tap.ops)
+        request->tap.ops->on_detach(request->tap.user); /* the session ended meanwhile */
+    g_free(request);
+}
+
+static void tap_release(void *data)
+{
+    tap_request *request = data;
+    if (request->tap.ops)
+        request->tap.ops->on_detach(request->tap.user);
+    g_free(request);
+}
+
+/* Forgets recordings of sessions that have ended (their files are closed). */
+static void forget_ended(moat_gateway *gateway)
+{
+    GHashTableIter it;
+    gpointer key;
+    g_hash_table_iter_init(&it, recordings);
+    while (g_hash_table_iter_next(&it, &key, NULL)) {
+        if (!moat_session_registry_find(gateway->sessions, key))
+            g_hash_table_iter_remove(&it);
+    }
+}
+
+/* Files are named by the session's public label, never by its id: the id is
+ * the WHIP resource's capability, and a file name is no place for it. */
+static moat_recorder *new_recorder(moat_gateway *gateway, const moat_session_record *record,
+                                   char **path, char *error, size_t error_size)
+{
+    if (!recordings)
+        recordings = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
+    forget_ended(gateway);
+    char name[40];
+    g_snprintf(name, sizeof name, "session-%" G_GUINT64_FORMAT, record->serial);
+    return moat_recorder_new(gateway->config.record_dir, name, path, error, error_size);
+}
+
+static void fail(moat_record_api_result *result, unsigned status, const char *error,
+                 const char *detail)
+{
+    result->status = status;
+    result->error = error;
+    g_strlcpy(result->detail, detail, sizeof result->detail);
+}
+
+static void start(moat_gateway *gateway, moat_session_record *record,
+                  moat_record_api_result *result)
+{
+    const char *path = recordings ? g_hash_table_lookup(recordings, record->id) : NULL;
+    if (path) {
+        fail(result, 409, "already_recording", "the session is recording already");
+        return;
+    }
+    char error[256] = "";
+    char *file = NULL;
+    moat_recorder *recorder = new_recorder(gateway, record, &file, error, sizeof error);
+    if (!recorder) {
+        fail(result, 409, "recording_unavailable", error);
+        return;
+    }
+    tap_request *request = g_new0(tap_request, 1);
+    g_strlcpy(request->id, record->id, sizeof request->id);
+    request->tap = moat_recorder_tap(recorder);
+    moat_worker_post(record->worker, tap_task, request, tap_release);
+    g_hash_table_replace(recordings, g_strdup(record->id), g_strdup(file));
+    result->status = 201;
+    result->file = file;
+}
+
+static void stop(moat_session_record *record, moat_record_api_result *result)
+{
+    const char *path = recordings ? g_hash_table_lookup(recordings, record->id) : NULL;
+    if (!path) {
+        fail(result, 404, "not_recording", "the session is not recording");
+        return;
+    }
+    tap_request *request = g_new0(tap_request, 1);
+    g_strlcpy(request->id, record->id, sizeof request->id);
+    moat_worker_post(record->worker, tap_task, request, tap_release);
+    result->status = 200;
+    result->file = g_strdup(path);
+    g_hash_table_remove(recordings, record->id);
+}
+
+void moat_record_api_request(moat_gateway *gateway, const char *method, moat_session_record *record,
+                             moat_record_api_result *result)
+{
+    memset(result, 0, sizeof *result);
+    if (strcmp(method, "POST") == 0)
+        start(gateway, record, result);
+    else if (strcmp(method, "DELETE") == 0)
+        stop(record, result);
+    else
+        fail(result, 405, "method_not_allowed", "POST starts a recording, DELETE stops it");
+}
+
+void moat_record_api_session_created(moat_gateway *gateway, moat_session *session,
+                                     const moat_session_record *record)
+{
+    if (!gateway->config.record_all_sessions)
+        return;
+    char error[256] = "";
+    char *file = NULL;
+    moat_recorder *recorder = new_recorder(gateway, record, &file, error, sizeof error);
+    if (!recorder) {
+        moat_log_warn("record", "session #%" G_GUINT64_FORMAT ": not recorded: %s", record->serial,
+                      error);
+        return;
+    }
+    moat_session_set_tap(session, moat_recorder_tap(recorder));
+    g_hash_table_replace(recordings, g_strdup(record->id), file);
+}
+
+void moat_record_api_metrics(GString *out)
+{
+    g_string_append_printf(out,
+                           "# HELP moat_recordings_active Recordings whose file is still open\n"
+                           "# TYPE moat_recordings_active gauge\nmoat_recordings_active %u\n"
+                           "# HELP moat_record_dropped_packets_total Packets dropped because a "
+                           "recorder's queue was full\n"
+                           "# TYPE moat_record_dropped_packets_total counter\n"
+                           "moat_record_dropped_packets_total %" G_GUINT64_FORMAT "\n",
+                           moat_recorder_active(), moat_recorder_dropped_total());
+}
+
+void moat_record_api_stop(void)
+{
+    moat_recorder_wait_idle(6000);
+    if (recordings)
+        g_hash_table_destroy(recordings);
+    recordings = NULL;
+}

@@ -1,0 +1,33 @@
+/* Recording sessions from the API and the configuration:
+ * POST /api/sessions/<id>/recording starts one, DELETE stops it; with
+ * [record] all_sessions every new session records from its start. Control
+ * thread only. */
+#ifndef MOAT_RECORD_API_H
+#define MOAT_RECORD_API_H
+
+#include "core/gateway.h"
+
+#include <glib.h>
+
+/* What the API answers, independent of the HTTP layer: on success `error` is
+ * NULL and `file` the recording's path (g_free it); otherwise `error` is the
+ * error code and `detail` says why. */
+typedef struct {
+    unsigned status;
+    const char *error;
+    char detail[512];
+    char *file;
+} moat_record_api_result;
+
+/* POST (start) or DELETE (stop) the recording of the session `record`. */
+void moat_record_api_request(moat_gateway *gateway, const char *method, moat_session_record *record,
+                             moat_record_api_result *result);
+/* A new session, before moat_session_start: records it when configured to. */
+void moat_record_api_session_created(moat_gateway *gateway, moat_session *session,
+                                     const moat_session_record *record);
+/* Prometheus lines: moat_recordings_active, moat_record_dropped_packets_total. */
+void moat_record_api_metrics(GString *out);
+/* Shutdown, after the workers are gone: lets the open files finish. */
+void moat_record_api_stop(void);
+
+#endif

@@ -1,0 +1,401 @@
+/* The recorder: its queue from the media worker, its thread and its
+ * GStreamer pipeline. Nothing here runs on the packet path except the tap's
+ * on_rtp (one copy into the queue, or a counted drop). */
+#include "record/recorder.h"
+
+#include "core/log.h"
+#include "record/record_ring.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <glib.h>
+#include <glib/gstdio.h>
+#include <gst/app/gstappsrc.h>
+#include <gst/gst.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#define QUEUE_SLOTS       1024
+#define IDLE_WAIT_US      5000
+#define FINISH_TIMEOUT    (5 * GST_SECOND)
+#define JITTER_LATENCY_MS 300
+
+enum { STREAM_AUDIO, STREAM_VIDEO, STREAM_COUNT };
+
+typedef struct {
+    bool used;
+    moat_tap_codec codec;
+    GstElement *src;
+} record_stream;
+
+struct moat_recorder {
+    char *path;
+    char *name;
+    moat_record_ring *ring;
+    /* Written by the attaching thread before `attached` is released. */
+    record_stream streams[STREAM_COUNT];
+    atomic_bool attached;
+    atomic_bool detached;
+    atomic_uint_fast64_t dropped; /* written by the worker only */
+    bool keyframe_asked;          /* worker only */
+    /* Recorder thread only. */
+    GThread *thread;
+    GstElement *pipeline;
+    bool playing;
+    bool failed;
+};
+
+/* Recorders whose thread runs, for /metrics and shutdown. Touched by the
+ * control thread and recorder threads, never by a media worker. */
+static GMutex active_lock;
+static GList *active_recorders;
+static uint64_t finished_dropped;
+
+/* ---- the tap: media worker ---- */
+
+static int stream_of(moat_recorder *recorder, uint8_t payload_type)
+{
+    for (int i = 0; i < STREAM_COUNT; i++) {
+        if (recorder->streams[i].used && recorder->streams[i].codec.payload_type == payload_type)
+            return i;
+    }
+    return -1;
+}
+
+static const struct {
+    const char *codec, *depayloader, *chain;
+} known_codecs[] = {
+    {"opus", "rtpopusdepay", "rtpopusdepay ! opusparse"},
+    {"VP8", "rtpvp8depay", "rtpvp8depay"},
+    {"VP9", "rtpvp9depay", "rtpvp9depay"},
+    {"H264", "rtph264depay", "rtph264depay ! h264parse"},
+    {"AV1", "rtpav1depay", "rtpav1depay ! av1parse"},
+};
+#define KNOWN_CODECS G_N_ELEMENTS(known_codecs)
+
+/* Which of known_codecs this GStreamer installation can depayload (Debian 12
+ * has no rtpav1depay, for one). Set once, before any recorder exists. */
+static bool codec_available[KNOWN_CODECS];
+
+static int known_codec(const char *codec)
+{
+    for (size_t i = 0; i < KNOWN_CODECS; i++) {
+        if (g_ascii_strcasecmp(codec, known_codecs[i].codec) == 0)
+            return codec_available[i] ? (int)i : -1;
+    }
+    return -1;
+}
+
+static void init_gstreamer(void)
+{
+    static gsize done = 0;
+    if (g_once_init_enter(&done)) {
+        gst_init(NULL, NULL);
+        for (size_t i = 0; i < KNOWN_CODECS; i++) {
+            GstElementFactory *factory = gst_element_factory_find(known_codecs[i].depayloader);
+            codec_available[i] = factory != NULL;
+            if (factory)
+                gst_object_unref(factory);
+        }
+        g_once_init_leave(&done, 1);
+    }
+}
+
+static void tap_attach(void *user, const moat_tap_codec *codecs, size_t n_codecs)
+{
+    moat_recorder *recorder = user;
+    for (size_t i = 0; i < n_codecs; i++) {
+        int slot = codecs[i].kind == MOAT_MEDIA_KIND_AUDIO ? STREAM_AUDIO : STREAM_VIDEO;
+        if (recorder->streams[slot].used || known_codec(codecs[i].codec) < 0)
+            continue;
+        recorder->streams[slot].used = true;
+        recorder->streams[slot].codec = codecs[i];
+    }
+    atomic_store_explicit(&recorder->attached, true, memory_order_release);
+}
+
+static bool tap_rtp(void *user, const uint8_t *packet, size_t length, uint64_t arrival_us)
+{
+    moat_recorder *recorder = user;
+    int stream = stream_of(recorder, packet[1] & 0x7f);
+    if (stream < 0)
+        return false; /* RTX, FEC or a codec we do not record */
+    if (!moat_record_ring_push(recorder->ring, packet, length, arrival_us))
+        atomic_fetch_add_explicit(&recorder->dropped, 1, memory_order_relaxed);
+    if (stream == STREAM_VIDEO && !recorder->keyframe_asked) {
+        recorder->keyframe_asked = true;
+        return true;
+    }
+    return false;
+}
+
+static void tap_detach(void *user)
+{
+    moat_recorder *recorder = user;
+    atomic_store_explicit(&recorder->detached, true, memory_order_release);
+}
+
+static const moat_media_tap_ops recorder_tap_ops = {
+    .on_attach = tap_attach,
+    .on_rtp = tap_rtp,
+    .on_detach = tap_detach,
+};
+
+moat_media_tap moat_recorder_tap(moat_recorder *recorder)
+{
+    return (moat_media_tap){.ops = &recorder_tap_ops, .user = recorder};
+}
+
+/* ---- the recorder's thread ---- */
+
+static char *pipeline_description(moat_recorder *recorder)
+{
+    GString *text = g_string_new("matroskamux name=mux ! filesink name=sink");
+    for (int i = 0; i < STREAM_COUNT; i++) {
+        if (recorder->streams[i].used)
+            g_string_append_printf(
+                text,
+                " appsrc name=src%d format=time is-live=true do-timestamp=false"
+                " ! rtpjitterbuffer latency=%d ! %s ! mux.",
+                i, JITTER_LATENCY_MS,
+                known_codecs[known_codec(recorder->streams[i].codec.codec)].chain);
+    }
+    return g_string_free(text, FALSE);
+}
+
+static GstCaps *rtp_caps(const moat_tap_codec *codec)
+{
+    char *name = g_ascii_strup(codec->codec, -1);
+    GstCaps *caps =
+        gst_caps_new_simple("application/x-rtp", "media", G_TYPE_STRING,
+                            codec->kind == MOAT_MEDIA_KIND_AUDIO ? "audio" : "video", "clock-rate",
+                            G_TYPE_INT, (int)codec->clock_rate, "encoding-name", G_TYPE_STRING,
+                            name, "payload", G_TYPE_INT, (int)codec->payload_type, NULL);
+    if (codec->kind == MOAT_MEDIA_KIND_AUDIO)
+        gst_caps_set_simple(caps, "encoding-params", G_TYPE_STRING, "2", NULL);
+    g_free(name);
+    return caps;
+}
+
+static int build_pipeline(moat_recorder *recorder)
+{
+    if (!recorder->streams[STREAM_AUDIO].used && !recorder->streams[STREAM_VIDEO].used) {
+        moat_log_warn("record", "%s: no codec the recorder can remux", recorder->name);
+        return -1;
+    }
+    char *description = pipeline_description(recorder);
+    GError *gerror = NULL;
+    recorder->pipeline = gst_parse_launch(description, &gerror);
+    g_free(description);
+    if (!recorder->pipeline || gerror) {
+        moat_log_warn("record", "%s: pipeline: %s", recorder->name, gerror ? gerror->message : "?");
+        g_clear_error(&gerror);
+        return -1;
+    }
+    GstElement *sink = gst_bin_get_by_name(GST_BIN(recorder->pipeline), "sink");
+    g_object_set(sink, "location", recorder->path, NULL);
+    gst_object_unref(sink);
+    for (int i = 0; i < STREAM_COUNT; i++) {
+        if (!recorder->streams[i].used)
+            continue;
+        char name[8];
+        snprintf(name, sizeof name, "src%d", i);
+        GstElement *src = gst_bin_get_by_name(GST_BIN(recorder->pipeline), name);
+        GstCaps *caps = rtp_caps(&recorder->streams[i].codec);
+        /* A stalled file (slow disk) must not grow memory: past 8 MiB the
+         * newest buffers are dropped here too. */
+        g_object_set(src, "caps", caps, "stream-type", GST_APP_STREAM_TYPE_STREAM, "max-bytes",
+                     (guint64)(8 << 20), "leaky-type", GST_APP_LEAKY_TYPE_UPSTREAM, NULL);
+        gst_caps_unref(caps);
+        recorder->streams[i].src = src; /* reference owned */
+    }
+    /* Running time is the worker's monotonic arrival clock, from the first packet. */
+    GstClock *clock = gst_system_clock_obtain();
+    gst_pipeline_use_clock(GST_PIPELINE(recorder->pipeline), clock);
+    gst_object_unref(clock);
+    gst_element_set_start_time(recorder->pipeline, GST_CLOCK_TIME_NONE);
+    return 0;
+}
+
+static void check_bus(moat_recorder *recorder)
+{
+    GstBus *bus = gst_element_get_bus(recorder->pipeline);
+    GstMessage *message = gst_bus_pop_filtered(bus, GST_MESSAGE_ERROR);
+    gst_object_unref(bus);
+    if (!message)
+        return;
+    GError *gerror = NULL;
+    gst_message_parse_error(message, &gerror, NULL);
+    moat_log_warn("record", "%s: %s", recorder->name, gerror ? gerror->message : "error");
+    g_clear_error(&gerror);
+    gst_message_unref(message);
+    recorder->failed = true;
+}
+
+static void push_packet(moat_recorder *recorder, const moat_record_slot *slot)
+{
+    int stream = stream_of(recorder, slot->data[1] & 0x7f);
+    if (stream < 0 || recorder->failed)
+        return;
+    GstClockTime arrival = (GstClockTime)slot->arrival_us * GST_USECOND;
+    if (!recorder->playing) {
+        gst_element_set_base_time(recorder->pipeline, arrival);
+        if (gst_element_set_state(recorder->pipeline, GST_STATE_PLAYING) ==
+            GST_STATE_CHANGE_FAILURE) {
+            moat_log_warn("record", "%s: cannot start writing %s", recorder->name, recorder->path);
+            recorder->failed = true;
+            return;
+        }
+        recorder->playing = true;
+        moat_log_info("record", "%s: recording to %s", recorder->name, recorder->path);
+    }
+    GstClockTime base = gst_element_get_base_time(recorder->pipeline);
+    GstBuffer *buffer = gst_buffer_new_memdup(slot->data, slot->length);
+    GST_BUFFER_DTS(buffer) = arrival > base ? arrival - base : 0;
+    gst_app_src_push_buffer(GST_APP_SRC(recorder->streams[stream].src), buffer);
+}
+
+static void finish_file(moat_recorder *recorder)
+{
+    if (!recorder->pipeline)
+        return;
+    if (recorder->playing && !recorder->failed) {
+        for (int i = 0; i < STREAM_COUNT; i++) {
+            if (recorder->streams[i].src)
+                gst_app_src_end_of_stream(GST_APP_SRC(recorder->streams[i].src));
+        }
+        GstBus *bus = gst_element_get_bus(recorder->pipeline);
+        GstMessage *message =
+            gst_bus_timed_pop_filtered(bus, FINISH_TIMEOUT, GST_MESSAGE_EOS | GST_MESSAGE_ERROR);
+        if (!message || GST_MESSAGE_TYPE(message) != GST_MESSAGE_EOS)
+            moat_log_warn("record", "%s: %s may be incomplete", recorder->name, recorder->path);
+        if (message)
+            gst_message_unref(message);
+        gst_object_unref(bus);
+    }
+    gst_element_set_state(recorder->pipeline, GST_STATE_NULL);
+    for (int i = 0; i < STREAM_COUNT; i++) {
+        if (recorder->streams[i].src)
+            gst_object_unref(recorder->streams[i].src);
+    }
+    gst_object_unref(recorder->pipeline);
+    recorder->pipeline = NULL;
+}
+
+static void recorder_free(moat_recorder *recorder)
+{
+    g_mutex_lock(&active_lock);
+    active_recorders = g_list_remove(active_recorders, recorder);
+    finished_dropped += atomic_load_explicit(&recorder->dropped, memory_order_relaxed);
+    g_mutex_unlock(&active_lock);
+    moat_log_info("record", "%s: recording ended (%s)", recorder->name, recorder->path);
+    moat_record_ring_free(recorder->ring);
+    g_free(recorder->path);
+    g_free(recorder->name);
+    g_free(recorder);
+}
+
+static gpointer recorder_main(gpointer data)
+{
+    moat_recorder *recorder = data;
+    while (!atomic_load_explicit(&recorder->attached, memory_order_acquire) &&
+           !atomic_load_explicit(&recorder->detached, memory_order_acquire))
+        g_usleep(IDLE_WAIT_US);
+    if (atomic_load_explicit(&recorder->attached, memory_order_acquire) &&
+        build_pipeline(recorder) != 0)
+        recorder->failed = true;
+    for (;;) {
+        /* Read `detached` before draining, so nothing queued before it is lost. */
+        bool detached = atomic_load_explicit(&recorder->detached, memory_order_acquire);
+        const moat_record_slot *slot;
+        while ((slot = moat_record_ring_peek(recorder->ring))) {
+            push_packet(recorder, slot);
+            moat_record_ring_release(recorder->ring);
+        }
+        if (detached)
+            break;
+        if (recorder->pipeline && recorder->playing)
+            check_bus(recorder);
+        g_usleep(IDLE_WAIT_US);
+    }
+    finish_file(recorder);
+    recorder_free(recorder);
+    return NULL;
+}
+
+/* ---- control thread ---- */
+
+static char *file_path(const char *dir, const char *name)
+{
+    char safe[64];
+    size_t n = 0;
+    for (const char *c = name; *c && n < sizeof safe - 1; c++)
+        safe[n++] = isalnum((unsigned char)*c) || *c == '-' || *c == '_' ? *c : '_';
+    safe[n] = '\0';
+    GDateTime *now = g_date_time_new_now_utc();
+    char *stamp = g_date_time_format(now, "%Y%m%dT%H%M%SZ");
+    g_date_time_unref(now);
+    char *path = g_strdup_printf("%s/%s-%s.mkv", dir, safe, stamp);
+    g_free(stamp);
+    return path;
+}
+
+moat_recorder *moat_recorder_new(const char *dir, const char *name, char **path, char *error,
+                                 size_t error_size)
+{
+    if (!dir || !*dir) {
+        snprintf(error, error_size, "recording is off: [record] dir is not set");
+        return NULL;
+    }
+    if (!g_utf8_validate(dir, -1, NULL)) {
+        snprintf(error, error_size, "[record] dir is not valid UTF-8");
+        return NULL;
+    }
+    if (g_mkdir_with_parents(dir, 0750) != 0 || g_access(dir, W_OK) != 0) {
+        snprintf(error, error_size, "[record] dir %s: %s", dir, g_strerror(errno));
+        return NULL;
+    }
+    init_gstreamer();
+    moat_recorder *recorder = g_new0(moat_recorder, 1);
+    recorder->name = g_strdup(name);
+    recorder->path = file_path(dir, name);
+    recorder->ring = moat_record_ring_new(QUEUE_SLOTS);
+    atomic_init(&recorder->attached, false);
+    atomic_init(&recorder->detached, false);
+    atomic_init(&recorder->dropped, 0);
+    *path = g_strdup(recorder->path);
+    g_mutex_lock(&active_lock);
+    active_recorders = g_list_prepend(active_recorders, recorder);
+    g_mutex_unlock(&active_lock);
+    recorder->thread = g_thread_new("moat-record", recorder_main, recorder);
+    g_thread_unref(recorder->thread); /* it frees the recorder when done */
+    return recorder;
+}
+
+unsigned moat_recorder_active(void)
+{
+    g_mutex_lock(&active_lock);
+    unsigned n = g_list_length(active_recorders);
+    g_mutex_unlock(&active_lock);
+    return n;
+}
+
+uint64_t moat_recorder_dropped_total(void)
+{
+    g_mutex_lock(&active_lock);
+    uint64_t total = finished_dropped;
+    for (GList *l = active_recorders; l; l = l->next) {
+        moat_recorder *recorder = l->data;
+        total += atomic_load_explicit(&recorder->dropped, memory_order_relaxed);
+    }
+    g_mutex_unlock(&active_lock);
+    return total;
+}
+
+void moat_recorder_wait_idle(unsigned timeout_ms)
+{
+    for (unsigned waited = 0; waited < timeout_ms && moat_recorder_active() > 0; waited += 10)
+        g_usleep(10000);
+}

@@ -1,0 +1,142 @@
+"""docker-compose.yml is valid, and its coturn and moat services work
+together: Debian's turnserver runs with the compose file's own command
+line, the gateway with the compose file's environment, and an aiortc peer
+restricted to relay candidates (credentials from /api/ice-servers) completes
+the echo through the TURN server on loopback.
+
+What the test adds to the compose settings, because everything here is on
+loopback: coturn listens and relays on 127.0.0.1 and is allowed to relay to
+loopback peers (--allow-loopback-peers; coturn refuses loopback peers by
+default, and a deployment relays to the host's real address instead), its
+pid file and database go to a temporary folder, and the container path of
+the recordings folder becomes a temporary one."""
+import asyncio
+import json
+import os
+import secrets
+import socket
+import subprocess
+import time
+import urllib.request
+
+import pytest
+
+from aiortc_peer import echo_call
+from compose import COMPOSE_FILE, compose_config, option_value
+from conftest import ARTIFACTS, ROOT, Gateway, free_port
+
+
+def test_compose_config_is_valid():
+    env = dict(os.environ, MOAT_TURN_SECRET="check")
+    subprocess.run(["docker-compose", "-f", str(COMPOSE_FILE), "config", "-q"], env=env,
+                   check=True, timeout=60)
+    # Without the shared secret the file refuses to resolve (no default secret).
+    env.pop("MOAT_TURN_SECRET")
+    result = subprocess.run(["docker-compose", "-f", str(COMPOSE_FILE), "config", "-q"], env=env,
+                            capture_output=True, text=True, timeout=60)
+    assert result.returncode != 0 and "MOAT_TURN_SECRET" in result.stderr
+
+
+class Turnserver:
+    def __init__(self, args, workdir):
+        ARTIFACTS.mkdir(parents=True, exist_ok=True)
+        self.log_path = ARTIFACTS / f"turnserver-{os.getpid()}-{time.time_ns()}.log"
+        self.log = open(self.log_path, "w")
+        empty_conf = workdir / "turnserver.conf"
+        empty_conf.write_text("")
+        loopback = ["--listening-ip=127.0.0.1", "--relay-ip=127.0.0.1", "--allow-loopback-peers",
+                    f"--pidfile={workdir / 'turnserver.pid'}", f"--db={workdir / 'turndb'}"]
+        self.process = subprocess.Popen(["stdbuf", "-oL", "turnserver", "-c", str(empty_conf), *args, *loopback],
+                                        stdout=self.log, stderr=subprocess.STDOUT)
+        port = int(option_value(args, "listening-port"))
+        deadline = time.time() + 10
+        while time.time() < deadline:
+            assert self.process.poll() is None, "turnserver exited: " + self.log_path.read_text()
+            if self._answers(port):
+                return
+            time.sleep(0.2)
+        raise RuntimeError("turnserver did not come up: " + self.log_path.read_text())
+
+    @staticmethod
+    def _answers(port):
+        # A STUN binding request; any answer means the listener is up.
+        request = b"\x00\x01\x00\x00\x21\x12\xa4\x42" + secrets.token_bytes(12)
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+            s.settimeout(0.3)
+            s.sendto(request, ("127.0.0.1", port))
+            try:
+                return len(s.recv(2048)) >= 20
+            except OSError:
+                return False
+
+    def stop(self):
+        self.process.terminate()
+        try:
+            self.process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+        self.log.close()
+        return self.log_path.read_text()
+
+
+@pytest.fixture
+def compose_services(tmp_path):
+    relay_base = free_port(socket.SOCK_DGRAM, 20)
+    variables = {
+        "MOAT_TURN_SECRET": secrets.token_hex(16),
+        "MOAT_PUBLIC_HOST": "127.0.0.1",
+        "MOAT_TURN_PORT": str(free_port(socket.SOCK_DGRAM)),
+        "MOAT_TURN_MIN_PORT": str(relay_base),
+        "MOAT_TURN_MAX_PORT": str(relay_base + 19),
+    }
+    config = compose_config(variables)
+    services = config["services"]
+    environment = {k: str(v) for k, v in services["moat"]["environment"].items()}
+    environment["MOAT_RECORD_DIR"] = str(tmp_path / "recordings")
+    command = services["moat"]["command"]
+    assert command[:2] == ["--config", "/etc/moat/moat.conf"]
+    # The file the compose file mounts at /etc/moat/moat.conf ("source:target:mode").
+    mounts = [v if isinstance(v, str) else f"{v['source']}:{v['target']}"
+              for v in services["moat"]["volumes"]]
+    config_file = [m.split(":")[0] for m in mounts if m.split(":")[1] == "/etc/moat/moat.conf"]
+    assert config_file == [str(ROOT / "config" / "moat.conf")]
+    turn = Turnserver(services["coturn"]["command"], tmp_path)
+    try:
+        gateway = Gateway(extra_args=["--config", config_file[0]], env=environment)
+    except Exception:
+        turn.stop()
+        raise
+    yield gateway, turn, variables, services
+    code = gateway.stop()
+    turn_log = turn.stop()
+    assert code == 0, f"moat exited with {code}; log in {gateway.log_path}"
+    (ARTIFACTS / "turnserver-last.log").write_text(turn_log)
+
+
+def test_echo_through_coturn_with_relay_candidates_only(compose_services):
+    gateway, turn, variables, services = compose_services
+    with urllib.request.urlopen(gateway.base + "/api/ice-servers", timeout=5) as r:
+        ice = json.loads(r.read())
+    servers = ice["iceServers"]
+    turn_uri = f"turn:127.0.0.1:{variables['MOAT_TURN_PORT']}?transport=udp"
+    assert servers[0]["urls"] == [turn_uri]
+    expiry, user = servers[0]["username"].split(":")
+    assert int(expiry) > time.time() + 3600
+
+    result = asyncio.run(echo_call(gateway.base, seconds=5, ice_servers=servers, relay=True))
+    # Every nominated pair's local candidate is a TURN relay candidate.
+    assert result["selected_local_candidate_types"], "no nominated candidate pair"
+    assert set(result["selected_local_candidate_types"]) == {"relay"}
+    audio = result["recorders"]["audio"]
+    assert audio.frames / result["sent_audio"] >= 0.85, (audio.frames, result["sent_audio"])
+    assert abs(audio.dominant_frequency() - 440.0) <= 5.0
+    assert result["recorders"]["video"].frames >= 20
+    # The WHIP 201 carried the same TURN server as an RFC 9725 Link header.
+    assert any(link.startswith(f"<{turn_uri}>; rel=\"ice-server\"; username=\"")
+               and "credential-type=\"password\"" in link for link in result["links"]), result["links"]
+    # The gateway saw the peer at coturn's relay ports, not at aiortc's own.
+    low, high = int(variables["MOAT_TURN_MIN_PORT"]), int(variables["MOAT_TURN_MAX_PORT"])
+    log = gateway.log_text()
+    relayed = [p for p in range(low, high + 1) if f"127.0.0.1]:{p}" in log or f"127.0.0.1:{p}" in log]
+    assert relayed, "no STUN check from a coturn relay port in the gateway log"

@@ -1,0 +1,220 @@
+/* See session_harness.h. */
+#include "session_harness.h"
+
+#include "core/session_internal.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <glib.h>
+#include <openssl/rand.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+static char last_end[64];
+
+static void on_ended(const char *id, const char *reason)
+{
+    g_strlcpy(last_end, reason, sizeof last_end);
+}
+
+const char *session_harness_last_end(void)
+{
+    return last_end;
+}
+
+static void *count_attach(moat_plugin_session *session, const moat_session_info *info,
+                          const char **error)
+{
+    return g_new0(uint64_t, 1);
+}
+
+static void count_detach(void *state)
+{
+    g_free(state);
+}
+
+static void count_rtp(void *state, uint8_t *packet, size_t length, size_t capacity)
+{
+    (*(uint64_t *)state)++;
+}
+
+static const moat_plugin count_plugin = {
+    .api_version = MOAT_PLUGIN_API_VERSION,
+    .name = "count",
+    .attach = count_attach,
+    .detach = count_detach,
+    .on_rtp = count_rtp,
+};
+
+void session_harness_init(session_harness *h)
+{
+    memset(h, 0, sizeof *h);
+    char error[256];
+    h->worker = moat_worker_new(0, "127.0.0.1", 0, error, sizeof error);
+    if (!h->worker)
+        g_error("worker: %s", error);
+    h->settings = (moat_prefilter_settings){
+        .mode = MOAT_DETECTOR_MODE_AUTO,
+        .hold_ms = 2000,
+        .rate_factor = 4.0,
+        .min_excess_pps = 200,
+        .auth_failures_per_s = 50,
+        .budget_percent = 10,
+        .budget_min_pps = 20,
+        .legacy_budget_factor = 2.0,
+        .window_behind = 1024,
+        .window_ahead = 4096,
+        .worker_failures_per_s = 500,
+        .worker_min_excess_pps = 5000,
+    };
+    moat_worker_set_prefilter(h->worker, &h->settings);
+
+    h->peer_fd = socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    struct sockaddr_in local = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    socklen_t length = sizeof local;
+    int buffer = 8 * 1024 * 1024;
+    setsockopt(h->peer_fd, SOL_SOCKET, SO_RCVBUF, &buffer, sizeof buffer);
+    if (bind(h->peer_fd, (struct sockaddr *)&local, sizeof local) != 0 ||
+        getsockname(h->peer_fd, (struct sockaddr *)&local, &length) != 0)
+        g_error("peer socket: %s", strerror(errno));
+    h->path.remote.sin6_family = AF_INET6;
+    h->path.remote.sin6_port = local.sin_port;
+    h->path.remote.sin6_addr.s6_addr[10] = 0xff;
+    h->path.remote.sin6_addr.s6_addr[11] = 0xff;
+    memcpy(&h->path.remote.sin6_addr.s6_addr[12], &local.sin_addr, 4);
+    h->path.local = h->path.remote.sin6_addr;
+
+    moat_sdp_negotiation *n = &h->negotiation;
+    n->n_media = 1;
+    moat_sdp_negotiated_media *media = &n->media[0];
+    media->kind = MOAT_MEDIA_KIND_VIDEO;
+    strcpy(media->mid, "0");
+    media->accepted = true;
+    media->peer_sends = true;
+    media->peer_receives = true;
+    media->payload_types[0] = 96;
+    media->n_payload_types = 1;
+    strcpy(media->codec_names[0], "VP8");
+    media->clock_rates[0] = 90000;
+    media->remote_ssrc = HARNESS_REMOTE_SSRC;
+    media->local_ssrc = HARNESS_LOCAL_SSRC;
+    strcpy(n->remote_ufrag, "peerufrag");
+    strcpy(n->remote_pwd, "peerpasswordpeerpassword");
+    strcpy(n->remote_fingerprint_alg, "sha-256");
+    strcpy(n->remote_fingerprint, "00");
+    n->local_setup = MOAT_SDP_SETUP_PASSIVE;
+}
+
+void session_harness_create(session_harness *h, void *dtls_context)
+{
+    char error[256];
+    moat_session_params params = {
+        .id = "harness",
+        .worker = h->worker,
+        .dtls_context = dtls_context,
+        .negotiation = &h->negotiation,
+        .local_ufrag = "gwufrag1",
+        .local_pwd = "gatewaypasswordgatewaypa",
+        .plugin = &count_plugin,
+        .consent_timeout_s = 3600,
+        .prefilter = &h->settings,
+        .on_ended = on_ended,
+    };
+    last_end[0] = '\0';
+    h->session = moat_session_new(&params, error, sizeof error);
+    if (!h->session)
+        g_error("session: %s", error);
+    moat_session_start(h->session);
+}
+
+void session_harness_key(session_harness *h)
+{
+    moat_srtp_keying *k = &h->keys;
+    k->profile = MOAT_SRTP_PROFILE_AES128_CM_SHA1_80;
+    k->key_length = 16;
+    k->salt_length = 14;
+    RAND_bytes(k->local_key, 16);
+    RAND_bytes(k->local_salt, 14);
+    RAND_bytes(k->remote_key, 16);
+    RAND_bytes(k->remote_salt, 14);
+    moat_srtp_keying peer = *k;
+    memcpy(peer.local_key, k->remote_key, 16);
+    memcpy(peer.local_salt, k->remote_salt, 14);
+    memcpy(peer.remote_key, k->local_key, 16);
+    memcpy(peer.remote_salt, k->local_salt, 14);
+    char error[256];
+    h->peer_srtp = moat_srtp_session_new(&peer, error, sizeof error);
+    h->peer_rx = moat_srtp_session_new(&peer, error, sizeof error);
+    if (!h->peer_srtp || !h->peer_rx)
+        g_error("peer srtp: %s", error);
+    moat_session_bypass_handshake(h->session, &h->path, k);
+}
+
+void session_harness_flush(session_harness *h)
+{
+    moat_worker_flush(h->worker);
+}
+
+size_t session_harness_drain_peer(session_harness *h, size_t *datagrams)
+{
+    uint8_t buffer[4096];
+    size_t bytes = 0, count = 0;
+    for (;;) {
+        ssize_t n = recv(h->peer_fd, buffer, sizeof buffer, 0);
+        if (n < 0)
+            break;
+        bytes += (size_t)n;
+        count++;
+    }
+    if (datagrams)
+        *datagrams = count;
+    return bytes;
+}
+
+int session_harness_gateway_send_rtp(session_harness *h, uint16_t sequence, size_t payload)
+{
+    uint8_t packet[1500];
+    if (payload + 12 > sizeof packet)
+        payload = sizeof packet - 12;
+    memset(packet, 0xab, sizeof packet);
+    packet[0] = 0x80;
+    packet[1] = 96;
+    packet[2] = (uint8_t)(sequence >> 8);
+    packet[3] = (uint8_t)sequence;
+    uint32_t timestamp = (uint32_t)sequence * 3000u;
+    packet[4] = (uint8_t)(timestamp >> 24);
+    packet[5] = (uint8_t)(timestamp >> 16);
+    packet[6] = (uint8_t)(timestamp >> 8);
+    packet[7] = (uint8_t)timestamp;
+    packet[8] = (uint8_t)(HARNESS_LOCAL_SSRC >> 24);
+    packet[9] = (uint8_t)(HARNESS_LOCAL_SSRC >> 16);
+    packet[10] = (uint8_t)(HARNESS_LOCAL_SSRC >> 8);
+    packet[11] = (uint8_t)HARNESS_LOCAL_SSRC;
+    return moat_session_gateway_calls.send_rtp((moat_plugin_session *)h->session, packet,
+                                               12 + payload);
+}
+
+size_t session_harness_peer_protect_rtcp(session_harness *h, const uint8_t *plain, size_t length,
+                                         uint8_t *out, size_t capacity)
+{
+    g_assert(length + 64 <= capacity);
+    memcpy(out, plain, length);
+    size_t protected_length = length;
+    if (moat_srtp_protect_rtcp(h->peer_srtp, out, &protected_length, capacity) != MOAT_SRTP_OK)
+        return 0;
+    return protected_length;
+}
+
+void session_harness_clear(session_harness *h)
+{
+    if (h->session && moat_worker_find_session(h->worker, "harness"))
+        moat_session_end(h->session, "test over");
+    moat_worker_flush(h->worker);
+    moat_worker_free(h->worker);
+    moat_srtp_session_free(h->peer_srtp);
+    moat_srtp_session_free(h->peer_rx);
+    close(h->peer_fd);
+    memset(h, 0, sizeof *h);
+}

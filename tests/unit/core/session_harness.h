@@ -1,0 +1,62 @@
+/* A live session in-process, for tests and fuzz targets: a media worker that
+ * is never started (the calling thread plays its thread), one session on it
+ * keyed with known SRTP keys (or through a real DTLS handshake), and a
+ * loopback UDP socket playing the peer, which receives what the gateway
+ * sends. Nothing here is shared between harnesses. */
+#ifndef MOAT_SESSION_HARNESS_H
+#define MOAT_SESSION_HARNESS_H
+
+#include "core/session.h"
+#include "core/worker.h"
+#include "prefilter/prefilter_settings.h"
+#include "sdp/sdp.h"
+#include "srtp/srtp_session.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define HARNESS_REMOTE_SSRC 0x11223344u /* what the peer sends */
+#define HARNESS_LOCAL_SSRC  0x55667788u /* what the gateway sends */
+
+typedef struct {
+    moat_worker *worker;
+    moat_prefilter_settings settings;
+    moat_sdp_negotiation negotiation;
+    moat_session *session;
+    int peer_fd;
+    moat_path path;               /* the peer as the gateway sees it */
+    moat_srtp_keying keys;        /* the gateway's side */
+    moat_srtp_session *peer_srtp; /* the peer's side: protects what it sends */
+    moat_srtp_session *peer_rx;   /* the peer's side: unprotects what it gets */
+    bool ended;
+    char ended_reason[64];
+} session_harness;
+
+/* Worker, peer socket, a one-video-m-line negotiation (the peer sends
+ * HARNESS_REMOTE_SSRC and receives HARNESS_LOCAL_SSRC) and default prefilter
+ * settings; edit h->negotiation before session_harness_create. */
+void session_harness_init(session_harness *h);
+/* Creates the session (attached to a plugin that counts what it receives)
+ * and starts it on the worker. dtls_context may be NULL. */
+void session_harness_create(session_harness *h, void *dtls_context);
+/* Random SRTP keys installed as a finished handshake would. */
+void session_harness_key(session_harness *h);
+/* Sends through the gateway's worker batch now. */
+void session_harness_flush(session_harness *h);
+/* Reads everything the peer socket holds; returns the bytes, *datagrams
+ * (optional) the count. */
+size_t session_harness_drain_peer(session_harness *h, size_t *datagrams);
+/* A plaintext RTP packet the gateway sends on HARNESS_LOCAL_SSRC, as a
+ * plugin would. */
+int session_harness_gateway_send_rtp(session_harness *h, uint16_t sequence, size_t payload);
+/* Protects an RTCP compound with the peer's keys into `out` (capacity
+ * `capacity`) and returns its length. */
+size_t session_harness_peer_protect_rtcp(session_harness *h, const uint8_t *plain, size_t length,
+                                         uint8_t *out, size_t capacity);
+/* Ends the session if still there and frees everything. */
+void session_harness_clear(session_harness *h);
+/* The on_ended callback's last reason (session id is per harness). */
+const char *session_harness_last_end(void);
+
+#endif

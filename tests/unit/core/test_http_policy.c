@@ -1,0 +1,125 @@
+/* The HTTP layer's pure parts: per-source offer buckets (keys, refill,
+ * Retry-After, bounded table) and JSON error bodies that stay valid UTF-8
+ * whatever bytes the detail carries. */
+#include "core/http_admission.h"
+#include "core/http_message.h"
+
+#include <glib.h>
+#include <jansson.h>
+#include <string.h>
+
+static void test_source_keys(void)
+{
+    char key[48];
+    moat_admission_source_key("192.0.2.7", key, sizeof key);
+    g_assert_cmpstr(key, ==, "4:192.0.2.7");
+    moat_admission_source_key("::ffff:192.0.2.7", key, sizeof key);
+    g_assert_cmpstr(key, ==, "4:192.0.2.7");
+    /* One /64 is one source. */
+    char other[48];
+    moat_admission_source_key("2001:db8:1:2::1", key, sizeof key);
+    moat_admission_source_key("2001:db8:1:2:ffff::9", other, sizeof other);
+    g_assert_cmpstr(key, ==, other);
+    moat_admission_source_key("2001:db8:1:3::1", other, sizeof other);
+    g_assert_cmpstr(key, !=, other);
+    moat_admission_source_key(NULL, key, sizeof key);
+    g_assert_cmpstr(key, ==, "?");
+    moat_admission_source_key("not an address", key, sizeof key);
+    g_assert_cmpstr(key, ==, "?");
+}
+
+static void test_bucket(void)
+{
+    moat_admission *admission = moat_admission_new(2, 3, 100);
+    uint64_t t = 1000000;
+    for (int i = 0; i < 3; i++)
+        g_assert_cmpuint(moat_admission_take(admission, "192.0.2.1", t), ==, 0);
+    g_assert_cmpuint(moat_admission_take(admission, "192.0.2.1", t), ==, 1);
+    /* Another source has its own bucket. */
+    g_assert_cmpuint(moat_admission_take(admission, "192.0.2.2", t), ==, 0);
+    /* Two per second: half a second later one more is allowed. */
+    g_assert_cmpuint(moat_admission_take(admission, "192.0.2.1", t + 500000), ==, 0);
+    g_assert_cmpuint(moat_admission_take(admission, "192.0.2.1", t + 500000), ==, 1);
+    moat_admission_free(admission);
+
+    /* A slow rate asks for a longer wait. */
+    admission = moat_admission_new(1, 1, 100);
+    g_assert_cmpuint(moat_admission_take(admission, "192.0.2.1", t), ==, 0);
+    g_assert_cmpuint(moat_admission_take(admission, "192.0.2.1", t), ==, 1);
+    moat_admission_free(admission);
+
+    /* Rate 0: no limit. */
+    admission = moat_admission_new(0, 1, 100);
+    for (int i = 0; i < 100; i++)
+        g_assert_cmpuint(moat_admission_take(admission, "192.0.2.1", t), ==, 0);
+    moat_admission_free(admission);
+}
+
+static void test_table_is_bounded(void)
+{
+    moat_admission *admission = moat_admission_new(1, 2, 64);
+    uint64_t t = 1000000;
+    for (unsigned i = 0; i < 10000; i++) {
+        char peer[32];
+        g_snprintf(peer, sizeof peer, "10.%u.%u.%u", (i >> 16) & 255, (i >> 8) & 255, i & 255);
+        moat_admission_take(admission, peer, t + i);
+        g_assert_cmpuint(moat_admission_sources(admission), <=, 64);
+    }
+    moat_admission_free(admission);
+}
+
+static void assert_valid_json(const char *body, size_t length)
+{
+    g_assert_true(g_utf8_validate(body, (gssize)length, NULL));
+    json_error_t error;
+    json_t *value = json_loadb(body, length, 0, &error);
+    g_assert_nonnull(value);
+    g_assert_nonnull(json_string_value(json_object_get(value, "error")));
+    g_assert_nonnull(json_string_value(json_object_get(value, "detail")));
+    json_decref(value);
+}
+
+static void test_error_json_is_utf8(void)
+{
+    static const char *const details[] = {
+        "plain",
+        "/\xff\xfe",
+        "\xe2\x82",
+        "\xc3",
+        "ok \xe2\x82\xac and \x80 and \xed\xa0\x80",
+        "\"quotes\" \\ and \n newlines \x01",
+    };
+    for (size_t i = 0; i < G_N_ELEMENTS(details); i++) {
+        size_t length = 0;
+        char *body = moat_http_error_json(404, "not_found", details[i], &length);
+        g_assert_cmpuint(length, ==, strlen(body));
+        assert_valid_json(body, length);
+        g_free(body);
+    }
+    /* Every cut of a long multi-byte detail stays on a character boundary. */
+    GString *detail = g_string_new("");
+    for (int i = 0; i < 300; i++)
+        g_string_append(detail, i % 2 ? "\xe2\x82\xac" : "\xc3\xa9");
+    for (size_t cut = 0; cut < detail->len; cut += 7) {
+        char *prefix = g_strndup(detail->str, cut);
+        moat_http_response response = {0};
+        moat_http_response_error(&response, 400, "bad", "detail %s", prefix);
+        assert_valid_json(response.body, response.body_length);
+        moat_http_response_clear(&response);
+        g_free(prefix);
+    }
+    g_string_free(detail, TRUE);
+    char *cut = moat_utf8_sanitize("\xe2\x82\xac\xe2\x82\xac", 4);
+    g_assert_cmpstr(cut, ==, "\xe2\x82\xac");
+    g_free(cut);
+}
+
+int main(int argc, char **argv)
+{
+    g_test_init(&argc, &argv, NULL);
+    g_test_add_func("/http/admission/source-keys", test_source_keys);
+    g_test_add_func("/http/admission/bucket", test_bucket);
+    g_test_add_func("/http/admission/bounded", test_table_is_bounded);
+    g_test_add_func("/http/error-json-utf8", test_error_json_is_utf8);
+    return g_test_run();
+}

@@ -1,0 +1,104 @@
+/* TURN credentials in coturn's REST API scheme, the /api/ice-servers JSON
+ * and the RFC 9725 Link headers. The expected password was computed
+ * independently: base64(HMAC-SHA1("north", "1700000000:moat")). */
+#include "core/ice_servers.h"
+
+#include <glib.h>
+#include <string.h>
+
+static void test_credentials(void)
+{
+    moat_turn_credentials c;
+    g_assert_cmpint(moat_turn_credentials_make("north", NULL, 1699913600, 86400, &c), ==, 0);
+    g_assert_cmpstr(c.username, ==, "1700000000:moat");
+    g_assert_cmpstr(c.password, ==, "oiTWJ6G5ipsCJUiQH17dB3+Vn/4=");
+    g_assert_cmpint(moat_turn_credentials_make("", NULL, 1, 1, &c), ==, -1);
+}
+
+static void configure(moat_config *config, const char *uris)
+{
+    moat_config_init(config);
+    g_free(config->turn_uris);
+    config->turn_uris = g_strdup(uris);
+    g_free(config->turn_secret);
+    config->turn_secret = g_strdup("north");
+    config->turn_ttl_s = 86400;
+}
+
+static void test_json(void)
+{
+    moat_config config;
+    configure(&config, "turn:a.example:3478?transport=udp, ,turn:b.example:3478?transport=tcp");
+    json_t *value = moat_ice_servers_json(&config, 1699913600);
+    json_t *servers = json_object_get(value, "iceServers");
+    g_assert_cmpint(json_array_size(servers), ==, 1);
+    json_t *server = json_array_get(servers, 0);
+    g_assert_cmpint(json_array_size(json_object_get(server, "urls")), ==, 2);
+    g_assert_cmpstr(json_string_value(json_object_get(server, "username")), ==, "1700000000:moat");
+    g_assert_cmpstr(json_string_value(json_object_get(server, "credential")), ==,
+                    "oiTWJ6G5ipsCJUiQH17dB3+Vn/4=");
+    json_decref(value);
+    moat_config_clear(&config);
+
+    configure(&config, "");
+    value = moat_ice_servers_json(&config, 1699913600);
+    g_assert_cmpint(json_array_size(json_object_get(value, "iceServers")), ==, 0);
+    json_decref(value);
+    moat_config_clear(&config);
+}
+
+static void test_link_header(void)
+{
+    moat_config config;
+    configure(&config, "turn:a.example:3478?transport=udp,turn:b.example:3478?transport=tcp");
+    char *link = moat_ice_servers_link_header(&config, 1699913600);
+    g_assert_cmpstr(link, ==,
+                    "<turn:a.example:3478?transport=udp>; rel=\"ice-server\"; "
+                    "username=\"1700000000:moat\"; credential=\"oiTWJ6G5ipsCJUiQH17dB3+Vn/4=\"; "
+                    "credential-type=\"password\", "
+                    "<turn:b.example:3478?transport=tcp>; rel=\"ice-server\"; "
+                    "username=\"1700000000:moat\"; credential=\"oiTWJ6G5ipsCJUiQH17dB3+Vn/4=\"; "
+                    "credential-type=\"password\"");
+    g_free(link);
+    moat_config_clear(&config);
+    configure(&config, "");
+    g_assert_null(moat_ice_servers_link_header(&config, 1699913600));
+    moat_config_clear(&config);
+}
+
+/* [turn] uris without a secret, and [record] all_sessions without a folder,
+ * are configuration errors. */
+static void test_config_checks(void)
+{
+    moat_config config;
+    char error[256] = "";
+    moat_config_init(&config);
+    g_assert_cmpint(
+        moat_config_set_by_option(&config, "turn-uris", "turn:a:3478", error, sizeof error), ==, 0);
+    g_assert_cmpint(moat_config_validate(&config, error, sizeof error), ==, -1);
+    g_assert_nonnull(strstr(error, "[turn] secret"));
+    g_assert_cmpint(moat_config_set_by_option(&config, "turn-secret", "s", error, sizeof error), ==,
+                    0);
+    g_assert_cmpint(moat_config_validate(&config, error, sizeof error), ==, 0);
+    g_assert_cmpint(moat_config_set_by_option(&config, "turn-ttl", "10", error, sizeof error), ==,
+                    -1);
+    g_assert_cmpint(
+        moat_config_set_by_option(&config, "record-all-sessions", "true", error, sizeof error), ==,
+        0);
+    g_assert_cmpint(moat_config_validate(&config, error, sizeof error), ==, -1);
+    g_assert_nonnull(strstr(error, "[record] dir"));
+    g_assert_cmpint(moat_config_set_by_option(&config, "record-dir", "/tmp/x", error, sizeof error),
+                    ==, 0);
+    g_assert_cmpint(moat_config_validate(&config, error, sizeof error), ==, 0);
+    moat_config_clear(&config);
+}
+
+int main(int argc, char **argv)
+{
+    g_test_init(&argc, &argv, NULL);
+    g_test_add_func("/ice_servers/credentials", test_credentials);
+    g_test_add_func("/ice_servers/json", test_json);
+    g_test_add_func("/ice_servers/link_header", test_link_header);
+    g_test_add_func("/ice_servers/config_checks", test_config_checks);
+    return g_test_run();
+}

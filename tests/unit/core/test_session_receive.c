@@ -1,0 +1,278 @@
+/* The receive path of a worker and a session against hostile input: STUN
+ * checks are rate-limited before their HMAC (without starving the peer's
+ * consent checks or an ICE restart), datagrams longer than the receive
+ * buffer are dropped as truncated, and a worker knows its own thread from
+ * the first task it runs. */
+#include "session_harness.h"
+
+#include "core/session_internal.h"
+#include "core/worker_receive.h"
+#include "ice/ice_client.h"
+
+#include <arpa/inet.h>
+#include <glib.h>
+#include <glib/gstdio.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#define GW_UFRAG "gwufrag1"
+#define GW_PWD   "gatewaypasswordgatewaypa"
+
+static uint64_t dropped(session_harness *h, moat_drop_reason reason)
+{
+    return moat_counter_read(&moat_worker_counters(h->worker)->dropped[reason]);
+}
+
+static moat_ice_client *peer_client(const char *gateway_ufrag, const char *gateway_pwd)
+{
+    moat_ice_client_credentials credentials = {
+        .local_ufrag = "peerufrag",
+        .local_pwd = "peerpasswordpeerpassword",
+        .remote_ufrag = gateway_ufrag,
+        .remote_pwd = gateway_pwd,
+        .tie_breaker = 42,
+    };
+    moat_ice_client *client = moat_ice_client_new(&credentials);
+    g_assert_nonnull(client);
+    return client;
+}
+
+static void send_check(session_harness *h, moat_ice_client *client, const moat_path *from,
+                       bool nominate)
+{
+    uint8_t request[MOAT_DATAGRAM_CAPACITY];
+    size_t length = moat_ice_client_build_request(client, 0x6e0001ff, nominate, false, request,
+                                                  MOAT_ICE_CLIENT_REQUEST_CAPACITY);
+    g_assert_cmpuint(length, >, 0);
+    moat_worker_dispatch(h->worker, from, request, length);
+}
+
+static moat_path other_source(const session_harness *h, uint32_t n)
+{
+    moat_path path = h->path;
+    path.remote.sin6_port = htons((uint16_t)(40000 + n % 20000));
+    path.remote.sin6_addr.s6_addr[15] = (uint8_t)(2 + n / 20000);
+    return path;
+}
+
+/* 20000 checks with a right ufrag and a wrong password, from many sources,
+ * in one second: few of them cost an HMAC. Meanwhile the peer's consent
+ * checks from its checked pair and an ICE restart still work. */
+static void test_stun_flood_is_rate_limited_before_the_hmac(void)
+{
+    session_harness h;
+    session_harness_init(&h);
+    uint64_t now = 1000000;
+    moat_worker_set_now_us(h.worker, now);
+    session_harness_create(&h, NULL);
+    moat_ice_client *peer = peer_client(GW_UFRAG, GW_PWD);
+    moat_ice_client *forger = peer_client(GW_UFRAG, "wrongpasswordwrongpasswo");
+
+    send_check(&h, peer, &h.path, true);
+    g_assert_true(h.session->has_selected);
+    uint64_t auth_before = dropped(&h, MOAT_DROP_STUN_AUTH);
+    int flood = 20000;
+    for (int i = 0; i < flood; i++) {
+        moat_worker_set_now_us(h.worker, now += 50); /* 20000 checks per second */
+        moat_path from = other_source(&h, (uint32_t)i);
+        send_check(&h, forger, &from, true);
+        if (i % 5000 == 4999) {
+            /* Consent freshness from the checked pair, mid-flood. */
+            uint64_t before = h.session->last_consent_us;
+            send_check(&h, peer, &h.path, false);
+            g_assert_cmpuint(h.session->last_consent_us, >, before);
+        }
+        session_harness_flush(&h);
+    }
+    uint64_t hmacs = dropped(&h, MOAT_DROP_STUN_AUTH) - auth_before;
+    uint64_t refused = dropped(&h, MOAT_DROP_STUN_RATE);
+    printf("# %d forged checks in 1 s: %" G_GUINT64_FORMAT " verified (HMAC), %" G_GUINT64_FORMAT
+           " refused before it\n",
+           flood, hmacs, refused);
+    g_assert_cmpuint(hmacs, <=, 400);
+    g_assert_cmpuint(hmacs + refused, ==, (uint64_t)flood);
+    /* The forger's checks moved nothing. */
+    g_assert_true(memcmp(&h.session->selected.remote, &h.path.remote, sizeof h.path.remote) == 0);
+
+    /* ICE restart during the flood: the peer's first check with the new
+     * credentials, from its checked pair, is answered. */
+    moat_session_restart_ice(h.session, "gwufrag2", "gatewaypasswordnumbertwo", "peerufrag",
+                             "peerpasswordpeerpassword");
+    moat_ice_client *restarted = peer_client("gwufrag2", "gatewaypasswordnumbertwo");
+    for (int i = 0; i < 1000; i++) {
+        moat_worker_set_now_us(h.worker, now += 50);
+        moat_path from = other_source(&h, (uint32_t)i);
+        send_check(&h, forger, &from, true);
+    }
+    uint64_t before = h.session->last_consent_us;
+    send_check(&h, restarted, &h.path, true);
+    g_assert_cmpuint(h.session->last_consent_us, >, before);
+    g_assert_cmpstr(h.session->previous_local_ufrag, ==, "");
+    session_harness_flush(&h);
+    session_harness_drain_peer(&h, NULL);
+
+    moat_ice_client_free(peer);
+    moat_ice_client_free(forger);
+    moat_ice_client_free(restarted);
+    session_harness_clear(&h);
+}
+
+/* A datagram longer than the receive buffer is dropped as truncated rather
+ * than handled as its first 1984 bytes. */
+static void test_truncated_datagram_dropped(void)
+{
+    session_harness h;
+    session_harness_init(&h);
+    int fd = socket(AF_INET6, SOCK_DGRAM | SOCK_NONBLOCK, 0);
+    int off = 0;
+    setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &off, sizeof off);
+    g_assert_cmpint(moat_packet_info_enable(fd), ==, 0);
+    struct sockaddr_in6 address = {.sin6_family = AF_INET6, .sin6_addr = IN6ADDR_LOOPBACK_INIT};
+    socklen_t length = sizeof address;
+    g_assert_cmpint(bind(fd, (struct sockaddr *)&address, sizeof address), ==, 0);
+    g_assert_cmpint(getsockname(fd, (struct sockaddr *)&address, &length), ==, 0);
+    int sender = socket(AF_INET6, SOCK_DGRAM, 0);
+    uint8_t big[3000];
+    memset(big, 0x80, sizeof big);
+    g_assert_cmpint(sendto(sender, big, sizeof big, 0, (struct sockaddr *)&address, length), ==,
+                    (ssize_t)sizeof big);
+    g_assert_cmpint(sendto(sender, big, 100, 0, (struct sockaddr *)&address, length), ==, 100);
+    g_usleep(10000);
+
+    moat_receive_batch batch;
+    moat_receive_batch_init(&batch);
+    moat_worker_receive(h.worker, fd, &batch);
+    g_assert_cmpuint(dropped(&h, MOAT_DROP_TRUNCATED), ==, 1);
+    /* The short one is what it is: SRTP from a tuple nobody checked. */
+    g_assert_cmpuint(dropped(&h, MOAT_DROP_UNKNOWN_TUPLE), ==, 1);
+    moat_receive_batch_clear(&batch);
+    close(sender);
+    close(fd);
+    session_harness_clear(&h);
+}
+
+static void *plain_attach(moat_plugin_session *session, const moat_session_info *info,
+                          const char **error)
+{
+    return GINT_TO_POINTER(1);
+}
+
+static const moat_plugin plain_plugin = {
+    .api_version = MOAT_PLUGIN_API_VERSION,
+    .name = "plain",
+    .attach = plain_attach,
+};
+
+/* 500 sessions created and timed out within a second (a WHIP POST flood
+ * that never connects) log a bounded number of lines. */
+static void test_session_churn_cannot_flood_the_log(void)
+{
+    session_harness h;
+    session_harness_init(&h);
+    moat_worker_set_now_us(h.worker, 1000000);
+    char *path = NULL;
+    int capture = g_file_open_tmp("moat-log-XXXXXX", &path, NULL);
+    g_assert_cmpint(capture, >=, 0);
+    fflush(stderr);
+    int saved = dup(STDERR_FILENO);
+    dup2(capture, STDERR_FILENO);
+    /* Sessions that never connected end at debug level: show every line the
+     * limiters let through. */
+    moat_log_level level = moat_log_get_level();
+    moat_log_set_level(MOAT_LOG_DEBUG);
+    for (int i = 0; i < 500; i++) {
+        char id[32], ufrag[32];
+        snprintf(id, sizeof id, "churn%d", i);
+        snprintf(ufrag, sizeof ufrag, "churnufrag%d", i);
+        moat_session_params params = {
+            .id = id,
+            .worker = h.worker,
+            .negotiation = &h.negotiation,
+            .local_ufrag = ufrag,
+            .local_pwd = "gatewaypasswordgatewaypa",
+            .plugin = &plain_plugin,
+            .consent_timeout_s = 30,
+            .prefilter = &h.settings,
+        };
+        char error[256];
+        moat_session *session = moat_session_new(&params, error, sizeof error);
+        g_assert_nonnull(session);
+        moat_session_start(session);
+        moat_session_end(session, "setup timeout");
+    }
+    fflush(stderr);
+    moat_log_set_level(level);
+    dup2(saved, STDERR_FILENO);
+    close(saved);
+    gchar *text = NULL;
+    g_assert_true(g_file_get_contents(path, &text, NULL, NULL));
+    int lines = 0;
+    for (const char *p = text; (p = strchr(p, '\n')); p++)
+        lines++;
+    printf("# 500 sessions ended in one second: %d log lines\n", lines);
+    g_assert_cmpint(lines, <=, 220);
+    g_assert_cmpint(lines, >, 0);
+    g_free(text);
+    close(capture);
+    g_unlink(path);
+    g_free(path);
+    session_harness_clear(&h);
+}
+
+typedef struct {
+    GMutex lock;
+    GCond cond;
+    int runs;
+    bool current;
+} current_probe;
+
+static void probe_task(moat_worker *worker, void *data)
+{
+    current_probe *probe = data;
+    g_mutex_lock(&probe->lock);
+    probe->current = moat_worker_is_current(worker);
+    probe->runs++;
+    g_cond_broadcast(&probe->cond);
+    g_mutex_unlock(&probe->lock);
+}
+
+/* A task posted before the worker starts runs as soon as the thread does:
+ * it must see its worker as current (the owner used to be set by the
+ * starting thread after pthread_create, racing with the first task). */
+static void test_worker_knows_its_thread_from_the_first_task(void)
+{
+    for (int i = 0; i < 20; i++) {
+        char error[256];
+        moat_worker *worker = moat_worker_new(0, "127.0.0.1", 0, error, sizeof error);
+        g_assert_nonnull(worker);
+        current_probe probe = {0};
+        g_mutex_init(&probe.lock);
+        g_cond_init(&probe.cond);
+        moat_worker_post(worker, probe_task, &probe, NULL);
+        g_assert_false(moat_worker_is_current(worker));
+        g_assert_cmpint(moat_worker_start(worker, error, sizeof error), ==, 0);
+        g_mutex_lock(&probe.lock);
+        while (probe.runs == 0)
+            g_cond_wait(&probe.cond, &probe.lock);
+        g_mutex_unlock(&probe.lock);
+        g_assert_true(probe.current);
+        g_assert_false(moat_worker_is_current(worker));
+        moat_worker_free(worker);
+        g_mutex_clear(&probe.lock);
+        g_cond_clear(&probe.cond);
+    }
+}
+
+int main(int argc, char **argv)
+{
+    g_test_init(&argc, &argv, NULL);
+    g_test_add_func("/session/receive/stun-flood-rate-limited",
+                    test_stun_flood_is_rate_limited_before_the_hmac);
+    g_test_add_func("/session/receive/truncated-datagram", test_truncated_datagram_dropped);
+    g_test_add_func("/session/receive/churn-log-bounded", test_session_churn_cannot_flood_the_log);
+    g_test_add_func("/worker/current-from-first-task",
+                    test_worker_knows_its_thread_from_the_first_task);
+    return g_test_run();
+}

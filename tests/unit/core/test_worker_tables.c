@@ -1,0 +1,85 @@
+/* The worker's ufrag and 5-tuple tables: an entry belongs to one session;
+ * binding never replaces another session's entry and unbinding never
+ * removes one (the tables only compare session pointers, so stand-ins do). */
+#include "core/worker.h"
+#include "core/worker_receive.h"
+
+#include <arpa/inet.h>
+#include <string.h>
+
+#include <glib.h>
+
+static moat_session *const alice = (moat_session *)&(int){1};
+static moat_session *const mallory = (moat_session *)&(int){2};
+
+static moat_worker *new_worker(void)
+{
+    char error[256];
+    moat_worker *worker = moat_worker_new(0, "127.0.0.1", 0, error, sizeof error);
+    g_assert_nonnull(worker);
+    return worker;
+}
+
+static struct sockaddr_in6 tuple(const char *address, uint16_t port)
+{
+    struct sockaddr_in6 a = {.sin6_family = AF_INET6, .sin6_port = htons(port)};
+    g_assert_cmpint(inet_pton(AF_INET6, address, &a.sin6_addr), ==, 1);
+    return a;
+}
+
+static void test_tuple_cannot_be_taken_over(void)
+{
+    moat_worker *worker = new_worker();
+    struct sockaddr_in6 a = tuple("::ffff:10.0.0.2", 5000);
+    g_assert_true(moat_worker_bind_tuple(worker, &a, alice));
+    g_assert_true(moat_worker_bind_tuple(worker, &a, alice)); /* idempotent */
+    g_assert_false(moat_worker_bind_tuple(worker, &a, mallory));
+    g_assert_true(moat_worker_session_by_tuple(worker, &a) == alice);
+    /* Another session's unbind leaves it alone. */
+    moat_worker_unbind_tuple(worker, &a, mallory);
+    g_assert_true(moat_worker_session_by_tuple(worker, &a) == alice);
+    moat_worker_unbind_tuple(worker, &a, alice);
+    g_assert_null(moat_worker_session_by_tuple(worker, &a));
+    /* Free again: the next session may have it. */
+    g_assert_true(moat_worker_bind_tuple(worker, &a, mallory));
+    g_assert_true(moat_worker_session_by_tuple(worker, &a) == mallory);
+    moat_worker_free(worker);
+}
+
+static void test_ufrag_cannot_be_taken_over(void)
+{
+    moat_worker *worker = new_worker();
+    g_assert_true(moat_worker_bind_ufrag(worker, "abcd", alice));
+    g_assert_false(moat_worker_bind_ufrag(worker, "abcd", mallory));
+    moat_worker_unbind_ufrag(worker, "abcd", mallory);
+    g_assert_true(moat_worker_session_by_ufrag(worker, "abcd") == alice);
+    moat_worker_unbind_ufrag(worker, "abcd", alice);
+    g_assert_null(moat_worker_session_by_ufrag(worker, "abcd"));
+    moat_worker_free(worker);
+}
+
+static void test_local_priority(void)
+{
+    moat_worker *worker = new_worker();
+    struct in6_addr addresses[2];
+    inet_pton(AF_INET6, "::ffff:127.0.0.1", &addresses[0]);
+    inet_pton(AF_INET6, "fd00::1", &addresses[1]);
+    uint32_t priorities[2] = {300, 200};
+    moat_worker_set_candidates(worker, addresses, priorities, 2);
+    g_assert_cmpuint(moat_worker_local_priority(worker, &addresses[0]), ==, 300);
+    g_assert_cmpuint(moat_worker_local_priority(worker, &addresses[1]), ==, 200);
+    struct in6_addr other;
+    inet_pton(AF_INET6, "fd00::2", &other);
+    /* Not announced: the lowest host priority. */
+    g_assert_cmpuint(moat_worker_local_priority(worker, &other), ==, (126u << 24) | 255u);
+    moat_worker_free(worker);
+}
+
+int main(int argc, char **argv)
+{
+    g_test_init(&argc, &argv, NULL);
+    g_test_add_func("/core/worker-tables/tuple", test_tuple_cannot_be_taken_over);
+    g_test_add_func("/core/worker-tables/ufrag", test_ufrag_cannot_be_taken_over);
+    g_test_add_func("/core/worker-tables/local-priority", test_local_priority);
+    return g_test_run();
+}

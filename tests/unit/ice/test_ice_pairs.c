@@ -1,0 +1,257 @@
+/* The ICE-lite pair table: which nominated pair is selected (RFC 8445
+ * §7.3.1.5, §8.2), address migration, ICE restarts, replays, eviction and
+ * which checks refresh consent. */
+#include "ice/ice_candidates.h"
+#include "ice/ice_pairs.h"
+
+#include <arpa/inet.h>
+#include <string.h>
+
+#include <glib.h>
+
+#define SECOND 1000000ull
+
+static struct sockaddr_in6 remote(unsigned n)
+{
+    struct sockaddr_in6 a = {.sin6_family = AF_INET6, .sin6_port = htons((uint16_t)(40000 + n))};
+    inet_pton(AF_INET6, "::ffff:10.0.0.2", &a.sin6_addr);
+    a.sin6_addr.s6_addr[15] = (uint8_t)n;
+    return a;
+}
+
+static struct in6_addr local(unsigned n)
+{
+    struct in6_addr a;
+    inet_pton(AF_INET6, "::ffff:10.1.0.1", &a);
+    a.s6_addr[15] = (uint8_t)n;
+    return a;
+}
+
+typedef struct {
+    struct sockaddr_in6 remote;
+    struct in6_addr local;
+    uint8_t transaction[12];
+    moat_ice_check_event event;
+} check;
+
+static unsigned next_transaction;
+
+/* A fresh check from remote(r) to local(l); our candidate on local(l) has
+ * local preference 65535 - l, so a lower l is a higher pair priority. */
+static check *make(check *c, unsigned r, unsigned l, bool nominated, uint64_t now_us)
+{
+    memset(c, 0, sizeof *c);
+    c->remote = remote(r);
+    c->local = local(l);
+    uint32_t n = ++next_transaction;
+    memcpy(c->transaction, &n, sizeof n);
+    c->event = (moat_ice_check_event){
+        .remote = &c->remote,
+        .local = &c->local,
+        .remote_priority = (110u << 24) | (65535u << 8) | 255u,
+        .local_priority = moat_ice_host_priority(65535 - l, 1),
+        .nominated = nominated,
+        .transaction = c->transaction,
+        .now_us = now_us,
+    };
+    return c;
+}
+
+static moat_ice_pairs_outcome accepted(moat_ice_pairs *p, check *c)
+{
+    moat_ice_pairs_outcome out;
+    g_assert_cmpint(moat_ice_pairs_on_check(p, &c->event, &out), ==, MOAT_ICE_PAIRS_ACCEPTED);
+    return out;
+}
+
+static bool selected_is(const moat_ice_pairs *p, unsigned r, unsigned l)
+{
+    const moat_ice_pair *s = moat_ice_pairs_selected(p);
+    struct sockaddr_in6 want_remote = remote(r);
+    struct in6_addr want_local = local(l);
+    return s != NULL && memcmp(&s->remote.sin6_addr, &want_remote.sin6_addr, 16) == 0 &&
+           s->remote.sin6_port == want_remote.sin6_port &&
+           memcmp(&s->local, &want_local, sizeof want_local) == 0;
+}
+
+static void test_pair_priority(void)
+{
+    /* RFC 8445 §6.1.2.3: 2^32*MIN(G,D) + 2*MAX(G,D) + (G>D?1:0). */
+    g_assert_cmpuint(moat_ice_pair_priority(10, 20), ==, (10ull << 32) + 40);
+    g_assert_cmpuint(moat_ice_pair_priority(20, 10), ==, (10ull << 32) + 41);
+}
+
+static void test_first_check_is_provisional(void)
+{
+    moat_ice_pairs p;
+    moat_ice_pairs_init(&p);
+    check c;
+    moat_ice_pairs_outcome out = accepted(&p, make(&c, 1, 2, false, 0));
+    g_assert_true(out.bind && out.selection_changed && out.refreshes_consent);
+    g_assert_true(selected_is(&p, 1, 2));
+    /* Another unnominated pair does not move it, nor refresh consent. */
+    out = accepted(&p, make(&c, 2, 1, false, 1));
+    g_assert_true(out.bind);
+    g_assert_false(out.selection_changed || out.refreshes_consent);
+    g_assert_true(selected_is(&p, 1, 2));
+    /* A nomination does, even of a lower-priority pair. */
+    out = accepted(&p, make(&c, 3, 3, true, 2));
+    g_assert_true(out.selection_changed && out.refreshes_consent);
+    g_assert_true(selected_is(&p, 3, 3));
+}
+
+/* The multi-homed bug: three pairs nominated (aggressive nomination), the
+ * last one must not win just for being last. */
+static void test_highest_priority_nominated_pair_wins(void)
+{
+    static const unsigned orders[][3] = {{0, 1, 2}, {2, 1, 0}, {1, 2, 0}, {2, 0, 1}};
+    for (size_t o = 0; o < G_N_ELEMENTS(orders); o++) {
+        moat_ice_pairs p;
+        moat_ice_pairs_init(&p);
+        check c;
+        for (unsigned i = 0; i < 3; i++)
+            accepted(&p, make(&c, orders[o][i] + 1, orders[o][i], true, i));
+        g_assert_true(selected_is(&p, 1, 0));
+    }
+}
+
+static void test_lower_priority_waits_for_the_selected_pair_to_go_quiet(void)
+{
+    moat_ice_pairs p;
+    moat_ice_pairs_init(&p);
+    check c;
+    accepted(&p, make(&c, 1, 0, true, 0));
+    /* The peer keeps checking its selected pair... */
+    for (uint64_t t = 1; t < 20; t++) {
+        moat_ice_pairs_outcome out = accepted(&p, make(&c, 1, 0, true, t * SECOND));
+        g_assert_true(out.refreshes_consent);
+        out = accepted(&p, make(&c, 2, 5, true, t * SECOND + 1));
+        g_assert_false(out.selection_changed || out.refreshes_consent);
+        g_assert_true(selected_is(&p, 1, 0));
+    }
+    /* ...then stops (it left that network): the lower pair takes over. */
+    uint64_t quiet = 19 * SECOND + MOAT_ICE_PAIR_STALE_US + 1;
+    moat_ice_pairs_outcome out = accepted(&p, make(&c, 2, 5, true, quiet));
+    g_assert_true(out.selection_changed && out.refreshes_consent);
+    g_assert_true(selected_is(&p, 2, 5));
+    /* Staleness is not a licence for unnominated checks. */
+    moat_ice_pairs_init(&p);
+    accepted(&p, make(&c, 1, 0, true, 0));
+    out = accepted(&p, make(&c, 2, 5, false, 100 * SECOND));
+    g_assert_false(out.selection_changed);
+}
+
+/* NAT rebinding or a handover that keeps the candidate's priority: the same
+ * pair priority from a new tuple moves media at once. */
+static void test_migration_at_equal_priority(void)
+{
+    moat_ice_pairs p;
+    moat_ice_pairs_init(&p);
+    check c;
+    accepted(&p, make(&c, 1, 0, true, 0));
+    accepted(&p, make(&c, 1, 0, false, SECOND)); /* consent, unnominated */
+    moat_ice_pairs_outcome out = accepted(&p, make(&c, 7, 0, true, SECOND + 10));
+    g_assert_true(out.bind && out.selection_changed && out.refreshes_consent);
+    g_assert_true(selected_is(&p, 7, 0));
+    /* The old tuple checking again (a late retransmission) does not move it back
+     * unless it is nominated again at that priority. */
+    out = accepted(&p, make(&c, 1, 0, false, SECOND + 20));
+    g_assert_false(out.selection_changed || out.refreshes_consent);
+    g_assert_true(selected_is(&p, 7, 0));
+}
+
+static void test_restart_is_a_new_ice_session(void)
+{
+    moat_ice_pairs p;
+    moat_ice_pairs_init(&p);
+    check c;
+    accepted(&p, make(&c, 1, 0, true, 0));
+    moat_ice_pairs_restart(&p);
+    /* Consent on the old pair with the old credentials continues. */
+    make(&c, 1, 0, true, SECOND);
+    c.event.previous_generation = true;
+    g_assert_true(accepted(&p, &c).refreshes_consent);
+    /* The first nomination with the new credentials wins, whatever its priority. */
+    moat_ice_pairs_outcome out = accepted(&p, make(&c, 2, 5, true, SECOND + 1));
+    g_assert_true(out.selection_changed);
+    g_assert_true(selected_is(&p, 2, 5));
+    /* A nomination left over from the old generation cannot take it back. */
+    make(&c, 1, 0, true, SECOND + 2);
+    c.event.previous_generation = true;
+    g_assert_false(accepted(&p, &c).selection_changed);
+    g_assert_true(selected_is(&p, 2, 5));
+}
+
+static void test_replay_from_another_tuple_is_refused(void)
+{
+    moat_ice_pairs p;
+    moat_ice_pairs_init(&p);
+    check c;
+    accepted(&p, make(&c, 1, 0, true, 0));
+    /* A retransmission (same id, same source) is fine. */
+    c.event.now_us = 1;
+    g_assert_true(accepted(&p, &c).refreshes_consent);
+    /* The captured check re-sent from a forged source is not. */
+    c.remote = remote(9);
+    moat_ice_pairs_outcome out;
+    g_assert_true(moat_ice_pairs_is_replay(&p, &c.event));
+    g_assert_cmpint(moat_ice_pairs_on_check(&p, &c.event, &out), ==, MOAT_ICE_PAIRS_REPLAY);
+    g_assert_false(out.bind || out.selection_changed || out.refreshes_consent);
+    g_assert_true(selected_is(&p, 1, 0));
+    g_assert_false(moat_ice_pairs_has_remote(&p, &c.remote));
+}
+
+static void test_eviction_spares_the_selected_pair(void)
+{
+    moat_ice_pairs p;
+    moat_ice_pairs_init(&p);
+    check c;
+    accepted(&p, make(&c, 100, 0, true, 0)); /* selected, and the oldest */
+    for (unsigned i = 1; i < 40; i++) {
+        moat_ice_pairs_outcome out = accepted(&p, make(&c, i, 1, false, i));
+        g_assert_true(out.bind);
+        g_assert_cmpuint(p.n_pairs, <=, MOAT_ICE_PAIRS_MAX);
+        if (i >= MOAT_ICE_PAIRS_MAX) {
+            g_assert_true(out.unbind);
+            struct sockaddr_in6 gone = remote(i - MOAT_ICE_PAIRS_MAX + 1);
+            g_assert_true(memcmp(&out.evicted, &gone, sizeof gone) == 0);
+        }
+        g_assert_true(selected_is(&p, 100, 0));
+    }
+}
+
+static void test_shared_remote_is_unbound_with_its_last_pair(void)
+{
+    moat_ice_pairs p;
+    moat_ice_pairs_init(&p);
+    check c;
+    accepted(&p, make(&c, 1, 0, true, 0));
+    /* remote(2) reaches two of our addresses: two pairs, one binding. */
+    g_assert_true(accepted(&p, make(&c, 2, 1, false, 1)).bind);
+    g_assert_false(accepted(&p, make(&c, 2, 2, false, 2)).bind);
+    unsigned unbinds = 0;
+    for (unsigned i = 3; i < 3 + MOAT_ICE_PAIRS_MAX; i++) {
+        moat_ice_pairs_outcome out = accepted(&p, make(&c, 10 + i, 1, false, i));
+        struct sockaddr_in6 two = remote(2);
+        if (out.unbind && memcmp(&out.evicted, &two, sizeof two) == 0)
+            unbinds++;
+    }
+    g_assert_cmpuint(unbinds, ==, 1);
+}
+
+int main(int argc, char **argv)
+{
+    g_test_init(&argc, &argv, NULL);
+    g_test_add_func("/ice/pairs/priority", test_pair_priority);
+    g_test_add_func("/ice/pairs/first-check-is-provisional", test_first_check_is_provisional);
+    g_test_add_func("/ice/pairs/highest-priority-nominated-wins",
+                    test_highest_priority_nominated_pair_wins);
+    g_test_add_func("/ice/pairs/lower-priority-waits",
+                    test_lower_priority_waits_for_the_selected_pair_to_go_quiet);
+    g_test_add_func("/ice/pairs/migration-equal-priority", test_migration_at_equal_priority);
+    g_test_add_func("/ice/pairs/restart", test_restart_is_a_new_ice_session);
+    g_test_add_func("/ice/pairs/replay", test_replay_from_another_tuple_is_refused);
+    g_test_add_func("/ice/pairs/eviction", test_eviction_spares_the_selected_pair);
+    g_test_add_func("/ice/pairs/shared-remote", test_shared_remote_is_unbound_with_its_last_pair);
+    return g_test_run();
+}
