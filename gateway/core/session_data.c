@@ -185,6 +185,12 @@ void moat_session_data_start(moat_session *session)
                          error);
         return;
     }
+    /* The buffers may hold what was charged for them and no more (the
+     * association would otherwise grow them to half the session limit
+     * each): charging the gateway for larger, BDP-sized windows is what
+     * lets long round trips go faster. Before connect, so INIT advertises
+     * the window. */
+    moat_sctp_association_set_memory_limit(session->sctp, 2u * MOAT_SCTP_SOCKET_BUFFER_SIZE);
     moat_sctp_association_connect(session->sctp);
 }
 
