@@ -26,8 +26,7 @@ struct netns_link {
     bool netem;
 };
 
-/* Runs a command (ip, tc) quietly; its exit status, or -1. */
-static int run(const char *const argv[])
+int netns_link_run_quiet(const char *const argv[])
 {
     pid_t pid = fork();
     if (pid == 0) {
@@ -45,7 +44,7 @@ static int run(const char *const argv[])
     return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
-#define RUN(...) run((const char *const[]){__VA_ARGS__, NULL})
+#define RUN(...) netns_link_run_quiet((const char *const[]){__VA_ARGS__, NULL})
 
 static const char *const addresses[2] = {NETNS_LINK_SENDER_ADDRESS, NETNS_LINK_RECEIVER_ADDRESS};
 

@@ -37,4 +37,8 @@ const char *netns_link_device(const netns_link *link, netns_link_side side);
 
 void netns_link_destroy(netns_link *link);
 
+/* Runs a command (ip, tc) quietly, argv NULL-terminated: its exit status,
+ * or -1. For callers that change a link's namespaces further. */
+int netns_link_run_quiet(const char *const argv[]);
+
 #endif

@@ -62,25 +62,7 @@ typedef struct {
     struct sockaddr_in6 first, second; /* the client's two addresses */
 } bench;
 
-static int run(const char *const argv[])
-{
-    pid_t pid = fork();
-    if (pid == 0) {
-        int null_fd = open("/dev/null", O_WRONLY);
-        if (null_fd >= 0) {
-            dup2(null_fd, STDOUT_FILENO);
-            dup2(null_fd, STDERR_FILENO);
-        }
-        execvp(argv[0], (char *const *)argv);
-        _exit(127);
-    }
-    int status;
-    if (pid < 0 || waitpid(pid, &status, 0) < 0)
-        return -1;
-    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
-
-#define RUN(...) run((const char *const[]){__VA_ARGS__, NULL})
+#define RUN(...) netns_link_run_quiet((const char *const[]){__VA_ARGS__, NULL})
 
 static int enter_namespace(const char *name)
 {
