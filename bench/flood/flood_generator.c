@@ -34,6 +34,26 @@ static void forge(uint8_t *packet, size_t size, uint32_t ssrc)
     packet[11] = (uint8_t)ssrc;
 }
 
+/* Sends one batch of forgeries. Fresh ones every few batches keep the cost
+ * of RAND_bytes off the attack rate without resending identical packets
+ * forever; between them, sequence numbers move. */
+static void send_forged_batch(flood_generator *g, uint8_t (*packets)[2048], struct mmsghdr *headers,
+                              int count, uint64_t round)
+{
+    if (round % 16 == 0) {
+        for (int i = 0; i < count; i++)
+            forge(packets[i], g->forged_size, g->ssrc);
+    } else {
+        for (int i = 0; i < count; i++) {
+            packets[i][2] ^= (uint8_t)(round + 1);
+            packets[i][3] += 1;
+        }
+    }
+    int n = sendmmsg(g->fd, headers, (unsigned)count, 0);
+    if (n > 0)
+        g->forged_sent += (uint64_t)n;
+}
+
 static int send_legit(flood_generator *g, moat_srtp_session *srtp, uint16_t sequence)
 {
     uint8_t packet[512] = {0x80, 0};
@@ -101,20 +121,7 @@ int flood_generator_run(flood_generator *g)
             send_legit(g, srtp, sequence++);
             next_legit += LEGIT_INTERVAL_NS;
         }
-        /* Fresh forgeries every few batches keep the cost of RAND_bytes off
-         * the attack rate without resending identical packets forever. */
-        if (rounds++ % 16 == 0) {
-            for (int i = 0; i < BATCH; i++)
-                forge(packets[i], g->forged_size, g->ssrc);
-        } else {
-            for (int i = 0; i < BATCH; i++) {
-                packets[i][2] ^= (uint8_t)rounds;
-                packets[i][3] += 1;
-            }
-        }
-        int n = sendmmsg(g->fd, headers, BATCH, 0);
-        if (n > 0)
-            g->forged_sent += (uint64_t)n;
+        send_forged_batch(g, packets, headers, BATCH, rounds++);
     }
     g->next_sequence = sequence;
     moat_srtp_session_free(srtp);
@@ -165,18 +172,7 @@ int flood_generator_paced(flood_generator *g, double pps, double seconds)
     for (uint64_t next = start; next < end; next += interval) {
         struct timespec at = {(time_t)(next / 1000000000u), (long)(next % 1000000000u)};
         clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &at, NULL);
-        if (rounds++ % 16 == 0) {
-            for (int i = 0; i < PACED_BATCH; i++)
-                forge(packets[i], g->forged_size, g->ssrc);
-        } else {
-            for (int i = 0; i < PACED_BATCH; i++) {
-                packets[i][2] ^= (uint8_t)rounds;
-                packets[i][3] += 1;
-            }
-        }
-        int n = sendmmsg(g->fd, headers, PACED_BATCH, 0);
-        if (n > 0)
-            g->forged_sent += (uint64_t)n;
+        send_forged_batch(g, packets, headers, PACED_BATCH, rounds++);
     }
     return 0;
 }
