@@ -16,6 +16,7 @@
 #include "prefilter/stream_guard.h"
 #include "rtp/retransmit_budget.h"
 #include "rtp/retransmit_cache.h"
+#include "rtp/rtp_demux.h"
 #include "rtp/rtp_receive_stats.h"
 #include "sdp/sdp.h"
 #include "srtp/srtp_session.h"
@@ -122,6 +123,12 @@ struct moat_session {
     /* Plugin, and a second consumer of the media (media_tap.h) */
     const moat_plugin *plugin;
     void *plugin_state;
+    /* Routing core (plugin API v2): BUNDLE demux over media[], the plugin's
+     * timer (0: disarmed) and the last keyframe request per m-line. */
+    moat_rtp_demux demux;
+    uint64_t plugin_timer_us;
+    uint64_t keyframe_requested_us[MOAT_PLUGIN_MAX_MEDIA];
+    uint8_t fir_sequence;
     moat_media_tap tap;
 };
 

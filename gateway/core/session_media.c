@@ -21,6 +21,8 @@
 #define RETRANSMIT_VIDEO_SLOTS 128
 #define RETRANSMIT_MAX_SLOTS   512
 #define RETRANSMIT_HORIZON_S   1.0
+/* At most one keyframe request per m-line in this interval (request_keyframe). */
+#define KEYFRAME_INTERVAL_US 300000ull
 
 static uint32_t random_ssrc(void)
 {
@@ -30,6 +32,28 @@ static uint32_t random_ssrc(void)
             value = g_random_int();
     }
     return value;
+}
+
+/* Plugin API v2: the m-line's codecs and header extension ids. */
+static void describe_codecs(const moat_sdp_negotiated_media *in, moat_media_info *out)
+{
+    size_t n =
+        in->n_payload_types < MOAT_PLUGIN_MAX_CODECS ? in->n_payload_types : MOAT_PLUGIN_MAX_CODECS;
+    for (size_t c = 0; c < n; c++) {
+        moat_codec_info *codec = &out->codecs[c];
+        codec->payload_type = in->payload_types[c];
+        g_strlcpy(codec->name, in->codec_names[c], sizeof codec->name);
+        codec->clock_rate = in->clock_rates[c];
+        codec->channels = in->channels[c];
+        g_strlcpy(codec->fmtp, in->fmtp[c], sizeof codec->fmtp);
+        /* sdp_types.h bits 0..3 are nack, pli, fir, remb as MOAT_RTCP_FB_* */
+        codec->rtcp_fb = in->rtcp_fb[c];
+    }
+    out->n_codecs = n;
+    out->extensions.mid = in->mid_extension_id;
+    out->extensions.audio_level = in->audio_level_extension_id;
+    out->extensions.abs_send_time = in->abs_send_time_extension_id;
+    out->extensions.video_orientation = in->video_orientation_extension_id;
 }
 
 void moat_session_media_init(moat_session *session)
@@ -51,6 +75,7 @@ void moat_session_media_init(moat_session *session)
         memcpy(out->payload_types, in->payload_types, n);
         out->n_payload_types = n;
         out->mid_extension_id = in->mid_extension_id;
+        describe_codecs(in, out);
         if (out->peer_receives && out->local_ssrc &&
             session->n_outgoing < MOAT_SESSION_MAX_STREAMS) {
             moat_outgoing_stream *stream = &session->outgoing[session->n_outgoing++];
@@ -63,6 +88,7 @@ void moat_session_media_init(moat_session *session)
         }
     }
     session->rtcp_ssrc = session->n_outgoing ? session->outgoing[0].ssrc : random_ssrc();
+    moat_rtp_demux_init(&session->demux, session->media, session->n_media);
 }
 
 void moat_session_media_clear(moat_session *session)
@@ -368,8 +394,13 @@ void moat_session_handle_srtp(moat_session *session, uint8_t *data, size_t lengt
     }
     if (session->tap.ops)
         moat_session_tap_rtp(session, data, length, header.ssrc, now);
-    if (session->plugin->on_rtp)
+    if (session->plugin->on_media) {
+        moat_rtp_packet packet;
+        moat_rtp_demux_parsed(&session->demux, data, length, capacity, &header, now, &packet);
+        session->plugin->on_media(session->plugin_state, &packet);
+    } else if (session->plugin->on_rtp) {
         session->plugin->on_rtp(session->plugin_state, data, length, capacity);
+    }
 }
 
 static uint64_t ntp_now(void)
@@ -428,6 +459,11 @@ static void send_reports(moat_session *session, uint64_t now_us)
 
 void moat_session_media_tick(moat_session *session, uint64_t now_us)
 {
+    if (session->plugin_timer_us != 0 && now_us >= session->plugin_timer_us && !session->ending) {
+        session->plugin_timer_us = 0;
+        if (session->plugin && session->plugin->on_timer)
+            session->plugin->on_timer(session->plugin_state, now_us);
+    }
     if (!session->srtp || !session->has_selected)
         return;
     if (now_us >= session->next_report_us) {
@@ -521,6 +557,46 @@ static uint64_t gateway_now_us(void)
     return (uint64_t)g_get_monotonic_time();
 }
 
+static void gateway_set_timer(moat_plugin_session *handle, uint64_t delay_us)
+{
+    moat_session *session = (moat_session *)handle;
+    session->plugin_timer_us = delay_us == 0 ? 0 : moat_worker_now_us(session->worker) + delay_us;
+}
+
+/* PLI for the m-line's media SSRC (FIR when only FIR was negotiated), at
+ * most one per KEYFRAME_INTERVAL_US: requests in between are coalesced. */
+static int gateway_request_keyframe(moat_plugin_session *handle, int media_index)
+{
+    moat_session *session = (moat_session *)handle;
+    if (media_index < 0 || (size_t)media_index >= session->n_media)
+        return -1;
+    uint32_t ssrc = session->demux.primary[media_index];
+    if (ssrc == 0 || session->media[media_index].kind != MOAT_MEDIA_KIND_VIDEO)
+        return -1;
+    uint64_t now = moat_worker_now_us(session->worker);
+    uint64_t *last = &session->keyframe_requested_us[media_index];
+    if (*last != 0 && now - *last < KEYFRAME_INTERVAL_US)
+        return 1;
+    const moat_media_info *m = &session->media[media_index];
+    bool fir = m->n_codecs > 0 && !(m->codecs[0].rtcp_fb & MOAT_RTCP_FB_PLI) &&
+               (m->codecs[0].rtcp_fb & MOAT_RTCP_FB_FIR);
+    uint8_t buffer[32];
+    moat_rtcp_writer writer;
+    moat_rtcp_writer_init(&writer, buffer, sizeof buffer);
+    moat_rtcp_fir_entry entry = {.ssrc = ssrc, .sequence = ++session->fir_sequence};
+    int status = fir ? moat_rtcp_build_fir(&writer, session->rtcp_ssrc, &entry, 1)
+                     : moat_rtcp_build_pli(&writer, session->rtcp_ssrc, ssrc);
+    if (status != MOAT_RTP_OK || send_protected(session, buffer, writer.length, true) != 0)
+        return -1;
+    *last = now;
+    return 0;
+}
+
+static int gateway_session_worker(moat_plugin_session *handle)
+{
+    return (int)moat_worker_index(((moat_session *)handle)->worker);
+}
+
 const moat_gateway_calls moat_session_gateway_calls = {
     .send_rtp = gateway_send_rtp,
     .send_rtcp = gateway_send_rtcp,
@@ -528,4 +604,7 @@ const moat_gateway_calls moat_session_gateway_calls = {
     .push_event = gateway_push_event,
     .close_session = gateway_close_session,
     .now_us = gateway_now_us,
+    .set_timer = gateway_set_timer,
+    .request_keyframe = gateway_request_keyframe,
+    .session_worker = gateway_session_worker,
 };
