@@ -164,6 +164,10 @@ typedef struct {
      * buffer and carried to the owning worker's ring (never blocks; a full
      * ring drops and counts). 0 queued/sent, -1 dropped or session ended. */
     int (*relay_rtp)(moat_plugin_session *session, const uint8_t *packet, size_t length);
+    /* Fan-out of one packet to n sessions (any workers) with one shared
+     * copy; returns how many were sent or queued. Any thread. */
+    size_t (*relay_rtp_many)(moat_plugin_session *const *sessions, size_t n, const uint8_t *packet,
+                             size_t length);
     /* Arms the session's one timer: on_timer runs on its worker after
      * `delay_us` (0 disarms). Owning worker only. */
     void (*set_timer)(moat_plugin_session *session, uint64_t delay_us);
@@ -208,6 +212,11 @@ typedef struct {
     /* ---- v2 (all optional) ---- */
     /* Demultiplexed RTP; when set, on_rtp is not called. */
     void (*on_media)(void *state, moat_rtp_packet *packet);
+    /* A packet relayed to this session (relay_rtp) arrived on its worker:
+     * the plugin rewrites this private copy for its peer (SSRC, sequence
+     * numbers, timestamps) and sends it with send_rtp. Without on_relay the
+     * core sends relayed packets unchanged. media_index is -1. */
+    void (*on_relay)(void *state, moat_rtp_packet *packet);
     /* The timer armed with set_timer fired. */
     void (*on_timer)(void *state, uint64_t now_us);
     /* Placement: the worker a new session of this plugin lands on, from the

@@ -123,6 +123,7 @@ moat_session *moat_session_new(const moat_session_params *params, char *error, s
     moat_session_prefilter_init(session, params->prefilter);
 
     session->plugin = params->plugin;
+    session->handle = moat_session_handle_new(session, session->worker);
     moat_session_info info = {
         .session_id = session->id,
         .media = session->media,
@@ -130,8 +131,7 @@ moat_session *moat_session_new(const moat_session_params *params, char *error, s
         .has_data_channel = session->negotiation.has_data_channel,
     };
     const char *plugin_error = "plugin refused the session";
-    session->plugin_state =
-        session->plugin->attach((moat_plugin_session *)session, &info, &plugin_error);
+    session->plugin_state = session->plugin->attach(session->handle, &info, &plugin_error);
     if (!session->plugin_state) {
         snprintf(error, error_size, "%s", plugin_error);
         session->plugin = NULL;
@@ -139,6 +139,11 @@ moat_session *moat_session_new(const moat_session_params *params, char *error, s
         return NULL;
     }
     return session;
+}
+
+moat_plugin_session *moat_session_plugin_handle(moat_session *session)
+{
+    return session->handle;
 }
 
 const char *moat_session_id(const moat_session *session)
@@ -252,8 +257,9 @@ void moat_session_handle_stun(moat_session *session, const moat_path *path, cons
     const struct sockaddr_in6 *from = &path->remote;
     /* Before any HMAC: the ufrag travels in clear, so anyone can make us
      * verify checks for this session. */
-    moat_token_bucket *bucket =
-        moat_ice_pairs_has_remote(&session->pairs, from) ? &session->stun_known : &session->stun_new;
+    moat_token_bucket *bucket = moat_ice_pairs_has_remote(&session->pairs, from)
+                                    ? &session->stun_known
+                                    : &session->stun_new;
     if (!moat_token_bucket_take(bucket, moat_worker_now_us(session->worker))) {
         moat_session_drop(session, MOAT_DROP_STUN_RATE);
         return;
@@ -443,6 +449,12 @@ void moat_session_free(moat_session *session)
     leave_pending(session);
     if (session->plugin && session->plugin->detach)
         session->plugin->detach(session->plugin_state);
+    if (session->handle) {
+        /* Calls on the handle fail from now on; queued relays are dropped. */
+        atomic_store_explicit(&session->handle->session, NULL, memory_order_release);
+        moat_session_handle_unref(session->handle);
+        session->handle = NULL;
+    }
     moat_session_clear_tap(session);
     moat_session_data_clear(session);
     moat_session_media_clear(session);

@@ -9,6 +9,7 @@
 #include "core/token_bucket.h"
 #include "core/media_tap.h"
 #include "core/session.h"
+#include "core/session_handle.h"
 #include "dtls/dtls_transport.h"
 #include "ice/ice_pairs.h"
 #include "prefilter/detector.h"
@@ -121,6 +122,7 @@ struct moat_session {
     uint64_t last_detection_delay_us; /* first bad packet -> enforcing, last switch */
 
     /* Plugin, and a second consumer of the media (media_tap.h) */
+    moat_plugin_session *handle; /* session_handle.h: holds one reference */
     const moat_plugin *plugin;
     void *plugin_state;
     /* Routing core (plugin API v2): BUNDLE demux over media[], the plugin's
@@ -138,6 +140,11 @@ void moat_session_media_clear(moat_session *session);
 int moat_session_media_keys(moat_session *session, const moat_srtp_keying *keys);
 void moat_session_media_tick(moat_session *session, uint64_t now_us);
 extern const moat_gateway_calls moat_session_gateway_calls;
+
+/* session_relay.c: the plugin calls any thread may make. */
+int moat_session_relay_rtp(moat_plugin_session *handle, const uint8_t *packet, size_t length);
+size_t moat_session_relay_rtp_many(moat_plugin_session *const *handles, size_t n,
+                                   const uint8_t *packet, size_t length);
 
 /* session_tap.c: hands a received packet to the tap (set), and sends the
  * PLI it asks for. */

@@ -508,7 +508,9 @@ static void size_cache(moat_outgoing_stream *stream, uint64_t now_us)
 
 static int gateway_send_rtp(moat_plugin_session *handle, const uint8_t *packet, size_t length)
 {
-    moat_session *session = (moat_session *)handle;
+    moat_session *session = moat_session_handle_get(handle);
+    if (!session)
+        return -1;
     moat_rtp_header header;
     if (moat_rtp_parse(packet, length, &header) != 0)
         return -1;
@@ -530,24 +532,30 @@ static int gateway_send_rtp(moat_plugin_session *handle, const uint8_t *packet, 
 
 static int gateway_send_rtcp(moat_plugin_session *handle, const uint8_t *packet, size_t length)
 {
-    return send_protected((moat_session *)handle, packet, length, true);
+    moat_session *session = moat_session_handle_get(handle);
+    return session ? send_protected(session, packet, length, true) : -1;
 }
 
 static int gateway_send_data(moat_plugin_session *handle, uint16_t stream_id, uint32_t ppid,
                              const uint8_t *data, size_t length)
 {
-    return moat_session_data_send((moat_session *)handle, stream_id, ppid, data, length);
+    moat_session *session = moat_session_handle_get(handle);
+    return session ? moat_session_data_send(session, stream_id, ppid, data, length) : -1;
 }
 
 static void gateway_push_event(moat_plugin_session *handle, const char *json)
 {
-    moat_session *session = (moat_session *)handle;
+    moat_session *session = moat_session_handle_get(handle);
+    if (!session)
+        return;
     moat_log_debug("plugin", "session %s event %s", session->id, json);
 }
 
 static void gateway_close_session(moat_plugin_session *handle)
 {
-    moat_session *session = (moat_session *)handle;
+    moat_session *session = moat_session_handle_get(handle);
+    if (!session)
+        return;
     session->end_reason = "closed by plugin";
     session->ending = true;
 }
@@ -559,7 +567,9 @@ static uint64_t gateway_now_us(void)
 
 static void gateway_set_timer(moat_plugin_session *handle, uint64_t delay_us)
 {
-    moat_session *session = (moat_session *)handle;
+    moat_session *session = moat_session_handle_get(handle);
+    if (!session)
+        return;
     session->plugin_timer_us = delay_us == 0 ? 0 : moat_worker_now_us(session->worker) + delay_us;
 }
 
@@ -567,8 +577,8 @@ static void gateway_set_timer(moat_plugin_session *handle, uint64_t delay_us)
  * most one per KEYFRAME_INTERVAL_US: requests in between are coalesced. */
 static int gateway_request_keyframe(moat_plugin_session *handle, int media_index)
 {
-    moat_session *session = (moat_session *)handle;
-    if (media_index < 0 || (size_t)media_index >= session->n_media)
+    moat_session *session = moat_session_handle_get(handle);
+    if (!session || media_index < 0 || (size_t)media_index >= session->n_media)
         return -1;
     uint32_t ssrc = session->demux.primary[media_index];
     if (ssrc == 0 || session->media[media_index].kind != MOAT_MEDIA_KIND_VIDEO)
@@ -594,7 +604,7 @@ static int gateway_request_keyframe(moat_plugin_session *handle, int media_index
 
 static int gateway_session_worker(moat_plugin_session *handle)
 {
-    return (int)moat_worker_index(((moat_session *)handle)->worker);
+    return handle ? (int)moat_worker_index(handle->worker) : -1;
 }
 
 const moat_gateway_calls moat_session_gateway_calls = {
@@ -604,6 +614,10 @@ const moat_gateway_calls moat_session_gateway_calls = {
     .push_event = gateway_push_event,
     .close_session = gateway_close_session,
     .now_us = gateway_now_us,
+    .handle_ref = moat_session_handle_ref,
+    .handle_unref = moat_session_handle_unref,
+    .relay_rtp = moat_session_relay_rtp,
+    .relay_rtp_many = moat_session_relay_rtp_many,
     .set_timer = gateway_set_timer,
     .request_keyframe = gateway_request_keyframe,
     .session_worker = gateway_session_worker,
