@@ -132,7 +132,19 @@ typedef struct {
     const moat_media_info *media;
     size_t n_media;
     bool has_data_channel;
+    /* ---- v2 ---- */
+    /* How the session was created: "whip" (POST /whip/<plugin>/<resource>) or
+     * "whep" (POST /whep/<plugin>/<resource>); resource is what follows the
+     * plugin name ("" when nothing does). */
+    const char *endpoint;
+    const char *resource;
+    int worker_index; /* the worker the session runs on */
 } moat_session_info;
+
+/* v2: attach errors starting with these prefixes map to HTTP 404 and 503;
+ * any other refusal is a 503 "session_refused". */
+#define MOAT_PLUGIN_ERROR_NOT_FOUND "not_found: "
+#define MOAT_PLUGIN_ERROR_FULL      "full: "
 
 /* Opaque handle of a session, valid from attach until detach returns. */
 typedef struct moat_plugin_session moat_plugin_session;
@@ -220,9 +232,15 @@ typedef struct {
     /* The timer armed with set_timer fired. */
     void (*on_timer)(void *state, uint64_t now_us);
     /* Placement: the worker a new session of this plugin lands on, from the
-     * resource it was created on (e.g. "room/<name>") and the number of
-     * workers; -1 leaves it to the gateway. Control thread. */
-    int (*place)(const char *resource, unsigned n_workers);
+     * endpoint and resource it was created on (see moat_session_info) and
+     * the number of workers; -1 leaves it to the gateway. Control thread. */
+    int (*place)(const char *endpoint, const char *resource, unsigned n_workers);
+    /* A JSON API under api_path (e.g. "/api/rooms"): the gateway routes
+     * requests whose path starts with it here, after authentication.
+     * Returns a g_malloc'd JSON body and sets *status. Control thread. */
+    const char *api_path;
+    char *(*handle_api)(const char *method, const char *path, const char *body, size_t length,
+                        int *status);
 } moat_plugin;
 
 /* Every plugin module exports this symbol. */

@@ -129,6 +129,9 @@ moat_session *moat_session_new(const moat_session_params *params, char *error, s
         .media = session->media,
         .n_media = session->n_media,
         .has_data_channel = session->negotiation.has_data_channel,
+        .endpoint = params->endpoint ? params->endpoint : "whip",
+        .resource = params->resource ? params->resource : "",
+        .worker_index = session->worker ? (int)moat_worker_index(session->worker) : -1,
     };
     const char *plugin_error = "plugin refused the session";
     session->plugin_state = session->plugin->attach(session->handle, &info, &plugin_error);

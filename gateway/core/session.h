@@ -37,6 +37,8 @@ typedef struct {
     int *pending_counter;
     const moat_prefilter_settings *prefilter; /* outlives the session */
     moat_session_ended_fn on_ended;
+    const char *endpoint; /* plugin API v2 moat_session_info; NULL: "whip" */
+    const char *resource; /* NULL: "" */
 } moat_session_params;
 
 /* Control thread. Attaches the plugin; NULL with a message on failure. */
