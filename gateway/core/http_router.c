@@ -293,8 +293,9 @@ void moat_http_route(moat_gateway *gateway, const moat_http_request *request,
     }
     if (whip)
         serve_whip(gateway, request, response);
-    else if (api && !serve_plugin_api(gateway, request, response, path))
-        moat_session_api_handle(gateway, request, response, has_token(config->token));
-    else
+    else if (api) {
+        if (!serve_plugin_api(gateway, request, response, path))
+            moat_session_api_handle(gateway, request, response, has_token(config->token));
+    } else
         serve_static(gateway, request, response);
 }
