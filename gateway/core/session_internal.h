@@ -130,6 +130,7 @@ struct moat_session {
     moat_rtp_demux demux;
     uint64_t plugin_timer_us;
     uint64_t keyframe_requested_us[MOAT_PLUGIN_MAX_MEDIA];
+    uint32_t keyframe_pending; /* bit per m-line: a coalesced request still to send */
     uint8_t fir_sequence;
     moat_media_tap tap;
 };

@@ -457,6 +457,8 @@ static void send_reports(moat_session *session, uint64_t now_us)
     send_protected(session, buffer, writer.length, true);
 }
 
+static void send_pending_keyframe_requests(moat_session *session, uint64_t now);
+
 void moat_session_media_tick(moat_session *session, uint64_t now_us)
 {
     if (session->plugin_timer_us != 0 && now_us >= session->plugin_timer_us && !session->ending) {
@@ -466,6 +468,8 @@ void moat_session_media_tick(moat_session *session, uint64_t now_us)
     }
     if (!session->srtp || !session->has_selected)
         return;
+    if (session->keyframe_pending)
+        send_pending_keyframe_requests(session, now_us);
     if (now_us >= session->next_report_us) {
         session->next_report_us = now_us + REPORT_INTERVAL_US;
         send_reports(session, now_us);
@@ -575,6 +579,10 @@ static void gateway_set_timer(moat_plugin_session *handle, uint64_t delay_us)
 
 /* PLI for the m-line's media SSRC (FIR when only FIR was negotiated), at
  * most one per KEYFRAME_INTERVAL_US: requests in between are coalesced. */
+static int send_keyframe_request(moat_session *session, int media_index, uint64_t now);
+
+/* Requests within KEYFRAME_INTERVAL_US of the last one are merged into one
+ * pending request, which media_tick sends when the interval is over. */
 static int gateway_request_keyframe(moat_plugin_session *handle, int media_index)
 {
     moat_session *session = moat_session_handle_get(handle);
@@ -584,9 +592,28 @@ static int gateway_request_keyframe(moat_plugin_session *handle, int media_index
     if (ssrc == 0 || session->media[media_index].kind != MOAT_MEDIA_KIND_VIDEO)
         return -1;
     uint64_t now = moat_worker_now_us(session->worker);
-    uint64_t *last = &session->keyframe_requested_us[media_index];
-    if (*last != 0 && now - *last < KEYFRAME_INTERVAL_US)
+    uint64_t last = session->keyframe_requested_us[media_index];
+    if (last != 0 && now - last < KEYFRAME_INTERVAL_US) {
+        session->keyframe_pending |= 1u << media_index;
         return 1;
+    }
+    return send_keyframe_request(session, media_index, now);
+}
+
+static void send_pending_keyframe_requests(moat_session *session, uint64_t now)
+{
+    for (size_t i = 0; i < session->n_media && session->keyframe_pending; i++) {
+        if ((session->keyframe_pending & (1u << i)) &&
+            now - session->keyframe_requested_us[i] >= KEYFRAME_INTERVAL_US)
+            send_keyframe_request(session, (int)i, now);
+    }
+}
+
+static int send_keyframe_request(moat_session *session, int media_index, uint64_t now)
+{
+    uint32_t ssrc = session->demux.primary[media_index];
+    uint64_t *last = &session->keyframe_requested_us[media_index];
+    session->keyframe_pending &= ~(1u << media_index);
     const moat_media_info *m = &session->media[media_index];
     bool fir = m->n_codecs > 0 && !(m->codecs[0].rtcp_fb & MOAT_RTCP_FB_PLI) &&
                (m->codecs[0].rtcp_fb & MOAT_RTCP_FB_FIR);

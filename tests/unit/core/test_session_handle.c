@@ -115,6 +115,25 @@ static void test_keyframe_request_coalesced(void)
     size_t datagrams = 0;
     session_harness_drain_peer(&h, &datagrams);
     g_assert_cmpuint(datagrams, ==, 2);
+    /* The first tick sends the session's reports: out of the way. */
+    moat_session_media_tick(h.session, 1000000 + 400000);
+    session_harness_flush(&h);
+    session_harness_drain_peer(&h, &datagrams);
+    /* A coalesced request is not lost: it leaves when the interval is over. */
+    g_assert_cmpint(calls->request_keyframe(handle, 0), ==, 1);
+    g_assert_cmpint(calls->request_keyframe(handle, 0), ==, 1);
+    moat_session_media_tick(h.session, 1000000 + 500000);
+    session_harness_flush(&h);
+    session_harness_drain_peer(&h, &datagrams);
+    g_assert_cmpuint(datagrams, ==, 0);
+    moat_session_media_tick(h.session, 1000000 + 750000);
+    session_harness_flush(&h);
+    session_harness_drain_peer(&h, &datagrams);
+    g_assert_cmpuint(datagrams, ==, 1);
+    moat_session_media_tick(h.session, 1000000 + 1200000);
+    session_harness_flush(&h);
+    session_harness_drain_peer(&h, &datagrams);
+    g_assert_cmpuint(datagrams, ==, 0);
     session_harness_clear(&h);
     moat_relay_free(relay);
 }
