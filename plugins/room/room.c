@@ -288,6 +288,16 @@ static void room_on_media(void *state, moat_rtp_packet *p)
     }
 }
 
+/* Subscriber: the publisher it watches is asked for a keyframe (on its own
+ * worker: a flag it reads per packet, then the core's coalescing). */
+static void ask_keyframe(room_peer *peer)
+{
+    g_mutex_lock(&peer->room->lock);
+    if (peer->source)
+        atomic_store(&peer->source->keyframe_wanted, true);
+    g_mutex_unlock(&peer->room->lock);
+}
+
 /* Subscriber: the publisher's packet, our copy. */
 static void room_on_relay(void *state, moat_rtp_packet *p)
 {
@@ -295,8 +305,16 @@ static void room_on_relay(void *state, moat_rtp_packet *p)
     if (peer->hung_up || peer->publisher)
         return;
     arm_timer(peer);
-    if (room_forward(peer, p) == 0)
-        atomic_fetch_add_explicit(&peer->packets, 1, memory_order_relaxed);
+    moat_media_kind kind;
+    if (room_forward(peer, p, &kind) != 0)
+        return;
+    atomic_fetch_add_explicit(&peer->packets, 1, memory_order_relaxed);
+    /* The keyframe asked for at join time may have arrived before the
+     * subscriber's transport was up: ask again once video reaches it. */
+    if (kind == MOAT_MEDIA_KIND_VIDEO && !peer->video_flowing) {
+        peer->video_flowing = true;
+        ask_keyframe(peer);
+    }
 }
 
 /* Subscriber feedback: keyframe requests go to the publisher (coalesced
@@ -320,12 +338,8 @@ static void room_on_rtcp(void *state, const uint8_t *packet, size_t length)
             (moat_rtcp_fb_is_pli(&fb) || moat_rtcp_fb_is_fir(&fb)))
             keyframe = true;
     }
-    if (!keyframe)
-        return;
-    g_mutex_lock(&peer->room->lock);
-    if (peer->source)
-        atomic_store(&peer->source->keyframe_wanted, true);
-    g_mutex_unlock(&peer->room->lock);
+    if (keyframe)
+        ask_keyframe(peer);
 }
 
 static void room_on_data(void *state, uint16_t stream_id, uint32_t ppid, const uint8_t *data,

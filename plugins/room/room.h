@@ -78,6 +78,7 @@ typedef struct room_peer {
     uint32_t codecs_for_ssrc[2];
     room_out_stream out[2];
     bool timer_armed;
+    bool video_flowing; /* a video packet reached the peer: it asked for a keyframe */
     bool hung_up;
 } room_peer;
 

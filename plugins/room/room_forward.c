@@ -79,13 +79,14 @@ static bool newer16(uint16_t a, uint16_t b)
     return (int16_t)(a - b) > 0;
 }
 
-int room_forward(room_peer *s, moat_rtp_packet *p)
+int room_forward(room_peer *s, moat_rtp_packet *p, moat_media_kind *kind)
 {
     const room_codec *codec = source_codec(s, p->ssrc, p->payload_type);
     uint8_t pt;
     int line = codec ? subscriber_line(s, codec, &pt) : -1;
     if (line < 0)
         return -1;
+    *kind = codec->kind;
     room_out_stream *out = &s->out[codec->kind == MOAT_MEDIA_KIND_VIDEO ? 1 : 0];
     uint64_t now = s->gateway->now_us();
     if (!out->started || out->source_ssrc != p->ssrc) {

@@ -8,8 +8,8 @@
 
 #include "room.h"
 
-/* Rewrites `p` in place and sends it; 0 sent, -1 dropped. The subscriber's
- * worker, without the room's lock. */
-int room_forward(room_peer *subscriber, moat_rtp_packet *p);
+/* Rewrites `p` in place and sends it; 0 sent (*kind says what), -1
+ * dropped. The subscriber's worker, without the room's lock. */
+int room_forward(room_peer *subscriber, moat_rtp_packet *p, moat_media_kind *kind);
 
 #endif
