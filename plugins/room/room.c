@@ -244,6 +244,17 @@ static int video_index(const room_peer *peer)
     return -1;
 }
 
+/* Publisher: a moving average over about 8 packets (160 ms of Opus). */
+static void note_audio_level(room_peer *peer, uint8_t level)
+{
+    if (atomic_load_explicit(&peer->level_us, memory_order_relaxed) == 0)
+        peer->level_smoothed = (uint32_t)level << 8;
+    else
+        peer->level_smoothed = (peer->level_smoothed * 7 + ((uint32_t)level << 8)) / 8;
+    atomic_store_explicit(&peer->level, peer->level_smoothed, memory_order_relaxed);
+    atomic_store_explicit(&peer->level_us, peer->gateway->now_us(), memory_order_relaxed);
+}
+
 /* Publisher: fan the packet out to the room's subscribers watching us. */
 static void room_on_media(void *state, moat_rtp_packet *p)
 {
@@ -258,6 +269,8 @@ static void room_on_media(void *state, moat_rtp_packet *p)
         atomic_compare_exchange_strong(&peer->ssrcs[kind], &expected, p->ssrc);
     if (atomic_load(&peer->ssrcs[kind]) != p->ssrc)
         return; /* one stream per kind (simulcast layers: not yet) */
+    if (p->has_audio_level)
+        note_audio_level(peer, p->audio_level);
     if (kind == 1 && atomic_exchange(&peer->keyframe_wanted, false))
         peer->gateway->request_keyframe(peer->handle, video_index(peer));
     atomic_fetch_add_explicit(&peer->packets, 1, memory_order_relaxed);

@@ -29,6 +29,10 @@
 #define ROOM_CHECK_US        100000u /* subscribers look for a reason to leave */
 #define ROOM_MAX_CODECS      16
 #define ROOM_FANOUT_CHUNK    128 /* targets per relay call */
+/* The active speaker: the loudest publisher whose smoothed level is above
+ * -ROOM_SPEAKER_DBOV and was updated within ROOM_SPEAKER_AGE_US. */
+#define ROOM_SPEAKER_DBOV   70
+#define ROOM_SPEAKER_AGE_US 2000000u
 
 typedef struct room room;
 
@@ -68,6 +72,11 @@ typedef struct room_peer {
     size_t n_codecs;
     atomic_bool keyframe_wanted;
     _Atomic uint32_t ssrcs[2]; /* first media SSRC per kind (audio, video), 0 unknown */
+    /* RFC 6464 audio level, smoothed: -dBov x 256 (0 loudest, 127 x 256
+     * silence), and when it was last updated (µs, gateway clock). */
+    uint32_t level_smoothed;
+    atomic_uint level;
+    _Atomic uint64_t level_us;
 
     /* subscriber */
     char source_id[ROOM_PEER_ID_SIZE]; /* "" follows the room's current publisher */

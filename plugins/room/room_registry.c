@@ -136,6 +136,23 @@ static char *error_reply(int *status, int code, const char *error, const char *d
                  json_pack("{s:s, s:s, s:i}", "error", error, "detail", detail, "status", code));
 }
 
+/* The active speaker's id or NULL. Room lock held. */
+static const char *active_speaker(room *r, uint64_t now_us)
+{
+    const char *best = NULL;
+    unsigned best_level = ROOM_SPEAKER_DBOV << 8;
+    for (size_t i = 0; i < r->n_publishers; i++) {
+        room_peer *p = r->publishers[i];
+        uint64_t at = atomic_load(&p->level_us);
+        unsigned level = atomic_load(&p->level);
+        if (at != 0 && now_us - at < ROOM_SPEAKER_AGE_US && level < best_level) {
+            best = p->id;
+            best_level = level;
+        }
+    }
+    return best;
+}
+
 /* Room lock held. */
 static json_t *describe(room *r, bool full)
 {
@@ -148,8 +165,12 @@ static json_t *describe(room *r, bool full)
     json_t *pubs = json_array(), *subs = json_array();
     for (size_t i = 0; i < r->n_publishers; i++) {
         room_peer *p = r->publishers[i];
-        json_array_append_new(pubs, json_pack("{s:s, s:i, s:I}", "id", p->id, "worker", p->worker,
-                                              "packets", (json_int_t)atomic_load(&p->packets)));
+        json_t *pub = json_pack("{s:s, s:i, s:I}", "id", p->id, "worker", p->worker, "packets",
+                                (json_int_t)atomic_load(&p->packets));
+        if (atomic_load(&p->level_us))
+            json_object_set_new(pub, "audio_level_dbov",
+                                json_real(-(double)atomic_load(&p->level) / 256.0));
+        json_array_append_new(pubs, pub);
     }
     for (size_t i = 0; i < r->n_subscribers; i++) {
         room_peer *s = r->subscribers[i];
@@ -158,6 +179,8 @@ static json_t *describe(room *r, bool full)
                                               "packets", (json_int_t)atomic_load(&s->packets)));
     }
     json_object_set_new(o, "publishers", pubs);
+    const char *speaker = active_speaker(r, (uint64_t)g_get_monotonic_time());
+    json_object_set_new(o, "active_speaker", speaker ? json_string(speaker) : json_null());
     json_object_set_new(o, "subscribers", subs);
     json_object_set_new(o, "publisher_worker", json_integer(r->publisher_worker));
     json_object_set_new(o, "subscriber_worker", json_integer(r->subscriber_worker));

@@ -215,3 +215,22 @@ def test_room_api_refuses_hostile_input(gateway):
     asyncio.run(full_room())
     assert api(gateway, "DELETE", "/api/rooms/full")[0] == 204
     assert api(gateway, "GET", "/api/rooms/full")[0] == 404
+
+
+def test_active_speaker_from_audio_levels(gateway):
+    async def run():
+        quiet = await publish(gateway.base, "talk", frequency=0.0)  # sin(0): silence
+        loud = await publish(gateway.base, "talk", 440.0)
+        await asyncio.sleep(2.5)
+        _, room = api(gateway, "GET", "/api/rooms/talk")
+        ids = [p["id"] for p in room["publishers"]]
+        levels = {p["id"]: p.get("audio_level_dbov") for p in room["publishers"]}
+        assert room["active_speaker"] == ids[1], room
+        assert levels[ids[1]] > -30 and levels[ids[0]] < -90, levels
+        await close(loud)
+        await asyncio.sleep(0.5)
+        _, room = api(gateway, "GET", "/api/rooms/talk")
+        assert room["active_speaker"] is None, room  # silence is nobody speaking
+        await close(quiet)
+
+    asyncio.run(run())
