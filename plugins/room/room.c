@@ -187,8 +187,9 @@ static void *room_attach(moat_plugin_session *handle, const moat_session_info *i
     memcpy(peer->media, info->media, info->n_media * sizeof info->media[0]);
     if (publisher)
         take_codecs(peer);
-    *error = room_join(r, peer, source);
+    *error = room_join_listed(r, peer, source);
     if (*error) {
+        room_forget_if_empty(r);
         room_release(r);
         g_free(peer);
         return NULL;
@@ -202,6 +203,7 @@ static void room_detach(void *state)
 {
     room_peer *peer = state;
     room_leave(peer);
+    room_forget_if_empty(peer->room);
     room_release(peer->room);
     peer->gateway->handle_unref(peer->handle);
     g_free(peer);

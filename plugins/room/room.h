@@ -26,6 +26,7 @@
 #define ROOM_MAX_PUBLISHERS  16
 #define ROOM_MAX_SUBSCRIBERS 1024
 #define ROOM_DEFAULT_SUBS    256
+#define ROOM_MAX_ROOMS       10000
 #define ROOM_CHECK_US        100000u /* subscribers look for a reason to leave */
 #define ROOM_MAX_CODECS      16
 #define ROOM_FANOUT_CHUNK    128 /* targets per relay call */
@@ -95,6 +96,7 @@ struct room {
     char name[ROOM_NAME_SIZE];
     int refs;           /* under registry_lock */
     atomic_bool closed; /* deleted through the API: peers leave */
+    bool implicit;      /* created by a publisher: removed when empty */
     GMutex lock;
     room_peer *publishers[ROOM_MAX_PUBLISHERS];
     size_t n_publishers;
@@ -112,6 +114,11 @@ bool room_name_valid(const char *name, size_t length);
 /* The room named `name`, created when `create`; a new reference. */
 room *room_acquire(const char *name, bool create);
 void room_release(room *r);
+/* room_join under the registry lock, listing the room again if it was
+ * forgotten (emptied) between acquiring and joining it. */
+const char *room_join_listed(room *r, room_peer *peer, const char *source_id);
+/* Drops an implicitly created room from the table once nobody is in it. */
+void room_forget_if_empty(room *r);
 /* Any thread. */
 int room_place(const char *endpoint, const char *resource, unsigned n_workers);
 char *room_handle_api(const char *method, const char *path, const char *body, size_t length,

@@ -73,12 +73,41 @@ room *room_acquire(const char *name, bool create)
 {
     g_mutex_lock(&registry_lock);
     room *r = rooms ? g_hash_table_lookup(rooms, name) : NULL;
-    if (!r && create && rooms)
+    if (!r && create && rooms && g_hash_table_size(rooms) < ROOM_MAX_ROOMS) {
         r = create_room(name);
+        r->implicit = true;
+    }
     if (r)
         r->refs++;
     g_mutex_unlock(&registry_lock);
     return r;
+}
+
+const char *room_join_listed(room *r, room_peer *peer, const char *source_id)
+{
+    g_mutex_lock(&registry_lock);
+    /* Emptied and forgotten since we acquired it: list it again. */
+    if (rooms && !atomic_load(&r->closed) && !g_hash_table_lookup(rooms, r->name)) {
+        g_hash_table_insert(rooms, r->name, r);
+        r->refs++;
+    }
+    const char *error = room_join(r, peer, source_id);
+    g_mutex_unlock(&registry_lock);
+    return error;
+}
+
+void room_forget_if_empty(room *r)
+{
+    g_mutex_lock(&registry_lock);
+    g_mutex_lock(&r->lock);
+    bool empty = r->n_publishers == 0 && r->n_subscribers == 0;
+    g_mutex_unlock(&r->lock);
+    bool drop = r->implicit && empty && rooms && g_hash_table_lookup(rooms, r->name) == r;
+    if (drop) {
+        g_hash_table_remove(rooms, r->name);
+        r->refs--; /* the table's; the caller still holds one */
+    }
+    g_mutex_unlock(&registry_lock);
 }
 
 void room_release(room *r)
@@ -244,6 +273,11 @@ static char *create(const char *body, size_t length, int *status)
         g_mutex_unlock(&registry_lock);
         json_decref(json);
         return error_reply(status, 409, "exists", "a room with this name exists");
+    }
+    if (g_hash_table_size(rooms) >= ROOM_MAX_ROOMS) {
+        g_mutex_unlock(&registry_lock);
+        json_decref(json);
+        return error_reply(status, 503, "too_many_rooms", "the gateway holds its maximum of rooms");
     }
     room *r = create_room(name);
     r->max_publishers = max_pubs;
