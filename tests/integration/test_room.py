@@ -299,3 +299,50 @@ def test_subscriber_nack_and_pli(gateway):
         await close(pub)
 
     asyncio.run(run())
+
+
+def test_publisher_change_keeps_the_subscriber_stream_continuous(gateway):
+    """The subscriber of a room's default publisher moves to the next one when
+    it leaves: same SSRC, sequence numbers and timestamps that go on (no
+    jump), and the new publisher's tone."""
+    async def run():
+        first = await publish(gateway.base, "relay", 440.0)
+        await asyncio.sleep(0.5)
+        second = await publish(gateway.base, "relay", 660.0)
+        await asyncio.sleep(0.5)
+        sub = await subscribe(gateway.base, "relay")
+        for _ in range(100):
+            receiver = next((r for r in sub["pc"].getReceivers()
+                             if r.track and r.track.kind == "audio"), None)
+            if receiver:
+                break
+            await asyncio.sleep(0.05)
+        packets = []
+        handle = receiver._handle_rtp_packet
+
+        async def recording(packet, arrival_time_ms):
+            packets.append((packet.ssrc, packet.sequence_number, packet.timestamp))
+            await handle(packet, arrival_time_ms)
+
+        receiver._handle_rtp_packet = recording
+        await asyncio.sleep(3.0)
+        assert abs(sub["recorders"]["audio"].dominant_frequency() - 440.0) <= 5.0
+        switch = len(packets)
+        await close(first)
+        await asyncio.sleep(3.0)
+        assert len(packets) - switch > 100, "audio stopped after the publisher change"
+        assert len({p[0] for p in packets}) == 1, "the subscriber's SSRC changed"
+        for (_, s1, t1), (_, s2, t2) in zip(packets, packets[1:]):
+            gap = (s2 - s1) % 65536
+            assert 1 <= gap <= 20, f"sequence jumped {s1} -> {s2}"
+            assert (t2 - t1) % 2**32 < 48000 * 2, f"timestamp jumped {t1} -> {t2}"
+        # What follows the switch is the second publisher's tone.
+        recorder = sub["recorders"]["audio"]
+        recorder.samples = recorder.samples[-100:]
+        assert abs(recorder.dominant_frequency(skip_seconds=0.0) - 660.0) <= 5.0
+        _, room = api(gateway, "GET", "/api/rooms/relay")
+        assert room["subscribers"][0]["publisher"] == room["publishers"][0]["id"]
+        await close(sub)
+        await close(second)
+
+    asyncio.run(run())
