@@ -54,8 +54,8 @@ typedef struct {
     char name[32]; /* encoding name as in the SDP: opus, VP8, H264, ... */
     uint32_t clock_rate;
     uint8_t channels;
-    char fmtp[MOAT_PLUGIN_FMTP_SIZE];
-    uint32_t rtcp_fb; /* MOAT_RTCP_FB_* */
+    char fmtp[MOAT_PLUGIN_FMTP_SIZE]; /* "" for codecs past the 4th */
+    uint32_t rtcp_fb;                 /* MOAT_RTCP_FB_* */
     uint8_t rtx_payload_type;
 } moat_codec_info;
 

@@ -88,7 +88,7 @@ struct moat_session {
 
     /* Media */
     moat_sdp_negotiation negotiation;
-    moat_media_info media[MOAT_PLUGIN_MAX_MEDIA];
+    moat_media_info *media; /* n_media entries, owned (session_media.c) */
     size_t n_media;
     moat_incoming_stream incoming[MOAT_SESSION_MAX_STREAMS];
     size_t n_incoming;

@@ -45,7 +45,8 @@ static void describe_codecs(const moat_sdp_negotiated_media *in, moat_media_info
         g_strlcpy(codec->name, in->codec_names[c], sizeof codec->name);
         codec->clock_rate = in->clock_rates[c];
         codec->channels = in->channels[c];
-        g_strlcpy(codec->fmtp, in->fmtp[c], sizeof codec->fmtp);
+        if (c < G_N_ELEMENTS(in->fmtp)) /* kept for the first codecs only */
+            g_strlcpy(codec->fmtp, in->fmtp[c], sizeof codec->fmtp);
         /* sdp_types.h bits 0..3 are nack, pli, fir, remb as MOAT_RTCP_FB_* */
         codec->rtcp_fb = in->rtcp_fb[c];
     }
@@ -60,7 +61,12 @@ void moat_session_media_init(moat_session *session)
 {
     const moat_sdp_negotiation *negotiation = &session->negotiation;
     session->n_media = 0;
-    for (size_t i = 0; i < negotiation->n_media && i < MOAT_PLUGIN_MAX_MEDIA; i++) {
+    size_t n_lines =
+        negotiation->n_media < MOAT_PLUGIN_MAX_MEDIA ? negotiation->n_media : MOAT_PLUGIN_MAX_MEDIA;
+    g_free(session->media);
+    /* Sized to the m-lines (a described m-line is about 1.6 KB). */
+    session->media = g_new0(moat_media_info, n_lines ? n_lines : 1);
+    for (size_t i = 0; i < n_lines; i++) {
         const moat_sdp_negotiated_media *in = &negotiation->media[i];
         moat_media_info *out = &session->media[session->n_media++];
         memset(out, 0, sizeof *out);
@@ -98,6 +104,9 @@ void moat_session_media_clear(moat_session *session)
         session->outgoing[i].cache = NULL;
     }
     session->n_outgoing = 0;
+    g_free(session->media);
+    session->media = NULL;
+    session->n_media = 0;
     moat_srtp_session_free(session->srtp);
     session->srtp = NULL;
 }

@@ -179,7 +179,7 @@ typedef struct {
     uint32_t clock_rates[16];
     uint8_t channels[16];
     uint8_t rtcp_fb[16]; /* answered feedback: bit 0 nack, 1 pli, 2 fir, 3 remb */
-    char fmtp[8][128];   /* answered fmtp of the first 8 codecs, truncated */
+    char fmtp[4][96];    /* answered fmtp of the first 4 codecs, truncated */
     uint8_t mid_extension_id;
     uint8_t video_orientation_extension_id;
     uint8_t audio_level_extension_id;

@@ -49,6 +49,7 @@ static void *echo_attach(moat_plugin_session *handle, const moat_session_info *i
     s->handle = handle;
     s->gateway = echo_gateway;
     s->n_media = info->n_media;
+    s->media = g_new0(moat_media_info, info->n_media ? info->n_media : 1);
     for (size_t i = 0; i < info->n_media; i++) {
         s->media[i] = info->media[i];
         /* A declared SSRC is the stream; an undeclared one is learned. */
@@ -62,7 +63,9 @@ static void *echo_attach(moat_plugin_session *handle, const moat_session_info *i
 
 static void echo_detach(void *state)
 {
-    g_free(state);
+    moat_echo_session *s = state;
+    g_free(s->media);
+    g_free(s);
 }
 
 static char *echo_handle_message(void *state, const char *json)

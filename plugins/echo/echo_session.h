@@ -32,7 +32,7 @@ typedef struct {
     const moat_gateway_calls *gateway;
     bool hung_up;
     size_t n_media;
-    moat_media_info media[MOAT_PLUGIN_MAX_MEDIA];
+    moat_media_info *media; /* n_media entries, owned */
     moat_echo_stream streams[MOAT_PLUGIN_MAX_MEDIA];
     atomic_uint_fast64_t echoed_rtp;
     atomic_uint_fast64_t echoed_data;

@@ -184,6 +184,7 @@ static void *room_attach(moat_plugin_session *handle, const moat_session_info *i
     peer->publisher = publisher;
     peer->worker = info->worker_index;
     peer->n_media = info->n_media;
+    peer->media = g_new0(moat_media_info, info->n_media ? info->n_media : 1);
     memcpy(peer->media, info->media, info->n_media * sizeof info->media[0]);
     if (publisher)
         take_codecs(peer);
@@ -191,6 +192,7 @@ static void *room_attach(moat_plugin_session *handle, const moat_session_info *i
     if (*error) {
         room_forget_if_empty(r);
         room_release(r);
+        g_free(peer->media);
         g_free(peer);
         return NULL;
     }
@@ -206,6 +208,7 @@ static void room_detach(void *state)
     room_forget_if_empty(peer->room);
     room_release(peer->room);
     peer->gateway->handle_unref(peer->handle);
+    g_free(peer->media);
     g_free(peer);
 }
 

@@ -65,7 +65,7 @@ typedef struct room_peer {
     char id[ROOM_PEER_ID_SIZE];
     int worker;
     size_t n_media;
-    moat_media_info media[MOAT_PLUGIN_MAX_MEDIA];
+    moat_media_info *media;       /* n_media entries, owned */
     atomic_uint_fast64_t packets; /* received (publisher) or forwarded (subscriber) */
 
     /* publisher */
