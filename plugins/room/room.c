@@ -47,7 +47,7 @@ static room_peer *find_publisher(room *r, const char *id)
 const char *room_join(room *r, room_peer *peer, const char *source_id)
 {
     const char *error = NULL;
-    g_mutex_lock(&r->lock);
+    pthread_mutex_lock(&r->lock);
     if (peer->publisher) {
         if (r->n_publishers >= (size_t)r->max_publishers) {
             error = MOAT_PLUGIN_ERROR_FULL "the room has its maximum of publishers";
@@ -73,7 +73,7 @@ const char *room_join(room *r, room_peer *peer, const char *source_id)
             atomic_store(&source->keyframe_wanted, true);
         }
     }
-    g_mutex_unlock(&r->lock);
+    pthread_mutex_unlock(&r->lock);
     return error;
 }
 
@@ -99,7 +99,7 @@ static void reassign_subscribers(room *r, room_peer *gone)
 void room_leave(room_peer *peer)
 {
     room *r = peer->room;
-    g_mutex_lock(&r->lock);
+    pthread_mutex_lock(&r->lock);
     if (peer->publisher) {
         for (size_t i = 0; i < r->n_publishers; i++) {
             if (r->publishers[i] == peer) {
@@ -118,7 +118,7 @@ void room_leave(room_peer *peer)
             }
         }
     }
-    g_mutex_unlock(&r->lock);
+    pthread_mutex_unlock(&r->lock);
 }
 
 static void take_codecs(room_peer *peer)
@@ -287,7 +287,7 @@ static void room_on_media(void *state, moat_rtp_packet *p)
     size_t from = 0;
     for (;;) {
         size_t n = 0, scanned = 0;
-        g_mutex_lock(&r->lock);
+        pthread_mutex_lock(&r->lock);
         for (size_t i = from; i < r->n_subscribers && n < ROOM_FANOUT_CHUNK; i++, scanned++) {
             if (r->subscribers[i]->source != peer)
                 continue;
@@ -295,7 +295,7 @@ static void room_on_media(void *state, moat_rtp_packet *p)
             peer->gateway->handle_ref(targets[n++]);
         }
         bool more = from + scanned < r->n_subscribers;
-        g_mutex_unlock(&r->lock);
+        pthread_mutex_unlock(&r->lock);
         if (n)
             peer->gateway->relay_rtp_many(targets, n, p->data, p->length);
         for (size_t i = 0; i < n; i++)
@@ -310,10 +310,10 @@ static void room_on_media(void *state, moat_rtp_packet *p)
  * worker: a flag it reads per packet, then the core's coalescing). */
 static void ask_keyframe(room_peer *peer)
 {
-    g_mutex_lock(&peer->room->lock);
+    pthread_mutex_lock(&peer->room->lock);
     if (peer->source)
         atomic_store(&peer->source->keyframe_wanted, true);
-    g_mutex_unlock(&peer->room->lock);
+    pthread_mutex_unlock(&peer->room->lock);
 }
 
 /* Subscriber: the publisher's packet, our copy. */

@@ -17,6 +17,7 @@
 #include "plugin.h"
 
 #include <glib.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -94,10 +95,10 @@ typedef struct room_peer {
 
 struct room {
     char name[ROOM_NAME_SIZE];
-    int refs;           /* under registry_lock */
-    atomic_bool closed; /* deleted through the API: peers leave */
-    bool implicit;      /* created by a publisher: removed when empty */
-    GMutex lock;
+    int refs;             /* under registry_lock */
+    atomic_bool closed;   /* deleted through the API: peers leave */
+    bool implicit;        /* created by a publisher: removed when empty */
+    pthread_mutex_t lock; /* pthread: visible to ThreadSanitizer */
     room_peer *publishers[ROOM_MAX_PUBLISHERS];
     size_t n_publishers;
     room_peer **subscribers; /* ROOM_MAX_SUBSCRIBERS slots */

@@ -22,7 +22,7 @@ static const room_codec *source_codec(room_peer *s, uint32_t ssrc, uint8_t pt)
         /* Which publisher sends `ssrc`? Publishers are alive under the lock. */
         room *r = s->room;
         bool found = false;
-        g_mutex_lock(&r->lock);
+        pthread_mutex_lock(&r->lock);
         for (size_t i = 0; i < r->n_publishers && !found; i++) {
             room_peer *p = r->publishers[i];
             for (int k = 0; k < 2 && !found; k++) {
@@ -35,7 +35,7 @@ static const room_codec *source_codec(room_peer *s, uint32_t ssrc, uint8_t pt)
                 found = true;
             }
         }
-        g_mutex_unlock(&r->lock);
+        pthread_mutex_unlock(&r->lock);
         if (!found)
             return NULL;
     }

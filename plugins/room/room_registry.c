@@ -5,27 +5,27 @@
 #include <jansson.h>
 #include <string.h>
 
-static GMutex registry_lock;
+static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
 static GHashTable *rooms; /* name -> room (one reference) */
 
 static void room_free(room *r)
 {
-    g_mutex_clear(&r->lock);
+    pthread_mutex_destroy(&r->lock);
     g_free(r->subscribers);
     g_free(r);
 }
 
 void room_registry_init(void)
 {
-    g_mutex_lock(&registry_lock);
+    pthread_mutex_lock(&registry_lock);
     if (!rooms)
         rooms = g_hash_table_new(g_str_hash, g_str_equal);
-    g_mutex_unlock(&registry_lock);
+    pthread_mutex_unlock(&registry_lock);
 }
 
 void room_registry_destroy(void)
 {
-    g_mutex_lock(&registry_lock);
+    pthread_mutex_lock(&registry_lock);
     if (rooms) {
         GHashTableIter it;
         gpointer value;
@@ -38,7 +38,7 @@ void room_registry_destroy(void)
         g_hash_table_destroy(rooms);
         rooms = NULL;
     }
-    g_mutex_unlock(&registry_lock);
+    pthread_mutex_unlock(&registry_lock);
 }
 
 bool room_name_valid(const char *name, size_t length)
@@ -58,7 +58,7 @@ static room *create_room(const char *name)
 {
     room *r = g_new0(room, 1);
     g_strlcpy(r->name, name, sizeof r->name);
-    g_mutex_init(&r->lock);
+    pthread_mutex_init(&r->lock, NULL);
     r->subscribers = g_new0(room_peer *, ROOM_MAX_SUBSCRIBERS);
     r->max_publishers = ROOM_MAX_PUBLISHERS;
     r->max_subscribers = ROOM_DEFAULT_SUBS;
@@ -71,7 +71,7 @@ static room *create_room(const char *name)
 
 room *room_acquire(const char *name, bool create)
 {
-    g_mutex_lock(&registry_lock);
+    pthread_mutex_lock(&registry_lock);
     room *r = rooms ? g_hash_table_lookup(rooms, name) : NULL;
     if (!r && create && rooms && g_hash_table_size(rooms) < ROOM_MAX_ROOMS) {
         r = create_room(name);
@@ -79,42 +79,42 @@ room *room_acquire(const char *name, bool create)
     }
     if (r)
         r->refs++;
-    g_mutex_unlock(&registry_lock);
+    pthread_mutex_unlock(&registry_lock);
     return r;
 }
 
 const char *room_join_listed(room *r, room_peer *peer, const char *source_id)
 {
-    g_mutex_lock(&registry_lock);
+    pthread_mutex_lock(&registry_lock);
     /* Emptied and forgotten since we acquired it: list it again. */
     if (rooms && !atomic_load(&r->closed) && !g_hash_table_lookup(rooms, r->name)) {
         g_hash_table_insert(rooms, r->name, r);
         r->refs++;
     }
     const char *error = room_join(r, peer, source_id);
-    g_mutex_unlock(&registry_lock);
+    pthread_mutex_unlock(&registry_lock);
     return error;
 }
 
 void room_forget_if_empty(room *r)
 {
-    g_mutex_lock(&registry_lock);
-    g_mutex_lock(&r->lock);
+    pthread_mutex_lock(&registry_lock);
+    pthread_mutex_lock(&r->lock);
     bool empty = r->n_publishers == 0 && r->n_subscribers == 0;
-    g_mutex_unlock(&r->lock);
+    pthread_mutex_unlock(&r->lock);
     bool drop = r->implicit && empty && rooms && g_hash_table_lookup(rooms, r->name) == r;
     if (drop) {
         g_hash_table_remove(rooms, r->name);
         r->refs--; /* the table's; the caller still holds one */
     }
-    g_mutex_unlock(&registry_lock);
+    pthread_mutex_unlock(&registry_lock);
 }
 
 void room_release(room *r)
 {
-    g_mutex_lock(&registry_lock);
+    pthread_mutex_lock(&registry_lock);
     bool last = --r->refs == 0;
-    g_mutex_unlock(&registry_lock);
+    pthread_mutex_unlock(&registry_lock);
     if (last)
         room_free(r);
 }
@@ -133,17 +133,17 @@ int room_place(const char *endpoint, const char *resource, unsigned n_workers)
     memcpy(name, resource, length);
     name[length] = '\0';
     int worker = -1;
-    g_mutex_lock(&registry_lock);
+    pthread_mutex_lock(&registry_lock);
     room *r = rooms ? g_hash_table_lookup(rooms, name) : NULL;
     if (r) {
         bool publisher = strcmp(endpoint, "whip") == 0;
-        g_mutex_lock(&r->lock);
+        pthread_mutex_lock(&r->lock);
         worker = publisher ? r->publisher_worker : r->subscriber_worker;
         if (worker < 0 && r->n_publishers > 0 && r->n_subscribers < ROOM_SPREAD_AFTER)
             worker = r->publishers[0]->worker;
-        g_mutex_unlock(&r->lock);
+        pthread_mutex_unlock(&r->lock);
     }
-    g_mutex_unlock(&registry_lock);
+    pthread_mutex_unlock(&registry_lock);
     return worker >= 0 && (unsigned)worker < n_workers ? worker : -1;
 }
 
@@ -219,17 +219,17 @@ static json_t *describe(room *r, bool full)
 static char *list_rooms(int *status)
 {
     json_t *list = json_array();
-    g_mutex_lock(&registry_lock);
+    pthread_mutex_lock(&registry_lock);
     GHashTableIter it;
     gpointer value;
     g_hash_table_iter_init(&it, rooms);
     while (g_hash_table_iter_next(&it, NULL, &value)) {
         room *r = value;
-        g_mutex_lock(&r->lock);
+        pthread_mutex_lock(&r->lock);
         json_array_append_new(list, describe(r, false));
-        g_mutex_unlock(&r->lock);
+        pthread_mutex_unlock(&r->lock);
     }
-    g_mutex_unlock(&registry_lock);
+    pthread_mutex_unlock(&registry_lock);
     return reply(status, 200, json_pack("{s:o}", "rooms", list));
 }
 
@@ -268,14 +268,14 @@ static char *create(const char *body, size_t length, int *status)
         json_decref(json);
         return error_reply(status, 400, "bad_option", "an option is out of range");
     }
-    g_mutex_lock(&registry_lock);
+    pthread_mutex_lock(&registry_lock);
     if (g_hash_table_lookup(rooms, name)) {
-        g_mutex_unlock(&registry_lock);
+        pthread_mutex_unlock(&registry_lock);
         json_decref(json);
         return error_reply(status, 409, "exists", "a room with this name exists");
     }
     if (g_hash_table_size(rooms) >= ROOM_MAX_ROOMS) {
-        g_mutex_unlock(&registry_lock);
+        pthread_mutex_unlock(&registry_lock);
         json_decref(json);
         return error_reply(status, 503, "too_many_rooms", "the gateway holds its maximum of rooms");
     }
@@ -285,7 +285,7 @@ static char *create(const char *body, size_t length, int *status)
     r->publisher_worker = pub_worker;
     r->subscriber_worker = sub_worker;
     json_t *described = describe(r, true);
-    g_mutex_unlock(&registry_lock);
+    pthread_mutex_unlock(&registry_lock);
     json_decref(json);
     return reply(status, 201, described);
 }
@@ -293,20 +293,20 @@ static char *create(const char *body, size_t length, int *status)
 /* Removes the room from the table; its peers leave on their own workers. */
 static char *delete_room(const char *name, int *status)
 {
-    g_mutex_lock(&registry_lock);
+    pthread_mutex_lock(&registry_lock);
     room *r = g_hash_table_lookup(rooms, name);
     if (!r) {
-        g_mutex_unlock(&registry_lock);
+        pthread_mutex_unlock(&registry_lock);
         return error_reply(status, 404, "unknown_room", "no such room");
     }
     g_hash_table_remove(rooms, name);
     atomic_store(&r->closed, true);
-    g_mutex_lock(&r->lock);
+    pthread_mutex_lock(&r->lock);
     for (size_t i = 0; i < r->n_subscribers; i++)
         atomic_store(&r->subscribers[i]->leave, true);
-    g_mutex_unlock(&r->lock);
+    pthread_mutex_unlock(&r->lock);
     bool last = --r->refs == 0;
-    g_mutex_unlock(&registry_lock);
+    pthread_mutex_unlock(&registry_lock);
     if (last)
         room_free(r);
     *status = 204;
@@ -337,9 +337,9 @@ char *room_handle_api(const char *method, const char *path, const char *body, si
     room *r = room_acquire(name, false);
     if (!r)
         return error_reply(status, 404, "unknown_room", "no such room");
-    g_mutex_lock(&r->lock);
+    pthread_mutex_lock(&r->lock);
     json_t *described = describe(r, true);
-    g_mutex_unlock(&r->lock);
+    pthread_mutex_unlock(&r->lock);
     room_release(r);
     return reply(status, 200, described);
 }
