@@ -189,6 +189,9 @@ typedef struct {
     int (*request_keyframe)(moat_plugin_session *session, int media_index);
     /* The index of the worker that owns the session. Any thread. */
     int (*session_worker)(moat_plugin_session *session);
+    /* Publishes a JSON object to the WebSocket listeners of `topic`
+     * (GET /api/events?topic=<topic>, core/events.h). Any thread. */
+    void (*publish_event)(const char *topic, const char *json);
 } moat_gateway_calls;
 
 typedef struct {

@@ -3,6 +3,7 @@
  * feedback handed to the plugin) and the calls plugins send through. */
 #include "core/session_internal.h"
 
+#include "core/events.h"
 #include "rtp/rtcp_feedback.h"
 #include "rtp/rtcp_packet.h"
 #include "rtp/rtp_packet.h"
@@ -657,4 +658,5 @@ const moat_gateway_calls moat_session_gateway_calls = {
     .set_timer = gateway_set_timer,
     .request_keyframe = gateway_request_keyframe,
     .session_worker = gateway_session_worker,
+    .publish_event = moat_events_publish,
 };

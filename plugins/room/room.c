@@ -33,6 +33,25 @@ static void room_destroy(void)
     room_gateway = NULL;
 }
 
+/* An event for GET /api/events?topic=rooms/<room>. Names and ids are
+ * [A-Za-z0-9_-] (checked at join), so they need no JSON escaping. */
+static void room_event(const room *r, const char *type, const char *role, const char *id,
+                       const char *publisher)
+{
+    if (!room_gateway || !room_gateway->publish_event)
+        return;
+    char topic[ROOM_NAME_SIZE + 8];
+    snprintf(topic, sizeof topic, "rooms/%s", r->name);
+    char *json = publisher ? g_strdup_printf("{\"type\":\"%s\",\"room\":\"%s\",\"role\":\"%s\","
+                                             "\"id\":\"%s\",\"publisher\":\"%s\"}",
+                                             type, r->name, role, id, publisher)
+                           : g_strdup_printf("{\"type\":\"%s\",\"room\":\"%s\",\"role\":\"%s\","
+                                             "\"id\":\"%s\"}",
+                                             type, r->name, role, id);
+    room_gateway->publish_event(topic, json);
+    g_free(json);
+}
+
 static room_peer *find_publisher(room *r, const char *id)
 {
     for (size_t i = 0; i < r->n_publishers; i++) {
@@ -54,6 +73,7 @@ const char *room_join(room *r, room_peer *peer, const char *source_id)
         } else {
             snprintf(peer->id, sizeof peer->id, "p%" G_GUINT64_FORMAT, (guint64)++r->serial);
             r->publishers[r->n_publishers++] = peer;
+            room_event(r, "joined", "publisher", peer->id, NULL);
         }
     } else {
         room_peer *source = find_publisher(r, source_id);
@@ -71,6 +91,7 @@ const char *room_join(room *r, room_peer *peer, const char *source_id)
             r->subscribers[r->n_subscribers++] = peer;
             /* A new viewer needs a keyframe. */
             atomic_store(&source->keyframe_wanted, true);
+            room_event(r, "joined", "subscriber", peer->id, source->id);
         }
     }
     pthread_mutex_unlock(&r->lock);
@@ -89,6 +110,7 @@ static void reassign_subscribers(room *r, room_peer *gone)
         if (!s->source_id[0] && next) {
             s->source = next;
             atomic_store(&next->keyframe_wanted, true);
+            room_event(r, "publisher_changed", "subscriber", s->id, next->id);
         } else {
             s->source = NULL;
             atomic_store(&s->leave, true);
@@ -109,11 +131,13 @@ void room_leave(room_peer *peer)
                 break;
             }
         }
+        room_event(r, "left", "publisher", peer->id, NULL);
         reassign_subscribers(r, peer);
     } else {
         for (size_t i = 0; i < r->n_subscribers; i++) {
             if (r->subscribers[i] == peer) {
                 r->subscribers[i] = r->subscribers[--r->n_subscribers];
+                room_event(r, "left", "subscriber", peer->id, NULL);
                 break;
             }
         }

@@ -346,3 +346,60 @@ def test_publisher_change_keeps_the_subscriber_stream_continuous(gateway):
         await close(second)
 
     asyncio.run(run())
+
+
+def test_room_events_over_websocket(gateway):
+    """GET /api/events?topic=rooms/<room> (WebSocket): joined, publisher
+    changed and left events as peers come and go; no topic, no listener."""
+    async def run():
+        async with aiohttp.ClientSession() as http:
+            ws = await http.ws_connect(gateway.base.replace("http", "ws") + "/api/events?topic=rooms/ev")
+            other = await http.ws_connect(gateway.base.replace("http", "ws") + "/api/events?topic=rooms/elsewhere")
+            first = await publish(gateway.base, "ev", 440.0)
+            second = await publish(gateway.base, "ev", 660.0)
+            await asyncio.sleep(0.5)
+            sub = await subscribe(gateway.base, "ev")
+            await asyncio.sleep(1.0)
+            await close(first)
+            await asyncio.sleep(1.0)
+            await close(sub)
+            await close(second)
+            events = []
+            while True:
+                try:
+                    message = await ws.receive(timeout=2.0)
+                except asyncio.TimeoutError:
+                    break
+                if message.type != aiohttp.WSMsgType.TEXT:
+                    break
+                events.append(json.loads(message.data))
+            seen = [(e["type"], e["role"]) for e in events]
+            assert seen[:3] == [("joined", "publisher"), ("joined", "publisher"),
+                                ("joined", "subscriber")], seen
+            assert ("left", "publisher") in seen and ("publisher_changed", "subscriber") in seen
+            assert seen.count(("left", "publisher")) == 2 and ("left", "subscriber") in seen
+            ids = {e["id"] for e in events if e["role"] == "publisher"}
+            changed = next(e for e in events if e["type"] == "publisher_changed")
+            assert changed["publisher"] in ids and all(e["room"] == "ev" for e in events)
+            # Another topic heard nothing.
+            try:
+                message = await other.receive(timeout=0.5)
+                assert message.type != aiohttp.WSMsgType.TEXT, message
+            except asyncio.TimeoutError:
+                pass
+            await ws.close()
+            await other.close()
+            # Without a topic the gateway closes the WebSocket at once.
+            bare = await http.ws_connect(gateway.base.replace("http", "ws") + "/api/events")
+            message = await bare.receive(timeout=5.0)
+            assert message.type in (aiohttp.WSMsgType.CLOSE, aiohttp.WSMsgType.CLOSED), message
+            await bare.close()
+
+    asyncio.run(run())
+    # A plain GET (no upgrade) is refused, not served.
+    try:
+        with urllib.request.urlopen(gateway.base + "/api/events?topic=rooms/ev", timeout=5) as r:
+            status = r.status
+    except urllib.error.HTTPError as e:
+        status = e.code
+    assert 400 <= status < 500, status
