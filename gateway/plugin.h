@@ -1,8 +1,18 @@
 /* The plugin boundary. A plugin sees the gateway only through
  * moat_gateway_calls; the core never includes a plugin's header. Media
- * callbacks (on_rtp, on_rtcp, on_data) run on the media worker that owns the
- * session, so a plugin's per-session state needs no lock as long as it is only
- * touched from those callbacks. handle_message runs on the control thread. */
+ * callbacks (on_rtp/on_media, on_rtcp, on_data, on_timer) run on the media
+ * worker that owns the session, so a plugin's per-session state needs no lock
+ * as long as it is only touched from those callbacks. handle_message runs on
+ * the control thread.
+ *
+ * ABI versions. Version 2 (the media routing core) appends to both tables,
+ * never reorders: the core demultiplexes BUNDLE itself and hands on_media one
+ * parsed moat_rtp_packet (m-line index, stream, known header extensions, RTX
+ * already unwrapped); moat_media_info describes each m-line's codecs and
+ * extension ids; relay_rtp sends to any session from any worker through the
+ * routing core's rings (core/relay.h) on reference-counted handles; timers
+ * and a coalesced keyframe request run on the owning worker. A version-1
+ * plugin (on_rtp, raw packets) still loads. */
 #ifndef MOAT_PLUGIN_H
 #define MOAT_PLUGIN_H
 
@@ -10,8 +20,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define MOAT_PLUGIN_API_VERSION 1
-#define MOAT_PLUGIN_MAX_MEDIA   16
+#define MOAT_PLUGIN_API_VERSION     2
+#define MOAT_PLUGIN_API_MIN_VERSION 1
+#define MOAT_PLUGIN_MAX_MEDIA       16
+#define MOAT_PLUGIN_MAX_CODECS      8
+#define MOAT_PLUGIN_FMTP_SIZE       128
+#define MOAT_PLUGIN_RID_SIZE        16
 
 typedef enum {
     MOAT_MEDIA_KIND_AUDIO = 0,
@@ -24,6 +38,38 @@ typedef enum {
  * declare any, as with some WHIP clients: then the first authenticated SSRC on
  * this mid is the one); local_ssrc is what the gateway announced in its answer
  * and must use when it sends on this m-line. */
+/* rtcp-fb the peer offered for a codec (bit set). */
+enum {
+    MOAT_RTCP_FB_NACK = 1u << 0,
+    MOAT_RTCP_FB_PLI = 1u << 1,
+    MOAT_RTCP_FB_FIR = 1u << 2,
+    MOAT_RTCP_FB_REMB = 1u << 3,
+    MOAT_RTCP_FB_TRANSPORT_CC = 1u << 4,
+};
+
+/* v2: one negotiated codec of an m-line. rtx_payload_type is the RTX payload
+ * type whose apt= names this codec (0: no RTX). */
+typedef struct {
+    uint8_t payload_type;
+    char name[32]; /* encoding name as in the SDP: opus, VP8, H264, ... */
+    uint32_t clock_rate;
+    uint8_t channels;
+    char fmtp[MOAT_PLUGIN_FMTP_SIZE]; /* "" for codecs past the 4th */
+    uint32_t rtcp_fb;                 /* MOAT_RTCP_FB_* */
+    uint8_t rtx_payload_type;
+} moat_codec_info;
+
+/* v2: header extension ids negotiated on an m-line (0: not negotiated). */
+typedef struct {
+    uint8_t mid;
+    uint8_t rid;
+    uint8_t repaired_rid;
+    uint8_t abs_send_time;
+    uint8_t transport_wide_cc;
+    uint8_t audio_level;
+    uint8_t video_orientation;
+} moat_extension_ids;
+
 typedef struct {
     moat_media_kind kind;
     char mid[32];
@@ -35,14 +81,70 @@ typedef struct {
     uint8_t payload_types[16]; /* negotiated payload types, in answer order */
     size_t n_payload_types;
     uint8_t mid_extension_id; /* urn:ietf:params:rtp-hdrext:sdes:mid, 0 if none */
+    /* ---- v2 ---- */
+    moat_codec_info codecs[MOAT_PLUGIN_MAX_CODECS]; /* answer order */
+    size_t n_codecs;
+    moat_extension_ids extensions;
+    char rids[3][MOAT_PLUGIN_RID_SIZE]; /* simulcast layers the peer sends */
+    size_t n_rids;
 } moat_media_info;
+
+/* v2: one authenticated, decrypted RTP packet as the core demultiplexed it
+ * (rtp/rtp_demux.h). data may be modified in place (capacity bytes) and is
+ * only valid during the call. A retransmission (RTX) arrives unwrapped: the
+ * original SSRC, sequence number and payload type, repaired = true. */
+typedef struct {
+    uint8_t *data;
+    size_t length;
+    size_t capacity;
+    int media_index; /* -1: no m-line matched (then kind is meaningless) */
+    moat_media_kind kind;
+    uint32_t ssrc;
+    uint16_t sequence;
+    uint64_t extended_sequence; /* rollovers counted per SSRC */
+    uint32_t timestamp;
+    bool marker;
+    uint8_t payload_type;
+    size_t payload_offset;
+    size_t payload_length;
+    bool repaired; /* unwrapped from RTX */
+    /* On an RTX stream but not unwrapped: a padding probe, or no known
+     * original stream or payload type. Left as received. */
+    bool rtx;
+    uint64_t arrival_us;
+    /* Known header extensions; has_* false when absent. */
+    char mid[MOAT_PLUGIN_RID_SIZE];
+    char rid[MOAT_PLUGIN_RID_SIZE];
+    char repaired_rid[MOAT_PLUGIN_RID_SIZE];
+    bool has_abs_send_time;
+    uint32_t abs_send_time; /* 24 bits, 6.18 fixed point seconds */
+    bool has_transport_sequence;
+    uint16_t transport_sequence;
+    bool has_audio_level;
+    bool voice_activity;
+    uint8_t audio_level; /* -dBov, 0..127 */
+    bool has_video_orientation;
+    uint8_t video_orientation; /* C, F, R1 R0 bits of RFC 7742 / 3GPP CVO */
+} moat_rtp_packet;
 
 typedef struct {
     const char *session_id;
     const moat_media_info *media;
     size_t n_media;
     bool has_data_channel;
+    /* ---- v2 ---- */
+    /* How the session was created: "whip" (POST /whip/<plugin>/<resource>) or
+     * "whep" (POST /whep/<plugin>/<resource>); resource is what follows the
+     * plugin name ("" when nothing does). */
+    const char *endpoint;
+    const char *resource;
+    int worker_index; /* the worker the session runs on */
 } moat_session_info;
+
+/* v2: attach errors starting with these prefixes map to HTTP 404 and 503;
+ * any other refusal is a 503 "session_refused". */
+#define MOAT_PLUGIN_ERROR_NOT_FOUND "not_found: "
+#define MOAT_PLUGIN_ERROR_FULL      "full: "
 
 /* Opaque handle of a session, valid from attach until detach returns. */
 typedef struct moat_plugin_session moat_plugin_session;
@@ -62,6 +164,34 @@ typedef struct {
     void (*close_session)(moat_plugin_session *session);
     /* Monotonic clock, microseconds. */
     uint64_t (*now_us)(void);
+    /* ---- v2 ---- */
+    /* Reference counting of handles: a plugin that keeps a handle past
+     * detach (e.g. a room's subscriber list read by other workers) takes a
+     * reference. Calls on the handle of a session that ended fail cleanly
+     * (return -1). Any thread. */
+    void (*handle_ref)(moat_plugin_session *session);
+    void (*handle_unref)(moat_plugin_session *session);
+    /* Sends a plaintext RTP packet to `session` from any thread: on its own
+     * worker it is sent at once, otherwise it is copied once into a pooled
+     * buffer and carried to the owning worker's ring (never blocks; a full
+     * ring drops and counts). 0 queued/sent, -1 dropped or session ended. */
+    int (*relay_rtp)(moat_plugin_session *session, const uint8_t *packet, size_t length);
+    /* Fan-out of one packet to n sessions (any workers) with one shared
+     * copy; returns how many were sent or queued. Any thread. */
+    size_t (*relay_rtp_many)(moat_plugin_session *const *sessions, size_t n, const uint8_t *packet,
+                             size_t length);
+    /* Arms the session's one timer: on_timer runs on its worker after
+     * `delay_us` (0 disarms). Owning worker only. */
+    void (*set_timer)(moat_plugin_session *session, uint64_t delay_us);
+    /* Asks the peer for a keyframe on m-line `media_index` (PLI, FIR when
+     * PLI was not negotiated); coalesced and rate-limited per stream by the
+     * core. Owning worker only. 0 sent, 1 coalesced, -1 nothing to ask. */
+    int (*request_keyframe)(moat_plugin_session *session, int media_index);
+    /* The index of the worker that owns the session. Any thread. */
+    int (*session_worker)(moat_plugin_session *session);
+    /* Publishes a JSON object to the WebSocket listeners of `topic`
+     * (GET /api/events?topic=<topic>, core/events.h). Any thread. */
+    void (*publish_event)(const char *topic, const char *json);
 } moat_gateway_calls;
 
 typedef struct {
@@ -93,6 +223,27 @@ typedef struct {
                     size_t length);
     /* The peer hung up or the transport failed; detach follows. */
     void (*hangup)(void *state);
+
+    /* ---- v2 (all optional) ---- */
+    /* Demultiplexed RTP; when set, on_rtp is not called. */
+    void (*on_media)(void *state, moat_rtp_packet *packet);
+    /* A packet relayed to this session (relay_rtp) arrived on its worker:
+     * the plugin rewrites this private copy for its peer (SSRC, sequence
+     * numbers, timestamps) and sends it with send_rtp. Without on_relay the
+     * core sends relayed packets unchanged. media_index is -1. */
+    void (*on_relay)(void *state, moat_rtp_packet *packet);
+    /* The timer armed with set_timer fired. */
+    void (*on_timer)(void *state, uint64_t now_us);
+    /* Placement: the worker a new session of this plugin lands on, from the
+     * endpoint and resource it was created on (see moat_session_info) and
+     * the number of workers; -1 leaves it to the gateway. Control thread. */
+    int (*place)(const char *endpoint, const char *resource, unsigned n_workers);
+    /* A JSON API under api_path (e.g. "/api/rooms"): the gateway routes
+     * requests whose path starts with it here, after authentication.
+     * Returns a g_malloc'd JSON body and sets *status. Control thread. */
+    const char *api_path;
+    char *(*handle_api)(const char *method, const char *path, const char *body, size_t length,
+                        int *status);
 } moat_plugin;
 
 /* Every plugin module exports this symbol. */

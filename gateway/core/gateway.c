@@ -1,3 +1,5 @@
+#include "core/relay.h"
+#include "core/session_handle.h"
 #include "core/gateway.h"
 
 #include "core/http_server.h"
@@ -229,6 +231,12 @@ int moat_gateway_start(moat_gateway *gateway, char *error, size_t error_size)
         moat_worker_set_data_limits(gateway->workers[i], &gateway->data_limits);
         gateway->n_workers = i + 1;
     }
+    moat_relay_ops relay_ops = moat_session_relay_ops;
+    relay_ops.user = gateway->workers;
+    gateway->relay = moat_relay_new(gateway->n_workers, MOAT_GATEWAY_RELAY_RING_SLOTS,
+                                    MOAT_GATEWAY_RELAY_POOL_BUFFERS, &relay_ops);
+    for (unsigned i = 0; i < gateway->n_workers; i++)
+        moat_worker_set_relay(gateway->workers[i], gateway->relay);
     if (attach_kernel_filters(gateway, error, error_size) != 0)
         return -1;
     gateway->plugins = moat_plugin_registry_load(gateway->config.plugin_dir,
@@ -282,6 +290,9 @@ void moat_gateway_stop(moat_gateway *gateway)
     gateway->stats = NULL;
     for (unsigned i = 0; i < gateway->n_workers; i++)
         moat_worker_free(gateway->workers[i]);
+    /* After the workers: entries still queued release their handles. */
+    moat_relay_free(gateway->relay);
+    gateway->relay = NULL;
     g_free(gateway->workers);
     gateway->workers = NULL;
     gateway->n_workers = 0;

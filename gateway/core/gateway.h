@@ -23,6 +23,13 @@ typedef struct moat_stats_snapshot moat_stats_snapshot;
 
 #define MOAT_MAX_CANDIDATE_ADDRESSES 16
 
+/* Routing core relay: slots per (producer, consumer) ring (16 bytes each;
+ * one slot per target of a packet, so a video burst to a few hundred
+ * subscribers on another worker fits between two drains) and pooled
+ * buffers per producing worker (about 1.5 KiB each, one per packet). */
+#define MOAT_GATEWAY_RELAY_RING_SLOTS   2048
+#define MOAT_GATEWAY_RELAY_POOL_BUFFERS 1024
+
 typedef struct moat_gateway {
     moat_config config;
     moat_prefilter_settings prefilter;
@@ -31,6 +38,7 @@ typedef struct moat_gateway {
     moat_dtls_context *dtls_context;
     moat_worker **workers;
     unsigned n_workers;
+    struct moat_relay *relay; /* routing core's cross-worker rings (relay.h) */
     unsigned next_worker;
     moat_plugin_registry *plugins;
     moat_session_registry *sessions;

@@ -206,17 +206,47 @@ static void serve_whip(moat_gateway *gateway, const moat_http_request *request,
         moat_whip_handle_resource(gateway, request, response, path + strlen("/whip/resource/"));
         return;
     }
-    const char *plugin = path + strlen("/whip/");
+    bool whep = g_str_has_prefix(path, "/whep/");
+    const char *rest = path + strlen("/whip/"); /* same length as "/whep/" */
     if (strcmp(request->method, "POST") != 0) {
         moat_http_response_error(response, 405, "method_not_allowed",
-                                 "POST an SDP offer to a WHIP endpoint");
+                                 "POST an SDP offer to a WHIP or WHEP endpoint");
         return;
     }
-    if (!*plugin || strchr(plugin, '/')) {
+    /* /whip/<plugin>[/<resource>]: the resource is the plugin's (rooms). */
+    const char *slash = strchr(rest, '/');
+    char plugin[64];
+    size_t length = slash ? (size_t)(slash - rest) : strlen(rest);
+    if (length == 0 || length >= sizeof plugin || (whep && !slash)) {
         moat_http_response_error(response, 404, "unknown_plugin", "no such WHIP endpoint");
         return;
     }
-    moat_whip_handle_offer(gateway, request, response, plugin);
+    memcpy(plugin, rest, length);
+    plugin[length] = '\0';
+    moat_whip_handle_offer(gateway, request, response, whep ? "whep" : "whip", plugin,
+                           slash ? slash + 1 : "");
+}
+
+/* A plugin's JSON API (plugin API v2 api_path), or false. */
+static bool serve_plugin_api(moat_gateway *gateway, const moat_http_request *request,
+                             moat_http_response *response, const char *path)
+{
+    for (size_t i = 0; i < moat_plugin_registry_count(gateway->plugins); i++) {
+        const moat_plugin *plugin = moat_plugin_registry_at(gateway->plugins, i);
+        if (!plugin->api_path || !plugin->handle_api || !g_str_has_prefix(path, plugin->api_path))
+            continue;
+        char next = path[strlen(plugin->api_path)];
+        if (next != '\0' && next != '/')
+            continue;
+        int status = 500;
+        char *body = plugin->handle_api(request->method, path, request->body ? request->body : "",
+                                        request->body_length, &status);
+        /* The response takes the body. */
+        moat_http_response_set(response, (unsigned)status, body ? "application/json" : NULL, body,
+                               body ? strlen(body) : 0);
+        return true;
+    }
+    return false;
 }
 
 void moat_http_route(moat_gateway *gateway, const moat_http_request *request,
@@ -225,7 +255,7 @@ void moat_http_route(moat_gateway *gateway, const moat_http_request *request,
     const moat_config *config = &gateway->config;
     const char *path = request->path ? request->path : "";
     const char *method = request->method ? request->method : "";
-    bool whip = g_str_has_prefix(path, "/whip/");
+    bool whip = g_str_has_prefix(path, "/whip/") || g_str_has_prefix(path, "/whep/");
     bool api = g_str_has_prefix(path, "/api/");
     if (whip)
         add_whip_cors(response);
@@ -263,8 +293,9 @@ void moat_http_route(moat_gateway *gateway, const moat_http_request *request,
     }
     if (whip)
         serve_whip(gateway, request, response);
-    else if (api)
-        moat_session_api_handle(gateway, request, response, has_token(config->token));
-    else
+    else if (api) {
+        if (!serve_plugin_api(gateway, request, response, path))
+            moat_session_api_handle(gateway, request, response, has_token(config->token));
+    } else
         serve_static(gateway, request, response);
 }

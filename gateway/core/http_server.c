@@ -2,6 +2,7 @@
  * is still arriving (declared Content-Length at the headers, chunked bodies
  * chunk by chunk), converts each complete request for the router and writes
  * its response back. All routing and policy live in http_router.c. */
+#include "core/events.h"
 #include "core/http_server.h"
 
 #include "core/http_router.h"
@@ -219,6 +220,7 @@ moat_http_server *moat_http_server_start(moat_gateway *gateway, char *error, siz
     http->server = soup_server_new("server-header", "moat/" MOAT_VERSION, NULL);
     soup_server_add_early_handler(http->server, NULL, check_headers, http, NULL);
     soup_server_add_handler(http->server, NULL, route, http, NULL);
+    moat_events_start(http->server, gateway->config.token);
     GSocketAddress *socket_address =
         g_inet_socket_address_new(address, (guint16)gateway->config.http_port);
     GError *gerror = NULL;
@@ -239,6 +241,7 @@ void moat_http_server_stop(moat_http_server *server)
 {
     if (!server)
         return;
+    moat_events_stop();
     soup_server_disconnect(server->server);
     g_object_unref(server->server);
     moat_http_router_clear(server->gateway);

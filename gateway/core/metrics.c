@@ -4,6 +4,7 @@
 #include "record/record_api.h"
 
 #include "core/counters.h"
+#include "core/relay.h"
 #include "core/stats_snapshot.h"
 
 #include <stddef.h>
@@ -117,6 +118,25 @@ static void render_kernel_filter(moat_gateway *gateway, GString *out)
             moat_kernel_filter_reason_name(r), totals[r]);
 }
 
+/* The routing core's cross-worker relay (relay.h). */
+static void render_relay(moat_gateway *gateway, GString *out)
+{
+    g_string_append(out, "# HELP moat_relay_dropped_packets_total Packets the routing core "
+                         "could not carry to another worker, by reason\n"
+                         "# TYPE moat_relay_dropped_packets_total counter\n");
+    for (int r = 0; r < MOAT_RELAY_DROP_REASON_COUNT; r++)
+        g_string_append_printf(
+            out, "moat_relay_dropped_packets_total{reason=\"%s\"} %" G_GUINT64_FORMAT "\n",
+            moat_relay_drop_reason_name(r),
+            gateway->relay ? moat_relay_dropped(gateway->relay, r) : 0);
+    g_string_append_printf(out,
+                           "# HELP moat_relay_delivered_packets_total Packets the routing core "
+                           "carried to another worker\n"
+                           "# TYPE moat_relay_delivered_packets_total counter\n"
+                           "moat_relay_delivered_packets_total %" G_GUINT64_FORMAT "\n",
+                           gateway->relay ? moat_relay_delivered(gateway->relay) : 0);
+}
+
 char *moat_metrics_render(moat_gateway *gateway)
 {
     GString *out = g_string_sized_new(4096);
@@ -170,6 +190,7 @@ char *moat_metrics_render(moat_gateway *gateway)
             sum_field(gateway, offsetof(moat_counters, dropped) + sizeof(uint64_t) * reason));
     }
     render_kernel_filter(gateway, out);
+    render_relay(gateway, out);
     moat_record_api_metrics(out);
     if (gateway->stats)
         moat_stats_snapshot_prometheus(gateway->stats, out);

@@ -3,13 +3,16 @@
 #include "core/log.h"
 
 #include <glib.h>
+#include <stddef.h>
 #include <gmodule.h>
 #include <stdio.h>
 #include <string.h>
 
 typedef struct {
     GModule *module;
-    const moat_plugin *plugin;
+    /* The module's table copied into the current layout: a version-1
+     * plugin's table ends before the v2 fields, which stay NULL here. */
+    moat_plugin *plugin;
 } loaded_plugin;
 
 struct moat_plugin_registry {
@@ -30,16 +33,20 @@ static int load_one(moat_plugin_registry *registry, const char *path,
         g_module_close(module);
         return -1;
     }
-    const moat_plugin *plugin = ((moat_plugin_entry_fn)symbol)();
-    if (!plugin || plugin->api_version != MOAT_PLUGIN_API_VERSION || !plugin->name ||
-        !plugin->attach) {
-        snprintf(error, error_size, "plugin %s: API version mismatch (want %d)", path,
-                 MOAT_PLUGIN_API_VERSION);
+    const moat_plugin *table = ((moat_plugin_entry_fn)symbol)();
+    if (!table || table->api_version < MOAT_PLUGIN_API_MIN_VERSION ||
+        table->api_version > MOAT_PLUGIN_API_VERSION || !table->name || !table->attach) {
+        snprintf(error, error_size, "plugin %s: API version mismatch (want %d..%d)", path,
+                 MOAT_PLUGIN_API_MIN_VERSION, MOAT_PLUGIN_API_VERSION);
         g_module_close(module);
         return -1;
     }
+    moat_plugin *plugin = g_new0(moat_plugin, 1);
+    memcpy(plugin, table,
+           table->api_version == 1 ? offsetof(moat_plugin, on_media) : sizeof *plugin);
     if (plugin->init && plugin->init(calls) != 0) {
         snprintf(error, error_size, "plugin %s failed to initialise", plugin->name);
+        g_free(plugin);
         g_module_close(module);
         return -1;
     }
@@ -119,6 +126,7 @@ void moat_plugin_registry_free(moat_plugin_registry *registry)
         if (entry->plugin->destroy)
             entry->plugin->destroy();
         g_module_close(entry->module);
+        g_free(entry->plugin);
     }
     g_array_free(registry->plugins, TRUE);
     g_free(registry);

@@ -123,15 +123,18 @@ moat_session *moat_session_new(const moat_session_params *params, char *error, s
     moat_session_prefilter_init(session, params->prefilter);
 
     session->plugin = params->plugin;
+    session->handle = moat_session_handle_new(session, session->worker);
     moat_session_info info = {
         .session_id = session->id,
         .media = session->media,
         .n_media = session->n_media,
         .has_data_channel = session->negotiation.has_data_channel,
+        .endpoint = params->endpoint ? params->endpoint : "whip",
+        .resource = params->resource ? params->resource : "",
+        .worker_index = session->worker ? (int)moat_worker_index(session->worker) : -1,
     };
     const char *plugin_error = "plugin refused the session";
-    session->plugin_state =
-        session->plugin->attach((moat_plugin_session *)session, &info, &plugin_error);
+    session->plugin_state = session->plugin->attach(session->handle, &info, &plugin_error);
     if (!session->plugin_state) {
         snprintf(error, error_size, "%s", plugin_error);
         session->plugin = NULL;
@@ -139,6 +142,11 @@ moat_session *moat_session_new(const moat_session_params *params, char *error, s
         return NULL;
     }
     return session;
+}
+
+moat_plugin_session *moat_session_plugin_handle(moat_session *session)
+{
+    return session->handle;
 }
 
 const char *moat_session_id(const moat_session *session)
@@ -443,6 +451,12 @@ void moat_session_free(moat_session *session)
     leave_pending(session);
     if (session->plugin && session->plugin->detach)
         session->plugin->detach(session->plugin_state);
+    if (session->handle) {
+        /* Calls on the handle fail from now on; queued relays are dropped. */
+        atomic_store_explicit(&session->handle->session, NULL, memory_order_release);
+        moat_session_handle_unref(session->handle);
+        session->handle = NULL;
+    }
     moat_session_clear_tap(session);
     moat_session_data_clear(session);
     moat_session_media_clear(session);

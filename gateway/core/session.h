@@ -37,6 +37,8 @@ typedef struct {
     int *pending_counter;
     const moat_prefilter_settings *prefilter; /* outlives the session */
     moat_session_ended_fn on_ended;
+    const char *endpoint; /* plugin API v2 moat_session_info; NULL: "whip" */
+    const char *resource; /* NULL: "" */
 } moat_session_params;
 
 /* Control thread. Attaches the plugin; NULL with a message on failure. */
@@ -44,6 +46,9 @@ moat_session *moat_session_new(const moat_session_params *params, char *error, s
 /* Worker thread: registers the session in the worker's tables. */
 void moat_session_start(moat_session *session);
 const char *moat_session_id(const moat_session *session);
+/* The handle the plugin was given (session_handle.h); for in-process
+ * harnesses that call the plugin API as the plugin would. */
+moat_plugin_session *moat_session_plugin_handle(moat_session *session);
 
 void moat_session_handle_stun(moat_session *session, const moat_path *path, const uint8_t *data,
                               size_t length);

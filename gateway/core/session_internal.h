@@ -9,6 +9,7 @@
 #include "core/token_bucket.h"
 #include "core/media_tap.h"
 #include "core/session.h"
+#include "core/session_handle.h"
 #include "dtls/dtls_transport.h"
 #include "ice/ice_pairs.h"
 #include "prefilter/detector.h"
@@ -16,6 +17,7 @@
 #include "prefilter/stream_guard.h"
 #include "rtp/retransmit_budget.h"
 #include "rtp/retransmit_cache.h"
+#include "rtp/rtp_demux.h"
 #include "rtp/rtp_receive_stats.h"
 #include "sdp/sdp.h"
 #include "srtp/srtp_session.h"
@@ -86,7 +88,7 @@ struct moat_session {
 
     /* Media */
     moat_sdp_negotiation negotiation;
-    moat_media_info media[MOAT_PLUGIN_MAX_MEDIA];
+    moat_media_info *media; /* n_media entries, owned (session_media.c) */
     size_t n_media;
     moat_incoming_stream incoming[MOAT_SESSION_MAX_STREAMS];
     size_t n_incoming;
@@ -120,8 +122,16 @@ struct moat_session {
     uint64_t last_detection_delay_us; /* first bad packet -> enforcing, last switch */
 
     /* Plugin, and a second consumer of the media (media_tap.h) */
+    moat_plugin_session *handle; /* session_handle.h: holds one reference */
     const moat_plugin *plugin;
     void *plugin_state;
+    /* Routing core (plugin API v2): BUNDLE demux over media[], the plugin's
+     * timer (0: disarmed) and the last keyframe request per m-line. */
+    moat_rtp_demux demux;
+    uint64_t plugin_timer_us;
+    uint64_t keyframe_requested_us[MOAT_PLUGIN_MAX_MEDIA];
+    uint32_t keyframe_pending; /* bit per m-line: a coalesced request still to send */
+    uint8_t fir_sequence;
     moat_media_tap tap;
 };
 
@@ -131,6 +141,11 @@ void moat_session_media_clear(moat_session *session);
 int moat_session_media_keys(moat_session *session, const moat_srtp_keying *keys);
 void moat_session_media_tick(moat_session *session, uint64_t now_us);
 extern const moat_gateway_calls moat_session_gateway_calls;
+
+/* session_relay.c: the plugin calls any thread may make. */
+int moat_session_relay_rtp(moat_plugin_session *handle, const uint8_t *packet, size_t length);
+size_t moat_session_relay_rtp_many(moat_plugin_session *const *handles, size_t n,
+                                   const uint8_t *packet, size_t length);
 
 /* session_tap.c: hands a received packet to the tap (set), and sends the
  * PLI it asks for. */

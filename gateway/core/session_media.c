@@ -3,6 +3,7 @@
  * feedback handed to the plugin) and the calls plugins send through. */
 #include "core/session_internal.h"
 
+#include "core/events.h"
 #include "rtp/rtcp_feedback.h"
 #include "rtp/rtcp_packet.h"
 #include "rtp/rtp_packet.h"
@@ -21,6 +22,8 @@
 #define RETRANSMIT_VIDEO_SLOTS 128
 #define RETRANSMIT_MAX_SLOTS   512
 #define RETRANSMIT_HORIZON_S   1.0
+/* At most one keyframe request per m-line in this interval (request_keyframe). */
+#define KEYFRAME_INTERVAL_US 300000ull
 
 static uint32_t random_ssrc(void)
 {
@@ -32,11 +35,39 @@ static uint32_t random_ssrc(void)
     return value;
 }
 
+/* Plugin API v2: the m-line's codecs and header extension ids. */
+static void describe_codecs(const moat_sdp_negotiated_media *in, moat_media_info *out)
+{
+    size_t n =
+        in->n_payload_types < MOAT_PLUGIN_MAX_CODECS ? in->n_payload_types : MOAT_PLUGIN_MAX_CODECS;
+    for (size_t c = 0; c < n; c++) {
+        moat_codec_info *codec = &out->codecs[c];
+        codec->payload_type = in->payload_types[c];
+        g_strlcpy(codec->name, in->codec_names[c], sizeof codec->name);
+        codec->clock_rate = in->clock_rates[c];
+        codec->channels = in->channels[c];
+        if (c < G_N_ELEMENTS(in->fmtp)) /* kept for the first codecs only */
+            g_strlcpy(codec->fmtp, in->fmtp[c], sizeof codec->fmtp);
+        /* sdp_types.h bits 0..3 are nack, pli, fir, remb as MOAT_RTCP_FB_* */
+        codec->rtcp_fb = in->rtcp_fb[c];
+    }
+    out->n_codecs = n;
+    out->extensions.mid = in->mid_extension_id;
+    out->extensions.audio_level = in->audio_level_extension_id;
+    out->extensions.abs_send_time = in->abs_send_time_extension_id;
+    out->extensions.video_orientation = in->video_orientation_extension_id;
+}
+
 void moat_session_media_init(moat_session *session)
 {
     const moat_sdp_negotiation *negotiation = &session->negotiation;
     session->n_media = 0;
-    for (size_t i = 0; i < negotiation->n_media && i < MOAT_PLUGIN_MAX_MEDIA; i++) {
+    size_t n_lines =
+        negotiation->n_media < MOAT_PLUGIN_MAX_MEDIA ? negotiation->n_media : MOAT_PLUGIN_MAX_MEDIA;
+    g_free(session->media);
+    /* Sized to the m-lines (a described m-line is about 1.6 KB). */
+    session->media = g_new0(moat_media_info, n_lines ? n_lines : 1);
+    for (size_t i = 0; i < n_lines; i++) {
         const moat_sdp_negotiated_media *in = &negotiation->media[i];
         moat_media_info *out = &session->media[session->n_media++];
         memset(out, 0, sizeof *out);
@@ -51,6 +82,7 @@ void moat_session_media_init(moat_session *session)
         memcpy(out->payload_types, in->payload_types, n);
         out->n_payload_types = n;
         out->mid_extension_id = in->mid_extension_id;
+        describe_codecs(in, out);
         if (out->peer_receives && out->local_ssrc &&
             session->n_outgoing < MOAT_SESSION_MAX_STREAMS) {
             moat_outgoing_stream *stream = &session->outgoing[session->n_outgoing++];
@@ -63,6 +95,7 @@ void moat_session_media_init(moat_session *session)
         }
     }
     session->rtcp_ssrc = session->n_outgoing ? session->outgoing[0].ssrc : random_ssrc();
+    moat_rtp_demux_init(&session->demux, session->media, session->n_media);
 }
 
 void moat_session_media_clear(moat_session *session)
@@ -72,6 +105,9 @@ void moat_session_media_clear(moat_session *session)
         session->outgoing[i].cache = NULL;
     }
     session->n_outgoing = 0;
+    g_free(session->media);
+    session->media = NULL;
+    session->n_media = 0;
     moat_srtp_session_free(session->srtp);
     session->srtp = NULL;
 }
@@ -368,8 +404,13 @@ void moat_session_handle_srtp(moat_session *session, uint8_t *data, size_t lengt
     }
     if (session->tap.ops)
         moat_session_tap_rtp(session, data, length, header.ssrc, now);
-    if (session->plugin->on_rtp)
+    if (session->plugin->on_media) {
+        moat_rtp_packet packet;
+        moat_rtp_demux_parsed(&session->demux, data, length, capacity, &header, now, &packet);
+        session->plugin->on_media(session->plugin_state, &packet);
+    } else if (session->plugin->on_rtp) {
         session->plugin->on_rtp(session->plugin_state, data, length, capacity);
+    }
 }
 
 static uint64_t ntp_now(void)
@@ -426,10 +467,19 @@ static void send_reports(moat_session *session, uint64_t now_us)
     send_protected(session, buffer, writer.length, true);
 }
 
+static void send_pending_keyframe_requests(moat_session *session, uint64_t now);
+
 void moat_session_media_tick(moat_session *session, uint64_t now_us)
 {
+    if (session->plugin_timer_us != 0 && now_us >= session->plugin_timer_us && !session->ending) {
+        session->plugin_timer_us = 0;
+        if (session->plugin && session->plugin->on_timer)
+            session->plugin->on_timer(session->plugin_state, now_us);
+    }
     if (!session->srtp || !session->has_selected)
         return;
+    if (session->keyframe_pending)
+        send_pending_keyframe_requests(session, now_us);
     if (now_us >= session->next_report_us) {
         session->next_report_us = now_us + REPORT_INTERVAL_US;
         send_reports(session, now_us);
@@ -472,7 +522,9 @@ static void size_cache(moat_outgoing_stream *stream, uint64_t now_us)
 
 static int gateway_send_rtp(moat_plugin_session *handle, const uint8_t *packet, size_t length)
 {
-    moat_session *session = (moat_session *)handle;
+    moat_session *session = moat_session_handle_get(handle);
+    if (!session)
+        return -1;
     moat_rtp_header header;
     if (moat_rtp_parse(packet, length, &header) != 0)
         return -1;
@@ -494,24 +546,30 @@ static int gateway_send_rtp(moat_plugin_session *handle, const uint8_t *packet, 
 
 static int gateway_send_rtcp(moat_plugin_session *handle, const uint8_t *packet, size_t length)
 {
-    return send_protected((moat_session *)handle, packet, length, true);
+    moat_session *session = moat_session_handle_get(handle);
+    return session ? send_protected(session, packet, length, true) : -1;
 }
 
 static int gateway_send_data(moat_plugin_session *handle, uint16_t stream_id, uint32_t ppid,
                              const uint8_t *data, size_t length)
 {
-    return moat_session_data_send((moat_session *)handle, stream_id, ppid, data, length);
+    moat_session *session = moat_session_handle_get(handle);
+    return session ? moat_session_data_send(session, stream_id, ppid, data, length) : -1;
 }
 
 static void gateway_push_event(moat_plugin_session *handle, const char *json)
 {
-    moat_session *session = (moat_session *)handle;
+    moat_session *session = moat_session_handle_get(handle);
+    if (!session)
+        return;
     moat_log_debug("plugin", "session %s event %s", session->id, json);
 }
 
 static void gateway_close_session(moat_plugin_session *handle)
 {
-    moat_session *session = (moat_session *)handle;
+    moat_session *session = moat_session_handle_get(handle);
+    if (!session)
+        return;
     session->end_reason = "closed by plugin";
     session->ending = true;
 }
@@ -521,6 +579,71 @@ static uint64_t gateway_now_us(void)
     return (uint64_t)g_get_monotonic_time();
 }
 
+static void gateway_set_timer(moat_plugin_session *handle, uint64_t delay_us)
+{
+    moat_session *session = moat_session_handle_get(handle);
+    if (!session)
+        return;
+    session->plugin_timer_us = delay_us == 0 ? 0 : moat_worker_now_us(session->worker) + delay_us;
+}
+
+/* PLI for the m-line's media SSRC (FIR when only FIR was negotiated), at
+ * most one per KEYFRAME_INTERVAL_US: requests in between are coalesced. */
+static int send_keyframe_request(moat_session *session, int media_index, uint64_t now);
+
+/* Requests within KEYFRAME_INTERVAL_US of the last one are merged into one
+ * pending request, which media_tick sends when the interval is over. */
+static int gateway_request_keyframe(moat_plugin_session *handle, int media_index)
+{
+    moat_session *session = moat_session_handle_get(handle);
+    if (!session || media_index < 0 || (size_t)media_index >= session->n_media)
+        return -1;
+    uint32_t ssrc = session->demux.primary[media_index];
+    if (ssrc == 0 || session->media[media_index].kind != MOAT_MEDIA_KIND_VIDEO)
+        return -1;
+    uint64_t now = moat_worker_now_us(session->worker);
+    uint64_t last = session->keyframe_requested_us[media_index];
+    if (last != 0 && now - last < KEYFRAME_INTERVAL_US) {
+        session->keyframe_pending |= 1u << media_index;
+        return 1;
+    }
+    return send_keyframe_request(session, media_index, now);
+}
+
+static void send_pending_keyframe_requests(moat_session *session, uint64_t now)
+{
+    for (size_t i = 0; i < session->n_media && session->keyframe_pending; i++) {
+        if ((session->keyframe_pending & (1u << i)) &&
+            now - session->keyframe_requested_us[i] >= KEYFRAME_INTERVAL_US)
+            send_keyframe_request(session, (int)i, now);
+    }
+}
+
+static int send_keyframe_request(moat_session *session, int media_index, uint64_t now)
+{
+    uint32_t ssrc = session->demux.primary[media_index];
+    uint64_t *last = &session->keyframe_requested_us[media_index];
+    session->keyframe_pending &= ~(1u << media_index);
+    const moat_media_info *m = &session->media[media_index];
+    bool fir = m->n_codecs > 0 && !(m->codecs[0].rtcp_fb & MOAT_RTCP_FB_PLI) &&
+               (m->codecs[0].rtcp_fb & MOAT_RTCP_FB_FIR);
+    uint8_t buffer[32];
+    moat_rtcp_writer writer;
+    moat_rtcp_writer_init(&writer, buffer, sizeof buffer);
+    moat_rtcp_fir_entry entry = {.ssrc = ssrc, .sequence = ++session->fir_sequence};
+    int status = fir ? moat_rtcp_build_fir(&writer, session->rtcp_ssrc, &entry, 1)
+                     : moat_rtcp_build_pli(&writer, session->rtcp_ssrc, ssrc);
+    if (status != MOAT_RTP_OK || send_protected(session, buffer, writer.length, true) != 0)
+        return -1;
+    *last = now;
+    return 0;
+}
+
+static int gateway_session_worker(moat_plugin_session *handle)
+{
+    return handle ? (int)moat_worker_index(handle->worker) : -1;
+}
+
 const moat_gateway_calls moat_session_gateway_calls = {
     .send_rtp = gateway_send_rtp,
     .send_rtcp = gateway_send_rtcp,
@@ -528,4 +651,12 @@ const moat_gateway_calls moat_session_gateway_calls = {
     .push_event = gateway_push_event,
     .close_session = gateway_close_session,
     .now_us = gateway_now_us,
+    .handle_ref = moat_session_handle_ref,
+    .handle_unref = moat_session_handle_unref,
+    .relay_rtp = moat_session_relay_rtp,
+    .relay_rtp_many = moat_session_relay_rtp_many,
+    .set_timer = gateway_set_timer,
+    .request_keyframe = gateway_request_keyframe,
+    .session_worker = gateway_session_worker,
+    .publish_event = moat_events_publish,
 };

@@ -58,5 +58,5 @@ void moat_session_tap_rtp(moat_session *session, const uint8_t *packet, size_t l
     moat_rtcp_writer writer;
     moat_rtcp_writer_init(&writer, buffer, sizeof buffer);
     if (moat_rtcp_build_pli(&writer, session->rtcp_ssrc, ssrc) == MOAT_RTP_OK)
-        moat_session_gateway_calls.send_rtcp((moat_plugin_session *)session, buffer, writer.length);
+        moat_session_gateway_calls.send_rtcp(session->handle, buffer, writer.length);
 }

@@ -63,8 +63,22 @@ static bool admit_session(moat_gateway *gateway, const moat_http_request *reques
     return true;
 }
 
+/* A plugin's refusal (plugin.h MOAT_PLUGIN_ERROR_*) as a status code. */
+static void refused(moat_http_response *response, const char *error)
+{
+    if (g_str_has_prefix(error, MOAT_PLUGIN_ERROR_NOT_FOUND))
+        moat_http_response_error(response, 404, "not_found", "%s",
+                                 error + strlen(MOAT_PLUGIN_ERROR_NOT_FOUND));
+    else if (g_str_has_prefix(error, MOAT_PLUGIN_ERROR_FULL))
+        moat_http_response_error(response, 503, "full", "%s",
+                                 error + strlen(MOAT_PLUGIN_ERROR_FULL));
+    else
+        moat_http_response_error(response, 503, "session_refused", "%s", error);
+}
+
 void moat_whip_handle_offer(moat_gateway *gateway, const moat_http_request *request,
-                            moat_http_response *response, const char *plugin_name)
+                            moat_http_response *response, const char *endpoint,
+                            const char *plugin_name, const char *resource)
 {
     if (!moat_http_request_content_type_is(request, "application/sdp")) {
         moat_http_response_error(response, 415, "unsupported_media_type",
@@ -85,14 +99,15 @@ void moat_whip_handle_offer(moat_gateway *gateway, const moat_http_request *requ
         return;
     char error[256] = "";
     moat_whip_created created;
-    moat_whip_setup_result result = moat_whip_session_create(
-        gateway, plugin, request->body, request->body_length, &created, error, sizeof error);
+    moat_whip_setup_result result =
+        moat_whip_session_create(gateway, plugin, endpoint, resource, request->body,
+                                 request->body_length, &created, error, sizeof error);
     if (result == MOAT_WHIP_SETUP_BAD_OFFER) {
         moat_http_response_error(response, 400, "bad_sdp", "%s", error);
         return;
     }
     if (result != MOAT_WHIP_SETUP_OK) {
-        moat_http_response_error(response, 503, "session_refused", "%s", error);
+        refused(response, error);
         return;
     }
     moat_session_record *record = created.record;

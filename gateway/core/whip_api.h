@@ -14,8 +14,11 @@
  * guessing tokens is rate-limited too. */
 bool moat_whip_admit(moat_gateway *gateway, const moat_http_request *request,
                      moat_http_response *response);
+/* An offer to /<endpoint>/<plugin>[/<resource>]: endpoint "whip" or "whep"
+ * (WHEP: the same exchange, the client receives). */
 void moat_whip_handle_offer(moat_gateway *gateway, const moat_http_request *request,
-                            moat_http_response *response, const char *plugin_name);
+                            moat_http_response *response, const char *endpoint,
+                            const char *plugin_name, const char *resource);
 void moat_whip_handle_resource(moat_gateway *gateway, const moat_http_request *request,
                                moat_http_response *response, const char *session_id);
 

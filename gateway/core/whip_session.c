@@ -68,7 +68,18 @@ static void remember_mids(moat_session_record *record, const moat_sdp_negotiatio
     }
 }
 
+/* The plugin's choice of worker (plugin API v2 place), else the gateway's. */
+static moat_worker *place(moat_gateway *gateway, const moat_plugin *plugin, const char *endpoint,
+                          const char *resource)
+{
+    int index = plugin->place ? plugin->place(endpoint, resource, gateway->n_workers) : -1;
+    if (index >= 0 && (unsigned)index < gateway->n_workers)
+        return gateway->workers[index];
+    return moat_gateway_pick_worker(gateway);
+}
+
 moat_whip_setup_result moat_whip_session_create(moat_gateway *gateway, const moat_plugin *plugin,
+                                                const char *endpoint, const char *resource,
                                                 const char *offer_text, size_t length,
                                                 moat_whip_created *out, char *error,
                                                 size_t error_size)
@@ -77,7 +88,7 @@ moat_whip_setup_result moat_whip_session_create(moat_gateway *gateway, const moa
     moat_sdp *offer = moat_sdp_parse(offer_text, length, error, error_size);
     if (!offer)
         return MOAT_WHIP_SETUP_BAD_OFFER;
-    moat_worker *worker = moat_gateway_pick_worker(gateway);
+    moat_worker *worker = place(gateway, plugin, endpoint, resource);
     moat_session_record *record = g_new0(moat_session_record, 1);
     moat_session_registry_new_id(record->id);
     record->serial = ++gateway->session_serial;
@@ -131,6 +142,8 @@ moat_whip_setup_result moat_whip_session_create(moat_gateway *gateway, const moa
         .pending_counter = &gateway->pending_sessions,
         .prefilter = &gateway->prefilter,
         .on_ended = moat_whip_session_ended,
+        .endpoint = endpoint,
+        .resource = resource,
     };
     moat_session *session = moat_session_new(&session_params, error, error_size);
     g_free(negotiation);

@@ -21,7 +21,10 @@ typedef struct {
     char *answer;                /* SDP, g_malloc'd */
 } moat_whip_created;
 
+/* endpoint ("whip", "whep") and resource (after the plugin name in the URL)
+ * reach the plugin (placement, attach). */
 moat_whip_setup_result moat_whip_session_create(moat_gateway *gateway, const moat_plugin *plugin,
+                                                const char *endpoint, const char *resource,
                                                 const char *offer, size_t length,
                                                 moat_whip_created *out, char *error,
                                                 size_t error_size);

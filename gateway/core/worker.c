@@ -1,4 +1,5 @@
 #include "core/worker.h"
+#include "core/relay.h"
 
 #include "core/session.h"
 #include "core/session_kernel.h"
@@ -64,7 +65,8 @@ struct moat_worker {
     struct moat_data_limits_s *data_limits;
     moat_load_monitor load;
     moat_kernel_filter *kernel; /* NULL: the user-space prefilter works alone */
-    bool polling; /* the socket is read on a timer (load_monitor.h) */
+    struct moat_relay *relay;   /* the routing core's rings (relay.h); NULL: none */
+    bool polling;               /* the socket is read on a timer (load_monitor.h) */
 
     GHashTable *sessions_by_id;    /* id -> session (owned) */
     GHashTable *sessions_by_ufrag; /* local ufrag -> session */
@@ -597,9 +599,27 @@ static void tick_sessions(moat_worker *worker)
         moat_worker_kernel_sync(worker, worker->kernel);
 }
 
+void moat_worker_set_relay(moat_worker *worker, struct moat_relay *relay)
+{
+    worker->relay = relay;
+}
+
+struct moat_relay *moat_worker_relay(const moat_worker *worker)
+{
+    return worker->relay;
+}
+
+void moat_worker_wake(moat_worker *worker)
+{
+    uint64_t one = 1;
+    ssize_t written = write(worker->event_fd, &one, sizeof one);
+    (void)written; /* a full counter still wakes the worker */
+}
+
 static void *worker_main(void *arg)
 {
     moat_worker *worker = arg;
+    moat_relay_set_current((int)worker->index);
     /* Before any task runs: a task posted before start already sees its
      * worker as current. */
     pthread_t self = pthread_self();
@@ -623,6 +643,8 @@ static void *worker_main(void *arg)
             else if (fd == worker->timer_fd)
                 tick_sessions(worker);
         }
+        if (worker->relay)
+            moat_relay_drain(worker->relay, worker->index);
         moat_worker_flush(worker);
     }
     return NULL;

@@ -47,6 +47,13 @@ int moat_worker_attach_kernel_filter(moat_worker *worker, char *error, size_t er
 void moat_worker_detach_kernel_filter(moat_worker *worker);
 /* NULL when the user-space prefilter works alone. */
 const struct moat_kernel_filter *moat_worker_kernel_filter(const moat_worker *worker);
+/* Before start: the routing core's relay (relay.h), shared by every worker
+ * and outliving them; the worker drains its rings once per wake-up. */
+struct moat_relay;
+void moat_worker_set_relay(moat_worker *worker, struct moat_relay *relay);
+struct moat_relay *moat_worker_relay(const moat_worker *worker);
+/* Any thread: wakes the worker's loop (relay rings, tasks). */
+void moat_worker_wake(moat_worker *worker);
 int moat_worker_start(moat_worker *worker, char *error, size_t error_size);
 /* Ends every session gracefully (data channels drain first); any thread.
  * Sessions leave the worker as they finish. */

@@ -7,16 +7,17 @@
 #include <string.h>
 #include <sys/random.h>
 
-#define URI_MID         "urn:ietf:params:rtp-hdrext:sdes:mid"
-#define URI_AUDIO_LEVEL "urn:ietf:params:rtp-hdrext:ssrc-audio-level"
-#define URI_ABS_SEND    "http://www.webrtc.org/experiments/rtp-hdrext/abs-send-time"
+#define URI_MID               "urn:ietf:params:rtp-hdrext:sdes:mid"
+#define URI_AUDIO_LEVEL       "urn:ietf:params:rtp-hdrext:ssrc-audio-level"
+#define URI_ABS_SEND          "http://www.webrtc.org/experiments/rtp-hdrext/abs-send-time"
+#define URI_VIDEO_ORIENTATION "urn:3gpp:video-orientation"
 
 static const char *const accepted_extensions[] = {
     URI_MID,
     URI_AUDIO_LEVEL,
     URI_ABS_SEND,
     "urn:ietf:params:rtp-hdrext:toffset",
-    "urn:3gpp:video-orientation",
+    URI_VIDEO_ORIENTATION,
 };
 
 #define DEFAULT_MAX_MESSAGE_SIZE        262144
@@ -186,6 +187,24 @@ static int local_ssrc(const moat_sdp *offer, const moat_sdp_negotiation *out, ui
     return -1;
 }
 
+/* The answered rtcp-fb of an offered codec, as bits (sdp_types.h). */
+static uint8_t feedback_bits(const moat_sdp_codec *codec)
+{
+    uint8_t bits = 0;
+    for (size_t i = 0; i < codec->n_rtcp_fb; i++) {
+        const char *fb = codec->rtcp_fb[i];
+        if (strcmp(fb, "nack") == 0)
+            bits |= 1u << 0;
+        else if (strcmp(fb, "nack pli") == 0)
+            bits |= 1u << 1;
+        else if (strcmp(fb, "ccm fir") == 0)
+            bits |= 1u << 2;
+        else if (strcmp(fb, "goog-remb") == 0)
+            bits |= 1u << 3;
+    }
+    return bits;
+}
+
 static void fill_rtp(const moat_sdp_media *m, const moat_sdp_plan_media *pm,
                      moat_sdp_negotiated_media *nm)
 {
@@ -193,6 +212,10 @@ static void fill_rtp(const moat_sdp_media *m, const moat_sdp_plan_media *pm,
         nm->payload_types[c] = pm->codecs[c].offered->pt;
         g_strlcpy(nm->codec_names[c], pm->codecs[c].name, sizeof nm->codec_names[c]);
         nm->clock_rates[c] = pm->codecs[c].clock_rate;
+        nm->channels[c] = pm->codecs[c].channels;
+        nm->rtcp_fb[c] = feedback_bits(pm->codecs[c].offered);
+        if (c < G_N_ELEMENTS(nm->fmtp) && pm->codecs[c].fmtp)
+            g_strlcpy(nm->fmtp[c], pm->codecs[c].fmtp, sizeof nm->fmtp[c]);
     }
     nm->n_payload_types = pm->n_codecs;
     for (size_t e = 0; e < pm->n_extmaps; e++) {
@@ -204,6 +227,8 @@ static void fill_rtp(const moat_sdp_media *m, const moat_sdp_plan_media *pm,
             nm->audio_level_extension_id = id;
         else if (strcmp(x->uri, URI_ABS_SEND) == 0)
             nm->abs_send_time_extension_id = id;
+        else if (strcmp(x->uri, URI_VIDEO_ORIENTATION) == 0)
+            nm->video_orientation_extension_id = id;
     }
     remote_ssrcs(m, nm);
 }

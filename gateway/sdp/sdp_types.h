@@ -177,7 +177,11 @@ typedef struct {
     size_t n_payload_types;
     char codec_names[16][32];
     uint32_t clock_rates[16];
+    uint8_t channels[16];
+    uint8_t rtcp_fb[16]; /* answered feedback: bit 0 nack, 1 pli, 2 fir, 3 remb */
+    char fmtp[4][96];    /* answered fmtp of the first 4 codecs, truncated */
     uint8_t mid_extension_id;
+    uint8_t video_orientation_extension_id;
     uint8_t audio_level_extension_id;
     uint8_t abs_send_time_extension_id;
     uint32_t remote_ssrc;     /* first declared a=ssrc (not an RTX one), 0 if none */

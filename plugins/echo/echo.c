@@ -49,6 +49,7 @@ static void *echo_attach(moat_plugin_session *handle, const moat_session_info *i
     s->handle = handle;
     s->gateway = echo_gateway;
     s->n_media = info->n_media;
+    s->media = g_new0(moat_media_info, info->n_media ? info->n_media : 1);
     for (size_t i = 0; i < info->n_media; i++) {
         s->media[i] = info->media[i];
         /* A declared SSRC is the stream; an undeclared one is learned. */
@@ -62,7 +63,9 @@ static void *echo_attach(moat_plugin_session *handle, const moat_session_info *i
 
 static void echo_detach(void *state)
 {
-    g_free(state);
+    moat_echo_session *s = state;
+    g_free(s->media);
+    g_free(s);
 }
 
 static char *echo_handle_message(void *state, const char *json)
@@ -75,46 +78,46 @@ static char *echo_handle_message(void *state, const char *json)
                            (guint64)rtp, (guint64)data);
 }
 
-/* Decides whether `h` is the stream echoed on m-line `index`, learning the
- * stream on its first payload-carrying packet when it was not declared. */
-static bool is_echoed_stream(moat_echo_session *s, size_t index, const moat_rtp_header *h)
+/* Decides whether the packet is the stream echoed on its m-line, learning
+ * the stream on its first payload-carrying packet when it was not declared.
+ * RTX the core could not unwrap and repaired packets are not echoed: the
+ * peer gets one sequence space per m-line, and never asked us to repair. */
+static bool is_echoed_stream(moat_echo_session *s, const moat_rtp_packet *p)
 {
-    moat_echo_stream *st = &s->streams[index];
-    const moat_media_info *m = &s->media[index];
-    if (m->remote_rtx_ssrc != 0 && h->ssrc == m->remote_rtx_ssrc)
+    moat_echo_stream *st = &s->streams[p->media_index];
+    if (p->rtx || p->repaired)
         return false;
     if (!st->primary_known) {
         /* Padding-only packets are bandwidth probes, often on the RTX SSRC;
          * they must not decide which stream is the media. */
-        if (h->payload_length == 0)
+        if (p->payload_length == 0)
             return false;
         st->primary_known = true;
-        st->primary_ssrc = h->ssrc;
+        st->primary_ssrc = p->ssrc;
     }
-    return h->ssrc == st->primary_ssrc;
+    return p->ssrc == st->primary_ssrc;
 }
 
-static void echo_on_rtp(void *state, uint8_t *packet, size_t length, size_t capacity)
+/* Plugin API v2: the core demultiplexed the packet (rtp/rtp_demux.h). */
+static void echo_on_media(void *state, moat_rtp_packet *p)
 {
     moat_echo_session *s = state;
-    moat_rtp_header h;
-    if (s->hung_up || moat_rtp_parse(packet, length, &h) != MOAT_RTP_OK)
+    if (s->hung_up || p->media_index < 0 || (size_t)p->media_index >= s->n_media ||
+        !is_echoed_stream(s, p))
         return;
-    int index = moat_echo_route(s, packet, &h);
-    if (index < 0 || !is_echoed_stream(s, (size_t)index, &h))
-        return;
+    size_t index = (size_t)p->media_index;
     const moat_media_info *m = &s->media[index];
     moat_echo_stream *st = &s->streams[index];
     if (!st->seen) {
         st->seen = true;
         /* Echoed video must start on a keyframe the peer has not sent yet. */
         if (m->kind == MOAT_MEDIA_KIND_VIDEO && m->peer_receives)
-            moat_echo_request_keyframe(s, (size_t)index);
+            moat_echo_request_keyframe(s, index);
     }
     if (!m->peer_receives)
         return;
-    moat_rtp_set_ssrc(packet, m->local_ssrc);
-    if (s->gateway->send_rtp(s->handle, packet, length) == 0)
+    moat_rtp_set_ssrc(p->data, m->local_ssrc);
+    if (s->gateway->send_rtp(s->handle, p->data, p->length) == 0)
         atomic_fetch_add_explicit(&s->echoed_rtp, 1, memory_order_relaxed);
 }
 
@@ -175,7 +178,7 @@ static const moat_plugin echo_plugin = {
     .attach = echo_attach,
     .detach = echo_detach,
     .handle_message = echo_handle_message,
-    .on_rtp = echo_on_rtp,
+    .on_media = echo_on_media,
     .on_rtcp = echo_on_rtcp,
     .on_data = echo_on_data,
     .hangup = echo_hangup,

@@ -12,8 +12,6 @@
 
 #include "plugin.h"
 
-/* Room for a media and an RTX SSRC on every m-line. */
-#define MOAT_ECHO_MAX_SSRCS (2 * MOAT_PLUGIN_MAX_MEDIA)
 /* At most one keyframe request per stream in this interval. */
 #define MOAT_ECHO_PLI_INTERVAL_US 500000u
 
@@ -30,19 +28,12 @@ typedef struct {
 } moat_echo_stream;
 
 typedef struct {
-    uint32_t ssrc;
-    size_t media_index;
-} moat_echo_ssrc_entry;
-
-typedef struct {
     moat_plugin_session *handle;
     const moat_gateway_calls *gateway;
     bool hung_up;
     size_t n_media;
-    moat_media_info media[MOAT_PLUGIN_MAX_MEDIA];
+    moat_media_info *media; /* n_media entries, owned */
     moat_echo_stream streams[MOAT_PLUGIN_MAX_MEDIA];
-    size_t n_ssrcs;
-    moat_echo_ssrc_entry ssrcs[MOAT_ECHO_MAX_SSRCS];
     atomic_uint_fast64_t echoed_rtp;
     atomic_uint_fast64_t echoed_data;
 } moat_echo_session;

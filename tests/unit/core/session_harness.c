@@ -192,7 +192,7 @@ int session_harness_gateway_send_rtp(session_harness *h, uint16_t sequence, size
     packet[9] = (uint8_t)(HARNESS_LOCAL_SSRC >> 16);
     packet[10] = (uint8_t)(HARNESS_LOCAL_SSRC >> 8);
     packet[11] = (uint8_t)HARNESS_LOCAL_SSRC;
-    return moat_session_gateway_calls.send_rtp((moat_plugin_session *)h->session, packet,
+    return moat_session_gateway_calls.send_rtp(moat_session_plugin_handle(h->session), packet,
                                                12 + payload);
 }
 

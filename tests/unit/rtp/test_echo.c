@@ -1,5 +1,6 @@
 /* The echo plugin driven through its moat_plugin table (its sources are
- * linked in) against a recording gateway: SSRC rewriting, m-line routing by
+ * linked in) against a recording gateway, packets demultiplexed by the
+ * core's demux as the gateway does: SSRC rewriting, m-line routing by
  * mid, SSRC and payload type, a sendonly peer, RTX, keyframe requests and
  * their rate limit, data channel echo and the status reply. */
 #include <glib.h>
@@ -8,6 +9,7 @@
 #include "echo_fake_gateway.h"
 #include "plugin.h"
 #include "rtp/rtcp_feedback.h"
+#include "rtp/rtp_demux.h"
 #include "rtp/rtp_packet.h"
 
 const moat_plugin *moat_plugin_entry(void);
@@ -21,6 +23,7 @@ typedef struct {
     moat_media_info media[4];
     moat_plugin_session gw;
     void *state;
+    moat_rtp_demux demux;
 } fixture;
 
 static moat_media_info media_line(moat_media_kind kind, const char *mid, bool receives,
@@ -58,6 +61,7 @@ static void setup(fixture *f, gconstpointer data)
     moat_session_info info = {
         .session_id = "s1", .media = f->media, .n_media = 4, .has_data_channel = true};
     fake_session_init(&f->gw);
+    moat_rtp_demux_init(&f->demux, f->media, 4);
     fake_gateway_now_us = 1000000;
     const char *error = NULL;
     f->state = f->plugin->attach(&f->gw, &info, &error);
@@ -112,7 +116,9 @@ static size_t rtp(uint8_t *p, uint32_t ssrc, uint16_t seq, uint8_t pt, const cha
 
 static void send_rtp(fixture *f, uint8_t *p, size_t len)
 {
-    f->plugin->on_rtp(f->state, p, len, 1500);
+    moat_rtp_packet packet;
+    if (moat_rtp_demux_packet(&f->demux, p, len, 1500, fake_gateway_now_us, &packet) == 0)
+        f->plugin->on_media(f->state, &packet);
 }
 
 static moat_rtp_header sent_rtp(fixture *f, guint i, const uint8_t **data, size_t *len)

@@ -29,7 +29,7 @@ static void test_load_module(void)
     g_assert_nonnull(plugin->attach);
     g_assert_nonnull(plugin->detach);
     g_assert_nonnull(plugin->handle_message);
-    g_assert_nonnull(plugin->on_rtp);
+    g_assert_nonnull(plugin->on_media);
     g_assert_nonnull(plugin->on_rtcp);
     g_assert_nonnull(plugin->on_data);
     g_assert_nonnull(plugin->hangup);
@@ -50,7 +50,18 @@ static void test_load_module(void)
     g_assert_nonnull(state);
 
     uint8_t packet[20] = {0x80, 0, 0, 1, 0, 0, 0, 0, 0x00, 0x00, 0x12, 0x34};
-    plugin->on_rtp(state, packet, sizeof(packet), sizeof(packet));
+    /* As the core's demux describes it (rtp/rtp_demux.h). */
+    moat_rtp_packet p = {.data = packet,
+                         .length = sizeof(packet),
+                         .capacity = sizeof(packet),
+                         .media_index = 0,
+                         .kind = MOAT_MEDIA_KIND_AUDIO,
+                         .ssrc = 0x1234,
+                         .sequence = 1,
+                         .extended_sequence = 1,
+                         .payload_offset = 12,
+                         .payload_length = 8};
+    plugin->on_media(state, &p);
     g_assert_cmpuint(gw.rtp->len, ==, 1);
     gsize len;
     const uint8_t *out = g_bytes_get_data(g_ptr_array_index(gw.rtp, 0), &len);

@@ -1,0 +1,316 @@
+/* The routing core's cross-worker relay (relay.h): pooled reference-counted
+ * buffers, one SPSC ring per (producer, consumer) pair, wake-ups on demand. */
+#include "core/relay.h"
+
+#include <glib.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define CACHE_LINE 64
+
+typedef struct relay_pool relay_pool;
+
+typedef struct relay_buffer {
+    struct relay_buffer *next; /* free list link */
+    relay_pool *pool;
+    atomic_uint refs;
+    uint16_t length;
+    uint8_t data[MOAT_RELAY_MTU];
+} relay_buffer;
+
+struct relay_pool {
+    relay_buffer *slab;
+    relay_buffer *local; /* the owner's free list */
+    _Alignas(CACHE_LINE) _Atomic(relay_buffer *) returned;
+};
+
+typedef struct {
+    relay_buffer *buffer;
+    void *target;
+} relay_entry;
+
+typedef struct {
+    _Alignas(CACHE_LINE) atomic_size_t head; /* consumer */
+    _Alignas(CACHE_LINE) atomic_size_t tail; /* producer */
+    relay_entry *slots;
+    size_t mask;
+} relay_ring;
+
+typedef struct {
+    _Alignas(CACHE_LINE) atomic_bool wake_pending;
+    GMutex foreign_lock; /* producers that are not workers */
+} relay_consumer;
+
+struct moat_relay {
+    unsigned n_workers;
+    moat_relay_ops ops;
+    relay_ring *rings; /* (n_workers + 1) x n_workers; row n_workers: foreign */
+    relay_pool *pools; /* n_workers + 1; the last: foreign threads */
+    GMutex foreign_pool_lock;
+    relay_consumer *consumers;
+    atomic_uint_fast64_t dropped[MOAT_RELAY_DROP_REASON_COUNT];
+    atomic_uint_fast64_t delivered;
+};
+
+static _Thread_local int current_worker = -1;
+
+static const char *const drop_names[MOAT_RELAY_DROP_REASON_COUNT] = {"ring_full", "pool_empty",
+                                                                     "too_big", "target_gone"};
+
+const char *moat_relay_drop_reason_name(moat_relay_drop_reason reason)
+{
+    return reason < MOAT_RELAY_DROP_REASON_COUNT ? drop_names[reason] : "unknown";
+}
+
+void moat_relay_set_current(int index)
+{
+    current_worker = index;
+}
+
+int moat_relay_current(void)
+{
+    return current_worker;
+}
+
+static size_t power_of_two(size_t n)
+{
+    size_t p = 1;
+    while (p < n)
+        p <<= 1;
+    return p;
+}
+
+static void pool_init(relay_pool *pool, size_t n)
+{
+    pool->slab = g_new0(relay_buffer, n);
+    pool->local = NULL;
+    for (size_t i = n; i-- > 0;) {
+        pool->slab[i].pool = pool;
+        pool->slab[i].next = pool->local;
+        pool->local = &pool->slab[i];
+    }
+    atomic_init(&pool->returned, NULL);
+}
+
+/* Owner thread only. */
+static relay_buffer *pool_take(relay_pool *pool)
+{
+    if (!pool->local)
+        pool->local = atomic_exchange_explicit(&pool->returned, NULL, memory_order_acquire);
+    relay_buffer *b = pool->local;
+    if (b)
+        pool->local = b->next;
+    return b;
+}
+
+/* Any thread: a Treiber push; only whole-stack exchanges pop, so no ABA. */
+static void pool_return(relay_buffer *b)
+{
+    relay_pool *pool = b->pool;
+    relay_buffer *head = atomic_load_explicit(&pool->returned, memory_order_relaxed);
+    do {
+        b->next = head;
+    } while (!atomic_compare_exchange_weak_explicit(&pool->returned, &head, b, memory_order_release,
+                                                    memory_order_relaxed));
+}
+
+static void buffer_release(relay_buffer *b)
+{
+    if (atomic_fetch_sub_explicit(&b->refs, 1, memory_order_acq_rel) == 1)
+        pool_return(b);
+}
+
+moat_relay *moat_relay_new(unsigned n_workers, size_t ring_slots, size_t pool_buffers,
+                           const moat_relay_ops *ops)
+{
+    if (n_workers == 0 || !ops || !ops->deliver || !ops->release_target)
+        return NULL;
+    moat_relay *relay = g_new0(moat_relay, 1);
+    relay->n_workers = n_workers;
+    relay->ops = *ops;
+    size_t slots = power_of_two(ring_slots < 2 ? 2 : ring_slots);
+    size_t n_rings = (size_t)(n_workers + 1) * n_workers;
+    relay->rings = aligned_alloc(CACHE_LINE, sizeof(relay_ring) * n_rings);
+    for (size_t i = 0; i < n_rings; i++) {
+        atomic_init(&relay->rings[i].head, 0);
+        atomic_init(&relay->rings[i].tail, 0);
+        relay->rings[i].slots = g_new0(relay_entry, slots);
+        relay->rings[i].mask = slots - 1;
+    }
+    relay->pools = aligned_alloc(CACHE_LINE, sizeof(relay_pool) * (n_workers + 1));
+    for (unsigned i = 0; i <= n_workers; i++)
+        pool_init(&relay->pools[i], power_of_two(pool_buffers < 1 ? 1 : pool_buffers));
+    g_mutex_init(&relay->foreign_pool_lock);
+    relay->consumers = aligned_alloc(CACHE_LINE, sizeof(relay_consumer) * n_workers);
+    for (unsigned i = 0; i < n_workers; i++) {
+        atomic_init(&relay->consumers[i].wake_pending, false);
+        g_mutex_init(&relay->consumers[i].foreign_lock);
+    }
+    for (int r = 0; r < MOAT_RELAY_DROP_REASON_COUNT; r++)
+        atomic_init(&relay->dropped[r], 0);
+    atomic_init(&relay->delivered, 0);
+    return relay;
+}
+
+static relay_ring *ring_of(moat_relay *relay, unsigned producer, unsigned consumer)
+{
+    return &relay->rings[(size_t)producer * relay->n_workers + consumer];
+}
+
+void moat_relay_free(moat_relay *relay)
+{
+    if (!relay)
+        return;
+    size_t n_rings = (size_t)(relay->n_workers + 1) * relay->n_workers;
+    for (size_t i = 0; i < n_rings; i++) {
+        relay_ring *ring = &relay->rings[i];
+        size_t head = atomic_load(&ring->head), tail = atomic_load(&ring->tail);
+        for (; head != tail; head++) {
+            relay_entry *e = &ring->slots[head & ring->mask];
+            relay->ops.release_target(relay->ops.user, e->target);
+        }
+        g_free(ring->slots);
+    }
+    free(relay->rings);
+    for (unsigned i = 0; i <= relay->n_workers; i++)
+        g_free(relay->pools[i].slab);
+    free(relay->pools);
+    g_mutex_clear(&relay->foreign_pool_lock);
+    for (unsigned i = 0; i < relay->n_workers; i++)
+        g_mutex_clear(&relay->consumers[i].foreign_lock);
+    free(relay->consumers);
+    g_free(relay);
+}
+
+static void drop(moat_relay *relay, moat_relay_drop_reason reason, void *target)
+{
+    atomic_fetch_add_explicit(&relay->dropped[reason], 1, memory_order_relaxed);
+    relay->ops.release_target(relay->ops.user, target);
+}
+
+static bool ring_push(relay_ring *ring, relay_buffer *buffer, void *target)
+{
+    size_t tail = atomic_load_explicit(&ring->tail, memory_order_relaxed);
+    size_t head = atomic_load_explicit(&ring->head, memory_order_acquire);
+    if (tail - head > ring->mask)
+        return false;
+    ring->slots[tail & ring->mask] = (relay_entry){buffer, target};
+    atomic_store_explicit(&ring->tail, tail + 1, memory_order_release);
+    return true;
+}
+
+static void wake(moat_relay *relay, unsigned consumer)
+{
+    if (relay->ops.wake && !atomic_exchange_explicit(&relay->consumers[consumer].wake_pending, true,
+                                                     memory_order_acq_rel))
+        relay->ops.wake(relay->ops.user, consumer);
+}
+
+static relay_buffer *take_buffer(moat_relay *relay, unsigned producer)
+{
+    if (producer < relay->n_workers)
+        return pool_take(&relay->pools[producer]);
+    g_mutex_lock(&relay->foreign_pool_lock);
+    relay_buffer *b = pool_take(&relay->pools[relay->n_workers]);
+    g_mutex_unlock(&relay->foreign_pool_lock);
+    return b;
+}
+
+size_t moat_relay_send(moat_relay *relay, void *const *targets, const unsigned *consumers, size_t n,
+                       const uint8_t *packet, size_t length)
+{
+    if (n == 0)
+        return 0;
+    int current = current_worker;
+    unsigned producer =
+        current >= 0 && (unsigned)current < relay->n_workers ? (unsigned)current : relay->n_workers;
+    relay_buffer *buffer = length <= MOAT_RELAY_MTU ? take_buffer(relay, producer) : NULL;
+    if (!buffer) {
+        moat_relay_drop_reason why =
+            length > MOAT_RELAY_MTU ? MOAT_RELAY_DROP_TOO_BIG : MOAT_RELAY_DROP_POOL_EMPTY;
+        for (size_t i = 0; i < n; i++)
+            drop(relay, why, targets[i]);
+        return 0;
+    }
+    memcpy(buffer->data, packet, length);
+    buffer->length = (uint16_t)length;
+    /* One reference per entry, plus ours until every push is done. */
+    atomic_store_explicit(&buffer->refs, (unsigned)n + 1, memory_order_relaxed);
+    size_t queued = 0;
+    for (size_t i = 0; i < n; i++) {
+        unsigned consumer = consumers[i];
+        if (consumer >= relay->n_workers) {
+            atomic_fetch_sub_explicit(&buffer->refs, 1, memory_order_relaxed);
+            drop(relay, MOAT_RELAY_DROP_TARGET_GONE, targets[i]);
+            continue;
+        }
+        relay_ring *ring = ring_of(relay, producer, consumer);
+        bool pushed;
+        if (producer == relay->n_workers) {
+            g_mutex_lock(&relay->consumers[consumer].foreign_lock);
+            pushed = ring_push(ring, buffer, targets[i]);
+            g_mutex_unlock(&relay->consumers[consumer].foreign_lock);
+        } else {
+            pushed = ring_push(ring, buffer, targets[i]);
+        }
+        if (!pushed) {
+            atomic_fetch_sub_explicit(&buffer->refs, 1, memory_order_relaxed);
+            drop(relay, MOAT_RELAY_DROP_RING_FULL, targets[i]);
+            continue;
+        }
+        queued++;
+        wake(relay, consumer);
+    }
+    buffer_release(buffer);
+    return queued;
+}
+
+static size_t drain_ring(moat_relay *relay, relay_ring *ring)
+{
+    size_t head = atomic_load_explicit(&ring->head, memory_order_relaxed);
+    size_t tail = atomic_load_explicit(&ring->tail, memory_order_acquire);
+    size_t n = 0;
+    for (; head != tail; head++, n++) {
+        relay_entry e = ring->slots[head & ring->mask];
+        /* The slot is free again once head moves past it. */
+        atomic_store_explicit(&ring->head, head + 1, memory_order_release);
+        if (relay->ops.deliver(relay->ops.user, e.target, e.buffer->data, e.buffer->length))
+            atomic_fetch_add_explicit(&relay->delivered, 1, memory_order_relaxed);
+        else
+            atomic_fetch_add_explicit(&relay->dropped[MOAT_RELAY_DROP_TARGET_GONE], 1,
+                                      memory_order_relaxed);
+        relay->ops.release_target(relay->ops.user, e.target);
+        buffer_release(e.buffer);
+    }
+    return n;
+}
+
+size_t moat_relay_drain(moat_relay *relay, unsigned consumer)
+{
+    if (consumer >= relay->n_workers)
+        return 0;
+    /* Cleared before draining: a push after this wakes us again. */
+    atomic_store_explicit(&relay->consumers[consumer].wake_pending, false, memory_order_seq_cst);
+    size_t n = 0;
+    for (unsigned p = 0; p <= relay->n_workers; p++)
+        n += drain_ring(relay, ring_of(relay, p, consumer));
+    return n;
+}
+
+uint64_t moat_relay_dropped(const moat_relay *relay, moat_relay_drop_reason reason)
+{
+    if (reason >= MOAT_RELAY_DROP_REASON_COUNT)
+        return 0;
+    return atomic_load_explicit(&((moat_relay *)relay)->dropped[reason], memory_order_relaxed);
+}
+
+uint64_t moat_relay_delivered(const moat_relay *relay)
+{
+    return atomic_load_explicit(&((moat_relay *)relay)->delivered, memory_order_relaxed);
+}
+
+unsigned moat_relay_workers(const moat_relay *relay)
+{
+    return relay->n_workers;
+}

@@ -1,0 +1,80 @@
+/* Cross-worker packet relay of the media routing core (plugin API v2
+ * relay_rtp): any thread hands a plaintext packet to sessions owned by other
+ * workers without a lock on the packet path.
+ *
+ *  - Buffers: a packet is copied once into a fixed-size buffer from the
+ *    producing thread's pool (a slab taken at creation: no malloc per
+ *    packet); its reference count is the number of ring entries pointing at
+ *    it, so one packet fanned out to N targets is one copy. The last
+ *    consumer to release it returns it to its pool's return stack (lock-free,
+ *    many pushers; the owner takes the whole stack at once, so no ABA).
+ *  - Rings: one single-producer single-consumer ring per (producer worker,
+ *    consumer worker); threads that are not workers share one extra row,
+ *    serialized by a mutex per consumer (control-path use only). A full ring
+ *    (or an empty pool) drops and counts, never blocks.
+ *  - Wake-ups: a producer wakes a consumer (ops.wake) only when the consumer
+ *    has drained since the last wake-up, so a busy consumer costs no
+ *    syscall per packet.
+ *
+ * Thread contract: moat_relay_new/free on the control thread while no worker
+ * runs; moat_relay_set_current on each worker thread before it relays;
+ * moat_relay_send from any thread; moat_relay_drain(c) only on consumer c's
+ * thread. Targets are opaque: the caller takes one reference per target
+ * before moat_relay_send, and the relay hands it back through
+ * ops.release_target (on the consumer's thread, or the caller's on a drop). */
+#ifndef MOAT_RELAY_H
+#define MOAT_RELAY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Largest plaintext packet carried (RTP over a 1500-byte path). */
+#define MOAT_RELAY_MTU 1500
+
+typedef enum {
+    MOAT_RELAY_DROP_RING_FULL = 0,
+    MOAT_RELAY_DROP_POOL_EMPTY,
+    MOAT_RELAY_DROP_TOO_BIG,
+    MOAT_RELAY_DROP_TARGET_GONE, /* the target ended before delivery */
+    MOAT_RELAY_DROP_REASON_COUNT,
+} moat_relay_drop_reason;
+
+const char *moat_relay_drop_reason_name(moat_relay_drop_reason reason);
+
+typedef struct {
+    /* Consumer's thread: deliver one packet to `target`; returns false when
+     * the target is gone (counted as target_gone). */
+    bool (*deliver)(void *user, void *target, const uint8_t *data, size_t length);
+    void (*release_target)(void *user, void *target);
+    /* Any thread: make consumer `consumer` call moat_relay_drain soon. */
+    void (*wake)(void *user, unsigned consumer);
+    void *user;
+} moat_relay_ops;
+
+typedef struct moat_relay moat_relay;
+
+/* ring_slots and pool_buffers are rounded up to powers of two. */
+moat_relay *moat_relay_new(unsigned n_workers, size_t ring_slots, size_t pool_buffers,
+                           const moat_relay_ops *ops);
+/* Releases whatever is still queued. No thread may use the relay any more. */
+void moat_relay_free(moat_relay *relay);
+
+/* The calling thread is worker `index` (-1: not a worker). Thread-local. */
+void moat_relay_set_current(int index);
+int moat_relay_current(void);
+
+/* Queues `packet` for each targets[i] on consumer consumers[i] (one shared
+ * copy). Returns how many were queued; the others were dropped, counted and
+ * their references released. Any thread. */
+size_t moat_relay_send(moat_relay *relay, void *const *targets, const unsigned *consumers, size_t n,
+                       const uint8_t *packet, size_t length);
+/* Delivers everything queued for `consumer`; returns how many. */
+size_t moat_relay_drain(moat_relay *relay, unsigned consumer);
+
+/* Any thread. */
+uint64_t moat_relay_dropped(const moat_relay *relay, moat_relay_drop_reason reason);
+uint64_t moat_relay_delivered(const moat_relay *relay);
+unsigned moat_relay_workers(const moat_relay *relay);
+
+#endif

@@ -1,0 +1,35 @@
+/* The handle a plugin holds for a session (plugin API v2): reference
+ * counted, so it can outlive the session. The session holds one reference
+ * from moat_session_new to moat_session_free, which clears `session` on the
+ * owning worker; every call on a handle whose session is gone fails cleanly.
+ * `session` is only dereferenced on the owning worker (or the control thread
+ * before the session starts); other threads only test it for NULL. */
+#ifndef MOAT_SESSION_HANDLE_H
+#define MOAT_SESSION_HANDLE_H
+
+#include "core/relay.h"
+#include "core/worker.h"
+#include "plugin.h"
+
+#include <stdatomic.h>
+
+struct moat_plugin_session {
+    atomic_int refs;
+    _Atomic(moat_session *) session;
+    moat_worker *worker; /* the owner, fixed for the handle's life */
+};
+
+moat_plugin_session *moat_session_handle_new(moat_session *session, moat_worker *worker);
+void moat_session_handle_ref(moat_plugin_session *handle);
+void moat_session_handle_unref(moat_plugin_session *handle);
+/* The session on its owner's thread, NULL once it ended. */
+static inline moat_session *moat_session_handle_get(moat_plugin_session *handle)
+{
+    return handle ? atomic_load_explicit(&handle->session, memory_order_acquire) : NULL;
+}
+
+/* The relay callbacks the gateway creates its relay with (user: the
+ * gateway's moat_worker * array). */
+extern const moat_relay_ops moat_session_relay_ops;
+
+#endif

@@ -1,0 +1,132 @@
+/* Session handles and the routing core's relay glue: plugin calls that may
+ * come from any thread (relay_rtp, handle references) and the callbacks the
+ * relay makes on the destination worker. */
+#include "core/session_handle.h"
+#include "core/session_internal.h"
+
+#include "rtp/rtp_packet.h"
+
+#include <glib.h>
+#include <string.h>
+
+moat_plugin_session *moat_session_handle_new(moat_session *session, moat_worker *worker)
+{
+    moat_plugin_session *handle = g_new0(moat_plugin_session, 1);
+    atomic_init(&handle->refs, 1);
+    atomic_init(&handle->session, session);
+    handle->worker = worker;
+    return handle;
+}
+
+void moat_session_handle_ref(moat_plugin_session *handle)
+{
+    if (handle)
+        atomic_fetch_add_explicit(&handle->refs, 1, memory_order_relaxed);
+}
+
+void moat_session_handle_unref(moat_plugin_session *handle)
+{
+    if (handle && atomic_fetch_sub_explicit(&handle->refs, 1, memory_order_acq_rel) == 1)
+        g_free(handle);
+}
+
+/* On the destination worker: the plugin rewrites its own copy (on_relay) or
+ * the packet is sent as it is; either way SRTP protects it per session. */
+static bool relay_deliver(void *user, void *target, const uint8_t *data, size_t length)
+{
+    moat_session *session = moat_session_handle_get(target);
+    if (!session || session->ending || !session->plugin)
+        return false;
+    if (!session->plugin->on_relay)
+        return moat_session_gateway_calls.send_rtp(target, data, length) == 0;
+    uint8_t copy[MOAT_RELAY_MTU + 64];
+    memcpy(copy, data, length);
+    moat_rtp_header header;
+    if (moat_rtp_parse(copy, length, &header) != MOAT_RTP_OK)
+        return false;
+    moat_rtp_packet packet = {
+        .data = copy,
+        .length = length,
+        .capacity = sizeof copy,
+        .media_index = -1,
+        .ssrc = header.ssrc,
+        .sequence = header.sequence,
+        .extended_sequence = header.sequence,
+        .timestamp = header.timestamp,
+        .marker = header.marker,
+        .payload_type = header.payload_type,
+        .payload_offset = header.payload_offset,
+        .payload_length = header.payload_length,
+        .arrival_us = moat_worker_now_us(session->worker),
+    };
+    session->plugin->on_relay(session->plugin_state, &packet);
+    return true;
+}
+
+static void relay_release(void *user, void *target)
+{
+    moat_session_handle_unref(target);
+}
+
+static void relay_wake(void *user, unsigned consumer)
+{
+    moat_worker **workers = user;
+    moat_worker_wake(workers[consumer]);
+}
+
+const moat_relay_ops moat_session_relay_ops = {
+    .deliver = relay_deliver,
+    .release_target = relay_release,
+    .wake = relay_wake,
+};
+
+int moat_session_relay_rtp(moat_plugin_session *handle, const uint8_t *packet, size_t length)
+{
+    if (!handle || !moat_session_handle_get(handle))
+        return -1;
+    moat_worker *worker = handle->worker;
+    if (moat_worker_is_current(worker))
+        return relay_deliver(NULL, handle, packet, length) ? 0 : -1;
+    moat_relay *relay = moat_worker_relay(worker);
+    if (!relay)
+        return -1;
+    unsigned consumer = moat_worker_index(worker);
+    moat_session_handle_ref(handle);
+    void *target = handle;
+    return moat_relay_send(relay, &target, &consumer, 1, packet, length) == 1 ? 0 : -1;
+}
+
+/* Fan-out: targets on the calling worker get the packet at once; the others
+ * share one pooled copy, in chunks of RELAY_CHUNK. */
+#define RELAY_CHUNK 64
+
+size_t moat_session_relay_rtp_many(moat_plugin_session *const *handles, size_t n,
+                                   const uint8_t *packet, size_t length)
+{
+    void *targets[RELAY_CHUNK];
+    unsigned consumers[RELAY_CHUNK];
+    size_t queued = 0, pending = 0;
+    moat_relay *relay = NULL;
+    for (size_t i = 0; i < n; i++) {
+        moat_plugin_session *handle = handles[i];
+        if (!handle || !moat_session_handle_get(handle))
+            continue;
+        if (moat_worker_is_current(handle->worker)) {
+            queued += relay_deliver(NULL, handle, packet, length) ? 1 : 0;
+            continue;
+        }
+        relay = moat_worker_relay(handle->worker);
+        if (!relay)
+            continue;
+        moat_session_handle_ref(handle);
+        targets[pending] = handle;
+        consumers[pending++] = moat_worker_index(handle->worker);
+        if (pending == RELAY_CHUNK) {
+            queued += moat_relay_send(relay, targets, consumers, pending, packet, length);
+            pending = 0;
+        }
+    }
+    if (pending)
+        queued += moat_relay_send(relay, targets, consumers, pending, packet, length);
+    return queued;
+}

@@ -1,0 +1,132 @@
+/* The room plugin's state. A room has publishers (WHIP) and subscribers
+ * (WHEP); a publisher's packets fan out through the routing core's relay to
+ * the subscribers watching it, wherever their workers are.
+ *
+ * Ownership and threads:
+ *  - The registry (room_registry.c) owns rooms; registry_lock guards the
+ *    table, each room's lock guards its publisher and subscriber lists. Lock
+ *    order: registry, then room. Every peer holds a reference on its room.
+ *  - A peer (room_peer) is allocated by attach (control thread) and freed by
+ *    detach (its session's worker) after it left the room's lists, so
+ *    anything reached under the room's lock is alive. Only the peer's own
+ *    worker touches its non-atomic fields after attach; others read only
+ *    the atomics and the fields fixed at attach (id, handle, kind map). */
+#ifndef MOAT_ROOM_H
+#define MOAT_ROOM_H
+
+#include "plugin.h"
+
+#include <glib.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#define ROOM_NAME_SIZE       64
+#define ROOM_PEER_ID_SIZE    24
+#define ROOM_MAX_PUBLISHERS  16
+#define ROOM_MAX_SUBSCRIBERS 1024
+#define ROOM_DEFAULT_SUBS    256
+#define ROOM_MAX_ROOMS       10000
+#define ROOM_CHECK_US        100000u /* subscribers look for a reason to leave */
+#define ROOM_MAX_CODECS      16
+#define ROOM_FANOUT_CHUNK    128 /* targets per relay call */
+/* The active speaker: the loudest publisher whose smoothed level is above
+ * -ROOM_SPEAKER_DBOV and was updated within ROOM_SPEAKER_AGE_US. */
+#define ROOM_SPEAKER_DBOV   70
+#define ROOM_SPEAKER_AGE_US 2000000u
+
+typedef struct room room;
+
+/* A codec a publisher sends: what a subscriber needs to map its payload
+ * type. */
+typedef struct {
+    uint8_t payload_type;
+    moat_media_kind kind;
+    char name[32];
+    uint32_t clock_rate;
+} room_codec;
+
+/* One rewritten stream towards a subscriber (per kind). */
+typedef struct {
+    bool started;
+    uint32_t source_ssrc;
+    uint16_t sequence_delta;
+    uint32_t timestamp_delta;
+    uint16_t last_sequence;
+    uint32_t last_timestamp;
+    uint64_t last_us;
+} room_out_stream;
+
+typedef struct room_peer {
+    moat_plugin_session *handle;
+    const moat_gateway_calls *gateway;
+    room *room;
+    bool publisher;
+    char id[ROOM_PEER_ID_SIZE];
+    int worker;
+    size_t n_media;
+    moat_media_info *media;       /* n_media entries, owned */
+    atomic_uint_fast64_t packets; /* received (publisher) or forwarded (subscriber) */
+
+    /* publisher */
+    room_codec codecs[ROOM_MAX_CODECS]; /* fixed at attach */
+    size_t n_codecs;
+    atomic_bool keyframe_wanted;
+    _Atomic uint32_t ssrcs[2]; /* first media SSRC per kind (audio, video), 0 unknown */
+    /* RFC 6464 audio level, smoothed: -dBov x 256 (0 loudest, 127 x 256
+     * silence), and when it was last updated (µs, gateway clock). */
+    uint32_t level_smoothed;
+    atomic_uint level;
+    _Atomic uint64_t level_us;
+
+    /* subscriber */
+    char source_id[ROOM_PEER_ID_SIZE]; /* "" follows the room's current publisher */
+    struct room_peer *source;          /* under the room's lock */
+    atomic_bool leave;                 /* set by others: close on the own worker */
+    room_codec source_codecs[ROOM_MAX_CODECS];
+    size_t n_source_codecs;
+    uint32_t codecs_for_ssrc[2];
+    room_out_stream out[2];
+    bool timer_armed;
+    bool video_flowing; /* a video packet reached the peer: it asked for a keyframe */
+    bool hung_up;
+} room_peer;
+
+struct room {
+    char name[ROOM_NAME_SIZE];
+    int refs;             /* under registry_lock */
+    atomic_bool closed;   /* deleted through the API: peers leave */
+    bool implicit;        /* created by a publisher: removed when empty */
+    pthread_mutex_t lock; /* pthread: visible to ThreadSanitizer */
+    room_peer *publishers[ROOM_MAX_PUBLISHERS];
+    size_t n_publishers;
+    room_peer **subscribers; /* ROOM_MAX_SUBSCRIBERS slots */
+    size_t n_subscribers;
+    int max_publishers, max_subscribers;
+    int publisher_worker, subscriber_worker; /* forced placement, -1: none */
+    uint64_t serial;                         /* peer ids */
+};
+
+/* room_registry.c (control thread unless said) */
+void room_registry_init(void);
+void room_registry_destroy(void);
+bool room_name_valid(const char *name, size_t length);
+/* The room named `name`, created when `create`; a new reference. */
+room *room_acquire(const char *name, bool create);
+void room_release(room *r);
+/* room_join under the registry lock, listing the room again if it was
+ * forgotten (emptied) between acquiring and joining it. */
+const char *room_join_listed(room *r, room_peer *peer, const char *source_id);
+/* Drops an implicitly created room from the table once nobody is in it. */
+void room_forget_if_empty(room *r);
+/* Any thread. */
+int room_place(const char *endpoint, const char *resource, unsigned n_workers);
+char *room_handle_api(const char *method, const char *path, const char *body, size_t length,
+                      int *status);
+
+/* room.c: joins and leaves under the room's lock. */
+const char *room_join(room *r, room_peer *peer, const char *source_id);
+void room_leave(room_peer *peer);
+
+#endif

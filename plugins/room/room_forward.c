@@ -1,0 +1,122 @@
+/* Rewriting a publisher's packet for one subscriber (room_forward.h). */
+#include "room_forward.h"
+
+#include "rtp/rtp_packet.h"
+
+#include <string.h>
+#include <strings.h>
+
+/* The publisher codec table for the packet's SSRC, refreshed from the room
+ * when the SSRC is one the subscriber has not mapped yet. */
+static const room_codec *source_codec(room_peer *s, uint32_t ssrc, uint8_t pt)
+{
+    for (int pass = 0; pass < 2; pass++) {
+        for (size_t i = 0; i < s->n_source_codecs; i++) {
+            const room_codec *c = &s->source_codecs[i];
+            int k = c->kind == MOAT_MEDIA_KIND_VIDEO ? 1 : 0;
+            if (c->payload_type == pt && s->codecs_for_ssrc[k] == ssrc)
+                return c;
+        }
+        if (pass == 1)
+            break;
+        /* Which publisher sends `ssrc`? Publishers are alive under the lock. */
+        room *r = s->room;
+        bool found = false;
+        pthread_mutex_lock(&r->lock);
+        for (size_t i = 0; i < r->n_publishers && !found; i++) {
+            room_peer *p = r->publishers[i];
+            for (int k = 0; k < 2 && !found; k++) {
+                if (atomic_load(&p->ssrcs[k]) != ssrc)
+                    continue;
+                memcpy(s->source_codecs, p->codecs, sizeof p->codecs);
+                s->n_source_codecs = p->n_codecs;
+                s->codecs_for_ssrc[0] = atomic_load(&p->ssrcs[0]);
+                s->codecs_for_ssrc[1] = atomic_load(&p->ssrcs[1]);
+                found = true;
+            }
+        }
+        pthread_mutex_unlock(&r->lock);
+        if (!found)
+            return NULL;
+    }
+    return NULL;
+}
+
+/* The subscriber's m-line and payload type for `codec`, or -1. */
+static int subscriber_line(const room_peer *s, const room_codec *codec, uint8_t *pt)
+{
+    for (size_t i = 0; i < s->n_media; i++) {
+        const moat_media_info *m = &s->media[i];
+        if (m->kind != codec->kind || !m->peer_receives || m->local_ssrc == 0)
+            continue;
+        for (size_t c = 0; c < m->n_codecs; c++) {
+            if (strcasecmp(m->codecs[c].name, codec->name) == 0 &&
+                m->codecs[c].clock_rate == codec->clock_rate) {
+                *pt = m->codecs[c].payload_type;
+                return (int)i;
+            }
+        }
+    }
+    return -1;
+}
+
+static void strip_extensions(moat_rtp_packet *p)
+{
+    uint8_t *d = p->data;
+    if (!(d[0] & 0x10))
+        return;
+    size_t start = 12 + 4u * (d[0] & 0x0f);
+    size_t words = (size_t)(d[start + 2] << 8 | d[start + 3]);
+    size_t length = 4 + 4 * words;
+    memmove(d + start, d + start + length, p->length - start - length);
+    p->length -= length;
+    p->payload_offset -= length;
+    d[0] &= (uint8_t)~0x10;
+}
+
+static bool newer16(uint16_t a, uint16_t b)
+{
+    return (int16_t)(a - b) > 0;
+}
+
+int room_forward(room_peer *s, moat_rtp_packet *p, moat_media_kind *kind)
+{
+    const room_codec *codec = source_codec(s, p->ssrc, p->payload_type);
+    uint8_t pt;
+    int line = codec ? subscriber_line(s, codec, &pt) : -1;
+    if (line < 0)
+        return -1;
+    *kind = codec->kind;
+    room_out_stream *out = &s->out[codec->kind == MOAT_MEDIA_KIND_VIDEO ? 1 : 0];
+    uint64_t now = s->gateway->now_us();
+    if (!out->started || out->source_ssrc != p->ssrc) {
+        if (out->started) {
+            /* A new source continues where the last one stopped. */
+            uint64_t gap = (now - out->last_us) * codec->clock_rate / 1000000u;
+            out->sequence_delta = (uint16_t)(out->last_sequence + 1 - p->sequence);
+            out->timestamp_delta = (uint32_t)(out->last_timestamp + gap + 1 - p->timestamp);
+        }
+        out->started = true;
+        out->source_ssrc = p->ssrc;
+        out->last_sequence = (uint16_t)(p->sequence + out->sequence_delta - 1);
+        out->last_timestamp = p->timestamp + out->timestamp_delta;
+    }
+    uint16_t sequence = (uint16_t)(p->sequence + out->sequence_delta);
+    uint32_t timestamp = p->timestamp + out->timestamp_delta;
+    if (newer16(sequence, out->last_sequence)) {
+        out->last_sequence = sequence;
+        out->last_timestamp = timestamp;
+        out->last_us = now;
+    }
+    strip_extensions(p);
+    uint8_t *d = p->data;
+    d[1] = (uint8_t)((d[1] & 0x80) | pt);
+    d[2] = (uint8_t)(sequence >> 8);
+    d[3] = (uint8_t)sequence;
+    d[4] = (uint8_t)(timestamp >> 24);
+    d[5] = (uint8_t)(timestamp >> 16);
+    d[6] = (uint8_t)(timestamp >> 8);
+    d[7] = (uint8_t)timestamp;
+    moat_rtp_set_ssrc(d, s->media[line].local_ssrc);
+    return s->gateway->send_rtp(s->handle, d, p->length);
+}

@@ -1,0 +1,345 @@
+/* The rooms of the room plugin: the name -> room table, placement of new
+ * sessions, and the JSON API under /api/rooms (control thread). */
+#include "room.h"
+
+#include <jansson.h>
+#include <string.h>
+
+static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
+static GHashTable *rooms; /* name -> room (one reference) */
+
+static void room_free(room *r)
+{
+    pthread_mutex_destroy(&r->lock);
+    g_free(r->subscribers);
+    g_free(r);
+}
+
+void room_registry_init(void)
+{
+    pthread_mutex_lock(&registry_lock);
+    if (!rooms)
+        rooms = g_hash_table_new(g_str_hash, g_str_equal);
+    pthread_mutex_unlock(&registry_lock);
+}
+
+void room_registry_destroy(void)
+{
+    pthread_mutex_lock(&registry_lock);
+    if (rooms) {
+        GHashTableIter it;
+        gpointer value;
+        g_hash_table_iter_init(&it, rooms);
+        while (g_hash_table_iter_next(&it, NULL, &value)) {
+            room *r = value;
+            if (--r->refs == 0)
+                room_free(r);
+        }
+        g_hash_table_destroy(rooms);
+        rooms = NULL;
+    }
+    pthread_mutex_unlock(&registry_lock);
+}
+
+bool room_name_valid(const char *name, size_t length)
+{
+    if (length == 0 || length >= ROOM_NAME_SIZE)
+        return false;
+    for (size_t i = 0; i < length; i++) {
+        char c = name[i];
+        if (!g_ascii_isalnum(c) && c != '-' && c != '_')
+            return false;
+    }
+    return true;
+}
+
+/* registry_lock held. */
+static room *create_room(const char *name)
+{
+    room *r = g_new0(room, 1);
+    g_strlcpy(r->name, name, sizeof r->name);
+    pthread_mutex_init(&r->lock, NULL);
+    r->subscribers = g_new0(room_peer *, ROOM_MAX_SUBSCRIBERS);
+    r->max_publishers = ROOM_MAX_PUBLISHERS;
+    r->max_subscribers = ROOM_DEFAULT_SUBS;
+    r->publisher_worker = r->subscriber_worker = -1;
+    atomic_init(&r->closed, false);
+    r->refs = 1; /* the table's */
+    g_hash_table_insert(rooms, r->name, r);
+    return r;
+}
+
+room *room_acquire(const char *name, bool create)
+{
+    pthread_mutex_lock(&registry_lock);
+    room *r = rooms ? g_hash_table_lookup(rooms, name) : NULL;
+    if (!r && create && rooms && g_hash_table_size(rooms) < ROOM_MAX_ROOMS) {
+        r = create_room(name);
+        r->implicit = true;
+    }
+    if (r)
+        r->refs++;
+    pthread_mutex_unlock(&registry_lock);
+    return r;
+}
+
+const char *room_join_listed(room *r, room_peer *peer, const char *source_id)
+{
+    pthread_mutex_lock(&registry_lock);
+    /* Emptied and forgotten since we acquired it: list it again. */
+    if (rooms && !atomic_load(&r->closed) && !g_hash_table_lookup(rooms, r->name)) {
+        g_hash_table_insert(rooms, r->name, r);
+        r->refs++;
+    }
+    const char *error = room_join(r, peer, source_id);
+    pthread_mutex_unlock(&registry_lock);
+    return error;
+}
+
+void room_forget_if_empty(room *r)
+{
+    pthread_mutex_lock(&registry_lock);
+    pthread_mutex_lock(&r->lock);
+    bool empty = r->n_publishers == 0 && r->n_subscribers == 0;
+    pthread_mutex_unlock(&r->lock);
+    bool drop = r->implicit && empty && rooms && g_hash_table_lookup(rooms, r->name) == r;
+    if (drop) {
+        g_hash_table_remove(rooms, r->name);
+        r->refs--; /* the table's; the caller still holds one */
+    }
+    pthread_mutex_unlock(&registry_lock);
+}
+
+void room_release(room *r)
+{
+    pthread_mutex_lock(&registry_lock);
+    bool last = --r->refs == 0;
+    pthread_mutex_unlock(&registry_lock);
+    if (last)
+        room_free(r);
+}
+
+/* A room stays on one worker while it is small: its publisher's, unless the
+ * room forces placement (POST /api/rooms). */
+#define ROOM_SPREAD_AFTER 16
+
+int room_place(const char *endpoint, const char *resource, unsigned n_workers)
+{
+    const char *slash = strchr(resource, '/');
+    size_t length = slash ? (size_t)(slash - resource) : strlen(resource);
+    if (!room_name_valid(resource, length))
+        return -1;
+    char name[ROOM_NAME_SIZE];
+    memcpy(name, resource, length);
+    name[length] = '\0';
+    int worker = -1;
+    pthread_mutex_lock(&registry_lock);
+    room *r = rooms ? g_hash_table_lookup(rooms, name) : NULL;
+    if (r) {
+        bool publisher = strcmp(endpoint, "whip") == 0;
+        pthread_mutex_lock(&r->lock);
+        worker = publisher ? r->publisher_worker : r->subscriber_worker;
+        if (worker < 0 && r->n_publishers > 0 && r->n_subscribers < ROOM_SPREAD_AFTER)
+            worker = r->publishers[0]->worker;
+        pthread_mutex_unlock(&r->lock);
+    }
+    pthread_mutex_unlock(&registry_lock);
+    return worker >= 0 && (unsigned)worker < n_workers ? worker : -1;
+}
+
+/* ---- JSON API ---- */
+
+static char *reply(int *status, int code, json_t *body)
+{
+    *status = code;
+    char *text = json_dumps(body, JSON_COMPACT);
+    json_decref(body);
+    char *out = g_strdup(text);
+    free(text);
+    return out;
+}
+
+static char *error_reply(int *status, int code, const char *error, const char *detail)
+{
+    return reply(status, code,
+                 json_pack("{s:s, s:s, s:i}", "error", error, "detail", detail, "status", code));
+}
+
+/* The active speaker's id or NULL. Room lock held. */
+static const char *active_speaker(room *r, uint64_t now_us)
+{
+    const char *best = NULL;
+    unsigned best_level = ROOM_SPEAKER_DBOV << 8;
+    for (size_t i = 0; i < r->n_publishers; i++) {
+        room_peer *p = r->publishers[i];
+        uint64_t at = atomic_load(&p->level_us);
+        unsigned level = atomic_load(&p->level);
+        if (at != 0 && now_us - at < ROOM_SPEAKER_AGE_US && level < best_level) {
+            best = p->id;
+            best_level = level;
+        }
+    }
+    return best;
+}
+
+/* Room lock held. */
+static json_t *describe(room *r, bool full)
+{
+    json_t *o =
+        json_pack("{s:s, s:i, s:i, s:i, s:i}", "name", r->name, "max_publishers", r->max_publishers,
+                  "max_subscribers", r->max_subscribers, "publisher_count", (int)r->n_publishers,
+                  "subscriber_count", (int)r->n_subscribers);
+    if (!full)
+        return o;
+    json_t *pubs = json_array(), *subs = json_array();
+    for (size_t i = 0; i < r->n_publishers; i++) {
+        room_peer *p = r->publishers[i];
+        json_t *pub = json_pack("{s:s, s:i, s:I}", "id", p->id, "worker", p->worker, "packets",
+                                (json_int_t)atomic_load(&p->packets));
+        if (atomic_load(&p->level_us))
+            json_object_set_new(pub, "audio_level_dbov",
+                                json_real(-(double)atomic_load(&p->level) / 256.0));
+        json_array_append_new(pubs, pub);
+    }
+    for (size_t i = 0; i < r->n_subscribers; i++) {
+        room_peer *s = r->subscribers[i];
+        json_array_append_new(subs, json_pack("{s:s, s:s?, s:i, s:I}", "id", s->id, "publisher",
+                                              s->source ? s->source->id : NULL, "worker", s->worker,
+                                              "packets", (json_int_t)atomic_load(&s->packets)));
+    }
+    json_object_set_new(o, "publishers", pubs);
+    const char *speaker = active_speaker(r, (uint64_t)g_get_monotonic_time());
+    json_object_set_new(o, "active_speaker", speaker ? json_string(speaker) : json_null());
+    json_object_set_new(o, "subscribers", subs);
+    json_object_set_new(o, "publisher_worker", json_integer(r->publisher_worker));
+    json_object_set_new(o, "subscriber_worker", json_integer(r->subscriber_worker));
+    return o;
+}
+
+static char *list_rooms(int *status)
+{
+    json_t *list = json_array();
+    pthread_mutex_lock(&registry_lock);
+    GHashTableIter it;
+    gpointer value;
+    g_hash_table_iter_init(&it, rooms);
+    while (g_hash_table_iter_next(&it, NULL, &value)) {
+        room *r = value;
+        pthread_mutex_lock(&r->lock);
+        json_array_append_new(list, describe(r, false));
+        pthread_mutex_unlock(&r->lock);
+    }
+    pthread_mutex_unlock(&registry_lock);
+    return reply(status, 200, json_pack("{s:o}", "rooms", list));
+}
+
+/* An optional integer option within [min, max]; false when present and bad. */
+static bool int_option(json_t *body, const char *key, int min, int max, int *out)
+{
+    json_t *v = json_object_get(body, key);
+    if (!v)
+        return true;
+    if (!json_is_integer(v) || json_integer_value(v) < min || json_integer_value(v) > max)
+        return false;
+    *out = (int)json_integer_value(v);
+    return true;
+}
+
+static char *create(const char *body, size_t length, int *status)
+{
+    json_error_t jerror;
+    json_t *json = json_loadb(body, length, JSON_REJECT_DUPLICATES, &jerror);
+    if (!json || !json_is_object(json)) {
+        json_decref(json);
+        return error_reply(status, 400, "bad_json", "the body must be a JSON object");
+    }
+    const char *name = json_string_value(json_object_get(json, "name"));
+    int max_pubs = ROOM_MAX_PUBLISHERS, max_subs = ROOM_DEFAULT_SUBS, pub_worker = -1,
+        sub_worker = -1;
+    if (!name || !room_name_valid(name, strlen(name))) {
+        json_decref(json);
+        return error_reply(status, 400, "bad_name",
+                           "name: 1 to 63 characters of A-Z, a-z, 0-9, - and _");
+    }
+    if (!int_option(json, "max_publishers", 1, ROOM_MAX_PUBLISHERS, &max_pubs) ||
+        !int_option(json, "max_subscribers", 0, ROOM_MAX_SUBSCRIBERS, &max_subs) ||
+        !int_option(json, "publisher_worker", -1, 1023, &pub_worker) ||
+        !int_option(json, "subscriber_worker", -1, 1023, &sub_worker)) {
+        json_decref(json);
+        return error_reply(status, 400, "bad_option", "an option is out of range");
+    }
+    pthread_mutex_lock(&registry_lock);
+    if (g_hash_table_lookup(rooms, name)) {
+        pthread_mutex_unlock(&registry_lock);
+        json_decref(json);
+        return error_reply(status, 409, "exists", "a room with this name exists");
+    }
+    if (g_hash_table_size(rooms) >= ROOM_MAX_ROOMS) {
+        pthread_mutex_unlock(&registry_lock);
+        json_decref(json);
+        return error_reply(status, 503, "too_many_rooms", "the gateway holds its maximum of rooms");
+    }
+    room *r = create_room(name);
+    r->max_publishers = max_pubs;
+    r->max_subscribers = max_subs;
+    r->publisher_worker = pub_worker;
+    r->subscriber_worker = sub_worker;
+    json_t *described = describe(r, true);
+    pthread_mutex_unlock(&registry_lock);
+    json_decref(json);
+    return reply(status, 201, described);
+}
+
+/* Removes the room from the table; its peers leave on their own workers. */
+static char *delete_room(const char *name, int *status)
+{
+    pthread_mutex_lock(&registry_lock);
+    room *r = g_hash_table_lookup(rooms, name);
+    if (!r) {
+        pthread_mutex_unlock(&registry_lock);
+        return error_reply(status, 404, "unknown_room", "no such room");
+    }
+    g_hash_table_remove(rooms, name);
+    atomic_store(&r->closed, true);
+    pthread_mutex_lock(&r->lock);
+    for (size_t i = 0; i < r->n_subscribers; i++)
+        atomic_store(&r->subscribers[i]->leave, true);
+    pthread_mutex_unlock(&r->lock);
+    bool last = --r->refs == 0;
+    pthread_mutex_unlock(&registry_lock);
+    if (last)
+        room_free(r);
+    *status = 204;
+    return NULL;
+}
+
+char *room_handle_api(const char *method, const char *path, const char *body, size_t length,
+                      int *status)
+{
+    const char *rest = path + strlen("/api/rooms");
+    bool get = strcmp(method, "GET") == 0 || strcmp(method, "HEAD") == 0;
+    if (!rooms)
+        return error_reply(status, 503, "not_ready", "the room plugin is not initialised");
+    if (rest[0] == '\0' || strcmp(rest, "/") == 0) {
+        if (get)
+            return list_rooms(status);
+        if (strcmp(method, "POST") == 0)
+            return create(body, length, status);
+        return error_reply(status, 405, "method_not_allowed", "GET or POST /api/rooms");
+    }
+    const char *name = rest + 1;
+    if (!room_name_valid(name, strlen(name)))
+        return error_reply(status, 404, "unknown_room", "no such room");
+    if (strcmp(method, "DELETE") == 0)
+        return delete_room(name, status);
+    if (!get)
+        return error_reply(status, 405, "method_not_allowed", "GET or DELETE a room");
+    room *r = room_acquire(name, false);
+    if (!r)
+        return error_reply(status, 404, "unknown_room", "no such room");
+    pthread_mutex_lock(&r->lock);
+    json_t *described = describe(r, true);
+    pthread_mutex_unlock(&r->lock);
+    room_release(r);
+    return reply(status, 200, described);
+}

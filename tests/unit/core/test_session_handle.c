@@ -1,0 +1,149 @@
+/* Session handles of the routing core (session_handle.h) on a live keyed
+ * session: relay_rtp from a thread that is not the owner goes through the
+ * relay and reaches the peer once the owner drains; a handle kept past the
+ * session's end fails every call cleanly; a relay queued for a session that
+ * ends before delivery is dropped and counted, and its reference returned. */
+#include "session_harness.h"
+
+#include "core/relay.h"
+#include "core/session_handle.h"
+#include "core/session_internal.h"
+
+#include <glib.h>
+#include <string.h>
+
+static size_t rtp(uint8_t *packet, uint16_t sequence)
+{
+    memset(packet, 0xab, 212);
+    packet[0] = 0x80;
+    packet[1] = 96;
+    packet[2] = (uint8_t)(sequence >> 8);
+    packet[3] = (uint8_t)sequence;
+    memset(packet + 4, 0, 4);
+    packet[8] = (uint8_t)(HARNESS_LOCAL_SSRC >> 24);
+    packet[9] = (uint8_t)(HARNESS_LOCAL_SSRC >> 16);
+    packet[10] = (uint8_t)(HARNESS_LOCAL_SSRC >> 8);
+    packet[11] = (uint8_t)HARNESS_LOCAL_SSRC;
+    return 212;
+}
+
+static moat_relay *start(session_harness *h)
+{
+    session_harness_init(h);
+    session_harness_create(h, NULL);
+    moat_worker_set_now_us(h->worker, 1000000);
+    session_harness_key(h);
+    moat_relay_ops ops = moat_session_relay_ops;
+    ops.user = &h->worker;
+    moat_relay *relay = moat_relay_new(1, 8, 8, &ops);
+    moat_worker_set_relay(h->worker, relay);
+    return relay;
+}
+
+static void test_relay_reaches_peer(void)
+{
+    session_harness h;
+    moat_relay *relay = start(&h);
+    moat_plugin_session *handle = moat_session_plugin_handle(h.session);
+    const moat_gateway_calls *calls = &moat_session_gateway_calls;
+    uint8_t packet[256];
+    /* The test thread is not the worker's: the packet waits in the ring. */
+    g_assert_cmpint(calls->relay_rtp(handle, packet, rtp(packet, 1)), ==, 0);
+    moat_plugin_session *many[] = {handle, handle, handle};
+    g_assert_cmpuint(calls->relay_rtp_many(many, 3, packet, rtp(packet, 2)), ==, 3);
+    session_harness_flush(&h);
+    size_t datagrams = 0;
+    session_harness_drain_peer(&h, &datagrams);
+    g_assert_cmpuint(datagrams, ==, 0);
+    g_assert_cmpuint(moat_relay_drain(relay, 0), ==, 4);
+    session_harness_flush(&h);
+    session_harness_drain_peer(&h, &datagrams);
+    g_assert_cmpuint(datagrams, ==, 4);
+    g_assert_cmpuint(moat_relay_delivered(relay), ==, 4);
+    g_assert_cmpint(atomic_load(&handle->refs), ==, 1); /* the session's own */
+    session_harness_clear(&h);
+    moat_relay_free(relay);
+}
+
+static void test_ended_session_fails_cleanly(void)
+{
+    session_harness h;
+    moat_relay *relay = start(&h);
+    moat_plugin_session *handle = moat_session_plugin_handle(h.session);
+    const moat_gateway_calls *calls = &moat_session_gateway_calls;
+    calls->handle_ref(handle);
+    uint8_t packet[256];
+    size_t n = rtp(packet, 1);
+    /* Queued, then the session ends before its worker drains. */
+    g_assert_cmpint(calls->relay_rtp(handle, packet, n), ==, 0);
+    g_assert_cmpint(atomic_load(&handle->refs), ==, 3);
+    session_harness_clear(&h); /* frees the worker and the session */
+    g_assert_null(moat_session_handle_get(handle));
+    g_assert_cmpint(calls->send_rtp(handle, packet, n), ==, -1);
+    g_assert_cmpint(calls->send_rtcp(handle, packet, n), ==, -1);
+    g_assert_cmpint(calls->send_data(handle, 1, 51, packet, 1), ==, -1);
+    g_assert_cmpint(calls->relay_rtp(handle, packet, n), ==, -1);
+    g_assert_cmpuint(calls->relay_rtp_many(&handle, 1, packet, n), ==, 0);
+    g_assert_cmpint(calls->request_keyframe(handle, 0), ==, -1);
+    calls->set_timer(handle, 1000);
+    calls->push_event(handle, "{}");
+    calls->close_session(handle);
+    /* The owner's drain finds the session gone: counted, reference back. */
+    g_assert_cmpuint(moat_relay_drain(relay, 0), ==, 1);
+    g_assert_cmpuint(moat_relay_dropped(relay, MOAT_RELAY_DROP_TARGET_GONE), ==, 1);
+    g_assert_cmpint(atomic_load(&handle->refs), ==, 1);
+    calls->handle_unref(handle); /* the last: freed (ASan checks) */
+    moat_relay_free(relay);
+}
+
+static void test_keyframe_request_coalesced(void)
+{
+    session_harness h;
+    moat_relay *relay = start(&h);
+    moat_plugin_session *handle = moat_session_plugin_handle(h.session);
+    const moat_gateway_calls *calls = &moat_session_gateway_calls;
+    /* No media seen yet on the m-line: nobody to ask. */
+    h.session->demux.primary[0] = 0;
+    g_assert_cmpint(calls->request_keyframe(handle, 0), ==, -1);
+    h.session->demux.primary[0] = HARNESS_REMOTE_SSRC;
+    g_assert_cmpint(calls->request_keyframe(handle, 0), ==, 0);
+    g_assert_cmpint(calls->request_keyframe(handle, 0), ==, 1);
+    g_assert_cmpint(calls->request_keyframe(handle, 7), ==, -1);
+    moat_worker_set_now_us(h.worker, 1000000 + 400000);
+    g_assert_cmpint(calls->request_keyframe(handle, 0), ==, 0);
+    session_harness_flush(&h);
+    size_t datagrams = 0;
+    session_harness_drain_peer(&h, &datagrams);
+    g_assert_cmpuint(datagrams, ==, 2);
+    /* The first tick sends the session's reports: out of the way. */
+    moat_session_media_tick(h.session, 1000000 + 400000);
+    session_harness_flush(&h);
+    session_harness_drain_peer(&h, &datagrams);
+    /* A coalesced request is not lost: it leaves when the interval is over. */
+    g_assert_cmpint(calls->request_keyframe(handle, 0), ==, 1);
+    g_assert_cmpint(calls->request_keyframe(handle, 0), ==, 1);
+    moat_session_media_tick(h.session, 1000000 + 500000);
+    session_harness_flush(&h);
+    session_harness_drain_peer(&h, &datagrams);
+    g_assert_cmpuint(datagrams, ==, 0);
+    moat_session_media_tick(h.session, 1000000 + 750000);
+    session_harness_flush(&h);
+    session_harness_drain_peer(&h, &datagrams);
+    g_assert_cmpuint(datagrams, ==, 1);
+    moat_session_media_tick(h.session, 1000000 + 1200000);
+    session_harness_flush(&h);
+    session_harness_drain_peer(&h, &datagrams);
+    g_assert_cmpuint(datagrams, ==, 0);
+    session_harness_clear(&h);
+    moat_relay_free(relay);
+}
+
+int main(int argc, char **argv)
+{
+    g_test_init(&argc, &argv, NULL);
+    g_test_add_func("/session-handle/relay-reaches-peer", test_relay_reaches_peer);
+    g_test_add_func("/session-handle/ended-session-fails-cleanly",
+                    test_ended_session_fails_cleanly);
+    g_test_add_func("/session-handle/keyframe-request-coalesced", test_keyframe_request_coalesced);
+    return g_test_run();
+}
