@@ -260,8 +260,9 @@ void moat_session_handle_stun(moat_session *session, const moat_path *path, cons
     const struct sockaddr_in6 *from = &path->remote;
     /* Before any HMAC: the ufrag travels in clear, so anyone can make us
      * verify checks for this session. */
-    moat_token_bucket *bucket =
-        moat_ice_pairs_has_remote(&session->pairs, from) ? &session->stun_known : &session->stun_new;
+    moat_token_bucket *bucket = moat_ice_pairs_has_remote(&session->pairs, from)
+                                    ? &session->stun_known
+                                    : &session->stun_new;
     if (!moat_token_bucket_take(bucket, moat_worker_now_us(session->worker))) {
         moat_session_drop(session, MOAT_DROP_STUN_RATE);
         return;
