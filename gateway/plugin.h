@@ -244,6 +244,13 @@ typedef struct {
     const char *api_path;
     char *(*handle_api)(const char *method, const char *path, const char *body, size_t length,
                         int *status);
+    /* The session id of the current publisher of `resource` (a room) into
+     * `id` (`size` bytes): what the gateway's POST/DELETE
+     * <api_path>/<resource>/recording records, and a label for the file
+     * name into `label` (`label_size` bytes). 0 found, -1 no such resource
+     * or no publisher. Control thread. */
+    int (*publisher_session)(const char *resource, char *id, size_t size, char *label,
+                             size_t label_size);
 } moat_plugin;
 
 /* Every plugin module exports this symbol. */

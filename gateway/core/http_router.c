@@ -238,6 +238,8 @@ static bool serve_plugin_api(moat_gateway *gateway, const moat_http_request *req
         char next = path[strlen(plugin->api_path)];
         if (next != '\0' && next != '/')
             continue;
+        if (moat_session_api_plugin_recording(gateway, plugin, request, response, path))
+            return true;
         int status = 500;
         char *body = plugin->handle_api(request->method, path, request->body ? request->body : "",
                                         request->body_length, &status);

@@ -137,3 +137,35 @@ void moat_session_api_handle(moat_gateway *gateway, const moat_http_request *req
     }
     moat_http_response_error(response, 404, "not_found", "no API endpoint %s", path);
 }
+
+bool moat_session_api_plugin_recording(moat_gateway *gateway, const moat_plugin *plugin,
+                                       const moat_http_request *request,
+                                       moat_http_response *response, const char *path)
+{
+    const char *rest = path + strlen(plugin->api_path);
+    if (!plugin->publisher_session || rest[0] != '/' || !g_str_has_suffix(rest, "/recording") ||
+        strlen(rest) <= strlen("//recording"))
+        return false;
+    char *resource = g_strndup(rest + 1, strlen(rest) - 1 - strlen("/recording"));
+    char id[64] = "", label[32] = "";
+    moat_record_api_result result = {404, "no_publisher", "no such room or no publisher in it",
+                                     NULL};
+    moat_session_record *record = NULL;
+    if (!strchr(resource, '/') &&
+        plugin->publisher_session(resource, id, sizeof id, label, sizeof label) == 0)
+        record = moat_session_registry_find(gateway->sessions, id);
+    if (record) {
+        /* The plugin vouches for its resource names and labels: they are
+         * what its own paths accept. */
+        char *prefix = g_strdup_printf("%s-%s-%s", plugin->name, resource, label);
+        moat_record_api_request_named(gateway, request->method, record, prefix, &result);
+        g_free(prefix);
+    }
+    g_free(resource);
+    if (result.error)
+        moat_http_response_error(response, result.status, result.error, "%s", result.detail);
+    else
+        reply_json(response, result.status, json_pack("{s:s}", "file", result.file));
+    g_free(result.file);
+    return true;
+}

@@ -10,5 +10,13 @@
 
 void moat_session_api_handle(moat_gateway *gateway, const moat_http_request *request,
                              moat_http_response *response, bool privileged);
+/* POST/DELETE <api_path>/<resource>/recording of a plugin that names its
+ * resources' publishers (moat_plugin.publisher_session, e.g. rooms): records
+ * the current publisher's session, the file named
+ * <plugin>-<resource>-<publisher>-<UTC start>.mkv. False when `path` is not
+ * such a request. */
+bool moat_session_api_plugin_recording(moat_gateway *gateway, const moat_plugin *plugin,
+                                       const moat_http_request *request,
+                                       moat_http_response *response, const char *path);
 
 #endif

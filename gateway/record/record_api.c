@@ -53,13 +53,16 @@ static void forget_ended(moat_gateway *gateway)
 /* Files are named by the session's public label, never by its id: the id is
  * the WHIP resource's capability, and a file name is no place for it. */
 static moat_recorder *new_recorder(moat_gateway *gateway, const moat_session_record *record,
-                                   char **path, char *error, size_t error_size)
+                                   const char *prefix, char **path, char *error, size_t error_size)
 {
     if (!recordings)
         recordings = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
     forget_ended(gateway);
-    char name[40];
-    g_snprintf(name, sizeof name, "session-%" G_GUINT64_FORMAT, record->serial);
+    char name[160];
+    if (prefix)
+        g_strlcpy(name, prefix, sizeof name);
+    else
+        g_snprintf(name, sizeof name, "session-%" G_GUINT64_FORMAT, record->serial);
     return moat_recorder_new(gateway->config.record_dir, name, path, error, error_size);
 }
 
@@ -71,7 +74,7 @@ static void fail(moat_record_api_result *result, unsigned status, const char *er
     g_strlcpy(result->detail, detail, sizeof result->detail);
 }
 
-static void start(moat_gateway *gateway, moat_session_record *record,
+static void start(moat_gateway *gateway, moat_session_record *record, const char *prefix,
                   moat_record_api_result *result)
 {
     const char *path = recordings ? g_hash_table_lookup(recordings, record->id) : NULL;
@@ -81,7 +84,7 @@ static void start(moat_gateway *gateway, moat_session_record *record,
     }
     char error[256] = "";
     char *file = NULL;
-    moat_recorder *recorder = new_recorder(gateway, record, &file, error, sizeof error);
+    moat_recorder *recorder = new_recorder(gateway, record, prefix, &file, error, sizeof error);
     if (!recorder) {
         fail(result, 409, "recording_unavailable", error);
         return;
@@ -113,9 +116,16 @@ static void stop(moat_session_record *record, moat_record_api_result *result)
 void moat_record_api_request(moat_gateway *gateway, const char *method, moat_session_record *record,
                              moat_record_api_result *result)
 {
+    moat_record_api_request_named(gateway, method, record, NULL, result);
+}
+
+void moat_record_api_request_named(moat_gateway *gateway, const char *method,
+                                   moat_session_record *record, const char *prefix,
+                                   moat_record_api_result *result)
+{
     memset(result, 0, sizeof *result);
     if (strcmp(method, "POST") == 0)
-        start(gateway, record, result);
+        start(gateway, record, prefix, result);
     else if (strcmp(method, "DELETE") == 0)
         stop(record, result);
     else
@@ -129,7 +139,7 @@ void moat_record_api_session_created(moat_gateway *gateway, moat_session *sessio
         return;
     char error[256] = "";
     char *file = NULL;
-    moat_recorder *recorder = new_recorder(gateway, record, &file, error, sizeof error);
+    moat_recorder *recorder = new_recorder(gateway, record, NULL, &file, error, sizeof error);
     if (!recorder) {
         moat_log_warn("record", "session #%" G_GUINT64_FORMAT ": not recorded: %s", record->serial,
                       error);

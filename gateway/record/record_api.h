@@ -22,6 +22,12 @@ typedef struct {
 /* POST (start) or DELETE (stop) the recording of the session `record`. */
 void moat_record_api_request(moat_gateway *gateway, const char *method, moat_session_record *record,
                              moat_record_api_result *result);
+/* The same, naming the file <prefix>-<UTC start>.mkv instead of by the
+ * session's label (a room publisher: "room-<room>-<publisher>"); `prefix`
+ * is safe in a file name. */
+void moat_record_api_request_named(moat_gateway *gateway, const char *method,
+                                   moat_session_record *record, const char *prefix,
+                                   moat_record_api_result *result);
 /* A new session, before moat_session_start: records it when configured to. */
 void moat_record_api_session_created(moat_gateway *gateway, moat_session *session,
                                      const moat_session_record *record);

@@ -206,6 +206,7 @@ static void *room_attach(moat_plugin_session *handle, const moat_session_info *i
     peer->gateway = room_gateway;
     peer->room = r;
     peer->publisher = publisher;
+    g_strlcpy(peer->session_id, info->session_id ? info->session_id : "", sizeof peer->session_id);
     peer->worker = info->worker_index;
     peer->n_media = info->n_media;
     peer->media = g_new0(moat_media_info, info->n_media ? info->n_media : 1);
@@ -414,6 +415,7 @@ static const moat_plugin room_plugin = {
     .place = room_place,
     .api_path = "/api/rooms",
     .handle_api = room_handle_api,
+    .publisher_session = room_publisher_session,
 };
 
 __attribute__((visibility("default"))) const moat_plugin *moat_plugin_entry(void);

@@ -64,6 +64,7 @@ typedef struct room_peer {
     room *room;
     bool publisher;
     char id[ROOM_PEER_ID_SIZE];
+    char session_id[40]; /* the gateway's session id, fixed at attach */
     int worker;
     size_t n_media;
     moat_media_info *media;       /* n_media entries, owned */
@@ -124,6 +125,7 @@ void room_forget_if_empty(room *r);
 int room_place(const char *endpoint, const char *resource, unsigned n_workers);
 char *room_handle_api(const char *method, const char *path, const char *body, size_t length,
                       int *status);
+int room_publisher_session(const char *name, char *id, size_t size, char *label, size_t label_size);
 
 /* room.c: joins and leaves under the room's lock. */
 const char *room_join(room *r, room_peer *peer, const char *source_id);

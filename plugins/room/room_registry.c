@@ -343,3 +343,24 @@ char *room_handle_api(const char *method, const char *path, const char *body, si
     room_release(r);
     return reply(status, 200, described);
 }
+
+/* The room's current publisher: the first in its list, the one subscribers
+ * without a choice follow. */
+int room_publisher_session(const char *name, char *id, size_t size, char *label, size_t label_size)
+{
+    if (!rooms || !name || !room_name_valid(name, strlen(name)))
+        return -1;
+    room *r = room_acquire(name, false);
+    if (!r)
+        return -1;
+    int found = -1;
+    pthread_mutex_lock(&r->lock);
+    if (r->n_publishers > 0 && r->publishers[0]->session_id[0]) {
+        g_strlcpy(id, r->publishers[0]->session_id, size);
+        g_strlcpy(label, r->publishers[0]->id, label_size);
+        found = 0;
+    }
+    pthread_mutex_unlock(&r->lock);
+    room_release(r);
+    return found;
+}
