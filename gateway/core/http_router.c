@@ -2,6 +2,8 @@
  * the body limit, and the refusal counters and request log limiter. */
 #include "core/http_router.h"
 
+#include "core/ingest_api.h"
+
 #include "core/log.h"
 #include "core/metrics.h"
 #include "core/session_api.h"
@@ -238,7 +240,8 @@ static bool serve_plugin_api(moat_gateway *gateway, const moat_http_request *req
         char next = path[strlen(plugin->api_path)];
         if (next != '\0' && next != '/')
             continue;
-        if (moat_session_api_plugin_recording(gateway, plugin, request, response, path))
+        if (moat_session_api_plugin_recording(gateway, plugin, request, response, path) ||
+            moat_ingest_api_handle(gateway, plugin, request, response, path))
             return true;
         int status = 500;
         char *body = plugin->handle_api(request->method, path, request->body ? request->body : "",

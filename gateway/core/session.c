@@ -10,6 +10,7 @@
 #include <glib.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 /* A session whose DTLS never completes is closed after this long. */
 #define SESSION_SETUP_TIMEOUT_US (30ull * 1000000ull)
@@ -100,6 +101,7 @@ moat_session *moat_session_new(const moat_session_params *params, char *error, s
     moat_session *session = g_new0(moat_session, 1);
     session->id = g_strdup(params->id);
     session->worker = params->worker;
+    session->plain_fd = -1;
     session->on_ended = params->on_ended;
     session->dtls_context = params->dtls_context;
     memcpy(&session->negotiation, params->negotiation, sizeof session->negotiation);
@@ -162,6 +164,11 @@ void moat_session_start(moat_session *session)
     moat_token_bucket_init(&session->stun_known, STUN_KNOWN_RATE, STUN_KNOWN_BURST,
                            session->created_us);
     moat_token_bucket_init(&session->stun_new, STUN_NEW_RATE, STUN_NEW_BURST, session->created_us);
+    if (session->plain_fd >= 0) {
+        moat_worker_add_session(session->worker, session);
+        moat_session_plain_start(session);
+        return;
+    }
     /* Without a DTLS context (benchmarks) keys arrive through
      * moat_session_bypass_handshake instead. */
     if (session->dtls_context)
@@ -340,6 +347,10 @@ bool moat_session_tick(moat_session *session, uint64_t now_us)
         return false;
     if (session->ending)
         return false;
+    if (session->plain_fd >= 0) {
+        moat_session_media_tick(session, now_us);
+        return !session->ending;
+    }
     if (session->has_selected)
         leave_pending(session);
     else if (session->pending_timeout_us &&
@@ -436,8 +447,21 @@ void moat_session_restart_ice(moat_session *session, const char *local_ufrag, co
                                session->id);
 }
 
+void moat_session_set_plain(moat_session *session, int fd, const struct sockaddr_in6 *source)
+{
+    session->plain_fd = fd;
+    session->dtls_context = NULL;
+    session->pending_timeout_us = 0;
+    leave_pending(session); /* no ICE to wait for: not an admission concern */
+    if (source) {
+        session->plain_source = *source;
+        session->plain_source_fixed = true;
+    }
+}
+
 void moat_session_release_bindings(moat_session *session)
 {
+    moat_session_plain_stop(session);
     moat_worker_unbind_ufrag(session->worker, session->local_ufrag, session);
     if (session->previous_local_ufrag[0])
         moat_worker_unbind_ufrag(session->worker, session->previous_local_ufrag, session);
@@ -458,6 +482,8 @@ void moat_session_free(moat_session *session)
         moat_session_handle_unref(session->handle);
         session->handle = NULL;
     }
+    if (session->plain_fd >= 0) /* never started: no worker registration to undo */
+        close(session->plain_fd);
     moat_session_clear_tap(session);
     moat_session_data_clear(session);
     moat_session_media_clear(session);

@@ -75,6 +75,17 @@ void moat_session_bypass_handshake(moat_session *session, const moat_path *path,
 /* Worker thread: removes the session's own entries (its ufrags and pair
  * tuples) from the worker's tables; moat_worker_remove_session calls it. */
 void moat_session_release_bindings(moat_session *session);
+/* Plain RTP ingest (session_plain.c). Control thread, before the session
+ * starts: the session takes `fd` (a bound, non-blocking UDP socket) and
+ * receives plain RTP on it instead of ICE/DTLS/SRTP; `source` (NULL: none)
+ * restricts the sender's address, otherwise the first
+ * sender is latched. */
+void moat_session_set_plain(moat_session *session, int fd, const struct sockaddr_in6 *source);
+/* Worker thread: registers / unregisters and closes the socket. */
+void moat_session_plain_start(moat_session *session);
+void moat_session_plain_stop(moat_session *session);
+/* Worker thread: the socket is readable. */
+void moat_session_plain_receive(moat_session *session);
 /* Frees everything; only the worker's table calls this. */
 void moat_session_free(moat_session *session);
 

@@ -86,6 +86,13 @@ struct moat_session {
     bool dtls_connected;
     moat_srtp_session *srtp;
 
+    /* Plain RTP ingest (session_plain.c): no ICE, DTLS or SRTP; its own UDP
+     * socket, latched to the first source. plain_fd < 0: a WebRTC session. */
+    int plain_fd;
+    bool plain_source_fixed; /* plain_source given by the API: only its address is accepted */
+    bool plain_latched;
+    struct sockaddr_in6 plain_source;
+
     /* Media */
     moat_sdp_negotiation negotiation;
     moat_media_info *media; /* n_media entries, owned (session_media.c) */
@@ -205,5 +212,10 @@ static inline void moat_session_drop(moat_session *session, moat_drop_reason rea
         moat_worker_note_bad_datagram(session->worker);
     }
 }
+
+/* session_media.c: a parsed, authentic (or plain, for ingest) RTP packet
+ * goes to the receive statistics, the tap and the plugin. */
+void moat_session_deliver_rtp(moat_session *session, uint8_t *data, size_t length, size_t capacity,
+                              uint64_t now);
 
 #endif

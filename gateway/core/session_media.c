@@ -388,6 +388,12 @@ void moat_session_handle_srtp(moat_session *session, uint8_t *data, size_t lengt
     } else {
         moat_stream_guard_confirm_rtp(&session->guard, ssrc, index, now);
     }
+    moat_session_deliver_rtp(session, data, length, capacity, now);
+}
+
+void moat_session_deliver_rtp(moat_session *session, uint8_t *data, size_t length, size_t capacity,
+                              uint64_t now)
+{
     moat_rtp_header header;
     if (moat_rtp_parse(data, length, &header) != 0) {
         /* Authentic but not RTP we can relay (e.g. bad padding from the peer). */

@@ -71,6 +71,7 @@ struct moat_worker {
     GHashTable *sessions_by_id;    /* id -> session (owned) */
     GHashTable *sessions_by_ufrag; /* local ufrag -> session */
     GHashTable *sessions_by_tuple; /* sockaddr_in6 -> session */
+    GHashTable *plain_by_fd;       /* ingest socket -> session (session_plain.c) */
     /* Our host candidates and their priorities (set before the thread starts). */
     struct in6_addr candidate_addresses[MOAT_WORKER_MAX_CANDIDATES];
     uint32_t candidate_priorities[MOAT_WORKER_MAX_CANDIDATES];
@@ -616,6 +617,30 @@ void moat_worker_wake(moat_worker *worker)
     (void)written; /* a full counter still wakes the worker */
 }
 
+void moat_worker_add_plain(moat_worker *worker, int fd, moat_session *session)
+{
+    if (!worker->plain_by_fd)
+        worker->plain_by_fd = g_hash_table_new(g_direct_hash, g_direct_equal);
+    g_hash_table_insert(worker->plain_by_fd, GINT_TO_POINTER(fd), session);
+    struct epoll_event event = {.events = EPOLLIN, .data.fd = fd};
+    epoll_ctl(worker->epoll_fd, EPOLL_CTL_ADD, fd, &event);
+}
+
+void moat_worker_remove_plain(moat_worker *worker, int fd)
+{
+    if (worker->plain_by_fd)
+        g_hash_table_remove(worker->plain_by_fd, GINT_TO_POINTER(fd));
+    epoll_ctl(worker->epoll_fd, EPOLL_CTL_DEL, fd, NULL);
+}
+
+static void receive_plain(moat_worker *worker, int fd)
+{
+    moat_session *session =
+        worker->plain_by_fd ? g_hash_table_lookup(worker->plain_by_fd, GINT_TO_POINTER(fd)) : NULL;
+    if (session)
+        moat_session_plain_receive(session);
+}
+
 static void *worker_main(void *arg)
 {
     moat_worker *worker = arg;
@@ -642,6 +667,8 @@ static void *worker_main(void *arg)
                 run_tasks(worker);
             else if (fd == worker->timer_fd)
                 tick_sessions(worker);
+            else
+                receive_plain(worker, fd);
         }
         if (worker->relay)
             moat_relay_drain(worker->relay, worker->index);
@@ -720,6 +747,8 @@ void moat_worker_free(moat_worker *worker)
     g_hash_table_destroy(worker->sessions_by_tuple);
     g_hash_table_destroy(worker->sessions_by_ufrag);
     g_hash_table_destroy(worker->sessions_by_id);
+    if (worker->plain_by_fd)
+        g_hash_table_destroy(worker->plain_by_fd);
     moat_ice_checker_free(worker->ice_checker);
     moat_receive_batch_clear(&worker->receive);
     moat_kernel_filter_free(worker->kernel);

@@ -140,4 +140,9 @@ void moat_worker_set_candidates(moat_worker *worker, const struct in6_addr *addr
  * that address was not announced. */
 uint32_t moat_worker_local_priority(const moat_worker *worker, const struct in6_addr *local);
 
+/* Worker thread: an extra socket (plain RTP ingest) whose readiness calls
+ * moat_session_plain_receive(session); remove before closing it. */
+void moat_worker_add_plain(moat_worker *worker, int fd, moat_session *session);
+void moat_worker_remove_plain(moat_worker *worker, int fd);
+
 #endif

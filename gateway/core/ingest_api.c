@@ -1,0 +1,247 @@
+/* Owns the ingest endpoints: the JSON request, the synthetic offer that
+ * describes the sender's codecs to the ordinary session setup, and the UDP
+ * socket handed to the session (session_plain.c receives on it). */
+#include "core/ingest_api.h"
+
+#include "core/session.h"
+#include "core/whip_session.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <jansson.h>
+#include <netinet/in.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+typedef struct {
+    const char *name; /* in the request */
+    const char *kind; /* m-line */
+    const char *rtpmap;
+    const char *fmtp; /* NULL: none */
+} ingest_codec;
+
+static const ingest_codec codecs[] = {
+    {"opus", "audio", "opus/48000/2", "minptime=10;useinbandfec=1"},
+    {"vp8", "video", "VP8/90000", NULL},
+    {"vp9", "video", "VP9/90000", NULL},
+    {"h264", "video", "H264/90000",
+     "level-asymmetry-allowed=1;packetization-mode=1;profile-level-id=42e01f"},
+};
+
+static const ingest_codec *find_codec(const char *name, const char *kind)
+{
+    for (size_t i = 0; i < G_N_ELEMENTS(codecs); i++)
+        if (name && g_ascii_strcasecmp(name, codecs[i].name) == 0 &&
+            strcmp(kind, codecs[i].kind) == 0)
+            return &codecs[i];
+    return NULL;
+}
+
+/* One m-line of the synthetic offer, or an error message. */
+static const char *add_media(GString *sdp, json_t *body, const char *kind, int mid, bool *added)
+{
+    json_t *media = json_object_get(body, kind);
+    if (!media)
+        return NULL;
+    if (!json_is_object(media))
+        return "audio and video must be objects: {\"codec\": ..., \"pt\": ...}";
+    const ingest_codec *codec =
+        find_codec(json_string_value(json_object_get(media, "codec")), kind);
+    if (!codec)
+        return "unknown codec: audio opus; video vp8, vp9 or h264";
+    json_t *pt = json_object_get(media, "pt");
+    if (!json_is_integer(pt) || json_integer_value(pt) < 96 || json_integer_value(pt) > 127)
+        return "pt: a dynamic payload type, 96 to 127";
+    int type = (int)json_integer_value(pt);
+    g_string_append_printf(sdp,
+                           "m=%s 9 UDP/TLS/RTP/SAVPF %d\r\nc=IN IP4 0.0.0.0\r\na=mid:%d\r\n"
+                           "a=sendonly\r\na=rtcp-mux\r\na=rtpmap:%d %s\r\n",
+                           kind, type, mid, type, codec->rtpmap);
+    if (codec->fmtp)
+        g_string_append_printf(sdp, "a=fmtp:%d %s\r\n", type, codec->fmtp);
+    if (strcmp(kind, "video") == 0)
+        g_string_append_printf(sdp, "a=rtcp-fb:%d nack pli\r\n", type);
+    *added = true;
+    return NULL;
+}
+
+/* The sender's codecs as the offer a WebRTC publisher would send; ICE and
+ * DTLS attributes are placeholders the plain session never uses. */
+static char *synthetic_offer(json_t *body, const char **error)
+{
+    GString *sdp = g_string_new("v=0\r\no=- 1 1 IN IP4 0.0.0.0\r\ns=ingest\r\nt=0 0\r\n"
+                                "a=ice-ufrag:ingest\r\na=ice-pwd:ingestingestingestingest\r\n"
+                                "a=fingerprint:sha-256 ");
+    for (int i = 0; i < 32; i++)
+        g_string_append(sdp, i ? ":00" : "00");
+    g_string_append(sdp, "\r\na=setup:actpass\r\n");
+    GString *media = g_string_new("");
+    bool audio = false, video = false;
+    *error = add_media(media, body, "audio", 0, &audio);
+    if (!*error)
+        *error = add_media(media, body, "video", audio ? 1 : 0, &video);
+    if (!*error && !audio && !video)
+        *error = "name \"audio\" and/or \"video\"";
+    if (*error) {
+        g_string_free(media, TRUE);
+        g_string_free(sdp, TRUE);
+        return NULL;
+    }
+    g_string_append(sdp, audio && video ? "a=group:BUNDLE 0 1\r\n" : "a=group:BUNDLE 0\r\n");
+    g_string_append(sdp, media->str);
+    g_string_free(media, TRUE);
+    return g_string_free(sdp, FALSE);
+}
+
+static bool parse_address(const char *text, struct sockaddr_in6 *out)
+{
+    memset(out, 0, sizeof *out);
+    out->sin6_family = AF_INET6;
+    struct in_addr v4;
+    if (inet_pton(AF_INET6, text, &out->sin6_addr) == 1)
+        return true;
+    if (inet_pton(AF_INET, text, &v4) != 1)
+        return false;
+    out->sin6_addr.s6_addr[10] = 0xff;
+    out->sin6_addr.s6_addr[11] = 0xff;
+    memcpy(&out->sin6_addr.s6_addr[12], &v4, 4);
+    return true;
+}
+
+/* A UDP socket on [media] bind, ephemeral port; -1 on failure. */
+static int open_socket(const char *bind_address, uint16_t *port)
+{
+    struct sockaddr_in6 local;
+    if (!parse_address(bind_address, &local))
+        return -1;
+    int fd = socket(AF_INET6, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+        return -1;
+    int off = 0, buffer = 1024 * 1024;
+    setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &off, sizeof off);
+    setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &buffer, sizeof buffer);
+    socklen_t length = sizeof local;
+    if (bind(fd, (struct sockaddr *)&local, sizeof local) < 0 ||
+        getsockname(fd, (struct sockaddr *)&local, &length) < 0) {
+        close(fd);
+        return -1;
+    }
+    *port = ntohs(local.sin6_port);
+    return fd;
+}
+
+static void reply_json(moat_http_response *response, unsigned status, json_t *value)
+{
+    char *text = json_dumps(value, JSON_COMPACT);
+    json_decref(value);
+    char *body = g_strdup(text ? text : "{}");
+    free(text);
+    moat_http_response_set(response, status, "application/json", body, strlen(body));
+}
+
+static void refused(moat_http_response *response, const char *error)
+{
+    if (g_str_has_prefix(error, MOAT_PLUGIN_ERROR_NOT_FOUND))
+        moat_http_response_error(response, 404, "not_found", "%s",
+                                 error + strlen(MOAT_PLUGIN_ERROR_NOT_FOUND));
+    else if (g_str_has_prefix(error, MOAT_PLUGIN_ERROR_FULL))
+        moat_http_response_error(response, 503, "full", "%s",
+                                 error + strlen(MOAT_PLUGIN_ERROR_FULL));
+    else
+        moat_http_response_error(response, 503, "session_refused", "%s", error);
+}
+
+static void start_ingest(moat_gateway *gateway, const moat_plugin *plugin, const char *resource,
+                         const moat_http_request *request, moat_http_response *response)
+{
+    json_error_t jerror;
+    json_t *body = json_loadb(request->body ? request->body : "", request->body_length,
+                              JSON_REJECT_DUPLICATES, &jerror);
+    if (!json_is_object(body)) {
+        json_decref(body);
+        moat_http_response_error(response, 400, "bad_json", "the body must be a JSON object");
+        return;
+    }
+    struct sockaddr_in6 source;
+    json_t *source_value = json_object_get(body, "source");
+    if (source_value && (!json_is_string(source_value) ||
+                         !parse_address(json_string_value(source_value), &source))) {
+        json_decref(body);
+        moat_http_response_error(response, 400, "bad_source", "source: an IP address");
+        return;
+    }
+    const char *problem = NULL;
+    char *offer = synthetic_offer(body, &problem);
+    json_decref(body);
+    if (!offer) {
+        moat_http_response_error(response, 400, "bad_codecs", "%s", problem);
+        return;
+    }
+    uint16_t port = 0;
+    int fd = open_socket(gateway->config.media_bind, &port);
+    if (fd < 0) {
+        g_free(offer);
+        moat_http_response_error(response, 503, "no_port", "cannot open a UDP port: %s",
+                                 g_strerror(errno));
+        return;
+    }
+    char error[256] = "";
+    moat_whip_created created;
+    moat_whip_setup_result result = moat_whip_session_create(
+        gateway, plugin, "whip", resource, offer, strlen(offer), &created, error, sizeof error);
+    g_free(offer);
+    if (result != MOAT_WHIP_SETUP_OK) {
+        close(fd);
+        if (result == MOAT_WHIP_SETUP_BAD_OFFER)
+            moat_http_response_error(response, 400, "bad_codecs", "%s", error);
+        else
+            refused(response, error);
+        return;
+    }
+    g_free(created.answer);
+    moat_session_set_plain(created.session, fd, source_value ? &source : NULL);
+    char label[24];
+    g_snprintf(label, sizeof label, "%" G_GUINT64_FORMAT, created.record->serial);
+    char *location =
+        g_strdup_printf("%s/%s/ingest/%s", plugin->api_path, resource, created.record->id);
+    moat_whip_session_start(created.session, created.record->worker, NULL, NULL, NULL);
+    moat_http_response_header(response, "Location", location);
+    reply_json(response, 201,
+               json_pack("{s:s, s:s, s:s, s:i, s:b}", "id", label, "resource", location, "address",
+                         gateway->config.media_bind, "port", (int)port, "rtcp_mux", 1));
+    g_free(location);
+}
+
+bool moat_ingest_api_handle(moat_gateway *gateway, const moat_plugin *plugin,
+                            const moat_http_request *request, moat_http_response *response,
+                            const char *path)
+{
+    const char *rest = path + strlen(plugin->api_path);
+    if (!plugin->publisher_session || rest[0] != '/')
+        return false;
+    const char *marker = strstr(rest + 1, "/ingest");
+    if (!marker || (marker[7] != '\0' && marker[7] != '/'))
+        return false;
+    char *resource = g_strndup(rest + 1, (size_t)(marker - rest - 1));
+    const char *id = marker[7] == '/' ? marker + 8 : NULL;
+    if (!resource[0] || strchr(resource, '/')) {
+        moat_http_response_error(response, 404, "not_found", "no such resource");
+    } else if (!id && strcmp(request->method, "POST") == 0) {
+        start_ingest(gateway, plugin, resource, request, response);
+    } else if (id && strcmp(request->method, "DELETE") == 0) {
+        moat_session_record *record = moat_session_registry_find(gateway->sessions, id);
+        if (record) {
+            moat_whip_session_hang_up(gateway, record);
+            moat_http_response_set(response, 204, NULL, NULL, 0);
+        } else {
+            moat_http_response_error(response, 404, "unknown_ingest", "no such ingest");
+        }
+    } else {
+        moat_http_response_error(response, 405, "method_not_allowed",
+                                 "POST .../ingest starts an ingest, DELETE its resource ends it");
+    }
+    g_free(resource);
+    return true;
+}

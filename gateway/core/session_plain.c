@@ -1,0 +1,77 @@
+/* Owns the plain RTP ingest leg of a session: its UDP socket, the sender it
+ * accepts (given by the API or latched on the first packet) and the hand-off
+ * of each packet to the same delivery as decrypted SRTP. Plain RTP carries no
+ * authentication: anyone who can reach the port before the real sender (or
+ * spoof the latched address) can inject media; "source" narrows that. */
+#include "core/session_internal.h"
+
+#include "rtp/rtp_packet.h"
+
+#include <errno.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#define PLAIN_BATCH 64 /* datagrams per wake-up, then other work runs */
+
+void moat_session_plain_start(moat_session *session)
+{
+    moat_worker_add_plain(session->worker, session->plain_fd, session);
+}
+
+void moat_session_plain_stop(moat_session *session)
+{
+    if (session->plain_fd < 0)
+        return;
+    moat_worker_remove_plain(session->worker, session->plain_fd);
+    close(session->plain_fd);
+    session->plain_fd = -1;
+}
+
+static bool same_address(const struct sockaddr_in6 *a, const struct sockaddr_in6 *b)
+{
+    return memcmp(&a->sin6_addr, &b->sin6_addr, sizeof a->sin6_addr) == 0;
+}
+
+/* Latching: the first sender's address (matching "source" when given) is
+ * the only one accepted from then on, from any port, so that audio and video
+ * may come from two sockets of one sender (two udpsinks). */
+static bool accept_source(moat_session *session, const struct sockaddr_in6 *from)
+{
+    if (session->plain_latched || session->plain_source_fixed) {
+        if (!same_address(&session->plain_source, from))
+            return false;
+    }
+    session->plain_source = *from;
+    session->plain_latched = true;
+    return true;
+}
+
+void moat_session_plain_receive(moat_session *session)
+{
+    uint8_t buffer[MOAT_DATAGRAM_CAPACITY];
+    for (int i = 0; i < PLAIN_BATCH && session->plain_fd >= 0 && !session->ending; i++) {
+        struct sockaddr_in6 from;
+        socklen_t from_length = sizeof from;
+        ssize_t n = recvfrom(session->plain_fd, buffer, sizeof buffer - 64, MSG_TRUNC,
+                             (struct sockaddr *)&from, &from_length);
+        if (n < 0)
+            return;
+        if ((size_t)n > sizeof buffer - 64) {
+            moat_session_drop(session, MOAT_DROP_TRUNCATED);
+            continue;
+        }
+        if (from.sin6_family != AF_INET6 || !accept_source(session, &from)) {
+            moat_session_drop(session, MOAT_DROP_UNKNOWN_TUPLE);
+            continue;
+        }
+        /* RTCP (rtcp-mux) from the sender is not needed: nothing is sent back. */
+        if (n < 12 || (buffer[0] >> 6) != 2 || moat_rtp_is_rtcp(buffer, (size_t)n)) {
+            if (n < 12 || (buffer[0] >> 6) != 2)
+                moat_session_drop(session, MOAT_DROP_MALFORMED);
+            continue;
+        }
+        moat_session_deliver_rtp(session, buffer, (size_t)n, sizeof buffer,
+                                 moat_worker_now_us(session->worker));
+    }
+}
