@@ -232,7 +232,7 @@ bool moat_ingest_api_handle(moat_gateway *gateway, const moat_plugin *plugin,
         start_ingest(gateway, plugin, resource, request, response);
     } else if (id && strcmp(request->method, "DELETE") == 0) {
         moat_session_record *record = moat_session_registry_find(gateway->sessions, id);
-        if (record) {
+        if (record && strcmp(record->plugin, plugin->name) == 0) {
             moat_whip_session_hang_up(gateway, record);
             moat_http_response_set(response, 204, NULL, NULL, 0);
         } else {
