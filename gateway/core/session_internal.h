@@ -147,6 +147,13 @@ void moat_session_media_init(moat_session *session);
 void moat_session_media_clear(moat_session *session);
 int moat_session_media_keys(moat_session *session, const moat_srtp_keying *keys);
 void moat_session_media_tick(moat_session *session, uint64_t now_us);
+/* session_media.c: the stream state of an SSRC we send (NULL when unknown),
+ * and SRTP/SRTCP protection then the send batch (0 or -1). */
+moat_outgoing_stream *moat_session_outgoing_stream(moat_session *session, uint32_t ssrc);
+int moat_session_send_protected(moat_session *session, const uint8_t *packet, size_t length,
+                                bool rtcp);
+/* session_plugin_calls.c: keyframe requests whose coalescing interval is over. */
+void moat_session_send_pending_keyframes(moat_session *session, uint64_t now_us);
 extern const moat_gateway_calls moat_session_gateway_calls;
 
 /* session_relay.c: the plugin calls any thread may make. */

@@ -1,0 +1,196 @@
+/* The calls plugins make into the core (moat_gateway_calls), on the
+ * session's worker: sending RTP (into the retransmission cache, sized to the
+ * stream's rate), RTCP and data, timers, and keyframe requests coalesced per
+ * m-line. */
+#include "core/session_internal.h"
+
+#include "core/events.h"
+#include "rtp/rtcp_feedback.h"
+#include "rtp/rtcp_packet.h"
+#include "rtp/rtp_packet.h"
+
+#include <glib.h>
+
+#define RETRANSMIT_MAX_AGE_US 2000000ull
+/* Retransmission caches are taken when a stream first sends, sized for its
+ * kind, and grow with its packet rate to hold RETRANSMIT_HORIZON_S of it. */
+#define RETRANSMIT_AUDIO_SLOTS 32
+#define RETRANSMIT_VIDEO_SLOTS 128
+#define RETRANSMIT_MAX_SLOTS   512
+#define RETRANSMIT_HORIZON_S   1.0
+/* At most one keyframe request per m-line in this interval (request_keyframe). */
+#define KEYFRAME_INTERVAL_US 300000ull
+
+static size_t power_of_two_at_least(double value)
+{
+    size_t n = 1;
+    while ((double)n < value && n < RETRANSMIT_MAX_SLOTS)
+        n <<= 1;
+    return n;
+}
+
+/* The first packet takes a cache sized for the stream's kind; it grows (never
+ * shrinks) to hold RETRANSMIT_HORIZON_S at the measured packet rate. When
+ * memory is short the stream goes on without one (or with the old one):
+ * NACKs then go unanswered, media does not stop. */
+static void size_cache(moat_outgoing_stream *stream, uint64_t now_us)
+{
+    size_t wanted = power_of_two_at_least(
+        moat_retransmit_budget_rate_packets(&stream->budget, now_us) * RETRANSMIT_HORIZON_S);
+    if (!stream->cache) {
+        size_t initial =
+            stream->kind == MOAT_MEDIA_KIND_VIDEO ? RETRANSMIT_VIDEO_SLOTS : RETRANSMIT_AUDIO_SLOTS;
+        stream->cache = moat_retransmit_cache_new(wanted > initial ? wanted : initial, 10000,
+                                                  RETRANSMIT_MAX_AGE_US);
+        return;
+    }
+    if (wanted <= moat_retransmit_cache_slots(stream->cache))
+        return;
+    moat_retransmit_cache *bigger = moat_retransmit_cache_resized(stream->cache, wanted);
+    if (!bigger)
+        return;
+    moat_retransmit_cache_free(stream->cache);
+    stream->cache = bigger;
+}
+
+static int gateway_send_rtp(moat_plugin_session *handle, const uint8_t *packet, size_t length)
+{
+    moat_session *session = moat_session_handle_get(handle);
+    if (!session)
+        return -1;
+    moat_rtp_header header;
+    if (moat_rtp_parse(packet, length, &header) != 0)
+        return -1;
+    moat_outgoing_stream *stream = moat_session_outgoing_stream(session, header.ssrc);
+    if (stream) {
+        uint64_t now = moat_worker_now_us(session->worker);
+        moat_retransmit_budget_on_send(&stream->budget, length, now);
+        size_cache(stream, now);
+        if (stream->cache)
+            moat_retransmit_cache_store(stream->cache, packet, length, now);
+        stream->packets_sent++;
+        stream->octets_sent += (uint32_t)header.payload_length;
+        stream->last_rtp_timestamp = header.timestamp;
+        stream->last_sent_us = now;
+        stream->has_sent = true;
+    }
+    return moat_session_send_protected(session, packet, length, false);
+}
+
+static int gateway_send_rtcp(moat_plugin_session *handle, const uint8_t *packet, size_t length)
+{
+    moat_session *session = moat_session_handle_get(handle);
+    return session ? moat_session_send_protected(session, packet, length, true) : -1;
+}
+
+static int gateway_send_data(moat_plugin_session *handle, uint16_t stream_id, uint32_t ppid,
+                             const uint8_t *data, size_t length)
+{
+    moat_session *session = moat_session_handle_get(handle);
+    return session ? moat_session_data_send(session, stream_id, ppid, data, length) : -1;
+}
+
+static void gateway_push_event(moat_plugin_session *handle, const char *json)
+{
+    moat_session *session = moat_session_handle_get(handle);
+    if (!session)
+        return;
+    moat_log_debug("plugin", "session %s event %s", session->id, json);
+}
+
+static void gateway_close_session(moat_plugin_session *handle)
+{
+    moat_session *session = moat_session_handle_get(handle);
+    if (!session)
+        return;
+    session->end_reason = "closed by plugin";
+    session->ending = true;
+}
+
+static uint64_t gateway_now_us(void)
+{
+    return (uint64_t)g_get_monotonic_time();
+}
+
+static void gateway_set_timer(moat_plugin_session *handle, uint64_t delay_us)
+{
+    moat_session *session = moat_session_handle_get(handle);
+    if (!session)
+        return;
+    session->plugin_timer_us = delay_us == 0 ? 0 : moat_worker_now_us(session->worker) + delay_us;
+}
+
+/* PLI for the m-line's media SSRC (FIR when only FIR was negotiated), at
+ * most one per KEYFRAME_INTERVAL_US: requests in between are coalesced. */
+static int send_keyframe_request(moat_session *session, int media_index, uint64_t now);
+
+/* Requests within KEYFRAME_INTERVAL_US of the last one are merged into one
+ * pending request, which media_tick sends when the interval is over. */
+static int gateway_request_keyframe(moat_plugin_session *handle, int media_index)
+{
+    moat_session *session = moat_session_handle_get(handle);
+    if (!session || media_index < 0 || (size_t)media_index >= session->n_media)
+        return -1;
+    uint32_t ssrc = session->demux.primary[media_index];
+    if (ssrc == 0 || session->media[media_index].kind != MOAT_MEDIA_KIND_VIDEO)
+        return -1;
+    uint64_t now = moat_worker_now_us(session->worker);
+    uint64_t last = session->keyframe_requested_us[media_index];
+    if (last != 0 && now - last < KEYFRAME_INTERVAL_US) {
+        session->keyframe_pending |= 1u << media_index;
+        return 1;
+    }
+    return send_keyframe_request(session, media_index, now);
+}
+
+void moat_session_send_pending_keyframes(moat_session *session, uint64_t now)
+{
+    for (size_t i = 0; i < session->n_media && session->keyframe_pending; i++) {
+        if ((session->keyframe_pending & (1u << i)) &&
+            now - session->keyframe_requested_us[i] >= KEYFRAME_INTERVAL_US)
+            send_keyframe_request(session, (int)i, now);
+    }
+}
+
+static int send_keyframe_request(moat_session *session, int media_index, uint64_t now)
+{
+    uint32_t ssrc = session->demux.primary[media_index];
+    uint64_t *last = &session->keyframe_requested_us[media_index];
+    session->keyframe_pending &= ~(1u << media_index);
+    const moat_media_info *m = &session->media[media_index];
+    bool fir = m->n_codecs > 0 && !(m->codecs[0].rtcp_fb & MOAT_RTCP_FB_PLI) &&
+               (m->codecs[0].rtcp_fb & MOAT_RTCP_FB_FIR);
+    uint8_t buffer[32];
+    moat_rtcp_writer writer;
+    moat_rtcp_writer_init(&writer, buffer, sizeof buffer);
+    moat_rtcp_fir_entry entry = {.ssrc = ssrc, .sequence = ++session->fir_sequence};
+    int status = fir ? moat_rtcp_build_fir(&writer, session->rtcp_ssrc, &entry, 1)
+                     : moat_rtcp_build_pli(&writer, session->rtcp_ssrc, ssrc);
+    if (status != MOAT_RTP_OK ||
+        moat_session_send_protected(session, buffer, writer.length, true) != 0)
+        return -1;
+    *last = now;
+    return 0;
+}
+
+static int gateway_session_worker(moat_plugin_session *handle)
+{
+    return handle ? (int)moat_worker_index(handle->worker) : -1;
+}
+
+const moat_gateway_calls moat_session_gateway_calls = {
+    .send_rtp = gateway_send_rtp,
+    .send_rtcp = gateway_send_rtcp,
+    .send_data = gateway_send_data,
+    .push_event = gateway_push_event,
+    .close_session = gateway_close_session,
+    .now_us = gateway_now_us,
+    .handle_ref = moat_session_handle_ref,
+    .handle_unref = moat_session_handle_unref,
+    .relay_rtp = moat_session_relay_rtp,
+    .relay_rtp_many = moat_session_relay_rtp_many,
+    .set_timer = gateway_set_timer,
+    .request_keyframe = gateway_request_keyframe,
+    .session_worker = gateway_session_worker,
+    .publish_event = moat_events_publish,
+};
