@@ -1,4 +1,7 @@
-#include "core/worker.h"
+/* A media worker: its thread and epoll loop, the task queue other threads
+ * post to, its timers and session ticks, and the send batch (sendmmsg).
+ * Tables and socket defences live in worker_tables.c and worker_prefilter.c. */
+#include "core/worker_private.h"
 #include "core/relay.h"
 
 #include "core/session.h"
@@ -25,67 +28,6 @@
 #include <sys/timerfd.h>
 #include <time.h>
 #include <unistd.h>
-
-typedef struct {
-    moat_worker_task_fn task;
-    void *data;
-    void (*release)(void *data);
-} worker_task;
-
-struct moat_worker {
-    unsigned index;
-    uint16_t port;
-    int socket_fd;
-    int epoll_fd;
-    int event_fd;
-    int timer_fd;
-    pthread_t thread;
-    /* Read from any thread: started is written by the thread that starts and
-     * stops the worker, owner by the worker thread itself before it runs
-     * anything, both with atomic stores (moat_worker_is_current). */
-    bool started;
-    bool running;
-    pthread_t owner;
-
-    /* Tasks from other threads: the only lock, shared with the control thread
-     * alone and taken once per wake-up, never per packet. */
-    GMutex task_lock;
-    GQueue tasks;
-    bool accepting_tasks;
-
-    uint64_t now_us;
-    unsigned session_count; /* read by the control thread */
-    moat_counters counters;
-    moat_ice_checker *ice_checker;
-    const moat_prefilter_settings *prefilter;
-    moat_detector detector;
-    uint64_t detector_on_us;
-    moat_log_limiter log_limiter;       /* error, warn and info lines */
-    moat_log_limiter debug_log_limiter; /* debug lines: their own budget */
-    struct moat_data_limits_s *data_limits;
-    moat_load_monitor load;
-    moat_kernel_filter *kernel; /* NULL: the user-space prefilter works alone */
-    struct moat_relay *relay;   /* the routing core's rings (relay.h); NULL: none */
-    bool polling;               /* the socket is read on a timer (load_monitor.h) */
-
-    GHashTable *sessions_by_id;    /* id -> session (owned) */
-    GHashTable *sessions_by_ufrag; /* local ufrag -> session */
-    GHashTable *sessions_by_tuple; /* sockaddr_in6 -> session */
-    GHashTable *plain_by_fd;       /* ingest socket -> session (session_plain.c) */
-    /* Our host candidates and their priorities (set before the thread starts). */
-    struct in6_addr candidate_addresses[MOAT_WORKER_MAX_CANDIDATES];
-    uint32_t candidate_priorities[MOAT_WORKER_MAX_CANDIDATES];
-    size_t n_candidates;
-
-    moat_receive_batch receive;
-
-    struct mmsghdr send_headers[MOAT_WORKER_BATCH];
-    struct iovec send_vectors[MOAT_WORKER_BATCH];
-    struct sockaddr_in6 send_addresses[MOAT_WORKER_BATCH];
-    moat_packet_info_buffer send_controls[MOAT_WORKER_BATCH];
-    uint8_t send_buffers[MOAT_WORKER_BATCH][MOAT_DATAGRAM_CAPACITY];
-    unsigned send_count;
-};
 
 /* Log lines a worker lets through per second (see moat_worker_log_allow). */
 #define WORKER_LOG_BURST 200
@@ -228,121 +170,9 @@ moat_counters *moat_worker_counters_mut(moat_worker *worker)
     return &worker->counters;
 }
 
-void moat_worker_set_candidates(moat_worker *worker, const struct in6_addr *addresses,
-                                const uint32_t *priorities, size_t n)
-{
-    if (n > MOAT_WORKER_MAX_CANDIDATES)
-        n = MOAT_WORKER_MAX_CANDIDATES;
-    memcpy(worker->candidate_addresses, addresses, n * sizeof *addresses);
-    memcpy(worker->candidate_priorities, priorities, n * sizeof *priorities);
-    worker->n_candidates = n;
-}
-
-uint32_t moat_worker_local_priority(const moat_worker *worker, const struct in6_addr *local)
-{
-    for (size_t i = 0; i < worker->n_candidates; i++) {
-        if (memcmp(&worker->candidate_addresses[i], local, sizeof *local) == 0)
-            return worker->candidate_priorities[i];
-    }
-    /* Not announced (a 1:1 NAT's private side, a wildcard test setup): every
-     * such pair ranks by the peer's priority alone. */
-    return (126u << 24) | 255u; /* host, local preference 0, component 1 */
-}
-
 moat_ice_checker *moat_worker_ice_checker(moat_worker *worker)
 {
     return worker->ice_checker;
-}
-
-void moat_worker_set_prefilter(moat_worker *worker, const moat_prefilter_settings *settings)
-{
-    worker->prefilter = settings;
-    moat_detector_config config = {
-        .mode = settings->mode,
-        .hold_ms = settings->hold_ms,
-        .rate_factor = settings->rate_factor,
-        .min_excess_pps = settings->worker_min_excess_pps,
-        .auth_failures_per_s = settings->worker_failures_per_s,
-        .declared_pps = 0,
-    };
-    moat_detector_init(&worker->detector, &config, 0);
-    moat_load_monitor_init(&worker->load);
-}
-
-void moat_worker_note_wake(moat_worker *worker, unsigned datagrams, bool drained)
-{
-    moat_load_monitor_note_wake(&worker->load, datagrams, drained);
-}
-
-uint32_t moat_worker_admission_chance(const moat_worker *worker)
-{
-    return moat_load_monitor_chance(&worker->load);
-}
-
-void moat_worker_set_data_limits(moat_worker *worker, struct moat_data_limits_s *limits)
-{
-    worker->data_limits = limits;
-}
-
-struct moat_data_limits_s *moat_worker_data_limits(moat_worker *worker)
-{
-    return worker->data_limits;
-}
-
-int moat_worker_attach_kernel_filter(moat_worker *worker, char *error, size_t error_size)
-{
-    if (!worker->kernel)
-        worker->kernel = moat_kernel_filter_attach(worker->socket_fd, error, error_size);
-    return worker->kernel ? 0 : -1;
-}
-
-void moat_worker_detach_kernel_filter(moat_worker *worker)
-{
-    moat_kernel_filter_free(worker->kernel);
-    worker->kernel = NULL;
-}
-
-const moat_kernel_filter *moat_worker_kernel_filter(const moat_worker *worker)
-{
-    return worker->kernel;
-}
-
-bool moat_worker_enforcing(const moat_worker *worker)
-{
-    return worker->prefilter && moat_detector_enforcing(&worker->detector);
-}
-
-static void report_worker_event(moat_worker *worker, moat_detector_event event)
-{
-    if (event == MOAT_DETECTOR_EVENT_NONE || !moat_worker_log_allow(worker, MOAT_LOG_INFO, NULL)) {
-        if (event == MOAT_DETECTOR_EVENT_ON) {
-            worker->detector_on_us = worker->now_us;
-            moat_counter_add(&worker->counters.worker_detector_switches_on, 1);
-        }
-        return;
-    }
-    if (event == MOAT_DETECTOR_EVENT_ON) {
-        worker->detector_on_us = worker->now_us;
-        moat_counter_add(&worker->counters.worker_detector_switches_on, 1);
-        moat_log_warn("prefilter", "worker %u: socket detector on (%s), ingress %.0f pkt/s",
-                      worker->index, moat_anomaly_name(worker->detector.last_anomaly),
-                      moat_detector_rate(&worker->detector));
-    } else if (event == MOAT_DETECTOR_EVENT_OFF) {
-        moat_log_info("prefilter", "worker %u: socket detector off after %.1f s", worker->index,
-                      (worker->now_us - worker->detector_on_us) / 1e6);
-    }
-}
-
-void moat_worker_note_datagram(moat_worker *worker)
-{
-    if (worker->prefilter)
-        report_worker_event(worker, moat_detector_on_packet(&worker->detector, worker->now_us));
-}
-
-void moat_worker_note_bad_datagram(moat_worker *worker)
-{
-    if (worker->prefilter)
-        report_worker_event(worker, moat_detector_on_failure(&worker->detector, worker->now_us));
 }
 
 json_t *moat_worker_describe(moat_worker *worker)
@@ -479,89 +309,6 @@ void moat_worker_send(moat_worker *worker, const moat_path *path, const uint8_t 
     moat_worker_send_commit(worker, path, length);
 }
 
-void moat_worker_add_session(moat_worker *worker, moat_session *session)
-{
-    g_hash_table_insert(worker->sessions_by_id, (gpointer)moat_session_id(session), session);
-    /* The socket may expect what its transports declared, all at once. */
-    worker->detector.config.declared_pps += moat_session_declared_pps(session);
-    __atomic_store_n(&worker->session_count, g_hash_table_size(worker->sessions_by_id),
-                     __ATOMIC_RELAXED);
-}
-
-void moat_worker_remove_session(moat_worker *worker, moat_session *session)
-{
-    uint32_t declared = moat_session_declared_pps(session);
-    worker->detector.config.declared_pps -= declared < worker->detector.config.declared_pps
-                                                ? declared
-                                                : worker->detector.config.declared_pps;
-    /* The session knows its own keys: removal costs its few entries, not a
-     * scan of every table (a mass expiry stays linear). */
-    moat_session_release_bindings(session);
-    if (worker->kernel)
-        moat_kernel_filter_forget(worker->kernel, session);
-    g_hash_table_remove(worker->sessions_by_id, moat_session_id(session));
-    __atomic_store_n(&worker->session_count, g_hash_table_size(worker->sessions_by_id),
-                     __ATOMIC_RELAXED);
-}
-
-moat_session *moat_worker_find_session(moat_worker *worker, const char *session_id)
-{
-    return g_hash_table_lookup(worker->sessions_by_id, session_id);
-}
-
-bool moat_worker_bind_ufrag(moat_worker *worker, const char *local_ufrag, moat_session *session)
-{
-    moat_session *owner = g_hash_table_lookup(worker->sessions_by_ufrag, local_ufrag);
-    if (owner == session)
-        return true;
-    if (owner != NULL)
-        return false;
-    g_hash_table_insert(worker->sessions_by_ufrag, g_strdup(local_ufrag), session);
-    return true;
-}
-
-void moat_worker_unbind_ufrag(moat_worker *worker, const char *local_ufrag, moat_session *session)
-{
-    if (g_hash_table_lookup(worker->sessions_by_ufrag, local_ufrag) == session)
-        g_hash_table_remove(worker->sessions_by_ufrag, local_ufrag);
-}
-
-bool moat_worker_bind_tuple(moat_worker *worker, const struct sockaddr_in6 *remote,
-                            moat_session *session)
-{
-    moat_session *owner = g_hash_table_lookup(worker->sessions_by_tuple, remote);
-    if (owner == session)
-        return true;
-    if (owner != NULL)
-        return false;
-    g_hash_table_insert(worker->sessions_by_tuple, g_memdup2(remote, sizeof *remote), session);
-    if (worker->kernel)
-        moat_kernel_filter_bind_tuple(worker->kernel, session, remote);
-    return true;
-}
-
-void moat_worker_unbind_tuple(moat_worker *worker, const struct sockaddr_in6 *remote,
-                              moat_session *session)
-{
-    if (g_hash_table_lookup(worker->sessions_by_tuple, remote) != session)
-        return;
-    g_hash_table_remove(worker->sessions_by_tuple, remote);
-    if (worker->kernel)
-        moat_kernel_filter_unbind_tuple(worker->kernel, remote);
-}
-
-moat_session *moat_worker_session_by_tuple(moat_worker *worker, const struct sockaddr_in6 *remote)
-{
-    return g_hash_table_lookup(worker->sessions_by_tuple, remote);
-}
-
-moat_session *moat_worker_session_by_ufrag(moat_worker *worker, const char *ufrag)
-{
-    return g_hash_table_lookup(worker->sessions_by_ufrag, ufrag);
-}
-
-/* Interrupt moderation: in polling mode the socket leaves the epoll set and
- * is drained on a timer (load_monitor.h), one wake-up for many datagrams. */
 static void set_polling(moat_worker *worker, bool polling)
 {
     if (polling == worker->polling)
@@ -581,7 +328,7 @@ static void tick_sessions(moat_worker *worker)
      * its own associations' pending work delivered on its own thread. */
     moat_sctp_stack_handle_timers((uint32_t)(expirations * MOAT_WORKER_TICK_MS));
     if (worker->prefilter) {
-        report_worker_event(worker, moat_detector_tick(&worker->detector, worker->now_us));
+        moat_worker_report_detector(worker, moat_detector_tick(&worker->detector, worker->now_us));
         moat_socket_load socket = moat_socket_load_read(worker->socket_fd);
         if (moat_load_monitor_tick(&worker->load, &socket))
             moat_counter_add(&worker->counters.overloaded_ticks, 1);

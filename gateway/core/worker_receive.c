@@ -1,3 +1,5 @@
+/* The receive path of a worker socket: recvmmsg batches, first-octet demux
+ * (RFC 7983) and dispatch to the session that owns the 5-tuple or ufrag. */
 #include "core/worker_receive.h"
 
 #include "core/session.h"

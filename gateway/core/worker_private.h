@@ -1,0 +1,87 @@
+/* The worker's state, shared by the files that implement it (worker.c: the
+ * thread, its loop, tasks and sending; worker_tables.c: sessions, ufrags,
+ * 5-tuples and candidates; worker_prefilter.c: the socket's detector, load
+ * monitor, data limits and kernel filter). Nobody else includes this: other
+ * code sees a worker through worker.h. Worker thread unless a field says
+ * otherwise. */
+#ifndef MOAT_WORKER_PRIVATE_H
+#define MOAT_WORKER_PRIVATE_H
+
+#include "core/worker.h"
+
+#include "core/log.h"
+#include "core/worker_receive.h"
+#include "ice/ice_checker.h"
+#include "prefilter/detector.h"
+#include "prefilter/kernel_filter.h"
+#include "prefilter/load_monitor.h"
+
+#include <glib.h>
+#include <pthread.h>
+#include <sys/socket.h>
+
+typedef struct {
+    moat_worker_task_fn task;
+    void *data;
+    void (*release)(void *data);
+} worker_task;
+
+struct moat_worker {
+    unsigned index;
+    uint16_t port;
+    int socket_fd;
+    int epoll_fd;
+    int event_fd;
+    int timer_fd;
+    pthread_t thread;
+    /* Read from any thread: started is written by the thread that starts and
+     * stops the worker, owner by the worker thread itself before it runs
+     * anything, both with atomic stores (moat_worker_is_current). */
+    bool started;
+    bool running;
+    pthread_t owner;
+
+    /* Tasks from other threads: the only lock, shared with the control thread
+     * alone and taken once per wake-up, never per packet. */
+    GMutex task_lock;
+    GQueue tasks;
+    bool accepting_tasks;
+
+    uint64_t now_us;
+    unsigned session_count; /* read by the control thread */
+    moat_counters counters;
+    moat_ice_checker *ice_checker;
+    const moat_prefilter_settings *prefilter;
+    moat_detector detector;
+    uint64_t detector_on_us;
+    moat_log_limiter log_limiter;       /* error, warn and info lines */
+    moat_log_limiter debug_log_limiter; /* debug lines: their own budget */
+    struct moat_data_limits_s *data_limits;
+    moat_load_monitor load;
+    moat_kernel_filter *kernel; /* NULL: the user-space prefilter works alone */
+    struct moat_relay *relay;   /* the routing core's rings (relay.h); NULL: none */
+    bool polling;               /* the socket is read on a timer (load_monitor.h) */
+
+    GHashTable *sessions_by_id;    /* id -> session (owned) */
+    GHashTable *sessions_by_ufrag; /* local ufrag -> session */
+    GHashTable *sessions_by_tuple; /* sockaddr_in6 -> session */
+    GHashTable *plain_by_fd;       /* ingest socket -> session (session_plain.c) */
+    /* Our host candidates and their priorities (set before the thread starts). */
+    struct in6_addr candidate_addresses[MOAT_WORKER_MAX_CANDIDATES];
+    uint32_t candidate_priorities[MOAT_WORKER_MAX_CANDIDATES];
+    size_t n_candidates;
+
+    moat_receive_batch receive;
+
+    struct mmsghdr send_headers[MOAT_WORKER_BATCH];
+    struct iovec send_vectors[MOAT_WORKER_BATCH];
+    struct sockaddr_in6 send_addresses[MOAT_WORKER_BATCH];
+    moat_packet_info_buffer send_controls[MOAT_WORKER_BATCH];
+    uint8_t send_buffers[MOAT_WORKER_BATCH][MOAT_DATAGRAM_CAPACITY];
+    unsigned send_count;
+};
+
+/* worker_prefilter.c: logs and counts a switch of the socket's detector. */
+void moat_worker_report_detector(moat_worker *worker, moat_detector_event event);
+
+#endif
