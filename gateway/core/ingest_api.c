@@ -4,6 +4,7 @@
 #include "core/ingest_api.h"
 
 #include "core/session.h"
+#include "core/whip_api.h"
 #include "core/whip_session.h"
 
 #include <arpa/inet.h>
@@ -141,18 +142,6 @@ static void reply_json(moat_http_response *response, unsigned status, json_t *va
     moat_http_response_set(response, status, "application/json", body, strlen(body));
 }
 
-static void refused(moat_http_response *response, const char *error)
-{
-    if (g_str_has_prefix(error, MOAT_PLUGIN_ERROR_NOT_FOUND))
-        moat_http_response_error(response, 404, "not_found", "%s",
-                                 error + strlen(MOAT_PLUGIN_ERROR_NOT_FOUND));
-    else if (g_str_has_prefix(error, MOAT_PLUGIN_ERROR_FULL))
-        moat_http_response_error(response, 503, "full", "%s",
-                                 error + strlen(MOAT_PLUGIN_ERROR_FULL));
-    else
-        moat_http_response_error(response, 503, "session_refused", "%s", error);
-}
-
 static void start_ingest(moat_gateway *gateway, const moat_plugin *plugin, const char *resource,
                          const moat_http_request *request, moat_http_response *response)
 {
@@ -197,7 +186,7 @@ static void start_ingest(moat_gateway *gateway, const moat_plugin *plugin, const
         if (result == MOAT_WHIP_SETUP_BAD_OFFER)
             moat_http_response_error(response, 400, "bad_codecs", "%s", error);
         else
-            refused(response, error);
+            moat_whip_reply_refused(response, error);
         return;
     }
     g_free(created.answer);

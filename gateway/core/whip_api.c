@@ -63,8 +63,7 @@ static bool admit_session(moat_gateway *gateway, const moat_http_request *reques
     return true;
 }
 
-/* A plugin's refusal (plugin.h MOAT_PLUGIN_ERROR_*) as a status code. */
-static void refused(moat_http_response *response, const char *error)
+void moat_whip_reply_refused(moat_http_response *response, const char *error)
 {
     if (g_str_has_prefix(error, MOAT_PLUGIN_ERROR_NOT_FOUND))
         moat_http_response_error(response, 404, "not_found", "%s",
@@ -107,7 +106,7 @@ void moat_whip_handle_offer(moat_gateway *gateway, const moat_http_request *requ
         return;
     }
     if (result != MOAT_WHIP_SETUP_OK) {
-        refused(response, error);
+        moat_whip_reply_refused(response, error);
         return;
     }
     moat_session_record *record = created.record;

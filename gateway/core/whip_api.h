@@ -22,4 +22,9 @@ void moat_whip_handle_offer(moat_gateway *gateway, const moat_http_request *requ
 void moat_whip_handle_resource(moat_gateway *gateway, const moat_http_request *request,
                                moat_http_response *response, const char *session_id);
 
+/* A plugin's refusal to set up a session (plugin.h MOAT_PLUGIN_ERROR_*) as
+ * the JSON answer: 404 not_found, 503 full, otherwise 503 session_refused.
+ * Shared by WHIP/WHEP offers and RTP ingest. */
+void moat_whip_reply_refused(moat_http_response *response, const char *error);
+
 #endif
