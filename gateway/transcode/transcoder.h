@@ -1,0 +1,58 @@
+/* Audio transcoding for one call direction through a GStreamer pipeline
+ * (appsrc ! rtpjitterbuffer ! depayloader ! decoder ! audioconvert !
+ * audioresample ! encoder ! payloader ! appsink), off the media workers.
+ * RFC 4733 telephone-event packets bypass the pipeline and are re-stamped
+ * onto the output stream (payload type, SSRC, clock rate).
+ *
+ * Threads: moat_transcoder_push may be called from any one thread at a time
+ * (the leg's worker); it never blocks: a full input queue drops and counts.
+ * The output callback runs on a GStreamer streaming thread, so it must only
+ * hand the packet on (e.g. relay_rtp, which any thread may call). new/free
+ * on the control thread; free waits for the pipeline to stop, after which
+ * the callback is never called again. */
+#ifndef MOAT_TRANSCODER_H
+#define MOAT_TRANSCODER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct moat_transcoder moat_transcoder;
+
+/* One side's codec: encoding name as in SDP ("opus", "PCMU", "PCMA",
+ * "G722", "telephone-event"), RTP clock rate, channels, payload type. */
+typedef struct {
+    const char *name;
+    uint32_t clock_rate;
+    unsigned channels;
+    uint8_t payload_type;
+    uint8_t dtmf_payload_type; /* telephone-event PT on this side; 0: none */
+    uint32_t dtmf_clock_rate;
+} moat_transcoder_codec;
+
+/* A complete RTP packet in the output codec, SSRC `output_ssrc`. */
+typedef void (*moat_transcoder_output_fn)(void *context, const uint8_t *packet, size_t length);
+
+typedef struct {
+    uint64_t packets_in;
+    uint64_t packets_out;
+    uint64_t dropped_queue_full; /* push found the input queue full */
+    uint64_t dropped_invalid;    /* not RTP, or a payload type of neither codec */
+    uint64_t dtmf_events;        /* telephone-event packets passed through */
+} moat_transcoder_stats;
+
+/* True when name (case-insensitive) is a codec this build can decode and
+ * encode (the GStreamer elements are present). */
+bool moat_transcoder_supports(const char *name);
+
+/* NULL with a message if a codec is unsupported or the pipeline fails. */
+moat_transcoder *moat_transcoder_new(const moat_transcoder_codec *input,
+                                     const moat_transcoder_codec *output, uint32_t output_ssrc,
+                                     moat_transcoder_output_fn output_fn, void *context,
+                                     char *error, size_t error_size);
+/* Plaintext RTP in the input codec (or its telephone-event). */
+void moat_transcoder_push(moat_transcoder *transcoder, const uint8_t *packet, size_t length);
+void moat_transcoder_get_stats(const moat_transcoder *transcoder, moat_transcoder_stats *stats);
+void moat_transcoder_free(moat_transcoder *transcoder);
+
+#endif
