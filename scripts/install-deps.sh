@@ -20,6 +20,9 @@ mkdir -p "$stamp_dir"
 #  libgstreamer-plugins-base1.0-dev  the recorder (appsrc, off the packet path)
 #  docker-compose    `docker-compose config -q` checks docker-compose.yml in make test
 #  janus             Janus 1.1.2 echotest: the same-run baseline of bench/paced
+#  kamailio, sip-tester (SIPp), baresip  SIP peers of the VoIP tests (ng protocol)
+#  rtpengine-daemon  the same-run baseline of bench/voip (user space, --table=-1)
+#  gstreamer1.0-libav  G.722 for the transcoder (avenc_g722/avdec_g722)
 debian_packages=(
   build-essential pkg-config meson ninja-build clang clang-format libclang-rt-14-dev
   llvm-14 libssl-dev libglib2.0-dev libnice-dev libsoup-3.0-dev libjansson-dev
@@ -31,6 +34,7 @@ debian_packages=(
   libsrtp2-1 curl ca-certificates zlib1g-dev libbpf-dev bpftool libcap2-bin
   janus
   libgstreamer-plugins-base1.0-dev gstreamer1.0-plugins-base-apps coturn docker-compose
+  kamailio kamailio-extra-modules sip-tester baresip rtpengine-daemon gstreamer1.0-libav
 )
 missing=()
 for p in "${debian_packages[@]}"; do
