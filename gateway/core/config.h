@@ -41,6 +41,8 @@ typedef struct {
     char *candidate_addresses; /* comma-separated; empty: enumerate interfaces */
     bool include_loopback;
     int consent_timeout_s;
+    int media_port_min; /* call legs (ng): RTP/RTCP port pairs from this range */
+    int media_port_max;
     /* [dtls] */
     char *certificate;
     char *private_key;
@@ -64,6 +66,8 @@ typedef struct {
     /* [record] */
     char *record_dir; /* empty: recording off */
     bool record_all_sessions;
+    /* [ng] call layer */
+    int ng_delete_delay_s; /* a delete without delete-delay keeps relaying this long */
 } moat_config;
 
 /* Fills defaults. */

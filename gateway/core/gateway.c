@@ -2,6 +2,8 @@
 #include "core/session_handle.h"
 #include "core/gateway.h"
 
+#include "call/call_registry.h"
+
 #include "core/http_server.h"
 #include "core/log.h"
 #include "core/stats_snapshot.h"
@@ -193,6 +195,30 @@ static int attach_kernel_filters(moat_gateway *gateway, char *error, size_t erro
     return 0;
 }
 
+/* The call layer: its legs' ports and the address its SDPs announce
+ * ([media] announced_address, else the first IPv4 candidate address). */
+static int start_calls(moat_gateway *gateway, char *error, size_t error_size)
+{
+    const char *address = gateway->config.announced_address;
+    for (size_t i = 0; !(address && *address) && i < gateway->n_candidate_addresses; i++) {
+        if (!strchr(gateway->candidate_addresses[i], ':'))
+            address = gateway->candidate_addresses[i];
+    }
+    if (!(address && *address))
+        address = gateway->n_candidate_addresses ? gateway->candidate_addresses[0] : "127.0.0.1";
+    moat_call_settings settings = {
+        .workers = gateway->workers,
+        .n_workers = gateway->n_workers,
+        .bind_address = gateway->config.media_bind,
+        .port_min = gateway->config.media_port_min,
+        .port_max = gateway->config.media_port_max,
+        .address = address,
+        .delete_delay_s = gateway->config.ng_delete_delay_s,
+    };
+    gateway->calls = moat_call_registry_new(&settings, error, error_size);
+    return gateway->calls ? 0 : -1;
+}
+
 int moat_gateway_start(moat_gateway *gateway, char *error, size_t error_size)
 {
     prefilter_settings_from_config(gateway);
@@ -244,6 +270,8 @@ int moat_gateway_start(moat_gateway *gateway, char *error, size_t error_size)
     if (!gateway->plugins)
         return -1;
     gateway->sessions = moat_session_registry_new();
+    if (start_calls(gateway, error, error_size) != 0)
+        return -1;
     moat_whip_bind_gateway(gateway);
     gateway->http = moat_http_server_start(gateway, error, error_size);
     if (!gateway->http)
@@ -288,6 +316,12 @@ void moat_gateway_stop(moat_gateway *gateway)
         drain_sessions(gateway);
     moat_stats_snapshot_stop(gateway->stats);
     gateway->stats = NULL;
+    /* Calls after the workers stopped (their legs close at once), before
+     * the workers are freed. */
+    for (unsigned i = 0; i < gateway->n_workers; i++)
+        moat_worker_stop(gateway->workers[i]);
+    moat_call_registry_free(gateway->calls);
+    gateway->calls = NULL;
     for (unsigned i = 0; i < gateway->n_workers; i++)
         moat_worker_free(gateway->workers[i]);
     /* After the workers: entries still queued release their handles. */

@@ -44,6 +44,7 @@ typedef struct moat_gateway {
     moat_session_registry *sessions;
     moat_http_server *http;
     moat_stats_snapshot *stats;
+    struct moat_call_registry *calls; /* calls relayed for a SIP proxy (call/call_registry.h) */
     GMainLoop *loop;
     /* Host candidate addresses (text), shared by every worker's port. */
     char candidate_addresses[MOAT_MAX_CANDIDATE_ADDRESSES][64];
