@@ -5,6 +5,7 @@ callee. RTP crosses Moat both ways to the ports the rewritten SDPs name,
 the first packet latches each leg (a third party is then dropped), query
 counts what was relayed, delete with delete-delay 0 stops relaying and
 frees the legs, and bad input gets error replies while the call lives on."""
+import json
 import re
 import socket
 import struct
@@ -119,6 +120,9 @@ def test_ng_call_relays_latches_and_deletes(voip):
     assert caller_media["streams"][0]["local port"] == to_caller
     assert caller_media["streams"][0]["stats"]["packets"] == 20
     assert "ng-call-1" in client.command("list")["calls"]
+    api = json.loads(gw.get("/api/calls"))["calls"]
+    assert [c["call_id"] for c in api] == ["ng-call-1"]
+    assert api[0]["tags"][0]["media"][0]["rtp"]["packets"] == 20
 
     metrics = gw.metrics()
     assert metrics["moat_calls"] == 1 and metrics["moat_call_legs"] == 2
