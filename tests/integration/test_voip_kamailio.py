@@ -96,7 +96,7 @@ def test_sipp_call_through_kamailio_and_moat(tmp_path):
         uac = subprocess.Popen(
             ["sipp", "-sf", str(VOIP / "uac_pcap.xml"), f"127.0.0.1:{uas_port}",
              "-rsa", f"127.0.0.1:{sip_port}", "-i", "127.0.0.1", "-p", str(uac_port),
-             "-mp", str(uac_media), "-s", "moat", "-m", "1", "-key", "hold_ms", "9000",
+             "-mp", str(uac_media), "-s", "moat", "-m", "1", "-d", "8000",
              "-timeout", "60", "-nostdin", "-trace_err", "-error_file",
              str(tmp_path / "uac_errors.log")],
             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, cwd=tmp_path)
