@@ -118,6 +118,10 @@ static const option_spec options[] = {
      "folder recordings are written to; empty = recording off"},
     {"record", "all_sessions", "record-all-sessions", OPTION_BOOL, FIELD(record_all_sessions),
      "false", 0, 0, "record every session from its start (needs [record] dir)"},
+    {"ng", "bind", "ng-bind", OPTION_STRING, FIELD(ng_bind), "127.0.0.1", 0, 0,
+     "address of the ng control socket (rtpengine protocol, for Kamailio's rtpengine module)"},
+    {"ng", "port", "ng-port", OPTION_INT, FIELD(ng_port), "2223", 0, 65535,
+     "UDP port of the ng control socket; 0 = off"},
 };
 
 #define OPTION_COUNT (sizeof options / sizeof options[0])

@@ -64,6 +64,9 @@ typedef struct {
     /* [record] */
     char *record_dir; /* empty: recording off */
     bool record_all_sessions;
+    /* [ng] rtpengine-compatible control protocol (gateway/ng/) */
+    char *ng_bind;
+    int ng_port; /* 0: off */
 } moat_config;
 
 /* Fills defaults. */
