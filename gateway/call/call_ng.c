@@ -153,7 +153,13 @@ static void on_query(void *context, const moat_ng_request *request, moat_bencode
 static void on_list(void *context, const moat_ng_request *request, moat_bencode *reply)
 {
     const char **ids = g_new(const char *, LIST_MAX);
-    size_t n = moat_call_list(context, ids, LIST_MAX);
+    size_t limit = LIST_MAX;
+    int64_t asked = 0;
+    const moat_bencode *key =
+        request->dictionary ? moat_bencode_get(request->dictionary, "limit") : NULL;
+    if (key && moat_bencode_integer(key, &asked) && asked >= 0 && asked < LIST_MAX)
+        limit = (size_t)asked;
+    size_t n = moat_call_list(context, ids, limit);
     moat_bencode *calls = moat_bencode_new_list();
     for (size_t i = 0; i < n; i++)
         moat_bencode_append(calls, moat_bencode_new_cstring(ids[i]));

@@ -122,6 +122,10 @@ static const option_spec options[] = {
      "folder recordings are written to; empty = recording off"},
     {"record", "all_sessions", "record-all-sessions", OPTION_BOOL, FIELD(record_all_sessions),
      "false", 0, 0, "record every session from its start (needs [record] dir)"},
+    {"ng", "bind", "ng-bind", OPTION_STRING, FIELD(ng_bind), "127.0.0.1", 0, 0,
+     "address of the ng control socket (rtpengine protocol, for Kamailio's rtpengine module)"},
+    {"ng", "port", "ng-port", OPTION_INT, FIELD(ng_port), "2223", 0, 65535,
+     "UDP port of the ng control socket; 0 = off"},
     {"ng", "delete_delay_s", "ng-delete-delay", OPTION_INT, FIELD(ng_delete_delay_s), "30", 0, 3600,
      "seconds a deleted call keeps relaying unless delete says delete-delay; 0 = stop now"},
 };

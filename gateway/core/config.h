@@ -66,7 +66,9 @@ typedef struct {
     /* [record] */
     char *record_dir; /* empty: recording off */
     bool record_all_sessions;
-    /* [ng] call layer */
+    /* [ng] rtpengine-compatible control protocol (gateway/ng/) */
+    char *ng_bind;
+    int ng_port; /* 0: off */
     int ng_delete_delay_s; /* a delete without delete-delay keeps relaying this long */
 } moat_config;
 

@@ -12,6 +12,7 @@
 #include "dtls/certificate.h"
 #include "dtls/dtls_context.h"
 #include "ice/ice_candidates.h"
+#include "ng/ng_gateway.h"
 #include "record/record_api.h"
 #include "sctp/sctp_stack.h"
 #include "srtp/srtp_session.h"
@@ -276,6 +277,8 @@ int moat_gateway_start(moat_gateway *gateway, char *error, size_t error_size)
     gateway->http = moat_http_server_start(gateway, error, error_size);
     if (!gateway->http)
         return -1;
+    if (moat_gateway_ng_start(gateway, error, error_size) != 0)
+        return -1;
     for (unsigned i = 0; i < gateway->n_workers; i++) {
         if (moat_worker_start(gateway->workers[i], error, error_size) != 0)
             return -1;
@@ -310,6 +313,7 @@ static void drain_sessions(moat_gateway *gateway)
 
 void moat_gateway_stop(moat_gateway *gateway)
 {
+    moat_gateway_ng_stop(gateway);
     moat_http_server_stop(gateway->http);
     gateway->http = NULL;
     if (gateway->sessions && moat_session_registry_count(gateway->sessions) > 0)
