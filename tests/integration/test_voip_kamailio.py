@@ -127,6 +127,7 @@ def test_sipp_call_through_kamailio_and_moat(tmp_path):
         assert source[0] == "127.0.0.1" and low <= source[1] <= low + 19
         metrics = gw.metrics()
         relayed = metrics['moat_call_relayed_packets_total{kind="rtp"}']
+        print(f"UAS counted {counter.packets} RTP packets from {source}; Moat relayed {relayed}, query said {relayed_by_moat} mid-call")
         assert relayed == counter.packets, (relayed, counter.packets)
         # BYE -> rtpengine_manage() -> delete: the call and its legs are gone.
         assert metrics["moat_calls"] == 0
