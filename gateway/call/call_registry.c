@@ -198,6 +198,32 @@ static bool parse_sdp(const moat_ng_request *request, moat_call_sdp *sdp, moat_c
     return true;
 }
 
+static bool is_srtp(const char *proto)
+{
+    return proto && strstr(proto, "SAVP") != NULL;
+}
+
+/* What the relay cannot do yet is refused rather than announced: WebRTC
+ * legs (ICE, DTLS-SRTP) and SRTP termination (a transport change between
+ * RTP/AVP and RTP/SAVP). SRTP end to end (no change) is relayed as is. */
+static bool check_transport(const moat_ng_request *request, const moat_call_sdp *sdp,
+                            moat_call_reply *reply)
+{
+    const char *wanted = request->transport_protocol;
+    if (request->ice == MOAT_NG_ICE_FORCE)
+        return fail(reply, "ICE legs are not supported yet%s", NULL);
+    if (wanted && strstr(wanted, "TLS"))
+        return fail(reply, "DTLS-SRTP legs are not supported yet%s", NULL);
+    for (size_t i = 0; i < sdp->n_media; i++) {
+        const char *proto = sdp->media[i].proto;
+        if (sdp->media[i].port && strstr(proto, "TLS"))
+            return fail(reply, "DTLS-SRTP legs are not supported yet%s", NULL);
+        if (sdp->media[i].port && wanted && is_srtp(proto) != is_srtp(wanted))
+            return fail(reply, "SRTP termination (SDES) is not supported yet: %s", wanted);
+    }
+    return true;
+}
+
 /* Which side sent an offer: side 1 when it is the answerer's tag (a
  * re-INVITE from the callee), else side 0 (a new from-tag replaces it). */
 static int offer_side(moat_call *call, const char *from_tag)
@@ -215,7 +241,8 @@ void moat_call_offer(moat_call_registry *registry, const moat_ng_request *reques
                      moat_call_reply *reply)
 {
     moat_call_sdp sdp;
-    if (!check_ids(request, false, reply) || !parse_sdp(request, &sdp, reply))
+    if (!check_ids(request, false, reply) || !parse_sdp(request, &sdp, reply) ||
+        !check_transport(request, &sdp, reply))
         return;
     moat_call *call = g_hash_table_lookup(registry->calls, request->call_id);
     if (call && call->delete_timer) {
@@ -263,7 +290,7 @@ void moat_call_answer(moat_call_registry *registry, const moat_ng_request *reque
         fail(reply, "Unknown call-id%s", NULL);
         return;
     }
-    if (!parse_sdp(request, &sdp, reply))
+    if (!parse_sdp(request, &sdp, reply) || !check_transport(request, &sdp, reply))
         return;
     if (!ensure_streams(call, sdp.n_media)) {
         fail(reply, "Ran out of ports%s", NULL);

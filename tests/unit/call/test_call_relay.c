@@ -218,6 +218,19 @@ static void test_out_of_ports_and_errors(void)
         g_assert_cmpstr(r.error, !=, "");
         g_assert_null(r.sdp);
     }
+    moat_ng_request webrtc = request("call-6", "f", NULL, sdp);
+    webrtc.transport_protocol = "UDP/TLS/RTP/SAVPF";
+    moat_ng_request sdes = request("call-6", "f", NULL, sdp);
+    sdes.transport_protocol = "RTP/SAVP";
+    moat_ng_request ice = request("call-6", "f", NULL, sdp);
+    ice.ice = MOAT_NG_ICE_FORCE;
+    moat_ng_request unsupported[] = {webrtc, sdes, ice};
+    for (size_t i = 0; i < G_N_ELEMENTS(unsupported); i++) {
+        moat_call_reply u = {0};
+        moat_call_offer(f.registry, &unsupported[i], &u);
+        g_assert_true(g_str_has_suffix(u.error, "not supported yet") ||
+                      strstr(u.error, "not supported yet: "));
+    }
     moat_call_reply r = {0};
     moat_ng_request answer = request("nope", "f", "t", sdp);
     moat_call_answer(f.registry, &answer, &r);
