@@ -192,6 +192,15 @@ static void close_media(GString *out, int index, const moat_call_sdp_rewrite *ho
         g_string_append_printf(out, "a=rtcp:%u\r\n", how->ports[index] + 1u);
 }
 
+/* "IN IP4 0.0.0.0" or "IN IP6 ::" (RFC 3264 hold). */
+static bool is_hold_address(moat_sdp_span value)
+{
+    moat_sdp_span net, type, address;
+    return moat_sdp_span_next_token(&value, &net) && moat_sdp_span_next_token(&value, &type) &&
+           moat_sdp_span_next_token(&value, &address) &&
+           (moat_sdp_span_eq(address, "0.0.0.0") || moat_sdp_span_eq(address, "::"));
+}
+
 static int rewrite_line(GString *out, moat_sdp_span line, int *index,
                         const moat_call_sdp_rewrite *how, const strip_plan *plan, char *error,
                         size_t error_size)
@@ -204,6 +213,8 @@ static int rewrite_line(GString *out, moat_sdp_span line, int *index,
         write_origin(out, value, how);
         return 0;
     case 'c':
+        if (is_hold_address(value))
+            break; /* hold stays hold: the party sends nothing there */
         g_string_append_printf(out, "c=IN %s %s\r\n", address_type(how->address), how->address);
         return 0;
     case 'm':
