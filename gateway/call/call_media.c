@@ -21,9 +21,10 @@ struct moat_call_worker {
     struct mmsghdr rx[CALL_BATCH];
     struct iovec rx_iov[CALL_BATCH];
     struct sockaddr_in6 rx_from[CALL_BATCH];
-    struct mmsghdr tx[2][CALL_BATCH]; /* [0]: to the RTP socket, [1]: to the RTCP socket */
-    struct iovec tx_iov[2][CALL_BATCH];
-    struct sockaddr_in6 tx_to[2][CALL_BATCH];
+    /* Send slots: RTP, RTCP on the RTCP socket, RTCP on the RTP socket (mux). */
+    struct mmsghdr tx[3][CALL_BATCH];
+    struct iovec tx_iov[3][CALL_BATCH];
+    struct sockaddr_in6 tx_to[3][CALL_BATCH];
     uint8_t buffers[CALL_BATCH][CALL_BUFFER];
 };
 
@@ -69,7 +70,7 @@ moat_call_worker *moat_call_worker_new(moat_worker *worker)
         context->rx[i].msg_hdr.msg_iov = &context->rx_iov[i];
         context->rx[i].msg_hdr.msg_iovlen = 1;
         context->rx[i].msg_hdr.msg_name = &context->rx_from[i];
-        for (int k = 0; k < 2; k++) {
+        for (int k = 0; k < 3; k++) {
             context->tx[k][i].msg_hdr.msg_iov = &context->tx_iov[k][i];
             context->tx[k][i].msg_hdr.msg_iovlen = 1;
             context->tx[k][i].msg_hdr.msg_name = &context->tx_to[k][i];
@@ -161,8 +162,9 @@ static void note_ssrc(call_leg *leg, const uint8_t *data)
         __atomic_fetch_or(&leg->flags, 1u, __ATOMIC_RELAXED);
 }
 
-/* Classifies one received datagram; returns its output socket slot (0: the
- * other leg's RTP socket, 1: its RTCP socket) or -1 when dropped. */
+/* Classifies one received datagram; returns its send slot (0: RTP, 1: RTCP
+ * on the other leg's RTCP socket, 2: RTCP muxed on its RTP socket) or -1
+ * when dropped. */
 static int classify(call_leg *from, unsigned flags, uint8_t *data, size_t length,
                     const struct sockaddr_in6 *source, bool on_rtcp_socket)
 {
@@ -185,7 +187,9 @@ static int classify(call_leg *from, unsigned flags, uint8_t *data, size_t length
     const struct sockaddr_in6 *destination = rtcp ? &to->rtcp_to : &to->rtp_to;
     if (destination->sin6_family != AF_INET6)
         return drop(from, MOAT_CALL_DROP_NO_DESTINATION), -1;
-    return rtcp && !to->endpoint.rtcp_mux ? 1 : 0;
+    if (!rtcp)
+        return 0;
+    return to->endpoint.rtcp_mux ? 2 : 1;
 }
 
 static void send_batch(call_leg *from, struct mmsghdr *headers, unsigned count, int fd, bool rtcp)
@@ -219,22 +223,23 @@ static int relay_batch(call_leg *from, bool on_rtcp_socket)
     if (n <= 0)
         return 0;
     call_leg *to = from->other;
-    unsigned count[2] = {0, 0};
+    unsigned count[3] = {0, 0, 0};
     for (int i = 0; i < n; i++) {
         size_t length = w->rx[i].msg_len;
         int slot = classify(from, (unsigned)w->rx[i].msg_hdr.msg_flags, w->buffers[i], length,
                             &w->rx_from[i], on_rtcp_socket);
         if (slot < 0)
             continue;
-        bool rtcp = slot == 1 || on_rtcp_socket || moat_rtp_is_rtcp(w->buffers[i], length);
         unsigned k = count[slot]++;
         w->tx_iov[slot][k] = (struct iovec){w->buffers[i], length};
-        w->tx_to[slot][k] = rtcp ? to->rtcp_to : to->rtp_to;
+        w->tx_to[slot][k] = slot == 0 ? to->rtp_to : to->rtcp_to;
     }
     if (count[0])
-        send_batch(from, w->tx[0], count[0], to->rtp_fd, on_rtcp_socket);
+        send_batch(from, w->tx[0], count[0], to->rtp_fd, false);
     if (count[1])
         send_batch(from, w->tx[1], count[1], to->rtcp_fd, true);
+    if (count[2])
+        send_batch(from, w->tx[2], count[2], to->rtp_fd, true);
     return n;
 }
 
