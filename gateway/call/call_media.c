@@ -5,6 +5,7 @@
 
 #include "core/counters.h"
 #include "rtp/rtp_packet.h"
+#include "srtp/srtp_session.h"
 
 #include <glib.h>
 #include <string.h>
@@ -12,7 +13,8 @@
 
 #define CALL_BATCH    32
 #define CALL_BUFFER   2048
-#define CALL_MAX_READ 4 /* batches per wake-up and socket, then other work runs */
+#define CALL_MAX_READ 4  /* batches per wake-up and socket, then other work runs */
+#define CALL_HEADROOM 64 /* bytes kept free after a received datagram for an SRTP tag */
 
 struct moat_call_worker {
     moat_worker *worker;
@@ -38,6 +40,9 @@ struct call_leg {
     moat_call_endpoint endpoint;
     struct sockaddr_in6 rtp_to, rtcp_to; /* where this party receives */
     bool latched, rtcp_latched;
+    /* SDES: unprotects what the party sends, protects what it receives.
+     * NULL: plain RTP (or SRTP passed through untouched). */
+    moat_srtp_session *srtp;
     /* single writer (the worker), read by the control thread */
     moat_call_flow_counters rtp, rtcp;
     uint64_t relayed, dropped;
@@ -53,7 +58,8 @@ struct moat_call_stream {
 };
 
 static const char *drop_names[MOAT_CALL_DROP_REASON_COUNT] = {
-    "malformed", "truncated", "source", "no_destination", "send_failed", "stopped",
+    "malformed",   "truncated", "source", "no_destination",
+    "send_failed", "stopped",   "auth",   "protect_failed",
 };
 
 const char *moat_call_drop_reason_name(moat_call_drop_reason reason)
@@ -66,7 +72,7 @@ moat_call_worker *moat_call_worker_new(moat_worker *worker)
     moat_call_worker *context = g_new0(moat_call_worker, 1);
     context->worker = worker;
     for (int i = 0; i < CALL_BATCH; i++) {
-        context->rx_iov[i] = (struct iovec){context->buffers[i], CALL_BUFFER};
+        context->rx_iov[i] = (struct iovec){context->buffers[i], CALL_BUFFER - CALL_HEADROOM};
         context->rx[i].msg_hdr.msg_iov = &context->rx_iov[i];
         context->rx[i].msg_hdr.msg_iovlen = 1;
         context->rx[i].msg_hdr.msg_name = &context->rx_from[i];
@@ -162,10 +168,39 @@ static void note_ssrc(call_leg *leg, const uint8_t *data)
         __atomic_fetch_or(&leg->flags, 1u, __ATOMIC_RELAXED);
 }
 
-/* Classifies one received datagram; returns its send slot (0: RTP, 1: RTCP
- * on the other leg's RTCP socket, 2: RTCP muxed on its RTP socket) or -1
- * when dropped. */
-static int classify(call_leg *from, unsigned flags, uint8_t *data, size_t length,
+/* Whether a datagram's source is already known to be wrong: checked before
+ * any HMAC, so that a flood from elsewhere costs no SRTP work. */
+static bool source_refused(const call_leg *leg, const struct sockaddr_in6 *from, bool rtcp)
+{
+    if (!leg->endpoint.latching || !(rtcp ? leg->rtcp_latched : leg->latched))
+        return false;
+    return !same_address(rtcp ? &leg->rtcp_to : &leg->rtp_to, from);
+}
+
+/* SDES legs: unprotect in place; false when the packet did not verify. */
+static bool unprotect(call_leg *leg, uint8_t *data, size_t *length, bool rtcp)
+{
+    if (!leg->srtp)
+        return true;
+    int result = rtcp ? moat_srtp_unprotect_rtcp(leg->srtp, data, length)
+                      : moat_srtp_unprotect_rtp(leg->srtp, data, length);
+    return result == MOAT_SRTP_OK;
+}
+
+/* SDES legs: protect in place for the party this leg faces. */
+static bool protect(call_leg *leg, uint8_t *data, size_t *length, bool rtcp)
+{
+    if (!leg->srtp)
+        return true;
+    int result = rtcp ? moat_srtp_protect_rtcp(leg->srtp, data, length, CALL_BUFFER)
+                      : moat_srtp_protect_rtp(leg->srtp, data, length, CALL_BUFFER);
+    return result == MOAT_SRTP_OK;
+}
+
+/* Classifies one received datagram (its length may change: SRTP); returns
+ * its send slot (0: RTP, 1: RTCP on the other leg's RTCP socket, 2: RTCP
+ * muxed on its RTP socket) or -1 when dropped. */
+static int classify(call_leg *from, unsigned flags, uint8_t *data, size_t *length,
                     const struct sockaddr_in6 *source, bool on_rtcp_socket)
 {
     call_leg *to = from->other;
@@ -173,20 +208,28 @@ static int classify(call_leg *from, unsigned flags, uint8_t *data, size_t length
         return drop(from, MOAT_CALL_DROP_STOPPED), -1;
     if (flags & MSG_TRUNC)
         return drop(from, MOAT_CALL_DROP_TRUNCATED), -1;
-    bool rtcp = on_rtcp_socket || (length >= 2 && moat_rtp_is_rtcp(data, length));
+    bool rtcp = on_rtcp_socket || (*length >= 2 && moat_rtp_is_rtcp(data, *length));
     moat_call_flow_counters *flow = rtcp ? &from->rtcp : &from->rtp;
-    if (!plausible(data, length, rtcp)) {
+    if (!plausible(data, *length, rtcp)) {
         moat_counter_add(&flow->errors, 1);
         return drop(from, MOAT_CALL_DROP_MALFORMED), -1;
     }
+    if (source_refused(from, source, rtcp))
+        return drop(from, MOAT_CALL_DROP_SOURCE), -1;
+    if (!unprotect(from, data, length, rtcp)) {
+        moat_counter_add(&flow->errors, 1);
+        return drop(from, MOAT_CALL_DROP_AUTH), -1;
+    }
     if (!leg_accepts_source(from, source, rtcp, true))
         return drop(from, MOAT_CALL_DROP_SOURCE), -1;
-    count_flow(flow, length);
+    count_flow(flow, *length);
     if (!rtcp)
         note_ssrc(from, data);
     const struct sockaddr_in6 *destination = rtcp ? &to->rtcp_to : &to->rtp_to;
     if (destination->sin6_family != AF_INET6)
         return drop(from, MOAT_CALL_DROP_NO_DESTINATION), -1;
+    if (!protect(to, data, length, rtcp))
+        return drop(from, MOAT_CALL_DROP_PROTECT), -1;
     if (!rtcp)
         return 0;
     return to->endpoint.rtcp_mux ? 2 : 1;
@@ -226,7 +269,7 @@ static int relay_batch(call_leg *from, bool on_rtcp_socket)
     unsigned count[3] = {0, 0, 0};
     for (int i = 0; i < n; i++) {
         size_t length = w->rx[i].msg_len;
-        int slot = classify(from, (unsigned)w->rx[i].msg_hdr.msg_flags, w->buffers[i], length,
+        int slot = classify(from, (unsigned)w->rx[i].msg_hdr.msg_flags, w->buffers[i], &length,
                             &w->rx_from[i], on_rtcp_socket);
         if (slot < 0)
             continue;
@@ -279,6 +322,7 @@ static void release_stream(void *data)
     for (int side = 0; side < 2; side++) {
         call_leg *leg = &stream->legs[side];
         moat_call_ports_release(stream->ports, leg->port, leg->rtp_fd, leg->rtcp_fd);
+        moat_srtp_session_free(leg->srtp);
     }
     g_free(stream);
 }
@@ -395,4 +439,41 @@ void moat_call_stream_free(moat_call_stream *stream)
         return;
     stream->context->streams--;
     moat_worker_post(stream->context->worker, detach_task, stream, release_stream);
+}
+
+typedef struct {
+    moat_call_stream *stream;
+    int side;
+    moat_srtp_session *srtp;
+} srtp_update;
+
+static void srtp_task(moat_worker *worker, void *data)
+{
+    srtp_update *update = data;
+    call_leg *leg = &update->stream->legs[update->side];
+    moat_srtp_session_free(leg->srtp);
+    leg->srtp = update->srtp;
+    g_free(update);
+}
+
+static void srtp_release(void *data)
+{
+    srtp_update *update = data;
+    moat_srtp_session_free(update->srtp);
+    g_free(update);
+}
+
+int moat_call_stream_set_srtp(moat_call_stream *stream, int side, const moat_srtp_keying *keys,
+                              char *error, size_t error_size)
+{
+    moat_srtp_session *srtp = NULL;
+    if (keys) {
+        srtp = moat_srtp_session_new(keys, error, error_size);
+        if (!srtp)
+            return -1;
+    }
+    srtp_update *update = g_new(srtp_update, 1);
+    *update = (srtp_update){stream, side & 1, srtp};
+    moat_worker_post(stream->context->worker, srtp_task, update, srtp_release);
+    return 0;
 }
