@@ -3,6 +3,8 @@
  * other leg's socket in one sendmmsg, from the worker's scratch buffers. */
 #include "call/call_media.h"
 
+#include "call/call_leg_guard.h"
+
 #include "core/counters.h"
 #include "rtp/rtp_packet.h"
 #include "srtp/srtp_session.h"
@@ -13,8 +15,7 @@
 
 #define CALL_BATCH    32
 #define CALL_BUFFER   2048
-#define CALL_MAX_READ 4  /* batches per wake-up and socket, then other work runs */
-#define CALL_HEADROOM 64 /* bytes kept free after a received datagram for an SRTP tag */
+#define CALL_MAX_READ 4 /* batches per wake-up and socket, then other work runs */
 
 struct moat_call_worker {
     moat_worker *worker;
@@ -40,9 +41,8 @@ struct call_leg {
     moat_call_endpoint endpoint;
     struct sockaddr_in6 rtp_to, rtcp_to; /* where this party receives */
     bool latched, rtcp_latched;
-    /* SDES: unprotects what the party sends, protects what it receives.
-     * NULL: plain RTP (or SRTP passed through untouched). */
-    moat_srtp_session *srtp;
+    moat_srtp_session *srtp;    /* SDES leg (moat_call_stream_set_srtp); NULL: plain RTP */
+    moat_call_leg_guard *guard; /* with srtp: its prefilter (call_leg_guard.h) */
     /* single writer (the worker), read by the control thread */
     moat_call_flow_counters rtp, rtcp;
     uint64_t relayed, dropped;
@@ -58,8 +58,18 @@ struct moat_call_stream {
 };
 
 static const char *drop_names[MOAT_CALL_DROP_REASON_COUNT] = {
-    "malformed",   "truncated", "source", "no_destination",
-    "send_failed", "stopped",   "auth",   "protect_failed",
+    [MOAT_CALL_DROP_MALFORMED] = "malformed",
+    [MOAT_CALL_DROP_TRUNCATED] = "truncated",
+    [MOAT_CALL_DROP_SOURCE] = "source",
+    [MOAT_CALL_DROP_NO_DESTINATION] = "no_destination",
+    [MOAT_CALL_DROP_SEND] = "send_failed",
+    [MOAT_CALL_DROP_STOPPED] = "stopped",
+    [MOAT_CALL_DROP_SRTP_AUTH] = "srtp_auth",
+    [MOAT_CALL_DROP_SRTP_PROTECT] = "srtp_protect",
+    [MOAT_CALL_DROP_SRTP_INDEX] = "srtp_index",
+    [MOAT_CALL_DROP_SRTP_REPLAY] = "srtp_replay",
+    [MOAT_CALL_DROP_SRTP_SSRC] = "srtp_unknown_ssrc",
+    [MOAT_CALL_DROP_SRTP_BUDGET] = "srtp_budget",
 };
 
 const char *moat_call_drop_reason_name(moat_call_drop_reason reason)
@@ -72,7 +82,7 @@ moat_call_worker *moat_call_worker_new(moat_worker *worker)
     moat_call_worker *context = g_new0(moat_call_worker, 1);
     context->worker = worker;
     for (int i = 0; i < CALL_BATCH; i++) {
-        context->rx_iov[i] = (struct iovec){context->buffers[i], CALL_BUFFER - CALL_HEADROOM};
+        context->rx_iov[i] = (struct iovec){context->buffers[i], CALL_BUFFER};
         context->rx[i].msg_hdr.msg_iov = &context->rx_iov[i];
         context->rx[i].msg_hdr.msg_iovlen = 1;
         context->rx[i].msg_hdr.msg_name = &context->rx_from[i];
@@ -168,68 +178,85 @@ static void note_ssrc(call_leg *leg, const uint8_t *data)
         __atomic_fetch_or(&leg->flags, 1u, __ATOMIC_RELAXED);
 }
 
-/* Whether a datagram's source is already known to be wrong: checked before
- * any HMAC, so that a flood from elsewhere costs no SRTP work. */
-static bool source_refused(const call_leg *leg, const struct sockaddr_in6 *from, bool rtcp)
+static moat_call_drop_reason guard_reason(moat_guard_verdict verdict)
 {
-    if (!leg->endpoint.latching || !(rtcp ? leg->rtcp_latched : leg->latched))
-        return false;
-    return !same_address(rtcp ? &leg->rtcp_to : &leg->rtp_to, from);
+    switch (verdict) {
+    case MOAT_GUARD_DROP_REPLAY:
+        return MOAT_CALL_DROP_SRTP_REPLAY;
+    case MOAT_GUARD_DROP_UNKNOWN_SSRC:
+        return MOAT_CALL_DROP_SRTP_SSRC;
+    case MOAT_GUARD_DROP_BUDGET:
+        return MOAT_CALL_DROP_SRTP_BUDGET;
+    default:
+        return MOAT_CALL_DROP_SRTP_INDEX;
+    }
 }
 
-/* SDES legs: unprotect in place; false when the packet did not verify. */
-static bool unprotect(call_leg *leg, uint8_t *data, size_t *length, bool rtcp)
+/* SDES leg, inbound, cheapest first: a packet from a source other than the
+ * latched one is dropped before the HMAC, then the leg's prefilter
+ * (call_leg_guard.h); what is left must authenticate (and not be a replay)
+ * before it may latch or go on. In place; *length shrinks. */
+static bool unprotect_from(call_leg *from, uint8_t *data, size_t *length, bool rtcp,
+                           const struct sockaddr_in6 *source, moat_call_flow_counters *flow)
 {
-    if (!leg->srtp)
+    bool latched = rtcp ? from->rtcp_latched : from->latched;
+    const struct sockaddr_in6 *to = rtcp ? &from->rtcp_to : &from->rtp_to;
+    if (from->endpoint.latching && latched && !same_address(to, source))
+        return drop(from, MOAT_CALL_DROP_SOURCE), false;
+    moat_worker *worker = from->stream->context->worker;
+    uint64_t now = moat_worker_now_us(worker), index = 0;
+    moat_guard_verdict verdict =
+        moat_call_leg_guard_check(from->guard, worker, data, rtcp, now, &index);
+    if (verdict != MOAT_GUARD_PASS)
+        return drop(from, guard_reason(verdict)), false;
+    int status = rtcp ? moat_srtp_unprotect_rtcp(from->srtp, data, length)
+                      : moat_srtp_unprotect_rtp(from->srtp, data, length);
+    moat_call_leg_guard_result(from->guard, data, rtcp, status == MOAT_SRTP_OK, index, now);
+    if (status == MOAT_SRTP_OK)
         return true;
-    int result = rtcp ? moat_srtp_unprotect_rtcp(leg->srtp, data, length)
-                      : moat_srtp_unprotect_rtp(leg->srtp, data, length);
-    return result == MOAT_SRTP_OK;
+    moat_counter_add(&flow->errors, 1);
+    return drop(from, MOAT_CALL_DROP_SRTP_AUTH), false;
 }
 
-/* SDES legs: protect in place for the party this leg faces. */
-static bool protect(call_leg *leg, uint8_t *data, size_t *length, bool rtcp)
+/* SDES leg, outbound: protected in the receive buffer (CALL_BUFFER bytes). */
+static bool protect_for(call_leg *to, uint8_t *data, size_t *length, bool rtcp)
 {
-    if (!leg->srtp)
-        return true;
-    int result = rtcp ? moat_srtp_protect_rtcp(leg->srtp, data, length, CALL_BUFFER)
-                      : moat_srtp_protect_rtp(leg->srtp, data, length, CALL_BUFFER);
-    return result == MOAT_SRTP_OK;
+    int status = rtcp ? moat_srtp_protect_rtcp(to->srtp, data, length, CALL_BUFFER)
+                      : moat_srtp_protect_rtp(to->srtp, data, length, CALL_BUFFER);
+    return status == MOAT_SRTP_OK;
 }
 
-/* Classifies one received datagram (its length may change: SRTP); returns
- * its send slot (0: RTP, 1: RTCP on the other leg's RTCP socket, 2: RTCP
- * muxed on its RTP socket) or -1 when dropped. */
-static int classify(call_leg *from, unsigned flags, uint8_t *data, size_t *length,
+/* Classifies one received datagram; returns its send slot (0: RTP, 1: RTCP
+ * on the other leg's RTCP socket, 2: RTCP muxed on its RTP socket) or -1
+ * when dropped. On SDES legs *length changes (unprotect, protect). */
+static int classify(call_leg *from, unsigned flags, uint8_t *data, size_t *length_inout,
                     const struct sockaddr_in6 *source, bool on_rtcp_socket)
 {
+    size_t length = *length_inout;
     call_leg *to = from->other;
     if (from->stream->stopped)
         return drop(from, MOAT_CALL_DROP_STOPPED), -1;
     if (flags & MSG_TRUNC)
         return drop(from, MOAT_CALL_DROP_TRUNCATED), -1;
-    bool rtcp = on_rtcp_socket || (*length >= 2 && moat_rtp_is_rtcp(data, *length));
+    bool rtcp = on_rtcp_socket || (length >= 2 && moat_rtp_is_rtcp(data, length));
     moat_call_flow_counters *flow = rtcp ? &from->rtcp : &from->rtp;
-    if (!plausible(data, *length, rtcp)) {
+    if (!plausible(data, length, rtcp)) {
         moat_counter_add(&flow->errors, 1);
         return drop(from, MOAT_CALL_DROP_MALFORMED), -1;
     }
-    if (source_refused(from, source, rtcp))
-        return drop(from, MOAT_CALL_DROP_SOURCE), -1;
-    if (!unprotect(from, data, length, rtcp)) {
-        moat_counter_add(&flow->errors, 1);
-        return drop(from, MOAT_CALL_DROP_AUTH), -1;
-    }
+    if (from->srtp && !unprotect_from(from, data, &length, rtcp, source, flow))
+        return -1;
     if (!leg_accepts_source(from, source, rtcp, true))
         return drop(from, MOAT_CALL_DROP_SOURCE), -1;
-    count_flow(flow, *length);
+    count_flow(flow, length);
     if (!rtcp)
         note_ssrc(from, data);
     const struct sockaddr_in6 *destination = rtcp ? &to->rtcp_to : &to->rtp_to;
     if (destination->sin6_family != AF_INET6)
         return drop(from, MOAT_CALL_DROP_NO_DESTINATION), -1;
-    if (!protect(to, data, length, rtcp))
-        return drop(from, MOAT_CALL_DROP_PROTECT), -1;
+    if (to->srtp && !protect_for(to, data, &length, rtcp))
+        return drop(from, MOAT_CALL_DROP_SRTP_PROTECT), -1;
+    *length_inout = length;
     if (!rtcp)
         return 0;
     return to->endpoint.rtcp_mux ? 2 : 1;
@@ -323,6 +350,7 @@ static void release_stream(void *data)
         call_leg *leg = &stream->legs[side];
         moat_call_ports_release(stream->ports, leg->port, leg->rtp_fd, leg->rtcp_fd);
         moat_srtp_session_free(leg->srtp);
+        g_free(leg->guard);
     }
     g_free(stream);
 }
@@ -402,6 +430,54 @@ void moat_call_stream_set_endpoint(moat_call_stream *stream, int side,
     moat_worker_post(stream->context->worker, endpoint_task, update, g_free);
 }
 
+typedef struct {
+    moat_call_stream *stream;
+    int side;
+    moat_srtp_session *srtp;
+    moat_call_leg_guard *guard;
+} srtp_update;
+
+static void srtp_update_free(void *data)
+{
+    srtp_update *update = data;
+    moat_srtp_session_free(update->srtp);
+    g_free(update->guard);
+    g_free(update);
+}
+
+/* The leg's new SRTP session and a fresh prefilter (or none); the old ones
+ * are freed here, on the worker that used them. */
+static void srtp_task(moat_worker *worker, void *data)
+{
+    srtp_update *update = data;
+    call_leg *leg = &update->stream->legs[update->side];
+    if (update->guard)
+        moat_call_leg_guard_init(update->guard, moat_worker_prefilter(worker),
+                                 moat_worker_now_us(worker));
+    moat_srtp_session *old = leg->srtp;
+    moat_call_leg_guard *old_guard = leg->guard;
+    leg->srtp = update->srtp;
+    leg->guard = update->guard;
+    update->srtp = old;
+    update->guard = old_guard;
+    srtp_update_free(update);
+}
+
+int moat_call_stream_set_srtp(moat_call_stream *stream, int side, const moat_srtp_keying *keying,
+                              char *error, size_t error_size)
+{
+    moat_srtp_session *srtp = NULL;
+    if (keying) {
+        srtp = moat_srtp_session_new(keying, error, error_size);
+        if (!srtp)
+            return -1;
+    }
+    srtp_update *update = g_new(srtp_update, 1);
+    *update = (srtp_update){stream, side & 1, srtp, srtp ? g_new0(moat_call_leg_guard, 1) : NULL};
+    moat_worker_post(stream->context->worker, srtp_task, update, srtp_update_free);
+    return 0;
+}
+
 static void stop_task(moat_worker *worker, void *data)
 {
     moat_call_stream *stream = data;
@@ -439,41 +515,4 @@ void moat_call_stream_free(moat_call_stream *stream)
         return;
     stream->context->streams--;
     moat_worker_post(stream->context->worker, detach_task, stream, release_stream);
-}
-
-typedef struct {
-    moat_call_stream *stream;
-    int side;
-    moat_srtp_session *srtp;
-} srtp_update;
-
-static void srtp_task(moat_worker *worker, void *data)
-{
-    srtp_update *update = data;
-    call_leg *leg = &update->stream->legs[update->side];
-    moat_srtp_session_free(leg->srtp);
-    leg->srtp = update->srtp;
-    g_free(update);
-}
-
-static void srtp_release(void *data)
-{
-    srtp_update *update = data;
-    moat_srtp_session_free(update->srtp);
-    g_free(update);
-}
-
-int moat_call_stream_set_srtp(moat_call_stream *stream, int side, const moat_srtp_keying *keys,
-                              char *error, size_t error_size)
-{
-    moat_srtp_session *srtp = NULL;
-    if (keys) {
-        srtp = moat_srtp_session_new(keys, error, error_size);
-        if (!srtp)
-            return -1;
-    }
-    srtp_update *update = g_new(srtp_update, 1);
-    *update = (srtp_update){stream, side & 1, srtp};
-    moat_worker_post(stream->context->worker, srtp_task, update, srtp_release);
-    return 0;
 }

@@ -27,8 +27,12 @@ typedef enum {
     MOAT_CALL_DROP_NO_DESTINATION, /* the other party's address is not known yet */
     MOAT_CALL_DROP_SEND,           /* the kernel refused the datagram */
     MOAT_CALL_DROP_STOPPED,        /* the call was deleted (delete-delay 0) */
-    MOAT_CALL_DROP_AUTH,           /* SDES leg: SRTP/SRTCP did not verify (or replayed) */
-    MOAT_CALL_DROP_PROTECT,        /* SDES leg: protecting for the other party failed */
+    MOAT_CALL_DROP_SRTP_AUTH,      /* SDES leg: srtp_unprotect refused it (forged, replayed) */
+    MOAT_CALL_DROP_SRTP_PROTECT,   /* SDES leg: could not protect it for its party */
+    MOAT_CALL_DROP_SRTP_INDEX,     /* SDES leg, before the HMAC: index outside the window */
+    MOAT_CALL_DROP_SRTP_REPLAY,    /* SDES leg, before the HMAC: index already authenticated */
+    MOAT_CALL_DROP_SRTP_SSRC,      /* SDES leg, before the HMAC: unknown SSRC over its allowance */
+    MOAT_CALL_DROP_SRTP_BUDGET, /* SDES leg, before the HMAC: flooded stream, worker overloaded */
     MOAT_CALL_DROP_REASON_COUNT
 } moat_call_drop_reason;
 
@@ -83,16 +87,16 @@ moat_call_stream *moat_call_stream_new(moat_call_worker *context, moat_call_port
 uint16_t moat_call_stream_port(const moat_call_stream *stream, int side);
 void moat_call_stream_set_endpoint(moat_call_stream *stream, int side,
                                    const moat_call_endpoint *endpoint);
+/* SDES-SRTP on leg `side` (srtp/sdes_keys.h): what its party sends is
+ * unprotected (and only an authenticated packet can latch its address),
+ * what it is sent is protected. NULL: plain RTP again. The keying is not
+ * kept. 0, or -1 with error (the leg is unchanged). */
+int moat_call_stream_set_srtp(moat_call_stream *stream, int side, const moat_srtp_keying *keying,
+                              char *error, size_t error_size);
 /* Stops relaying at once (delete with delay 0 before the free, or a held
  * call); packets are then counted as stopped. */
 void moat_call_stream_stop(moat_call_stream *stream);
 void moat_call_stream_read(const moat_call_stream *stream, int side, moat_call_leg_counters *out);
 void moat_call_stream_free(moat_call_stream *stream);
-/* SDES on leg `side`: keys->remote_* unprotect what its party sends (a
- * packet must verify before it can latch the leg: leg_accepts_source),
- * keys->local_* protect what it receives. NULL: plain again. 0, or -1 with
- * error when libsrtp refuses the keys. */
-int moat_call_stream_set_srtp(moat_call_stream *stream, int side, const moat_srtp_keying *keys,
-                              char *error, size_t error_size);
 
 #endif

@@ -32,8 +32,8 @@ typedef struct {
     int64_t created_s;
     int offer_side; /* side of the last offer's sender */
     bool rtcp_mux_offered[MOAT_CALL_SDP_MAX_MEDIA];
-    moat_call_sdes_side sdes[2]; /* SDES lines Moat gave each party (call_sdes.h) */
     guint delete_timer;
+    moat_call_sdes sdes; /* SDES-SRTP termination per leg (call_sdes.h) */
 } moat_call;
 
 static void call_free(void *data)
@@ -43,13 +43,11 @@ static void call_free(void *data)
         g_source_remove(call->delete_timer);
     for (size_t i = 0; i < call->n_streams; i++)
         moat_call_stream_free(call->streams[i]);
-    for (int side = 0; side < 2; side++) {
-        moat_call_sdes_clear(&call->sdes[side]);
-        moat_call_sdp_clear(&call->sdp[side]);
-    }
     g_free(call->tags[0]);
     g_free(call->tags[1]);
     g_free(call->id);
+    moat_call_sdes_clear(&call->sdes);
+    explicit_bzero(call->sdp, sizeof call->sdp); /* a=crypto keys */
     g_free(call);
 }
 
@@ -156,9 +154,10 @@ static void set_endpoints(moat_call *call, int side, const moat_call_sdp *sdp,
 /* Rewrites `text` for the party on `to_side`: it will send to Moat's legs
  * facing it. */
 static bool rewrite_for(moat_call *call, int to_side, const moat_ng_request *request,
-                        const moat_call_sdp *sdp, const bool *rtcp_mux, moat_call_sdp_rewrite how,
-                        moat_call_reply *reply)
+                        const moat_call_sdp *sdp, const bool *rtcp_mux,
+                        const moat_call_sdp_rewrite *sdes, moat_call_reply *reply)
 {
+    moat_call_sdp_rewrite how = *sdes; /* the SDES fields (call_sdes.c) */
     how.address = request->media_address ? request->media_address : call->registry->address;
     how.transport_protocol = request->transport_protocol;
     how.replace_origin = request->replace_origin;
@@ -205,8 +204,9 @@ static bool parse_sdp(const moat_ng_request *request, moat_call_sdp *sdp, moat_c
 }
 
 /* What the relay cannot do yet is refused rather than announced: WebRTC
- * legs (ICE, DTLS-SRTP). SDES-SRTP is terminated (call_sdes.h) or, without
- * a transport change, relayed end to end as is. */
+ * legs (ICE, DTLS-SRTP). A transport change between RTP/AVP and RTP/SAVP is
+ * SDES termination (call_sdes.c); SRTP end to end (no change) is relayed as
+ * is. */
 static bool check_transport(const moat_ng_request *request, const moat_call_sdp *sdp,
                             moat_call_reply *reply)
 {
@@ -264,20 +264,10 @@ void moat_call_offer(moat_call_registry *registry, const moat_ng_request *reques
                  (request->rtcp_mux & MOAT_NG_RTCP_MUX_OFFER);
         call->rtcp_mux_offered[i] = mux[i];
     }
-    moat_call_sdp_rewrite how = {0};
-    char *extra[MOAT_CALL_SDP_MAX_MEDIA] = {0};
-    char error[160];
-    bool done = moat_call_sdes_offer(call->sdes, side, &sdp, request, call->streams, &how, extra,
-                                     error, sizeof error) == 0;
-    if (!done)
-        fail(reply, "SDES: %s", error);
-    for (size_t i = 0; i < MOAT_CALL_SDP_MAX_MEDIA; i++)
-        how.extra[i] = extra[i];
-    done = done && rewrite_for(call, 1 - side, request, &sdp, mux, how, reply);
-    for (size_t i = 0; i < MOAT_CALL_SDP_MAX_MEDIA; i++)
-        g_free(extra[i]);
-    if (!done) {
-        moat_call_sdp_clear(&sdp);
+    moat_call_sdp_rewrite sdes = {0};
+    if (moat_call_sdes_offer(&call->sdes, side, &sdp, request, call->streams, &sdes, reply->error,
+                             sizeof reply->error) != 0 ||
+        !rewrite_for(call, 1 - side, request, &sdp, mux, &sdes, reply)) {
         if (created)
             g_hash_table_remove(registry->calls, request->call_id);
         return;
@@ -286,7 +276,6 @@ void moat_call_offer(moat_call_registry *registry, const moat_ng_request *reques
     for (size_t i = 0; i < sdp.n_media; i++)
         own_mux[i] = sdp.media[i].rtcp_mux;
     set_endpoints(call, side, &sdp, request, own_mux);
-    moat_call_sdp_clear(&call->sdp[side]);
     call->sdp[side] = sdp;
     call->has_sdp[side] = true;
     call->offer_side = side;
@@ -315,27 +304,15 @@ void moat_call_answer(moat_call_registry *registry, const moat_ng_request *reque
     bool mux[MOAT_CALL_SDP_MAX_MEDIA];
     for (size_t i = 0; i < sdp.n_media; i++)
         mux[i] = sdp.media[i].rtcp_mux && call->rtcp_mux_offered[i];
-    moat_call_sdp_rewrite how = {0};
-    char *extra[MOAT_CALL_SDP_MAX_MEDIA] = {0};
-    char error[160];
-    bool done = moat_call_sdes_answer(call->sdes, answerer, &sdp, &call->sdp[offerer],
-                                      call->streams, &how, extra, error, sizeof error) == 0;
-    if (!done)
-        fail(reply, "SDES: %s", error);
-    for (size_t i = 0; i < MOAT_CALL_SDP_MAX_MEDIA; i++)
-        how.extra[i] = extra[i];
-    done = done && rewrite_for(call, offerer, request, &sdp, mux, how, reply);
-    for (size_t i = 0; i < MOAT_CALL_SDP_MAX_MEDIA; i++)
-        g_free(extra[i]);
-    if (!done) {
-        moat_call_sdp_clear(&sdp);
+    moat_call_sdp_rewrite sdes = {0};
+    if (moat_call_sdes_answer(&call->sdes, answerer, &sdp, call->streams, &sdes, reply->error,
+                              sizeof reply->error) != 0 ||
+        !rewrite_for(call, offerer, request, &sdp, mux, &sdes, reply))
         return;
-    }
     set_endpoints(call, answerer, &sdp, request, mux);
     /* The offerer muxes only if its answer (ours) says so. */
     if (call->has_sdp[offerer])
         set_endpoints(call, offerer, &call->sdp[offerer], request, mux);
-    moat_call_sdp_clear(&call->sdp[answerer]);
     call->sdp[answerer] = sdp;
     call->has_sdp[answerer] = true;
 }

@@ -1,10 +1,11 @@
-/* Owns the SDES decisions of a call: which legs terminate SRTP, the
- * a=crypto lines Moat offers and answers, and the keying of those legs. */
+/* Owns SDES-SRTP termination of a call's legs (call_sdes.h): which leg
+ * terminates, the a=crypto lines Moat answers or offers, and the keys handed
+ * to the legs' SRTP sessions. */
 #include "call/call_sdes.h"
 
-#include "sdp/sdp_lex.h"
 #include "srtp/sdes_keys.h"
 
+#include <stdio.h>
 #include <string.h>
 
 static bool is_srtp(const char *proto)
@@ -14,137 +15,174 @@ static bool is_srtp(const char *proto)
 
 static moat_sdes_policy policy_of(const moat_ng_request *request)
 {
-    return (moat_sdes_policy){request->sdes_off, request->sdes_only, request->n_sdes_only,
-                              request->sdes_no, request->n_sdes_no};
+    return (moat_sdes_policy){
+        .off = request->sdes_off,
+        .only = request->sdes_only,
+        .n_only = request->n_sdes_only,
+        .no = request->sdes_no,
+        .n_no = request->n_sdes_no,
+    };
 }
 
+static void leg_reset(moat_call_sdes_leg *leg)
+{
+    explicit_bzero(leg, sizeof *leg);
+}
+
+/* Keys the leg of `side` on stream: our line and the party's. */
 static int key_leg(moat_call_stream *stream, int side, const moat_sdp_crypto *local,
                    const moat_sdp_crypto *remote, char *error, size_t error_size)
 {
     moat_srtp_keying keying;
-    int result = moat_sdes_keying(local, remote, &keying, error, error_size);
-    if (result == 0)
-        result = moat_call_stream_set_srtp(stream, side, &keying, error, error_size);
+    char why[160] = "";
+    int status = moat_sdes_keying(local, remote, &keying, why, sizeof why);
+    if (status == 0)
+        status = moat_call_stream_set_srtp(stream, side, &keying, why, sizeof why);
     moat_sdes_keying_clear(&keying);
-    return result;
+    if (status != 0)
+        snprintf(error, error_size, "SDES: %s", why);
+    return status;
 }
 
-static char *crypto_lines(const moat_sdp_crypto *lines, size_t n)
+/* The SRTP party offered: answer one of its lines and key its leg now. */
+static int answer_party(moat_call_sdes_leg *leg, const moat_call_sdp_media *media,
+                        const moat_sdes_policy *policy, moat_call_stream *stream, int side,
+                        char *error, size_t error_size)
 {
-    GString *out = g_string_new(NULL);
-    for (size_t k = 0; k < n; k++)
-        moat_sdp_crypto_write(out, &lines[k]);
-    return g_string_free(out, FALSE);
-}
-
-/* The SRTP offerer's leg answers its offer with our key. */
-static int answer_offerer(moat_call_sdes_side *side, size_t i, const moat_call_sdp_media *media,
-                          const moat_ng_request *request, moat_call_stream *stream, int offerer,
-                          char *error, size_t error_size)
-{
-    moat_sdes_policy policy = policy_of(request);
-    int chosen = moat_sdp_crypto_choose(media->crypto, media->n_crypto, &policy);
+    int chosen = moat_sdp_crypto_choose(media->crypto, media->n_crypto, policy);
     if (chosen < 0) {
-        moat_sdp_errorf(error, error_size, "no usable a=crypto on m=%s", media->kind);
+        snprintf(error, error_size, "SDES: no usable a=crypto line in the %s m-line", media->kind);
         return -1;
     }
-    if (moat_sdes_answer(&media->crypto[chosen], &side->answer[i], error, error_size) != 0)
+    char why[160] = "";
+    if (moat_sdes_answer(&media->crypto[chosen], &leg->local, why, sizeof why) != 0) {
+        snprintf(error, error_size, "%s", why);
         return -1;
-    side->has_answer[i] = true;
-    return key_leg(stream, offerer, &side->answer[i], &media->crypto[chosen], error, error_size);
+    }
+    if (key_leg(stream, side, &leg->local, &media->crypto[chosen], error, error_size) != 0)
+        return -1;
+    leg->terminated = leg->keyed = true;
+    return 0;
 }
 
-/* A plain offer sent on as SAVP: our lines, best suite first. */
-static int offer_to_answerer(moat_call_sdes_side *side, size_t i, const moat_ng_request *request,
-                             char *error, size_t error_size)
+/* The plain party offered, the other gets SRTP: fresh keys for each
+ * allowed suite, tags 1..n. */
+static int offer_party(moat_call_sdes_leg *leg, const moat_sdes_policy *policy, char *error,
+                       size_t error_size)
+{
+    moat_srtp_profile suites[MOAT_CALL_SDES_MAX_OFFERED];
+    size_t n = moat_sdp_crypto_offer_suites(policy, suites, MOAT_CALL_SDES_MAX_OFFERED);
+    if (n == 0) {
+        snprintf(error, error_size, "SDES: SRTP transport requested but SDES allows no suite");
+        return -1;
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (moat_sdes_generate(suites[i], (uint32_t)i + 1, &leg->offered[i], error, error_size))
+            return -1;
+    }
+    leg->n_offered = n;
+    leg->terminated = true;
+    return 0;
+}
+
+int moat_call_sdes_offer(moat_call_sdes *sdes, int side, const moat_call_sdp *sdp,
+                         const moat_ng_request *request, moat_call_stream *const *streams,
+                         moat_call_sdp_rewrite *how, char *error, size_t error_size)
 {
     moat_sdes_policy policy = policy_of(request);
-    moat_srtp_profile suites[MOAT_CALL_SDES_OFFERS];
-    size_t n = moat_sdp_crypto_offer_suites(&policy, suites, MOAT_CALL_SDES_OFFERS);
-    if (n == 0) {
-        moat_sdp_errorf(error, error_size, "SDES allows no suite for an SRTP transport");
-        return -1;
-    }
-    for (size_t k = 0; k < n; k++) {
-        if (moat_sdes_generate(suites[k], (uint32_t)k + 1, &side->offered[i][k], error,
-                               error_size) != 0)
-            return -1;
-    }
-    side->n_offered[i] = n;
-    return 0;
-}
-
-int moat_call_sdes_offer(moat_call_sdes_side sides[2], int offerer, const moat_call_sdp *offer,
-                         const moat_ng_request *request, moat_call_stream *const *streams,
-                         moat_call_sdp_rewrite *how, char **extra, char *error, size_t error_size)
-{
-    int other = 1 - offerer;
-    for (size_t i = 0; i < offer->n_media; i++) {
-        const moat_call_sdp_media *media = &offer->media[i];
-        const char *wanted =
-            request->transport_protocol ? request->transport_protocol : media->proto;
-        sides[offerer].has_answer[i] = false;
-        sides[other].n_offered[i] = 0;
-        if (media->port == 0 || is_srtp(media->proto) == is_srtp(wanted))
-            continue; /* plain, or SRTP end to end */
-        how->drop_crypto[i] = true;
-        if (is_srtp(media->proto)) {
-            if (answer_offerer(&sides[offerer], i, media, request, streams[i], offerer, error,
-                               error_size) != 0)
-                return -1;
+    int other = 1 - side;
+    for (size_t i = 0; i < sdp->n_media; i++) {
+        const moat_call_sdp_media *media = &sdp->media[i];
+        moat_call_sdes_leg *own = &sdes->legs[side][i], *far = &sdes->legs[other][i];
+        bool was_keyed[2] = {own->keyed, far->keyed};
+        leg_reset(own);
+        leg_reset(far);
+        g_strlcpy(own->proto, media->proto, sizeof own->proto);
+        if (media->port == 0)
             continue;
+        bool party_srtp = is_srtp(media->proto);
+        bool other_srtp =
+            request->transport_protocol ? is_srtp(request->transport_protocol) : party_srtp;
+        int status = 0;
+        if (party_srtp && !other_srtp) {
+            status = answer_party(own, media, &policy, streams[i], side, error, error_size);
+            how->replace_crypto[i] = true; /* the plain party gets none */
+        } else if (!party_srtp && other_srtp) {
+            status = offer_party(far, &policy, error, error_size);
+            g_strlcpy(far->proto, request->transport_protocol, sizeof far->proto);
+            how->replace_crypto[i] = true;
+            how->crypto[i] = far->offered;
+            how->n_crypto[i] = far->n_offered;
         }
-        if (offer_to_answerer(&sides[other], i, request, error, error_size) != 0)
+        if (status != 0)
             return -1;
-        extra[i] = crypto_lines(sides[other].offered[i], sides[other].n_offered[i]);
+        /* A leg that no longer terminates goes back to plain relaying. */
+        char ignored[8];
+        if (was_keyed[0] && !own->keyed)
+            moat_call_stream_set_srtp(streams[i], side, NULL, ignored, sizeof ignored);
+        if (was_keyed[1] && !far->terminated)
+            moat_call_stream_set_srtp(streams[i], other, NULL, ignored, sizeof ignored);
     }
     return 0;
 }
 
-/* The answerer's line that matches one we offered (same tag and suite). */
-static int key_answerer(moat_call_sdes_side *side, size_t i, const moat_call_sdp_media *media,
-                        moat_call_stream *stream, int answerer, char *error, size_t error_size)
+/* The line of the party's answer that picks one Moat offered (same tag and
+ * suite); -1 if none. */
+static int picked_line(const moat_call_sdes_leg *leg, const moat_call_sdp_media *media,
+                       size_t *offered_index)
 {
-    for (size_t r = 0; r < media->n_crypto; r++) {
-        for (size_t k = 0; k < side->n_offered[i]; k++) {
-            const moat_sdp_crypto *ours = &side->offered[i][k];
-            if (media->crypto[r].tag == ours->tag && media->crypto[r].suite == ours->suite)
-                return key_leg(stream, answerer, ours, &media->crypto[r], error, error_size);
+    for (size_t k = 0; k < media->n_crypto; k++) {
+        for (size_t j = 0; j < leg->n_offered; j++) {
+            if (media->crypto[k].tag == leg->offered[j].tag &&
+                media->crypto[k].suite == leg->offered[j].suite &&
+                moat_sdp_crypto_usable(&media->crypto[k])) {
+                *offered_index = j;
+                return (int)k;
+            }
         }
     }
-    moat_sdp_errorf(error, error_size, "the answer's a=crypto matches none offered on m=%s",
-                    media->kind);
     return -1;
 }
 
-int moat_call_sdes_answer(moat_call_sdes_side sides[2], int answerer, const moat_call_sdp *answer,
-                          const moat_call_sdp *offer, moat_call_stream *const *streams,
-                          moat_call_sdp_rewrite *how, char **extra, char *error, size_t error_size)
+int moat_call_sdes_answer(moat_call_sdes *sdes, int answerer, const moat_call_sdp *sdp,
+                          moat_call_stream *const *streams, moat_call_sdp_rewrite *how, char *error,
+                          size_t error_size)
 {
     int offerer = 1 - answerer;
-    for (size_t i = 0; i < answer->n_media && i < offer->n_media; i++) {
-        if (answer->media[i].port == 0)
-            continue;
-        how->protocols[i] = offer->media[i].proto; /* the offerer gets its own profile back */
-        if (sides[answerer].n_offered[i]) {
-            how->drop_crypto[i] = true;
-            if (key_answerer(&sides[answerer], i, &answer->media[i], streams[i], answerer, error,
-                             error_size) != 0)
+    for (size_t i = 0; i < sdp->n_media; i++) {
+        moat_call_sdes_leg *own = &sdes->legs[answerer][i], *far = &sdes->legs[offerer][i];
+        const moat_call_sdp_media *media = &sdp->media[i];
+        if (own->terminated && !own->keyed && media->port != 0) {
+            size_t j = 0;
+            int k = picked_line(own, media, &j);
+            if (k < 0) {
+                snprintf(error, error_size,
+                         "SDES: the answer's %s m-line picks none of Moat's a=crypto lines",
+                         media->kind);
                 return -1;
+            }
+            own->local = own->offered[j];
+            if (key_leg(streams[i], answerer, &own->local, &media->crypto[k], error, error_size) !=
+                0)
+                return -1;
+            own->keyed = true;
+            for (size_t o = 0; o < own->n_offered; o++)
+                moat_sdp_crypto_clear(&own->offered[o]);
+            own->n_offered = 0;
+            how->media_transport[i] = far->proto; /* the plain offerer gets its own */
+            how->replace_crypto[i] = true;
         }
-        if (sides[offerer].has_answer[i]) {
-            how->drop_crypto[i] = true;
-            extra[i] = crypto_lines(&sides[offerer].answer[i], 1);
+        if (far->terminated && far->keyed) {
+            how->media_transport[i] = far->proto; /* back to the offerer's SRTP profile */
+            how->replace_crypto[i] = true;
+            how->crypto[i] = &far->local;
+            how->n_crypto[i] = 1;
         }
     }
     return 0;
 }
 
-void moat_call_sdes_clear(moat_call_sdes_side *side)
+void moat_call_sdes_clear(moat_call_sdes *sdes)
 {
-    for (size_t i = 0; i < MOAT_CALL_SDP_MAX_MEDIA; i++) {
-        for (size_t k = 0; k < MOAT_CALL_SDES_OFFERS; k++)
-            moat_sdp_crypto_clear(&side->offered[i][k]);
-        moat_sdp_crypto_clear(&side->answer[i]);
-    }
+    explicit_bzero(sdes, sizeof *sdes);
 }

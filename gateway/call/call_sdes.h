@@ -1,42 +1,52 @@
-/* SDES-SRTP termination on call legs (RFC 4568): where one party speaks
- * RTP/SAVP with a=crypto and the other plain RTP/AVP, the leg facing the
- * SRTP party keys an SRTP session (call_media.h) from our a=crypto line and
- * the party's. Offer: an SRTP offerer's line is chosen under the request's
- * SDES policy and answered with our key; a plain offerer sent on as SAVP
- * gets our offered lines. Answer: the answerer's chosen line keys its leg,
- * and the offerer gets its own profile back (with our answer line when it
- * offered SRTP). Key material is wiped when a call is freed. Control
- * thread. */
+/* SDES-SRTP termination in a call (RFC 4568): when the ng request changes a
+ * party's transport between RTP/AVP and RTP/SAVP, Moat runs SRTP on the leg
+ * facing the SRTP party. As the answerer of an SDES offer it picks one of
+ * the party's a=crypto lines (honouring SDES-off / only- / no-) and answers
+ * it with its own key; as the offerer it offers fresh keys for the allowed
+ * suites and keys the leg from the line the party's answer picks (by tag).
+ * Keys come from the CSPRNG (srtp/sdes_keys.h) and go to the leg's SRTP
+ * session (moat_call_stream_set_srtp), which authenticates every packet
+ * before it may latch. Transports that do not change are relayed as they
+ * are (end-to-end SRTP untouched). Control thread. */
 #ifndef MOAT_CALL_SDES_H
 #define MOAT_CALL_SDES_H
 
 #include "call/call_media.h"
 #include "call/call_sdp.h"
 #include "ng/ng_request.h"
+#include "sdp/sdp_crypto.h"
 
-#define MOAT_CALL_SDES_OFFERS 3
+#define MOAT_CALL_SDES_MAX_OFFERED 3 /* one line per suite Moat runs */
 
-/* What Moat said to one party, per m-line. */
 typedef struct {
-    moat_sdp_crypto offered[MOAT_CALL_SDP_MAX_MEDIA][MOAT_CALL_SDES_OFFERS];
-    size_t n_offered[MOAT_CALL_SDP_MAX_MEDIA]; /* 0: we offered no SDES to this party */
-    moat_sdp_crypto answer[MOAT_CALL_SDP_MAX_MEDIA];
-    bool has_answer[MOAT_CALL_SDP_MAX_MEDIA]; /* we answered this party's SDES offer */
-} moat_call_sdes_side;
+    bool terminated; /* Moat runs SRTP towards this party on this m-line */
+    char proto[32];  /* the party's own transport (its answer is rewritten back to it) */
+    moat_sdp_crypto offered[MOAT_CALL_SDES_MAX_OFFERED]; /* what Moat offered this party */
+    size_t n_offered;
+    moat_sdp_crypto local; /* Moat's line in use once keyed */
+    bool keyed;
+} moat_call_sdes_leg;
 
-/* Fills how->protocols / drop_crypto / extra (extra strings are the
- * caller's to g_free) for the offer from side `offerer` to the other side,
- * and keys the offerer's legs that terminate SRTP. 0, or -1 with error. */
-int moat_call_sdes_offer(moat_call_sdes_side sides[2], int offerer, const moat_call_sdp *offer,
+typedef struct {
+    moat_call_sdes_leg legs[2][MOAT_CALL_SDP_MAX_MEDIA]; /* [side][m-line] */
+} moat_call_sdes;
+
+/* An offer from `side` (its SDP parsed in sdp): decides each m-line's
+ * termination, keys the offerer's SDES legs, and fills the SDES fields of
+ * `how` (the rewrite towards the other side). 0, or -1 with an
+ * error-reason. */
+int moat_call_sdes_offer(moat_call_sdes *sdes, int side, const moat_call_sdp *sdp,
                          const moat_ng_request *request, moat_call_stream *const *streams,
-                         moat_call_sdp_rewrite *how, char **extra, char *error, size_t error_size);
+                         moat_call_sdp_rewrite *how, char *error, size_t error_size);
 
-/* The same for the answer from side `answerer` to the offerer, whose offer
- * SDP was `offer`. */
-int moat_call_sdes_answer(moat_call_sdes_side sides[2], int answerer, const moat_call_sdp *answer,
-                          const moat_call_sdp *offer, moat_call_stream *const *streams,
-                          moat_call_sdp_rewrite *how, char **extra, char *error, size_t error_size);
+/* The answer from `answerer`: keys the answerer's SDES legs from the lines
+ * it picked, and fills `how` (the rewrite back to the offerer, in the
+ * offerer's own transport, with Moat's answer lines). */
+int moat_call_sdes_answer(moat_call_sdes *sdes, int answerer, const moat_call_sdp *sdp,
+                          moat_call_stream *const *streams, moat_call_sdp_rewrite *how, char *error,
+                          size_t error_size);
 
-void moat_call_sdes_clear(moat_call_sdes_side *side);
+/* Wipes the keys. */
+void moat_call_sdes_clear(moat_call_sdes *sdes);
 
 #endif

@@ -19,7 +19,7 @@
 
 #define MOAT_CALL_SDP_MAX_MEDIA  8
 #define MOAT_CALL_SDP_MAX_LENGTH 65536
-#define MOAT_CALL_SDP_MAX_CRYPTO 4 /* a=crypto lines kept per m-line (the first ones) */
+#define MOAT_CALL_SDP_MAX_CRYPTO 8 /* a=crypto lines kept per m-line */
 
 typedef struct {
     char kind[16];           /* audio, video, ... */
@@ -30,7 +30,9 @@ typedef struct {
     bool rtcp_mux;
     bool ice; /* ICE attributes (session or media level) */
     size_t n_formats;
-    /* SDES (RFC 4568): the well-formed a=crypto lines of suites Moat runs. */
+    /* a=crypto lines (SDES, RFC 4568) of suites Moat runs, in offer order;
+     * malformed ones and further ones are not kept. Secret: the registry
+     * wipes what it stores. */
     moat_sdp_crypto crypto[MOAT_CALL_SDP_MAX_CRYPTO];
     size_t n_crypto;
 } moat_call_sdp_media;
@@ -40,25 +42,25 @@ typedef struct {
     size_t n_media;
 } moat_call_sdp;
 
-/* 0, or -1 with a message for the error-reason. Clear with
- * moat_call_sdp_clear (key material). */
+/* 0, or -1 with a message for the error-reason. */
 int moat_call_sdp_parse(const char *text, size_t length, moat_call_sdp *out, char *error,
                         size_t error_size);
-void moat_call_sdp_clear(moat_call_sdp *sdp);
 
 typedef struct {
     const char *address;                     /* our address for c= (and o= with replace_origin) */
     uint16_t ports[MOAT_CALL_SDP_MAX_MEDIA]; /* our RTP port per m-line; 0 keeps 0 */
     bool rtcp_mux[MOAT_CALL_SDP_MAX_MEDIA];  /* announce a=rtcp-mux (else a=rtcp:port+1) */
     const char *transport_protocol;          /* NULL: keep each m-line's */
-    /* Per m-line overrides: its transport (NULL: transport_protocol), its
-     * a=crypto lines dropped, lines appended to its section (NULL: none). */
-    const char *protocols[MOAT_CALL_SDP_MAX_MEDIA];
-    bool drop_crypto[MOAT_CALL_SDP_MAX_MEDIA];
-    const char *extra[MOAT_CALL_SDP_MAX_MEDIA];
     bool replace_origin;
     const char *const *strip; /* codec names removed ("all": every one) */
     size_t n_strip;
+    /* SDES termination (call_sdes.c): per m-line, the transport to write
+     * (NULL: transport_protocol) and, when replace_crypto[i], the a=crypto
+     * lines that replace the party's (none: all removed). */
+    const char *media_transport[MOAT_CALL_SDP_MAX_MEDIA];
+    bool replace_crypto[MOAT_CALL_SDP_MAX_MEDIA];
+    const moat_sdp_crypto *crypto[MOAT_CALL_SDP_MAX_MEDIA];
+    size_t n_crypto[MOAT_CALL_SDP_MAX_MEDIA];
 } moat_call_sdp_rewrite;
 
 /* Appends the rewritten SDP (CRLF lines) to out; -1 with a message when the

@@ -77,6 +77,17 @@ static bool is_ice_attribute(moat_sdp_span name)
            moat_sdp_span_eq(name, "candidate") || moat_sdp_span_eq(name, "ice-lite");
 }
 
+/* a=crypto: kept when well-formed, of a suite Moat runs, and there is room;
+ * whether one is usable is decided when a leg is keyed (call_sdes.c). */
+static void parse_crypto(moat_sdp_span value, moat_call_sdp_media *media)
+{
+    if (media->n_crypto == MOAT_CALL_SDP_MAX_CRYPTO)
+        return;
+    const char *why = NULL;
+    if (moat_sdp_crypto_parse(value, &media->crypto[media->n_crypto], &why) == 0)
+        media->n_crypto++;
+}
+
 static void parse_attribute(moat_sdp_span value, moat_call_sdp_media *media, bool *session_ice)
 {
     moat_sdp_span name, rest, port;
@@ -92,11 +103,8 @@ static void parse_attribute(moat_sdp_span value, moat_call_sdp_media *media, boo
     if (!media)
         return;
     if (moat_sdp_span_eq(name, "crypto")) {
-        const char *why = NULL;
-        if (media->n_crypto < MOAT_CALL_SDP_MAX_CRYPTO &&
-            moat_sdp_crypto_parse(rest, &media->crypto[media->n_crypto], &why) == 0)
-            media->n_crypto++;
-        return; /* unknown suites and malformed lines are ignored (RFC 4568 section 7.1.1) */
+        parse_crypto(rest, media);
+        return;
     }
     if (moat_sdp_span_eq(name, "rtcp-mux"))
         media->rtcp_mux = true;
@@ -197,12 +205,4 @@ int moat_call_sdp_parse(const char *text, size_t length, moat_call_sdp *out, cha
         return -1;
     }
     return resolve_addresses(&state, error, error_size);
-}
-
-void moat_call_sdp_clear(moat_call_sdp *sdp)
-{
-    for (size_t i = 0; i < sdp->n_media; i++) {
-        for (size_t k = 0; k < sdp->media[i].n_crypto; k++)
-            moat_sdp_crypto_clear(&sdp->media[i].crypto[k]);
-    }
 }

@@ -99,6 +99,8 @@ static bool format_stripped(const strip_plan *plan, size_t index, moat_sdp_span 
 
 static bool is_dropped_attribute(moat_sdp_span name, const moat_call_sdp_rewrite *how, int index)
 {
+    if (index >= 0 && how->replace_crypto[index] && moat_sdp_span_eq(name, "crypto"))
+        return true;
     static const char *const always[] = {"ice-ufrag",         "ice-pwd",  "ice-options",
                                          "candidate",         "ice-lite", "end-of-candidates",
                                          "remote-candidates", "rtcp",     "rtcp-mux"};
@@ -106,12 +108,8 @@ static bool is_dropped_attribute(moat_sdp_span name, const moat_call_sdp_rewrite
         if (moat_sdp_span_eq(name, always[i]))
             return true;
     }
-    const char *proto =
-        index >= 0 && how->protocols[index] ? how->protocols[index] : how->transport_protocol;
-    bool crypto = moat_sdp_span_eq(name, "crypto");
-    if (crypto && index >= 0 && how->drop_crypto[index])
-        return true;
-    if (proto && !strstr(proto, "SAVP") && crypto)
+    const char *proto = how->transport_protocol;
+    if (proto && !strstr(proto, "SAVP") && moat_sdp_span_eq(name, "crypto"))
         return true;
     if (proto && !strstr(proto, "TLS") &&
         (moat_sdp_span_eq(name, "fingerprint") || moat_sdp_span_eq(name, "setup") ||
@@ -164,9 +162,10 @@ static int write_media_line(GString *out, moat_sdp_span value, size_t index,
     g_string_append(out, "m=");
     append_span(out, kind);
     g_string_append_printf(out, " %u ", how->ports[index]);
-    const char *wanted = how->protocols[index] ? how->protocols[index] : how->transport_protocol;
-    if (wanted && how->ports[index])
-        g_string_append(out, wanted);
+    if (how->media_transport[index] && how->ports[index])
+        g_string_append(out, how->media_transport[index]);
+    else if (how->transport_protocol && how->ports[index])
+        g_string_append(out, how->transport_protocol);
     else
         append_span(out, proto);
     size_t kept = 0;
@@ -191,8 +190,10 @@ static void close_media(GString *out, int index, const moat_call_sdp_rewrite *ho
 {
     if (index < 0 || how->ports[index] == 0)
         return;
-    if (how->extra[index])
-        g_string_append(out, how->extra[index]);
+    if (how->replace_crypto[index]) {
+        for (size_t i = 0; i < how->n_crypto[index]; i++)
+            moat_sdp_crypto_write(out, &how->crypto[index][i]);
+    }
     if (how->rtcp_mux[index])
         g_string_append(out, "a=rtcp-mux\r\n");
     else
@@ -246,9 +247,7 @@ int moat_call_sdp_rewrite_text(const char *text, size_t length, const moat_call_
                                GString *out, char *error, size_t error_size)
 {
     moat_call_sdp parsed;
-    int parsed_ok = moat_call_sdp_parse(text, length, &parsed, error, error_size);
-    moat_call_sdp_clear(&parsed);
-    if (parsed_ok != 0)
+    if (moat_call_sdp_parse(text, length, &parsed, error, error_size) != 0)
         return -1;
     strip_plan *plan = g_new(strip_plan, 1);
     plan_strip(text, length, how, plan);

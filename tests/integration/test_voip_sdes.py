@@ -1,12 +1,11 @@
-"""SDES-SRTP termination on a call leg, driven over ng: a plain RTP/AVP
-caller, and a callee reached as RTP/SAVP (transport-protocol, as Kamailio
-asks for an SRTP phone). Moat offers its own a=crypto lines to the callee,
-keys the callee's leg from the line the callee answers with, and answers
-the caller as plain RTP. The callee side runs real libsrtp (pylibsrtp):
-what the caller sends arrives protected with Moat's key, what the callee
-protects with its key arrives at the caller in clear. Forged SRTP sent to
-the callee's leg before the callee ever spoke is dropped at the HMAC and
-does not latch the leg (rtpengine's 2025 advisory)."""
+"""SDES-SRTP termination in the real daemon, driven over ng as Kamailio's
+rtpengine module would (transport-protocol RTP/SAVP or RTP/AVP, SDES flags):
+one party speaks plain RTP from a UDP socket, the other SDES-SRTP with its
+own libsrtp binding (pylibsrtp, aiortc's), keyed only from the a=crypto
+lines in the SDPs Moat writes. Media crosses both ways; a flood of forged
+SRTP at the SDES leg never latches the leg and never reaches the plain
+party, most of it dropped before the HMAC by the leg's prefilter (detector
+and stream guard, as on WebRTC transports)."""
 import base64
 import os
 import re
@@ -19,22 +18,39 @@ from pylibsrtp import Policy, Session
 from conftest import Gateway, free_port
 from ng_client import NgClient
 
-SUITE = "AES_CM_128_HMAC_SHA1_80"
+SUITES = {
+    "AES_CM_128_HMAC_SHA1_80": (Policy.SRTP_PROFILE_AES128_CM_SHA1_80, 30),
+    "AES_CM_128_HMAC_SHA1_32": (Policy.SRTP_PROFILE_AES128_CM_SHA1_32, 30),
+    "AEAD_AES_128_GCM": (Policy.SRTP_PROFILE_AEAD_AES_128_GCM, 28),
+}
 
 
-def plain_sdp(port):
+def phone_sdp(port, crypto_lines=()):
+    proto = "RTP/SAVP" if crypto_lines else "RTP/AVP"
     return ("v=0\r\no=- 1 1 IN IP4 127.0.0.1\r\ns=-\r\nc=IN IP4 127.0.0.1\r\nt=0 0\r\n"
-            f"m=audio {port} RTP/AVP 0\r\na=rtpmap:0 PCMU/8000\r\n")
+            f"m=audio {port} {proto} 8\r\na=rtpmap:8 PCMA/8000\r\na=sendrecv\r\n"
+            + "".join(f"a=crypto:{line}\r\n" for line in crypto_lines))
 
 
-def srtp_sdp(port, key_salt):
-    return ("v=0\r\no=- 2 1 IN IP4 127.0.0.1\r\ns=-\r\nc=IN IP4 127.0.0.1\r\nt=0 0\r\n"
-            f"m=audio {port} RTP/SAVP 0\r\na=rtpmap:0 PCMU/8000\r\n"
-            f"a=crypto:1 {SUITE} inline:{base64.b64encode(key_salt).decode()}\r\n")
+def crypto_lines(sdp):
+    """[(tag, suite, key)] of an SDP's a=crypto lines."""
+    out = []
+    for tag, suite, key in re.findall(r"^a=crypto:(\d+) (\S+) inline:([A-Za-z0-9+/=]+)", sdp,
+                                      re.M):
+        out.append((int(tag), suite, base64.b64decode(key)))
+    return out
 
 
-def rtp(seq, ssrc=0x0A0B0C0D, payload=b"\x55" * 160):
-    return struct.pack("!BBHII", 0x80, 0, seq, seq * 160, ssrc) + payload
+def session(suite, key, outbound):
+    profile, length = SUITES[suite]
+    assert len(key) == length
+    return Session(Policy(key=key, srtp_profile=profile,
+                          ssrc_type=Policy.SSRC_ANY_OUTBOUND if outbound
+                          else Policy.SSRC_ANY_INBOUND))
+
+
+def rtp(seq, ssrc=0x5EC0DE5):
+    return struct.pack("!BBHII", 0x80, 8, seq, seq * 160, ssrc) + bytes([seq & 0xFF]) * 160
 
 
 def udp():
@@ -48,104 +64,157 @@ def port_of(sdp):
     return int(re.search(r"^m=audio (\d+) ", sdp, re.M).group(1))
 
 
-def session(key_salt, outbound):
-    kind = Policy.SSRC_ANY_OUTBOUND if outbound else Policy.SSRC_ANY_INBOUND
-    return Session(policy=Policy(key=key_salt, ssrc_type=kind,
-                                 srtp_profile=Policy.SRTP_PROFILE_AES128_CM_SHA1_80))
+@pytest.fixture
+def voip():
+    media_min = free_port(socket.SOCK_DGRAM, 40)
+    media_min += media_min & 1
+    gw = Gateway(extra_args=["--media-port-min", str(media_min),
+                             "--media-port-max", str(media_min + 37)])
+    client = NgClient(gw.ng_port)
+    yield gw, client
+    client.close()
+    assert gw.stop() == 0, f"log in {gw.log_path}"
 
 
-def test_sdes_leg_terminates_srtp_and_latches_only_on_authentic_packets():
-    ng_port = free_port(socket.SOCK_DGRAM)
-    low = free_port(socket.SOCK_DGRAM, 12)
-    low += low & 1
-    gw = Gateway(extra_args=["--ng-port", str(ng_port), "--media-port-min", str(low),
-                             "--media-port-max", str(low + 11), "--announced-address",
-                             "127.0.0.1"])
-    client = NgClient(ng_port)
-    caller, callee, forger = udp(), udp(), udp()
-    try:
-        offer = client.command("offer", call_id="sdes-1", from_tag="a",
-                               sdp=plain_sdp(caller.getsockname()[1]),
-                               transport_protocol="RTP/SAVP")
-        assert offer["result"] == "ok", offer
-        assert re.search(r"^m=audio \d+ RTP/SAVP 0\r$", offer["sdp"], re.M), offer["sdp"]
-        line = re.search(rf"^a=crypto:(\d+) {SUITE} inline:(\S+)\r$", offer["sdp"], re.M)
-        assert line, offer["sdp"]
-        moat_key = base64.b64decode(line.group(2))
-        assert len(moat_key) == 30
-        callee_key = os.urandom(30)
-        answer = client.command("answer", call_id="sdes-1", from_tag="a", to_tag="b",
-                                sdp=srtp_sdp(callee.getsockname()[1], callee_key))
-        assert answer["result"] == "ok", answer
-        assert re.search(r"^m=audio \d+ RTP/AVP 0\r$", answer["sdp"], re.M), answer["sdp"]
-        assert "a=crypto" not in answer["sdp"]
-        to_callee_leg, to_caller_leg = port_of(offer["sdp"]), port_of(answer["sdp"])
-
-        # Forgeries to the callee's leg before the callee spoke: dropped at the HMAC.
-        forged = session(os.urandom(30), outbound=True)
-        for seq in range(10):
-            forger.sendto(forged.protect(rtp(seq, 0xBAD)), ("127.0.0.1", to_callee_leg))
-        # Caller -> Moat in clear -> callee protected with Moat's key; the
-        # callee leg was not latched to the forger, so the callee gets it.
-        from_moat = session(moat_key, outbound=False)
-        for seq in range(5):
-            caller.sendto(rtp(seq), ("127.0.0.1", to_caller_leg))
-            data, source = callee.recvfrom(2048)
-            assert source[1] == to_callee_leg
-            assert from_moat.unprotect(data) == rtp(seq)
-        with pytest.raises(socket.timeout):
-            forger.settimeout(0.3)
-            forger.recvfrom(2048)
-        # Callee protects with its own key -> the caller gets clear RTP.
-        to_moat = session(callee_key, outbound=True)
-        for seq in range(5):
-            callee.sendto(to_moat.protect(rtp(seq, 0x77777777)), ("127.0.0.1", to_callee_leg))
-            data, _ = caller.recvfrom(2048)
-            assert data == rtp(seq, 0x77777777)
-        metrics = gw.metrics()
-        assert metrics['moat_call_dropped_packets_total{reason="auth"}'] == 10
-        query = client.command("query", call_id="sdes-1")
-        assert query["totals"]["RTP"]["packets"] == 10
-        assert query["totals"]["RTP"]["errors"] == 10
-    finally:
-        for s in (caller, callee, forger):
-            s.close()
-        client.close()
-        assert gw.stop() == 0
+PREFILTER_REASONS = ("srtp_index", "srtp_replay", "srtp_unknown_ssrc", "srtp_budget")
 
 
-def test_sdes_offerer_is_answered_with_moat_key():
-    """The other direction: an SRTP offerer (a=crypto) towards a plain callee."""
-    ng_port = free_port(socket.SOCK_DGRAM)
-    low = free_port(socket.SOCK_DGRAM, 12)
-    low += low & 1
-    gw = Gateway(extra_args=["--ng-port", str(ng_port), "--media-port-min", str(low),
-                             "--media-port-max", str(low + 11), "--announced-address",
-                             "127.0.0.1"])
-    client = NgClient(ng_port)
+def drops(gw, reason):
+    return gw.metric(f'moat_call_dropped_packets_total{{reason="{reason}"}}')
+
+
+def test_plain_caller_to_sdes_callee(voip):
+    gw, client = voip
+    caller, callee, intruder = udp(), udp(), udp()
+    offer = client.command("offer", call_id="sdes-a", from_tag="plain",
+                           sdp=phone_sdp(caller.getsockname()[1]),
+                           transport_protocol="RTP/SAVP", flags=["trust-address"])
+    assert offer["result"] == "ok", offer
+    assert " RTP/SAVP 8" in offer["sdp"]
+    offered = crypto_lines(offer["sdp"])
+    assert [suite for _, suite, _ in offered] == [
+        "AES_CM_128_HMAC_SHA1_80", "AEAD_AES_128_GCM", "AES_CM_128_HMAC_SHA1_32"]
+    tag, suite, moat_key = offered[0]
+    my_key = os.urandom(30)
+    answer_line = f"{tag} {suite} inline:{base64.b64encode(my_key).decode()}"
+    answer = client.command("answer", call_id="sdes-a", from_tag="plain", to_tag="sdes",
+                            sdp=phone_sdp(callee.getsockname()[1], [answer_line]))
+    assert answer["result"] == "ok", answer
+    assert " RTP/AVP 8" in answer["sdp"] and "a=crypto" not in answer["sdp"]
+    to_callee, to_caller = port_of(offer["sdp"]), port_of(answer["sdp"])
+    receive_srtp, send_srtp = session(suite, moat_key, False), session(suite, my_key, True)
+
+    # Plain in, SRTP out, decrypted by the SDES party's own libsrtp.
+    for seq in range(1, 6):
+        caller.sendto(rtp(seq), ("127.0.0.1", to_caller))
+        data = callee.recv(2048)
+        assert len(data) == len(rtp(seq)) + 10
+        assert receive_srtp.unprotect(data) == rtp(seq)
+
+    # Forged SRTP flood at the SDES leg before its party ever sent: dropped
+    # by authentication, the leg does not latch, nothing reaches the caller.
+    for seq in range(100, 300):
+        intruder.sendto(rtp(seq) + os.urandom(10), ("127.0.0.1", to_callee))
+    caller.settimeout(0.5)
+    with pytest.raises(socket.timeout):
+        caller.recv(2048)
+    rejected = sum(drops(gw, r) for r in PREFILTER_REASONS + ("srtp_auth",))
+    assert rejected == 200
+    assert drops(gw, "srtp_auth") < 200  # the prefilter took the rest before the HMAC
+    query = client.command("query", call_id="sdes-a")
+    assert query["result"] == "ok", query
+
+    # The SDES party's real packets: authenticated, latched, decrypted.
+    caller.settimeout(2)
+    for seq in range(1, 6):
+        callee.sendto(send_srtp.protect(rtp(seq)), ("127.0.0.1", to_callee))
+        assert caller.recv(2048) == rtp(seq)
+    # After latching, forgeries from elsewhere are dropped before the HMAC.
+    for seq in range(300, 310):
+        intruder.sendto(rtp(seq) + os.urandom(10), ("127.0.0.1", to_callee))
+    caller.settimeout(0.5)
+    with pytest.raises(socket.timeout):
+        caller.recv(2048)
+    assert sum(drops(gw, r) for r in PREFILTER_REASONS + ("srtp_auth",)) == 200
+    assert drops(gw, "source") >= 10
+
+
+def test_sdes_caller_to_plain_callee_honours_sdes_only(voip):
+    gw, client = voip
     caller, callee = udp(), udp()
-    try:
-        caller_key = os.urandom(30)
-        offer = client.command("offer", call_id="sdes-2", from_tag="a",
-                               sdp=srtp_sdp(caller.getsockname()[1], caller_key),
-                               transport_protocol="RTP/AVP")
-        assert offer["result"] == "ok", offer
-        assert "RTP/AVP" in offer["sdp"] and "a=crypto" not in offer["sdp"]
-        answer = client.command("answer", call_id="sdes-2", from_tag="a", to_tag="b",
-                                sdp=plain_sdp(callee.getsockname()[1]))
-        assert answer["result"] == "ok", answer
-        assert re.search(r"^m=audio \d+ RTP/SAVP 0\r$", answer["sdp"], re.M), answer["sdp"]
-        line = re.search(rf"^a=crypto:1 {SUITE} inline:(\S+)\r$", answer["sdp"], re.M)
-        assert line, answer["sdp"]
-        moat_key = base64.b64decode(line.group(1))
-        to_caller_leg, to_callee_leg = port_of(answer["sdp"]), port_of(offer["sdp"])
-        to_moat = session(caller_key, outbound=True)
-        caller.sendto(to_moat.protect(rtp(1)), ("127.0.0.1", to_caller_leg))
-        assert callee.recvfrom(2048)[0] == rtp(1)
-        callee.sendto(rtp(2, 0x99), ("127.0.0.1", to_callee_leg))
-        assert session(moat_key, outbound=False).unprotect(caller.recvfrom(2048)[0]) == rtp(2, 0x99)
-    finally:
-        caller.close()
-        callee.close()
-        client.close()
-        assert gw.stop() == 0
+    key80, key_gcm = os.urandom(30), os.urandom(28)
+    lines = [f"1 AES_CM_128_HMAC_SHA1_80 inline:{base64.b64encode(key80).decode()}",
+             f"2 AEAD_AES_128_GCM inline:{base64.b64encode(key_gcm).decode()}"]
+    offer = client.command("offer", call_id="sdes-b", from_tag="sdes",
+                           sdp=phone_sdp(caller.getsockname()[1], lines),
+                           transport_protocol="RTP/AVP", flags=["SDES-only-AEAD_AES_128_GCM"])
+    assert offer["result"] == "ok", offer
+    assert " RTP/AVP 8" in offer["sdp"] and "a=crypto" not in offer["sdp"]
+    answer = client.command("answer", call_id="sdes-b", from_tag="sdes", to_tag="plain",
+                            sdp=phone_sdp(callee.getsockname()[1]))
+    assert answer["result"] == "ok", answer
+    assert " RTP/SAVP 8" in answer["sdp"]
+    [(tag, suite, moat_key)] = crypto_lines(answer["sdp"])
+    assert (tag, suite) == (2, "AEAD_AES_128_GCM")
+    to_callee, to_caller = port_of(offer["sdp"]), port_of(answer["sdp"])
+    send_srtp, receive_srtp = session(suite, key_gcm, True), session(suite, moat_key, False)
+    for seq in range(1, 6):
+        caller.sendto(send_srtp.protect(rtp(seq)), ("127.0.0.1", to_caller))
+        assert callee.recv(2048) == rtp(seq)
+        callee.sendto(rtp(seq), ("127.0.0.1", to_callee))
+        assert receive_srtp.unprotect(caller.recv(2048)) == rtp(seq)
+
+
+def test_sdes_requests_moat_cannot_key_are_errors(voip):
+    gw, client = voip
+    plain = phone_sdp(4000)
+    reply = client.command("offer", call_id="sdes-c", from_tag="x", sdp=plain,
+                           transport_protocol="RTP/SAVP", SDES=["off"])
+    assert reply["result"] == "error" and "SDES" in reply["error-reason"]
+    mki = phone_sdp(4000, ["1 AES_CM_128_HMAC_SHA1_80 "
+                           "inline:PS1uQCVeeCFCanVmcjkpPywjNWhcYD0mXXtxaVBR|2^20|1:4"])
+    reply = client.command("offer", call_id="sdes-d", from_tag="x", sdp=mki,
+                           transport_protocol="RTP/AVP")
+    assert reply["result"] == "error" and "a=crypto" in reply["error-reason"]
+    assert client.command("ping")["result"] == "pong"
+
+
+def test_forged_flood_from_the_phone_address_dropped_before_hmac(voip):
+    """An attacker who spoofs the SDES phone's own address passes the
+    source check; the leg's prefilter (detector + stream guard, as on WebRTC
+    transports) then drops forgeries with implausible indexes before the
+    HMAC, and the phone's media keeps flowing."""
+    gw, client = voip
+    caller, callee = udp(), udp()
+    offer = client.command("offer", call_id="sdes-f", from_tag="plain",
+                           sdp=phone_sdp(caller.getsockname()[1]), transport_protocol="RTP/SAVP")
+    tag, suite, moat_key = crypto_lines(offer["sdp"])[0]
+    my_key = os.urandom(30)
+    answer = client.command("answer", call_id="sdes-f", from_tag="plain", to_tag="sdes",
+                            sdp=phone_sdp(callee.getsockname()[1], [
+                                f"{tag} {suite} inline:{base64.b64encode(my_key).decode()}"]))
+    assert answer["result"] == "ok", answer
+    to_callee = port_of(offer["sdp"])
+    send_srtp = session(suite, my_key, True)
+    for seq in range(1, 21):
+        callee.sendto(send_srtp.protect(rtp(seq)), ("127.0.0.1", to_callee))
+        assert caller.recv(2048) == rtp(seq)
+    forged = 3000
+    for i in range(forged):
+        seq = (1000 + i * 7919) % 65536  # spread over the whole sequence space
+        callee.sendto(rtp(seq) + os.urandom(10), ("127.0.0.1", to_callee))
+    caller.settimeout(0.5)
+    while True:  # nothing forged reaches the caller
+        try:
+            data = caller.recv(2048)
+        except socket.timeout:
+            break
+        raise AssertionError(f"a forged packet was relayed: {data[:12].hex()}")
+    before_hmac = sum(drops(gw, r) for r in PREFILTER_REASONS)
+    authenticated_and_failed = drops(gw, "srtp_auth")
+    assert before_hmac + authenticated_and_failed <= forged
+    assert before_hmac >= forged // 2, (before_hmac, authenticated_and_failed)
+    caller.settimeout(2)
+    for seq in range(21, 26):
+        callee.sendto(send_srtp.protect(rtp(seq)), ("127.0.0.1", to_callee))
+        assert caller.recv(2048) == rtp(seq)
