@@ -252,6 +252,8 @@ static void handle_rtcp(moat_session *session, uint8_t *packet, size_t length)
                 answer_nack(session, &feedback, &answered);
             else
                 for_plugin = true; /* PLI, FIR, REMB: the plugin decides */
+        } else if (header.type == MOAT_RTCP_RR && header.count > 0) {
+            for_plugin = true; /* loss reports: a plugin may estimate bandwidth */
         }
     }
     if (for_plugin && session->plugin->on_rtcp)
