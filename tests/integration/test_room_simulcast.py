@@ -106,7 +106,7 @@ def test_room_simulcast_layers_switch(gateway):
                 if event["type"] == "layer_switched":
                     assert event["id"] == sub["id"] and event["publisher"] == sub["publisher"]
                     switched.append(event["rid"])
-            assert switched[0] == "l" or switched[:2] == ["l", "h"] or "l" in switched, switched
+            assert "l" in switched, switched
             await events.close()
 
             # Hostile requests: 4xx with a JSON reason.
