@@ -115,10 +115,12 @@ static char *video_answer(char *offer, moat_sdp_negotiation *n)
 static void test_simulcast_lists(void)
 {
     moat_sdp_negotiation n;
-    char *offer = moat_test_replace(offer_chromium_simulcast, "a=simulcast:send h;m;l",
+    char *first = moat_test_replace(offer_chromium_simulcast, "a=simulcast:send h;m;l",
                                     "a=simulcast:send h,x;~m;q;l;l2 recv z");
-    offer = moat_test_replace(g_steal_pointer(&offer), "a=rid:l send\r\n",
-                              "a=rid:l send\r\na=rid:l2 send max-width=320\r\na=rid:z recv\r\n");
+    char *offer =
+        moat_test_replace(first, "a=rid:l send\r\n",
+                          "a=rid:l send\r\na=rid:l2 send max-width=320\r\na=rid:z recv\r\n");
+    g_free(first);
     char *text = video_answer(offer, &n);
     g_assert_cmpuint(n.media[1].n_rids, ==, 3);
     g_assert_nonnull(strstr(text, "a=simulcast:recv h;m;l\r\n"));
