@@ -69,6 +69,12 @@ def test_room_simulcast_layers_switch(gateway):
             assert sending_layers(room) == {"h", "m", "l"}, f"layers: {room} publisher: {out}"
             for rid in "hml":
                 assert out.get(f"out video {rid} packets", 0) > 0, out
+            # Each layer's size, read from its VP8 keyframes.
+            room = await wait_api(gateway, "/api/rooms/sim", lambda b: all(
+                "width" in x for x in b["publishers"][0]["layers"]), 10)
+            sizes = {x["rid"]: (x.get("width"), x.get("height"))
+                     for x in room["publishers"][0]["layers"]}
+            assert sizes == {"h": (1280, 720), "m": (640, 360), "l": (320, 180)}, room
 
             watcher = Chromium(gateway.base + "/room.html?room=sim&watch=1")
             await watcher.attach()
