@@ -136,3 +136,25 @@ def test_room_simulcast_layers_switch(gateway):
             await http.close()
 
     asyncio.run(scenario())
+
+
+def test_layer_api_refuses_a_publisher_without_simulcast(gateway):
+    """An aiortc publisher sends one video stream: its subscriber has no
+    layer in the room API and the layer API answers 409 not_simulcast."""
+    from test_room import close, publish, subscribe
+
+    async def scenario():
+        pub = await publish(gateway.base, "plain")
+        sub = await subscribe(gateway.base, "plain")
+        try:
+            room = await wait_api(gateway, "/api/rooms/plain", lambda b: b["subscribers"], 10)
+            entry = room["subscribers"][0]
+            assert "layer" not in entry and "layers" not in room["publishers"][0], room
+            status, body = api(gateway, "POST",
+                               f"/api/rooms/plain/subscribers/{entry['id']}/layer", {"rid": "h"})
+            assert status == 409 and body["error"] == "not_simulcast", body
+        finally:
+            await close(sub)
+            await close(pub)
+
+    asyncio.run(scenario())
