@@ -66,16 +66,14 @@ static uint64_t clamp_estimate(double bps)
 
 void room_layers_on_remb(room_layer_state *s, uint64_t bitrate_bps, uint64_t now_us)
 {
-    s->estimate_bps = clamp_estimate((double)bitrate_bps);
+    s->remb_bps = clamp_estimate((double)bitrate_bps);
     s->remb_us = now_us ? now_us : 1;
 }
 
-/* Loss-based, as long as no recent REMB says better: heavy loss cuts the
- * estimate by half the loss, low loss lets it grow 5 % per report. */
+/* Heavy loss cuts the estimate by half the loss; low loss lets it grow 5 %
+ * per report. */
 void room_layers_on_loss(room_layer_state *s, uint8_t fraction_lost, uint64_t now_us)
 {
-    if (s->remb_us != 0 && now_us - s->remb_us < ROOM_BWE_REMB_AGE_US)
-        return;
     double loss = fraction_lost / 256.0;
     double estimate = (double)s->estimate_bps;
     if (loss > 0.10)
@@ -83,6 +81,12 @@ void room_layers_on_loss(room_layer_state *s, uint8_t fraction_lost, uint64_t no
     else if (loss < 0.02)
         estimate *= 1.05;
     s->estimate_bps = clamp_estimate(estimate);
+}
+
+uint64_t room_layers_estimate(const room_layer_state *s, uint64_t now_us)
+{
+    bool recent = s->remb_us != 0 && now_us - s->remb_us < ROOM_BWE_REMB_AGE_US;
+    return recent && s->remb_bps < s->estimate_bps ? s->remb_bps : s->estimate_bps;
 }
 
 /* Layers ordered by bitrate: the index of the k-th lowest sending layer. */
@@ -110,9 +114,16 @@ int room_layers_choose(room_layer_state *s, const uint32_t *bitrates, size_t n, 
     size_t k = by_bitrate(bitrates, n < ROOM_MAX_LAYERS ? n : ROOM_MAX_LAYERS, order);
     if (k == 0)
         return s->target;
+    /* Growth on loss-free reports stops at twice the top layer. */
+    uint64_t cap = 2ull * bitrates[order[k - 1]];
+    if (cap < ROOM_BWE_INITIAL_BPS)
+        cap = ROOM_BWE_INITIAL_BPS;
+    if (s->estimate_bps > cap)
+        s->estimate_bps = cap;
     /* The highest layer the estimate carries (the lowest one at least). */
+    double estimate = (double)room_layers_estimate(s, now_us);
     size_t fit = 0;
-    while (fit + 1 < k && (double)s->estimate_bps >= bitrates[order[fit + 1]])
+    while (fit + 1 < k && estimate >= bitrates[order[fit + 1]])
         fit++;
     size_t at = k; /* the target's rank, k when it does not send */
     for (size_t r = 0; r < k; r++) {
@@ -122,11 +133,11 @@ int room_layers_choose(room_layer_state *s, const uint32_t *bitrates, size_t n, 
     if (at == k)
         return order[fit]; /* nothing sensible held: take the fit now */
     if (fit > at) {
-        bool margin = (double)s->estimate_bps >= bitrates[order[at + 1]] * ROOM_LAYER_UP_FACTOR;
+        bool margin = estimate >= bitrates[order[at + 1]] * ROOM_LAYER_UP_FACTOR;
         bool held = now_us - s->switched_us >= ROOM_LAYER_UP_HOLD_US;
         return margin && held ? order[at + 1] : s->target;
     }
-    if ((double)s->estimate_bps < bitrates[order[at]] * ROOM_LAYER_DOWN_FACTOR && at > 0)
+    if (estimate < bitrates[order[at]] * ROOM_LAYER_DOWN_FACTOR && at > 0)
         return order[fit < at ? fit : at - 1];
     return s->target;
 }

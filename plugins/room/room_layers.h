@@ -1,8 +1,12 @@
 /* Simulcast layer choice for one subscriber, as pure state (no gateway
  * calls, no locks): which layer it receives, switching only at a keyframe
  * of the target layer, and the automatic choice from its estimated
- * bandwidth (REMB when it sends it, else receiver-report loss) with
- * hysteresis. Owned and used by the subscriber's worker only. */
+ * bandwidth with hysteresis. The estimate grows on loss-free receiver
+ * reports and shrinks on lossy ones; a REMB only ever lowers it: a
+ * receiver's REMB is bounded by what it already receives (about 1.5 x),
+ * so it says when a layer is too much, never that a higher one would fit.
+ * Moving up a layer is thus the probe. Owned and used by the subscriber's
+ * worker only. */
 #ifndef MOAT_ROOM_LAYERS_H
 #define MOAT_ROOM_LAYERS_H
 
@@ -44,8 +48,9 @@ typedef struct {
     bool keyframe_wanted;  /* ask the publisher (the caller clears it) */
     uint64_t asked_us;     /* last keyframe request for the target */
     uint64_t switched_us;  /* last switch or choice */
-    uint64_t estimate_bps; /* bandwidth estimate */
-    uint64_t remb_us;      /* last REMB, 0 none */
+    uint64_t estimate_bps; /* loss-based bandwidth estimate */
+    uint64_t remb_bps;     /* last REMB */
+    uint64_t remb_us;      /* when, 0 none */
 } room_layer_state;
 
 void room_layers_init(room_layer_state *s);
@@ -61,6 +66,8 @@ unsigned room_layers_mask(const room_layer_state *s);
 
 /* The estimator's inputs: a REMB, and a receiver report's fraction lost
  * (0..255) for the stream the subscriber receives. */
+/* The estimate that decides: the loss-based one, capped by a recent REMB. */
+uint64_t room_layers_estimate(const room_layer_state *s, uint64_t now_us);
 void room_layers_on_remb(room_layer_state *s, uint64_t bitrate_bps, uint64_t now_us);
 void room_layers_on_loss(room_layer_state *s, uint8_t fraction_lost, uint64_t now_us);
 /* Automatic choice over layers with these bitrates (bps, 0: not sending);

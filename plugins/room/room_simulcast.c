@@ -180,7 +180,9 @@ static void publish_state(room_peer *s)
     atomic_store_explicit(&s->layer_mask, room_layers_mask(&s->layer), memory_order_relaxed);
     atomic_store_explicit(&s->layer_current, s->layer.current, memory_order_relaxed);
     atomic_store_explicit(&s->layer_target, s->layer.target, memory_order_relaxed);
-    atomic_store_explicit(&s->layer_estimate_bps, s->layer.estimate_bps, memory_order_relaxed);
+    atomic_store_explicit(&s->layer_estimate_bps,
+                          room_layers_estimate(&s->layer, s->gateway->now_us()),
+                          memory_order_relaxed);
     if (s->layer.keyframe_wanted) {
         s->layer.keyframe_wanted = false;
         ask_source_keyframe(s);

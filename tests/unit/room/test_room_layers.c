@@ -65,16 +65,31 @@ static void test_choice(void)
     g_assert_cmpint(room_layers_choose(&s, rates, 3, t + 1 + ROOM_LAYER_UP_HOLD_US), ==, 2);
     room_layers_on_remb(&s, 800000, t + 3);
     g_assert_cmpint(room_layers_choose(&s, rates, 3, t + 1 + ROOM_LAYER_UP_HOLD_US), ==, 1);
-    /* One step at a time even when the estimate carries h. */
-    room_layers_on_remb(&s, 9000000, t + 4);
-    g_assert_cmpint(room_layers_choose(&s, rates, 3, t + 1 + ROOM_LAYER_UP_HOLD_US), ==, 1);
-    /* Loss is ignored while a REMB is recent, then cuts the estimate. */
-    room_layers_on_loss(&s, 128, t + 5);
-    g_assert_cmpuint(s.estimate_bps, ==, 9000000);
-    room_layers_on_loss(&s, 128, t + 4 + ROOM_BWE_REMB_AGE_US);
-    g_assert_cmpuint(s.estimate_bps, ==, 6750000);
-    room_layers_on_loss(&s, 0, t + 5 + ROOM_BWE_REMB_AGE_US);
-    g_assert_cmpuint(s.estimate_bps, ==, 7087500);
+    room_layers_set_target(&s, 1, t + 1 + ROOM_LAYER_UP_HOLD_US);
+    /* A REMB never raises the estimate (it is bounded by what the peer
+     * receives): 9 Mbit/s leaves the loss-based 1.5 Mbit/s deciding. */
+    uint64_t t2 = t + 1 + ROOM_LAYER_UP_HOLD_US;
+    room_layers_on_remb(&s, 9000000, t2);
+    g_assert_cmpuint(room_layers_estimate(&s, t2), ==, 1500000);
+    g_assert_cmpint(room_layers_choose(&s, rates, 3, t2 + ROOM_LAYER_UP_HOLD_US), ==, 1);
+    /* Loss cuts it by half the loss; loss-free reports grow it 5 % each,
+     * until h fits with the margin: up to h. */
+    room_layers_on_loss(&s, 128, t2 + 1);
+    g_assert_cmpuint(s.estimate_bps, ==, 1125000);
+    room_layers_on_loss(&s, 0, t2 + 2);
+    g_assert_cmpuint(s.estimate_bps, ==, 1181250);
+    for (int i = 0; i < 20; i++)
+        room_layers_on_loss(&s, 0, t2 + 3 + (uint64_t)i);
+    g_assert_cmpint(room_layers_choose(&s, rates, 3, t2 + ROOM_LAYER_UP_HOLD_US), ==, 0);
+    /* Growth stops at twice the top layer. */
+    for (int i = 0; i < 100; i++)
+        room_layers_on_loss(&s, 0, t2 + 30 + (uint64_t)i);
+    room_layers_choose(&s, rates, 3, t2 + ROOM_LAYER_UP_HOLD_US);
+    g_assert_cmpuint(s.estimate_bps, ==, 5000000);
+    /* A recent REMB under the layer's rate (congestion) brings it down. */
+    room_layers_set_target(&s, 0, t2 + ROOM_LAYER_UP_HOLD_US);
+    room_layers_on_remb(&s, 1000000, t2 + ROOM_LAYER_UP_HOLD_US + 1);
+    g_assert_cmpint(room_layers_choose(&s, rates, 3, t2 + ROOM_LAYER_UP_HOLD_US + 2), ==, 1);
     /* A layer that stops sending is not chosen; none sending: unchanged. */
     const uint32_t only_l[3] = {0, 0, 150000};
     s.target = 0;
