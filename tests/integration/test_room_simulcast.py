@@ -103,6 +103,15 @@ def test_room_simulcast_layers_switch(gateway):
             # Back to automatic choice.
             status, body = api(gateway, "POST", base, {"rid": "auto"})
             assert status == 200 and body["mode"] == "auto", body
+            room = await wait_api(gateway, "/api/rooms/sim",
+                                  lambda b: b["subscribers"][0]["layer"]["mode"] == "auto", 5)
+            layer = room["subscribers"][0]["layer"]
+            assert layer["mode"] == "auto" and layer["current"] in ("h", "m", "l"), layer
+            assert layer["estimate_bps"] > 0, layer
+            decoded = (await watcher.evaluate(STATS))["in video frames decoded"]
+            more = await watcher.wait_for(
+                f"window.moatRoom.stats['in video frames decoded'] > {decoded + 20}", 10)
+            assert more, f"the watcher stopped decoding in auto mode: {await watcher.evaluate(STATS)}"
 
             # Each switch was an event on the room's topic.
             switched = []
