@@ -1,6 +1,8 @@
 /* Keyframe detection per codec payload format (rtp_keyframe.h). */
 #include "rtp/rtp_keyframe.h"
 
+#include "rtp/h264_sps.h"
+
 #include <string.h>
 #include <strings.h>
 
@@ -113,28 +115,39 @@ static bool h264_key_nal(uint8_t type)
     return type == 5 || type == 7; /* IDR slice, sequence parameter set */
 }
 
+/* One NAL unit: a keyframe's, and its size when it is an SPS. */
+static bool h264_nal(const uint8_t *nal, size_t length, moat_keyframe_info *out)
+{
+    uint8_t type = nal[0] & 0x1f;
+    if (type == 7 && !out->width)
+        moat_h264_sps_size(nal, length, &out->width, &out->height);
+    return h264_key_nal(type);
+}
+
 /* RFC 6184 §5.7.1: a single NAL unit, an STAP-A holding one, or the first
  * fragment (FU-A) of one. */
-static bool h264_keyframe(const uint8_t *p, size_t length)
+static bool h264_keyframe(const uint8_t *p, size_t length, moat_keyframe_info *out)
 {
     if (length < 1)
         return false;
     uint8_t type = p[0] & 0x1f;
     if (type >= 1 && type <= 23)
-        return h264_key_nal(type);
+        return h264_nal(p, length, out);
     if (type == 28)
         return length >= 2 && (p[1] & 0x80) && h264_key_nal(p[1] & 0x1f);
     if (type != 24)
         return false;
+    bool key = false;
     for (size_t n = 1; n + 2 < length;) {
         size_t size = be16(p + n);
         if (size == 0 || n + 2 + size > length)
-            return false;
-        if (h264_key_nal(p[n + 2] & 0x1f))
-            return true;
+            break;
+        key = h264_nal(p + n + 2, size, out) || key;
         n += 2 + size;
     }
-    return false;
+    if (!key)
+        out->width = out->height = 0;
+    return key;
 }
 
 bool moat_rtp_keyframe(moat_video_codec codec, const uint8_t *payload, size_t length,
@@ -151,7 +164,7 @@ bool moat_rtp_keyframe(moat_video_codec codec, const uint8_t *payload, size_t le
         out->keyframe = vp9_keyframe(payload, length, out);
         break;
     case MOAT_VIDEO_CODEC_H264:
-        out->keyframe = h264_keyframe(payload, length);
+        out->keyframe = h264_keyframe(payload, length, out);
         break;
     default:
         break;

@@ -20,7 +20,7 @@ typedef enum {
 typedef struct {
     bool keyframe;   /* the packet starts a frame a decoder can start from */
     uint16_t width;  /* coded size when the payload says it (VP8 and VP9 */
-    uint16_t height; /* keyframes), else 0 */
+    uint16_t height; /* keyframes, an H.264 SPS), else 0 */
 } moat_keyframe_info;
 
 /* The codec of an SDP encoding name (case-insensitive). */

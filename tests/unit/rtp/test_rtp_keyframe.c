@@ -1,9 +1,10 @@
 /* Keyframe detection in VP8, VP9 and H.264 payloads (rtp/rtp_keyframe.h):
  * keyframes as encoders packetize them, delta frames, continuation packets
- * and truncated descriptors. */
+ * and truncated descriptors; picture sizes from H.264 SPSs (rtp/h264_sps.h). */
 #include <glib.h>
 #include <string.h>
 
+#include "rtp/h264_sps.h"
 #include "rtp/rtp_keyframe.h"
 
 static void test_codec_names(void)
@@ -86,6 +87,53 @@ static void test_h264(void)
     g_assert_false(moat_rtp_keyframe(MOAT_VIDEO_CODEC_H264, NULL, 0, &info));
 }
 
+/* SPSs as x264 writes them (GStreamer x264enc): High 320x180 (cropped from
+ * 12 macroblock rows), Constrained Baseline 1280x720, Main 640x360; with
+ * emulation prevention bytes. */
+static const uint8_t sps_320[] = {0x67, 0x64, 0x00, 0x14, 0xac, 0xd9, 0x41, 0x41, 0x9f, 0x9f,
+                                  0x01, 0x6a, 0x0c, 0x0c, 0x0d, 0x4a, 0x00, 0x00, 0x03, 0x00,
+                                  0x02, 0x00, 0x00, 0x03, 0x00, 0x79, 0x1e, 0x28, 0x53, 0x2c};
+static const uint8_t sps_1280[] = {0x67, 0x42, 0xc0, 0x1f, 0xd9, 0x00, 0x50, 0x05, 0xbb,
+                                   0x01, 0x6a, 0x02, 0x02, 0x02, 0x80, 0x00, 0x00, 0x03,
+                                   0x00, 0x80, 0x00, 0x00, 0x1e, 0x47, 0x8c, 0x19, 0x24};
+static const uint8_t sps_640[] = {0x67, 0x4d, 0x40, 0x1e, 0xec, 0xa0, 0x50, 0x17, 0xfc, 0xb8,
+                                  0x0b, 0x50, 0x60, 0x60, 0x6a, 0x50, 0x00, 0x00, 0x03, 0x00,
+                                  0x10, 0x00, 0x00, 0x03, 0x03, 0xc8, 0xf1, 0x62, 0xd9, 0x60};
+
+static void check_sps(const uint8_t *sps, size_t length, uint16_t width, uint16_t height)
+{
+    moat_keyframe_info info;
+    g_assert_true(moat_rtp_keyframe(MOAT_VIDEO_CODEC_H264, sps, length, &info));
+    g_assert_cmpuint(info.width, ==, width);
+    g_assert_cmpuint(info.height, ==, height);
+    uint16_t w, h;
+    g_assert_true(moat_h264_sps_size(sps, length, &w, &h));
+    /* Truncated: no size (never a read past the end, under ASan). */
+    for (size_t n = 0; n < 8; n++)
+        g_assert_false(moat_h264_sps_size(sps, n, &w, &h));
+    /* In an STAP-A before a PPS, as browsers send them. */
+    uint8_t stap[64] = {0x18, 0x00, (uint8_t)length};
+    memcpy(stap + 3, sps, length);
+    const uint8_t pps[] = {0x00, 0x02, 0x68, 0xce};
+    memcpy(stap + 3 + length, pps, sizeof pps);
+    g_assert_true(moat_rtp_keyframe(MOAT_VIDEO_CODEC_H264, stap, 3 + length + sizeof pps, &info));
+    g_assert_cmpuint(info.width, ==, width);
+    g_assert_cmpuint(info.height, ==, height);
+}
+
+static void test_h264_sps(void)
+{
+    check_sps(sps_320, sizeof sps_320, 320, 180);
+    check_sps(sps_1280, sizeof sps_1280, 1280, 720);
+    check_sps(sps_640, sizeof sps_640, 640, 360);
+    /* Not an SPS; a huge Exp-Golomb run. */
+    uint16_t w, h;
+    const uint8_t pps[] = {0x68, 0xce, 0x38, 0x80};
+    g_assert_false(moat_h264_sps_size(pps, sizeof pps, &w, &h));
+    const uint8_t zeros[] = {0x67, 0x42, 0xc0, 0x1f, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00};
+    g_assert_false(moat_h264_sps_size(zeros, sizeof zeros, &w, &h));
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -93,5 +141,6 @@ int main(int argc, char **argv)
     g_test_add_func("/keyframe/vp8", test_vp8);
     g_test_add_func("/keyframe/vp9", test_vp9);
     g_test_add_func("/keyframe/h264", test_h264);
+    g_test_add_func("/keyframe/h264-sps", test_h264_sps);
     return g_test_run();
 }
