@@ -1,6 +1,7 @@
 """Simulcast through a room: headless Chromium publishes its fake 1280x720
 camera with three layers (sendEncodings rids h, m, l scaled 1, 2, 4) on
-web/room.html, another Chromium watches through WHEP, and the layer API
+web/room.html, another Chromium watches through WHEP (on another worker:
+forced placement), and the layer API
 switches the watcher between layers: its getStats shows the decoded frame
 width follow (320 for l, 1280 for h), the room API shows the layers and
 the subscriber's current layer, and the room's event topic says
@@ -60,6 +61,11 @@ def test_room_simulcast_layers_switch(gateway):
         try:
             events = await http.ws_connect(gateway.base.replace("http", "ws") +
                                            "/api/events?topic=rooms/sim")
+            # Publisher on worker 0, viewer on worker 1: the layers cross
+            # the relay rings.
+            status, body = api(gateway, "POST", "/api/rooms",
+                               {"name": "sim", "publisher_worker": 0, "subscriber_worker": 1})
+            assert status == 201, body
             await publisher.attach()
             # Chromium sends all three layers once its bandwidth estimate
             # allows: the gateway sees each rid's SSRC and measures it.
@@ -84,6 +90,7 @@ def test_room_simulcast_layers_switch(gateway):
             room = await wait_api(gateway, "/api/rooms/sim", lambda b: b["subscribers"], 5)
             sub = room["subscribers"][0]
             assert "layer" in sub, room
+            assert (room["publishers"][0]["worker"], sub["worker"]) == (0, 1), room
             base = f"/api/rooms/sim/subscribers/{sub['id']}/layer"
 
             for rid, width in (("l", 320), ("h", 1280), ("m", 640)):
