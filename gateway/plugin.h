@@ -114,6 +114,8 @@ typedef struct {
     uint64_t arrival_us;
     /* Known header extensions; has_* false when absent. */
     char mid[MOAT_PLUGIN_RID_SIZE];
+    /* rid: the simulcast layer, on every packet of a stream once one of
+     * its packets named it (also on an unwrapped RTX packet). */
     char rid[MOAT_PLUGIN_RID_SIZE];
     char repaired_rid[MOAT_PLUGIN_RID_SIZE];
     bool has_abs_send_time;
@@ -184,8 +186,9 @@ typedef struct {
      * `delay_us` (0 disarms). Owning worker only. */
     void (*set_timer)(moat_plugin_session *session, uint64_t delay_us);
     /* Asks the peer for a keyframe on m-line `media_index` (PLI, FIR when
-     * PLI was not negotiated); coalesced and rate-limited per stream by the
-     * core. Owning worker only. 0 sent, 1 coalesced, -1 nothing to ask. */
+     * PLI was not negotiated; on a simulcast m-line for each layer seen);
+     * coalesced and rate-limited per m-line by the core. Owning worker
+     * only. 0 sent, 1 coalesced, -1 nothing to ask. */
     int (*request_keyframe)(moat_plugin_session *session, int media_index);
     /* The index of the worker that owns the session. Any thread. */
     int (*session_worker)(moat_plugin_session *session);

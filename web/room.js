@@ -20,9 +20,14 @@ async function refreshStats() {
       if (s.kind === 'video') {
         rows['in video frames decoded'] = s.framesDecoded;
         rows['in video size'] = (s.frameWidth || 0) + 'x' + (s.frameHeight || 0);
+        rows['in video width'] = s.frameWidth || 0;
       }
     } else if (s.type === 'outbound-rtp') {
-      rows['out ' + s.kind + ' packets'] = s.packetsSent;
+      rows['out ' + s.kind + ' packets'] = (rows['out ' + s.kind + ' packets'] || 0) + s.packetsSent;
+      if (s.rid) {
+        rows['out video ' + s.rid + ' size'] = (s.frameWidth || 0) + 'x' + (s.frameHeight || 0);
+        rows['out video ' + s.rid + ' packets'] = s.packetsSent;
+      }
     }
   });
   room.stats = rows;
@@ -53,9 +58,19 @@ async function join(role) {
     const name = encodeURIComponent($('room').value);
     if (role === 'publish') {
       setState('getting media');
-      const stream = await navigator.mediaDevices.getUserMedia({ audio: true, video: { width: 640, height: 480 } });
+      // ?simulcast=1: three layers (RFC 8853) of a 1280x720 camera.
+      const simulcast = new URLSearchParams(location.search).has('simulcast');
+      const size = simulcast ? { width: 1280, height: 720 } : { width: 640, height: 480 };
+      const stream = await navigator.mediaDevices.getUserMedia({ audio: true, video: size });
       $('local').srcObject = stream;
-      stream.getTracks().forEach((t) => pc.addTransceiver(t, { direction: 'sendonly', streams: [stream] }));
+      stream.getTracks().forEach((t) => {
+        const init = { direction: 'sendonly', streams: [stream] };
+        if (simulcast && t.kind === 'video') {
+          init.sendEncodings = [{ rid: 'h' }, { rid: 'm', scaleResolutionDownBy: 2 },
+            { rid: 'l', scaleResolutionDownBy: 4 }];
+        }
+        pc.addTransceiver(t, init);
+      });
       room.client = new WhipClient('/whip/room/' + name, $('token').value);
     } else {
       pc.addTransceiver('audio', { direction: 'recvonly' });

@@ -46,6 +46,11 @@ static void describe_codecs(const moat_sdp_negotiated_media *in, moat_media_info
     out->extensions.audio_level = in->audio_level_extension_id;
     out->extensions.abs_send_time = in->abs_send_time_extension_id;
     out->extensions.video_orientation = in->video_orientation_extension_id;
+    out->extensions.rid = in->rid_extension_id;
+    out->extensions.repaired_rid = in->repaired_rid_extension_id;
+    for (size_t r = 0; r < in->n_rids && r < G_N_ELEMENTS(out->rids); r++)
+        g_strlcpy(out->rids[r], in->rids[r], sizeof out->rids[r]);
+    out->n_rids = in->n_rids < G_N_ELEMENTS(out->rids) ? in->n_rids : G_N_ELEMENTS(out->rids);
 }
 
 void moat_session_media_init(moat_session *session)
@@ -247,6 +252,8 @@ static void handle_rtcp(moat_session *session, uint8_t *packet, size_t length)
                 answer_nack(session, &feedback, &answered);
             else
                 for_plugin = true; /* PLI, FIR, REMB: the plugin decides */
+        } else if (header.type == MOAT_RTCP_RR && header.count > 0) {
+            for_plugin = true; /* loss reports: a plugin may estimate bandwidth */
         }
     }
     if (for_plugin && session->plugin->on_rtcp)

@@ -120,8 +120,9 @@ static void gateway_set_timer(moat_plugin_session *handle, uint64_t delay_us)
     session->plugin_timer_us = delay_us == 0 ? 0 : moat_worker_now_us(session->worker) + delay_us;
 }
 
-/* PLI for the m-line's media SSRC (FIR when only FIR was negotiated), at
- * most one per KEYFRAME_INTERVAL_US: requests in between are coalesced. */
+/* PLI for the m-line's media SSRC, or each of its simulcast layers (FIR
+ * when only FIR was negotiated), at most one per KEYFRAME_INTERVAL_US:
+ * requests in between are coalesced. */
 static int send_keyframe_request(moat_session *session, int media_index, uint64_t now);
 
 /* Requests within KEYFRAME_INTERVAL_US of the last one are merged into one
@@ -152,20 +153,44 @@ void moat_session_send_pending_keyframes(moat_session *session, uint64_t now)
     }
 }
 
+/* The media SSRCs of m-line `index`: its primary, and on a simulcast m-line
+ * every layer the demux learned. Returns how many (at most max). */
+static size_t keyframe_ssrcs(const moat_session *session, int index, uint32_t *ssrcs, size_t max)
+{
+    size_t n = 0;
+    ssrcs[n++] = session->demux.primary[index];
+    if (session->media[index].n_rids == 0)
+        return n;
+    for (size_t i = 0; i < session->demux.n_streams && n < max; i++) {
+        const moat_demux_stream *s = &session->demux.streams[i];
+        if (s->media_index == index && !s->rtx && s->ssrc != ssrcs[0])
+            ssrcs[n++] = s->ssrc;
+    }
+    return n;
+}
+
 static int send_keyframe_request(moat_session *session, int media_index, uint64_t now)
 {
-    uint32_t ssrc = session->demux.primary[media_index];
     uint64_t *last = &session->keyframe_requested_us[media_index];
     session->keyframe_pending &= ~(1u << media_index);
     const moat_media_info *m = &session->media[media_index];
     bool fir = m->n_codecs > 0 && !(m->codecs[0].rtcp_fb & MOAT_RTCP_FB_PLI) &&
                (m->codecs[0].rtcp_fb & MOAT_RTCP_FB_FIR);
-    uint8_t buffer[32];
+    uint32_t ssrcs[4];
+    size_t n = keyframe_ssrcs(session, media_index, ssrcs, G_N_ELEMENTS(ssrcs));
+    uint8_t buffer[96];
     moat_rtcp_writer writer;
     moat_rtcp_writer_init(&writer, buffer, sizeof buffer);
-    moat_rtcp_fir_entry entry = {.ssrc = ssrc, .sequence = ++session->fir_sequence};
-    int status = fir ? moat_rtcp_build_fir(&writer, session->rtcp_ssrc, &entry, 1)
-                     : moat_rtcp_build_pli(&writer, session->rtcp_ssrc, ssrc);
+    int status = MOAT_RTP_OK;
+    if (fir) {
+        moat_rtcp_fir_entry entries[G_N_ELEMENTS(ssrcs)];
+        for (size_t i = 0; i < n; i++)
+            entries[i] =
+                (moat_rtcp_fir_entry){.ssrc = ssrcs[i], .sequence = ++session->fir_sequence};
+        status = moat_rtcp_build_fir(&writer, session->rtcp_ssrc, entries, n);
+    }
+    for (size_t i = 0; i < n && !fir && status == MOAT_RTP_OK; i++)
+        status = moat_rtcp_build_pli(&writer, session->rtcp_ssrc, ssrcs[i]);
     if (status != MOAT_RTP_OK ||
         moat_session_send_protected(session, buffer, writer.length, true) != 0)
         return -1;

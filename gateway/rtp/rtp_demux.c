@@ -232,6 +232,17 @@ static uint32_t repaired_ssrc(const moat_rtp_demux *demux, int index, const char
     return demux->primary[index];
 }
 
+/* A simulcast stream names its layer in its first packets only: later ones
+ * carry the rid (or repaired rid) the stream was learned with. */
+static void stream_rid(moat_demux_stream *s, moat_rtp_packet *out)
+{
+    char *carried = s->rtx ? out->repaired_rid : out->rid;
+    if (carried[0] == '\0')
+        memcpy(carried, s->rid, sizeof s->rid);
+    else if (s->rid[0] == '\0')
+        memcpy(s->rid, carried, sizeof s->rid);
+}
+
 static void unwrap_rtx(moat_rtp_demux *demux, moat_rtp_packet *p)
 {
     const moat_media_info *m = &demux->media[p->media_index];
@@ -254,6 +265,7 @@ static void unwrap_rtx(moat_rtp_demux *demux, moat_rtp_packet *p)
     p->sequence = osn;
     p->ssrc = ssrc;
     p->repaired = true;
+    memcpy(p->rid, p->repaired_rid, sizeof p->rid);
     moat_demux_stream *original = find_stream(demux, ssrc);
     p->extended_sequence =
         original && original->started
@@ -303,6 +315,8 @@ void moat_rtp_demux_parsed(moat_rtp_demux *demux, uint8_t *data, size_t length, 
     out->kind = demux->media[index].kind;
     if (!s)
         s = learn(demux, h.ssrc, index, out);
+    else
+        stream_rid(s, out);
     bool rtx = s ? s->rtx : is_rtx(&demux->media[index], h.ssrc, h.payload_type, out);
     if (!rtx) {
         if (demux->primary[index] == 0 && h.payload_length > 0)

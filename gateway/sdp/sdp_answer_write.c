@@ -76,6 +76,19 @@ static void write_codecs(GString *out, const moat_sdp_plan_media *pm)
     }
 }
 
+/* The layers the gateway receives: a=rid ... recv and a=simulcast:recv. */
+static void write_simulcast(GString *out, const moat_sdp_negotiated_media *nm)
+{
+    if (nm->n_rids == 0)
+        return;
+    for (size_t r = 0; r < nm->n_rids; r++)
+        g_string_append_printf(out, "a=rid:%s recv\r\n", nm->rids[r]);
+    g_string_append(out, "a=simulcast:recv ");
+    for (size_t r = 0; r < nm->n_rids; r++)
+        g_string_append_printf(out, "%s%s", r ? ";" : "", nm->rids[r]);
+    g_string_append(out, "\r\n");
+}
+
 static void write_rtp(GString *out, size_t index, const moat_sdp_media *m,
                       const moat_sdp_plan_media *pm, const moat_sdp_negotiated_media *nm,
                       const moat_sdp_answer_params *params)
@@ -85,6 +98,7 @@ static void write_rtp(GString *out, size_t index, const moat_sdp_media *m,
         g_string_append_printf(out, "a=extmap:%u %s\r\n", (unsigned)x->id, x->uri);
     }
     g_string_append_printf(out, "a=%s\r\n", moat_sdp_direction_name(nm->answer_direction));
+    write_simulcast(out, nm);
     char track[40];
     g_snprintf(track, sizeof track, "%s%zu", m->media, index);
     bool sends = nm->local_ssrc != 0;

@@ -17,6 +17,11 @@ int moat_sdp_attr_ssrc(moat_sdp_media *m, moat_sdp_span value, const char **why)
 int moat_sdp_attr_ssrc_group(moat_sdp_media *m, moat_sdp_span value, const char **why);
 int moat_sdp_attr_msid(moat_sdp_media *m, moat_sdp_span value, const char **why);
 
+/* Simulcast: sdp_attr_simulcast.c. A rid the gateway cannot name (too long,
+ * too many) is ignored (1). */
+int moat_sdp_attr_rid(moat_sdp_media *m, moat_sdp_span value, const char **why);
+int moat_sdp_attr_simulcast(moat_sdp_media *m, moat_sdp_span value, const char **why);
+
 /* Transport: sdp_attr_transport.c */
 int moat_sdp_attr_ice_ufrag(moat_sdp_media *m, moat_sdp_span value, const char **why);
 int moat_sdp_attr_ice_pwd(moat_sdp_media *m, moat_sdp_span value, const char **why);

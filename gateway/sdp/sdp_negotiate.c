@@ -11,6 +11,8 @@
 #define URI_AUDIO_LEVEL       "urn:ietf:params:rtp-hdrext:ssrc-audio-level"
 #define URI_ABS_SEND          "http://www.webrtc.org/experiments/rtp-hdrext/abs-send-time"
 #define URI_VIDEO_ORIENTATION "urn:3gpp:video-orientation"
+#define URI_RID               "urn:ietf:params:rtp-hdrext:sdes:rtp-stream-id"
+#define URI_REPAIRED_RID      "urn:ietf:params:rtp-hdrext:sdes:repaired-rtp-stream-id"
 
 static const char *const accepted_extensions[] = {
     URI_MID,
@@ -18,6 +20,8 @@ static const char *const accepted_extensions[] = {
     URI_ABS_SEND,
     "urn:ietf:params:rtp-hdrext:toffset",
     URI_VIDEO_ORIENTATION,
+    URI_RID,
+    URI_REPAIRED_RID,
 };
 
 #define DEFAULT_MAX_MESSAGE_SIZE        262144
@@ -78,10 +82,39 @@ static bool extension_accepted(const char *uri)
     return false;
 }
 
+static bool rid_sent(const moat_sdp_media *m, const char *id)
+{
+    for (size_t i = 0; i < m->n_rids; i++) {
+        if (m->rids[i].send && strcmp(m->rids[i].id, id) == 0)
+            return true;
+    }
+    return false;
+}
+
+/* The peer sends simulcast layers the answer can take. */
+static bool simulcast_offered(const moat_sdp_media *m)
+{
+    if (!moat_sdp_direction_sends(m->direction))
+        return false;
+    for (size_t i = 0; i < m->n_simulcast_send; i++) {
+        if (rid_sent(m, m->simulcast_send[i]))
+            return true;
+    }
+    return false;
+}
+
+/* The rid extensions are kept only where they name simulcast layers. */
+static bool rid_extension(const char *uri)
+{
+    return strcmp(uri, URI_RID) == 0 || strcmp(uri, URI_REPAIRED_RID) == 0;
+}
+
 static void select_extmaps(const moat_sdp_media *m, moat_sdp_plan_media *pm)
 {
+    bool simulcast = simulcast_offered(m);
     for (size_t i = 0; i < m->n_extmaps; i++) {
-        if (!extension_accepted(m->extmaps[i].uri))
+        if (!extension_accepted(m->extmaps[i].uri) ||
+            (rid_extension(m->extmaps[i].uri) && !simulcast))
             continue;
         bool duplicate = false;
         for (size_t j = 0; j < pm->n_extmaps && !duplicate; j++)
@@ -229,8 +262,25 @@ static void fill_rtp(const moat_sdp_media *m, const moat_sdp_plan_media *pm,
             nm->abs_send_time_extension_id = id;
         else if (strcmp(x->uri, URI_VIDEO_ORIENTATION) == 0)
             nm->video_orientation_extension_id = id;
+        else if (strcmp(x->uri, URI_RID) == 0)
+            nm->rid_extension_id = id;
+        else if (strcmp(x->uri, URI_REPAIRED_RID) == 0)
+            nm->repaired_rid_extension_id = id;
     }
     remote_ssrcs(m, nm);
+}
+
+/* Simulcast (RFC 8853): the streams of the offer's send list that have an
+ * a=rid ... send, the first MOAT_SDP_MAX_ANSWER_RIDS of them. Without the
+ * rid header extension the layers could not be told apart: none. */
+static void take_simulcast(const moat_sdp_media *m, moat_sdp_negotiated_media *nm)
+{
+    if (!nm->peer_sends || nm->rid_extension_id == 0)
+        return;
+    for (size_t i = 0; i < m->n_simulcast_send && nm->n_rids < MOAT_SDP_MAX_ANSWER_RIDS; i++) {
+        if (rid_sent(m, m->simulcast_send[i]))
+            g_strlcpy(nm->rids[nm->n_rids++], m->simulcast_send[i], sizeof nm->rids[0]);
+    }
 }
 
 static void fill_transport(const moat_sdp *offer, const moat_sdp_answer_params *params,
@@ -296,6 +346,7 @@ int moat_sdp_negotiate(const moat_sdp *offer, const moat_sdp_answer_params *para
         nm->peer_sends = moat_sdp_direction_sends(m->direction);
         nm->peer_receives = moat_sdp_direction_receives(m->direction);
         fill_rtp(m, pm, nm);
+        take_simulcast(m, nm);
         if (moat_sdp_direction_sends(nm->answer_direction) &&
             local_ssrc(offer, out, &nm->local_ssrc, error, error_size) < 0)
             return -1;

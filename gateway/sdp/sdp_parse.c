@@ -23,6 +23,8 @@ static const attribute_entry attributes[] = {
     {"ssrc", moat_sdp_attr_ssrc, true},
     {"ssrc-group", moat_sdp_attr_ssrc_group, true},
     {"msid", moat_sdp_attr_msid, true},
+    {"rid", moat_sdp_attr_rid, true},
+    {"simulcast", moat_sdp_attr_simulcast, true},
     {"ice-ufrag", moat_sdp_attr_ice_ufrag, false},
     {"ice-pwd", moat_sdp_attr_ice_pwd, false},
     {"fingerprint", moat_sdp_attr_fingerprint, false},

@@ -30,6 +30,8 @@
 #define MOAT_SDP_URI_SIZE           256
 #define MOAT_SDP_CNAME_SIZE         256
 #define MOAT_SDP_MSID_SIZE          132 /* two msid-ids of up to 64 bytes and a space */
+#define MOAT_SDP_MAX_RIDS           8   /* a=rid lines kept per m-line */
+#define MOAT_SDP_MAX_ANSWER_RIDS    3   /* simulcast layers the gateway receives */
 
 typedef enum {
     MOAT_SDP_SENDRECV,
@@ -97,6 +99,12 @@ typedef struct {
     uint32_t retransmission;
 } moat_sdp_ssrc_fid;
 
+/* One a=rid (RFC 8851): its id and direction; restrictions are not kept. */
+typedef struct {
+    char id[MOAT_PLUGIN_RID_SIZE];
+    bool send; /* "send"; false for "recv" */
+} moat_sdp_rid;
+
 /* One m-line. Transport fields (ICE credentials, fingerprint, setup,
  * srtpplus, end-of-candidates) and direction are EFFECTIVE values: the
  * m-line's own, else the session level's, else (for a bundled m-line) those
@@ -123,6 +131,12 @@ typedef struct {
     size_t n_ssrcs;
     moat_sdp_ssrc_fid fids[MOAT_SDP_MAX_SSRC_FIDS];
     size_t n_fids;
+    moat_sdp_rid rids[MOAT_SDP_MAX_RIDS]; /* in order of declaration */
+    size_t n_rids;
+    /* a=simulcast (RFC 8853) send list: the first alternative of each
+     * stream, in preference order, paused ('~') ones included. */
+    char simulcast_send[MOAT_SDP_MAX_RIDS][MOAT_PLUGIN_RID_SIZE];
+    size_t n_simulcast_send;
 
     char ice_ufrag[MOAT_SDP_ICE_CREDENTIAL_MAX + 1];
     char ice_pwd[MOAT_SDP_ICE_CREDENTIAL_MAX + 1];
@@ -184,6 +198,12 @@ typedef struct {
     uint8_t video_orientation_extension_id;
     uint8_t audio_level_extension_id;
     uint8_t abs_send_time_extension_id;
+    uint8_t rid_extension_id;
+    uint8_t repaired_rid_extension_id;
+    /* Simulcast layers the peer sends (a=rid ... recv in the answer), in
+     * its preference order; 0 when the m-line is not simulcast. */
+    char rids[MOAT_SDP_MAX_ANSWER_RIDS][MOAT_PLUGIN_RID_SIZE];
+    size_t n_rids;
     uint32_t remote_ssrc;     /* first declared a=ssrc (not an RTX one), 0 if none */
     uint32_t remote_rtx_ssrc; /* its FID partner, 0 if none */
     uint32_t local_ssrc;      /* what the answer announced when the gateway sends, else 0 */

@@ -6,6 +6,7 @@
  * and joining and leaving rooms. */
 #include "room.h"
 #include "room_forward.h"
+#include "room_simulcast.h"
 
 #include "rtp/rtcp_feedback.h"
 #include "rtp/rtcp_packet.h"
@@ -157,6 +158,7 @@ static void take_codecs(room_peer *peer)
             codec->kind = m->kind;
             g_strlcpy(codec->name, m->codecs[c].name, sizeof codec->name);
             codec->clock_rate = m->codecs[c].clock_rate;
+            codec->video_codec = moat_video_codec_from_name(codec->name);
         }
     }
 }
@@ -211,8 +213,14 @@ static void *room_attach(moat_plugin_session *handle, const moat_session_info *i
     peer->n_media = info->n_media;
     peer->media = g_new0(moat_media_info, info->n_media ? info->n_media : 1);
     memcpy(peer->media, info->media, info->n_media * sizeof info->media[0]);
-    if (publisher)
+    if (publisher) {
         take_codecs(peer);
+        room_simulcast_publisher_init(peer);
+    }
+    room_layers_init(&peer->layer);
+    atomic_init(&peer->layer_request, ROOM_LAYER_REQUEST_NONE);
+    atomic_init(&peer->layer_current, -1);
+    atomic_init(&peer->layer_target, -1);
     *error = room_join_listed(r, peer, source);
     if (*error) {
         room_forget_if_empty(r);
@@ -262,6 +270,7 @@ static void room_on_timer(void *state, uint64_t now_us)
         peer->gateway->close_session(peer->handle);
         return;
     }
+    room_simulcast_tick(peer, now_us);
     arm_timer(peer);
 }
 
@@ -294,11 +303,14 @@ static void room_on_media(void *state, moat_rtp_packet *p)
         return;
     arm_timer(peer);
     int kind = p->kind == MOAT_MEDIA_KIND_VIDEO ? 1 : 0;
+    int layer = kind == 1 ? room_simulcast_layer_of(peer, p) : -1;
+    if (kind == 1 && peer->n_layers > 0 && layer < 0)
+        return; /* simulcast video of no known layer */
     uint32_t expected = 0;
     if (atomic_load(&peer->ssrcs[kind]) == 0 && p->payload_length > 0)
         atomic_compare_exchange_strong(&peer->ssrcs[kind], &expected, p->ssrc);
-    if (atomic_load(&peer->ssrcs[kind]) != p->ssrc)
-        return; /* one stream per kind (simulcast layers: not yet) */
+    if (layer < 0 && atomic_load(&peer->ssrcs[kind]) != p->ssrc)
+        return; /* one stream per kind, or one per simulcast layer */
     if (p->has_audio_level)
         note_audio_level(peer, p->audio_level);
     if (kind == 1 && atomic_exchange(&peer->keyframe_wanted, false))
@@ -314,7 +326,8 @@ static void room_on_media(void *state, moat_rtp_packet *p)
         size_t n = 0, scanned = 0;
         pthread_mutex_lock(&r->lock);
         for (size_t i = from; i < r->n_subscribers && n < ROOM_FANOUT_CHUNK; i++, scanned++) {
-            if (r->subscribers[i]->source != peer)
+            if (r->subscribers[i]->source != peer ||
+                !room_simulcast_wants(r->subscribers[i], layer))
                 continue;
             targets[n] = r->subscribers[i]->handle;
             peer->gateway->handle_ref(targets[n++]);
@@ -371,6 +384,7 @@ static void room_on_rtcp(void *state, const uint8_t *packet, size_t length)
     arm_timer(peer);
     if (peer->publisher || moat_rtcp_check_compound(packet, length) <= 0)
         return;
+    room_simulcast_feedback(peer, packet, length, peer->gateway->now_us());
     moat_rtcp_iter it;
     moat_rtcp_header h;
     bool keyframe = false;

@@ -15,6 +15,7 @@
 #define MOAT_ROOM_H
 
 #include "plugin.h"
+#include "room_layers.h"
 
 #include <glib.h>
 #include <pthread.h>
@@ -45,7 +46,23 @@ typedef struct {
     moat_media_kind kind;
     char name[32];
     uint32_t clock_rate;
+    moat_video_codec video_codec; /* keyframe detection (room_simulcast.c) */
 } room_codec;
+
+/* One simulcast layer a publisher sends (room_simulcast.c). The rid is
+ * fixed at attach; the atomics are written by the publisher's worker and
+ * read by anyone; the window by the publisher's worker only. */
+typedef struct {
+    char rid[MOAT_PLUGIN_RID_SIZE];
+    _Atomic uint32_t ssrc; /* 0 until its first packet */
+    atomic_uint bitrate_bps;
+    atomic_uint width, height; /* of its last keyframe, 0 unknown */
+    uint64_t window_us, window_bytes;
+} room_layer;
+
+/* A layer asked for through the API (room_peer.layer_request). */
+#define ROOM_LAYER_REQUEST_NONE (-1)
+#define ROOM_LAYER_REQUEST_AUTO ROOM_MAX_LAYERS
 
 /* One rewritten stream towards a subscriber (per kind). */
 typedef struct {
@@ -80,6 +97,8 @@ typedef struct room_peer {
     uint32_t level_smoothed;
     atomic_uint level;
     _Atomic uint64_t level_us;
+    room_layer layers[ROOM_MAX_LAYERS]; /* simulcast video, n_layers of them */
+    size_t n_layers;
 
     /* subscriber */
     char source_id[ROOM_PEER_ID_SIZE]; /* "" follows the room's current publisher */
@@ -92,6 +111,18 @@ typedef struct room_peer {
     bool timer_armed;
     bool video_flowing; /* a video packet reached the peer: it asked for a keyframe */
     bool hung_up;
+    /* subscriber, simulcast: the worker's choice (room_layers.h), the
+     * source's layer SSRCs as last seen, and what others read or ask. */
+    room_layer_state layer;
+    uint32_t layer_ssrcs[ROOM_MAX_LAYERS];
+    size_t n_source_layers;
+    const struct room_peer *layer_source; /* whose layers these are (compared only) */
+    uint32_t plain_ssrc;                  /* a video SSRC known not to be simulcast */
+    atomic_bool layer_pinned;
+    atomic_uint_fast64_t layer_estimate_bps;
+    atomic_uint layer_mask;                 /* layers to relay to us: read by the publisher */
+    atomic_int layer_request;               /* ROOM_LAYER_REQUEST_*, or a layer: set by the API */
+    atomic_int layer_current, layer_target; /* for the API, -1 none */
 } room_peer;
 
 struct room {
@@ -126,6 +157,10 @@ int room_place(const char *endpoint, const char *resource, unsigned n_workers);
 char *room_handle_api(const char *method, const char *path, const char *body, size_t length,
                       int *status);
 int room_publisher_session(const char *name, char *id, size_t size, char *label, size_t label_size);
+
+/* room_registry.c: JSON replies of the room API (g_malloc'd body). */
+char *room_api_reply(int *status, int code, void *json);
+char *room_api_error(int *status, int code, const char *error, const char *detail);
 
 /* room.c: joins and leaves under the room's lock. */
 const char *room_join(room *r, room_peer *peer, const char *source_id);

@@ -1,20 +1,42 @@
 /* Rewriting a publisher's packet for one subscriber (room_forward.h). */
 #include "room_forward.h"
+#include "room_simulcast.h"
 
 #include "rtp/rtp_packet.h"
 
 #include <string.h>
 #include <strings.h>
 
+/* A simulcast layer's SSRC of the source, as last seen. */
+static bool is_layer(const room_peer *s, uint32_t ssrc)
+{
+    for (size_t l = 0; l < s->n_source_layers; l++) {
+        if (s->layer_ssrcs[l] == ssrc)
+            return true;
+    }
+    return false;
+}
+
+static bool publisher_layer(room_peer *p, uint32_t ssrc)
+{
+    for (size_t l = 0; l < p->n_layers; l++) {
+        if (atomic_load(&p->layers[l].ssrc) == ssrc)
+            return true;
+    }
+    return false;
+}
+
 /* The publisher codec table for the packet's SSRC, refreshed from the room
  * when the SSRC is one the subscriber has not mapped yet. */
 static const room_codec *source_codec(room_peer *s, uint32_t ssrc, uint8_t pt)
 {
+    bool found_layer = false; /* a simulcast layer room_simulcast.c maps next */
     for (int pass = 0; pass < 2; pass++) {
         for (size_t i = 0; i < s->n_source_codecs; i++) {
             const room_codec *c = &s->source_codecs[i];
             int k = c->kind == MOAT_MEDIA_KIND_VIDEO ? 1 : 0;
-            if (c->payload_type == pt && s->codecs_for_ssrc[k] == ssrc)
+            bool layer = k == 1 && (found_layer || is_layer(s, ssrc));
+            if (c->payload_type == pt && (s->codecs_for_ssrc[k] == ssrc || layer))
                 return c;
         }
         if (pass == 1)
@@ -26,12 +48,13 @@ static const room_codec *source_codec(room_peer *s, uint32_t ssrc, uint8_t pt)
         for (size_t i = 0; i < r->n_publishers && !found; i++) {
             room_peer *p = r->publishers[i];
             for (int k = 0; k < 2 && !found; k++) {
-                if (atomic_load(&p->ssrcs[k]) != ssrc)
+                if (atomic_load(&p->ssrcs[k]) != ssrc && (k == 0 || !publisher_layer(p, ssrc)))
                     continue;
                 memcpy(s->source_codecs, p->codecs, sizeof p->codecs);
                 s->n_source_codecs = p->n_codecs;
                 s->codecs_for_ssrc[0] = atomic_load(&p->ssrcs[0]);
                 s->codecs_for_ssrc[1] = atomic_load(&p->ssrcs[1]);
+                found_layer = k == 1 && publisher_layer(p, ssrc);
                 found = true;
             }
         }
@@ -84,7 +107,7 @@ int room_forward(room_peer *s, moat_rtp_packet *p, moat_media_kind *kind)
     const room_codec *codec = source_codec(s, p->ssrc, p->payload_type);
     uint8_t pt;
     int line = codec ? subscriber_line(s, codec, &pt) : -1;
-    if (line < 0)
+    if (line < 0 || room_simulcast_forward(s, p, codec) != 0)
         return -1;
     *kind = codec->kind;
     room_out_stream *out = &s->out[codec->kind == MOAT_MEDIA_KIND_VIDEO ? 1 : 0];

@@ -1,6 +1,7 @@
 /* The rooms of the room plugin: the name -> room table, placement of new
  * sessions, and the JSON API under /api/rooms (control thread). */
 #include "room.h"
+#include "room_simulcast.h"
 
 #include <jansson.h>
 #include <string.h>
@@ -165,6 +166,16 @@ static char *error_reply(int *status, int code, const char *error, const char *d
                  json_pack("{s:s, s:s, s:i}", "error", error, "detail", detail, "status", code));
 }
 
+char *room_api_reply(int *status, int code, void *json)
+{
+    return reply(status, code, json);
+}
+
+char *room_api_error(int *status, int code, const char *error, const char *detail)
+{
+    return error_reply(status, code, error, detail);
+}
+
 /* The active speaker's id or NULL. Room lock held. */
 static const char *active_speaker(room *r, uint64_t now_us)
 {
@@ -199,13 +210,20 @@ static json_t *describe(room *r, bool full)
         if (atomic_load(&p->level_us))
             json_object_set_new(pub, "audio_level_dbov",
                                 json_real(-(double)atomic_load(&p->level) / 256.0));
+        json_t *layers = room_simulcast_describe_publisher(p);
+        if (layers)
+            json_object_set_new(pub, "layers", layers);
         json_array_append_new(pubs, pub);
     }
     for (size_t i = 0; i < r->n_subscribers; i++) {
         room_peer *s = r->subscribers[i];
-        json_array_append_new(subs, json_pack("{s:s, s:s?, s:i, s:I}", "id", s->id, "publisher",
-                                              s->source ? s->source->id : NULL, "worker", s->worker,
-                                              "packets", (json_int_t)atomic_load(&s->packets)));
+        json_t *sub = json_pack("{s:s, s:s?, s:i, s:I}", "id", s->id, "publisher",
+                                s->source ? s->source->id : NULL, "worker", s->worker, "packets",
+                                (json_int_t)atomic_load(&s->packets));
+        json_t *layer = room_simulcast_describe_subscriber(s);
+        if (layer)
+            json_object_set_new(sub, "layer", layer);
+        json_array_append_new(subs, sub);
     }
     json_object_set_new(o, "publishers", pubs);
     const char *speaker = active_speaker(r, (uint64_t)g_get_monotonic_time());
@@ -328,6 +346,8 @@ char *room_handle_api(const char *method, const char *path, const char *body, si
         return error_reply(status, 405, "method_not_allowed", "GET or POST /api/rooms");
     }
     const char *name = rest + 1;
+    if (strstr(name, "/subscribers/"))
+        return room_simulcast_api(method, name, body, length, status);
     if (!room_name_valid(name, strlen(name)))
         return error_reply(status, 404, "unknown_room", "no such room");
     if (strcmp(method, "DELETE") == 0)

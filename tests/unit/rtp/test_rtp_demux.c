@@ -227,6 +227,49 @@ static void test_rtx_by_repaired_rid(fixture *f, gconstpointer data)
     g_assert_cmpuint(out.sequence, ==, 9);
 }
 
+/* Simulcast: three layers name their rid in their first packets only; later
+ * packets carry the learned rid, and an RTX stream learned by repaired-rid
+ * unwraps later retransmissions (without the extension) to its own layer. */
+static void test_simulcast_layers(fixture *f, gconstpointer data)
+{
+    uint8_t p[64];
+    moat_rtp_packet out;
+    const char rids[3] = {'h', 'm', 'l'};
+    for (uint32_t i = 0; i < 3; i++) {
+        const uint8_t ext[] = {MID << 4, 'v', RID << 4, (uint8_t)rids[i]};
+        size_t n = payload(p, extension(p, header(p, 96, 100, 0, 0x5000 + i), ext, sizeof ext), 8);
+        g_assert_cmpint(moat_rtp_demux_packet(&f->demux, p, n, sizeof p, 0, &out), ==, 0);
+        g_assert_cmpint(out.media_index, ==, 1);
+    }
+    for (uint32_t i = 0; i < 3; i++) {
+        size_t n = payload(p, header(p, 96, 101, 3000, 0x5000 + i), 8);
+        g_assert_cmpint(moat_rtp_demux_packet(&f->demux, p, n, sizeof p, 0, &out), ==, 0);
+        g_assert_cmpint(out.media_index, ==, 1);
+        g_assert_cmpint(out.rid[0], ==, rids[i]);
+        g_assert_cmpuint(out.extended_sequence, ==, 65536 + 101);
+    }
+    /* RTX for "m": the first packet names it, the second does not. */
+    const uint8_t rrid[] = {MID << 4, 'v', RRID << 4, 'm'};
+    size_t n = extension(p, header(p, 97, 1, 0, 0x6001), rrid, sizeof rrid);
+    p[n] = 0;
+    p[n + 1] = 100;
+    n = payload(p, n + 2, 4);
+    g_assert_cmpint(moat_rtp_demux_packet(&f->demux, p, n, sizeof p, 0, &out), ==, 0);
+    g_assert_true(out.repaired);
+    g_assert_cmpuint(out.ssrc, ==, 0x5001);
+    g_assert_cmpstr(out.rid, ==, "m");
+    n = header(p, 97, 2, 0, 0x6001);
+    p[n] = 0;
+    p[n + 1] = 101;
+    n = payload(p, n + 2, 4);
+    g_assert_cmpint(moat_rtp_demux_packet(&f->demux, p, n, sizeof p, 0, &out), ==, 0);
+    g_assert_true(out.repaired);
+    g_assert_cmpuint(out.ssrc, ==, 0x5001);
+    g_assert_cmpuint(out.sequence, ==, 101);
+    g_assert_cmpstr(out.rid, ==, "m");
+    g_assert_cmpuint(out.extended_sequence, ==, 65536 + 101);
+}
+
 /* More SSRCs than the table holds: still routed, by the slower paths. */
 static void test_table_full(fixture *f, gconstpointer data)
 {
@@ -251,6 +294,7 @@ int main(int argc, char **argv)
     ADD("/demux/rtx-unwrapped", test_rtx_unwrapped);
     ADD("/demux/rtx-by-repaired-rid", test_rtx_by_repaired_rid);
     ADD("/demux/table-full", test_table_full);
+    ADD("/demux/simulcast-layers", test_simulcast_layers);
 #undef ADD
     return g_test_run();
 }

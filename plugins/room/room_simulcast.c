@@ -1,0 +1,324 @@
+/* Simulcast layers of publishers and the layer of each subscriber
+ * (room_simulcast.h). */
+#include "room_simulcast.h"
+
+#include "rtp/rtcp_feedback.h"
+#include "rtp/rtcp_packet.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#define LAYER_WINDOW_US 1000000u /* bitrate measurement */
+#define LAYER_STALE_US  2000000u /* a layer silent this long sends nothing */
+
+void room_simulcast_publisher_init(room_peer *peer)
+{
+    for (size_t i = 0; i < peer->n_media; i++) {
+        const moat_media_info *m = &peer->media[i];
+        if (m->kind != MOAT_MEDIA_KIND_VIDEO || !m->peer_sends || m->n_rids == 0)
+            continue;
+        size_t n = m->n_rids < ROOM_MAX_LAYERS ? m->n_rids : ROOM_MAX_LAYERS;
+        for (size_t l = 0; l < n; l++)
+            g_strlcpy(peer->layers[l].rid, m->rids[l], sizeof peer->layers[l].rid);
+        peer->n_layers = n;
+        return;
+    }
+}
+
+static int layer_by_rid(const room_peer *peer, const char *rid)
+{
+    for (size_t l = 0; l < peer->n_layers && rid[0]; l++) {
+        if (strcmp(peer->layers[l].rid, rid) == 0)
+            return (int)l;
+    }
+    return -1;
+}
+
+static int layer_by_ssrc(const room_peer *peer, uint32_t ssrc)
+{
+    for (size_t l = 0; l < peer->n_layers; l++) {
+        if (atomic_load_explicit(&peer->layers[l].ssrc, memory_order_relaxed) == ssrc)
+            return (int)l;
+    }
+    return -1;
+}
+
+static const room_codec *codec_of(const room_peer *peer, uint8_t pt)
+{
+    for (size_t i = 0; i < peer->n_codecs; i++) {
+        if (peer->codecs[i].kind == MOAT_MEDIA_KIND_VIDEO && peer->codecs[i].payload_type == pt)
+            return &peer->codecs[i];
+    }
+    return NULL;
+}
+
+/* Bitrates over LAYER_WINDOW_US; a layer silent for LAYER_STALE_US reads 0. */
+static void measure(room_peer *peer, int layer, size_t bytes, uint64_t now)
+{
+    for (size_t l = 0; l < peer->n_layers; l++) {
+        room_layer *x = &peer->layers[l];
+        if (x->window_us != 0 && now - x->window_us >= LAYER_STALE_US)
+            atomic_store_explicit(&x->bitrate_bps, 0, memory_order_relaxed);
+    }
+    room_layer *x = &peer->layers[layer];
+    if (x->window_us == 0 || now - x->window_us >= LAYER_STALE_US) {
+        x->window_us = now;
+        x->window_bytes = 0;
+    }
+    x->window_bytes += bytes;
+    uint64_t elapsed = now - x->window_us;
+    if (elapsed >= LAYER_WINDOW_US) {
+        atomic_store_explicit(&x->bitrate_bps, (unsigned)(x->window_bytes * 8000000u / elapsed),
+                              memory_order_relaxed);
+        x->window_us = now;
+        x->window_bytes = 0;
+    }
+}
+
+int room_simulcast_layer_of(room_peer *peer, const moat_rtp_packet *p)
+{
+    if (peer->n_layers == 0)
+        return -1;
+    int layer = layer_by_rid(peer, p->rid);
+    if (layer >= 0 &&
+        atomic_load_explicit(&peer->layers[layer].ssrc, memory_order_relaxed) != p->ssrc)
+        atomic_store(&peer->layers[layer].ssrc, p->ssrc);
+    if (layer < 0)
+        layer = layer_by_ssrc(peer, p->ssrc);
+    if (layer < 0)
+        return -1;
+    uint64_t now = p->arrival_us;
+    measure(peer, layer, p->length, now);
+    const room_codec *codec = codec_of(peer, p->payload_type);
+    moat_keyframe_info info;
+    if (codec &&
+        moat_rtp_keyframe(codec->video_codec, p->data + p->payload_offset, p->payload_length,
+                          &info) &&
+        info.width) {
+        atomic_store_explicit(&peer->layers[layer].width, info.width, memory_order_relaxed);
+        atomic_store_explicit(&peer->layers[layer].height, info.height, memory_order_relaxed);
+    }
+    return layer;
+}
+
+bool room_simulcast_wants(const room_peer *s, int layer)
+{
+    if (layer < 0)
+        return true;
+    unsigned mask = atomic_load_explicit(&s->layer_mask, memory_order_relaxed);
+    /* No choice yet: the subscriber chooses on its first packet. */
+    return mask == 0 || (mask & (1u << layer)) != 0;
+}
+
+/* ---- subscriber ---- */
+
+/* The source's layers (room lock taken here): SSRCs, and bitrates when
+ * asked. A new source starts a new choice. */
+static void refresh_source(room_peer *s, uint32_t *bitrates)
+{
+    room *r = s->room;
+    pthread_mutex_lock(&r->lock);
+    const room_peer *source = s->source;
+    size_t n = source ? source->n_layers : 0;
+    for (size_t l = 0; l < ROOM_MAX_LAYERS; l++) {
+        s->layer_ssrcs[l] = l < n ? atomic_load(&source->layers[l].ssrc) : 0;
+        if (bitrates)
+            bitrates[l] = l < n ? atomic_load(&source->layers[l].bitrate_bps) : 0;
+    }
+    s->n_source_layers = n;
+    pthread_mutex_unlock(&r->lock);
+    if (source != s->layer_source) {
+        uint64_t estimate = s->layer.estimate_bps;
+        room_layers_init(&s->layer);
+        s->layer.estimate_bps = estimate;
+        s->layer_source = source;
+        atomic_store(&s->layer_pinned, false);
+    }
+}
+
+static int subscriber_layer(const room_peer *s, uint32_t ssrc)
+{
+    for (size_t l = 0; l < s->n_source_layers; l++) {
+        if (s->layer_ssrcs[l] == ssrc)
+            return (int)l;
+    }
+    return -1;
+}
+
+/* An API request, taken once. */
+static void take_request(room_peer *s, uint64_t now)
+{
+    int request = atomic_exchange(&s->layer_request, ROOM_LAYER_REQUEST_NONE);
+    if (request == ROOM_LAYER_REQUEST_NONE)
+        return;
+    s->layer.pinned = request != ROOM_LAYER_REQUEST_AUTO;
+    atomic_store(&s->layer_pinned, s->layer.pinned);
+    if (s->layer.pinned && (size_t)request < s->n_source_layers)
+        room_layers_set_target(&s->layer, request, now);
+}
+
+static void choose(room_peer *s, const uint32_t *bitrates, uint64_t now)
+{
+    take_request(s, now);
+    int target = room_layers_choose(&s->layer, bitrates, s->n_source_layers, now);
+    if (target < 0 && s->layer.target < 0 && s->n_source_layers > 0)
+        target = (int)s->n_source_layers - 1; /* nothing measured yet: the last listed */
+    room_layers_set_target(&s->layer, target, now);
+}
+
+/* The publisher is asked through its flag, read on its worker. */
+static void ask_source_keyframe(room_peer *s)
+{
+    pthread_mutex_lock(&s->room->lock);
+    if (s->source)
+        atomic_store(&s->source->keyframe_wanted, true);
+    pthread_mutex_unlock(&s->room->lock);
+}
+
+static void publish_state(room_peer *s)
+{
+    atomic_store_explicit(&s->layer_mask, room_layers_mask(&s->layer), memory_order_relaxed);
+    atomic_store_explicit(&s->layer_current, s->layer.current, memory_order_relaxed);
+    atomic_store_explicit(&s->layer_target, s->layer.target, memory_order_relaxed);
+    atomic_store_explicit(&s->layer_estimate_bps,
+                          room_layers_estimate(&s->layer, s->gateway->now_us()),
+                          memory_order_relaxed);
+    if (s->layer.keyframe_wanted) {
+        s->layer.keyframe_wanted = false;
+        ask_source_keyframe(s);
+    }
+}
+
+/* "layer_switched" on the room's topic. Names are [A-Za-z0-9_-]. */
+static void switched_event(room_peer *s, int layer)
+{
+    if (!s->gateway->publish_event)
+        return;
+    char rid[MOAT_PLUGIN_RID_SIZE] = "", publisher[ROOM_PEER_ID_SIZE] = "";
+    pthread_mutex_lock(&s->room->lock);
+    if (s->source && (size_t)layer < s->source->n_layers) {
+        g_strlcpy(rid, s->source->layers[layer].rid, sizeof rid);
+        g_strlcpy(publisher, s->source->id, sizeof publisher);
+    }
+    pthread_mutex_unlock(&s->room->lock);
+    char topic[ROOM_NAME_SIZE + 8], json[320];
+    snprintf(topic, sizeof topic, "rooms/%s", s->room->name);
+    snprintf(json, sizeof json,
+             "{\"type\":\"layer_switched\",\"room\":\"%s\",\"role\":\"subscriber\",\"id\":\"%s\","
+             "\"publisher\":\"%s\",\"rid\":\"%s\"}",
+             s->room->name, s->id, publisher, rid);
+    s->gateway->publish_event(topic, json);
+}
+
+int room_simulcast_forward(room_peer *s, const moat_rtp_packet *p, const room_codec *codec)
+{
+    if (codec->kind != MOAT_MEDIA_KIND_VIDEO || p->ssrc == s->plain_ssrc)
+        return 0;
+    int layer = subscriber_layer(s, p->ssrc);
+    if (layer < 0 || s->layer.target < 0) {
+        uint32_t bitrates[ROOM_MAX_LAYERS];
+        refresh_source(s, bitrates);
+        layer = subscriber_layer(s, p->ssrc);
+        if (layer < 0 && s->n_source_layers == 0) {
+            s->plain_ssrc = p->ssrc;
+            return 0;
+        }
+        if (layer < 0)
+            return -1; /* a layer not learned yet */
+        if (s->layer.target < 0)
+            choose(s, bitrates, p->arrival_us);
+    }
+    moat_keyframe_info info;
+    bool keyframe = moat_rtp_keyframe(codec->video_codec, p->data + p->payload_offset,
+                                      p->payload_length, &info);
+    room_layer_verdict verdict = room_layers_packet(
+        &s->layer, layer, keyframe, codec->video_codec != MOAT_VIDEO_CODEC_UNKNOWN, p->arrival_us);
+    publish_state(s);
+    if (verdict == ROOM_LAYER_SWITCHED)
+        switched_event(s, layer);
+    return verdict == ROOM_LAYER_DROP ? -1 : 0;
+}
+
+void room_simulcast_tick(room_peer *s, uint64_t now_us)
+{
+    if (s->publisher || s->layer_source == NULL)
+        return;
+    uint32_t bitrates[ROOM_MAX_LAYERS];
+    refresh_source(s, bitrates);
+    if (s->n_source_layers == 0)
+        return;
+    choose(s, bitrates, now_us);
+    publish_state(s);
+}
+
+/* The SSRC we send video on, 0 none. */
+static uint32_t video_ssrc(const room_peer *s)
+{
+    for (size_t i = 0; i < s->n_media; i++) {
+        if (s->media[i].kind == MOAT_MEDIA_KIND_VIDEO && s->media[i].peer_receives)
+            return s->media[i].local_ssrc;
+    }
+    return 0;
+}
+
+void room_simulcast_feedback(room_peer *s, const uint8_t *packet, size_t length, uint64_t now_us)
+{
+    if (s->publisher || moat_rtcp_check_compound(packet, length) <= 0)
+        return;
+    uint32_t ssrc = video_ssrc(s);
+    moat_rtcp_iter it;
+    moat_rtcp_header h;
+    moat_rtcp_iter_init(&it, packet, length);
+    while (moat_rtcp_iter_next(&it, &h) > 0) {
+        moat_rtcp_fb fb;
+        moat_rtcp_remb remb;
+        moat_rtcp_rr rr;
+        if (h.type == MOAT_RTCP_PSFB && moat_rtcp_parse_fb(&h, &fb) == MOAT_RTP_OK &&
+            moat_rtcp_fb_is_remb(&fb) && moat_rtcp_parse_remb(&fb, &remb) == MOAT_RTP_OK)
+            room_layers_on_remb(&s->layer, remb.bitrate, now_us);
+        if (h.type != MOAT_RTCP_RR || moat_rtcp_parse_rr(&h, &rr) != MOAT_RTP_OK)
+            continue;
+        for (size_t i = 0; i < rr.n_reports; i++) {
+            if (rr.reports[i].ssrc == ssrc && ssrc != 0)
+                room_layers_on_loss(&s->layer, rr.reports[i].fraction_lost, now_us);
+        }
+    }
+}
+
+/* ---- JSON ---- */
+
+json_t *room_simulcast_describe_publisher(const room_peer *p)
+{
+    if (p->n_layers == 0)
+        return NULL;
+    json_t *layers = json_array();
+    for (size_t l = 0; l < p->n_layers; l++) {
+        const room_layer *x = &p->layers[l];
+        json_t *o =
+            json_pack("{s:s, s:I, s:I}", "rid", x->rid, "ssrc", (json_int_t)atomic_load(&x->ssrc),
+                      "bitrate_bps", (json_int_t)atomic_load(&x->bitrate_bps));
+        if (atomic_load(&x->width)) {
+            json_object_set_new(o, "width", json_integer(atomic_load(&x->width)));
+            json_object_set_new(o, "height", json_integer(atomic_load(&x->height)));
+        }
+        json_array_append_new(layers, o);
+    }
+    return layers;
+}
+
+static json_t *rid_or_null(const room_peer *source, int layer)
+{
+    return layer >= 0 && (size_t)layer < source->n_layers ? json_string(source->layers[layer].rid)
+                                                          : json_null();
+}
+
+json_t *room_simulcast_describe_subscriber(const room_peer *s)
+{
+    if (!s->source || s->source->n_layers == 0)
+        return NULL;
+    return json_pack("{s:o, s:o, s:s, s:I}", "current",
+                     rid_or_null(s->source, atomic_load(&s->layer_current)), "target",
+                     rid_or_null(s->source, atomic_load(&s->layer_target)), "mode",
+                     atomic_load(&s->layer_pinned) ? "pinned" : "auto", "estimate_bps",
+                     (json_int_t)atomic_load(&s->layer_estimate_bps));
+}

@@ -1,0 +1,41 @@
+/* Simulcast in rooms: a publisher's video layers (learned from the rid the
+ * core's demux reports, measured per second) and each subscriber's one
+ * layer, rewritten by room_forward.c into one continuous stream. The
+ * layer is chosen through the API (pinned) or from the subscriber's
+ * estimated bandwidth (room_layers.h); a switch waits for a keyframe of
+ * the target layer, asked of the publisher through its keyframe flag. */
+#ifndef MOAT_ROOM_SIMULCAST_H
+#define MOAT_ROOM_SIMULCAST_H
+
+#include "room.h"
+
+#include <jansson.h>
+
+/* Publisher, at attach: the layers of its simulcast video m-line. */
+void room_simulcast_publisher_init(room_peer *publisher);
+/* Publisher's worker: the layer of a video packet (learning its SSRC,
+ * measuring its bitrate and keyframe size), -1 when it is none of them. */
+int room_simulcast_layer_of(room_peer *publisher, const moat_rtp_packet *p);
+/* Publisher's worker, room lock held: whether subscriber `s` takes a packet
+ * of `layer` (-1: not simulcast, everyone does). */
+bool room_simulcast_wants(const room_peer *s, int layer);
+
+/* Subscriber's worker: whether to forward a video packet of the source
+ * (0 forward, -1 drop); switches layers at keyframes. */
+int room_simulcast_forward(room_peer *s, const moat_rtp_packet *p, const room_codec *codec);
+/* Subscriber's worker: API requests and the automatic choice (timer). */
+void room_simulcast_tick(room_peer *s, uint64_t now_us);
+/* Subscriber's worker: REMB and receiver reports from its peer. */
+void room_simulcast_feedback(room_peer *s, const uint8_t *packet, size_t length, uint64_t now_us);
+
+/* Room lock held: the "layers" of a publisher, the "layer" of a
+ * subscriber (NULL when not simulcast). */
+json_t *room_simulcast_describe_publisher(const room_peer *publisher);
+json_t *room_simulcast_describe_subscriber(const room_peer *s);
+
+/* POST /api/rooms/<room>/subscribers/<id>/layer {"rid": "h"|"auto"};
+ * `rest` is "<room>/subscribers/<id>/layer". Control thread. */
+char *room_simulcast_api(const char *method, const char *rest, const char *body, size_t length,
+                         int *status);
+
+#endif

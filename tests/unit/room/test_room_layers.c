@@ -1,0 +1,313 @@
+/* Simulcast in rooms without a network: the layer state (room_layers.c)
+ * waits for a keyframe of the target before switching, asks for one again,
+ * chooses layers from REMB and loss with hysteresis; a subscriber fed three
+ * layers of a publisher (room_simulcast.c, room_forward.c over a fake
+ * gateway) receives one stream whose SSRC, sequence numbers and timestamps
+ * stay continuous across a switch. */
+#include <glib.h>
+#include <string.h>
+
+#include "room_forward.h"
+#include "room_simulcast.h"
+
+/* ---- room_layers.c ---- */
+
+static void test_keyframe_wait(void)
+{
+    room_layer_state s;
+    room_layers_init(&s);
+    room_layers_set_target(&s, 2, 1000);
+    g_assert_true(s.keyframe_wanted);
+    s.keyframe_wanted = false;
+    /* Nothing before the target's keyframe; other layers never. */
+    g_assert_cmpint(room_layers_packet(&s, 2, false, true, 2000), ==, ROOM_LAYER_DROP);
+    g_assert_cmpint(room_layers_packet(&s, 0, true, true, 2000), ==, ROOM_LAYER_DROP);
+    g_assert_cmpuint(room_layers_mask(&s), ==, 1u << 2);
+    /* No keyframe for a while: asked again. */
+    g_assert_cmpint(room_layers_packet(&s, 2, false, true, 1000 + ROOM_LAYER_REASK_US), ==,
+                    ROOM_LAYER_DROP);
+    g_assert_true(s.keyframe_wanted);
+    g_assert_cmpint(room_layers_packet(&s, 2, true, true, 3000000), ==, ROOM_LAYER_SWITCHED);
+    g_assert_cmpint(room_layers_packet(&s, 2, false, true, 3000001), ==, ROOM_LAYER_FORWARD);
+    /* Switching down: the current layer flows until the target's keyframe. */
+    room_layers_set_target(&s, 0, 4000000);
+    g_assert_cmpuint(room_layers_mask(&s), ==, (1u << 2) | 1u);
+    g_assert_cmpint(room_layers_packet(&s, 2, false, true, 4000001), ==, ROOM_LAYER_FORWARD);
+    g_assert_cmpint(room_layers_packet(&s, 0, false, true, 4000002), ==, ROOM_LAYER_DROP);
+    g_assert_cmpint(room_layers_packet(&s, 0, true, true, 4000003), ==, ROOM_LAYER_SWITCHED);
+    g_assert_cmpint(room_layers_packet(&s, 2, true, true, 4000004), ==, ROOM_LAYER_DROP);
+    g_assert_cmpuint(room_layers_mask(&s), ==, 1u);
+    /* A codec without detectable keyframes switches blind after a delay. */
+    room_layers_set_target(&s, 1, 5000000);
+    g_assert_cmpint(room_layers_packet(&s, 1, false, false, 5000001), ==, ROOM_LAYER_DROP);
+    g_assert_cmpint(room_layers_packet(&s, 1, false, false, 5000000 + ROOM_LAYER_BLIND_SWITCH_US),
+                    ==, ROOM_LAYER_SWITCHED);
+    g_assert_cmpint(room_layers_packet(&s, -1, true, true, 6000000), ==, ROOM_LAYER_DROP);
+}
+
+static void test_choice(void)
+{
+    const uint32_t rates[3] = {2500000, 600000, 150000}; /* h, m, l as Chromium lists them */
+    room_layer_state s;
+    room_layers_init(&s);
+    uint64_t t = 10000000;
+    /* 1.5 Mbit/s initial estimate: m. */
+    room_layers_set_target(&s, room_layers_choose(&s, rates, 3, t), t);
+    g_assert_cmpint(s.target, ==, 1);
+    /* A REMB under m's rate by the margin: down to l at once. */
+    room_layers_on_remb(&s, 400000, t + 1);
+    room_layers_set_target(&s, room_layers_choose(&s, rates, 3, t + 1), t + 1);
+    g_assert_cmpint(s.target, ==, 2);
+    /* Enough for m, but only just: not with the hold time unspent, nor
+     * without the margin. */
+    room_layers_on_remb(&s, 650000, t + 2);
+    g_assert_cmpint(room_layers_choose(&s, rates, 3, t + 2), ==, 2);
+    g_assert_cmpint(room_layers_choose(&s, rates, 3, t + 1 + ROOM_LAYER_UP_HOLD_US), ==, 2);
+    room_layers_on_remb(&s, 800000, t + 3);
+    g_assert_cmpint(room_layers_choose(&s, rates, 3, t + 1 + ROOM_LAYER_UP_HOLD_US), ==, 1);
+    room_layers_set_target(&s, 1, t + 1 + ROOM_LAYER_UP_HOLD_US);
+    /* A REMB never raises the estimate (it is bounded by what the peer
+     * receives): 9 Mbit/s leaves the loss-based 1.5 Mbit/s deciding. */
+    uint64_t t2 = t + 1 + ROOM_LAYER_UP_HOLD_US;
+    room_layers_on_remb(&s, 9000000, t2);
+    g_assert_cmpuint(room_layers_estimate(&s, t2), ==, 1500000);
+    g_assert_cmpint(room_layers_choose(&s, rates, 3, t2 + ROOM_LAYER_UP_HOLD_US), ==, 1);
+    /* Loss cuts it by half the loss; loss-free reports grow it 5 % each,
+     * until h fits with the margin: up to h. */
+    room_layers_on_loss(&s, 128, t2 + 1);
+    g_assert_cmpuint(s.estimate_bps, ==, 1125000);
+    room_layers_on_loss(&s, 0, t2 + 2);
+    g_assert_cmpuint(s.estimate_bps, ==, 1181250);
+    for (int i = 0; i < 20; i++)
+        room_layers_on_loss(&s, 0, t2 + 3 + (uint64_t)i);
+    g_assert_cmpint(room_layers_choose(&s, rates, 3, t2 + ROOM_LAYER_UP_HOLD_US), ==, 0);
+    /* Growth stops at twice the top layer. */
+    for (int i = 0; i < 100; i++)
+        room_layers_on_loss(&s, 0, t2 + 30 + (uint64_t)i);
+    room_layers_choose(&s, rates, 3, t2 + ROOM_LAYER_UP_HOLD_US);
+    g_assert_cmpuint(s.estimate_bps, ==, 5000000);
+    /* A recent REMB under the layer's rate (congestion) brings it down. */
+    room_layers_set_target(&s, 0, t2 + ROOM_LAYER_UP_HOLD_US);
+    room_layers_on_remb(&s, 1000000, t2 + ROOM_LAYER_UP_HOLD_US + 1);
+    g_assert_cmpint(room_layers_choose(&s, rates, 3, t2 + ROOM_LAYER_UP_HOLD_US + 2), ==, 1);
+    /* A layer that stops sending is not chosen; none sending: unchanged. */
+    const uint32_t only_l[3] = {0, 0, 150000};
+    s.target = 0;
+    g_assert_cmpint(room_layers_choose(&s, only_l, 3, t + 6), ==, 2);
+    const uint32_t none[3] = {0, 0, 0};
+    g_assert_cmpint(room_layers_choose(&s, none, 3, t + 6), ==, 0);
+    /* Pinned: left alone. */
+    s.pinned = true;
+    s.target = 0;
+    g_assert_cmpint(room_layers_choose(&s, only_l, 3, t + 7), ==, 0);
+}
+
+/* ---- a subscriber fed by a simulcast publisher, over a fake gateway ---- */
+
+typedef struct {
+    uint8_t data[256];
+    size_t length;
+} sent_packet;
+
+static sent_packet sent[64];
+static size_t n_sent;
+static char last_event[512];
+static uint64_t fake_now = 1000000;
+
+static int fake_send_rtp(moat_plugin_session *session, const uint8_t *packet, size_t length)
+{
+    g_assert_cmpuint(n_sent, <, G_N_ELEMENTS(sent));
+    memcpy(sent[n_sent].data, packet, length);
+    sent[n_sent++].length = length;
+    return 0;
+}
+
+static uint64_t fake_now_us(void)
+{
+    return fake_now;
+}
+
+static void fake_publish_event(const char *topic, const char *json)
+{
+    g_snprintf(last_event, sizeof last_event, "%s %s", topic, json);
+}
+
+static const moat_gateway_calls fake_gateway = {
+    .send_rtp = fake_send_rtp,
+    .now_us = fake_now_us,
+    .publish_event = fake_publish_event,
+};
+
+enum { SSRC_H = 0x100, SSRC_M = 0x200, SSRC_L = 0x300, OUT_SSRC = 0xabc };
+
+typedef struct {
+    room r;
+    room_peer *subscribers[1];
+    room_peer pub, sub;
+    moat_media_info sub_media;
+} world;
+
+static void world_init(world *w)
+{
+    memset(w, 0, sizeof *w);
+    n_sent = 0;
+    last_event[0] = '\0';
+    g_strlcpy(w->r.name, "sim", sizeof w->r.name);
+    pthread_mutex_init(&w->r.lock, NULL);
+    w->r.subscribers = w->subscribers;
+    w->r.publishers[0] = &w->pub;
+    w->r.n_publishers = 1;
+    w->subscribers[0] = &w->sub;
+    w->r.n_subscribers = 1;
+
+    room_peer *p = &w->pub;
+    p->publisher = true;
+    p->room = &w->r;
+    g_strlcpy(p->id, "p1", sizeof p->id);
+    p->codecs[0] = (room_codec){.payload_type = 96,
+                                .kind = MOAT_MEDIA_KIND_VIDEO,
+                                .clock_rate = 90000,
+                                .video_codec = MOAT_VIDEO_CODEC_VP8};
+    g_strlcpy(p->codecs[0].name, "VP8", sizeof p->codecs[0].name);
+    p->n_codecs = 1;
+    const char *rids[3] = {"h", "m", "l"};
+    const uint32_t ssrcs[3] = {SSRC_H, SSRC_M, SSRC_L};
+    for (int l = 0; l < 3; l++) {
+        g_strlcpy(p->layers[l].rid, rids[l], sizeof p->layers[l].rid);
+        atomic_store(&p->layers[l].ssrc, ssrcs[l]);
+        atomic_store(&p->layers[l].bitrate_bps, 2500000u >> (2 * l));
+    }
+    p->n_layers = 3;
+    atomic_store(&p->ssrcs[1], SSRC_H);
+
+    room_peer *s = &w->sub;
+    s->room = &w->r;
+    s->gateway = &fake_gateway;
+    g_strlcpy(s->id, "s2", sizeof s->id);
+    s->source = p;
+    memcpy(s->source_codecs, p->codecs, sizeof p->codecs);
+    s->n_source_codecs = 1;
+    s->codecs_for_ssrc[1] = SSRC_H;
+    w->sub_media.kind = MOAT_MEDIA_KIND_VIDEO;
+    w->sub_media.peer_receives = true;
+    w->sub_media.local_ssrc = OUT_SSRC;
+    w->sub_media.codecs[0] = (moat_codec_info){.payload_type = 100, .clock_rate = 90000};
+    g_strlcpy(w->sub_media.codecs[0].name, "VP8", sizeof w->sub_media.codecs[0].name);
+    w->sub_media.n_codecs = 1;
+    s->media = &w->sub_media;
+    s->n_media = 1;
+    room_layers_init(&s->layer);
+    atomic_init(&s->layer_request, ROOM_LAYER_REQUEST_NONE);
+}
+
+/* One VP8 packet of a layer (keyframe: start of a P=0 frame) through the
+ * subscriber's rewriting; true when it was sent. */
+static bool feed(world *w, uint32_t ssrc, uint16_t seq, uint32_t ts, bool key)
+{
+    uint8_t d[64] = {0x80,
+                     96,
+                     (uint8_t)(seq >> 8),
+                     (uint8_t)seq,
+                     (uint8_t)(ts >> 24),
+                     (uint8_t)(ts >> 16),
+                     (uint8_t)(ts >> 8),
+                     (uint8_t)ts,
+                     (uint8_t)(ssrc >> 24),
+                     (uint8_t)(ssrc >> 16),
+                     (uint8_t)(ssrc >> 8),
+                     (uint8_t)ssrc};
+    d[12] = 0x10;              /* S=1, PID 0 */
+    d[13] = key ? 0x00 : 0x01; /* P bit */
+    moat_rtp_packet p = {.data = d,
+                         .length = 30,
+                         .capacity = sizeof d,
+                         .media_index = -1,
+                         .ssrc = ssrc,
+                         .sequence = seq,
+                         .timestamp = ts,
+                         .payload_type = 96,
+                         .payload_offset = 12,
+                         .payload_length = 18,
+                         .arrival_us = fake_now};
+    size_t before = n_sent;
+    moat_media_kind kind;
+    room_forward(&w->sub, &p, &kind);
+    return n_sent == before + 1;
+}
+
+static uint16_t sent_seq(size_t i)
+{
+    return (uint16_t)(sent[i].data[2] << 8 | sent[i].data[3]);
+}
+
+static uint32_t sent_ts(size_t i)
+{
+    const uint8_t *d = sent[i].data;
+    return (uint32_t)d[4] << 24 | (uint32_t)d[5] << 16 | (uint32_t)d[6] << 8 | d[7];
+}
+
+static uint32_t sent_ssrc(size_t i)
+{
+    const uint8_t *d = sent[i].data;
+    return (uint32_t)d[8] << 24 | (uint32_t)d[9] << 16 | (uint32_t)d[10] << 8 | d[11];
+}
+
+static void test_switch_continuity(void)
+{
+    world w;
+    world_init(&w);
+    /* Pin l through the API's request; packets of h and m do not pass, nor
+     * l's before its keyframe. */
+    atomic_store(&w.sub.layer_request, 2);
+    g_assert_false(feed(&w, SSRC_H, 10, 9000, true));
+    g_assert_true(atomic_load(&w.pub.keyframe_wanted)); /* asked of the publisher */
+    g_assert_cmpint(w.sub.layer.target, ==, 2);
+    g_assert_true(w.sub.layer.pinned);
+    g_assert_false(feed(&w, SSRC_L, 500, 70000, false));
+    g_assert_true(feed(&w, SSRC_L, 501, 73000, true));
+    g_assert_nonnull(strstr(last_event, "rooms/sim {\"type\":\"layer_switched\""));
+    g_assert_nonnull(strstr(last_event, "\"id\":\"s2\",\"publisher\":\"p1\",\"rid\":\"l\""));
+    fake_now += 33000;
+    g_assert_true(feed(&w, SSRC_L, 502, 76000, false));
+    g_assert_false(feed(&w, SSRC_H, 11, 12000, false));
+    g_assert_cmpuint(atomic_load(&w.sub.layer_mask), ==, 1u << 2);
+
+    /* Up to h: l keeps flowing until h's keyframe, then only h. */
+    atomic_store(&w.pub.keyframe_wanted, false);
+    atomic_store(&w.sub.layer_request, 0);
+    room_simulcast_tick(&w.sub, fake_now);
+    g_assert_true(atomic_load(&w.pub.keyframe_wanted));
+    fake_now += 33000;
+    g_assert_false(feed(&w, SSRC_H, 12, 15000, false));
+    g_assert_true(feed(&w, SSRC_L, 503, 79000, false));
+    fake_now += 33000;
+    g_assert_true(feed(&w, SSRC_H, 13, 18000, true));
+    g_assert_false(feed(&w, SSRC_L, 504, 82000, false));
+    fake_now += 33000;
+    g_assert_true(feed(&w, SSRC_H, 14, 21000, false));
+
+    /* One stream: our SSRC, sequence numbers without a gap or a repeat,
+     * timestamps moving forward by about the time between packets. */
+    g_assert_cmpuint(n_sent, ==, 5);
+    for (size_t i = 0; i < n_sent; i++) {
+        g_assert_cmpuint(sent_ssrc(i), ==, OUT_SSRC);
+        g_assert_cmpuint(sent[i].data[1] & 0x7f, ==, 100);
+        if (i == 0)
+            continue;
+        g_assert_cmpuint((uint16_t)(sent_seq(i) - sent_seq(i - 1)), ==, 1);
+        int32_t step = (int32_t)(sent_ts(i) - sent_ts(i - 1));
+        g_assert_cmpint(step, >, 0);
+        g_assert_cmpint(step, <=, 3000 + 1);
+    }
+    g_assert_nonnull(strstr(last_event, "\"rid\":\"h\""));
+    pthread_mutex_destroy(&w.r.lock);
+}
+
+int main(int argc, char **argv)
+{
+    g_test_init(&argc, &argv, NULL);
+    g_test_add_func("/room/layers/keyframe-wait", test_keyframe_wait);
+    g_test_add_func("/room/layers/choice", test_choice);
+    g_test_add_func("/room/layers/switch-continuity", test_switch_continuity);
+    return g_test_run();
+}
