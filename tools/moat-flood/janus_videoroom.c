@@ -6,9 +6,11 @@
 #include <stdio.h>
 #include <string.h>
 
-#define PLUGIN       "janus.plugin.videoroom"
-#define JSEP_WAIT_S  15.0
-#define ROOM_ID_SPAN 1000000000u
+#define PLUGIN        "janus.plugin.videoroom"
+#define JSEP_WAIT_S   15.0
+#define ROOM_ID_SPAN  1000000000u
+#define JOIN_ATTEMPTS 20
+#define JOIN_RETRY_US 100000
 
 int janus_videoroom_open(janus_videoroom *v, const char *base_url, char *error, size_t error_size)
 {
@@ -70,14 +72,22 @@ int janus_videoroom_subscribe(janus_videoroom *v, uint64_t *handle, char **offer
     *offer = NULL;
     if (janus_client_attach(v->client, PLUGIN, handle, error, error_size) != 0)
         return -1;
-    json_t *join =
-        json_pack("{s:s,s:I,s:s,s:[{s:I}]}", "request", "join", "room", (json_int_t)v->room,
-                  "ptype", "subscriber", "streams", "feed", (json_int_t)v->feed);
-    if (janus_client_message(v->client, *handle, join, NULL, NULL, NULL, error, error_size) != 0)
-        return -1;
     json_t *event = NULL;
-    if (janus_client_wait_jsep(v->client, *handle, JSEP_WAIT_S, &event, error, error_size) != 0)
-        return -1;
+    /* Janus takes a publisher as a feed only once its own side of DTLS has
+     * completed, which may be just after ours: "No such feed" is retried. */
+    for (int attempt = 0;; attempt++) {
+        json_t *join =
+            json_pack("{s:s,s:I,s:s,s:[{s:I}]}", "request", "join", "room", (json_int_t)v->room,
+                      "ptype", "subscriber", "streams", "feed", (json_int_t)v->feed);
+        if (janus_client_message(v->client, *handle, join, NULL, NULL, NULL, error, error_size) !=
+            0)
+            return -1;
+        if (janus_client_wait_jsep(v->client, *handle, JSEP_WAIT_S, &event, error, error_size) == 0)
+            break;
+        if (attempt >= JOIN_ATTEMPTS || strstr(error, "No such feed") == NULL)
+            return -1;
+        g_usleep(JOIN_RETRY_US);
+    }
     *offer = event_sdp(event, "offer");
     json_decref(event);
     if (*offer == NULL) {

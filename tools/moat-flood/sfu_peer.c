@@ -33,6 +33,11 @@ sfu_peer *sfu_peer_new(sfu_role role)
 {
     sfu_peer *p = g_new0(sfu_peer, 1);
     p->role = role;
+    /* An offering peer is a full controlling agent: it also answers the
+     * checks of a full peer (Janus), which needs them to select a pair. */
+    p->checker = moat_ice_checker_new();
+    if (p->checker != NULL)
+        moat_ice_checker_set_controlling(p->checker, true);
     return p;
 }
 
@@ -191,12 +196,7 @@ char *sfu_peer_build_answer(flood_session *s, const char *offer, char *error, si
     moat_sdp_free(sdp);
     /* The SFU offered actpass; we answered passive: it is the DTLS client. */
     s->dtls_role = MOAT_DTLS_ROLE_SERVER;
-    s->sfu->checker = moat_ice_checker_new();
-    if (s->sfu->checker == NULL) {
-        snprintf(error, error_size, "out of memory");
-        g_string_free(out, TRUE);
-        return NULL;
-    }
+    moat_ice_checker_set_controlling(s->sfu->checker, false);
     return g_string_free(out, FALSE);
 }
 
@@ -206,12 +206,15 @@ void sfu_peer_on_stun_request(flood_session *s, const uint8_t *data, size_t leng
     uint8_t reply[MOAT_ICE_REPLY_CAPACITY];
     size_t reply_length = sizeof reply;
     moat_ice_check_info info;
+    if (s->sfu->checker == NULL)
+        return;
     moat_ice_check_result result = moat_ice_checker_handle_request(
         s->sfu->checker, data, length, s->local_ufrag, s->local_pwd, s->remote_ufrag,
         (const struct sockaddr *)from, sizeof *from, reply, &reply_length, &info);
     if (reply_length > 0)
         flood_session_send(s, reply, reply_length, from);
-    if (result != MOAT_ICE_CHECK_OK || !info.use_candidate || s->state != FLOOD_SESSION_CHECKING)
+    if (result != MOAT_ICE_CHECK_OK || !info.use_candidate || !s->sfu->answering ||
+        s->state != FLOOD_SESSION_CHECKING)
         return;
     s->remote = *from;
     s->state = FLOOD_SESSION_DTLS;

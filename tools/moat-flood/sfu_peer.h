@@ -2,8 +2,9 @@
  * publisher (audio and video sendonly, paced by sfu_source.h) or a
  * subscriber (recvonly, counting what arrives with sfu_loss.h). A
  * subscriber either offers (WHEP) or answers an offer the SFU made (Janus
- * videoroom); an answering subscriber is an ICE-lite responder, since the
- * offering full agent controls (RFC 8445 §6.1.1). The caller sets
+ * videoroom). An offering peer is the controlling agent and also answers a
+ * full peer's checks; an answering subscriber is an ICE-lite responder,
+ * since the offering full agent controls (RFC 8445 §6.1.1). The caller sets
  * flood_session.sfu before flood_session_open and frees it after the
  * reports; the session's media loop is the only user. */
 #ifndef SFU_PEER_H
@@ -23,7 +24,7 @@ typedef enum { SFU_ROLE_PUBLISHER, SFU_ROLE_SUBSCRIBER } sfu_role;
 struct sfu_peer {
     sfu_role role;
     bool answering;            /* the SFU offered; we answered as ICE-lite */
-    moat_ice_checker *checker; /* answering only */
+    moat_ice_checker *checker; /* answers the peer's checks */
     uint32_t audio_ssrc, video_ssrc;
     uint8_t audio_pt, video_pt;
     sfu_source source; /* publisher */
@@ -46,7 +47,8 @@ int sfu_peer_take_answer(flood_session *s, const char *answer, char *error, size
  * (g_malloc'd), ICE-lite, DTLS passive (the SFU starts the handshake). */
 char *sfu_peer_build_answer(flood_session *s, const char *offer, char *error, size_t error_size);
 
-/* An answering subscriber's incoming Binding request: answered; a
+/* An incoming Binding request: answered (as the controlling agent, or as
+ * the controlled lite one when answering); for an answering subscriber a
  * nominating one selects the pair and waits for the SFU's DTLS. */
 void sfu_peer_on_stun_request(flood_session *s, const uint8_t *data, size_t length,
                               const struct sockaddr_in6 *from, uint64_t now_us);

@@ -1,5 +1,6 @@
 #include "whip_session.h"
 #include "legit_media.h"
+#include "ice/stun_classify.h"
 #include "session_parts.h"
 #include "sfu_peer.h"
 #include "target_policy.h"
@@ -58,8 +59,9 @@ static uint32_t random_ssrc(void)
 }
 
 /* The address the kernel would send from towards the WHIP host: what the
- * host candidate announces. The port stays bound after the association is
- * dissolved. */
+ * host candidate announces. A throwaway socket is connected to learn it:
+ * dissolving the association of the session's own socket would also
+ * release its port (Linux keeps it only when bind named one). */
 static void learn_local_address(flood_session *s, const char *url)
 {
     GUri *uri = g_uri_parse(url, G_URI_FLAGS_NONE, NULL);
@@ -78,10 +80,13 @@ static void learn_local_address(flood_session *s, const char *url)
             memcpy(&to, list->ai_addr, sizeof to);
         }
         socklen_t length = sizeof s->local;
-        if (connect(s->fd, (struct sockaddr *)&to, sizeof to) == 0)
-            getsockname(s->fd, (struct sockaddr *)&s->local, &length);
-        struct sockaddr unspecified = {.sa_family = AF_UNSPEC};
-        connect(s->fd, &unspecified, sizeof unspecified);
+        int probe = socket(AF_INET6, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+        int off = 0;
+        if (probe >= 0 && setsockopt(probe, IPPROTO_IPV6, IPV6_V6ONLY, &off, sizeof off) == 0 &&
+            connect(probe, (struct sockaddr *)&to, sizeof to) == 0)
+            getsockname(probe, (struct sockaddr *)&s->local, &length);
+        if (probe >= 0)
+            close(probe);
     }
     if (list != NULL)
         freeaddrinfo(list);
@@ -353,8 +358,8 @@ static void dispatch(flood_session *s, uint8_t *data, size_t length,
     if (length == 0 || !from_remote(s, from))
         return;
     uint8_t first = data[0];
-    bool answering = s->sfu != NULL && s->sfu->answering;
-    if (first <= 3 && answering) {
+    bool request = first <= 3 && moat_stun_classify(data, length) == MOAT_STUN_BINDING_REQUEST;
+    if (request && s->sfu != NULL) {
         sfu_peer_on_stun_request(s, data, length, from, now_us);
     } else if (first <= 3) {
         session_ice_on_stun(s, data, length, from, now_us);
