@@ -11,12 +11,16 @@
 #include "dtls/certificate.h"
 #include "dtls/dtls_context.h"
 
+#include <errno.h>
 #include <glib.h>
-#include <poll.h>
+#include <sys/epoll.h>
+#include <unistd.h>
 #include <string.h>
 #include <sys/resource.h>
 
 #define MAX_POLL_US    5000u
+#define SWEEP_US       5000u
+#define EPOLL_BATCH    256
 #define HTTP_TIMEOUT_S 10
 
 typedef struct {
@@ -29,7 +33,8 @@ typedef struct {
     janus_videoroom janus;
     bool use_janus;
     volatile sig_atomic_t *stop;
-    struct pollfd *polls;
+    int epoll_fd;
+    uint64_t next_sweep_us;
     size_t n_open; /* subscribers opened so far */
 } sfu_state;
 
@@ -38,39 +43,47 @@ static flood_session *session_at(sfu_state *st, size_t i)
     return i == 0 ? &st->r->publisher : &st->r->subscribers[i - 1];
 }
 
-static uint64_t earliest_wake(sfu_state *st, uint64_t deadline_us, uint64_t now_us)
+/* Adds a newly opened session's socket to the epoll set. */
+static void watch(sfu_state *st, size_t i)
 {
-    uint64_t wake = deadline_us;
-    for (size_t i = 0; i <= st->n_open; i++) {
-        flood_session *s = session_at(st, i);
-        uint64_t timer = flood_session_next_timer_us(s, now_us);
-        wake = timer < wake ? timer : wake;
-    }
-    uint64_t media = sfu_peer_next_due_us(&st->r->publisher);
-    return media < wake ? media : wake;
+    flood_session *s = session_at(st, i);
+    if (s->fd < 0)
+        return;
+    struct epoll_event event = {.events = EPOLLIN, .data.u64 = i};
+    epoll_ctl(st->epoll_fd, EPOLL_CTL_ADD, s->fd, &event);
 }
 
-/* Waits for datagrams or the next timer, then serves every open session. */
+/* Every open session's timers (ICE checks and consent, DTLS retransmits,
+ * setup deadlines): a sweep every SWEEP_US rather than per wake-up, so a
+ * wake-up costs what is ready, not the number of sessions. */
+static void sweep(sfu_state *st, uint64_t now_us)
+{
+    if (now_us < st->next_sweep_us)
+        return;
+    for (size_t i = 0; i <= st->n_open; i++)
+        flood_session_tick(session_at(st, i), now_us);
+    st->next_sweep_us = now_us + SWEEP_US;
+}
+
+/* Waits for datagrams, the publisher's next packet or the next sweep, then
+ * serves what is ready. */
 static void pump(sfu_state *st, uint64_t deadline_us)
 {
     uint64_t now = flood_now_us();
-    uint64_t wake = earliest_wake(st, deadline_us, now);
+    uint64_t wake = deadline_us < st->next_sweep_us ? deadline_us : st->next_sweep_us;
+    uint64_t media = sfu_peer_next_due_us(&st->r->publisher);
+    wake = media < wake ? media : wake;
     uint64_t wait = wake > now ? wake - now : 0;
     wait = wait > MAX_POLL_US ? MAX_POLL_US : wait;
-    size_t n = st->n_open + 1;
-    for (size_t i = 0; i < n; i++)
-        st->polls[i] = (struct pollfd){.fd = session_at(st, i)->fd, .events = POLLIN};
+    struct epoll_event events[EPOLL_BATCH];
     struct timespec timeout = {.tv_sec = 0, .tv_nsec = (long)wait * 1000};
-    int ready = ppoll(st->polls, n, &timeout, NULL);
+    int ready = epoll_pwait2(st->epoll_fd, events, EPOLL_BATCH, &timeout, NULL);
     now = flood_now_us();
     /* The publisher first: its schedule is what the run measures against. */
     sfu_peer_send_due(&st->r->publisher, now);
-    for (size_t i = 0; i < n; i++) {
-        flood_session *s = session_at(st, i);
-        if (ready > 0 && (st->polls[i].revents & POLLIN))
-            flood_session_receive(s, now);
-        flood_session_tick(s, now);
-    }
+    for (int i = 0; i < ready; i++)
+        flood_session_receive(session_at(st, (size_t)events[i].data.u64), now);
+    sweep(st, now);
     st->r->published = st->r->publisher.sfu->sent;
 }
 
@@ -165,8 +178,10 @@ static int open_all(sfu_state *st, char *error, size_t error_size)
     sfu_result *r = st->r;
     uint64_t started = flood_now_us();
     r->publisher.sfu = sfu_peer_new(SFU_ROLE_PUBLISHER);
-    if (flood_session_open(&r->publisher, 0, &st->publisher_env, started) == 0)
+    if (flood_session_open(&r->publisher, 0, &st->publisher_env, started) == 0) {
+        watch(st, 0);
         settle(st);
+    }
     if (r->publisher.state != FLOOD_SESSION_CONNECTED) {
         snprintf(error, error_size, "the publisher did not connect: %s", r->publisher.error);
         return 1;
@@ -179,6 +194,7 @@ static int open_all(sfu_state *st, char *error, size_t error_size)
         else
             flood_session_open(s, (unsigned)i + 1, &st->subscriber_env, flood_now_us());
         st->n_open = i + 1;
+        watch(st, i + 1);
         /* Sessions already open go on with ICE and DTLS meanwhile. */
         pump(st, flood_now_us());
     }
@@ -272,9 +288,11 @@ int sfu_run(const flood_options *options, volatile sig_atomic_t *stop_requested,
         result->subscribers[i].fd = -1;
     sfu_state st = {.o = options, .r = result, .stop = stop_requested};
     st.use_janus = options->janus_url != NULL;
-    st.polls = g_new0(struct pollfd, options->subscribers + 1);
+    st.epoll_fd = epoll_create1(EPOLL_CLOEXEC);
     raise_descriptor_limit();
-    int status = prepare(&st, error, error_size);
+    int status = st.epoll_fd >= 0 ? prepare(&st, error, error_size) : 1;
+    if (st.epoll_fd < 0)
+        snprintf(error, error_size, "epoll: %s", strerror(errno));
     if (status == 0)
         status = open_all(&st, error, error_size);
     if (status == 0)
@@ -283,7 +301,8 @@ int sfu_run(const flood_options *options, volatile sig_atomic_t *stop_requested,
     whip_client_free(st.http);
     moat_dtls_context_free(st.dtls_context);
     moat_certificate_free(st.certificate);
-    g_free(st.polls);
+    if (st.epoll_fd >= 0)
+        close(st.epoll_fd);
     return status;
 }
 
