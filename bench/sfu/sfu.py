@@ -169,7 +169,7 @@ class Trial:
     def run(self, target_args, n):
         args = ["taskset", "-c", "1", *PRIORITY, str(self.flood), *target_args,
                 "--subscribers", str(n), "--duration", str(self.duration), "--setup-timeout",
-                "20", "--json", "--quiet"]
+                "20", "--drain", "1", "--json", "--quiet"]
         t0 = time.monotonic()
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
         process = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
