@@ -132,6 +132,15 @@ int janus_client_attach(janus_client *c, const char *plugin, uint64_t *handle, c
     return status;
 }
 
+int janus_client_keepalive(janus_client *c, char *error, size_t error_size)
+{
+    char path[48];
+    snprintf(path, sizeof path, "/%" PRIu64, c->session);
+    json_t *reply = post(c, path, json_pack("{s:s}", "janus", "keepalive"), error, error_size);
+    json_decref(reply);
+    return reply != NULL ? 0 : -1;
+}
+
 int janus_client_message(janus_client *c, uint64_t handle, json_t *body, const char *jsep_type,
                          const char *jsep_sdp, json_t **reply, char *error, size_t error_size)
 {

@@ -29,6 +29,10 @@ int janus_client_attach(janus_client *c, const char *plugin, uint64_t *handle, c
 int janus_client_message(janus_client *c, uint64_t handle, json_t *body, const char *jsep_type,
                          const char *jsep_sdp, json_t **reply, char *error, size_t error_size);
 
+/* Keeps the Janus session alive (it times out after 60 s without a
+ * request by default). */
+int janus_client_keepalive(janus_client *c, char *error, size_t error_size);
+
 /* Long-polls the session's events until one from handle carries a JSEP
  * (returned in *event, a new reference) or reports a plugin error, within
  * timeout_s. Other events are dropped. */

@@ -1,6 +1,6 @@
 /* The fan-out run: setup (publisher, then subscribers through WHEP or the
  * Janus videoroom), paced media for --duration, drain, hang-up. One
- * thread; every session is served from one ppoll loop. */
+ * thread; every session is served from one epoll loop. */
 #include "sfu_run.h"
 #include "flood_clock.h"
 #include "janus_videoroom.h"
@@ -18,10 +18,12 @@
 #include <string.h>
 #include <sys/resource.h>
 
-#define MAX_POLL_US    5000u
-#define SWEEP_US       5000u
-#define EPOLL_BATCH    256
-#define HTTP_TIMEOUT_S 10
+#define MAX_POLL_US 5000u
+#define SWEEP_US    5000u
+#define EPOLL_BATCH 256
+/* Janus ends a session 60 s after its last request by default. */
+#define JANUS_KEEPALIVE_US 20000000u
+#define HTTP_TIMEOUT_S     10
 
 typedef struct {
     const flood_options *o;
@@ -231,9 +233,15 @@ static void run_media(sfu_state *st)
     uint64_t interval = (uint64_t)(o->interval_s * 1e6);
     uint64_t next_report = start + interval;
     uint64_t published_before = 0, received_before = 0;
+    uint64_t next_keepalive = start + JANUS_KEEPALIVE_US;
     while (!*st->stop && flood_now_us() < end) {
         pump(st, next_report < end ? next_report : end);
         uint64_t now = flood_now_us();
+        if (st->use_janus && now >= next_keepalive) {
+            char error[200];
+            janus_client_keepalive(st->janus.client, error, sizeof error);
+            next_keepalive = now + JANUS_KEEPALIVE_US;
+        }
         if (now < next_report || o->quiet)
             continue;
         uint64_t received = received_total(r);
