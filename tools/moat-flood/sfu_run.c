@@ -210,6 +210,10 @@ static int open_all(sfu_state *st, char *error, size_t error_size)
             g_strlcpy(r->first_failure, s->error[0] ? s->error : "interrupted",
                       sizeof r->first_failure);
     }
+    if (r->n_connected == 0 && r->n_subscribers > 0) {
+        snprintf(error, error_size, "no subscriber connected (first: %s)", r->first_failure);
+        return 1;
+    }
     return 0;
 }
 
