@@ -21,6 +21,10 @@ moat-flood, so `scaling` understates what a second core gives a relay
 alone). Other work on the same cores makes every figure noisy; the load
 average is printed before and after.
 
+Moat runs in its default configuration (flood defence on: prefilter auto,
+kernel filter auto); one more search without its flood defence shows what
+the defence costs a large room.
+
 Last line: sfu subscribers_per_core=<moat> janus=<janus> ratio=<moat/janus>
 scaling=<2 workers / 1 worker>"""
 import argparse
@@ -234,7 +238,7 @@ def search(label, attempt, start, log):
     return good, rows
 
 
-def moat_attempt(ns, build, trial, workers, cpus):
+def moat_attempt(ns, build, trial, workers, cpus, extra=()):
     base = f"http://{NS_IP}:8088"
     counter = [0]
 
@@ -243,7 +247,7 @@ def moat_attempt(ns, build, trial, workers, cpus):
                          "--http-port", "8088", "--media-port", "20000", "--workers",
                          str(workers), "--candidate-addresses", NS_IP, "--log-level", "warn",
                          "--whip-rate-per-ip", "0", "--max-pending-sessions", "0",
-                         "--max-sessions", "0", stdout=subprocess.DEVNULL,
+                         "--max-sessions", "0", *extra, stdout=subprocess.DEVNULL,
                          stderr=subprocess.DEVNULL)
         try:
             wait_http(base + "/healthz")
@@ -286,7 +290,7 @@ def janus_attempt(ns, trial):
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--build", default=str(ROOT / "build"))
-    parser.add_argument("--duration", type=float, default=3.0)
+    parser.add_argument("--duration", type=float, default=2.5)
     parser.add_argument("--start", type=int, default=100)
     parser.add_argument("--no-janus", action="store_true")
     args = parser.parse_args()
@@ -305,6 +309,12 @@ def main():
         found, r = search("moat 1w pinned", moat_attempt(ns, build, trial, 1, "0"), args.start,
                           log)
         results["moat1"], rows = found, rows + r
+        # The same relay without its flood defence (prefilter and kernel
+        # filter off): what the defence costs a large room, if anything.
+        found, r = search("moat 1w no-def", moat_attempt(
+            ns, build, trial, 1, "0", ("--prefilter-mode", "off", "--prefilter-kernel", "off")),
+            max(results["moat1"], args.start), log)
+        results["moat1_nodefence"], rows = found, rows + r
         janus_available = shutil.which("janus") and (JANUS_LIB / "plugins").exists()
         if not args.no_janus and janus_available:
             found, r = search("janus pinned", janus_attempt(ns, trial), args.start, log)
@@ -322,6 +332,7 @@ def main():
           f"moat-flood pinned to CPU 1, at most {MAX_SUBSCRIBERS} subscribers; "
           f"bench took {time.monotonic() - t_start:.0f} s):")
     print(f"  moat, 1 worker pinned to CPU 0: {moat}")
+    print(f"  moat, 1 worker pinned to CPU 0, flood defence off: {results['moat1_nodefence']}")
     print(f"  janus videoroom pinned to CPU 0: {janus}")
     print(f"  moat, 2 workers on CPUs 0-1 (the second shared with moat-flood): "
           f"{results['moat2']}")
