@@ -22,7 +22,7 @@ alone). Other work on the same cores makes every figure noisy; the load
 average is printed before and after.
 
 Moat runs in its default configuration (flood defence on: prefilter auto,
-kernel filter auto); one more search without its flood defence shows what
+kernel filter auto); --defence-off adds a search without it, to show what
 the defence costs a large room.
 
 Last line: sfu subscribers_per_core=<moat> janus=<janus> ratio=<moat/janus>
@@ -293,6 +293,8 @@ def main():
     parser.add_argument("--duration", type=float, default=2.5)
     parser.add_argument("--start", type=int, default=100)
     parser.add_argument("--no-janus", action="store_true")
+    parser.add_argument("--defence-off", action="store_true",
+                        help="also search Moat with its flood defence off (about 2 min more)")
     args = parser.parse_args()
     build = Path(args.build)
     if os.geteuid() != 0:
@@ -309,12 +311,13 @@ def main():
         found, r = search("moat 1w pinned", moat_attempt(ns, build, trial, 1, "0"), args.start,
                           log)
         results["moat1"], rows = found, rows + r
-        # The same relay without its flood defence (prefilter and kernel
-        # filter off): what the defence costs a large room, if anything.
-        found, r = search("moat 1w no-def", moat_attempt(
-            ns, build, trial, 1, "0", ("--prefilter-mode", "off", "--prefilter-kernel", "off")),
-            max(results["moat1"], args.start), log)
-        results["moat1_nodefence"], rows = found, rows + r
+        if args.defence_off:
+            # The same relay without its flood defence (prefilter and kernel
+            # filter off): what the defence costs a large room, if anything.
+            found, r = search("moat 1w no-def", moat_attempt(
+                ns, build, trial, 1, "0", ("--prefilter-mode", "off", "--prefilter-kernel",
+                                           "off")), max(results["moat1"], args.start), log)
+            results["moat1_nodefence"], rows = found, rows + r
         janus_available = shutil.which("janus") and (JANUS_LIB / "plugins").exists()
         if not args.no_janus and janus_available:
             found, r = search("janus pinned", janus_attempt(ns, trial), args.start, log)
@@ -332,7 +335,9 @@ def main():
           f"moat-flood pinned to CPU 1, at most {MAX_SUBSCRIBERS} subscribers; "
           f"bench took {time.monotonic() - t_start:.0f} s):")
     print(f"  moat, 1 worker pinned to CPU 0: {moat}")
-    print(f"  moat, 1 worker pinned to CPU 0, flood defence off: {results['moat1_nodefence']}")
+    if "moat1_nodefence" in results:
+        print(f"  moat, 1 worker pinned to CPU 0, flood defence off: "
+              f"{results['moat1_nodefence']}")
     print(f"  janus videoroom pinned to CPU 0: {janus}")
     print(f"  moat, 2 workers on CPUs 0-1 (the second shared with moat-flood): "
           f"{results['moat2']}")
