@@ -300,6 +300,8 @@ def main():
     if os.geteuid() != 0:
         print("sfu: needs root (network namespace)")
         return 0
+    # SIGTERM unwinds like Ctrl-C, so the gateways stop and the namespace goes.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     log = sys.stdout
     print(f"load average before: {os.getloadavg()[0]:.1f} (2 cores, shared with other work: "
           "figures are noisy)", file=log)
