@@ -181,7 +181,10 @@ class Trial:
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
         process = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                    text=True)
-        out, err = process.communicate(timeout=self.duration + 120)
+        try:
+            out, err = process.communicate(timeout=self.duration + 120)
+        finally:
+            stop(process)
         after = resource.getrusage(resource.RUSAGE_CHILDREN)
         if process.returncode != 0:
             print(f"  moat-flood failed ({process.returncode}): {err.strip()[-300:]}",
