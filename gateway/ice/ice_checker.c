@@ -14,7 +14,15 @@ struct moat_ice_checker {
     /* libnice's agent keeps no per-request state for the requests we validate
      * and the responses we build, but it is mutable, hence one per worker. */
     StunAgent agent;
+    /* Our role: false for Moat (a lite agent is always controlled); true for
+     * a tool's full agent that answers its controlled peer's checks. */
+    bool controlling;
 };
+
+void moat_ice_checker_set_controlling(moat_ice_checker *c, bool controlling)
+{
+    c->controlling = controlling;
+}
 
 /* Comprehension-required attributes outside this list make stun_agent_validate
  * reject a request; browsers only add comprehension-optional ones
@@ -185,8 +193,8 @@ static size_t build_success(moat_ice_checker *c, StunMessage *request, uint8_t *
 {
     StunMessage response;
     size_t written = capacity;
-    bool controlling = false;
-    /* The peer has ICE-CONTROLLING (role conflicts were handled before), so
+    bool controlling = c->controlling;
+    /* The peer holds the other role (role conflicts were handled before), so
      * the tie-breaker passed here is never compared. */
     StunUsageIceReturn r = stun_usage_ice_conncheck_create_reply(
         &c->agent, request, &response, reply, &written, address, address_length, &controlling, 0,
@@ -261,7 +269,7 @@ moat_ice_check_result moat_ice_checker_handle_request(
         return result;
 
     size_t written;
-    if (!parsed.peer_controlling) {
+    if (parsed.peer_controlling == c->controlling) {
         written = build_role_conflict(c, &msg, reply, capacity);
         result = MOAT_ICE_CHECK_ROLE_CONFLICT;
     } else {

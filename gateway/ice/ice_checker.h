@@ -24,6 +24,12 @@ typedef struct moat_ice_checker moat_ice_checker;
 moat_ice_checker *moat_ice_checker_new(void);
 void moat_ice_checker_free(moat_ice_checker *c);
 
+/* A checker is controlled (a lite agent) unless set controlling: a full
+ * controlling agent (moat-flood toward a full peer such as Janus) answers
+ * its controlled peer's checks, and answers a peer that also claims to
+ * control with 487 (it never yields the role). */
+void moat_ice_checker_set_controlling(moat_ice_checker *c, bool controlling);
+
 typedef enum {
     MOAT_ICE_CHECK_OK,
     MOAT_ICE_CHECK_MALFORMED, /* not parseable STUN, bad attribute sizes, missing PRIORITY, ... */
@@ -31,8 +37,8 @@ typedef enum {
                                   */
     MOAT_ICE_CHECK_BAD_FINGERPRINT, /* FINGERPRINT missing or wrong */
     MOAT_ICE_CHECK_NOT_REQUEST,     /* STUN, but not a Binding request */
-    MOAT_ICE_CHECK_ROLE_CONFLICT,   /* authenticated, but the peer claims ICE-CONTROLLED too:
-                                       reply holds a 487 error telling it to control */
+    MOAT_ICE_CHECK_ROLE_CONFLICT,   /* authenticated, but the peer claims our role too:
+                                       reply holds a 487 error telling it to switch */
     MOAT_ICE_CHECK_INVALID_ARGUMENT /* caller error: NULL, empty ufrag/pwd, unusable from,
                                        reply capacity below MOAT_ICE_REPLY_CAPACITY */
 } moat_ice_check_result;

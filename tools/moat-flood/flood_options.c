@@ -20,6 +20,9 @@ enum {
     OPT_SRTPPLUS,
     OPT_SRTP_PROFILES,
     OPT_SETUP_TIMEOUT,
+    OPT_WHEP,
+    OPT_JANUS,
+    OPT_SUBSCRIBERS,
     OPT_TARGET,
     OPT_ATTACK,
     OPT_RATE,
@@ -54,6 +57,9 @@ static const struct option long_options[] = {
     {"srtpplus", required_argument, NULL, OPT_SRTPPLUS},
     {"srtp-profiles", required_argument, NULL, OPT_SRTP_PROFILES},
     {"setup-timeout", required_argument, NULL, OPT_SETUP_TIMEOUT},
+    {"whep", required_argument, NULL, OPT_WHEP},
+    {"janus", required_argument, NULL, OPT_JANUS},
+    {"subscribers", required_argument, NULL, OPT_SUBSCRIBERS},
     {"target", required_argument, NULL, OPT_TARGET},
     {"attack", required_argument, NULL, OPT_ATTACK},
     {"rate", required_argument, NULL, OPT_RATE},
@@ -103,9 +109,21 @@ static void print_help(void)
            "  With an echoing endpoint (Moat's /whip/echo) every session measures loss,\n"
            "  jitter and round-trip time from the packets that come back.\n"
            "\n"
+           "Fan-out (an SFU):\n"
+           "  --subscribers N      one publisher (--whip URL: audio and video sendonly,\n"
+           "                       Opus 50 pps and VP8-shaped video 150 pps of ~1200 octets,\n"
+           "                       about 1.5 Mbit/s, paced evenly) and N subscribers (at most\n"
+           "                       %d) that decrypt what they receive and count sequence\n"
+           "                       gaps per SSRC; the summary gives max and mean loss\n"
+           "  --whep URL           where the subscribers play (WHEP: recvonly offers)\n"
+           "  --janus URL          instead of --whip and --whep: Janus's HTTP API root\n"
+           "                       (e.g. http://HOST:8088/janus); a videoroom is created, the\n"
+           "                       publisher joins it with an offer, each subscriber answers\n"
+           "                       Janus's offer (as an ICE-lite, DTLS-passive peer)\n"
+           "\n"
            "Attacks:\n"
            "  --attack LIST        comma-separated classes, each KIND or KIND:PPS:\n",
-           FLOOD_MAX_SESSIONS);
+           FLOOD_MAX_SESSIONS, FLOOD_MAX_SESSIONS);
     for (int k = 0; k < ATTACK_KIND_COUNT; k++)
         printf("                       %c %-16s %s\n",
                attack_kind_needs_session((attack_kind)k) ? '*' : ' ',
@@ -257,10 +275,32 @@ static void set_defaults(flood_options *o)
     o->interval_s = 1;
 }
 
+/* A fan-out run: a publisher and subscribers, nothing else. */
+static bool check_fan_out(const flood_options *o, bool sessions_given, char *error, size_t size)
+{
+    if (o->subscribers == 0)
+        return o->whep_url == NULL && o->janus_url == NULL
+                   ? true
+                   : fail(error, size, "%s", "--whep and --janus need --subscribers N");
+    if (o->janus_url == NULL && (o->whip_url == NULL || o->whep_url == NULL))
+        return fail(error, size, "%s",
+                    "--subscribers needs --whip URL and --whep URL, or --janus URL");
+    if (o->janus_url != NULL && (o->whip_url != NULL || o->whep_url != NULL))
+        return fail(error, size, "%s", "--janus replaces --whip and --whep");
+    if (o->any_attack || sessions_given || o->migrate_to != NULL)
+        return fail(error, size, "%s",
+                    "--subscribers runs alone: no --attack, --sessions or --migrate-to");
+    return true;
+}
+
 /* Checks what single options cannot: combinations. */
 static bool check_combinations(flood_options *o, bool sessions_given, double rate,
                                const double explicit_rate[], char *error, size_t size)
 {
+    if (!check_fan_out(o, sessions_given, error, size))
+        return false;
+    if (o->subscribers > 0)
+        return true;
     if (o->whip_url == NULL && sessions_given)
         return fail(error, size, "%s", "--sessions needs --whip");
     if (o->whip_url != NULL && !sessions_given)
@@ -323,6 +363,17 @@ flood_options_result flood_options_parse(int argc, char **argv, flood_options *o
             break;
         case OPT_SRTP_PROFILES:
             o.srtp_profiles = optarg;
+            break;
+        case OPT_WHEP:
+            o.whep_url = optarg;
+            break;
+        case OPT_JANUS:
+            o.janus_url = optarg;
+            break;
+        case OPT_SUBSCRIBERS:
+            ok = parse_u64(optarg, 1, FLOOD_MAX_SESSIONS, &number) ||
+                 fail(error, size, "bad --subscribers %s (1..1000)", optarg);
+            o.subscribers = (unsigned)number;
             break;
         case OPT_SETUP_TIMEOUT:
             ok = parse_double(optarg, 0.1, 600, &o.setup_timeout_s) ||

@@ -24,6 +24,11 @@ typedef struct {
     const char *srtp_profiles; /* use_srtp list, NULL: the DTLS module's default */
     double setup_timeout_s;
 
+    /* Fan-out (an SFU): one publisher (--whip or Janus) and subscribers */
+    const char *whep_url;  /* WHEP endpoint subscribers play from */
+    const char *janus_url; /* Janus HTTP API root: videoroom instead of WHIP/WHEP */
+    unsigned subscribers;  /* 0: no fan-out run */
+
     /* Attacks */
     const char *target; /* HOST:PORT for session-less classes, or NULL */
     bool attack[ATTACK_KIND_COUNT];

@@ -10,6 +10,7 @@
 #include <netinet/in.h>
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "capture_ring.h"
@@ -37,6 +38,16 @@ typedef enum {
     FLOOD_SESSION_FAILED,
 } flood_session_state;
 
+/* The fan-out role of a session (sfu_peer.h); NULL for echo sessions. */
+typedef struct sfu_peer sfu_peer;
+
+/* How an offer reaches the endpoint and its answer comes back, when not a
+ * WHIP POST to options->whip_url (the Janus videoroom, janus_client.h).
+ * Returns 0 with *answer (g_malloc'd) and, optionally, *resource_url; -1
+ * with a message. */
+typedef int (*flood_offer_exchange)(void *user, const char *offer, char **answer,
+                                    char **resource_url, char *error, size_t error_size);
+
 /* What every session shares: configuration, the DTLS identity and the HTTP
  * client, and the time series echoes are filed in. */
 typedef struct {
@@ -47,6 +58,10 @@ typedef struct {
     timeline *timeline; /* NULL until the run starts */
     /* The sessions' local address; NULL: any. */
     const struct sockaddr_in6 *bind_local;
+    /* Where offers go: url (NULL: options->whip_url), or exchange when set. */
+    const char *url;
+    flood_offer_exchange exchange;
+    void *exchange_user;
 } flood_session_env;
 
 typedef struct {
@@ -113,6 +128,9 @@ typedef struct {
     size_t typical_length;       /* a legitimate SRTP packet's size */
     _Atomic uint32_t next_sequence;
     capture_ring *capture; /* NULL unless the replay attack runs */
+
+    /* Set by the caller before flood_session_open (which keeps it) */
+    sfu_peer *sfu;
 } flood_session;
 
 #endif

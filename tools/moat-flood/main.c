@@ -4,6 +4,7 @@
 #include "flood_reports.h"
 #include "flood_run.h"
 #include "report_progress.h"
+#include "sfu_run.h"
 
 #include <signal.h>
 #include <stdio.h>
@@ -51,6 +52,23 @@ static int write_reports(const flood_options *options, const flood_result *resul
     return status;
 }
 
+/* --subscribers: the fan-out run and its reports. */
+static int run_fan_out(const flood_options *options)
+{
+    char error[512];
+    sfu_result result;
+    int status = sfu_run(options, &stop_requested, &result, error, sizeof error);
+    if (status != 0) {
+        fprintf(stderr, "moat-flood: %s\n", error);
+    } else {
+        sfu_report_summary(options->json ? stderr : stdout, &result);
+        if (options->json && sfu_report_json(stdout, &result) != 0)
+            status = 1;
+    }
+    sfu_result_clear(&result);
+    return status;
+}
+
 int main(int argc, char **argv)
 {
     flood_options options;
@@ -65,6 +83,8 @@ int main(int argc, char **argv)
         break;
     }
     install_signal_handlers();
+    if (options.subscribers > 0)
+        return run_fan_out(&options);
     flood_result result;
     int status = flood_run(&options, &stop_requested, &result, error, sizeof error);
     if (status != 0) {

@@ -5,6 +5,7 @@
  * selected pair, and re-nomination from a new local address after
  * flood_session_migrate. Built on ice/ice_client.h. */
 #include "session_parts.h"
+#include "sfu_peer.h"
 #include "whip_session.h"
 
 #include <glib.h>
@@ -77,6 +78,8 @@ static void maybe_nominate(flood_session *s, uint64_t now_us)
 
 uint64_t session_ice_next_timer_us(const flood_session *s)
 {
+    if (s->sfu != NULL && s->sfu->answering)
+        return UINT64_MAX;
     uint64_t next = s->next_check_us;
     if (s->state == FLOOD_SESSION_CHECKING && s->nominated < 0 && s->first_answer_us != 0) {
         uint64_t wait = s->first_answer_us - s->checks_started_us;
@@ -92,6 +95,9 @@ uint64_t session_ice_next_timer_us(const flood_session *s)
 
 void session_ice_tick(flood_session *s, uint64_t now_us)
 {
+    /* An answering fan-out subscriber is ICE-lite: it only responds. */
+    if (s->sfu != NULL && s->sfu->answering)
+        return;
     if (s->state == FLOOD_SESSION_CHECKING) {
         maybe_nominate(s, now_us);
         if (now_us < s->next_check_us)

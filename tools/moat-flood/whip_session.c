@@ -1,6 +1,8 @@
 #include "whip_session.h"
 #include "legit_media.h"
+#include "ice/stun_classify.h"
 #include "session_parts.h"
+#include "sfu_peer.h"
 #include "target_policy.h"
 
 #include <errno.h>
@@ -57,8 +59,9 @@ static uint32_t random_ssrc(void)
 }
 
 /* The address the kernel would send from towards the WHIP host: what the
- * host candidate announces. The port stays bound after the association is
- * dissolved. */
+ * host candidate announces. A throwaway socket is connected to learn it:
+ * dissolving the association of the session's own socket would also
+ * release its port (Linux keeps it only when bind named one). */
 static void learn_local_address(flood_session *s, const char *url)
 {
     GUri *uri = g_uri_parse(url, G_URI_FLAGS_NONE, NULL);
@@ -77,10 +80,13 @@ static void learn_local_address(flood_session *s, const char *url)
             memcpy(&to, list->ai_addr, sizeof to);
         }
         socklen_t length = sizeof s->local;
-        if (connect(s->fd, (struct sockaddr *)&to, sizeof to) == 0)
-            getsockname(s->fd, (struct sockaddr *)&s->local, &length);
-        struct sockaddr unspecified = {.sa_family = AF_UNSPEC};
-        connect(s->fd, &unspecified, sizeof unspecified);
+        int probe = socket(AF_INET6, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+        int off = 0;
+        if (probe >= 0 && setsockopt(probe, IPPROTO_IPV6, IPV6_V6ONLY, &off, sizeof off) == 0 &&
+            connect(probe, (struct sockaddr *)&to, sizeof to) == 0)
+            getsockname(probe, (struct sockaddr *)&s->local, &length);
+        if (probe >= 0)
+            close(probe);
     }
     if (list != NULL)
         freeaddrinfo(list);
@@ -197,10 +203,13 @@ int flood_session_migrate(flood_session *s, const struct sockaddr_in6 *local, ui
     return 0;
 }
 
-int flood_session_open(flood_session *s, unsigned index, const flood_session_env *env,
-                       uint64_t now_us)
+/* Fresh state, credentials and the socket: what opening and answering
+ * share. The caller's s->sfu is kept. */
+static int prepare(flood_session *s, unsigned index, const flood_session_env *env, uint64_t now_us)
 {
+    sfu_peer *sfu = s->sfu;
     memset(s, 0, sizeof *s);
+    s->sfu = sfu;
     s->index = index;
     s->env = env;
     s->fd = -1;
@@ -208,30 +217,56 @@ int flood_session_open(flood_session *s, unsigned index, const flood_session_env
     s->state = FLOOD_SESSION_NEW;
     s->started_us = now_us;
     s->ssrc = random_ssrc();
+    if (sfu != NULL) {
+        sfu->audio_ssrc = random_ssrc();
+        sfu->video_ssrc = s->ssrc;
+    }
     if (moat_ice_credentials_generate(s->local_ufrag, s->local_pwd) != 0) {
         session_fail(s, "no randomness for ICE credentials");
         return -1;
     }
     if (open_socket(s) != 0)
         return -1;
-    learn_local_address(s, env->options->whip_url);
+    learn_local_address(s, env->url != NULL ? env->url : env->options->whip_url);
+    return 0;
+}
 
-    char error[512];
-    char *offer = session_offer_build(s, error, sizeof error);
+/* The offer goes out (WHIP POST or the env's exchange); the answer comes back. */
+static int exchange_offer(flood_session *s, char **answer, char *error, size_t error_size)
+{
+    const flood_session_env *env = s->env;
+    char *offer = s->sfu != NULL ? sfu_peer_build_offer(s, error, error_size)
+                                 : session_offer_build(s, error, error_size);
     if (offer == NULL) {
         session_fail(s, "offer: %s", error);
         return -1;
     }
-    char *answer = NULL;
-    int status = whip_client_post_offer(env->http, env->options->whip_url, offer, &answer,
-                                        &s->resource_url, error, sizeof error);
+    const char *url = env->url != NULL ? env->url : env->options->whip_url;
+    int status =
+        env->exchange != NULL
+            ? env->exchange(env->exchange_user, offer, answer, &s->resource_url, error, error_size)
+            : whip_client_post_offer(env->http, url, offer, answer, &s->resource_url, error,
+                                     error_size);
     g_free(offer);
     if (status != 0) {
         session_fail(s, "%s", error);
         return -1;
     }
-    if (target_policy_check_url(s->resource_url, env->options->allow_remote, error, sizeof error) !=
-        0) {
+    return 0;
+}
+
+int flood_session_open(flood_session *s, unsigned index, const flood_session_env *env,
+                       uint64_t now_us)
+{
+    if (prepare(s, index, env, now_us) != 0)
+        return -1;
+    char error[512];
+    char *answer = NULL;
+    if (exchange_offer(s, &answer, error, sizeof error) != 0)
+        return -1;
+    if (s->resource_url != NULL &&
+        target_policy_check_url(s->resource_url, env->options->allow_remote, error, sizeof error) !=
+            0) {
         /* Not even a DELETE goes to a Location the policy refuses. */
         g_free(s->resource_url);
         s->resource_url = NULL;
@@ -239,7 +274,9 @@ int flood_session_open(flood_session *s, unsigned index, const flood_session_env
         session_fail(s, "WHIP resource: %s", error);
         return -1;
     }
-    status = session_answer_apply(s, answer, error, sizeof error);
+    int status = session_answer_apply(s, answer, error, sizeof error);
+    if (status == 0 && s->sfu != NULL)
+        status = sfu_peer_take_answer(s, answer, error, sizeof error);
     g_free(answer);
     if (status != 0) {
         session_fail(s, "answer: %s", error);
@@ -261,6 +298,29 @@ int flood_session_open(flood_session *s, unsigned index, const flood_session_env
     /* An endpoint may answer before its media thread knows the new ufrag; a
      * check that early is dropped (and counted) for nothing. */
     s->next_check_us = now_us + FIRST_CHECK_DELAY_US;
+    return 0;
+}
+
+int flood_session_answer(flood_session *s, unsigned index, const flood_session_env *env,
+                         const char *offer, char **answer, uint64_t now_us)
+{
+    *answer = NULL;
+    if (prepare(s, index, env, now_us) != 0)
+        return -1;
+    char error[512];
+    /* The offer names the SFU's credentials, fingerprint and candidates as
+     * an answer would. */
+    if (session_answer_apply(s, offer, error, sizeof error) != 0) {
+        session_fail(s, "offer: %s", error);
+        return -1;
+    }
+    s->sfu->answering = true;
+    *answer = sfu_peer_build_answer(s, offer, error, sizeof error);
+    if (*answer == NULL) {
+        session_fail(s, "answer: %s", error);
+        return -1;
+    }
+    s->state = FLOOD_SESSION_CHECKING;
     return 0;
 }
 
@@ -298,13 +358,20 @@ static void dispatch(flood_session *s, uint8_t *data, size_t length,
     if (length == 0 || !from_remote(s, from))
         return;
     uint8_t first = data[0];
-    if (first <= 3) {
+    bool request = first <= 3 && moat_stun_classify(data, length) == MOAT_STUN_BINDING_REQUEST;
+    if (request && s->sfu != NULL) {
+        sfu_peer_on_stun_request(s, data, length, from, now_us);
+    } else if (first <= 3) {
         session_ice_on_stun(s, data, length, from, now_us);
     } else if (first >= 20 && first <= 63) {
         if (s->dtls != NULL && same_address(from, &s->remote))
             session_dtls_on_datagram(s, data, length);
     } else if (first >= 128 && first <= 191) {
-        if (s->state == FLOOD_SESSION_CONNECTED && same_address(from, &s->remote))
+        if (s->state != FLOOD_SESSION_CONNECTED || !same_address(from, &s->remote))
+            return;
+        if (s->sfu != NULL)
+            sfu_peer_on_srtp(s, data, length);
+        else
             legit_media_on_srtp(s, data, length, now_us);
     }
 }
@@ -376,6 +443,7 @@ int flood_session_close(flood_session *s, bool hang_up, char *error, size_t erro
     s->srtpplus = NULL;
     capture_ring_free(s->capture);
     s->capture = NULL;
+    sfu_peer_release(s->sfu);
     if (s->fd >= 0)
         close(s->fd);
     s->fd = -1;

@@ -12,6 +12,13 @@
 int flood_session_open(flood_session *s, unsigned index, const flood_session_env *env,
                        uint64_t now_us);
 
+/* A fan-out subscriber answering the SFU's offer (s->sfu set): opens the
+ * socket, takes the SFU's transport from the offer and returns our answer
+ * in *answer (g_malloc'd); the session is then CHECKING, waiting for the
+ * SFU's checks. -1 with the reason in s->error (state FAILED). */
+int flood_session_answer(flood_session *s, unsigned index, const flood_session_env *env,
+                         const char *offer, char **answer, uint64_t now_us);
+
 /* Reads every datagram waiting on the socket and acts on it. */
 void flood_session_receive(flood_session *s, uint64_t now_us);
 

@@ -253,6 +253,30 @@ static void test_role_conflict(void)
     moat_ice_checker_free(c);
 }
 
+/* A controlling checker (a full agent's responder) answers a controlled
+ * peer and tells a peer that also controls to switch. */
+static void test_controlling_responder(void)
+{
+    moat_ice_checker *c = moat_ice_checker_new();
+    moat_ice_checker_set_controlling(c, true);
+    StunAgent client;
+    uint8_t request[512];
+    test_client_init(&client, true);
+    size_t length = test_client_request(&client, request, sizeof request, TEST_USERNAME,
+                                        TEST_LOCAL_PWD, false, false, PRIORITY, 77);
+    outcome out;
+    g_assert_cmpint(test_check(c, request, length, &out), ==, MOAT_ICE_CHECK_OK);
+    g_assert_false(out.info.peer_controlling);
+    struct sockaddr_in from = test_v4_sender();
+    test_assert_reply_maps_to(&client, request, &out, (struct sockaddr *)&from);
+
+    length = test_valid_request(&client, request, sizeof request);
+    g_assert_cmpint(test_check(c, request, length, &out), ==, MOAT_ICE_CHECK_ROLE_CONFLICT);
+    g_assert_true(out.info.peer_controlling);
+    g_assert_cmpuint(out.reply_length, >, 20);
+    moat_ice_checker_free(c);
+}
+
 static void test_invalid_arguments(void)
 {
     moat_ice_checker *c = moat_ice_checker_new();
@@ -325,6 +349,7 @@ int main(int argc, char **argv)
     g_test_add_func("/ice/checker/custom-requests", test_custom_requests);
     g_test_add_func("/ice/checker/not-requests", test_not_requests);
     g_test_add_func("/ice/checker/role-conflict", test_role_conflict);
+    g_test_add_func("/ice/checker/controlling-responder", test_controlling_responder);
     g_test_add_func("/ice/checker/invalid-arguments", test_invalid_arguments);
     g_test_add_func("/ice/checker/result-names", test_result_names);
     return g_test_run();

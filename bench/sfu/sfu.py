@@ -1,0 +1,357 @@
+"""bench/sfu: fan-out capacity per core, Moat's room plugin against Janus
+1.1.2's videoroom in the same run, with the same load generator.
+
+moat-flood (--subscribers) publishes one stream of about 1.5 Mbit/s (Opus
+50 pps and VP8-shaped video 150 pps of ~1200 octets, paced evenly) and
+holds N subscribers that decrypt what they receive and count sequence gaps
+per SSRC. Moat: WHIP /whip/room/<room> and WHEP /whep/room/<room>. Janus:
+its HTTP API, videoroom plugin (the publisher offers; Janus offers to each
+subscriber, which answers with "start"). Each gateway runs alone in a
+network namespace joined to the host by a veth pair (Janus gathers no
+loopback candidates; Moat sits behind the same link so both see the same
+path).
+
+For each configuration the largest N whose every subscriber loses under
+1 % (packets not arrived within 1 s of the end count as lost) is searched:
+doubling from a start value until a run fails (twice in a row), then
+bisection. The relay is pinned to CPU 0 (Moat --workers 1; the whole Janus
+process), moat-flood to CPU 1, both at nice -20. Then Moat with 2 workers,
+unpinned (the machine has 2 cores: its second worker shares CPU 1 with
+moat-flood, so `scaling` understates what a second core gives a relay
+alone). Other work on the same cores makes every figure noisy; the load
+average is printed before and after.
+
+Moat runs in its default configuration (flood defence on: prefilter auto,
+kernel filter auto); --defence-off adds a search without it, to show what
+the defence costs a large room.
+
+Last line: sfu subscribers_per_core=<moat> janus=<janus> ratio=<moat/janus>
+scaling=<2 workers / 1 worker>"""
+import argparse
+import json
+import os
+import resource
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+import uuid
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+HOST_IP, NS_IP = "10.78.0.1", "10.78.0.2"
+JANUS_LIB = Path("/usr/lib/x86_64-linux-gnu/janus")
+LOSS_LIMIT = 0.01
+MAX_SUBSCRIBERS = 1000  # moat-flood's limit
+CLK_TCK = os.sysconf("SC_CLK_TCK")
+
+
+def sh(*args, check=True):
+    return subprocess.run(args, check=check, capture_output=True, text=True)
+
+
+def cpu_s(pid):
+    """utime + stime of a process so far, in seconds."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / CLK_TCK
+    except OSError:
+        return 0.0
+
+
+# The machine is shared: the relay and the load generator run at the
+# highest nice priority so that other work on the same cores takes as
+# little from them as the scheduler allows.
+PRIORITY = ("nice", "-n", "-20")
+
+
+def lift_descriptor_limit():
+    hard = resource.getrlimit(resource.RLIMIT_NOFILE)[1]
+    resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+
+
+class Namespace:
+    def __init__(self):
+        tag = uuid.uuid4().hex[:6]
+        self.name = f"sfu-{tag}"
+        self.host_dev, self.ns_dev = f"sh{tag}", f"sn{tag}"
+        sh("ip", "netns", "add", self.name)
+        sh("ip", "link", "add", self.host_dev, "type", "veth", "peer", "name", self.ns_dev,
+           "netns", self.name)
+        sh("ip", "addr", "add", f"{HOST_IP}/30", "dev", self.host_dev)
+        sh("ip", "link", "set", self.host_dev, "up")
+        for cmd in (("ip", "link", "set", "lo", "up"),
+                    ("ip", "addr", "add", f"{NS_IP}/30", "dev", self.ns_dev),
+                    ("ip", "link", "set", self.ns_dev, "up")):
+            sh("ip", "netns", "exec", self.name, *cmd)
+        time.sleep(0.5)
+
+    def run(self, cpus, *args, **kwargs):
+        return subprocess.Popen(["ip", "netns", "exec", self.name, "taskset", "-c", cpus,
+                                 *PRIORITY, *args], preexec_fn=lift_descriptor_limit, **kwargs)
+
+    def close(self):
+        sh("ip", "link", "del", self.host_dev, check=False)
+        sh("ip", "netns", "del", self.name, check=False)
+
+
+def stop(process):
+    if process.poll() is None:
+        process.send_signal(signal.SIGTERM)
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
+def wait_http(url, seconds=15):
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        try:
+            with urllib.request.urlopen(url, timeout=2):
+                return
+        except OSError:
+            time.sleep(0.2)
+    raise RuntimeError(f"{url} did not come up")
+
+
+def create_room(base, name):
+    body = json.dumps({"name": name, "max_subscribers": 1024}).encode()
+    request = urllib.request.Request(base + "/api/rooms", data=body, method="POST",
+                                     headers={"Content-Type": "application/json"})
+    with urllib.request.urlopen(request, timeout=5):
+        pass
+
+
+def write_janus_config(folder):
+    for sub in ("plugins", "transports", "events", "loggers"):
+        (folder / sub).mkdir()
+    os.symlink(JANUS_LIB / "plugins" / "libjanus_videoroom.so",
+               folder / "plugins" / "libjanus_videoroom.so")
+    os.symlink(JANUS_LIB / "transports" / "libjanus_http.so",
+               folder / "transports" / "libjanus_http.so")
+    (folder / "janus.jcfg").write_text(f"""general: {{
+    configs_folder = "{folder}"
+    plugins_folder = "{folder}/plugins"
+    transports_folder = "{folder}/transports"
+    events_folder = "{folder}/events"
+    loggers_folder = "{folder}/loggers"
+    debug_level = 2
+    session_timeout = 0
+}}
+media: {{
+    rtp_port_range = "20000-40000"
+}}
+nat: {{
+    ice_ignore_list = "vmnet"
+}}
+""")
+    (folder / "janus.transport.http.jcfg").write_text("""general: {
+    json = "plain"
+    base_path = "/janus"
+    http = true
+    port = 8088
+    https = false
+}
+admin: {
+    admin_http = false
+}
+""")
+    (folder / "janus.plugin.videoroom.jcfg").write_text("general: {\n}\n")
+
+
+class Trial:
+    """Runs moat-flood once against a gateway; returns its JSON summary."""
+
+    def __init__(self, build, duration, log):
+        self.flood = build / "tools" / "moat-flood"
+        self.duration = duration
+        self.log = log
+
+    def run(self, target_args, n):
+        args = ["taskset", "-c", "1", *PRIORITY, str(self.flood), *target_args,
+                "--subscribers", str(n), "--duration", str(self.duration), "--setup-timeout",
+                "20", "--drain", "1", "--json", "--quiet"]
+        t0 = time.monotonic()
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        process = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                   text=True)
+        try:
+            out, err = process.communicate(timeout=self.duration + 120)
+        finally:
+            stop(process)
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        if process.returncode != 0:
+            print(f"  moat-flood failed ({process.returncode}): {err.strip()[-300:]}",
+                  file=self.log)
+            return None
+        report = json.loads(out)
+        report["wall_s"] = time.monotonic() - t0
+        # The load generator's share of its core over the whole run: near
+        # 100 % it, not the relay, may be what loses packets.
+        report["flood_cpu"] = ((after.ru_utime + after.ru_stime - before.ru_utime
+                                - before.ru_stime) / report["wall_s"])
+        return report
+
+
+def search(label, attempt, start, log):
+    """Largest N in [1, MAX_SUBSCRIBERS] whose run keeps every subscriber
+    under LOSS_LIMIT: doubling, then bisection to within ~10 %. On a shared
+    machine a run can fail because other work took the relay's core for a
+    moment: a failed N is run once more and fails only if both runs do."""
+    good, bad, n = 0, None, start
+    rows = []
+
+    def one(n):
+        return once(n) or once(n)
+
+    def once(n):
+        report = attempt(n)
+        ok = (report is not None and report["connected"] == n
+              and report["loss_max"] < LOSS_LIMIT)
+        row = (label, n, report["connected"] if report else 0,
+               report["loss_max"] if report else 1.0, report["loss_mean"] if report else 1.0,
+               report["setup_s"] if report else 0.0, report.get("relay_cpu", 0) if report else 0,
+               report.get("flood_cpu", 0) if report else 0, ok)
+        rows.append(row)
+        print(f"  {label:15} n={n:5} connected={row[2]:5} loss_max={100 * row[3]:7.3f}% "
+              f"mean={100 * row[4]:7.3f}% setup={row[5]:5.1f}s relay_cpu={row[6]:4.0%} "
+              f"flood_cpu={row[7]:4.0%} {'ok' if ok else 'FAIL'}", file=log, flush=True)
+        return ok
+
+    while bad is None:
+        if one(n):
+            good = n
+            if n >= MAX_SUBSCRIBERS:
+                break
+            n = min(n * 2, MAX_SUBSCRIBERS)
+        else:
+            bad = n
+    while bad is not None and bad - good > max(good // 10, 5):
+        n = (good + bad) // 2
+        if one(n):
+            good = n
+        else:
+            bad = n
+    return good, rows
+
+
+def moat_attempt(ns, build, trial, workers, cpus, extra=()):
+    base = f"http://{NS_IP}:8088"
+    counter = [0]
+
+    def attempt(n):
+        gateway = ns.run(cpus, str(build / "gateway" / "moat"), "--http-bind", NS_IP,
+                         "--http-port", "8088", "--media-port", "20000", "--workers",
+                         str(workers), "--candidate-addresses", NS_IP, "--log-level", "warn",
+                         "--whip-rate-per-ip", "0", "--max-pending-sessions", "0",
+                         "--max-sessions", "0", *extra, stdout=subprocess.DEVNULL,
+                         stderr=subprocess.DEVNULL)
+        try:
+            wait_http(base + "/healthz")
+            counter[0] += 1
+            room = f"bench{counter[0]}"
+            create_room(base, room)
+            c0, t0 = cpu_s(gateway.pid), time.monotonic()
+            report = trial.run(["--whip", f"{base}/whip/room/{room}",
+                                "--whep", f"{base}/whep/room/{room}"], n)
+            if report is not None:
+                report["relay_cpu"] = (cpu_s(gateway.pid) - c0) / (time.monotonic() - t0)
+            return report
+        finally:
+            stop(gateway)
+    return attempt
+
+
+def janus_attempt(ns, trial):
+    base = f"http://{NS_IP}:8088"
+
+    def attempt(n):
+        folder = Path(tempfile.mkdtemp(prefix="sfu-janus-"))
+        write_janus_config(folder)
+        janus = ns.run("0", "janus", "-C", str(folder / "janus.jcfg"), "-F", str(folder),
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        try:
+            wait_http(base + "/janus/info")
+            time.sleep(0.5)  # its plugins finish loading after the API answers
+            c0, t0 = cpu_s(janus.pid), time.monotonic()
+            report = trial.run(["--janus", f"{base}/janus"], n)
+            if report is not None:
+                report["relay_cpu"] = (cpu_s(janus.pid) - c0) / (time.monotonic() - t0)
+            return report
+        finally:
+            stop(janus)
+            shutil.rmtree(folder, ignore_errors=True)
+    return attempt
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--build", default=str(ROOT / "build"))
+    parser.add_argument("--duration", type=float, default=2.5)
+    parser.add_argument("--start", type=int, default=100)
+    parser.add_argument("--no-janus", action="store_true")
+    parser.add_argument("--defence-off", action="store_true",
+                        help="also search Moat with its flood defence off (about 2 min more)")
+    args = parser.parse_args()
+    build = Path(args.build)
+    if os.geteuid() != 0:
+        print("sfu: needs root (network namespace)")
+        return 0
+    # SIGTERM unwinds like Ctrl-C, so the gateways stop and the namespace goes.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+    log = sys.stdout
+    print(f"load average before: {os.getloadavg()[0]:.1f} (2 cores, shared with other work: "
+          "figures are noisy)", file=log)
+    trial = Trial(build, args.duration, log)
+    ns = Namespace()
+    results, rows = {}, []
+    t_start = time.monotonic()
+    try:
+        found, r = search("moat 1w pinned", moat_attempt(ns, build, trial, 1, "0"), args.start,
+                          log)
+        results["moat1"], rows = found, rows + r
+        if args.defence_off:
+            # The same relay without its flood defence (prefilter and kernel
+            # filter off): what the defence costs a large room, if anything.
+            found, r = search("moat 1w no-def", moat_attempt(
+                ns, build, trial, 1, "0", ("--prefilter-mode", "off", "--prefilter-kernel",
+                                           "off")), max(results["moat1"], args.start), log)
+            results["moat1_nodefence"], rows = found, rows + r
+        janus_available = shutil.which("janus") and (JANUS_LIB / "plugins").exists()
+        if not args.no_janus and janus_available:
+            found, r = search("janus pinned", janus_attempt(ns, trial), args.start, log)
+            results["janus"], rows = found, rows + r
+        found, r = search("moat 2w", moat_attempt(ns, build, trial, 2, "0,1"),
+                          max(results["moat1"], args.start), log)
+        results["moat2"], rows = found, rows + r
+    finally:
+        ns.close()
+    moat, janus = results.get("moat1", 0), results.get("janus", 0)
+    ratio = moat / janus if janus else float("nan")
+    scaling = results["moat2"] / moat if moat else float("nan")
+    print(f"load average after: {os.getloadavg()[0]:.1f}")
+    print(f"capacity (largest N with every subscriber under {100 * LOSS_LIMIT:.0f} % loss; "
+          f"moat-flood pinned to CPU 1, at most {MAX_SUBSCRIBERS} subscribers; "
+          f"bench took {time.monotonic() - t_start:.0f} s):")
+    print(f"  moat, 1 worker pinned to CPU 0: {moat}")
+    if "moat1_nodefence" in results:
+        print(f"  moat, 1 worker pinned to CPU 0, flood defence off: "
+              f"{results['moat1_nodefence']}")
+    print(f"  janus videoroom pinned to CPU 0: {janus}")
+    print(f"  moat, 2 workers on CPUs 0-1 (the second shared with moat-flood): "
+          f"{results['moat2']}")
+    print(f"  mediasoup reports about 500 consumers per worker; Moat here: {moat} per worker "
+          f"({moat / 500:.2f}x)")
+    print(f"sfu subscribers_per_core={moat} janus={janus} ratio={ratio:.2f} "
+          f"scaling={scaling:.2f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
