@@ -1,9 +1,8 @@
 /* The plugin boundary. A plugin sees the gateway only through
  * moat_gateway_calls; the core never includes a plugin's header. Media
- * callbacks (on_rtp/on_media, on_rtcp, on_data, on_timer) run on the media
- * worker that owns the session, so a plugin's per-session state needs no lock
- * as long as it is only touched from those callbacks. handle_message runs on
- * the control thread.
+ * callbacks (on_rtp/on_media, on_rtcp, on_data, on_timer) and handle_message
+ * run on the media worker that owns the session, so a plugin's per-session
+ * state needs no lock as long as it is only touched from those callbacks.
  *
  * ABI versions. Version 2 (the media routing core) appends to both tables,
  * never reorders: the core demultiplexes BUNDLE itself and hands on_media one
@@ -209,8 +208,10 @@ typedef struct {
                     const char **error);
     /* The session is gone; free the state. Nothing is called after this. */
     void (*detach)(void *state);
-    /* A JSON control message from the API; returns a newly allocated JSON
-     * reply (g_malloc'd) or NULL. Control thread. */
+    /* A JSON control message (POST /api/sessions/<id>/message, a JSON
+     * object); returns a newly allocated JSON object (g_malloc'd), a refusal
+     * {"error": ..., "status": 4xx}, or NULL (204). The session's worker,
+     * like the media callbacks (the session is alive throughout). */
     char *(*handle_message)(void *state, const char *json);
 
     /* Authenticated, decrypted RTP. `packet` may be modified in place (its

@@ -15,7 +15,7 @@
 
 /* Written by init before any attach, cleared by destroy after the last
  * detach. */
-static const moat_gateway_calls *room_gateway;
+const moat_gateway_calls *room_gateway;
 
 static int room_init(const moat_gateway_calls *gateway)
 {
@@ -31,25 +31,6 @@ static void room_destroy(void)
 {
     room_registry_destroy();
     room_gateway = NULL;
-}
-
-/* An event for GET /api/events?topic=rooms/<room>. Names and ids are
- * [A-Za-z0-9_-] (checked at join), so they need no JSON escaping. */
-static void room_event(const room *r, const char *type, const char *role, const char *id,
-                       const char *publisher)
-{
-    if (!room_gateway || !room_gateway->publish_event)
-        return;
-    char topic[ROOM_NAME_SIZE + 8];
-    snprintf(topic, sizeof topic, "rooms/%s", r->name);
-    char *json = publisher ? g_strdup_printf("{\"type\":\"%s\",\"room\":\"%s\",\"role\":\"%s\","
-                                             "\"id\":\"%s\",\"publisher\":\"%s\"}",
-                                             type, r->name, role, id, publisher)
-                           : g_strdup_printf("{\"type\":\"%s\",\"room\":\"%s\",\"role\":\"%s\","
-                                             "\"id\":\"%s\"}",
-                                             type, r->name, role, id);
-    room_gateway->publish_event(topic, json);
-    g_free(json);
 }
 
 static room_peer *find_publisher(room *r, const char *id)
@@ -133,6 +114,7 @@ void room_leave(room_peer *peer)
         }
         room_event(r, "left", "publisher", peer->id, NULL);
         reassign_subscribers(r, peer);
+        room_note_speaker(r, peer->gateway->now_us());
     } else {
         for (size_t i = 0; i < r->n_subscribers; i++) {
             if (r->subscribers[i] == peer) {
@@ -262,6 +244,11 @@ static void room_on_timer(void *state, uint64_t now_us)
         peer->gateway->close_session(peer->handle);
         return;
     }
+    if (peer->publisher && atomic_load_explicit(&peer->level_us, memory_order_relaxed)) {
+        pthread_mutex_lock(&peer->room->lock);
+        room_note_speaker(peer->room, now_us);
+        pthread_mutex_unlock(&peer->room->lock);
+    }
     arm_timer(peer);
 }
 
@@ -301,6 +288,8 @@ static void room_on_media(void *state, moat_rtp_packet *p)
         return; /* one stream per kind (simulcast layers: not yet) */
     if (p->has_audio_level)
         note_audio_level(peer, p->audio_level);
+    if (atomic_load_explicit(&peer->muted[kind], memory_order_relaxed))
+        return; /* configured off (room_message.c) */
     if (kind == 1 && atomic_exchange(&peer->keyframe_wanted, false))
         peer->gateway->request_keyframe(peer->handle, video_index(peer));
     atomic_fetch_add_explicit(&peer->packets, 1, memory_order_relaxed);
@@ -388,13 +377,6 @@ static void room_on_rtcp(void *state, const uint8_t *packet, size_t length)
 static void room_on_data(void *state, uint16_t stream_id, uint32_t ppid, const uint8_t *data,
                          size_t length)
 {
-}
-
-static char *room_handle_message(void *state, const char *json)
-{
-    room_peer *peer = state;
-    return g_strdup_printf("{\"plugin\":\"room\",\"id\":\"%s\",\"packets\":%" G_GUINT64_FORMAT "}",
-                           peer->id, (guint64)atomic_load(&peer->packets));
 }
 
 static const moat_plugin room_plugin = {

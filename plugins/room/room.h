@@ -35,6 +35,7 @@
  * -ROOM_SPEAKER_DBOV and was updated within ROOM_SPEAKER_AGE_US. */
 #define ROOM_SPEAKER_DBOV   70
 #define ROOM_SPEAKER_AGE_US 2000000u
+#define ROOM_SPEAKER_MARGIN (3u << 8) /* 3 dB louder takes the floor */
 
 typedef struct room room;
 
@@ -69,6 +70,7 @@ typedef struct room_peer {
     size_t n_media;
     moat_media_info *media;       /* n_media entries, owned */
     atomic_uint_fast64_t packets; /* received (publisher) or forwarded (subscriber) */
+    atomic_bool muted[2];         /* audio, video not forwarded (room_message.c) */
 
     /* publisher */
     room_codec codecs[ROOM_MAX_CODECS]; /* fixed at attach */
@@ -107,6 +109,7 @@ struct room {
     int max_publishers, max_subscribers;
     int publisher_worker, subscriber_worker; /* forced placement, -1: none */
     uint64_t serial;                         /* peer ids */
+    char speaker[ROOM_PEER_ID_SIZE];         /* last active speaker announced, "" none */
 };
 
 /* room_registry.c (control thread unless said) */
@@ -130,5 +133,20 @@ int room_publisher_session(const char *name, char *id, size_t size, char *label,
 /* room.c: joins and leaves under the room's lock. */
 const char *room_join(room *r, room_peer *peer, const char *source_id);
 void room_leave(room_peer *peer);
+
+/* room_message.c: moat_plugin.handle_message (the peer's worker). */
+char *room_handle_message(void *state, const char *json);
+
+/* room_events.c: events for GET /api/rooms/<room>/events (topic
+ * rooms/<room>). Any thread; names and ids need no JSON escaping. */
+void room_event(const room *r, const char *type, const char *role, const char *id,
+                const char *publisher);
+/* The active speaker's id or NULL. Room lock held. */
+const char *room_active_speaker(room *r, uint64_t now_us);
+/* Announces an active_speaker event when the speaker changed since the last
+ * one. Room lock held. */
+void room_note_speaker(room *r, uint64_t now_us);
+/* The gateway's calls, set by init (room.c). */
+extern const moat_gateway_calls *room_gateway;
 
 #endif

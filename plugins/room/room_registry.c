@@ -165,23 +165,6 @@ static char *error_reply(int *status, int code, const char *error, const char *d
                  json_pack("{s:s, s:s, s:i}", "error", error, "detail", detail, "status", code));
 }
 
-/* The active speaker's id or NULL. Room lock held. */
-static const char *active_speaker(room *r, uint64_t now_us)
-{
-    const char *best = NULL;
-    unsigned best_level = ROOM_SPEAKER_DBOV << 8;
-    for (size_t i = 0; i < r->n_publishers; i++) {
-        room_peer *p = r->publishers[i];
-        uint64_t at = atomic_load(&p->level_us);
-        unsigned level = atomic_load(&p->level);
-        if (at != 0 && now_us - at < ROOM_SPEAKER_AGE_US && level < best_level) {
-            best = p->id;
-            best_level = level;
-        }
-    }
-    return best;
-}
-
 /* Room lock held. */
 static json_t *describe(room *r, bool full)
 {
@@ -208,7 +191,7 @@ static json_t *describe(room *r, bool full)
                                               "packets", (json_int_t)atomic_load(&s->packets)));
     }
     json_object_set_new(o, "publishers", pubs);
-    const char *speaker = active_speaker(r, (uint64_t)g_get_monotonic_time());
+    const char *speaker = room_active_speaker(r, (uint64_t)g_get_monotonic_time());
     json_object_set_new(o, "active_speaker", speaker ? json_string(speaker) : json_null());
     json_object_set_new(o, "subscribers", subs);
     json_object_set_new(o, "publisher_worker", json_integer(r->publisher_worker));
@@ -328,6 +311,10 @@ char *room_handle_api(const char *method, const char *path, const char *body, si
         return error_reply(status, 405, "method_not_allowed", "GET or POST /api/rooms");
     }
     const char *name = rest + 1;
+    if (g_str_has_suffix(name, "/events") &&
+        room_name_valid(name, strlen(name) - strlen("/events")))
+        return error_reply(status, 426, "websocket_required",
+                           "GET /api/rooms/<room>/events is a WebSocket (Upgrade: websocket)");
     if (!room_name_valid(name, strlen(name)))
         return error_reply(status, 404, "unknown_room", "no such room");
     if (strcmp(method, "DELETE") == 0)

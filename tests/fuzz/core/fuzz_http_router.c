@@ -163,6 +163,16 @@ static void check_response(const moat_http_response *response)
         abort();
 }
 
+/* A deferred reply (a plugin's message) completes on the main context. */
+static void deferred_done(void *done_data, unsigned status, char *body)
+{
+    moat_http_response response = {.status = status};
+    if (body)
+        moat_http_response_set(&response, status, "application/json", body, strlen(body));
+    check_response(&response);
+    moat_http_response_clear(&response);
+}
+
 static void drain_main_context(void)
 {
     while (g_main_context_iteration(NULL, FALSE))
@@ -264,7 +274,12 @@ static void run_request(const char *text, size_t length, uint8_t flags, char *la
     };
     moat_http_response response = {0};
     moat_http_route(gateway, &request, &response);
-    check_response(&response);
+    if (response.deferred.start) {
+        response.deferred.start(response.deferred.data, deferred_done, NULL);
+        response.deferred.start = NULL;
+    } else {
+        check_response(&response);
+    }
     if (response.start_session) {
         const char *location = moat_http_response_get_header(&response, "Location");
         const char *slash = location ? strrchr(location, '/') : NULL;
