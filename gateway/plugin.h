@@ -19,12 +19,14 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define MOAT_PLUGIN_API_VERSION     2
-#define MOAT_PLUGIN_API_MIN_VERSION 1
-#define MOAT_PLUGIN_MAX_MEDIA       16
-#define MOAT_PLUGIN_MAX_CODECS      8
-#define MOAT_PLUGIN_FMTP_SIZE       128
-#define MOAT_PLUGIN_RID_SIZE        16
+#define MOAT_PLUGIN_API_VERSION      2
+#define MOAT_PLUGIN_API_MIN_VERSION  1
+#define MOAT_PLUGIN_MAX_MEDIA        16
+#define MOAT_PLUGIN_MAX_CODECS       8
+#define MOAT_PLUGIN_FMTP_SIZE        128
+#define MOAT_PLUGIN_RID_SIZE         16
+#define MOAT_PLUGIN_RELAY_DATA_QUEUE 256
+#define MOAT_PLUGIN_RELAY_DATA_MAX   65536
 
 typedef enum {
     MOAT_MEDIA_KIND_AUDIO = 0,
@@ -191,6 +193,14 @@ typedef struct {
     /* Publishes a JSON object to the WebSocket listeners of `topic`
      * (GET /api/events?topic=<topic>, core/events.h). Any thread. */
     void (*publish_event)(const char *topic, const char *json);
+    /* Sends a data channel message to `session` from any thread: on its own
+     * worker at once (as send_data), otherwise copied and posted to the
+     * owning worker; at most MOAT_PLUGIN_RELAY_DATA_QUEUE messages of at
+     * most MOAT_PLUGIN_RELAY_DATA_MAX bytes wait per target (more drop,
+     * counted in moat_relay_dropped_data_messages_total{reason}). 0
+     * sent or queued, -1 dropped or session ended. */
+    int (*relay_data)(moat_plugin_session *session, uint16_t stream_id, uint32_t ppid,
+                      const uint8_t *data, size_t length);
 } moat_gateway_calls;
 
 typedef struct {
@@ -252,6 +262,9 @@ typedef struct {
      * or no publisher. Control thread. */
     int (*publisher_session)(const char *resource, char *id, size_t size, char *label,
                              size_t label_size);
+    /* A data channel on `stream_id` opened (open) or closed; label is the
+     * channel's (NUL-terminated). The session's worker. */
+    void (*on_channel)(void *state, uint16_t stream_id, const char *label, bool open);
 } moat_plugin;
 
 /* Every plugin module exports this symbol. */

@@ -374,11 +374,6 @@ static void room_on_rtcp(void *state, const uint8_t *packet, size_t length)
         ask_keyframe(peer);
 }
 
-static void room_on_data(void *state, uint16_t stream_id, uint32_t ppid, const uint8_t *data,
-                         size_t length)
-{
-}
-
 static const moat_plugin room_plugin = {
     .api_version = MOAT_PLUGIN_API_VERSION,
     .name = "room",
@@ -389,7 +384,7 @@ static const moat_plugin room_plugin = {
     .detach = room_detach,
     .handle_message = room_handle_message,
     .on_rtcp = room_on_rtcp,
-    .on_data = room_on_data,
+    .on_data = room_data_on_data,
     .hangup = room_hangup,
     .on_media = room_on_media,
     .on_relay = room_on_relay,
@@ -398,6 +393,7 @@ static const moat_plugin room_plugin = {
     .api_path = "/api/rooms",
     .handle_api = room_handle_api,
     .publisher_session = room_publisher_session,
+    .on_channel = room_data_on_channel,
 };
 
 __attribute__((visibility("default"))) const moat_plugin *moat_plugin_entry(void);

@@ -68,9 +68,12 @@ typedef struct room_peer {
     char session_id[40]; /* the gateway's session id, fixed at attach */
     int worker;
     size_t n_media;
-    moat_media_info *media;       /* n_media entries, owned */
-    atomic_uint_fast64_t packets; /* received (publisher) or forwarded (subscriber) */
-    atomic_bool muted[2];         /* audio, video not forwarded (room_message.c) */
+    moat_media_info *media;             /* n_media entries, owned */
+    atomic_uint_fast64_t packets;       /* received (publisher) or forwarded (subscriber) */
+    atomic_bool muted[2];               /* audio, video not forwarded (room_message.c) */
+    atomic_int data_stream;             /* its first open data channel's stream id + 1, 0 none */
+    atomic_uint_fast64_t data_messages; /* publisher: data channel messages received */
+    atomic_uint_fast64_t data_dropped;  /* publisher: deliveries to subscribers refused */
 
     /* publisher */
     room_codec codecs[ROOM_MAX_CODECS]; /* fixed at attach */
@@ -133,6 +136,12 @@ int room_publisher_session(const char *name, char *id, size_t size, char *label,
 /* room.c: joins and leaves under the room's lock. */
 const char *room_join(room *r, room_peer *peer, const char *source_id);
 void room_leave(room_peer *peer);
+
+/* room_data.c: data channel messages from a publisher to its subscribers
+ * (moat_plugin.on_data and on_channel, the peer's worker). */
+void room_data_on_data(void *state, uint16_t stream_id, uint32_t ppid, const uint8_t *data,
+                       size_t length);
+void room_data_on_channel(void *state, uint16_t stream_id, const char *label, bool open);
 
 /* room_message.c: moat_plugin.handle_message (the peer's worker). */
 char *room_handle_message(void *state, const char *json);

@@ -39,6 +39,14 @@ static char *describe(room_peer *peer)
                   (json_int_t)atomic_load(&peer->packets));
     if (!peer->publisher)
         json_object_set_new(o, "publisher", source[0] ? json_string(source) : json_null());
+    int stream = atomic_load(&peer->data_stream);
+    json_object_set_new(o, "data_channel", stream ? json_integer(stream - 1) : json_null());
+    if (peer->publisher) {
+        json_object_set_new(o, "data_messages",
+                            json_integer((json_int_t)atomic_load(&peer->data_messages)));
+        json_object_set_new(o, "data_dropped",
+                            json_integer((json_int_t)atomic_load(&peer->data_dropped)));
+    }
     return dump(o);
 }
 
