@@ -265,6 +265,15 @@ typedef struct {
     /* A data channel on `stream_id` opened (open) or closed; label is the
      * channel's (NUL-terminated). The session's worker. */
     void (*on_channel)(void *state, uint16_t stream_id, const char *label, bool open);
+    /* Shapes the SDP answer of a new session on `endpoint`/`resource` (see
+     * moat_session_info): whether codec `name` (canonical: opus, PCMU, PCMA,
+     * VP8, VP9, H264) at `clock_rate` may be accepted on m-line
+     * `media_index`. Asked for each codec the gateway would accept; an
+     * m-line left without one is rejected (port 0), an offer left without
+     * any m-line gets a 400. NULL accepts all. Control thread, before
+     * attach. */
+    bool (*accept_codec)(const char *endpoint, const char *resource, size_t media_index,
+                         moat_media_kind kind, const char *name, uint32_t clock_rate);
 } moat_plugin;
 
 /* Every plugin module exports this symbol. */

@@ -394,6 +394,7 @@ static const moat_plugin room_plugin = {
     .handle_api = room_handle_api,
     .publisher_session = room_publisher_session,
     .on_channel = room_data_on_channel,
+    .accept_codec = room_accept_codec,
 };
 
 __attribute__((visibility("default"))) const moat_plugin *moat_plugin_entry(void);

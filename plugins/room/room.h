@@ -31,6 +31,7 @@
 #define ROOM_CHECK_US        100000u /* subscribers look for a reason to leave */
 #define ROOM_MAX_CODECS      16
 #define ROOM_FANOUT_CHUNK    128 /* targets per relay call */
+#define ROOM_MAX_ROOM_CODECS 8   /* POST /api/rooms {"codecs": [...]} */
 /* The active speaker: the loudest publisher whose smoothed level is above
  * -ROOM_SPEAKER_DBOV and was updated within ROOM_SPEAKER_AGE_US. */
 #define ROOM_SPEAKER_DBOV   70
@@ -113,6 +114,9 @@ struct room {
     int publisher_worker, subscriber_worker; /* forced placement, -1: none */
     uint64_t serial;                         /* peer ids */
     char speaker[ROOM_PEER_ID_SIZE];         /* last active speaker announced, "" none */
+    const char
+        *codecs[ROOM_MAX_ROOM_CODECS]; /* accepted codecs (static names), fixed at creation */
+    size_t n_codecs;                   /* 0: any */
 };
 
 /* room_registry.c (control thread unless said) */
@@ -136,6 +140,16 @@ int room_publisher_session(const char *name, char *id, size_t size, char *label,
 /* room.c: joins and leaves under the room's lock. */
 const char *room_join(room *r, room_peer *peer, const char *source_id);
 void room_leave(room_peer *peer);
+
+/* room_codecs.c: the room's codec list (control thread). */
+typedef struct json_t json_t;
+/* Fills r's list from a JSON array of codec names; false when it is not
+ * one (1 to ROOM_MAX_ROOM_CODECS known names). NULL leaves it empty. */
+bool room_codecs_parse(json_t *value, room *r);
+json_t *room_codecs_describe(const room *r);
+/* moat_plugin.accept_codec */
+bool room_accept_codec(const char *endpoint, const char *resource, size_t media_index,
+                       moat_media_kind kind, const char *name, uint32_t clock_rate);
 
 /* room_data.c: data channel messages from a publisher to its subscribers
  * (moat_plugin.on_data and on_channel, the peer's worker). */

@@ -196,6 +196,7 @@ static json_t *describe(room *r, bool full)
     json_object_set_new(o, "subscribers", subs);
     json_object_set_new(o, "publisher_worker", json_integer(r->publisher_worker));
     json_object_set_new(o, "subscriber_worker", json_integer(r->subscriber_worker));
+    json_object_set_new(o, "codecs", room_codecs_describe(r));
     return o;
 }
 
@@ -244,6 +245,12 @@ static char *create(const char *body, size_t length, int *status)
         return error_reply(status, 400, "bad_name",
                            "name: 1 to 63 characters of A-Z, a-z, 0-9, - and _");
     }
+    room parsed = {0};
+    if (!room_codecs_parse(json_object_get(json, "codecs"), &parsed)) {
+        json_decref(json);
+        return error_reply(status, 400, "bad_codecs",
+                           "codecs: an array of 1 to 8 of opus, PCMU, PCMA, VP8, VP9, H264");
+    }
     if (!int_option(json, "max_publishers", 1, ROOM_MAX_PUBLISHERS, &max_pubs) ||
         !int_option(json, "max_subscribers", 0, ROOM_MAX_SUBSCRIBERS, &max_subs) ||
         !int_option(json, "publisher_worker", -1, 1023, &pub_worker) ||
@@ -267,6 +274,8 @@ static char *create(const char *body, size_t length, int *status)
     r->max_subscribers = max_subs;
     r->publisher_worker = pub_worker;
     r->subscriber_worker = sub_worker;
+    memcpy(r->codecs, parsed.codecs, sizeof parsed.codecs);
+    r->n_codecs = parsed.n_codecs;
     json_t *described = describe(r, true);
     pthread_mutex_unlock(&registry_lock);
     json_decref(json);
