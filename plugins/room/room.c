@@ -244,6 +244,8 @@ static void room_on_timer(void *state, uint64_t now_us)
         peer->gateway->close_session(peer->handle);
         return;
     }
+    if (peer->publisher)
+        room_feedback_tick(peer, now_us);
     if (peer->publisher && atomic_load_explicit(&peer->level_us, memory_order_relaxed)) {
         pthread_mutex_lock(&peer->room->lock);
         room_note_speaker(peer->room, now_us);
@@ -366,9 +368,12 @@ static void room_on_rtcp(void *state, const uint8_t *packet, size_t length)
     moat_rtcp_iter_init(&it, packet, length);
     while (moat_rtcp_iter_next(&it, &h) > 0) {
         moat_rtcp_fb fb;
-        if (h.type == MOAT_RTCP_PSFB && moat_rtcp_parse_fb(&h, &fb) == MOAT_RTP_OK &&
-            (moat_rtcp_fb_is_pli(&fb) || moat_rtcp_fb_is_fir(&fb)))
+        if (h.type != MOAT_RTCP_PSFB || moat_rtcp_parse_fb(&h, &fb) != MOAT_RTP_OK)
+            continue;
+        if (moat_rtcp_fb_is_pli(&fb) || moat_rtcp_fb_is_fir(&fb))
             keyframe = true;
+        else if (moat_rtcp_fb_is_remb(&fb))
+            room_feedback_note_remb(peer, &fb, peer->gateway->now_us());
     }
     if (keyframe)
         ask_keyframe(peer);

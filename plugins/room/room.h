@@ -15,6 +15,7 @@
 #define MOAT_ROOM_H
 
 #include "plugin.h"
+#include "rtp/rtcp_feedback.h"
 
 #include <glib.h>
 #include <pthread.h>
@@ -32,6 +33,11 @@
 #define ROOM_MAX_CODECS      16
 #define ROOM_FANOUT_CHUNK    128 /* targets per relay call */
 #define ROOM_MAX_ROOM_CODECS 8   /* POST /api/rooms {"codecs": [...]} */
+/* REMB to publishers (room_feedback.c): at least this often, and
+ * subscriber estimates older than ROOM_ESTIMATE_AGE_US are ignored. */
+#define ROOM_REMB_INTERVAL_US 1000000u
+#define ROOM_ESTIMATE_AGE_US  5000000u
+#define ROOM_MAX_BITRATE      1000000000 /* the largest cap the API takes */
 /* The active speaker: the loudest publisher whose smoothed level is above
  * -ROOM_SPEAKER_DBOV and was updated within ROOM_SPEAKER_AGE_US. */
 #define ROOM_SPEAKER_DBOV   70
@@ -75,6 +81,16 @@ typedef struct room_peer {
     atomic_int data_stream;             /* its first open data channel's stream id + 1, 0 none */
     atomic_uint_fast64_t data_messages; /* publisher: data channel messages received */
     atomic_uint_fast64_t data_dropped;  /* publisher: deliveries to subscribers refused */
+    /* REMB (room_feedback.c). Publisher: its own cap (bits/s, 0 none), the
+     * last value sent, how many were sent or failed, when (own worker).
+     * Subscriber: its last REMB estimate and when it came. */
+    atomic_uint_fast64_t max_bitrate;
+    atomic_uint_fast64_t remb_bps;
+    atomic_uint_fast64_t remb_sent;
+    atomic_uint_fast64_t remb_failed;
+    uint64_t remb_last_us;
+    atomic_uint_fast64_t estimate_bps;
+    atomic_uint_fast64_t estimate_us;
 
     /* publisher */
     room_codec codecs[ROOM_MAX_CODECS]; /* fixed at attach */
@@ -117,6 +133,7 @@ struct room {
     const char
         *codecs[ROOM_MAX_ROOM_CODECS]; /* accepted codecs (static names), fixed at creation */
     size_t n_codecs;                   /* 0: any */
+    int max_bitrate; /* REMB cap for its publishers, bits/s, 0: none; fixed at creation */
 };
 
 /* room_registry.c (control thread unless said) */
@@ -150,6 +167,10 @@ json_t *room_codecs_describe(const room *r);
 /* moat_plugin.accept_codec */
 bool room_accept_codec(const char *endpoint, const char *resource, size_t media_index,
                        moat_media_kind kind, const char *name, uint32_t clock_rate);
+
+/* room_feedback.c: REMB to publishers (the peer's worker). */
+void room_feedback_note_remb(room_peer *subscriber, const moat_rtcp_fb *fb, uint64_t now_us);
+void room_feedback_tick(room_peer *publisher, uint64_t now_us);
 
 /* room_data.c: data channel messages from a publisher to its subscribers
  * (moat_plugin.on_data and on_channel, the peer's worker). */

@@ -2,7 +2,8 @@
  * the peer's worker): {"request": "info"} describes the peer;
  * {"request": "configure", "audio": bool, "video": bool} stops or resumes
  * forwarding a kind: a publisher's media to all its subscribers, or what one
- * subscriber receives. */
+ * subscriber receives; a publisher's "max_bitrate" (bits/s, 0 none) caps the
+ * REMB it is sent (room_feedback.c). */
 #include "room.h"
 
 #include <jansson.h>
@@ -46,6 +47,12 @@ static char *describe(room_peer *peer)
                             json_integer((json_int_t)atomic_load(&peer->data_messages)));
         json_object_set_new(o, "data_dropped",
                             json_integer((json_int_t)atomic_load(&peer->data_dropped)));
+        json_object_set_new(o, "max_bitrate",
+                            json_integer((json_int_t)atomic_load(&peer->max_bitrate)));
+        json_object_set_new(o, "remb_sent",
+                            json_integer((json_int_t)atomic_load(&peer->remb_sent)));
+        json_object_set_new(o, "remb_bitrate",
+                            json_integer((json_int_t)atomic_load(&peer->remb_bps)));
     }
     return dump(o);
 }
@@ -59,6 +66,12 @@ static bool configure(room_peer *peer, json_t *request)
         if (v && !json_is_boolean(v))
             return false;
     }
+    json_t *cap = json_object_get(request, "max_bitrate");
+    if (cap && (!peer->publisher || !json_is_integer(cap) || json_integer_value(cap) < 0 ||
+                json_integer_value(cap) > ROOM_MAX_BITRATE))
+        return false;
+    if (cap)
+        atomic_store(&peer->max_bitrate, (uint64_t)json_integer_value(cap));
     for (int k = 0; k < 2; k++) {
         json_t *v = json_object_get(request, kinds[k]);
         if (v)
@@ -88,7 +101,8 @@ char *room_handle_message(void *state, const char *json)
     else if (strcmp(name, "configure") != 0)
         reply = refusal("unknown_request", "request: info or configure");
     else if (!configure(peer, request))
-        reply = refusal("bad_option", "audio and video are booleans");
+        reply = refusal("bad_option", "audio and video are booleans; max_bitrate (publishers) "
+                                      "an integer from 0 to 1000000000");
     else
         reply = describe(peer);
     json_decref(request);

@@ -177,8 +177,10 @@ static json_t *describe(room *r, bool full)
     json_t *pubs = json_array(), *subs = json_array();
     for (size_t i = 0; i < r->n_publishers; i++) {
         room_peer *p = r->publishers[i];
-        json_t *pub = json_pack("{s:s, s:i, s:I}", "id", p->id, "worker", p->worker, "packets",
-                                (json_int_t)atomic_load(&p->packets));
+        json_t *pub = json_pack("{s:s, s:i, s:I, s:I, s:I}", "id", p->id, "worker", p->worker,
+                                "packets", (json_int_t)atomic_load(&p->packets), "remb_sent",
+                                (json_int_t)atomic_load(&p->remb_sent), "remb_bitrate",
+                                (json_int_t)atomic_load(&p->remb_bps));
         if (atomic_load(&p->level_us))
             json_object_set_new(pub, "audio_level_dbov",
                                 json_real(-(double)atomic_load(&p->level) / 256.0));
@@ -197,6 +199,7 @@ static json_t *describe(room *r, bool full)
     json_object_set_new(o, "publisher_worker", json_integer(r->publisher_worker));
     json_object_set_new(o, "subscriber_worker", json_integer(r->subscriber_worker));
     json_object_set_new(o, "codecs", room_codecs_describe(r));
+    json_object_set_new(o, "max_bitrate", json_integer(r->max_bitrate));
     return o;
 }
 
@@ -239,7 +242,7 @@ static char *create(const char *body, size_t length, int *status)
     }
     const char *name = json_string_value(json_object_get(json, "name"));
     int max_pubs = ROOM_MAX_PUBLISHERS, max_subs = ROOM_DEFAULT_SUBS, pub_worker = -1,
-        sub_worker = -1;
+        sub_worker = -1, max_bitrate = 0;
     if (!name || !room_name_valid(name, strlen(name))) {
         json_decref(json);
         return error_reply(status, 400, "bad_name",
@@ -254,7 +257,8 @@ static char *create(const char *body, size_t length, int *status)
     if (!int_option(json, "max_publishers", 1, ROOM_MAX_PUBLISHERS, &max_pubs) ||
         !int_option(json, "max_subscribers", 0, ROOM_MAX_SUBSCRIBERS, &max_subs) ||
         !int_option(json, "publisher_worker", -1, 1023, &pub_worker) ||
-        !int_option(json, "subscriber_worker", -1, 1023, &sub_worker)) {
+        !int_option(json, "subscriber_worker", -1, 1023, &sub_worker) ||
+        !int_option(json, "max_bitrate", 0, ROOM_MAX_BITRATE, &max_bitrate)) {
         json_decref(json);
         return error_reply(status, 400, "bad_option", "an option is out of range");
     }
@@ -276,6 +280,7 @@ static char *create(const char *body, size_t length, int *status)
     r->subscriber_worker = sub_worker;
     memcpy(r->codecs, parsed.codecs, sizeof parsed.codecs);
     r->n_codecs = parsed.n_codecs;
+    r->max_bitrate = max_bitrate;
     json_t *described = describe(r, true);
     pthread_mutex_unlock(&registry_lock);
     json_decref(json);
