@@ -10,8 +10,11 @@
  * already unwrapped); moat_media_info describes each m-line's codecs and
  * extension ids; relay_rtp sends to any session from any worker through the
  * routing core's rings (core/relay.h) on reference-counted handles; timers
- * and a coalesced keyframe request run on the owning worker. A version-1
- * plugin (on_rtp, raw packets) still loads. */
+ * and a coalesced keyframe request run on the owning worker; relay_data
+ * carries data channel messages across workers; plugins may shape the SDP
+ * answer's codecs (accept_codec), hear of data channels (on_channel) and
+ * answer JSON messages (handle_message, POST /api/sessions/<id>/message).
+ * A version-1 plugin (on_rtp, raw packets) still loads. */
 #ifndef MOAT_PLUGIN_H
 #define MOAT_PLUGIN_H
 

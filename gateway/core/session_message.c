@@ -81,7 +81,8 @@ static void deliver(moat_worker *worker, void *data)
     moat_session *session = moat_worker_find_session(worker, m->session_id);
     if (!session || !session->plugin) {
         m->status = 404;
-        m->reply = error_body(404, "unknown_session", "the session has ended");
+        m->reply =
+            error_body(404, "unknown_session", "the session has ended (or has not started yet)");
     } else if (!session->plugin->handle_message) {
         m->status = 501;
         m->reply = error_body(501, "no_message_handler", "the session's plugin takes no messages");
