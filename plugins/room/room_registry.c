@@ -188,9 +188,11 @@ static json_t *describe(room *r, bool full)
     }
     for (size_t i = 0; i < r->n_subscribers; i++) {
         room_peer *s = r->subscribers[i];
-        json_array_append_new(subs, json_pack("{s:s, s:s?, s:i, s:I}", "id", s->id, "publisher",
-                                              s->source ? s->source->id : NULL, "worker", s->worker,
-                                              "packets", (json_int_t)atomic_load(&s->packets)));
+        json_array_append_new(
+            subs, json_pack("{s:s, s:s?, s:i, s:I, s:I}", "id", s->id, "publisher",
+                            s->source ? s->source->id : NULL, "worker", s->worker, "packets",
+                            (json_int_t)atomic_load(&s->packets), "estimate_bitrate",
+                            (json_int_t)atomic_load(&s->estimate_bps)));
     }
     json_object_set_new(o, "publishers", pubs);
     const char *speaker = room_active_speaker(r, (uint64_t)g_get_monotonic_time());

@@ -102,6 +102,8 @@ def test_remb_caps_the_publisher(gateway):
                                                      fci=pack_remb_fci(280000, [5678])))
             await asyncio.sleep(0.4)
         assert publisher_of(gateway, "free")["remb_bitrate"] == 280000
+        _, free_room = api(gateway, "GET", "/api/rooms/free")
+        assert free_room["subscribers"][0]["estimate_bitrate"] == 280000, free_room
         assert encoder_target(free["pc"]) == 280000
         status, reply = await message(gateway.base, viewers[0]["resource"],
                                       {"request": "configure", "max_bitrate": 1})
