@@ -1,9 +1,8 @@
 /* The plugin boundary. A plugin sees the gateway only through
  * moat_gateway_calls; the core never includes a plugin's header. Media
- * callbacks (on_rtp/on_media, on_rtcp, on_data, on_timer) run on the media
- * worker that owns the session, so a plugin's per-session state needs no lock
- * as long as it is only touched from those callbacks. handle_message runs on
- * the control thread.
+ * callbacks (on_rtp/on_media, on_rtcp, on_data, on_timer) and handle_message
+ * run on the media worker that owns the session, so a plugin's per-session
+ * state needs no lock as long as it is only touched from those callbacks.
  *
  * ABI versions. Version 2 (the media routing core) appends to both tables,
  * never reorders: the core demultiplexes BUNDLE itself and hands on_media one
@@ -11,8 +10,11 @@
  * already unwrapped); moat_media_info describes each m-line's codecs and
  * extension ids; relay_rtp sends to any session from any worker through the
  * routing core's rings (core/relay.h) on reference-counted handles; timers
- * and a coalesced keyframe request run on the owning worker. A version-1
- * plugin (on_rtp, raw packets) still loads. */
+ * and a coalesced keyframe request run on the owning worker; relay_data
+ * carries data channel messages across workers; plugins may shape the SDP
+ * answer's codecs (accept_codec), hear of data channels (on_channel) and
+ * answer JSON messages (handle_message, POST /api/sessions/<id>/message).
+ * A version-1 plugin (on_rtp, raw packets) still loads. */
 #ifndef MOAT_PLUGIN_H
 #define MOAT_PLUGIN_H
 
@@ -20,12 +22,14 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define MOAT_PLUGIN_API_VERSION     2
-#define MOAT_PLUGIN_API_MIN_VERSION 1
-#define MOAT_PLUGIN_MAX_MEDIA       16
-#define MOAT_PLUGIN_MAX_CODECS      8
-#define MOAT_PLUGIN_FMTP_SIZE       128
-#define MOAT_PLUGIN_RID_SIZE        16
+#define MOAT_PLUGIN_API_VERSION      2
+#define MOAT_PLUGIN_API_MIN_VERSION  1
+#define MOAT_PLUGIN_MAX_MEDIA        16
+#define MOAT_PLUGIN_MAX_CODECS       8
+#define MOAT_PLUGIN_FMTP_SIZE        128
+#define MOAT_PLUGIN_RID_SIZE         16
+#define MOAT_PLUGIN_RELAY_DATA_QUEUE 256
+#define MOAT_PLUGIN_RELAY_DATA_MAX   65536
 
 typedef enum {
     MOAT_MEDIA_KIND_AUDIO = 0,
@@ -195,6 +199,14 @@ typedef struct {
     /* Publishes a JSON object to the WebSocket listeners of `topic`
      * (GET /api/events?topic=<topic>, core/events.h). Any thread. */
     void (*publish_event)(const char *topic, const char *json);
+    /* Sends a data channel message to `session` from any thread: on its own
+     * worker at once (as send_data), otherwise copied and posted to the
+     * owning worker; at most MOAT_PLUGIN_RELAY_DATA_QUEUE messages of at
+     * most MOAT_PLUGIN_RELAY_DATA_MAX bytes wait per target (more drop,
+     * counted in moat_relay_dropped_data_messages_total{reason}). 0
+     * sent or queued, -1 dropped or session ended. */
+    int (*relay_data)(moat_plugin_session *session, uint16_t stream_id, uint32_t ppid,
+                      const uint8_t *data, size_t length);
 } moat_gateway_calls;
 
 typedef struct {
@@ -212,8 +224,10 @@ typedef struct {
                     const char **error);
     /* The session is gone; free the state. Nothing is called after this. */
     void (*detach)(void *state);
-    /* A JSON control message from the API; returns a newly allocated JSON
-     * reply (g_malloc'd) or NULL. Control thread. */
+    /* A JSON control message (POST /api/sessions/<id>/message, a JSON
+     * object); returns a newly allocated JSON object (g_malloc'd), a refusal
+     * {"error": ..., "status": 4xx}, or NULL (204). The session's worker,
+     * like the media callbacks (the session is alive throughout). */
     char *(*handle_message)(void *state, const char *json);
 
     /* Authenticated, decrypted RTP. `packet` may be modified in place (its
@@ -254,6 +268,18 @@ typedef struct {
      * or no publisher. Control thread. */
     int (*publisher_session)(const char *resource, char *id, size_t size, char *label,
                              size_t label_size);
+    /* A data channel on `stream_id` opened (open) or closed; label is the
+     * channel's (NUL-terminated). The session's worker. */
+    void (*on_channel)(void *state, uint16_t stream_id, const char *label, bool open);
+    /* Shapes the SDP answer of a new session on `endpoint`/`resource` (see
+     * moat_session_info): whether codec `name` (canonical: opus, PCMU, PCMA,
+     * VP8, VP9, H264) at `clock_rate` may be accepted on m-line
+     * `media_index`. Asked for each codec the gateway would accept; an
+     * m-line left without one is rejected (port 0), an offer left without
+     * any m-line gets a 400. NULL accepts all. Control thread, before
+     * attach. */
+    bool (*accept_codec)(const char *endpoint, const char *resource, size_t media_index,
+                         moat_media_kind kind, const char *name, uint32_t clock_rate);
 } moat_plugin;
 
 /* Every plugin module exports this symbol. */

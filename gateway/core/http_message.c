@@ -119,5 +119,7 @@ void moat_http_response_clear(moat_http_response *response)
     for (size_t i = 0; i < response->n_headers; i++)
         g_free(response->headers[i].value);
     moat_session_free(response->start_session);
+    if (response->deferred.start && response->deferred.release)
+        response->deferred.release(response->deferred.data);
     memset(response, 0, sizeof *response);
 }

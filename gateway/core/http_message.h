@@ -28,6 +28,20 @@ typedef struct {
 
 #define MOAT_HTTP_MAX_RESPONSE_HEADERS 16
 
+/* Completes a deferred reply on the control thread: `body` (g_malloc'd JSON
+ * or NULL) is taken. */
+typedef void (*moat_http_done_fn)(void *done_data, unsigned status, char *body);
+
+/* A reply that another thread computes (a plugin's message on its session's
+ * worker): the transport holds the request, calls start(data, done,
+ * done_data) once, and start's side calls done exactly once, on the control
+ * thread. A deferred never started is freed with release(data). */
+typedef struct {
+    void (*start)(void *data, moat_http_done_fn done, void *done_data);
+    void (*release)(void *data);
+    void *data;
+} moat_http_deferred;
+
 typedef struct {
     const char *name; /* static */
     char *value;      /* owned */
@@ -46,6 +60,7 @@ typedef struct {
      * the response until then; moat_http_response_clear frees it. */
     moat_session *start_session;
     moat_worker *start_worker;
+    moat_http_deferred deferred; /* start == NULL: the reply is complete */
 } moat_http_response;
 
 /* The request header's value or NULL. */
@@ -63,7 +78,7 @@ void moat_http_response_error(moat_http_response *response, unsigned status, con
 /* Adds or replaces a header (the value is copied). */
 void moat_http_response_header(moat_http_response *response, const char *name, const char *value);
 const char *moat_http_response_get_header(const moat_http_response *response, const char *name);
-/* Frees what the response owns (and a session it still holds). */
+/* Frees what the response owns (and a session or deferred it still holds). */
 void moat_http_response_clear(moat_http_response *response);
 
 /* The JSON error body, always valid UTF-8 (never NULL; g_free it). */

@@ -165,6 +165,18 @@ static void resume_reply(void *data)
     soup_server_message_unpause(data);
 }
 
+/* A deferred reply is ready (control thread): write it and let it go. */
+static void deferred_done(void *done_data, unsigned status, char *body)
+{
+    SoupServerMessage *message = done_data;
+    soup_server_message_set_status(message, status, NULL);
+    if (body)
+        soup_server_message_set_response(message, "application/json", SOUP_MEMORY_TAKE, body,
+                                         strlen(body));
+    soup_server_message_unpause(message);
+    g_object_unref(message);
+}
+
 static void route(SoupServer *server, SoupServerMessage *message, const char *path,
                   GHashTable *query, gpointer user_data)
 {
@@ -203,7 +215,36 @@ static void route(SoupServer *server, SoupServerMessage *message, const char *pa
                                 g_object_ref(message), g_object_unref);
         response.start_session = NULL;
     }
+    if (response.deferred.start) {
+        soup_server_message_pause(message);
+        response.deferred.start(response.deferred.data, deferred_done, g_object_ref(message));
+        response.deferred.start = NULL;
+    }
     moat_http_response_clear(&response);
+}
+
+/* A plugin's API path has handlers of its own (libsoup picks the longest
+ * path): its resource event upgrades are left for events.c's WebSocket
+ * handler, everything else is routed as usual. */
+static void route_plugin_api(SoupServer *server, SoupServerMessage *message, const char *path,
+                             GHashTable *query, gpointer user_data)
+{
+    if (moat_events_is_resource_upgrade(message, path))
+        return;
+    route(server, message, path, query, user_data);
+}
+
+static void add_plugin_paths(moat_http_server *http)
+{
+    moat_plugin_registry *plugins = http->gateway->plugins;
+    for (size_t i = 0; plugins && i < moat_plugin_registry_count(plugins); i++) {
+        const moat_plugin *plugin = moat_plugin_registry_at(plugins, i);
+        if (!plugin->api_path || !g_str_has_prefix(plugin->api_path, "/api/"))
+            continue;
+        soup_server_add_early_handler(http->server, plugin->api_path, check_headers, http, NULL);
+        soup_server_add_handler(http->server, plugin->api_path, route_plugin_api, http, NULL);
+        moat_events_add_resource_path(http->server, plugin->api_path);
+    }
 }
 
 moat_http_server *moat_http_server_start(moat_gateway *gateway, char *error, size_t error_size)
@@ -221,6 +262,7 @@ moat_http_server *moat_http_server_start(moat_gateway *gateway, char *error, siz
     soup_server_add_early_handler(http->server, NULL, check_headers, http, NULL);
     soup_server_add_handler(http->server, NULL, route, http, NULL);
     moat_events_start(http->server, gateway->config.token);
+    add_plugin_paths(http);
     GSocketAddress *socket_address =
         g_inet_socket_address_new(address, (guint16)gateway->config.http_port);
     GError *gerror = NULL;

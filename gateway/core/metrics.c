@@ -137,6 +137,20 @@ static void render_relay(moat_gateway *gateway, GString *out)
                            "# TYPE moat_relay_delivered_packets_total counter\n"
                            "moat_relay_delivered_packets_total %" G_GUINT64_FORMAT "\n",
                            gateway->relay ? moat_relay_delivered(gateway->relay) : 0);
+    g_string_append(out, "# HELP moat_relay_dropped_data_messages_total Data channel messages "
+                         "relayed to another worker's session and dropped, by reason\n"
+                         "# TYPE moat_relay_dropped_data_messages_total counter\n");
+    for (int r = 0; r < MOAT_RELAY_DATA_DROP_REASON_COUNT; r++)
+        g_string_append_printf(
+            out, "moat_relay_dropped_data_messages_total{reason=\"%s\"} %" G_GUINT64_FORMAT "\n",
+            moat_relay_data_drop_reason_name(r),
+            gateway->relay ? moat_relay_data_dropped(gateway->relay, r) : 0);
+    g_string_append_printf(out,
+                           "# HELP moat_relay_delivered_data_messages_total Data channel messages "
+                           "relayed to another worker's session\n"
+                           "# TYPE moat_relay_delivered_data_messages_total counter\n"
+                           "moat_relay_delivered_data_messages_total %" G_GUINT64_FORMAT "\n",
+                           gateway->relay ? moat_relay_data_delivered(gateway->relay) : 0);
 }
 
 char *moat_metrics_render(moat_gateway *gateway)

@@ -51,6 +51,8 @@ struct moat_relay {
     relay_consumer *consumers;
     atomic_uint_fast64_t dropped[MOAT_RELAY_DROP_REASON_COUNT];
     atomic_uint_fast64_t delivered;
+    atomic_uint_fast64_t data_dropped[MOAT_RELAY_DATA_DROP_REASON_COUNT];
+    atomic_uint_fast64_t data_delivered;
 };
 
 static _Thread_local int current_worker = -1;
@@ -308,6 +310,38 @@ uint64_t moat_relay_dropped(const moat_relay *relay, moat_relay_drop_reason reas
 uint64_t moat_relay_delivered(const moat_relay *relay)
 {
     return atomic_load_explicit(&((moat_relay *)relay)->delivered, memory_order_relaxed);
+}
+
+static const char *const data_drop_names[MOAT_RELAY_DATA_DROP_REASON_COUNT] = {
+    "queue_full", "too_big", "target_gone", "not_sent"};
+
+const char *moat_relay_data_drop_reason_name(moat_relay_data_drop_reason reason)
+{
+    return reason < MOAT_RELAY_DATA_DROP_REASON_COUNT ? data_drop_names[reason] : "unknown";
+}
+
+void moat_relay_count_data_drop(moat_relay *relay, moat_relay_data_drop_reason reason)
+{
+    if (relay && reason < MOAT_RELAY_DATA_DROP_REASON_COUNT)
+        atomic_fetch_add_explicit(&relay->data_dropped[reason], 1, memory_order_relaxed);
+}
+
+void moat_relay_count_data_delivered(moat_relay *relay)
+{
+    if (relay)
+        atomic_fetch_add_explicit(&relay->data_delivered, 1, memory_order_relaxed);
+}
+
+uint64_t moat_relay_data_dropped(const moat_relay *relay, moat_relay_data_drop_reason reason)
+{
+    if (reason >= MOAT_RELAY_DATA_DROP_REASON_COUNT)
+        return 0;
+    return atomic_load_explicit(&((moat_relay *)relay)->data_dropped[reason], memory_order_relaxed);
+}
+
+uint64_t moat_relay_data_delivered(const moat_relay *relay)
+{
+    return atomic_load_explicit(&((moat_relay *)relay)->data_delivered, memory_order_relaxed);
 }
 
 unsigned moat_relay_workers(const moat_relay *relay)

@@ -72,6 +72,23 @@ size_t moat_relay_send(moat_relay *relay, void *const *targets, const unsigned *
 /* Delivers everything queued for `consumer`; returns how many. */
 size_t moat_relay_drain(moat_relay *relay, unsigned consumer);
 
+/* Data channel messages relayed between workers (relay_data, carried by
+ * worker tasks, session_relay_data.c): only counted here. */
+typedef enum {
+    MOAT_RELAY_DATA_QUEUE_FULL = 0, /* the target's queue of waiting messages is full */
+    MOAT_RELAY_DATA_TOO_BIG,
+    MOAT_RELAY_DATA_TARGET_GONE, /* ended, or its worker stopped, before delivery */
+    MOAT_RELAY_DATA_NOT_SENT,    /* the target's association refused it */
+    MOAT_RELAY_DATA_DROP_REASON_COUNT,
+} moat_relay_data_drop_reason;
+
+const char *moat_relay_data_drop_reason_name(moat_relay_data_drop_reason reason);
+/* Any thread. */
+void moat_relay_count_data_drop(moat_relay *relay, moat_relay_data_drop_reason reason);
+void moat_relay_count_data_delivered(moat_relay *relay);
+uint64_t moat_relay_data_dropped(const moat_relay *relay, moat_relay_data_drop_reason reason);
+uint64_t moat_relay_data_delivered(const moat_relay *relay);
+
 /* Any thread. */
 uint64_t moat_relay_dropped(const moat_relay *relay, moat_relay_drop_reason reason);
 uint64_t moat_relay_delivered(const moat_relay *relay);

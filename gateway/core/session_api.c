@@ -2,6 +2,7 @@
 #include "core/session_api.h"
 
 #include "core/ice_servers.h"
+#include "core/session_message.h"
 #include "core/stats_snapshot.h"
 #include "record/record_api.h"
 
@@ -106,7 +107,10 @@ void moat_session_api_handle(moat_gateway *gateway, const moat_http_request *req
         reply_json(response, 200, json_pack("{s:o}", "plugins", plugins));
         return;
     }
-    if (g_str_has_prefix(path, "/api/sessions/") && g_str_has_suffix(path, "/recording")) {
+    /* "/api/sessions/recording" shares its slash between prefix and suffix:
+     * the name must be at least one character. */
+    if (g_str_has_prefix(path, "/api/sessions/") && g_str_has_suffix(path, "/recording") &&
+        strlen(path) > strlen("/api/sessions/") + strlen("/recording")) {
         char *name = g_strndup(path + strlen("/api/sessions/"),
                                strlen(path) - strlen("/api/sessions/") - strlen("/recording"));
         moat_session_record *record = find_session(gateway, name);
@@ -119,6 +123,15 @@ void moat_session_api_handle(moat_gateway *gateway, const moat_http_request *req
         else
             reply_json(response, result.status, json_pack("{s:s}", "file", result.file));
         g_free(result.file);
+        return;
+    }
+    char name[64];
+    if (moat_session_message_path(path, name, sizeof name)) {
+        moat_session_record *record = find_session(gateway, name);
+        if (record)
+            moat_session_message_request(gateway, request, record, response);
+        else
+            moat_http_response_error(response, 404, "unknown_session", "no such session");
         return;
     }
     if (g_str_has_prefix(path, "/api/sessions/")) {

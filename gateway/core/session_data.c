@@ -72,6 +72,8 @@ static void sctp_channel_open(void *user, const moat_data_channel_info *info)
     moat_session *session = user;
     moat_log_debug("datachannel", "session %s: channel %u \"%s\" open", session->id,
                    info->stream_id, info->label);
+    if (session->plugin && session->plugin->on_channel)
+        session->plugin->on_channel(session->plugin_state, info->stream_id, info->label, true);
 }
 
 static void sctp_message(void *user, uint16_t stream_id, uint32_t ppid, const uint8_t *data,
@@ -89,6 +91,8 @@ static void sctp_channel_closed(void *user, uint16_t stream_id)
 {
     moat_session *session = user;
     moat_log_debug("datachannel", "session %s: channel %u closed", session->id, stream_id);
+    if (session->plugin && session->plugin->on_channel)
+        session->plugin->on_channel(session->plugin_state, stream_id, "", false);
 }
 
 static void sctp_association_state(void *user, bool up)

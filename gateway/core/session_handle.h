@@ -16,7 +16,8 @@
 struct moat_plugin_session {
     atomic_int refs;
     _Atomic(moat_session *) session;
-    moat_worker *worker; /* the owner, fixed for the handle's life */
+    moat_worker *worker;     /* the owner, fixed for the handle's life */
+    atomic_uint data_queued; /* relay_data messages posted, not yet delivered */
 };
 
 moat_plugin_session *moat_session_handle_new(moat_session *session, moat_worker *worker);

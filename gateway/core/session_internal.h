@@ -160,6 +160,9 @@ extern const moat_gateway_calls moat_session_gateway_calls;
 int moat_session_relay_rtp(moat_plugin_session *handle, const uint8_t *packet, size_t length);
 size_t moat_session_relay_rtp_many(moat_plugin_session *const *handles, size_t n,
                                    const uint8_t *packet, size_t length);
+/* session_relay_data.c: relay_data (any thread). */
+int moat_session_relay_data(moat_plugin_session *handle, uint16_t stream_id, uint32_t ppid,
+                            const uint8_t *data, size_t length);
 
 /* session_tap.c: hands a received packet to the tap (set), and sends the
  * PLI it asks for. */

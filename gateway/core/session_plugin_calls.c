@@ -218,4 +218,5 @@ const moat_gateway_calls moat_session_gateway_calls = {
     .request_keyframe = gateway_request_keyframe,
     .session_worker = gateway_session_worker,
     .publish_event = moat_events_publish,
+    .relay_data = moat_session_relay_data,
 };

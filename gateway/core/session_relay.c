@@ -13,6 +13,7 @@ moat_plugin_session *moat_session_handle_new(moat_session *session, moat_worker 
 {
     moat_plugin_session *handle = g_new0(moat_plugin_session, 1);
     atomic_init(&handle->refs, 1);
+    atomic_init(&handle->data_queued, 0);
     atomic_init(&handle->session, session);
     handle->worker = worker;
     return handle;

@@ -78,6 +78,19 @@ static moat_worker *place(moat_gateway *gateway, const moat_plugin *plugin, cons
     return moat_gateway_pick_worker(gateway);
 }
 
+typedef struct {
+    const moat_plugin *plugin;
+    const char *endpoint, *resource;
+} codec_question;
+
+/* The plugin shapes the answer's codecs (plugin API v2 accept_codec). */
+static bool plugin_accepts_codec(void *user, size_t media_index, moat_media_kind kind,
+                                 const char *name, uint32_t clock_rate)
+{
+    const codec_question *q = user;
+    return q->plugin->accept_codec(q->endpoint, q->resource, media_index, kind, name, clock_rate);
+}
+
 moat_whip_setup_result moat_whip_session_create(moat_gateway *gateway, const moat_plugin *plugin,
                                                 const char *endpoint, const char *resource,
                                                 const char *offer_text, size_t length,
@@ -116,6 +129,11 @@ moat_whip_setup_result moat_whip_session_create(moat_gateway *gateway, const moa
         .offer_srtpplus_chain = gateway->config.srtpplus,
         .max_message_size = 262144,
     };
+    codec_question question = {plugin, endpoint, resource};
+    if (plugin->accept_codec) {
+        params.accept_codec = plugin_accepts_codec;
+        params.accept_codec_user = &question;
+    }
     moat_sdp_negotiation *negotiation = g_new0(moat_sdp_negotiation, 1);
     char *answer = NULL;
     int status = moat_sdp_answer_create(offer, &params, negotiation, &answer, error, error_size);

@@ -529,7 +529,13 @@ void moat_worker_free(moat_worker *worker)
     if (worker->epoll_fd >= 0)
         close(worker->epoll_fd);
     close(worker->socket_fd);
-    g_queue_clear_full(&worker->tasks, g_free);
+    /* A worker that never ran still owes its tasks' data a release. */
+    worker_task *entry;
+    while ((entry = g_queue_pop_head(&worker->tasks))) {
+        if (entry->release)
+            entry->release(entry->data);
+        g_free(entry);
+    }
     g_mutex_clear(&worker->task_lock);
     g_free(worker);
 }

@@ -136,6 +136,24 @@ size_t moat_sdp_codec_select(const moat_sdp_media *m, moat_sdp_codec_choice *out
     return has_media_codec ? n : 0;
 }
 
+size_t moat_sdp_codec_filter(moat_sdp_codec_choice *choices, size_t n, size_t media_index,
+                             moat_media_kind kind,
+                             bool (*accept)(void *user, size_t media_index, moat_media_kind kind,
+                                            const char *name, uint32_t clock_rate),
+                             void *user)
+{
+    size_t kept = 0;
+    bool has_media_codec = false;
+    for (size_t i = 0; i < n; i++) {
+        bool media = !choices[i].telephone_event;
+        if (media && !accept(user, media_index, kind, choices[i].name, choices[i].clock_rate))
+            continue;
+        has_media_codec = has_media_codec || media;
+        choices[kept++] = choices[i];
+    }
+    return has_media_codec ? kept : 0;
+}
+
 bool moat_sdp_rtcp_fb_supported(const char *feedback)
 {
     return strcmp(feedback, "nack") == 0 || strcmp(feedback, "nack pli") == 0 ||

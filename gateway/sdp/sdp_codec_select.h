@@ -24,6 +24,15 @@ typedef struct {
  * such an m-line is rejected. */
 size_t moat_sdp_codec_select(const moat_sdp_media *m, moat_sdp_codec_choice *out, size_t max);
 
+/* Keeps the choices `accept` takes (telephone-event only while a media
+ * codec remains), in order; returns how many are left, 0 when no media
+ * codec is. */
+size_t moat_sdp_codec_filter(moat_sdp_codec_choice *choices, size_t n, size_t media_index,
+                             moat_media_kind kind,
+                             bool (*accept)(void *user, size_t media_index, moat_media_kind kind,
+                                            const char *name, uint32_t clock_rate),
+                             void *user);
+
 /* nack, nack pli, ccm fir and goog-remb: what the gateway implements.
  * transport-cc is left out because the gateway sends no TWCC feedback. */
 bool moat_sdp_rtcp_fb_supported(const char *feedback);

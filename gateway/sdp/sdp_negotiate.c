@@ -134,7 +134,8 @@ static int rejected_rtcp_mux(size_t index, const moat_sdp_media *m, char *error,
     return -1;
 }
 
-static int plan_media(const moat_sdp *offer, moat_sdp_plan *plan, char *error, size_t error_size)
+static int plan_media(const moat_sdp *offer, const moat_sdp_answer_params *params,
+                      moat_sdp_plan *plan, char *error, size_t error_size)
 {
     bool have_data = false;
     for (size_t i = 0; i < offer->n_media; i++) {
@@ -152,6 +153,10 @@ static int plan_media(const moat_sdp *offer, moat_sdp_plan *plan, char *error, s
             if (!m->is_rtp || !rtp_proto_supported(m->proto))
                 continue;
             pm->n_codecs = moat_sdp_codec_select(m, pm->codecs, MOAT_SDP_MAX_ACCEPTED_CODECS);
+            if (pm->n_codecs && params->accept_codec)
+                pm->n_codecs =
+                    moat_sdp_codec_filter(pm->codecs, pm->n_codecs, i, m->kind,
+                                          params->accept_codec, params->accept_codec_user);
             if (pm->n_codecs == 0)
                 continue;
             if (!m->rtcp_mux)
@@ -317,7 +322,7 @@ int moat_sdp_negotiate(const moat_sdp *offer, const moat_sdp_answer_params *para
     memset(out, 0, sizeof *out);
     plan->max_message_size =
         params->max_message_size != 0 ? params->max_message_size : DEFAULT_MAX_MESSAGE_SIZE;
-    if (plan_media(offer, plan, error, error_size) < 0)
+    if (plan_media(offer, params, plan, error, error_size) < 0)
         return -1;
 
     out->n_media = offer->n_media;

@@ -234,6 +234,13 @@ typedef struct {
     const char *cname;
     bool offer_srtpplus_prn, offer_srtpplus_chain;
     uint32_t max_message_size; /* 0 -> 262144; otherwise at least 262144 */
+    /* Optional: whether the answer may accept codec `name` (canonical, as
+     * moat_sdp_codec_choice) on m-line `media_index`; asked for every media
+     * codec the gateway would accept (not telephone-event). An m-line left
+     * with no media codec is rejected (port 0). */
+    bool (*accept_codec)(void *user, size_t media_index, moat_media_kind kind, const char *name,
+                         uint32_t clock_rate);
+    void *accept_codec_user;
 } moat_sdp_answer_params;
 
 /* A trickle-ICE fragment (RFC 8840, application/trickle-ice-sdpfrag). */

@@ -16,7 +16,7 @@
 
 /* Written by init before any attach, cleared by destroy after the last
  * detach. */
-static const moat_gateway_calls *room_gateway;
+const moat_gateway_calls *room_gateway;
 
 static int room_init(const moat_gateway_calls *gateway)
 {
@@ -32,25 +32,6 @@ static void room_destroy(void)
 {
     room_registry_destroy();
     room_gateway = NULL;
-}
-
-/* An event for GET /api/events?topic=rooms/<room>. Names and ids are
- * [A-Za-z0-9_-] (checked at join), so they need no JSON escaping. */
-static void room_event(const room *r, const char *type, const char *role, const char *id,
-                       const char *publisher)
-{
-    if (!room_gateway || !room_gateway->publish_event)
-        return;
-    char topic[ROOM_NAME_SIZE + 8];
-    snprintf(topic, sizeof topic, "rooms/%s", r->name);
-    char *json = publisher ? g_strdup_printf("{\"type\":\"%s\",\"room\":\"%s\",\"role\":\"%s\","
-                                             "\"id\":\"%s\",\"publisher\":\"%s\"}",
-                                             type, r->name, role, id, publisher)
-                           : g_strdup_printf("{\"type\":\"%s\",\"room\":\"%s\",\"role\":\"%s\","
-                                             "\"id\":\"%s\"}",
-                                             type, r->name, role, id);
-    room_gateway->publish_event(topic, json);
-    g_free(json);
 }
 
 static room_peer *find_publisher(room *r, const char *id)
@@ -134,6 +115,7 @@ void room_leave(room_peer *peer)
         }
         room_event(r, "left", "publisher", peer->id, NULL);
         reassign_subscribers(r, peer);
+        room_note_speaker(r, peer->gateway->now_us());
     } else {
         for (size_t i = 0; i < r->n_subscribers; i++) {
             if (r->subscribers[i] == peer) {
@@ -271,6 +253,13 @@ static void room_on_timer(void *state, uint64_t now_us)
         return;
     }
     room_simulcast_tick(peer, now_us);
+    if (peer->publisher)
+        room_feedback_tick(peer, now_us);
+    if (peer->publisher && atomic_load_explicit(&peer->level_us, memory_order_relaxed)) {
+        pthread_mutex_lock(&peer->room->lock);
+        room_note_speaker(peer->room, now_us);
+        pthread_mutex_unlock(&peer->room->lock);
+    }
     arm_timer(peer);
 }
 
@@ -313,6 +302,8 @@ static void room_on_media(void *state, moat_rtp_packet *p)
         return; /* one stream per kind, or one per simulcast layer */
     if (p->has_audio_level)
         note_audio_level(peer, p->audio_level);
+    if (atomic_load_explicit(&peer->muted[kind], memory_order_relaxed))
+        return; /* configured off (room_message.c) */
     if (kind == 1 && atomic_exchange(&peer->keyframe_wanted, false))
         peer->gateway->request_keyframe(peer->handle, video_index(peer));
     atomic_fetch_add_explicit(&peer->packets, 1, memory_order_relaxed);
@@ -391,24 +382,15 @@ static void room_on_rtcp(void *state, const uint8_t *packet, size_t length)
     moat_rtcp_iter_init(&it, packet, length);
     while (moat_rtcp_iter_next(&it, &h) > 0) {
         moat_rtcp_fb fb;
-        if (h.type == MOAT_RTCP_PSFB && moat_rtcp_parse_fb(&h, &fb) == MOAT_RTP_OK &&
-            (moat_rtcp_fb_is_pli(&fb) || moat_rtcp_fb_is_fir(&fb)))
+        if (h.type != MOAT_RTCP_PSFB || moat_rtcp_parse_fb(&h, &fb) != MOAT_RTP_OK)
+            continue;
+        if (moat_rtcp_fb_is_pli(&fb) || moat_rtcp_fb_is_fir(&fb))
             keyframe = true;
+        else if (moat_rtcp_fb_is_remb(&fb))
+            room_feedback_note_remb(peer, &fb, peer->gateway->now_us());
     }
     if (keyframe)
         ask_keyframe(peer);
-}
-
-static void room_on_data(void *state, uint16_t stream_id, uint32_t ppid, const uint8_t *data,
-                         size_t length)
-{
-}
-
-static char *room_handle_message(void *state, const char *json)
-{
-    room_peer *peer = state;
-    return g_strdup_printf("{\"plugin\":\"room\",\"id\":\"%s\",\"packets\":%" G_GUINT64_FORMAT "}",
-                           peer->id, (guint64)atomic_load(&peer->packets));
 }
 
 static const moat_plugin room_plugin = {
@@ -421,7 +403,7 @@ static const moat_plugin room_plugin = {
     .detach = room_detach,
     .handle_message = room_handle_message,
     .on_rtcp = room_on_rtcp,
-    .on_data = room_on_data,
+    .on_data = room_data_on_data,
     .hangup = room_hangup,
     .on_media = room_on_media,
     .on_relay = room_on_relay,
@@ -430,6 +412,8 @@ static const moat_plugin room_plugin = {
     .api_path = "/api/rooms",
     .handle_api = room_handle_api,
     .publisher_session = room_publisher_session,
+    .on_channel = room_data_on_channel,
+    .accept_codec = room_accept_codec,
 };
 
 __attribute__((visibility("default"))) const moat_plugin *moat_plugin_entry(void);

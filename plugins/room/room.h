@@ -16,6 +16,7 @@
 
 #include "plugin.h"
 #include "room_layers.h"
+#include "rtp/rtcp_feedback.h"
 
 #include <glib.h>
 #include <pthread.h>
@@ -32,10 +33,17 @@
 #define ROOM_CHECK_US        100000u /* subscribers look for a reason to leave */
 #define ROOM_MAX_CODECS      16
 #define ROOM_FANOUT_CHUNK    128 /* targets per relay call */
+#define ROOM_MAX_ROOM_CODECS 8   /* POST /api/rooms {"codecs": [...]} */
+/* REMB to publishers (room_feedback.c): at least this often, and
+ * subscriber estimates older than ROOM_ESTIMATE_AGE_US are ignored. */
+#define ROOM_REMB_INTERVAL_US 1000000u
+#define ROOM_ESTIMATE_AGE_US  5000000u
+#define ROOM_MAX_BITRATE      1000000000 /* the largest cap the API takes */
 /* The active speaker: the loudest publisher whose smoothed level is above
  * -ROOM_SPEAKER_DBOV and was updated within ROOM_SPEAKER_AGE_US. */
 #define ROOM_SPEAKER_DBOV   70
 #define ROOM_SPEAKER_AGE_US 2000000u
+#define ROOM_SPEAKER_MARGIN (3u << 8) /* 3 dB louder takes the floor */
 
 typedef struct room room;
 
@@ -84,8 +92,22 @@ typedef struct room_peer {
     char session_id[40]; /* the gateway's session id, fixed at attach */
     int worker;
     size_t n_media;
-    moat_media_info *media;       /* n_media entries, owned */
-    atomic_uint_fast64_t packets; /* received (publisher) or forwarded (subscriber) */
+    moat_media_info *media;             /* n_media entries, owned */
+    atomic_uint_fast64_t packets;       /* received (publisher) or forwarded (subscriber) */
+    atomic_bool muted[2];               /* audio, video not forwarded (room_message.c) */
+    atomic_int data_stream;             /* its first open data channel's stream id + 1, 0 none */
+    atomic_uint_fast64_t data_messages; /* publisher: data channel messages received */
+    atomic_uint_fast64_t data_dropped;  /* publisher: deliveries to subscribers refused */
+    /* REMB (room_feedback.c). Publisher: its own cap (bits/s, 0 none), the
+     * last value sent, how many were sent or failed, when (own worker).
+     * Subscriber: its last REMB estimate and when it came. */
+    atomic_uint_fast64_t max_bitrate;
+    atomic_uint_fast64_t remb_bps;
+    atomic_uint_fast64_t remb_sent;
+    atomic_uint_fast64_t remb_failed;
+    uint64_t remb_last_us;
+    atomic_uint_fast64_t estimate_bps;
+    atomic_uint_fast64_t estimate_us;
 
     /* publisher */
     room_codec codecs[ROOM_MAX_CODECS]; /* fixed at attach */
@@ -138,6 +160,11 @@ struct room {
     int max_publishers, max_subscribers;
     int publisher_worker, subscriber_worker; /* forced placement, -1: none */
     uint64_t serial;                         /* peer ids */
+    char speaker[ROOM_PEER_ID_SIZE];         /* last active speaker announced, "" none */
+    const char
+        *codecs[ROOM_MAX_ROOM_CODECS]; /* accepted codecs (static names), fixed at creation */
+    size_t n_codecs;                   /* 0: any */
+    int max_bitrate; /* REMB cap for its publishers, bits/s, 0: none; fixed at creation */
 };
 
 /* room_registry.c (control thread unless said) */
@@ -165,5 +192,40 @@ char *room_api_error(int *status, int code, const char *error, const char *detai
 /* room.c: joins and leaves under the room's lock. */
 const char *room_join(room *r, room_peer *peer, const char *source_id);
 void room_leave(room_peer *peer);
+
+/* room_codecs.c: the room's codec list (control thread). */
+typedef struct json_t json_t;
+/* Fills r's list from a JSON array of codec names; false when it is not
+ * one (1 to ROOM_MAX_ROOM_CODECS known names). NULL leaves it empty. */
+bool room_codecs_parse(json_t *value, room *r);
+json_t *room_codecs_describe(const room *r);
+/* moat_plugin.accept_codec */
+bool room_accept_codec(const char *endpoint, const char *resource, size_t media_index,
+                       moat_media_kind kind, const char *name, uint32_t clock_rate);
+
+/* room_feedback.c: REMB to publishers (the peer's worker). */
+void room_feedback_note_remb(room_peer *subscriber, const moat_rtcp_fb *fb, uint64_t now_us);
+void room_feedback_tick(room_peer *publisher, uint64_t now_us);
+
+/* room_data.c: data channel messages from a publisher to its subscribers
+ * (moat_plugin.on_data and on_channel, the peer's worker). */
+void room_data_on_data(void *state, uint16_t stream_id, uint32_t ppid, const uint8_t *data,
+                       size_t length);
+void room_data_on_channel(void *state, uint16_t stream_id, const char *label, bool open);
+
+/* room_message.c: moat_plugin.handle_message (the peer's worker). */
+char *room_handle_message(void *state, const char *json);
+
+/* room_events.c: events for GET /api/rooms/<room>/events (topic
+ * rooms/<room>). Any thread; names and ids need no JSON escaping. */
+void room_event(const room *r, const char *type, const char *role, const char *id,
+                const char *publisher);
+/* The active speaker's id or NULL. Room lock held. */
+const char *room_active_speaker(room *r, uint64_t now_us);
+/* Announces an active_speaker event when the speaker changed since the last
+ * one. Room lock held. */
+void room_note_speaker(room *r, uint64_t now_us);
+/* The gateway's calls, set by init (room.c). */
+extern const moat_gateway_calls *room_gateway;
 
 #endif

@@ -110,6 +110,9 @@ int room_forward(room_peer *s, moat_rtp_packet *p, moat_media_kind *kind)
     if (line < 0 || room_simulcast_forward(s, p, codec) != 0)
         return -1;
     *kind = codec->kind;
+    if (atomic_load_explicit(&s->muted[codec->kind == MOAT_MEDIA_KIND_VIDEO ? 1 : 0],
+                             memory_order_relaxed))
+        return -1; /* configured off (room_message.c) */
     room_out_stream *out = &s->out[codec->kind == MOAT_MEDIA_KIND_VIDEO ? 1 : 0];
     uint64_t now = s->gateway->now_us();
     if (!out->started || out->source_ssrc != p->ssrc) {

@@ -176,23 +176,6 @@ char *room_api_error(int *status, int code, const char *error, const char *detai
     return error_reply(status, code, error, detail);
 }
 
-/* The active speaker's id or NULL. Room lock held. */
-static const char *active_speaker(room *r, uint64_t now_us)
-{
-    const char *best = NULL;
-    unsigned best_level = ROOM_SPEAKER_DBOV << 8;
-    for (size_t i = 0; i < r->n_publishers; i++) {
-        room_peer *p = r->publishers[i];
-        uint64_t at = atomic_load(&p->level_us);
-        unsigned level = atomic_load(&p->level);
-        if (at != 0 && now_us - at < ROOM_SPEAKER_AGE_US && level < best_level) {
-            best = p->id;
-            best_level = level;
-        }
-    }
-    return best;
-}
-
 /* Room lock held. */
 static json_t *describe(room *r, bool full)
 {
@@ -205,8 +188,10 @@ static json_t *describe(room *r, bool full)
     json_t *pubs = json_array(), *subs = json_array();
     for (size_t i = 0; i < r->n_publishers; i++) {
         room_peer *p = r->publishers[i];
-        json_t *pub = json_pack("{s:s, s:i, s:I}", "id", p->id, "worker", p->worker, "packets",
-                                (json_int_t)atomic_load(&p->packets));
+        json_t *pub = json_pack("{s:s, s:i, s:I, s:I, s:I}", "id", p->id, "worker", p->worker,
+                                "packets", (json_int_t)atomic_load(&p->packets), "remb_sent",
+                                (json_int_t)atomic_load(&p->remb_sent), "remb_bitrate",
+                                (json_int_t)atomic_load(&p->remb_bps));
         if (atomic_load(&p->level_us))
             json_object_set_new(pub, "audio_level_dbov",
                                 json_real(-(double)atomic_load(&p->level) / 256.0));
@@ -217,20 +202,23 @@ static json_t *describe(room *r, bool full)
     }
     for (size_t i = 0; i < r->n_subscribers; i++) {
         room_peer *s = r->subscribers[i];
-        json_t *sub = json_pack("{s:s, s:s?, s:i, s:I}", "id", s->id, "publisher",
+        json_t *sub = json_pack("{s:s, s:s?, s:i, s:I, s:I}", "id", s->id, "publisher",
                                 s->source ? s->source->id : NULL, "worker", s->worker, "packets",
-                                (json_int_t)atomic_load(&s->packets));
+                                (json_int_t)atomic_load(&s->packets), "estimate_bitrate",
+                                (json_int_t)atomic_load(&s->estimate_bps));
         json_t *layer = room_simulcast_describe_subscriber(s);
         if (layer)
             json_object_set_new(sub, "layer", layer);
         json_array_append_new(subs, sub);
     }
     json_object_set_new(o, "publishers", pubs);
-    const char *speaker = active_speaker(r, (uint64_t)g_get_monotonic_time());
+    const char *speaker = room_active_speaker(r, (uint64_t)g_get_monotonic_time());
     json_object_set_new(o, "active_speaker", speaker ? json_string(speaker) : json_null());
     json_object_set_new(o, "subscribers", subs);
     json_object_set_new(o, "publisher_worker", json_integer(r->publisher_worker));
     json_object_set_new(o, "subscriber_worker", json_integer(r->subscriber_worker));
+    json_object_set_new(o, "codecs", room_codecs_describe(r));
+    json_object_set_new(o, "max_bitrate", json_integer(r->max_bitrate));
     return o;
 }
 
@@ -273,16 +261,23 @@ static char *create(const char *body, size_t length, int *status)
     }
     const char *name = json_string_value(json_object_get(json, "name"));
     int max_pubs = ROOM_MAX_PUBLISHERS, max_subs = ROOM_DEFAULT_SUBS, pub_worker = -1,
-        sub_worker = -1;
+        sub_worker = -1, max_bitrate = 0;
     if (!name || !room_name_valid(name, strlen(name))) {
         json_decref(json);
         return error_reply(status, 400, "bad_name",
                            "name: 1 to 63 characters of A-Z, a-z, 0-9, - and _");
     }
+    room parsed = {0};
+    if (!room_codecs_parse(json_object_get(json, "codecs"), &parsed)) {
+        json_decref(json);
+        return error_reply(status, 400, "bad_codecs",
+                           "codecs: an array of 1 to 8 of opus, PCMU, PCMA, VP8, VP9, H264");
+    }
     if (!int_option(json, "max_publishers", 1, ROOM_MAX_PUBLISHERS, &max_pubs) ||
         !int_option(json, "max_subscribers", 0, ROOM_MAX_SUBSCRIBERS, &max_subs) ||
         !int_option(json, "publisher_worker", -1, 1023, &pub_worker) ||
-        !int_option(json, "subscriber_worker", -1, 1023, &sub_worker)) {
+        !int_option(json, "subscriber_worker", -1, 1023, &sub_worker) ||
+        !int_option(json, "max_bitrate", 0, ROOM_MAX_BITRATE, &max_bitrate)) {
         json_decref(json);
         return error_reply(status, 400, "bad_option", "an option is out of range");
     }
@@ -302,6 +297,9 @@ static char *create(const char *body, size_t length, int *status)
     r->max_subscribers = max_subs;
     r->publisher_worker = pub_worker;
     r->subscriber_worker = sub_worker;
+    memcpy(r->codecs, parsed.codecs, sizeof parsed.codecs);
+    r->n_codecs = parsed.n_codecs;
+    r->max_bitrate = max_bitrate;
     json_t *described = describe(r, true);
     pthread_mutex_unlock(&registry_lock);
     json_decref(json);
@@ -346,6 +344,10 @@ char *room_handle_api(const char *method, const char *path, const char *body, si
         return error_reply(status, 405, "method_not_allowed", "GET or POST /api/rooms");
     }
     const char *name = rest + 1;
+    if (g_str_has_suffix(name, "/events") &&
+        room_name_valid(name, strlen(name) - strlen("/events")))
+        return error_reply(status, 426, "websocket_required",
+                           "GET /api/rooms/<room>/events is a WebSocket (Upgrade: websocket)");
     if (strstr(name, "/subscribers/"))
         return room_simulcast_api(method, name, body, length, status);
     if (!room_name_valid(name, strlen(name)))

@@ -96,6 +96,40 @@ static void test_ended_session_fails_cleanly(void)
     moat_relay_free(relay);
 }
 
+/* relay_data from a thread that is not the owner: too big is refused and
+ * counted; at most MOAT_PLUGIN_RELAY_DATA_QUEUE messages wait for the
+ * owner, more drop as queue_full; the waiting ones come back as target_gone
+ * with their references when the worker goes; an ended session's handle
+ * fails. */
+static void test_relay_data_bounds(void)
+{
+    session_harness h;
+    moat_relay *relay = start(&h);
+    moat_plugin_session *handle = moat_session_plugin_handle(h.session);
+    const moat_gateway_calls *calls = &moat_session_gateway_calls;
+    static uint8_t big[MOAT_PLUGIN_RELAY_DATA_MAX + 1];
+    g_assert_cmpint(calls->relay_data(handle, 1, 51, big, sizeof big), ==, -1);
+    g_assert_cmpuint(moat_relay_data_dropped(relay, MOAT_RELAY_DATA_TOO_BIG), ==, 1);
+    g_assert_cmpint(calls->relay_data(handle, 1, 51, NULL, 3), ==, -1);
+    /* The harness's worker never runs its tasks: messages wait, up to the
+     * bound, then drop. */
+    for (int i = 0; i < MOAT_PLUGIN_RELAY_DATA_QUEUE; i++)
+        g_assert_cmpint(calls->relay_data(handle, 1, 51, big, 10), ==, 0);
+    g_assert_cmpint(calls->relay_data(handle, 1, 51, big, 10), ==, -1);
+    g_assert_cmpuint(moat_relay_data_dropped(relay, MOAT_RELAY_DATA_QUEUE_FULL), ==, 1);
+    g_assert_cmpint(atomic_load(&handle->data_queued), ==, MOAT_PLUGIN_RELAY_DATA_QUEUE);
+    calls->handle_ref(handle);
+    session_harness_clear(&h);
+    g_assert_cmpint(calls->relay_data(handle, 1, 51, big, 10), ==, -1);
+    g_assert_cmpint(atomic_load(&handle->data_queued), ==, 0);
+    g_assert_cmpuint(moat_relay_data_dropped(relay, MOAT_RELAY_DATA_TARGET_GONE), ==,
+                     MOAT_PLUGIN_RELAY_DATA_QUEUE);
+    g_assert_cmpint(atomic_load(&handle->refs), ==, 1);
+    calls->handle_unref(handle);
+    g_assert_cmpstr(moat_relay_data_drop_reason_name(MOAT_RELAY_DATA_QUEUE_FULL), ==, "queue_full");
+    moat_relay_free(relay);
+}
+
 static void test_keyframe_request_coalesced(void)
 {
     session_harness h;
@@ -145,5 +179,6 @@ int main(int argc, char **argv)
     g_test_add_func("/session-handle/ended-session-fails-cleanly",
                     test_ended_session_fails_cleanly);
     g_test_add_func("/session-handle/keyframe-request-coalesced", test_keyframe_request_coalesced);
+    g_test_add_func("/session-handle/relay-data-bounds", test_relay_data_bounds);
     return g_test_run();
 }

@@ -159,6 +159,59 @@ static void test_max_message_size(void)
     g_free(offer);
 }
 
+/* A plugin's codec filter (answer params accept_codec): only the listed
+ * names; an m-line left with none is rejected, an offer left with no m-line
+ * fails. */
+static bool only_listed(void *user, size_t media_index, moat_media_kind kind, const char *name,
+                        uint32_t clock_rate)
+{
+    const char *const *list = user;
+    for (size_t i = 0; list[i]; i++) {
+        if (strcmp(list[i], name) == 0)
+            return true;
+    }
+    return false;
+}
+
+static void test_codec_filter(void)
+{
+    moat_sdp_answer_params params = moat_test_answer_params();
+    const char *vp8_opus[] = {"opus", "VP8", NULL};
+    params.accept_codec = only_listed;
+    params.accept_codec_user = vp8_opus;
+    moat_sdp_negotiation n;
+    char *answer = moat_test_answer_ok(moat_test_offer_chromium, &params, &n);
+    char *audio = moat_test_section(answer, 0), *video = moat_test_section(answer, 1);
+    g_assert_nonnull(strstr(audio, "opus/48000/2"));
+    g_assert_null(strstr(audio, "PCMU"));
+    g_assert_nonnull(strstr(audio, "telephone-event")); /* kept beside a media codec */
+    g_assert_nonnull(strstr(video, "VP8/90000"));
+    g_assert_null(strstr(video, "H264"));
+    g_assert_null(strstr(video, "VP9"));
+    for (size_t i = 0; i < n.media[1].n_payload_types; i++)
+        g_assert_true(strcmp(n.media[1].codec_names[i], "VP8") == 0 ||
+                      g_ascii_strcasecmp(n.media[1].codec_names[i], "rtx") == 0);
+    g_free(audio);
+    g_free(video);
+    g_free(answer);
+
+    /* No video codec left: the video m-line is rejected, audio stays. */
+    const char *audio_only[] = {"opus", NULL};
+    params.accept_codec_user = audio_only;
+    answer = moat_test_answer_ok(moat_test_offer_chromium, &params, &n);
+    video = moat_test_section(answer, 1);
+    g_assert_true(g_str_has_prefix(video, "m=video 0 "));
+    g_assert_false(n.media[1].accepted);
+    g_assert_true(n.media[0].accepted);
+    g_free(video);
+    g_free(answer);
+
+    /* Nothing left at all (aiortc offers no data channel). */
+    const char *none[] = {"AV1", NULL};
+    params.accept_codec_user = none;
+    moat_test_answer_fails(g_strdup(moat_test_offer_aiortc), &params, "no supported codec");
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -167,5 +220,6 @@ int main(int argc, char **argv)
     g_test_add_func("/sdp/negotiation/srtpplus", test_srtpplus);
     g_test_add_func("/sdp/negotiation/local-ssrcs", test_local_ssrcs);
     g_test_add_func("/sdp/negotiation/max-message-size", test_max_message_size);
+    g_test_add_func("/sdp/negotiation/codec-filter", test_codec_filter);
     return g_test_run();
 }

@@ -1,0 +1,84 @@
+/* relay_data: a data channel message for a session on any worker. On the
+ * target's own worker it is sent at once; otherwise a copy rides a worker
+ * task to the owner (data channel rates make a malloc and a wake-up per
+ * message affordable, unlike RTP, which takes the relay's rings). Each
+ * target lets at most MOAT_PLUGIN_RELAY_DATA_QUEUE messages wait: a slow
+ * worker drops and counts instead of queueing without bound. */
+#include "core/session_handle.h"
+#include "core/session_internal.h"
+
+#include <glib.h>
+#include <string.h>
+
+typedef struct {
+    moat_plugin_session *target; /* one reference */
+    moat_relay *relay;           /* counters */
+    uint16_t stream_id;
+    uint32_t ppid;
+    size_t length;
+    uint8_t data[];
+} relayed_message;
+
+static void message_done(relayed_message *m)
+{
+    atomic_fetch_sub_explicit(&m->target->data_queued, 1, memory_order_relaxed);
+    moat_session_handle_unref(m->target);
+    g_free(m);
+}
+
+/* The target's worker. */
+static void deliver(moat_worker *worker, void *data)
+{
+    relayed_message *m = data;
+    moat_session *session = moat_session_handle_get(m->target);
+    if (!session || session->ending)
+        moat_relay_count_data_drop(m->relay, MOAT_RELAY_DATA_TARGET_GONE);
+    else if (moat_session_data_send(session, m->stream_id, m->ppid, m->data, m->length) != 0)
+        moat_relay_count_data_drop(m->relay, MOAT_RELAY_DATA_NOT_SENT);
+    else
+        moat_relay_count_data_delivered(m->relay);
+    message_done(m);
+}
+
+/* The target's worker stopped first. */
+static void undelivered(void *data)
+{
+    relayed_message *m = data;
+    moat_relay_count_data_drop(m->relay, MOAT_RELAY_DATA_TARGET_GONE);
+    message_done(m);
+}
+
+int moat_session_relay_data(moat_plugin_session *handle, uint16_t stream_id, uint32_t ppid,
+                            const uint8_t *data, size_t length)
+{
+    moat_session *session = moat_session_handle_get(handle);
+    if (!session)
+        return -1;
+    moat_worker *worker = handle->worker;
+    if (moat_worker_is_current(worker))
+        return moat_session_data_send(session, stream_id, ppid, data, length);
+    moat_relay *relay = moat_worker_relay(worker);
+    if (length && !data)
+        return -1;
+    if (length > MOAT_PLUGIN_RELAY_DATA_MAX) {
+        moat_relay_count_data_drop(relay, MOAT_RELAY_DATA_TOO_BIG);
+        return -1;
+    }
+    if (atomic_fetch_add_explicit(&handle->data_queued, 1, memory_order_relaxed) >=
+        MOAT_PLUGIN_RELAY_DATA_QUEUE) {
+        atomic_fetch_sub_explicit(&handle->data_queued, 1, memory_order_relaxed);
+        moat_relay_count_data_drop(relay, MOAT_RELAY_DATA_QUEUE_FULL);
+        return -1;
+    }
+    relayed_message *m = g_malloc(sizeof *m + length);
+    moat_session_handle_ref(handle);
+    m->target = handle;
+    m->relay = relay;
+    m->stream_id = stream_id;
+    m->ppid = ppid;
+    m->length = length;
+    if (length)
+        memcpy(m->data, data, length);
+    moat_worker_post(worker, deliver, m, undelivered);
+    return 0;
+}

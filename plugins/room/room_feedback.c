@@ -1,0 +1,102 @@
+/* Congestion feedback to publishers (REMB, draft-alvestrand-rmcat-remb):
+ * each publisher is told the lowest of its subscribers' own estimates
+ * (their REMB, fresh within ROOM_ESTIMATE_AGE_US), capped by the room's
+ * max_bitrate and the publisher's own (room_message.c), so its encoder
+ * sends what its slowest viewer can take. A simulcast publisher is capped
+ * only by those maxima: each viewer picks the layer it can take, and a low
+ * viewer's estimate would make the encoder turn its upper layers off. Sent
+ * from the publisher's timer,
+ * on its worker, when the value changes or every ROOM_REMB_INTERVAL_US. */
+#include "room.h"
+
+#include "rtp/rtcp_packet.h"
+
+#include <string.h>
+
+void room_feedback_note_remb(room_peer *subscriber, const moat_rtcp_fb *fb, uint64_t now_us)
+{
+    moat_rtcp_remb remb;
+    if (moat_rtcp_parse_remb(fb, &remb) != MOAT_RTP_OK || remb.bitrate == 0)
+        return;
+    atomic_store_explicit(&subscriber->estimate_bps, remb.bitrate, memory_order_relaxed);
+    atomic_store_explicit(&subscriber->estimate_us, now_us, memory_order_relaxed);
+}
+
+static uint64_t lower(uint64_t a, uint64_t b)
+{
+    if (a == 0)
+        return b;
+    return b != 0 && b < a ? b : a;
+}
+
+/* The publisher's target: 0 when nothing limits it. */
+static uint64_t target_bps(room_peer *publisher, uint64_t now_us)
+{
+    room *r = publisher->room;
+    uint64_t target = lower((uint64_t)r->max_bitrate, atomic_load(&publisher->max_bitrate));
+    if (publisher->n_layers > 1)
+        return target;
+    pthread_mutex_lock(&r->lock);
+    for (size_t i = 0; i < r->n_subscribers; i++) {
+        room_peer *s = r->subscribers[i];
+        uint64_t at = atomic_load_explicit(&s->estimate_us, memory_order_relaxed);
+        if (s->source != publisher || at == 0 || now_us - at > ROOM_ESTIMATE_AGE_US)
+            continue;
+        target = lower(target, atomic_load_explicit(&s->estimate_bps, memory_order_relaxed));
+    }
+    pthread_mutex_unlock(&r->lock);
+    return target;
+}
+
+static uint32_t sender_ssrc(const room_peer *publisher)
+{
+    for (size_t i = 0; i < publisher->n_media; i++) {
+        if (publisher->media[i].local_ssrc)
+            return publisher->media[i].local_ssrc;
+    }
+    return 1;
+}
+
+/* Does the publisher want REMB at all (goog-remb on one of its codecs)? */
+static bool negotiated_remb(const room_peer *publisher)
+{
+    for (size_t i = 0; i < publisher->n_media; i++) {
+        const moat_media_info *m = &publisher->media[i];
+        for (size_t c = 0; c < m->n_codecs; c++) {
+            if (m->codecs[c].rtcp_fb & MOAT_RTCP_FB_REMB)
+                return true;
+        }
+    }
+    return false;
+}
+
+void room_feedback_tick(room_peer *publisher, uint64_t now_us)
+{
+    if (!publisher->publisher || !negotiated_remb(publisher))
+        return;
+    uint64_t target = target_bps(publisher, now_us);
+    uint64_t last = atomic_load_explicit(&publisher->remb_bps, memory_order_relaxed);
+    bool due = now_us - publisher->remb_last_us >= ROOM_REMB_INTERVAL_US;
+    if (target == 0 || (target == last && !due))
+        return;
+    uint32_t ssrcs[2];
+    size_t n = 0;
+    for (int k = 0; k < 2; k++) {
+        uint32_t ssrc = atomic_load(&publisher->ssrcs[k]);
+        if (ssrc)
+            ssrcs[n++] = ssrc;
+    }
+    if (n == 0)
+        return; /* nothing received yet: nobody to tell */
+    uint8_t buffer[64];
+    moat_rtcp_writer writer;
+    moat_rtcp_writer_init(&writer, buffer, sizeof buffer);
+    if (moat_rtcp_build_remb(&writer, sender_ssrc(publisher), target, ssrcs, n) != MOAT_RTP_OK ||
+        publisher->gateway->send_rtcp(publisher->handle, buffer, writer.length) != 0) {
+        atomic_fetch_add_explicit(&publisher->remb_failed, 1, memory_order_relaxed);
+        return;
+    }
+    publisher->remb_last_us = now_us;
+    atomic_store_explicit(&publisher->remb_bps, target, memory_order_relaxed);
+    atomic_fetch_add_explicit(&publisher->remb_sent, 1, memory_order_relaxed);
+}
