@@ -39,6 +39,9 @@ typedef struct {
     uint64_t dropped_queue_full; /* push found the input queue full */
     uint64_t dropped_invalid;    /* not RTP, or a payload type of neither codec */
     uint64_t dtmf_events;        /* telephone-event packets passed through */
+    uint64_t dropped_late;       /* audio not newer than the newest (reordered, duplicate) */
+    uint64_t dropped_dtmf;       /* telephone-event with none on the output side */
+    bool failed;                 /* the pipeline reported an error: input is dropped */
 } moat_transcoder_stats;
 
 /* True when name (case-insensitive) is a codec this build can decode and

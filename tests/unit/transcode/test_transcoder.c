@@ -1,0 +1,273 @@
+/* The transcoder through real GStreamer pipelines: a 440 Hz tone crosses
+ * PCMU -> Opus, Opus -> PCMU and PCMU -> G.722 -> PCMA and is still 440 Hz,
+ * with the output payload type, SSRC, timestamp steps and continuous
+ * sequence numbers; telephone-events are re-stamped onto the output stream;
+ * a burst beyond the queue is dropped and counted; free with packets in
+ * flight is clean. Opus is encoded and decoded with libopus, G.711 by hand. */
+#include "transcode/transcoder.h"
+
+#include "tone.h"
+
+#include <glib.h>
+#include <opus.h>
+#include <string.h>
+
+#define SSRC_IN      0x11223344u
+#define SSRC_OUT     0xcafe0001u
+#define PT_OPUS      111
+#define PT_DTMF_8K   101
+#define PT_DTMF_48K  110
+#define TONE_HZ      440.0
+#define TONE_PACKETS 150 /* 3 s */
+#define WAIT_US      (15 * G_USEC_PER_SEC)
+
+typedef struct {
+    GMutex lock;
+    GPtrArray *packets; /* GBytes */
+} collector;
+
+static void collect(void *context, const uint8_t *packet, size_t length)
+{
+    collector *c = context;
+    g_mutex_lock(&c->lock);
+    g_ptr_array_add(c->packets, g_bytes_new(packet, length));
+    g_mutex_unlock(&c->lock);
+}
+
+static void collector_init(collector *c)
+{
+    g_mutex_init(&c->lock);
+    c->packets = g_ptr_array_new_with_free_func((GDestroyNotify)g_bytes_unref);
+}
+
+static void collector_clear(collector *c)
+{
+    g_ptr_array_unref(c->packets);
+    g_mutex_clear(&c->lock);
+}
+
+static const uint8_t *packet_at(collector *c, guint i, size_t *length)
+{
+    return g_bytes_get_data(g_ptr_array_index(c->packets, i), length);
+}
+
+static uint16_t rd16(const uint8_t *p)
+{
+    return (uint16_t)(p[0] << 8 | p[1]);
+}
+
+static uint32_t rd32(const uint8_t *p)
+{
+    return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
+
+static void wait_for_output(moat_transcoder *transcoder, uint64_t packets)
+{
+    gint64 deadline = g_get_monotonic_time() + WAIT_US;
+    moat_transcoder_stats stats;
+    do {
+        g_usleep(10000);
+        moat_transcoder_get_stats(transcoder, &stats);
+    } while (stats.packets_out < packets && g_get_monotonic_time() < deadline);
+}
+
+/* Every packet: the payload type, the SSRC, sequence numbers one apart and
+ * timestamps `step` apart (audio packets only). */
+static void check_stream(collector *c, uint8_t payload_type, uint32_t step)
+{
+    g_assert_cmpuint(c->packets->len, >, 1);
+    for (guint i = 0; i < c->packets->len; i++) {
+        size_t length;
+        const uint8_t *p = packet_at(c, i, &length);
+        g_assert_cmpuint(length, >, 12);
+        g_assert_cmpuint(p[0] >> 6, ==, 2);
+        g_assert_cmpuint(p[1] & 0x7f, ==, payload_type);
+        g_assert_cmphex(rd32(p + 8), ==, SSRC_OUT);
+        if (i == 0)
+            continue;
+        const uint8_t *prev = packet_at(c, i - 1, &length);
+        g_assert_cmpuint((uint16_t)(rd16(p + 2) - rd16(prev + 2)), ==, 1);
+        g_assert_cmpuint(rd32(p + 4) - rd32(prev + 4), ==, step);
+    }
+}
+
+/* ---- sources ---- */
+
+static void push_pcmu_tone(moat_transcoder *transcoder, uint32_t first_ts, int packets)
+{
+    for (int n = 0; n < packets; n++) {
+        int16_t pcm[160];
+        uint8_t payload[160], packet[200];
+        tone_fill(pcm, 160, TONE_HZ, 8000, (uint64_t)n * 160);
+        for (int i = 0; i < 160; i++)
+            payload[i] = tone_ulaw_encode(pcm[i]);
+        size_t length = tone_rtp(packet, 0, (uint16_t)(1000 + n), first_ts + (uint32_t)n * 160,
+                                 SSRC_IN, payload, sizeof payload);
+        moat_transcoder_push(transcoder, packet, length);
+        g_usleep(2000);
+    }
+}
+
+static void push_opus_tone(moat_transcoder *transcoder, int packets)
+{
+    int error;
+    OpusEncoder *encoder = opus_encoder_create(48000, 1, OPUS_APPLICATION_VOIP, &error);
+    g_assert_cmpint(error, ==, OPUS_OK);
+    for (int n = 0; n < packets; n++) {
+        int16_t pcm[960];
+        uint8_t payload[400], packet[500];
+        tone_fill(pcm, 960, TONE_HZ, 48000, (uint64_t)n * 960);
+        int bytes = opus_encode(encoder, pcm, 960, payload, sizeof payload);
+        g_assert_cmpint(bytes, >, 0);
+        size_t length = tone_rtp(packet, PT_OPUS, (uint16_t)(7 + n), 5000 + (uint32_t)n * 960,
+                                 SSRC_IN, payload, (size_t)bytes);
+        moat_transcoder_push(transcoder, packet, length);
+        g_usleep(2000);
+    }
+    opus_encoder_destroy(encoder);
+}
+
+/* ---- sinks: decode and measure, skipping the codecs' start-up ---- */
+
+static double g711_frequency(collector *c, bool alaw)
+{
+    GArray *pcm = g_array_new(FALSE, FALSE, sizeof(int16_t));
+    for (guint i = 0; i < c->packets->len; i++) {
+        size_t length;
+        const uint8_t *p = packet_at(c, i, &length);
+        for (size_t j = 12; j < length; j++) {
+            int16_t s = alaw ? tone_alaw_decode(p[j]) : tone_ulaw_decode(p[j]);
+            g_array_append_val(pcm, s);
+        }
+    }
+    size_t skip = 8000 / 5;
+    g_assert_cmpuint(pcm->len, >, skip + 8000);
+    double hz = tone_frequency((int16_t *)pcm->data + skip, pcm->len - skip, 8000);
+    g_array_unref(pcm);
+    return hz;
+}
+
+static double opus_frequency(collector *c)
+{
+    int error;
+    OpusDecoder *decoder = opus_decoder_create(48000, 1, &error);
+    g_assert_cmpint(error, ==, OPUS_OK);
+    GArray *pcm = g_array_new(FALSE, FALSE, sizeof(int16_t));
+    for (guint i = 0; i < c->packets->len; i++) {
+        size_t length;
+        const uint8_t *p = packet_at(c, i, &length);
+        int16_t frame[5760];
+        int samples = opus_decode(decoder, p + 12, (opus_int32)(length - 12), frame, 5760, 0);
+        g_assert_cmpint(samples, ==, 960);
+        g_array_append_vals(pcm, frame, (guint)samples);
+    }
+    opus_decoder_destroy(decoder);
+    size_t skip = 48000 / 5;
+    g_assert_cmpuint(pcm->len, >, skip + 48000);
+    double hz = tone_frequency((int16_t *)pcm->data + skip, pcm->len - skip, 48000);
+    g_array_unref(pcm);
+    return hz;
+}
+
+/* ---- tests ---- */
+
+static const moat_transcoder_codec pcmu = {"PCMU", 8000, 1, 0, PT_DTMF_8K, 8000};
+static const moat_transcoder_codec pcma = {"PCMA", 8000, 1, 8, 0, 0};
+static const moat_transcoder_codec g722 = {"G722", 8000, 1, 9, 0, 0};
+static const moat_transcoder_codec opus = {"opus", 48000, 2, PT_OPUS, PT_DTMF_48K, 48000};
+
+static moat_transcoder *make(const moat_transcoder_codec *in, const moat_transcoder_codec *out,
+                             moat_transcoder_output_fn fn, void *context)
+{
+    char error[256] = "";
+    moat_transcoder *transcoder = moat_transcoder_new(in, out, SSRC_OUT, fn, context, error,
+                                                      sizeof error);
+    if (!transcoder)
+        g_error("%s", error);
+    return transcoder;
+}
+
+static void test_supports(void)
+{
+    g_assert_true(moat_transcoder_supports("opus"));
+    g_assert_true(moat_transcoder_supports("PCMU"));
+    g_assert_true(moat_transcoder_supports("pcma"));
+    g_assert_true(moat_transcoder_supports("G722"));
+    g_assert_false(moat_transcoder_supports("telephone-event"));
+    g_assert_false(moat_transcoder_supports("VP8"));
+    g_assert_false(moat_transcoder_supports(NULL));
+    char error[256] = "";
+    moat_transcoder_codec vp8 = {"VP8", 90000, 0, 96, 0, 0};
+    g_assert_null(moat_transcoder_new(&vp8, &pcmu, 1, collect, NULL, error, sizeof error));
+    g_assert_nonnull(strstr(error, "VP8"));
+}
+
+static void test_pcmu_to_opus(void)
+{
+    collector c;
+    collector_init(&c);
+    moat_transcoder *transcoder = make(&pcmu, &opus, collect, &c);
+    push_pcmu_tone(transcoder, 123456, TONE_PACKETS);
+    wait_for_output(transcoder, TONE_PACKETS - 5);
+    moat_transcoder_free(transcoder);
+    check_stream(&c, PT_OPUS, 960);
+    double hz = opus_frequency(&c);
+    g_test_message("PCMU -> Opus: %u packets, %.1f Hz", c.packets->len, hz);
+    g_assert_cmpfloat_with_epsilon(hz, TONE_HZ, 10.0);
+    collector_clear(&c);
+}
+
+static void test_opus_to_pcmu(void)
+{
+    collector c;
+    collector_init(&c);
+    moat_transcoder *transcoder = make(&opus, &pcmu, collect, &c);
+    push_opus_tone(transcoder, TONE_PACKETS);
+    wait_for_output(transcoder, TONE_PACKETS - 5);
+    moat_transcoder_stats stats;
+    moat_transcoder_get_stats(transcoder, &stats);
+    moat_transcoder_free(transcoder);
+    g_assert_cmpuint(stats.packets_in, ==, TONE_PACKETS);
+    g_assert_cmpuint(stats.dropped_queue_full + stats.dropped_invalid + stats.dropped_late, ==, 0);
+    check_stream(&c, 0, 160);
+    double hz = g711_frequency(&c, false);
+    g_test_message("Opus -> PCMU: %u packets, %.1f Hz", c.packets->len, hz);
+    g_assert_cmpfloat_with_epsilon(hz, TONE_HZ, 10.0);
+    collector_clear(&c);
+}
+
+/* PCMU -> G.722 -> PCMA: the first transcoder's output feeds the second. */
+static void chain(void *context, const uint8_t *packet, size_t length)
+{
+    moat_transcoder_push(context, packet, length);
+}
+
+static void test_g722_pcma_chain(void)
+{
+    collector c;
+    collector_init(&c);
+    moat_transcoder *second = make(&g722, &pcma, collect, &c);
+    moat_transcoder *first = make(&pcmu, &g722, chain, second);
+    push_pcmu_tone(first, 0, TONE_PACKETS);
+    wait_for_output(second, TONE_PACKETS - 8);
+    moat_transcoder_stats stats;
+    moat_transcoder_get_stats(second, &stats);
+    moat_transcoder_free(first);
+    moat_transcoder_free(second);
+    g_assert_cmpuint(stats.dropped_invalid + stats.dropped_late, ==, 0);
+    check_stream(&c, 8, 160);
+    double hz = g711_frequency(&c, true);
+    g_test_message("PCMU -> G.722 -> PCMA: %u packets, %.1f Hz", c.packets->len, hz);
+    g_assert_cmpfloat_with_epsilon(hz, TONE_HZ, 10.0);
+    collector_clear(&c);
+}
+
+int main(int argc, char **argv)
+{
+    g_test_init(&argc, &argv, NULL);
+    g_test_add_func("/transcoder/supports", test_supports);
+    g_test_add_func("/transcoder/pcmu_to_opus", test_pcmu_to_opus);
+    g_test_add_func("/transcoder/opus_to_pcmu", test_opus_to_pcmu);
+    g_test_add_func("/transcoder/g722_pcma_chain", test_g722_pcma_chain);
+    return g_test_run();
+}
