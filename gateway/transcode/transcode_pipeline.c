@@ -9,8 +9,8 @@
 #include <gst/app/gstappsrc.h>
 #include <stdio.h>
 
-#define PTIME_NS       (20 * GST_MSECOND)
-#define APPSRC_MAX_BYTES (64 * 1024)
+#define PTIME_NS           (20 * GST_MSECOND)
+#define APPSRC_MAX_BUFFERS 8
 
 static const moat_transcode_codec known_codecs[] = {
     {"opus", "OPUS", "rtpopusdepay", "opusdec", "opusenc", "rtpopuspay", 48000, 48000,
@@ -77,28 +77,28 @@ static char *pipeline_description(const moat_transcode_pipeline_spec *spec)
     return g_strdup_printf(
         "appsrc name=src format=time is-live=false do-timestamp=false block=true"
         " ! %s ! %s ! audioconvert ! audioresample ! audio/x-raw,rate=%d,channels=1"
-        " ! %s perfect-timestamp=true %s ! %s pt=%u ssrc=%u timestamp-offset=%u min-ptime=%" G_GINT64_FORMAT
-        " max-ptime=%" G_GINT64_FORMAT " ! appsink name=sink sync=false async=false",
+        " ! %s perfect-timestamp=true %s ! %s pt=%u ssrc=%u timestamp-offset=%u "
+        "min-ptime=%" G_GINT64_FORMAT " max-ptime=%" G_GINT64_FORMAT
+        " ! appsink name=sink sync=false async=false",
         in->depayloader, in->decoder, out->sample_rate, out->encoder, out->encoder_options,
-        out->payloader, spec->output_payload_type, spec->output_ssrc,
-        spec->output_timestamp_base, (gint64)PTIME_NS, (gint64)PTIME_NS);
+        out->payloader, spec->output_payload_type, spec->output_ssrc, spec->output_timestamp_base,
+        (gint64)PTIME_NS, (gint64)PTIME_NS);
 }
 
 static GstCaps *input_caps(const moat_transcode_pipeline_spec *spec)
 {
     const moat_transcode_codec *in = spec->input;
-    GstCaps *caps = gst_caps_new_simple(
-        "application/x-rtp", "media", G_TYPE_STRING, "audio", "clock-rate", G_TYPE_INT,
-        (int)in->rtp_clock, "encoding-name", G_TYPE_STRING, in->rtp_name, "payload", G_TYPE_INT,
-        (int)spec->input_payload_type, NULL);
+    GstCaps *caps = gst_caps_new_simple("application/x-rtp", "media", G_TYPE_STRING, "audio",
+                                        "clock-rate", G_TYPE_INT, (int)in->rtp_clock,
+                                        "encoding-name", G_TYPE_STRING, in->rtp_name, "payload",
+                                        G_TYPE_INT, (int)spec->input_payload_type, NULL);
     if (in->rtp_clock == 48000)
         gst_caps_set_simple(caps, "encoding-params", G_TYPE_STRING, "2", NULL);
     return caps;
 }
 
-GstElement *moat_transcode_pipeline_new(const moat_transcode_pipeline_spec *spec,
-                                        GstElement **src, GstElement **sink, char *error,
-                                        size_t error_size)
+GstElement *moat_transcode_pipeline_new(const moat_transcode_pipeline_spec *spec, GstElement **src,
+                                        GstElement **sink, char *error, size_t error_size)
 {
     char *description = pipeline_description(spec);
     GError *gerror = NULL;
@@ -116,8 +116,8 @@ GstElement *moat_transcode_pipeline_new(const moat_transcode_pipeline_spec *spec
     GstCaps *caps = input_caps(spec);
     /* Bounded: the feeding thread waits here, so backlog builds in the
      * transcoder's own queue, where the media worker drops and counts. */
-    g_object_set(*src, "caps", caps, "stream-type", GST_APP_STREAM_TYPE_STREAM, "max-bytes",
-                 (guint64)APPSRC_MAX_BYTES, NULL);
+    g_object_set(*src, "caps", caps, "stream-type", GST_APP_STREAM_TYPE_STREAM, "max-buffers",
+                 (guint64)APPSRC_MAX_BUFFERS, "max-bytes", (guint64)0, NULL);
     gst_caps_unref(caps);
     return pipeline;
 }

@@ -13,8 +13,8 @@ typedef struct {
     const char *name;     /* SDP encoding name */
     const char *rtp_name; /* caps encoding-name */
     const char *depayloader, *decoder, *encoder, *payloader;
-    uint32_t rtp_clock;   /* RTP clock rate (8000 for G.722, RFC 3551 section 4.5.2) */
-    int sample_rate;      /* the encoder's input rate */
+    uint32_t rtp_clock; /* RTP clock rate (8000 for G.722, RFC 3551 section 4.5.2) */
+    int sample_rate;    /* the encoder's input rate */
     const char *encoder_options;
 } moat_transcode_codec;
 
@@ -30,8 +30,7 @@ typedef struct {
 
 /* A stopped pipeline whose appsrc and appsink are returned (references
  * owned by the caller), or NULL with a message. */
-GstElement *moat_transcode_pipeline_new(const moat_transcode_pipeline_spec *spec,
-                                        GstElement **src, GstElement **sink, char *error,
-                                        size_t error_size);
+GstElement *moat_transcode_pipeline_new(const moat_transcode_pipeline_spec *spec, GstElement **src,
+                                        GstElement **sink, char *error, size_t error_size);
 
 #endif

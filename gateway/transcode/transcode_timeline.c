@@ -4,8 +4,8 @@
 
 #include "rtp/rtp_bytes.h"
 
-#define JUMP_SECONDS 5
-#define NS_PER_SECOND 1000000000LL
+#define JUMP_SECONDS      5
+#define NS_PER_SECOND     1000000000LL
 #define FRAMES_PER_SECOND 50 /* 20 ms */
 
 void moat_transcode_timeline_init(moat_transcode_timeline *timeline, uint32_t in_clock,

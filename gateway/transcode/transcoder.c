@@ -16,7 +16,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#define QUEUE_SLOTS  256 /* 5 s of 20 ms packets */
+/* 1.3 s of 20 ms packets: a backlog builds only while the pipeline runs
+ * slower than real time, and beyond this it is better dropped than late. */
+#define QUEUE_SLOTS  64
 #define IDLE_WAIT_US 4000
 
 typedef struct {
@@ -32,7 +34,7 @@ struct moat_transcoder {
     /* Counters: each written by one thread, read by any. */
     atomic_uint_fast64_t packets_in, dropped_queue_full, dropped_invalid; /* pusher */
     atomic_uint_fast64_t dropped_late, dtmf_events, dropped_dtmf;         /* feeder */
-    atomic_uint_fast64_t packets_out; /* under output_lock */
+    atomic_uint_fast64_t packets_out;                                     /* under output_lock */
     atomic_bool failed, stop;
     /* Feeding thread only. */
     GThread *feeder;
@@ -273,8 +275,8 @@ moat_transcoder *moat_transcoder_new(const moat_transcoder_codec *input,
         .output_ssrc = output_ssrc,
         .output_timestamp_base = transcoder->timeline.out_base,
     };
-    transcoder->pipeline = moat_transcode_pipeline_new(&spec, &transcoder->src,
-                                                       &transcoder->sink, error, error_size);
+    transcoder->pipeline =
+        moat_transcode_pipeline_new(&spec, &transcoder->src, &transcoder->sink, error, error_size);
     if (!transcoder->pipeline) {
         transcoder_release(transcoder);
         return NULL;

@@ -180,8 +180,8 @@ static moat_transcoder *make(const moat_transcoder_codec *in, const moat_transco
                              moat_transcoder_output_fn fn, void *context)
 {
     char error[256] = "";
-    moat_transcoder *transcoder = moat_transcoder_new(in, out, SSRC_OUT, fn, context, error,
-                                                      sizeof error);
+    moat_transcoder *transcoder =
+        moat_transcoder_new(in, out, SSRC_OUT, fn, context, error, sizeof error);
     if (!transcoder)
         g_error("%s", error);
     return transcoder;
@@ -262,6 +262,188 @@ static void test_g722_pcma_chain(void)
     collector_clear(&c);
 }
 
+/* ---- telephone-events ---- */
+
+static size_t event_packet(uint8_t *out, uint8_t payload_type, bool marker, uint16_t sequence,
+                           uint32_t timestamp, bool end, uint16_t duration)
+{
+    uint8_t event[4] = {5, (uint8_t)((end ? 0x80 : 0) | 10), (uint8_t)(duration >> 8),
+                        (uint8_t)duration};
+    size_t length = tone_rtp(out, payload_type, sequence, timestamp, SSRC_IN, event, 4);
+    if (marker)
+        out[1] |= 0x80;
+    return length;
+}
+
+/* Audio at T0 + n*160, then event 5 at T0 + 8000 (1 s in): on the Opus side
+ * it must sit 48000 ticks after the first audio packet, durations scaled
+ * by 6, payload type and SSRC the output's, sequence numbers one stream. */
+static void test_dtmf_restamp(void)
+{
+    collector c;
+    collector_init(&c);
+    moat_transcoder *transcoder = make(&pcmu, &opus, collect, &c);
+    const uint32_t t0 = 0xfffff000u; /* wraps during the call */
+    push_pcmu_tone(transcoder, t0, 50);
+    const uint16_t durations[] = {160, 320, 480, 640, 640, 640};
+    for (int i = 0; i < 6; i++) {
+        uint8_t packet[32];
+        size_t length = event_packet(packet, PT_DTMF_8K, i == 0, (uint16_t)(1050 + i), t0 + 8000,
+                                     i >= 3, durations[i]);
+        moat_transcoder_push(transcoder, packet, length);
+    }
+    wait_for_output(transcoder, 45 + 6);
+    moat_transcoder_stats stats;
+    moat_transcoder_get_stats(transcoder, &stats);
+    moat_transcoder_free(transcoder);
+    g_assert_cmpuint(stats.dtmf_events, ==, 6);
+    g_assert_cmpuint(stats.dropped_dtmf, ==, 0);
+
+    uint32_t first_audio = 0;
+    int events = 0;
+    for (guint i = 0; i < c.packets->len; i++) {
+        size_t length;
+        const uint8_t *p = packet_at(&c, i, &length);
+        g_assert_cmphex(rd32(p + 8), ==, SSRC_OUT);
+        if (i > 0) {
+            size_t previous_length;
+            const uint8_t *prev = packet_at(&c, i - 1, &previous_length);
+            g_assert_cmpuint((uint16_t)(rd16(p + 2) - rd16(prev + 2)), ==, 1);
+        }
+        if ((p[1] & 0x7f) == PT_OPUS) {
+            if (i == 0)
+                first_audio = rd32(p + 4);
+            continue;
+        }
+        g_assert_cmpuint(p[1] & 0x7f, ==, PT_DTMF_48K);
+        g_assert_cmpuint(length, ==, 16);
+        g_assert_cmpuint(p[1] >> 7, ==, events == 0);
+        g_assert_cmpuint(rd32(p + 4), ==, first_audio + 48000);
+        g_assert_cmpuint(p[12], ==, 5);
+        g_assert_cmpuint(p[13], ==, (events >= 3 ? 0x80 : 0) | 10);
+        g_assert_cmpuint(rd16(p + 14), ==, durations[events] * 6);
+        events++;
+    }
+    g_assert_cmpint(events, ==, 6);
+    collector_clear(&c);
+}
+
+/* No telephone-event on the output side: counted and dropped; none on the
+ * input side: not a payload type of the input, invalid. */
+static void test_dtmf_without_counterpart(void)
+{
+    collector c;
+    collector_init(&c);
+    moat_transcoder *transcoder = make(&pcmu, &pcma, collect, &c);
+    moat_transcoder *reverse = make(&pcma, &pcmu, collect, &c);
+    for (int i = 0; i < 3; i++) {
+        uint8_t packet[32];
+        size_t length = event_packet(packet, PT_DTMF_8K, i == 0, (uint16_t)i, 1000, false, 160);
+        moat_transcoder_push(transcoder, packet, length);
+        moat_transcoder_push(reverse, packet, length);
+    }
+    moat_transcoder_stats stats;
+    gint64 deadline = g_get_monotonic_time() + WAIT_US;
+    do {
+        g_usleep(10000);
+        moat_transcoder_get_stats(transcoder, &stats);
+    } while (stats.dropped_dtmf < 3 && g_get_monotonic_time() < deadline);
+    g_assert_cmpuint(stats.dropped_dtmf, ==, 3);
+    g_assert_cmpuint(stats.dtmf_events, ==, 0);
+    moat_transcoder_get_stats(reverse, &stats);
+    g_assert_cmpuint(stats.dropped_invalid, ==, 3);
+    g_assert_cmpuint(stats.packets_in, ==, 0);
+    moat_transcoder_free(transcoder);
+    moat_transcoder_free(reverse);
+    g_assert_cmpuint(c.packets->len, ==, 0);
+    collector_clear(&c);
+}
+
+/* ---- hostile and excess input ---- */
+
+static void test_invalid_and_late(void)
+{
+    collector c;
+    collector_init(&c);
+    moat_transcoder *transcoder = make(&pcmu, &pcma, collect, &c);
+    uint8_t payload[160] = {0xff}, packet[200];
+    moat_transcoder_push(transcoder, payload, 5); /* shorter than a header */
+    size_t length = tone_rtp(packet, 96, 1, 0, SSRC_IN, payload, sizeof payload);
+    moat_transcoder_push(transcoder, packet, length); /* neither codec */
+    length = tone_rtp(packet, 0, 1, 0, SSRC_IN, payload, sizeof payload);
+    packet[0] = 0x40; /* version 1 */
+    moat_transcoder_push(transcoder, packet, length);
+    length = tone_rtp(packet, 0, 1, 0, SSRC_IN, payload, 0); /* no payload */
+    moat_transcoder_push(transcoder, packet, length);
+    const uint32_t timestamps[] = {0, 160, 160, 80, 320};
+    for (int i = 0; i < 5; i++) {
+        length =
+            tone_rtp(packet, 0, (uint16_t)(2 + i), timestamps[i], SSRC_IN, payload, sizeof payload);
+        moat_transcoder_push(transcoder, packet, length);
+    }
+    moat_transcoder_stats stats;
+    gint64 deadline = g_get_monotonic_time() + WAIT_US;
+    do {
+        g_usleep(10000);
+        moat_transcoder_get_stats(transcoder, &stats);
+    } while (stats.dropped_late < 2 && g_get_monotonic_time() < deadline);
+    moat_transcoder_free(transcoder);
+    g_assert_cmpuint(stats.dropped_invalid, ==, 4);
+    g_assert_cmpuint(stats.packets_in, ==, 5);
+    g_assert_cmpuint(stats.dropped_late, ==, 2);
+    g_assert_false(stats.failed);
+    collector_clear(&c);
+}
+
+/* 10000 packets at once, far more than the queue: push never waits, the
+ * excess is counted, and freeing with the rest in flight is clean. */
+static void test_burst_then_free(void)
+{
+    collector c;
+    collector_init(&c);
+    moat_transcoder *transcoder = make(&pcmu, &opus, collect, &c);
+    uint8_t payload[160], packet[200];
+    memset(payload, 0xff, sizeof payload);
+    for (int n = 0; n < 10000; n++) {
+        size_t length =
+            tone_rtp(packet, 0, (uint16_t)n, (uint32_t)n * 160, SSRC_IN, payload, sizeof payload);
+        moat_transcoder_push(transcoder, packet, length);
+    }
+    moat_transcoder_stats stats;
+    moat_transcoder_get_stats(transcoder, &stats);
+    moat_transcoder_free(transcoder);
+    g_test_message("burst: %" G_GUINT64_FORMAT " of 10000 dropped, queue full",
+                   stats.dropped_queue_full);
+    g_assert_cmpuint(stats.packets_in, ==, 10000);
+    g_assert_cmpuint(stats.dropped_queue_full, >, 0);
+    g_assert_cmpuint(stats.dropped_queue_full, <, 10000);
+    collector_clear(&c);
+}
+
+/* Freed at once, and freed while its output feeds another transcoder. */
+static void test_free_in_flight(void)
+{
+    collector c;
+    collector_init(&c);
+    moat_transcoder *idle = make(&opus, &pcmu, collect, &c);
+    moat_transcoder_free(idle);
+    moat_transcoder *second = make(&g722, &pcma, collect, &c);
+    moat_transcoder *first = make(&pcmu, &g722, chain, second);
+    for (int round = 0; round < 3; round++) {
+        uint8_t payload[160], packet[200];
+        memset(payload, 0x7f, sizeof payload);
+        for (int n = 0; n < 40; n++) {
+            size_t length = tone_rtp(packet, 0, (uint16_t)n, (uint32_t)(round * 40 + n) * 160,
+                                     SSRC_IN, payload, sizeof payload);
+            moat_transcoder_push(first, packet, length);
+        }
+        g_usleep(5000);
+    }
+    moat_transcoder_free(first);
+    moat_transcoder_free(second);
+    collector_clear(&c);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -269,5 +451,10 @@ int main(int argc, char **argv)
     g_test_add_func("/transcoder/pcmu_to_opus", test_pcmu_to_opus);
     g_test_add_func("/transcoder/opus_to_pcmu", test_opus_to_pcmu);
     g_test_add_func("/transcoder/g722_pcma_chain", test_g722_pcma_chain);
+    g_test_add_func("/transcoder/dtmf_restamp", test_dtmf_restamp);
+    g_test_add_func("/transcoder/dtmf_without_counterpart", test_dtmf_without_counterpart);
+    g_test_add_func("/transcoder/invalid_and_late", test_invalid_and_late);
+    g_test_add_func("/transcoder/burst_then_free", test_burst_then_free);
+    g_test_add_func("/transcoder/free_in_flight", test_free_in_flight);
     return g_test_run();
 }

@@ -25,7 +25,7 @@ uint8_t tone_ulaw_encode(int16_t sample)
     for (int mask = 0x4000; !(value & mask) && exponent > 0; mask >>= 1)
         exponent--;
     int mantissa = (value >> (exponent + 3)) & 0x0f;
-    return (uint8_t)~(sign | exponent << 4 | mantissa);
+    return (uint8_t) ~(sign | exponent << 4 | mantissa);
 }
 
 int16_t tone_ulaw_decode(uint8_t code)
