@@ -3,6 +3,8 @@
  * other leg's socket in one sendmmsg, from the worker's scratch buffers. */
 #include "call/call_media.h"
 
+#include "call/call_transcode.h"
+
 #include "core/counters.h"
 #include "rtp/rtp_packet.h"
 
@@ -48,7 +50,8 @@ struct moat_call_stream {
     moat_call_worker *context;
     moat_call_ports *ports;
     call_leg legs[2];
-    bool stopped; /* worker thread */
+    bool stopped;                   /* worker thread */
+    moat_call_transcode *transcode; /* worker thread; NULL: relayed as received */
 };
 
 static const char *drop_names[MOAT_CALL_DROP_REASON_COUNT] = {
@@ -227,6 +230,13 @@ static int relay_batch(call_leg *from, bool on_rtcp_socket)
         if (slot < 0)
             continue;
         bool rtcp = slot == 1 || on_rtcp_socket || moat_rtp_is_rtcp(w->buffers[i], length);
+        if (from->stream->transcode) {
+            /* RTCP would describe the other codec's stream: not forwarded. */
+            if (!rtcp)
+                moat_call_transcode_push(from->stream->transcode, from == &from->stream->legs[1],
+                                         w->buffers[i], length, &to->rtp_to);
+            continue;
+        }
         unsigned k = count[slot]++;
         w->tx_iov[slot][k] = (struct iovec){w->buffers[i], length};
         w->tx_to[slot][k] = rtcp ? to->rtcp_to : to->rtp_to;
@@ -271,6 +281,7 @@ static void attach_task(moat_worker *worker, void *data)
 static void release_stream(void *data)
 {
     moat_call_stream *stream = data;
+    moat_call_transcode_release(stream->transcode, false);
     for (int side = 0; side < 2; side++) {
         call_leg *leg = &stream->legs[side];
         moat_call_ports_release(stream->ports, leg->port, leg->rtp_fd, leg->rtcp_fd);
@@ -285,6 +296,8 @@ static void detach_task(moat_worker *worker, void *data)
         moat_worker_remove_socket(worker, stream->legs[side].rtp_fd);
         moat_worker_remove_socket(worker, stream->legs[side].rtcp_fd);
     }
+    moat_call_transcode_release(stream->transcode, true);
+    stream->transcode = NULL;
     release_stream(stream);
 }
 
@@ -351,6 +364,38 @@ void moat_call_stream_set_endpoint(moat_call_stream *stream, int side,
     endpoint_update *update = g_new(endpoint_update, 1);
     *update = (endpoint_update){stream, side & 1, *endpoint};
     moat_worker_post(stream->context->worker, endpoint_task, update, g_free);
+}
+
+typedef struct {
+    moat_call_stream *stream;
+    moat_call_transcode *transcode;
+} transcode_update;
+
+static void transcode_task(moat_worker *worker, void *data)
+{
+    transcode_update *update = data;
+    moat_call_transcode_release(update->stream->transcode, true);
+    update->stream->transcode = update->transcode;
+    g_free(update);
+}
+
+static void transcode_update_release(void *data)
+{
+    transcode_update *update = data;
+    moat_call_transcode_release(update->transcode, false);
+    g_free(update);
+}
+
+void moat_call_stream_set_transcode(moat_call_stream *stream, moat_call_transcode *transcode)
+{
+    transcode_update *update = g_new(transcode_update, 1);
+    *update = (transcode_update){stream, transcode};
+    moat_worker_post(stream->context->worker, transcode_task, update, transcode_update_release);
+}
+
+int moat_call_stream_rtp_fd(const moat_call_stream *stream, int side)
+{
+    return stream->legs[side & 1].rtp_fd;
 }
 
 static void stop_task(moat_worker *worker, void *data)

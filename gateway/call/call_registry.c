@@ -2,6 +2,7 @@
  * streams of each m-line, offer/answer/delete and delete-delay timers. */
 #include "call/call_registry.h"
 
+#include "call/call_transcode_plan.h"
 #include "core/counters.h"
 
 #include <arpa/inet.h>
@@ -30,6 +31,7 @@ typedef struct {
     int64_t created_s;
     int offer_side; /* side of the last offer's sender */
     bool rtcp_mux_offered[MOAT_CALL_SDP_MAX_MEDIA];
+    char *offer_text; /* the last offer as received: its codecs decide transcoding */
     guint delete_timer;
 } moat_call;
 
@@ -42,6 +44,7 @@ static void call_free(void *data)
         moat_call_stream_free(call->streams[i]);
     g_free(call->tags[0]);
     g_free(call->tags[1]);
+    g_free(call->offer_text);
     g_free(call->id);
     g_free(call);
 }
@@ -238,11 +241,16 @@ void moat_call_offer(moat_call_registry *registry, const moat_ng_request *reques
                  (request->rtcp_mux & MOAT_NG_RTCP_MUX_OFFER);
         call->rtcp_mux_offered[i] = mux[i];
     }
-    if (!rewrite_for(call, 1 - side, request, &sdp, mux, reply)) {
+    char error[160];
+    if (!rewrite_for(call, 1 - side, request, &sdp, mux, reply) ||
+        (!moat_call_transcode_offer(request, &reply->sdp, error, sizeof error) &&
+         !fail(reply, "Failed to add codecs: %s", error))) {
         if (created)
             g_hash_table_remove(registry->calls, request->call_id);
         return;
     }
+    g_free(call->offer_text);
+    call->offer_text = g_strndup(request->sdp, request->sdp_length);
     bool own_mux[MOAT_CALL_SDP_MAX_MEDIA];
     for (size_t i = 0; i < sdp.n_media; i++)
         own_mux[i] = sdp.media[i].rtcp_mux;
@@ -277,6 +285,8 @@ void moat_call_answer(moat_call_registry *registry, const moat_ng_request *reque
         mux[i] = sdp.media[i].rtcp_mux && call->rtcp_mux_offered[i];
     if (!rewrite_for(call, offerer, request, &sdp, mux, reply))
         return;
+    moat_call_transcode_answer(call->offer_text, request, call->streams, sdp.n_media, offerer,
+                               &reply->sdp, reply->warning, sizeof reply->warning);
     set_endpoints(call, answerer, &sdp, request, mux);
     /* The offerer muxes only if its answer (ours) says so. */
     if (call->has_sdp[offerer])

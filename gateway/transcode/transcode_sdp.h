@@ -61,4 +61,14 @@ int moat_transcode_plan_make(const moat_transcode_sdp_codecs *offer,
 int moat_transcode_sdp_add_codecs(const char *text, size_t length, const char *const *add,
                                   size_t n_add, GString *out, char *error, size_t error_size);
 
+/* Appends `text` to out with the m-line at `media_index` restricted to
+ * `codec` (and its telephone-event when it has one): what a party gets back
+ * when the other side answered with a codec it lacks and Moat transcodes.
+ * The m-line's formats become those payload types, its a=rtpmap and a=fmtp
+ * lines are replaced by theirs; everything else is kept. -1 with a message
+ * on malformed SDP or a missing m-line. */
+int moat_transcode_sdp_restrict(const char *text, size_t length, size_t media_index,
+                                const moat_transcoder_codec *codec, GString *out, char *error,
+                                size_t error_size);
+
 #endif

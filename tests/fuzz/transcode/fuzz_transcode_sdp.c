@@ -42,6 +42,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         fprintf(stderr, "rewrite unreadable: %s\n", error);
         abort(); /* the rewrite broke an m-line that read before */
     }
+    g_string_truncate(out, 0);
+    static const moat_transcoder_codec pcmu = {"PCMU", 8000, 1, 0, 101, 8000};
+    if (moat_transcode_sdp_restrict(text, size, 0, &pcmu, out, error, sizeof error) == 0 &&
+        moat_transcode_sdp_codecs_of(out->str, out->len, 0, &codecs[0], error, sizeof error) != 0 &&
+        moat_transcode_sdp_codecs_of(text, size, 0, &codecs[1], error, sizeof error) == 0) {
+        fprintf(stderr, "restricted unreadable: %s\n", error);
+        abort();
+    }
     g_string_free(out, TRUE);
     return 0;
 }

@@ -112,6 +112,31 @@ static void test_add_codecs(void)
     g_string_free(out, TRUE);
 }
 
+/* The answer back to a PCMU phone when the callee chose Opus: PCMU and the
+ * phone's telephone-event only, other lines kept, the video m-line as is. */
+static void test_restrict(void)
+{
+    const moat_transcoder_codec pcmu = {"PCMU", 8000, 1, 0, 101, 8000};
+    GString *out = g_string_new(NULL);
+    char error[128] = "";
+    g_assert_cmpint(moat_transcode_sdp_restrict(webrtc_answer, strlen(webrtc_answer), 0, &pcmu, out,
+                                                error, sizeof error),
+                    ==, 0);
+    g_assert_nonnull(strstr(out->str,
+                            "m=audio 9 UDP/TLS/RTP/SAVPF 0 101\r\nc=IN IP4 0.0.0.0\r\n"
+                            "a=rtpmap:0 PCMU/8000\r\na=rtpmap:101 telephone-event/8000\r\n"
+                            "a=fmtp:101 0-16\r\nm=video 9 UDP/TLS/RTP/SAVPF 96\r\n"
+                            "a=rtpmap:96 VP8/90000\r\n"));
+    g_assert_null(strstr(out->str, "opus"));
+    moat_transcode_sdp_codecs codecs = codecs_of(out->str, 0);
+    g_assert_cmpuint(codecs.n_codecs, ==, 2);
+    g_assert_cmpstr(codecs.codecs[0].name, ==, "PCMU");
+    g_assert_cmpint(moat_transcode_sdp_restrict(webrtc_answer, strlen(webrtc_answer), 2, &pcmu, out,
+                                                error, sizeof error),
+                    ==, -1);
+    g_string_free(out, TRUE);
+}
+
 static void test_malformed(void)
 {
     moat_transcode_sdp_codecs codecs;
@@ -139,6 +164,7 @@ int main(int argc, char **argv)
     g_test_add_func("/transcode_sdp/codecs", test_codecs);
     g_test_add_func("/transcode_sdp/plan", test_plan);
     g_test_add_func("/transcode_sdp/add_codecs", test_add_codecs);
+    g_test_add_func("/transcode_sdp/restrict", test_restrict);
     g_test_add_func("/transcode_sdp/malformed", test_malformed);
     return g_test_run();
 }
