@@ -7,6 +7,7 @@
 
 #include "core/counters.h"
 #include "rtp/rtp_packet.h"
+#include "srtp/srtp_session.h"
 
 #include <glib.h>
 #include <string.h>
@@ -14,7 +15,8 @@
 
 #define CALL_BATCH    32
 #define CALL_BUFFER   2048
-#define CALL_MAX_READ 4 /* batches per wake-up and socket, then other work runs */
+#define CALL_MAX_READ 4  /* batches per wake-up and socket, then other work runs */
+#define CALL_HEADROOM 64 /* bytes kept free after a received datagram for an SRTP tag */
 
 struct moat_call_worker {
     moat_worker *worker;
@@ -23,9 +25,10 @@ struct moat_call_worker {
     struct mmsghdr rx[CALL_BATCH];
     struct iovec rx_iov[CALL_BATCH];
     struct sockaddr_in6 rx_from[CALL_BATCH];
-    struct mmsghdr tx[2][CALL_BATCH]; /* [0]: to the RTP socket, [1]: to the RTCP socket */
-    struct iovec tx_iov[2][CALL_BATCH];
-    struct sockaddr_in6 tx_to[2][CALL_BATCH];
+    /* Send slots: RTP, RTCP on the RTCP socket, RTCP on the RTP socket (mux). */
+    struct mmsghdr tx[3][CALL_BATCH];
+    struct iovec tx_iov[3][CALL_BATCH];
+    struct sockaddr_in6 tx_to[3][CALL_BATCH];
     uint8_t buffers[CALL_BATCH][CALL_BUFFER];
 };
 
@@ -39,6 +42,9 @@ struct call_leg {
     moat_call_endpoint endpoint;
     struct sockaddr_in6 rtp_to, rtcp_to; /* where this party receives */
     bool latched, rtcp_latched;
+    /* SDES: unprotects what the party sends, protects what it receives.
+     * NULL: plain RTP (or SRTP passed through untouched). */
+    moat_srtp_session *srtp;
     /* single writer (the worker), read by the control thread */
     moat_call_flow_counters rtp, rtcp;
     uint64_t relayed, dropped;
@@ -55,7 +61,8 @@ struct moat_call_stream {
 };
 
 static const char *drop_names[MOAT_CALL_DROP_REASON_COUNT] = {
-    "malformed", "truncated", "source", "no_destination", "send_failed", "stopped",
+    "malformed",   "truncated", "source", "no_destination",
+    "send_failed", "stopped",   "auth",   "protect_failed",
 };
 
 const char *moat_call_drop_reason_name(moat_call_drop_reason reason)
@@ -68,11 +75,11 @@ moat_call_worker *moat_call_worker_new(moat_worker *worker)
     moat_call_worker *context = g_new0(moat_call_worker, 1);
     context->worker = worker;
     for (int i = 0; i < CALL_BATCH; i++) {
-        context->rx_iov[i] = (struct iovec){context->buffers[i], CALL_BUFFER};
+        context->rx_iov[i] = (struct iovec){context->buffers[i], CALL_BUFFER - CALL_HEADROOM};
         context->rx[i].msg_hdr.msg_iov = &context->rx_iov[i];
         context->rx[i].msg_hdr.msg_iovlen = 1;
         context->rx[i].msg_hdr.msg_name = &context->rx_from[i];
-        for (int k = 0; k < 2; k++) {
+        for (int k = 0; k < 3; k++) {
             context->tx[k][i].msg_hdr.msg_iov = &context->tx_iov[k][i];
             context->tx[k][i].msg_hdr.msg_iovlen = 1;
             context->tx[k][i].msg_hdr.msg_name = &context->tx_to[k][i];
@@ -164,9 +171,39 @@ static void note_ssrc(call_leg *leg, const uint8_t *data)
         __atomic_fetch_or(&leg->flags, 1u, __ATOMIC_RELAXED);
 }
 
-/* Classifies one received datagram; returns its output socket slot (0: the
- * other leg's RTP socket, 1: its RTCP socket) or -1 when dropped. */
-static int classify(call_leg *from, unsigned flags, uint8_t *data, size_t length,
+/* Whether a datagram's source is already known to be wrong: checked before
+ * any HMAC, so that a flood from elsewhere costs no SRTP work. */
+static bool source_refused(const call_leg *leg, const struct sockaddr_in6 *from, bool rtcp)
+{
+    if (!leg->endpoint.latching || !(rtcp ? leg->rtcp_latched : leg->latched))
+        return false;
+    return !same_address(rtcp ? &leg->rtcp_to : &leg->rtp_to, from);
+}
+
+/* SDES legs: unprotect in place; false when the packet did not verify. */
+static bool unprotect(call_leg *leg, uint8_t *data, size_t *length, bool rtcp)
+{
+    if (!leg->srtp)
+        return true;
+    int result = rtcp ? moat_srtp_unprotect_rtcp(leg->srtp, data, length)
+                      : moat_srtp_unprotect_rtp(leg->srtp, data, length);
+    return result == MOAT_SRTP_OK;
+}
+
+/* SDES legs: protect in place for the party this leg faces. */
+static bool protect(call_leg *leg, uint8_t *data, size_t *length, bool rtcp)
+{
+    if (!leg->srtp)
+        return true;
+    int result = rtcp ? moat_srtp_protect_rtcp(leg->srtp, data, length, CALL_BUFFER)
+                      : moat_srtp_protect_rtp(leg->srtp, data, length, CALL_BUFFER);
+    return result == MOAT_SRTP_OK;
+}
+
+/* Classifies one received datagram (its length may change: SRTP); returns
+ * its send slot (0: RTP, 1: RTCP on the other leg's RTCP socket, 2: RTCP
+ * muxed on its RTP socket) or -1 when dropped. */
+static int classify(call_leg *from, unsigned flags, uint8_t *data, size_t *length,
                     const struct sockaddr_in6 *source, bool on_rtcp_socket)
 {
     call_leg *to = from->other;
@@ -174,21 +211,39 @@ static int classify(call_leg *from, unsigned flags, uint8_t *data, size_t length
         return drop(from, MOAT_CALL_DROP_STOPPED), -1;
     if (flags & MSG_TRUNC)
         return drop(from, MOAT_CALL_DROP_TRUNCATED), -1;
-    bool rtcp = on_rtcp_socket || (length >= 2 && moat_rtp_is_rtcp(data, length));
+    bool rtcp = on_rtcp_socket || (*length >= 2 && moat_rtp_is_rtcp(data, *length));
     moat_call_flow_counters *flow = rtcp ? &from->rtcp : &from->rtp;
-    if (!plausible(data, length, rtcp)) {
+    if (!plausible(data, *length, rtcp)) {
         moat_counter_add(&flow->errors, 1);
         return drop(from, MOAT_CALL_DROP_MALFORMED), -1;
     }
+    if (source_refused(from, source, rtcp))
+        return drop(from, MOAT_CALL_DROP_SOURCE), -1;
+    if (!unprotect(from, data, length, rtcp)) {
+        moat_counter_add(&flow->errors, 1);
+        return drop(from, MOAT_CALL_DROP_AUTH), -1;
+    }
     if (!leg_accepts_source(from, source, rtcp, true))
         return drop(from, MOAT_CALL_DROP_SOURCE), -1;
-    count_flow(flow, length);
+    count_flow(flow, *length);
     if (!rtcp)
         note_ssrc(from, data);
+    if (from->stream->transcode) {
+        /* Its output comes back through transcoded_readable. RTCP would
+         * describe the other codec's stream: not forwarded. */
+        if (!rtcp)
+            moat_call_transcode_push(from->stream->transcode, from == &from->stream->legs[1], data,
+                                     *length);
+        return -1;
+    }
     const struct sockaddr_in6 *destination = rtcp ? &to->rtcp_to : &to->rtp_to;
     if (destination->sin6_family != AF_INET6)
         return drop(from, MOAT_CALL_DROP_NO_DESTINATION), -1;
-    return rtcp && !to->endpoint.rtcp_mux ? 1 : 0;
+    if (!protect(to, data, length, rtcp))
+        return drop(from, MOAT_CALL_DROP_PROTECT), -1;
+    if (!rtcp)
+        return 0;
+    return to->endpoint.rtcp_mux ? 2 : 1;
 }
 
 static void send_batch(call_leg *from, struct mmsghdr *headers, unsigned count, int fd, bool rtcp)
@@ -222,29 +277,23 @@ static int relay_batch(call_leg *from, bool on_rtcp_socket)
     if (n <= 0)
         return 0;
     call_leg *to = from->other;
-    unsigned count[2] = {0, 0};
+    unsigned count[3] = {0, 0, 0};
     for (int i = 0; i < n; i++) {
         size_t length = w->rx[i].msg_len;
-        int slot = classify(from, (unsigned)w->rx[i].msg_hdr.msg_flags, w->buffers[i], length,
+        int slot = classify(from, (unsigned)w->rx[i].msg_hdr.msg_flags, w->buffers[i], &length,
                             &w->rx_from[i], on_rtcp_socket);
         if (slot < 0)
             continue;
-        bool rtcp = slot == 1 || on_rtcp_socket || moat_rtp_is_rtcp(w->buffers[i], length);
-        if (from->stream->transcode) {
-            /* RTCP would describe the other codec's stream: not forwarded. */
-            if (!rtcp)
-                moat_call_transcode_push(from->stream->transcode, from == &from->stream->legs[1],
-                                         w->buffers[i], length, &to->rtp_to);
-            continue;
-        }
         unsigned k = count[slot]++;
         w->tx_iov[slot][k] = (struct iovec){w->buffers[i], length};
-        w->tx_to[slot][k] = rtcp ? to->rtcp_to : to->rtp_to;
+        w->tx_to[slot][k] = slot == 0 ? to->rtp_to : to->rtcp_to;
     }
     if (count[0])
-        send_batch(from, w->tx[0], count[0], to->rtp_fd, on_rtcp_socket);
+        send_batch(from, w->tx[0], count[0], to->rtp_fd, false);
     if (count[1])
         send_batch(from, w->tx[1], count[1], to->rtcp_fd, true);
+    if (count[2])
+        send_batch(from, w->tx[2], count[2], to->rtp_fd, true);
     return n;
 }
 
@@ -266,6 +315,36 @@ static void rtcp_readable(void *data)
     relay_readable(data, true);
 }
 
+/* Transcoded RTP for the party behind each leg, queued by the transcoders'
+ * threads: protected and sent like relayed packets. */
+static void transcoded_readable(void *data)
+{
+    moat_call_stream *stream = data;
+    moat_call_worker *w = stream->context;
+    if (!stream->transcode)
+        return;
+    moat_call_transcode_woken(stream->transcode);
+    for (int side = 0; side < 2; side++) {
+        call_leg *to = &stream->legs[side], *from = to->other;
+        size_t length;
+        while ((length = moat_call_transcode_pop(stream->transcode, side, w->buffers[0],
+                                                 CALL_BUFFER - 128)) > 0) {
+            if (stream->stopped || to->rtp_to.sin6_family != AF_INET6) {
+                drop(from,
+                     stream->stopped ? MOAT_CALL_DROP_STOPPED : MOAT_CALL_DROP_NO_DESTINATION);
+                continue;
+            }
+            if (!protect(to, w->buffers[0], &length, false)) {
+                drop(from, MOAT_CALL_DROP_PROTECT);
+                continue;
+            }
+            w->tx_iov[0][0] = (struct iovec){w->buffers[0], length};
+            w->tx_to[0][0] = to->rtp_to;
+            send_batch(from, w->tx[0], 1, to->rtp_fd, false);
+        }
+    }
+}
+
 /* ---- control thread: lifecycle, posted to the worker ---- */
 
 static void attach_task(moat_worker *worker, void *data)
@@ -285,6 +364,7 @@ static void release_stream(void *data)
     for (int side = 0; side < 2; side++) {
         call_leg *leg = &stream->legs[side];
         moat_call_ports_release(stream->ports, leg->port, leg->rtp_fd, leg->rtcp_fd);
+        moat_srtp_session_free(leg->srtp);
     }
     g_free(stream);
 }
@@ -296,6 +376,8 @@ static void detach_task(moat_worker *worker, void *data)
         moat_worker_remove_socket(worker, stream->legs[side].rtp_fd);
         moat_worker_remove_socket(worker, stream->legs[side].rtcp_fd);
     }
+    if (stream->transcode)
+        moat_worker_remove_socket(worker, moat_call_transcode_fd(stream->transcode));
     moat_call_transcode_release(stream->transcode, true);
     stream->transcode = NULL;
     release_stream(stream);
@@ -374,8 +456,15 @@ typedef struct {
 static void transcode_task(moat_worker *worker, void *data)
 {
     transcode_update *update = data;
-    moat_call_transcode_release(update->stream->transcode, true);
-    update->stream->transcode = update->transcode;
+    moat_call_stream *stream = update->stream;
+    if (stream->transcode) {
+        moat_worker_remove_socket(worker, moat_call_transcode_fd(stream->transcode));
+        moat_call_transcode_release(stream->transcode, true);
+    }
+    stream->transcode = update->transcode;
+    if (stream->transcode)
+        moat_worker_add_socket(worker, moat_call_transcode_fd(stream->transcode),
+                               transcoded_readable, stream);
     g_free(update);
 }
 
@@ -391,11 +480,6 @@ void moat_call_stream_set_transcode(moat_call_stream *stream, moat_call_transcod
     transcode_update *update = g_new(transcode_update, 1);
     *update = (transcode_update){stream, transcode};
     moat_worker_post(stream->context->worker, transcode_task, update, transcode_update_release);
-}
-
-int moat_call_stream_rtp_fd(const moat_call_stream *stream, int side)
-{
-    return stream->legs[side & 1].rtp_fd;
 }
 
 static void stop_task(moat_worker *worker, void *data)
@@ -435,4 +519,41 @@ void moat_call_stream_free(moat_call_stream *stream)
         return;
     stream->context->streams--;
     moat_worker_post(stream->context->worker, detach_task, stream, release_stream);
+}
+
+typedef struct {
+    moat_call_stream *stream;
+    int side;
+    moat_srtp_session *srtp;
+} srtp_update;
+
+static void srtp_task(moat_worker *worker, void *data)
+{
+    srtp_update *update = data;
+    call_leg *leg = &update->stream->legs[update->side];
+    moat_srtp_session_free(leg->srtp);
+    leg->srtp = update->srtp;
+    g_free(update);
+}
+
+static void srtp_release(void *data)
+{
+    srtp_update *update = data;
+    moat_srtp_session_free(update->srtp);
+    g_free(update);
+}
+
+int moat_call_stream_set_srtp(moat_call_stream *stream, int side, const moat_srtp_keying *keys,
+                              char *error, size_t error_size)
+{
+    moat_srtp_session *srtp = NULL;
+    if (keys) {
+        srtp = moat_srtp_session_new(keys, error, error_size);
+        if (!srtp)
+            return -1;
+    }
+    srtp_update *update = g_new(srtp_update, 1);
+    *update = (srtp_update){stream, side & 1, srtp};
+    moat_worker_post(stream->context->worker, srtp_task, update, srtp_release);
+    return 0;
 }

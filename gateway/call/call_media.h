@@ -14,6 +14,7 @@
 
 #include "call/call_ports.h"
 #include "core/worker.h"
+#include "srtp/srtp_keying.h"
 
 #include <netinet/in.h>
 #include <stdbool.h>
@@ -26,6 +27,8 @@ typedef enum {
     MOAT_CALL_DROP_NO_DESTINATION, /* the other party's address is not known yet */
     MOAT_CALL_DROP_SEND,           /* the kernel refused the datagram */
     MOAT_CALL_DROP_STOPPED,        /* the call was deleted (delete-delay 0) */
+    MOAT_CALL_DROP_AUTH,           /* SDES leg: SRTP/SRTCP did not verify (or replayed) */
+    MOAT_CALL_DROP_PROTECT,        /* SDES leg: protecting for the other party failed */
     MOAT_CALL_DROP_REASON_COUNT
 } moat_call_drop_reason;
 
@@ -90,7 +93,18 @@ typedef struct moat_call_transcode moat_call_transcode;
 void moat_call_stream_set_transcode(moat_call_stream *stream, moat_call_transcode *transcode);
 /* Leg `side`'s RTP socket (fixed for the stream's life). */
 int moat_call_stream_rtp_fd(const moat_call_stream *stream, int side);
+/* Transcoding between the legs (call_transcode.h), or NULL to relay
+ * packets as received; the stream owns it from here (a previous one is
+ * released). */
+typedef struct moat_call_transcode moat_call_transcode;
+void moat_call_stream_set_transcode(moat_call_stream *stream, moat_call_transcode *transcode);
 void moat_call_stream_read(const moat_call_stream *stream, int side, moat_call_leg_counters *out);
 void moat_call_stream_free(moat_call_stream *stream);
+/* SDES on leg `side`: keys->remote_* unprotect what its party sends (a
+ * packet must verify before it can latch the leg: leg_accepts_source),
+ * keys->local_* protect what it receives. NULL: plain again. 0, or -1 with
+ * error when libsrtp refuses the keys. */
+int moat_call_stream_set_srtp(moat_call_stream *stream, int side, const moat_srtp_keying *keys,
+                              char *error, size_t error_size);
 
 #endif

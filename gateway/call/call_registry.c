@@ -2,7 +2,9 @@
  * streams of each m-line, offer/answer/delete and delete-delay timers. */
 #include "call/call_registry.h"
 
+#include "call/call_sdes.h"
 #include "call/call_transcode_plan.h"
+
 #include "core/counters.h"
 
 #include <arpa/inet.h>
@@ -31,7 +33,8 @@ typedef struct {
     int64_t created_s;
     int offer_side; /* side of the last offer's sender */
     bool rtcp_mux_offered[MOAT_CALL_SDP_MAX_MEDIA];
-    char *offer_text; /* the last offer as received: its codecs decide transcoding */
+    moat_call_sdes_side sdes[2]; /* SDES lines Moat gave each party (call_sdes.h) */
+    char *offer_text;            /* the last offer as received: its codecs decide transcoding */
     guint delete_timer;
 } moat_call;
 
@@ -42,6 +45,10 @@ static void call_free(void *data)
         g_source_remove(call->delete_timer);
     for (size_t i = 0; i < call->n_streams; i++)
         moat_call_stream_free(call->streams[i]);
+    for (int side = 0; side < 2; side++) {
+        moat_call_sdes_clear(&call->sdes[side]);
+        moat_call_sdp_clear(&call->sdp[side]);
+    }
     g_free(call->tags[0]);
     g_free(call->tags[1]);
     g_free(call->offer_text);
@@ -152,13 +159,12 @@ static void set_endpoints(moat_call *call, int side, const moat_call_sdp *sdp,
 /* Rewrites `text` for the party on `to_side`: it will send to Moat's legs
  * facing it. */
 static bool rewrite_for(moat_call *call, int to_side, const moat_ng_request *request,
-                        const moat_call_sdp *sdp, const bool *rtcp_mux, moat_call_reply *reply)
+                        const moat_call_sdp *sdp, const bool *rtcp_mux, moat_call_sdp_rewrite how,
+                        moat_call_reply *reply)
 {
-    moat_call_sdp_rewrite how = {
-        .address = request->media_address ? request->media_address : call->registry->address,
-        .transport_protocol = request->transport_protocol,
-        .replace_origin = request->replace_origin,
-    };
+    how.address = request->media_address ? request->media_address : call->registry->address;
+    how.transport_protocol = request->transport_protocol;
+    how.replace_origin = request->replace_origin;
     const char *strip[2 * MOAT_NG_MAX_CODECS];
     for (size_t i = 0; i < request->codec_strip.count; i++)
         strip[how.n_strip++] = request->codec_strip.names[i];
@@ -201,6 +207,25 @@ static bool parse_sdp(const moat_ng_request *request, moat_call_sdp *sdp, moat_c
     return true;
 }
 
+/* What the relay cannot do yet is refused rather than announced: WebRTC
+ * legs (ICE, DTLS-SRTP). SDES-SRTP is terminated (call_sdes.h) or, without
+ * a transport change, relayed end to end as is. */
+static bool check_transport(const moat_ng_request *request, const moat_call_sdp *sdp,
+                            moat_call_reply *reply)
+{
+    const char *wanted = request->transport_protocol;
+    if (request->ice == MOAT_NG_ICE_FORCE)
+        return fail(reply, "ICE legs are not supported yet%s", NULL);
+    if (wanted && strstr(wanted, "TLS"))
+        return fail(reply, "DTLS-SRTP legs are not supported yet%s", NULL);
+    for (size_t i = 0; i < sdp->n_media; i++) {
+        const char *proto = sdp->media[i].proto;
+        if (sdp->media[i].port && strstr(proto, "TLS"))
+            return fail(reply, "DTLS-SRTP legs are not supported yet%s", NULL);
+    }
+    return true;
+}
+
 /* Which side sent an offer: side 1 when it is the answerer's tag (a
  * re-INVITE from the callee), else side 0 (a new from-tag replaces it). */
 static int offer_side(moat_call *call, const char *from_tag)
@@ -218,7 +243,8 @@ void moat_call_offer(moat_call_registry *registry, const moat_ng_request *reques
                      moat_call_reply *reply)
 {
     moat_call_sdp sdp;
-    if (!check_ids(request, false, reply) || !parse_sdp(request, &sdp, reply))
+    if (!check_ids(request, false, reply) || !parse_sdp(request, &sdp, reply) ||
+        !check_transport(request, &sdp, reply))
         return;
     moat_call *call = g_hash_table_lookup(registry->calls, request->call_id);
     if (call && call->delete_timer) {
@@ -241,21 +267,34 @@ void moat_call_offer(moat_call_registry *registry, const moat_ng_request *reques
                  (request->rtcp_mux & MOAT_NG_RTCP_MUX_OFFER);
         call->rtcp_mux_offered[i] = mux[i];
     }
+    moat_call_sdp_rewrite how = {0};
+    char *extra[MOAT_CALL_SDP_MAX_MEDIA] = {0};
     char error[160];
-    if (!rewrite_for(call, 1 - side, request, &sdp, mux, reply) ||
-        (!moat_call_transcode_offer(request, &reply->sdp, error, sizeof error) &&
-         !fail(reply, "Failed to add codecs: %s", error))) {
+    bool done = moat_call_sdes_offer(call->sdes, side, &sdp, request, call->streams, &how, extra,
+                                     error, sizeof error) == 0;
+    if (!done)
+        fail(reply, "SDES: %s", error);
+    for (size_t i = 0; i < MOAT_CALL_SDP_MAX_MEDIA; i++)
+        how.extra[i] = extra[i];
+    done = done && rewrite_for(call, 1 - side, request, &sdp, mux, how, reply);
+    if (done && !moat_call_transcode_offer(request, &reply->sdp, error, sizeof error))
+        done = fail(reply, "Failed to add codecs: %s", error);
+    for (size_t i = 0; i < MOAT_CALL_SDP_MAX_MEDIA; i++)
+        g_free(extra[i]);
+    if (!done) {
+        moat_call_sdp_clear(&sdp);
         if (created)
             g_hash_table_remove(registry->calls, request->call_id);
         return;
     }
-    g_free(call->offer_text);
-    call->offer_text = g_strndup(request->sdp, request->sdp_length);
     bool own_mux[MOAT_CALL_SDP_MAX_MEDIA];
     for (size_t i = 0; i < sdp.n_media; i++)
         own_mux[i] = sdp.media[i].rtcp_mux;
     set_endpoints(call, side, &sdp, request, own_mux);
+    moat_call_sdp_clear(&call->sdp[side]);
     call->sdp[side] = sdp;
+    g_free(call->offer_text);
+    call->offer_text = g_strndup(request->sdp, request->sdp_length);
     call->has_sdp[side] = true;
     call->offer_side = side;
 }
@@ -271,7 +310,7 @@ void moat_call_answer(moat_call_registry *registry, const moat_ng_request *reque
         fail(reply, "Unknown call-id%s", NULL);
         return;
     }
-    if (!parse_sdp(request, &sdp, reply))
+    if (!parse_sdp(request, &sdp, reply) || !check_transport(request, &sdp, reply))
         return;
     if (!ensure_streams(call, sdp.n_media)) {
         fail(reply, "Ran out of ports%s", NULL);
@@ -283,14 +322,29 @@ void moat_call_answer(moat_call_registry *registry, const moat_ng_request *reque
     bool mux[MOAT_CALL_SDP_MAX_MEDIA];
     for (size_t i = 0; i < sdp.n_media; i++)
         mux[i] = sdp.media[i].rtcp_mux && call->rtcp_mux_offered[i];
-    if (!rewrite_for(call, offerer, request, &sdp, mux, reply))
+    moat_call_sdp_rewrite how = {0};
+    char *extra[MOAT_CALL_SDP_MAX_MEDIA] = {0};
+    char error[160];
+    bool done = moat_call_sdes_answer(call->sdes, answerer, &sdp, &call->sdp[offerer],
+                                      call->streams, &how, extra, error, sizeof error) == 0;
+    if (!done)
+        fail(reply, "SDES: %s", error);
+    for (size_t i = 0; i < MOAT_CALL_SDP_MAX_MEDIA; i++)
+        how.extra[i] = extra[i];
+    done = done && rewrite_for(call, offerer, request, &sdp, mux, how, reply);
+    for (size_t i = 0; i < MOAT_CALL_SDP_MAX_MEDIA; i++)
+        g_free(extra[i]);
+    if (!done) {
+        moat_call_sdp_clear(&sdp);
         return;
+    }
     moat_call_transcode_answer(call->offer_text, request, call->streams, sdp.n_media, offerer,
                                &reply->sdp, reply->warning, sizeof reply->warning);
     set_endpoints(call, answerer, &sdp, request, mux);
     /* The offerer muxes only if its answer (ours) says so. */
     if (call->has_sdp[offerer])
         set_endpoints(call, offerer, &call->sdp[offerer], request, mux);
+    moat_call_sdp_clear(&call->sdp[answerer]);
     call->sdp[answerer] = sdp;
     call->has_sdp[answerer] = true;
 }

@@ -9,6 +9,8 @@
 #ifndef MOAT_CALL_SDP_H
 #define MOAT_CALL_SDP_H
 
+#include "sdp/sdp_crypto.h"
+
 #include <glib.h>
 #include <netinet/in.h>
 #include <stdbool.h>
@@ -17,6 +19,7 @@
 
 #define MOAT_CALL_SDP_MAX_MEDIA  8
 #define MOAT_CALL_SDP_MAX_LENGTH 65536
+#define MOAT_CALL_SDP_MAX_CRYPTO 4 /* a=crypto lines kept per m-line (the first ones) */
 
 typedef struct {
     char kind[16];           /* audio, video, ... */
@@ -27,6 +30,9 @@ typedef struct {
     bool rtcp_mux;
     bool ice; /* ICE attributes (session or media level) */
     size_t n_formats;
+    /* SDES (RFC 4568): the well-formed a=crypto lines of suites Moat runs. */
+    moat_sdp_crypto crypto[MOAT_CALL_SDP_MAX_CRYPTO];
+    size_t n_crypto;
 } moat_call_sdp_media;
 
 typedef struct {
@@ -34,15 +40,22 @@ typedef struct {
     size_t n_media;
 } moat_call_sdp;
 
-/* 0, or -1 with a message for the error-reason. */
+/* 0, or -1 with a message for the error-reason. Clear with
+ * moat_call_sdp_clear (key material). */
 int moat_call_sdp_parse(const char *text, size_t length, moat_call_sdp *out, char *error,
                         size_t error_size);
+void moat_call_sdp_clear(moat_call_sdp *sdp);
 
 typedef struct {
     const char *address;                     /* our address for c= (and o= with replace_origin) */
     uint16_t ports[MOAT_CALL_SDP_MAX_MEDIA]; /* our RTP port per m-line; 0 keeps 0 */
     bool rtcp_mux[MOAT_CALL_SDP_MAX_MEDIA];  /* announce a=rtcp-mux (else a=rtcp:port+1) */
     const char *transport_protocol;          /* NULL: keep each m-line's */
+    /* Per m-line overrides: its transport (NULL: transport_protocol), its
+     * a=crypto lines dropped, lines appended to its section (NULL: none). */
+    const char *protocols[MOAT_CALL_SDP_MAX_MEDIA];
+    bool drop_crypto[MOAT_CALL_SDP_MAX_MEDIA];
+    const char *extra[MOAT_CALL_SDP_MAX_MEDIA];
     bool replace_origin;
     const char *const *strip; /* codec names removed ("all": every one) */
     size_t n_strip;

@@ -91,6 +91,13 @@ static void parse_attribute(moat_sdp_span value, moat_call_sdp_media *media, boo
     }
     if (!media)
         return;
+    if (moat_sdp_span_eq(name, "crypto")) {
+        const char *why = NULL;
+        if (media->n_crypto < MOAT_CALL_SDP_MAX_CRYPTO &&
+            moat_sdp_crypto_parse(rest, &media->crypto[media->n_crypto], &why) == 0)
+            media->n_crypto++;
+        return; /* unknown suites and malformed lines are ignored (RFC 4568 section 7.1.1) */
+    }
     if (moat_sdp_span_eq(name, "rtcp-mux"))
         media->rtcp_mux = true;
     else if (moat_sdp_span_eq(name, "rtcp") && moat_sdp_span_next_token(&rest, &port) &&
@@ -190,4 +197,12 @@ int moat_call_sdp_parse(const char *text, size_t length, moat_call_sdp *out, cha
         return -1;
     }
     return resolve_addresses(&state, error, error_size);
+}
+
+void moat_call_sdp_clear(moat_call_sdp *sdp)
+{
+    for (size_t i = 0; i < sdp->n_media; i++) {
+        for (size_t k = 0; k < sdp->media[i].n_crypto; k++)
+            moat_sdp_crypto_clear(&sdp->media[i].crypto[k]);
+    }
 }

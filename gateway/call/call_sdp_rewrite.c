@@ -97,7 +97,7 @@ static bool format_stripped(const strip_plan *plan, size_t index, moat_sdp_span 
     return moat_sdp_span_u32(format, 127, &pt) && plan->stripped[index][pt];
 }
 
-static bool is_dropped_attribute(moat_sdp_span name, const moat_call_sdp_rewrite *how)
+static bool is_dropped_attribute(moat_sdp_span name, const moat_call_sdp_rewrite *how, int index)
 {
     static const char *const always[] = {"ice-ufrag",         "ice-pwd",  "ice-options",
                                          "candidate",         "ice-lite", "end-of-candidates",
@@ -106,8 +106,12 @@ static bool is_dropped_attribute(moat_sdp_span name, const moat_call_sdp_rewrite
         if (moat_sdp_span_eq(name, always[i]))
             return true;
     }
-    const char *proto = how->transport_protocol;
-    if (proto && !strstr(proto, "SAVP") && moat_sdp_span_eq(name, "crypto"))
+    const char *proto =
+        index >= 0 && how->protocols[index] ? how->protocols[index] : how->transport_protocol;
+    bool crypto = moat_sdp_span_eq(name, "crypto");
+    if (crypto && index >= 0 && how->drop_crypto[index])
+        return true;
+    if (proto && !strstr(proto, "SAVP") && crypto)
         return true;
     if (proto && !strstr(proto, "TLS") &&
         (moat_sdp_span_eq(name, "fingerprint") || moat_sdp_span_eq(name, "setup") ||
@@ -160,8 +164,9 @@ static int write_media_line(GString *out, moat_sdp_span value, size_t index,
     g_string_append(out, "m=");
     append_span(out, kind);
     g_string_append_printf(out, " %u ", how->ports[index]);
-    if (how->transport_protocol && how->ports[index])
-        g_string_append(out, how->transport_protocol);
+    const char *wanted = how->protocols[index] ? how->protocols[index] : how->transport_protocol;
+    if (wanted && how->ports[index])
+        g_string_append(out, wanted);
     else
         append_span(out, proto);
     size_t kept = 0;
@@ -186,10 +191,21 @@ static void close_media(GString *out, int index, const moat_call_sdp_rewrite *ho
 {
     if (index < 0 || how->ports[index] == 0)
         return;
+    if (how->extra[index])
+        g_string_append(out, how->extra[index]);
     if (how->rtcp_mux[index])
         g_string_append(out, "a=rtcp-mux\r\n");
     else
         g_string_append_printf(out, "a=rtcp:%u\r\n", how->ports[index] + 1u);
+}
+
+/* "IN IP4 0.0.0.0" or "IN IP6 ::" (RFC 3264 hold). */
+static bool is_hold_address(moat_sdp_span value)
+{
+    moat_sdp_span net, type, address;
+    return moat_sdp_span_next_token(&value, &net) && moat_sdp_span_next_token(&value, &type) &&
+           moat_sdp_span_next_token(&value, &address) &&
+           (moat_sdp_span_eq(address, "0.0.0.0") || moat_sdp_span_eq(address, "::"));
 }
 
 static int rewrite_line(GString *out, moat_sdp_span line, int *index,
@@ -204,6 +220,8 @@ static int rewrite_line(GString *out, moat_sdp_span line, int *index,
         write_origin(out, value, how);
         return 0;
     case 'c':
+        if (is_hold_address(value))
+            break; /* hold stays hold: the party sends nothing there */
         g_string_append_printf(out, "c=IN %s %s\r\n", address_type(how->address), how->address);
         return 0;
     case 'm':
@@ -212,7 +230,7 @@ static int rewrite_line(GString *out, moat_sdp_span line, int *index,
         return write_media_line(out, value, (size_t)*index, how, plan, error, error_size);
     case 'a':
         moat_sdp_span_split(value, ':', &name, &rest);
-        if (is_dropped_attribute(name, how) ||
+        if (is_dropped_attribute(name, how, *index) ||
             is_stripped_format_attribute(name, rest, plan, *index))
             return 0;
         break;
@@ -228,7 +246,9 @@ int moat_call_sdp_rewrite_text(const char *text, size_t length, const moat_call_
                                GString *out, char *error, size_t error_size)
 {
     moat_call_sdp parsed;
-    if (moat_call_sdp_parse(text, length, &parsed, error, error_size) != 0)
+    int parsed_ok = moat_call_sdp_parse(text, length, &parsed, error, error_size);
+    moat_call_sdp_clear(&parsed);
+    if (parsed_ok != 0)
         return -1;
     strip_plan *plan = g_new(strip_plan, 1);
     plan_strip(text, length, how, plan);

@@ -49,7 +49,6 @@ static bool plan_stream(const char *offer_sdp, const moat_ng_request *request, s
     moat_transcoder_codec codecs[2];
     codecs[offerer & 1] = plan.sides[0];
     codecs[1 - (offerer & 1)] = plan.sides[1];
-    int fds[2] = {moat_call_stream_rtp_fd(stream, 0), moat_call_stream_rtp_fd(stream, 1)};
     GString *out = g_string_new(NULL);
     if (moat_transcode_sdp_restrict(*sdp, strlen(*sdp), index, &plan.sides[0], out, error,
                                     sizeof error) != 0) {
@@ -57,7 +56,7 @@ static bool plan_stream(const char *offer_sdp, const moat_ng_request *request, s
         g_string_free(out, TRUE);
         return false;
     }
-    moat_call_transcode *transcode = moat_call_transcode_new(codecs, fds, error, sizeof error);
+    moat_call_transcode *transcode = moat_call_transcode_new(codecs, error, sizeof error);
     if (!transcode) {
         snprintf(warning, warning_size, "m-line %zu relayed as is: %s", index, error);
         g_string_free(out, TRUE);

@@ -218,6 +218,17 @@ static void test_out_of_ports_and_errors(void)
         g_assert_cmpstr(r.error, !=, "");
         g_assert_null(r.sdp);
     }
+    moat_ng_request webrtc = request("call-6", "f", NULL, sdp);
+    webrtc.transport_protocol = "UDP/TLS/RTP/SAVPF";
+    moat_ng_request ice = request("call-6", "f", NULL, sdp);
+    ice.ice = MOAT_NG_ICE_FORCE;
+    moat_ng_request unsupported[] = {webrtc, ice};
+    for (size_t i = 0; i < G_N_ELEMENTS(unsupported); i++) {
+        moat_call_reply u = {0};
+        moat_call_offer(f.registry, &unsupported[i], &u);
+        g_assert_true(g_str_has_suffix(u.error, "not supported yet") ||
+                      strstr(u.error, "not supported yet: "));
+    }
     moat_call_reply r = {0};
     moat_ng_request answer = request("nope", "f", "t", sdp);
     moat_call_answer(f.registry, &answer, &r);
@@ -232,11 +243,54 @@ static void test_out_of_ports_and_errors(void)
     teardown(&f);
 }
 
+/* rtcp-mux on both sides: RTCP shares the RTP ports and is counted as RTCP. */
+static void test_rtcp_mux(void)
+{
+    fixture f;
+    setup(&f, 41300, 41399);
+    uint16_t caller_port, callee_port;
+    int caller = udp_socket(&caller_port), callee = udp_socket(&callee_port);
+    char *offer_sdp = g_strdup_printf("v=0\r\nc=IN IP4 127.0.0.1\r\nm=audio %u RTP/AVP 8\r\n"
+                                      "a=rtcp-mux\r\n",
+                                      caller_port);
+    char *answer_sdp = g_strdup_printf("v=0\r\nc=IN IP4 127.0.0.1\r\nm=audio %u RTP/AVP 8\r\n"
+                                       "a=rtcp-mux\r\n",
+                                       callee_port);
+    moat_call_reply reply = {0};
+    moat_ng_request offer = request("mux", "a", NULL, offer_sdp);
+    moat_call_offer(f.registry, &offer, &reply);
+    g_assert_nonnull(strstr(reply.sdp, "a=rtcp-mux\r\n"));
+    g_assert_null(strstr(reply.sdp, "a=rtcp:"));
+    moat_call_reply_clear(&reply);
+    moat_ng_request answer = request("mux", "a", "b", answer_sdp);
+    moat_call_answer(f.registry, &answer, &reply);
+    g_assert_nonnull(strstr(reply.sdp, "a=rtcp-mux\r\n"));
+    uint16_t to_caller = sdp_port(reply.sdp);
+    moat_call_reply_clear(&reply);
+    static const uint8_t report[8] = {0x80, 201, 0, 1, 0x11, 0x22, 0x33, 0x44};
+    uint8_t buffer[2048];
+    send_to(caller, to_caller, rtp_packet, sizeof rtp_packet);
+    g_assert_cmpint(receive(callee, buffer, sizeof buffer, 2000), ==, sizeof rtp_packet);
+    send_to(caller, to_caller, report, sizeof report);
+    g_assert_cmpint(receive(callee, buffer, sizeof buffer, 2000), ==, sizeof report);
+    g_assert_cmpuint(buffer[1], ==, 201);
+    moat_call_view view;
+    g_assert_cmpint(moat_call_query(f.registry, "mux", &view), ==, 0);
+    g_assert_cmpuint(view.sides[0].media[0].counters.rtp.packets, ==, 1);
+    g_assert_cmpuint(view.sides[0].media[0].counters.rtcp.packets, ==, 1);
+    g_free(offer_sdp);
+    g_free(answer_sdp);
+    close(caller);
+    close(callee);
+    teardown(&f);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
     g_test_add_func("/call/relay/both-ways", test_relay_both_ways);
     g_test_add_func("/call/relay/reoffer", test_reoffer_reuses_ports);
     g_test_add_func("/call/relay/out-of-ports-and-errors", test_out_of_ports_and_errors);
+    g_test_add_func("/call/relay/rtcp-mux", test_rtcp_mux);
     return g_test_run();
 }

@@ -122,8 +122,18 @@ static void test_rewrite_options(void)
     g_assert_nonnull(strstr(out->str, "a=rtcp-mux\r\n"));
     g_string_free(out, TRUE);
 
+    const char *held = "v=0\r\nc=IN IP4 0.0.0.0\r\nm=audio 7000 RTP/AVP 8\r\na=sendonly\r\n";
+    out = g_string_new(NULL);
+    how.strip = NULL;
+    how.n_strip = 0;
+    g_assert_cmpint(moat_call_sdp_rewrite_text(held, strlen(held), &how, out, error, sizeof error),
+                    ==, 0);
+    g_assert_nonnull(strstr(out->str, "c=IN IP4 0.0.0.0\r\n"));
+    g_string_free(out, TRUE);
+
     const char *all[] = {"all"};
     how.strip = all;
+    how.n_strip = 1;
     out = g_string_new(NULL);
     g_assert_cmpint(
         moat_call_sdp_rewrite_text(phone, strlen(phone), &how, out, error, sizeof error), ==, -1);
