@@ -6,6 +6,7 @@
 #include "call/call_transcode_plan.h"
 
 #include "core/counters.h"
+#include "transcode/transcode_metrics.h"
 
 #include <arpa/inet.h>
 #include <stddef.h>
@@ -469,4 +470,5 @@ void moat_call_registry_metrics(moat_call_registry *registry, GString *out)
             moat_call_drop_reason_name(r),
             sum_counter(registry,
                         offsetof(moat_call_worker_counters, dropped) + sizeof(uint64_t) * r));
+    moat_transcode_metrics(out);
 }

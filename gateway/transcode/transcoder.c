@@ -47,6 +47,12 @@ struct moat_transcoder {
     GstElement *pipeline, *src, *sink;
 };
 
+/* Live transcoders and what freed ones counted, for /metrics. Touched by
+ * the control thread only (new, free, totals), never on the packet path. */
+static GMutex totals_lock;
+static GList *live_transcoders;
+static moat_transcoder_stats freed_totals;
+
 /* ---- output stage: streaming thread and feeder ---- */
 
 static void emit(moat_transcoder *transcoder, uint8_t *packet, size_t length)
@@ -199,6 +205,32 @@ void moat_transcoder_get_stats(const moat_transcoder *transcoder, moat_transcode
 
 /* ---- control thread ---- */
 
+static void add_stats(moat_transcoder_stats *sum, const moat_transcoder_stats *stats)
+{
+    sum->packets_in += stats->packets_in;
+    sum->packets_out += stats->packets_out;
+    sum->dropped_queue_full += stats->dropped_queue_full;
+    sum->dropped_invalid += stats->dropped_invalid;
+    sum->dtmf_events += stats->dtmf_events;
+    sum->dropped_late += stats->dropped_late;
+    sum->dropped_dtmf += stats->dropped_dtmf;
+}
+
+void moat_transcoder_totals(moat_transcoder_stats *totals, unsigned *live)
+{
+    g_mutex_lock(&totals_lock);
+    *totals = freed_totals;
+    *live = 0;
+    for (GList *l = live_transcoders; l; l = l->next) {
+        moat_transcoder_stats stats;
+        moat_transcoder_get_stats(l->data, &stats);
+        add_stats(totals, &stats);
+        totals->failed = totals->failed || stats.failed;
+        (*live)++;
+    }
+    g_mutex_unlock(&totals_lock);
+}
+
 static side side_of(const moat_transcoder_codec *codec, const moat_transcode_codec *known)
 {
     return (side){
@@ -291,6 +323,9 @@ moat_transcoder *moat_transcoder_new(const moat_transcoder_codec *input,
         return NULL;
     }
     transcoder->feeder = g_thread_new("moat-transcode", feeder_main, transcoder);
+    g_mutex_lock(&totals_lock);
+    live_transcoders = g_list_prepend(live_transcoders, transcoder);
+    g_mutex_unlock(&totals_lock);
     return transcoder;
 }
 
@@ -303,5 +338,11 @@ void moat_transcoder_free(moat_transcoder *transcoder)
      * thread; after the feeder is joined no callback can run. */
     gst_element_set_state(transcoder->pipeline, GST_STATE_NULL);
     g_thread_join(transcoder->feeder);
+    moat_transcoder_stats stats;
+    moat_transcoder_get_stats(transcoder, &stats);
+    g_mutex_lock(&totals_lock);
+    live_transcoders = g_list_remove(live_transcoders, transcoder);
+    add_stats(&freed_totals, &stats);
+    g_mutex_unlock(&totals_lock);
     transcoder_release(transcoder);
 }

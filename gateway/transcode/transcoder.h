@@ -58,4 +58,8 @@ void moat_transcoder_push(moat_transcoder *transcoder, const uint8_t *packet, si
 void moat_transcoder_get_stats(const moat_transcoder *transcoder, moat_transcoder_stats *stats);
 void moat_transcoder_free(moat_transcoder *transcoder);
 
+/* Control thread: the sum over every transcoder this process ran (live and
+ * freed; `failed` is set when any live one failed) and how many are live. */
+void moat_transcoder_totals(moat_transcoder_stats *totals, unsigned *live);
+
 #endif

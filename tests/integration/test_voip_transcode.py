@@ -224,4 +224,14 @@ def test_pcmu_phone_to_opus_phone_transcoded(voip):
         assert (struct.unpack("!I", event[4:8])[0] - first_ts) & 0xFFFFFFFF == 100 * 960
         assert bool(event[1] & 0x80) == (k == 0)
 
+    # Both pipelines counted on /metrics, nothing dropped on this clean path.
+    assert gw.metric("moat_transcoders") == 2
+    assert gw.metric('moat_transcode_packets_total{direction="in"}') >= 2 * PACKETS
+    assert gw.metric("moat_transcode_dtmf_events_total") == 4
+    assert gw.metric('moat_transcode_dropped_packets_total{reason="queue_full"}') == 0
+
     assert client.command("delete", call_id="tc-1", delete_delay=0)["result"] == "ok"
+    deadline = time.monotonic() + 5
+    while gw.metric("moat_transcoders") and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert gw.metric("moat_transcoders") == 0
