@@ -235,3 +235,24 @@ def test_pcmu_phone_to_opus_phone_transcoded(voip):
     while gw.metric("moat_transcoders") and time.monotonic() < deadline:
         time.sleep(0.05)
     assert gw.metric("moat_transcoders") == 0
+
+
+def test_transcoded_call_alive_at_shutdown(voip):
+    """Moat stops cleanly (exit 0, checked by the fixture) with both pipelines
+    of an undeleted call still running and packets in flight."""
+    gw, client = voip
+    pcmu_phone, opus_phone = udp(), udp()
+    offer = client.command("offer", call_id="tc-2", from_tag="pcmu",
+                           sdp=pcmu_phone_sdp(pcmu_phone.getsockname()[1]),
+                           codec={"transcode": ["opus"]})
+    answer = client.command("answer", call_id="tc-2", from_tag="pcmu", to_tag="opus",
+                            sdp=opus_phone_sdp(opus_phone.getsockname()[1]))
+    assert answer["result"] == "ok", answer
+    to_pcmu_side = sdp_port(answer["sdp"])
+    for n in range(50):
+        pcmu_phone.sendto(rtp(0, n, n * 160, 0xAAAA, bytes(160)), ("127.0.0.1", to_pcmu_side))
+    got = []
+    drain(opus_phone, got, time.monotonic() + 1.0)
+    assert got and all(p[1] & 0x7F == 111 for p in got)
+    assert gw.metric("moat_transcoders") == 2
+    assert sdp_port(offer["sdp"])
