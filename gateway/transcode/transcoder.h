@@ -1,15 +1,19 @@
 /* Audio transcoding for one call direction through a GStreamer pipeline
- * (appsrc ! rtpjitterbuffer ! depayloader ! decoder ! audioconvert !
- * audioresample ! encoder ! payloader ! appsink), off the media workers.
- * RFC 4733 telephone-event packets bypass the pipeline and are re-stamped
- * onto the output stream (payload type, SSRC, clock rate).
+ * (appsrc ! depayloader ! decoder ! audioconvert ! audioresample ! encoder
+ * ! payloader ! appsink), off the media workers. The pipeline runs on the
+ * input's RTP timeline (buffer times from unwrapped RTP timestamps, no
+ * clock and no jitter buffer: late or duplicate packets are dropped and
+ * counted), so its output timestamps follow the input's. RFC 4733
+ * telephone-event packets bypass the pipeline and are re-stamped onto the
+ * output stream (payload type, SSRC, clock rate, one sequence).
  *
  * Threads: moat_transcoder_push may be called from any one thread at a time
  * (the leg's worker); it never blocks: a full input queue drops and counts.
- * The output callback runs on a GStreamer streaming thread, so it must only
- * hand the packet on (e.g. relay_rtp, which any thread may call). new/free
- * on the control thread; free waits for the pipeline to stop, after which
- * the callback is never called again. */
+ * The output callback runs on the transcoder's threads (GStreamer's
+ * streaming thread for audio, its feeding thread for telephone-events),
+ * never two at once, so it must only hand the packet on. new/free on the
+ * control thread; free waits for the pipeline to stop, after which the
+ * callback is never called again. */
 #ifndef MOAT_TRANSCODER_H
 #define MOAT_TRANSCODER_H
 
