@@ -256,3 +256,54 @@ def test_transcoded_call_alive_at_shutdown(voip):
     assert got and all(p[1] & 0x7F == 111 for p in got)
     assert gw.metric("moat_transcoders") == 2
     assert sdp_port(offer["sdp"])
+
+
+def test_transcoded_to_an_sdes_leg(voip):
+    """The Opus phone is an SRTP (SDES) party: the transcoded output is
+    protected on the worker with the key Moat offered it (libsrtp on the
+    phone's side decrypts it), and what the phone protects with its own key
+    is decrypted before it enters the transcoder."""
+    import base64
+    import os
+    from pylibsrtp import Policy, Session
+    gw, client = voip
+    suite = "AES_CM_128_HMAC_SHA1_80"
+    pcmu_phone, opus_phone = udp(), udp()
+    offer = client.command("offer", call_id="tc-3", from_tag="pcmu",
+                           sdp=pcmu_phone_sdp(pcmu_phone.getsockname()[1]),
+                           transport_protocol="RTP/SAVP", codec={"transcode": ["opus"]})
+    assert offer["result"] == "ok", offer
+    line = re.search(rf"^a=crypto:\d+ {suite} inline:(\S+)\r$", offer["sdp"], re.M)
+    assert line and "opus/48000" in offer["sdp"], offer["sdp"]
+    moat_key, phone_key = base64.b64decode(line.group(1)), os.urandom(30)
+    sdp = opus_phone_sdp(opus_phone.getsockname()[1]).replace("RTP/AVP", "RTP/SAVP")
+    sdp += f"a=crypto:1 {suite} inline:{base64.b64encode(phone_key).decode()}\r\n"
+    answer = client.command("answer", call_id="tc-3", from_tag="pcmu", to_tag="opus", sdp=sdp)
+    assert answer["result"] == "ok", answer
+    assert re.search(r"^m=audio \d+ RTP/AVP 0 101\r$", answer["sdp"], re.M), answer["sdp"]
+
+    def srtp(key, outbound):
+        kind = Policy.SSRC_ANY_OUTBOUND if outbound else Policy.SSRC_ANY_INBOUND
+        return Session(policy=Policy(key=key, ssrc_type=kind,
+                                     srtp_profile=Policy.SRTP_PROFILE_AES128_CM_SHA1_80))
+    protect, unprotect = srtp(phone_key, True), srtp(moat_key, False)
+    to_opus_side, to_pcmu_side = sdp_port(offer["sdp"]), sdp_port(answer["sdp"])
+    opus_payloads = opus_packets(660, PACKETS)
+    got_at_pcmu, got_at_opus = [], []
+    for n in range(PACKETS):
+        pcm = tone(440, 8000, n * 160, 160)
+        pcmu_phone.sendto(rtp(0, n, n * 160, 0xAAAA, bytes(ulaw_encode(s) for s in pcm)),
+                          ("127.0.0.1", to_pcmu_side))
+        opus_phone.sendto(protect.protect(rtp(111, n, n * 960, 0xBBBB, opus_payloads[n])),
+                          ("127.0.0.1", to_opus_side))
+        drain(pcmu_phone, got_at_pcmu, time.monotonic() + 0.005)
+        drain(opus_phone, got_at_opus, time.monotonic() + 0.005)
+    drain(pcmu_phone, got_at_pcmu, time.monotonic() + 1.0)
+    drain(opus_phone, got_at_opus, time.monotonic() + 0.2)
+
+    audio = check_stream([unprotect.unprotect(p) for p in got_at_opus], 111, 960)
+    hz = frequency(opus_decode([p[12:] for p in audio])[9600:], 48000)
+    assert abs(hz - 440) < 10, hz
+    audio = check_stream(got_at_pcmu, 0, 160)
+    hz = frequency([ulaw_decode(b) for p in audio for b in p[12:]][1600:], 8000)
+    assert abs(hz - 660) < 10, hz
