@@ -4,6 +4,7 @@
 #include "call/call_media.h"
 
 #include "call/call_leg_guard.h"
+#include "call/call_transcode.h"
 
 #include "core/counters.h"
 #include "rtp/rtp_packet.h"
@@ -55,7 +56,8 @@ struct moat_call_stream {
     moat_call_worker *context;
     moat_call_ports *ports;
     call_leg legs[2];
-    bool stopped; /* worker thread */
+    bool stopped;                   /* worker thread */
+    moat_call_transcode *transcode; /* worker thread; NULL: relayed as received */
 };
 
 static const char *drop_names[MOAT_CALL_DROP_REASON_COUNT] = {
@@ -252,6 +254,14 @@ static int classify(call_leg *from, unsigned flags, uint8_t *data, size_t *lengt
     count_flow(flow, length);
     if (!rtcp)
         note_ssrc(from, data);
+    if (from->stream->transcode) {
+        /* Its output comes back through transcoded_readable. RTCP would
+         * describe the other codec's stream: not forwarded. */
+        if (!rtcp)
+            moat_call_transcode_push(from->stream->transcode, from == &from->stream->legs[1], data,
+                                     length);
+        return -1;
+    }
     const struct sockaddr_in6 *destination = rtcp ? &to->rtcp_to : &to->rtp_to;
     if (destination->sin6_family != AF_INET6)
         return drop(from, MOAT_CALL_DROP_NO_DESTINATION), -1;
@@ -332,6 +342,36 @@ static void rtcp_readable(void *data)
     relay_readable(data, true);
 }
 
+/* Transcoded RTP for the party behind each leg, queued by the transcoders'
+ * threads: protected and sent like relayed packets. */
+static void transcoded_readable(void *data)
+{
+    moat_call_stream *stream = data;
+    moat_call_worker *w = stream->context;
+    if (!stream->transcode)
+        return;
+    moat_call_transcode_woken(stream->transcode);
+    for (int side = 0; side < 2; side++) {
+        call_leg *to = &stream->legs[side], *from = to->other;
+        size_t length;
+        while ((length = moat_call_transcode_pop(stream->transcode, side, w->buffers[0],
+                                                 CALL_BUFFER - 128)) > 0) {
+            if (stream->stopped || to->rtp_to.sin6_family != AF_INET6) {
+                drop(from,
+                     stream->stopped ? MOAT_CALL_DROP_STOPPED : MOAT_CALL_DROP_NO_DESTINATION);
+                continue;
+            }
+            if (!protect_for(to, w->buffers[0], &length, false)) {
+                drop(from, MOAT_CALL_DROP_PROTECT);
+                continue;
+            }
+            w->tx_iov[0][0] = (struct iovec){w->buffers[0], length};
+            w->tx_to[0][0] = to->rtp_to;
+            send_batch(from, w->tx[0], 1, to->rtp_fd, false);
+        }
+    }
+}
+
 /* ---- control thread: lifecycle, posted to the worker ---- */
 
 static void attach_task(moat_worker *worker, void *data)
@@ -347,6 +387,7 @@ static void attach_task(moat_worker *worker, void *data)
 static void release_stream(void *data)
 {
     moat_call_stream *stream = data;
+    moat_call_transcode_release(stream->transcode, false);
     for (int side = 0; side < 2; side++) {
         call_leg *leg = &stream->legs[side];
         moat_call_ports_release(stream->ports, leg->port, leg->rtp_fd, leg->rtcp_fd);
@@ -363,6 +404,10 @@ static void detach_task(moat_worker *worker, void *data)
         moat_worker_remove_socket(worker, stream->legs[side].rtp_fd);
         moat_worker_remove_socket(worker, stream->legs[side].rtcp_fd);
     }
+    if (stream->transcode)
+        moat_worker_remove_socket(worker, moat_call_transcode_fd(stream->transcode));
+    moat_call_transcode_release(stream->transcode, true);
+    stream->transcode = NULL;
     release_stream(stream);
 }
 
@@ -477,6 +522,40 @@ int moat_call_stream_set_srtp(moat_call_stream *stream, int side, const moat_srt
     *update = (srtp_update){stream, side & 1, srtp, srtp ? g_new0(moat_call_leg_guard, 1) : NULL};
     moat_worker_post(stream->context->worker, srtp_task, update, srtp_update_free);
     return 0;
+}
+
+typedef struct {
+    moat_call_stream *stream;
+    moat_call_transcode *transcode;
+} transcode_update;
+
+static void transcode_task(moat_worker *worker, void *data)
+{
+    transcode_update *update = data;
+    moat_call_stream *stream = update->stream;
+    if (stream->transcode) {
+        moat_worker_remove_socket(worker, moat_call_transcode_fd(stream->transcode));
+        moat_call_transcode_release(stream->transcode, true);
+    }
+    stream->transcode = update->transcode;
+    if (stream->transcode)
+        moat_worker_add_socket(worker, moat_call_transcode_fd(stream->transcode),
+                               transcoded_readable, stream);
+    g_free(update);
+}
+
+static void transcode_update_release(void *data)
+{
+    transcode_update *update = data;
+    moat_call_transcode_release(update->transcode, false);
+    g_free(update);
+}
+
+void moat_call_stream_set_transcode(moat_call_stream *stream, moat_call_transcode *transcode)
+{
+    transcode_update *update = g_new(transcode_update, 1);
+    *update = (transcode_update){stream, transcode};
+    moat_worker_post(stream->context->worker, transcode_task, update, transcode_update_release);
 }
 
 static void stop_task(moat_worker *worker, void *data)

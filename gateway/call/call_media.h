@@ -96,6 +96,13 @@ int moat_call_stream_set_srtp(moat_call_stream *stream, int side, const moat_srt
 /* Stops relaying at once (delete with delay 0 before the free, or a held
  * call); packets are then counted as stopped. */
 void moat_call_stream_stop(moat_call_stream *stream);
+/* Transcoding between the legs (call_transcode.h), or NULL to relay
+ * packets as received; the stream owns it from here (a previous one is
+ * released). */
+typedef struct moat_call_transcode moat_call_transcode;
+void moat_call_stream_set_transcode(moat_call_stream *stream, moat_call_transcode *transcode);
+/* Leg `side`'s RTP socket (fixed for the stream's life). */
+int moat_call_stream_rtp_fd(const moat_call_stream *stream, int side);
 void moat_call_stream_read(const moat_call_stream *stream, int side, moat_call_leg_counters *out);
 void moat_call_stream_free(moat_call_stream *stream);
 

@@ -3,8 +3,10 @@
 #include "call/call_registry.h"
 
 #include "call/call_sdes.h"
+#include "call/call_transcode_plan.h"
 
 #include "core/counters.h"
+#include "transcode/transcode_metrics.h"
 
 #include <arpa/inet.h>
 #include <stddef.h>
@@ -32,6 +34,7 @@ typedef struct {
     int64_t created_s;
     int offer_side; /* side of the last offer's sender */
     bool rtcp_mux_offered[MOAT_CALL_SDP_MAX_MEDIA];
+    char *offer_text; /* the last offer as received: its codecs decide transcoding */
     guint delete_timer;
     moat_call_sdes sdes; /* SDES-SRTP termination per leg (call_sdes.h) */
 } moat_call;
@@ -45,6 +48,7 @@ static void call_free(void *data)
         moat_call_stream_free(call->streams[i]);
     g_free(call->tags[0]);
     g_free(call->tags[1]);
+    g_free(call->offer_text);
     g_free(call->id);
     moat_call_sdes_clear(&call->sdes);
     explicit_bzero(call->sdp, sizeof call->sdp); /* a=crypto keys */
@@ -182,6 +186,15 @@ static bool rewrite_for(moat_call *call, int to_side, const moat_ng_request *req
     return true;
 }
 
+/* ng codec-transcode: the codecs Moat adds to the rewritten offer. */
+static bool transcode_offer(const moat_ng_request *request, moat_call_reply *reply)
+{
+    char error[160];
+    if (moat_call_transcode_offer(request, &reply->sdp, error, sizeof error))
+        return true;
+    return fail(reply, "Failed to add codecs: %s", error);
+}
+
 static bool check_ids(const moat_ng_request *request, bool need_to_tag, moat_call_reply *reply)
 {
     if (!request->call_id || !*request->call_id)
@@ -267,7 +280,8 @@ void moat_call_offer(moat_call_registry *registry, const moat_ng_request *reques
     moat_call_sdp_rewrite sdes = {0};
     if (moat_call_sdes_offer(&call->sdes, side, &sdp, request, call->streams, &sdes, reply->error,
                              sizeof reply->error) != 0 ||
-        !rewrite_for(call, 1 - side, request, &sdp, mux, &sdes, reply)) {
+        !rewrite_for(call, 1 - side, request, &sdp, mux, &sdes, reply) ||
+        !transcode_offer(request, reply)) {
         if (created)
             g_hash_table_remove(registry->calls, request->call_id);
         return;
@@ -277,6 +291,8 @@ void moat_call_offer(moat_call_registry *registry, const moat_ng_request *reques
         own_mux[i] = sdp.media[i].rtcp_mux;
     set_endpoints(call, side, &sdp, request, own_mux);
     call->sdp[side] = sdp;
+    g_free(call->offer_text);
+    call->offer_text = g_strndup(request->sdp, request->sdp_length);
     call->has_sdp[side] = true;
     call->offer_side = side;
 }
@@ -309,6 +325,8 @@ void moat_call_answer(moat_call_registry *registry, const moat_ng_request *reque
                               sizeof reply->error) != 0 ||
         !rewrite_for(call, offerer, request, &sdp, mux, &sdes, reply))
         return;
+    moat_call_transcode_answer(call->offer_text, request, call->streams, sdp.n_media, offerer,
+                               &reply->sdp, reply->warning, sizeof reply->warning);
     set_endpoints(call, answerer, &sdp, request, mux);
     /* The offerer muxes only if its answer (ours) says so. */
     if (call->has_sdp[offerer])
@@ -437,4 +455,5 @@ void moat_call_registry_metrics(moat_call_registry *registry, GString *out)
             moat_call_drop_reason_name(r),
             sum_counter(registry,
                         offsetof(moat_call_worker_counters, dropped) + sizeof(uint64_t) * r));
+    moat_transcode_metrics(out);
 }

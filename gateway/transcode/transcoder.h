@@ -1,15 +1,19 @@
 /* Audio transcoding for one call direction through a GStreamer pipeline
- * (appsrc ! rtpjitterbuffer ! depayloader ! decoder ! audioconvert !
- * audioresample ! encoder ! payloader ! appsink), off the media workers.
- * RFC 4733 telephone-event packets bypass the pipeline and are re-stamped
- * onto the output stream (payload type, SSRC, clock rate).
+ * (appsrc ! depayloader ! decoder ! audioconvert ! audioresample ! encoder
+ * ! payloader ! appsink), off the media workers. The pipeline runs on the
+ * input's RTP timeline (buffer times from unwrapped RTP timestamps, no
+ * clock and no jitter buffer: late or duplicate packets are dropped and
+ * counted), so its output timestamps follow the input's. RFC 4733
+ * telephone-event packets bypass the pipeline and are re-stamped onto the
+ * output stream (payload type, SSRC, clock rate, one sequence).
  *
  * Threads: moat_transcoder_push may be called from any one thread at a time
  * (the leg's worker); it never blocks: a full input queue drops and counts.
- * The output callback runs on a GStreamer streaming thread, so it must only
- * hand the packet on (e.g. relay_rtp, which any thread may call). new/free
- * on the control thread; free waits for the pipeline to stop, after which
- * the callback is never called again. */
+ * The output callback runs on the transcoder's threads (GStreamer's
+ * streaming thread for audio, its feeding thread for telephone-events),
+ * never two at once, so it must only hand the packet on. new/free on the
+ * control thread; free waits for the pipeline to stop, after which the
+ * callback is never called again. */
 #ifndef MOAT_TRANSCODER_H
 #define MOAT_TRANSCODER_H
 
@@ -39,6 +43,9 @@ typedef struct {
     uint64_t dropped_queue_full; /* push found the input queue full */
     uint64_t dropped_invalid;    /* not RTP, or a payload type of neither codec */
     uint64_t dtmf_events;        /* telephone-event packets passed through */
+    uint64_t dropped_late;       /* audio not newer than the newest (reordered, duplicate) */
+    uint64_t dropped_dtmf;       /* telephone-event with none on the output side */
+    bool failed;                 /* the pipeline reported an error: input is dropped */
 } moat_transcoder_stats;
 
 /* True when name (case-insensitive) is a codec this build can decode and
@@ -54,5 +61,9 @@ moat_transcoder *moat_transcoder_new(const moat_transcoder_codec *input,
 void moat_transcoder_push(moat_transcoder *transcoder, const uint8_t *packet, size_t length);
 void moat_transcoder_get_stats(const moat_transcoder *transcoder, moat_transcoder_stats *stats);
 void moat_transcoder_free(moat_transcoder *transcoder);
+
+/* Control thread: the sum over every transcoder this process ran (live and
+ * freed; `failed` is set when any live one failed) and how many are live. */
+void moat_transcoder_totals(moat_transcoder_stats *totals, unsigned *live);
 
 #endif
