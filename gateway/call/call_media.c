@@ -362,7 +362,7 @@ static void transcoded_readable(void *data)
                 continue;
             }
             if (!protect_for(to, w->buffers[0], &length, false)) {
-                drop(from, MOAT_CALL_DROP_PROTECT);
+                drop(from, MOAT_CALL_DROP_SRTP_PROTECT);
                 continue;
             }
             w->tx_iov[0][0] = (struct iovec){w->buffers[0], length};
