@@ -361,7 +361,7 @@ static void transcoded_readable(void *data)
                      stream->stopped ? MOAT_CALL_DROP_STOPPED : MOAT_CALL_DROP_NO_DESTINATION);
                 continue;
             }
-            if (!protect_for(to, w->buffers[0], &length, false)) {
+            if (to->srtp && !protect_for(to, w->buffers[0], &length, false)) {
                 drop(from, MOAT_CALL_DROP_SRTP_PROTECT);
                 continue;
             }
