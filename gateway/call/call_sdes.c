@@ -97,21 +97,31 @@ int moat_call_sdes_offer(moat_call_sdes *sdes, int side, const moat_call_sdp *sd
         const moat_call_sdp_media *media = &sdp->media[i];
         moat_call_sdes_leg *own = &sdes->legs[side][i], *far = &sdes->legs[other][i];
         bool was_keyed[2] = {own->keyed, far->keyed};
+        /* A re-offer without transport-protocol (Kamailio's in-dialog
+         * rtpengine_manage()) keeps the other party's transport. */
+        char far_proto[sizeof far->proto];
+        g_strlcpy(far_proto, far->proto, sizeof far_proto);
+        const char *wanted = request->transport_protocol;
+        if (!wanted && far_proto[0] && is_srtp(far_proto) != is_srtp(media->proto)) {
+            wanted = far_proto;
+            how->media_transport[i] = far_proto; /* copied into the rewrite below */
+        }
         leg_reset(own);
         leg_reset(far);
         g_strlcpy(own->proto, media->proto, sizeof own->proto);
+        g_strlcpy(far->proto, wanted ? wanted : media->proto, sizeof far->proto);
+        if (how->media_transport[i])
+            how->media_transport[i] = far->proto; /* far_proto dies with this iteration */
         if (media->port == 0)
             continue;
         bool party_srtp = is_srtp(media->proto);
-        bool other_srtp =
-            request->transport_protocol ? is_srtp(request->transport_protocol) : party_srtp;
+        bool other_srtp = wanted ? is_srtp(wanted) : party_srtp;
         int status = 0;
         if (party_srtp && !other_srtp) {
             status = answer_party(own, media, &policy, streams[i], side, error, error_size);
             how->replace_crypto[i] = true; /* the plain party gets none */
         } else if (!party_srtp && other_srtp) {
             status = offer_party(far, &policy, error, error_size);
-            g_strlcpy(far->proto, request->transport_protocol, sizeof far->proto);
             how->replace_crypto[i] = true;
             how->crypto[i] = far->offered;
             how->n_crypto[i] = far->n_offered;
@@ -155,6 +165,7 @@ int moat_call_sdes_answer(moat_call_sdes *sdes, int answerer, const moat_call_sd
     for (size_t i = 0; i < sdp->n_media; i++) {
         moat_call_sdes_leg *own = &sdes->legs[answerer][i], *far = &sdes->legs[offerer][i];
         const moat_call_sdp_media *media = &sdp->media[i];
+        g_strlcpy(own->proto, media->proto, sizeof own->proto);
         if (own->terminated && !own->keyed && media->port != 0) {
             size_t j = 0;
             int k = picked_line(own, media, &j);

@@ -349,6 +349,70 @@ static void test_refusals(void)
     teardown(&f);
 }
 
+/* One offer/answer round from the plain caller; the SDES callee answers
+ * the first line Moat offers. Returns its SRTP session (keyed both ways). */
+static moat_srtp_session *round_trip_offer(fixture *f, const char *id, uint16_t caller_port,
+                                           uint16_t callee_port, const char *transport,
+                                           uint16_t *to_caller, uint16_t *to_callee)
+{
+    char *offer_sdp = phone_sdp(caller_port, NULL, 0);
+    moat_ng_request offer = request(id, "a", NULL, offer_sdp);
+    offer.transport_protocol = transport;
+    moat_call_reply reply = {0};
+    moat_call_offer(f->registry, &offer, &reply);
+    g_assert_cmpstr(reply.error, ==, "");
+    g_assert_nonnull(strstr(reply.sdp, " RTP/SAVP 8\r\n"));
+    moat_call_sdp offered = parse(reply.sdp);
+    g_assert_cmpuint(offered.media[0].n_crypto, >, 0);
+    *to_callee = offered.media[0].port;
+    moat_call_reply_clear(&reply);
+    moat_sdp_crypto mine;
+    char error[160] = "";
+    g_assert_cmpint(moat_sdes_answer(&offered.media[0].crypto[0], &mine, error, sizeof error), ==,
+                    0);
+    char *answer_sdp = phone_sdp(callee_port, &mine, 1);
+    moat_ng_request answer = request(id, "a", "b", answer_sdp);
+    moat_call_answer(f->registry, &answer, &reply);
+    g_assert_cmpstr(reply.error, ==, "");
+    g_assert_nonnull(strstr(reply.sdp, " RTP/AVP 8\r\n"));
+    *to_caller = parse(reply.sdp).media[0].port;
+    moat_call_reply_clear(&reply);
+    moat_srtp_session *phone = phone_session(&mine, &offered.media[0].crypto[0]);
+    moat_sdp_crypto_clear(&mine);
+    g_free(offer_sdp);
+    g_free(answer_sdp);
+    return phone;
+}
+
+/* A re-INVITE through Kamailio's rtpengine_manage() carries no
+ * transport-protocol: the callee's leg stays SDES (fresh keys). */
+static void test_reoffer_keeps_sdes(void)
+{
+    fixture f;
+    setup(&f, 42500, 42599);
+    uint16_t caller_port, callee_port, to_caller, to_callee;
+    int caller = udp_socket(&caller_port), callee = udp_socket(&callee_port);
+    moat_srtp_session *first = round_trip_offer(&f, "sdes-7", caller_port, callee_port, "RTP/SAVP",
+                                                &to_caller, &to_callee);
+    moat_srtp_session *second =
+        round_trip_offer(&f, "sdes-7", caller_port, callee_port, NULL, &to_caller, &to_callee);
+    uint8_t packet[256], buffer[2048];
+    for (uint16_t seq = 1; seq <= 3; seq++) {
+        size_t length = protected_packet(second, seq, packet);
+        send_to(callee, to_callee, packet, length);
+        g_assert_cmpint(receive(caller, buffer, sizeof buffer, 2000), ==, sizeof rtp_packet);
+    }
+    /* The old keys are gone with the re-offer. */
+    size_t length = protected_packet(first, 50, packet);
+    send_to(callee, to_callee, packet, length);
+    g_assert_cmpint(receive(caller, buffer, sizeof buffer, 300), ==, -1);
+    moat_srtp_session_free(first);
+    moat_srtp_session_free(second);
+    close(caller);
+    close(callee);
+    teardown(&f);
+}
+
 /* The SDES phone's SRTP+ ends: its sender tags with its own key, its
  * receiver checks Moat's tags (SSRC declared, enforcing: only a verified tag
  * passes). */
@@ -457,5 +521,6 @@ int main(int argc, char **argv)
     g_test_add_func("/call-sdes/sdes-to-plain", test_sdes_to_plain);
     g_test_add_func("/call-sdes/refusals", test_refusals);
     g_test_add_func("/call-sdes/srtpplus", test_srtpplus_on_sdes_leg);
+    g_test_add_func("/call-sdes/reoffer", test_reoffer_keeps_sdes);
     return g_test_run();
 }
