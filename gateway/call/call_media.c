@@ -16,7 +16,8 @@
 
 #define CALL_BATCH    32
 #define CALL_BUFFER   2048
-#define CALL_MAX_READ 4 /* batches per wake-up and socket, then other work runs */
+#define CALL_HEADROOM 64 /* kept free after a received datagram: the SRTP tag protect adds */
+#define CALL_MAX_READ 4  /* batches per wake-up and socket, then other work runs */
 
 struct moat_call_worker {
     moat_worker *worker;
@@ -84,7 +85,7 @@ moat_call_worker *moat_call_worker_new(moat_worker *worker)
     moat_call_worker *context = g_new0(moat_call_worker, 1);
     context->worker = worker;
     for (int i = 0; i < CALL_BATCH; i++) {
-        context->rx_iov[i] = (struct iovec){context->buffers[i], CALL_BUFFER};
+        context->rx_iov[i] = (struct iovec){context->buffers[i], CALL_BUFFER - CALL_HEADROOM};
         context->rx[i].msg_hdr.msg_iov = &context->rx_iov[i];
         context->rx[i].msg_hdr.msg_iovlen = 1;
         context->rx[i].msg_hdr.msg_name = &context->rx_from[i];
