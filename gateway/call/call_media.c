@@ -11,6 +11,7 @@
 #include "srtp/srtp_session.h"
 
 #include <glib.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
 
@@ -73,6 +74,7 @@ static const char *drop_names[MOAT_CALL_DROP_REASON_COUNT] = {
     [MOAT_CALL_DROP_SRTP_REPLAY] = "srtp_replay",
     [MOAT_CALL_DROP_SRTP_SSRC] = "srtp_unknown_ssrc",
     [MOAT_CALL_DROP_SRTP_BUDGET] = "srtp_budget",
+    [MOAT_CALL_DROP_SRTP_TAG] = "srtp_tag",
 };
 
 const char *moat_call_drop_reason_name(moat_call_drop_reason reason)
@@ -181,15 +183,19 @@ static void note_ssrc(call_leg *leg, const uint8_t *data)
         __atomic_fetch_or(&leg->flags, 1u, __ATOMIC_RELAXED);
 }
 
-static moat_call_drop_reason guard_reason(moat_guard_verdict verdict)
+static moat_call_drop_reason guard_reason(moat_call_guard_verdict verdict)
 {
     switch (verdict) {
-    case MOAT_GUARD_DROP_REPLAY:
+    case MOAT_CALL_GUARD_REPLAY:
         return MOAT_CALL_DROP_SRTP_REPLAY;
-    case MOAT_GUARD_DROP_UNKNOWN_SSRC:
+    case MOAT_CALL_GUARD_SSRC:
         return MOAT_CALL_DROP_SRTP_SSRC;
-    case MOAT_GUARD_DROP_BUDGET:
+    case MOAT_CALL_GUARD_BUDGET:
         return MOAT_CALL_DROP_SRTP_BUDGET;
+    case MOAT_CALL_GUARD_TAG:
+        return MOAT_CALL_DROP_SRTP_TAG;
+    case MOAT_CALL_GUARD_MALFORMED:
+        return MOAT_CALL_DROP_MALFORMED;
     default:
         return MOAT_CALL_DROP_SRTP_INDEX;
     }
@@ -207,26 +213,32 @@ static bool unprotect_from(call_leg *from, uint8_t *data, size_t *length, bool r
     if (from->endpoint.latching && latched && !same_address(to, source))
         return drop(from, MOAT_CALL_DROP_SOURCE), false;
     moat_worker *worker = from->stream->context->worker;
-    uint64_t now = moat_worker_now_us(worker), index = 0;
-    moat_guard_verdict verdict =
-        moat_call_leg_guard_check(from->guard, worker, data, rtcp, now, &index);
-    if (verdict != MOAT_GUARD_PASS)
+    uint64_t now = moat_worker_now_us(worker);
+    moat_call_guard_state state;
+    moat_call_guard_verdict verdict =
+        moat_call_leg_guard_check(from->guard, worker, data, length, rtcp, now, &state);
+    if (verdict != MOAT_CALL_GUARD_PASS)
         return drop(from, guard_reason(verdict)), false;
     int status = rtcp ? moat_srtp_unprotect_rtcp(from->srtp, data, length)
                       : moat_srtp_unprotect_rtp(from->srtp, data, length);
-    moat_call_leg_guard_result(from->guard, data, rtcp, status == MOAT_SRTP_OK, index, now);
+    moat_call_leg_guard_result(from->guard, data, length, rtcp, status == MOAT_SRTP_OK, &state,
+                               now);
     if (status == MOAT_SRTP_OK)
         return true;
     moat_counter_add(&flow->errors, 1);
     return drop(from, MOAT_CALL_DROP_SRTP_AUTH), false;
 }
 
-/* SDES leg, outbound: protected in the receive buffer (CALL_BUFFER bytes). */
+/* SDES leg, outbound: protected (and SRTP+ tagged when negotiated) in the
+ * receive buffer (CALL_BUFFER bytes). */
 static bool protect_for(call_leg *to, uint8_t *data, size_t *length, bool rtcp)
 {
+    if (moat_call_leg_guard_prepare(to->guard, data, length, CALL_BUFFER, rtcp) != 0)
+        return false;
     int status = rtcp ? moat_srtp_protect_rtcp(to->srtp, data, length, CALL_BUFFER)
                       : moat_srtp_protect_rtp(to->srtp, data, length, CALL_BUFFER);
-    return status == MOAT_SRTP_OK;
+    return status == MOAT_SRTP_OK &&
+           moat_call_leg_guard_tag(to->guard, data, length, CALL_BUFFER, rtcp) == 0;
 }
 
 /* Classifies one received datagram; returns its send slot (0: RTP, 1: RTCP
@@ -321,6 +333,7 @@ static int relay_batch(call_leg *from, bool on_rtcp_socket)
         send_batch(from, w->tx[1], count[1], to->rtcp_fd, true);
     if (count[2])
         send_batch(from, w->tx[2], count[2], to->rtp_fd, true);
+    moat_call_leg_guard_maintain(from->guard);
     return n;
 }
 
@@ -392,7 +405,7 @@ static void release_stream(void *data)
         call_leg *leg = &stream->legs[side];
         moat_call_ports_release(stream->ports, leg->port, leg->rtp_fd, leg->rtcp_fd);
         moat_srtp_session_free(leg->srtp);
-        g_free(leg->guard);
+        moat_call_leg_guard_free(leg->guard);
     }
     g_free(stream);
 }
@@ -487,7 +500,7 @@ static void srtp_update_free(void *data)
 {
     srtp_update *update = data;
     moat_srtp_session_free(update->srtp);
-    g_free(update->guard);
+    moat_call_leg_guard_free(update->guard);
     g_free(update);
 }
 
@@ -510,16 +523,23 @@ static void srtp_task(moat_worker *worker, void *data)
 }
 
 int moat_call_stream_set_srtp(moat_call_stream *stream, int side, const moat_srtp_keying *keying,
-                              char *error, size_t error_size)
+                              bool srtpplus, char *error, size_t error_size)
 {
     moat_srtp_session *srtp = NULL;
+    moat_call_leg_guard *guard = NULL;
     if (keying) {
         srtp = moat_srtp_session_new(keying, error, error_size);
         if (!srtp)
             return -1;
+        guard = moat_call_leg_guard_new(keying, srtpplus);
+        if (!guard) {
+            moat_srtp_session_free(srtp);
+            snprintf(error, error_size, "cannot key SRTP+");
+            return -1;
+        }
     }
     srtp_update *update = g_new(srtp_update, 1);
-    *update = (srtp_update){stream, side & 1, srtp, srtp ? g_new0(moat_call_leg_guard, 1) : NULL};
+    *update = (srtp_update){stream, side & 1, srtp, guard};
     moat_worker_post(stream->context->worker, srtp_task, update, srtp_update_free);
     return 0;
 }

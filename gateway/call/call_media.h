@@ -32,7 +32,8 @@ typedef enum {
     MOAT_CALL_DROP_SRTP_INDEX,     /* SDES leg, before the HMAC: index outside the window */
     MOAT_CALL_DROP_SRTP_REPLAY,    /* SDES leg, before the HMAC: index already authenticated */
     MOAT_CALL_DROP_SRTP_SSRC,      /* SDES leg, before the HMAC: unknown SSRC over its allowance */
-    MOAT_CALL_DROP_SRTP_BUDGET, /* SDES leg, before the HMAC: flooded stream, worker overloaded */
+    MOAT_CALL_DROP_SRTP_BUDGET,    /* SDES leg, before the HMAC: unverifiable, over budget */
+    MOAT_CALL_DROP_SRTP_TAG,       /* SDES leg with SRTP+, before the HMAC: wrong tag */
     MOAT_CALL_DROP_REASON_COUNT
 } moat_call_drop_reason;
 
@@ -89,10 +90,12 @@ void moat_call_stream_set_endpoint(moat_call_stream *stream, int side,
                                    const moat_call_endpoint *endpoint);
 /* SDES-SRTP on leg `side` (srtp/sdes_keys.h): what its party sends is
  * unprotected (and only an authenticated packet can latch its address),
- * what it is sent is protected. NULL: plain RTP again. The keying is not
- * kept. 0, or -1 with error (the leg is unchanged). */
+ * what it is sent is protected, with the leg's prefilter before the HMAC
+ * (call_leg_guard.h; SRTP+ prn tags both ways when `srtpplus`). NULL: plain
+ * RTP again. The keying is not kept. 0, or -1 with error (the leg is
+ * unchanged). */
 int moat_call_stream_set_srtp(moat_call_stream *stream, int side, const moat_srtp_keying *keying,
-                              char *error, size_t error_size);
+                              bool srtpplus, char *error, size_t error_size);
 /* Stops relaying at once (delete with delay 0 before the free, or a held
  * call); packets are then counted as stopped. */
 void moat_call_stream_stop(moat_call_stream *stream);

@@ -31,13 +31,13 @@ static void leg_reset(moat_call_sdes_leg *leg)
 
 /* Keys the leg of `side` on stream: our line and the party's. */
 static int key_leg(moat_call_stream *stream, int side, const moat_sdp_crypto *local,
-                   const moat_sdp_crypto *remote, char *error, size_t error_size)
+                   const moat_sdp_crypto *remote, bool srtpplus, char *error, size_t error_size)
 {
     moat_srtp_keying keying;
     char why[160] = "";
     int status = moat_sdes_keying(local, remote, &keying, why, sizeof why);
     if (status == 0)
-        status = moat_call_stream_set_srtp(stream, side, &keying, why, sizeof why);
+        status = moat_call_stream_set_srtp(stream, side, &keying, srtpplus, why, sizeof why);
     moat_sdes_keying_clear(&keying);
     if (status != 0)
         snprintf(error, error_size, "SDES: %s", why);
@@ -59,7 +59,9 @@ static int answer_party(moat_call_sdes_leg *leg, const moat_call_sdp_media *medi
         snprintf(error, error_size, "%s", why);
         return -1;
     }
-    if (key_leg(stream, side, &leg->local, &media->crypto[chosen], error, error_size) != 0)
+    leg->srtpplus = media->srtpplus_prn;
+    if (key_leg(stream, side, &leg->local, &media->crypto[chosen], leg->srtpplus, error,
+                error_size) != 0)
         return -1;
     leg->terminated = leg->keyed = true;
     return 0;
@@ -95,33 +97,44 @@ int moat_call_sdes_offer(moat_call_sdes *sdes, int side, const moat_call_sdp *sd
         const moat_call_sdp_media *media = &sdp->media[i];
         moat_call_sdes_leg *own = &sdes->legs[side][i], *far = &sdes->legs[other][i];
         bool was_keyed[2] = {own->keyed, far->keyed};
+        /* A re-offer without transport-protocol (Kamailio's in-dialog
+         * rtpengine_manage()) keeps the other party's transport. */
+        char far_proto[sizeof far->proto];
+        g_strlcpy(far_proto, far->proto, sizeof far_proto);
+        const char *wanted = request->transport_protocol;
+        if (!wanted && far_proto[0] && is_srtp(far_proto) != is_srtp(media->proto)) {
+            wanted = far_proto;
+            how->media_transport[i] = far_proto; /* copied into the rewrite below */
+        }
         leg_reset(own);
         leg_reset(far);
         g_strlcpy(own->proto, media->proto, sizeof own->proto);
+        g_strlcpy(far->proto, wanted ? wanted : media->proto, sizeof far->proto);
+        if (how->media_transport[i])
+            how->media_transport[i] = far->proto; /* far_proto dies with this iteration */
         if (media->port == 0)
             continue;
         bool party_srtp = is_srtp(media->proto);
-        bool other_srtp =
-            request->transport_protocol ? is_srtp(request->transport_protocol) : party_srtp;
+        bool other_srtp = wanted ? is_srtp(wanted) : party_srtp;
         int status = 0;
         if (party_srtp && !other_srtp) {
             status = answer_party(own, media, &policy, streams[i], side, error, error_size);
             how->replace_crypto[i] = true; /* the plain party gets none */
         } else if (!party_srtp && other_srtp) {
             status = offer_party(far, &policy, error, error_size);
-            g_strlcpy(far->proto, request->transport_protocol, sizeof far->proto);
             how->replace_crypto[i] = true;
             how->crypto[i] = far->offered;
             how->n_crypto[i] = far->n_offered;
+            how->srtpplus[i] = true; /* offered; used if the party's answer takes it */
         }
         if (status != 0)
             return -1;
         /* A leg that no longer terminates goes back to plain relaying. */
         char ignored[8];
         if (was_keyed[0] && !own->keyed)
-            moat_call_stream_set_srtp(streams[i], side, NULL, ignored, sizeof ignored);
+            moat_call_stream_set_srtp(streams[i], side, NULL, false, ignored, sizeof ignored);
         if (was_keyed[1] && !far->terminated)
-            moat_call_stream_set_srtp(streams[i], other, NULL, ignored, sizeof ignored);
+            moat_call_stream_set_srtp(streams[i], other, NULL, false, ignored, sizeof ignored);
     }
     return 0;
 }
@@ -152,6 +165,7 @@ int moat_call_sdes_answer(moat_call_sdes *sdes, int answerer, const moat_call_sd
     for (size_t i = 0; i < sdp->n_media; i++) {
         moat_call_sdes_leg *own = &sdes->legs[answerer][i], *far = &sdes->legs[offerer][i];
         const moat_call_sdp_media *media = &sdp->media[i];
+        g_strlcpy(own->proto, media->proto, sizeof own->proto);
         if (own->terminated && !own->keyed && media->port != 0) {
             size_t j = 0;
             int k = picked_line(own, media, &j);
@@ -162,8 +176,9 @@ int moat_call_sdes_answer(moat_call_sdes *sdes, int answerer, const moat_call_sd
                 return -1;
             }
             own->local = own->offered[j];
-            if (key_leg(streams[i], answerer, &own->local, &media->crypto[k], error, error_size) !=
-                0)
+            own->srtpplus = media->srtpplus_prn;
+            if (key_leg(streams[i], answerer, &own->local, &media->crypto[k], own->srtpplus, error,
+                        error_size) != 0)
                 return -1;
             own->keyed = true;
             for (size_t o = 0; o < own->n_offered; o++)
@@ -177,6 +192,7 @@ int moat_call_sdes_answer(moat_call_sdes *sdes, int answerer, const moat_call_sd
             how->replace_crypto[i] = true;
             how->crypto[i] = &far->local;
             how->n_crypto[i] = 1;
+            how->srtpplus[i] = far->srtpplus; /* accepted when the party offered it */
         }
     }
     return 0;

@@ -25,6 +25,7 @@ typedef struct {
     size_t n_offered;
     moat_sdp_crypto local; /* Moat's line in use once keyed */
     bool keyed;
+    bool srtpplus; /* SRTP+ (prn) negotiated with the party */
 } moat_call_sdes_leg;
 
 typedef struct {

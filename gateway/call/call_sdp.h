@@ -35,6 +35,7 @@ typedef struct {
      * wipes what it stores. */
     moat_sdp_crypto crypto[MOAT_CALL_SDP_MAX_CRYPTO];
     size_t n_crypto;
+    bool srtpplus_prn; /* a=srtpplus:prn (SRTPPLUS.md), media or session level */
 } moat_call_sdp_media;
 
 typedef struct {
@@ -61,6 +62,7 @@ typedef struct {
     bool replace_crypto[MOAT_CALL_SDP_MAX_MEDIA];
     const moat_sdp_crypto *crypto[MOAT_CALL_SDP_MAX_MEDIA];
     size_t n_crypto[MOAT_CALL_SDP_MAX_MEDIA];
+    bool srtpplus[MOAT_CALL_SDP_MAX_MEDIA]; /* with replace_crypto: write a=srtpplus:prn */
 } moat_call_sdp_rewrite;
 
 /* Appends the rewritten SDP (CRLF lines) to out; -1 with a message when the

@@ -88,7 +88,8 @@ static void parse_crypto(moat_sdp_span value, moat_call_sdp_media *media)
         media->n_crypto++;
 }
 
-static void parse_attribute(moat_sdp_span value, moat_call_sdp_media *media, bool *session_ice)
+static void parse_attribute(moat_sdp_span value, moat_call_sdp_media *media, bool *session_ice,
+                            bool *session_srtpplus)
 {
     moat_sdp_span name, rest, port;
     moat_sdp_span_split(value, ':', &name, &rest);
@@ -98,6 +99,13 @@ static void parse_attribute(moat_sdp_span value, moat_call_sdp_media *media, boo
             media->ice = true;
         else
             *session_ice = true;
+        return;
+    }
+    if (moat_sdp_span_eq(name, "srtpplus") && moat_sdp_span_has_prefix(rest, "prn")) {
+        if (media)
+            media->srtpplus_prn = true;
+        else
+            *session_srtpplus = true;
         return;
     }
     if (!media)
@@ -119,6 +127,7 @@ typedef struct {
     bool session_has_address;
     bool media_has_address[MOAT_CALL_SDP_MAX_MEDIA];
     bool session_ice;
+    bool session_srtpplus;
     bool seen_version;
 } parse_state;
 
@@ -150,7 +159,7 @@ static int parse_line(parse_state *state, moat_sdp_span line, char *error, size_
         state->media_has_address[out->n_media - 1] = true;
         return parse_connection(value, &media->rtp, error, error_size);
     case 'a':
-        parse_attribute(value, media, &state->session_ice);
+        parse_attribute(value, media, &state->session_ice, &state->session_srtpplus);
         return 0;
     default:
         return 0;
@@ -164,6 +173,7 @@ static int resolve_addresses(parse_state *state, char *error, size_t error_size)
     for (size_t i = 0; i < out->n_media; i++) {
         moat_call_sdp_media *media = &out->media[i];
         media->ice = media->ice || state->session_ice;
+        media->srtpplus_prn = media->srtpplus_prn || state->session_srtpplus;
         if (!state->media_has_address[i]) {
             if (!state->session_has_address && media->port != 0) {
                 moat_sdp_errorf(error, error_size, "m=%s has no c= line", media->kind);

@@ -99,8 +99,9 @@ static bool format_stripped(const strip_plan *plan, size_t index, moat_sdp_span 
 
 static bool is_dropped_attribute(moat_sdp_span name, const moat_call_sdp_rewrite *how, int index)
 {
-    if (index >= 0 && how->replace_crypto[index] && moat_sdp_span_eq(name, "crypto"))
-        return true;
+    if (how->replace_crypto[index >= 0 ? index : 0] &&
+        (moat_sdp_span_eq(name, "crypto") || moat_sdp_span_eq(name, "srtpplus")))
+        return true; /* Moat terminates SRTP there: its own lines replace the party's */
     static const char *const always[] = {"ice-ufrag",         "ice-pwd",  "ice-options",
                                          "candidate",         "ice-lite", "end-of-candidates",
                                          "remote-candidates", "rtcp",     "rtcp-mux"};
@@ -193,6 +194,8 @@ static void close_media(GString *out, int index, const moat_call_sdp_rewrite *ho
     if (how->replace_crypto[index]) {
         for (size_t i = 0; i < how->n_crypto[index]; i++)
             moat_sdp_crypto_write(out, &how->crypto[index][i]);
+        if (how->srtpplus[index])
+            g_string_append(out, "a=srtpplus:prn\r\n");
     }
     if (how->rtcp_mux[index])
         g_string_append(out, "a=rtcp-mux\r\n");

@@ -16,6 +16,7 @@
 #include "call/call_registry.h"
 #include "srtp/sdes_keys.h"
 #include "srtp/srtp_session.h"
+#include "srtpplus.h"
 
 typedef struct {
     moat_worker *worker;
@@ -348,11 +349,178 @@ static void test_refusals(void)
     teardown(&f);
 }
 
+/* One offer/answer round from the plain caller; the SDES callee answers
+ * the first line Moat offers. Returns its SRTP session (keyed both ways). */
+static moat_srtp_session *round_trip_offer(fixture *f, const char *id, uint16_t caller_port,
+                                           uint16_t callee_port, const char *transport,
+                                           uint16_t *to_caller, uint16_t *to_callee)
+{
+    char *offer_sdp = phone_sdp(caller_port, NULL, 0);
+    moat_ng_request offer = request(id, "a", NULL, offer_sdp);
+    offer.transport_protocol = transport;
+    moat_call_reply reply = {0};
+    moat_call_offer(f->registry, &offer, &reply);
+    g_assert_cmpstr(reply.error, ==, "");
+    g_assert_nonnull(strstr(reply.sdp, " RTP/SAVP 8\r\n"));
+    moat_call_sdp offered = parse(reply.sdp);
+    g_assert_cmpuint(offered.media[0].n_crypto, >, 0);
+    *to_callee = offered.media[0].port;
+    moat_call_reply_clear(&reply);
+    moat_sdp_crypto mine;
+    char error[160] = "";
+    g_assert_cmpint(moat_sdes_answer(&offered.media[0].crypto[0], &mine, error, sizeof error), ==,
+                    0);
+    char *answer_sdp = phone_sdp(callee_port, &mine, 1);
+    moat_ng_request answer = request(id, "a", "b", answer_sdp);
+    moat_call_answer(f->registry, &answer, &reply);
+    g_assert_cmpstr(reply.error, ==, "");
+    g_assert_nonnull(strstr(reply.sdp, " RTP/AVP 8\r\n"));
+    *to_caller = parse(reply.sdp).media[0].port;
+    moat_call_reply_clear(&reply);
+    moat_srtp_session *phone = phone_session(&mine, &offered.media[0].crypto[0]);
+    moat_sdp_crypto_clear(&mine);
+    g_free(offer_sdp);
+    g_free(answer_sdp);
+    return phone;
+}
+
+/* A re-INVITE through Kamailio's rtpengine_manage() carries no
+ * transport-protocol: the callee's leg stays SDES (fresh keys). */
+static void test_reoffer_keeps_sdes(void)
+{
+    fixture f;
+    setup(&f, 42500, 42599);
+    uint16_t caller_port, callee_port, to_caller, to_callee;
+    int caller = udp_socket(&caller_port), callee = udp_socket(&callee_port);
+    moat_srtp_session *first = round_trip_offer(&f, "sdes-7", caller_port, callee_port, "RTP/SAVP",
+                                                &to_caller, &to_callee);
+    moat_srtp_session *second =
+        round_trip_offer(&f, "sdes-7", caller_port, callee_port, NULL, &to_caller, &to_callee);
+    uint8_t packet[256], buffer[2048];
+    for (uint16_t seq = 1; seq <= 3; seq++) {
+        size_t length = protected_packet(second, seq, packet);
+        send_to(callee, to_callee, packet, length);
+        g_assert_cmpint(receive(caller, buffer, sizeof buffer, 2000), ==, sizeof rtp_packet);
+    }
+    /* The old keys are gone with the re-offer. */
+    size_t length = protected_packet(first, 50, packet);
+    send_to(callee, to_callee, packet, length);
+    g_assert_cmpint(receive(caller, buffer, sizeof buffer, 300), ==, -1);
+    moat_srtp_session_free(first);
+    moat_srtp_session_free(second);
+    close(caller);
+    close(callee);
+    teardown(&f);
+}
+
+/* The SDES phone's SRTP+ ends: its sender tags with its own key, its
+ * receiver checks Moat's tags (SSRC declared, enforcing: only a verified tag
+ * passes). */
+typedef struct {
+    struct srtpplus_sender *tx;
+    struct srtpplus_receiver *rx;
+} phone_srtpplus;
+
+static phone_srtpplus phone_srtpplus_new(const moat_sdp_crypto *own, const moat_sdp_crypto *moat)
+{
+    phone_srtpplus p = {0};
+    struct srtpplus_sender_config tx;
+    srtpplus_sender_config_init(&tx, SRTPPLUS_SCHEME_PRN, SRTPPLUS_PROFILE_AES128_CM_SHA1_80);
+    g_assert_cmpint(srtpplus_sender_new(&tx, own->key_salt, 16, own->key_salt + 16, 14, &p.tx), ==,
+                    0);
+    struct srtpplus_receiver_config rx;
+    srtpplus_receiver_config_init(&rx, SRTPPLUS_SCHEME_PRN, SRTPPLUS_PROFILE_AES128_CM_SHA1_80);
+    g_assert_cmpint(srtpplus_receiver_new(&rx, moat->key_salt, 16, moat->key_salt + 16, 14, &p.rx),
+                    ==, 0);
+    g_assert_cmpint(srtpplus_receiver_add_ssrc(p.rx, 0x11223344, 0), ==, 0);
+    return p;
+}
+
+/* Moat offers a=srtpplus:prn to the SDES party; the party takes it: both
+ * directions carry SRTP+ tags, Moat's verify at the party. */
+static void test_srtpplus_on_sdes_leg(void)
+{
+    fixture f;
+    setup(&f, 42400, 42499);
+    uint16_t caller_port, callee_port;
+    int caller = udp_socket(&caller_port), callee = udp_socket(&callee_port);
+    char *offer_sdp = phone_sdp(caller_port, NULL, 0);
+    moat_ng_request offer = request("sdes-6", "a", NULL, offer_sdp);
+    offer.transport_protocol = "RTP/SAVP";
+    moat_call_reply reply = {0};
+    moat_call_offer(f.registry, &offer, &reply);
+    g_assert_cmpstr(reply.error, ==, "");
+    g_assert_nonnull(strstr(reply.sdp, "a=srtpplus:prn\r\n"));
+    moat_call_sdp offered = parse(reply.sdp);
+    g_assert_true(offered.media[0].srtpplus_prn);
+    uint16_t to_callee = offered.media[0].port;
+    moat_call_reply_clear(&reply);
+
+    const moat_sdp_crypto *moat_line = &offered.media[0].crypto[0]; /* ..._80, tag 1 */
+    moat_sdp_crypto mine;
+    char error[160] = "";
+    g_assert_cmpint(moat_sdes_answer(moat_line, &mine, error, sizeof error), ==, 0);
+    char *lines = phone_sdp(callee_port, &mine, 1);
+    char *answer_sdp = g_strconcat(lines, "a=srtpplus:prn\r\n", NULL);
+    moat_ng_request answer = request("sdes-6", "a", "b", answer_sdp);
+    moat_call_answer(f.registry, &answer, &reply);
+    g_assert_cmpstr(reply.error, ==, "");
+    g_assert_null(strstr(reply.sdp, "srtpplus")); /* the plain party sees none */
+    uint16_t to_caller = parse(reply.sdp).media[0].port;
+    moat_call_reply_clear(&reply);
+    moat_srtp_session *phone = phone_session(&mine, moat_line);
+    phone_srtpplus plus = phone_srtpplus_new(&mine, moat_line);
+
+    uint8_t buffer[2048];
+    for (uint8_t seq = 1; seq <= 3; seq++) {
+        uint8_t plain[sizeof rtp_packet];
+        memcpy(plain, rtp_packet, sizeof plain);
+        plain[3] = seq;
+        send_to(caller, to_caller, plain, sizeof plain);
+        ssize_t n = receive(callee, buffer, sizeof buffer, 2000);
+        g_assert_cmpint(n, ==, (ssize_t)sizeof plain + 10 + 4); /* SRTP tag, SRTP+ tag */
+        struct srtpplus_check check;
+        g_assert_cmpint(srtpplus_receiver_check_rtp(plus.rx, buffer, (size_t)n, true,
+                                                    (uint64_t)g_get_monotonic_time() * 1000u,
+                                                    &check),
+                        ==, SRTPPLUS_PASS);
+        size_t length = check.len;
+        g_assert_cmpint(moat_srtp_unprotect_rtp(phone, buffer, &length), ==, MOAT_SRTP_OK);
+        g_assert_cmpint(srtpplus_receiver_confirm_rtp(plus.rx, buffer, &length, check.index), ==,
+                        SRTPPLUS_CONFIRMED);
+        g_assert_cmpmem(buffer, length, plain, sizeof plain);
+    }
+    for (uint16_t seq = 10; seq < 13; seq++) {
+        uint8_t packet[256];
+        size_t length = protected_packet(phone, seq, packet);
+        g_assert_cmpint(srtpplus_sender_append_tag_rtp(plus.tx, packet, &length, sizeof packet), ==,
+                        0);
+        send_to(callee, to_callee, packet, length);
+        g_assert_cmpint(receive(caller, buffer, sizeof buffer, 2000), ==, sizeof rtp_packet);
+        g_assert_cmphex(buffer[20], ==, 0x5a);
+    }
+    moat_call_view view;
+    g_assert_cmpuint(media_of(&f, "sdes-6", 1, &view)->counters.dropped, ==, 0);
+
+    srtpplus_sender_free(plus.tx);
+    srtpplus_receiver_free(plus.rx);
+    moat_srtp_session_free(phone);
+    moat_sdp_crypto_clear(&mine);
+    g_free(offer_sdp);
+    g_free(lines);
+    g_free(answer_sdp);
+    close(caller);
+    close(callee);
+    teardown(&f);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
     g_test_add_func("/call-sdes/plain-to-sdes", test_plain_to_sdes);
     g_test_add_func("/call-sdes/sdes-to-plain", test_sdes_to_plain);
     g_test_add_func("/call-sdes/refusals", test_refusals);
+    g_test_add_func("/call-sdes/srtpplus", test_srtpplus_on_sdes_leg);
+    g_test_add_func("/call-sdes/reoffer", test_reoffer_keeps_sdes);
     return g_test_run();
 }
