@@ -88,7 +88,7 @@ class Relay:
                                         preexec_fn=own_autogroup)
         log.close()
         deadline = time.monotonic() + 20
-        with NgClient("127.0.0.1", self.ng_port, timeout=0.2, tries=1) as ng:
+        with NgClient(self.ng_port, timeout=0.2, tries=1) as ng:
             while time.monotonic() < deadline:
                 if self.process.poll() is not None:
                     raise RuntimeError(f"{self.name} exited at start (see {self.log_path})")

@@ -76,6 +76,10 @@ static const option_spec options[] = {
      0, 0, "announce loopback addresses as candidates"},
     {"media", "consent_timeout_s", "consent-timeout", OPTION_INT, FIELD(consent_timeout_s), "30", 5,
      3600, "seconds without a valid STUN check before a transport is closed"},
+    {"media", "port_min", "media-port-min", OPTION_INT, FIELD(media_port_min), "30000", 1024, 65535,
+     "first UDP port of call legs (ng offers: RTP even, RTCP = RTP + 1)"},
+    {"media", "port_max", "media-port-max", OPTION_INT, FIELD(media_port_max), "39999", 1024, 65535,
+     "last UDP port of call legs; when all are in use offers get \"Ran out of ports\""},
     {"dtls", "certificate", "certificate", OPTION_STRING, FIELD(certificate), "", 0, 0,
      "PEM certificate; empty = a self-signed ECDSA P-256 one made at start"},
     {"dtls", "private_key", "private-key", OPTION_STRING, FIELD(private_key), "", 0, 0,
@@ -118,6 +122,12 @@ static const option_spec options[] = {
      "folder recordings are written to; empty = recording off"},
     {"record", "all_sessions", "record-all-sessions", OPTION_BOOL, FIELD(record_all_sessions),
      "false", 0, 0, "record every session from its start (needs [record] dir)"},
+    {"ng", "bind", "ng-bind", OPTION_STRING, FIELD(ng_bind), "127.0.0.1", 0, 0,
+     "address of the ng control socket (rtpengine protocol, for Kamailio's rtpengine module)"},
+    {"ng", "port", "ng-port", OPTION_INT, FIELD(ng_port), "2223", 0, 65535,
+     "UDP port of the ng control socket; 0 = off"},
+    {"ng", "delete_delay_s", "ng-delete-delay", OPTION_INT, FIELD(ng_delete_delay_s), "30", 0, 3600,
+     "seconds a deleted call keeps relaying unless delete says delete-delay; 0 = stop now"},
 };
 
 #define OPTION_COUNT (sizeof options / sizeof options[0])
@@ -296,6 +306,11 @@ int moat_config_validate(const moat_config *config, char *error, size_t error_si
     }
     if (config->record_all_sessions && !(config->record_dir && *config->record_dir)) {
         snprintf(error, error_size, "[record] all_sessions needs [record] dir");
+        return -1;
+    }
+    if (config->media_port_min + 1 > config->media_port_max) {
+        snprintf(error, error_size, "[media] port_min %d must be below port_max %d",
+                 config->media_port_min, config->media_port_max);
         return -1;
     }
     if (config->workers > 0 && config->media_port + config->workers - 1 > 65535) {

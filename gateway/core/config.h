@@ -41,6 +41,8 @@ typedef struct {
     char *candidate_addresses; /* comma-separated; empty: enumerate interfaces */
     bool include_loopback;
     int consent_timeout_s;
+    int media_port_min; /* call legs (ng): RTP/RTCP port pairs from this range */
+    int media_port_max;
     /* [dtls] */
     char *certificate;
     char *private_key;
@@ -64,6 +66,10 @@ typedef struct {
     /* [record] */
     char *record_dir; /* empty: recording off */
     bool record_all_sessions;
+    /* [ng] rtpengine-compatible control protocol (gateway/ng/) */
+    char *ng_bind;
+    int ng_port; /* 0: off */
+    int ng_delete_delay_s; /* a delete without delete-delay keeps relaying this long */
 } moat_config;
 
 /* Fills defaults. */

@@ -2,6 +2,8 @@
 #include "core/session_handle.h"
 #include "core/gateway.h"
 
+#include "call/call_registry.h"
+
 #include "core/http_server.h"
 #include "core/log.h"
 #include "core/stats_snapshot.h"
@@ -10,6 +12,7 @@
 #include "dtls/certificate.h"
 #include "dtls/dtls_context.h"
 #include "ice/ice_candidates.h"
+#include "ng/ng_gateway.h"
 #include "record/record_api.h"
 #include "sctp/sctp_stack.h"
 #include "srtp/srtp_session.h"
@@ -193,6 +196,30 @@ static int attach_kernel_filters(moat_gateway *gateway, char *error, size_t erro
     return 0;
 }
 
+/* The call layer: its legs' ports and the address its SDPs announce
+ * ([media] announced_address, else the first IPv4 candidate address). */
+static int start_calls(moat_gateway *gateway, char *error, size_t error_size)
+{
+    const char *address = gateway->config.announced_address;
+    for (size_t i = 0; !(address && *address) && i < gateway->n_candidate_addresses; i++) {
+        if (!strchr(gateway->candidate_addresses[i], ':'))
+            address = gateway->candidate_addresses[i];
+    }
+    if (!(address && *address))
+        address = gateway->n_candidate_addresses ? gateway->candidate_addresses[0] : "127.0.0.1";
+    moat_call_settings settings = {
+        .workers = gateway->workers,
+        .n_workers = gateway->n_workers,
+        .bind_address = gateway->config.media_bind,
+        .port_min = gateway->config.media_port_min,
+        .port_max = gateway->config.media_port_max,
+        .address = address,
+        .delete_delay_s = gateway->config.ng_delete_delay_s,
+    };
+    gateway->calls = moat_call_registry_new(&settings, error, error_size);
+    return gateway->calls ? 0 : -1;
+}
+
 int moat_gateway_start(moat_gateway *gateway, char *error, size_t error_size)
 {
     prefilter_settings_from_config(gateway);
@@ -244,9 +271,13 @@ int moat_gateway_start(moat_gateway *gateway, char *error, size_t error_size)
     if (!gateway->plugins)
         return -1;
     gateway->sessions = moat_session_registry_new();
+    if (start_calls(gateway, error, error_size) != 0)
+        return -1;
     moat_whip_bind_gateway(gateway);
     gateway->http = moat_http_server_start(gateway, error, error_size);
     if (!gateway->http)
+        return -1;
+    if (moat_gateway_ng_start(gateway, error, error_size) != 0)
         return -1;
     for (unsigned i = 0; i < gateway->n_workers; i++) {
         if (moat_worker_start(gateway->workers[i], error, error_size) != 0)
@@ -282,12 +313,19 @@ static void drain_sessions(moat_gateway *gateway)
 
 void moat_gateway_stop(moat_gateway *gateway)
 {
+    moat_gateway_ng_stop(gateway);
     moat_http_server_stop(gateway->http);
     gateway->http = NULL;
     if (gateway->sessions && moat_session_registry_count(gateway->sessions) > 0)
         drain_sessions(gateway);
     moat_stats_snapshot_stop(gateway->stats);
     gateway->stats = NULL;
+    /* Calls after the workers stopped (their legs close at once), before
+     * the workers are freed. */
+    for (unsigned i = 0; i < gateway->n_workers; i++)
+        moat_worker_stop(gateway->workers[i]);
+    moat_call_registry_free(gateway->calls);
+    gateway->calls = NULL;
     for (unsigned i = 0; i < gateway->n_workers; i++)
         moat_worker_free(gateway->workers[i]);
     /* After the workers: entries still queued release their handles. */

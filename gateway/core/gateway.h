@@ -19,6 +19,7 @@
 typedef struct moat_certificate moat_certificate;
 typedef struct moat_dtls_context moat_dtls_context;
 typedef struct moat_http_server moat_http_server;
+typedef struct moat_ng_server moat_ng_server;
 typedef struct moat_stats_snapshot moat_stats_snapshot;
 
 #define MOAT_MAX_CANDIDATE_ADDRESSES 16
@@ -43,7 +44,9 @@ typedef struct moat_gateway {
     moat_plugin_registry *plugins;
     moat_session_registry *sessions;
     moat_http_server *http;
+    moat_ng_server *ng; /* ng control socket (gateway/ng/ng_gateway.h); NULL: off */
     moat_stats_snapshot *stats;
+    struct moat_call_registry *calls; /* calls relayed for a SIP proxy (call/call_registry.h) */
     GMainLoop *loop;
     /* Host candidate addresses (text), shared by every worker's port. */
     char candidate_addresses[MOAT_MAX_CANDIDATE_ADDRESSES][64];

@@ -6,6 +6,7 @@
 
 #include "core/log.h"
 #include "core/metrics.h"
+#include "call/call_api.h"
 #include "core/session_api.h"
 #include "core/whip_api.h"
 
@@ -298,7 +299,10 @@ void moat_http_route(moat_gateway *gateway, const moat_http_request *request,
     }
     if (whip)
         serve_whip(gateway, request, response);
-    else if (api) {
+    else if (api && strcmp(path, "/api/calls") == 0 && strcmp(method, "GET") == 0) {
+        char *body = moat_call_api_json(gateway->calls);
+        moat_http_response_set(response, 200, "application/json", body, strlen(body));
+    } else if (api) {
         if (!serve_plugin_api(gateway, request, response, path))
             moat_session_api_handle(gateway, request, response, has_token(config->token));
     } else

@@ -1,5 +1,7 @@
 #include "core/metrics.h"
 
+#include "call/call_registry.h"
+#include "ng/ng_server.h"
 #include "prefilter/kernel_filter.h"
 #include "record/record_api.h"
 
@@ -192,6 +194,9 @@ char *moat_metrics_render(moat_gateway *gateway)
     render_kernel_filter(gateway, out);
     render_relay(gateway, out);
     moat_record_api_metrics(out);
+    if (gateway->calls)
+        moat_call_registry_metrics(gateway->calls, out);
+    moat_ng_server_metrics(gateway->ng, out);
     if (gateway->stats)
         moat_stats_snapshot_prometheus(gateway->stats, out);
     g_string_append(out,

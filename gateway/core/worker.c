@@ -364,28 +364,51 @@ void moat_worker_wake(moat_worker *worker)
     (void)written; /* a full counter still wakes the worker */
 }
 
-void moat_worker_add_plain(moat_worker *worker, int fd, moat_session *session)
+typedef struct {
+    moat_worker_socket_fn on_readable;
+    void *data;
+} extra_socket;
+
+void moat_worker_add_socket(moat_worker *worker, int fd, moat_worker_socket_fn on_readable,
+                            void *data)
 {
     if (!worker->plain_by_fd)
-        worker->plain_by_fd = g_hash_table_new(g_direct_hash, g_direct_equal);
-    g_hash_table_insert(worker->plain_by_fd, GINT_TO_POINTER(fd), session);
+        worker->plain_by_fd = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, g_free);
+    extra_socket *entry = g_new(extra_socket, 1);
+    *entry = (extra_socket){on_readable, data};
+    g_hash_table_insert(worker->plain_by_fd, GINT_TO_POINTER(fd), entry);
     struct epoll_event event = {.events = EPOLLIN, .data.fd = fd};
     epoll_ctl(worker->epoll_fd, EPOLL_CTL_ADD, fd, &event);
 }
 
-void moat_worker_remove_plain(moat_worker *worker, int fd)
+void moat_worker_remove_socket(moat_worker *worker, int fd)
 {
     if (worker->plain_by_fd)
         g_hash_table_remove(worker->plain_by_fd, GINT_TO_POINTER(fd));
     epoll_ctl(worker->epoll_fd, EPOLL_CTL_DEL, fd, NULL);
 }
 
-static void receive_plain(moat_worker *worker, int fd)
+static void plain_readable(void *data)
 {
-    moat_session *session =
+    moat_session_plain_receive(data);
+}
+
+void moat_worker_add_plain(moat_worker *worker, int fd, moat_session *session)
+{
+    moat_worker_add_socket(worker, fd, plain_readable, session);
+}
+
+void moat_worker_remove_plain(moat_worker *worker, int fd)
+{
+    moat_worker_remove_socket(worker, fd);
+}
+
+static void receive_extra(moat_worker *worker, int fd)
+{
+    extra_socket *entry =
         worker->plain_by_fd ? g_hash_table_lookup(worker->plain_by_fd, GINT_TO_POINTER(fd)) : NULL;
-    if (session)
-        moat_session_plain_receive(session);
+    if (entry)
+        entry->on_readable(entry->data);
 }
 
 static void *worker_main(void *arg)
@@ -415,7 +438,7 @@ static void *worker_main(void *arg)
             else if (fd == worker->timer_fd)
                 tick_sessions(worker);
             else
-                receive_plain(worker, fd);
+                receive_extra(worker, fd);
         }
         if (worker->relay)
             moat_relay_drain(worker->relay, worker->index);

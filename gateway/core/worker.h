@@ -144,5 +144,11 @@ uint32_t moat_worker_local_priority(const moat_worker *worker, const struct in6_
  * moat_session_plain_receive(session); remove before closing it. */
 void moat_worker_add_plain(moat_worker *worker, int fd, moat_session *session);
 void moat_worker_remove_plain(moat_worker *worker, int fd);
+/* Worker thread: any extra socket (a call leg's RTP or RTCP port) whose
+ * readiness calls on_readable(data) on this thread; remove before closing. */
+typedef void (*moat_worker_socket_fn)(void *data);
+void moat_worker_add_socket(moat_worker *worker, int fd, moat_worker_socket_fn on_readable,
+                            void *data);
+void moat_worker_remove_socket(moat_worker *worker, int fd);
 
 #endif

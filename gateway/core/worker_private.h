@@ -65,7 +65,7 @@ struct moat_worker {
     GHashTable *sessions_by_id;    /* id -> session (owned) */
     GHashTable *sessions_by_ufrag; /* local ufrag -> session */
     GHashTable *sessions_by_tuple; /* sockaddr_in6 -> session */
-    GHashTable *plain_by_fd;       /* ingest socket -> session (session_plain.c) */
+    GHashTable *plain_by_fd;       /* extra socket -> handler (ingest legs, call legs) */
     /* Our host candidates and their priorities (set before the thread starts). */
     struct in6_addr candidate_addresses[MOAT_WORKER_MAX_CANDIDATES];
     uint32_t candidate_priorities[MOAT_WORKER_MAX_CANDIDATES];

@@ -1,9 +1,14 @@
 /* One ng command (rtpengine's control protocol) as Moat understands it:
- * the bencoded dictionary normalised into a struct. Keys are matched with
- * spaces, hyphens and underscores treated alike ("transport protocol",
- * "transport-protocol"); unknown keys and flags are ignored. Strings point
- * into the parsed dictionary, which must outlive the request. Control
- * thread. */
+ * the bencoded dictionary normalised into a struct. Keys, flags and
+ * enumerated values are matched case-insensitively with spaces, hyphens and
+ * underscores treated alike ("transport protocol", "transport-protocol",
+ * "Transport_Protocol"); unknown keys and flags are ignored. A value may come
+ * as its own key ("ICE": "force"), as a list where one is expected, or as a
+ * "key=value" / prefixed string in "flags" ("ICE=force", "SDES-off",
+ * "codec-strip-PCMA", "replace-origin", "rtcp-mux-demux"), as Kamailio's
+ * module sends them. Strings are NUL-terminated and valid until
+ * moat_ng_request_clear; they point into the parsed dictionary (which must
+ * outlive the request) or into copies the request owns. Control thread. */
 #ifndef MOAT_NG_REQUEST_H
 #define MOAT_NG_REQUEST_H
 
@@ -43,11 +48,12 @@ enum {
 #define MOAT_NG_MAX_SUITES 8
 
 typedef struct {
-    const char *names[MOAT_NG_MAX_CODECS]; /* NUL-terminated copies owned by the request */
+    const char *names[MOAT_NG_MAX_CODECS]; /* NUL-terminated; valid until moat_ng_request_clear */
     size_t count;
 } moat_ng_codec_list;
 
 typedef struct {
+    const moat_bencode *dictionary; /* the whole command, for keys not normalised here */
     moat_ng_command command;
     const char *command_name; /* as received, for error replies */
     /* Identification. call_id is required for offer/answer/delete/query. */
@@ -62,7 +68,7 @@ typedef struct {
     bool symmetric;
     bool asymmetric;
     bool strict_source;
-    bool fatal;           /* delete: an unknown call is an error, not a warning */
+    bool fatal; /* delete: an unknown call is an error, not a warning */
     bool port_latching;
     bool record_call;
     /* replace */
@@ -70,15 +76,18 @@ typedef struct {
     bool replace_session_connection;
     moat_ng_ice ice;
     moat_ng_dtls dtls;
-    const char *transport_protocol; /* "RTP/AVP", "RTP/SAVP", "UDP/TLS/RTP/SAVPF", ...; NULL: keep */
-    unsigned rtcp_mux;              /* MOAT_NG_RTCP_MUX_* */
+    const char
+        *transport_protocol; /* "RTP/AVP", "RTP/SAVP", "UDP/TLS/RTP/SAVPF", ...; NULL: keep */
+    unsigned rtcp_mux;       /* MOAT_NG_RTCP_MUX_* */
     /* SDES: off, or the only suites allowed (e.g. "AES_CM_128_HMAC_SHA1_80"). */
     bool sdes_off;
-    const char *sdes_only[MOAT_NG_MAX_SUITES];
+    const char *sdes_only[MOAT_NG_MAX_SUITES]; /* "only-<suite>" or a bare suite name */
     size_t n_sdes_only;
+    const char *sdes_no[MOAT_NG_MAX_SUITES]; /* "no-<suite>": never offer or accept these */
+    size_t n_sdes_no;
     /* direction: the two interface names ("internal", "external", ...) */
     const char *direction[2];
-    const char *media_address;  /* address to put in the rewritten SDP; NULL: configured */
+    const char *media_address;        /* address to put in the rewritten SDP; NULL: configured */
     const char *received_from_family; /* "received from": ["IP4", "1.2.3.4"] */
     const char *received_from_address;
     const char *address_family; /* "IP4" / "IP6"; NULL: keep */
@@ -89,13 +98,24 @@ typedef struct {
     moat_ng_codec_list codec_mask;
     /* delete */
     int delete_delay_s; /* -1: not given (use the configured default) */
+    GPtrArray *owned;   /* private: strings copied out of flag strings */
 } moat_ng_request;
 
 /* Fills `request` from the command dictionary. Returns 0, or -1 with an
- * error-reason for the reply in error (e.g. "Unrecognized command"). Missing
- * keys that a command requires are the handler's to report. */
+ * error-reason for the reply in error (a value of the wrong type, a string
+ * holding a NUL byte, an unknown transport protocol, a bad delete-delay).
+ * An unknown command is not an error here (command MOAT_NG_UNKNOWN, its
+ * name in command_name); a missing command is. Call moat_ng_request_clear
+ * after either outcome. Keys a command requires (call-id, from-tag, sdp) are
+ * checked by moat_ng_request_check. */
 int moat_ng_request_parse(const moat_bencode *dictionary, moat_ng_request *request, char *error,
                           size_t error_size);
 void moat_ng_request_clear(moat_ng_request *request);
+/* The keys `request->command` requires: offer and answer need call-id,
+ * from-tag and sdp; delete and query need call-id. 0, or -1 with the
+ * error-reason. */
+int moat_ng_request_check(const moat_ng_request *request, char *error, size_t error_size);
+/* "ping", "offer", ... ; "unknown" for MOAT_NG_UNKNOWN. */
+const char *moat_ng_command_name(moat_ng_command command);
 
 #endif

@@ -9,13 +9,23 @@
 #include "ng/bencode.h"
 #include "ng/ng_request.h"
 
+#include <glib.h>
 #include <stddef.h>
+#include <sys/socket.h>
 
 typedef struct moat_ng_server moat_ng_server;
 
+/* Datagrams longer than this get an error reply ("message too large"). */
+#define MOAT_NG_MAX_DATAGRAM 65535
+/* Reply cache: entries and how long a reply is kept for retransmissions. */
+#define MOAT_NG_CACHE_ENTRIES     4096
+#define MOAT_NG_CACHE_LIFETIME_US (30 * G_USEC_PER_SEC)
+
 /* A handler fills `reply` (an empty dictionary) with "result" ("ok" or
  * "error"), "error-reason", "warning", "sdp" and whatever the command
- * returns. Control thread. */
+ * returns; a reply left without "result" is sent as an error. The server
+ * has already checked the keys the command requires (moat_ng_request_check:
+ * call-id, and from-tag and sdp for offer/answer). Control thread. */
 typedef void (*moat_ng_handler_fn)(void *context, const moat_ng_request *request,
                                    moat_bencode *reply);
 
@@ -39,7 +49,16 @@ void moat_ng_server_stop(moat_ng_server *server);
  * cookie). */
 void moat_ng_server_process(moat_ng_server *server, const uint8_t *datagram, size_t length,
                             GByteArray *reply);
+/* The same for a datagram from `from` (cached replies are keyed by source
+ * address and cookie; NULL: the cookie alone). */
+void moat_ng_server_process_from(moat_ng_server *server, const uint8_t *datagram, size_t length,
+                                 const struct sockaddr *from, socklen_t from_length,
+                                 GByteArray *reply);
 /* A server with no socket, for moat_ng_server_process. */
 moat_ng_server *moat_ng_server_new_detached(const moat_ng_handlers *handlers);
+
+/* /metrics: moat_ng_requests_total{command}, moat_ng_errors_total{reason},
+ * moat_ng_retransmissions_total. NULL (ng off): every series at 0. */
+void moat_ng_server_metrics(const moat_ng_server *server, GString *out);
 
 #endif

@@ -46,11 +46,13 @@ class Gateway:
         self.netns = netns
         self.http_port = free_port()
         self.media_port = free_port(socket.SOCK_DGRAM, workers)
+        self.ng_port = free_port(socket.SOCK_DGRAM)  # the ng control socket, on `address`
         self.workers = workers
         ARTIFACTS.mkdir(parents=True, exist_ok=True)
         self.log_path = ARTIFACTS / f"moat-{self.http_port}.log"
         args = [str(MOAT), "--http-bind", address, "--http-port", str(self.http_port),
                 "--media-port", str(self.media_port), "--workers", str(workers),
+                "--ng-bind", address, "--ng-port", str(self.ng_port),
                 "--log-level", "debug", *extra_args]
         if candidate_addresses is not None:
             args += ["--candidate-addresses", candidate_addresses or address]

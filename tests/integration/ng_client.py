@@ -1,18 +1,23 @@
-"""A minimal client for rtpengine's ng control protocol, for tests and
-benches: bencode encode/decode and one command over UDP (`<cookie> <dict>`)
-with a random cookie, retransmitted unchanged until a reply carrying that
-cookie arrives or the tries run out. Works against rtpengine and Moat.
+"""A small client of the ng control protocol (rtpengine's, as Moat serves
+it), for tests and benches: bencode, a random cookie per command, one UDP
+socket; a lost datagram is retransmitted unchanged (same cookie) until a
+reply carrying that cookie arrives or the tries run out. Works against
+rtpengine and Moat.
 
-    ng = NgClient("127.0.0.1", 2223)
-    reply = ng.command("offer", {"call-id": "c1", "from-tag": "a", "sdp": sdp})
+    client = NgClient(2223)
+    reply = client.command("offer", call_id="c1", from_tag="a", sdp=sdp)
     assert reply["result"] == "ok", reply
 """
-import secrets
+import os
 import socket
 import time
 
 
 class BencodeError(ValueError):
+    pass
+
+
+class NgTimeout(TimeoutError):
     pass
 
 
@@ -32,72 +37,59 @@ def bencode(value):
     if isinstance(value, dict):
         items = sorted((k.encode() if isinstance(k, str) else k, v) for k, v in value.items())
         return b"d" + b"".join(bencode(k) + bencode(v) for k, v in items) + b"e"
-    raise TypeError(f"cannot bencode {type(value).__name__}")
+    raise TypeError(type(value))
 
 
-def _decode(data, pos, depth):
+def _decode(data, i, depth):
     if depth > 64:
         raise BencodeError("nested too deep")
-    if pos >= len(data):
-        raise BencodeError("truncated")
-    lead = data[pos:pos + 1]
-    if lead == b"i":
-        end = data.index(b"e", pos)
-        return int(data[pos + 1:end]), end + 1
-    if lead in (b"l", b"d"):
-        pos += 1
+    c = data[i:i + 1]
+    if c == b"i":
+        end = data.index(b"e", i)
+        return int(data[i + 1:end]), end + 1
+    if c in (b"l", b"d"):
+        i += 1
         items = []
-        while data[pos:pos + 1] != b"e":
-            if pos >= len(data):
+        while data[i:i + 1] != b"e":
+            if i >= len(data):
                 raise BencodeError("truncated")
-            item, pos = _decode(data, pos, depth + 1)
+            item, i = _decode(data, i, depth + 1)
             items.append(item)
-        if lead == b"l":
-            return items, pos + 1
+        if c == b"l":
+            return items, i + 1
         if len(items) % 2:
             raise BencodeError("dictionary with a key and no value")
-        return {items[i]: items[i + 1] for i in range(0, len(items), 2)}, pos + 1
-    if lead.isdigit():
-        colon = data.index(b":", pos)
-        length = int(data[pos:colon])
-        start = colon + 1
-        if start + length > len(data):
-            raise BencodeError("string runs past the end")
-        return _text(data[start:start + length]), start + length
-    raise BencodeError(f"unexpected byte {lead!r} at {pos}")
-
-
-def _text(raw):
+        return {items[k]: items[k + 1] for k in range(0, len(items), 2)}, i + 1
+    if not c.isdigit():
+        raise BencodeError(f"unexpected {c!r} at {i}")
+    colon = data.index(b":", i)
+    n = int(data[i:colon])
+    if colon + 1 + n > len(data):
+        raise BencodeError("string runs past the end")
+    raw = data[colon + 1:colon + 1 + n]
     try:
-        return raw.decode()
+        return raw.decode(), colon + 1 + n
     except UnicodeDecodeError:
-        return raw
+        return raw, colon + 1 + n
 
 
-def bdecode(data):
-    """Strings decode to str when they are UTF-8, else stay bytes."""
+def bdecode(data, i=0):
+    """Returns (value, next index); strings come back as str when UTF-8.
+    Malformed input raises BencodeError."""
     try:
-        value, end = _decode(bytes(data), 0, 0)
-    except ValueError as error:  # also int() and index() failures
+        return _decode(bytes(data), i, 0)
+    except BencodeError:
+        raise
+    except ValueError as error:  # int() and index() failures
         raise BencodeError(str(error)) from error
-    if end != len(data):
-        raise BencodeError("trailing bytes after the value")
-    return value
-
-
-class NgTimeout(TimeoutError):
-    pass
 
 
 class NgClient:
-    def __init__(self, host="127.0.0.1", port=2223, timeout=1.0, tries=3):
+    def __init__(self, port, host="127.0.0.1", timeout=3.0, tries=1):
         self.address = (host, port)
         self.timeout = timeout
         self.tries = tries
         self.sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-
-    def close(self):
-        self.sock.close()
 
     def __enter__(self):
         return self
@@ -105,10 +97,10 @@ class NgClient:
     def __exit__(self, *exc):
         self.close()
 
-    def raw(self, datagram, cookie):
-        """Send a datagram as is and return the raw reply that starts with
-        `cookie ` (bytes), retransmitting the same datagram on timeout."""
-        prefix = cookie + b" "
+    def raw(self, datagram):
+        """Sends a datagram as is; returns the whole reply that starts with
+        the datagram's cookie, retransmitting on timeout."""
+        prefix = datagram.split(b" ", 1)[0] + b" "
         for _ in range(self.tries):
             self.sock.sendto(datagram, self.address)
             deadline = time.monotonic() + self.timeout
@@ -119,17 +111,25 @@ class NgClient:
                 except socket.timeout:
                     break
                 if reply.startswith(prefix):
-                    return reply[len(prefix):]
+                    return reply
         raise NgTimeout(f"no ng reply from {self.address[0]}:{self.address[1]}")
 
-    def command(self, command, args=None, cookie=None):
-        """One ng command; returns the decoded reply dictionary."""
-        cookie = (cookie or secrets.token_hex(8)).encode()
-        body = dict(args or {}, command=command)
-        return bdecode(self.raw(cookie + b" " + bencode(body), cookie))
+    def command(self, command, args=None, **keys):
+        """One command; keys as a dict and/or keyword arguments (call_id is
+        sent as call-id). Returns the decoded reply dictionary."""
+        cookie = os.urandom(6).hex().encode()
+        body = dict(args or {})
+        body.update({k.replace("_", "-"): v for k, v in keys.items()})
+        body["command"] = command
+        reply = self.raw(cookie + b" " + bencode(body))
+        value, _ = bdecode(reply, len(cookie) + 1)
+        return value
 
     def ping(self):
         return self.command("ping").get("result") == "pong"
+
+    def close(self):
+        self.sock.close()
 
 
 def plain_sdp(address, port, session_id=1, codecs=((0, "PCMU/8000"),)):

@@ -15,8 +15,9 @@ from ng_client import BencodeError, NgClient, bdecode, bencode, plain_sdp, sdp_m
 
 def test_bencode_round_trip_and_rejects():
     value = {"sdp": "v=0\r\n", "flags": ["trust-address", "symmetric"], "n": -3, "raw": b"\xff"}
-    assert bdecode(bencode(value)) == value
-    for bad in (b"d1:a", b"x", b"i12", b"d1:ae", b"5:ab", b"le-"):
+    encoded = bencode(value)
+    assert bdecode(encoded) == (value, len(encoded))
+    for bad in (b"d1:a", b"x", b"i12", b"d1:ae", b"5:ab", b"l-e", b"i1x"):
         with pytest.raises(BencodeError):
             bdecode(bad)
 
@@ -33,7 +34,7 @@ def rtpengine(tmp_path):
          "--num-threads=1", "--log-stderr", "--log-level=4", "--no-redis-required",
          f"--pidfile={tmp_path / 'rtpengine.pid'}"],
         stdout=subprocess.DEVNULL, stderr=open(tmp_path / "rtpengine.log", "w"))
-    ng = NgClient("127.0.0.1", port, timeout=0.3, tries=30)
+    ng = NgClient(port, timeout=0.3, tries=30)
     try:
         assert ng.ping()
         yield ng
@@ -49,14 +50,16 @@ def rtpengine(tmp_path):
 
 def test_plain_call_through_rtpengine(rtpengine):
     call = {"call-id": f"ngc-{time.monotonic_ns()}", "from-tag": "caller"}
-    offer = rtpengine.command("offer", dict(call, sdp=plain_sdp("127.0.0.1", 40000)))
+    offer = rtpengine.command("offer", call, sdp=plain_sdp("127.0.0.1", 40000))
     assert offer["result"] == "ok", offer
     assert sdp_media_address(offer["sdp"])[0] == "127.0.0.1"
-    answer = rtpengine.command("answer", dict(call, **{"to-tag": "callee"},
-                                              sdp=plain_sdp("127.0.0.1", 40002)))
+    answer = rtpengine.command("answer", call, to_tag="callee", sdp=plain_sdp("127.0.0.1", 40002))
     assert answer["result"] == "ok", answer
     assert sdp_media_address(answer["sdp"])[1] != sdp_media_address(offer["sdp"])[1]
     query = rtpengine.command("query", call)
     assert set(query["tags"]) == {"caller", "callee"}
-    assert rtpengine.command("delete", dict(call, **{"delete-delay": 0}))["result"] == "ok"
+    assert rtpengine.command("delete", call, delete_delay=0)["result"] == "ok"
     assert rtpengine.command("query", call)["result"] == "error"
+    # A retransmitted datagram (same cookie) gets a reply with that cookie.
+    datagram = b"c1 " + bencode({"command": "ping"})
+    assert rtpengine.raw(datagram) == rtpengine.raw(datagram)

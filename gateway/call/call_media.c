@@ -1,0 +1,398 @@
+/* Owns the packet path of call legs: receiving a batch on one leg's socket,
+ * checking its source (latching), counting it, and sending it on from the
+ * other leg's socket in one sendmmsg, from the worker's scratch buffers. */
+#include "call/call_media.h"
+
+#include "core/counters.h"
+#include "rtp/rtp_packet.h"
+
+#include <glib.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#define CALL_BATCH    32
+#define CALL_BUFFER   2048
+#define CALL_MAX_READ 4 /* batches per wake-up and socket, then other work runs */
+
+struct moat_call_worker {
+    moat_worker *worker;
+    unsigned streams;
+    moat_call_worker_counters counters;
+    struct mmsghdr rx[CALL_BATCH];
+    struct iovec rx_iov[CALL_BATCH];
+    struct sockaddr_in6 rx_from[CALL_BATCH];
+    /* Send slots: RTP, RTCP on the RTCP socket, RTCP on the RTP socket (mux). */
+    struct mmsghdr tx[3][CALL_BATCH];
+    struct iovec tx_iov[3][CALL_BATCH];
+    struct sockaddr_in6 tx_to[3][CALL_BATCH];
+    uint8_t buffers[CALL_BATCH][CALL_BUFFER];
+};
+
+typedef struct call_leg call_leg;
+struct call_leg {
+    moat_call_stream *stream;
+    call_leg *other;
+    int rtp_fd, rtcp_fd;
+    uint16_t port;
+    /* worker thread */
+    moat_call_endpoint endpoint;
+    struct sockaddr_in6 rtp_to, rtcp_to; /* where this party receives */
+    bool latched, rtcp_latched;
+    /* single writer (the worker), read by the control thread */
+    moat_call_flow_counters rtp, rtcp;
+    uint64_t relayed, dropped;
+    uint32_t last_ssrc;
+    uint32_t flags; /* bit 0: has_ssrc, bit 1: latched */
+};
+
+struct moat_call_stream {
+    moat_call_worker *context;
+    moat_call_ports *ports;
+    call_leg legs[2];
+    bool stopped; /* worker thread */
+};
+
+static const char *drop_names[MOAT_CALL_DROP_REASON_COUNT] = {
+    "malformed", "truncated", "source", "no_destination", "send_failed", "stopped",
+};
+
+const char *moat_call_drop_reason_name(moat_call_drop_reason reason)
+{
+    return reason < MOAT_CALL_DROP_REASON_COUNT ? drop_names[reason] : "unknown";
+}
+
+moat_call_worker *moat_call_worker_new(moat_worker *worker)
+{
+    moat_call_worker *context = g_new0(moat_call_worker, 1);
+    context->worker = worker;
+    for (int i = 0; i < CALL_BATCH; i++) {
+        context->rx_iov[i] = (struct iovec){context->buffers[i], CALL_BUFFER};
+        context->rx[i].msg_hdr.msg_iov = &context->rx_iov[i];
+        context->rx[i].msg_hdr.msg_iovlen = 1;
+        context->rx[i].msg_hdr.msg_name = &context->rx_from[i];
+        for (int k = 0; k < 3; k++) {
+            context->tx[k][i].msg_hdr.msg_iov = &context->tx_iov[k][i];
+            context->tx[k][i].msg_hdr.msg_iovlen = 1;
+            context->tx[k][i].msg_hdr.msg_name = &context->tx_to[k][i];
+            context->tx[k][i].msg_hdr.msg_namelen = sizeof(struct sockaddr_in6);
+        }
+    }
+    return context;
+}
+
+void moat_call_worker_free(moat_call_worker *context)
+{
+    g_free(context);
+}
+
+moat_worker *moat_call_worker_worker(const moat_call_worker *context)
+{
+    return context->worker;
+}
+
+const moat_call_worker_counters *moat_call_worker_counters_of(const moat_call_worker *context)
+{
+    return &context->counters;
+}
+
+unsigned moat_call_worker_streams(const moat_call_worker *context)
+{
+    return context->streams;
+}
+
+static void drop(call_leg *leg, moat_call_drop_reason reason)
+{
+    moat_counter_add(&leg->dropped, 1);
+    moat_counter_add(&leg->stream->context->counters.dropped[reason], 1);
+}
+
+static bool same_address(const struct sockaddr_in6 *a, const struct sockaddr_in6 *b)
+{
+    return a->sin6_port == b->sin6_port &&
+           memcmp(&a->sin6_addr, &b->sin6_addr, sizeof a->sin6_addr) == 0;
+}
+
+/* Whether a datagram from `from` may enter this leg, latching the party's
+ * address on the first one. `authenticated`: the packet passed its leg's
+ * authentication (always true on plain legs; an SRTP leg must call this
+ * only after srtp_unprotect succeeded, so that a forged packet can never
+ * move the leg's destination). After latching, other sources are dropped. */
+static bool leg_accepts_source(call_leg *leg, const struct sockaddr_in6 *from, bool rtcp,
+                               bool authenticated)
+{
+    bool *latched = rtcp ? &leg->rtcp_latched : &leg->latched;
+    struct sockaddr_in6 *to = rtcp ? &leg->rtcp_to : &leg->rtp_to;
+    if (!leg->endpoint.latching) {
+        const struct sockaddr_in6 *expected = rtcp ? &leg->rtcp_to : &leg->rtp_to;
+        return !leg->endpoint.strict_source || same_address(expected, from);
+    }
+    if (*latched)
+        return same_address(to, from);
+    if (!authenticated)
+        return false;
+    *to = *from;
+    *latched = true;
+    if (!rtcp && leg->endpoint.rtcp_mux && !leg->rtcp_latched) {
+        leg->rtcp_to = *from;
+        leg->rtcp_latched = true;
+    }
+    __atomic_fetch_or(&leg->flags, 2u, __ATOMIC_RELAXED);
+    return true;
+}
+
+static bool plausible(const uint8_t *data, size_t length, bool rtcp)
+{
+    if (length < (rtcp ? 8u : 12u))
+        return false;
+    return (data[0] >> 6) == 2;
+}
+
+static void count_flow(moat_call_flow_counters *flow, size_t length)
+{
+    moat_counter_add(&flow->packets, 1);
+    moat_counter_add(&flow->bytes, length);
+}
+
+static void note_ssrc(call_leg *leg, const uint8_t *data)
+{
+    uint32_t ssrc =
+        (uint32_t)data[8] << 24 | (uint32_t)data[9] << 16 | (uint32_t)data[10] << 8 | data[11];
+    __atomic_store_n(&leg->last_ssrc, ssrc, __ATOMIC_RELAXED);
+    if (!(leg->flags & 1u))
+        __atomic_fetch_or(&leg->flags, 1u, __ATOMIC_RELAXED);
+}
+
+/* Classifies one received datagram; returns its send slot (0: RTP, 1: RTCP
+ * on the other leg's RTCP socket, 2: RTCP muxed on its RTP socket) or -1
+ * when dropped. */
+static int classify(call_leg *from, unsigned flags, uint8_t *data, size_t length,
+                    const struct sockaddr_in6 *source, bool on_rtcp_socket)
+{
+    call_leg *to = from->other;
+    if (from->stream->stopped)
+        return drop(from, MOAT_CALL_DROP_STOPPED), -1;
+    if (flags & MSG_TRUNC)
+        return drop(from, MOAT_CALL_DROP_TRUNCATED), -1;
+    bool rtcp = on_rtcp_socket || (length >= 2 && moat_rtp_is_rtcp(data, length));
+    moat_call_flow_counters *flow = rtcp ? &from->rtcp : &from->rtp;
+    if (!plausible(data, length, rtcp)) {
+        moat_counter_add(&flow->errors, 1);
+        return drop(from, MOAT_CALL_DROP_MALFORMED), -1;
+    }
+    if (!leg_accepts_source(from, source, rtcp, true))
+        return drop(from, MOAT_CALL_DROP_SOURCE), -1;
+    count_flow(flow, length);
+    if (!rtcp)
+        note_ssrc(from, data);
+    const struct sockaddr_in6 *destination = rtcp ? &to->rtcp_to : &to->rtp_to;
+    if (destination->sin6_family != AF_INET6)
+        return drop(from, MOAT_CALL_DROP_NO_DESTINATION), -1;
+    if (!rtcp)
+        return 0;
+    return to->endpoint.rtcp_mux ? 2 : 1;
+}
+
+static void send_batch(call_leg *from, struct mmsghdr *headers, unsigned count, int fd, bool rtcp)
+{
+    moat_call_worker_counters *counters = &from->stream->context->counters;
+    unsigned sent = 0;
+    while (sent < count) {
+        int n = sendmmsg(fd, headers + sent, count - sent, MSG_DONTWAIT);
+        if (n <= 0) {
+            /* the kernel refused the head datagram: count it, go on with the rest */
+            drop(from, MOAT_CALL_DROP_SEND);
+            sent++;
+            continue;
+        }
+        for (int i = 0; i < n; i++)
+            moat_counter_add(&counters->bytes_relayed, headers[sent + (unsigned)i].msg_len);
+        moat_counter_add(rtcp ? &counters->rtcp_relayed : &counters->rtp_relayed, (uint64_t)n);
+        moat_counter_add(&from->relayed, (uint64_t)n);
+        sent += (unsigned)n;
+    }
+}
+
+/* One batch from one socket of `from`; returns how many datagrams it read. */
+static int relay_batch(call_leg *from, bool on_rtcp_socket)
+{
+    moat_call_worker *w = from->stream->context;
+    int fd = on_rtcp_socket ? from->rtcp_fd : from->rtp_fd;
+    for (int i = 0; i < CALL_BATCH; i++)
+        w->rx[i].msg_hdr.msg_namelen = sizeof(struct sockaddr_in6);
+    int n = recvmmsg(fd, w->rx, CALL_BATCH, MSG_DONTWAIT, NULL);
+    if (n <= 0)
+        return 0;
+    call_leg *to = from->other;
+    unsigned count[3] = {0, 0, 0};
+    for (int i = 0; i < n; i++) {
+        size_t length = w->rx[i].msg_len;
+        int slot = classify(from, (unsigned)w->rx[i].msg_hdr.msg_flags, w->buffers[i], length,
+                            &w->rx_from[i], on_rtcp_socket);
+        if (slot < 0)
+            continue;
+        unsigned k = count[slot]++;
+        w->tx_iov[slot][k] = (struct iovec){w->buffers[i], length};
+        w->tx_to[slot][k] = slot == 0 ? to->rtp_to : to->rtcp_to;
+    }
+    if (count[0])
+        send_batch(from, w->tx[0], count[0], to->rtp_fd, false);
+    if (count[1])
+        send_batch(from, w->tx[1], count[1], to->rtcp_fd, true);
+    if (count[2])
+        send_batch(from, w->tx[2], count[2], to->rtp_fd, true);
+    return n;
+}
+
+static void relay_readable(call_leg *from, bool on_rtcp_socket)
+{
+    for (int round = 0; round < CALL_MAX_READ; round++) {
+        if (relay_batch(from, on_rtcp_socket) < CALL_BATCH)
+            return;
+    }
+}
+
+static void rtp_readable(void *data)
+{
+    relay_readable(data, false);
+}
+
+static void rtcp_readable(void *data)
+{
+    relay_readable(data, true);
+}
+
+/* ---- control thread: lifecycle, posted to the worker ---- */
+
+static void attach_task(moat_worker *worker, void *data)
+{
+    moat_call_stream *stream = data;
+    for (int side = 0; side < 2; side++) {
+        call_leg *leg = &stream->legs[side];
+        moat_worker_add_socket(worker, leg->rtp_fd, rtp_readable, leg);
+        moat_worker_add_socket(worker, leg->rtcp_fd, rtcp_readable, leg);
+    }
+}
+
+static void release_stream(void *data)
+{
+    moat_call_stream *stream = data;
+    for (int side = 0; side < 2; side++) {
+        call_leg *leg = &stream->legs[side];
+        moat_call_ports_release(stream->ports, leg->port, leg->rtp_fd, leg->rtcp_fd);
+    }
+    g_free(stream);
+}
+
+static void detach_task(moat_worker *worker, void *data)
+{
+    moat_call_stream *stream = data;
+    for (int side = 0; side < 2; side++) {
+        moat_worker_remove_socket(worker, stream->legs[side].rtp_fd);
+        moat_worker_remove_socket(worker, stream->legs[side].rtcp_fd);
+    }
+    release_stream(stream);
+}
+
+moat_call_stream *moat_call_stream_new(moat_call_worker *context, moat_call_ports *ports)
+{
+    moat_call_stream *stream = g_new0(moat_call_stream, 1);
+    stream->context = context;
+    stream->ports = ports;
+    for (int side = 0; side < 2; side++) {
+        call_leg *leg = &stream->legs[side];
+        leg->stream = stream;
+        leg->other = &stream->legs[1 - side];
+        leg->rtp_fd = leg->rtcp_fd = -1;
+        leg->endpoint.latching = true;
+        leg->port = moat_call_ports_allocate(ports, &leg->rtp_fd, &leg->rtcp_fd);
+        if (leg->port == 0) {
+            release_stream(stream);
+            return NULL;
+        }
+    }
+    context->streams++;
+    /* no release: a stopped worker leaves the stream to moat_call_stream_free */
+    moat_worker_post(context->worker, attach_task, stream, NULL);
+    return stream;
+}
+
+uint16_t moat_call_stream_port(const moat_call_stream *stream, int side)
+{
+    return stream->legs[side & 1].port;
+}
+
+typedef struct {
+    moat_call_stream *stream;
+    int side;
+    moat_call_endpoint endpoint;
+} endpoint_update;
+
+/* A new SDP address for a party: sending goes there until (again) a packet
+ * latches; a re-INVITE that moves the party moves the relay. */
+static void endpoint_task(moat_worker *worker, void *data)
+{
+    endpoint_update *update = data;
+    call_leg *leg = &update->stream->legs[update->side];
+    bool moved = !same_address(&leg->endpoint.rtp, &update->endpoint.rtp);
+    leg->endpoint = update->endpoint;
+    if (moved || !leg->latched) {
+        leg->latched = leg->rtcp_latched = false;
+        __atomic_fetch_and(&leg->flags, ~2u, __ATOMIC_RELAXED);
+        leg->rtp_to = update->endpoint.rtp;
+        leg->rtcp_to = update->endpoint.rtcp;
+        if (leg->rtcp_to.sin6_family != AF_INET6 && leg->rtp_to.sin6_family == AF_INET6) {
+            leg->rtcp_to = leg->rtp_to;
+            if (!update->endpoint.rtcp_mux)
+                leg->rtcp_to.sin6_port = htons((uint16_t)(ntohs(leg->rtp_to.sin6_port) + 1));
+        }
+    }
+    update->stream->stopped = false;
+    g_free(update);
+}
+
+void moat_call_stream_set_endpoint(moat_call_stream *stream, int side,
+                                   const moat_call_endpoint *endpoint)
+{
+    endpoint_update *update = g_new(endpoint_update, 1);
+    *update = (endpoint_update){stream, side & 1, *endpoint};
+    moat_worker_post(stream->context->worker, endpoint_task, update, g_free);
+}
+
+static void stop_task(moat_worker *worker, void *data)
+{
+    moat_call_stream *stream = data;
+    stream->stopped = true;
+}
+
+void moat_call_stream_stop(moat_call_stream *stream)
+{
+    moat_worker_post(stream->context->worker, stop_task, stream, NULL);
+}
+
+static void read_flow(const moat_call_flow_counters *flow, moat_call_flow_counters *out)
+{
+    out->packets = moat_counter_read(&flow->packets);
+    out->bytes = moat_counter_read(&flow->bytes);
+    out->errors = moat_counter_read(&flow->errors);
+}
+
+void moat_call_stream_read(const moat_call_stream *stream, int side, moat_call_leg_counters *out)
+{
+    const call_leg *leg = &stream->legs[side & 1];
+    read_flow(&leg->rtp, &out->rtp);
+    read_flow(&leg->rtcp, &out->rtcp);
+    out->relayed = moat_counter_read(&leg->relayed);
+    out->dropped = moat_counter_read(&leg->dropped);
+    unsigned flags = __atomic_load_n(&leg->flags, __ATOMIC_RELAXED);
+    out->last_ssrc = __atomic_load_n(&leg->last_ssrc, __ATOMIC_RELAXED);
+    out->has_ssrc = flags & 1u;
+    out->latched = flags & 2u;
+}
+
+void moat_call_stream_free(moat_call_stream *stream)
+{
+    if (!stream)
+        return;
+    stream->context->streams--;
+    moat_worker_post(stream->context->worker, detach_task, stream, release_stream);
+}

@@ -1,0 +1,89 @@
+/* The media of a call: a stream is one m-line relayed between two legs, each
+ * leg one RTP/RTCP port pair of Moat facing one SIP party. What leg 0
+ * receives from its party leaves from leg 1's sockets towards leg 1's party,
+ * and back. Both legs of a stream live on one worker (no ring, no copy: the
+ * received buffer is the one sent).
+ *
+ * Threads: streams are created, configured and freed by the control thread,
+ * which posts each change to the worker as a task (FIFO); the packet path
+ * runs on the worker alone. Counters are single-writer atomics the control
+ * thread may read until it frees the stream; after moat_call_stream_free the
+ * control thread must not touch it (the worker frees it). */
+#ifndef MOAT_CALL_MEDIA_H
+#define MOAT_CALL_MEDIA_H
+
+#include "call/call_ports.h"
+#include "core/worker.h"
+
+#include <netinet/in.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+typedef enum {
+    MOAT_CALL_DROP_MALFORMED = 0,  /* not RTP/RTCP version 2, too short */
+    MOAT_CALL_DROP_TRUNCATED,      /* larger than the receive buffer */
+    MOAT_CALL_DROP_SOURCE,         /* not from the latched (or, strict, the SDP) address */
+    MOAT_CALL_DROP_NO_DESTINATION, /* the other party's address is not known yet */
+    MOAT_CALL_DROP_SEND,           /* the kernel refused the datagram */
+    MOAT_CALL_DROP_STOPPED,        /* the call was deleted (delete-delay 0) */
+    MOAT_CALL_DROP_REASON_COUNT
+} moat_call_drop_reason;
+
+const char *moat_call_drop_reason_name(moat_call_drop_reason reason);
+
+/* One worker's share of the call layer: its counters and receive/send
+ * scratch (no allocation per packet). Written by that worker only. */
+typedef struct {
+    uint64_t rtp_relayed;
+    uint64_t rtcp_relayed;
+    uint64_t bytes_relayed;
+    uint64_t dropped[MOAT_CALL_DROP_REASON_COUNT];
+} moat_call_worker_counters;
+
+typedef struct moat_call_worker moat_call_worker;
+moat_call_worker *moat_call_worker_new(moat_worker *worker);
+void moat_call_worker_free(moat_call_worker *context);
+moat_worker *moat_call_worker_worker(const moat_call_worker *context);
+const moat_call_worker_counters *moat_call_worker_counters_of(const moat_call_worker *context);
+/* Streams on this worker (control thread's count). */
+unsigned moat_call_worker_streams(const moat_call_worker *context);
+
+/* Where a party receives, as its SDP says, and how its leg treats sources. */
+typedef struct {
+    struct sockaddr_in6 rtp;  /* sin6_family 0: not known yet (or held, 0.0.0.0) */
+    struct sockaddr_in6 rtcp; /* sin6_family 0: RTP port + 1 */
+    bool rtcp_mux;
+    bool latching;      /* symmetric RTP: learn the party's address from its first packet */
+    bool strict_source; /* without latching: accept only the SDP address */
+} moat_call_endpoint;
+
+/* Counters of what one leg received from its party. */
+typedef struct {
+    uint64_t packets, bytes, errors;
+} moat_call_flow_counters;
+
+typedef struct {
+    moat_call_flow_counters rtp, rtcp;
+    uint64_t relayed; /* packets of this party sent on to the other */
+    uint64_t dropped;
+    uint32_t last_ssrc;
+    bool has_ssrc;
+    bool latched;
+} moat_call_leg_counters;
+
+typedef struct moat_call_stream moat_call_stream;
+
+/* Allocates two port pairs and registers them on the context's worker.
+ * NULL when the range is exhausted. */
+moat_call_stream *moat_call_stream_new(moat_call_worker *context, moat_call_ports *ports);
+/* The RTP port of leg `side` (0 or 1); RTCP is port + 1. */
+uint16_t moat_call_stream_port(const moat_call_stream *stream, int side);
+void moat_call_stream_set_endpoint(moat_call_stream *stream, int side,
+                                   const moat_call_endpoint *endpoint);
+/* Stops relaying at once (delete with delay 0 before the free, or a held
+ * call); packets are then counted as stopped. */
+void moat_call_stream_stop(moat_call_stream *stream);
+void moat_call_stream_read(const moat_call_stream *stream, int side, moat_call_leg_counters *out);
+void moat_call_stream_free(moat_call_stream *stream);
+
+#endif

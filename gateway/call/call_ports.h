@@ -1,0 +1,29 @@
+/* The UDP port pairs of non-ICE call legs, from [media] port_min..port_max:
+ * an even RTP port and RTP+1 for RTCP, both bound at allocation so a port
+ * some other program holds is skipped. Allocation runs on the control
+ * thread, release on the worker that closes the leg: one mutex, taken per
+ * allocation and release, never per packet. */
+#ifndef MOAT_CALL_PORTS_H
+#define MOAT_CALL_PORTS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct moat_call_ports moat_call_ports;
+
+/* NULL with a message when the range or the bind address is invalid. */
+moat_call_ports *moat_call_ports_new(const char *bind_address, int port_min, int port_max,
+                                     char *error, size_t error_size);
+void moat_call_ports_free(moat_call_ports *ports);
+
+/* Binds a pair: *rtp_fd on the returned even port, *rtcp_fd on port + 1
+ * (non-blocking, dual-stack). 0 when every pair is in use ("Ran out of
+ * ports"). */
+uint16_t moat_call_ports_allocate(moat_call_ports *ports, int *rtp_fd, int *rtcp_fd);
+/* Closes both sockets and returns the pair. Any thread. */
+void moat_call_ports_release(moat_call_ports *ports, uint16_t port, int rtp_fd, int rtcp_fd);
+size_t moat_call_ports_in_use(moat_call_ports *ports);
+size_t moat_call_ports_capacity(const moat_call_ports *ports);
+
+#endif

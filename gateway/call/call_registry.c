@@ -1,0 +1,435 @@
+/* Owns the calls: their registry by call-id, the parties' tags, the
+ * streams of each m-line, offer/answer/delete and delete-delay timers. */
+#include "call/call_registry.h"
+
+#include "core/counters.h"
+
+#include <arpa/inet.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+
+struct moat_call_registry {
+    GHashTable *calls; /* call-id -> moat_call (owned) */
+    moat_call_ports *ports;
+    moat_call_worker **contexts;
+    unsigned n_contexts;
+    char *address;
+    int delete_delay_s;
+};
+
+typedef struct {
+    moat_call_registry *registry;
+    char *id;
+    char *tags[2];
+    moat_call_sdp sdp[2]; /* the last SDP each side sent */
+    bool has_sdp[2];
+    moat_call_stream *streams[MOAT_CALL_SDP_MAX_MEDIA];
+    size_t n_streams;
+    moat_call_worker *context;
+    int64_t created_s;
+    int offer_side; /* side of the last offer's sender */
+    bool rtcp_mux_offered[MOAT_CALL_SDP_MAX_MEDIA];
+    guint delete_timer;
+} moat_call;
+
+static void call_free(void *data)
+{
+    moat_call *call = data;
+    if (call->delete_timer)
+        g_source_remove(call->delete_timer);
+    for (size_t i = 0; i < call->n_streams; i++)
+        moat_call_stream_free(call->streams[i]);
+    g_free(call->tags[0]);
+    g_free(call->tags[1]);
+    g_free(call->id);
+    g_free(call);
+}
+
+moat_call_registry *moat_call_registry_new(const moat_call_settings *settings, char *error,
+                                           size_t error_size)
+{
+    moat_call_ports *ports = moat_call_ports_new(settings->bind_address, settings->port_min,
+                                                 settings->port_max, error, error_size);
+    if (!ports)
+        return NULL;
+    moat_call_registry *registry = g_new0(moat_call_registry, 1);
+    registry->ports = ports;
+    registry->calls = g_hash_table_new_full(g_str_hash, g_str_equal, NULL, call_free);
+    registry->n_contexts = settings->n_workers;
+    registry->contexts = g_new0(moat_call_worker *, settings->n_workers);
+    for (unsigned i = 0; i < settings->n_workers; i++)
+        registry->contexts[i] = moat_call_worker_new(settings->workers[i]);
+    registry->address = g_strdup(settings->address);
+    registry->delete_delay_s = settings->delete_delay_s;
+    return registry;
+}
+
+void moat_call_registry_free(moat_call_registry *registry)
+{
+    if (!registry)
+        return;
+    g_hash_table_destroy(registry->calls); /* stopped workers close the legs at once */
+    for (unsigned i = 0; i < registry->n_contexts; i++)
+        moat_call_worker_free(registry->contexts[i]);
+    g_free(registry->contexts);
+    moat_call_ports_free(registry->ports);
+    g_free(registry->address);
+    g_free(registry);
+}
+
+void moat_call_reply_clear(moat_call_reply *reply)
+{
+    g_free(reply->sdp);
+    reply->sdp = NULL;
+}
+
+static bool fail(moat_call_reply *reply, const char *format, const char *detail)
+{
+    snprintf(reply->error, sizeof reply->error, format, detail ? detail : "");
+    return false;
+}
+
+/* The worker with the fewest streams carries a new call. */
+static moat_call_worker *pick_context(moat_call_registry *registry)
+{
+    moat_call_worker *best = registry->contexts[0];
+    for (unsigned i = 1; i < registry->n_contexts; i++) {
+        if (moat_call_worker_streams(registry->contexts[i]) < moat_call_worker_streams(best))
+            best = registry->contexts[i];
+    }
+    return best;
+}
+
+static moat_call *call_new(moat_call_registry *registry, const char *call_id, const char *tag)
+{
+    moat_call *call = g_new0(moat_call, 1);
+    call->registry = registry;
+    call->id = g_strdup(call_id);
+    call->tags[0] = g_strdup(tag);
+    call->context = pick_context(registry);
+    call->created_s = g_get_real_time() / G_USEC_PER_SEC;
+    g_hash_table_insert(registry->calls, call->id, call);
+    return call;
+}
+
+/* One stream per m-line: a re-offer with more m-lines adds streams. */
+static bool ensure_streams(moat_call *call, size_t n_media)
+{
+    while (call->n_streams < n_media) {
+        moat_call_stream *stream = moat_call_stream_new(call->context, call->registry->ports);
+        if (!stream)
+            return false;
+        call->streams[call->n_streams++] = stream;
+    }
+    return true;
+}
+
+static void set_endpoints(moat_call *call, int side, const moat_call_sdp *sdp,
+                          const moat_ng_request *request, const bool *rtcp_mux)
+{
+    for (size_t i = 0; i < sdp->n_media; i++) {
+        const moat_call_sdp_media *media = &sdp->media[i];
+        moat_call_endpoint endpoint = {
+            .rtp = media->rtp,
+            .rtcp_mux = rtcp_mux[i],
+            .latching = !request->asymmetric,
+            .strict_source = request->strict_source,
+        };
+        if (media->port == 0)
+            endpoint.rtp.sin6_family = 0;
+        if (media->rtcp_port && endpoint.rtp.sin6_family == AF_INET6) {
+            endpoint.rtcp = endpoint.rtp;
+            endpoint.rtcp.sin6_port = htons(media->rtcp_port);
+        }
+        moat_call_stream_set_endpoint(call->streams[i], side, &endpoint);
+    }
+}
+
+/* Rewrites `text` for the party on `to_side`: it will send to Moat's legs
+ * facing it. */
+static bool rewrite_for(moat_call *call, int to_side, const moat_ng_request *request,
+                        const moat_call_sdp *sdp, const bool *rtcp_mux, moat_call_reply *reply)
+{
+    moat_call_sdp_rewrite how = {
+        .address = request->media_address ? request->media_address : call->registry->address,
+        .transport_protocol = request->transport_protocol,
+        .replace_origin = request->replace_origin,
+    };
+    const char *strip[2 * MOAT_NG_MAX_CODECS];
+    for (size_t i = 0; i < request->codec_strip.count; i++)
+        strip[how.n_strip++] = request->codec_strip.names[i];
+    for (size_t i = 0; i < request->codec_mask.count; i++)
+        strip[how.n_strip++] = request->codec_mask.names[i];
+    how.strip = strip;
+    for (size_t i = 0; i < sdp->n_media; i++) {
+        how.ports[i] = sdp->media[i].port ? moat_call_stream_port(call->streams[i], to_side) : 0;
+        how.rtcp_mux[i] = rtcp_mux[i];
+    }
+    GString *out = g_string_new(NULL);
+    char error[160];
+    if (moat_call_sdp_rewrite_text(request->sdp, request->sdp_length, &how, out, error,
+                                   sizeof error) != 0) {
+        g_string_free(out, TRUE);
+        return fail(reply, "Failed to rewrite SDP: %s", error);
+    }
+    reply->sdp = g_string_free(out, FALSE);
+    return true;
+}
+
+static bool check_ids(const moat_ng_request *request, bool need_to_tag, moat_call_reply *reply)
+{
+    if (!request->call_id || !*request->call_id)
+        return fail(reply, "No call-id in message%s", NULL);
+    if (!request->from_tag || !*request->from_tag)
+        return fail(reply, "No from-tag in message%s", NULL);
+    if (need_to_tag && (!request->to_tag || !*request->to_tag))
+        return fail(reply, "No to-tag in message%s", NULL);
+    if (!request->sdp || request->sdp_length == 0)
+        return fail(reply, "No SDP body in message%s", NULL);
+    return true;
+}
+
+static bool parse_sdp(const moat_ng_request *request, moat_call_sdp *sdp, moat_call_reply *reply)
+{
+    char error[160];
+    if (moat_call_sdp_parse(request->sdp, request->sdp_length, sdp, error, sizeof error) != 0)
+        return fail(reply, "Failed to parse SDP: %s", error);
+    return true;
+}
+
+static bool is_srtp(const char *proto)
+{
+    return proto && strstr(proto, "SAVP") != NULL;
+}
+
+/* What the relay cannot do yet is refused rather than announced: WebRTC
+ * legs (ICE, DTLS-SRTP) and SRTP termination (a transport change between
+ * RTP/AVP and RTP/SAVP). SRTP end to end (no change) is relayed as is. */
+static bool check_transport(const moat_ng_request *request, const moat_call_sdp *sdp,
+                            moat_call_reply *reply)
+{
+    const char *wanted = request->transport_protocol;
+    if (request->ice == MOAT_NG_ICE_FORCE)
+        return fail(reply, "ICE legs are not supported yet%s", NULL);
+    if (wanted && strstr(wanted, "TLS"))
+        return fail(reply, "DTLS-SRTP legs are not supported yet%s", NULL);
+    for (size_t i = 0; i < sdp->n_media; i++) {
+        const char *proto = sdp->media[i].proto;
+        if (sdp->media[i].port && strstr(proto, "TLS"))
+            return fail(reply, "DTLS-SRTP legs are not supported yet%s", NULL);
+        if (sdp->media[i].port && wanted && is_srtp(proto) != is_srtp(wanted))
+            return fail(reply, "SRTP termination (SDES) is not supported yet: %s", wanted);
+    }
+    return true;
+}
+
+/* Which side sent an offer: side 1 when it is the answerer's tag (a
+ * re-INVITE from the callee), else side 0 (a new from-tag replaces it). */
+static int offer_side(moat_call *call, const char *from_tag)
+{
+    if (call->tags[1] && strcmp(call->tags[1], from_tag) == 0)
+        return 1;
+    if (strcmp(call->tags[0], from_tag) != 0) {
+        g_free(call->tags[0]);
+        call->tags[0] = g_strdup(from_tag);
+    }
+    return 0;
+}
+
+void moat_call_offer(moat_call_registry *registry, const moat_ng_request *request,
+                     moat_call_reply *reply)
+{
+    moat_call_sdp sdp;
+    if (!check_ids(request, false, reply) || !parse_sdp(request, &sdp, reply) ||
+        !check_transport(request, &sdp, reply))
+        return;
+    moat_call *call = g_hash_table_lookup(registry->calls, request->call_id);
+    if (call && call->delete_timer) {
+        g_hash_table_remove(registry->calls, request->call_id); /* a new call, same id */
+        call = NULL;
+    }
+    bool created = !call;
+    if (created)
+        call = call_new(registry, request->call_id, request->from_tag);
+    if (!ensure_streams(call, sdp.n_media)) {
+        if (created)
+            g_hash_table_remove(registry->calls, request->call_id);
+        fail(reply, "Ran out of ports%s", NULL);
+        return;
+    }
+    int side = offer_side(call, request->from_tag);
+    bool mux[MOAT_CALL_SDP_MAX_MEDIA];
+    for (size_t i = 0; i < sdp.n_media; i++) {
+        mux[i] = (sdp.media[i].rtcp_mux && !(request->rtcp_mux & MOAT_NG_RTCP_MUX_DEMUX)) ||
+                 (request->rtcp_mux & MOAT_NG_RTCP_MUX_OFFER);
+        call->rtcp_mux_offered[i] = mux[i];
+    }
+    if (!rewrite_for(call, 1 - side, request, &sdp, mux, reply)) {
+        if (created)
+            g_hash_table_remove(registry->calls, request->call_id);
+        return;
+    }
+    bool own_mux[MOAT_CALL_SDP_MAX_MEDIA];
+    for (size_t i = 0; i < sdp.n_media; i++)
+        own_mux[i] = sdp.media[i].rtcp_mux;
+    set_endpoints(call, side, &sdp, request, own_mux);
+    call->sdp[side] = sdp;
+    call->has_sdp[side] = true;
+    call->offer_side = side;
+}
+
+void moat_call_answer(moat_call_registry *registry, const moat_ng_request *request,
+                      moat_call_reply *reply)
+{
+    moat_call_sdp sdp;
+    if (!check_ids(request, true, reply))
+        return;
+    moat_call *call = g_hash_table_lookup(registry->calls, request->call_id);
+    if (!call) {
+        fail(reply, "Unknown call-id%s", NULL);
+        return;
+    }
+    if (!parse_sdp(request, &sdp, reply) || !check_transport(request, &sdp, reply))
+        return;
+    if (!ensure_streams(call, sdp.n_media)) {
+        fail(reply, "Ran out of ports%s", NULL);
+        return;
+    }
+    int offerer = call->offer_side, answerer = 1 - offerer;
+    if (!call->tags[answerer])
+        call->tags[answerer] = g_strdup(request->to_tag);
+    bool mux[MOAT_CALL_SDP_MAX_MEDIA];
+    for (size_t i = 0; i < sdp.n_media; i++)
+        mux[i] = sdp.media[i].rtcp_mux && call->rtcp_mux_offered[i];
+    if (!rewrite_for(call, offerer, request, &sdp, mux, reply))
+        return;
+    set_endpoints(call, answerer, &sdp, request, mux);
+    /* The offerer muxes only if its answer (ours) says so. */
+    if (call->has_sdp[offerer])
+        set_endpoints(call, offerer, &call->sdp[offerer], request, mux);
+    call->sdp[answerer] = sdp;
+    call->has_sdp[answerer] = true;
+}
+
+static gboolean delete_later(void *data)
+{
+    moat_call *call = data;
+    call->delete_timer = 0;
+    g_hash_table_remove(call->registry->calls, call->id);
+    return G_SOURCE_REMOVE;
+}
+
+void moat_call_delete(moat_call_registry *registry, const moat_ng_request *request,
+                      moat_call_reply *reply)
+{
+    if (!request->call_id || !*request->call_id) {
+        fail(reply, "No call-id in message%s", NULL);
+        return;
+    }
+    moat_call *call = g_hash_table_lookup(registry->calls, request->call_id);
+    if (!call) {
+        if (request->fatal)
+            fail(reply, "Call-ID not found%s", NULL);
+        else
+            snprintf(reply->warning, sizeof reply->warning, "Call-ID not found");
+        return;
+    }
+    int delay = request->delete_delay_s >= 0 ? request->delete_delay_s : registry->delete_delay_s;
+    if (delay == 0) {
+        g_hash_table_remove(registry->calls, request->call_id);
+        return;
+    }
+    if (!call->delete_timer)
+        call->delete_timer = g_timeout_add_seconds((guint)delay, delete_later, call);
+}
+
+int moat_call_query(moat_call_registry *registry, const char *call_id, moat_call_view *out)
+{
+    moat_call *call = call_id ? g_hash_table_lookup(registry->calls, call_id) : NULL;
+    if (!call)
+        return -1;
+    memset(out, 0, sizeof *out);
+    out->call_id = call->id;
+    out->created_s = call->created_s;
+    out->deleting = call->delete_timer != 0;
+    for (int side = 0; side < 2; side++) {
+        moat_call_side_view *view = &out->sides[side];
+        view->tag = call->tags[side];
+        view->n_media = call->has_sdp[side] ? call->sdp[side].n_media : 0;
+        for (size_t i = 0; i < view->n_media && i < call->n_streams; i++) {
+            const moat_call_sdp_media *media = &call->sdp[side].media[i];
+            moat_call_media_view *m = &view->media[i];
+            g_strlcpy(m->kind, media->kind, sizeof m->kind);
+            m->local_port = moat_call_stream_port(call->streams[i], side);
+            m->sdp_address = media->rtp;
+            m->rtcp_mux = media->rtcp_mux;
+            moat_call_stream_read(call->streams[i], side, &m->counters);
+        }
+    }
+    return 0;
+}
+
+size_t moat_call_list(moat_call_registry *registry, const char **ids, size_t capacity)
+{
+    GHashTableIter iter;
+    void *key;
+    size_t n = 0;
+    g_hash_table_iter_init(&iter, registry->calls);
+    while (n < capacity && g_hash_table_iter_next(&iter, &key, NULL))
+        ids[n++] = key;
+    return n;
+}
+
+size_t moat_call_count(moat_call_registry *registry)
+{
+    return g_hash_table_size(registry->calls);
+}
+
+static uint64_t sum_counter(moat_call_registry *registry, size_t offset)
+{
+    uint64_t total = 0;
+    for (unsigned i = 0; i < registry->n_contexts; i++) {
+        const char *base = (const char *)moat_call_worker_counters_of(registry->contexts[i]);
+        total += moat_counter_read((const uint64_t *)(base + offset));
+    }
+    return total;
+}
+
+void moat_call_registry_metrics(moat_call_registry *registry, GString *out)
+{
+    size_t streams = 0;
+    for (unsigned i = 0; i < registry->n_contexts; i++)
+        streams += moat_call_worker_streams(registry->contexts[i]);
+    g_string_append_printf(out,
+                           "# HELP moat_calls Calls relayed for a SIP proxy (ng protocol)\n"
+                           "# TYPE moat_calls gauge\nmoat_calls %u\n"
+                           "# HELP moat_call_legs Call legs (one port pair each)\n"
+                           "# TYPE moat_call_legs gauge\nmoat_call_legs %zu\n"
+                           "# HELP moat_call_ports_free Call port pairs left in [media] "
+                           "port_min..port_max\n# TYPE moat_call_ports_free gauge\n"
+                           "moat_call_ports_free %zu\n",
+                           g_hash_table_size(registry->calls), 2 * streams,
+                           moat_call_ports_capacity(registry->ports) -
+                               moat_call_ports_in_use(registry->ports));
+    g_string_append_printf(
+        out,
+        "# HELP moat_call_relayed_packets_total Packets relayed between call legs\n"
+        "# TYPE moat_call_relayed_packets_total counter\n"
+        "moat_call_relayed_packets_total{kind=\"rtp\"} %" G_GUINT64_FORMAT "\n"
+        "moat_call_relayed_packets_total{kind=\"rtcp\"} %" G_GUINT64_FORMAT "\n"
+        "# HELP moat_call_relayed_bytes_total Bytes relayed between call legs\n"
+        "# TYPE moat_call_relayed_bytes_total counter\n"
+        "moat_call_relayed_bytes_total %" G_GUINT64_FORMAT "\n",
+        sum_counter(registry, offsetof(moat_call_worker_counters, rtp_relayed)),
+        sum_counter(registry, offsetof(moat_call_worker_counters, rtcp_relayed)),
+        sum_counter(registry, offsetof(moat_call_worker_counters, bytes_relayed)));
+    g_string_append(out, "# HELP moat_call_dropped_packets_total Datagrams call legs dropped, "
+                         "by reason\n# TYPE moat_call_dropped_packets_total counter\n");
+    for (int r = 0; r < MOAT_CALL_DROP_REASON_COUNT; r++)
+        g_string_append_printf(
+            out, "moat_call_dropped_packets_total{reason=\"%s\"} %" G_GUINT64_FORMAT "\n",
+            moat_call_drop_reason_name(r),
+            sum_counter(registry,
+                        offsetof(moat_call_worker_counters, dropped) + sizeof(uint64_t) * r));
+}

@@ -1,0 +1,83 @@
+/* The calls Moat relays for a SIP proxy: a registry of calls by call-id,
+ * each with its two parties by tag (side 0: the first offer's from-tag,
+ * side 1: the answerer's to-tag) and one stream (two legs, call_media.h)
+ * per m-line, all on one worker. Driven by ng commands (offer, answer,
+ * delete, query, list: ng/ng_request.h). Control thread only. */
+#ifndef MOAT_CALL_REGISTRY_H
+#define MOAT_CALL_REGISTRY_H
+
+#include "call/call_media.h"
+#include "call/call_sdp.h"
+#include "core/worker.h"
+#include "ng/ng_request.h"
+
+#include <glib.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+typedef struct moat_call_registry moat_call_registry;
+
+typedef struct {
+    moat_worker *const *workers;
+    unsigned n_workers;
+    const char *bind_address; /* [media] bind */
+    int port_min, port_max;   /* [media] port_min, port_max */
+    const char *address;      /* put in c= lines unless the request names media-address */
+    int delete_delay_s;       /* [ng] delete_delay_s: delete without delete-delay */
+} moat_call_settings;
+
+moat_call_registry *moat_call_registry_new(const moat_call_settings *settings, char *error,
+                                           size_t error_size);
+/* Frees every call and the registry: after the workers stopped (their legs
+ * then close at once) and before they are freed. */
+void moat_call_registry_free(moat_call_registry *registry);
+
+typedef struct {
+    char *sdp;         /* offer/answer: the rewritten SDP (owned; g_free) */
+    char error[192];   /* non-empty: result "error" with this error-reason */
+    char warning[128]; /* non-empty: "warning" on an ok reply */
+} moat_call_reply;
+
+void moat_call_reply_clear(moat_call_reply *reply);
+
+/* Each fills reply (error or ok). */
+void moat_call_offer(moat_call_registry *registry, const moat_ng_request *request,
+                     moat_call_reply *reply);
+void moat_call_answer(moat_call_registry *registry, const moat_ng_request *request,
+                      moat_call_reply *reply);
+void moat_call_delete(moat_call_registry *registry, const moat_ng_request *request,
+                      moat_call_reply *reply);
+
+/* What query reports of one call. */
+typedef struct {
+    char kind[16];
+    uint16_t local_port; /* Moat's port facing this party */
+    struct sockaddr_in6 sdp_address;
+    bool rtcp_mux;
+    moat_call_leg_counters counters; /* what this party sent to Moat */
+} moat_call_media_view;
+
+typedef struct {
+    const char *tag; /* NULL: not known yet (no answer) */
+    size_t n_media;
+    moat_call_media_view media[MOAT_CALL_SDP_MAX_MEDIA];
+} moat_call_side_view;
+
+typedef struct {
+    const char *call_id;
+    int64_t created_s; /* Unix time */
+    bool deleting;     /* deleted, relaying until delete-delay ends */
+    moat_call_side_view sides[2];
+} moat_call_view;
+
+/* 0, or -1 for an unknown call. Strings point into the registry until the
+ * next command. */
+int moat_call_query(moat_call_registry *registry, const char *call_id, moat_call_view *out);
+/* Up to `capacity` call-ids (valid until the next command); how many. */
+size_t moat_call_list(moat_call_registry *registry, const char **ids, size_t capacity);
+size_t moat_call_count(moat_call_registry *registry);
+
+/* Prometheus lines of the call layer (metrics.c style). */
+void moat_call_registry_metrics(moat_call_registry *registry, GString *out);
+
+#endif

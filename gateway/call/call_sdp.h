@@ -1,0 +1,56 @@
+/* SDP of SIP phones for the call layer: plain RTP/AVP (and SAVP, AVPF)
+ * offers and answers without ICE or DTLS. Parsing reads what the relay
+ * needs (per m-line: the party's address and ports, rtcp-mux, transport);
+ * rewriting copies the text line by line and changes only what Moat must:
+ * c= (our address), m= ports and transport, o= with replace-origin,
+ * a=rtcp/a=rtcp-mux, ICE attributes removed, stripped codecs. Hostile input:
+ * bounded lines (sdp_lex.h), no hostnames, at most MOAT_CALL_SDP_MAX_MEDIA
+ * m-lines. Stateless; any thread. */
+#ifndef MOAT_CALL_SDP_H
+#define MOAT_CALL_SDP_H
+
+#include <glib.h>
+#include <netinet/in.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define MOAT_CALL_SDP_MAX_MEDIA  8
+#define MOAT_CALL_SDP_MAX_LENGTH 65536
+
+typedef struct {
+    char kind[16];           /* audio, video, ... */
+    char proto[32];          /* RTP/AVP, RTP/SAVP, ... */
+    uint16_t port;           /* 0: the m-line is refused or disabled */
+    struct sockaddr_in6 rtp; /* the party's RTP address; sin6_family 0: none (0.0.0.0, hold) */
+    uint16_t rtcp_port;      /* a=rtcp; 0: RTP port + 1 */
+    bool rtcp_mux;
+    bool ice; /* ICE attributes (session or media level) */
+    size_t n_formats;
+} moat_call_sdp_media;
+
+typedef struct {
+    moat_call_sdp_media media[MOAT_CALL_SDP_MAX_MEDIA];
+    size_t n_media;
+} moat_call_sdp;
+
+/* 0, or -1 with a message for the error-reason. */
+int moat_call_sdp_parse(const char *text, size_t length, moat_call_sdp *out, char *error,
+                        size_t error_size);
+
+typedef struct {
+    const char *address;                     /* our address for c= (and o= with replace_origin) */
+    uint16_t ports[MOAT_CALL_SDP_MAX_MEDIA]; /* our RTP port per m-line; 0 keeps 0 */
+    bool rtcp_mux[MOAT_CALL_SDP_MAX_MEDIA];  /* announce a=rtcp-mux (else a=rtcp:port+1) */
+    const char *transport_protocol;          /* NULL: keep each m-line's */
+    bool replace_origin;
+    const char *const *strip; /* codec names removed ("all": every one) */
+    size_t n_strip;
+} moat_call_sdp_rewrite;
+
+/* Appends the rewritten SDP (CRLF lines) to out; -1 with a message when the
+ * text does not parse or stripping leaves an m-line without a codec. */
+int moat_call_sdp_rewrite_text(const char *text, size_t length, const moat_call_sdp_rewrite *how,
+                               GString *out, char *error, size_t error_size);
+
+#endif

@@ -1,0 +1,193 @@
+/* Owns reading a SIP party's SDP for the call layer (call_sdp.h): per
+ * m-line the transport, the party's address and ports, rtcp-mux. */
+#include "call/call_sdp.h"
+
+#include "sdp/sdp_lex.h"
+
+#include <arpa/inet.h>
+#include <string.h>
+
+/* "IN IP4 1.2.3.4" or "IN IP6 ::1" (a multicast "/ttl" suffix is cut);
+ * 0.0.0.0 and :: (hold) give an address of family 0. */
+static int parse_connection(moat_sdp_span value, struct sockaddr_in6 *out, char *error,
+                            size_t error_size)
+{
+    moat_sdp_span net, type, address, ttl;
+    char text[64];
+    if (!moat_sdp_span_next_token(&value, &net) || !moat_sdp_span_eq(net, "IN") ||
+        !moat_sdp_span_next_token(&value, &type) || !moat_sdp_span_next_token(&value, &address)) {
+        moat_sdp_errorf(error, error_size, "c= is not \"IN <IP4|IP6> <address>\"");
+        return -1;
+    }
+    moat_sdp_span_split(address, '/', &address, &ttl);
+    if (!moat_sdp_span_copy(address, text, sizeof text)) {
+        moat_sdp_errorf(error, error_size, "c= address too long");
+        return -1;
+    }
+    memset(out, 0, sizeof *out);
+    struct in_addr v4;
+    struct in6_addr v6;
+    if (moat_sdp_span_eq(type, "IP4") && inet_pton(AF_INET, text, &v4) == 1) {
+        if (v4.s_addr == 0)
+            return 0;
+        out->sin6_family = AF_INET6;
+        out->sin6_addr.s6_addr[10] = 0xff;
+        out->sin6_addr.s6_addr[11] = 0xff;
+        memcpy(&out->sin6_addr.s6_addr[12], &v4, 4);
+        return 0;
+    }
+    if (moat_sdp_span_eq(type, "IP6") && inet_pton(AF_INET6, text, &v6) == 1) {
+        if (IN6_IS_ADDR_UNSPECIFIED(&v6))
+            return 0;
+        out->sin6_family = AF_INET6;
+        out->sin6_addr = v6;
+        return 0;
+    }
+    moat_sdp_errorf(error, error_size, "c= address is not an IP%s address",
+                    moat_sdp_span_eq(type, "IP6") ? "6" : "4");
+    return -1;
+}
+
+/* "m=audio 4000 RTP/AVP 0 8 101" ("port/count" is refused). */
+static int parse_media_line(moat_sdp_span value, moat_call_sdp_media *media, char *error,
+                            size_t error_size)
+{
+    moat_sdp_span kind, port, proto, format;
+    uint32_t number;
+    if (!moat_sdp_span_next_token(&value, &kind) || !moat_sdp_span_next_token(&value, &port) ||
+        !moat_sdp_span_next_token(&value, &proto) || !moat_sdp_span_u32(port, 65535, &number) ||
+        !moat_sdp_span_copy(kind, media->kind, sizeof media->kind) ||
+        !moat_sdp_span_copy(proto, media->proto, sizeof media->proto)) {
+        moat_sdp_errorf(error, error_size, "m= is not \"<media> <port> <proto> <formats>\"");
+        return -1;
+    }
+    media->port = (uint16_t)number;
+    while (moat_sdp_span_next_token(&value, &format))
+        media->n_formats++;
+    if (media->n_formats == 0) {
+        moat_sdp_errorf(error, error_size, "m=%s has no formats", media->kind);
+        return -1;
+    }
+    return 0;
+}
+
+static bool is_ice_attribute(moat_sdp_span name)
+{
+    return moat_sdp_span_eq(name, "ice-ufrag") || moat_sdp_span_eq(name, "ice-pwd") ||
+           moat_sdp_span_eq(name, "candidate") || moat_sdp_span_eq(name, "ice-lite");
+}
+
+static void parse_attribute(moat_sdp_span value, moat_call_sdp_media *media, bool *session_ice)
+{
+    moat_sdp_span name, rest, port;
+    moat_sdp_span_split(value, ':', &name, &rest);
+    uint32_t number;
+    if (is_ice_attribute(name)) {
+        if (media)
+            media->ice = true;
+        else
+            *session_ice = true;
+        return;
+    }
+    if (!media)
+        return;
+    if (moat_sdp_span_eq(name, "rtcp-mux"))
+        media->rtcp_mux = true;
+    else if (moat_sdp_span_eq(name, "rtcp") && moat_sdp_span_next_token(&rest, &port) &&
+             moat_sdp_span_u32(port, 65535, &number))
+        media->rtcp_port = (uint16_t)number;
+}
+
+typedef struct {
+    moat_call_sdp *out;
+    struct sockaddr_in6 session_address;
+    bool session_has_address;
+    bool media_has_address[MOAT_CALL_SDP_MAX_MEDIA];
+    bool session_ice;
+    bool seen_version;
+} parse_state;
+
+static int parse_line(parse_state *state, moat_sdp_span line, char *error, size_t error_size)
+{
+    if (line.len < 2 || line.p[1] != '=') {
+        moat_sdp_errorf(error, error_size, "line is not <type>=<value>");
+        return -1;
+    }
+    moat_sdp_span value = {line.p + 2, line.len - 2};
+    moat_call_sdp *out = state->out;
+    moat_call_sdp_media *media = out->n_media ? &out->media[out->n_media - 1] : NULL;
+    switch (line.p[0]) {
+    case 'v':
+        state->seen_version = moat_sdp_span_eq(value, "0");
+        return state->seen_version ? 0 : (moat_sdp_errorf(error, error_size, "v= is not 0"), -1);
+    case 'm':
+        if (out->n_media == MOAT_CALL_SDP_MAX_MEDIA) {
+            moat_sdp_errorf(error, error_size, "more than %d m-lines", MOAT_CALL_SDP_MAX_MEDIA);
+            return -1;
+        }
+        media = &out->media[out->n_media++];
+        return parse_media_line(value, media, error, error_size);
+    case 'c':
+        if (!media) {
+            state->session_has_address = true;
+            return parse_connection(value, &state->session_address, error, error_size);
+        }
+        state->media_has_address[out->n_media - 1] = true;
+        return parse_connection(value, &media->rtp, error, error_size);
+    case 'a':
+        parse_attribute(value, media, &state->session_ice);
+        return 0;
+    default:
+        return 0;
+    }
+}
+
+/* Media-level c= wins over the session's; an m-line in use needs one. */
+static int resolve_addresses(parse_state *state, char *error, size_t error_size)
+{
+    moat_call_sdp *out = state->out;
+    for (size_t i = 0; i < out->n_media; i++) {
+        moat_call_sdp_media *media = &out->media[i];
+        media->ice = media->ice || state->session_ice;
+        if (!state->media_has_address[i]) {
+            if (!state->session_has_address && media->port != 0) {
+                moat_sdp_errorf(error, error_size, "m=%s has no c= line", media->kind);
+                return -1;
+            }
+            media->rtp = state->session_address;
+        }
+        if (media->rtp.sin6_family == AF_INET6)
+            media->rtp.sin6_port = htons(media->port);
+    }
+    return 0;
+}
+
+int moat_call_sdp_parse(const char *text, size_t length, moat_call_sdp *out, char *error,
+                        size_t error_size)
+{
+    memset(out, 0, sizeof *out);
+    if (moat_sdp_text_check(text, length, MOAT_CALL_SDP_MAX_LENGTH, error, error_size) != 0)
+        return -1;
+    parse_state state = {.out = out};
+    moat_sdp_lines lines;
+    moat_sdp_lines_init(&lines, text, length);
+    moat_sdp_span line;
+    int more;
+    while ((more = moat_sdp_lines_next(&lines, &line, error, error_size)) == 1) {
+        if (line.len == 0)
+            continue;
+        if (!state.seen_version && line.p[0] != 'v') {
+            moat_sdp_errorf(error, error_size, "SDP does not start with v=0");
+            return -1;
+        }
+        if (parse_line(&state, line, error, error_size) != 0)
+            return -1;
+    }
+    if (more < 0)
+        return -1;
+    if (out->n_media == 0) {
+        moat_sdp_errorf(error, error_size, "SDP has no m= line");
+        return -1;
+    }
+    return resolve_addresses(&state, error, error_size);
+}

@@ -1,0 +1,298 @@
+/* Two-leg calls through the call layer's C API (call/call_registry.h), on a
+ * real worker with real UDP sockets: offer and answer rewrite the SDPs to
+ * Moat's ports, RTP and RTCP cross both ways, the first packet latches the
+ * sender (another source is then dropped), query counts what each party
+ * sent, a re-offer reuses the legs, delete with delay 0 stops relaying and
+ * frees the ports, a small range runs out of ports, and bad requests are
+ * errors that leave other calls working. */
+#include <arpa/inet.h>
+#include <glib.h>
+#include <poll.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "call/call_registry.h"
+
+typedef struct {
+    moat_worker *worker;
+    moat_call_registry *registry;
+} fixture;
+
+static int udp_socket(uint16_t *port)
+{
+    int fd = socket(AF_INET, SOCK_DGRAM, 0);
+    struct sockaddr_in local = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    g_assert_cmpint(bind(fd, (struct sockaddr *)&local, sizeof local), ==, 0);
+    socklen_t length = sizeof local;
+    getsockname(fd, (struct sockaddr *)&local, &length);
+    *port = ntohs(local.sin_port);
+    return fd;
+}
+
+static void send_to(int fd, uint16_t port, const uint8_t *data, size_t length)
+{
+    struct sockaddr_in to = {
+        .sin_family = AF_INET, .sin_port = htons(port), .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    g_assert_cmpint(sendto(fd, data, length, 0, (struct sockaddr *)&to, sizeof to), ==,
+                    (ssize_t)length);
+}
+
+/* Bytes received within timeout_ms, or -1. */
+static ssize_t receive(int fd, uint8_t *buffer, size_t capacity, int timeout_ms)
+{
+    struct pollfd p = {.fd = fd, .events = POLLIN};
+    if (poll(&p, 1, timeout_ms) != 1)
+        return -1;
+    return recv(fd, buffer, capacity, 0);
+}
+
+static char *phone_sdp(uint16_t port)
+{
+    return g_strdup_printf("v=0\r\no=- 1 1 IN IP4 127.0.0.1\r\ns=-\r\nc=IN IP4 127.0.0.1\r\n"
+                           "t=0 0\r\nm=audio %u RTP/AVP 8\r\na=rtpmap:8 PCMA/8000\r\n",
+                           port);
+}
+
+static uint16_t sdp_port(const char *sdp)
+{
+    const char *m = strstr(sdp, "m=audio ");
+    g_assert_nonnull(m);
+    return (uint16_t)atoi(m + 8);
+}
+
+static void setup(fixture *f, int port_min, int port_max)
+{
+    char error[256];
+    f->worker = moat_worker_new(0, "127.0.0.1", 0, error, sizeof error);
+    g_assert_nonnull(f->worker);
+    g_assert_cmpint(moat_worker_start(f->worker, error, sizeof error), ==, 0);
+    moat_worker *workers[] = {f->worker};
+    moat_call_settings settings = {workers, 1, "127.0.0.1", port_min, port_max, "127.0.0.1", 30};
+    f->registry = moat_call_registry_new(&settings, error, sizeof error);
+    g_assert_nonnull(f->registry);
+}
+
+static void teardown(fixture *f)
+{
+    moat_worker_stop(f->worker);
+    moat_call_registry_free(f->registry);
+    moat_worker_free(f->worker);
+}
+
+static moat_ng_request request(const char *call_id, const char *from, const char *to,
+                               const char *sdp)
+{
+    moat_ng_request r = {.call_id = call_id,
+                         .from_tag = from,
+                         .to_tag = to,
+                         .sdp = sdp,
+                         .sdp_length = sdp ? strlen(sdp) : 0,
+                         .delete_delay_s = -1};
+    return r;
+}
+
+static uint8_t rtp_packet[172] = {0x80, 8, 0, 1, 0, 0, 0, 160, 0x11, 0x22, 0x33, 0x44};
+
+/* Sets up call `id`; returns Moat's port towards the caller and the callee. */
+static void establish(fixture *f, const char *id, uint16_t caller_port, uint16_t callee_port,
+                      uint16_t *to_caller, uint16_t *to_callee)
+{
+    char *offer_sdp = phone_sdp(caller_port), *answer_sdp = phone_sdp(callee_port);
+    moat_call_reply reply = {0};
+    moat_ng_request offer = request(id, "from1", NULL, offer_sdp);
+    moat_call_offer(f->registry, &offer, &reply);
+    g_assert_cmpstr(reply.error, ==, "");
+    *to_callee = sdp_port(reply.sdp);
+    moat_call_reply_clear(&reply);
+    moat_ng_request answer = request(id, "from1", "to1", answer_sdp);
+    moat_call_answer(f->registry, &answer, &reply);
+    g_assert_cmpstr(reply.error, ==, "");
+    *to_caller = sdp_port(reply.sdp);
+    g_assert_nonnull(strstr(reply.sdp, "c=IN IP4 127.0.0.1"));
+    moat_call_reply_clear(&reply);
+    g_free(offer_sdp);
+    g_free(answer_sdp);
+}
+
+static void test_relay_both_ways(void)
+{
+    fixture f;
+    setup(&f, 41000, 41099);
+    uint16_t caller_port, callee_port, to_caller, to_callee;
+    int caller = udp_socket(&caller_port), callee = udp_socket(&callee_port);
+    establish(&f, "call-1", caller_port, callee_port, &to_caller, &to_callee);
+    g_assert_cmpuint(to_caller, !=, to_callee);
+    uint8_t buffer[2048];
+    for (int i = 0; i < 5; i++) {
+        send_to(caller, to_caller, rtp_packet, sizeof rtp_packet);
+        g_assert_cmpint(receive(callee, buffer, sizeof buffer, 2000), ==, sizeof rtp_packet);
+        g_assert_cmpmem(buffer, 12, rtp_packet, 12);
+    }
+    send_to(callee, to_callee, rtp_packet, sizeof rtp_packet);
+    g_assert_cmpint(receive(caller, buffer, sizeof buffer, 2000), ==, sizeof rtp_packet);
+
+    /* A third party's packet to the latched leg is dropped. */
+    uint16_t intruder_port;
+    int intruder = udp_socket(&intruder_port);
+    send_to(intruder, to_caller, rtp_packet, sizeof rtp_packet);
+    g_assert_cmpint(receive(callee, buffer, sizeof buffer, 300), ==, -1);
+
+    moat_call_view view;
+    g_assert_cmpint(moat_call_query(f.registry, "call-1", &view), ==, 0);
+    g_assert_cmpstr(view.sides[0].tag, ==, "from1");
+    g_assert_cmpstr(view.sides[1].tag, ==, "to1");
+    g_assert_cmpuint(view.sides[0].media[0].counters.rtp.packets, ==, 5);
+    g_assert_cmpuint(view.sides[0].media[0].counters.rtp.bytes, ==, 5 * sizeof rtp_packet);
+    g_assert_cmpuint(view.sides[0].media[0].counters.dropped, ==, 1);
+    g_assert_true(view.sides[0].media[0].counters.latched);
+    g_assert_cmpuint(view.sides[0].media[0].counters.last_ssrc, ==, 0x11223344);
+    g_assert_cmpuint(view.sides[1].media[0].counters.rtp.packets, ==, 1);
+
+    const char *ids[4];
+    g_assert_cmpuint(moat_call_list(f.registry, ids, 4), ==, 1);
+    g_assert_cmpstr(ids[0], ==, "call-1");
+
+    /* delete-delay 0: relaying stops now. */
+    moat_call_reply reply = {0};
+    moat_ng_request del = request("call-1", "from1", NULL, NULL);
+    del.delete_delay_s = 0;
+    moat_call_delete(f.registry, &del, &reply);
+    g_assert_cmpstr(reply.error, ==, "");
+    g_assert_cmpint(moat_call_query(f.registry, "call-1", &view), ==, -1);
+    g_usleep(100000);
+    send_to(caller, to_caller, rtp_packet, sizeof rtp_packet);
+    g_assert_cmpint(receive(callee, buffer, sizeof buffer, 300), ==, -1);
+    /* Unknown now: a warning, or an error with fatal. */
+    moat_call_delete(f.registry, &del, &reply);
+    g_assert_cmpstr(reply.error, ==, "");
+    g_assert_cmpstr(reply.warning, !=, "");
+    del.fatal = true;
+    moat_call_delete(f.registry, &del, &reply);
+    g_assert_cmpstr(reply.error, !=, "");
+    close(caller);
+    close(callee);
+    close(intruder);
+    teardown(&f);
+}
+
+static void test_reoffer_reuses_ports(void)
+{
+    fixture f;
+    setup(&f, 41100, 41199);
+    uint16_t caller_port, callee_port, to_caller, to_callee, again_caller, again_callee;
+    int caller = udp_socket(&caller_port), callee = udp_socket(&callee_port);
+    establish(&f, "call-2", caller_port, callee_port, &to_caller, &to_callee);
+    establish(&f, "call-2", caller_port, callee_port, &again_caller, &again_callee);
+    g_assert_cmpuint(again_caller, ==, to_caller);
+    g_assert_cmpuint(again_callee, ==, to_callee);
+    g_assert_cmpuint(moat_call_count(f.registry), ==, 1);
+    close(caller);
+    close(callee);
+    teardown(&f);
+}
+
+static void test_out_of_ports_and_errors(void)
+{
+    fixture f;
+    setup(&f, 41200, 41203); /* two pairs: one call */
+    uint16_t a, b, x, y;
+    int caller = udp_socket(&a), callee = udp_socket(&b);
+    establish(&f, "call-3", a, b, &x, &y);
+    char *sdp = phone_sdp(a);
+    moat_call_reply reply = {0};
+    moat_ng_request offer = request("call-4", "f", NULL, sdp);
+    moat_call_offer(f.registry, &offer, &reply);
+    g_assert_cmpstr(reply.error, ==, "Ran out of ports");
+    g_assert_cmpuint(moat_call_count(f.registry), ==, 1);
+
+    moat_ng_request bad[] = {
+        request(NULL, "f", NULL, sdp),
+        request("call-5", NULL, NULL, sdp),
+        request("call-5", "f", NULL, NULL),
+        request("call-5", "f", NULL, "v=0\r\nm=audio x"),
+    };
+    for (size_t i = 0; i < G_N_ELEMENTS(bad); i++) {
+        moat_call_reply r = {0};
+        moat_call_offer(f.registry, &bad[i], &r);
+        g_assert_cmpstr(r.error, !=, "");
+        g_assert_null(r.sdp);
+    }
+    moat_ng_request webrtc = request("call-6", "f", NULL, sdp);
+    webrtc.transport_protocol = "UDP/TLS/RTP/SAVPF";
+    moat_ng_request sdes = request("call-6", "f", NULL, sdp);
+    sdes.transport_protocol = "RTP/SAVP";
+    moat_ng_request ice = request("call-6", "f", NULL, sdp);
+    ice.ice = MOAT_NG_ICE_FORCE;
+    moat_ng_request unsupported[] = {webrtc, sdes, ice};
+    for (size_t i = 0; i < G_N_ELEMENTS(unsupported); i++) {
+        moat_call_reply u = {0};
+        moat_call_offer(f.registry, &unsupported[i], &u);
+        g_assert_true(g_str_has_suffix(u.error, "not supported yet") ||
+                      strstr(u.error, "not supported yet: "));
+    }
+    moat_call_reply r = {0};
+    moat_ng_request answer = request("nope", "f", "t", sdp);
+    moat_call_answer(f.registry, &answer, &r);
+    g_assert_cmpstr(r.error, ==, "Unknown call-id");
+    /* call-3 still relays. */
+    uint8_t buffer[2048];
+    send_to(caller, x, rtp_packet, sizeof rtp_packet);
+    g_assert_cmpint(receive(callee, buffer, sizeof buffer, 2000), ==, sizeof rtp_packet);
+    g_free(sdp);
+    close(caller);
+    close(callee);
+    teardown(&f);
+}
+
+/* rtcp-mux on both sides: RTCP shares the RTP ports and is counted as RTCP. */
+static void test_rtcp_mux(void)
+{
+    fixture f;
+    setup(&f, 41300, 41399);
+    uint16_t caller_port, callee_port;
+    int caller = udp_socket(&caller_port), callee = udp_socket(&callee_port);
+    char *offer_sdp = g_strdup_printf("v=0\r\nc=IN IP4 127.0.0.1\r\nm=audio %u RTP/AVP 8\r\n"
+                                      "a=rtcp-mux\r\n",
+                                      caller_port);
+    char *answer_sdp = g_strdup_printf("v=0\r\nc=IN IP4 127.0.0.1\r\nm=audio %u RTP/AVP 8\r\n"
+                                       "a=rtcp-mux\r\n",
+                                       callee_port);
+    moat_call_reply reply = {0};
+    moat_ng_request offer = request("mux", "a", NULL, offer_sdp);
+    moat_call_offer(f.registry, &offer, &reply);
+    g_assert_nonnull(strstr(reply.sdp, "a=rtcp-mux\r\n"));
+    g_assert_null(strstr(reply.sdp, "a=rtcp:"));
+    moat_call_reply_clear(&reply);
+    moat_ng_request answer = request("mux", "a", "b", answer_sdp);
+    moat_call_answer(f.registry, &answer, &reply);
+    g_assert_nonnull(strstr(reply.sdp, "a=rtcp-mux\r\n"));
+    uint16_t to_caller = sdp_port(reply.sdp);
+    moat_call_reply_clear(&reply);
+    static const uint8_t report[8] = {0x80, 201, 0, 1, 0x11, 0x22, 0x33, 0x44};
+    uint8_t buffer[2048];
+    send_to(caller, to_caller, rtp_packet, sizeof rtp_packet);
+    g_assert_cmpint(receive(callee, buffer, sizeof buffer, 2000), ==, sizeof rtp_packet);
+    send_to(caller, to_caller, report, sizeof report);
+    g_assert_cmpint(receive(callee, buffer, sizeof buffer, 2000), ==, sizeof report);
+    g_assert_cmpuint(buffer[1], ==, 201);
+    moat_call_view view;
+    g_assert_cmpint(moat_call_query(f.registry, "mux", &view), ==, 0);
+    g_assert_cmpuint(view.sides[0].media[0].counters.rtp.packets, ==, 1);
+    g_assert_cmpuint(view.sides[0].media[0].counters.rtcp.packets, ==, 1);
+    g_free(offer_sdp);
+    g_free(answer_sdp);
+    close(caller);
+    close(callee);
+    teardown(&f);
+}
+
+int main(int argc, char **argv)
+{
+    g_test_init(&argc, &argv, NULL);
+    g_test_add_func("/call/relay/both-ways", test_relay_both_ways);
+    g_test_add_func("/call/relay/reoffer", test_reoffer_reuses_ports);
+    g_test_add_func("/call/relay/out-of-ports-and-errors", test_out_of_ports_and_errors);
+    g_test_add_func("/call/relay/rtcp-mux", test_rtcp_mux);
+    return g_test_run();
+}
