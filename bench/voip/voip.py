@@ -270,6 +270,9 @@ def main():
     if not (build / "bench" / "voip_load").exists():
         print(f"voip: {build / 'bench' / 'voip_load'} is not built")
         return 1
+    if os.geteuid() != 0:
+        print("voip: not root: no scheduling priority for the relays and the generator, "
+              "so other load on the machine weighs more on the figures")
     if (os.cpu_count() or 1) < 2:
         print("voip: needs two CPUs (relay on one, load generator on the other)")
     folder = Path(tempfile.mkdtemp(prefix="bench-voip-"))
