@@ -5,6 +5,7 @@
 
 #include "core/counters.h"
 #include "rtp/rtp_packet.h"
+#include "srtp/srtp_session.h"
 
 #include <glib.h>
 #include <string.h>
@@ -38,6 +39,7 @@ struct call_leg {
     moat_call_endpoint endpoint;
     struct sockaddr_in6 rtp_to, rtcp_to; /* where this party receives */
     bool latched, rtcp_latched;
+    moat_srtp_session *srtp; /* SDES leg (moat_call_stream_set_srtp); NULL: plain RTP */
     /* single writer (the worker), read by the control thread */
     moat_call_flow_counters rtp, rtcp;
     uint64_t relayed, dropped;
@@ -53,7 +55,8 @@ struct moat_call_stream {
 };
 
 static const char *drop_names[MOAT_CALL_DROP_REASON_COUNT] = {
-    "malformed", "truncated", "source", "no_destination", "send_failed", "stopped",
+    "malformed",   "truncated", "source",    "no_destination",
+    "send_failed", "stopped",   "srtp_auth", "srtp_protect",
 };
 
 const char *moat_call_drop_reason_name(moat_call_drop_reason reason)
@@ -162,12 +165,39 @@ static void note_ssrc(call_leg *leg, const uint8_t *data)
         __atomic_fetch_or(&leg->flags, 1u, __ATOMIC_RELAXED);
 }
 
+/* SDES leg, inbound: a packet from a source other than the latched one is
+ * dropped before the HMAC; otherwise it must authenticate (and not be a
+ * replay) before it may latch or go on. In place; *length shrinks. */
+static bool unprotect_from(call_leg *from, uint8_t *data, size_t *length, bool rtcp,
+                           const struct sockaddr_in6 *source, moat_call_flow_counters *flow)
+{
+    bool latched = rtcp ? from->rtcp_latched : from->latched;
+    const struct sockaddr_in6 *to = rtcp ? &from->rtcp_to : &from->rtp_to;
+    if (from->endpoint.latching && latched && !same_address(to, source))
+        return drop(from, MOAT_CALL_DROP_SOURCE), false;
+    int status = rtcp ? moat_srtp_unprotect_rtcp(from->srtp, data, length)
+                      : moat_srtp_unprotect_rtp(from->srtp, data, length);
+    if (status == MOAT_SRTP_OK)
+        return true;
+    moat_counter_add(&flow->errors, 1);
+    return drop(from, MOAT_CALL_DROP_SRTP_AUTH), false;
+}
+
+/* SDES leg, outbound: protected in the receive buffer (CALL_BUFFER bytes). */
+static bool protect_for(call_leg *to, uint8_t *data, size_t *length, bool rtcp)
+{
+    int status = rtcp ? moat_srtp_protect_rtcp(to->srtp, data, length, CALL_BUFFER)
+                      : moat_srtp_protect_rtp(to->srtp, data, length, CALL_BUFFER);
+    return status == MOAT_SRTP_OK;
+}
+
 /* Classifies one received datagram; returns its send slot (0: RTP, 1: RTCP
  * on the other leg's RTCP socket, 2: RTCP muxed on its RTP socket) or -1
- * when dropped. */
-static int classify(call_leg *from, unsigned flags, uint8_t *data, size_t length,
+ * when dropped. On SDES legs *length changes (unprotect, protect). */
+static int classify(call_leg *from, unsigned flags, uint8_t *data, size_t *length_inout,
                     const struct sockaddr_in6 *source, bool on_rtcp_socket)
 {
+    size_t length = *length_inout;
     call_leg *to = from->other;
     if (from->stream->stopped)
         return drop(from, MOAT_CALL_DROP_STOPPED), -1;
@@ -179,6 +209,8 @@ static int classify(call_leg *from, unsigned flags, uint8_t *data, size_t length
         moat_counter_add(&flow->errors, 1);
         return drop(from, MOAT_CALL_DROP_MALFORMED), -1;
     }
+    if (from->srtp && !unprotect_from(from, data, &length, rtcp, source, flow))
+        return -1;
     if (!leg_accepts_source(from, source, rtcp, true))
         return drop(from, MOAT_CALL_DROP_SOURCE), -1;
     count_flow(flow, length);
@@ -187,6 +219,9 @@ static int classify(call_leg *from, unsigned flags, uint8_t *data, size_t length
     const struct sockaddr_in6 *destination = rtcp ? &to->rtcp_to : &to->rtp_to;
     if (destination->sin6_family != AF_INET6)
         return drop(from, MOAT_CALL_DROP_NO_DESTINATION), -1;
+    if (to->srtp && !protect_for(to, data, &length, rtcp))
+        return drop(from, MOAT_CALL_DROP_SRTP_PROTECT), -1;
+    *length_inout = length;
     if (!rtcp)
         return 0;
     return to->endpoint.rtcp_mux ? 2 : 1;
@@ -226,7 +261,7 @@ static int relay_batch(call_leg *from, bool on_rtcp_socket)
     unsigned count[3] = {0, 0, 0};
     for (int i = 0; i < n; i++) {
         size_t length = w->rx[i].msg_len;
-        int slot = classify(from, (unsigned)w->rx[i].msg_hdr.msg_flags, w->buffers[i], length,
+        int slot = classify(from, (unsigned)w->rx[i].msg_hdr.msg_flags, w->buffers[i], &length,
                             &w->rx_from[i], on_rtcp_socket);
         if (slot < 0)
             continue;
@@ -279,6 +314,7 @@ static void release_stream(void *data)
     for (int side = 0; side < 2; side++) {
         call_leg *leg = &stream->legs[side];
         moat_call_ports_release(stream->ports, leg->port, leg->rtp_fd, leg->rtcp_fd);
+        moat_srtp_session_free(leg->srtp);
     }
     g_free(stream);
 }
@@ -356,6 +392,46 @@ void moat_call_stream_set_endpoint(moat_call_stream *stream, int side,
     endpoint_update *update = g_new(endpoint_update, 1);
     *update = (endpoint_update){stream, side & 1, *endpoint};
     moat_worker_post(stream->context->worker, endpoint_task, update, g_free);
+}
+
+typedef struct {
+    moat_call_stream *stream;
+    int side;
+    moat_srtp_session *srtp;
+} srtp_update;
+
+static void srtp_update_free(void *data)
+{
+    srtp_update *update = data;
+    moat_srtp_session_free(update->srtp);
+    g_free(update);
+}
+
+/* The leg's new SRTP session (or none); the old one is freed here, on the
+ * worker that used it. */
+static void srtp_task(moat_worker *worker, void *data)
+{
+    srtp_update *update = data;
+    call_leg *leg = &update->stream->legs[update->side];
+    moat_srtp_session *old = leg->srtp;
+    leg->srtp = update->srtp;
+    update->srtp = old;
+    srtp_update_free(update);
+}
+
+int moat_call_stream_set_srtp(moat_call_stream *stream, int side, const moat_srtp_keying *keying,
+                              char *error, size_t error_size)
+{
+    moat_srtp_session *srtp = NULL;
+    if (keying) {
+        srtp = moat_srtp_session_new(keying, error, error_size);
+        if (!srtp)
+            return -1;
+    }
+    srtp_update *update = g_new(srtp_update, 1);
+    *update = (srtp_update){stream, side & 1, srtp};
+    moat_worker_post(stream->context->worker, srtp_task, update, srtp_update_free);
+    return 0;
 }
 
 static void stop_task(moat_worker *worker, void *data)

@@ -14,6 +14,7 @@
 
 #include "call/call_ports.h"
 #include "core/worker.h"
+#include "srtp/srtp_keying.h"
 
 #include <netinet/in.h>
 #include <stdbool.h>
@@ -26,6 +27,8 @@ typedef enum {
     MOAT_CALL_DROP_NO_DESTINATION, /* the other party's address is not known yet */
     MOAT_CALL_DROP_SEND,           /* the kernel refused the datagram */
     MOAT_CALL_DROP_STOPPED,        /* the call was deleted (delete-delay 0) */
+    MOAT_CALL_DROP_SRTP_AUTH,      /* SDES leg: srtp_unprotect refused it (forged, replayed) */
+    MOAT_CALL_DROP_SRTP_PROTECT,   /* SDES leg: could not protect it for its party */
     MOAT_CALL_DROP_REASON_COUNT
 } moat_call_drop_reason;
 
@@ -80,6 +83,12 @@ moat_call_stream *moat_call_stream_new(moat_call_worker *context, moat_call_port
 uint16_t moat_call_stream_port(const moat_call_stream *stream, int side);
 void moat_call_stream_set_endpoint(moat_call_stream *stream, int side,
                                    const moat_call_endpoint *endpoint);
+/* SDES-SRTP on leg `side` (srtp/sdes_keys.h): what its party sends is
+ * unprotected (and only an authenticated packet can latch its address),
+ * what it is sent is protected. NULL: plain RTP again. The keying is not
+ * kept. 0, or -1 with error (the leg is unchanged). */
+int moat_call_stream_set_srtp(moat_call_stream *stream, int side, const moat_srtp_keying *keying,
+                              char *error, size_t error_size);
 /* Stops relaying at once (delete with delay 0 before the free, or a held
  * call); packets are then counted as stopped. */
 void moat_call_stream_stop(moat_call_stream *stream);

@@ -2,6 +2,8 @@
  * streams of each m-line, offer/answer/delete and delete-delay timers. */
 #include "call/call_registry.h"
 
+#include "call/call_sdes.h"
+
 #include "core/counters.h"
 
 #include <arpa/inet.h>
@@ -31,6 +33,7 @@ typedef struct {
     int offer_side; /* side of the last offer's sender */
     bool rtcp_mux_offered[MOAT_CALL_SDP_MAX_MEDIA];
     guint delete_timer;
+    moat_call_sdes sdes; /* SDES-SRTP termination per leg (call_sdes.h) */
 } moat_call;
 
 static void call_free(void *data)
@@ -43,6 +46,8 @@ static void call_free(void *data)
     g_free(call->tags[0]);
     g_free(call->tags[1]);
     g_free(call->id);
+    moat_call_sdes_clear(&call->sdes);
+    explicit_bzero(call->sdp, sizeof call->sdp); /* a=crypto keys */
     g_free(call);
 }
 
@@ -149,13 +154,13 @@ static void set_endpoints(moat_call *call, int side, const moat_call_sdp *sdp,
 /* Rewrites `text` for the party on `to_side`: it will send to Moat's legs
  * facing it. */
 static bool rewrite_for(moat_call *call, int to_side, const moat_ng_request *request,
-                        const moat_call_sdp *sdp, const bool *rtcp_mux, moat_call_reply *reply)
+                        const moat_call_sdp *sdp, const bool *rtcp_mux,
+                        const moat_call_sdp_rewrite *sdes, moat_call_reply *reply)
 {
-    moat_call_sdp_rewrite how = {
-        .address = request->media_address ? request->media_address : call->registry->address,
-        .transport_protocol = request->transport_protocol,
-        .replace_origin = request->replace_origin,
-    };
+    moat_call_sdp_rewrite how = *sdes; /* the SDES fields (call_sdes.c) */
+    how.address = request->media_address ? request->media_address : call->registry->address;
+    how.transport_protocol = request->transport_protocol;
+    how.replace_origin = request->replace_origin;
     const char *strip[2 * MOAT_NG_MAX_CODECS];
     for (size_t i = 0; i < request->codec_strip.count; i++)
         strip[how.n_strip++] = request->codec_strip.names[i];
@@ -198,14 +203,10 @@ static bool parse_sdp(const moat_ng_request *request, moat_call_sdp *sdp, moat_c
     return true;
 }
 
-static bool is_srtp(const char *proto)
-{
-    return proto && strstr(proto, "SAVP") != NULL;
-}
-
 /* What the relay cannot do yet is refused rather than announced: WebRTC
- * legs (ICE, DTLS-SRTP) and SRTP termination (a transport change between
- * RTP/AVP and RTP/SAVP). SRTP end to end (no change) is relayed as is. */
+ * legs (ICE, DTLS-SRTP). A transport change between RTP/AVP and RTP/SAVP is
+ * SDES termination (call_sdes.c); SRTP end to end (no change) is relayed as
+ * is. */
 static bool check_transport(const moat_ng_request *request, const moat_call_sdp *sdp,
                             moat_call_reply *reply)
 {
@@ -218,8 +219,6 @@ static bool check_transport(const moat_ng_request *request, const moat_call_sdp 
         const char *proto = sdp->media[i].proto;
         if (sdp->media[i].port && strstr(proto, "TLS"))
             return fail(reply, "DTLS-SRTP legs are not supported yet%s", NULL);
-        if (sdp->media[i].port && wanted && is_srtp(proto) != is_srtp(wanted))
-            return fail(reply, "SRTP termination (SDES) is not supported yet: %s", wanted);
     }
     return true;
 }
@@ -265,7 +264,10 @@ void moat_call_offer(moat_call_registry *registry, const moat_ng_request *reques
                  (request->rtcp_mux & MOAT_NG_RTCP_MUX_OFFER);
         call->rtcp_mux_offered[i] = mux[i];
     }
-    if (!rewrite_for(call, 1 - side, request, &sdp, mux, reply)) {
+    moat_call_sdp_rewrite sdes = {0};
+    if (moat_call_sdes_offer(&call->sdes, side, &sdp, request, call->streams, &sdes, reply->error,
+                             sizeof reply->error) != 0 ||
+        !rewrite_for(call, 1 - side, request, &sdp, mux, &sdes, reply)) {
         if (created)
             g_hash_table_remove(registry->calls, request->call_id);
         return;
@@ -302,7 +304,10 @@ void moat_call_answer(moat_call_registry *registry, const moat_ng_request *reque
     bool mux[MOAT_CALL_SDP_MAX_MEDIA];
     for (size_t i = 0; i < sdp.n_media; i++)
         mux[i] = sdp.media[i].rtcp_mux && call->rtcp_mux_offered[i];
-    if (!rewrite_for(call, offerer, request, &sdp, mux, reply))
+    moat_call_sdp_rewrite sdes = {0};
+    if (moat_call_sdes_answer(&call->sdes, answerer, &sdp, call->streams, &sdes, reply->error,
+                              sizeof reply->error) != 0 ||
+        !rewrite_for(call, offerer, request, &sdp, mux, &sdes, reply))
         return;
     set_endpoints(call, answerer, &sdp, request, mux);
     /* The offerer muxes only if its answer (ours) says so. */

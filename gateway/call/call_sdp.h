@@ -9,6 +9,8 @@
 #ifndef MOAT_CALL_SDP_H
 #define MOAT_CALL_SDP_H
 
+#include "sdp/sdp_crypto.h"
+
 #include <glib.h>
 #include <netinet/in.h>
 #include <stdbool.h>
@@ -17,6 +19,7 @@
 
 #define MOAT_CALL_SDP_MAX_MEDIA  8
 #define MOAT_CALL_SDP_MAX_LENGTH 65536
+#define MOAT_CALL_SDP_MAX_CRYPTO 8 /* a=crypto lines kept per m-line */
 
 typedef struct {
     char kind[16];           /* audio, video, ... */
@@ -27,6 +30,11 @@ typedef struct {
     bool rtcp_mux;
     bool ice; /* ICE attributes (session or media level) */
     size_t n_formats;
+    /* a=crypto lines (SDES, RFC 4568) of suites Moat runs, in offer order;
+     * malformed ones and further ones are not kept. Secret: the registry
+     * wipes what it stores. */
+    moat_sdp_crypto crypto[MOAT_CALL_SDP_MAX_CRYPTO];
+    size_t n_crypto;
 } moat_call_sdp_media;
 
 typedef struct {
@@ -46,6 +54,13 @@ typedef struct {
     bool replace_origin;
     const char *const *strip; /* codec names removed ("all": every one) */
     size_t n_strip;
+    /* SDES termination (call_sdes.c): per m-line, the transport to write
+     * (NULL: transport_protocol) and, when replace_crypto[i], the a=crypto
+     * lines that replace the party's (none: all removed). */
+    const char *media_transport[MOAT_CALL_SDP_MAX_MEDIA];
+    bool replace_crypto[MOAT_CALL_SDP_MAX_MEDIA];
+    const moat_sdp_crypto *crypto[MOAT_CALL_SDP_MAX_MEDIA];
+    size_t n_crypto[MOAT_CALL_SDP_MAX_MEDIA];
 } moat_call_sdp_rewrite;
 
 /* Appends the rewritten SDP (CRLF lines) to out; -1 with a message when the

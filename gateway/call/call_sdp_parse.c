@@ -77,6 +77,17 @@ static bool is_ice_attribute(moat_sdp_span name)
            moat_sdp_span_eq(name, "candidate") || moat_sdp_span_eq(name, "ice-lite");
 }
 
+/* a=crypto: kept when well-formed, of a suite Moat runs, and there is room;
+ * whether one is usable is decided when a leg is keyed (call_sdes.c). */
+static void parse_crypto(moat_sdp_span value, moat_call_sdp_media *media)
+{
+    if (media->n_crypto == MOAT_CALL_SDP_MAX_CRYPTO)
+        return;
+    const char *why = NULL;
+    if (moat_sdp_crypto_parse(value, &media->crypto[media->n_crypto], &why) == 0)
+        media->n_crypto++;
+}
+
 static void parse_attribute(moat_sdp_span value, moat_call_sdp_media *media, bool *session_ice)
 {
     moat_sdp_span name, rest, port;
@@ -91,6 +102,10 @@ static void parse_attribute(moat_sdp_span value, moat_call_sdp_media *media, boo
     }
     if (!media)
         return;
+    if (moat_sdp_span_eq(name, "crypto")) {
+        parse_crypto(rest, media);
+        return;
+    }
     if (moat_sdp_span_eq(name, "rtcp-mux"))
         media->rtcp_mux = true;
     else if (moat_sdp_span_eq(name, "rtcp") && moat_sdp_span_next_token(&rest, &port) &&

@@ -97,8 +97,10 @@ static bool format_stripped(const strip_plan *plan, size_t index, moat_sdp_span 
     return moat_sdp_span_u32(format, 127, &pt) && plan->stripped[index][pt];
 }
 
-static bool is_dropped_attribute(moat_sdp_span name, const moat_call_sdp_rewrite *how)
+static bool is_dropped_attribute(moat_sdp_span name, const moat_call_sdp_rewrite *how, int index)
 {
+    if (index >= 0 && how->replace_crypto[index] && moat_sdp_span_eq(name, "crypto"))
+        return true;
     static const char *const always[] = {"ice-ufrag",         "ice-pwd",  "ice-options",
                                          "candidate",         "ice-lite", "end-of-candidates",
                                          "remote-candidates", "rtcp",     "rtcp-mux"};
@@ -160,7 +162,9 @@ static int write_media_line(GString *out, moat_sdp_span value, size_t index,
     g_string_append(out, "m=");
     append_span(out, kind);
     g_string_append_printf(out, " %u ", how->ports[index]);
-    if (how->transport_protocol && how->ports[index])
+    if (how->media_transport[index] && how->ports[index])
+        g_string_append(out, how->media_transport[index]);
+    else if (how->transport_protocol && how->ports[index])
         g_string_append(out, how->transport_protocol);
     else
         append_span(out, proto);
@@ -186,6 +190,10 @@ static void close_media(GString *out, int index, const moat_call_sdp_rewrite *ho
 {
     if (index < 0 || how->ports[index] == 0)
         return;
+    if (how->replace_crypto[index]) {
+        for (size_t i = 0; i < how->n_crypto[index]; i++)
+            moat_sdp_crypto_write(out, &how->crypto[index][i]);
+    }
     if (how->rtcp_mux[index])
         g_string_append(out, "a=rtcp-mux\r\n");
     else
@@ -223,7 +231,7 @@ static int rewrite_line(GString *out, moat_sdp_span line, int *index,
         return write_media_line(out, value, (size_t)*index, how, plan, error, error_size);
     case 'a':
         moat_sdp_span_split(value, ':', &name, &rest);
-        if (is_dropped_attribute(name, how) ||
+        if (is_dropped_attribute(name, how, *index) ||
             is_stripped_format_attribute(name, rest, plan, *index))
             return 0;
         break;

@@ -1,0 +1,358 @@
+/* SDES-SRTP termination through the call layer's C API, on a real worker
+ * with real UDP sockets: a plain-RTP phone calls an SDES phone (Moat offers
+ * keys, the SDES phone picks one) and the other way round (Moat answers the
+ * SDES phone's offer under the request's SDES policy). Media crosses both
+ * ways, decrypted on one leg and encrypted on the other, checked with the
+ * SDES phone's own libsrtp session. A forged packet is dropped before it
+ * can latch the SDES leg; a replay from elsewhere after latching is dropped
+ * too. Requests Moat cannot key are errors. */
+#include <arpa/inet.h>
+#include <glib.h>
+#include <poll.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "call/call_registry.h"
+#include "srtp/sdes_keys.h"
+#include "srtp/srtp_session.h"
+
+typedef struct {
+    moat_worker *worker;
+    moat_call_registry *registry;
+} fixture;
+
+static int udp_socket(uint16_t *port)
+{
+    int fd = socket(AF_INET, SOCK_DGRAM, 0);
+    struct sockaddr_in local = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    g_assert_cmpint(bind(fd, (struct sockaddr *)&local, sizeof local), ==, 0);
+    socklen_t length = sizeof local;
+    getsockname(fd, (struct sockaddr *)&local, &length);
+    *port = ntohs(local.sin_port);
+    return fd;
+}
+
+static void send_to(int fd, uint16_t port, const uint8_t *data, size_t length)
+{
+    struct sockaddr_in to = {
+        .sin_family = AF_INET, .sin_port = htons(port), .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    g_assert_cmpint(sendto(fd, data, length, 0, (struct sockaddr *)&to, sizeof to), ==,
+                    (ssize_t)length);
+}
+
+static ssize_t receive(int fd, uint8_t *buffer, size_t capacity, int timeout_ms)
+{
+    struct pollfd p = {.fd = fd, .events = POLLIN};
+    if (poll(&p, 1, timeout_ms) != 1)
+        return -1;
+    return recv(fd, buffer, capacity, 0);
+}
+
+static void setup(fixture *f, int port_min, int port_max)
+{
+    char error[256];
+    f->worker = moat_worker_new(0, "127.0.0.1", 0, error, sizeof error);
+    g_assert_nonnull(f->worker);
+    g_assert_cmpint(moat_worker_start(f->worker, error, sizeof error), ==, 0);
+    moat_worker *workers[] = {f->worker};
+    moat_call_settings settings = {workers, 1, "127.0.0.1", port_min, port_max, "127.0.0.1", 30};
+    f->registry = moat_call_registry_new(&settings, error, sizeof error);
+    g_assert_nonnull(f->registry);
+}
+
+static void teardown(fixture *f)
+{
+    moat_worker_stop(f->worker);
+    moat_call_registry_free(f->registry);
+    moat_worker_free(f->worker);
+}
+
+static moat_ng_request request(const char *call_id, const char *from, const char *to,
+                               const char *sdp)
+{
+    moat_ng_request r = {.call_id = call_id,
+                         .from_tag = from,
+                         .to_tag = to,
+                         .sdp = sdp,
+                         .sdp_length = sdp ? strlen(sdp) : 0,
+                         .delete_delay_s = -1};
+    return r;
+}
+
+/* A phone's SDP: plain, or RTP/SAVP with its a=crypto lines. */
+static char *phone_sdp(uint16_t port, const moat_sdp_crypto *crypto, size_t n_crypto)
+{
+    GString *sdp = g_string_new(NULL);
+    g_string_append_printf(sdp,
+                           "v=0\r\no=- 1 1 IN IP4 127.0.0.1\r\ns=-\r\nc=IN IP4 127.0.0.1\r\n"
+                           "t=0 0\r\nm=audio %u %s 8\r\na=rtpmap:8 PCMA/8000\r\n",
+                           port, n_crypto ? "RTP/SAVP" : "RTP/AVP");
+    for (size_t i = 0; i < n_crypto; i++)
+        moat_sdp_crypto_write(sdp, &crypto[i]);
+    return g_string_free(sdp, FALSE);
+}
+
+static moat_call_sdp parse(const char *text)
+{
+    moat_call_sdp sdp;
+    char error[160] = "";
+    if (moat_call_sdp_parse(text, strlen(text), &sdp, error, sizeof error) != 0)
+        g_error("Moat wrote SDP that does not parse: %s\n%s", error, text);
+    return sdp;
+}
+
+static moat_srtp_session *phone_session(const moat_sdp_crypto *own, const moat_sdp_crypto *moat)
+{
+    moat_srtp_keying keying;
+    char error[160] = "";
+    g_assert_cmpint(moat_sdes_keying(own, moat, &keying, error, sizeof error), ==, 0);
+    moat_srtp_session *s = moat_srtp_session_new(&keying, error, sizeof error);
+    g_assert_nonnull(s);
+    return s;
+}
+
+static const uint8_t rtp_packet[172] = {0x80, 8, 0, 1, 0, 0, 0, 160, 0x11, 0x22, 0x33, 0x44};
+
+static size_t protected_packet(moat_srtp_session *s, uint16_t sequence, uint8_t *out)
+{
+    memcpy(out, rtp_packet, sizeof rtp_packet);
+    out[2] = (uint8_t)(sequence >> 8);
+    out[3] = (uint8_t)sequence;
+    out[20] = 0x5a; /* payload marker */
+    size_t length = sizeof rtp_packet;
+    g_assert_cmpint(moat_srtp_protect_rtp(s, out, &length, 256), ==, MOAT_SRTP_OK);
+    return length;
+}
+
+static const moat_call_media_view *media_of(fixture *f, const char *id, int side,
+                                            moat_call_view *view)
+{
+    g_assert_cmpint(moat_call_query(f->registry, id, view), ==, 0);
+    return &view->sides[side].media[0];
+}
+
+/* Caller plain, callee SDES: Moat offers keys. */
+static void test_plain_to_sdes(void)
+{
+    fixture f;
+    setup(&f, 42100, 42199);
+    uint16_t caller_port, callee_port, intruder_port;
+    int caller = udp_socket(&caller_port), callee = udp_socket(&callee_port);
+    int intruder = udp_socket(&intruder_port);
+
+    char *offer_sdp = phone_sdp(caller_port, NULL, 0);
+    moat_ng_request offer = request("sdes-1", "a", NULL, offer_sdp);
+    offer.transport_protocol = "RTP/SAVP";
+    moat_call_reply reply = {0};
+    moat_call_offer(f.registry, &offer, &reply);
+    g_assert_cmpstr(reply.error, ==, "");
+    g_assert_nonnull(strstr(reply.sdp, "m=audio "));
+    g_assert_nonnull(strstr(reply.sdp, " RTP/SAVP 8\r\n"));
+    moat_call_sdp offered = parse(reply.sdp);
+    g_assert_cmpuint(offered.media[0].n_crypto, ==, 3); /* every suite Moat runs */
+    g_assert_cmpint(offered.media[0].crypto[0].suite, ==, MOAT_SRTP_PROFILE_AES128_CM_SHA1_80);
+    uint16_t to_callee = offered.media[0].port;
+    moat_call_reply_clear(&reply);
+
+    /* The SDES phone picks GCM (tag 2) and answers with its own key. */
+    int chosen = -1;
+    for (size_t i = 0; i < offered.media[0].n_crypto; i++) {
+        if (offered.media[0].crypto[i].suite == MOAT_SRTP_PROFILE_AEAD_AES_128_GCM)
+            chosen = (int)i;
+    }
+    g_assert_cmpint(chosen, >=, 0);
+    moat_sdp_crypto mine;
+    char error[160] = "";
+    g_assert_cmpint(moat_sdes_answer(&offered.media[0].crypto[chosen], &mine, error, sizeof error),
+                    ==, 0);
+    char *answer_sdp = phone_sdp(callee_port, &mine, 1);
+    moat_ng_request answer = request("sdes-1", "a", "b", answer_sdp);
+    moat_call_answer(f.registry, &answer, &reply);
+    g_assert_cmpstr(reply.error, ==, "");
+    g_assert_nonnull(strstr(reply.sdp, " RTP/AVP 8\r\n"));
+    g_assert_null(strstr(reply.sdp, "a=crypto"));
+    uint16_t to_caller = parse(reply.sdp).media[0].port;
+    moat_call_reply_clear(&reply);
+    moat_srtp_session *phone = phone_session(&mine, &offered.media[0].crypto[chosen]);
+
+    uint8_t buffer[2048];
+    /* Plain in, SRTP out: the SDES phone's session reads it. */
+    for (uint8_t seq = 1; seq <= 3; seq++) {
+        uint8_t plain[sizeof rtp_packet];
+        memcpy(plain, rtp_packet, sizeof plain);
+        plain[3] = seq;
+        send_to(caller, to_caller, plain, sizeof plain);
+        ssize_t n = receive(callee, buffer, sizeof buffer, 2000);
+        g_assert_cmpint(n, >, (ssize_t)sizeof plain);
+        size_t length = (size_t)n;
+        g_assert_cmpint(moat_srtp_unprotect_rtp(phone, buffer, &length), ==, MOAT_SRTP_OK);
+        g_assert_cmpmem(buffer, length, plain, sizeof plain);
+    }
+
+    /* A forged packet (right header, no key) from an intruder: dropped
+     * before it can latch the SDES leg. */
+    uint8_t forged[200];
+    memcpy(forged, rtp_packet, sizeof rtp_packet);
+    memset(forged + 12, 0x77, sizeof forged - 12);
+    send_to(intruder, to_callee, forged, sizeof forged);
+    g_assert_cmpint(receive(caller, buffer, sizeof buffer, 300), ==, -1);
+    moat_call_view view;
+    const moat_call_media_view *callee_leg = media_of(&f, "sdes-1", 1, &view);
+    g_assert_false(callee_leg->counters.latched);
+    g_assert_cmpuint(callee_leg->counters.dropped, ==, 1);
+    g_assert_cmpuint(callee_leg->counters.rtp.errors, ==, 1);
+
+    /* The phone's SRTP: authenticated, latched, decrypted for the caller. */
+    uint8_t packet[256];
+    size_t length = protected_packet(phone, 10, packet);
+    send_to(callee, to_callee, packet, length);
+    g_assert_cmpint(receive(caller, buffer, sizeof buffer, 2000), ==, sizeof rtp_packet);
+    g_assert_cmphex(buffer[20], ==, 0x5a);
+    callee_leg = media_of(&f, "sdes-1", 1, &view);
+    g_assert_true(callee_leg->counters.latched);
+
+    /* The same genuine packet replayed from elsewhere: dropped (source). */
+    send_to(intruder, to_callee, packet, length);
+    g_assert_cmpint(receive(caller, buffer, sizeof buffer, 300), ==, -1);
+    /* ... and replayed from the phone's address: libsrtp's replay check. */
+    send_to(callee, to_callee, packet, length);
+    g_assert_cmpint(receive(caller, buffer, sizeof buffer, 300), ==, -1);
+    callee_leg = media_of(&f, "sdes-1", 1, &view);
+    g_assert_cmpuint(callee_leg->counters.dropped, ==, 3);
+
+    moat_srtp_session_free(phone);
+    moat_sdp_crypto_clear(&mine);
+    g_free(offer_sdp);
+    g_free(answer_sdp);
+    close(caller);
+    close(callee);
+    close(intruder);
+    teardown(&f);
+}
+
+/* Caller SDES, callee plain: Moat answers the caller's offer. */
+static void test_sdes_to_plain(void)
+{
+    fixture f;
+    setup(&f, 42200, 42299);
+    uint16_t caller_port, callee_port;
+    int caller = udp_socket(&caller_port), callee = udp_socket(&callee_port);
+    moat_sdp_crypto lines[2];
+    char error[160] = "";
+    g_assert_cmpint(
+        moat_sdes_generate(MOAT_SRTP_PROFILE_AES128_CM_SHA1_32, 1, &lines[0], error, sizeof error),
+        ==, 0);
+    g_assert_cmpint(
+        moat_sdes_generate(MOAT_SRTP_PROFILE_AES128_CM_SHA1_80, 2, &lines[1], error, sizeof error),
+        ==, 0);
+    char *offer_sdp = phone_sdp(caller_port, lines, 2);
+    moat_ng_request offer = request("sdes-2", "a", NULL, offer_sdp);
+    offer.transport_protocol = "RTP/AVP";
+    const char *only[] = {"AES_CM_128_HMAC_SHA1_80"};
+    offer.sdes_only[0] = only[0];
+    offer.n_sdes_only = 1;
+    moat_call_reply reply = {0};
+    moat_call_offer(f.registry, &offer, &reply);
+    g_assert_cmpstr(reply.error, ==, "");
+    g_assert_nonnull(strstr(reply.sdp, " RTP/AVP 8\r\n"));
+    g_assert_null(strstr(reply.sdp, "a=crypto")); /* the plain phone sees no key */
+    uint16_t to_callee = parse(reply.sdp).media[0].port;
+    moat_call_reply_clear(&reply);
+
+    char *answer_sdp = phone_sdp(callee_port, NULL, 0);
+    moat_ng_request answer = request("sdes-2", "a", "b", answer_sdp);
+    moat_call_answer(f.registry, &answer, &reply);
+    g_assert_cmpstr(reply.error, ==, "");
+    g_assert_nonnull(strstr(reply.sdp, " RTP/SAVP 8\r\n"));
+    moat_call_sdp answered = parse(reply.sdp);
+    g_assert_cmpuint(answered.media[0].n_crypto, ==, 1);
+    g_assert_cmpuint(answered.media[0].crypto[0].tag, ==, 2); /* SDES-only-..._80 */
+    uint16_t to_caller = answered.media[0].port;
+    moat_call_reply_clear(&reply);
+    moat_srtp_session *phone = phone_session(&lines[1], &answered.media[0].crypto[0]);
+
+    uint8_t packet[256], buffer[2048];
+    for (uint16_t seq = 1; seq <= 3; seq++) {
+        size_t length = protected_packet(phone, seq, packet);
+        send_to(caller, to_caller, packet, length);
+        g_assert_cmpint(receive(callee, buffer, sizeof buffer, 2000), ==, sizeof rtp_packet);
+        g_assert_cmphex(buffer[20], ==, 0x5a);
+    }
+    send_to(callee, to_callee, rtp_packet, sizeof rtp_packet);
+    ssize_t n = receive(caller, buffer, sizeof buffer, 2000);
+    g_assert_cmpint(n, >, (ssize_t)sizeof rtp_packet);
+    size_t length = (size_t)n;
+    g_assert_cmpint(moat_srtp_unprotect_rtp(phone, buffer, &length), ==, MOAT_SRTP_OK);
+    g_assert_cmpuint(length, ==, sizeof rtp_packet);
+
+    moat_srtp_session_free(phone);
+    moat_sdp_crypto_clear(&lines[0]);
+    moat_sdp_crypto_clear(&lines[1]);
+    g_free(offer_sdp);
+    g_free(answer_sdp);
+    close(caller);
+    close(callee);
+    teardown(&f);
+}
+
+static void test_refusals(void)
+{
+    fixture f;
+    setup(&f, 42300, 42399);
+    char error[160] = "";
+    moat_sdp_crypto line;
+    g_assert_cmpint(
+        moat_sdes_generate(MOAT_SRTP_PROFILE_AES128_CM_SHA1_80, 1, &line, error, sizeof error), ==,
+        0);
+    /* RFC 4568's example line has an MKI: not usable for Moat. */
+    char *mki_sdp = g_strdup("v=0\r\no=- 1 1 IN IP4 127.0.0.1\r\ns=-\r\nc=IN IP4 127.0.0.1\r\n"
+                             "t=0 0\r\nm=audio 4000 RTP/SAVP 8\r\na=crypto:1 "
+                             "AES_CM_128_HMAC_SHA1_80 "
+                             "inline:PS1uQCVeeCFCanVmcjkpPywjNWhcYD0mXXtxaVBR|2^20|1:4\r\n");
+    moat_ng_request offer = request("sdes-3", "a", NULL, mki_sdp);
+    offer.transport_protocol = "RTP/AVP";
+    moat_call_reply reply = {0};
+    moat_call_offer(f.registry, &offer, &reply);
+    g_assert_nonnull(strstr(reply.error, "no usable a=crypto"));
+    g_assert_null(reply.sdp);
+    g_assert_cmpuint(moat_call_count(f.registry), ==, 0);
+
+    char *plain_sdp = phone_sdp(4000, NULL, 0);
+    reply = (moat_call_reply){0};
+    moat_ng_request off = request("sdes-4", "a", NULL, plain_sdp);
+    off.transport_protocol = "RTP/SAVP";
+    off.sdes_off = true;
+    moat_call_offer(f.registry, &off, &reply);
+    g_assert_nonnull(strstr(reply.error, "allows no suite"));
+    moat_call_reply_clear(&reply);
+
+    /* An answer that picks no line Moat offered. */
+    reply = (moat_call_reply){0};
+    moat_ng_request ok = request("sdes-5", "a", NULL, plain_sdp);
+    ok.transport_protocol = "RTP/SAVP";
+    moat_call_offer(f.registry, &ok, &reply);
+    g_assert_cmpstr(reply.error, ==, "");
+    moat_call_reply_clear(&reply);
+    line.tag = 77;
+    char *stranger_sdp = phone_sdp(4002, &line, 1);
+    moat_ng_request answer = request("sdes-5", "a", "b", stranger_sdp);
+    moat_call_answer(f.registry, &answer, &reply);
+    g_assert_nonnull(strstr(reply.error, "picks none"));
+    moat_call_reply_clear(&reply);
+
+    moat_sdp_crypto_clear(&line);
+    g_free(mki_sdp);
+    g_free(plain_sdp);
+    g_free(stranger_sdp);
+    teardown(&f);
+}
+
+int main(int argc, char **argv)
+{
+    g_test_init(&argc, &argv, NULL);
+    g_test_add_func("/call-sdes/plain-to-sdes", test_plain_to_sdes);
+    g_test_add_func("/call-sdes/sdes-to-plain", test_sdes_to_plain);
+    g_test_add_func("/call-sdes/refusals", test_refusals);
+    return g_test_run();
+}
