@@ -249,8 +249,10 @@ static void loss_summary(media *m)
             double loss = sent ? 1.0 - (double)got / sent : 1.0;
             out->window_sent += sent;
             out->window_received += got;
-            if (loss > out->worst_loss)
+            if (loss > out->worst_loss) {
                 out->worst_loss = loss;
+                out->worst_call = i, out->worst_side = side;
+            }
             if (loss >= 0.01)
                 out->directions_over++, over = 1;
         }

@@ -25,7 +25,9 @@ typedef struct {
     uint64_t sent, send_errors, received, stray;
     uint64_t late; /* in the window but over 150 ms late: counted lost */
     uint64_t window_sent, window_received;
-    double worst_loss;        /* the worst call direction over the window */
+    double worst_loss;   /* the worst call direction over the window */
+    unsigned worst_call; /* which: the call, and the side that sent */
+    unsigned worst_side;
     unsigned directions_over; /* call directions with loss >= 1% */
     unsigned calls_over;      /* calls with either direction over */
     double relay_cpu;         /* the relay's CPU over the window, in cores */

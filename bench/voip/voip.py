@@ -177,8 +177,10 @@ def verdict(result):
     if setup["failed"]:
         return False, f"setup: {setup['failed']} failed ({setup['first_error'][:60]})"
     if media["worst_loss"] >= MAX_LOSS:
+        side = "caller" if media.get("worst_side", 0) == 0 else "callee"
         return False, (f"loss: {media['calls_over']} calls over 1%, worst "
-                       f"{100 * media['worst_loss']:.1f}%")
+                       f"{100 * media['worst_loss']:.1f}% (call {media.get('worst_call')}, "
+                       f"{side}'s stream; {media.get('stray', 0)} stray)")
     return True, "ok"
 
 

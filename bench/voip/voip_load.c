@@ -120,15 +120,16 @@ static void json_media(const media_result *r)
     printf("\"media\":{\"sent\":%llu,\"send_errors\":%llu,\"received\":%llu,\"stray\":%llu,"
            "\"late\":%llu,"
            "\"window_sent\":%llu,\"window_received\":%llu,\"loss\":%.6f,\"worst_loss\":%.6f,"
+           "\"worst_call\":%u,\"worst_side\":%u,"
            "\"directions_over\":%u,\"calls_over\":%u,\"relay_cpu\":%.4f,"
            "\"generator_cpu\":%.4f,\"max_lag_ms\":%.3f,\"latency_mean_us\":%.1f,"
            "\"latency_max_us\":%.1f}",
            (unsigned long long)r->sent, (unsigned long long)r->send_errors,
            (unsigned long long)r->received, (unsigned long long)r->stray,
            (unsigned long long)r->late, (unsigned long long)r->window_sent,
-           (unsigned long long)r->window_received, loss, r->worst_loss, r->directions_over,
-           r->calls_over, r->relay_cpu, r->generator_cpu, r->max_lag_ms, r->latency_mean_us,
-           r->latency_max_us);
+           (unsigned long long)r->window_received, loss, r->worst_loss, r->worst_call,
+           r->worst_side, r->directions_over, r->calls_over, r->relay_cpu, r->generator_cpu,
+           r->max_lag_ms, r->latency_mean_us, r->latency_max_us);
 }
 
 static ng_link link_for(const options *o)
