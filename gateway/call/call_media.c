@@ -3,6 +3,8 @@
  * other leg's socket in one sendmmsg, from the worker's scratch buffers. */
 #include "call/call_media.h"
 
+#include "call/call_leg_guard.h"
+
 #include "core/counters.h"
 #include "rtp/rtp_packet.h"
 #include "srtp/srtp_session.h"
@@ -39,7 +41,8 @@ struct call_leg {
     moat_call_endpoint endpoint;
     struct sockaddr_in6 rtp_to, rtcp_to; /* where this party receives */
     bool latched, rtcp_latched;
-    moat_srtp_session *srtp; /* SDES leg (moat_call_stream_set_srtp); NULL: plain RTP */
+    moat_srtp_session *srtp;    /* SDES leg (moat_call_stream_set_srtp); NULL: plain RTP */
+    moat_call_leg_guard *guard; /* with srtp: its prefilter (call_leg_guard.h) */
     /* single writer (the worker), read by the control thread */
     moat_call_flow_counters rtp, rtcp;
     uint64_t relayed, dropped;
@@ -55,8 +58,18 @@ struct moat_call_stream {
 };
 
 static const char *drop_names[MOAT_CALL_DROP_REASON_COUNT] = {
-    "malformed",   "truncated", "source",    "no_destination",
-    "send_failed", "stopped",   "srtp_auth", "srtp_protect",
+    [MOAT_CALL_DROP_MALFORMED] = "malformed",
+    [MOAT_CALL_DROP_TRUNCATED] = "truncated",
+    [MOAT_CALL_DROP_SOURCE] = "source",
+    [MOAT_CALL_DROP_NO_DESTINATION] = "no_destination",
+    [MOAT_CALL_DROP_SEND] = "send_failed",
+    [MOAT_CALL_DROP_STOPPED] = "stopped",
+    [MOAT_CALL_DROP_SRTP_AUTH] = "srtp_auth",
+    [MOAT_CALL_DROP_SRTP_PROTECT] = "srtp_protect",
+    [MOAT_CALL_DROP_SRTP_INDEX] = "srtp_index",
+    [MOAT_CALL_DROP_SRTP_REPLAY] = "srtp_replay",
+    [MOAT_CALL_DROP_SRTP_SSRC] = "srtp_unknown_ssrc",
+    [MOAT_CALL_DROP_SRTP_BUDGET] = "srtp_budget",
 };
 
 const char *moat_call_drop_reason_name(moat_call_drop_reason reason)
@@ -165,9 +178,24 @@ static void note_ssrc(call_leg *leg, const uint8_t *data)
         __atomic_fetch_or(&leg->flags, 1u, __ATOMIC_RELAXED);
 }
 
-/* SDES leg, inbound: a packet from a source other than the latched one is
- * dropped before the HMAC; otherwise it must authenticate (and not be a
- * replay) before it may latch or go on. In place; *length shrinks. */
+static moat_call_drop_reason guard_reason(moat_guard_verdict verdict)
+{
+    switch (verdict) {
+    case MOAT_GUARD_DROP_REPLAY:
+        return MOAT_CALL_DROP_SRTP_REPLAY;
+    case MOAT_GUARD_DROP_UNKNOWN_SSRC:
+        return MOAT_CALL_DROP_SRTP_SSRC;
+    case MOAT_GUARD_DROP_BUDGET:
+        return MOAT_CALL_DROP_SRTP_BUDGET;
+    default:
+        return MOAT_CALL_DROP_SRTP_INDEX;
+    }
+}
+
+/* SDES leg, inbound, cheapest first: a packet from a source other than the
+ * latched one is dropped before the HMAC, then the leg's prefilter
+ * (call_leg_guard.h); what is left must authenticate (and not be a replay)
+ * before it may latch or go on. In place; *length shrinks. */
 static bool unprotect_from(call_leg *from, uint8_t *data, size_t *length, bool rtcp,
                            const struct sockaddr_in6 *source, moat_call_flow_counters *flow)
 {
@@ -175,8 +203,15 @@ static bool unprotect_from(call_leg *from, uint8_t *data, size_t *length, bool r
     const struct sockaddr_in6 *to = rtcp ? &from->rtcp_to : &from->rtp_to;
     if (from->endpoint.latching && latched && !same_address(to, source))
         return drop(from, MOAT_CALL_DROP_SOURCE), false;
+    moat_worker *worker = from->stream->context->worker;
+    uint64_t now = moat_worker_now_us(worker), index = 0;
+    moat_guard_verdict verdict =
+        moat_call_leg_guard_check(from->guard, worker, data, rtcp, now, &index);
+    if (verdict != MOAT_GUARD_PASS)
+        return drop(from, guard_reason(verdict)), false;
     int status = rtcp ? moat_srtp_unprotect_rtcp(from->srtp, data, length)
                       : moat_srtp_unprotect_rtp(from->srtp, data, length);
+    moat_call_leg_guard_result(from->guard, data, rtcp, status == MOAT_SRTP_OK, index, now);
     if (status == MOAT_SRTP_OK)
         return true;
     moat_counter_add(&flow->errors, 1);
@@ -315,6 +350,7 @@ static void release_stream(void *data)
         call_leg *leg = &stream->legs[side];
         moat_call_ports_release(stream->ports, leg->port, leg->rtp_fd, leg->rtcp_fd);
         moat_srtp_session_free(leg->srtp);
+        g_free(leg->guard);
     }
     g_free(stream);
 }
@@ -398,24 +434,32 @@ typedef struct {
     moat_call_stream *stream;
     int side;
     moat_srtp_session *srtp;
+    moat_call_leg_guard *guard;
 } srtp_update;
 
 static void srtp_update_free(void *data)
 {
     srtp_update *update = data;
     moat_srtp_session_free(update->srtp);
+    g_free(update->guard);
     g_free(update);
 }
 
-/* The leg's new SRTP session (or none); the old one is freed here, on the
- * worker that used it. */
+/* The leg's new SRTP session and a fresh prefilter (or none); the old ones
+ * are freed here, on the worker that used them. */
 static void srtp_task(moat_worker *worker, void *data)
 {
     srtp_update *update = data;
     call_leg *leg = &update->stream->legs[update->side];
+    if (update->guard)
+        moat_call_leg_guard_init(update->guard, moat_worker_prefilter(worker),
+                                 moat_worker_now_us(worker));
     moat_srtp_session *old = leg->srtp;
+    moat_call_leg_guard *old_guard = leg->guard;
     leg->srtp = update->srtp;
+    leg->guard = update->guard;
     update->srtp = old;
+    update->guard = old_guard;
     srtp_update_free(update);
 }
 
@@ -429,7 +473,7 @@ int moat_call_stream_set_srtp(moat_call_stream *stream, int side, const moat_srt
             return -1;
     }
     srtp_update *update = g_new(srtp_update, 1);
-    *update = (srtp_update){stream, side & 1, srtp};
+    *update = (srtp_update){stream, side & 1, srtp, srtp ? g_new0(moat_call_leg_guard, 1) : NULL};
     moat_worker_post(stream->context->worker, srtp_task, update, srtp_update_free);
     return 0;
 }

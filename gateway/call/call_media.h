@@ -29,6 +29,10 @@ typedef enum {
     MOAT_CALL_DROP_STOPPED,        /* the call was deleted (delete-delay 0) */
     MOAT_CALL_DROP_SRTP_AUTH,      /* SDES leg: srtp_unprotect refused it (forged, replayed) */
     MOAT_CALL_DROP_SRTP_PROTECT,   /* SDES leg: could not protect it for its party */
+    MOAT_CALL_DROP_SRTP_INDEX,     /* SDES leg, before the HMAC: index outside the window */
+    MOAT_CALL_DROP_SRTP_REPLAY,    /* SDES leg, before the HMAC: index already authenticated */
+    MOAT_CALL_DROP_SRTP_SSRC,      /* SDES leg, before the HMAC: unknown SSRC over its allowance */
+    MOAT_CALL_DROP_SRTP_BUDGET, /* SDES leg, before the HMAC: flooded stream, worker overloaded */
     MOAT_CALL_DROP_REASON_COUNT
 } moat_call_drop_reason;
 

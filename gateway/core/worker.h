@@ -37,6 +37,8 @@ moat_worker *moat_worker_new(unsigned index, const char *bind_address, uint16_t 
                              size_t error_size);
 /* Before start: the prefilter settings, which must outlive the worker. */
 void moat_worker_set_prefilter(moat_worker *worker, const moat_prefilter_settings *settings);
+/* Those settings, or NULL (a worker of a test without them). */
+const moat_prefilter_settings *moat_worker_prefilter(const moat_worker *worker);
 /* Before start: the gateway's data-channel limits (outlive the worker). A
  * worker without them gives each session the default limit and no total. */
 struct moat_data_limits_s;

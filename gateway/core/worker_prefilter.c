@@ -24,6 +24,11 @@ void moat_worker_note_wake(moat_worker *worker, unsigned datagrams, bool drained
     moat_load_monitor_note_wake(&worker->load, datagrams, drained);
 }
 
+const moat_prefilter_settings *moat_worker_prefilter(const moat_worker *worker)
+{
+    return worker->prefilter;
+}
+
 uint32_t moat_worker_admission_chance(const moat_worker *worker)
 {
     return moat_load_monitor_chance(&worker->load);

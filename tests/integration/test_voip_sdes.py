@@ -3,8 +3,9 @@ rtpengine module would (transport-protocol RTP/SAVP or RTP/AVP, SDES flags):
 one party speaks plain RTP from a UDP socket, the other SDES-SRTP with its
 own libsrtp binding (pylibsrtp, aiortc's), keyed only from the a=crypto
 lines in the SDPs Moat writes. Media crosses both ways; a flood of forged
-SRTP at the SDES leg is dropped (srtp_auth), never latches the leg, and
-never reaches the plain party."""
+SRTP at the SDES leg never latches the leg and never reaches the plain
+party, most of it dropped before the HMAC by the leg's prefilter (detector
+and stream guard, as on WebRTC transports)."""
 import base64
 import os
 import re
@@ -75,6 +76,9 @@ def voip():
     assert gw.stop() == 0, f"log in {gw.log_path}"
 
 
+PREFILTER_REASONS = ("srtp_index", "srtp_replay", "srtp_unknown_ssrc", "srtp_budget")
+
+
 def drops(gw, reason):
     return gw.metric(f'moat_call_dropped_packets_total{{reason="{reason}"}}')
 
@@ -114,7 +118,9 @@ def test_plain_caller_to_sdes_callee(voip):
     caller.settimeout(0.5)
     with pytest.raises(socket.timeout):
         caller.recv(2048)
-    assert drops(gw, "srtp_auth") == 200
+    rejected = sum(drops(gw, r) for r in PREFILTER_REASONS + ("srtp_auth",))
+    assert rejected == 200
+    assert drops(gw, "srtp_auth") < 200  # the prefilter took the rest before the HMAC
     query = client.command("query", call_id="sdes-a")
     assert query["result"] == "ok", query
 
@@ -129,7 +135,7 @@ def test_plain_caller_to_sdes_callee(voip):
     caller.settimeout(0.5)
     with pytest.raises(socket.timeout):
         caller.recv(2048)
-    assert drops(gw, "srtp_auth") == 200
+    assert sum(drops(gw, r) for r in PREFILTER_REASONS + ("srtp_auth",)) == 200
     assert drops(gw, "source") >= 10
 
 
@@ -171,3 +177,44 @@ def test_sdes_requests_moat_cannot_key_are_errors(voip):
                            transport_protocol="RTP/AVP")
     assert reply["result"] == "error" and "a=crypto" in reply["error-reason"]
     assert client.command("ping")["result"] == "pong"
+
+
+def test_forged_flood_from_the_phone_address_dropped_before_hmac(voip):
+    """An attacker who spoofs the SDES phone's own address passes the
+    source check; the leg's prefilter (detector + stream guard, as on WebRTC
+    transports) then drops forgeries with implausible indexes before the
+    HMAC, and the phone's media keeps flowing."""
+    gw, client = voip
+    caller, callee = udp(), udp()
+    offer = client.command("offer", call_id="sdes-f", from_tag="plain",
+                           sdp=phone_sdp(caller.getsockname()[1]), transport_protocol="RTP/SAVP")
+    tag, suite, moat_key = crypto_lines(offer["sdp"])[0]
+    my_key = os.urandom(30)
+    answer = client.command("answer", call_id="sdes-f", from_tag="plain", to_tag="sdes",
+                            sdp=phone_sdp(callee.getsockname()[1], [
+                                f"{tag} {suite} inline:{base64.b64encode(my_key).decode()}"]))
+    assert answer["result"] == "ok", answer
+    to_callee = port_of(offer["sdp"])
+    send_srtp = session(suite, my_key, True)
+    for seq in range(1, 21):
+        callee.sendto(send_srtp.protect(rtp(seq)), ("127.0.0.1", to_callee))
+        assert caller.recv(2048) == rtp(seq)
+    forged = 3000
+    for i in range(forged):
+        seq = (1000 + i * 7919) % 65536  # spread over the whole sequence space
+        callee.sendto(rtp(seq) + os.urandom(10), ("127.0.0.1", to_callee))
+    caller.settimeout(0.5)
+    while True:  # nothing forged reaches the caller
+        try:
+            data = caller.recv(2048)
+        except socket.timeout:
+            break
+        raise AssertionError(f"a forged packet was relayed: {data[:12].hex()}")
+    before_hmac = sum(drops(gw, r) for r in PREFILTER_REASONS)
+    authenticated_and_failed = drops(gw, "srtp_auth")
+    assert before_hmac + authenticated_and_failed <= forged
+    assert before_hmac >= forged // 2, (before_hmac, authenticated_and_failed)
+    caller.settimeout(2)
+    for seq in range(21, 26):
+        callee.sendto(send_srtp.protect(rtp(seq)), ("127.0.0.1", to_callee))
+        assert caller.recv(2048) == rtp(seq)
