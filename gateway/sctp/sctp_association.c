@@ -71,6 +71,7 @@ static void destroy(moat_sctp_association *a)
     /* Closing aborts the association; the ABORT lands in the mailbox, which
      * is dropped with it: no callback runs from free. */
     moat_sctp_socket_close(a->sock);
+    moat_sctp_window_release(a);
     moat_sctp_mailbox_unregister(&a->mailbox);
     usrsctp_deregister_address((void *)a->mailbox.id);
     g_byte_array_unref(a->packets);
@@ -233,6 +234,14 @@ void moat_sctp_association_set_memory_limit(moat_sctp_association *a, size_t byt
     if (a == NULL || a->free_requested)
         return;
     moat_sctp_window_set_limit(a, bytes);
+}
+
+void moat_sctp_association_set_memory_budget(moat_sctp_association *a,
+                                             const moat_sctp_memory_budget *budget)
+{
+    if (a == NULL || a->free_requested)
+        return;
+    moat_sctp_window_set_budget(a, budget);
 }
 
 int moat_sctp_association_set_mtu(moat_sctp_association *a, size_t mtu)
