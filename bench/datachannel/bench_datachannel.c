@@ -59,6 +59,8 @@
 static const size_t loopback_sizes[] = {1024, 16 * 1024};
 static const unsigned round_trip_ms[] = {7, 71, 196};
 static double run_deadline_s;
+/* `link <ms>`: that round trip only (0: all). */
+static unsigned only_rtt_ms;
 
 typedef struct {
     moat_certificate *certificate[2]; /* sender, receiver */
@@ -325,16 +327,27 @@ static double link_row(const identities *ids, unsigned rtt_ms)
     mean_rate dc, tls;
     memset(&dc, 0, sizeof dc);
     memset(&tls, 0, sizeof tls);
+    /* Packets the emulator dropped during each kind's transfers. */
+    uint64_t dropped[2] = {0, 0};
     for (int round = 0; round < ROUNDS; round++) {
         transfer_result r;
+        tun_emulator_counters before, after;
+        netns_link_counters(link, &before);
         link_datachannel(ids, link, &params, &r);
         mean_add(&dc, &r);
+        netns_link_counters(link, &after);
+        dropped[0] += after.queue_drops + after.ring_drops + after.write_failures -
+                      before.queue_drops - before.ring_drops - before.write_failures;
         link_tls(ids, link, &params, &r);
         mean_add(&tls, &r);
+        netns_link_counters(link, &before);
+        dropped[1] += before.queue_drops + before.ring_drops + before.write_failures -
+                      after.queue_drops - after.ring_drops - after.write_failures;
     }
     double ratio = mean_value(&tls) > 0 ? mean_value(&dc) / mean_value(&tls) : 0;
-    printf("%-8u %16.2f %14.2f %10.3f   %s\n", rtt_ms, mean_value(&dc), mean_value(&tls), ratio,
-           netns_link_method(link));
+    printf("%-8u %16.2f %14.2f %10.3f   %s (dropped: SCTP %llu, TCP %llu packets)\n", rtt_ms,
+           mean_value(&dc), mean_value(&tls), ratio, netns_link_method(link),
+           (unsigned long long)dropped[0], (unsigned long long)dropped[1]);
     print_failure("SCTP/DTLS", &dc.failure);
     print_failure("TLS/TCP", &tls.failure);
     netns_link_destroy(link);
@@ -355,6 +368,8 @@ static double link_part(const identities *ids)
            "link");
     double long_rtt = 0;
     for (size_t i = 0; i < sizeof round_trip_ms / sizeof round_trip_ms[0]; i++) {
+        if (only_rtt_ms != 0 && round_trip_ms[i] != only_rtt_ms)
+            continue;
         double ratio = link_row(ids, round_trip_ms[i]);
         if (round_trip_ms[i] == LONG_RTT_MS)
             long_rtt = ratio;
@@ -364,9 +379,11 @@ static double link_part(const identities *ids)
 
 int main(int argc, char **argv)
 {
-    /* "loopback" or "link": that part only. */
+    /* "loopback" or "link [rtt ms]": that part only. */
     bool loopback_only = argc > 1 && strcmp(argv[1], "loopback") == 0;
     bool link_only = argc > 1 && strcmp(argv[1], "link") == 0;
+    if (link_only && argc > 2)
+        only_rtt_ms = (unsigned)strtoul(argv[2], NULL, 10);
     setvbuf(stdout, NULL, _IOLBF, 0);
     /* A reader that goes away (| head) must not stop the run before it has
      * removed its namespaces. */

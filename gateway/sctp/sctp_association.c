@@ -260,6 +260,15 @@ void moat_sctp_association_buffer_sizes(const moat_sctp_association *a, size_t *
     *receive = a != NULL ? a->window.receive : 0;
 }
 
+int moat_sctp_association_path_status(moat_sctp_association *a, uint32_t *srtt_ms, uint32_t *cwnd)
+{
+    if (a == NULL || a->free_requested || srtt_ms == NULL || cwnd == NULL)
+        return -EINVAL;
+    if (!a->up)
+        return -ENOTCONN;
+    return moat_sctp_socket_path_status(a->sock, srtt_ms, cwnd);
+}
+
 size_t moat_sctp_association_buffered_amount(moat_sctp_association *a)
 {
     if (a == NULL || a->free_requested)

@@ -166,6 +166,10 @@ void moat_sctp_association_buffer_sizes(const moat_sctp_association *a, size_t *
  * packet. Call before connect. 0, -EINVAL out of range, -ESHUTDOWN. */
 int moat_sctp_association_set_mtu(moat_sctp_association *a, size_t mtu);
 
+/* The primary path's smoothed round-trip time (ms) and congestion window
+ * (bytes). 0 or -errno (-ENOTCONN without an association). */
+int moat_sctp_association_path_status(moat_sctp_association *a, uint32_t *srtt_ms, uint32_t *cwnd);
+
 /* Bytes queued in the send buffer, sent or not, not yet acknowledged. */
 size_t moat_sctp_association_buffered_amount(moat_sctp_association *a);
 
