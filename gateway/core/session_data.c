@@ -290,6 +290,12 @@ bool moat_session_data_drained(const moat_session *session)
     return !session->sctp || !session->sctp_up;
 }
 
+void moat_session_data_tick(moat_session *session)
+{
+    if (session->sctp)
+        moat_sctp_association_tick(session->sctp);
+}
+
 json_t *moat_session_data_describe(const moat_session *session)
 {
     if (!session->sctp)

@@ -244,6 +244,14 @@ void moat_sctp_association_set_memory_budget(moat_sctp_association *a,
     moat_sctp_window_set_budget(a, budget);
 }
 
+void moat_sctp_association_tick(moat_sctp_association *a)
+{
+    if (a == NULL || a->free_requested)
+        return;
+    moat_sctp_mailbox_claim(&a->mailbox);
+    moat_sctp_window_idle(a);
+}
+
 int moat_sctp_association_set_mtu(moat_sctp_association *a, size_t mtu)
 {
     if (a == NULL)

@@ -155,6 +155,13 @@ typedef struct {
 void moat_sctp_association_set_memory_budget(moat_sctp_association *a,
                                              const moat_sctp_memory_budget *budget);
 
+/* Periodic upkeep for an association with a memory budget: buffers that
+ * grew give their growth back after a second without traffic even when no
+ * packet comes to notice it. Cheap when there is nothing to give back; call
+ * it from the owner's periodic tick (every 10-100 ms). Runs no callback other
+ * than the budget's give. */
+void moat_sctp_association_tick(moat_sctp_association *a);
+
 /* Current send and receive buffer sizes (SO_SNDBUF, SO_RCVBUF). */
 void moat_sctp_association_buffer_sizes(const moat_sctp_association *a, size_t *send,
                                         size_t *receive);

@@ -31,6 +31,7 @@ typedef struct {
     /* Idle detection: byte counters at the last traffic seen, and when. */
     uint64_t idle_mark_bytes, idle_mark_sent;
     int64_t last_traffic_us;
+    int64_t last_idle_check_us; /* moat_sctp_window_idle */
 } moat_sctp_window;
 
 struct moat_sctp_association {
@@ -101,6 +102,9 @@ void moat_sctp_window_set_budget(moat_sctp_association *a, const moat_sctp_memor
 /* The association came up: a budgeted receive buffer returns what INIT
  * borrowed, and receive tuning starts measuring. */
 void moat_sctp_window_up(moat_sctp_association *a);
+/* Gives idle growth back (at most every 100 ms, and only when something is
+ * charged); runs no callback (only the budget's give). */
+void moat_sctp_window_idle(moat_sctp_association *a);
 /* Gives back everything taken from the budget (the association ends). */
 void moat_sctp_window_release(moat_sctp_association *a);
 

@@ -23,7 +23,8 @@
  * - Receive grows like TCP's receive autotuning: when the peer sent more
  *   than half the window in one round trip, the window doubles.
  * - Send grows to twice the congestion window, as without a budget.
- * - Both fall back to the base after a second without traffic.
+ * - Both fall back to the base after a second without traffic (noticed by
+ *   the owner's periodic moat_sctp_association_tick, or the next event).
  * A refused growth leaves the buffer as it is and is retried on the next
  * pass. */
 #include <errno.h>
@@ -43,6 +44,9 @@
 #define MIN_RATE_INTERVAL_US 20000
 /* After this long without data, budgeted buffers fall back to the base. */
 #define IDLE_US 1000000
+/* How often an idle association with growth to give back looks at itself
+ * (moat_sctp_association_tick). */
+#define IDLE_CHECK_INTERVAL_US 100000
 
 static size_t direction_cap(size_t limit)
 {
@@ -215,6 +219,18 @@ static void grow(moat_sctp_association *a, size_t send, size_t receive)
         if (send - w->send < MOAT_SCTP_MIN_WINDOW && receive - w->receive < MOAT_SCTP_MIN_WINDOW)
             return;
     }
+}
+
+void moat_sctp_window_idle(moat_sctp_association *a)
+{
+    moat_sctp_window *w = &a->window;
+    if (w->charged == 0 || !a->up || a->shutdown_requested)
+        return;
+    int64_t now = g_get_monotonic_time();
+    if (now - w->last_idle_check_us < IDLE_CHECK_INTERVAL_US)
+        return;
+    w->last_idle_check_us = now;
+    shrink_when_idle(a, now);
 }
 
 void moat_sctp_window_tune(moat_sctp_association *a)

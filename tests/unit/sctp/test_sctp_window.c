@@ -168,6 +168,15 @@ static size_t above_base(size_t size)
     return size > MOAT_SCTP_SOCKET_BUFFER_SIZE ? size - MOAT_SCTP_SOCKET_BUFFER_SIZE : 0;
 }
 
+/* What an owner's periodic tick does. */
+static bool nothing_lent(sctp_test_link *link, void *arg)
+{
+    test_budget **budgets = arg;
+    moat_sctp_association_tick(link->client.assoc);
+    moat_sctp_association_tick(link->server.assoc);
+    return budgets[0]->lent == 0 && budgets[1]->lent == 0;
+}
+
 /* What the budget lent is exactly what both buffers hold above the base. */
 static void assert_charged(const moat_sctp_association *a, const test_budget *b)
 {
@@ -220,10 +229,21 @@ static void test_budget_pays_for_growth(void)
         assert_charged(link.client.assoc, &client_budget);
         assert_charged(link.server.assoc, &server_budget);
     }
-    moat_sctp_association_shutdown(link.client.assoc);
-    g_assert_true(sctp_test_link_pump_until(&link, both_down, NULL, 6000));
     g_test_message("lent at most: client %zu, server %zu", client_budget.most_lent,
                    server_budget.most_lent);
+    g_assert_cmpuint(server_budget.most_lent, >, 0);
+    /* Idle for more than a second of real time, with the owner's periodic
+     * tick: the growth is given back while the association stays up. */
+    link.tick_sleep_us = 1000;
+    test_budget *budgets[2] = {&client_budget, &server_budget};
+    g_assert_true(sctp_test_link_pump_until(&link, nothing_lent, budgets, 3000));
+    g_assert_cmpint(link.client.down_events, ==, 0);
+    g_assert_cmpuint(client_budget.lent, ==, 0);
+    g_assert_cmpuint(server_budget.lent, ==, 0);
+    assert_charged(link.client.assoc, &client_budget);
+    assert_charged(link.server.assoc, &server_budget);
+    moat_sctp_association_shutdown(link.client.assoc);
+    g_assert_true(sctp_test_link_pump_until(&link, both_down, NULL, 6000));
     g_assert_cmpuint(client_budget.most_lent, <=, client_budget.capacity);
     g_assert_cmpuint(link.server.messages->len, ==, COUNT);
     for (guint i = 0; i < COUNT; i++) {
