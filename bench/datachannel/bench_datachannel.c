@@ -14,12 +14,23 @@
  *    browser-sized packets against TLS/TCP (the kernel's autotuned windows)
  *    over the same link. Root only.
  *
+ *    Each row also says how many packets the emulator dropped during each
+ *    kind's transfers (queue full, ring full, TUN write refused).
+ *
+ * `datachannel loopback` or `datachannel link [rtt ms]` runs one part (one
+ * round trip). MOAT_BENCH_TRACE=1 in the environment makes the SCTP sender
+ * print its path every 100 ms (srtt, cwnd, buffers, usrsctp's T3 timeouts,
+ * fast retransmissions, retransmitted chunks, max-burst events) and each
+ * side its UDP drops, on stderr.
+ *
  * The last line is
  *   ratio_vs_tls=X long_rtt_vs_tcp=Y
  * X: SCTP/DTLS over TLS/TCP throughput on loopback, the geometric mean over
  * the message sizes, with the packet size loopback allows (the line before
  * gives the browser-sized figure); Y: SCTP/DTLS over TLS/TCP at 71 ms
- * (0 when not measured). */
+ * (0 when not measured). TLS/TCP runs with the namespaces' default socket
+ * limits (net.ipv4.tcp_wmem max 4 MiB), which bound it to about 35-40 MB/s
+ * at 71 ms on an idle machine, below the 1 Gbit/s link. */
 #include <arpa/inet.h>
 #include <math.h>
 #include <netinet/in.h>
@@ -59,6 +70,8 @@
 static const size_t loopback_sizes[] = {1024, 16 * 1024};
 static const unsigned round_trip_ms[] = {7, 71, 196};
 static double run_deadline_s;
+/* `link <ms>`: that round trip only (0: all). */
+static unsigned only_rtt_ms;
 
 typedef struct {
     moat_certificate *certificate[2]; /* sender, receiver */
@@ -325,16 +338,27 @@ static double link_row(const identities *ids, unsigned rtt_ms)
     mean_rate dc, tls;
     memset(&dc, 0, sizeof dc);
     memset(&tls, 0, sizeof tls);
+    /* Packets the emulator dropped during each kind's transfers. */
+    uint64_t dropped[2] = {0, 0};
     for (int round = 0; round < ROUNDS; round++) {
         transfer_result r;
+        tun_emulator_counters before, after;
+        netns_link_counters(link, &before);
         link_datachannel(ids, link, &params, &r);
         mean_add(&dc, &r);
+        netns_link_counters(link, &after);
+        dropped[0] += after.queue_drops + after.ring_drops + after.write_failures -
+                      before.queue_drops - before.ring_drops - before.write_failures;
         link_tls(ids, link, &params, &r);
         mean_add(&tls, &r);
+        netns_link_counters(link, &before);
+        dropped[1] += before.queue_drops + before.ring_drops + before.write_failures -
+                      after.queue_drops - after.ring_drops - after.write_failures;
     }
     double ratio = mean_value(&tls) > 0 ? mean_value(&dc) / mean_value(&tls) : 0;
-    printf("%-8u %16.2f %14.2f %10.3f   %s\n", rtt_ms, mean_value(&dc), mean_value(&tls), ratio,
-           netns_link_method(link));
+    printf("%-8u %16.2f %14.2f %10.3f   %s (dropped: SCTP %llu, TCP %llu packets)\n", rtt_ms,
+           mean_value(&dc), mean_value(&tls), ratio, netns_link_method(link),
+           (unsigned long long)dropped[0], (unsigned long long)dropped[1]);
     print_failure("SCTP/DTLS", &dc.failure);
     print_failure("TLS/TCP", &tls.failure);
     netns_link_destroy(link);
@@ -355,6 +379,8 @@ static double link_part(const identities *ids)
            "link");
     double long_rtt = 0;
     for (size_t i = 0; i < sizeof round_trip_ms / sizeof round_trip_ms[0]; i++) {
+        if (only_rtt_ms != 0 && round_trip_ms[i] != only_rtt_ms)
+            continue;
         double ratio = link_row(ids, round_trip_ms[i]);
         if (round_trip_ms[i] == LONG_RTT_MS)
             long_rtt = ratio;
@@ -364,9 +390,11 @@ static double link_part(const identities *ids)
 
 int main(int argc, char **argv)
 {
-    /* "loopback" or "link": that part only. */
+    /* "loopback" or "link [rtt ms]": that part only. */
     bool loopback_only = argc > 1 && strcmp(argv[1], "loopback") == 0;
     bool link_only = argc > 1 && strcmp(argv[1], "link") == 0;
+    if (link_only && argc > 2)
+        only_rtt_ms = (unsigned)strtoul(argv[2], NULL, 10);
     setvbuf(stdout, NULL, _IOLBF, 0);
     /* A reader that goes away (| head) must not stop the run before it has
      * removed its namespaces. */

@@ -5,7 +5,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/sock_diag.h>
 #include <sys/socket.h>
+
+#include <usrsctp.h>
 
 #include "dtls/dtls_transport.h"
 #include "sctp/sctp_association.h"
@@ -38,6 +41,7 @@ typedef struct {
     struct mmsghdr out_headers[SEND_BATCH];
     struct iovec out_vectors[SEND_BATCH];
     unsigned out_count;
+    uint64_t send_drops; /* datagrams a full socket buffer refused */
 } dc_endpoint;
 
 static uint8_t out_buffers[SEND_BATCH][DATAGRAM_SIZE];
@@ -51,6 +55,7 @@ static void flush_datagrams(dc_endpoint *e)
             break; /* a full socket buffer drops the rest, as a congested link would */
         sent += (unsigned)n;
     }
+    e->send_drops += e->out_count - sent;
     e->out_count = 0;
 }
 
@@ -235,8 +240,45 @@ static int poll_timeout_ms(dc_endpoint *e, double last_tick_s)
     return timeout > 0 ? timeout : 0;
 }
 
+/* With MOAT_BENCH_TRACE set in the environment, the sender prints its
+ * path's state every 100 ms, and each side its UDP socket's drops at the end
+ * (stderr), to see what limits a transfer. */
+static void trace_path(dc_endpoint *e, double *next_s)
+{
+    double now = transfer_now_s();
+    if (!e->side->is_sender || e->sctp == NULL || now < *next_s || !getenv("MOAT_BENCH_TRACE"))
+        return;
+    *next_s = now + 0.1;
+    uint32_t srtt_ms = 0, cwnd = 0;
+    size_t send = 0, receive = 0;
+    moat_sctp_association_path_status(e->sctp, &srtt_ms, &cwnd);
+    moat_sctp_association_buffer_sizes(e->sctp, &send, &receive);
+    struct sctpstat stat;
+    memset(&stat, 0, sizeof stat);
+    usrsctp_get_stat(&stat);
+    fprintf(stderr,
+            "trace t=%.2f srtt_ms=%u cwnd=%u sndbuf=%zu buffered=%zu send_drops=%llu t3=%u "
+            "fr=%u rtx=%u maxburst=%u\n",
+            now, srtt_ms, cwnd, send, moat_sctp_association_buffered_amount(e->sctp),
+            (unsigned long long)e->send_drops, stat.sctps_timodata, stat.sctps_sendfastretrans,
+            stat.sctps_sendretransdata, stat.sctps_maxburstqueued);
+}
+
+static void trace_drops(const dc_endpoint *e)
+{
+    uint32_t info[SK_MEMINFO_VARS];
+    socklen_t length = sizeof info;
+    if (!getenv("MOAT_BENCH_TRACE") ||
+        getsockopt(e->side->udp_fd, SOL_SOCKET, SO_MEMINFO, info, &length) != 0)
+        return;
+    fprintf(stderr, "trace %s udp_drops=%u send_drops=%llu\n",
+            e->side->is_sender ? "sender" : "receiver", info[SK_MEMINFO_DROPS],
+            (unsigned long long)e->send_drops);
+}
+
 static void run(dc_endpoint *e)
 {
+    double next_trace = 0;
     const transfer_params *params = &e->side->params;
     double deadline = transfer_now_s() + params->timeout_s;
     double last_tick = transfer_now_s();
@@ -254,7 +296,9 @@ static void run(dc_endpoint *e)
             moat_dtls_transport_handle_timeout(e->dtls);
         send_messages(e);
         flush_datagrams(e);
+        trace_path(e, &next_trace);
     }
+    trace_drops(e);
     if (!e->failed && !e->done && !e->side->is_sender)
         fail(e, "timed out");
 }

@@ -182,6 +182,11 @@ const char *netns_link_method(const netns_link *link)
     return link->netem ? "tc netem" : "TUN link emulator";
 }
 
+void netns_link_counters(const netns_link *link, tun_emulator_counters *out)
+{
+    tun_emulator_read_counters(link->emulator, out);
+}
+
 int netns_link_socket(const netns_link *link, netns_link_side side, int type)
 {
     char path[64];

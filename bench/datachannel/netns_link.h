@@ -9,6 +9,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "tun_emulator.h"
+
 typedef struct netns_link netns_link;
 
 typedef enum { NETNS_LINK_SENDER = 0, NETNS_LINK_RECEIVER = 1 } netns_link_side;
@@ -26,6 +28,9 @@ netns_link *netns_link_create_rated(unsigned rtt_ms, uint64_t rate_bps, char *er
 
 /* "tc netem" or "TUN link emulator". */
 const char *netns_link_method(const netns_link *link);
+
+/* The TUN emulator's packet counters so far (all zero over tc netem). */
+void netns_link_counters(const netns_link *link, tun_emulator_counters *out);
 
 /* socket(AF_INET, type, 0) made inside that side's namespace (it stays
  * there whatever process uses it); -1 on failure. */

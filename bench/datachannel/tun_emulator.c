@@ -36,6 +36,7 @@ typedef struct {
     size_t head, count;
     uint64_t link_free_ns; /* when the last packet taken finishes serialising */
     int destination;
+    tun_emulator_counters counters; /* written by the thread, read atomically */
 } direction;
 
 struct tun_emulator {
@@ -80,7 +81,8 @@ static void deliver_due(tun_emulator *e)
         while (d->count > 0 && d->ring[d->head].due_ns <= now) {
             in_flight_packet *p = &d->ring[d->head];
             /* A failed write is a lost packet, as on a wire. */
-            (void)write(d->destination, p->data, p->length);
+            if (write(d->destination, p->data, p->length) != (ssize_t)p->length)
+                __atomic_add_fetch(&d->counters.write_failures, 1, __ATOMIC_RELAXED);
             d->head = (d->head + 1) % RING_SLOTS;
             d->count--;
         }
@@ -110,11 +112,16 @@ static void take_packets(tun_emulator *e, int from)
         ssize_t n = read(e->tun[from], room ? p->data : overflow, PACKET_SIZE);
         if (n <= 0)
             return;
-        if (!room)
+        if (!room) {
+            __atomic_add_fetch(&d->counters.ring_drops, 1, __ATOMIC_RELAXED);
             continue; /* ring overflow: dropped */
+        }
         uint64_t leaves = departure(e, d, now_ns(), (size_t)n);
-        if (leaves == 0)
+        if (leaves == 0) {
+            __atomic_add_fetch(&d->counters.queue_drops, 1, __ATOMIC_RELAXED);
             continue; /* the bottleneck's queue is full: dropped */
+        }
+        __atomic_add_fetch(&d->counters.carried, 1, __ATOMIC_RELAXED);
         p->length = (uint16_t)n;
         p->due_ns = leaves + e->delay_ns;
         d->count++;
@@ -184,6 +191,18 @@ tun_emulator *tun_emulator_start(int tun_a, int tun_b, unsigned one_way_delay_us
     }
     e->started = true;
     return e;
+}
+
+void tun_emulator_read_counters(const tun_emulator *e, tun_emulator_counters *out)
+{
+    memset(out, 0, sizeof *out);
+    for (int i = 0; e != NULL && i < 2; i++) {
+        const tun_emulator_counters *c = &e->way[i].counters;
+        out->carried += __atomic_load_n(&c->carried, __ATOMIC_RELAXED);
+        out->queue_drops += __atomic_load_n(&c->queue_drops, __ATOMIC_RELAXED);
+        out->ring_drops += __atomic_load_n(&c->ring_drops, __ATOMIC_RELAXED);
+        out->write_failures += __atomic_load_n(&c->write_failures, __ATOMIC_RELAXED);
+    }
 }
 
 void tun_emulator_stop(tun_emulator *e)

@@ -17,6 +17,17 @@ typedef struct tun_emulator tun_emulator;
 tun_emulator *tun_emulator_start(int tun_a, int tun_b, unsigned one_way_delay_us, uint64_t rate_bps,
                                  char *error, size_t error_size);
 
+/* Packets carried and lost, both directions together. */
+typedef struct {
+    uint64_t carried;
+    uint64_t queue_drops;    /* the bottleneck's queue was full */
+    uint64_t ring_drops;     /* more packets in flight than the emulator holds */
+    uint64_t write_failures; /* the destination TUN refused the packet */
+} tun_emulator_counters;
+
+/* Any thread. All zero for NULL. */
+void tun_emulator_read_counters(const tun_emulator *emulator, tun_emulator_counters *out);
+
 /* Stops and joins the thread; packets still in flight are dropped. */
 void tun_emulator_stop(tun_emulator *emulator);
 

@@ -8,9 +8,12 @@
  * share (MOAT_SCTP_ASSOCIATION_MEMORY: socket buffers and reassembly,
  * reserved when the association is created) plus the messages queued for
  * it. Both count against the session's limit and the gateway's total.
- * Whoever sizes SCTP windows (for example to the path's bandwidth-delay
- * product) should bound them by session_bytes, which is why the reservation
- * is a parameter rather than hidden in the association. */
+ * The association's share is its buffers' first MOAT_SCTP_SOCKET_BUFFER_SIZE
+ * each way; buffers that grow beyond it (towards the path's bandwidth-delay
+ * product, sctp_window.c) charge their growth as it happens, within
+ * session_bytes, through moat_data_limits_charge_spare: growth only makes a
+ * transfer faster, while a refused queue charge loses a message, so growth
+ * leaves a quarter of the total to queues and new associations. */
 #ifndef MOAT_DATA_LIMITS_H
 #define MOAT_DATA_LIMITS_H
 
@@ -47,6 +50,21 @@ static inline bool moat_data_limits_charge(moat_data_limits *limits, size_t byte
     size_t used = __atomic_load_n(&limits->used, __ATOMIC_RELAXED);
     do {
         if (bytes > limits->total_bytes || used > limits->total_bytes - bytes)
+            return false;
+    } while (!__atomic_compare_exchange_n(&limits->used, &used, used + bytes, true,
+                                          __ATOMIC_RELAXED, __ATOMIC_RELAXED));
+    return true;
+}
+
+/* Takes `bytes` only if a quarter of the total stays free afterwards (for
+ * what cannot do without: new associations and queued messages); any
+ * thread. */
+static inline bool moat_data_limits_charge_spare(moat_data_limits *limits, size_t bytes)
+{
+    size_t ceiling = limits->total_bytes - limits->total_bytes / 4;
+    size_t used = __atomic_load_n(&limits->used, __ATOMIC_RELAXED);
+    do {
+        if (bytes > ceiling || used > ceiling - bytes)
             return false;
     } while (!__atomic_compare_exchange_n(&limits->used, &used, used + bytes, true,
                                           __ATOMIC_RELAXED, __ATOMIC_RELAXED));

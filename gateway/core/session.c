@@ -376,6 +376,7 @@ bool moat_session_tick(moat_session *session, uint64_t now_us)
         return false;
     moat_session_prefilter_tick(session, now_us);
     moat_session_media_tick(session, now_us);
+    moat_session_data_tick(session);
     return !session->ending;
 }
 

@@ -11,6 +11,7 @@
 
 #include <errno.h>
 #include <glib.h>
+#include <jansson.h>
 #include <string.h>
 
 #define SCTP_PORT 5000
@@ -29,13 +30,31 @@ static moat_data_limits *limits_of(const moat_session *session)
     return moat_worker_data_limits(session->worker);
 }
 
-/* Beyond this much queued data a sender is too far ahead of its peer, or
- * the session would hold more than its limit. */
-static size_t queue_limit(const moat_session *session)
+static size_t session_bytes(const moat_session *session)
 {
     const moat_data_limits *limits = limits_of(session);
-    size_t total = limits ? limits->session_bytes : MOAT_DATA_SESSION_DEFAULT_BYTES;
-    return total > MOAT_SCTP_ASSOCIATION_MEMORY ? total - MOAT_SCTP_ASSOCIATION_MEMORY : 0;
+    return limits ? limits->session_bytes : MOAT_DATA_SESSION_DEFAULT_BYTES;
+}
+
+/* Beyond this much queued data a sender is too far ahead of its peer, or
+ * the session would hold more than its limit (the association's share
+ * includes what its buffers grew by). */
+static size_t queue_limit(const moat_session *session)
+{
+    size_t total = session_bytes(session);
+    size_t held = session->data_reserved > MOAT_SCTP_ASSOCIATION_MEMORY
+                      ? session->data_reserved
+                      : MOAT_SCTP_ASSOCIATION_MEMORY;
+    return total > held ? total - held : 0;
+}
+
+/* The association's buffers may grow within the session's limit less the
+ * reassembly and 1 MiB of queue (MOAT_DATA_SESSION_MIN_BYTES). */
+static size_t window_limit(const moat_session *session)
+{
+    size_t fixed = MOAT_DATA_SESSION_MIN_BYTES - 2u * MOAT_SCTP_SOCKET_BUFFER_SIZE;
+    size_t total = session_bytes(session);
+    return total > fixed ? total - fixed : 2u * MOAT_SCTP_SOCKET_BUFFER_SIZE;
 }
 
 static bool charge(moat_session *session, size_t bytes)
@@ -58,6 +77,26 @@ static void release(moat_session *session, size_t bytes)
 static size_t message_cost(size_t length)
 {
     return sizeof(queued_message) + length;
+}
+
+/* The association's buffer growth, charged to the gateway's total while a
+ * quarter of it stays free for queues (never counted as a drop: a refused
+ * growth only keeps the window smaller). */
+static bool window_take(void *user, size_t bytes)
+{
+    moat_session *session = user;
+    moat_data_limits *limits = limits_of(session);
+    if (limits && !moat_data_limits_charge_spare(limits, bytes))
+        return false;
+    session->data_reserved += bytes;
+    return true;
+}
+
+static void window_give(void *user, size_t bytes)
+{
+    moat_session *session = user;
+    release(session, bytes);
+    session->data_reserved -= bytes;
 }
 
 static void sctp_send_packet(void *user, const uint8_t *packet, size_t length)
@@ -189,12 +228,13 @@ void moat_session_data_start(moat_session *session)
                          error);
         return;
     }
-    /* The buffers may hold what was charged for them and no more (the
-     * association would otherwise grow them to half the session limit
-     * each): charging the gateway for larger, BDP-sized windows is what
-     * lets long round trips go faster. Before connect, so INIT advertises
-     * the window. */
-    moat_sctp_association_set_memory_limit(session->sctp, 2u * MOAT_SCTP_SOCKET_BUFFER_SIZE);
+    /* The first MOAT_SCTP_SOCKET_BUFFER_SIZE of each buffer is in what was
+     * charged above; growth towards the bandwidth-delay product is charged
+     * as it happens, within the session's limit and while the gateway's
+     * total allows. Before connect, so INIT advertises the window. */
+    moat_sctp_association_set_memory_limit(session->sctp, window_limit(session));
+    moat_sctp_memory_budget budget = {window_take, window_give, session};
+    moat_sctp_association_set_memory_budget(session->sctp, &budget);
     moat_sctp_association_connect(session->sctp);
 }
 
@@ -254,8 +294,27 @@ bool moat_session_data_drained(const moat_session *session)
     return !session->sctp || !session->sctp_up;
 }
 
+void moat_session_data_tick(moat_session *session)
+{
+    if (session->sctp)
+        moat_sctp_association_tick(session->sctp);
+}
+
+json_t *moat_session_data_describe(const moat_session *session)
+{
+    if (!session->sctp)
+        return json_null();
+    size_t send, receive;
+    moat_sctp_association_buffer_sizes(session->sctp, &send, &receive);
+    return json_pack("{s:b, s:I, s:I, s:I, s:I}", "up", session->sctp_up, "send_buffer",
+                     (json_int_t)send, "receive_buffer", (json_int_t)receive, "reserved_bytes",
+                     (json_int_t)session->data_reserved, "queued_bytes",
+                     (json_int_t)session->data_queued_bytes);
+}
+
 void moat_session_data_clear(moat_session *session)
 {
+    /* Freeing gives back what the buffers grew by (window_give). */
     moat_sctp_association_free(session->sctp);
     session->sctp = NULL;
     session->sctp_up = false;

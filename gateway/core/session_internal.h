@@ -190,6 +190,13 @@ bool moat_session_data_begin_drain(moat_session *session);
 bool moat_session_data_drained(const moat_session *session);
 int moat_session_data_send(moat_session *session, uint16_t stream_id, uint32_t ppid,
                            const uint8_t *data, size_t length);
+/* Periodic upkeep of the association (idle buffers give their growth
+ * back); from moat_session_tick. */
+void moat_session_data_tick(moat_session *session);
+/* The association's buffers and what the session holds for its data
+ * channels, for /api/stats; JSON null without an association. Worker
+ * thread. */
+struct json_t *moat_session_data_describe(const moat_session *session);
 
 /* Lines from the packet path and the session's lifecycle pass the worker's
  * log limiter (many sessions cannot flood the log); lines one session can

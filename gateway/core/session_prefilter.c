@@ -206,7 +206,7 @@ json_t *moat_session_describe(const moat_session *session)
     json_t *srtpplus = session->srtpplus_rx
                            ? json_string(session->negotiation.srtpplus_scheme.scheme)
                            : json_null();
-    return json_pack(
+    json_t *description = json_pack(
         "{s:s, s:b, s:o, s:o, s:I, s:I, s:{s:b, s:s, s:f, s:f, s:I, s:I, s:f, s:f}}", "id",
         session->id, "enforcing", moat_session_enforcing(session), "srtpplus", srtpplus, "drops",
         drops, "rtp_received", (json_int_t)session->counters.rtp_received, "rtp_sent",
@@ -217,4 +217,7 @@ json_t *moat_session_describe(const moat_session *session)
         "switches_off", (json_int_t)detector->switches_off, "enforcing_since_s",
         session->enforcing_since_us / 1e6, "detection_delay_ms",
         session->last_detection_delay_us / 1000.0);
+    if (description)
+        json_object_set_new(description, "datachannel", moat_session_data_describe(session));
+    return description;
 }

@@ -71,6 +71,7 @@ static void destroy(moat_sctp_association *a)
     /* Closing aborts the association; the ABORT lands in the mailbox, which
      * is dropped with it: no callback runs from free. */
     moat_sctp_socket_close(a->sock);
+    moat_sctp_window_release(a);
     moat_sctp_mailbox_unregister(&a->mailbox);
     usrsctp_deregister_address((void *)a->mailbox.id);
     g_byte_array_unref(a->packets);
@@ -235,6 +236,22 @@ void moat_sctp_association_set_memory_limit(moat_sctp_association *a, size_t byt
     moat_sctp_window_set_limit(a, bytes);
 }
 
+void moat_sctp_association_set_memory_budget(moat_sctp_association *a,
+                                             const moat_sctp_memory_budget *budget)
+{
+    if (a == NULL || a->free_requested)
+        return;
+    moat_sctp_window_set_budget(a, budget);
+}
+
+void moat_sctp_association_tick(moat_sctp_association *a)
+{
+    if (a == NULL || a->free_requested)
+        return;
+    moat_sctp_mailbox_claim(&a->mailbox);
+    moat_sctp_window_idle(a);
+}
+
 int moat_sctp_association_set_mtu(moat_sctp_association *a, size_t mtu)
 {
     if (a == NULL)
@@ -249,6 +266,15 @@ void moat_sctp_association_buffer_sizes(const moat_sctp_association *a, size_t *
 {
     *send = a != NULL ? a->window.send : 0;
     *receive = a != NULL ? a->window.receive : 0;
+}
+
+int moat_sctp_association_path_status(moat_sctp_association *a, uint32_t *srtt_ms, uint32_t *cwnd)
+{
+    if (a == NULL || a->free_requested || srtt_ms == NULL || cwnd == NULL)
+        return -EINVAL;
+    if (!a->up)
+        return -ENOTCONN;
+    return moat_sctp_socket_path_status(a->sock, srtt_ms, cwnd);
 }
 
 size_t moat_sctp_association_buffered_amount(moat_sctp_association *a)

@@ -130,6 +130,38 @@ void moat_sctp_association_shutdown(moat_sctp_association *a);
  * INIT to advertise the right window. */
 void moat_sctp_association_set_memory_limit(moat_sctp_association *a, size_t bytes);
 
+/* Where buffer memory above the first MOAT_SCTP_SOCKET_BUFFER_SIZE of each
+ * direction comes from (the gateway's [limits] datachannel_total_mib). take
+ * returns false when the bytes do not fit; give returns bytes taken before.
+ * Both are called on the association's thread, from any of its functions
+ * (free included), and must not call into the association. */
+typedef struct {
+    bool (*take)(void *user, size_t bytes);
+    void (*give)(void *user, size_t bytes);
+    void *user;
+} moat_sctp_memory_budget;
+
+/* Makes the buffers pay for their growth: the first
+ * MOAT_SCTP_SOCKET_BUFFER_SIZE of each direction (the base, or the memory
+ * limit's half if smaller) is the caller's, charged by the caller; the
+ * association takes every byte above it from the budget before a buffer
+ * grows, gives it back when the buffer shrinks (after a second without
+ * traffic, or under a lower memory limit), and gives back all it holds when
+ * freed. Receive then grows with the peer's rate (doubling when the peer
+ * sent half the window in one round trip) instead of starting at the
+ * limit's half; INIT still advertises the half if the budget lends it until
+ * the association is up. Growth stays within set_memory_limit. Call once,
+ * before connect. */
+void moat_sctp_association_set_memory_budget(moat_sctp_association *a,
+                                             const moat_sctp_memory_budget *budget);
+
+/* Periodic upkeep for an association with a memory budget: buffers that
+ * grew give their growth back after a second without traffic even when no
+ * packet comes to notice it. Cheap when there is nothing to give back; call
+ * it from the owner's periodic tick (every 10-100 ms). Runs no callback other
+ * than the budget's give. */
+void moat_sctp_association_tick(moat_sctp_association *a);
+
 /* Current send and receive buffer sizes (SO_SNDBUF, SO_RCVBUF). */
 void moat_sctp_association_buffer_sizes(const moat_sctp_association *a, size_t *send,
                                         size_t *receive);
@@ -140,6 +172,10 @@ void moat_sctp_association_buffer_sizes(const moat_sctp_association *a, size_t *
  * discovery (RFC 8899) yet: a value the path cannot carry loses every full
  * packet. Call before connect. 0, -EINVAL out of range, -ESHUTDOWN. */
 int moat_sctp_association_set_mtu(moat_sctp_association *a, size_t mtu);
+
+/* The primary path's smoothed round-trip time (ms) and congestion window
+ * (bytes). 0 or -errno (-ENOTCONN without an association). */
+int moat_sctp_association_path_status(moat_sctp_association *a, uint32_t *srtt_ms, uint32_t *cwnd);
 
 /* Bytes queued in the send buffer, sent or not, not yet acknowledged. */
 size_t moat_sctp_association_buffered_amount(moat_sctp_association *a);

@@ -20,9 +20,18 @@ struct socket;
 
 /* The association's buffer sizes (sctp_window.c). */
 typedef struct {
-    size_t limit;         /* send + receive, bytes: the session's bound */
-    size_t send, receive; /* current SO_SNDBUF and SO_RCVBUF */
-    int64_t last_tune_us; /* monotonic time of the last tuning pass */
+    size_t limit;                   /* send + receive, bytes: the session's bound */
+    size_t send, receive;           /* current SO_SNDBUF and SO_RCVBUF */
+    int64_t last_tune_us;           /* monotonic time of the last tuning pass */
+    moat_sctp_memory_budget budget; /* take == NULL: none */
+    size_t charged;                 /* taken from the budget, not given back */
+    /* Receive tuning: bytes_received and the time at the last measurement. */
+    uint64_t rx_mark_bytes;
+    int64_t rx_mark_us;
+    /* Idle detection: byte counters at the last traffic seen, and when. */
+    uint64_t idle_mark_bytes, idle_mark_sent;
+    int64_t last_traffic_us;
+    int64_t last_idle_check_us; /* moat_sctp_window_idle */
 } moat_sctp_window;
 
 struct moat_sctp_association {
@@ -85,9 +94,19 @@ void moat_sctp_association_report_down(moat_sctp_association *a);
 int moat_sctp_window_init(moat_sctp_association *a);
 /* Applies a new memory limit at once, shrinking the buffers if needed. */
 void moat_sctp_window_set_limit(moat_sctp_association *a, size_t limit);
-/* Grows the send buffer towards the bandwidth-delay product (at most every
- * 10 ms); runs no callback. */
+/* Grows the buffers towards the bandwidth-delay product (at most every
+ * 10 ms); runs no callback (only the budget's take and give). */
 void moat_sctp_window_tune(moat_sctp_association *a);
+/* Installs the budget (once; later calls are ignored) and resizes. */
+void moat_sctp_window_set_budget(moat_sctp_association *a, const moat_sctp_memory_budget *budget);
+/* The association came up: a budgeted receive buffer returns what INIT
+ * borrowed, and receive tuning starts measuring. */
+void moat_sctp_window_up(moat_sctp_association *a);
+/* Gives idle growth back (at most every 100 ms, and only when something is
+ * charged); runs no callback (only the budget's give). */
+void moat_sctp_window_idle(moat_sctp_association *a);
+/* Gives back everything taken from the budget (the association ends). */
+void moat_sctp_window_release(moat_sctp_association *a);
 
 /* sctp_notification.c: one whole notification read from the socket. */
 void moat_sctp_notification_handle(moat_sctp_association *a, const uint8_t *data, size_t length);

@@ -21,6 +21,7 @@ static void assoc_change(moat_sctp_association *a, const uint8_t *data, size_t l
             return;
         a->up = true;
         a->out_streams = change.sac_outbound_streams;
+        moat_sctp_window_up(a);
         if (a->cb.association_state != NULL)
             a->cb.association_state(a->user, true);
         if (moat_sctp_association_live(a))

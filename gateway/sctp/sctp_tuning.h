@@ -65,4 +65,21 @@
  * machine). */
 #define MOAT_SCTP_CC_MODULE 1
 
+/* Known limit of usrsctp 0.9.5 (and its master as of this writing) on long
+ * round trips: its fast SACK path (sctp_express_handle_sack, every SACK
+ * without gap blocks) starts the T3-rtx timer only when it is not running
+ * and stops it only when nothing is in flight, so it is not restarted when
+ * the cumulative ack moves (RFC 9260 §6.3.2 R3). A bulk transfer that keeps
+ * data in flight therefore takes a spurious retransmission timeout RTO.Min
+ * (1 s) after it starts, and every RTO after that; when queueing has made
+ * the oldest outstanding chunk older than SRTT + RTTVAR, the timeout marks
+ * data for retransmission and sets cwnd to one packet and ssthresh to half
+ * of it. At 71 ms the window then grows by one packet per round trip from
+ * about 1 MB. This, not loss, is what made the bench's long_rtt_vs_tcp swing
+ * between about 0.4 and 1.1 (MOAT_BENCH_TRACE=1 build/bench/datachannel
+ * link 71 shows t3=1 about 1 s into every transfer, with no packet dropped
+ * anywhere). A usrsctp that stops the SEND timers where the express path
+ * moves the cumulative ack, as its slow path does, takes no T3 at all in the
+ * same runs. */
+
 #endif

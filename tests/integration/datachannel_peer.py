@@ -260,6 +260,55 @@ async def lossy_run(url, count, size, rate, settle_s, timeout_s):
     print(json.dumps({"delete_status": status}), flush=True)
 
 
+def bulk_message(session, index, size):
+    """Message index of session: numbered, its bytes follow from both."""
+    head = f"{session:02d}:{index:07d}:".encode()
+    return head + bytes((session * 31 + index * 7 + k) % 256 for k in range(size - len(head)))
+
+
+async def bulk_session(url, session, count, size, window_bytes, deadline):
+    peer = await DataChannelPeer(url, [{"label": f"bulk{session}"}]).connect()
+    channel = peer.channels[0]
+    messages = [bulk_message(session, i, size) for i in range(count)]
+    await channel.send_paced(messages, deadline, window_bytes=window_bytes)
+    return peer, messages
+
+
+async def bulk_run(url, sessions, count, size, window_bytes, timeout_s):
+    """sessions peers at once, each sending count messages of size bytes
+    (never more than window_bytes ahead of its echoes). Once the gateway has
+    every message and 90 % of the echoes are back (the rest must drain
+    within the gateway's 5 s bound), all hang up with DELETE, and each must
+    still get every echo, byte-exact and in order, before its channel
+    closes. Prints one JSON line and exits."""
+    deadline = time.monotonic() + timeout_s
+    started = await asyncio.gather(*(bulk_session(url, s, count, size, window_bytes, deadline)
+                                     for s in range(sessions)))
+    while time.monotonic() < deadline:
+        metrics = await gateway_metrics(url)
+        if (metrics.get("moat_datachannel_messages_received_total", 0) >= sessions * count
+                and all(len(peer.channels[0].received) >= 0.9 * count for peer, _ in started)):
+            break
+        await asyncio.sleep(0.05)
+    statuses = await asyncio.gather(*(peer.delete() for peer, _ in started))
+    results = []
+    for peer, messages in started:
+        channel = peer.channels[0]
+        remaining = max(0.1, deadline - time.monotonic())
+        try:
+            await asyncio.wait_for(channel.closed.wait(), remaining)
+        except asyncio.TimeoutError:
+            pass
+        results.append({
+            "sent": channel.sent,
+            "received": len(channel.received),
+            "received_when_closed": channel.received_when_closed,
+            "exact": channel.received == messages,
+        })
+        await peer.close()
+    print(json.dumps({"delete_statuses": statuses, "sessions": results}), flush=True)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -270,7 +319,19 @@ def main():
     lossy.add_argument("--rate", type=float, default=100.0, help="messages per second")
     lossy.add_argument("--settle", type=float, default=3.0)
     lossy.add_argument("--timeout", type=float, default=30.0)
+    bulk = sub.add_parser("bulk", help="reliable ordered bulk echo on several sessions")
+    bulk.add_argument("--url", required=True)
+    bulk.add_argument("--sessions", type=int, default=1)
+    bulk.add_argument("--count", type=int, default=2000)
+    bulk.add_argument("--size", type=int, default=4096)
+    bulk.add_argument("--window", type=int, default=4 * 1024 * 1024,
+                      help="bytes a sender may be ahead of its echoes")
+    bulk.add_argument("--timeout", type=float, default=60.0)
     args = parser.parse_args()
+    if args.command == "bulk":
+        asyncio.run(bulk_run(args.url, args.sessions, args.count, args.size, args.window,
+                             args.timeout))
+        return
     asyncio.run(lossy_run(args.url, args.count, args.size, args.rate, args.settle, args.timeout))
 
 

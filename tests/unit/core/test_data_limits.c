@@ -21,6 +21,22 @@ static void test_charge_and_release(void)
     g_assert_true(moat_data_limits_charge(&limits, 6000));
 }
 
+/* Window growth stops where a quarter of the total would be left. */
+static void test_charge_spare(void)
+{
+    moat_data_limits limits;
+    moat_data_limits_init(&limits, MOAT_DATA_SESSION_DEFAULT_BYTES, 10000);
+    g_assert_true(moat_data_limits_charge(&limits, 3000));
+    g_assert_false(moat_data_limits_charge_spare(&limits, 4501));
+    g_assert_true(moat_data_limits_charge_spare(&limits, 4500));
+    g_assert_false(moat_data_limits_charge_spare(&limits, 1));
+    g_assert_false(moat_data_limits_charge_spare(&limits, SIZE_MAX));
+    /* What queues need still fits. */
+    g_assert_true(moat_data_limits_charge(&limits, 2500));
+    moat_data_limits_release(&limits, 10000);
+    g_assert_cmpuint(moat_data_limits_used(&limits), ==, 0);
+}
+
 typedef struct {
     moat_data_limits *limits;
     size_t granted;
@@ -83,6 +99,7 @@ int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
     g_test_add_func("/data-limits/charge-and-release", test_charge_and_release);
+    g_test_add_func("/data-limits/charge-spare", test_charge_spare);
     g_test_add_func("/data-limits/total-across-threads", test_total_never_exceeded_across_threads);
     g_test_add_func("/data-limits/config", test_config);
     return g_test_run();

@@ -138,11 +138,134 @@ static void test_grown_windows_lossy_transfer(void)
     sctp_test_link_clear(&link);
 }
 
+/* A budget of fixed capacity that records what it lent. */
+typedef struct {
+    size_t capacity, lent, most_lent;
+    unsigned refusals;
+} test_budget;
+
+static bool budget_take(void *user, size_t bytes)
+{
+    test_budget *b = user;
+    if (bytes > b->capacity - b->lent) {
+        b->refusals++;
+        return false;
+    }
+    b->lent += bytes;
+    b->most_lent = MAX(b->most_lent, b->lent);
+    return true;
+}
+
+static void budget_give(void *user, size_t bytes)
+{
+    test_budget *b = user;
+    g_assert_cmpuint(bytes, <=, b->lent);
+    b->lent -= bytes;
+}
+
+static size_t above_base(size_t size)
+{
+    return size > MOAT_SCTP_SOCKET_BUFFER_SIZE ? size - MOAT_SCTP_SOCKET_BUFFER_SIZE : 0;
+}
+
+/* What an owner's periodic tick does. */
+static bool nothing_lent(sctp_test_link *link, void *arg)
+{
+    test_budget **budgets = arg;
+    moat_sctp_association_tick(link->client.assoc);
+    moat_sctp_association_tick(link->server.assoc);
+    return budgets[0]->lent == 0 && budgets[1]->lent == 0;
+}
+
+/* What the budget lent is exactly what both buffers hold above the base. */
+static void assert_charged(const moat_sctp_association *a, const test_budget *b)
+{
+    size_t send, receive;
+    moat_sctp_association_buffer_sizes(a, &send, &receive);
+    g_assert_cmpuint(b->lent, ==, above_base(send) + above_base(receive));
+    g_assert_cmpuint(b->lent, <=, b->capacity);
+}
+
+/* With a budget, INIT borrows the receive half and gives it back once up;
+ * a transfer grows the buffers only as far as the budget lends; freeing
+ * gives back everything; the data arrives whole and in order. */
+static void test_budget_pays_for_growth(void)
+{
+    enum { COUNT = 600 };
+    const size_t limit = 8 * 1024 * 1024;
+    test_budget client_budget = {.capacity = 512 * 1024};
+    test_budget server_budget = {.capacity = 64 * 1024 * 1024};
+    moat_sctp_memory_budget cb = {budget_take, budget_give, &client_budget};
+    moat_sctp_memory_budget sb = {budget_take, budget_give, &server_budget};
+    sctp_test_link link;
+    sctp_test_link_init(&link, 0);
+    link.tick_sleep_us = 200;
+    moat_sctp_association_set_memory_limit(link.client.assoc, limit);
+    moat_sctp_association_set_memory_limit(link.server.assoc, limit);
+    moat_sctp_association_set_memory_budget(link.client.assoc, &cb);
+    moat_sctp_association_set_memory_budget(link.server.assoc, &sb);
+    size_t send, receive;
+    /* The client's budget cannot lend the half: INIT offers the base. */
+    moat_sctp_association_buffer_sizes(link.client.assoc, &send, &receive);
+    g_assert_cmpuint(receive, ==, MOAT_SCTP_SOCKET_BUFFER_SIZE);
+    g_assert_cmpuint(client_budget.refusals, >, 0);
+    /* The server's can, until the association is up. */
+    moat_sctp_association_buffer_sizes(link.server.assoc, &send, &receive);
+    g_assert_cmpuint(receive, ==, limit / 2);
+    assert_charged(link.server.assoc, &server_budget);
+    sctp_test_link_connect(&link);
+    moat_sctp_association_buffer_sizes(link.server.assoc, &send, &receive);
+    g_assert_cmpuint(receive, ==, MOAT_SCTP_SOCKET_BUFFER_SIZE);
+    g_assert_cmpuint(server_budget.lent, ==, 0);
+
+    uint16_t id = sctp_test_link_open(&link, &link.client, "bulk", "", true, -1, -1);
+    uint8_t *bytes = g_malloc(48 * 1024);
+    for (guint i = 0; i < COUNT; i++) {
+        size_t size = message_size(i);
+        fill_message(i, bytes, size);
+        g_assert_cmpint(
+            sctp_test_link_send(&link, &link.client, id, MOAT_SCTP_PPID_BINARY, bytes, size), ==,
+            0);
+        assert_charged(link.client.assoc, &client_budget);
+        assert_charged(link.server.assoc, &server_budget);
+    }
+    g_test_message("lent at most: client %zu, server %zu", client_budget.most_lent,
+                   server_budget.most_lent);
+    g_assert_cmpuint(server_budget.most_lent, >, 0);
+    /* Idle for more than a second of real time, with the owner's periodic
+     * tick: the growth is given back while the association stays up. */
+    link.tick_sleep_us = 1000;
+    test_budget *budgets[2] = {&client_budget, &server_budget};
+    g_assert_true(sctp_test_link_pump_until(&link, nothing_lent, budgets, 3000));
+    g_assert_cmpint(link.client.down_events, ==, 0);
+    g_assert_cmpuint(client_budget.lent, ==, 0);
+    g_assert_cmpuint(server_budget.lent, ==, 0);
+    assert_charged(link.client.assoc, &client_budget);
+    assert_charged(link.server.assoc, &server_budget);
+    moat_sctp_association_shutdown(link.client.assoc);
+    g_assert_true(sctp_test_link_pump_until(&link, both_down, NULL, 6000));
+    g_assert_cmpuint(client_budget.most_lent, <=, client_budget.capacity);
+    g_assert_cmpuint(link.server.messages->len, ==, COUNT);
+    for (guint i = 0; i < COUNT; i++) {
+        const sctp_test_message *m = sctp_test_end_message(&link.server, i);
+        size_t size = message_size(i);
+        fill_message(i, bytes, size);
+        gsize length;
+        const void *data = g_bytes_get_data(m->data, &length);
+        g_assert_cmpmem(data, length, bytes, size);
+    }
+    g_free(bytes);
+    sctp_test_link_clear(&link);
+    g_assert_cmpuint(client_budget.lent, ==, 0);
+    g_assert_cmpuint(server_budget.lent, ==, 0);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
     g_test_add_func("/sctp/window/defaults", test_defaults);
     g_test_add_func("/sctp/window/limit-shrinks", test_limit_shrinks);
     g_test_add_func("/sctp/window/grown-windows-lossy-transfer", test_grown_windows_lossy_transfer);
+    g_test_add_func("/sctp/window/budget-pays-for-growth", test_budget_pays_for_growth);
     return g_test_run();
 }
