@@ -92,6 +92,10 @@ moat_worker *moat_worker_new(unsigned index, const char *bind_address, uint16_t 
     }
     setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &buffer, sizeof buffer);
     setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &buffer, sizeof buffer);
+    /* A fan-out burst (a keyframe to every subscriber) outgrows the
+     * default net.core.wmem_max cap; with CAP_NET_ADMIN the cap is passed
+     * by, without it the capped size stays. */
+    setsockopt(fd, SOL_SOCKET, SO_SNDBUFFORCE, &buffer, sizeof buffer);
     if (bind(fd, (struct sockaddr *)&local, sizeof local) < 0) {
         snprintf(error, error_size, "cannot bind UDP media port %s:%u: %s", bind_address, port,
                  strerror(errno));
