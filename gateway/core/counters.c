@@ -19,6 +19,8 @@ const char *moat_drop_reason_name(moat_drop_reason reason)
         [MOAT_DROP_STUN_RATE] = "stun_rate",
         [MOAT_DROP_NACK_LIMIT] = "nack_limit",
         [MOAT_DROP_DATA_LIMIT] = "datachannel_limit",
+        [MOAT_DROP_SEND_EAGAIN] = "send_eagain",
+        [MOAT_DROP_SEND_ERROR] = "send_error",
     };
     return reason < MOAT_DROP_REASON_COUNT ? names[reason] : "unknown";
 }

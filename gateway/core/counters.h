@@ -24,6 +24,8 @@ typedef enum {
     MOAT_DROP_STUN_RATE,     /* STUN check over its rate, refused before the HMAC */
     MOAT_DROP_NACK_LIMIT,    /* retransmission refused: stream's or packet's budget spent */
     MOAT_DROP_DATA_LIMIT,    /* data channel message refused: memory limit reached */
+    MOAT_DROP_SEND_EAGAIN,   /* outgoing: socket send buffer still full after a wait */
+    MOAT_DROP_SEND_ERROR,    /* outgoing: the kernel refused this datagram (route, size) */
     MOAT_DROP_REASON_COUNT
 } moat_drop_reason;
 

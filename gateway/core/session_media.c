@@ -185,15 +185,10 @@ int moat_session_send_protected(moat_session *session, const uint8_t *packet, si
               : srtpplus_sender_append_tag_rtp(session->srtpplus_tx, buffer, &length, capacity)) !=
             0)
         return -1;
-    moat_worker_send_commit(session->worker, &session->selected, length);
-    moat_counters *counters = moat_worker_counters_mut(session->worker);
-    if (rtcp) {
-        moat_counter_add(&counters->rtcp_sent, 1);
-        moat_counter_add(&session->counters.rtcp_sent, 1);
-    } else {
-        moat_counter_add(&counters->rtp_sent, 1);
-        moat_counter_add(&session->counters.rtp_sent, 1);
-    }
+    /* The worker counts it once the kernel took it (moat_worker_flush). */
+    moat_worker_send_commit(session->worker, &session->selected, length,
+                            rtcp ? MOAT_SEND_RTCP : MOAT_SEND_RTP);
+    moat_counter_add(rtcp ? &session->counters.rtcp_sent : &session->counters.rtp_sent, 1);
     return 0;
 }
 

@@ -18,6 +18,10 @@
 #define RETRANSMIT_VIDEO_SLOTS 128
 #define RETRANSMIT_MAX_SLOTS   512
 #define RETRANSMIT_HORIZON_S   1.0
+/* The cache's size is checked against the packet rate every this many packets
+ * (a power of two), not on every send: the check is floating-point work done
+ * once per packet and subscriber on a fan-out. */
+#define RETRANSMIT_RESIZE_EVERY 16u
 /* At most one keyframe request per m-line in this interval (request_keyframe). */
 #define KEYFRAME_INTERVAL_US 300000ull
 
@@ -65,7 +69,8 @@ static int gateway_send_rtp(moat_plugin_session *handle, const uint8_t *packet, 
     if (stream) {
         uint64_t now = moat_worker_now_us(session->worker);
         moat_retransmit_budget_on_send(&stream->budget, length, now);
-        size_cache(stream, now);
+        if (!stream->cache || stream->packets_sent % RETRANSMIT_RESIZE_EVERY == 0)
+            size_cache(stream, now);
         if (stream->cache)
             moat_retransmit_cache_store(stream->cache, packet, length, now);
         stream->packets_sent++;

@@ -1,6 +1,6 @@
 /* A media worker: its thread and epoll loop, the task queue other threads
- * post to, its timers and session ticks, and the send batch (sendmmsg).
- * Tables and socket defences live in worker_tables.c and worker_prefilter.c. */
+ * post to, its timers and session ticks. Tables, socket defences and the send
+ * batch live in worker_tables.c, worker_prefilter.c and worker_send.c. */
 #include "core/worker_private.h"
 #include "core/relay.h"
 
@@ -92,6 +92,10 @@ moat_worker *moat_worker_new(unsigned index, const char *bind_address, uint16_t 
     }
     setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &buffer, sizeof buffer);
     setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &buffer, sizeof buffer);
+    /* A fan-out burst (a keyframe to every subscriber) outgrows the
+     * default net.core.wmem_max cap; with CAP_NET_ADMIN the cap is passed
+     * by, without it the capped size stays. */
+    setsockopt(fd, SOL_SOCKET, SO_SNDBUFFORCE, &buffer, sizeof buffer);
     if (bind(fd, (struct sockaddr *)&local, sizeof local) < 0) {
         snprintf(error, error_size, "cannot bind UDP media port %s:%u: %s", bind_address, port,
                  strerror(errno));
@@ -115,13 +119,7 @@ moat_worker *moat_worker_new(unsigned index, const char *bind_address, uint16_t 
     worker->sessions_by_ufrag = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
     worker->sessions_by_tuple = g_hash_table_new_full(tuple_hash, tuple_equal, g_free, NULL);
     moat_receive_batch_init(&worker->receive);
-    for (unsigned i = 0; i < MOAT_WORKER_BATCH; i++) {
-        worker->send_vectors[i].iov_base = worker->send_buffers[i];
-        worker->send_headers[i].msg_hdr.msg_iov = &worker->send_vectors[i];
-        worker->send_headers[i].msg_hdr.msg_iovlen = 1;
-        worker->send_headers[i].msg_hdr.msg_name = &worker->send_addresses[i];
-        worker->send_headers[i].msg_hdr.msg_namelen = sizeof(struct sockaddr_in6);
-    }
+    moat_worker_send_batch_init(worker);
     if (worker->epoll_fd < 0 || worker->event_fd < 0 || worker->timer_fd < 0) {
         snprintf(error, error_size, "cannot create worker event sources: %s", strerror(errno));
         moat_worker_free(worker);
@@ -259,54 +257,6 @@ static void run_tasks(moat_worker *worker)
         entry->task(worker, entry->data);
         g_free(entry);
     }
-}
-
-void moat_worker_flush(moat_worker *worker)
-{
-    unsigned sent = 0;
-    while (sent < worker->send_count) {
-        int n =
-            sendmmsg(worker->socket_fd, &worker->send_headers[sent], worker->send_count - sent, 0);
-        if (n <= 0) {
-            if (n < 0 && errno == EINTR)
-                continue;
-            /* EAGAIN with a 4 MiB buffer means the host is saturated; the
-             * rest of the batch is lost like any UDP drop. */
-            break;
-        }
-        sent += (unsigned)n;
-    }
-    worker->send_count = 0;
-}
-
-uint8_t *moat_worker_send_buffer(moat_worker *worker, size_t *capacity)
-{
-    if (worker->send_count == MOAT_WORKER_BATCH)
-        moat_worker_flush(worker);
-    *capacity = MOAT_DATAGRAM_CAPACITY;
-    return worker->send_buffers[worker->send_count];
-}
-
-void moat_worker_send_commit(moat_worker *worker, const moat_path *path, size_t length)
-{
-    unsigned slot = worker->send_count;
-    worker->send_addresses[slot] = path->remote;
-    worker->send_vectors[slot].iov_len = length;
-    moat_packet_info_set_source(&worker->send_headers[slot].msg_hdr, &worker->send_controls[slot],
-                                &path->local);
-    worker->send_count++;
-    moat_counter_add(&worker->counters.bytes_sent, length);
-}
-
-void moat_worker_send(moat_worker *worker, const moat_path *path, const uint8_t *data,
-                      size_t length)
-{
-    size_t capacity;
-    uint8_t *buffer = moat_worker_send_buffer(worker, &capacity);
-    if (length > capacity)
-        return;
-    memcpy(buffer, data, length);
-    moat_worker_send_commit(worker, path, length);
 }
 
 static void set_polling(moat_worker *worker, bool polling)

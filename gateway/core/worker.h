@@ -112,12 +112,24 @@ moat_ice_checker *moat_worker_ice_checker(moat_worker *worker);
 /* The data-channel limits set before start, or NULL. */
 struct moat_data_limits_s *moat_worker_data_limits(moat_worker *worker);
 
+/* What a queued datagram is, for the sent counters (counted when the kernel
+ * took it, so they match the host's UDP OutDatagrams). */
+typedef enum {
+    MOAT_SEND_OTHER = 0, /* STUN, DTLS, plain RTP */
+    MOAT_SEND_RTP,
+    MOAT_SEND_RTCP,
+} moat_send_kind;
+
 /* Queues a datagram; sent with sendmmsg at the end of the current batch. */
 void moat_worker_send(moat_worker *worker, const moat_path *path, const uint8_t *data,
                       size_t length);
 /* Zero-copy variant: fill the returned buffer, then commit. */
 uint8_t *moat_worker_send_buffer(moat_worker *worker, size_t *capacity);
-void moat_worker_send_commit(moat_worker *worker, const moat_path *path, size_t length);
+void moat_worker_send_commit(moat_worker *worker, const moat_path *path, size_t length,
+                             moat_send_kind kind);
+/* Sends the batch. A full socket buffer is waited for (briefly) before the
+ * rest is dropped as send_eagain; a datagram the kernel refuses is dropped
+ * alone (send_error) and the batch goes on. */
 void moat_worker_flush(moat_worker *worker);
 
 void moat_worker_add_session(moat_worker *worker, moat_session *session);

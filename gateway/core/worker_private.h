@@ -78,8 +78,12 @@ struct moat_worker {
     struct sockaddr_in6 send_addresses[MOAT_WORKER_BATCH];
     moat_packet_info_buffer send_controls[MOAT_WORKER_BATCH];
     uint8_t send_buffers[MOAT_WORKER_BATCH][MOAT_DATAGRAM_CAPACITY];
+    uint8_t send_kinds[MOAT_WORKER_BATCH]; /* moat_send_kind, counted once sent */
     unsigned send_count;
 };
+
+/* worker_send.c: points each send slot's header at its buffer and address. */
+void moat_worker_send_batch_init(moat_worker *worker);
 
 /* worker_prefilter.c: logs and counts a switch of the socket's detector. */
 void moat_worker_report_detector(moat_worker *worker, moat_detector_event event);
