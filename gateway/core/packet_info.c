@@ -1,12 +1,17 @@
 #include "core/packet_info.h"
 
 #include <string.h>
+#include <time.h>
 
 int moat_packet_info_enable(int fd)
 {
     int on = 1;
     if (setsockopt(fd, IPPROTO_IPV6, IPV6_RECVPKTINFO, &on, sizeof on) != 0)
         return -1;
+    /* Arrival times let the detectors measure the wire's rate even when the
+     * worker reads a backlog late; without them they fall back to the wake
+     * time, so a failure here is not fatal. */
+    (void)setsockopt(fd, SOL_SOCKET, SO_TIMESTAMPNS, &on, sizeof on);
     /* IPv4 datagrams on a dual-stack socket report through IP_PKTINFO. */
     return setsockopt(fd, IPPROTO_IP, IP_PKTINFO, &on, sizeof on);
 }
@@ -33,6 +38,23 @@ void moat_packet_info_get_destination(const struct msghdr *message, struct in6_a
             return;
         }
     }
+}
+
+bool moat_packet_info_get_arrival(const struct msghdr *message, uint64_t *realtime_us)
+{
+    for (struct cmsghdr *c = CMSG_FIRSTHDR((struct msghdr *)message); c;
+         c = CMSG_NXTHDR((struct msghdr *)message, c)) {
+        if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_TIMESTAMPNS ||
+            c->cmsg_len < CMSG_LEN(sizeof(struct timespec)))
+            continue;
+        struct timespec stamp;
+        memcpy(&stamp, CMSG_DATA(c), sizeof stamp);
+        if (stamp.tv_sec < 0 || stamp.tv_nsec < 0)
+            return false;
+        *realtime_us = (uint64_t)stamp.tv_sec * 1000000u + (uint64_t)stamp.tv_nsec / 1000u;
+        return true;
+    }
+    return false;
 }
 
 void moat_packet_info_set_source(struct msghdr *message, moat_packet_info_buffer *buffer,

@@ -8,13 +8,21 @@
 #include <netinet/in.h>
 #include <sys/socket.h>
 
-/* Control buffer big enough for either kind of packet info. */
+#include <stdbool.h>
+#include <stdint.h>
+
+/* Control buffer big enough for either kind of packet info and a receive
+ * timestamp. */
 typedef union {
-    char bytes[64];
+    char bytes[128];
     struct cmsghdr align;
 } moat_packet_info_buffer;
 
+/* Packet info and kernel receive timestamps (SO_TIMESTAMPNS). */
 int moat_packet_info_enable(int fd);
+/* The kernel's receive time of a message (CLOCK_REALTIME, microseconds);
+ * false when the control data carries none. */
+bool moat_packet_info_get_arrival(const struct msghdr *message, uint64_t *realtime_us);
 /* Reads the destination address from a received message's control data;
  * leaves `local` zeroed (the unspecified address) when there is none. */
 void moat_packet_info_get_destination(const struct msghdr *message, struct in6_addr *local);

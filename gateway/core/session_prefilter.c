@@ -159,8 +159,8 @@ static void report_event(moat_session *session, moat_detector_event event, const
 
 void moat_session_prefilter_packet(moat_session *session)
 {
-    uint64_t now = moat_worker_now_us(session->worker);
-    report_event(session, moat_detector_on_packet(&session->detector, now), "transport");
+    uint64_t arrival = moat_worker_arrival_us(session->worker);
+    report_event(session, moat_detector_on_packet(&session->detector, arrival), "transport");
 }
 
 void moat_session_prefilter_bad(moat_session *session)

@@ -211,6 +211,11 @@ uint64_t moat_worker_now_us(const moat_worker *worker)
     return worker->now_us;
 }
 
+uint64_t moat_worker_arrival_us(const moat_worker *worker)
+{
+    return worker->arrival_us;
+}
+
 bool moat_worker_log_allow(moat_worker *worker, moat_log_level level, uint64_t *suppressed)
 {
     moat_log_limiter *limiter =
@@ -221,6 +226,7 @@ bool moat_worker_log_allow(moat_worker *worker, moat_log_level level, uint64_t *
 void moat_worker_set_now_us(moat_worker *worker, uint64_t now_us)
 {
     worker->now_us = now_us;
+    worker->arrival_us = now_us;
 }
 
 void moat_worker_post(moat_worker *worker, moat_worker_task_fn task, void *data,
@@ -377,6 +383,7 @@ static void *worker_main(void *arg)
         struct timespec slice = {0, (long)moat_load_monitor_slice_us(&worker->load) * 1000L};
         int n = epoll_pwait2(worker->epoll_fd, events, 4, worker->polling ? &slice : NULL, NULL);
         worker->now_us = monotonic_us();
+        worker->arrival_us = worker->now_us;
         if (worker->polling)
             moat_worker_receive(worker, worker->socket_fd, &worker->receive);
         for (int i = 0; i < n; i++) {
@@ -430,6 +437,7 @@ int moat_worker_start(moat_worker *worker, char *error, size_t error_size)
     timerfd_settime(worker->timer_fd, 0, &tick, NULL);
     worker->running = true;
     worker->now_us = monotonic_us();
+    worker->arrival_us = worker->now_us;
     /* Set before the thread exists, so the thread never sees it change. */
     __atomic_store_n(&worker->started, true, __ATOMIC_RELEASE);
     if (pthread_create(&worker->thread, NULL, worker_main, worker) != 0) {

@@ -97,6 +97,10 @@ void moat_worker_note_wake(moat_worker *worker, unsigned datagrams, bool drained
  * streams, MOAT_GUARD_CHANCE_ALL unless it is overloaded. */
 uint32_t moat_worker_admission_chance(const moat_worker *worker);
 uint64_t moat_worker_now_us(const moat_worker *worker);
+/* When the kernel received the datagram being dispatched (same clock as
+ * now_us, never later); now_us outside the receive path. For rate
+ * detectors: a backlog read late keeps its real spacing. */
+uint64_t moat_worker_arrival_us(const moat_worker *worker);
 /* The worker's log limiters: lines from the packet path and session
  * lifecycles of every session on the worker share them, so a flood (of
  * packets or of sessions) cannot become a log flood. Debug lines have a

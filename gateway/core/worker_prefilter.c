@@ -92,7 +92,7 @@ void moat_worker_note_datagram(moat_worker *worker)
 {
     if (worker->prefilter)
         moat_worker_report_detector(worker,
-                                    moat_detector_on_packet(&worker->detector, worker->now_us));
+                                    moat_detector_on_packet(&worker->detector, worker->arrival_us));
 }
 
 void moat_worker_note_bad_datagram(moat_worker *worker)

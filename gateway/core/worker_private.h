@@ -48,6 +48,9 @@ struct moat_worker {
     bool accepting_tasks;
 
     uint64_t now_us;
+    /* Kernel receive time of the datagram being dispatched (monotonic, us);
+     * now_us outside the receive loop. Feeds the detectors only. */
+    uint64_t arrival_us;
     unsigned session_count; /* read by the control thread */
     moat_counters counters;
     moat_ice_checker *ice_checker;

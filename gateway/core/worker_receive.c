@@ -3,6 +3,7 @@
 #include "core/worker_receive.h"
 
 #include "core/session.h"
+#include "core/worker_private.h"
 #include "ice/ice_checker.h"
 #include "ice/stun_classify.h"
 #include "ice/stun_username.h"
@@ -10,6 +11,7 @@
 #include <errno.h>
 #include <glib.h>
 #include <string.h>
+#include <time.h>
 
 /* Under a flood the socket never runs dry; yield to timers and tasks after
  * this many batches. */
@@ -91,6 +93,27 @@ void moat_worker_dispatch(moat_worker *worker, const moat_path *path, uint8_t *d
         moat_session_handle_srtp(session, data, length, MOAT_DATAGRAM_CAPACITY);
 }
 
+static int64_t clock_us(clockid_t clock)
+{
+    struct timespec now;
+    clock_gettime(clock, &now);
+    return (int64_t)now.tv_sec * 1000000 + now.tv_nsec / 1000;
+}
+
+/* The kernel's receive time of a datagram on the worker's clock, given
+ * `offset` (CLOCK_REALTIME minus CLOCK_MONOTONIC); the wake time when the
+ * datagram carries none or a time after it. */
+static uint64_t arrival_of(const moat_worker *worker, const struct msghdr *message, int64_t offset)
+{
+    uint64_t realtime;
+    if (!moat_packet_info_get_arrival(message, &realtime))
+        return worker->now_us;
+    int64_t arrival = (int64_t)realtime - offset;
+    if (arrival <= 0 || (uint64_t)arrival > worker->now_us)
+        return worker->now_us;
+    return (uint64_t)arrival;
+}
+
 void moat_worker_receive(moat_worker *worker, int socket_fd, moat_receive_batch *batch)
 {
     moat_counters *counters = moat_worker_counters_mut(worker);
@@ -107,6 +130,7 @@ void moat_worker_receive(moat_worker *worker, int socket_fd, moat_receive_batch 
         }
         total += (unsigned)n;
         moat_counter_add(&counters->datagrams_received, (uint64_t)n);
+        int64_t offset = clock_us(CLOCK_REALTIME) - clock_us(CLOCK_MONOTONIC);
         for (int i = 0; i < n; i++) {
             size_t length = batch->headers[i].msg_len;
             moat_counter_add(&counters->bytes_received, length);
@@ -121,8 +145,10 @@ void moat_worker_receive(moat_worker *worker, int socket_fd, moat_receive_batch 
             }
             moat_path path = {.remote = batch->addresses[i]};
             moat_packet_info_get_destination(&batch->headers[i].msg_hdr, &path.local);
+            worker->arrival_us = arrival_of(worker, &batch->headers[i].msg_hdr, offset);
             moat_worker_dispatch(worker, &path, batch->vectors[i].iov_base, length);
         }
+        worker->arrival_us = worker->now_us;
         moat_worker_flush(worker);
         if (n < MOAT_WORKER_BATCH) {
             moat_worker_note_wake(worker, total, true);

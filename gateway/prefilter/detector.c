@@ -83,17 +83,24 @@ static moat_detector_event evaluate(moat_detector *detector, uint64_t now_us)
     return MOAT_DETECTOR_EVENT_ON;
 }
 
-moat_detector_event moat_detector_on_packet(moat_detector *detector, uint64_t now_us)
+moat_detector_event moat_detector_on_packet(moat_detector *detector, uint64_t arrival_us)
 {
-    advance(detector, now_us);
-    unsigned index = (unsigned)(detector->current_slot % MOAT_DETECTOR_SLOTS);
+    advance(detector, arrival_us);
+    /* A packet the gateway reads late (its own backlog) counts in the slot it
+     * arrived in; one that arrived before the window is not part of the
+     * current rate at all. Otherwise a backlog drained in one wake-up would
+     * look like a burst of the stream that merely waited in the queue. */
+    uint64_t slot = arrival_us / MOAT_DETECTOR_SLOT_US;
+    if (slot + MOAT_DETECTOR_SLOTS <= detector->current_slot)
+        return MOAT_DETECTOR_EVENT_NONE;
+    unsigned index = (unsigned)(slot % MOAT_DETECTOR_SLOTS);
     detector->packets[index]++;
     detector->window_packets++;
     /* A rate test per packet would cost more than the packet is worth: test
      * once per slot and whenever the window grows by a power of two. */
     if ((detector->window_packets & (detector->window_packets - 1)) == 0 ||
         detector->packets[index] == 1)
-        return evaluate(detector, now_us);
+        return evaluate(detector, arrival_us);
     return MOAT_DETECTOR_EVENT_NONE;
 }
 

@@ -60,9 +60,12 @@ typedef struct {
 
 void moat_detector_init(moat_detector *detector, const moat_detector_config *config,
                         uint64_t now_us);
-/* Every datagram that reaches the transport (or the worker socket). Returns
- * MOAT_DETECTOR_EVENT_ON when this packet tipped it into enforcing. */
-moat_detector_event moat_detector_on_packet(moat_detector *detector, uint64_t now_us);
+/* Every datagram that reaches the transport (or the worker socket), stamped
+ * with the time the kernel received it (the rate is the wire's, not the rate
+ * at which a late gateway drains its queue); a packet older than the window
+ * is not counted. Returns MOAT_DETECTOR_EVENT_ON when this packet tipped it
+ * into enforcing. */
+moat_detector_event moat_detector_on_packet(moat_detector *detector, uint64_t arrival_us);
 /* An srtp_unprotect failure (or, for a worker, any dropped datagram). */
 moat_detector_event moat_detector_on_failure(moat_detector *detector, uint64_t now_us);
 /* Timer: rotates the window, learns the baseline, switches off after the

@@ -139,6 +139,30 @@ static void test_modes(void)
     g_assert_false(moat_detector_enforcing(&d));
 }
 
+/* A stalled reader drains a 1.5 s backlog of a steady stream in one go,
+ * after its timer already moved the detector to the present: each packet
+ * carries its kernel arrival time, so the stream keeps its real spacing and
+ * nothing looks like a burst. The same count really arriving at once does. */
+static void test_backlog_read_late_is_not_a_burst(void)
+{
+    moat_detector d;
+    moat_detector_config config = auto_config();
+    moat_detector_init(&d, &config, 0);
+    int on = 0, off = 0;
+    uint64_t t = feed(&d, 0, 2000000, 100, &on, &off);
+    g_assert_cmpint(on, ==, 0);
+    uint64_t resumed = t + 1500000;
+    g_assert_cmpint(moat_detector_tick(&d, resumed), ==, MOAT_DETECTOR_EVENT_NONE);
+    for (uint64_t arrival = t; arrival < resumed; arrival += 10000)
+        on += moat_detector_on_packet(&d, arrival) == MOAT_DETECTOR_EVENT_ON;
+    g_assert_cmpint(on, ==, 0);
+    g_assert_false(moat_detector_enforcing(&d));
+    g_assert_cmpfloat(moat_detector_rate(&d), <=, 110.0);
+    for (int i = 0; i < 150; i++)
+        on += moat_detector_on_packet(&d, resumed) == MOAT_DETECTOR_EVENT_ON;
+    g_assert_cmpint(on, ==, 1);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -148,5 +172,6 @@ int main(int argc, char **argv)
                     test_auth_failures_switch_on_fast_and_off_after_hold);
     g_test_add_func("/detector/rate", test_rate_anomaly);
     g_test_add_func("/detector/modes", test_modes);
+    g_test_add_func("/detector/backlog-read-late", test_backlog_read_late_is_not_a_burst);
     return g_test_run();
 }
