@@ -1,0 +1,162 @@
+/* Owns the WebRTC legs of calls: the internal "call" plugin that bridges a
+ * core session to call streams, and the session's creation and hang-up
+ * (call_webrtc.h). */
+#include "call/call_webrtc.h"
+
+#include "call/call_sdp.h"
+#include "core/session.h"
+#include "core/session_registry.h"
+#include "core/whip_session.h"
+
+#include <glib.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Shared by the plugin state of a session and the call's leg; fields other
+ * than refs are touched on the worker only (after creation). */
+typedef struct {
+    atomic_int refs;
+    bool unlinked; /* the call let go of its streams */
+    moat_call_stream *streams[MOAT_CALL_SDP_MAX_MEDIA];
+    size_t n_streams;
+    int side;
+} bridge;
+
+struct moat_call_webrtc {
+    moat_gateway *gateway;
+    moat_worker *worker;
+    char session_id[40];
+    char *answer;
+    bridge *bridge;
+};
+
+static void bridge_unref(bridge *b)
+{
+    if (b && atomic_fetch_sub_explicit(&b->refs, 1, memory_order_acq_rel) == 1)
+        g_free(b);
+}
+
+/* Control thread: the bridge of the session being created, between
+ * moat_whip_session_create and its synchronous attach. Never read on the
+ * packet path. */
+static bridge *attaching;
+
+static void *call_attach(moat_plugin_session *session, const moat_session_info *info,
+                         const char **error)
+{
+    (void)session;
+    (void)info;
+    if (!attaching) {
+        *error = "call sessions are created by the call layer (ng offer) only";
+        return NULL;
+    }
+    atomic_fetch_add_explicit(&attaching->refs, 1, memory_order_relaxed);
+    return attaching;
+}
+
+static void call_detach(void *state)
+{
+    bridge_unref(state);
+}
+
+static void call_on_media(void *state, moat_rtp_packet *packet)
+{
+    bridge *b = state;
+    if (b->unlinked || packet->media_index < 0 || (size_t)packet->media_index >= b->n_streams)
+        return;
+    moat_call_stream_inject(b->streams[packet->media_index], b->side, packet->data, packet->length);
+}
+
+/* resource: the decimal index of the call's worker. */
+static int call_place(const char *endpoint, const char *resource, unsigned n_workers)
+{
+    (void)endpoint;
+    char *end = NULL;
+    long index = strtol(resource, &end, 10);
+    if (end == resource || *end || index < 0 || (unsigned long)index >= n_workers)
+        return -1;
+    return (int)index;
+}
+
+static const moat_plugin call_plugin = {
+    .api_version = MOAT_PLUGIN_API_VERSION,
+    .name = "call",
+    .description = "WebRTC legs of calls relayed for a SIP proxy (ng protocol)",
+    .attach = call_attach,
+    .detach = call_detach,
+    .on_media = call_on_media,
+    .place = call_place,
+};
+
+moat_call_webrtc *moat_call_webrtc_new(const moat_call_webrtc_env *env, moat_call_worker *context,
+                                       const char *offer, size_t length,
+                                       moat_call_stream *const *streams, size_t n_streams, int side,
+                                       char *error, size_t error_size)
+{
+    if (!env->gateway || !env->calls) {
+        snprintf(error, error_size, "WebRTC legs need the gateway's sessions");
+        return NULL;
+    }
+    moat_worker *worker = moat_call_worker_worker(context);
+    bridge *b = g_new0(bridge, 1);
+    atomic_init(&b->refs, 1);
+    b->n_streams = n_streams < MOAT_CALL_SDP_MAX_MEDIA ? n_streams : MOAT_CALL_SDP_MAX_MEDIA;
+    memcpy(b->streams, streams, b->n_streams * sizeof *streams);
+    b->side = side & 1;
+    char resource[16];
+    snprintf(resource, sizeof resource, "%u", moat_worker_index(worker));
+    moat_whip_created created;
+    attaching = b;
+    moat_whip_setup_result result = moat_whip_session_create(
+        env->gateway, &call_plugin, "call", resource, offer, length, &created, error, error_size);
+    attaching = NULL;
+    if (result != MOAT_WHIP_SETUP_OK) {
+        bridge_unref(b);
+        return NULL;
+    }
+    moat_call_webrtc *leg = g_new0(moat_call_webrtc, 1);
+    leg->gateway = env->gateway;
+    leg->worker = created.record->worker;
+    g_strlcpy(leg->session_id, created.record->id, sizeof leg->session_id);
+    leg->answer = created.answer;
+    leg->bridge = b;
+    moat_plugin_session *handle = moat_session_plugin_handle(created.session);
+    for (size_t i = 0; i < b->n_streams; i++)
+        moat_call_stream_set_webrtc(streams[i], side, handle, env->calls);
+    moat_whip_session_start(created.session, leg->worker, NULL, NULL, NULL);
+    return leg;
+}
+
+const char *moat_call_webrtc_answer(const moat_call_webrtc *leg)
+{
+    return leg->answer;
+}
+
+static void unlink_task(moat_worker *worker, void *data)
+{
+    (void)worker;
+    bridge *b = data;
+    b->unlinked = true;
+    bridge_unref(b);
+}
+
+static void unlink_release(void *data)
+{
+    bridge_unref(data);
+}
+
+void moat_call_webrtc_free(moat_call_webrtc *leg)
+{
+    if (!leg)
+        return;
+    /* Before the streams' own free task (same worker, FIFO). */
+    moat_worker_post(leg->worker, unlink_task, leg->bridge, unlink_release);
+    moat_session_record *record =
+        moat_session_registry_find(leg->gateway->sessions, leg->session_id);
+    if (record)
+        moat_whip_session_hang_up(leg->gateway, record);
+    g_free(leg->answer);
+    g_free(leg);
+}
