@@ -22,6 +22,11 @@ typedef struct {
     moat_call_stream *streams[MOAT_CALL_SDP_MAX_MEDIA];
     size_t n_streams;
     int side;
+    /* Set by attach (control thread, before the session starts). */
+    const moat_gateway_calls *calls;
+    moat_plugin_session *session;
+    moat_media_info media[MOAT_CALL_SDP_MAX_MEDIA];
+    size_t n_media;
 } bridge;
 
 struct moat_call_webrtc {
@@ -46,12 +51,14 @@ static bridge *attaching;
 static void *call_attach(moat_plugin_session *session, const moat_session_info *info,
                          const char **error)
 {
-    (void)session;
-    (void)info;
     if (!attaching) {
         *error = "call sessions are created by the call layer (ng offer) only";
         return NULL;
     }
+    attaching->session = session;
+    attaching->n_media =
+        info->n_media < MOAT_CALL_SDP_MAX_MEDIA ? info->n_media : MOAT_CALL_SDP_MAX_MEDIA;
+    memcpy(attaching->media, info->media, attaching->n_media * sizeof *info->media);
     atomic_fetch_add_explicit(&attaching->refs, 1, memory_order_relaxed);
     return attaching;
 }
@@ -67,6 +74,28 @@ static void call_on_media(void *state, moat_rtp_packet *packet)
     if (b->unlinked || packet->media_index < 0 || (size_t)packet->media_index >= b->n_streams)
         return;
     moat_call_stream_inject(b->streams[packet->media_index], b->side, packet->data, packet->length);
+}
+
+/* What the call sends the party (relay_rtp) leaves with the SSRC Moat's
+ * answer announced on the m-line carrying its payload type, so that the
+ * core's sender reports and retransmissions cover it. */
+static void call_on_relay(void *state, moat_rtp_packet *packet)
+{
+    bridge *b = state;
+    uint32_t ssrc = 0;
+    for (size_t i = 0; i < b->n_media && !ssrc; i++) {
+        const moat_media_info *media = &b->media[i];
+        for (size_t k = 0; k < media->n_payload_types; k++)
+            if (media->payload_types[k] == packet->payload_type)
+                ssrc = media->local_ssrc;
+    }
+    if (!ssrc || packet->length < 12)
+        return;
+    packet->data[8] = (uint8_t)(ssrc >> 24);
+    packet->data[9] = (uint8_t)(ssrc >> 16);
+    packet->data[10] = (uint8_t)(ssrc >> 8);
+    packet->data[11] = (uint8_t)ssrc;
+    b->calls->send_rtp(b->session, packet->data, packet->length);
 }
 
 /* resource: the decimal index of the call's worker. */
@@ -87,6 +116,7 @@ static const moat_plugin call_plugin = {
     .attach = call_attach,
     .detach = call_detach,
     .on_media = call_on_media,
+    .on_relay = call_on_relay,
     .place = call_place,
 };
 
@@ -105,6 +135,7 @@ moat_call_webrtc *moat_call_webrtc_new(const moat_call_webrtc_env *env, moat_cal
     b->n_streams = n_streams < MOAT_CALL_SDP_MAX_MEDIA ? n_streams : MOAT_CALL_SDP_MAX_MEDIA;
     memcpy(b->streams, streams, b->n_streams * sizeof *streams);
     b->side = side & 1;
+    b->calls = env->calls;
     char resource[16];
     snprintf(resource, sizeof resource, "%u", moat_worker_index(worker));
     moat_whip_created created;
