@@ -7,6 +7,8 @@
 #include "core/session.h"
 #include "core/session_registry.h"
 #include "core/whip_session.h"
+#include "transcode/transcode_sdp.h"
+#include "transcode/transcoder.h"
 
 #include <glib.h>
 #include <stdatomic.h>
@@ -120,6 +122,57 @@ static const moat_plugin call_plugin = {
     .place = call_place,
 };
 
+/* The codec the party will send on m-line `index` of our answer: its first
+ * one the transcoder runs (with its telephone-event); false for other
+ * m-lines (video, data) and malformed ones. */
+static bool first_audio_codec(const char *answer, size_t index, moat_transcode_sdp_codecs *codecs,
+                              moat_transcoder_codec *out)
+{
+    char error[160];
+    if (moat_transcode_sdp_codecs_of(answer, strlen(answer), index, codecs, error, sizeof error) !=
+            0 ||
+        codecs->n_codecs == 0 || !moat_transcoder_supports(codecs->codecs[0].name))
+        return false;
+    const moat_transcode_sdp_codec *first = &codecs->codecs[0];
+    *out = (moat_transcoder_codec){.name = first->name,
+                                   .clock_rate = first->clock_rate,
+                                   .channels = first->channels,
+                                   .payload_type = first->payload_type};
+    for (size_t i = 1; i < codecs->n_codecs; i++) {
+        const moat_transcode_sdp_codec *c = &codecs->codecs[i];
+        if (g_ascii_strcasecmp(c->name, "telephone-event") == 0 &&
+            c->clock_rate == first->clock_rate) {
+            out->dtmf_payload_type = c->payload_type;
+            out->dtmf_clock_rate = c->clock_rate;
+        }
+    }
+    return true;
+}
+
+/* Our answer with each audio m-line down to its first codec: a browser
+ * sends the first codec of the answer, and the call must know which one
+ * to relay or transcode (a phone answering another codec of the list
+ * would otherwise get Opus). Takes `answer`. */
+static char *first_codecs_only(char *answer, size_t n_media)
+{
+    for (size_t i = 0; i < n_media; i++) {
+        moat_transcode_sdp_codecs codecs;
+        moat_transcoder_codec codec;
+        if (!first_audio_codec(answer, i, &codecs, &codec))
+            continue;
+        GString *out = g_string_new(NULL);
+        char error[160];
+        if (moat_transcode_sdp_restrict(answer, strlen(answer), i, &codec, out, error,
+                                        sizeof error) != 0) {
+            g_string_free(out, TRUE);
+            continue;
+        }
+        g_free(answer);
+        answer = g_string_free(out, FALSE);
+    }
+    return answer;
+}
+
 moat_call_webrtc *moat_call_webrtc_new(const moat_call_webrtc_env *env, moat_call_worker *context,
                                        const char *offer, size_t length,
                                        moat_call_stream *const *streams, size_t n_streams, int side,
@@ -151,7 +204,7 @@ moat_call_webrtc *moat_call_webrtc_new(const moat_call_webrtc_env *env, moat_cal
     leg->gateway = env->gateway;
     leg->worker = created.record->worker;
     g_strlcpy(leg->session_id, created.record->id, sizeof leg->session_id);
-    leg->answer = created.answer;
+    leg->answer = first_codecs_only(created.answer, n_streams);
     leg->bridge = b;
     moat_plugin_session *handle = moat_session_plugin_handle(created.session);
     for (size_t i = 0; i < b->n_streams; i++)

@@ -45,11 +45,14 @@ def run_phone(sock, moat_port, received, stop):
                 pass
 
 
-async def webrtc_offer():
+async def webrtc_offer(opus_only=True):
+    """aiortc's offer: Opus only, or its defaults (Opus, PCMU, PCMA), as a
+    browser offers G.711 too."""
     pc = RTCPeerConnection()
     transceiver = pc.addTransceiver(ToneTrack(440.0), direction="sendrecv")
-    transceiver.setCodecPreferences(
-        [c for c in RTCRtpSender.getCapabilities("audio").codecs if c.mimeType == "audio/opus"])
+    if opus_only:
+        transceiver.setCodecPreferences([c for c in RTCRtpSender.getCapabilities("audio").codecs
+                                         if c.mimeType == "audio/opus"])
     tracks = []
     pc.on("track", lambda track: tracks.append(Recorder(track)))
     await pc.setLocalDescription(await pc.createOffer())
@@ -63,12 +66,15 @@ def call(client, call_id, sdp):
     return offer
 
 
-def test_webrtc_caller_to_pcmu_phone(voip):
+@pytest.mark.parametrize("opus_only", [True, False], ids=["opus-offer", "opus-pcmu-offer"])
+def test_webrtc_caller_to_pcmu_phone(voip, opus_only):
+    """With PCMU in aiortc's offer too, Moat's answer still names only the
+    codec aiortc will send (Opus, its first), and the call transcodes."""
     gw, client = voip
     phone = udp()
 
     async def scenario():
-        pc, tracks = await webrtc_offer()
+        pc, tracks = await webrtc_offer(opus_only)
         offer = call(client, "wr-1", pc.localDescription.sdp)
         assert offer["result"] == "ok", offer
         # The phone sees plain RTP/AVP with PCMU, nothing of ICE or DTLS.
