@@ -390,6 +390,7 @@ void moat_call_answer(moat_call_registry *registry, const moat_ng_request *reque
          * transport: the streams transcode or relay between them. */
         g_free(reply->sdp);
         reply->sdp = g_strdup(moat_call_webrtc_answer(call->webrtc[offerer]));
+        moat_call_webrtc_start(call->webrtc[offerer]);
     }
     set_endpoints(call, answerer, &sdp, request, mux);
     /* The offerer muxes only if its answer (ours) says so. */

@@ -37,6 +37,7 @@ struct moat_call_webrtc {
     char session_id[40];
     char *answer;
     bridge *bridge;
+    moat_session *pending; /* created, not started yet (owned) */
 };
 
 static void bridge_unref(bridge *b)
@@ -209,13 +210,21 @@ moat_call_webrtc *moat_call_webrtc_new(const moat_call_webrtc_env *env, moat_cal
     moat_plugin_session *handle = moat_session_plugin_handle(created.session);
     for (size_t i = 0; i < b->n_streams; i++)
         moat_call_stream_set_webrtc(streams[i], side, handle, env->calls);
-    moat_whip_session_start(created.session, leg->worker, NULL, NULL, NULL);
+    leg->pending = created.session;
     return leg;
 }
 
 const char *moat_call_webrtc_answer(const moat_call_webrtc *leg)
 {
     return leg->answer;
+}
+
+void moat_call_webrtc_start(moat_call_webrtc *leg)
+{
+    if (!leg->pending)
+        return;
+    moat_whip_session_start(leg->pending, leg->worker, NULL, NULL, NULL);
+    leg->pending = NULL;
 }
 
 static void unlink_task(moat_worker *worker, void *data)
@@ -239,8 +248,12 @@ void moat_call_webrtc_free(moat_call_webrtc *leg)
     moat_worker_post(leg->worker, unlink_task, leg->bridge, unlink_release);
     moat_session_record *record =
         moat_session_registry_find(leg->gateway->sessions, leg->session_id);
-    if (record)
+    if (leg->pending) {
+        moat_session_free(leg->pending); /* never ran: nothing on the worker */
+        moat_session_registry_remove(leg->gateway->sessions, leg->session_id);
+    } else if (record) {
         moat_whip_session_hang_up(leg->gateway, record);
+    }
     g_free(leg->answer);
     g_free(leg);
 }

@@ -38,7 +38,12 @@ moat_call_webrtc *moat_call_webrtc_new(const moat_call_webrtc_env *env, moat_cal
 /* Moat's answer for the party (ICE-lite candidates, fingerprint,
  * setup:passive); owned by the leg. */
 const char *moat_call_webrtc_answer(const moat_call_webrtc *leg);
-/* Ends the session (if still running) and frees the leg. NULL is a no-op. */
+/* Hands the session to its worker: at the ng answer, when the party gets
+ * Moat's answer, so that ringing does not count against the session's ICE
+ * and DTLS timeouts. Later calls do nothing. */
+void moat_call_webrtc_start(moat_call_webrtc *leg);
+/* Ends the session (if started and still running; else frees it) and
+ * frees the leg. NULL is a no-op. */
 void moat_call_webrtc_free(moat_call_webrtc *leg);
 
 #endif

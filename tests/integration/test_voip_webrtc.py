@@ -18,6 +18,8 @@ import pytest
 from aiortc import RTCPeerConnection, RTCRtpSender, RTCSessionDescription
 
 from aiortc_peer import Recorder, ToneTrack
+from conftest import Gateway, free_port
+from ng_client import NgClient
 from test_voip_transcode import (frequency, rtp, sdp_port, tone, udp, ulaw_decode, ulaw_encode,
                                  voip)  # noqa: F401 (fixture)
 
@@ -70,13 +72,34 @@ def call(client, call_id, sdp):
 def test_webrtc_caller_to_pcmu_phone(voip, opus_only):
     """With PCMU in aiortc's offer too, Moat's answer still names only the
     codec aiortc will send (Opus, its first), and the call transcodes."""
-    gw, client = voip
+    check_call(*voip, opus_only)
+
+
+def test_ringing_longer_than_the_ice_timeout():
+    """The session starts at the answer, when aiortc gets Moat's answer:
+    ringing longer than [limits] pending_timeout_s does not end it."""
+    media_min = free_port(socket.SOCK_DGRAM, 40)
+    media_min += media_min & 1
+    ng_port = free_port(socket.SOCK_DGRAM)
+    gw = Gateway(extra_args=["--ng-port", str(ng_port), "--media-port-min", str(media_min),
+                             "--media-port-max", str(media_min + 37),
+                             "--announced-address", "127.0.0.1", "--pending-timeout", "1"])
+    ring = NgClient(ng_port)
+    try:
+        check_call(gw, ring, True, ring_seconds=2.5)
+    finally:
+        ring.close()
+        assert gw.stop() == 0, f"moat exited badly; log in {gw.log_path}"
+
+
+def check_call(gw, client, opus_only, ring_seconds=0.0):
     phone = udp()
 
     async def scenario():
         pc, tracks = await webrtc_offer(opus_only)
         offer = call(client, "wr-1", pc.localDescription.sdp)
         assert offer["result"] == "ok", offer
+        await asyncio.sleep(ring_seconds)
         # The phone sees plain RTP/AVP with PCMU, nothing of ICE or DTLS.
         assert re.search(r"^m=audio \d+ RTP/AVP .*\b0\b", offer["sdp"], re.M), offer["sdp"]
         for absent in ("a=fingerprint", "a=ice-ufrag", "a=candidate", "a=setup", "TLS"):
