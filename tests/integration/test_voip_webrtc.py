@@ -179,7 +179,11 @@ def test_webrtc_offer_missing_credentials_is_refused(voip, attribute):
     # The daemon stays up and the next, well-formed call works.
     good = call(client, "wr-good", sdp)
     assert good["result"] == "ok", good
+    assert gw.metric("moat_sessions") == 1  # created, waiting for the answer
+    # Deleted before any answer: the session that never ran goes too.
     assert client.command("delete", call_id="wr-good", delete_delay=0)["result"] == "ok"
+    assert gw.metric("moat_sessions") == 0
+    assert gw.metric("moat_call_webrtc_legs") == 0
 
 
 def test_moat_offering_webrtc_is_refused_cleanly(voip):
