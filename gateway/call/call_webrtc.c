@@ -201,6 +201,17 @@ moat_call_webrtc *moat_call_webrtc_new(const moat_call_webrtc_env *env, moat_cal
         bridge_unref(b);
         return NULL;
     }
+    if (created.record->worker != worker) {
+        /* The streams' packet path and the session must share a thread. */
+        snprintf(error, error_size, "the session could not be placed on the call's worker");
+        char id[sizeof created.record->id];
+        g_strlcpy(id, created.record->id, sizeof id);
+        moat_session_free(created.session);
+        moat_session_registry_remove(env->gateway->sessions, id);
+        g_free(created.answer);
+        bridge_unref(b);
+        return NULL;
+    }
     moat_call_webrtc *leg = g_new0(moat_call_webrtc, 1);
     leg->gateway = env->gateway;
     leg->worker = created.record->worker;
