@@ -2,6 +2,7 @@
  * checking its source (latching), counting it, and sending it on from the
  * other leg's socket in one sendmmsg, from the worker's scratch buffers. */
 #include "call/call_media.h"
+#include "call/call_media_private.h"
 
 #include "call/call_leg_guard.h"
 #include "call/call_transcode.h"
@@ -14,52 +15,6 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
-
-#define CALL_BATCH    32
-#define CALL_BUFFER   2048
-#define CALL_HEADROOM 64 /* kept free after a received datagram: the SRTP tag protect adds */
-#define CALL_MAX_READ 4  /* batches per wake-up and socket, then other work runs */
-
-struct moat_call_worker {
-    moat_worker *worker;
-    unsigned streams;
-    moat_call_worker_counters counters;
-    struct mmsghdr rx[CALL_BATCH];
-    struct iovec rx_iov[CALL_BATCH];
-    struct sockaddr_in6 rx_from[CALL_BATCH];
-    /* Send slots: RTP, RTCP on the RTCP socket, RTCP on the RTP socket (mux). */
-    struct mmsghdr tx[3][CALL_BATCH];
-    struct iovec tx_iov[3][CALL_BATCH];
-    struct sockaddr_in6 tx_to[3][CALL_BATCH];
-    uint8_t buffers[CALL_BATCH][CALL_BUFFER];
-};
-
-typedef struct call_leg call_leg;
-struct call_leg {
-    moat_call_stream *stream;
-    call_leg *other;
-    int rtp_fd, rtcp_fd;
-    uint16_t port;
-    /* worker thread */
-    moat_call_endpoint endpoint;
-    struct sockaddr_in6 rtp_to, rtcp_to; /* where this party receives */
-    bool latched, rtcp_latched;
-    moat_srtp_session *srtp;    /* SDES leg (moat_call_stream_set_srtp); NULL: plain RTP */
-    moat_call_leg_guard *guard; /* with srtp: its prefilter (call_leg_guard.h) */
-    /* single writer (the worker), read by the control thread */
-    moat_call_flow_counters rtp, rtcp;
-    uint64_t relayed, dropped;
-    uint32_t last_ssrc;
-    uint32_t flags; /* bit 0: has_ssrc, bit 1: latched */
-};
-
-struct moat_call_stream {
-    moat_call_worker *context;
-    moat_call_ports *ports;
-    call_leg legs[2];
-    bool stopped;                   /* worker thread */
-    moat_call_transcode *transcode; /* worker thread; NULL: relayed as received */
-};
 
 static const char *drop_names[MOAT_CALL_DROP_REASON_COUNT] = {
     [MOAT_CALL_DROP_MALFORMED] = "malformed",
@@ -121,7 +76,7 @@ unsigned moat_call_worker_streams(const moat_call_worker *context)
     return context->streams;
 }
 
-static void drop(call_leg *leg, moat_call_drop_reason reason)
+void moat_call_leg_drop(call_leg *leg, moat_call_drop_reason reason)
 {
     moat_counter_add(&leg->dropped, 1);
     moat_counter_add(&leg->stream->context->counters.dropped[reason], 1);
@@ -168,13 +123,13 @@ static bool plausible(const uint8_t *data, size_t length, bool rtcp)
     return (data[0] >> 6) == 2;
 }
 
-static void count_flow(moat_call_flow_counters *flow, size_t length)
+void moat_call_count_flow(moat_call_flow_counters *flow, size_t length)
 {
     moat_counter_add(&flow->packets, 1);
     moat_counter_add(&flow->bytes, length);
 }
 
-static void note_ssrc(call_leg *leg, const uint8_t *data)
+void moat_call_leg_note_ssrc(call_leg *leg, const uint8_t *data)
 {
     uint32_t ssrc =
         (uint32_t)data[8] << 24 | (uint32_t)data[9] << 16 | (uint32_t)data[10] << 8 | data[11];
@@ -211,14 +166,14 @@ static bool unprotect_from(call_leg *from, uint8_t *data, size_t *length, bool r
     bool latched = rtcp ? from->rtcp_latched : from->latched;
     const struct sockaddr_in6 *to = rtcp ? &from->rtcp_to : &from->rtp_to;
     if (from->endpoint.latching && latched && !same_address(to, source))
-        return drop(from, MOAT_CALL_DROP_SOURCE), false;
+        return moat_call_leg_drop(from, MOAT_CALL_DROP_SOURCE), false;
     moat_worker *worker = from->stream->context->worker;
     uint64_t now = moat_worker_now_us(worker);
     moat_call_guard_state state;
     moat_call_guard_verdict verdict =
         moat_call_leg_guard_check(from->guard, worker, data, length, rtcp, now, &state);
     if (verdict != MOAT_CALL_GUARD_PASS)
-        return drop(from, guard_reason(verdict)), false;
+        return moat_call_leg_drop(from, guard_reason(verdict)), false;
     int status = rtcp ? moat_srtp_unprotect_rtcp(from->srtp, data, length)
                       : moat_srtp_unprotect_rtp(from->srtp, data, length);
     moat_call_leg_guard_result(from->guard, data, length, rtcp, status == MOAT_SRTP_OK, &state,
@@ -226,7 +181,7 @@ static bool unprotect_from(call_leg *from, uint8_t *data, size_t *length, bool r
     if (status == MOAT_SRTP_OK)
         return true;
     moat_counter_add(&flow->errors, 1);
-    return drop(from, MOAT_CALL_DROP_SRTP_AUTH), false;
+    return moat_call_leg_drop(from, MOAT_CALL_DROP_SRTP_AUTH), false;
 }
 
 /* SDES leg, outbound: protected (and SRTP+ tagged when negotiated) in the
@@ -244,28 +199,35 @@ static bool protect_for(call_leg *to, uint8_t *data, size_t *length, bool rtcp)
 /* Classifies one received datagram; returns its send slot (0: RTP, 1: RTCP
  * on the other leg's RTCP socket, 2: RTCP muxed on its RTP socket) or -1
  * when dropped. On SDES legs *length changes (unprotect, protect). */
+bool moat_call_leg_protect(call_leg *leg, uint8_t *data, size_t *length, bool rtcp)
+{
+    return !leg->srtp || protect_for(leg, data, length, rtcp);
+}
+
 static int classify(call_leg *from, unsigned flags, uint8_t *data, size_t *length_inout,
                     const struct sockaddr_in6 *source, bool on_rtcp_socket)
 {
     size_t length = *length_inout;
     call_leg *to = from->other;
     if (from->stream->stopped)
-        return drop(from, MOAT_CALL_DROP_STOPPED), -1;
+        return moat_call_leg_drop(from, MOAT_CALL_DROP_STOPPED), -1;
+    if (from->webrtc) /* its party talks to the session, not to this port */
+        return moat_call_leg_drop(from, MOAT_CALL_DROP_SOURCE), -1;
     if (flags & MSG_TRUNC)
-        return drop(from, MOAT_CALL_DROP_TRUNCATED), -1;
+        return moat_call_leg_drop(from, MOAT_CALL_DROP_TRUNCATED), -1;
     bool rtcp = on_rtcp_socket || (length >= 2 && moat_rtp_is_rtcp(data, length));
     moat_call_flow_counters *flow = rtcp ? &from->rtcp : &from->rtp;
     if (!plausible(data, length, rtcp)) {
         moat_counter_add(&flow->errors, 1);
-        return drop(from, MOAT_CALL_DROP_MALFORMED), -1;
+        return moat_call_leg_drop(from, MOAT_CALL_DROP_MALFORMED), -1;
     }
     if (from->srtp && !unprotect_from(from, data, &length, rtcp, source, flow))
         return -1;
     if (!leg_accepts_source(from, source, rtcp, true))
-        return drop(from, MOAT_CALL_DROP_SOURCE), -1;
-    count_flow(flow, length);
+        return moat_call_leg_drop(from, MOAT_CALL_DROP_SOURCE), -1;
+    moat_call_count_flow(flow, length);
     if (!rtcp)
-        note_ssrc(from, data);
+        moat_call_leg_note_ssrc(from, data);
     if (from->stream->transcode) {
         /* Its output comes back through transcoded_readable. RTCP would
          * describe the other codec's stream: not forwarded. */
@@ -274,18 +236,25 @@ static int classify(call_leg *from, unsigned flags, uint8_t *data, size_t *lengt
                                      length);
         return -1;
     }
+    if (to->webrtc) {
+        /* The session sends its own RTCP; RTP goes through it. */
+        if (!rtcp)
+            moat_call_send_webrtc(from, to, data, length);
+        return -1;
+    }
     const struct sockaddr_in6 *destination = rtcp ? &to->rtcp_to : &to->rtp_to;
     if (destination->sin6_family != AF_INET6)
-        return drop(from, MOAT_CALL_DROP_NO_DESTINATION), -1;
+        return moat_call_leg_drop(from, MOAT_CALL_DROP_NO_DESTINATION), -1;
     if (to->srtp && !protect_for(to, data, &length, rtcp))
-        return drop(from, MOAT_CALL_DROP_SRTP_PROTECT), -1;
+        return moat_call_leg_drop(from, MOAT_CALL_DROP_SRTP_PROTECT), -1;
     *length_inout = length;
     if (!rtcp)
         return 0;
     return to->endpoint.rtcp_mux ? 2 : 1;
 }
 
-static void send_batch(call_leg *from, struct mmsghdr *headers, unsigned count, int fd, bool rtcp)
+void moat_call_send_batch(call_leg *from, struct mmsghdr *headers, unsigned count, int fd,
+                          bool rtcp)
 {
     moat_call_worker_counters *counters = &from->stream->context->counters;
     unsigned sent = 0;
@@ -293,7 +262,7 @@ static void send_batch(call_leg *from, struct mmsghdr *headers, unsigned count, 
         int n = sendmmsg(fd, headers + sent, count - sent, MSG_DONTWAIT);
         if (n <= 0) {
             /* the kernel refused the head datagram: count it, go on with the rest */
-            drop(from, MOAT_CALL_DROP_SEND);
+            moat_call_leg_drop(from, MOAT_CALL_DROP_SEND);
             sent++;
             continue;
         }
@@ -328,11 +297,11 @@ static int relay_batch(call_leg *from, bool on_rtcp_socket)
         w->tx_to[slot][k] = slot == 0 ? to->rtp_to : to->rtcp_to;
     }
     if (count[0])
-        send_batch(from, w->tx[0], count[0], to->rtp_fd, false);
+        moat_call_send_batch(from, w->tx[0], count[0], to->rtp_fd, false);
     if (count[1])
-        send_batch(from, w->tx[1], count[1], to->rtcp_fd, true);
+        moat_call_send_batch(from, w->tx[1], count[1], to->rtcp_fd, true);
     if (count[2])
-        send_batch(from, w->tx[2], count[2], to->rtp_fd, true);
+        moat_call_send_batch(from, w->tx[2], count[2], to->rtp_fd, true);
     moat_call_leg_guard_maintain(from->guard);
     return n;
 }
@@ -369,18 +338,22 @@ static void transcoded_readable(void *data)
         size_t length;
         while ((length = moat_call_transcode_pop(stream->transcode, side, w->buffers[0],
                                                  CALL_BUFFER - 128)) > 0) {
+            if (to->webrtc && !stream->stopped) {
+                moat_call_send_webrtc(from, to, w->buffers[0], length);
+                continue;
+            }
             if (stream->stopped || to->rtp_to.sin6_family != AF_INET6) {
-                drop(from,
-                     stream->stopped ? MOAT_CALL_DROP_STOPPED : MOAT_CALL_DROP_NO_DESTINATION);
+                moat_call_leg_drop(from, stream->stopped ? MOAT_CALL_DROP_STOPPED
+                                                         : MOAT_CALL_DROP_NO_DESTINATION);
                 continue;
             }
             if (to->srtp && !protect_for(to, w->buffers[0], &length, false)) {
-                drop(from, MOAT_CALL_DROP_SRTP_PROTECT);
+                moat_call_leg_drop(from, MOAT_CALL_DROP_SRTP_PROTECT);
                 continue;
             }
             w->tx_iov[0][0] = (struct iovec){w->buffers[0], length};
             w->tx_to[0][0] = to->rtp_to;
-            send_batch(from, w->tx[0], 1, to->rtp_fd, false);
+            moat_call_send_batch(from, w->tx[0], 1, to->rtp_fd, false);
         }
     }
 }
@@ -406,6 +379,8 @@ static void release_stream(void *data)
         moat_call_ports_release(stream->ports, leg->port, leg->rtp_fd, leg->rtcp_fd);
         moat_srtp_session_free(leg->srtp);
         moat_call_leg_guard_free(leg->guard);
+        if (leg->webrtc)
+            leg->webrtc_calls->handle_unref(leg->webrtc);
     }
     g_free(stream);
 }

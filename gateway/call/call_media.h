@@ -14,6 +14,7 @@
 
 #include "call/call_ports.h"
 #include "core/worker.h"
+#include "plugin.h"
 #include "srtp/srtp_keying.h"
 
 #include <netinet/in.h>
@@ -107,6 +108,18 @@ void moat_call_stream_set_transcode(moat_call_stream *stream, moat_call_transcod
 /* Leg `side`'s RTP socket (fixed for the stream's life). */
 int moat_call_stream_rtp_fd(const moat_call_stream *stream, int side);
 void moat_call_stream_read(const moat_call_stream *stream, int side, moat_call_leg_counters *out);
+/* WebRTC leg `side` (call_media_webrtc.c): its party is the core session
+ * behind `handle`, which must run on the stream's worker. What the leg
+ * receives (relayed or transcoded RTP) goes to the session through
+ * calls->relay_rtp, SRTP-protected by the core; its port pair accepts
+ * nothing. Takes a reference on the handle (released with the stream). */
+void moat_call_stream_set_webrtc(moat_call_stream *stream, int side, moat_plugin_session *handle,
+                                 const moat_gateway_calls *calls);
+/* Worker: a decrypted RTP packet the WebRTC party behind leg `side` sent
+ * (the session's on_media): counted on the leg, then transcoded or sent on
+ * to the other party like a packet received on the leg's socket. */
+void moat_call_stream_inject(moat_call_stream *stream, int side, const uint8_t *packet,
+                             size_t length);
 void moat_call_stream_free(moat_call_stream *stream);
 
 #endif

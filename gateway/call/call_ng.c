@@ -78,6 +78,9 @@ static moat_bencode *media_dictionary(const moat_call_media_view *media, size_t 
     moat_bencode *d = moat_bencode_new_dictionary();
     moat_bencode_set_integer(d, "index", (int64_t)index + 1);
     moat_bencode_set_string(d, "type", media->kind);
+    moat_bencode_set_string(d, "protocol", media->protocol);
+    if (media->webrtc)
+        moat_bencode_set_string(d, "ICE", "force");
     moat_bencode *streams = moat_bencode_new_list();
     for (int rtcp = 0; rtcp < 2; rtcp++) {
         moat_bencode *stream = moat_bencode_new_dictionary();

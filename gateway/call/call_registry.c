@@ -20,6 +20,7 @@ struct moat_call_registry {
     unsigned n_contexts;
     char *address;
     int delete_delay_s;
+    moat_call_webrtc_env webrtc;
 };
 
 typedef struct {
@@ -34,7 +35,10 @@ typedef struct {
     int64_t created_s;
     int offer_side; /* side of the last offer's sender */
     bool rtcp_mux_offered[MOAT_CALL_SDP_MAX_MEDIA];
-    char *offer_text; /* the last offer as received: its codecs decide transcoding */
+    /* the last offer as received (a WebRTC offerer: Moat's answer to it),
+     * whose codecs decide transcoding */
+    char *offer_text;
+    moat_call_webrtc *webrtc[2]; /* a WebRTC party's session, else NULL */
     guint delete_timer;
     moat_call_sdes sdes; /* SDES-SRTP termination per leg (call_sdes.h) */
 } moat_call;
@@ -44,6 +48,8 @@ static void call_free(void *data)
     moat_call *call = data;
     if (call->delete_timer)
         g_source_remove(call->delete_timer);
+    for (int side = 0; side < 2; side++)
+        moat_call_webrtc_free(call->webrtc[side]); /* before the streams: call_webrtc.h */
     for (size_t i = 0; i < call->n_streams; i++)
         moat_call_stream_free(call->streams[i]);
     g_free(call->tags[0]);
@@ -71,6 +77,7 @@ moat_call_registry *moat_call_registry_new(const moat_call_settings *settings, c
         registry->contexts[i] = moat_call_worker_new(settings->workers[i]);
     registry->address = g_strdup(settings->address);
     registry->delete_delay_s = settings->delete_delay_s;
+    registry->webrtc = settings->webrtc;
     return registry;
 }
 
@@ -137,6 +144,8 @@ static bool ensure_streams(moat_call *call, size_t n_media)
 static void set_endpoints(moat_call *call, int side, const moat_call_sdp *sdp,
                           const moat_ng_request *request, const bool *rtcp_mux)
 {
+    if (call->webrtc[side])
+        return; /* its session knows where the party is */
     for (size_t i = 0; i < sdp->n_media; i++) {
         const moat_call_sdp_media *media = &sdp->media[i];
         moat_call_endpoint endpoint = {
@@ -164,6 +173,8 @@ static bool rewrite_for(moat_call *call, int to_side, const moat_ng_request *req
     moat_call_sdp_rewrite how = *sdes; /* the SDES fields (call_sdes.c) */
     how.address = request->media_address ? request->media_address : call->registry->address;
     how.transport_protocol = request->transport_protocol;
+    if (!how.transport_protocol && call->webrtc[1 - to_side])
+        how.transport_protocol = "RTP/AVP"; /* a phone facing a WebRTC party */
     how.replace_origin = request->replace_origin;
     const char *strip[2 * MOAT_NG_MAX_CODECS];
     for (size_t i = 0; i < request->codec_strip.count; i++)
@@ -216,23 +227,42 @@ static bool parse_sdp(const moat_ng_request *request, moat_call_sdp *sdp, moat_c
     return true;
 }
 
-/* What the relay cannot do yet is refused rather than announced: WebRTC
- * legs (ICE, DTLS-SRTP). A transport change between RTP/AVP and RTP/SAVP is
- * SDES termination (call_sdes.c); SRTP end to end (no change) is relayed as
- * is. */
+/* Which WebRTC legs Moat runs: a WebRTC offerer (its session answers it)
+ * facing a plain or SDES phone, so ICE=force or a DTLS transport are only
+ * accepted for the answer back to a WebRTC offerer (`to_webrtc`). Moat
+ * does not offer WebRTC yet, nor bridge two WebRTC parties. SDES-SRTP is
+ * terminated (call_sdes.h) or, without a transport change, relayed end to
+ * end as is. */
 static bool check_transport(const moat_ng_request *request, const moat_call_sdp *sdp,
-                            moat_call_reply *reply)
+                            bool to_webrtc, moat_call_reply *reply)
 {
     const char *wanted = request->transport_protocol;
-    if (request->ice == MOAT_NG_ICE_FORCE)
-        return fail(reply, "ICE legs are not supported yet%s", NULL);
-    if (wanted && strstr(wanted, "TLS"))
-        return fail(reply, "DTLS-SRTP legs are not supported yet%s", NULL);
-    for (size_t i = 0; i < sdp->n_media; i++) {
-        const char *proto = sdp->media[i].proto;
-        if (sdp->media[i].port && strstr(proto, "TLS"))
-            return fail(reply, "DTLS-SRTP legs are not supported yet%s", NULL);
+    bool wants_webrtc = request->ice == MOAT_NG_ICE_FORCE || (wanted && strstr(wanted, "TLS"));
+    char error[160];
+    if (moat_call_sdp_is_webrtc(sdp)) {
+        if (to_webrtc || wants_webrtc)
+            return fail(reply, "WebRTC to WebRTC calls are not supported%s", NULL);
+        if (moat_call_sdp_check_webrtc(sdp, error, sizeof error) != 0)
+            return fail(reply, "Failed to parse SDP: %s", error);
+        return true;
     }
+    if (wants_webrtc && !to_webrtc)
+        return fail(reply, "Offering a WebRTC leg (ICE, DTLS-SRTP) is not supported yet%s", NULL);
+    return true;
+}
+
+/* A WebRTC party on `side`: its session answers its offer; from now on
+ * that answer stands for the offer (its codecs are what the party sends). */
+static bool start_webrtc(moat_call *call, int side, const moat_ng_request *request,
+                         moat_call_reply *reply)
+{
+    char error[160];
+    moat_call_webrtc_free(call->webrtc[side]);
+    call->webrtc[side] = moat_call_webrtc_new(&call->registry->webrtc, call->context, request->sdp,
+                                              request->sdp_length, call->streams, call->n_streams,
+                                              side, error, sizeof error);
+    if (!call->webrtc[side])
+        return fail(reply, "WebRTC offer refused: %s", error);
     return true;
 }
 
@@ -254,8 +284,9 @@ void moat_call_offer(moat_call_registry *registry, const moat_ng_request *reques
 {
     moat_call_sdp sdp;
     if (!check_ids(request, false, reply) || !parse_sdp(request, &sdp, reply) ||
-        !check_transport(request, &sdp, reply))
+        !check_transport(request, &sdp, false, reply))
         return;
+    bool webrtc = moat_call_sdp_is_webrtc(&sdp);
     moat_call *call = g_hash_table_lookup(registry->calls, request->call_id);
     if (call && call->delete_timer) {
         g_hash_table_remove(registry->calls, request->call_id); /* a new call, same id */
@@ -271,15 +302,24 @@ void moat_call_offer(moat_call_registry *registry, const moat_ng_request *reques
         return;
     }
     int side = offer_side(call, request->from_tag);
+    if (webrtc && !start_webrtc(call, side, request, reply)) {
+        moat_call_sdp_clear(&sdp);
+        if (created)
+            g_hash_table_remove(registry->calls, request->call_id);
+        return;
+    }
     bool mux[MOAT_CALL_SDP_MAX_MEDIA];
     for (size_t i = 0; i < sdp.n_media; i++) {
-        mux[i] = (sdp.media[i].rtcp_mux && !(request->rtcp_mux & MOAT_NG_RTCP_MUX_DEMUX)) ||
+        /* A WebRTC party always muxes; the phone gets it only if asked. */
+        bool offered = sdp.media[i].rtcp_mux && !webrtc;
+        mux[i] = (offered && !(request->rtcp_mux & MOAT_NG_RTCP_MUX_DEMUX)) ||
                  (request->rtcp_mux & MOAT_NG_RTCP_MUX_OFFER);
         call->rtcp_mux_offered[i] = mux[i];
     }
     moat_call_sdp_rewrite sdes = {0};
-    if (moat_call_sdes_offer(&call->sdes, side, &sdp, request, call->streams, &sdes, reply->error,
-                             sizeof reply->error) != 0 ||
+    /* A WebRTC party's SRTP is its session's (DTLS-SRTP), not SDES. */
+    if ((!webrtc && moat_call_sdes_offer(&call->sdes, side, &sdp, request, call->streams, &sdes,
+                                         reply->error, sizeof reply->error) != 0) ||
         !rewrite_for(call, 1 - side, request, &sdp, mux, &sdes, reply) ||
         !transcode_offer(request, reply)) {
         if (created)
@@ -292,7 +332,8 @@ void moat_call_offer(moat_call_registry *registry, const moat_ng_request *reques
     set_endpoints(call, side, &sdp, request, own_mux);
     call->sdp[side] = sdp;
     g_free(call->offer_text);
-    call->offer_text = g_strndup(request->sdp, request->sdp_length);
+    call->offer_text = webrtc ? g_strdup(moat_call_webrtc_answer(call->webrtc[side]))
+                              : g_strndup(request->sdp, request->sdp_length);
     call->has_sdp[side] = true;
     call->offer_side = side;
 }
@@ -308,25 +349,34 @@ void moat_call_answer(moat_call_registry *registry, const moat_ng_request *reque
         fail(reply, "Unknown call-id%s", NULL);
         return;
     }
-    if (!parse_sdp(request, &sdp, reply) || !check_transport(request, &sdp, reply))
+    int offerer = call->offer_side, answerer = 1 - offerer;
+    if (!parse_sdp(request, &sdp, reply) ||
+        !check_transport(request, &sdp, call->webrtc[offerer] != NULL, reply))
         return;
     if (!ensure_streams(call, sdp.n_media)) {
         fail(reply, "Ran out of ports%s", NULL);
         return;
     }
-    int offerer = call->offer_side, answerer = 1 - offerer;
     if (!call->tags[answerer])
         call->tags[answerer] = g_strdup(request->to_tag);
     bool mux[MOAT_CALL_SDP_MAX_MEDIA];
     for (size_t i = 0; i < sdp.n_media; i++)
         mux[i] = sdp.media[i].rtcp_mux && call->rtcp_mux_offered[i];
     moat_call_sdp_rewrite sdes = {0};
-    if (moat_call_sdes_answer(&call->sdes, answerer, &sdp, call->streams, &sdes, reply->error,
-                              sizeof reply->error) != 0 ||
+    if ((!call->webrtc[offerer] &&
+         moat_call_sdes_answer(&call->sdes, answerer, &sdp, call->streams, &sdes, reply->error,
+                               sizeof reply->error) != 0) ||
         !rewrite_for(call, offerer, request, &sdp, mux, &sdes, reply))
         return;
     moat_call_transcode_answer(call->offer_text, request, call->streams, sdp.n_media, offerer,
                                &reply->sdp, reply->warning, sizeof reply->warning);
+    if (call->webrtc[offerer]) {
+        /* The WebRTC party gets its session's answer, whatever the phone's
+         * transport: the streams transcode or relay between them. */
+        g_free(reply->sdp);
+        reply->sdp = g_strdup(moat_call_webrtc_answer(call->webrtc[offerer]));
+        moat_call_webrtc_start(call->webrtc[offerer]);
+    }
     set_endpoints(call, answerer, &sdp, request, mux);
     /* The offerer muxes only if its answer (ours) says so. */
     if (call->has_sdp[offerer])
@@ -384,6 +434,8 @@ int moat_call_query(moat_call_registry *registry, const char *call_id, moat_call
             const moat_call_sdp_media *media = &call->sdp[side].media[i];
             moat_call_media_view *m = &view->media[i];
             g_strlcpy(m->kind, media->kind, sizeof m->kind);
+            g_strlcpy(m->protocol, media->proto, sizeof m->protocol);
+            m->webrtc = call->webrtc[side] != NULL;
             m->local_port = moat_call_stream_port(call->streams[i], side);
             m->sdp_address = media->rtp;
             m->rtcp_mux = media->rtcp_mux;
@@ -421,9 +473,21 @@ static uint64_t sum_counter(moat_call_registry *registry, size_t offset)
 
 void moat_call_registry_metrics(moat_call_registry *registry, GString *out)
 {
-    size_t streams = 0;
+    size_t streams = 0, webrtc = 0;
     for (unsigned i = 0; i < registry->n_contexts; i++)
         streams += moat_call_worker_streams(registry->contexts[i]);
+    GHashTableIter iter;
+    void *value;
+    g_hash_table_iter_init(&iter, registry->calls);
+    while (g_hash_table_iter_next(&iter, NULL, &value)) {
+        const moat_call *call = value;
+        webrtc += (call->webrtc[0] != NULL) + (call->webrtc[1] != NULL);
+    }
+    g_string_append_printf(out,
+                           "# HELP moat_call_webrtc_legs Call parties on a WebRTC leg (a core "
+                           "session: ICE-lite, DTLS-SRTP)\n# TYPE moat_call_webrtc_legs gauge\n"
+                           "moat_call_webrtc_legs %zu\n",
+                           webrtc);
     g_string_append_printf(out,
                            "# HELP moat_calls Calls relayed for a SIP proxy (ng protocol)\n"
                            "# TYPE moat_calls gauge\nmoat_calls %u\n"

@@ -8,6 +8,7 @@
 
 #include "call/call_media.h"
 #include "call/call_sdp.h"
+#include "call/call_webrtc.h"
 #include "core/worker.h"
 #include "ng/ng_request.h"
 
@@ -20,10 +21,11 @@ typedef struct moat_call_registry moat_call_registry;
 typedef struct {
     moat_worker *const *workers;
     unsigned n_workers;
-    const char *bind_address; /* [media] bind */
-    int port_min, port_max;   /* [media] port_min, port_max */
-    const char *address;      /* put in c= lines unless the request names media-address */
-    int delete_delay_s;       /* [ng] delete_delay_s: delete without delete-delay */
+    const char *bind_address;    /* [media] bind */
+    int port_min, port_max;      /* [media] port_min, port_max */
+    const char *address;         /* put in c= lines unless the request names media-address */
+    int delete_delay_s;          /* [ng] delete_delay_s: delete without delete-delay */
+    moat_call_webrtc_env webrtc; /* gateway NULL: WebRTC parties are refused */
 } moat_call_settings;
 
 moat_call_registry *moat_call_registry_new(const moat_call_settings *settings, char *error,
@@ -51,6 +53,8 @@ void moat_call_delete(moat_call_registry *registry, const moat_ng_request *reque
 /* What query reports of one call. */
 typedef struct {
     char kind[16];
+    char protocol[32];   /* the party's transport (UDP/TLS/RTP/SAVPF: a WebRTC leg) */
+    bool webrtc;         /* its leg is a core session (call_webrtc.h) */
     uint16_t local_port; /* Moat's port facing this party */
     struct sockaddr_in6 sdp_address;
     bool rtcp_mux;

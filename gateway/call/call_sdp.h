@@ -29,6 +29,9 @@ typedef struct {
     uint16_t rtcp_port;      /* a=rtcp; 0: RTP port + 1 */
     bool rtcp_mux;
     bool ice; /* ICE attributes (session or media level) */
+    /* WebRTC markers (session or media level): a=ice-ufrag, a=ice-pwd,
+     * a=fingerprint. */
+    bool ice_ufrag, ice_pwd, fingerprint;
     size_t n_formats;
     /* a=crypto lines (SDES, RFC 4568) of suites Moat runs, in offer order;
      * malformed ones and further ones are not kept. Secret: the registry
@@ -46,6 +49,15 @@ typedef struct {
 /* 0, or -1 with a message for the error-reason. */
 int moat_call_sdp_parse(const char *text, size_t length, moat_call_sdp *out, char *error,
                         size_t error_size);
+
+/* Whether the party is a WebRTC client: an m-line in use with a DTLS
+ * transport (UDP/TLS/RTP/SAVPF) or a fingerprint. ICE alone is not enough:
+ * SIP phones may run ICE (RFC 5245) over plain RTP. */
+bool moat_call_sdp_is_webrtc(const moat_call_sdp *sdp);
+/* A WebRTC party's SDP must carry what ICE-lite and DTLS-SRTP need on each
+ * m-line in use: a=ice-ufrag, a=ice-pwd and a=fingerprint. 0, or -1 with
+ * a message for the error-reason. */
+int moat_call_sdp_check_webrtc(const moat_call_sdp *sdp, char *error, size_t error_size);
 
 typedef struct {
     const char *address;                     /* our address for c= (and o= with replace_origin) */

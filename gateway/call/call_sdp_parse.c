@@ -88,24 +88,30 @@ static void parse_crypto(moat_sdp_span value, moat_call_sdp_media *media)
         media->n_crypto++;
 }
 
-static void parse_attribute(moat_sdp_span value, moat_call_sdp_media *media, bool *session_ice,
-                            bool *session_srtpplus)
+/* The WebRTC markers of a=<name>, into media or the session's template. */
+static void note_webrtc(moat_sdp_span name, moat_call_sdp_media *target)
+{
+    if (moat_sdp_span_eq(name, "ice-ufrag"))
+        target->ice_ufrag = true;
+    else if (moat_sdp_span_eq(name, "ice-pwd"))
+        target->ice_pwd = true;
+    else if (moat_sdp_span_eq(name, "fingerprint"))
+        target->fingerprint = true;
+}
+
+static void parse_attribute(moat_sdp_span value, moat_call_sdp_media *media,
+                            moat_call_sdp_media *session)
 {
     moat_sdp_span name, rest, port;
     moat_sdp_span_split(value, ':', &name, &rest);
     uint32_t number;
+    note_webrtc(name, media ? media : session);
     if (is_ice_attribute(name)) {
-        if (media)
-            media->ice = true;
-        else
-            *session_ice = true;
+        (media ? media : session)->ice = true;
         return;
     }
     if (moat_sdp_span_eq(name, "srtpplus") && moat_sdp_span_has_prefix(rest, "prn")) {
-        if (media)
-            media->srtpplus_prn = true;
-        else
-            *session_srtpplus = true;
+        (media ? media : session)->srtpplus_prn = true;
         return;
     }
     if (!media)
@@ -126,8 +132,7 @@ typedef struct {
     struct sockaddr_in6 session_address;
     bool session_has_address;
     bool media_has_address[MOAT_CALL_SDP_MAX_MEDIA];
-    bool session_ice;
-    bool session_srtpplus;
+    moat_call_sdp_media session; /* session-level ICE and DTLS markers */
     bool seen_version;
 } parse_state;
 
@@ -159,7 +164,7 @@ static int parse_line(parse_state *state, moat_sdp_span line, char *error, size_
         state->media_has_address[out->n_media - 1] = true;
         return parse_connection(value, &media->rtp, error, error_size);
     case 'a':
-        parse_attribute(value, media, &state->session_ice, &state->session_srtpplus);
+        parse_attribute(value, media, &state->session);
         return 0;
     default:
         return 0;
@@ -172,8 +177,11 @@ static int resolve_addresses(parse_state *state, char *error, size_t error_size)
     moat_call_sdp *out = state->out;
     for (size_t i = 0; i < out->n_media; i++) {
         moat_call_sdp_media *media = &out->media[i];
-        media->ice = media->ice || state->session_ice;
-        media->srtpplus_prn = media->srtpplus_prn || state->session_srtpplus;
+        media->ice = media->ice || state->session.ice;
+        media->ice_ufrag = media->ice_ufrag || state->session.ice_ufrag;
+        media->ice_pwd = media->ice_pwd || state->session.ice_pwd;
+        media->fingerprint = media->fingerprint || state->session.fingerprint;
+        media->srtpplus_prn = media->srtpplus_prn || state->session.srtpplus_prn;
         if (!state->media_has_address[i]) {
             if (!state->session_has_address && media->port != 0) {
                 moat_sdp_errorf(error, error_size, "m=%s has no c= line", media->kind);
@@ -215,4 +223,32 @@ int moat_call_sdp_parse(const char *text, size_t length, moat_call_sdp *out, cha
         return -1;
     }
     return resolve_addresses(&state, error, error_size);
+}
+
+bool moat_call_sdp_is_webrtc(const moat_call_sdp *sdp)
+{
+    for (size_t i = 0; i < sdp->n_media; i++) {
+        const moat_call_sdp_media *media = &sdp->media[i];
+        if (media->port == 0)
+            continue;
+        if (strstr(media->proto, "TLS") || media->fingerprint)
+            return true;
+    }
+    return false;
+}
+
+int moat_call_sdp_check_webrtc(const moat_call_sdp *sdp, char *error, size_t error_size)
+{
+    for (size_t i = 0; i < sdp->n_media; i++) {
+        const moat_call_sdp_media *media = &sdp->media[i];
+        const char *missing = !media->ice_ufrag     ? "a=ice-ufrag"
+                              : !media->ice_pwd     ? "a=ice-pwd"
+                              : !media->fingerprint ? "a=fingerprint"
+                                                    : NULL;
+        if (media->port == 0 || !missing)
+            continue;
+        moat_sdp_errorf(error, error_size, "WebRTC m=%s without %s", media->kind, missing);
+        return -1;
+    }
+    return 0;
 }

@@ -215,6 +215,7 @@ static int start_calls(moat_gateway *gateway, char *error, size_t error_size)
         .port_max = gateway->config.media_port_max,
         .address = address,
         .delete_delay_s = gateway->config.ng_delete_delay_s,
+        .webrtc = {gateway, &moat_session_gateway_calls},
     };
     gateway->calls = moat_call_registry_new(&settings, error, error_size);
     return gateway->calls ? 0 : -1;

@@ -1,6 +1,7 @@
-/* libFuzzer target: the call layer's SDP parser and rewriter
- * (call/call_sdp.h) on hostile SIP bodies. The rewrite runs with codec
- * stripping and a transport change so every line path is taken. */
+/* libFuzzer target: the call layer's SDP parser, its WebRTC classification
+ * and rewriter (call/call_sdp.h) on hostile SIP bodies. The rewrite runs
+ * with codec stripping and a transport change so every line path is
+ * taken. */
 #include "call/call_sdp.h"
 
 #include <glib.h>
@@ -14,6 +15,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     const char *text = (const char *)data;
     if (moat_call_sdp_parse(text, size, &sdp, error, sizeof error) != 0)
         return 0;
+    /* A WebRTC party that passes the check has every credential. */
+    if (moat_call_sdp_check_webrtc(&sdp, error, sizeof error) == 0) {
+        for (size_t i = 0; i < sdp.n_media; i++)
+            if (sdp.media[i].port &&
+                !(sdp.media[i].ice_ufrag && sdp.media[i].ice_pwd && sdp.media[i].fingerprint) &&
+                moat_call_sdp_is_webrtc(&sdp))
+                __builtin_trap();
+    }
     static const char *const strip[] = {"PCMU", "telephone-event"};
     moat_call_sdp_rewrite how = {.address = "192.0.2.1",
                                  .transport_protocol = "RTP/AVP",

@@ -140,6 +140,68 @@ static void test_rewrite_options(void)
     g_string_free(out, TRUE);
 }
 
+/* aiortc's (and browsers') shape: credentials at session level, DTLS
+ * transport on the m-line. */
+static const char *webrtc_offer = "v=0\r\n"
+                                  "o=- 1 1 IN IP4 0.0.0.0\r\n"
+                                  "s=-\r\n"
+                                  "t=0 0\r\n"
+                                  "a=group:BUNDLE 0\r\n"
+                                  "a=ice-ufrag:abcd\r\n"
+                                  "a=ice-pwd:abcdefghijklmnopqrstuv\r\n"
+                                  "a=fingerprint:sha-256 AA:BB\r\n"
+                                  "m=audio 9 UDP/TLS/RTP/SAVPF 111\r\n"
+                                  "c=IN IP4 0.0.0.0\r\n"
+                                  "a=setup:actpass\r\n"
+                                  "a=rtcp-mux\r\n"
+                                  "a=rtpmap:111 opus/48000/2\r\n";
+
+static void test_webrtc_classification(void)
+{
+    moat_call_sdp sdp;
+    char error[128];
+    g_assert_cmpint(
+        moat_call_sdp_parse(webrtc_offer, strlen(webrtc_offer), &sdp, error, sizeof error), ==, 0);
+    g_assert_true(moat_call_sdp_is_webrtc(&sdp));
+    g_assert_true(sdp.media[0].ice_ufrag && sdp.media[0].ice_pwd && sdp.media[0].fingerprint);
+    g_assert_cmpint(moat_call_sdp_check_webrtc(&sdp, error, sizeof error), ==, 0);
+    /* A phone running ICE over RTP/AVP is not a WebRTC party; it would
+     * fail the WebRTC check (no a=ice-pwd), which is not asked of it. */
+    g_assert_cmpint(moat_call_sdp_parse(phone, strlen(phone), &sdp, error, sizeof error), ==, 0);
+    g_assert_false(moat_call_sdp_is_webrtc(&sdp));
+    g_assert_cmpint(moat_call_sdp_check_webrtc(&sdp, error, sizeof error), ==, -1);
+    g_assert_nonnull(strstr(error, "ice-pwd"));
+}
+
+/* Each missing credential is named; a refused DTLS m-line (port 0) does
+ * not make a party WebRTC. */
+static void test_webrtc_missing(void)
+{
+    static const char *const lines[] = {"a=ice-ufrag:abcd\r\n",
+                                        "a=ice-pwd:abcdefghijklmnopqrstuv\r\n",
+                                        "a=fingerprint:sha-256 AA:BB\r\n"};
+    static const char *const names[] = {"ice-ufrag", "ice-pwd", "fingerprint"};
+    for (size_t i = 0; i < G_N_ELEMENTS(lines); i++) {
+        GString *text = g_string_new(webrtc_offer);
+        const char *at = strstr(text->str, lines[i]);
+        g_string_erase(text, at - text->str, (gssize)strlen(lines[i]));
+        moat_call_sdp sdp;
+        char error[128];
+        g_assert_cmpint(moat_call_sdp_parse(text->str, text->len, &sdp, error, sizeof error), ==,
+                        0);
+        g_assert_true(moat_call_sdp_is_webrtc(&sdp)); /* the DTLS transport says so */
+        g_assert_cmpint(moat_call_sdp_check_webrtc(&sdp, error, sizeof error), ==, -1);
+        g_assert_nonnull(strstr(error, names[i]));
+        g_string_free(text, TRUE);
+    }
+    const char *plain = "v=0\r\nc=IN IP4 192.0.2.1\r\nm=audio 0 UDP/TLS/RTP/SAVPF 111\r\n"
+                        "m=audio 4000 RTP/AVP 0\r\n";
+    moat_call_sdp sdp;
+    char error[128];
+    g_assert_cmpint(moat_call_sdp_parse(plain, strlen(plain), &sdp, error, sizeof error), ==, 0);
+    g_assert_false(moat_call_sdp_is_webrtc(&sdp)); /* the DTLS m-line is refused */
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -148,5 +210,7 @@ int main(int argc, char **argv)
     g_test_add_func("/call/sdp/hostile", test_hostile);
     g_test_add_func("/call/sdp/rewrite", test_rewrite);
     g_test_add_func("/call/sdp/rewrite-options", test_rewrite_options);
+    g_test_add_func("/call/sdp/webrtc-classification", test_webrtc_classification);
+    g_test_add_func("/call/sdp/webrtc-missing", test_webrtc_missing);
     return g_test_run();
 }

@@ -1,0 +1,270 @@
+/* Owns the WebRTC legs of calls: the internal "call" plugin that bridges a
+ * core session to call streams, and the session's creation and hang-up
+ * (call_webrtc.h). */
+#include "call/call_webrtc.h"
+
+#include "call/call_sdp.h"
+#include "core/session.h"
+#include "core/session_registry.h"
+#include "core/whip_session.h"
+#include "transcode/transcode_sdp.h"
+#include "transcode/transcoder.h"
+
+#include <glib.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Shared by the plugin state of a session and the call's leg; fields other
+ * than refs are touched on the worker only (after creation). */
+typedef struct {
+    atomic_int refs;
+    bool unlinked; /* the call let go of its streams */
+    moat_call_stream *streams[MOAT_CALL_SDP_MAX_MEDIA];
+    size_t n_streams;
+    int side;
+    /* Set by attach (control thread, before the session starts). */
+    const moat_gateway_calls *calls;
+    moat_plugin_session *session;
+    moat_media_info media[MOAT_CALL_SDP_MAX_MEDIA];
+    size_t n_media;
+} bridge;
+
+struct moat_call_webrtc {
+    moat_gateway *gateway;
+    moat_worker *worker;
+    char session_id[40];
+    char *answer;
+    bridge *bridge;
+    moat_session *pending; /* created, not started yet (owned) */
+};
+
+static void bridge_unref(bridge *b)
+{
+    if (b && atomic_fetch_sub_explicit(&b->refs, 1, memory_order_acq_rel) == 1)
+        g_free(b);
+}
+
+/* Control thread: the bridge of the session being created, between
+ * moat_whip_session_create and its synchronous attach. Never read on the
+ * packet path. */
+static bridge *attaching;
+
+static void *call_attach(moat_plugin_session *session, const moat_session_info *info,
+                         const char **error)
+{
+    if (!attaching) {
+        *error = "call sessions are created by the call layer (ng offer) only";
+        return NULL;
+    }
+    attaching->session = session;
+    attaching->n_media =
+        info->n_media < MOAT_CALL_SDP_MAX_MEDIA ? info->n_media : MOAT_CALL_SDP_MAX_MEDIA;
+    memcpy(attaching->media, info->media, attaching->n_media * sizeof *info->media);
+    atomic_fetch_add_explicit(&attaching->refs, 1, memory_order_relaxed);
+    return attaching;
+}
+
+static void call_detach(void *state)
+{
+    bridge_unref(state);
+}
+
+static void call_on_media(void *state, moat_rtp_packet *packet)
+{
+    bridge *b = state;
+    if (b->unlinked || packet->media_index < 0 || (size_t)packet->media_index >= b->n_streams)
+        return;
+    moat_call_stream_inject(b->streams[packet->media_index], b->side, packet->data, packet->length);
+}
+
+/* What the call sends the party (relay_rtp) leaves with the SSRC Moat's
+ * answer announced on the m-line carrying its payload type, so that the
+ * core's sender reports and retransmissions cover it. */
+static void call_on_relay(void *state, moat_rtp_packet *packet)
+{
+    bridge *b = state;
+    uint32_t ssrc = 0;
+    for (size_t i = 0; i < b->n_media && !ssrc; i++) {
+        const moat_media_info *media = &b->media[i];
+        for (size_t k = 0; k < media->n_payload_types; k++)
+            if (media->payload_types[k] == packet->payload_type)
+                ssrc = media->local_ssrc;
+    }
+    if (!ssrc || packet->length < 12)
+        return;
+    packet->data[8] = (uint8_t)(ssrc >> 24);
+    packet->data[9] = (uint8_t)(ssrc >> 16);
+    packet->data[10] = (uint8_t)(ssrc >> 8);
+    packet->data[11] = (uint8_t)ssrc;
+    b->calls->send_rtp(b->session, packet->data, packet->length);
+}
+
+/* resource: the decimal index of the call's worker. */
+static int call_place(const char *endpoint, const char *resource, unsigned n_workers)
+{
+    (void)endpoint;
+    char *end = NULL;
+    long index = strtol(resource, &end, 10);
+    if (end == resource || *end || index < 0 || (unsigned long)index >= n_workers)
+        return -1;
+    return (int)index;
+}
+
+static const moat_plugin call_plugin = {
+    .api_version = MOAT_PLUGIN_API_VERSION,
+    .name = "call",
+    .description = "WebRTC legs of calls relayed for a SIP proxy (ng protocol)",
+    .attach = call_attach,
+    .detach = call_detach,
+    .on_media = call_on_media,
+    .on_relay = call_on_relay,
+    .place = call_place,
+};
+
+/* The codec the party will send on m-line `index` of our answer: its first
+ * one the transcoder runs (with its telephone-event); false for other
+ * m-lines (video, data) and malformed ones. */
+static bool first_audio_codec(const char *answer, size_t index, moat_transcode_sdp_codecs *codecs,
+                              moat_transcoder_codec *out)
+{
+    char error[160];
+    if (moat_transcode_sdp_codecs_of(answer, strlen(answer), index, codecs, error, sizeof error) !=
+            0 ||
+        codecs->n_codecs == 0 || !moat_transcoder_supports(codecs->codecs[0].name))
+        return false;
+    const moat_transcode_sdp_codec *first = &codecs->codecs[0];
+    *out = (moat_transcoder_codec){.name = first->name,
+                                   .clock_rate = first->clock_rate,
+                                   .channels = first->channels,
+                                   .payload_type = first->payload_type};
+    for (size_t i = 1; i < codecs->n_codecs; i++) {
+        const moat_transcode_sdp_codec *c = &codecs->codecs[i];
+        if (g_ascii_strcasecmp(c->name, "telephone-event") == 0 &&
+            c->clock_rate == first->clock_rate) {
+            out->dtmf_payload_type = c->payload_type;
+            out->dtmf_clock_rate = c->clock_rate;
+        }
+    }
+    return true;
+}
+
+/* Our answer with each audio m-line down to its first codec: a browser
+ * sends the first codec of the answer, and the call must know which one
+ * to relay or transcode (a phone answering another codec of the list
+ * would otherwise get Opus). Takes `answer`. */
+static char *first_codecs_only(char *answer, size_t n_media)
+{
+    for (size_t i = 0; i < n_media; i++) {
+        moat_transcode_sdp_codecs codecs;
+        moat_transcoder_codec codec;
+        if (!first_audio_codec(answer, i, &codecs, &codec))
+            continue;
+        GString *out = g_string_new(NULL);
+        char error[160];
+        if (moat_transcode_sdp_restrict(answer, strlen(answer), i, &codec, out, error,
+                                        sizeof error) != 0) {
+            g_string_free(out, TRUE);
+            continue;
+        }
+        g_free(answer);
+        answer = g_string_free(out, FALSE);
+    }
+    return answer;
+}
+
+moat_call_webrtc *moat_call_webrtc_new(const moat_call_webrtc_env *env, moat_call_worker *context,
+                                       const char *offer, size_t length,
+                                       moat_call_stream *const *streams, size_t n_streams, int side,
+                                       char *error, size_t error_size)
+{
+    if (!env->gateway || !env->calls) {
+        snprintf(error, error_size, "WebRTC legs need the gateway's sessions");
+        return NULL;
+    }
+    moat_worker *worker = moat_call_worker_worker(context);
+    bridge *b = g_new0(bridge, 1);
+    atomic_init(&b->refs, 1);
+    b->n_streams = n_streams < MOAT_CALL_SDP_MAX_MEDIA ? n_streams : MOAT_CALL_SDP_MAX_MEDIA;
+    memcpy(b->streams, streams, b->n_streams * sizeof *streams);
+    b->side = side & 1;
+    b->calls = env->calls;
+    char resource[16];
+    snprintf(resource, sizeof resource, "%u", moat_worker_index(worker));
+    moat_whip_created created;
+    attaching = b;
+    moat_whip_setup_result result = moat_whip_session_create(
+        env->gateway, &call_plugin, "call", resource, offer, length, &created, error, error_size);
+    attaching = NULL;
+    if (result != MOAT_WHIP_SETUP_OK) {
+        bridge_unref(b);
+        return NULL;
+    }
+    if (created.record->worker != worker) {
+        /* The streams' packet path and the session must share a thread. */
+        snprintf(error, error_size, "the session could not be placed on the call's worker");
+        char id[sizeof created.record->id];
+        g_strlcpy(id, created.record->id, sizeof id);
+        moat_session_free(created.session);
+        moat_session_registry_remove(env->gateway->sessions, id);
+        g_free(created.answer);
+        bridge_unref(b);
+        return NULL;
+    }
+    moat_call_webrtc *leg = g_new0(moat_call_webrtc, 1);
+    leg->gateway = env->gateway;
+    leg->worker = created.record->worker;
+    g_strlcpy(leg->session_id, created.record->id, sizeof leg->session_id);
+    leg->answer = first_codecs_only(created.answer, n_streams);
+    leg->bridge = b;
+    moat_plugin_session *handle = moat_session_plugin_handle(created.session);
+    for (size_t i = 0; i < b->n_streams; i++)
+        moat_call_stream_set_webrtc(streams[i], side, handle, env->calls);
+    leg->pending = created.session;
+    return leg;
+}
+
+const char *moat_call_webrtc_answer(const moat_call_webrtc *leg)
+{
+    return leg->answer;
+}
+
+void moat_call_webrtc_start(moat_call_webrtc *leg)
+{
+    if (!leg->pending)
+        return;
+    moat_whip_session_start(leg->pending, leg->worker, NULL, NULL, NULL);
+    leg->pending = NULL;
+}
+
+static void unlink_task(moat_worker *worker, void *data)
+{
+    (void)worker;
+    bridge *b = data;
+    b->unlinked = true;
+    bridge_unref(b);
+}
+
+static void unlink_release(void *data)
+{
+    bridge_unref(data);
+}
+
+void moat_call_webrtc_free(moat_call_webrtc *leg)
+{
+    if (!leg)
+        return;
+    /* Before the streams' own free task (same worker, FIFO). */
+    moat_worker_post(leg->worker, unlink_task, leg->bridge, unlink_release);
+    moat_session_record *record =
+        moat_session_registry_find(leg->gateway->sessions, leg->session_id);
+    if (leg->pending) {
+        moat_session_free(leg->pending); /* never ran: nothing on the worker */
+        moat_session_registry_remove(leg->gateway->sessions, leg->session_id);
+    } else if (record) {
+        moat_whip_session_hang_up(leg->gateway, record);
+    }
+    g_free(leg->answer);
+    g_free(leg);
+}

@@ -1,0 +1,49 @@
+/* A WebRTC party of a call (a SIP-over-WebSocket client behind a SIP
+ * proxy): its leg is a core Moat session (ICE-lite and DTLS-SRTP on the
+ * worker sockets), created from the party's offer through the same
+ * transport-neutral setup as WHIP (core/whip_session.h) and attached to
+ * the internal "call" plugin, which hands its decrypted RTP to the call's
+ * streams (moat_call_stream_inject); what the leg receives reaches the
+ * session through relay_rtp (moat_call_stream_set_webrtc).
+ *
+ * Threads: new, answer and free on the control thread. The session runs
+ * on the streams' worker, so its media callbacks and the streams' packet
+ * path never race; free unlinks the streams on that worker (FIFO) before
+ * the call frees them. */
+#ifndef MOAT_CALL_WEBRTC_H
+#define MOAT_CALL_WEBRTC_H
+
+#include "call/call_media.h"
+#include "core/gateway.h"
+#include "plugin.h"
+
+#include <stddef.h>
+
+/* What WebRTC legs need from the gateway; gateway NULL: they are refused. */
+typedef struct {
+    moat_gateway *gateway;
+    const moat_gateway_calls *calls;
+} moat_call_webrtc_env;
+
+typedef struct moat_call_webrtc moat_call_webrtc;
+
+/* Answers the party's `offer` with a session on the worker of the
+ * streams' context and bridges its m-line i to leg `side` of streams[i].
+ * NULL with a message when the offer cannot be answered or the session is
+ * refused. */
+moat_call_webrtc *moat_call_webrtc_new(const moat_call_webrtc_env *env, moat_call_worker *context,
+                                       const char *offer, size_t length,
+                                       moat_call_stream *const *streams, size_t n_streams, int side,
+                                       char *error, size_t error_size);
+/* Moat's answer for the party (ICE-lite candidates, fingerprint,
+ * setup:passive); owned by the leg. */
+const char *moat_call_webrtc_answer(const moat_call_webrtc *leg);
+/* Hands the session to its worker: at the ng answer, when the party gets
+ * Moat's answer, so that ringing does not count against the session's ICE
+ * and DTLS timeouts. Later calls do nothing. */
+void moat_call_webrtc_start(moat_call_webrtc *leg);
+/* Ends the session (if started and still running; else frees it) and
+ * frees the leg. NULL is a no-op. */
+void moat_call_webrtc_free(moat_call_webrtc *leg);
+
+#endif
