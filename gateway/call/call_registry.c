@@ -303,7 +303,7 @@ void moat_call_offer(moat_call_registry *registry, const moat_ng_request *reques
     }
     int side = offer_side(call, request->from_tag);
     if (webrtc && !start_webrtc(call, side, request, reply)) {
-        moat_call_sdp_clear(&sdp);
+        explicit_bzero(&sdp, sizeof sdp); /* a=crypto keys */
         if (created)
             g_hash_table_remove(registry->calls, request->call_id);
         return;
