@@ -44,7 +44,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "bench"))
 
 import netns_bench  # noqa: E402
-from netns_bench import JANUS_LIB, sh, stop, write_janus_config  # noqa: E402
+from netns_bench import JANUS_LIB, sh, stop  # noqa: E402
 
 HOST_IP, NS_IP = "10.78.0.1", "10.78.0.2"
 LOSS_LIMIT = 0.01
@@ -98,6 +98,13 @@ def create_room(base, name):
                                      headers={"Content-Type": "application/json"})
     with urllib.request.urlopen(request, timeout=5):
         pass
+
+
+def write_janus_config(folder):
+    """This bench's Janus: videoroom, sessions never time out (also used by
+    tests/integration/test_flood_fanout.py)."""
+    netns_bench.write_janus_config(folder, "videoroom", "20000-40000",
+                                   general_extra="    session_timeout = 0\n")
 
 
 class Trial:
@@ -208,8 +215,7 @@ def janus_attempt(ns, trial):
 
     def attempt(n):
         folder = Path(tempfile.mkdtemp(prefix="sfu-janus-"))
-        write_janus_config(folder, "videoroom", "20000-40000",
-                           general_extra="    session_timeout = 0\n")
+        write_janus_config(folder)
         janus = ns.run("0", "janus", "-C", str(folder / "janus.jcfg"), "-F", str(folder),
                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         try:
