@@ -39,6 +39,29 @@ size_t session_offer_host_candidate(const flood_session *s, moat_sdp_candidate *
     return 1;
 }
 
+char *session_offer_create(const flood_session *s, const moat_sdp_offer_media *media,
+                           size_t n_media, const moat_sdp_srtpplus *srtpplus, size_t n_srtpplus,
+                           char *error, size_t error_size)
+{
+    moat_sdp_candidate candidate;
+    size_t n_candidates = session_offer_host_candidate(s, &candidate);
+    moat_sdp_offer_params params = {
+        .session_id = ((uint64_t)s->ssrc << 16) | s->index,
+        .ice_ufrag = s->local_ufrag,
+        .ice_pwd = s->local_pwd,
+        .fingerprint_sha256 = s->env->fingerprint,
+        .setup = MOAT_SDP_SETUP_ACTPASS,
+        .cname = "moat-flood",
+        .candidates = &candidate,
+        .n_candidates = n_candidates,
+        .srtpplus = srtpplus,
+        .n_srtpplus = n_srtpplus,
+        .media = media,
+        .n_media = n_media,
+    };
+    return moat_sdp_offer_create(&params, error, error_size);
+}
+
 char *session_offer_build(const flood_session *s, char *error, size_t error_size)
 {
     const flood_options *o = s->env->options;
@@ -60,21 +83,6 @@ char *session_offer_build(const flood_session *s, char *error, size_t error_size
     } else {
         g_strlcpy(scheme.scheme, "prn", sizeof scheme.scheme);
     }
-    moat_sdp_candidate candidate;
-    size_t n_candidates = session_offer_host_candidate(s, &candidate);
-    moat_sdp_offer_params params = {
-        .session_id = ((uint64_t)s->ssrc << 16) | s->index,
-        .ice_ufrag = s->local_ufrag,
-        .ice_pwd = s->local_pwd,
-        .fingerprint_sha256 = s->env->fingerprint,
-        .setup = MOAT_SDP_SETUP_ACTPASS,
-        .cname = "moat-flood",
-        .candidates = &candidate,
-        .n_candidates = n_candidates,
-        .srtpplus = &scheme,
-        .n_srtpplus = o->srtpplus == FLOOD_SRTPPLUS_NONE ? 0 : 1,
-        .media = &media,
-        .n_media = 1,
-    };
-    return moat_sdp_offer_create(&params, error, error_size);
+    return session_offer_create(s, &media, 1, &scheme, o->srtpplus == FLOOD_SRTPPLUS_NONE ? 0 : 1,
+                                error, error_size);
 }

@@ -69,21 +69,7 @@ char *sfu_peer_build_offer(const flood_session *s, char *error, size_t error_siz
          .n_codecs = 1,
          .ssrc = publish ? p->video_ssrc : 0},
     };
-    moat_sdp_candidate candidate;
-    size_t n_candidates = session_offer_host_candidate(s, &candidate);
-    moat_sdp_offer_params params = {
-        .session_id = ((uint64_t)s->ssrc << 16) | s->index,
-        .ice_ufrag = s->local_ufrag,
-        .ice_pwd = s->local_pwd,
-        .fingerprint_sha256 = s->env->fingerprint,
-        .setup = MOAT_SDP_SETUP_ACTPASS,
-        .cname = "moat-flood",
-        .candidates = &candidate,
-        .n_candidates = n_candidates,
-        .media = media,
-        .n_media = 2,
-    };
-    return moat_sdp_offer_create(&params, error, error_size);
+    return session_offer_create(s, media, 2, NULL, 0, error, error_size);
 }
 
 int sfu_peer_take_answer(flood_session *s, const char *answer, char *error, size_t error_size)
