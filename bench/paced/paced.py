@@ -24,7 +24,6 @@ import asyncio
 import json
 import os
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
@@ -34,6 +33,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tests" / "integration"))
+sys.path.insert(0, str(ROOT / "bench"))
 
 import aiohttp  # noqa: E402
 from aiortc import RTCPeerConnection, RTCSessionDescription  # noqa: E402
@@ -41,13 +41,11 @@ from aiortc import RTCPeerConnection, RTCSessionDescription  # noqa: E402
 from aiortc_peer import Recorder, ToneTrack  # noqa: E402
 from spoof import live_sequence  # noqa: E402
 
+import netns_bench  # noqa: E402
+from netns_bench import JANUS_LIB, sh, stop, write_janus_config  # noqa: E402
+
 HOST_IP, NS_IP = "10.77.0.1", "10.77.0.2"
 CLK_TCK = os.sysconf("SC_CLK_TCK")
-JANUS_LIB = Path("/usr/lib/x86_64-linux-gnu/janus")
-
-
-def sh(*args, check=True):
-    return subprocess.run(args, check=check, capture_output=True, text=True)
 
 
 def cpu_ns(pid):
@@ -57,39 +55,12 @@ def cpu_ns(pid):
     return (int(fields[11]) + int(fields[12])) * 1_000_000_000 // CLK_TCK
 
 
-class Namespace:
+class Namespace(netns_bench.Namespace):
     def __init__(self):
-        tag = uuid.uuid4().hex[:6]
-        self.name = f"paced-{tag}"
-        self.host_dev, self.ns_dev = f"ph{tag}", f"pn{tag}"
-        sh("ip", "netns", "add", self.name)
-        sh("ip", "link", "add", self.host_dev, "type", "veth", "peer", "name", self.ns_dev,
-           "netns", self.name)
-        sh("ip", "addr", "add", f"{HOST_IP}/30", "dev", self.host_dev)
-        sh("ip", "link", "set", self.host_dev, "up")
-        for cmd in (("ip", "link", "set", "lo", "up"),
-                    ("ip", "addr", "add", f"{NS_IP}/30", "dev", self.ns_dev),
-                    ("ip", "link", "set", self.ns_dev, "up")):
-            sh("ip", "netns", "exec", self.name, *cmd)
-        time.sleep(0.5)
+        super().__init__("paced", HOST_IP, NS_IP)
 
     def run(self, *args, **kwargs):
-        return subprocess.Popen(["ip", "netns", "exec", self.name, "taskset", "-c", "0", *args],
-                                **kwargs)
-
-    def close(self):
-        sh("ip", "link", "del", self.host_dev, check=False)
-        sh("ip", "netns", "del", self.name, check=False)
-
-
-def stop(process):
-    if process.poll() is None:
-        process.send_signal(signal.SIGTERM)
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+        return super().run("0", *args, **kwargs)
 
 
 def child_pid(wrapper):
@@ -234,43 +205,6 @@ async def flood_call(gateway_pid, offer, rates, seconds, spoof, base, janus=Fals
     return results
 
 
-def write_janus_config(folder):
-    for sub in ("plugins", "transports", "events", "loggers"):
-        (folder / sub).mkdir()
-    os.symlink(JANUS_LIB / "plugins" / "libjanus_echotest.so",
-               folder / "plugins" / "libjanus_echotest.so")
-    os.symlink(JANUS_LIB / "transports" / "libjanus_http.so",
-               folder / "transports" / "libjanus_http.so")
-    (folder / "janus.jcfg").write_text(f"""general: {{
-    configs_folder = "{folder}"
-    plugins_folder = "{folder}/plugins"
-    transports_folder = "{folder}/transports"
-    events_folder = "{folder}/events"
-    loggers_folder = "{folder}/loggers"
-    debug_level = 2
-}}
-media: {{
-    rtp_port_range = "30000-30200"
-}}
-nat: {{
-    ice_ignore_list = "vmnet"
-}}
-""")
-    (folder / "janus.transport.http.jcfg").write_text("""general: {
-    json = "plain"
-    base_path = "/janus"
-    http = true
-    port = 8088
-    https = false
-}
-admin: {
-    admin_base_path = "/admin"
-    admin_http = false
-}
-""")
-    (folder / "janus.plugin.echotest.jcfg").write_text("general: {\n}\n")
-
-
 def moat_args(build, mode, port):
     return [str(build / "gateway" / "moat"), "--http-bind", NS_IP, "--http-port", "8088",
             "--media-port", str(port), "--workers", "1", "--candidate-addresses", NS_IP,
@@ -342,7 +276,8 @@ def main():
         janus_available = shutil.which("janus") and (JANUS_LIB / "plugins").exists()
         if not args.no_janus and janus_available:
             folder = Path(tempfile.mkdtemp(prefix="paced-janus-"))
-            write_janus_config(folder)
+            write_janus_config(folder, "echotest", "30000-30200",
+                               admin_extra='    admin_base_path = "/admin"\n')
             janus = ns.run("janus", "-C", str(folder / "janus.jcfg"), "-F", str(folder),
                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
             try:

@@ -38,19 +38,18 @@ import sys
 import tempfile
 import time
 import urllib.request
-import uuid
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "bench"))
+
+import netns_bench  # noqa: E402
+from netns_bench import JANUS_LIB, sh, stop  # noqa: E402
+
 HOST_IP, NS_IP = "10.78.0.1", "10.78.0.2"
-JANUS_LIB = Path("/usr/lib/x86_64-linux-gnu/janus")
 LOSS_LIMIT = 0.01
 MAX_SUBSCRIBERS = 1000  # moat-flood's limit
 CLK_TCK = os.sysconf("SC_CLK_TCK")
-
-
-def sh(*args, check=True):
-    return subprocess.run(args, check=check, capture_output=True, text=True)
 
 
 def cpu_s(pid):
@@ -74,39 +73,12 @@ def lift_descriptor_limit():
     resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
 
 
-class Namespace:
+class Namespace(netns_bench.Namespace):
     def __init__(self):
-        tag = uuid.uuid4().hex[:6]
-        self.name = f"sfu-{tag}"
-        self.host_dev, self.ns_dev = f"sh{tag}", f"sn{tag}"
-        sh("ip", "netns", "add", self.name)
-        sh("ip", "link", "add", self.host_dev, "type", "veth", "peer", "name", self.ns_dev,
-           "netns", self.name)
-        sh("ip", "addr", "add", f"{HOST_IP}/30", "dev", self.host_dev)
-        sh("ip", "link", "set", self.host_dev, "up")
-        for cmd in (("ip", "link", "set", "lo", "up"),
-                    ("ip", "addr", "add", f"{NS_IP}/30", "dev", self.ns_dev),
-                    ("ip", "link", "set", self.ns_dev, "up")):
-            sh("ip", "netns", "exec", self.name, *cmd)
-        time.sleep(0.5)
+        super().__init__("sfu", HOST_IP, NS_IP)
 
     def run(self, cpus, *args, **kwargs):
-        return subprocess.Popen(["ip", "netns", "exec", self.name, "taskset", "-c", cpus,
-                                 *PRIORITY, *args], preexec_fn=lift_descriptor_limit, **kwargs)
-
-    def close(self):
-        sh("ip", "link", "del", self.host_dev, check=False)
-        sh("ip", "netns", "del", self.name, check=False)
-
-
-def stop(process):
-    if process.poll() is None:
-        process.send_signal(signal.SIGTERM)
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+        return super().run(cpus, *PRIORITY, *args, preexec_fn=lift_descriptor_limit, **kwargs)
 
 
 def wait_http(url, seconds=15):
@@ -129,40 +101,10 @@ def create_room(base, name):
 
 
 def write_janus_config(folder):
-    for sub in ("plugins", "transports", "events", "loggers"):
-        (folder / sub).mkdir()
-    os.symlink(JANUS_LIB / "plugins" / "libjanus_videoroom.so",
-               folder / "plugins" / "libjanus_videoroom.so")
-    os.symlink(JANUS_LIB / "transports" / "libjanus_http.so",
-               folder / "transports" / "libjanus_http.so")
-    (folder / "janus.jcfg").write_text(f"""general: {{
-    configs_folder = "{folder}"
-    plugins_folder = "{folder}/plugins"
-    transports_folder = "{folder}/transports"
-    events_folder = "{folder}/events"
-    loggers_folder = "{folder}/loggers"
-    debug_level = 2
-    session_timeout = 0
-}}
-media: {{
-    rtp_port_range = "20000-40000"
-}}
-nat: {{
-    ice_ignore_list = "vmnet"
-}}
-""")
-    (folder / "janus.transport.http.jcfg").write_text("""general: {
-    json = "plain"
-    base_path = "/janus"
-    http = true
-    port = 8088
-    https = false
-}
-admin: {
-    admin_http = false
-}
-""")
-    (folder / "janus.plugin.videoroom.jcfg").write_text("general: {\n}\n")
+    """This bench's Janus: videoroom, sessions never time out (also used by
+    tests/integration/test_flood_fanout.py)."""
+    netns_bench.write_janus_config(folder, "videoroom", "20000-40000",
+                                   general_extra="    session_timeout = 0\n")
 
 
 class Trial:

@@ -26,7 +26,6 @@ import json
 import os
 import re
 import shutil
-import signal
 import socket
 import subprocess
 import sys
@@ -36,8 +35,10 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tests" / "integration"))
+sys.path.insert(0, str(ROOT / "bench"))
 
 from ng_client import NgClient, NgTimeout  # noqa: E402
+from netns_bench import stop  # noqa: E402
 
 RELAY_CPU, LOAD_CPU = "1", "0"
 # The relays' call ports stay below the kernel's ephemeral range (32768 and
@@ -73,16 +74,6 @@ def own_autogroup():
             f.write("-20")
     except OSError:
         pass
-
-
-def stop(process):
-    if process.poll() is None:
-        process.send_signal(signal.SIGTERM)
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
 
 
 class Relay:

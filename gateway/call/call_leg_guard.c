@@ -2,6 +2,7 @@
  * detector, stream guard (gateway/prefilter/) and SRTP+ receiver and sender
  * (srtpplus/). */
 #include "call/call_leg_guard.h"
+#include "prefilter/prefilter_config.h"
 
 #include "srtpplus.h"
 
@@ -23,22 +24,10 @@ static const moat_prefilter_settings default_settings = {
 /* An audio stream and its RTCP, as an SDP usually implies. */
 #define LEG_DECLARED_PPS 70u
 
-static enum srtpplus_profile srtpplus_profile_of(moat_srtp_profile profile)
-{
-    switch (profile) {
-    case MOAT_SRTP_PROFILE_AES128_CM_SHA1_32:
-        return SRTPPLUS_PROFILE_AES128_CM_SHA1_32;
-    case MOAT_SRTP_PROFILE_AEAD_AES_128_GCM:
-        return SRTPPLUS_PROFILE_AEAD_AES_128_GCM;
-    default:
-        return SRTPPLUS_PROFILE_AES128_CM_SHA1_80;
-    }
-}
-
 /* prn: the receiver with our remote key, the sender with our local one. */
 static int srtpplus_new(moat_call_leg_guard *guard, const moat_srtp_keying *keys)
 {
-    enum srtpplus_profile profile = srtpplus_profile_of(keys->profile);
+    enum srtpplus_profile profile = moat_prefilter_srtpplus_profile(keys->profile);
     struct srtpplus_receiver_config rx;
     srtpplus_receiver_config_init(&rx, SRTPPLUS_SCHEME_PRN, profile);
     if (srtpplus_receiver_new(&rx, keys->remote_key, keys->key_length, keys->remote_salt,
@@ -74,22 +63,9 @@ void moat_call_leg_guard_init(moat_call_leg_guard *guard, const moat_prefilter_s
 {
     if (!settings)
         settings = &default_settings;
-    moat_detector_config detector = {
-        .mode = settings->mode,
-        .hold_ms = settings->hold_ms,
-        .rate_factor = settings->rate_factor,
-        .min_excess_pps = settings->min_excess_pps,
-        .auth_failures_per_s = settings->auth_failures_per_s,
-        .declared_pps = LEG_DECLARED_PPS,
-    };
+    moat_detector_config detector = moat_prefilter_detector_config(settings, LEG_DECLARED_PPS);
     moat_detector_init(&guard->detector, &detector, now_us);
-    moat_stream_guard_config config = {
-        .window_behind = settings->window_behind,
-        .window_ahead = settings->window_ahead,
-        .budget_factor = settings->legacy_budget_factor,
-        .budget_min_pps = settings->budget_min_pps,
-        .default_pps = 100,
-    };
+    moat_stream_guard_config config = moat_prefilter_guard_config(settings);
     moat_stream_guard_init(&guard->guard, &config);
     guard->next_tick_us = now_us + MOAT_DETECTOR_SLOT_US;
 }

@@ -2,24 +2,13 @@
  * negotiated SRTP+, the structural stream guard when it did not, and the
  * transport's anomaly detector that decides when either enforces. */
 #include "core/session_internal.h"
+#include "prefilter/prefilter_config.h"
 
 #include "srtpplus.h"
 
 #include <jansson.h>
 
 #include <string.h>
-
-static enum srtpplus_profile srtpplus_profile_of(moat_srtp_profile profile)
-{
-    switch (profile) {
-    case MOAT_SRTP_PROFILE_AES128_CM_SHA1_32:
-        return SRTPPLUS_PROFILE_AES128_CM_SHA1_32;
-    case MOAT_SRTP_PROFILE_AEAD_AES_128_GCM:
-        return SRTPPLUS_PROFILE_AEAD_AES_128_GCM;
-    default:
-        return SRTPPLUS_PROFILE_AES128_CM_SHA1_80;
-    }
-}
 
 /* What the SDP lets a transport expect, so a fresh transport has a rate to
  * compare against before it learned one. */
@@ -37,22 +26,10 @@ uint32_t moat_session_declared_pps(const moat_session *session)
 void moat_session_prefilter_init(moat_session *session, const moat_prefilter_settings *settings)
 {
     session->prefilter = settings;
-    moat_detector_config detector = {
-        .mode = settings->mode,
-        .hold_ms = settings->hold_ms,
-        .rate_factor = settings->rate_factor,
-        .min_excess_pps = settings->min_excess_pps,
-        .auth_failures_per_s = settings->auth_failures_per_s,
-        .declared_pps = moat_session_declared_pps(session),
-    };
+    moat_detector_config detector =
+        moat_prefilter_detector_config(settings, moat_session_declared_pps(session));
     moat_detector_init(&session->detector, &detector, 0);
-    moat_stream_guard_config guard = {
-        .window_behind = settings->window_behind,
-        .window_ahead = settings->window_ahead,
-        .budget_factor = settings->legacy_budget_factor,
-        .budget_min_pps = settings->budget_min_pps,
-        .default_pps = 100,
-    };
+    moat_stream_guard_config guard = moat_prefilter_guard_config(settings);
     moat_stream_guard_init(&session->guard, &guard);
     for (size_t i = 0; i < session->n_media; i++) {
         uint32_t expected = session->media[i].kind == MOAT_MEDIA_KIND_VIDEO ? 400 : 60;
@@ -93,7 +70,7 @@ int moat_session_prefilter_keys(moat_session *session, const moat_srtp_keying *k
     const moat_sdp_srtpplus *scheme = &session->negotiation.srtpplus_scheme;
     enum srtpplus_scheme kind =
         strcmp(scheme->scheme, "chain") == 0 ? SRTPPLUS_SCHEME_CHAIN : SRTPPLUS_SCHEME_PRN;
-    enum srtpplus_profile profile = srtpplus_profile_of(keys->profile);
+    enum srtpplus_profile profile = moat_prefilter_srtpplus_profile(keys->profile);
 
     struct srtpplus_receiver_config rx;
     srtpplus_receiver_config_init(&rx, kind, profile);

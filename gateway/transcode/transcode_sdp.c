@@ -106,17 +106,11 @@ int moat_transcode_sdp_codecs_of(const char *text, size_t length, size_t media_i
 {
     out->n_codecs = 0;
     moat_transcode_sdp_lines lines;
-    if (moat_transcode_sdp_lines_read(text, length, &lines, error, error_size) != 0)
+    size_t first, end;
+    if (moat_transcode_sdp_lines_section(text, length, media_index, &lines, &first, &end, error,
+                                         error_size) != 0)
         return -1;
-    if (media_index >= lines.n_sections) {
-        moat_sdp_errorf(error, error_size, "SDP has no m-line %zu", media_index);
-        moat_transcode_sdp_lines_clear(&lines);
-        return -1;
-    }
     moat_transcode_sdp_section section;
-    size_t first = lines.section_start[media_index];
-    size_t end = media_index + 1 < lines.n_sections ? lines.section_start[media_index + 1]
-                                                    : lines.lines->len;
     int result = moat_transcode_sdp_section_read(&g_array_index(lines.lines, moat_sdp_span, first),
                                                  end - first, &section, error, error_size);
     if (result == 0)

@@ -52,6 +52,23 @@ void moat_transcode_sdp_lines_clear(moat_transcode_sdp_lines *lines)
     lines->lines = NULL;
 }
 
+int moat_transcode_sdp_lines_section(const char *text, size_t length, size_t media_index,
+                                     moat_transcode_sdp_lines *lines, size_t *first, size_t *end,
+                                     char *error, size_t error_size)
+{
+    if (moat_transcode_sdp_lines_read(text, length, lines, error, error_size) != 0)
+        return -1;
+    if (media_index >= lines->n_sections) {
+        moat_sdp_errorf(error, error_size, "SDP has no m-line %zu", media_index);
+        moat_transcode_sdp_lines_clear(lines);
+        return -1;
+    }
+    *first = lines->section_start[media_index];
+    *end = media_index + 1 < lines->n_sections ? lines->section_start[media_index + 1]
+                                               : lines->lines->len;
+    return 0;
+}
+
 /* ---- adding codecs to one m-section ---- */
 
 typedef struct {

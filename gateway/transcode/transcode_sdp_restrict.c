@@ -52,17 +52,11 @@ int moat_transcode_sdp_restrict(const char *text, size_t length, size_t media_in
                                 size_t error_size)
 {
     moat_transcode_sdp_lines lines;
-    if (moat_transcode_sdp_lines_read(text, length, &lines, error, error_size) != 0)
+    size_t first, end;
+    if (moat_transcode_sdp_lines_section(text, length, media_index, &lines, &first, &end, error,
+                                         error_size) != 0)
         return -1;
-    if (media_index >= lines.n_sections) {
-        moat_sdp_errorf(error, error_size, "SDP has no m-line %zu", media_index);
-        moat_transcode_sdp_lines_clear(&lines);
-        return -1;
-    }
     const moat_sdp_span *all = (const moat_sdp_span *)(void *)lines.lines->data;
-    size_t first = lines.section_start[media_index];
-    size_t end = media_index + 1 < lines.n_sections ? lines.section_start[media_index + 1]
-                                                    : lines.lines->len;
     int result = 0;
     for (size_t i = 0; i < lines.lines->len && result == 0; i++) {
         if (i < first || i >= end) {

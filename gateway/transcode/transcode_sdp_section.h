@@ -17,6 +17,11 @@ typedef struct {
 int moat_transcode_sdp_lines_read(const char *text, size_t length, moat_transcode_sdp_lines *out,
                                   char *error, size_t error_size);
 void moat_transcode_sdp_lines_clear(moat_transcode_sdp_lines *lines);
+/* moat_transcode_sdp_lines_read, then m-section media_index's lines are
+ * [*first, *end) of lines->lines. On error *lines is already cleared. */
+int moat_transcode_sdp_lines_section(const char *text, size_t length, size_t media_index,
+                                     moat_transcode_sdp_lines *lines, size_t *first, size_t *end,
+                                     char *error, size_t error_size);
 
 typedef struct {
     bool audio;

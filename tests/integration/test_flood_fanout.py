@@ -7,7 +7,6 @@ figures are counts, not timings."""
 import json
 import os
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
@@ -107,11 +106,6 @@ def test_fan_out_through_janus_videoroom():
         check_every_subscriber_received(fan_out("--janus", base, "--allow-remote",
                                                 netns=pair.client))
     finally:
-        janus.send_signal(signal.SIGTERM)
-        try:
-            janus.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            janus.kill()
-            janus.wait()
+        sfu.stop(janus)
         shutil.rmtree(folder, ignore_errors=True)
         pair.close()

@@ -2,7 +2,6 @@
 in user-space mode speaks ng; a plain-RTP call is offered, answered,
 queried and deleted through it, and bencode round-trips."""
 import shutil
-import signal
 import socket
 import subprocess
 import time
@@ -11,6 +10,7 @@ import pytest
 
 from conftest import free_port
 from ng_client import BencodeError, NgClient, bdecode, bencode, plain_sdp, sdp_media_address
+from voip_peers import stop
 
 
 def test_bencode_round_trip_and_rejects():
@@ -40,12 +40,7 @@ def rtpengine(tmp_path):
         yield ng
     finally:
         ng.close()
-        process.send_signal(signal.SIGTERM)
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+        stop(process)
 
 
 def test_plain_call_through_rtpengine(rtpengine):

@@ -8,31 +8,18 @@ the subscriber's current layer, and the room's event topic says
 layer_switched. Hostile layer requests get 4xx JSON."""
 import asyncio
 import json
-import urllib.request
 
 import aiohttp
 import pytest
 
 from chromium import Chromium, chromium_path
 from conftest import ARTIFACTS
+from test_room import api
 
 pytestmark = pytest.mark.skipif(chromium_path() is None, reason="chromium not installed")
 
 STATS = "window.moatRoom && window.moatRoom.stats"
 WIDTH = "(window.moatRoom.stats['in video width'] || 0)"
-
-
-def api(gateway, method, path, body=None):
-    data = body if isinstance(body, (bytes, type(None))) else json.dumps(body).encode()
-    request = urllib.request.Request(gateway.base + path, data=data, method=method,
-                                     headers={"Content-Type": "application/json"})
-    try:
-        with urllib.request.urlopen(request, timeout=5) as r:
-            text = r.read().decode()
-            return r.status, json.loads(text) if text else None
-    except urllib.error.HTTPError as e:
-        text = e.read().decode()
-        return e.code, json.loads(text) if text else None
 
 
 async def wait_api(gateway, path, predicate, timeout):

@@ -18,9 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ARTIFACTS, Gateway, free_port
-from ng_client import NgClient
-from test_voip_kamailio import start_kamailio
+from conftest import ARTIFACTS, free_port
+from voip_peers import kill, relay_gateway, start_kamailio, stop
 
 pytestmark = pytest.mark.skipif(not (shutil.which("kamailio") and shutil.which("baresip")),
                                 reason="needs kamailio and baresip (scripts/install-deps.sh)")
@@ -64,12 +63,8 @@ def dominant_tone(path):
 
 def test_baresip_sdes_to_plain_through_kamailio(tmp_path):
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    ng_port = free_port(socket.SOCK_DGRAM)
-    low = free_port(socket.SOCK_DGRAM, 20)
-    low += low & 1
-    gw = Gateway(extra_args=["--ng-port", str(ng_port), "--media-port-min", str(low),
-                             "--media-port-max", str(low + 19), "--announced-address",
-                             "127.0.0.1", "--ng-delete-delay", "0"])
+    gw, low = relay_gateway(extra_args=["--ng-delete-delay", "0"])
+    ng_port = gw.ng_port
     sip_port = free_port(socket.SOCK_DGRAM)
     alice_port, bob_port = free_port(socket.SOCK_DGRAM, 2), free_port(socket.SOCK_DGRAM, 2)
     tone = tmp_path / "tone.wav"
@@ -109,16 +104,8 @@ def test_baresip_sdes_to_plain_through_kamailio(tmp_path):
         assert metrics['moat_call_relayed_packets_total{kind="rtp"}'] >= 300
         assert metrics["moat_calls"] == 0  # BYE -> delete
     finally:
-        for p in (caller, callee):
-            if p and p.poll() is None:
-                p.kill()
-                p.wait()
-        kamailio.terminate()
-        try:
-            kamailio.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            kamailio.kill()
-            kamailio.wait()
+        kill(caller, callee)
+        stop(kamailio)
         kamailio_log.close()
         code = gw.stop()
     assert code == 0, f"moat exited with {code}; log in {gw.log_path}"

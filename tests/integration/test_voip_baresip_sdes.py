@@ -14,10 +14,9 @@ import time
 
 import pytest
 
-from conftest import ARTIFACTS, ROOT, Gateway, free_port
+from conftest import ARTIFACTS, free_port
 from ng_client import NgClient
-
-VOIP = ROOT / "tests" / "voip"
+from voip_peers import relay_gateway, start_kamailio, stop, wait_for_call
 
 pytestmark = pytest.mark.skipif(
     not (shutil.which("kamailio") and shutil.which("baresip")),
@@ -56,35 +55,9 @@ def distinct_ports(count):
     return ports
 
 
-def start_kamailio(sip_port, ng_port, runtime, flags):
-    log = open(ARTIFACTS / f"kamailio-sdes-{sip_port}.log", "w")
-    process = subprocess.Popen(
-        ["kamailio", "-DD", "-E", "-f", str(VOIP / "kamailio.cfg"), "-l",
-         f"udp:127.0.0.1:{sip_port}", "-A", f'NG_SOCK="udp:127.0.0.1:{ng_port}"',
-         "-A", f'OFFER_FLAGS="{flags}"', "-Y", runtime, "-P", f"{runtime}/kamailio.pid",
-         "-w", runtime],
-        stdout=log, stderr=subprocess.STDOUT)
-    time.sleep(1.5)
-    assert process.poll() is None
-    return process, log
-
-
-def stop(process):
-    if process and process.poll() is None:
-        process.terminate()
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
-
-
 def test_baresip_plain_to_baresip_sdes_through_kamailio(tmp_path):
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    low = free_port(socket.SOCK_DGRAM, 20)
-    low += low & 1
-    gw = Gateway(extra_args=["--media-port-min", str(low), "--media-port-max", str(low + 19),
-                             "--announced-address", "127.0.0.1", "--ng-delete-delay", "0"])
+    gw, _ = relay_gateway(extra_args=["--ng-delete-delay", "0"])
     sip_port, callee_port, caller_port = distinct_ports(3)
     callee_dir = baresip_dir(tmp_path, "callee", callee_port, free_port(socket.SOCK_DGRAM, 20),
                              f"<sip:b@127.0.0.1:{callee_port}>;regint=0;answermode=auto;"
@@ -94,7 +67,8 @@ def test_baresip_plain_to_baresip_sdes_through_kamailio(tmp_path):
                              f"outbound=\"sip:127.0.0.1:{sip_port}\"")
     runtime = tempfile.mkdtemp(prefix="kamailio-", dir=tmp_path)
     kamailio, kamailio_log = start_kamailio(sip_port, gw.ng_port, runtime,
-                                            "RTP/SAVP replace-origin replace-session-connection")
+                                            "RTP/SAVP replace-origin replace-session-connection",
+                                            log_name=f"kamailio-sdes-{sip_port}.log")
     client = NgClient(gw.ng_port)
     callee_log = open(tmp_path / "callee.log", "w")
     caller_log = open(tmp_path / "caller.log", "w")
@@ -108,12 +82,7 @@ def test_baresip_plain_to_baresip_sdes_through_kamailio(tmp_path):
                                    f"/dial sip:b@127.0.0.1:{callee_port}"],
                                   stdout=caller_log, stderr=subprocess.STDOUT,
                                   stdin=subprocess.DEVNULL)
-        call_id = None
-        deadline = time.time() + 15
-        while time.time() < deadline and call_id is None:
-            calls = client.command("list").get("calls", [])
-            call_id = calls[0] if calls else None
-            time.sleep(0.2)
+        call_id = wait_for_call(client, 15)
         assert call_id, "the INVITE never reached Moat through Kamailio"
         # Audio for a few seconds, both ways.
         deadline = time.time() + 15

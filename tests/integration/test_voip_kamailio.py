@@ -14,10 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ARTIFACTS, ROOT, Gateway, free_port
+from conftest import ARTIFACTS, free_port
 from ng_client import NgClient
-
-VOIP = ROOT / "tests" / "voip"
+from voip_peers import VOIP, kill, relay_gateway, start_kamailio, stop, wait_for_call
 PCAP = Path("/usr/share/sip-tester/g711a.pcap")
 
 pytestmark = pytest.mark.skipif(
@@ -53,30 +52,10 @@ class RtpCounter(threading.Thread):
         self.sock.close()
 
 
-def start_kamailio(sip_port, ng_port, runtime):
-    cfg = VOIP / "kamailio.cfg"
-    check = subprocess.run(["kamailio", "-c", "-f", str(cfg)], capture_output=True, text=True,
-                           timeout=30)
-    assert check.returncode == 0, check.stderr
-    log = open(ARTIFACTS / f"kamailio-{sip_port}.log", "w")
-    process = subprocess.Popen(
-        ["kamailio", "-DD", "-E", "-f", str(cfg), "-l", f"udp:127.0.0.1:{sip_port}",
-         "-A", f'NG_SOCK="udp:127.0.0.1:{ng_port}"', "-Y", runtime, "-P",
-         f"{runtime}/kamailio.pid", "-w", runtime],
-        stdout=log, stderr=subprocess.STDOUT)
-    time.sleep(1.5)
-    assert process.poll() is None, (ARTIFACTS / f"kamailio-{sip_port}.log").read_text()
-    return process, log
-
-
 def test_sipp_call_through_kamailio_and_moat(tmp_path):
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    ng_port = free_port(socket.SOCK_DGRAM)
-    low = free_port(socket.SOCK_DGRAM, 20)
-    low += low & 1
-    gw = Gateway(extra_args=["--ng-port", str(ng_port), "--media-port-min", str(low),
-                             "--media-port-max", str(low + 19), "--announced-address",
-                             "127.0.0.1", "--ng-delete-delay", "0"])
+    gw, low = relay_gateway(extra_args=["--ng-delete-delay", "0"])
+    ng_port = gw.ng_port
     sip_port, uas_port, uac_port = (free_port(socket.SOCK_DGRAM) for _ in range(3))
     rtp_port = free_port(socket.SOCK_DGRAM, 2)
     uac_media = free_port(socket.SOCK_DGRAM, 4)
@@ -101,12 +80,7 @@ def test_sipp_call_through_kamailio_and_moat(tmp_path):
              str(tmp_path / "uac_errors.log")],
             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, cwd=tmp_path)
         # While the call is up: Moat lists it and counts what it relays.
-        call_id = None
-        deadline = time.time() + 20
-        while time.time() < deadline and call_id is None:
-            calls = client.command("list").get("calls", [])
-            call_id = calls[0] if calls else None
-            time.sleep(0.2)
+        call_id = wait_for_call(client, 20)
         assert call_id, "the INVITE never reached Moat through Kamailio"
         deadline = time.time() + 20
         while time.time() < deadline and counter.packets < 100:
@@ -134,18 +108,10 @@ def test_sipp_call_through_kamailio_and_moat(tmp_path):
         assert metrics["moat_call_legs"] == 0
         assert client.command("list")["calls"] == []
     finally:
-        for p in (uac, uas):
-            if p and p.poll() is None:
-                p.kill()
-                p.wait()
+        kill(uac, uas)
         client.close()
         counter.stop()
-        kamailio.terminate()
-        try:
-            kamailio.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            kamailio.kill()
-            kamailio.wait()
+        stop(kamailio)
         kamailio_log.close()
         code = gw.stop()
     assert code == 0, f"moat exited with {code}; log in {gw.log_path}"

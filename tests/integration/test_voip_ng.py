@@ -6,15 +6,14 @@ the first packet latches each leg (a third party is then dropped), query
 counts what was relayed, delete with delete-delay 0 stops relaying and
 frees the legs, and bad input gets error replies while the call lives on."""
 import json
-import re
 import socket
 import struct
 import time
 
 import pytest
 
-from conftest import Gateway, free_port
 from ng_client import NgClient
+from voip_peers import ng_relay, relay_gateway, sdp_port, udp_phone
 
 
 def phone_sdp(port, session="1"):
@@ -31,29 +30,13 @@ def rtp(seq, ssrc=0x1234ABCD):
 
 
 def udp():
-    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-    s.bind(("127.0.0.1", 0))
-    s.settimeout(2)
-    return s
-
-
-def sdp_port(sdp):
-    return int(re.search(r"^m=audio (\d+) ", sdp, re.M).group(1))
+    return udp_phone(2)
 
 
 @pytest.fixture
 def voip():
-    ng_port = free_port(socket.SOCK_DGRAM)
-    media_min = free_port(socket.SOCK_DGRAM, 40)
-    media_min += media_min & 1
-    gw = Gateway(extra_args=["--ng-port", str(ng_port), "--media-port-min", str(media_min),
-                             "--media-port-max", str(media_min + 37),
-                             "--announced-address", "127.0.0.1"])
-    client = NgClient(ng_port)
-    yield gw, client, (media_min, media_min + 37)
-    client.close()
-    code = gw.stop()
-    assert code == 0, f"moat exited with {code}; log in {gw.log_path}"
+    with ng_relay() as (gw, client, ports):
+        yield gw, client, ports
 
 
 def establish(client, call_id, caller, callee):
@@ -200,13 +183,8 @@ def test_ng_reinvite_updates_and_bad_input(voip):
 
 
 def test_ng_runs_out_of_ports():
-    ng_port = free_port(socket.SOCK_DGRAM)
-    low = free_port(socket.SOCK_DGRAM, 6)
-    low += low & 1
-    gw = Gateway(extra_args=["--ng-port", str(ng_port), "--media-port-min", str(low),
-                             "--media-port-max", str(low + 3), "--announced-address",
-                             "127.0.0.1"])
-    client = NgClient(ng_port)
+    gw, _ = relay_gateway(reserve=6, span=3)
+    client = NgClient(gw.ng_port)
     try:
         first = client.command("offer", call_id="a", from_tag="t", sdp=phone_sdp(4000))
         assert first["result"] == "ok"

@@ -17,8 +17,7 @@ import av
 import numpy as np
 import pytest
 
-from conftest import Gateway, free_port
-from ng_client import NgClient
+from voip_peers import ng_relay, sdp_port, udp_phone
 
 PACKETS = 150  # 3 s
 
@@ -38,14 +37,7 @@ def opus_phone_sdp(port):
 
 
 def udp():
-    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-    s.bind(("127.0.0.1", 0))
-    s.settimeout(0.002)
-    return s
-
-
-def sdp_port(sdp):
-    return int(re.search(r"^m=audio (\d+) ", sdp, re.M).group(1))
+    return udp_phone(0.002)
 
 
 def tone(hz, rate, first, count):
@@ -139,17 +131,8 @@ def drain(sock, into, until):
 
 @pytest.fixture
 def voip():
-    ng_port = free_port(socket.SOCK_DGRAM)
-    media_min = free_port(socket.SOCK_DGRAM, 40)
-    media_min += media_min & 1
-    gw = Gateway(extra_args=["--ng-port", str(ng_port), "--media-port-min", str(media_min),
-                             "--media-port-max", str(media_min + 37),
-                             "--announced-address", "127.0.0.1"])
-    client = NgClient(ng_port)
-    yield gw, client
-    client.close()
-    code = gw.stop()
-    assert code == 0, f"moat exited with {code}; log in {gw.log_path}"
+    with ng_relay() as (gw, client, ports):
+        yield gw, client
 
 
 def check_stream(packets, pt, step):

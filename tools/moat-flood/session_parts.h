@@ -5,8 +5,21 @@
 
 #include "flood_session.h"
 
+#include "sdp/sdp_offer.h"
+
 /* session_offer.c: the SDP offer for this session (g_malloc'd) or NULL. */
 char *session_offer_build(const flood_session *s, char *error, size_t error_size);
+/* session_offer.c: our host candidate into *c; 1, or 0 (c zeroed) while the
+ * local address is not known. Shared with sfu_peer.c's offers and answers. */
+size_t session_offer_host_candidate(const flood_session *s, moat_sdp_candidate *c);
+/* session_offer.c: an offer of these m-lines with this session's ICE
+ * credentials, fingerprint, actpass and host candidate (g_malloc'd), or NULL
+ * with error set. */
+char *session_offer_create(const flood_session *s, const moat_sdp_offer_media *media,
+                           size_t n_media, const moat_sdp_srtpplus *srtpplus, size_t n_srtpplus,
+                           char *error, size_t error_size);
+/* session_offer.c: the Opus codec every moat-flood offer proposes. */
+extern const moat_sdp_offer_codec session_offer_opus;
 
 /* session_answer.c: takes credentials, fingerprint, DTLS role, payload type,
  * SRTP+ scheme and the allowed UDP candidates from the answer. */

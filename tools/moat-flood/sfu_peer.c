@@ -17,11 +17,6 @@
 #include <string.h>
 #include <strings.h>
 
-static const moat_sdp_offer_codec opus = {.pt = 111,
-                                          .name = "opus",
-                                          .clock_rate = 48000,
-                                          .channels = 2,
-                                          .fmtp = "minptime=10;useinbandfec=1"};
 static const moat_sdp_offer_codec vp8 = {
     .pt = 96,
     .name = "VP8",
@@ -55,22 +50,6 @@ void sfu_peer_free(sfu_peer *p)
     g_free(p);
 }
 
-/* Our host candidate, when the local address is known. */
-static size_t host_candidate(const flood_session *s, moat_sdp_candidate *c)
-{
-    memset(c, 0, sizeof *c);
-    if (IN6_IS_ADDR_UNSPECIFIED(&s->local.sin6_addr) || s->local.sin6_port == 0)
-        return 0;
-    g_strlcpy(c->foundation, "1", sizeof c->foundation);
-    c->component = 1;
-    g_strlcpy(c->transport, "udp", sizeof c->transport);
-    c->priority = moat_ice_host_priority(65535, 1);
-    target_address_text((const struct sockaddr *)&s->local, c->address, sizeof c->address);
-    c->port = ntohs(s->local.sin6_port);
-    g_strlcpy(c->type, "host", sizeof c->type);
-    return 1;
-}
-
 char *sfu_peer_build_offer(const flood_session *s, char *error, size_t error_size)
 {
     const sfu_peer *p = s->sfu;
@@ -80,7 +59,7 @@ char *sfu_peer_build_offer(const flood_session *s, char *error, size_t error_siz
         {.kind = MOAT_MEDIA_KIND_AUDIO,
          .mid = "0",
          .direction = direction,
-         .codecs = &opus,
+         .codecs = &session_offer_opus,
          .n_codecs = 1,
          .ssrc = publish ? p->audio_ssrc : 0},
         {.kind = MOAT_MEDIA_KIND_VIDEO,
@@ -90,21 +69,7 @@ char *sfu_peer_build_offer(const flood_session *s, char *error, size_t error_siz
          .n_codecs = 1,
          .ssrc = publish ? p->video_ssrc : 0},
     };
-    moat_sdp_candidate candidate;
-    size_t n_candidates = host_candidate(s, &candidate);
-    moat_sdp_offer_params params = {
-        .session_id = ((uint64_t)s->ssrc << 16) | s->index,
-        .ice_ufrag = s->local_ufrag,
-        .ice_pwd = s->local_pwd,
-        .fingerprint_sha256 = s->env->fingerprint,
-        .setup = MOAT_SDP_SETUP_ACTPASS,
-        .cname = "moat-flood",
-        .candidates = &candidate,
-        .n_candidates = n_candidates,
-        .media = media,
-        .n_media = 2,
-    };
-    return moat_sdp_offer_create(&params, error, error_size);
+    return session_offer_create(s, media, 2, NULL, 0, error, error_size);
 }
 
 int sfu_peer_take_answer(flood_session *s, const char *answer, char *error, size_t error_size)
@@ -169,7 +134,7 @@ static void answer_media(GString *out, const flood_session *s, const moat_sdp_me
                            "a=setup:passive\r\n",
                            s->local_ufrag, s->local_pwd, s->env->fingerprint);
     moat_sdp_candidate c;
-    if (first && host_candidate(s, &c) == 1)
+    if (first && session_offer_host_candidate(s, &c) == 1)
         g_string_append_printf(out, "a=candidate:%s 1 udp %u %s %u typ host\r\n", c.foundation,
                                c.priority, c.address, c.port);
     g_string_append(out, "a=end-of-candidates\r\n");

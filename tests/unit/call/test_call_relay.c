@@ -7,45 +7,12 @@
  * errors that leave other calls working. */
 #include <arpa/inet.h>
 #include <glib.h>
-#include <poll.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include "call/call_registry.h"
-
-typedef struct {
-    moat_worker *worker;
-    moat_call_registry *registry;
-} fixture;
-
-static int udp_socket(uint16_t *port)
-{
-    int fd = socket(AF_INET, SOCK_DGRAM, 0);
-    struct sockaddr_in local = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-    g_assert_cmpint(bind(fd, (struct sockaddr *)&local, sizeof local), ==, 0);
-    socklen_t length = sizeof local;
-    getsockname(fd, (struct sockaddr *)&local, &length);
-    *port = ntohs(local.sin_port);
-    return fd;
-}
-
-static void send_to(int fd, uint16_t port, const uint8_t *data, size_t length)
-{
-    struct sockaddr_in to = {
-        .sin_family = AF_INET, .sin_port = htons(port), .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-    g_assert_cmpint(sendto(fd, data, length, 0, (struct sockaddr *)&to, sizeof to), ==,
-                    (ssize_t)length);
-}
-
-/* Bytes received within timeout_ms, or -1. */
-static ssize_t receive(int fd, uint8_t *buffer, size_t capacity, int timeout_ms)
-{
-    struct pollfd p = {.fd = fd, .events = POLLIN};
-    if (poll(&p, 1, timeout_ms) != 1)
-        return -1;
-    return recv(fd, buffer, capacity, 0);
-}
+#include "call_test_support.h"
 
 static char *phone_sdp(uint16_t port)
 {
@@ -61,51 +28,20 @@ static uint16_t sdp_port(const char *sdp)
     return (uint16_t)atoi(m + 8);
 }
 
-static void setup(fixture *f, int port_min, int port_max)
-{
-    char error[256];
-    f->worker = moat_worker_new(0, "127.0.0.1", 0, error, sizeof error);
-    g_assert_nonnull(f->worker);
-    g_assert_cmpint(moat_worker_start(f->worker, error, sizeof error), ==, 0);
-    moat_worker *workers[] = {f->worker};
-    moat_call_settings settings = {workers, 1, "127.0.0.1", port_min, port_max, "127.0.0.1", 30};
-    f->registry = moat_call_registry_new(&settings, error, sizeof error);
-    g_assert_nonnull(f->registry);
-}
-
-static void teardown(fixture *f)
-{
-    moat_worker_stop(f->worker);
-    moat_call_registry_free(f->registry);
-    moat_worker_free(f->worker);
-}
-
-static moat_ng_request request(const char *call_id, const char *from, const char *to,
-                               const char *sdp)
-{
-    moat_ng_request r = {.call_id = call_id,
-                         .from_tag = from,
-                         .to_tag = to,
-                         .sdp = sdp,
-                         .sdp_length = sdp ? strlen(sdp) : 0,
-                         .delete_delay_s = -1};
-    return r;
-}
-
 static uint8_t rtp_packet[172] = {0x80, 8, 0, 1, 0, 0, 0, 160, 0x11, 0x22, 0x33, 0x44};
 
 /* Sets up call `id`; returns Moat's port towards the caller and the callee. */
-static void establish(fixture *f, const char *id, uint16_t caller_port, uint16_t callee_port,
+static void establish(call_fixture *f, const char *id, uint16_t caller_port, uint16_t callee_port,
                       uint16_t *to_caller, uint16_t *to_callee)
 {
     char *offer_sdp = phone_sdp(caller_port), *answer_sdp = phone_sdp(callee_port);
     moat_call_reply reply = {0};
-    moat_ng_request offer = request(id, "from1", NULL, offer_sdp);
+    moat_ng_request offer = call_request(id, "from1", NULL, offer_sdp);
     moat_call_offer(f->registry, &offer, &reply);
     g_assert_cmpstr(reply.error, ==, "");
     *to_callee = sdp_port(reply.sdp);
     moat_call_reply_clear(&reply);
-    moat_ng_request answer = request(id, "from1", "to1", answer_sdp);
+    moat_ng_request answer = call_request(id, "from1", "to1", answer_sdp);
     moat_call_answer(f->registry, &answer, &reply);
     g_assert_cmpstr(reply.error, ==, "");
     *to_caller = sdp_port(reply.sdp);
@@ -117,26 +53,26 @@ static void establish(fixture *f, const char *id, uint16_t caller_port, uint16_t
 
 static void test_relay_both_ways(void)
 {
-    fixture f;
-    setup(&f, 41000, 41099);
+    call_fixture f;
+    call_fixture_setup(&f, 41000, 41099);
     uint16_t caller_port, callee_port, to_caller, to_callee;
-    int caller = udp_socket(&caller_port), callee = udp_socket(&callee_port);
+    int caller = call_udp_socket(&caller_port), callee = call_udp_socket(&callee_port);
     establish(&f, "call-1", caller_port, callee_port, &to_caller, &to_callee);
     g_assert_cmpuint(to_caller, !=, to_callee);
     uint8_t buffer[2048];
     for (int i = 0; i < 5; i++) {
-        send_to(caller, to_caller, rtp_packet, sizeof rtp_packet);
-        g_assert_cmpint(receive(callee, buffer, sizeof buffer, 2000), ==, sizeof rtp_packet);
+        call_send_to(caller, to_caller, rtp_packet, sizeof rtp_packet);
+        g_assert_cmpint(call_receive(callee, buffer, sizeof buffer, 2000), ==, sizeof rtp_packet);
         g_assert_cmpmem(buffer, 12, rtp_packet, 12);
     }
-    send_to(callee, to_callee, rtp_packet, sizeof rtp_packet);
-    g_assert_cmpint(receive(caller, buffer, sizeof buffer, 2000), ==, sizeof rtp_packet);
+    call_send_to(callee, to_callee, rtp_packet, sizeof rtp_packet);
+    g_assert_cmpint(call_receive(caller, buffer, sizeof buffer, 2000), ==, sizeof rtp_packet);
 
     /* A third party's packet to the latched leg is dropped. */
     uint16_t intruder_port;
-    int intruder = udp_socket(&intruder_port);
-    send_to(intruder, to_caller, rtp_packet, sizeof rtp_packet);
-    g_assert_cmpint(receive(callee, buffer, sizeof buffer, 300), ==, -1);
+    int intruder = call_udp_socket(&intruder_port);
+    call_send_to(intruder, to_caller, rtp_packet, sizeof rtp_packet);
+    g_assert_cmpint(call_receive(callee, buffer, sizeof buffer, 300), ==, -1);
 
     moat_call_view view;
     g_assert_cmpint(moat_call_query(f.registry, "call-1", &view), ==, 0);
@@ -155,14 +91,14 @@ static void test_relay_both_ways(void)
 
     /* delete-delay 0: relaying stops now. */
     moat_call_reply reply = {0};
-    moat_ng_request del = request("call-1", "from1", NULL, NULL);
+    moat_ng_request del = call_request("call-1", "from1", NULL, NULL);
     del.delete_delay_s = 0;
     moat_call_delete(f.registry, &del, &reply);
     g_assert_cmpstr(reply.error, ==, "");
     g_assert_cmpint(moat_call_query(f.registry, "call-1", &view), ==, -1);
     g_usleep(100000);
-    send_to(caller, to_caller, rtp_packet, sizeof rtp_packet);
-    g_assert_cmpint(receive(callee, buffer, sizeof buffer, 300), ==, -1);
+    call_send_to(caller, to_caller, rtp_packet, sizeof rtp_packet);
+    g_assert_cmpint(call_receive(callee, buffer, sizeof buffer, 300), ==, -1);
     /* Unknown now: a warning, or an error with fatal. */
     moat_call_delete(f.registry, &del, &reply);
     g_assert_cmpstr(reply.error, ==, "");
@@ -173,15 +109,15 @@ static void test_relay_both_ways(void)
     close(caller);
     close(callee);
     close(intruder);
-    teardown(&f);
+    call_fixture_teardown(&f);
 }
 
 static void test_reoffer_reuses_ports(void)
 {
-    fixture f;
-    setup(&f, 41100, 41199);
+    call_fixture f;
+    call_fixture_setup(&f, 41100, 41199);
     uint16_t caller_port, callee_port, to_caller, to_callee, again_caller, again_callee;
-    int caller = udp_socket(&caller_port), callee = udp_socket(&callee_port);
+    int caller = call_udp_socket(&caller_port), callee = call_udp_socket(&callee_port);
     establish(&f, "call-2", caller_port, callee_port, &to_caller, &to_callee);
     establish(&f, "call-2", caller_port, callee_port, &again_caller, &again_callee);
     g_assert_cmpuint(again_caller, ==, to_caller);
@@ -189,28 +125,28 @@ static void test_reoffer_reuses_ports(void)
     g_assert_cmpuint(moat_call_count(f.registry), ==, 1);
     close(caller);
     close(callee);
-    teardown(&f);
+    call_fixture_teardown(&f);
 }
 
 static void test_out_of_ports_and_errors(void)
 {
-    fixture f;
-    setup(&f, 41200, 41203); /* two pairs: one call */
+    call_fixture f;
+    call_fixture_setup(&f, 41200, 41203); /* two pairs: one call */
     uint16_t a, b, x, y;
-    int caller = udp_socket(&a), callee = udp_socket(&b);
+    int caller = call_udp_socket(&a), callee = call_udp_socket(&b);
     establish(&f, "call-3", a, b, &x, &y);
     char *sdp = phone_sdp(a);
     moat_call_reply reply = {0};
-    moat_ng_request offer = request("call-4", "f", NULL, sdp);
+    moat_ng_request offer = call_request("call-4", "f", NULL, sdp);
     moat_call_offer(f.registry, &offer, &reply);
     g_assert_cmpstr(reply.error, ==, "Ran out of ports");
     g_assert_cmpuint(moat_call_count(f.registry), ==, 1);
 
     moat_ng_request bad[] = {
-        request(NULL, "f", NULL, sdp),
-        request("call-5", NULL, NULL, sdp),
-        request("call-5", "f", NULL, NULL),
-        request("call-5", "f", NULL, "v=0\r\nm=audio x"),
+        call_request(NULL, "f", NULL, sdp),
+        call_request("call-5", NULL, NULL, sdp),
+        call_request("call-5", "f", NULL, NULL),
+        call_request("call-5", "f", NULL, "v=0\r\nm=audio x"),
     };
     for (size_t i = 0; i < G_N_ELEMENTS(bad); i++) {
         moat_call_reply r = {0};
@@ -218,9 +154,9 @@ static void test_out_of_ports_and_errors(void)
         g_assert_cmpstr(r.error, !=, "");
         g_assert_null(r.sdp);
     }
-    moat_ng_request webrtc = request("call-6", "f", NULL, sdp);
+    moat_ng_request webrtc = call_request("call-6", "f", NULL, sdp);
     webrtc.transport_protocol = "UDP/TLS/RTP/SAVPF";
-    moat_ng_request ice = request("call-6", "f", NULL, sdp);
+    moat_ng_request ice = call_request("call-6", "f", NULL, sdp);
     ice.ice = MOAT_NG_ICE_FORCE;
     moat_ng_request unsupported[] = {webrtc, ice}; /* SDES: test_call_sdes.c */
     for (size_t i = 0; i < G_N_ELEMENTS(unsupported); i++) {
@@ -230,26 +166,26 @@ static void test_out_of_ports_and_errors(void)
                       strstr(u.error, "not supported yet: "));
     }
     moat_call_reply r = {0};
-    moat_ng_request answer = request("nope", "f", "t", sdp);
+    moat_ng_request answer = call_request("nope", "f", "t", sdp);
     moat_call_answer(f.registry, &answer, &r);
     g_assert_cmpstr(r.error, ==, "Unknown call-id");
     /* call-3 still relays. */
     uint8_t buffer[2048];
-    send_to(caller, x, rtp_packet, sizeof rtp_packet);
-    g_assert_cmpint(receive(callee, buffer, sizeof buffer, 2000), ==, sizeof rtp_packet);
+    call_send_to(caller, x, rtp_packet, sizeof rtp_packet);
+    g_assert_cmpint(call_receive(callee, buffer, sizeof buffer, 2000), ==, sizeof rtp_packet);
     g_free(sdp);
     close(caller);
     close(callee);
-    teardown(&f);
+    call_fixture_teardown(&f);
 }
 
 /* rtcp-mux on both sides: RTCP shares the RTP ports and is counted as RTCP. */
 static void test_rtcp_mux(void)
 {
-    fixture f;
-    setup(&f, 41300, 41399);
+    call_fixture f;
+    call_fixture_setup(&f, 41300, 41399);
     uint16_t caller_port, callee_port;
-    int caller = udp_socket(&caller_port), callee = udp_socket(&callee_port);
+    int caller = call_udp_socket(&caller_port), callee = call_udp_socket(&callee_port);
     char *offer_sdp = g_strdup_printf("v=0\r\nc=IN IP4 127.0.0.1\r\nm=audio %u RTP/AVP 8\r\n"
                                       "a=rtcp-mux\r\n",
                                       caller_port);
@@ -257,22 +193,22 @@ static void test_rtcp_mux(void)
                                        "a=rtcp-mux\r\n",
                                        callee_port);
     moat_call_reply reply = {0};
-    moat_ng_request offer = request("mux", "a", NULL, offer_sdp);
+    moat_ng_request offer = call_request("mux", "a", NULL, offer_sdp);
     moat_call_offer(f.registry, &offer, &reply);
     g_assert_nonnull(strstr(reply.sdp, "a=rtcp-mux\r\n"));
     g_assert_null(strstr(reply.sdp, "a=rtcp:"));
     moat_call_reply_clear(&reply);
-    moat_ng_request answer = request("mux", "a", "b", answer_sdp);
+    moat_ng_request answer = call_request("mux", "a", "b", answer_sdp);
     moat_call_answer(f.registry, &answer, &reply);
     g_assert_nonnull(strstr(reply.sdp, "a=rtcp-mux\r\n"));
     uint16_t to_caller = sdp_port(reply.sdp);
     moat_call_reply_clear(&reply);
     static const uint8_t report[8] = {0x80, 201, 0, 1, 0x11, 0x22, 0x33, 0x44};
     uint8_t buffer[2048];
-    send_to(caller, to_caller, rtp_packet, sizeof rtp_packet);
-    g_assert_cmpint(receive(callee, buffer, sizeof buffer, 2000), ==, sizeof rtp_packet);
-    send_to(caller, to_caller, report, sizeof report);
-    g_assert_cmpint(receive(callee, buffer, sizeof buffer, 2000), ==, sizeof report);
+    call_send_to(caller, to_caller, rtp_packet, sizeof rtp_packet);
+    g_assert_cmpint(call_receive(callee, buffer, sizeof buffer, 2000), ==, sizeof rtp_packet);
+    call_send_to(caller, to_caller, report, sizeof report);
+    g_assert_cmpint(call_receive(callee, buffer, sizeof buffer, 2000), ==, sizeof report);
     g_assert_cmpuint(buffer[1], ==, 201);
     moat_call_view view;
     g_assert_cmpint(moat_call_query(f.registry, "mux", &view), ==, 0);
@@ -282,7 +218,7 @@ static void test_rtcp_mux(void)
     g_free(answer_sdp);
     close(caller);
     close(callee);
-    teardown(&f);
+    call_fixture_teardown(&f);
 }
 
 int main(int argc, char **argv)

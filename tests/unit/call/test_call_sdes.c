@@ -8,78 +8,15 @@
  * too. Requests Moat cannot key are errors. */
 #include <arpa/inet.h>
 #include <glib.h>
-#include <poll.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include "call/call_registry.h"
+#include "call_test_support.h"
 #include "srtp/sdes_keys.h"
 #include "srtp/srtp_session.h"
 #include "srtpplus.h"
-
-typedef struct {
-    moat_worker *worker;
-    moat_call_registry *registry;
-} fixture;
-
-static int udp_socket(uint16_t *port)
-{
-    int fd = socket(AF_INET, SOCK_DGRAM, 0);
-    struct sockaddr_in local = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-    g_assert_cmpint(bind(fd, (struct sockaddr *)&local, sizeof local), ==, 0);
-    socklen_t length = sizeof local;
-    getsockname(fd, (struct sockaddr *)&local, &length);
-    *port = ntohs(local.sin_port);
-    return fd;
-}
-
-static void send_to(int fd, uint16_t port, const uint8_t *data, size_t length)
-{
-    struct sockaddr_in to = {
-        .sin_family = AF_INET, .sin_port = htons(port), .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-    g_assert_cmpint(sendto(fd, data, length, 0, (struct sockaddr *)&to, sizeof to), ==,
-                    (ssize_t)length);
-}
-
-static ssize_t receive(int fd, uint8_t *buffer, size_t capacity, int timeout_ms)
-{
-    struct pollfd p = {.fd = fd, .events = POLLIN};
-    if (poll(&p, 1, timeout_ms) != 1)
-        return -1;
-    return recv(fd, buffer, capacity, 0);
-}
-
-static void setup(fixture *f, int port_min, int port_max)
-{
-    char error[256];
-    f->worker = moat_worker_new(0, "127.0.0.1", 0, error, sizeof error);
-    g_assert_nonnull(f->worker);
-    g_assert_cmpint(moat_worker_start(f->worker, error, sizeof error), ==, 0);
-    moat_worker *workers[] = {f->worker};
-    moat_call_settings settings = {workers, 1, "127.0.0.1", port_min, port_max, "127.0.0.1", 30};
-    f->registry = moat_call_registry_new(&settings, error, sizeof error);
-    g_assert_nonnull(f->registry);
-}
-
-static void teardown(fixture *f)
-{
-    moat_worker_stop(f->worker);
-    moat_call_registry_free(f->registry);
-    moat_worker_free(f->worker);
-}
-
-static moat_ng_request request(const char *call_id, const char *from, const char *to,
-                               const char *sdp)
-{
-    moat_ng_request r = {.call_id = call_id,
-                         .from_tag = from,
-                         .to_tag = to,
-                         .sdp = sdp,
-                         .sdp_length = sdp ? strlen(sdp) : 0,
-                         .delete_delay_s = -1};
-    return r;
-}
 
 /* A phone's SDP: plain, or RTP/SAVP with its a=crypto lines. */
 static char *phone_sdp(uint16_t port, const moat_sdp_crypto *crypto, size_t n_crypto)
@@ -126,7 +63,7 @@ static size_t protected_packet(moat_srtp_session *s, uint16_t sequence, uint8_t 
     return length;
 }
 
-static const moat_call_media_view *media_of(fixture *f, const char *id, int side,
+static const moat_call_media_view *media_of(call_fixture *f, const char *id, int side,
                                             moat_call_view *view)
 {
     g_assert_cmpint(moat_call_query(f->registry, id, view), ==, 0);
@@ -136,14 +73,14 @@ static const moat_call_media_view *media_of(fixture *f, const char *id, int side
 /* Caller plain, callee SDES: Moat offers keys. */
 static void test_plain_to_sdes(void)
 {
-    fixture f;
-    setup(&f, 42100, 42199);
+    call_fixture f;
+    call_fixture_setup(&f, 42100, 42199);
     uint16_t caller_port, callee_port, intruder_port;
-    int caller = udp_socket(&caller_port), callee = udp_socket(&callee_port);
-    int intruder = udp_socket(&intruder_port);
+    int caller = call_udp_socket(&caller_port), callee = call_udp_socket(&callee_port);
+    int intruder = call_udp_socket(&intruder_port);
 
     char *offer_sdp = phone_sdp(caller_port, NULL, 0);
-    moat_ng_request offer = request("sdes-1", "a", NULL, offer_sdp);
+    moat_ng_request offer = call_request("sdes-1", "a", NULL, offer_sdp);
     offer.transport_protocol = "RTP/SAVP";
     moat_call_reply reply = {0};
     moat_call_offer(f.registry, &offer, &reply);
@@ -168,7 +105,7 @@ static void test_plain_to_sdes(void)
     g_assert_cmpint(moat_sdes_answer(&offered.media[0].crypto[chosen], &mine, error, sizeof error),
                     ==, 0);
     char *answer_sdp = phone_sdp(callee_port, &mine, 1);
-    moat_ng_request answer = request("sdes-1", "a", "b", answer_sdp);
+    moat_ng_request answer = call_request("sdes-1", "a", "b", answer_sdp);
     moat_call_answer(f.registry, &answer, &reply);
     g_assert_cmpstr(reply.error, ==, "");
     g_assert_nonnull(strstr(reply.sdp, " RTP/AVP 8\r\n"));
@@ -183,8 +120,8 @@ static void test_plain_to_sdes(void)
         uint8_t plain[sizeof rtp_packet];
         memcpy(plain, rtp_packet, sizeof plain);
         plain[3] = seq;
-        send_to(caller, to_caller, plain, sizeof plain);
-        ssize_t n = receive(callee, buffer, sizeof buffer, 2000);
+        call_send_to(caller, to_caller, plain, sizeof plain);
+        ssize_t n = call_receive(callee, buffer, sizeof buffer, 2000);
         g_assert_cmpint(n, >, (ssize_t)sizeof plain);
         size_t length = (size_t)n;
         g_assert_cmpint(moat_srtp_unprotect_rtp(phone, buffer, &length), ==, MOAT_SRTP_OK);
@@ -196,8 +133,8 @@ static void test_plain_to_sdes(void)
     uint8_t forged[200];
     memcpy(forged, rtp_packet, sizeof rtp_packet);
     memset(forged + 12, 0x77, sizeof forged - 12);
-    send_to(intruder, to_callee, forged, sizeof forged);
-    g_assert_cmpint(receive(caller, buffer, sizeof buffer, 300), ==, -1);
+    call_send_to(intruder, to_callee, forged, sizeof forged);
+    g_assert_cmpint(call_receive(caller, buffer, sizeof buffer, 300), ==, -1);
     moat_call_view view;
     const moat_call_media_view *callee_leg = media_of(&f, "sdes-1", 1, &view);
     g_assert_false(callee_leg->counters.latched);
@@ -207,18 +144,18 @@ static void test_plain_to_sdes(void)
     /* The phone's SRTP: authenticated, latched, decrypted for the caller. */
     uint8_t packet[256];
     size_t length = protected_packet(phone, 10, packet);
-    send_to(callee, to_callee, packet, length);
-    g_assert_cmpint(receive(caller, buffer, sizeof buffer, 2000), ==, sizeof rtp_packet);
+    call_send_to(callee, to_callee, packet, length);
+    g_assert_cmpint(call_receive(caller, buffer, sizeof buffer, 2000), ==, sizeof rtp_packet);
     g_assert_cmphex(buffer[20], ==, 0x5a);
     callee_leg = media_of(&f, "sdes-1", 1, &view);
     g_assert_true(callee_leg->counters.latched);
 
     /* The same genuine packet replayed from elsewhere: dropped (source). */
-    send_to(intruder, to_callee, packet, length);
-    g_assert_cmpint(receive(caller, buffer, sizeof buffer, 300), ==, -1);
+    call_send_to(intruder, to_callee, packet, length);
+    g_assert_cmpint(call_receive(caller, buffer, sizeof buffer, 300), ==, -1);
     /* ... and replayed from the phone's address: libsrtp's replay check. */
-    send_to(callee, to_callee, packet, length);
-    g_assert_cmpint(receive(caller, buffer, sizeof buffer, 300), ==, -1);
+    call_send_to(callee, to_callee, packet, length);
+    g_assert_cmpint(call_receive(caller, buffer, sizeof buffer, 300), ==, -1);
     callee_leg = media_of(&f, "sdes-1", 1, &view);
     g_assert_cmpuint(callee_leg->counters.dropped, ==, 3);
 
@@ -229,16 +166,16 @@ static void test_plain_to_sdes(void)
     close(caller);
     close(callee);
     close(intruder);
-    teardown(&f);
+    call_fixture_teardown(&f);
 }
 
 /* Caller SDES, callee plain: Moat answers the caller's offer. */
 static void test_sdes_to_plain(void)
 {
-    fixture f;
-    setup(&f, 42200, 42299);
+    call_fixture f;
+    call_fixture_setup(&f, 42200, 42299);
     uint16_t caller_port, callee_port;
-    int caller = udp_socket(&caller_port), callee = udp_socket(&callee_port);
+    int caller = call_udp_socket(&caller_port), callee = call_udp_socket(&callee_port);
     moat_sdp_crypto lines[2];
     char error[160] = "";
     g_assert_cmpint(
@@ -248,7 +185,7 @@ static void test_sdes_to_plain(void)
         moat_sdes_generate(MOAT_SRTP_PROFILE_AES128_CM_SHA1_80, 2, &lines[1], error, sizeof error),
         ==, 0);
     char *offer_sdp = phone_sdp(caller_port, lines, 2);
-    moat_ng_request offer = request("sdes-2", "a", NULL, offer_sdp);
+    moat_ng_request offer = call_request("sdes-2", "a", NULL, offer_sdp);
     offer.transport_protocol = "RTP/AVP";
     const char *only[] = {"AES_CM_128_HMAC_SHA1_80"};
     offer.sdes_only[0] = only[0];
@@ -262,7 +199,7 @@ static void test_sdes_to_plain(void)
     moat_call_reply_clear(&reply);
 
     char *answer_sdp = phone_sdp(callee_port, NULL, 0);
-    moat_ng_request answer = request("sdes-2", "a", "b", answer_sdp);
+    moat_ng_request answer = call_request("sdes-2", "a", "b", answer_sdp);
     moat_call_answer(f.registry, &answer, &reply);
     g_assert_cmpstr(reply.error, ==, "");
     g_assert_nonnull(strstr(reply.sdp, " RTP/SAVP 8\r\n"));
@@ -276,12 +213,12 @@ static void test_sdes_to_plain(void)
     uint8_t packet[256], buffer[2048];
     for (uint16_t seq = 1; seq <= 3; seq++) {
         size_t length = protected_packet(phone, seq, packet);
-        send_to(caller, to_caller, packet, length);
-        g_assert_cmpint(receive(callee, buffer, sizeof buffer, 2000), ==, sizeof rtp_packet);
+        call_send_to(caller, to_caller, packet, length);
+        g_assert_cmpint(call_receive(callee, buffer, sizeof buffer, 2000), ==, sizeof rtp_packet);
         g_assert_cmphex(buffer[20], ==, 0x5a);
     }
-    send_to(callee, to_callee, rtp_packet, sizeof rtp_packet);
-    ssize_t n = receive(caller, buffer, sizeof buffer, 2000);
+    call_send_to(callee, to_callee, rtp_packet, sizeof rtp_packet);
+    ssize_t n = call_receive(caller, buffer, sizeof buffer, 2000);
     g_assert_cmpint(n, >, (ssize_t)sizeof rtp_packet);
     size_t length = (size_t)n;
     g_assert_cmpint(moat_srtp_unprotect_rtp(phone, buffer, &length), ==, MOAT_SRTP_OK);
@@ -294,13 +231,13 @@ static void test_sdes_to_plain(void)
     g_free(answer_sdp);
     close(caller);
     close(callee);
-    teardown(&f);
+    call_fixture_teardown(&f);
 }
 
 static void test_refusals(void)
 {
-    fixture f;
-    setup(&f, 42300, 42399);
+    call_fixture f;
+    call_fixture_setup(&f, 42300, 42399);
     char error[160] = "";
     moat_sdp_crypto line;
     g_assert_cmpint(
@@ -311,7 +248,7 @@ static void test_refusals(void)
                              "t=0 0\r\nm=audio 4000 RTP/SAVP 8\r\na=crypto:1 "
                              "AES_CM_128_HMAC_SHA1_80 "
                              "inline:PS1uQCVeeCFCanVmcjkpPywjNWhcYD0mXXtxaVBR|2^20|1:4\r\n");
-    moat_ng_request offer = request("sdes-3", "a", NULL, mki_sdp);
+    moat_ng_request offer = call_request("sdes-3", "a", NULL, mki_sdp);
     offer.transport_protocol = "RTP/AVP";
     moat_call_reply reply = {0};
     moat_call_offer(f.registry, &offer, &reply);
@@ -321,7 +258,7 @@ static void test_refusals(void)
 
     char *plain_sdp = phone_sdp(4000, NULL, 0);
     reply = (moat_call_reply){0};
-    moat_ng_request off = request("sdes-4", "a", NULL, plain_sdp);
+    moat_ng_request off = call_request("sdes-4", "a", NULL, plain_sdp);
     off.transport_protocol = "RTP/SAVP";
     off.sdes_off = true;
     moat_call_offer(f.registry, &off, &reply);
@@ -330,14 +267,14 @@ static void test_refusals(void)
 
     /* An answer that picks no line Moat offered. */
     reply = (moat_call_reply){0};
-    moat_ng_request ok = request("sdes-5", "a", NULL, plain_sdp);
+    moat_ng_request ok = call_request("sdes-5", "a", NULL, plain_sdp);
     ok.transport_protocol = "RTP/SAVP";
     moat_call_offer(f.registry, &ok, &reply);
     g_assert_cmpstr(reply.error, ==, "");
     moat_call_reply_clear(&reply);
     line.tag = 77;
     char *stranger_sdp = phone_sdp(4002, &line, 1);
-    moat_ng_request answer = request("sdes-5", "a", "b", stranger_sdp);
+    moat_ng_request answer = call_request("sdes-5", "a", "b", stranger_sdp);
     moat_call_answer(f.registry, &answer, &reply);
     g_assert_nonnull(strstr(reply.error, "picks none"));
     moat_call_reply_clear(&reply);
@@ -346,17 +283,17 @@ static void test_refusals(void)
     g_free(mki_sdp);
     g_free(plain_sdp);
     g_free(stranger_sdp);
-    teardown(&f);
+    call_fixture_teardown(&f);
 }
 
 /* One offer/answer round from the plain caller; the SDES callee answers
  * the first line Moat offers. Returns its SRTP session (keyed both ways). */
-static moat_srtp_session *round_trip_offer(fixture *f, const char *id, uint16_t caller_port,
+static moat_srtp_session *round_trip_offer(call_fixture *f, const char *id, uint16_t caller_port,
                                            uint16_t callee_port, const char *transport,
                                            uint16_t *to_caller, uint16_t *to_callee)
 {
     char *offer_sdp = phone_sdp(caller_port, NULL, 0);
-    moat_ng_request offer = request(id, "a", NULL, offer_sdp);
+    moat_ng_request offer = call_request(id, "a", NULL, offer_sdp);
     offer.transport_protocol = transport;
     moat_call_reply reply = {0};
     moat_call_offer(f->registry, &offer, &reply);
@@ -371,7 +308,7 @@ static moat_srtp_session *round_trip_offer(fixture *f, const char *id, uint16_t 
     g_assert_cmpint(moat_sdes_answer(&offered.media[0].crypto[0], &mine, error, sizeof error), ==,
                     0);
     char *answer_sdp = phone_sdp(callee_port, &mine, 1);
-    moat_ng_request answer = request(id, "a", "b", answer_sdp);
+    moat_ng_request answer = call_request(id, "a", "b", answer_sdp);
     moat_call_answer(f->registry, &answer, &reply);
     g_assert_cmpstr(reply.error, ==, "");
     g_assert_nonnull(strstr(reply.sdp, " RTP/AVP 8\r\n"));
@@ -388,10 +325,10 @@ static moat_srtp_session *round_trip_offer(fixture *f, const char *id, uint16_t 
  * transport-protocol: the callee's leg stays SDES (fresh keys). */
 static void test_reoffer_keeps_sdes(void)
 {
-    fixture f;
-    setup(&f, 42500, 42599);
+    call_fixture f;
+    call_fixture_setup(&f, 42500, 42599);
     uint16_t caller_port, callee_port, to_caller, to_callee;
-    int caller = udp_socket(&caller_port), callee = udp_socket(&callee_port);
+    int caller = call_udp_socket(&caller_port), callee = call_udp_socket(&callee_port);
     moat_srtp_session *first = round_trip_offer(&f, "sdes-7", caller_port, callee_port, "RTP/SAVP",
                                                 &to_caller, &to_callee);
     moat_srtp_session *second =
@@ -399,18 +336,18 @@ static void test_reoffer_keeps_sdes(void)
     uint8_t packet[256], buffer[2048];
     for (uint16_t seq = 1; seq <= 3; seq++) {
         size_t length = protected_packet(second, seq, packet);
-        send_to(callee, to_callee, packet, length);
-        g_assert_cmpint(receive(caller, buffer, sizeof buffer, 2000), ==, sizeof rtp_packet);
+        call_send_to(callee, to_callee, packet, length);
+        g_assert_cmpint(call_receive(caller, buffer, sizeof buffer, 2000), ==, sizeof rtp_packet);
     }
     /* The old keys are gone with the re-offer. */
     size_t length = protected_packet(first, 50, packet);
-    send_to(callee, to_callee, packet, length);
-    g_assert_cmpint(receive(caller, buffer, sizeof buffer, 300), ==, -1);
+    call_send_to(callee, to_callee, packet, length);
+    g_assert_cmpint(call_receive(caller, buffer, sizeof buffer, 300), ==, -1);
     moat_srtp_session_free(first);
     moat_srtp_session_free(second);
     close(caller);
     close(callee);
-    teardown(&f);
+    call_fixture_teardown(&f);
 }
 
 /* The SDES phone's SRTP+ ends: its sender tags with its own key, its
@@ -440,12 +377,12 @@ static phone_srtpplus phone_srtpplus_new(const moat_sdp_crypto *own, const moat_
  * directions carry SRTP+ tags, Moat's verify at the party. */
 static void test_srtpplus_on_sdes_leg(void)
 {
-    fixture f;
-    setup(&f, 42400, 42499);
+    call_fixture f;
+    call_fixture_setup(&f, 42400, 42499);
     uint16_t caller_port, callee_port;
-    int caller = udp_socket(&caller_port), callee = udp_socket(&callee_port);
+    int caller = call_udp_socket(&caller_port), callee = call_udp_socket(&callee_port);
     char *offer_sdp = phone_sdp(caller_port, NULL, 0);
-    moat_ng_request offer = request("sdes-6", "a", NULL, offer_sdp);
+    moat_ng_request offer = call_request("sdes-6", "a", NULL, offer_sdp);
     offer.transport_protocol = "RTP/SAVP";
     moat_call_reply reply = {0};
     moat_call_offer(f.registry, &offer, &reply);
@@ -462,7 +399,7 @@ static void test_srtpplus_on_sdes_leg(void)
     g_assert_cmpint(moat_sdes_answer(moat_line, &mine, error, sizeof error), ==, 0);
     char *lines = phone_sdp(callee_port, &mine, 1);
     char *answer_sdp = g_strconcat(lines, "a=srtpplus:prn\r\n", NULL);
-    moat_ng_request answer = request("sdes-6", "a", "b", answer_sdp);
+    moat_ng_request answer = call_request("sdes-6", "a", "b", answer_sdp);
     moat_call_answer(f.registry, &answer, &reply);
     g_assert_cmpstr(reply.error, ==, "");
     g_assert_null(strstr(reply.sdp, "srtpplus")); /* the plain party sees none */
@@ -476,8 +413,8 @@ static void test_srtpplus_on_sdes_leg(void)
         uint8_t plain[sizeof rtp_packet];
         memcpy(plain, rtp_packet, sizeof plain);
         plain[3] = seq;
-        send_to(caller, to_caller, plain, sizeof plain);
-        ssize_t n = receive(callee, buffer, sizeof buffer, 2000);
+        call_send_to(caller, to_caller, plain, sizeof plain);
+        ssize_t n = call_receive(callee, buffer, sizeof buffer, 2000);
         g_assert_cmpint(n, ==, (ssize_t)sizeof plain + 10 + 4); /* SRTP tag, SRTP+ tag */
         struct srtpplus_check check;
         g_assert_cmpint(srtpplus_receiver_check_rtp(plus.rx, buffer, (size_t)n, true,
@@ -495,8 +432,8 @@ static void test_srtpplus_on_sdes_leg(void)
         size_t length = protected_packet(phone, seq, packet);
         g_assert_cmpint(srtpplus_sender_append_tag_rtp(plus.tx, packet, &length, sizeof packet), ==,
                         0);
-        send_to(callee, to_callee, packet, length);
-        g_assert_cmpint(receive(caller, buffer, sizeof buffer, 2000), ==, sizeof rtp_packet);
+        call_send_to(callee, to_callee, packet, length);
+        g_assert_cmpint(call_receive(caller, buffer, sizeof buffer, 2000), ==, sizeof rtp_packet);
         g_assert_cmphex(buffer[20], ==, 0x5a);
     }
     moat_call_view view;
@@ -511,7 +448,7 @@ static void test_srtpplus_on_sdes_leg(void)
     g_free(answer_sdp);
     close(caller);
     close(callee);
-    teardown(&f);
+    call_fixture_teardown(&f);
 }
 
 int main(int argc, char **argv)

@@ -83,6 +83,21 @@ static void fill_message(guint i, uint8_t *bytes, size_t size)
     memcpy(bytes, &i, size < sizeof i ? size : sizeof i);
 }
 
+/* `end` received messages 0..count-1, each whole and in order; bytes is
+ * scratch space for the largest message. */
+static void assert_received_all(const sctp_test_end *end, guint count, uint8_t *bytes)
+{
+    g_assert_cmpuint(end->messages->len, ==, count);
+    for (guint i = 0; i < count; i++) {
+        const sctp_test_message *m = sctp_test_end_message(end, i);
+        size_t size = message_size(i);
+        fill_message(i, bytes, size);
+        gsize length;
+        const void *data = g_bytes_get_data(m->data, &length);
+        g_assert_cmpmem(data, length, bytes, size);
+    }
+}
+
 /* Bulk ordered data over a wire that loses 1% each way, with windows of a
  * 4 MiB limit (real time passes per tick so the send side's tuning runs):
  * every buffer stays within the limit, and after a shutdown asked
@@ -125,15 +140,7 @@ static void test_grown_windows_lossy_transfer(void)
     assert_within(link.client.assoc, limit);
     assert_within(link.server.assoc, limit);
     g_assert_cmpuint(link.client.packets_dropped, >, 0);
-    g_assert_cmpuint(link.server.messages->len, ==, COUNT);
-    for (guint i = 0; i < COUNT; i++) {
-        const sctp_test_message *m = sctp_test_end_message(&link.server, i);
-        size_t size = message_size(i);
-        fill_message(i, bytes, size);
-        gsize length;
-        const void *data = g_bytes_get_data(m->data, &length);
-        g_assert_cmpmem(data, length, bytes, size);
-    }
+    assert_received_all(&link.server, COUNT, bytes);
     g_free(bytes);
     sctp_test_link_clear(&link);
 }
@@ -245,15 +252,7 @@ static void test_budget_pays_for_growth(void)
     moat_sctp_association_shutdown(link.client.assoc);
     g_assert_true(sctp_test_link_pump_until(&link, both_down, NULL, 6000));
     g_assert_cmpuint(client_budget.most_lent, <=, client_budget.capacity);
-    g_assert_cmpuint(link.server.messages->len, ==, COUNT);
-    for (guint i = 0; i < COUNT; i++) {
-        const sctp_test_message *m = sctp_test_end_message(&link.server, i);
-        size_t size = message_size(i);
-        fill_message(i, bytes, size);
-        gsize length;
-        const void *data = g_bytes_get_data(m->data, &length);
-        g_assert_cmpmem(data, length, bytes, size);
-    }
+    assert_received_all(&link.server, COUNT, bytes);
     g_free(bytes);
     sctp_test_link_clear(&link);
     g_assert_cmpuint(client_budget.lent, ==, 0);

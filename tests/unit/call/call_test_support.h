@@ -1,0 +1,32 @@
+/* Shared support for the call layer's unit tests: a fixture with one real
+ * worker and a call registry on loopback, UDP sockets standing in for
+ * phones, and ng request building. Test-only; every helper asserts instead
+ * of returning errors. Not thread-safe: call from the test's main thread. */
+#pragma once
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "call/call_registry.h"
+
+typedef struct {
+    moat_worker *worker;
+    moat_call_registry *registry;
+} call_fixture;
+
+/* Starts a worker on 127.0.0.1 and a registry over ports port_min..port_max. */
+void call_fixture_setup(call_fixture *f, int port_min, int port_max);
+/* Stops the worker and frees what call_fixture_setup made. */
+void call_fixture_teardown(call_fixture *f);
+
+/* A UDP socket bound to an ephemeral loopback port, written to *port. */
+int call_udp_socket(uint16_t *port);
+/* Sends length bytes from fd to 127.0.0.1:port; asserts it all went. */
+void call_send_to(int fd, uint16_t port, const uint8_t *data, size_t length);
+/* Bytes received on fd within timeout_ms, or -1. */
+ssize_t call_receive(int fd, uint8_t *buffer, size_t capacity, int timeout_ms);
+
+/* An ng request borrowing its strings; sdp may be NULL. */
+moat_ng_request call_request(const char *call_id, const char *from, const char *to,
+                             const char *sdp);
