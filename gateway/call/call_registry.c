@@ -282,6 +282,8 @@ static bool start_webrtc(moat_call *call, int side, const moat_ng_request *reque
 static bool offer_webrtc_leg(moat_call *call, int side, const moat_ng_request *request,
                              const moat_call_sdp *sdp, moat_call_reply *reply)
 {
+    g_free(reply->sdp); /* the phone's rewritten SDP is not for the party */
+    reply->sdp = NULL;
     for (size_t i = 0; i < sdp->n_media; i++)
         if (strstr(sdp->media[i].proto, "SAVP"))
             return fail(reply, "Offering a WebRTC leg to an SDES-SRTP party is not supported%s",
@@ -293,7 +295,6 @@ static bool offer_webrtc_leg(moat_call *call, int side, const moat_ng_request *r
         return fail(reply, "Cannot offer a WebRTC leg: %s", error);
     moat_call_webrtc_offer_free(call->offered[side]);
     call->offered[side] = offered;
-    g_free(reply->sdp);
     reply->sdp = g_strdup(moat_call_webrtc_offer_text(offered));
     return true;
 }
