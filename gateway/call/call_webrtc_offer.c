@@ -3,11 +3,11 @@
 #include "call/call_webrtc_offer.h"
 
 #include "call/call_sdp.h"
+#include "call/call_webrtc_offer_sdp.h"
 #include "core/whip_session.h"
 #include "dtls/certificate.h"
 #include "ice/ice_credentials.h"
 #include "sdp/sdp.h"
-#include "transcode/transcode_sdp.h"
 
 #include <glib.h>
 #include <stdio.h>
@@ -20,95 +20,6 @@ struct moat_call_webrtc_offered {
     size_t n_ssrcs;
 };
 
-/* The request's codec-transcode names come first: the party sends the
- * first codec it shares with the offer. */
-static bool wanted_first(const moat_ng_request *request, const char *name)
-{
-    for (size_t i = 0; i < request->codec_transcode.count; i++)
-        if (g_ascii_strcasecmp(request->codec_transcode.names[i], name) == 0)
-            return true;
-    return false;
-}
-
-static void append_codec(GString *out, const moat_transcode_sdp_codec *codec)
-{
-    g_string_append_printf(out, "a=rtpmap:%u %s/%u", codec->payload_type, codec->name,
-                           codec->clock_rate);
-    if (codec->channels > 1)
-        g_string_append_printf(out, "/%u", codec->channels);
-    g_string_append(out, "\r\n");
-    if (g_ascii_strcasecmp(codec->name, "opus") == 0)
-        g_string_append_printf(out, "a=fmtp:%u minptime=10;useinbandfec=1\r\n",
-                               codec->payload_type);
-}
-
-/* One audio m-line of the offer Moat answers to itself (its answer is
- * Moat's offer): the phone's codecs plus the transcoded ones. */
-static int append_media(GString *out, const char *codecs_sdp, size_t index,
-                        const moat_ng_request *request, char *error, size_t error_size)
-{
-    moat_transcode_sdp_codecs codecs;
-    if (moat_transcode_sdp_codecs_of(codecs_sdp, strlen(codecs_sdp), index, &codecs, error,
-                                     error_size) != 0)
-        return -1;
-    const moat_transcode_sdp_codec *order[MOAT_TRANSCODE_SDP_MAX_CODECS];
-    size_t n = 0;
-    for (int pass = 0; pass < 2; pass++)
-        for (size_t i = 0; i < codecs.n_codecs; i++)
-            if (wanted_first(request, codecs.codecs[i].name) == (pass == 0))
-                order[n++] = &codecs.codecs[i];
-    g_string_append(out, "m=audio 9 UDP/TLS/RTP/SAVPF");
-    for (size_t i = 0; i < n; i++)
-        g_string_append_printf(out, " %u", order[i]->payload_type);
-    g_string_append_printf(out,
-                           "\r\nc=IN IP4 0.0.0.0\r\na=mid:%zu\r\na=sendrecv\r\n"
-                           "a=rtcp-mux\r\na=setup:actpass\r\n",
-                           index);
-    for (size_t i = 0; i < n; i++)
-        append_codec(out, order[i]);
-    return 0;
-}
-
-/* The offer Moat answers to itself: credentials and fingerprint are
- * placeholders (only the answer's own are kept). */
-static char *self_offer(const moat_ng_request *request, const char *fingerprint, char *error,
-                        size_t error_size)
-{
-    moat_call_sdp sdp;
-    if (moat_call_sdp_parse(request->sdp, request->sdp_length, &sdp, error, error_size) != 0)
-        return NULL;
-    for (size_t i = 0; i < sdp.n_media; i++) {
-        if (strcmp(sdp.media[i].kind, "audio") != 0 || sdp.media[i].port == 0) {
-            snprintf(error, error_size, "Moat offers WebRTC audio only (m-line %zu)", i);
-            return NULL;
-        }
-    }
-    GString *codecs_sdp = g_string_new(NULL);
-    if (moat_transcode_sdp_add_codecs(
-            request->sdp, request->sdp_length, request->codec_transcode.names,
-            request->codec_transcode.count, codecs_sdp, error, error_size) != 0) {
-        g_string_free(codecs_sdp, TRUE);
-        return NULL;
-    }
-    GString *out = g_string_new("v=0\r\no=- 1 1 IN IP4 0.0.0.0\r\ns=-\r\nt=0 0\r\n"
-                                "a=group:BUNDLE");
-    for (size_t i = 0; i < sdp.n_media; i++)
-        g_string_append_printf(out, " %zu", i);
-    g_string_append_printf(out,
-                           "\r\na=ice-ufrag:selfoffr\r\na=ice-pwd:selfofferplaceholder00\r\n"
-                           "a=fingerprint:sha-256 %s\r\n",
-                           fingerprint);
-    for (size_t i = 0; i < sdp.n_media; i++) {
-        if (append_media(out, codecs_sdp->str, i, request, error, error_size) != 0) {
-            g_string_free(codecs_sdp, TRUE);
-            g_string_free(out, TRUE);
-            return NULL;
-        }
-    }
-    g_string_free(codecs_sdp, TRUE);
-    return g_string_free(out, FALSE);
-}
-
 moat_call_webrtc_offered *moat_call_webrtc_offer_new(const moat_call_webrtc_env *env,
                                                      moat_call_worker *context,
                                                      const moat_ng_request *request, char *error,
@@ -120,7 +31,9 @@ moat_call_webrtc_offered *moat_call_webrtc_offer_new(const moat_call_webrtc_env 
     }
     moat_gateway *gateway = env->gateway;
     const char *fingerprint = moat_certificate_fingerprint(gateway->certificate);
-    char *text = self_offer(request, fingerprint, error, error_size);
+    char *text = moat_call_webrtc_self_offer(
+        request->sdp, request->sdp_length, request->codec_transcode.names,
+        request->codec_transcode.count, fingerprint, error, error_size);
     if (!text)
         return NULL;
     moat_sdp *offer = moat_sdp_parse(text, strlen(text), error, error_size);
