@@ -127,8 +127,19 @@ def test_pcmu_phone_calls_webrtc_client(voip):
         pytest.fail("the WebRTC leg's session outlived the call")
 
 
-@pytest.mark.parametrize("attribute", ["a=fingerprint", "a=ice-ufrag"])
-def test_client_answer_missing_credentials_is_refused(voip, attribute):
+def without(attribute):
+    return lambda sdp: "".join(line for line in sdp.splitlines(True)
+                               if not line.startswith(attribute))
+
+
+@pytest.mark.parametrize("mutate, reason", [
+    (without("a=fingerprint"), "fingerprint"),
+    (without("a=ice-ufrag"), "ice-ufrag"),
+    # Moat offered a=setup:passive: a client that wants to be the DTLS
+    # server too would leave nobody to start the handshake.
+    (lambda sdp: sdp.replace("a=setup:active", "a=setup:passive"), "setup:active"),
+], ids=["no-fingerprint", "no-ice-ufrag", "setup-passive"])
+def test_client_answer_missing_credentials_is_refused(voip, mutate, reason):
     gw, client = voip
     phone = udp()
 
@@ -141,11 +152,11 @@ def test_client_answer_missing_credentials_is_refused(voip, attribute):
         return sdp
 
     sdp = asyncio.run(answer_sdp())
-    stripped = "".join(line for line in sdp.splitlines(True) if not line.startswith(attribute))
-    assert stripped != sdp
-    reply = client_answer(client, "wc-bad", stripped)
+    bad = mutate(sdp)
+    assert bad != sdp
+    reply = client_answer(client, "wc-bad", bad)
     assert reply["result"] == "error", reply
-    assert attribute[2:] in reply["error-reason"], reply
+    assert reason in reply["error-reason"], reply
     assert client.command("ping")["result"] == "pong"
     assert gw.metric("moat_sessions") == 0
     # The well-formed answer to the same offer still works.
