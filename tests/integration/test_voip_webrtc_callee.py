@@ -178,3 +178,16 @@ def test_sdes_phone_to_webrtc_is_refused_cleanly(voip):
     assert reply["result"] == "error", reply
     assert "SDES" in reply["error-reason"], reply
     assert client.command("ping")["result"] == "pong"
+
+
+def test_delete_before_the_client_answers(voip):
+    """An unanswered WebRTC offer holds no session; delete frees the call."""
+    gw, client = voip
+    phone = udp()
+    offer = moat_offer(client, "wc-ring", phone)
+    assert offer["result"] == "ok", offer
+    assert gw.metric("moat_sessions") == 0
+    assert gw.metric("moat_call_webrtc_legs") == 0
+    assert client.command("delete", call_id="wc-ring", delete_delay=0)["result"] == "ok"
+    assert gw.metric("moat_calls") == 0
+    assert client.command("ping")["result"] == "pong"
