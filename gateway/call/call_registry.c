@@ -4,6 +4,7 @@
 
 #include "call/call_sdes.h"
 #include "call/call_transcode_plan.h"
+#include "call/call_webrtc_offer.h"
 
 #include "core/counters.h"
 #include "transcode/transcode_metrics.h"
@@ -39,6 +40,8 @@ typedef struct {
      * whose codecs decide transcoding */
     char *offer_text;
     moat_call_webrtc *webrtc[2]; /* a WebRTC party's session, else NULL */
+    /* Moat's offer to a WebRTC party, until its answer (call_webrtc_offer.h) */
+    moat_call_webrtc_offered *offered[2];
     guint delete_timer;
     moat_call_sdes sdes; /* SDES-SRTP termination per leg (call_sdes.h) */
 } moat_call;
@@ -50,6 +53,8 @@ static void call_free(void *data)
         g_source_remove(call->delete_timer);
     for (int side = 0; side < 2; side++)
         moat_call_webrtc_free(call->webrtc[side]); /* before the streams: call_webrtc.h */
+    for (int side = 0; side < 2; side++)
+        moat_call_webrtc_offer_free(call->offered[side]);
     for (size_t i = 0; i < call->n_streams; i++)
         moat_call_stream_free(call->streams[i]);
     g_free(call->tags[0]);
@@ -227,27 +232,33 @@ static bool parse_sdp(const moat_ng_request *request, moat_call_sdp *sdp, moat_c
     return true;
 }
 
-/* Which WebRTC legs Moat runs: a WebRTC offerer (its session answers it)
- * facing a plain or SDES phone, so ICE=force or a DTLS transport are only
- * accepted for the answer back to a WebRTC offerer (`to_webrtc`). Moat
- * does not offer WebRTC yet, nor bridge two WebRTC parties. SDES-SRTP is
- * terminated (call_sdes.h) or, without a transport change, relayed end to
- * end as is. */
-static bool check_transport(const moat_ng_request *request, const moat_call_sdp *sdp,
-                            bool to_webrtc, moat_call_reply *reply)
+/* ICE=force or a DTLS transport: the SDP is for a WebRTC party. */
+static bool wants_webrtc(const moat_ng_request *request)
 {
     const char *wanted = request->transport_protocol;
-    bool wants_webrtc = request->ice == MOAT_NG_ICE_FORCE || (wanted && strstr(wanted, "TLS"));
+    return request->ice == MOAT_NG_ICE_FORCE || (wanted && strstr(wanted, "TLS"));
+}
+
+/* Which WebRTC legs Moat runs: a WebRTC offerer (its session answers it)
+ * or a WebRTC answerer (Moat offers it a session: `offering`), facing a
+ * plain or SDES phone, so ICE=force or a DTLS transport are accepted for
+ * a plain offer and for the answer back to a WebRTC offerer (`to_webrtc`).
+ * Moat does not bridge two WebRTC parties. SDES-SRTP is terminated
+ * (call_sdes.h) or, without a transport change, relayed end to end as is. */
+static bool check_transport(const moat_ng_request *request, const moat_call_sdp *sdp,
+                            bool to_webrtc, bool offering, moat_call_reply *reply)
+{
+    bool wants = wants_webrtc(request);
     char error[160];
     if (moat_call_sdp_is_webrtc(sdp)) {
-        if (to_webrtc || wants_webrtc)
+        if (to_webrtc || wants)
             return fail(reply, "WebRTC to WebRTC calls are not supported%s", NULL);
         if (moat_call_sdp_check_webrtc(sdp, error, sizeof error) != 0)
             return fail(reply, "Failed to parse SDP: %s", error);
         return true;
     }
-    if (wants_webrtc && !to_webrtc)
-        return fail(reply, "Offering a WebRTC leg (ICE, DTLS-SRTP) is not supported yet%s", NULL);
+    if (wants && !to_webrtc && !offering)
+        return fail(reply, "A plain answer cannot get a WebRTC leg (ICE, DTLS-SRTP)%s", NULL);
     return true;
 }
 
@@ -263,6 +274,47 @@ static bool start_webrtc(moat_call *call, int side, const moat_ng_request *reque
                                               side, error, sizeof error);
     if (!call->webrtc[side])
         return fail(reply, "WebRTC offer refused: %s", error);
+    return true;
+}
+
+/* The party on `side` gets Moat's WebRTC offer instead of the rewritten
+ * one; its session comes with its answer (answer_webrtc_leg). */
+static bool offer_webrtc_leg(moat_call *call, int side, const moat_ng_request *request,
+                             const moat_call_sdp *sdp, moat_call_reply *reply)
+{
+    g_free(reply->sdp); /* the phone's rewritten SDP is not for the party */
+    reply->sdp = NULL;
+    for (size_t i = 0; i < sdp->n_media; i++)
+        if (strstr(sdp->media[i].proto, "SAVP"))
+            return fail(reply, "Offering a WebRTC leg to an SDES-SRTP party is not supported%s",
+                        NULL);
+    char error[160];
+    moat_call_webrtc_offered *offered = moat_call_webrtc_offer_new(
+        &call->registry->webrtc, call->context, request, error, sizeof error);
+    if (!offered)
+        return fail(reply, "Cannot offer a WebRTC leg: %s", error);
+    moat_call_webrtc_offer_free(call->offered[side]);
+    call->offered[side] = offered;
+    reply->sdp = g_strdup(moat_call_webrtc_offer_text(offered));
+    return true;
+}
+
+/* The WebRTC party on `side` answered Moat's offer: its session. */
+static bool answer_webrtc_leg(moat_call *call, int side, const moat_ng_request *request,
+                              const moat_call_sdp *sdp, moat_call_reply *reply)
+{
+    if (!moat_call_sdp_is_webrtc(sdp))
+        return fail(reply, "The answer to Moat's WebRTC offer is not WebRTC (ICE, DTLS)%s", NULL);
+    char error[160];
+    moat_call_webrtc *leg = moat_call_webrtc_answered(
+        &call->registry->webrtc, call->context, call->offered[side], request->sdp,
+        request->sdp_length, call->streams, call->n_streams, side, error, sizeof error);
+    if (!leg)
+        return fail(reply, "WebRTC answer refused: %s", error);
+    moat_call_webrtc_free(call->webrtc[side]);
+    call->webrtc[side] = leg;
+    moat_call_webrtc_offer_free(call->offered[side]);
+    call->offered[side] = NULL;
     return true;
 }
 
@@ -284,9 +336,10 @@ void moat_call_offer(moat_call_registry *registry, const moat_ng_request *reques
 {
     moat_call_sdp sdp;
     if (!check_ids(request, false, reply) || !parse_sdp(request, &sdp, reply) ||
-        !check_transport(request, &sdp, false, reply))
+        !check_transport(request, &sdp, false, true, reply))
         return;
     bool webrtc = moat_call_sdp_is_webrtc(&sdp);
+    bool offer_webrtc = !webrtc && wants_webrtc(request);
     moat_call *call = g_hash_table_lookup(registry->calls, request->call_id);
     if (call && call->delete_timer) {
         g_hash_table_remove(registry->calls, request->call_id); /* a new call, same id */
@@ -318,10 +371,12 @@ void moat_call_offer(moat_call_registry *registry, const moat_ng_request *reques
     }
     moat_call_sdp_rewrite sdes = {0};
     /* A WebRTC party's SRTP is its session's (DTLS-SRTP), not SDES. */
-    if ((!webrtc && moat_call_sdes_offer(&call->sdes, side, &sdp, request, call->streams, &sdes,
-                                         reply->error, sizeof reply->error) != 0) ||
+    if ((!webrtc && !offer_webrtc &&
+         moat_call_sdes_offer(&call->sdes, side, &sdp, request, call->streams, &sdes, reply->error,
+                              sizeof reply->error) != 0) ||
         !rewrite_for(call, 1 - side, request, &sdp, mux, &sdes, reply) ||
-        !transcode_offer(request, reply)) {
+        !transcode_offer(request, reply) ||
+        (offer_webrtc && !offer_webrtc_leg(call, 1 - side, request, &sdp, reply))) {
         if (created)
             g_hash_table_remove(registry->calls, request->call_id);
         return;
@@ -351,22 +406,28 @@ void moat_call_answer(moat_call_registry *registry, const moat_ng_request *reque
     }
     int offerer = call->offer_side, answerer = 1 - offerer;
     if (!parse_sdp(request, &sdp, reply) ||
-        !check_transport(request, &sdp, call->webrtc[offerer] != NULL, reply))
+        !check_transport(request, &sdp, call->webrtc[offerer] != NULL, false, reply))
         return;
     if (!ensure_streams(call, sdp.n_media)) {
         fail(reply, "Ran out of ports%s", NULL);
         return;
     }
+    bool answered_webrtc = call->offered[answerer] != NULL;
+    if (answered_webrtc && !answer_webrtc_leg(call, answerer, request, &sdp, reply))
+        return;
+    moat_ng_request plain = *request;
+    if (answered_webrtc && !plain.transport_protocol)
+        plain.transport_protocol = "RTP/AVP"; /* the phone's leg is not the party's */
     if (!call->tags[answerer])
         call->tags[answerer] = g_strdup(request->to_tag);
     bool mux[MOAT_CALL_SDP_MAX_MEDIA];
     for (size_t i = 0; i < sdp.n_media; i++)
         mux[i] = sdp.media[i].rtcp_mux && call->rtcp_mux_offered[i];
     moat_call_sdp_rewrite sdes = {0};
-    if ((!call->webrtc[offerer] &&
+    if ((!call->webrtc[offerer] && !answered_webrtc &&
          moat_call_sdes_answer(&call->sdes, answerer, &sdp, call->streams, &sdes, reply->error,
                                sizeof reply->error) != 0) ||
-        !rewrite_for(call, offerer, request, &sdp, mux, &sdes, reply))
+        !rewrite_for(call, offerer, &plain, &sdp, mux, &sdes, reply))
         return;
     moat_call_transcode_answer(call->offer_text, request, call->streams, sdp.n_media, offerer,
                                &reply->sdp, reply->warning, sizeof reply->warning);
@@ -377,6 +438,8 @@ void moat_call_answer(moat_call_registry *registry, const moat_ng_request *reque
         reply->sdp = g_strdup(moat_call_webrtc_answer(call->webrtc[offerer]));
         moat_call_webrtc_start(call->webrtc[offerer]);
     }
+    if (answered_webrtc)
+        moat_call_webrtc_start(call->webrtc[answerer]);
     set_endpoints(call, answerer, &sdp, request, mux);
     /* The offerer muxes only if its answer (ours) says so. */
     if (call->has_sdp[offerer])

@@ -179,6 +179,16 @@ moat_call_webrtc *moat_call_webrtc_new(const moat_call_webrtc_env *env, moat_cal
                                        moat_call_stream *const *streams, size_t n_streams, int side,
                                        char *error, size_t error_size)
 {
+    return moat_call_webrtc_new_local(env, context, offer, length, NULL, streams, n_streams, side,
+                                      error, error_size);
+}
+
+moat_call_webrtc *moat_call_webrtc_new_local(const moat_call_webrtc_env *env,
+                                             moat_call_worker *context, const char *offer,
+                                             size_t length, const moat_whip_local *local,
+                                             moat_call_stream *const *streams, size_t n_streams,
+                                             int side, char *error, size_t error_size)
+{
     if (!env->gateway || !env->calls) {
         snprintf(error, error_size, "WebRTC legs need the gateway's sessions");
         return NULL;
@@ -194,8 +204,9 @@ moat_call_webrtc *moat_call_webrtc_new(const moat_call_webrtc_env *env, moat_cal
     snprintf(resource, sizeof resource, "%u", moat_worker_index(worker));
     moat_whip_created created;
     attaching = b;
-    moat_whip_setup_result result = moat_whip_session_create(
-        env->gateway, &call_plugin, "call", resource, offer, length, &created, error, error_size);
+    moat_whip_setup_result result =
+        moat_whip_session_create_local(env->gateway, &call_plugin, "call", resource, offer, length,
+                                       local, &created, error, error_size);
     attaching = NULL;
     if (result != MOAT_WHIP_SETUP_OK) {
         bridge_unref(b);

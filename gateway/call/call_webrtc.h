@@ -15,6 +15,7 @@
 
 #include "call/call_media.h"
 #include "core/gateway.h"
+#include "core/whip_session.h"
 #include "plugin.h"
 
 #include <stddef.h>
@@ -35,6 +36,14 @@ moat_call_webrtc *moat_call_webrtc_new(const moat_call_webrtc_env *env, moat_cal
                                        const char *offer, size_t length,
                                        moat_call_stream *const *streams, size_t n_streams, int side,
                                        char *error, size_t error_size);
+/* The same with `local` (core/whip_session.h): `offer` is the party's
+ * answer to an offer Moat made with those credentials and SSRCs
+ * (call_webrtc_offer.h); NULL local is moat_call_webrtc_new. */
+moat_call_webrtc *moat_call_webrtc_new_local(const moat_call_webrtc_env *env,
+                                             moat_call_worker *context, const char *offer,
+                                             size_t length, const moat_whip_local *local,
+                                             moat_call_stream *const *streams, size_t n_streams,
+                                             int side, char *error, size_t error_size);
 /* Moat's answer for the party (ICE-lite candidates, fingerprint,
  * setup:passive); owned by the leg. */
 const char *moat_call_webrtc_answer(const moat_call_webrtc *leg);

@@ -97,6 +97,16 @@ moat_whip_setup_result moat_whip_session_create(moat_gateway *gateway, const moa
                                                 moat_whip_created *out, char *error,
                                                 size_t error_size)
 {
+    return moat_whip_session_create_local(gateway, plugin, endpoint, resource, offer_text, length,
+                                          NULL, out, error, error_size);
+}
+
+moat_whip_setup_result
+moat_whip_session_create_local(moat_gateway *gateway, const moat_plugin *plugin,
+                               const char *endpoint, const char *resource, const char *offer_text,
+                               size_t length, const moat_whip_local *local, moat_whip_created *out,
+                               char *error, size_t error_size)
+{
     memset(out, 0, sizeof *out);
     moat_sdp *offer = moat_sdp_parse(offer_text, length, error, error_size);
     if (!offer)
@@ -110,6 +120,10 @@ moat_whip_setup_result moat_whip_session_create(moat_gateway *gateway, const moa
     new_etag(record->etag, sizeof record->etag);
     char ufrag[MOAT_ICE_UFRAG_LENGTH + 1], pwd[MOAT_ICE_PWD_LENGTH + 1];
     moat_ice_credentials_generate(ufrag, pwd);
+    if (local) {
+        g_strlcpy(ufrag, local->ufrag, sizeof ufrag);
+        g_strlcpy(pwd, local->pwd, sizeof pwd);
+    }
     g_strlcpy(record->local_ufrag, ufrag, sizeof record->local_ufrag);
     g_strlcpy(record->local_pwd, pwd, sizeof record->local_pwd);
 
@@ -128,6 +142,8 @@ moat_whip_setup_result moat_whip_session_create(moat_gateway *gateway, const moa
         .offer_srtpplus_prn = gateway->config.srtpplus,
         .offer_srtpplus_chain = gateway->config.srtpplus,
         .max_message_size = 262144,
+        .local_ssrcs = local ? local->ssrcs : NULL,
+        .n_local_ssrcs = local ? local->n_ssrcs : 0,
     };
     codec_question question = {plugin, endpoint, resource};
     if (plugin->accept_codec) {

@@ -8,6 +8,7 @@
 #include "core/gateway.h"
 
 #include <stddef.h>
+#include <stdint.h>
 
 typedef enum {
     MOAT_WHIP_SETUP_OK = 0,
@@ -28,6 +29,22 @@ moat_whip_setup_result moat_whip_session_create(moat_gateway *gateway, const moa
                                                 const char *offer, size_t length,
                                                 moat_whip_created *out, char *error,
                                                 size_t error_size);
+
+/* What Moat already announced in an offer of its own (a call's WebRTC
+ * leg that Moat offered): the session answers the party's SDP with these
+ * ICE credentials and per-m-line SSRCs instead of new ones. */
+typedef struct {
+    const char *ufrag, *pwd;
+    const uint32_t *ssrcs;
+    size_t n_ssrcs;
+} moat_whip_local;
+
+/* moat_whip_session_create with `local` (NULL: new credentials and SSRCs). */
+moat_whip_setup_result
+moat_whip_session_create_local(moat_gateway *gateway, const moat_plugin *plugin,
+                               const char *endpoint, const char *resource, const char *offer,
+                               size_t length, const moat_whip_local *local, moat_whip_created *out,
+                               char *error, size_t error_size);
 
 /* Hands `session` to `worker`; `started(data)` runs on the control thread once
  * the worker has registered it (or dropped it, if the worker has stopped),

@@ -352,8 +352,11 @@ int moat_sdp_negotiate(const moat_sdp *offer, const moat_sdp_answer_params *para
         nm->peer_receives = moat_sdp_direction_receives(m->direction);
         fill_rtp(m, pm, nm);
         take_simulcast(m, nm);
-        if (moat_sdp_direction_sends(nm->answer_direction) &&
-            local_ssrc(offer, out, &nm->local_ssrc, error, error_size) < 0)
+        if (!moat_sdp_direction_sends(nm->answer_direction))
+            continue;
+        if (i < params->n_local_ssrcs && params->local_ssrcs[i])
+            nm->local_ssrc = params->local_ssrcs[i];
+        else if (local_ssrc(offer, out, &nm->local_ssrc, error, error_size) < 0)
             return -1;
     }
     fill_transport(offer, params, plan, out);

@@ -241,6 +241,10 @@ typedef struct {
     bool (*accept_codec)(void *user, size_t media_index, moat_media_kind kind, const char *name,
                          uint32_t clock_rate);
     void *accept_codec_user;
+    /* Optional: the SSRC to announce on m-line i (i < n_local_ssrcs, non-zero)
+     * instead of a random one: what Moat's own earlier offer announced. */
+    const uint32_t *local_ssrcs;
+    size_t n_local_ssrcs;
 } moat_sdp_answer_params;
 
 /* A trickle-ICE fragment (RFC 8840, application/trickle-ice-sdpfrag). */

@@ -158,12 +158,15 @@ static void test_out_of_ports_and_errors(void)
     webrtc.transport_protocol = "UDP/TLS/RTP/SAVPF";
     moat_ng_request ice = call_request("call-6", "f", NULL, sdp);
     ice.ice = MOAT_NG_ICE_FORCE;
+    /* Moat offering a WebRTC leg needs ports and the gateway's sessions
+     * (neither here): an error, no SDP, no call left behind. */
     moat_ng_request unsupported[] = {webrtc, ice}; /* SDES: test_call_sdes.c */
     for (size_t i = 0; i < G_N_ELEMENTS(unsupported); i++) {
         moat_call_reply u = {0};
         moat_call_offer(f.registry, &unsupported[i], &u);
-        g_assert_true(g_str_has_suffix(u.error, "not supported yet") ||
-                      strstr(u.error, "not supported yet: "));
+        g_assert_cmpstr(u.error, !=, "");
+        g_assert_null(u.sdp);
+        g_assert_cmpuint(moat_call_count(f.registry), ==, 1);
     }
     moat_call_reply r = {0};
     moat_ng_request answer = call_request("nope", "f", "t", sdp);
@@ -177,6 +180,28 @@ static void test_out_of_ports_and_errors(void)
     close(caller);
     close(callee);
     call_fixture_teardown(&f);
+}
+
+/* A phone's offer towards a WebRTC party (ICE=force) without the gateway's
+ * sessions: Moat cannot write its offer; an error, and the call goes. */
+static void test_webrtc_offer_without_sessions(void)
+{
+    fixture f;
+    setup(&f, 41400, 41499);
+    uint16_t port;
+    int phone = udp_socket(&port);
+    char *sdp = phone_sdp(port);
+    moat_ng_request offer = request("wr", "f", NULL, sdp);
+    offer.ice = MOAT_NG_ICE_FORCE;
+    offer.transport_protocol = "UDP/TLS/RTP/SAVPF";
+    moat_call_reply reply = {0};
+    moat_call_offer(f.registry, &offer, &reply);
+    g_assert_nonnull(strstr(reply.error, "Cannot offer a WebRTC leg: "));
+    g_assert_null(reply.sdp);
+    g_assert_cmpuint(moat_call_count(f.registry), ==, 0);
+    g_free(sdp);
+    close(phone);
+    teardown(&f);
 }
 
 /* rtcp-mux on both sides: RTCP shares the RTP ports and is counted as RTCP. */
@@ -228,5 +253,7 @@ int main(int argc, char **argv)
     g_test_add_func("/call/relay/reoffer", test_reoffer_reuses_ports);
     g_test_add_func("/call/relay/out-of-ports-and-errors", test_out_of_ports_and_errors);
     g_test_add_func("/call/relay/rtcp-mux", test_rtcp_mux);
+    g_test_add_func("/call/relay/webrtc-offer-without-sessions",
+                    test_webrtc_offer_without_sessions);
     return g_test_run();
 }

@@ -142,6 +142,23 @@ static void test_local_ssrcs(void)
     g_hash_table_destroy(seen);
 }
 
+/* SSRCs Moat announced in its own earlier offer are kept; 0 or missing
+ * entries still get random ones. */
+static void test_given_local_ssrcs(void)
+{
+    moat_sdp_answer_params params = moat_test_answer_params();
+    const uint32_t given[] = {0x11223344};
+    params.local_ssrcs = given;
+    params.n_local_ssrcs = G_N_ELEMENTS(given);
+    moat_sdp_negotiation n;
+    char *answer = moat_test_answer_ok(moat_test_offer_chromium, &params, &n);
+    g_assert_cmpuint(n.media[0].local_ssrc, ==, 0x11223344);
+    g_assert_nonnull(strstr(answer, "a=ssrc:287454020 cname:"));
+    g_assert_cmpuint(n.media[1].local_ssrc, !=, 0);
+    g_assert_cmpuint(n.media[1].local_ssrc, !=, 0x11223344);
+    g_free(answer);
+}
+
 static void test_max_message_size(void)
 {
     moat_sdp_answer_params params = moat_test_answer_params();
@@ -219,6 +236,7 @@ int main(int argc, char **argv)
     g_test_add_func("/sdp/negotiation/setup-roles", test_setup_roles);
     g_test_add_func("/sdp/negotiation/srtpplus", test_srtpplus);
     g_test_add_func("/sdp/negotiation/local-ssrcs", test_local_ssrcs);
+    g_test_add_func("/sdp/negotiation/given-local-ssrcs", test_given_local_ssrcs);
     g_test_add_func("/sdp/negotiation/max-message-size", test_max_message_size);
     g_test_add_func("/sdp/negotiation/codec-filter", test_codec_filter);
     return g_test_run();
