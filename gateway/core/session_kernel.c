@@ -12,6 +12,10 @@
 #define DETECTOR_FEED_CAP 2048
 /* Chain tags are exported from this far behind the highest index to D ahead. */
 #define CHAIN_EXPORT_BEHIND 64
+/* A session nothing enforces for is synced once in this many ticks (its turn
+ * staggered by its slot): the filter passes its packets unread then, so only
+ * the drop counts and a refresh are due. */
+#define CALM_SYNC_TICKS 16
 
 static const moat_drop_reason drop_reason_of[MOAT_KF_REASON_COUNT] = {
     [MOAT_KF_DROP_UNKNOWN_TUPLE] = MOAT_DROP_UNKNOWN_TUPLE,
@@ -90,12 +94,30 @@ static void publish_stream(const moat_session *session, moat_kf_state *state, in
     }
 }
 
+/* Every tick while the session or its worker enforces, and the tick after
+ * either stopped (the kernel must stop too); otherwise a staggered refresh, so
+ * hundreds of calm sessions (an SFU's subscribers) cost the tick little. */
+static bool sync_due(const moat_session *session, const moat_kf_state *state, int slot,
+                     bool enforcing)
+{
+    if (enforcing || (state->shared.sessions[slot].flags & MOAT_KF_SESSION_ENFORCING))
+        return true;
+    uint64_t tick = moat_worker_now_us(session->worker) / (MOAT_WORKER_TICK_MS * 1000u);
+    return (tick + (uint64_t)slot) % CALM_SYNC_TICKS == 0;
+}
+
 void moat_session_kernel_sync(moat_session *session, moat_kernel_filter *filter)
 {
     moat_kf_state *state = moat_kernel_filter_state(filter);
     int slot = moat_kf_state_slot(state, session, false);
     if (slot < 0)
         return;
+    bool enforcing = moat_session_enforcing(session);
+    if (!sync_due(session, state, slot, enforcing))
+        return;
+    /* Whether the kernel enforces already: a calm session's published
+     * indexes may be stale, so it switches on only once they are fresh. */
+    bool was_enforcing = state->shared.sessions[slot].flags & MOAT_KF_SESSION_ENFORCING;
     take_drops(session, state, slot);
     enum moat_kf_scheme scheme = MOAT_KF_SCHEME_NONE;
     if (session->srtpplus_rx)
@@ -103,7 +125,7 @@ void moat_session_kernel_sync(moat_session *session, moat_kernel_filter *filter)
                      ? MOAT_KF_SCHEME_CHAIN
                      : MOAT_KF_SCHEME_PRN;
     moat_kf_session_view view = {
-        .enforcing = moat_session_enforcing(session),
+        .enforcing = enforcing && was_enforcing,
         .scheme = scheme,
         .behind = session->prefilter->window_behind,
         .ahead = session->prefilter->window_ahead,
@@ -117,6 +139,10 @@ void moat_session_kernel_sync(moat_session *session, moat_kernel_filter *filter)
     }
     for (size_t i = 0; i < session->n_incoming; i++)
         publish_stream(session, state, slot, scheme, session->incoming[i].ssrc);
+    if (enforcing && !was_enforcing) {
+        view.enforcing = true;
+        moat_kf_state_publish(state, slot, &view);
+    }
 }
 
 void moat_worker_kernel_sync(moat_worker *worker, moat_kernel_filter *filter)

@@ -117,6 +117,9 @@ static void report_event(moat_session *session, moat_detector_event event, const
     if (event == MOAT_DETECTOR_EVENT_ON) {
         moat_counter_add(&counters->detector_switches_on, 1);
         session->first_anomaly_us = session->first_anomaly_us ? session->first_anomaly_us : now;
+        /* A rate anomaly comes with no bad packet: it was detected at once. */
+        if (!session->first_bad_us)
+            session->first_bad_us = now;
         moat_session_log_repeating(
             session, MOAT_LOG_WARN, "prefilter",
             "session %s: detector on (%s: %s), %.1f ms after the first bad packet, "
