@@ -186,12 +186,12 @@ static void test_out_of_ports_and_errors(void)
  * sessions: Moat cannot write its offer; an error, and the call goes. */
 static void test_webrtc_offer_without_sessions(void)
 {
-    fixture f;
-    setup(&f, 41400, 41499);
+    call_fixture f;
+    call_fixture_setup(&f, 41400, 41499);
     uint16_t port;
-    int phone = udp_socket(&port);
+    int phone = call_udp_socket(&port);
     char *sdp = phone_sdp(port);
-    moat_ng_request offer = request("wr", "f", NULL, sdp);
+    moat_ng_request offer = call_request("wr", "f", NULL, sdp);
     offer.ice = MOAT_NG_ICE_FORCE;
     offer.transport_protocol = "UDP/TLS/RTP/SAVPF";
     moat_call_reply reply = {0};
@@ -201,7 +201,7 @@ static void test_webrtc_offer_without_sessions(void)
     g_assert_cmpuint(moat_call_count(f.registry), ==, 0);
     g_free(sdp);
     close(phone);
-    teardown(&f);
+    call_fixture_teardown(&f);
 }
 
 /* rtcp-mux on both sides: RTCP shares the RTP ports and is counted as RTCP. */
