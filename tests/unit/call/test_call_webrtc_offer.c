@@ -75,8 +75,9 @@ static void test_opus_first_then_phone_codecs(void)
 static void test_refused(void)
 {
     const char *cases[] = {
-        "v=0\r\nc=IN IP4 127.0.0.1\r\nm=audio 4000 RTP/AVP 0\r\nm=video 4002 RTP/AVP 96\r\n"
-        "a=rtpmap:96 H264/90000\r\n",
+        /* video next to audio */
+        ("v=0\r\nc=IN IP4 127.0.0.1\r\nm=audio 4000 RTP/AVP 0\r\nm=video 4002 RTP/AVP 96\r\n"
+         "a=rtpmap:96 H264/90000\r\n"),
         "v=0\r\nc=IN IP4 127.0.0.1\r\nm=audio 0 RTP/AVP 0\r\n",
         "not an sdp",
     };
