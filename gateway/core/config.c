@@ -47,6 +47,16 @@ static const option_spec options[] = {
      "folder of the demo pages and dashboard"},
     {"http", "max_body_bytes", "max-body-bytes", OPTION_INT, FIELD(max_body_bytes), "65536", 1024,
      16 * 1024 * 1024, "request bodies over this many bytes are refused (413) before being read"},
+    {"http", "request_timeout_s", "request-timeout", OPTION_INT, FIELD(request_timeout_s), "10", 0,
+     3600,
+     "seconds from a connection's accept (or its request's start) to the end of the request "
+     "body; then it is closed (408); 0 = no limit"},
+    {"http", "max_connections", "max-connections", OPTION_INT, FIELD(max_connections), "1024", 0,
+     1000000, "open API connections at once; more are closed at accept; 0 = no limit"},
+    {"http", "max_connections_per_source", "max-connections-per-source", OPTION_INT,
+     FIELD(max_connections_per_source), "64", 0, 1000000,
+     "open API connections from one IPv4 address or IPv6 /64; more are closed at accept; 0 = no "
+     "limit"},
     {"http", "metrics_token", "metrics-token", OPTION_STRING, FIELD(metrics_token), "", 0, 0,
      "bearer token required on /metrics; empty = /metrics is open"},
     {"http", "api_origins", "api-origins", OPTION_STRING, FIELD(api_origins), "", 0, 0,

@@ -28,6 +28,10 @@ typedef struct {
     int max_body_bytes;  /* request bodies above this are refused before they are read */
     char *metrics_token; /* bearer token for /metrics; empty: open */
     char *api_origins;   /* comma-separated origins allowed on /api/ (CORS); empty: same origin */
+    /* [http] connections (http_listener.h); 0: no limit */
+    int request_timeout_s; /* from accept (or request start) to the end of the body */
+    int max_connections;
+    int max_connections_per_source; /* from one IPv4 address or IPv6 /64 */
     /* [limits] */
     int max_sessions;         /* 0: unlimited */
     int max_pending_sessions; /* sessions not yet ICE-connected; 0: unlimited */

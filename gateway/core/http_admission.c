@@ -20,8 +20,14 @@ struct moat_admission {
 
 const char *moat_refusal_reason_name(moat_refusal_reason reason)
 {
-    static const char *const names[] = {"body_too_large", "rate_limited", "max_sessions",
-                                        "max_pending_sessions"};
+    static const char *const names[] = {"body_too_large",
+                                        "rate_limited",
+                                        "max_sessions",
+                                        "max_pending_sessions",
+                                        "request_timeout",
+                                        "max_connections",
+                                        "max_connections_per_source"};
+    G_STATIC_ASSERT(G_N_ELEMENTS(names) == MOAT_REFUSED_REASON_COUNT);
     return (unsigned)reason < G_N_ELEMENTS(names) ? names[reason] : "unknown";
 }
 

@@ -10,12 +10,16 @@
 
 typedef struct moat_admission moat_admission;
 
-/* Why a request was refused before any work, counted on /metrics. */
+/* Why a request (or a connection) was refused before any work, counted on
+ * /metrics. */
 typedef enum {
     MOAT_REFUSED_BODY_TOO_LARGE = 0,
     MOAT_REFUSED_RATE_LIMITED,
     MOAT_REFUSED_MAX_SESSIONS,
     MOAT_REFUSED_MAX_PENDING,
+    MOAT_REFUSED_REQUEST_TIMEOUT,     /* connection closed: request not in within the deadline */
+    MOAT_REFUSED_MAX_CONNECTIONS,     /* connection closed at accept: all sources' cap */
+    MOAT_REFUSED_MAX_CONNECTIONS_SRC, /* connection closed at accept: one source's cap */
     MOAT_REFUSED_REASON_COUNT
 } moat_refusal_reason;
 

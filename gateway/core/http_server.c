@@ -1,10 +1,12 @@
-/* The SoupServer adapter: listens, enforces the body limit while the request
+/* The SoupServer adapter: listens (through http_listener.c, which bounds
+ * connections and their requests' time), enforces the body limit while the request
  * is still arriving (declared Content-Length at the headers, chunked bodies
  * chunk by chunk), converts each complete request for the router and writes
  * its response back. All routing and policy live in http_router.c. */
 #include "core/events.h"
 #include "core/http_server.h"
 
+#include "core/http_listener.h"
 #include "core/http_router.h"
 #include "core/whip_session.h"
 
@@ -22,6 +24,7 @@
 struct moat_http_server {
     SoupServer *server;
     moat_gateway *gateway;
+    moat_http_listener *listener;
 };
 
 typedef struct {
@@ -112,12 +115,16 @@ static void refuse_body(moat_http_server *http, SoupServerMessage *message)
                         body_length, whip ? "Access-Control-Allow-Origin: *\r\n" : "", body);
     g_free(body);
     g_object_ref(message);
+    GSocket *socket = moat_http_listener_request_over(http->listener, message);
     GIOStream *stream = soup_server_message_steal_connection(message);
     g_object_unref(message);
     if (!stream) {
         g_free(reply);
         return;
     }
+    /* libsoup names the socket of connections it accepted itself only. */
+    if (socket && !g_object_get_data(G_OBJECT(stream), "GSocket"))
+        g_object_set_data_full(G_OBJECT(stream), "GSocket", g_object_ref(socket), g_object_unref);
     closing_connection *closing = g_new0(closing_connection, 1);
     closing->stream = stream;
     closing->reply = reply;
@@ -249,12 +256,6 @@ static void add_plugin_paths(moat_http_server *http)
 
 moat_http_server *moat_http_server_start(moat_gateway *gateway, char *error, size_t error_size)
 {
-    GInetAddress *address = g_inet_address_new_from_string(gateway->config.http_bind);
-    if (!address) {
-        snprintf(error, error_size, "[http] bind = \"%s\": not an IP address",
-                 gateway->config.http_bind);
-        return NULL;
-    }
     moat_http_server *http = g_new0(moat_http_server, 1);
     http->gateway = gateway;
     moat_http_router_init(gateway);
@@ -263,20 +264,17 @@ moat_http_server *moat_http_server_start(moat_gateway *gateway, char *error, siz
     soup_server_add_handler(http->server, NULL, route, http, NULL);
     moat_events_start(http->server, gateway->config.token);
     add_plugin_paths(http);
-    GSocketAddress *socket_address =
-        g_inet_socket_address_new(address, (guint16)gateway->config.http_port);
-    GError *gerror = NULL;
-    gboolean ok = soup_server_listen(http->server, socket_address, 0, &gerror);
-    g_object_unref(socket_address);
-    g_object_unref(address);
-    if (!ok) {
-        snprintf(error, error_size, "cannot listen on HTTP port %s:%d: %s",
-                 gateway->config.http_bind, gateway->config.http_port, gerror->message);
-        g_error_free(gerror);
+    http->listener = moat_http_listener_start(http->server, gateway, error, error_size);
+    if (!http->listener) {
         moat_http_server_stop(http);
         return NULL;
     }
     return http;
+}
+
+size_t moat_http_server_connections(const moat_http_server *server)
+{
+    return server ? moat_http_listener_connections(server->listener) : 0;
 }
 
 void moat_http_server_stop(moat_http_server *server)
@@ -284,6 +282,7 @@ void moat_http_server_stop(moat_http_server *server)
     if (!server)
         return;
     moat_events_stop();
+    moat_http_listener_stop(server->listener);
     soup_server_disconnect(server->server);
     g_object_unref(server->server);
     moat_http_router_clear(server->gateway);

@@ -9,5 +9,7 @@
 
 moat_http_server *moat_http_server_start(moat_gateway *gateway, char *error, size_t error_size);
 void moat_http_server_stop(moat_http_server *server);
+/* Open API connections (http_listener.h); 0 for NULL. Control thread. */
+size_t moat_http_server_connections(const moat_http_server *server);
 
 #endif

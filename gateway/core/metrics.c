@@ -6,6 +6,7 @@
 #include "record/record_api.h"
 
 #include "core/counters.h"
+#include "core/http_server.h"
 #include "core/relay.h"
 #include "core/stats_snapshot.h"
 
@@ -164,8 +165,14 @@ char *moat_metrics_render(moat_gateway *gateway)
                            "# HELP moat_pending_sessions Sessions not yet ICE-connected\n"
                            "# TYPE moat_pending_sessions gauge\nmoat_pending_sessions %d\n",
                            g_atomic_int_get(&gateway->pending_sessions));
-    g_string_append(out, "# HELP moat_http_refused_total Requests refused before any work, by "
-                         "reason\n# TYPE moat_http_refused_total counter\n");
+    g_string_append_printf(out,
+                           "# HELP moat_http_connections Open HTTP API connections (WebSocket "
+                           "event subscriptions included)\n"
+                           "# TYPE moat_http_connections gauge\nmoat_http_connections %zu\n",
+                           moat_http_server_connections(gateway->http));
+    g_string_append(out,
+                    "# HELP moat_http_refused_total Requests (or connections) refused before any "
+                    "work, by reason\n# TYPE moat_http_refused_total counter\n");
     for (int reason = 0; reason < MOAT_REFUSED_REASON_COUNT; reason++)
         g_string_append_printf(out,
                                "moat_http_refused_total{reason=\"%s\"} %" G_GUINT64_FORMAT "\n",

@@ -1,0 +1,328 @@
+/* Owns the HTTP API's listening socket, the accept loop, each connection's
+ * request deadline and the connection caps (http_listener.h).
+ *
+ * Why accept here instead of soup_server_listen(): libsoup 3.2's listener
+ * stops listening for good on the first failed accept (EMFILE under a
+ * connection flood would take the API down until restart), gives no hook
+ * before it has set a connection up, and has no timeouts of its own. Here a
+ * failed accept pauses accepting briefly; a connection over a cap is closed
+ * before libsoup sees it; an admitted one is handed over with
+ * soup_server_accept_iostream(). libsoup then reports the connection's
+ * messages with the GSocketAddress we passed as their remote address (the
+ * same object: we keep a reference, so it cannot be reused while the
+ * connection is ours): that pointer finds the connection on "request-started"
+ * (arm the deadline; for the first request this runs inside
+ * soup_server_accept_iostream, right at accept) and "request-read" (the body
+ * is in: disarm). A weak reference on the GSocket, which owns the descriptor,
+ * releases the connection's place under the caps whoever drops it last
+ * (libsoup, a stolen stream lingering after a 413, a WebSocket). When the
+ * deadline passes, the 408 is written without waiting and the socket is shut
+ * down both ways: libsoup, waiting for more of the request, reads end of
+ * file, fails it and closes the connection itself. The cost per request is
+ * two pointer lookups and a timer. */
+#include "core/http_listener.h"
+
+#include "core/http_admission.h"
+#include "core/http_connections.h"
+#include "core/http_message.h"
+#include "core/http_router.h"
+
+#include <glib.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <stdio.h>
+#include <string.h>
+
+#define LISTEN_BACKLOG     511
+#define ACCEPTS_PER_WAKEUP 64
+#define ACCEPT_PAUSE_MS    100
+
+struct moat_http_listener {
+    SoupServer *server;
+    moat_gateway *gateway;
+    GSocket *socket;
+    GSource *accepting; /* NULL while paused after a failed accept */
+    guint resume_timer;
+    unsigned timeout_ms; /* 0: no deadline */
+    moat_connection_counts *counts;
+    GHashTable *connections; /* remote GSocketAddress * -> connection (owned) */
+};
+
+typedef struct {
+    moat_http_listener *listener;
+    GSocket *socket;        /* weak: the entry goes when the socket is finalized */
+    GSocketAddress *remote; /* owned; the table's key */
+    guint deadline;         /* timer id; 0: not armed */
+    char key[48];           /* source key (http_admission.h) */
+    char peer[64];
+} connection;
+
+static void connection_free(gpointer data)
+{
+    connection *c = data;
+    if (c->deadline)
+        g_source_remove(c->deadline);
+    g_object_unref(c->remote);
+    g_free(c);
+}
+
+static void socket_gone(gpointer data, GObject *where_the_socket_was)
+{
+    connection *c = data;
+    moat_http_listener *listener = c->listener;
+    moat_connection_counts_release(listener->counts, c->key);
+    g_hash_table_remove(listener->connections, c->remote);
+}
+
+/* Best effort, never waits: a client that reads nothing does not get it. */
+static void send_timeout_reply(connection *c, unsigned timeout_ms)
+{
+    char detail[96];
+    snprintf(detail, sizeof detail, "the request did not arrive within %u s", timeout_ms / 1000);
+    size_t body_length = 0;
+    char *body = moat_http_error_json(408, "request_timeout", detail, &body_length);
+    char *reply = g_strdup_printf("HTTP/1.1 408 Request Timeout\r\n"
+                                  "Server: moat/" MOAT_VERSION "\r\n"
+                                  "Content-Type: application/json\r\n"
+                                  "Content-Length: %zu\r\n"
+                                  "Connection: close\r\n\r\n%s",
+                                  body_length, body);
+    g_socket_send_with_blocking(c->socket, reply, strlen(reply), FALSE, NULL, NULL);
+    g_free(reply);
+    g_free(body);
+}
+
+static gboolean deadline_passed(gpointer data)
+{
+    connection *c = data;
+    c->deadline = 0;
+    moat_http_note_refusal(c->listener->gateway, MOAT_REFUSED_REQUEST_TIMEOUT, c->peer);
+    send_timeout_reply(c, c->listener->timeout_ms);
+    g_socket_shutdown(c->socket, TRUE, TRUE, NULL);
+    return G_SOURCE_REMOVE;
+}
+
+static void arm(connection *c)
+{
+    if (c->deadline)
+        g_source_remove(c->deadline);
+    c->deadline =
+        c->listener->timeout_ms ? g_timeout_add(c->listener->timeout_ms, deadline_passed, c) : 0;
+}
+
+static void disarm(connection *c)
+{
+    if (c->deadline)
+        g_source_remove(c->deadline);
+    c->deadline = 0;
+}
+
+static connection *find(moat_http_listener *listener, SoupServerMessage *message)
+{
+    GSocketAddress *remote = soup_server_message_get_remote_address(message);
+    return remote ? g_hash_table_lookup(listener->connections, remote) : NULL;
+}
+
+static void request_started(SoupServer *server, SoupServerMessage *message, gpointer data)
+{
+    connection *c = find(data, message);
+    if (c)
+        arm(c);
+}
+
+static void request_read(SoupServer *server, SoupServerMessage *message, gpointer data)
+{
+    connection *c = find(data, message);
+    if (c)
+        disarm(c);
+}
+
+static void peer_text(GSocketAddress *address, char *out, size_t size)
+{
+    g_strlcpy(out, "?", size);
+    if (!address || !G_IS_INET_SOCKET_ADDRESS(address))
+        return;
+    char *text =
+        g_inet_address_to_string(g_inet_socket_address_get_address(G_INET_SOCKET_ADDRESS(address)));
+    g_strlcpy(out, text, size);
+    g_free(text);
+}
+
+/* Takes `client`: refuses it (closed now, counted) or hands it to libsoup. */
+static void admit(moat_http_listener *listener, GSocket *client)
+{
+    GSocketAddress *remote = g_socket_get_remote_address(client, NULL);
+    GSocketAddress *local = g_socket_get_local_address(client, NULL);
+    char peer[64], key[48];
+    peer_text(remote, peer, sizeof peer);
+    moat_admission_source_key(peer, key, sizeof key);
+    moat_connection_verdict verdict = remote && local
+                                          ? moat_connection_counts_admit(listener->counts, key)
+                                          : MOAT_CONNECTION_OVER_TOTAL; /* gone already */
+    if (verdict != MOAT_CONNECTION_ADMITTED) {
+        if (remote && local)
+            moat_http_note_refusal(listener->gateway,
+                                   verdict == MOAT_CONNECTION_OVER_SOURCE
+                                       ? MOAT_REFUSED_MAX_CONNECTIONS_SRC
+                                       : MOAT_REFUSED_MAX_CONNECTIONS,
+                                   peer);
+        g_socket_close(client, NULL);
+        g_object_unref(client);
+        g_clear_object(&remote);
+        g_clear_object(&local);
+        return;
+    }
+    connection *c = g_new0(connection, 1);
+    c->listener = listener;
+    c->socket = client;
+    c->remote = remote;
+    g_strlcpy(c->key, key, sizeof c->key);
+    g_strlcpy(c->peer, peer, sizeof c->peer);
+    g_hash_table_insert(listener->connections, remote, c);
+    g_object_weak_ref(G_OBJECT(client), socket_gone, c);
+
+    g_socket_set_option(client, IPPROTO_TCP, TCP_NODELAY, TRUE, NULL);
+    GSocketConnection *stream = g_socket_connection_factory_create_connection(client);
+    g_object_unref(client);
+    /* "request-started" arms the deadline before this returns. */
+    soup_server_accept_iostream(listener->server, G_IO_STREAM(stream), local, remote, NULL);
+    g_object_unref(stream);
+    g_object_unref(local);
+}
+
+static gboolean accept_ready(GSocket *socket, GIOCondition condition, gpointer data);
+
+static void watch_listening_socket(moat_http_listener *listener)
+{
+    listener->accepting = g_socket_create_source(listener->socket, G_IO_IN, NULL);
+    g_source_set_callback(listener->accepting, G_SOURCE_FUNC(accept_ready), listener, NULL);
+    g_source_attach(listener->accepting, NULL);
+}
+
+static gboolean resume_accepting(gpointer data)
+{
+    moat_http_listener *listener = data;
+    listener->resume_timer = 0;
+    watch_listening_socket(listener);
+    return G_SOURCE_REMOVE;
+}
+
+/* Out of descriptors (or another failure that would repeat at once): the
+ * listening socket stays readable, so stop watching it for a moment rather
+ * than spin, and keep listening. */
+static void pause_accepting(moat_http_listener *listener, const char *why)
+{
+    moat_http_log(listener->gateway, "accepting HTTP connections paused for %d ms: %s",
+                  ACCEPT_PAUSE_MS, why);
+    g_source_destroy(listener->accepting);
+    g_source_unref(listener->accepting);
+    listener->accepting = NULL;
+    listener->resume_timer = g_timeout_add(ACCEPT_PAUSE_MS, resume_accepting, listener);
+}
+
+static gboolean accept_ready(GSocket *socket, GIOCondition condition, gpointer data)
+{
+    moat_http_listener *listener = data;
+    for (int i = 0; i < ACCEPTS_PER_WAKEUP; i++) {
+        GError *error = NULL;
+        GSocket *client = g_socket_accept(socket, NULL, &error);
+        if (!client) {
+            if (!g_error_matches(error, G_IO_ERROR, G_IO_ERROR_WOULD_BLOCK))
+                pause_accepting(listener, error->message);
+            g_error_free(error);
+            break;
+        }
+        admit(listener, client);
+    }
+    /* pause_accepting() destroyed this source already when it ran. */
+    return G_SOURCE_CONTINUE;
+}
+
+static GSocket *listen_on(const moat_config *config, char *error, size_t error_size)
+{
+    GInetAddress *address = g_inet_address_new_from_string(config->http_bind);
+    if (!address) {
+        snprintf(error, error_size, "[http] bind = \"%s\": not an IP address", config->http_bind);
+        return NULL;
+    }
+    GSocketAddress *socket_address = g_inet_socket_address_new(address, (guint16)config->http_port);
+    GError *gerror = NULL;
+    GSocket *socket = g_socket_new(g_inet_address_get_family(address), G_SOCKET_TYPE_STREAM,
+                                   G_SOCKET_PROTOCOL_TCP, &gerror);
+    if (socket) {
+        g_socket_set_listen_backlog(socket, LISTEN_BACKLOG);
+        g_socket_set_blocking(socket, FALSE);
+        if (!g_socket_bind(socket, socket_address, TRUE, &gerror) ||
+            !g_socket_listen(socket, &gerror))
+            g_clear_object(&socket);
+    }
+    if (!socket) {
+        snprintf(error, error_size, "cannot listen on HTTP port %s:%d: %s", config->http_bind,
+                 config->http_port, gerror->message);
+        g_error_free(gerror);
+    }
+    g_object_unref(socket_address);
+    g_object_unref(address);
+    return socket;
+}
+
+moat_http_listener *moat_http_listener_start(SoupServer *server, moat_gateway *gateway, char *error,
+                                             size_t error_size)
+{
+    GSocket *socket = listen_on(&gateway->config, error, error_size);
+    if (!socket)
+        return NULL;
+    moat_http_listener *listener = g_new0(moat_http_listener, 1);
+    listener->server = server;
+    listener->gateway = gateway;
+    listener->socket = socket;
+    listener->timeout_ms = (unsigned)gateway->config.request_timeout_s * 1000u;
+    listener->counts =
+        moat_connection_counts_new((size_t)gateway->config.max_connections,
+                                   (size_t)gateway->config.max_connections_per_source);
+    listener->connections =
+        g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, connection_free);
+    g_signal_connect(server, "request-started", G_CALLBACK(request_started), listener);
+    g_signal_connect(server, "request-read", G_CALLBACK(request_read), listener);
+    watch_listening_socket(listener);
+    return listener;
+}
+
+void moat_http_listener_stop(moat_http_listener *listener)
+{
+    if (!listener)
+        return;
+    g_signal_handlers_disconnect_by_data(listener->server, listener);
+    if (listener->accepting) {
+        g_source_destroy(listener->accepting);
+        g_source_unref(listener->accepting);
+    }
+    if (listener->resume_timer)
+        g_source_remove(listener->resume_timer);
+    g_socket_close(listener->socket, NULL);
+    g_object_unref(listener->socket);
+    GHashTableIter it;
+    gpointer key, value;
+    g_hash_table_iter_init(&it, listener->connections);
+    while (g_hash_table_iter_next(&it, &key, &value)) {
+        connection *c = value;
+        g_object_weak_unref(G_OBJECT(c->socket), socket_gone, c);
+    }
+    g_hash_table_destroy(listener->connections);
+    moat_connection_counts_free(listener->counts);
+    g_free(listener);
+}
+
+GSocket *moat_http_listener_request_over(moat_http_listener *listener, SoupServerMessage *message)
+{
+    connection *c = listener ? find(listener, message) : NULL;
+    if (!c)
+        return NULL;
+    disarm(c);
+    return c->socket;
+}
+
+size_t moat_http_listener_connections(const moat_http_listener *listener)
+{
+    return listener ? moat_connection_counts_open(listener->counts) : 0;
+}

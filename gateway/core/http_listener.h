@@ -1,0 +1,43 @@
+/* The HTTP API's listening socket and every connection accepted from it.
+ *
+ * Bounds what slow or idle clients can hold (slowloris): a connection must
+ * deliver its request, headers and body, within [http] request_timeout_s of
+ * its accept (or of the start of its next request), or it gets a 408 (if it
+ * can still be written) and is closed; at most [http] max_connections are
+ * open, and [http] max_connections_per_source from one source (an IPv4
+ * address or an IPv6 /64); connections beyond either cap are closed at
+ * accept, before anything is read. Each is counted on /metrics
+ * (moat_http_refused_total{reason}). Once its request is read a connection
+ * is no longer timed: replies may be deferred, and a WebSocket upgraded
+ * from it (events.c) lives as long as its client wants; it keeps counting
+ * against the caps until its socket is gone.
+ *
+ * Control thread only: every function, and every callback it installs,
+ * runs on the default main context. */
+#ifndef MOAT_HTTP_LISTENER_H
+#define MOAT_HTTP_LISTENER_H
+
+#include "core/gateway.h"
+
+#include <libsoup/soup.h>
+#include <stddef.h>
+
+typedef struct moat_http_listener moat_http_listener;
+
+/* Listens on [http] bind:port and hands admitted connections to `server`.
+ * Returns NULL with one line in `error` when it cannot listen. */
+moat_http_listener *moat_http_listener_start(SoupServer *server, moat_gateway *gateway, char *error,
+                                             size_t error_size);
+/* Stops listening and forgets every connection (which stay libsoup's).
+ * Call before soup_server_disconnect(). */
+void moat_http_listener_stop(moat_http_listener *listener);
+
+/* The request of `message` has ended early (its connection was stolen to
+ * refuse it): its deadline no longer applies. Returns the connection's
+ * socket (transfer none; NULL if not ours). */
+GSocket *moat_http_listener_request_over(moat_http_listener *listener, SoupServerMessage *message);
+
+/* API connections open now (/metrics, tests). */
+size_t moat_http_listener_connections(const moat_http_listener *listener);
+
+#endif
