@@ -308,3 +308,31 @@ def test_websocket_events_outlive_the_request_deadline(make_gateway):
     while metric(gw, "moat_http_connections") > 1 and time.monotonic() < deadline:
         time.sleep(0.1)
     assert metric(gw, "moat_http_connections") <= 1
+
+
+# ---- configuration -------------------------------------------------------------
+
+def test_the_limits_are_options_and_config_keys(tmp_path):
+    import subprocess
+    from conftest import MOAT, ROOT
+    out = subprocess.run([str(MOAT), "--help"], capture_output=True, text=True, timeout=20).stdout
+    for option in ("--request-timeout", "--max-connections", "--max-connections-per-source"):
+        assert option in out, option
+    documented = (ROOT / "config" / "moat.conf").read_text()
+    for key in ("request_timeout_s = 10", "max_connections = 1024",
+                "max_connections_per_source = 64"):
+        assert key in documented, key
+    conf = tmp_path / "moat.conf"
+    conf.write_text("[http]\nrequest_timeout_s = 1\nmax_connections_per_source = 2\n")
+    gw = Gateway(extra_args=("--config", str(conf)), workers=1)
+    try:
+        idle = [connect(gw), connect(gw)]
+        extra = connect(gw)
+        assert read_until_closed(extra, SLACK_S)[0] is not None
+        for s in idle:
+            elapsed, data = read_until_closed(s, 1 + SLACK_S)
+            assert elapsed is not None and data.startswith(b"HTTP/1.1 408"), data[:80]
+            s.close()
+        extra.close()
+    finally:
+        assert gw.stop() == 0
