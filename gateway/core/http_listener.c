@@ -30,12 +30,12 @@
 #include <glib.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
-#define LISTEN_BACKLOG     511
-#define ACCEPTS_PER_WAKEUP 64
-#define ACCEPT_PAUSE_MS    100
+#define LISTEN_BACKLOG  511
+#define ACCEPT_PAUSE_MS 100
 
 struct moat_http_listener {
     SoupServer *server;
@@ -214,28 +214,27 @@ static void pause_accepting(moat_http_listener *listener, const char *why)
 {
     moat_http_log(listener->gateway, "accepting HTTP connections paused for %d ms: %s",
                   ACCEPT_PAUSE_MS, why);
-    g_source_destroy(listener->accepting);
-    g_source_unref(listener->accepting);
+    g_source_unref(listener->accepting); /* its callback returns G_SOURCE_REMOVE */
     listener->accepting = NULL;
     listener->resume_timer = g_timeout_add(ACCEPT_PAUSE_MS, resume_accepting, listener);
 }
 
+/* One accept per wakeup: the loop calls again while more are queued, and a
+ * lone connection costs no second accept() that would only fail. */
 static gboolean accept_ready(GSocket *socket, GIOCondition condition, gpointer data)
 {
     moat_http_listener *listener = data;
-    for (int i = 0; i < ACCEPTS_PER_WAKEUP; i++) {
-        GError *error = NULL;
-        GSocket *client = g_socket_accept(socket, NULL, &error);
-        if (!client) {
-            if (!g_error_matches(error, G_IO_ERROR, G_IO_ERROR_WOULD_BLOCK))
-                pause_accepting(listener, error->message);
-            g_error_free(error);
-            break;
-        }
+    GError *error = NULL;
+    GSocket *client = g_socket_accept(socket, NULL, &error);
+    if (client) {
         admit(listener, client);
+        return G_SOURCE_CONTINUE;
     }
-    /* pause_accepting() destroyed this source already when it ran. */
-    return G_SOURCE_CONTINUE;
+    bool would_block = g_error_matches(error, G_IO_ERROR, G_IO_ERROR_WOULD_BLOCK);
+    if (!would_block)
+        pause_accepting(listener, error->message);
+    g_error_free(error);
+    return would_block ? G_SOURCE_CONTINUE : G_SOURCE_REMOVE;
 }
 
 static GSocket *listen_on(const moat_config *config, char *error, size_t error_size)
