@@ -59,7 +59,9 @@ def settled_fd_count(gw, seconds=3.0):
 def connect(gw, source="127.0.0.1"):
     s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     s.bind((source, 0))
+    s.settimeout(5)  # a listener that stopped accepting fills its backlog
     s.connect(("127.0.0.1", gw.http_port))
+    s.settimeout(None)
     return s
 
 
@@ -258,6 +260,42 @@ def test_connections_over_the_total_cap_are_closed(make_gateway):
         time.sleep(0.1)
     assert refused(gw, "max_connections") >= 1
     assert get(gw, "/healthz")[0] == 200
+
+
+def test_running_out_of_descriptors_does_not_stop_the_listener(make_gateway):
+    """With the caps off and the process's open-file limit just above what it
+    uses, idle connections exhaust it: accept() fails (EMFILE). The API must
+    come back once they are gone (accepting pauses, it does not stop)."""
+    import resource
+    gw = make_gateway(max_connections=0, max_connections_per_source=0, request_timeout_s=30)
+    pid = gw.process.pid
+    original = resource.prlimit(pid, resource.RLIMIT_NOFILE)
+    limit = settled_fd_count(gw) + 10
+    resource.prlimit(pid, resource.RLIMIT_NOFILE, (limit, original[1]))
+    try:
+        idle = []
+        for i in range(30):
+            try:
+                idle.append(connect(gw, f"127.0.3.{i + 1}"))
+            except socket.timeout:
+                break
+        deadline = time.monotonic() + 5
+        while fd_count(gw) < limit and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert fd_count(gw) >= limit - 1, "the descriptors were not exhausted"
+        time.sleep(0.5)  # accept() keeps failing meanwhile
+        for s in idle:
+            s.close()
+        served = False
+        deadline = time.monotonic() + 5
+        while not served and time.monotonic() < deadline:
+            try:
+                served = get(gw, "/healthz", "127.0.0.2")[0] == 200
+            except (ConnectionError, http.client.HTTPException, socket.timeout):
+                time.sleep(0.2)
+        assert served, "the API stopped accepting connections after EMFILE"
+    finally:
+        resource.prlimit(pid, resource.RLIMIT_NOFILE, original)
 
 
 # ---- 4. WebSocket events outlive the deadline ----------------------------------
