@@ -12,6 +12,7 @@
 
 #include <usrsctp.h>
 
+#include "core/udp_gso.h"
 #include "dtls/dtls_transport.h"
 #include "sctp/sctp_association.h"
 #include "sctp/sctp_stack.h"
@@ -43,6 +44,8 @@ typedef struct {
     struct mmsghdr out_headers[SEND_BATCH];
     struct iovec out_vectors[SEND_BATCH];
     unsigned out_count;
+    moat_udp_gso_plan plan;
+    bool gso;
     uint64_t send_drops; /* datagrams a full socket buffer refused */
     /* Payload bytes sent or received, and this process's CPU time, from the
      * first message on (MOAT_BENCH_CPU). */
@@ -90,16 +93,35 @@ static void report_cpu(const dc_endpoint *e)
             e->payload_bytes / 1e6, cpu_s);
 }
 
+/* As moat_worker_flush: runs of equal datagrams leave as UDP GSO messages
+ * while the kernel takes them. */
 static void flush_datagrams(dc_endpoint *e)
 {
-    unsigned sent = 0;
-    while (sent < e->out_count) {
-        int n = sendmmsg(e->side->udp_fd, &e->out_headers[sent], e->out_count - sent, MSG_DONTWAIT);
-        if (n <= 0)
-            break; /* a full socket buffer drops the rest, as a congested link would */
-        sent += (unsigned)n;
+    unsigned next = 0;
+    bool gso = e->gso;
+    while (next < e->out_count) {
+        moat_udp_gso_plan_batch(&e->plan, e->out_headers, next, e->out_count, gso);
+        unsigned m = 0;
+        while (m < e->plan.length) {
+            int n =
+                sendmmsg(e->side->udp_fd, &e->plan.headers[m], e->plan.length - m, MSG_DONTWAIT);
+            if (n > 0) {
+                m += (unsigned)n;
+                continue;
+            }
+            break;
+        }
+        if (m == e->plan.length) {
+            next = e->out_count;
+        } else if (e->plan.count[m] > 1 && errno != EAGAIN && errno != ENOBUFS) {
+            e->gso = gso = false; /* the socket cannot segment: one by one */
+            next = e->plan.first[m];
+        } else {
+            /* a full socket buffer drops the rest, as a congested link would */
+            e->send_drops += e->out_count - e->plan.first[m];
+            next = e->out_count;
+        }
     }
-    e->send_drops += e->out_count - sent;
     e->out_count = 0;
 }
 
@@ -371,6 +393,8 @@ void dc_transfer_side(void *arg, transfer_result *result)
     transfer_window_init(&e.window, &side->params);
     e.message = calloc(1, side->params.message_size);
     set_socket_buffers(side->udp_fd);
+    /* MOAT_BENCH_NO_GSO: one message per datagram, as before GSO. */
+    e.gso = moat_udp_gso_supported(side->udp_fd) && !getenv("MOAT_BENCH_NO_GSO");
     if (getenv("MOAT_BENCH_CPU"))
         signal(SIGTERM, request_stop);
     char error[ERROR_TEXT_SIZE];
