@@ -178,6 +178,11 @@ static void read_application_data(moat_dtls_transport *t)
         if (n > 0) {
             if (t->callbacks.application_data)
                 t->callbacks.application_data(t->user, buffer, (size_t)n);
+            /* The datagram is consumed and OpenSSL holds no record of it
+             * (nor buffered application data): another SSL_read would only
+             * find the BIO empty. */
+            if (t->link.incoming == NULL && !SSL_has_pending(t->ssl))
+                break;
             continue;
         }
         int e = SSL_get_error(t->ssl, n);
