@@ -54,6 +54,7 @@ typedef struct {
 } dc_endpoint;
 
 static uint8_t out_buffers[SEND_BATCH][DATAGRAM_SIZE];
+_Static_assert(SEND_BATCH <= MOAT_UDP_GSO_MAX_BATCH, "a plan covers the whole batch");
 
 /* Set by SIGTERM under MOAT_BENCH_CPU: the sender, which runs until the
  * parent stops it, leaves its loop and reports. */

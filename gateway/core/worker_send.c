@@ -11,6 +11,8 @@
 #include <string.h>
 #include <sys/socket.h>
 
+_Static_assert(MOAT_WORKER_BATCH <= MOAT_UDP_GSO_MAX_BATCH, "a plan covers the whole batch");
+
 /* How long one flush waits for a full socket send buffer to drain before the
  * rest of the batch is dropped (the worker reads nothing meanwhile). */
 #define SEND_WAIT_MS 2
