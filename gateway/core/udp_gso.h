@@ -20,8 +20,9 @@
 /* Payload of one GSO message: under the 65507 bytes of one IPv4 datagram. */
 #define MOAT_UDP_GSO_MAX_BYTES 65000u
 /* Larger datagrams are not grouped: the kernel refuses a segment size that
- * the path's MTU cannot carry unfragmented, where a plain send fragments. */
-#define MOAT_UDP_GSO_MAX_SEGMENT 1472u
+ * the path's MTU cannot carry unfragmented (where a plain send fragments);
+ * 1452 bytes fit IPv6 and IPv4 over a 1500-byte MTU. */
+#define MOAT_UDP_GSO_MAX_SEGMENT 1452u
 /* Largest batch a plan covers. */
 #define MOAT_UDP_GSO_MAX_BATCH 64
 
