@@ -21,7 +21,11 @@
  * round trip). `datachannel one <message bytes> <SCTP packet> [seconds]`
  * runs a single loopback SCTP/DTLS transfer and prints its MB/s (for
  * profiling and A/B runs of two builds); `datachannel one-tls <message
- * bytes> [seconds]` the TLS/TCP one. MOAT_BENCH_TRACE=1 in the environment makes the SCTP sender
+ * bytes> [seconds]` the TLS/TCP one. MOAT_BENCH_CPU=1 makes each side of a
+ * data channel transfer print the CPU time it spent per MB of payload
+ * (stderr), a figure the machine's load moves far less than MB/s;
+ * MOAT_BENCH_NO_GSO=1 sends one message per datagram as the worker did
+ * before UDP GSO. MOAT_BENCH_TRACE=1 in the environment makes the SCTP sender
  * print its path every 100 ms (srtt, cwnd, buffers, usrsctp's T3 timeouts,
  * fast retransmissions, retransmitted chunks, max-burst events) and each
  * side its UDP drops, on stderr.
