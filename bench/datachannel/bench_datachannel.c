@@ -18,7 +18,14 @@
  *    kind's transfers (queue full, ring full, TUN write refused).
  *
  * `datachannel loopback` or `datachannel link [rtt ms]` runs one part (one
- * round trip). MOAT_BENCH_TRACE=1 in the environment makes the SCTP sender
+ * round trip). `datachannel one <message bytes> <SCTP packet> [seconds]`
+ * runs a single loopback SCTP/DTLS transfer and prints its MB/s (for
+ * profiling and A/B runs of two builds); `datachannel one-tls <message
+ * bytes> [seconds]` the TLS/TCP one. MOAT_BENCH_CPU=1 makes each side of a
+ * data channel transfer print the CPU time it spent per MB of payload
+ * (stderr), a figure the machine's load moves far less than MB/s;
+ * MOAT_BENCH_NO_GSO=1 sends one message per datagram as the worker did
+ * before UDP GSO. MOAT_BENCH_TRACE=1 in the environment makes the SCTP sender
  * print its path every 100 ms (srtt, cwnd, buffers, usrsctp's T3 timeouts,
  * fast retransmissions, retransmitted chunks, max-burst events) and each
  * side its UDP drops, on stderr.
@@ -388,6 +395,33 @@ static double link_part(const identities *ids)
     return long_rtt;
 }
 
+/* `one` and `one-tls`: a single loopback transfer, its MB/s on stdout. */
+static int one_transfer(const identities *ids, bool tls, int argc, char **argv)
+{
+    int seconds_at = tls ? 3 : 4;
+    if (argc < seconds_at)
+        return 2;
+    double window = argc > seconds_at ? strtod(argv[seconds_at], NULL) : WINDOW_S;
+    transfer_params params = {.message_size = strtoul(argv[2], NULL, 10),
+                              .ordered = true,
+                              .sctp_mtu = tls ? 0 : strtoul(argv[3], NULL, 10),
+                              .warmup_s = LOOPBACK_WARMUP_S,
+                              .window_s = window,
+                              .timeout_s = LOOPBACK_WARMUP_S + window + SETUP_ALLOWANCE_S};
+    run_deadline_s = transfer_now_s() + params.timeout_s + 2;
+    transfer_result r;
+    if (tls)
+        loopback_tls(ids, &params, &r);
+    else
+        loopback_datachannel(ids, &params, &r);
+    if (!r.measured) {
+        printf("not measured: %s\n", r.detail);
+        return 1;
+    }
+    printf("%.1f\n", r.megabytes_per_second);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     /* "loopback" or "link [rtt ms]": that part only. */
@@ -404,6 +438,8 @@ int main(int argc, char **argv)
     memset(&ids, 0, sizeof ids);
     if (make_identities(&ids) != 0)
         return 1;
+    if (argc > 1 && (strcmp(argv[1], "one") == 0 || strcmp(argv[1], "one-tls") == 0))
+        return one_transfer(&ids, strcmp(argv[1], "one-tls") == 0, argc, argv);
     double native_ratio, browser_ratio;
     native_ratio = browser_ratio = 1;
     if (!link_only)

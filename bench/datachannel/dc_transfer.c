@@ -2,14 +2,17 @@
 
 #include <errno.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <linux/sock_diag.h>
 #include <sys/socket.h>
 
 #include <usrsctp.h>
 
+#include "core/udp_gso.h"
 #include "dtls/dtls_transport.h"
 #include "sctp/sctp_association.h"
 #include "sctp/sctp_stack.h"
@@ -41,21 +44,85 @@ typedef struct {
     struct mmsghdr out_headers[SEND_BATCH];
     struct iovec out_vectors[SEND_BATCH];
     unsigned out_count;
+    moat_udp_gso_plan plan;
+    bool gso;
     uint64_t send_drops; /* datagrams a full socket buffer refused */
+    /* Payload bytes sent or received, and this process's CPU time, from the
+     * first message on (MOAT_BENCH_CPU). */
+    uint64_t payload_bytes;
+    double first_cpu_s;
 } dc_endpoint;
 
 static uint8_t out_buffers[SEND_BATCH][DATAGRAM_SIZE];
+_Static_assert(SEND_BATCH <= MOAT_UDP_GSO_MAX_BATCH, "a plan covers the whole batch");
 
+/* Set by SIGTERM under MOAT_BENCH_CPU: the sender, which runs until the
+ * parent stops it, leaves its loop and reports. */
+static volatile sig_atomic_t stop_requested;
+
+static void request_stop(int signal_number)
+{
+    (void)signal_number;
+    stop_requested = 1;
+}
+
+static double cpu_now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* Payload seen by this side; the CPU clock starts with the first of it. */
+static void count_payload(dc_endpoint *e, size_t length)
+{
+    if (e->payload_bytes == 0)
+        e->first_cpu_s = cpu_now_s();
+    e->payload_bytes += length;
+}
+
+/* With MOAT_BENCH_CPU set, each side prints the CPU time it spent per MB of
+ * payload (stderr): what a change saves shows even when the machine's load
+ * moves the throughput. */
+static void report_cpu(const dc_endpoint *e)
+{
+    if (!getenv("MOAT_BENCH_CPU") || e->payload_bytes == 0)
+        return;
+    double cpu_s = cpu_now_s() - e->first_cpu_s;
+    fprintf(stderr, "cpu %s ms_per_MB=%.3f MB=%.1f cpu_s=%.3f\n",
+            e->side->is_sender ? "sender" : "receiver", cpu_s * 1e3 / (e->payload_bytes / 1e6),
+            e->payload_bytes / 1e6, cpu_s);
+}
+
+/* As moat_worker_flush: runs of equal datagrams leave as UDP GSO messages
+ * while the kernel takes them. */
 static void flush_datagrams(dc_endpoint *e)
 {
-    unsigned sent = 0;
-    while (sent < e->out_count) {
-        int n = sendmmsg(e->side->udp_fd, &e->out_headers[sent], e->out_count - sent, MSG_DONTWAIT);
-        if (n <= 0)
-            break; /* a full socket buffer drops the rest, as a congested link would */
-        sent += (unsigned)n;
+    unsigned next = 0;
+    bool gso = e->gso;
+    while (next < e->out_count) {
+        moat_udp_gso_plan_batch(&e->plan, e->out_headers, next, e->out_count, gso);
+        unsigned m = 0;
+        while (m < e->plan.length) {
+            int n =
+                sendmmsg(e->side->udp_fd, &e->plan.headers[m], e->plan.length - m, MSG_DONTWAIT);
+            if (n > 0) {
+                m += (unsigned)n;
+                continue;
+            }
+            break;
+        }
+        if (m == e->plan.length) {
+            next = e->out_count;
+        } else if (e->plan.count[m] > 1 && errno != EAGAIN && errno != ENOBUFS) {
+            e->gso = gso = false; /* the socket cannot segment: one by one */
+            next = e->plan.first[m];
+        } else {
+            /* a full socket buffer drops the rest, as a congested link would */
+            e->send_drops += e->out_count - e->plan.first[m];
+            next = e->out_count;
+        }
     }
-    e->send_drops += e->out_count - sent;
     e->out_count = 0;
 }
 
@@ -83,7 +150,10 @@ static void sctp_message(void *user, uint16_t stream_id, uint32_t ppid, const ui
                          size_t length)
 {
     dc_endpoint *e = user;
-    if (!e->side->is_sender && transfer_window_add(&e->window, transfer_now_s(), length))
+    if (e->side->is_sender)
+        return;
+    count_payload(e, length);
+    if (transfer_window_add(&e->window, transfer_now_s(), length))
         e->done = true;
 }
 
@@ -218,9 +288,11 @@ static void send_messages(dc_endpoint *e)
     for (int i = 0; i < SENDS_PER_TURN && can_send(e); i++) {
         int rc = moat_sctp_association_send(e->sctp, e->stream_id, MOAT_SCTP_PPID_BINARY,
                                             e->message, e->side->params.message_size);
-        if (rc == -EAGAIN)
+        if (rc == 0)
+            count_payload(e, e->side->params.message_size);
+        else if (rc == -EAGAIN)
             e->blocked = true;
-        else if (rc != 0)
+        else
             fail(e, "a send failed");
     }
 }
@@ -284,7 +356,7 @@ static void run(dc_endpoint *e)
     double last_tick = transfer_now_s();
     moat_dtls_transport_start(e->dtls);
     struct pollfd pfd = {.fd = e->side->udp_fd, .events = POLLIN};
-    while (!e->failed && !e->done && transfer_now_s() < deadline) {
+    while (!e->failed && !e->done && !stop_requested && transfer_now_s() < deadline) {
         if (poll(&pfd, 1, poll_timeout_ms(e, last_tick)) > 0)
             receive_datagrams(e);
         uint32_t elapsed_ms = (uint32_t)((transfer_now_s() - last_tick) * 1000);
@@ -299,6 +371,7 @@ static void run(dc_endpoint *e)
         trace_path(e, &next_trace);
     }
     trace_drops(e);
+    report_cpu(e);
     if (!e->failed && !e->done && !e->side->is_sender)
         fail(e, "timed out");
 }
@@ -321,6 +394,10 @@ void dc_transfer_side(void *arg, transfer_result *result)
     transfer_window_init(&e.window, &side->params);
     e.message = calloc(1, side->params.message_size);
     set_socket_buffers(side->udp_fd);
+    /* MOAT_BENCH_NO_GSO: one message per datagram, as before GSO. */
+    e.gso = moat_udp_gso_supported(side->udp_fd) && !getenv("MOAT_BENCH_NO_GSO");
+    if (getenv("MOAT_BENCH_CPU"))
+        signal(SIGTERM, request_stop);
     char error[ERROR_TEXT_SIZE];
     e.dtls = moat_dtls_transport_new(
         side->context, side->is_sender ? MOAT_DTLS_ROLE_CLIENT : MOAT_DTLS_ROLE_SERVER, "sha-256",

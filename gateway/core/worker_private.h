@@ -10,6 +10,7 @@
 #include "core/worker.h"
 
 #include "core/log.h"
+#include "core/udp_gso.h"
 #include "core/worker_receive.h"
 #include "ice/ice_checker.h"
 #include "prefilter/detector.h"
@@ -83,6 +84,10 @@ struct moat_worker {
     uint8_t send_buffers[MOAT_WORKER_BATCH][MOAT_DATAGRAM_CAPACITY];
     uint8_t send_kinds[MOAT_WORKER_BATCH]; /* moat_send_kind, counted once sent */
     unsigned send_count;
+    /* The batch as the flush sends it: runs to one destination as UDP GSO
+     * messages while the kernel takes them (udp_gso.h). */
+    moat_udp_gso_plan send_plan;
+    bool send_gso;
 };
 
 /* worker_send.c: points each send slot's header at its buffer and address. */

@@ -1,5 +1,7 @@
 /* A worker's send batch: the slots sessions fill (zero-copy), and the
- * sendmmsg that empties them, with the sent counters and the send drops. */
+ * sendmmsg that empties them, with the sent counters and the send drops.
+ * Runs of equal datagrams to one destination (a data channel's DTLS records)
+ * leave as single UDP GSO messages. */
 #include "core/worker_private.h"
 
 #include "core/packet_info.h"
@@ -8,6 +10,8 @@
 #include <poll.h>
 #include <string.h>
 #include <sys/socket.h>
+
+_Static_assert(MOAT_WORKER_BATCH <= MOAT_UDP_GSO_MAX_BATCH, "a plan covers the whole batch");
 
 /* How long one flush waits for a full socket send buffer to drain before the
  * rest of the batch is dropped (the worker reads nothing meanwhile). */
@@ -22,6 +26,7 @@ void moat_worker_send_batch_init(moat_worker *worker)
         worker->send_headers[i].msg_hdr.msg_name = &worker->send_addresses[i];
         worker->send_headers[i].msg_hdr.msg_namelen = sizeof(struct sockaddr_in6);
     }
+    worker->send_gso = moat_udp_gso_supported(worker->socket_fd);
 }
 
 /* Slots [from, to) left the socket. */
@@ -49,34 +54,60 @@ static bool wait_writable(moat_worker *worker)
     return ready > 0 && (entry.revents & POLLOUT);
 }
 
-void moat_worker_flush(moat_worker *worker)
+/* Sends the plan's messages. Returns the first slot of the batch still to
+ * send: the batch's end once everything left or was dropped, or the first
+ * slot of a GSO message the kernel refused (with *gso cleared, for those
+ * datagrams to go again one by one). */
+static unsigned send_plan(moat_worker *worker, moat_udp_gso_plan *plan, bool *waited, bool *gso)
 {
-    unsigned sent = 0;
-    bool waited = false;
-    while (sent < worker->send_count) {
-        int n =
-            sendmmsg(worker->socket_fd, &worker->send_headers[sent], worker->send_count - sent, 0);
+    struct mmsghdr *headers = plan->headers;
+    unsigned m = 0;
+    while (m < plan->length) {
+        int n = sendmmsg(worker->socket_fd, &headers[m], plan->length - m, 0);
         if (n > 0) {
-            count_sent(worker, sent, sent + (unsigned)n);
-            sent += (unsigned)n;
+            for (unsigned k = m; k < m + (unsigned)n; k++)
+                count_sent(worker, plan->first[k], plan->first[k] + plan->count[k]);
+            m += (unsigned)n;
             continue;
         }
         if (n < 0 && errno == EINTR)
             continue;
         bool full = n == 0 || errno == EAGAIN || errno == EWOULDBLOCK || errno == ENOBUFS;
-        if (full && !waited) {
-            waited = true;
+        if (full && !*waited) {
+            *waited = true;
             if (wait_writable(worker))
                 continue;
         }
         if (full) {
             moat_counter_add(&worker->counters.dropped[MOAT_DROP_SEND_EAGAIN],
-                             worker->send_count - sent);
-            break;
+                             worker->send_count - plan->first[m]);
+            return worker->send_count;
+        }
+        if (plan->count[m] > 1) {
+            /* EMSGSIZE: a path whose MTU the segments do not fit, where a
+             * plain send fragments; anything else: this socket cannot
+             * segment at all. */
+            if (errno != EMSGSIZE)
+                worker->send_gso = false;
+            *gso = false;
+            return plan->first[m];
         }
         /* This datagram alone (its destination, its size) was refused. */
         moat_counter_add(&worker->counters.dropped[MOAT_DROP_SEND_ERROR], 1);
-        sent++;
+        m++;
+    }
+    return worker->send_count;
+}
+
+void moat_worker_flush(moat_worker *worker)
+{
+    unsigned next = 0;
+    bool waited = false;
+    bool gso = worker->send_gso;
+    while (next < worker->send_count) {
+        moat_udp_gso_plan_batch(&worker->send_plan, worker->send_headers, next, worker->send_count,
+                                gso);
+        next = send_plan(worker, &worker->send_plan, &waited, &gso);
     }
     worker->send_count = 0;
 }

@@ -172,18 +172,22 @@ static void read_application_data(moat_dtls_transport *t)
 {
     uint8_t buffer[MOAT_DTLS_MAX_APPLICATION_DATA];
     while (t->state == MOAT_DTLS_CONNECTED) {
-        ERR_clear_error();
+        /* The callback may have left errors of its own behind. */
+        moat_openssl_error_reset();
         int n = SSL_read(t->ssl, buffer, sizeof buffer);
         if (n > 0) {
             if (t->callbacks.application_data)
                 t->callbacks.application_data(t->user, buffer, (size_t)n);
+            /* The datagram is consumed and OpenSSL holds no record of it
+             * (nor buffered application data): another SSL_read would only
+             * find the BIO empty. */
+            if (t->link.incoming == NULL && !SSL_has_pending(t->ssl))
+                break;
             continue;
         }
         int e = SSL_get_error(t->ssl, n);
-        if (e == SSL_ERROR_WANT_READ || e == SSL_ERROR_WANT_WRITE) {
-            ERR_clear_error();
-            break;
-        }
+        if (e == SSL_ERROR_WANT_READ || e == SSL_ERROR_WANT_WRITE)
+            break; /* the BIO ran dry: no error was queued */
         if (e == SSL_ERROR_ZERO_RETURN) {
             /* Answer close_notify with ours (RFC 5246 §7.2.1). */
             send_close_notify(t);
@@ -358,12 +362,10 @@ int moat_dtls_transport_send(moat_dtls_transport *t, const uint8_t *data, size_t
         return MOAT_DTLS_ERR_TOO_LONG;
     if (t->state != MOAT_DTLS_CONNECTED)
         return MOAT_DTLS_ERR_STATE;
-    ERR_clear_error();
+    moat_openssl_error_reset();
     int n = SSL_write(t->ssl, data, (int)length);
-    if (n == (int)length) {
-        ERR_clear_error();
-        return MOAT_DTLS_OK;
-    }
+    if (n == (int)length)
+        return MOAT_DTLS_OK; /* a write that succeeds queues no error */
     fail_from_openssl(t, "send failed", SSL_get_error(t->ssl, n));
     return MOAT_DTLS_ERR_FAILED;
 }

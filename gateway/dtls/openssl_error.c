@@ -19,3 +19,9 @@ void moat_openssl_error_take(char *out, size_t out_size, const char *fallback)
     }
     ERR_clear_error();
 }
+
+void moat_openssl_error_reset(void)
+{
+    if (ERR_peek_error() != 0)
+        ERR_clear_error();
+}

@@ -1,7 +1,13 @@
 /* The worker's send batch: a datagram the kernel refuses is dropped alone
  * (send_error) and the rest of the batch still leaves; the sent counters
- * count only what the kernel took. */
+ * count only what the kernel took. Runs of equal datagrams to one
+ * destination leave as one UDP GSO message (seen whole by a receiver with
+ * UDP_GRO), and when the socket cannot segment they leave one by one. */
 #include "core/worker.h"
+/* The worker's socket, to take GSO away from it. */
+#include "core/worker_private.h"
+
+#include <netinet/udp.h>
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -93,11 +99,113 @@ static void test_full_batch_is_sent(void)
     moat_worker_free(worker);
 }
 
+#ifndef UDP_GRO
+#define UDP_GRO 104
+#endif
+
+/* Datagram i of a run is filled with byte i + 1. */
+static void queue_marked(moat_worker *worker, const moat_path *path, size_t length, uint8_t mark)
+{
+    size_t capacity;
+    uint8_t *buffer = moat_worker_send_buffer(worker, &capacity);
+    memset(buffer, mark, length);
+    moat_worker_send_commit(worker, path, length, MOAT_SEND_OTHER);
+}
+
+/* One receive: the payload's length, and the segment size from UDP_GRO
+ * (0 when the datagram was not a coalesced train). */
+static ssize_t receive_train(int fd, uint8_t *buffer, size_t size, int *segment)
+{
+    char control[64];
+    struct iovec vector = {.iov_base = buffer, .iov_len = size};
+    struct msghdr message = {.msg_iov = &vector,
+                             .msg_iovlen = 1,
+                             .msg_control = control,
+                             .msg_controllen = sizeof control};
+    ssize_t n = recvmsg(fd, &message, 0);
+    *segment = 0;
+    for (struct cmsghdr *c = CMSG_FIRSTHDR(&message); c; c = CMSG_NXTHDR(&message, c)) {
+        if (c->cmsg_level == SOL_UDP && c->cmsg_type == UDP_GRO)
+            memcpy(segment, CMSG_DATA(c), sizeof *segment);
+    }
+    return n;
+}
+
+static void test_run_leaves_as_one_gso_message(void)
+{
+    moat_worker *worker = new_worker();
+    if (!worker->send_gso) {
+        g_test_skip("the kernel has no UDP_SEGMENT");
+        moat_worker_free(worker);
+        return;
+    }
+    moat_path path;
+    int fd = new_receiver(&path);
+    int on = 1;
+    g_assert_cmpint(setsockopt(fd, SOL_UDP, UDP_GRO, &on, sizeof on), ==, 0);
+    /* Ten DTLS-record-sized datagrams and a shorter last one: one run. */
+    for (uint8_t i = 0; i < 10; i++)
+        queue_marked(worker, &path, 1200, (uint8_t)(i + 1));
+    queue_marked(worker, &path, 700, 11);
+    moat_worker_flush(worker);
+    static uint8_t buffer[65536];
+    int segment;
+    ssize_t n = receive_train(fd, buffer, sizeof buffer, &segment);
+    /* Over loopback the train reaches a UDP_GRO socket as sent: one
+     * message, cut at 1200 bytes, in order. */
+    g_assert_cmpint(n, ==, 10 * 1200 + 700);
+    g_assert_cmpint(segment, ==, 1200);
+    for (size_t i = 0; i < (size_t)n; i++)
+        g_assert_cmpuint(buffer[i], ==, i / 1200 + 1);
+    const moat_counters *counters = moat_worker_counters(worker);
+    g_assert_cmpuint(moat_counter_read(&counters->bytes_sent), ==, 12700);
+    g_assert_cmpuint(moat_counter_read(&counters->dropped[MOAT_DROP_SEND_ERROR]), ==, 0);
+    close(fd);
+    moat_worker_free(worker);
+}
+
+/* A socket that cannot segment (SO_NO_CHECK: the kernel refuses GSO
+ * without checksums) sends the same datagrams one by one, and stops trying
+ * GSO. */
+static void test_refused_gso_falls_back(void)
+{
+    moat_worker *worker = new_worker();
+    moat_path path, other;
+    int fd = new_receiver(&path);
+    int other_fd = new_receiver(&other);
+    int on = 1;
+    g_assert_cmpint(setsockopt(worker->socket_fd, SOL_SOCKET, SO_NO_CHECK, &on, sizeof on), ==, 0);
+    for (uint8_t i = 0; i < 5; i++)
+        queue_marked(worker, &path, 1000, (uint8_t)(i + 1));
+    queue_marked(worker, &other, 300, 9);
+    queue_marked(worker, &path, 1000, 6);
+    queue_marked(worker, &path, 1000, 7);
+    moat_worker_flush(worker);
+    static uint8_t buffer[2048];
+    for (uint8_t i = 0; i < 7; i++) {
+        ssize_t n = recv(fd, buffer, sizeof buffer, MSG_DONTWAIT);
+        g_assert_cmpint(n, ==, 1000);
+        g_assert_cmpuint(buffer[0], ==, i + 1);
+        g_assert_cmpuint(buffer[999], ==, i + 1);
+    }
+    g_assert_cmpint(recv(fd, buffer, sizeof buffer, MSG_DONTWAIT), <, 0);
+    g_assert_cmpint(recv(other_fd, buffer, sizeof buffer, MSG_DONTWAIT), ==, 300);
+    g_assert_false(worker->send_gso);
+    const moat_counters *counters = moat_worker_counters(worker);
+    g_assert_cmpuint(moat_counter_read(&counters->bytes_sent), ==, 7300);
+    g_assert_cmpuint(moat_counter_read(&counters->dropped[MOAT_DROP_SEND_ERROR]), ==, 0);
+    close(fd);
+    close(other_fd);
+    moat_worker_free(worker);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
     g_test_add_func("/worker/send/refused-datagram-alone",
                     test_refused_datagram_does_not_drop_the_batch);
     g_test_add_func("/worker/send/full-batch", test_full_batch_is_sent);
+    g_test_add_func("/worker/send/gso-run", test_run_leaves_as_one_gso_message);
+    g_test_add_func("/worker/send/gso-refused", test_refused_gso_falls_back);
     return g_test_run();
 }

@@ -284,6 +284,43 @@ static void test_application_data(void)
     dtls_test_pair_free(p);
 }
 
+/* Records packed into one datagram (as a peer may coalesce them) are all
+ * delivered, from that one receive call: the reader stops only once
+ * OpenSSL holds nothing more. */
+static void test_records_in_one_datagram(void)
+{
+    dtls_test_pair *p = dtls_test_pair_connect(NULL);
+    dtls_test_pair_assert_connected(p);
+    static const gsize sizes[] = {1, 1200, 300};
+    for (gsize i = 0; i < G_N_ELEMENTS(sizes); i++) {
+        guint8 data[1200];
+        memset(data, (int)i + 1, sizes[i]);
+        g_assert_cmpint(moat_dtls_transport_send(p->client.transport, data, sizes[i]), ==,
+                        MOAT_DTLS_OK);
+    }
+    g_assert_cmpuint(g_queue_get_length(&p->client.outbox), ==, G_N_ELEMENTS(sizes));
+    GByteArray *packed = g_byte_array_new();
+    GBytes *record;
+    while ((record = g_queue_pop_head(&p->client.outbox)) != NULL) {
+        gsize n = 0;
+        const guint8 *d = g_bytes_get_data(record, &n);
+        g_byte_array_append(packed, d, (guint)n);
+        g_bytes_unref(record);
+    }
+    guint before = p->server.received->len;
+    g_assert_cmpint(moat_dtls_transport_receive(p->server.transport, packed->data, packed->len), ==,
+                    MOAT_DTLS_OK);
+    g_assert_cmpuint(p->server.received->len, ==, before + G_N_ELEMENTS(sizes));
+    for (gsize i = 0; i < G_N_ELEMENTS(sizes); i++) {
+        gsize n = 0;
+        const guint8 *d = g_bytes_get_data(g_ptr_array_index(p->server.received, before + i), &n);
+        g_assert_cmpuint(n, ==, sizes[i]);
+        g_assert_cmpuint(d[0], ==, i + 1);
+    }
+    g_byte_array_unref(packed);
+    dtls_test_pair_free(p);
+}
+
 static void test_send_before_connected(void)
 {
     dtls_test_pair *p = dtls_test_pair_new(NULL);
@@ -419,6 +456,7 @@ int main(int argc, char **argv)
     g_test_add_func("/dtls/transport/fragmented-flight", test_fragmented_flight);
     g_test_add_func("/dtls/transport/loss", test_handshake_with_loss);
     g_test_add_func("/dtls/transport/application-data", test_application_data);
+    g_test_add_func("/dtls/transport/records-in-one-datagram", test_records_in_one_datagram);
     g_test_add_func("/dtls/transport/send-before-connected", test_send_before_connected);
     g_test_add_func("/dtls/transport/close-notify", test_close_notify);
     g_test_add_func("/dtls/transport/shared-context-threads", test_shared_context_threads);
