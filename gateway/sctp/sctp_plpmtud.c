@@ -138,7 +138,7 @@ static void black_hole(moat_plpmtud *p, int64_t now_us)
     p->failed = p->plpmtu;
     p->plpmtu = MOAT_PLPMTUD_BASE;
     p->confirming = false;
-    p->confirm_pending = false;
+    p->confirm_pending = 0;
     p->count = 0;
     p->pending = 0;
     p->state = MOAT_PLPMTUD_BASE_STATE;
@@ -148,7 +148,8 @@ static void black_hole(moat_plpmtud *p, int64_t now_us)
 static void start_confirmation(moat_plpmtud *p, int64_t now_us)
 {
     p->confirming = true;
-    p->confirm_pending = true;
+    p->confirm_pending = 3u;
+    p->confirm_base_acked = false;
     p->confirm_attempts = 0;
     p->confirm_seq = p->next_seq;
     p->confirm_deadline_us = now_us + MOAT_PLPMTUD_PROBE_TIMER_US;
@@ -165,10 +166,14 @@ static void confirmation_timer(moat_plpmtud *p, int64_t now_us)
     }
     p->counters.probes_lost++;
     if (++p->confirm_attempts >= MOAT_PLPMTUD_MAX_PROBES) {
-        black_hole(p, now_us);
-        return;
+        if (p->confirm_base_acked) {
+            black_hole(p, now_us);
+            return;
+        }
+        /* Nothing got through, not even the base: not a smaller path. */
+        p->confirm_attempts = 0;
     }
-    p->confirm_pending = true;
+    p->confirm_pending = 3u;
     p->confirm_deadline_us = now_us + MOAT_PLPMTUD_PROBE_TIMER_US;
 }
 
@@ -217,10 +222,11 @@ bool moat_plpmtud_poll(moat_plpmtud *p, int64_t now_us, moat_plpmtud_probe *prob
      * a handful of iterations at most. */
     for (int i = 0; i < 8 && run_one_timer(p, now_us); i++)
         ;
-    if (p->confirming && p->confirm_pending) {
-        p->confirm_pending = false;
+    if (p->confirming && p->confirm_pending != 0) {
+        bool first = (p->confirm_pending & 1u) != 0;
+        p->confirm_pending &= first ? ~1u : ~2u;
         probe->seq = p->next_seq++;
-        probe->size = p->plpmtu;
+        probe->size = first ? p->plpmtu : MOAT_PLPMTUD_BASE;
         p->counters.probes_sent++;
         return true;
     }
@@ -258,11 +264,17 @@ int64_t moat_plpmtud_deadline(const moat_plpmtud *p)
 
 static bool confirmation_ack(moat_plpmtud *p, uint32_t seq, uint32_t size, int64_t now_us)
 {
-    if (!p->confirming || size != p->plpmtu || before(seq, p->confirm_seq) ||
-        !before(seq, p->next_seq))
+    if (!p->confirming || before(seq, p->confirm_seq) || !before(seq, p->next_seq))
+        return false;
+    if (size == MOAT_PLPMTUD_BASE && size != p->plpmtu) {
+        p->confirm_base_acked = true;
+        p->counters.probes_acked++;
+        return true;
+    }
+    if (size != p->plpmtu)
         return false;
     p->confirming = false;
-    p->confirm_pending = false;
+    p->confirm_pending = 0;
     p->counters.probes_acked++;
     p->confirm_deadline_us = now_us + MOAT_PLPMTUD_CONFIRMATION_TIMER_US;
     return true;
@@ -289,7 +301,7 @@ bool moat_plpmtud_on_ack(moat_plpmtud *p, uint32_t seq, uint32_t size, int64_t n
         /* A larger size got through: a confirmation of a smaller one is
          * moot. */
         p->confirming = false;
-        p->confirm_pending = false;
+        p->confirm_pending = 0;
     }
     if (open_sizes(p) == 0)
         start_round(p, now_us);

@@ -82,9 +82,11 @@ typedef struct {
     unsigned attempts;   /* expiries of the round's probe timer so far */
     int64_t deadline_us; /* SEARCHING: probe timer; BASE: when to search again */
     /* Confirmation of the PLPMTU (after a suspected loss, and periodically in
-     * SEARCH_COMPLETE). */
-    bool confirming, confirm_pending;
-    uint32_t confirm_seq; /* sequence number of the first confirmation probe */
+     * SEARCH_COMPLETE): each attempt probes the PLPMTU and the base. */
+    bool confirming;
+    uint32_t confirm_pending; /* bit 0: the PLPMTU's probe, bit 1: the base's */
+    bool confirm_base_acked;  /* the path carried a base-size probe meanwhile */
+    uint32_t confirm_seq;     /* sequence number of the first confirmation probe */
     unsigned confirm_attempts;
     int64_t confirm_deadline_us; /* probe timer while confirming, else next confirmation */
     int64_t raise_at_us;         /* SEARCH_COMPLETE: when to search upwards again */
@@ -112,9 +114,13 @@ int64_t moat_plpmtud_deadline(const moat_plpmtud *p);
 bool moat_plpmtud_on_ack(moat_plpmtud *p, uint32_t seq, uint32_t size, int64_t now_us);
 
 /* The association saw loss that may mean packets of PLPMTU size no longer
- * get through (an SCTP retransmission timeout). A confirmation probe of the
- * PLPMTU goes out now; if MAX_PROBES of them are lost the PLPMTU falls back
- * to the base (black hole, RFC 8899 §4.3). No effect at the base. */
+ * get through (an SCTP retransmission timeout). A confirmation goes out now:
+ * a probe of the PLPMTU and one of the base, every PROBE_TIMER. When
+ * MAX_PROBES of the PLPMTU's are lost while the base's got through, the
+ * PLPMTU falls back to the base (black hole, RFC 8899 §4.3); when the base's
+ * are lost too, the path is congested or down rather than smaller, and the
+ * confirmation goes on. The same confirmation runs every
+ * CONFIRMATION_TIMER in SEARCH_COMPLETE. No effect at the base. */
 void moat_plpmtud_suspect(moat_plpmtud *p, int64_t now_us);
 
 static inline uint32_t moat_plpmtud_pmtu(const moat_plpmtud *p)

@@ -251,6 +251,30 @@ static void test_black_hole(void)
     sim_clear(&s);
 }
 
+/* A path that carries nothing for a while (congestion, an outage) is not a
+ * smaller path: without a base-size probe getting through, the PLPMTU
+ * stays, and is confirmed once the path is back. */
+static void test_outage_is_not_a_black_hole(void)
+{
+    sim s;
+    sim_init(&s, 16384, 65535);
+    moat_plpmtud_start(&s.p, s.now);
+    sim_until_complete(&s, 1000000);
+    s.path_mtu = 0;
+    moat_plpmtud_suspect(&s.p, s.now);
+    for (int i = 0; i < 10000; i++)
+        sim_step(&s, 1000);
+    g_assert_cmpuint(s.p.counters.black_holes, ==, 0);
+    g_assert_true(s.p.confirming);
+    g_assert_cmpuint(moat_plpmtud_pmtu(&s.p), ==, 16384);
+    s.path_mtu = 65535;
+    for (int i = 0; i < 1100 && s.p.confirming; i++)
+        sim_step(&s, 1000);
+    g_assert_false(s.p.confirming);
+    g_assert_cmpuint(moat_plpmtud_pmtu(&s.p), ==, 16384);
+    sim_clear(&s);
+}
+
 /* A suspicion the path answers is cleared without a change. */
 static void test_suspect_confirmed(void)
 {
@@ -324,6 +348,7 @@ int main(int argc, char **argv)
     g_test_add_func("/sctp/plpmtud/foreign_acks_ignored", test_foreign_acks_ignored);
     g_test_add_func("/sctp/plpmtud/black_hole", test_black_hole);
     g_test_add_func("/sctp/plpmtud/suspect_confirmed", test_suspect_confirmed);
+    g_test_add_func("/sctp/plpmtud/outage_is_not_a_black_hole", test_outage_is_not_a_black_hole);
     g_test_add_func("/sctp/plpmtud/confirmation_and_raise_timers",
                     test_confirmation_and_raise_timers);
     g_test_add_func("/sctp/plpmtud/deadline", test_deadline);
