@@ -45,7 +45,7 @@ static inline void moat_data_limits_init(moat_data_limits *limits, size_t sessio
     limits->session_bytes = session_bytes;
     limits->total_bytes = total_bytes;
     limits->used = 0;
-    limits->plpmtud_max_packet = MOAT_SCTP_MAX_MTU;
+    limits->plpmtud_max_packet = MOAT_SCTP_PLPMTUD_DEFAULT_MAX;
 }
 
 /* Takes `bytes` from the total if they fit; any thread. */

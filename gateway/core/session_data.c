@@ -64,7 +64,7 @@ static size_t window_limit(const moat_session *session)
 static void enable_plpmtud(moat_session *session)
 {
     const moat_data_limits *limits = limits_of(session);
-    size_t max = limits ? limits->plpmtud_max_packet : MOAT_SCTP_MAX_MTU;
+    size_t max = limits ? limits->plpmtud_max_packet : MOAT_SCTP_PLPMTUD_DEFAULT_MAX;
     size_t carried = MOAT_DATAGRAM_CAPACITY - 64 - 13;
     if (max > carried)
         max = carried;

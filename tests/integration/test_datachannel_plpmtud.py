@@ -3,9 +3,11 @@ aiortc peers: the gateway's HEARTBEAT + PAD probes are answered by the
 peer's SCTP, the packet size found is reported in /api/stats (each
 transport's "datachannel" object, "pmtu"), and echoed data stays byte-exact.
 
-On loopback the size is bounded by what aiortc takes (it reads DTLS records
-into 1500 bytes: larger probes are lost there) and by the worker's datagram
-buffers. Over a TUN link whose devices have a 1400-byte MTU (two network
+On loopback the size is bounded by [datachannel] max_packet, 1500 by
+default (aiortc reads each DTLS record into 1500 bytes, and a larger one
+leaves it a record behind for good: test_datachannel_hostile, whose
+single echoes would then wait for the next datagram, runs with the
+defaults). Over a TUN link whose devices have a 1400-byte MTU (two network
 namespaces this test creates) it is bounded by the link: datagrams above it
 are refused by the kernel (IP_PMTUDISC_PROBE), never fragmented. Both must
 find more than the 1200 bytes every association starts with, and with
@@ -106,8 +108,9 @@ def test_aiortc_loopback_discovers_a_larger_packet(gateway):
     assert pmtu["discovery"] is True
     assert pmtu["state"] == "search_complete"
     assert pmtu["probes_acked"] >= 1
-    # Larger than the base, and within what aiortc reads (1500 bytes).
+    # Larger than the base, within max_packet (what aiortc reads).
     assert BASE < pmtu["packet_size"] <= 1500, summary
+    assert pmtu["max_packet"] == 1500
     assert pmtu["black_holes"] == 0
 
 
