@@ -168,9 +168,13 @@ void moat_sctp_association_buffer_sizes(const moat_sctp_association *a, size_t *
 
 /* Largest SCTP packet (one DTLS record), MOAT_SCTP_MTU (the default, what
  * browsers use) to MOAT_SCTP_MAX_MTU, for a path known to carry more:
- * loopback, a gateway-to-gateway link, a native peer. There is no path MTU
- * discovery (RFC 8899) yet: a value the path cannot carry loses every full
- * packet. Call before connect. 0, -EINVAL out of range, -ESHUTDOWN. */
+ * loopback, a gateway-to-gateway link, a native peer (or let
+ * moat_sctp_association_enable_plpmtud find it). A value the path cannot
+ * carry loses every full packet. Before connect it also sets usrsctp's
+ * fragmentation point: messages are cut into chunks that fill such packets.
+ * On an established association (PLPMTUD does that) only packets grow:
+ * they bundle chunks of the size set before connect. 0, -EINVAL out of
+ * range, -ESHUTDOWN. */
 int moat_sctp_association_set_mtu(moat_sctp_association *a, size_t mtu);
 
 /* Turns on packetization-layer path MTU discovery (RFC 8899): once the
