@@ -348,8 +348,25 @@ json_t *moat_session_data_describe(const moat_session *session)
     return out;
 }
 
+/* What path MTU discovery did on the session's association, into the
+ * worker's counters (/metrics). */
+static void count_pmtu(moat_session *session)
+{
+    moat_sctp_plpmtud_status st;
+    moat_sctp_association_plpmtud_status(session->sctp, &st);
+    if (!st.enabled)
+        return;
+    moat_counters *c = moat_worker_counters_mut(session->worker);
+    moat_counter_add(&c->data_pmtu_probes_sent, st.probes_sent);
+    moat_counter_add(&c->data_pmtu_probes_acked, st.probes_acked);
+    moat_counter_add(&c->data_pmtu_raised, st.pmtu > MOAT_SCTP_MTU ? 1 : 0);
+    moat_counter_add(&c->data_pmtu_black_holes, st.black_holes);
+}
+
 void moat_session_data_clear(moat_session *session)
 {
+    if (session->sctp)
+        count_pmtu(session);
     /* Freeing gives back what the buffers grew by (window_give). */
     moat_sctp_association_free(session->sctp);
     session->sctp = NULL;

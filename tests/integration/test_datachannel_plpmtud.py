@@ -112,6 +112,15 @@ def test_aiortc_loopback_discovers_a_larger_packet(gateway):
     assert BASE < pmtu["packet_size"] <= 1500, summary
     assert pmtu["max_packet"] == 1500
     assert pmtu["black_holes"] == 0
+    # /metrics counts it once the session has ended.
+    deadline = time.monotonic() + 10
+    while gateway.metric("moat_datachannel_pmtu_raised_total") < 1 and time.monotonic() < deadline:
+        time.sleep(0.1)
+    m = gateway.metrics()
+    assert m["moat_datachannel_pmtu_raised_total"] == 1
+    assert m["moat_datachannel_pmtu_probes_acked_total"] == pmtu["probes_acked"]
+    assert m["moat_datachannel_pmtu_probes_sent_total"] == pmtu["probes_sent"]
+    assert m["moat_datachannel_pmtu_black_holes_total"] == 0
 
 
 def test_discovery_off_keeps_the_base():
