@@ -61,7 +61,9 @@ void moat_sctp_association_plpmtud_status(const moat_sctp_association *a,
 
 void moat_sctp_pmtu_outgoing(moat_sctp_association *a, const uint8_t *packet, size_t length)
 {
-    if (a->pmtu.enabled && !a->pmtu.header.known)
+    /* Every packet, not just the first: a restarted association (RFC 9260
+     * §5.2.4) changes the peer's tag. A few bytes read per packet. */
+    if (a->pmtu.enabled)
         moat_sctp_probe_learn(&a->pmtu.header, packet, length);
 }
 
