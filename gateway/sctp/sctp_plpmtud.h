@@ -13,7 +13,10 @@
  * path that carries the maximum (loopback) is confirmed in one round trip,
  * and every round that confirms nothing new narrows the interval fivefold.
  * A size is known too big once MAX_PROBES probes of its round went
- * unacknowledged, PROBE_TIMER apart.
+ * unacknowledged, PROBE_TIMER apart. Probes are HEARTBEATs, outside SCTP's
+ * congestion control (RFC 8899 §4.1): their rate is bounded instead, at
+ * most ROUND_SIZES per PROBE_TIMER while searching, two per
+ * CONFIRMATION_TIMER after.
  *
  * Threading: none of its own; one owner (the association's thread). */
 #ifndef MOAT_SCTP_PLPMTUD_H

@@ -18,6 +18,8 @@ import subprocess
 import threading
 import time
 
+import pytest
+
 from conftest import ROOT, Gateway
 from datachannel_peer import DataChannelPeer, bulk_message
 from netns import NetnsPair
@@ -136,12 +138,14 @@ def test_discovery_off_keeps_the_base():
     assert pmtu["probes_sent"] == 0
 
 
-def test_tun_link_mtu_bounds_the_packet():
-    mtu = 1400
+@pytest.mark.parametrize("mtu", [1400, 1500])
+def test_tun_link_mtu_bounds_the_packet(mtu):
+    """max_packet 16384: only the link (and the worker's buffers) bound it."""
     link = TunLink(0.0035, 0, mtu=mtu)
     gateway = None
     try:
-        gateway = Gateway(netns=link.server, address=NetnsPair.SERVER, workers=1)
+        gateway = Gateway(netns=link.server, address=NetnsPair.SERVER, workers=1,
+                          extra_args=["--max-packet", "16384"])
         sampler = PmtuSampler(gateway)
         try:
             peer = subprocess.run(
@@ -160,8 +164,9 @@ def test_tun_link_mtu_bounds_the_packet():
         assert session["exact"] and session["received_when_closed"] == 1500, summary
         (pmtu,) = sampler.last.values()
         assert pmtu["state"] == "search_complete", summary
-        # Above the base, within what the link carries.
+        # Above the base, within what the link carries, and not far below.
         assert BASE < pmtu["packet_size"] <= mtu - LINK_OVERHEAD, summary
+        assert pmtu["packet_size"] > mtu - LINK_OVERHEAD - 20, summary
         assert sampler.largest <= mtu - LINK_OVERHEAD, summary
         assert pmtu["probes_lost"] > 0, summary
         assert pmtu["black_holes"] == 0, summary
