@@ -327,10 +327,10 @@ static json_t *describe_pmtu(const moat_session *session)
     moat_sctp_plpmtud_status st;
     moat_sctp_association_plpmtud_status(session->sctp, &st);
     return json_pack("{s:b, s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I}", "discovery", st.enabled,
-                     "state", st.enabled ? st.state : "off", "packet_size", (json_int_t)st.pmtu,
-                     "max_packet", (json_int_t)st.max, "probes_sent", (json_int_t)st.probes_sent,
-                     "probes_acked", (json_int_t)st.probes_acked, "probes_lost",
-                     (json_int_t)st.probes_lost, "searches", (json_int_t)st.searches, "black_holes",
+                     "state", st.state, "packet_size", (json_int_t)st.pmtu, "max_packet",
+                     (json_int_t)st.max, "probes_sent", (json_int_t)st.probes_sent, "probes_acked",
+                     (json_int_t)st.probes_acked, "probes_lost", (json_int_t)st.probes_lost,
+                     "searches", (json_int_t)st.searches, "black_holes",
                      (json_int_t)st.black_holes);
 }
 

@@ -190,9 +190,11 @@ int moat_sctp_association_enable_plpmtud(moat_sctp_association *a, size_t max_pa
 
 typedef struct {
     bool enabled;
-    const char *state; /* "disabled", "searching", "search_complete", "base" */
-    uint32_t pmtu;     /* current SCTP packet size limit */
-    uint32_t max;      /* largest size probed */
+    /* "off" (not enabled), "disabled" (not started yet), "searching",
+     * "search_complete", "base" (after a black hole); static storage */
+    const char *state;
+    uint32_t pmtu; /* current SCTP packet size limit */
+    uint32_t max;  /* largest size probed */
     uint64_t probes_sent, probes_acked, probes_lost, probes_unsent;
     uint64_t searches, black_holes;
 } moat_sctp_plpmtud_status;

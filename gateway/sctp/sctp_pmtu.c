@@ -44,6 +44,7 @@ void moat_sctp_association_plpmtud_status(const moat_sctp_association *a,
                                           moat_sctp_plpmtud_status *out)
 {
     memset(out, 0, sizeof *out);
+    out->state = "off";
     out->pmtu = MOAT_SCTP_MTU;
     if (a == NULL || !a->pmtu.enabled)
         return;
