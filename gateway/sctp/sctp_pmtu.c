@@ -17,6 +17,16 @@
  * retransmission timeout while the PLPMTU is above the base. */
 #define LOSS_CHECK_INTERVAL_US 200000
 
+/* Gives usrsctp the PLPMTU as the path's MTU. usrsctp (0.9.5) never raises
+ * an association's fragmentation point (asoc.smallest_mtu) after it was
+ * created at MOAT_SCTP_MTU, so messages stay cut into chunks that fit 1200
+ * bytes and larger packets bundle several of them. That is what makes the
+ * fall back to the base safe: chunks in flight (whose TSNs are assigned and
+ * cannot be cut again) still fit. A usrsctp patched to raise
+ * smallest_mtu as well (sctp_usrreq.c, SPP_PMTUD_DISABLE: "<" becomes
+ * "!=") makes 16 KiB messages about as fast as a forced 16384, but then
+ * test_sctp_pmtu's black_hole_fallback stalls: 16 KiB chunks no longer
+ * pass the shrunken path. */
 static void apply(moat_sctp_association *a)
 {
     uint32_t want = moat_plpmtud_pmtu(&a->pmtu.machine);
