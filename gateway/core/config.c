@@ -115,8 +115,8 @@ static const option_spec options[] = {
     {"datachannel", "plpmtud", "plpmtud", OPTION_BOOL, FIELD(datachannel_plpmtud), "true", 0, 0,
      "packetization-layer path MTU discovery (RFC 8899): SCTP packets grow from 1200 bytes to "
      "what the path carries"},
-    {"datachannel", "max_packet", "max-packet", OPTION_INT, FIELD(datachannel_max_packet), "1500",
-     1200, 16384,
+    {"datachannel", "max_packet", "datachannel-max-packet", OPTION_INT,
+     FIELD(datachannel_max_packet), "1500", 1200, 16384,
      "largest SCTP packet path MTU discovery probes, bytes (16384 = a DTLS record, for loopback, "
      "gateway-to-gateway links and native peers)"},
     {"turn", "uris", "turn-uris", OPTION_STRING, FIELD(turn_uris), "", 0, 0,

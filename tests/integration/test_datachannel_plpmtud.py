@@ -145,7 +145,7 @@ def test_tun_link_mtu_bounds_the_packet(mtu):
     gateway = None
     try:
         gateway = Gateway(netns=link.server, address=NetnsPair.SERVER, workers=1,
-                          extra_args=["--max-packet", "16384"])
+                          extra_args=["--datachannel-max-packet", "16384"])
         sampler = PmtuSampler(gateway)
         try:
             peer = subprocess.run(

@@ -21,7 +21,7 @@ LINES = ["before the search ends", "y" * 3000, "after: h\u00e9llo \u2713 \U0001F
 
 
 def test_chromium_answers_probes_and_chat_echoes():
-    gateway = Gateway(extra_args=["--max-packet", "16384"])
+    gateway = Gateway(extra_args=["--datachannel-max-packet", "16384"])
     try:
         run(gateway)
     finally:
