@@ -3,16 +3,23 @@
  *
  * 1. Loopback: one reliable ordered channel (the gateway's SCTP association
  *    over its DTLS transport over UDP) against TLS 1.2 over TCP with the same
- *    cipher suite, for 1 KiB and 16 KiB messages, with browser-sized SCTP
- *    packets (1200 bytes, what browsers use) and with native ones (one
- *    2^14-byte DTLS record, what loopback and native peers can carry). Each
- *    side of a transfer is a process of its own; the receiver measures
- *    payload bytes over a fixed window after a warm-up.
+ *    cipher suite, for 1 KiB and 16 KiB messages, with native SCTP packets
+ *    (path MTU discovery, RFC 8899, up to one 2^14-byte DTLS record: what
+ *    loopback and native peers can carry; the size found is printed), with
+ *    browser-sized ones (1200 bytes, what browsers use, reported
+ *    separately) and with 16384 forced from the start (set_mtu before
+ *    connect: usrsctp then also cuts messages into 16 KiB chunks, where
+ *    discovery, raising the size once the association is up, bundles
+ *    1200-byte chunks into large packets). Each side of a transfer is a
+ *    process of its own; the receiver measures payload bytes over a fixed
+ *    window after a warm-up.
  * 2. Round-trip times of 7, 71 and 196 ms on a 1 Gbit/s link between two
  *    network namespaces the bench creates (the TUN link emulator, or tc
  *    netem where there is no TUN device): the same SCTP/DTLS channel with
  *    browser-sized packets against TLS/TCP (the kernel's autotuned windows)
- *    over the same link. Root only.
+ *    over the same link, and at 7 ms once more with path MTU discovery
+ *    (the link's 1500-byte MTU bounds it). Root only. The UDP sockets do
+ *    not fragment (IP_PMTUDISC_PROBE), as the gateway's do not.
  *
  *    Each row also says how many packets the emulator dropped during each
  *    kind's transfers (queue full, ring full, TUN write refused).
@@ -63,9 +70,14 @@
 #define LINK_MESSAGE_SIZE (16 * 1024)
 #define LINK_RATE_BPS     1000000000ull
 #define LONG_RTT_MS       71
-/* SCTP packet sizes: what browsers use, and one whole DTLS record. */
+/* The round trip measured again with path MTU discovery. */
+#define DISCOVERY_RTT_MS 7
+/* SCTP packet sizes: what browsers use, and one whole DTLS record (the
+ * most path MTU discovery probes, or forced). */
 #define BROWSER_PACKET 1200
 #define NATIVE_PACKET  16384
+/* Loopback rows: discovery, browser-sized, forced. */
+#define KINDS 3
 
 /* A hard bound on the whole run: transfers that could end past it are
  * skipped (and said so). */
@@ -135,6 +147,16 @@ static int pair_udp(const int fds[2], const char *const ips[2])
     return 0;
 }
 
+/* Datagrams above the interface MTU fail (EMSGSIZE) instead of being
+ * fragmented, as on the gateway's sockets (core/worker.c). */
+static void no_fragmentation(const int fds[2])
+{
+    int probe = IP_PMTUDISC_PROBE;
+    for (int i = 0; i < 2; i++)
+        if (fds[i] >= 0)
+            setsockopt(fds[i], IPPROTO_IP, IP_MTU_DISCOVER, &probe, sizeof probe);
+}
+
 static void close_pair(const int fds[2])
 {
     for (int i = 0; i < 2; i++)
@@ -197,6 +219,7 @@ typedef struct {
     double sum;
     int measured;
     transfer_result failure;
+    uint32_t packet_min, packet_max; /* SCTP packet sizes at the runs' ends */
 } mean_rate;
 
 static void mean_add(mean_rate *m, const transfer_result *r)
@@ -204,6 +227,10 @@ static void mean_add(mean_rate *m, const transfer_result *r)
     if (r->measured) {
         m->sum += r->megabytes_per_second;
         m->measured++;
+        if (r->sctp_packet != 0 && (m->packet_min == 0 || r->sctp_packet < m->packet_min))
+            m->packet_min = r->sctp_packet;
+        if (r->sctp_packet > m->packet_max)
+            m->packet_max = r->sctp_packet;
     } else {
         m->failure = *r;
     }
@@ -214,6 +241,15 @@ static double mean_value(const mean_rate *m)
     return m->measured > 0 ? m->sum / m->measured : 0;
 }
 
+/* "1432" or "1412-1432": the packet sizes the runs ended with. */
+static void packet_text(const mean_rate *m, char *out, size_t size)
+{
+    if (m->packet_min == m->packet_max)
+        snprintf(out, size, "%u", m->packet_max);
+    else
+        snprintf(out, size, "%u-%u", m->packet_min, m->packet_max);
+}
+
 static void loopback_datachannel(const identities *ids, const transfer_params *params,
                                  transfer_result *result)
 {
@@ -221,6 +257,7 @@ static void loopback_datachannel(const identities *ids, const transfer_params *p
     if (!within_budget(params, result))
         return;
     int udp[2] = {socket(AF_INET, SOCK_DGRAM, 0), socket(AF_INET, SOCK_DGRAM, 0)};
+    no_fragmentation(udp);
     if (pair_udp(udp, loopback) == 0)
         run_datachannel(ids, udp, params, result);
     else
@@ -245,10 +282,10 @@ static void loopback_part(const identities *ids, double *native_ratio, double *b
     printf(
         "loopback, one reliable ordered channel against TLS 1.2 over TCP, %s (mean of %d runs)\n",
         TLS_TRANSFER_CIPHER, ROUNDS);
-    printf("%-8s %-15s %16s %14s %10s\n", "message", "SCTP packet", "SCTP/DTLS MB/s",
+    printf("%-8s %-22s %16s %14s %10s\n", "message", "SCTP packet", "SCTP/DTLS MB/s",
            "TLS/TCP MB/s", "SCTP/TLS");
-    double log_sum[2] = {0, 0}; /* native, browser */
-    int measured[2] = {0, 0};
+    double log_sum[KINDS] = {0, 0, 0}; /* discovered, browser, forced */
+    int measured[KINDS] = {0, 0, 0};
     char tls_detail[96] = "";
     for (size_t i = 0; i < sizeof loopback_sizes / sizeof loopback_sizes[0]; i++) {
         transfer_params params = {.message_size = loopback_sizes[i],
@@ -256,13 +293,14 @@ static void loopback_part(const identities *ids, double *native_ratio, double *b
                                   .warmup_s = LOOPBACK_WARMUP_S,
                                   .window_s = WINDOW_S,
                                   .timeout_s = LOOPBACK_WARMUP_S + WINDOW_S + SETUP_ALLOWANCE_S};
-        mean_rate dc[2], tls;
+        mean_rate dc[KINDS], tls;
         memset(dc, 0, sizeof dc);
         memset(&tls, 0, sizeof tls);
         for (int round = 0; round < ROUNDS; round++) {
             transfer_result r;
-            for (int kind = 0; kind < 2; kind++) {
-                params.sctp_mtu = kind == 0 ? NATIVE_PACKET : BROWSER_PACKET;
+            for (int kind = 0; kind < KINDS; kind++) {
+                params.sctp_mtu = kind == 1 ? BROWSER_PACKET : NATIVE_PACKET;
+                params.plpmtud_max = kind == 0 ? NATIVE_PACKET : 0;
                 loopback_datachannel(ids, &params, &r);
                 mean_add(&dc[kind], &r);
             }
@@ -271,11 +309,16 @@ static void loopback_part(const identities *ids, double *native_ratio, double *b
             if (r.measured)
                 snprintf(tls_detail, sizeof tls_detail, "%s", r.detail);
         }
-        for (int kind = 0; kind < 2; kind++) {
+        for (int kind = 0; kind < KINDS; kind++) {
             double ratio = mean_value(&tls) > 0 ? mean_value(&dc[kind]) / mean_value(&tls) : 0;
-            printf("%-8s %-15s %16.1f %14.1f %10.3f\n",
-                   loopback_sizes[i] == 1024 ? "1 KiB" : "16 KiB",
-                   kind == 0 ? "16384 (native)" : "1200 (browser)", mean_value(&dc[kind]),
+            char packet[32], label[48];
+            packet_text(&dc[kind], packet, sizeof packet);
+            snprintf(label, sizeof label, "%s (%s)", packet,
+                     kind == 0   ? "discovered"
+                     : kind == 1 ? "browser"
+                                 : "forced");
+            printf("%-8s %-22s %16.1f %14.1f %10.3f\n",
+                   loopback_sizes[i] == 1024 ? "1 KiB" : "16 KiB", label, mean_value(&dc[kind]),
                    mean_value(&tls), ratio);
             print_failure("SCTP/DTLS", &dc[kind].failure);
             if (ratio > 0) {
@@ -313,6 +356,7 @@ static void link_datachannel(const identities *ids, const netns_link *link,
         return;
     int udp[2] = {netns_link_socket(link, NETNS_LINK_SENDER, SOCK_DGRAM),
                   netns_link_socket(link, NETNS_LINK_RECEIVER, SOCK_DGRAM)};
+    no_fragmentation(udp);
     if (pair_udp(udp, ips) == 0)
         run_datachannel(ids, udp, params, result);
     else
@@ -332,8 +376,9 @@ static void link_tls(const identities *ids, const netns_link *link, const transf
     close_pair(fds);
 }
 
-/* SCTP/DTLS over TLS/TCP at this round trip, 0 when not measured. */
-static double link_row(const identities *ids, unsigned rtt_ms)
+/* SCTP/DTLS over TLS/TCP at this round trip, 0 when not measured; with
+ * discover, the SCTP packet size comes from path MTU discovery. */
+static double link_row(const identities *ids, unsigned rtt_ms, bool discover)
 {
     char error[256];
     netns_link *link = netns_link_create_rated(rtt_ms, LINK_RATE_BPS, error, sizeof error);
@@ -342,6 +387,8 @@ static double link_row(const identities *ids, unsigned rtt_ms)
         return 0;
     }
     transfer_params params = link_params(rtt_ms);
+    if (discover)
+        params.plpmtud_max = NATIVE_PACKET;
     mean_rate dc, tls;
     memset(&dc, 0, sizeof dc);
     memset(&tls, 0, sizeof tls);
@@ -363,8 +410,11 @@ static double link_row(const identities *ids, unsigned rtt_ms)
                       after.queue_drops - after.ring_drops - after.write_failures;
     }
     double ratio = mean_value(&tls) > 0 ? mean_value(&dc) / mean_value(&tls) : 0;
-    printf("%-8u %16.2f %14.2f %10.3f   %s (dropped: SCTP %llu, TCP %llu packets)\n", rtt_ms,
-           mean_value(&dc), mean_value(&tls), ratio, netns_link_method(link),
+    char packet[32], label[48];
+    packet_text(&dc, packet, sizeof packet);
+    snprintf(label, sizeof label, "%s%s", packet, discover ? " (discovered)" : "");
+    printf("%-8u %-20s %16.2f %14.2f %10.3f   %s (dropped: SCTP %llu, TCP %llu packets)\n", rtt_ms,
+           label, mean_value(&dc), mean_value(&tls), ratio, netns_link_method(link),
            (unsigned long long)dropped[0], (unsigned long long)dropped[1]);
     print_failure("SCTP/DTLS", &dc.failure);
     print_failure("TLS/TCP", &tls.failure);
@@ -375,22 +425,24 @@ static double link_row(const identities *ids, unsigned rtt_ms)
 /* The ratio at LONG_RTT_MS, 0 when not measured. */
 static double link_part(const identities *ids)
 {
-    printf("\nround-trip time, %llu Mbit/s link, reliable ordered channel (%d-byte SCTP packets) "
-           "against TLS/TCP, %u KiB messages (mean of %d runs)\n",
+    printf("\nround-trip time, %llu Mbit/s link (MTU 1500), reliable ordered channel (%d-byte "
+           "SCTP packets, or discovered) against TLS/TCP, %u KiB messages (mean of %d runs)\n",
            LINK_RATE_BPS / 1000000ull, BROWSER_PACKET, LINK_MESSAGE_SIZE / 1024, ROUNDS);
     if (geteuid() != 0) {
         printf("  skipped: creating network namespaces needs root\n");
         return 0;
     }
-    printf("%-8s %16s %14s %10s   %s\n", "RTT ms", "SCTP/DTLS MB/s", "TLS/TCP MB/s", "SCTP/TLS",
-           "link");
+    printf("%-8s %-20s %16s %14s %10s   %s\n", "RTT ms", "SCTP packet", "SCTP/DTLS MB/s",
+           "TLS/TCP MB/s", "SCTP/TLS", "link");
     double long_rtt = 0;
     for (size_t i = 0; i < sizeof round_trip_ms / sizeof round_trip_ms[0]; i++) {
         if (only_rtt_ms != 0 && round_trip_ms[i] != only_rtt_ms)
             continue;
-        double ratio = link_row(ids, round_trip_ms[i]);
+        double ratio = link_row(ids, round_trip_ms[i], false);
         if (round_trip_ms[i] == LONG_RTT_MS)
             long_rtt = ratio;
+        if (round_trip_ms[i] == DISCOVERY_RTT_MS)
+            link_row(ids, round_trip_ms[i], true);
     }
     return long_rtt;
 }

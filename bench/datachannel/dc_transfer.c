@@ -51,6 +51,7 @@ typedef struct {
      * first message on (MOAT_BENCH_CPU). */
     uint64_t payload_bytes;
     double first_cpu_s;
+    uint64_t too_big; /* datagrams over the interface MTU (EMSGSIZE): probes */
 } dc_endpoint;
 
 static uint8_t out_buffers[SEND_BATCH][DATAGRAM_SIZE];
@@ -117,6 +118,11 @@ static void flush_datagrams(dc_endpoint *e)
         } else if (e->plan.count[m] > 1 && errno != EAGAIN && errno != ENOBUFS) {
             e->gso = gso = false; /* the socket cannot segment: one by one */
             next = e->plan.first[m];
+        } else if (errno == EMSGSIZE) {
+            /* Over the interface's MTU (the socket does not fragment): that
+             * datagram alone is lost, as a path MTU discovery probe may be. */
+            e->too_big++;
+            next = e->plan.first[m] + 1;
         } else {
             /* a full socket buffer drops the rest, as a congested link would */
             e->send_drops += e->out_count - e->plan.first[m];
@@ -209,9 +215,13 @@ static void start_sctp(dc_endpoint *e)
         if (moat_sctp_association_open_channel(e->sctp, &info, &e->stream_id) != 0)
             fail(e, "cannot open the channel");
     }
-    if (e->side->params.sctp_mtu != 0 &&
-        moat_sctp_association_set_mtu(e->sctp, e->side->params.sctp_mtu) != 0)
+    if (e->side->params.plpmtud_max != 0) {
+        if (moat_sctp_association_enable_plpmtud(e->sctp, e->side->params.plpmtud_max) != 0)
+            fail(e, "cannot enable path MTU discovery");
+    } else if (e->side->params.sctp_mtu != 0 &&
+               moat_sctp_association_set_mtu(e->sctp, e->side->params.sctp_mtu) != 0) {
         fail(e, "cannot set the SCTP packet size");
+    }
     moat_sctp_association_connect(e->sctp);
 }
 
@@ -343,9 +353,9 @@ static void trace_drops(const dc_endpoint *e)
     if (!getenv("MOAT_BENCH_TRACE") ||
         getsockopt(e->side->udp_fd, SOL_SOCKET, SO_MEMINFO, info, &length) != 0)
         return;
-    fprintf(stderr, "trace %s udp_drops=%u send_drops=%llu\n",
+    fprintf(stderr, "trace %s udp_drops=%u send_drops=%llu too_big=%llu\n",
             e->side->is_sender ? "sender" : "receiver", info[SK_MEMINFO_DROPS],
-            (unsigned long long)e->send_drops);
+            (unsigned long long)e->send_drops, (unsigned long long)e->too_big);
 }
 
 static void run(dc_endpoint *e)
@@ -363,6 +373,8 @@ static void run(dc_endpoint *e)
         if (elapsed_ms >= MOAT_SCTP_TIMER_INTERVAL_MS) {
             moat_sctp_stack_handle_timers(elapsed_ms);
             last_tick += elapsed_ms / 1000.0;
+            /* The gateway's periodic tick: path MTU discovery's timers. */
+            moat_sctp_association_tick(e->sctp);
         }
         if (!e->dtls_connected && moat_dtls_transport_timeout_ms(e->dtls) == 0)
             moat_dtls_transport_handle_timeout(e->dtls);
@@ -406,9 +418,14 @@ void dc_transfer_side(void *arg, transfer_result *result)
         fail(&e, e.dtls == NULL ? error : "out of memory");
     else
         run(&e);
-    if (e.done)
+    if (e.done) {
         transfer_window_result(&e.window, result);
-    else
+        moat_sctp_plpmtud_status pmtu;
+        moat_sctp_association_plpmtud_status(e.sctp, &pmtu);
+        result->sctp_packet = side->params.plpmtud_max != 0 ? pmtu.pmtu
+                              : side->params.sctp_mtu != 0  ? (uint32_t)side->params.sctp_mtu
+                                                            : pmtu.pmtu;
+    } else
         snprintf(result->detail, sizeof result->detail, "%s", e.detail);
     moat_sctp_association_free(e.sctp);
     moat_dtls_transport_free(e.dtls);

@@ -11,8 +11,11 @@
 
 typedef struct {
     size_t message_size;
-    bool ordered;     /* data channels only */
-    size_t sctp_mtu;  /* data channels only: SCTP packet size, 0 for the default */
+    bool ordered;    /* data channels only */
+    size_t sctp_mtu; /* data channels only: SCTP packet size, 0 for the default */
+    /* Data channels only: path MTU discovery (RFC 8899) on both ends, up to
+     * this SCTP packet size; 0 for none (sctp_mtu then applies). */
+    size_t plpmtud_max;
     double warmup_s;  /* after the first message, before measuring */
     double window_s;  /* how long the receiver measures */
     double timeout_s; /* a side that is not done by then gives up */
@@ -23,6 +26,9 @@ typedef struct {
     double megabytes_per_second; /* payload, 10^6 bytes */
     uint64_t messages;           /* received inside the window */
     char detail[96];             /* what went wrong, or what was negotiated */
+    /* Data channels: the receiver's SCTP packet size at the end of its
+     * window (what discovery found, or the fixed size). */
+    uint32_t sctp_packet;
 } transfer_result;
 
 /* What the receiver counts: messages inside [first + warmup, + window]. */

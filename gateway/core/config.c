@@ -122,6 +122,13 @@ static const option_spec options[] = {
     {"limits", "datachannel_total_mib", "datachannel-total-mib", OPTION_INT,
      FIELD(datachannel_total_mib), "1024", 4, 1048576,
      "data-channel memory of all sessions together, MiB; beyond it channels are refused"},
+    {"datachannel", "plpmtud", "plpmtud", OPTION_BOOL, FIELD(datachannel_plpmtud), "true", 0, 0,
+     "packetization-layer path MTU discovery (RFC 8899): SCTP packets grow from 1200 bytes to "
+     "what the path carries"},
+    {"datachannel", "max_packet", "datachannel-max-packet", OPTION_INT,
+     FIELD(datachannel_max_packet), "1500", 1200, 16384,
+     "largest SCTP packet path MTU discovery probes, bytes (16384 = a DTLS record, for loopback, "
+     "gateway-to-gateway links and native peers)"},
     {"turn", "uris", "turn-uris", OPTION_STRING, FIELD(turn_uris), "", 0, 0,
      "comma-separated TURN URIs handed to clients (turn:host:3478?transport=udp); empty = none"},
     {"turn", "secret", "turn-secret", OPTION_STRING, FIELD(turn_secret), "", 0, 0,

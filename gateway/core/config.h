@@ -63,6 +63,9 @@ typedef struct {
     /* [limits] data channels (core/data_limits.h) */
     int datachannel_session_bytes;
     int datachannel_total_mib;
+    /* [datachannel] */
+    bool datachannel_plpmtud;   /* path MTU discovery (RFC 8899) on SCTP associations */
+    int datachannel_max_packet; /* largest SCTP packet it probes, 1200..16384 */
     /* [turn] */
     char *turn_uris;   /* comma-separated; empty: no TURN server handed out */
     char *turn_secret; /* coturn REST API shared secret */
@@ -72,7 +75,7 @@ typedef struct {
     bool record_all_sessions;
     /* [ng] rtpengine-compatible control protocol (gateway/ng/) */
     char *ng_bind;
-    int ng_port; /* 0: off */
+    int ng_port;           /* 0: off */
     int ng_delete_delay_s; /* a delete without delete-delay keeps relaying this long */
 } moat_config;
 

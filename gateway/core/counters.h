@@ -53,6 +53,11 @@ typedef struct {
     uint64_t data_bytes_received;
     uint64_t data_bytes_sent;
     uint64_t data_messages_abandoned;
+    /* Path MTU discovery, added when an association ends (session_data.c). */
+    uint64_t data_pmtu_probes_sent;
+    uint64_t data_pmtu_probes_acked;
+    uint64_t data_pmtu_raised; /* associations that ended above 1200-byte packets */
+    uint64_t data_pmtu_black_holes;
     uint64_t dropped[MOAT_DROP_REASON_COUNT];
 } moat_counters;
 

@@ -34,6 +34,9 @@ typedef struct moat_data_limits_s {
     size_t session_bytes; /* per session, association included */
     size_t total_bytes;   /* all sessions of the gateway */
     size_t used;          /* atomic */
+    /* Not a limit, but the other data-channel setting sessions read:
+     * [datachannel] max_packet when plpmtud is on, 0 when it is off. */
+    size_t plpmtud_max_packet;
 } moat_data_limits;
 
 static inline void moat_data_limits_init(moat_data_limits *limits, size_t session_bytes,
@@ -42,6 +45,7 @@ static inline void moat_data_limits_init(moat_data_limits *limits, size_t sessio
     limits->session_bytes = session_bytes;
     limits->total_bytes = total_bytes;
     limits->used = 0;
+    limits->plpmtud_max_packet = MOAT_SCTP_PLPMTUD_DEFAULT_MAX;
 }
 
 /* Takes `bytes` from the total if they fit; any thread. */

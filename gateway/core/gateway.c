@@ -226,6 +226,8 @@ int moat_gateway_start(moat_gateway *gateway, char *error, size_t error_size)
     prefilter_settings_from_config(gateway);
     moat_data_limits_init(&gateway->data_limits, (size_t)gateway->config.datachannel_session_bytes,
                           (size_t)gateway->config.datachannel_total_mib * 1024u * 1024u);
+    gateway->data_limits.plpmtud_max_packet =
+        gateway->config.datachannel_plpmtud ? (size_t)gateway->config.datachannel_max_packet : 0;
     moat_log_set_level((moat_log_level)moat_log_level_parse(gateway->config.log_level));
     gateway->started_us = (uint64_t)g_get_monotonic_time();
     if (moat_srtp_library_init() != 0) {

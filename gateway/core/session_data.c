@@ -57,6 +57,26 @@ static size_t window_limit(const moat_session *session)
     return total > fixed ? total - fixed : 2u * MOAT_SCTP_SOCKET_BUFFER_SIZE;
 }
 
+/* Path MTU discovery up to [datachannel] max_packet, and at most what the
+ * worker's datagram buffers carry: a DTLS record of the packet, its 13-byte
+ * header included, must fit the receive buffer (MOAT_DATAGRAM_CAPACITY less
+ * 64). The record's cipher overhead is for the probes to find out. */
+static void enable_plpmtud(moat_session *session)
+{
+    const moat_data_limits *limits = limits_of(session);
+    size_t max = limits ? limits->plpmtud_max_packet : MOAT_SCTP_PLPMTUD_DEFAULT_MAX;
+    size_t carried = MOAT_DATAGRAM_CAPACITY - 64 - 13;
+    if (max > carried)
+        max = carried;
+    if (max <= MOAT_SCTP_MTU)
+        return;
+    int rc = moat_sctp_association_enable_plpmtud(session->sctp, max);
+    if (rc != 0)
+        moat_session_log(session, MOAT_LOG_WARN, "datachannel",
+                         "session %s: path MTU discovery not enabled: %s", session->id,
+                         g_strerror(-rc));
+}
+
 static bool charge(moat_session *session, size_t bytes)
 {
     moat_data_limits *limits = limits_of(session);
@@ -233,6 +253,7 @@ void moat_session_data_start(moat_session *session)
      * as it happens, within the session's limit and while the gateway's
      * total allows. Before connect, so INIT advertises the window. */
     moat_sctp_association_set_memory_limit(session->sctp, window_limit(session));
+    enable_plpmtud(session);
     moat_sctp_memory_budget budget = {window_take, window_give, session};
     moat_sctp_association_set_memory_budget(session->sctp, &budget);
     moat_sctp_association_connect(session->sctp);
@@ -300,20 +321,52 @@ void moat_session_data_tick(moat_session *session)
         moat_sctp_association_tick(session->sctp);
 }
 
+/* PLPMTUD: the SCTP packet size in use and how it was found. */
+static json_t *describe_pmtu(const moat_session *session)
+{
+    moat_sctp_plpmtud_status st;
+    moat_sctp_association_plpmtud_status(session->sctp, &st);
+    return json_pack("{s:b, s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I}", "discovery", st.enabled,
+                     "state", st.state, "packet_size", (json_int_t)st.pmtu, "max_packet",
+                     (json_int_t)st.max, "probes_sent", (json_int_t)st.probes_sent, "probes_acked",
+                     (json_int_t)st.probes_acked, "probes_lost", (json_int_t)st.probes_lost,
+                     "searches", (json_int_t)st.searches, "black_holes",
+                     (json_int_t)st.black_holes);
+}
+
 json_t *moat_session_data_describe(const moat_session *session)
 {
     if (!session->sctp)
         return json_null();
     size_t send, receive;
     moat_sctp_association_buffer_sizes(session->sctp, &send, &receive);
-    return json_pack("{s:b, s:I, s:I, s:I, s:I}", "up", session->sctp_up, "send_buffer",
-                     (json_int_t)send, "receive_buffer", (json_int_t)receive, "reserved_bytes",
-                     (json_int_t)session->data_reserved, "queued_bytes",
-                     (json_int_t)session->data_queued_bytes);
+    json_t *out = json_pack("{s:b, s:I, s:I, s:I, s:I}", "up", session->sctp_up, "send_buffer",
+                            (json_int_t)send, "receive_buffer", (json_int_t)receive,
+                            "reserved_bytes", (json_int_t)session->data_reserved, "queued_bytes",
+                            (json_int_t)session->data_queued_bytes);
+    json_object_set_new(out, "pmtu", describe_pmtu(session));
+    return out;
+}
+
+/* What path MTU discovery did on the session's association, into the
+ * worker's counters (/metrics). */
+static void count_pmtu(moat_session *session)
+{
+    moat_sctp_plpmtud_status st;
+    moat_sctp_association_plpmtud_status(session->sctp, &st);
+    if (!st.enabled)
+        return;
+    moat_counters *c = moat_worker_counters_mut(session->worker);
+    moat_counter_add(&c->data_pmtu_probes_sent, st.probes_sent);
+    moat_counter_add(&c->data_pmtu_probes_acked, st.probes_acked);
+    moat_counter_add(&c->data_pmtu_raised, st.pmtu > MOAT_SCTP_MTU ? 1 : 0);
+    moat_counter_add(&c->data_pmtu_black_holes, st.black_holes);
 }
 
 void moat_session_data_clear(moat_session *session)
 {
+    if (session->sctp)
+        count_pmtu(session);
     /* Freeing gives back what the buffers grew by (window_give). */
     moat_sctp_association_free(session->sctp);
     session->sctp = NULL;

@@ -62,6 +62,21 @@ static void free_session(gpointer data)
     moat_session_free(data);
 }
 
+/* Data channel packets grow to what path MTU discovery (RFC 8899, in
+ * gateway/sctp) confirms, so a datagram larger than the path must be lost,
+ * never fragmented: IP_PMTUDISC_PROBE sends with DF set and ignores the
+ * kernel's path MTU cache; a datagram above the interface MTU fails with
+ * EMSGSIZE (a send error, counted, for that datagram alone). Media and the
+ * DTLS handshake stay below 1280 bytes and never meet either. Both options:
+ * the socket is dual-stack, and IPv4 peers go through the IPv4 one. A
+ * kernel that refuses them only makes the probes' answers less exact. */
+static void no_fragmentation(int fd)
+{
+    int probe6 = IPV6_PMTUDISC_PROBE, probe4 = IP_PMTUDISC_PROBE;
+    setsockopt(fd, IPPROTO_IPV6, IPV6_MTU_DISCOVER, &probe6, sizeof probe6);
+    setsockopt(fd, IPPROTO_IP, IP_MTU_DISCOVER, &probe4, sizeof probe4);
+}
+
 moat_worker *moat_worker_new(unsigned index, const char *bind_address, uint16_t port, char *error,
                              size_t error_size)
 {
@@ -96,6 +111,7 @@ moat_worker *moat_worker_new(unsigned index, const char *bind_address, uint16_t 
      * default net.core.wmem_max cap; with CAP_NET_ADMIN the cap is passed
      * by, without it the capped size stays. */
     setsockopt(fd, SOL_SOCKET, SO_SNDBUFFORCE, &buffer, sizeof buffer);
+    no_fragmentation(fd);
     if (bind(fd, (struct sockaddr *)&local, sizeof local) < 0) {
         snprintf(error, error_size, "cannot bind UDP media port %s:%u: %s", bind_address, port,
                  strerror(errno));

@@ -63,6 +63,7 @@ moat_sctp_association *moat_sctp_association_new(bool is_dtls_client, uint16_t l
     a->receive_buffer = g_malloc(RECEIVE_BUFFER_SIZE);
     a->assembly = moat_sctp_message_assembly_new(MOAT_SCTP_MAX_RECEIVE_MESSAGE_SIZE);
     a->channels = moat_data_channel_table_new();
+    moat_sctp_pmtu_init(a);
     return a;
 }
 
@@ -78,6 +79,7 @@ static void destroy(moat_sctp_association *a)
     g_free(a->receive_buffer);
     moat_sctp_message_assembly_free(a->assembly);
     moat_data_channel_table_free(a->channels);
+    moat_sctp_pmtu_release(a);
     g_free(a);
 }
 
@@ -118,6 +120,9 @@ void moat_sctp_association_receive(moat_sctp_association *a, const uint8_t *pack
         a->counters.packets_bad_checksum++;
         return;
     }
+    /* Our PLPMTUD probes' acknowledgements are not usrsctp's. */
+    if (moat_sctp_pmtu_incoming(a, &packet, &length))
+        return;
     moat_sctp_mailbox_claim(&a->mailbox);
     /* usrsctp answers an INIT that reaches a socket which has not connected
      * (and does not listen) with an ABORT; DTLS is up if SCTP arrives, so
@@ -250,6 +255,7 @@ void moat_sctp_association_tick(moat_sctp_association *a)
         return;
     moat_sctp_mailbox_claim(&a->mailbox);
     moat_sctp_window_idle(a);
+    moat_sctp_pmtu_run(a);
 }
 
 int moat_sctp_association_set_mtu(moat_sctp_association *a, size_t mtu)
@@ -442,6 +448,7 @@ static void deliver_packets(moat_sctp_association *a)
     size_t length;
     while (moat_sctp_association_live(a) &&
            moat_sctp_mailbox_next_packet(a->packets, &offset, &packet, &length)) {
+        moat_sctp_pmtu_outgoing(a, packet, length);
         if (a->cb.send_packet != NULL)
             a->cb.send_packet(a->user, packet, length);
     }
@@ -479,6 +486,7 @@ void moat_sctp_association_deliver(moat_sctp_association *a)
             moat_sctp_channels_retry(a);
         maybe_shutdown(a);
         moat_sctp_window_tune(a);
+        moat_sctp_pmtu_run(a);
         maybe_writable(a);
     }
     a->delivering--;

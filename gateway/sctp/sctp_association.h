@@ -159,7 +159,7 @@ void moat_sctp_association_set_memory_budget(moat_sctp_association *a,
  * grew give their growth back after a second without traffic even when no
  * packet comes to notice it. Cheap when there is nothing to give back; call
  * it from the owner's periodic tick (every 10-100 ms). Runs no callback other
- * than the budget's give. */
+ * than the budget's give and, with PLPMTUD on, send_packet (probes). */
 void moat_sctp_association_tick(moat_sctp_association *a);
 
 /* Current send and receive buffer sizes (SO_SNDBUF, SO_RCVBUF). */
@@ -168,10 +168,40 @@ void moat_sctp_association_buffer_sizes(const moat_sctp_association *a, size_t *
 
 /* Largest SCTP packet (one DTLS record), MOAT_SCTP_MTU (the default, what
  * browsers use) to MOAT_SCTP_MAX_MTU, for a path known to carry more:
- * loopback, a gateway-to-gateway link, a native peer. There is no path MTU
- * discovery (RFC 8899) yet: a value the path cannot carry loses every full
- * packet. Call before connect. 0, -EINVAL out of range, -ESHUTDOWN. */
+ * loopback, a gateway-to-gateway link, a native peer (or let
+ * moat_sctp_association_enable_plpmtud find it). A value the path cannot
+ * carry loses every full packet. Before connect it also sets usrsctp's
+ * fragmentation point: messages are cut into chunks that fill such packets.
+ * On an established association (PLPMTUD does that) only packets grow:
+ * they bundle chunks of the size set before connect. 0, -EINVAL out of
+ * range, -ESHUTDOWN. */
 int moat_sctp_association_set_mtu(moat_sctp_association *a, size_t mtu);
+
+/* Turns on packetization-layer path MTU discovery (RFC 8899): once the
+ * association is up, probes (HEARTBEAT + PAD packets, RFC 8899 §6.2) of up
+ * to max_packet bytes (MOAT_SCTP_MTU..MOAT_SCTP_MAX_MTU) look for the
+ * largest packet the path carries, and the association's MTU follows what
+ * they confirm, from MOAT_SCTP_MTU up; it falls back to MOAT_SCTP_MTU when
+ * the path stops carrying it. Probes go out through send_packet (also from
+ * moat_sctp_association_tick), so send_packet gets packets of up to
+ * max_packet bytes. Call before connect. 0, -EINVAL, -EALREADY (connect
+ * started), -ESHUTDOWN. */
+int moat_sctp_association_enable_plpmtud(moat_sctp_association *a, size_t max_packet);
+
+typedef struct {
+    bool enabled;
+    /* "off" (not enabled), "disabled" (not started yet), "searching",
+     * "search_complete", "base" (after a black hole); static storage */
+    const char *state;
+    uint32_t pmtu; /* current SCTP packet size limit */
+    uint32_t max;  /* largest size probed */
+    uint64_t probes_sent, probes_acked, probes_lost, probes_unsent;
+    uint64_t searches, black_holes;
+} moat_sctp_plpmtud_status;
+
+/* PLPMTUD's state; without it, pmtu is MOAT_SCTP_MTU and the rest zero. */
+void moat_sctp_association_plpmtud_status(const moat_sctp_association *a,
+                                          moat_sctp_plpmtud_status *out);
 
 /* The primary path's smoothed round-trip time (ms) and congestion window
  * (bytes). 0 or -errno (-ENOTCONN without an association). */

@@ -15,6 +15,8 @@
 #include "sctp/sctp_association.h"
 #include "sctp/sctp_mailbox.h"
 #include "sctp/sctp_message_assembly.h"
+#include "sctp/sctp_plpmtud.h"
+#include "sctp/sctp_probe.h"
 
 struct socket;
 
@@ -34,6 +36,18 @@ typedef struct {
     int64_t last_idle_check_us; /* moat_sctp_window_idle */
 } moat_sctp_window;
 
+/* PLPMTUD (sctp_pmtu.c). */
+typedef struct {
+    bool enabled;
+    moat_plpmtud machine;
+    moat_sctp_probe_header header; /* learned from our outgoing packets */
+    uint32_t applied;              /* the MTU usrsctp was last given */
+    uint8_t *buffer;               /* a probe being built, MOAT_SCTP_MAX_MTU */
+    GByteArray *stripped;          /* an inbound packet without our HEARTBEAT ACK */
+    int64_t next_loss_check_us;
+    uint64_t probes_unsent; /* probes that could not be built */
+} moat_sctp_pmtu;
+
 struct moat_sctp_association {
     moat_sctp_callbacks cb;
     void *user;
@@ -50,6 +64,7 @@ struct moat_sctp_association {
     size_t max_send_size;
     size_t peer_max_message_size; /* a=max-message-size, 0 for none */
     moat_sctp_window window;
+    moat_sctp_pmtu pmtu;
     uint16_t out_streams; /* negotiated; 0 until up */
 
     bool connect_started;
@@ -107,6 +122,18 @@ void moat_sctp_window_up(moat_sctp_association *a);
 void moat_sctp_window_idle(moat_sctp_association *a);
 /* Gives back everything taken from the budget (the association ends). */
 void moat_sctp_window_release(moat_sctp_association *a);
+
+/* sctp_pmtu.c: PLPMTUD hooks. init/release with the association; outgoing
+ * sees every packet usrsctp sends; incoming sees every inbound packet whose
+ * checksum is right, returns true when it consumed the packet and may
+ * replace it (by one without our HEARTBEAT ACK); run drives the timers and
+ * sends probes (through send_packet: only inside the delivery loop or where
+ * send_packet may run). */
+void moat_sctp_pmtu_init(moat_sctp_association *a);
+void moat_sctp_pmtu_release(moat_sctp_association *a);
+void moat_sctp_pmtu_outgoing(moat_sctp_association *a, const uint8_t *packet, size_t length);
+bool moat_sctp_pmtu_incoming(moat_sctp_association *a, const uint8_t **packet, size_t *length);
+void moat_sctp_pmtu_run(moat_sctp_association *a);
 
 /* sctp_notification.c: one whole notification read from the socket. */
 void moat_sctp_notification_handle(moat_sctp_association *a, const uint8_t *data, size_t length);

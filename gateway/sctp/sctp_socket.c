@@ -184,6 +184,11 @@ static int set_path_mtu(struct socket *sock, sctp_assoc_t assoc_id, size_t mtu)
     struct sctp_paddrparams paddr;
     memset(&paddr, 0, sizeof paddr);
     paddr.spp_assoc_id = assoc_id;
+    /* The wildcard AF_CONN address: every path of the association (with no
+     * address family at all, usrsctp refuses an established association
+     * with EAFNOSUPPORT). */
+    struct sockaddr_conn *any = (struct sockaddr_conn *)&paddr.spp_address;
+    any->sconn_family = AF_CONN;
     paddr.spp_flags = SPP_PMTUD_DISABLE;
     /* usrsctp adds the 12-byte SCTP common header to the path MTU of an
      * AF_CONN destination (it takes the value as the MTU of what would be

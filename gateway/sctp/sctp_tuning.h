@@ -38,13 +38,26 @@
 
 /* SCTP packet size: one packet is one DTLS record inside one UDP datagram,
  * and 1200 bytes leave room for DTLS, UDP and IPv6 headers under a 1280-byte
- * path MTU (the value browsers use). Path MTU discovery stays off: it is the
- * default of every association; moat_sctp_association_set_mtu raises it for
- * a path known to carry more (loopback, gateway-to-gateway links). */
+ * path MTU (the value browsers use). usrsctp's own path MTU discovery stays
+ * off (it cannot see the path under DTLS): every association starts here;
+ * moat_sctp_association_enable_plpmtud finds what the path carries (RFC
+ * 8899, Moat's own probes), moat_sctp_association_set_mtu forces a size for
+ * a path known to carry it. */
 #define MOAT_SCTP_MTU 1200
 
 /* Largest SCTP packet: a DTLS record's plaintext (2^14 bytes). */
 #define MOAT_SCTP_MAX_MTU 16384
+
+/* Largest SCTP packet path MTU discovery (RFC 8899, sctp_plpmtud.c) probes
+ * unless told otherwise ([datachannel] max_packet). Not MOAT_SCTP_MAX_MTU:
+ * aiortc (1.9) decrypts each datagram with one SSL_read into 1500 bytes, so
+ * a larger record is not just lost there: its rest stays in OpenSSL and the
+ * peer reads one record behind from then on (every message waits for the
+ * next datagram, a retransmission timeout when none comes). Chromium takes
+ * 16 KiB records, but the internet's 1500-byte links carry at most 1432
+ * bytes of SCTP in DTLS over IPv4 anyway; loopback, gateway-to-gateway
+ * links and native peers configure 16384. */
+#define MOAT_SCTP_PLPMTUD_DEFAULT_MAX 1500
 
 /* SACK policy (RFC 9260 §6.2) stays usrsctp's: a SACK for every second
  * packet, or after 200 ms. Fewer SACKs would save the receiver a DTLS record

@@ -266,15 +266,17 @@ def bulk_message(session, index, size):
     return head + bytes((session * 31 + index * 7 + k) % 256 for k in range(size - len(head)))
 
 
-async def bulk_session(url, session, count, size, window_bytes, deadline):
+async def bulk_session(url, session, count, size, window_bytes, deadline, wait_before=0.0):
     peer = await DataChannelPeer(url, [{"label": f"bulk{session}"}]).connect()
     channel = peer.channels[0]
+    # Time for the gateway's path MTU discovery before the transfer.
+    await asyncio.sleep(wait_before)
     messages = [bulk_message(session, i, size) for i in range(count)]
     await channel.send_paced(messages, deadline, window_bytes=window_bytes)
     return peer, messages
 
 
-async def bulk_run(url, sessions, count, size, window_bytes, timeout_s):
+async def bulk_run(url, sessions, count, size, window_bytes, timeout_s, wait_before=0.0):
     """sessions peers at once, each sending count messages of size bytes
     (never more than window_bytes ahead of its echoes). Once the gateway has
     every message and 90 % of the echoes are back (the rest must drain
@@ -282,7 +284,8 @@ async def bulk_run(url, sessions, count, size, window_bytes, timeout_s):
     still get every echo, byte-exact and in order, before its channel
     closes. Prints one JSON line and exits."""
     deadline = time.monotonic() + timeout_s
-    started = await asyncio.gather(*(bulk_session(url, s, count, size, window_bytes, deadline)
+    started = await asyncio.gather(*(bulk_session(url, s, count, size, window_bytes, deadline,
+                                                  wait_before)
                                      for s in range(sessions)))
     while time.monotonic() < deadline:
         metrics = await gateway_metrics(url)
@@ -327,10 +330,12 @@ def main():
     bulk.add_argument("--window", type=int, default=4 * 1024 * 1024,
                       help="bytes a sender may be ahead of its echoes")
     bulk.add_argument("--timeout", type=float, default=60.0)
+    bulk.add_argument("--wait-before", type=float, default=0.0,
+                      help="seconds between the channel opening and the first message")
     args = parser.parse_args()
     if args.command == "bulk":
         asyncio.run(bulk_run(args.url, args.sessions, args.count, args.size, args.window,
-                             args.timeout))
+                             args.timeout, args.wait_before))
         return
     asyncio.run(lossy_run(args.url, args.count, args.size, args.rate, args.settle, args.timeout))
 

@@ -70,9 +70,10 @@ class NetemLink:
 class TunLink:
     """Two namespaces joined by a TUN device in each and a thread carrying IP
     packets between them: every packet waits delay_s, a fraction `loss` of
-    them (independently, per direction) is dropped."""
+    them (independently, per direction) is dropped. mtu: the devices' MTU
+    (the kernel's default for TUN, 1500, when None)."""
 
-    def __init__(self, delay_s, loss, seed=11):
+    def __init__(self, delay_s, loss, seed=11, mtu=None):
         tag = uuid.uuid4().hex[:6]
         self.server, self.client = f"moat-s-{tag}", f"moat-c-{tag}"
         self.delay_s, self.loss = delay_s, loss
@@ -94,6 +95,8 @@ class TunLink:
                 sh("ip", "-n", ns, "link", "set", "lo", "up")
                 sh("ip", "-n", ns, "addr", "add", local, "peer", peer, "dev", dev)
                 sh("ip", "-n", ns, "link", "set", dev, "up")
+                if mtu is not None:
+                    sh("ip", "-n", ns, "link", "set", dev, "mtu", str(mtu))
         except Exception:
             self.close()
             raise

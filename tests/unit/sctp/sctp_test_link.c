@@ -22,7 +22,8 @@ static void on_send_packet(void *user, const uint8_t *packet, size_t length)
         end->tap(end, packet, length, end->tap_user);
     if (!end->wire_enabled)
         return;
-    if (end->drop_rate > 0 && g_rand_double(end->rand) < end->drop_rate) {
+    if ((end->max_wire_packet > 0 && length > end->max_wire_packet) ||
+        (end->drop_rate > 0 && g_rand_double(end->rand) < end->drop_rate)) {
         end->packets_dropped++;
         return;
     }

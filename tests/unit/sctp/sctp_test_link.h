@@ -25,10 +25,11 @@ typedef struct sctp_test_end sctp_test_end;
 struct sctp_test_end {
     moat_sctp_association *assoc;
     sctp_test_end *peer;
-    GQueue inbox;      /* GBytes: packets for this end */
-    GRand *rand;       /* shared with the peer */
-    double drop_rate;  /* share of this end's outgoing packets dropped */
-    bool wire_enabled; /* false: outgoing packets vanish (peer unreachable) */
+    GQueue inbox;           /* GBytes: packets for this end */
+    GRand *rand;            /* shared with the peer */
+    double drop_rate;       /* share of this end's outgoing packets dropped */
+    bool wire_enabled;      /* false: outgoing packets vanish (peer unreachable) */
+    size_t max_wire_packet; /* non-zero: larger outgoing packets are dropped */
 
     size_t packets_sent, packets_dropped, largest_packet;
     int up_events, down_events;
