@@ -65,6 +65,18 @@
  * machine). */
 #define MOAT_SCTP_CC_MODULE 1
 
+/* Max.Burst stays usrsctp's: 4 packets, applied by cutting cwnd to the
+ * flight size plus 4 packets whenever a SACK leaves more room than that
+ * (sctp_use_cwnd_based_maxburst, ssthresh keeps the old cwnd). On the
+ * bench's 7 ms link that cut is what makes cwnd swing between 4 MB and
+ * 20 KB with no packet lost (MOAT_BENCH_TRACE=1: srtt climbs from 7 to
+ * 40 ms: queueing behind the receiver, whose window apparently closes
+ * and reopens). Limiting bursts by packet count instead (the sysctl at 0)
+ * was measured A/B on the 71 ms and 7 ms links, 8 pairs with the patched
+ * library at -O2 and 3 before (load average 2.5-4.9): at 71 ms SCTP MB/s
+ * 39.0 -> 42.6 with the library at -O2 (pairs from -39% to +64%), at 7 ms
+ * no consistent difference; not kept. */
+
 /* Fixed by a carried patch: usrsctp 0.9.5 (and its master as of this
  * writing) did not restart the T3-rtx timer on its fast SACK path
  * (sctp_express_handle_sack, every SACK without gap blocks) when the
