@@ -1,7 +1,7 @@
 # Moat: `make run` starts the gateway with built-in defaults, `make test` runs
 # every test. Both install their own dependencies first (idempotent).
 SHELL := /bin/bash
-export PKG_CONFIG_PATH := $(CURDIR)/.deps/libsrtp/lib/pkgconfig:$(PKG_CONFIG_PATH)
+export PKG_CONFIG_PATH := $(CURDIR)/.deps/libsrtp/lib/pkgconfig:$(CURDIR)/.deps/usrsctp/lib/pkgconfig:$(PKG_CONFIG_PATH)
 MESON_SETUP = meson setup --wipe
 VENV := $(CURDIR)/.venv
 FUZZ_SECONDS ?= 15

@@ -78,21 +78,33 @@
  * machine). */
 #define MOAT_SCTP_CC_MODULE 1
 
-/* Known limit of usrsctp 0.9.5 (and its master as of this writing) on long
- * round trips: its fast SACK path (sctp_express_handle_sack, every SACK
- * without gap blocks) starts the T3-rtx timer only when it is not running
- * and stops it only when nothing is in flight, so it is not restarted when
- * the cumulative ack moves (RFC 9260 §6.3.2 R3). A bulk transfer that keeps
- * data in flight therefore takes a spurious retransmission timeout RTO.Min
- * (1 s) after it starts, and every RTO after that; when queueing has made
- * the oldest outstanding chunk older than SRTT + RTTVAR, the timeout marks
- * data for retransmission and sets cwnd to one packet and ssthresh to half
- * of it. At 71 ms the window then grows by one packet per round trip from
- * about 1 MB. This, not loss, is what made the bench's long_rtt_vs_tcp swing
- * between about 0.4 and 1.1 (MOAT_BENCH_TRACE=1 build/bench/datachannel
- * link 71 shows t3=1 about 1 s into every transfer, with no packet dropped
- * anywhere). A usrsctp that stops the SEND timers where the express path
- * moves the cumulative ack, as its slow path does, takes no T3 at all in the
- * same runs. */
+/* Max.Burst stays usrsctp's: 4 packets, applied by cutting cwnd to the
+ * flight size plus 4 packets whenever a SACK leaves more room than that
+ * (sctp_use_cwnd_based_maxburst, ssthresh keeps the old cwnd). On the
+ * bench's 7 ms link that cut is what makes cwnd swing between 4 MB and
+ * 20 KB with no packet lost (MOAT_BENCH_TRACE=1: srtt climbs from 7 to
+ * 40 ms: queueing behind the receiver, whose window apparently closes
+ * and reopens). Limiting bursts by packet count instead (the sysctl at 0)
+ * was measured A/B on the 71 ms and 7 ms links, 8 pairs with the patched
+ * library at -O2 and 3 before (load average 2.5-4.9): at 71 ms SCTP MB/s
+ * 39.0 -> 42.6 with the library at -O2 (pairs from -39% to +64%), at 7 ms
+ * no consistent difference; not kept. */
+
+/* Fixed by a carried patch: usrsctp 0.9.5 (and its master as of this
+ * writing) did not restart the T3-rtx timer on its fast SACK path
+ * (sctp_express_handle_sack, every SACK without gap blocks) when the
+ * cumulative ack moved (RFC 9260 §6.3.2 R3): it started the timer only when
+ * it was not running and stopped it only when nothing was in flight. A bulk
+ * transfer that keeps data in flight therefore took a spurious
+ * retransmission timeout RTO.Min (1 s) after it started, and every RTO after
+ * that; when queueing had made the oldest outstanding chunk older than
+ * SRTT + RTTVAR, the timeout marked data for retransmission and set cwnd to
+ * one packet and ssthresh to half of it, so at 71 ms the window grew back by
+ * one packet per round trip from about 1 MB. Moat links usrsctp built by
+ * scripts/build-usrsctp.sh from Debian's source with
+ * scripts/patches/usrsctp-express-sack-t3-restart.patch, which stops the
+ * SEND timers where the express path moves the cumulative ack, as the slow
+ * path does, so the existing "assure a timer" loop restarts them.
+ * tests/unit/sctp/test_sctp_long_rtt fails without the patch. */
 
 #endif
