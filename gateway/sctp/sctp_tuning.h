@@ -17,10 +17,25 @@
 /* Memory one session's association may hold in its send and receive buffers
  * together, when nobody says otherwise (moat_sctp_association_set_memory_limit).
  * This is the bound of the hardening issue's [limits] datachannel_session_bytes:
- * the integrator passes that setting to set_memory_limit. 16 MiB gives each
- * direction 8 MiB, a 1 Gbit/s path's bandwidth-delay product at 64 ms, or
- * 100 Mbit/s at 670 ms. */
+ * the integrator passes that setting to set_memory_limit. Each direction
+ * gets half, up to MOAT_SCTP_MAX_WINDOW below (6 MiB: a 1 Gbit/s path's
+ * bandwidth-delay product at 50 ms, or 100 Mbit/s at 500 ms). */
 #define MOAT_SCTP_SESSION_BYTES_DEFAULT (16u * 1024u * 1024u)
+
+/* Largest send or receive buffer, whatever the memory limit allows: what
+ * Linux lets a TCP socket's receive window autotune to by default
+ * (net.ipv4.tcp_rmem max, 6 MiB), so a data channel takes a path no harder
+ * than a default TCP connection does. The peer's congestion window can then
+ * not outgrow the window we advertise. Without this cap (8 MiB each way at
+ * the default 16 MiB per session) usrsctp's slow start overshoots the
+ * bench's 1 Gbit/s, 71 ms link (BDP 8.9 MB, 2.5 MB queue): cwnd reaches
+ * about 6 MB, doubles once more in a burst at twice the link rate, loses
+ * 1000-10000 packets, and its recovery cuts cwnd to flight + Max.Burst, a
+ * few packets (build/bench/datachannel link 71 with MOAT_BENCH_TRACE=1).
+ * Same run, 1200-byte packets, SCTP/TCP at 71 ms: 8 MiB each way 0.34 and
+ * 0.41 (1281 and 2129 packets dropped), 5 MiB 0.91 and 0.91, 6 MiB 1.16
+ * and 1.14 (none dropped), 4 MiB 0.69 and 0.68. */
+#define MOAT_SCTP_MAX_WINDOW (6u * 1024u * 1024u)
 
 /* Smallest buffer a memory limit can impose on either direction: below this
  * an association hardly moves data at all. */

@@ -48,9 +48,13 @@
  * (moat_sctp_association_tick). */
 #define IDLE_CHECK_INTERVAL_US 100000
 
+/* Half the session's memory, at most MOAT_SCTP_MAX_WINDOW, at least
+ * MOAT_SCTP_MIN_WINDOW. */
 static size_t direction_cap(size_t limit)
 {
     size_t cap = limit / 2;
+    if (cap > MOAT_SCTP_MAX_WINDOW)
+        cap = MOAT_SCTP_MAX_WINDOW;
     return cap < MOAT_SCTP_MIN_WINDOW ? MOAT_SCTP_MIN_WINDOW : cap;
 }
 

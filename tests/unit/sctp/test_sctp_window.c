@@ -33,7 +33,12 @@ static void test_defaults(void)
     size_t send, receive;
     moat_sctp_association_buffer_sizes(link.client.assoc, &send, &receive);
     g_assert_cmpuint(send, ==, MOAT_SCTP_SOCKET_BUFFER_SIZE);
-    g_assert_cmpuint(receive, ==, MOAT_SCTP_SESSION_BYTES_DEFAULT / 2);
+    /* Half the default session memory, within the TCP-like window cap. */
+    g_assert_cmpuint(receive, ==, MIN(MOAT_SCTP_SESSION_BYTES_DEFAULT / 2, MOAT_SCTP_MAX_WINDOW));
+    /* However much memory a session may use, no window passes the cap. */
+    moat_sctp_association_set_memory_limit(link.client.assoc, 64u * 1024u * 1024u);
+    moat_sctp_association_buffer_sizes(link.client.assoc, &send, &receive);
+    g_assert_cmpuint(receive, ==, MOAT_SCTP_MAX_WINDOW);
     g_assert_cmpint(moat_sctp_association_set_mtu(link.client.assoc, MOAT_SCTP_MTU - 1), ==,
                     -EINVAL);
     g_assert_cmpint(moat_sctp_association_set_mtu(link.client.assoc, MOAT_SCTP_MAX_MTU + 1), ==,
