@@ -99,7 +99,8 @@
  * link, same runs, idle machine, SCTP/TCP at 7 / 71 / 196 ms with
  * 1200-byte packets: HSTCP 0.21-0.32 / 0.37-1.14 / 1.07-1.11, H-TCP
  * 0.87-0.90 / 1.13-1.15 / 1.07-1.11, RFC 9260's own algorithm
- * (SCTP_CC_RFC2581) 0.86-0.89 / 0.74-1.14 / 1.09-1.10. With the standard
+ * (SCTP_CC_RFC2581) 0.86-0.89 / 0.74-1.14 / 1.09-1.10: within noise of each
+ * other; H-TCP stays for its steadier 71 ms runs. With the standard
  * one tests/unit/sctp test_sctp_transfer unordered-lossy used to lose track
  * of one message (neither delivered nor reported abandoned); that was the
  * test: its ticks advanced usrsctp's timers without real time passing, and
