@@ -28,12 +28,8 @@ typedef struct moat_ice_checker moat_ice_checker;
 
 #define MOAT_WORKER_BATCH   64
 #define MOAT_WORKER_TICK_MS 10
-/* Room for one datagram: a DTLS record of 2^14 bytes of SCTP (what path MTU
- * discovery may find on loopback and gateway-to-gateway links: 13-byte
- * header, explicit nonce or IV, tag or MAC and padding), plus 64 bytes for
- * in-place growth (SRTP tags on relay). Not a power of two, so the batch's
- * buffers do not all fall on the same cache sets. */
-#define MOAT_DATAGRAM_CAPACITY (16384 + 256)
+/* Receive buffers leave room for in-place growth (SRTP tags on relay). */
+#define MOAT_DATAGRAM_CAPACITY 2048
 
 /* Binds the socket now so that a port in use is reported before anything
  * starts. */
