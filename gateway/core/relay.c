@@ -191,6 +191,12 @@ static void drop(moat_relay *relay, moat_relay_drop_reason reason, void *target)
     relay->ops.release_target(relay->ops.user, target);
 }
 
+void moat_relay_count_drop(moat_relay *relay, moat_relay_drop_reason reason)
+{
+    if (relay && reason < MOAT_RELAY_DROP_REASON_COUNT)
+        atomic_fetch_add_explicit(&relay->dropped[reason], 1, memory_order_relaxed);
+}
+
 static bool ring_push(relay_ring *ring, relay_buffer *buffer, void *target)
 {
     size_t tail = atomic_load_explicit(&ring->tail, memory_order_relaxed);

@@ -89,6 +89,9 @@ void moat_relay_count_data_delivered(moat_relay *relay);
 uint64_t moat_relay_data_dropped(const moat_relay *relay, moat_relay_data_drop_reason reason);
 uint64_t moat_relay_data_delivered(const moat_relay *relay);
 
+/* Any thread: counts a packet dropped before it reached the relay (the
+ * same-worker path checks sizes itself and counts here). */
+void moat_relay_count_drop(moat_relay *relay, moat_relay_drop_reason reason);
 /* Any thread. */
 uint64_t moat_relay_dropped(const moat_relay *relay, moat_relay_drop_reason reason);
 uint64_t moat_relay_delivered(const moat_relay *relay);

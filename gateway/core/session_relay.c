@@ -38,6 +38,10 @@ static bool relay_deliver(void *user, void *target, const uint8_t *data, size_t 
     moat_session *session = moat_session_handle_get(target);
     if (!session || session->ending || !session->plugin)
         return false;
+    /* What is larger than the relay MTU never reaches a copy of that size
+     * (moat_session_relay_rtp* drop and count it before this point). */
+    if (length > MOAT_RELAY_MTU)
+        return false;
     if (!session->plugin->on_relay)
         return moat_session_gateway_calls.send_rtp(target, data, length) == 0;
     uint8_t copy[MOAT_RELAY_MTU + 64];
@@ -86,6 +90,10 @@ int moat_session_relay_rtp(moat_plugin_session *handle, const uint8_t *packet, s
     if (!handle || !moat_session_handle_get(handle))
         return -1;
     moat_worker *worker = handle->worker;
+    if (length > MOAT_RELAY_MTU) {
+        moat_relay_count_drop(moat_worker_relay(worker), MOAT_RELAY_DROP_TOO_BIG);
+        return -1;
+    }
     if (moat_worker_is_current(worker))
         return relay_deliver(NULL, handle, packet, length) ? 0 : -1;
     moat_relay *relay = moat_worker_relay(worker);
@@ -108,6 +116,13 @@ size_t moat_session_relay_rtp_many(moat_plugin_session *const *handles, size_t n
     unsigned consumers[RELAY_CHUNK];
     size_t queued = 0, pending = 0;
     moat_relay *relay = NULL;
+    if (length > MOAT_RELAY_MTU) {
+        for (size_t i = 0; i < n; i++)
+            if (handles[i] && moat_session_handle_get(handles[i]))
+                moat_relay_count_drop(moat_worker_relay(handles[i]->worker),
+                                      MOAT_RELAY_DROP_TOO_BIG);
+        return 0;
+    }
     for (size_t i = 0; i < n; i++) {
         moat_plugin_session *handle = handles[i];
         if (!handle || !moat_session_handle_get(handle))
