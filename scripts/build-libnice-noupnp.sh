@@ -7,11 +7,12 @@
 # LD_LIBRARY_PATH for that one process. The gateway itself is not affected.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
+. "$top/scripts/lib/debian-source.sh"
 prefix="$top/.deps/libnice-noupnp"
 [ -f "$prefix/lib/libnice.so.10" ] && exit 0
 work="$top/.deps/libnice-src"
 rm -rf "$work" && mkdir -p "$work"
-(cd "$work" && apt-get source -qq libnice >/dev/null 2>&1 || apt-get source libnice)
+fetch_debian_source libnice "$work"
 src=$(find "$work" -maxdepth 1 -mindepth 1 -type d -name 'libnice-*' | head -n1)
 cd "$src"
 meson setup _build --prefix="$prefix" --libdir=lib -Dgupnp=disabled -Dgstreamer=disabled \

@@ -5,27 +5,14 @@
 # through PKG_CONFIG_PATH. Nothing is downloaded from outside Debian.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
+. "$top/scripts/lib/debian-source.sh"
 prefix="$top/.deps/libsrtp"
 if [ -f "$prefix/lib/pkgconfig/libsrtp2.pc" ] && grep -q openssl "$prefix/lib/pkgconfig/libsrtp2.pc"; then
   exit 0
 fi
-# apt-get source needs a deb-src entry; add one mirroring the configured archive.
-if ! grep -rqsE '^(deb-src|Types:.*deb-src)' /etc/apt/sources.list /etc/apt/sources.list.d/; then
-  uri=$(grep -rhsE '^URIs:' /etc/apt/sources.list.d/*.sources | head -n1 | awk '{print $2}')
-  [ -n "$uri" ] || uri=$(grep -hsE '^deb ' /etc/apt/sources.list | head -n1 | awk '{print $2}')
-  [ -n "$uri" ] || uri=http://deb.debian.org/debian
-  cat > /etc/apt/sources.list.d/moat-deb-src.sources <<SRC
-Types: deb-src
-URIs: $uri
-Suites: bookworm bookworm-updates
-Components: main
-Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
-SRC
-  apt-get update -qq
-fi
 work="$top/.deps/libsrtp-src"
 rm -rf "$work" && mkdir -p "$work"
-(cd "$work" && apt-get source -qq libsrtp2 >/dev/null 2>&1 || apt-get source libsrtp2)
+fetch_debian_source libsrtp2 "$work"
 src=$(find "$work" -maxdepth 1 -mindepth 1 -type d -name 'libsrtp2-*' | head -n1)
 cd "$src"
 ./configure --quiet --prefix="$prefix" --enable-openssl --disable-pcap CFLAGS="-O2 -fPIC" >/dev/null

@@ -37,6 +37,7 @@
 # built with, and nothing is rebuilt while the stamp matches.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
+. "$top/scripts/lib/debian-source.sh"
 prefix="${USRSCTP_PREFIX:-$top/.deps/usrsctp}"
 patch_dir="$top/scripts/patches"
 patches=()
@@ -61,24 +62,9 @@ if [ -f "$prefix/lib/libusrsctp.a" ] && [ -f "$prefix/lib/pkgconfig/usrsctp.pc" 
   exit 0
 fi
 
-# apt-get source needs a deb-src entry; add one mirroring the configured
-# archive (as build-libsrtp.sh does).
-if ! grep -rqsE '^(deb-src|Types:.*deb-src)' /etc/apt/sources.list /etc/apt/sources.list.d/; then
-  uri=$(grep -rhsE '^URIs:' /etc/apt/sources.list.d/*.sources | head -n1 | awk '{print $2}')
-  [ -n "$uri" ] || uri=$(grep -hsE '^deb ' /etc/apt/sources.list | head -n1 | awk '{print $2}')
-  [ -n "$uri" ] || uri=http://deb.debian.org/debian
-  cat >/etc/apt/sources.list.d/moat-deb-src.sources <<SRC
-Types: deb-src
-URIs: $uri
-Suites: bookworm bookworm-updates
-Components: main
-Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
-SRC
-  apt-get update -qq
-fi
 work="$(mktemp -d "${TMPDIR:-/tmp}/moat-usrsctp-src.XXXXXX")"
 trap 'rm -rf "$work"' EXIT
-(cd "$work" && { apt-get source -qq libusrsctp >/dev/null 2>&1 || apt-get source libusrsctp; })
+fetch_debian_source libusrsctp "$work"
 src=$(find "$work" -maxdepth 1 -mindepth 1 -type d -name 'libusrsctp-*' | head -n1)
 cd "$src"
 # apt-get source has applied Debian's own quilt series (debian/patches).

@@ -84,9 +84,11 @@ static unsigned send_plan(moat_worker *worker, moat_udp_gso_plan *plan, bool *wa
             return worker->send_count;
         }
         if (plan->count[m] > 1) {
-            /* EMSGSIZE: a path whose MTU the segments do not fit, where a
-             * plain send fragments; anything else: this socket cannot
-             * segment at all. */
+            /* EMSGSIZE: the segments do not fit this route's MTU (the
+             * sockets are IP(V6)_PMTUDISC_PROBE, so nothing fragments):
+             * send them one by one, and each datagram is accepted or
+             * refused on its own, as PLPMTUD expects; anything else: this
+             * socket cannot segment at all. */
             if (errno != EMSGSIZE)
                 worker->send_gso = false;
             *gso = false;
