@@ -7,7 +7,7 @@ VENV := $(CURDIR)/.venv
 FUZZ_SECONDS ?= 15
 SOAK_SECONDS ?= 600
 
-.PHONY: all deps build build-asan build-fuzz run test unit fuzz integration soak bench format clean
+.PHONY: all deps build build-asan build-fuzz run test unit fuzz integration soak soak-quick bench format clean
 
 all: build
 
@@ -36,18 +36,21 @@ fuzz: build-fuzz
 	@bash tests/fuzz/run-all.sh build-fuzz $(FUZZ_SECONDS)
 
 integration: build
-	$(VENV)/bin/python -m pytest -v tests/integration
+	@mkdir -p build/test-reports
+	$(VENV)/bin/python -m pytest -v --junitxml=build/test-reports/integration.xml tests/integration
 
 # Churn, floods and data channels against the ASan gateway; resident memory
 # and file descriptors must stay flat and the exit clean (tests/soak/).
 soak: build build-asan
 	@bash tests/soak/run.sh $(SOAK_SECONDS)
 
+soak-quick:
+	@$(MAKE) --no-print-directory soak SOAK_SECONDS=60
+
+# Each phase is timed; the table of phases and of the ten slowest tests comes
+# last (scripts/timed-phases.sh).
 test: build build-asan build-fuzz
-	$(MAKE) --no-print-directory unit
-	$(MAKE) --no-print-directory fuzz
-	$(MAKE) --no-print-directory integration
-	$(MAKE) --no-print-directory soak SOAK_SECONDS=60
+	@bash scripts/timed-phases.sh unit fuzz integration soak-quick
 
 bench: build
 	@bash bench/run-all.sh build

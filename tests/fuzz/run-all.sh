@@ -1,22 +1,29 @@
 #!/usr/bin/env bash
-# Runs every libFuzzer target for a bounded time; any crash fails the run.
-set -euo pipefail
+# Runs every libFuzzer target for a bounded time, FUZZ_JOBS at once (default:
+# the number of cores); any crash fails the run.
+set -uo pipefail
 build=${1:-build-fuzz}
 seconds=${2:-15}
-status=0
+jobs=${FUZZ_JOBS:-$(nproc)}
 mapfile -t targets < <(find "$build/tests/fuzz" -type f -executable -name 'fuzz_*' | sort)
 [ ${#targets[@]} -gt 0 ] || { echo "no fuzz targets found in $build"; exit 1; }
-for t in "${targets[@]}"; do
+
+# run_one TARGET: one bounded libFuzzer run; prints one line, and the log's
+# tail when the target found something.
+run_one() {
+  local t=$1 build=$2 seconds=$3 name corpus seeds dirs log
   name=$(basename "$t")
   corpus="$build/fuzz-corpus/$name"
+  log="$build/fuzz-corpus/$name.log"
   mkdir -p "$corpus"
   seeds="tests/fuzz/seeds/$name"
   dirs=("$corpus"); [ -d "$seeds" ] && dirs+=("$seeds")
-  if "$t" -max_total_time="$seconds" -timeout=5 -rss_limit_mb=2048 -print_final_stats=0 \
-       -artifact_prefix="$build/fuzz-corpus/$name-" "${dirs[@]}" >"$build/fuzz-corpus/$name.log" 2>&1; then
-    echo "fuzz $name: ok ($(grep -Eo 'stat::number_of_executed_units: [0-9]+' "$build/fuzz-corpus/$name.log" || grep -Eo '#[0-9]+[[:space:]]+DONE' "$build/fuzz-corpus/$name.log" | tail -1))"
+  if "$t" -max_total_time="$seconds" -timeout=5 -rss_limit_mb=2048 -print_final_stats=1 \
+       -artifact_prefix="$build/fuzz-corpus/$name-" "${dirs[@]}" >"$log" 2>&1; then
+    echo "fuzz $name: ok ($(grep -Eo 'stat::number_of_executed_units: [0-9]+' "$log" | tail -1))"
   else
-    echo "fuzz $name: FAILED"; tail -n 40 "$build/fuzz-corpus/$name.log"; status=1
+    echo "fuzz $name: FAILED"; tail -n 40 "$log"; return 1
   fi
-done
-exit $status
+}
+export -f run_one
+printf '%s\n' "${targets[@]}" | xargs -P "$jobs" -I{} bash -c 'run_one "$@"' _ {} "$build" "$seconds"

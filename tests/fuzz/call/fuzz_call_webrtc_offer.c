@@ -4,6 +4,7 @@
  * written, whenever the phone's SDP was accepted. Compiled with the SDP
  * sources alone: GStreamer is replaced by the list of codecs a full
  * installation supports. */
+#include "../../unit/call/call_webrtc_answer_fixture.h"
 #include "call/call_webrtc_offer_sdp.h"
 #include "sdp/sdp.h"
 
@@ -23,9 +24,7 @@ bool moat_transcoder_supports(const char *name)
     return false;
 }
 
-#define FINGERPRINT                                                                                \
-    "96:9C:61:6F:9B:31:80:AD:E5:9E:BA:46:9E:68:A5:DA:02:17:7C:02:81:D9:DA:01:42:F4:94:C4:7D:E3:"   \
-    "2B:45"
+#define FINGERPRINT CALL_TEST_FINGERPRINT
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -40,26 +39,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         fprintf(stderr, "%s\n%s\n", error, offer_text);
         __builtin_trap();
     }
-    moat_sdp_candidate candidate = {.foundation = "1",
-                                    .component = 1,
-                                    .transport = "udp",
-                                    .priority = 2130706431,
-                                    .address = "192.0.2.1",
-                                    .port = 40000,
-                                    .type = "host"};
-    moat_sdp_answer_params params = {
-        .ice_ufrag = "abcdefgh",
-        .ice_pwd = "abcdefghijklmnopqrstuvwx",
-        .fingerprint_sha256 = FINGERPRINT,
-        .setup = MOAT_SDP_SETUP_PASSIVE,
-        .candidates = &candidate,
-        .n_candidates = 1,
-        .session_id = 1,
-        .cname = "moat",
-    };
-    moat_sdp_negotiation *negotiation = g_new0(moat_sdp_negotiation, 1);
+    moat_sdp_negotiation *negotiation = NULL;
     char *answer = NULL;
-    moat_sdp_answer_create(offer, &params, negotiation, &answer, error, sizeof error);
+    call_test_answer_self_offer(offer, "192.0.2.1", &negotiation, &answer, error, sizeof error);
     g_free(answer);
     g_free(negotiation);
     moat_sdp_free(offer);

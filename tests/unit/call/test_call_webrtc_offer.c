@@ -3,14 +3,13 @@
  * refused, and that Moat's answer to it (its offer) carries everything a
  * WebRTC client needs. */
 #include "call/call_webrtc_offer_sdp.h"
+#include "call_webrtc_answer_fixture.h"
 #include "sdp/sdp.h"
 
 #include <glib.h>
 #include <string.h>
 
-#define FINGERPRINT                                                                                \
-    "96:9C:61:6F:9B:31:80:AD:E5:9E:BA:46:9E:68:A5:DA:02:17:7C:02:81:D9:DA:01:42:F4:94:C4:7D:E3:"   \
-    "2B:45"
+#define FINGERPRINT CALL_TEST_FINGERPRINT
 
 static const char *const opus[] = {"opus"};
 
@@ -39,25 +38,11 @@ static void test_opus_first_then_phone_codecs(void)
 
     moat_sdp *offer = moat_sdp_parse(text, strlen(text), error, sizeof error);
     g_assert_nonnull(offer);
-    moat_sdp_candidate candidate = {.foundation = "1",
-                                    .component = 1,
-                                    .transport = "udp",
-                                    .priority = 2130706431,
-                                    .address = "127.0.0.1",
-                                    .port = 40000,
-                                    .type = "host"};
-    moat_sdp_answer_params params = {.ice_ufrag = "abcdefgh",
-                                     .ice_pwd = "abcdefghijklmnopqrstuvwx",
-                                     .fingerprint_sha256 = FINGERPRINT,
-                                     .setup = MOAT_SDP_SETUP_PASSIVE,
-                                     .candidates = &candidate,
-                                     .n_candidates = 1,
-                                     .session_id = 1,
-                                     .cname = "moat"};
-    moat_sdp_negotiation *n = g_new0(moat_sdp_negotiation, 1);
+    moat_sdp_negotiation *n = NULL;
     char *moat_offer = NULL;
-    g_assert_cmpint(moat_sdp_answer_create(offer, &params, n, &moat_offer, error, sizeof error), ==,
-                    0);
+    g_assert_cmpint(
+        call_test_answer_self_offer(offer, "127.0.0.1", &n, &moat_offer, error, sizeof error), ==,
+        0);
     for (size_t i = 0; i < 4; i++) {
         static const char *const needed[] = {"a=ice-lite", "a=ice-ufrag:abcdefgh",
                                              "a=setup:passive", "a=candidate:"};

@@ -57,17 +57,23 @@ static void test_enable_refused_late(void)
 
 /* An unlimited wire (loopback): 16384 is confirmed in one round trip, and
  * the data packets grow to it. */
+/* A connected pair whose client probed an unlimited wire up to 16384. */
+static void connect_probed_to_16384(sctp_test_link *link, moat_sctp_plpmtud_status *st)
+{
+    sctp_test_link_init(link, 0);
+    g_assert_cmpint(moat_sctp_association_enable_plpmtud(link->client.assoc, 16384), ==, 0);
+    sctp_test_link_connect(link);
+    sctp_test_link_pump(link, 2);
+    moat_sctp_association_plpmtud_status(link->client.assoc, st);
+    g_assert_true(st->enabled);
+    g_assert_cmpuint(st->pmtu, ==, 16384);
+}
+
 static void test_unlimited_wire(void)
 {
     sctp_test_link link;
-    sctp_test_link_init(&link, 0);
-    g_assert_cmpint(moat_sctp_association_enable_plpmtud(link.client.assoc, 16384), ==, 0);
-    sctp_test_link_connect(&link);
-    sctp_test_link_pump(&link, 2);
     moat_sctp_plpmtud_status st;
-    moat_sctp_association_plpmtud_status(link.client.assoc, &st);
-    g_assert_true(st.enabled);
-    g_assert_cmpuint(st.pmtu, ==, 16384);
+    connect_probed_to_16384(&link, &st);
     g_assert_cmpstr(st.state, ==, "search_complete");
     g_assert_cmpuint(st.probes_acked, >=, 1);
     link.client.largest_packet = 0;
@@ -123,13 +129,8 @@ static void test_limited_wire(void)
 static void test_black_hole_fallback(void)
 {
     sctp_test_link link;
-    sctp_test_link_init(&link, 0);
-    g_assert_cmpint(moat_sctp_association_enable_plpmtud(link.client.assoc, 16384), ==, 0);
-    sctp_test_link_connect(&link);
-    sctp_test_link_pump(&link, 2);
     moat_sctp_plpmtud_status st;
-    moat_sctp_association_plpmtud_status(link.client.assoc, &st);
-    g_assert_cmpuint(st.pmtu, ==, 16384);
+    connect_probed_to_16384(&link, &st);
     link.client.max_wire_packet = 1300;
     link.tick_sleep_us = 2000;
     transfer_exact(&link, 60);

@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# `make test`'s driver: runs each named make target as a phase, stops at the
+# first failing one, and prints a table of the phases' wall times and of the
+# ten slowest tests (meson's testlog.json of build-asan and pytest's JUnit
+# files under build/test-reports/), so a slow test or phase shows in every run.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+reports=build/test-reports
+mkdir -p "$reports"
+rm -f "$reports"/*.xml
+names=() times=() results=()
+status=0
+start_all=$(date +%s)
+for phase in "$@"; do
+  t0=$(date +%s)
+  if make --no-print-directory "$phase"; then result=ok; else result=FAILED; status=1; fi
+  names+=("$phase") times+=($(($(date +%s) - t0))) results+=("$result")
+  [ $status -eq 0 ] || break
+done
+echo
+echo "== make test: phases (wall seconds)"
+for i in "${!names[@]}"; do
+  printf '  %-14s %6s s  %s\n' "${names[$i]}" "${times[$i]}" "${results[$i]}"
+done
+printf '  %-14s %6s s\n' total $(($(date +%s) - start_all))
+echo "== the ten slowest tests"
+python3 - "$reports" <<'PY'
+import glob, json, sys, xml.etree.ElementTree as ET
+rows = []
+try:
+    for line in open("build-asan/meson-logs/testlog.json"):
+        t = json.loads(line)
+        rows.append((float(t.get("duration", 0)), "unit " + t["name"]))
+except OSError:
+    pass
+for path in glob.glob(sys.argv[1] + "/*.xml"):
+    try:
+        for case in ET.parse(path).iter("testcase"):
+            rows.append((float(case.get("time", 0)),
+                         "e2e " + case.get("classname", "") + "::" + case.get("name", "")))
+    except ET.ParseError:
+        pass
+for seconds, name in sorted(rows, reverse=True)[:10]:
+    print(f"  {seconds:8.1f} s  {name}")
+PY
+exit $status
