@@ -25,9 +25,9 @@ static inline int call_test_answer_self_offer(const moat_sdp *offer, const char 
                                     .component = 1,
                                     .transport = "udp",
                                     .priority = 2130706431,
-                                    .address = address,
                                     .port = 40000,
                                     .type = "host"};
+    g_strlcpy(candidate.address, address, sizeof candidate.address);
     moat_sdp_answer_params params = {.ice_ufrag = "abcdefgh",
                                      .ice_pwd = "abcdefghijklmnopqrstuvwx",
                                      .fingerprint_sha256 = CALL_TEST_FINGERPRINT,
