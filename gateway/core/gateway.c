@@ -297,7 +297,6 @@ int moat_gateway_start(moat_gateway *gateway, char *error, size_t error_size)
     if (start_calls(gateway, error, error_size) != 0)
         return -1;
     moat_whip_bind_gateway(gateway);
-    gateway->pending_sources = moat_source_counts_new();
     if (prepare_api_token(gateway, error, error_size) != 0)
         return -1;
     gateway->http = moat_http_server_start(gateway, error, error_size);

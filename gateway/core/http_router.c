@@ -34,6 +34,10 @@ void moat_http_router_init(moat_gateway *gateway)
         moat_admission_new((unsigned)config->whip_rate_per_ip, (unsigned)config->whip_burst_per_ip,
                            ADMISSION_MAX_SOURCES);
     moat_log_limiter_init(&gateway->http_log, HTTP_LOG_BURST, HTTP_LOG_INTERVAL_US);
+    /* Sessions hold these counters until their worker frees them: the
+     * gateway frees the table after the workers (moat_gateway_stop). */
+    if (!gateway->pending_sources)
+        gateway->pending_sources = moat_source_counts_new();
 }
 
 void moat_http_router_clear(moat_gateway *gateway)

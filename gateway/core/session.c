@@ -181,7 +181,8 @@ void moat_session_start(moat_session *session)
             session->negotiation.remote_fingerprint, &dtls_callbacks, session, error, sizeof error);
     moat_worker_add_session(session->worker, session);
     if (!session->dtls && session->dtls_context) {
-        moat_session_log(session, MOAT_LOG_WARN, "session", "session %s: %s", session->label, error);
+        moat_session_log(session, MOAT_LOG_WARN, "session", "session %s: %s", session->label,
+                         error);
         moat_session_end(session, "dtls setup failed");
         return;
     }
@@ -432,7 +433,8 @@ void moat_session_end(moat_session *session, const char *reason)
         session->drain_reason = g_strdup(reason);
         session->drain_deadline_us = moat_worker_now_us(session->worker) + SESSION_DRAIN_TIMEOUT_US;
         session->ending = false;
-        moat_log_debug("session", "session %s: draining data channels before close", session->label);
+        moat_log_debug("session", "session %s: draining data channels before close",
+                       session->label);
         return;
     }
     finish_end(session, reason);

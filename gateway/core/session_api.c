@@ -147,9 +147,9 @@ void moat_session_api_handle(moat_gateway *gateway, const moat_http_request *req
         /* The router lets only token holders here when a token is in force. */
         char user[33];
         moat_turn_new_user(user);
-        reply_json(response, 200,
-                   moat_ice_servers_json(&gateway->config, user,
-                                         g_get_real_time() / G_USEC_PER_SEC));
+        reply_json(
+            response, 200,
+            moat_ice_servers_json(&gateway->config, user, g_get_real_time() / G_USEC_PER_SEC));
         return;
     }
     if (strcmp(path, "/api/plugins") == 0 && get) {
@@ -186,8 +186,7 @@ void moat_session_api_handle(moat_gateway *gateway, const moat_http_request *req
         return;
     }
     if (g_str_has_prefix(path, "/api/sessions/")) {
-        moat_session_record *record =
-            find_session(gateway, path + strlen("/api/sessions/"), NULL);
+        moat_session_record *record = find_session(gateway, path + strlen("/api/sessions/"), NULL);
         if (!record) {
             moat_http_response_error(response, 404, "unknown_session", "no such session");
             return;
