@@ -122,7 +122,8 @@ def test_turn_credentials_per_session_only_in_link_or_with_token(make_gateway):
                       "--token", "api-secret")
     users = []
     for _ in range(2):
-        status, headers, _ = post_offer(gw)
+        # (The token on the offer is not needed, WHIP is open; older gateways wanted it.)
+        status, headers, _ = post_offer(gw, headers={"Authorization": "Bearer api-secret"})
         assert status == 201
         users += link_usernames(headers)
     assert len(users) == 2 and users[0] != users[1], users
@@ -170,12 +171,12 @@ def test_six_sources_at_the_allowed_rate_cannot_starve_a_client(make_gateway):
             status, _, reply = post_offer(gw, source=f"127.0.0.{source}")
             if status != 201:
                 refused[reply["error"]] = refused.get(reply["error"], 0) + 1
-    assert refused.get("max_pending_per_source", 0) == 6 * 25, refused
     statuses = []
     for _ in range(20):
         status, headers, reply = post_offer(gw)
         statuses.append(status)
         if status == 201:
             assert request(gw, "DELETE", headers["Location"])[0] == 200
-    assert statuses.count(503) == 0 and statuses.count(201) >= 18, statuses
+    assert statuses.count(503) == 0 and statuses.count(201) >= 18, (statuses, refused)
+    assert refused == {"max_pending_per_source": 6 * 25}, refused
     assert gw.metric("moat_pending_sessions") <= 6 * 5 + 5
