@@ -111,11 +111,25 @@ static char *reply_file_name(const moat_gateway *gateway, const char *file)
     return g_path_get_basename(file);
 }
 
+/* An error's detail without the server's paths: the recording folder is
+ * named by its option instead. */
+static char *reply_detail(const moat_gateway *gateway, const char *detail)
+{
+    const char *dir = gateway->config.record_dir;
+    if (!dir || !*dir || !strstr(detail, dir))
+        return g_strdup(detail);
+    GString *text = g_string_new(detail);
+    g_string_replace(text, dir, "<[record] dir>", 0);
+    return g_string_free(text, FALSE);
+}
+
 static void reply_recording(moat_gateway *gateway, moat_http_response *response,
                             moat_record_api_result *result)
 {
     if (result->error) {
-        moat_http_response_error(response, result->status, result->error, "%s", result->detail);
+        char *detail = reply_detail(gateway, result->detail);
+        moat_http_response_error(response, result->status, result->error, "%s", detail);
+        g_free(detail);
     } else {
         char *name = reply_file_name(gateway, result->file);
         reply_json(response, result->status, json_pack("{s:s}", "file", name));

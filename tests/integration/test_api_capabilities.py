@@ -180,3 +180,15 @@ def test_six_sources_at_the_allowed_rate_cannot_starve_a_client(make_gateway):
     assert statuses.count(503) == 0 and statuses.count(201) >= 18, (statuses, refused)
     assert refused == {"max_pending_per_source": 6 * 25}, refused
     assert gw.metric("moat_pending_sessions") <= 6 * 5 + 5
+
+
+def test_recording_errors_name_no_server_path(make_gateway, tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_text("not a folder")
+    gw = make_gateway("--record-dir", str(blocker / "rec"))
+    status, headers, _ = post_offer(gw)
+    assert status == 201
+    resource_id = headers["Location"].rsplit("/", 1)[1]
+    status, _, reply = request(gw, "POST", f"/api/sessions/{resource_id}/recording")
+    assert status == 409 and reply["error"] == "recording_unavailable", reply
+    assert str(tmp_path) not in json.dumps(reply), reply
