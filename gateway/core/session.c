@@ -357,7 +357,7 @@ bool moat_session_tick(moat_session *session, uint64_t now_us)
     if (session->ending)
         return false;
     if (session->plain_fd >= 0) {
-        if (session->plain_idle_timeout_us &&
+        if (session->plain_idle_timeout_us && now_us > session->plain_last_rx_us &&
             now_us - session->plain_last_rx_us > session->plain_idle_timeout_us) {
             session->end_reason = "ingest idle";
             return false;
