@@ -97,9 +97,19 @@ function render(stats) {
   state.updates = (state.updates || 0) + 1;
 }
 
+// The API token, when the gateway has one: open the page as
+// dashboard.html#token=<token> (a fragment never reaches the server's logs).
+const apiToken = new URLSearchParams(location.hash.slice(1)).get('token');
+const apiHeaders = apiToken ? { Authorization: 'Bearer ' + apiToken } : {};
+
 async function poll() {
   try {
-    const r = await fetch('/api/stats');
+    const r = await fetch('/api/stats', { headers: apiHeaders });
+    if (r.status === 401) {
+      document.getElementById('updated').textContent =
+        'the API needs its token: open this page as dashboard.html#token=<token>';
+      return;
+    }
     if (r.ok) render(await r.json());
   } catch (e) {
     document.getElementById('updated').textContent = 'gateway unreachable';

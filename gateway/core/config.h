@@ -23,7 +23,9 @@ typedef struct {
     /* [http] */
     char *http_bind;
     int http_port;
-    char *token; /* bearer token for WHIP/WHEP and the API; empty: none */
+    char *token;      /* bearer token for the API; empty: none (or generated, api_token.h) */
+    char *token_file; /* where a generated token is written; empty: the default path */
+    char *whip_token; /* bearer token for WHIP/WHEP offers; empty: open (RFC 9725) */
     char *web_root;
     int max_body_bytes;  /* request bodies above this are refused before they are read */
     char *metrics_token; /* bearer token for /metrics; empty: open */
@@ -38,6 +40,9 @@ typedef struct {
     int pending_timeout_s;    /* a session with no valid ICE check by then ends */
     int whip_rate_per_ip;     /* WHIP offers per second per source; 0: unlimited */
     int whip_burst_per_ip;
+    int max_pending_per_source; /* pending sessions of one IPv4 address or IPv6 /56; 0: no cap */
+    int ingest_per_source;      /* live ingests started from one source; 0: no cap */
+    int ingest_idle_timeout_s;  /* an ingest without a valid packet this long ends */
     /* [media] */
     char *media_bind;
     int media_port; /* first UDP port; worker i uses media_port + i */

@@ -4,6 +4,7 @@
 
 #include "call/call_registry.h"
 
+#include "core/api_token.h"
 #include "core/http_server.h"
 #include "core/log.h"
 #include "core/stats_snapshot.h"
@@ -221,6 +222,25 @@ static int start_calls(moat_gateway *gateway, char *error, size_t error_size)
     return gateway->calls ? 0 : -1;
 }
 
+/* An API listening beyond loopback never runs open (api_token.h). The
+ * token itself is never printed: only where it is. */
+static int prepare_api_token(moat_gateway *gateway, char *error, size_t error_size)
+{
+    char *written = NULL;
+    if (moat_api_token_prepare(&gateway->config, &written, error, error_size) != 0)
+        return -1;
+    if (written) {
+        char *absolute = g_canonicalize_filename(written, NULL);
+        moat_log_warn("http",
+                      "no [http] token is configured and the API listens on %s: generated one "
+                      "and wrote it to %s (mode 0600); send it as Authorization: Bearer <token>",
+                      gateway->config.http_bind, absolute);
+        g_free(absolute);
+        g_free(written);
+    }
+    return 0;
+}
+
 int moat_gateway_start(moat_gateway *gateway, char *error, size_t error_size)
 {
     prefilter_settings_from_config(gateway);
@@ -277,6 +297,8 @@ int moat_gateway_start(moat_gateway *gateway, char *error, size_t error_size)
     if (start_calls(gateway, error, error_size) != 0)
         return -1;
     moat_whip_bind_gateway(gateway);
+    if (prepare_api_token(gateway, error, error_size) != 0)
+        return -1;
     gateway->http = moat_http_server_start(gateway, error, error_size);
     if (!gateway->http)
         return -1;
@@ -339,6 +361,9 @@ void moat_gateway_stop(moat_gateway *gateway)
     gateway->n_workers = 0;
     moat_record_api_stop(); /* sessions are gone: let their recordings finish */
     moat_whip_bind_gateway(NULL);
+    /* After the workers: no session holds a source's pending count now. */
+    moat_source_counts_free(gateway->pending_sources);
+    gateway->pending_sources = NULL;
     moat_session_registry_free(gateway->sessions);
     gateway->sessions = NULL;
     moat_plugin_registry_free(gateway->plugins);

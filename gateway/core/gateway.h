@@ -54,8 +54,9 @@ typedef struct moat_gateway {
     uint64_t started_us;
     /* Admission control (control thread) */
     moat_admission *admission;
-    gint pending_sessions;   /* atomic: sessions not yet ICE-connected; workers decrement */
-    uint64_t session_serial; /* the last session's public label (/metrics, /api) */
+    gint pending_sessions; /* atomic: sessions not yet ICE-connected; workers decrement */
+    moat_source_counts *pending_sources; /* the same per source (IPv4, IPv6 /56) */
+    uint64_t session_serial;             /* the last session's public label (/metrics, /api) */
     uint64_t refused[MOAT_REFUSED_REASON_COUNT];
     moat_log_limiter http_log; /* per-request log lines */
     /* Why the kernel filter is not in use ("" when it is); for /metrics. */

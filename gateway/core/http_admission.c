@@ -1,4 +1,5 @@
-/* Owns the per-source token buckets that rate-limit WHIP offers. */
+/* Owns the per-source token buckets that rate-limit WHIP offers and ingests,
+ * the source keys, and the per-source counters of held sessions. */
 #include "core/http_admission.h"
 
 #include <arpa/inet.h>
@@ -26,7 +27,9 @@ const char *moat_refusal_reason_name(moat_refusal_reason reason)
                                         "max_pending_sessions",
                                         "request_timeout",
                                         "max_connections",
-                                        "max_connections_per_source"};
+                                        "max_connections_per_source",
+                                        "max_pending_per_source",
+                                        "ingest_per_source"};
     G_STATIC_ASSERT(G_N_ELEMENTS(names) == MOAT_REFUSED_REASON_COUNT);
     return (unsigned)reason < G_N_ELEMENTS(names) ? names[reason] : "unknown";
 }
@@ -51,6 +54,12 @@ void moat_admission_free(moat_admission *admission)
 
 void moat_admission_source_key(const char *peer, char *out, size_t size)
 {
+    moat_admission_source_key_prefix(peer, 64, out, size);
+}
+
+void moat_admission_source_key_prefix(const char *peer, unsigned prefix_bits, char *out,
+                                      size_t size)
+{
     unsigned char address[16];
     if (peer && inet_pton(AF_INET, peer, address) == 1) {
         snprintf(out, size, "4:%u.%u.%u.%u", address[0], address[1], address[2], address[3]);
@@ -63,9 +72,16 @@ void moat_admission_source_key(const char *peer, char *out, size_t size)
                      address[15]);
             return;
         }
-        /* One client usually owns a whole /64. */
-        snprintf(out, size, "6:%02x%02x%02x%02x%02x%02x%02x%02x", address[0], address[1],
-                 address[2], address[3], address[4], address[5], address[6], address[7]);
+        /* One client usually owns a whole /64, one customer a /56. */
+        unsigned bytes = prefix_bits / 8;
+        bytes = bytes < 1 ? 1 : bytes > 16 ? 16 : bytes;
+        GString *key = g_string_new(bytes == 8 ? "6:" : NULL);
+        if (bytes != 8)
+            g_string_append_printf(key, "6/%u:", bytes * 8);
+        for (unsigned i = 0; i < bytes; i++)
+            g_string_append_printf(key, "%02x", address[i]);
+        g_strlcpy(out, key->str, size);
+        g_string_free(key, TRUE);
         return;
     }
     snprintf(out, size, "?");
@@ -123,4 +139,54 @@ unsigned moat_admission_take(moat_admission *admission, const char *peer, uint64
 size_t moat_admission_sources(const moat_admission *admission)
 {
     return g_hash_table_size(admission->buckets);
+}
+
+/* Zero counters are dropped once the table holds this many keys. */
+#define SOURCE_COUNTS_PRUNE_AT 256
+
+struct moat_source_counts {
+    GHashTable *by_key; /* key (owned) -> int (owned, atomic) */
+};
+
+moat_source_counts *moat_source_counts_new(void)
+{
+    moat_source_counts *counts = g_new0(moat_source_counts, 1);
+    counts->by_key = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
+    return counts;
+}
+
+void moat_source_counts_free(moat_source_counts *counts)
+{
+    if (!counts)
+        return;
+    g_hash_table_destroy(counts->by_key);
+    g_free(counts);
+}
+
+static void prune_zero_counts(moat_source_counts *counts)
+{
+    GHashTableIter it;
+    gpointer value;
+    g_hash_table_iter_init(&it, counts->by_key);
+    while (g_hash_table_iter_next(&it, NULL, &value)) {
+        if (g_atomic_int_get((int *)value) <= 0)
+            g_hash_table_iter_remove(&it);
+    }
+}
+
+int *moat_source_counts_get(moat_source_counts *counts, const char *key)
+{
+    int *count = g_hash_table_lookup(counts->by_key, key);
+    if (count)
+        return count;
+    if (g_hash_table_size(counts->by_key) >= SOURCE_COUNTS_PRUNE_AT)
+        prune_zero_counts(counts);
+    count = g_new0(int, 1);
+    g_hash_table_insert(counts->by_key, g_strdup(key), count);
+    return count;
+}
+
+size_t moat_source_counts_size(const moat_source_counts *counts)
+{
+    return g_hash_table_size(counts->by_key);
 }

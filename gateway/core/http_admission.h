@@ -1,7 +1,9 @@
-/* Admission control for new WHIP sessions: a token bucket per source (IPv4
- * address, IPv6 /64 prefix) bounds how fast one client can POST offers, and
- * caps on live and pending (not yet ICE-connected) sessions bound what all
- * clients together can hold. Control thread only. */
+/* Admission control for new WHIP sessions and RTP ingests: a token bucket
+ * per source (IPv4 address, IPv6 /64 prefix) bounds how fast one client can
+ * POST offers; counts per source (IPv4 address, IPv6 /56: what one customer
+ * is usually delegated) bound what one client may hold (sessions not yet
+ * ICE-connected); caps on live and pending sessions bound what all clients
+ * together can hold. Control thread only, except where a function says. */
 #ifndef MOAT_HTTP_ADMISSION_H
 #define MOAT_HTTP_ADMISSION_H
 
@@ -20,6 +22,8 @@ typedef enum {
     MOAT_REFUSED_REQUEST_TIMEOUT,     /* connection closed: request not in within the deadline */
     MOAT_REFUSED_MAX_CONNECTIONS,     /* connection closed at accept: all sources' cap */
     MOAT_REFUSED_MAX_CONNECTIONS_SRC, /* connection closed at accept: one source's cap */
+    MOAT_REFUSED_MAX_PENDING_SRC,     /* one source's sessions not yet ICE-connected */
+    MOAT_REFUSED_INGEST_PER_SOURCE,   /* one source's live RTP ingests */
     MOAT_REFUSED_REASON_COUNT
 } moat_refusal_reason;
 
@@ -40,5 +44,25 @@ size_t moat_admission_sources(const moat_admission *admission);
 
 /* The key a source is limited under: "4:a.b.c.d" or "6:<first 64 bits>". */
 void moat_admission_source_key(const char *peer, char *out, size_t size);
+/* The same with the IPv6 prefix cut after `prefix_bits` (8..128, a multiple
+ * of 8): "6/56:<first 56 bits>". IPv4 (and v4-mapped) keys are the address. */
+void moat_admission_source_key_prefix(const char *peer, unsigned prefix_bits, char *out,
+                                      size_t size);
+
+/* What each source holds (pending sessions): a counter per source key that
+ * sessions hold a pointer to and decrement on their worker when they stop
+ * counting (atomic), so the control thread never waits for them. A counter
+ * is freed only once it is zero, so no session holds it then. */
+typedef struct moat_source_counts moat_source_counts;
+
+moat_source_counts *moat_source_counts_new(void);
+/* Frees the table; every counter must be zero (sessions gone). */
+void moat_source_counts_free(moat_source_counts *counts);
+/* The counter of `key`, created at zero (zero counters of other keys are
+ * dropped from time to time). The pointer stays valid while it is above
+ * zero, and until the next call otherwise. */
+int *moat_source_counts_get(moat_source_counts *counts, const char *key);
+/* Keys held now (for tests). */
+size_t moat_source_counts_size(const moat_source_counts *counts);
 
 #endif

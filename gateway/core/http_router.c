@@ -1,5 +1,12 @@
 /* Owns request routing and the HTTP API's policy: tokens, CORS and origins,
- * the body limit, and the refusal counters and request log limiter. */
+ * the body limit, and the refusal counters and request log limiter.
+ *
+ * Who may do what: WHIP/WHEP offers are open (RFC 9725) unless [http]
+ * whip_token is set; a session's resource id is its capability (PATCH and
+ * DELETE of /whip/resource/<id>, /api/sessions/<id>/message and
+ * /recording); every other /api/ route needs the API token whenever there
+ * is one, configured or generated (api_token.h): /api/calls, rooms,
+ * ingest, recording rooms, TURN credentials, listings. */
 #include "core/http_router.h"
 
 #include "core/ingest_api.h"
@@ -27,6 +34,10 @@ void moat_http_router_init(moat_gateway *gateway)
         moat_admission_new((unsigned)config->whip_rate_per_ip, (unsigned)config->whip_burst_per_ip,
                            ADMISSION_MAX_SOURCES);
     moat_log_limiter_init(&gateway->http_log, HTTP_LOG_BURST, HTTP_LOG_INTERVAL_US);
+    /* Sessions hold these counters until their worker frees them: the
+     * gateway frees the table after the workers (moat_gateway_stop). */
+    if (!gateway->pending_sources)
+        gateway->pending_sources = moat_source_counts_new();
 }
 
 void moat_http_router_clear(moat_gateway *gateway)
@@ -255,6 +266,18 @@ static bool serve_plugin_api(moat_gateway *gateway, const moat_http_request *req
     return false;
 }
 
+/* /api/sessions/<name>/message or /api/sessions/<name>/recording. */
+static bool acts_on_session(const char *path)
+{
+    const char *prefix = "/api/sessions/";
+    if (!g_str_has_prefix(path, prefix))
+        return false;
+    const char *name = path + strlen(prefix);
+    const char *slash = strchr(name, '/');
+    return slash && slash > name &&
+           (strcmp(slash, "/message") == 0 || strcmp(slash, "/recording") == 0);
+}
+
 void moat_http_route(moat_gateway *gateway, const moat_http_request *request,
                      moat_http_response *response)
 {
@@ -293,7 +316,19 @@ void moat_http_route(moat_gateway *gateway, const moat_http_request *request,
     bool offer = whip && strcmp(method, "POST") == 0 && !g_str_has_prefix(path, "/whip/resource/");
     if (offer && !moat_whip_admit(gateway, request, response))
         return;
-    if ((whip || api) && has_token(config->token) && !bearer_is(request, config->token)) {
+    /* The API token: configured, or generated when the API listens beyond
+     * loopback (api_token.h); none only on a loopback-only API. */
+    bool privileged = has_token(config->token) && bearer_is(request, config->token);
+    if (offer && has_token(config->whip_token) && !privileged &&
+        !bearer_is(request, config->whip_token)) {
+        unauthorized(response, "for WHIP and WHEP offers");
+        return;
+    }
+    /* A session's resource id is its capability (RFC 9725): its WHIP
+     * resource, its message and recording routes take it without the token;
+     * the session API checks the name. Everything else under /api/ needs
+     * the token when there is one. */
+    if (api && !acts_on_session(path) && has_token(config->token) && !privileged) {
         unauthorized(response, "");
         return;
     }
@@ -304,7 +339,7 @@ void moat_http_route(moat_gateway *gateway, const moat_http_request *request,
         moat_http_response_set(response, 200, "application/json", body, strlen(body));
     } else if (api) {
         if (!serve_plugin_api(gateway, request, response, path))
-            moat_session_api_handle(gateway, request, response, has_token(config->token));
+            moat_session_api_handle(gateway, request, response, privileged);
     } else
         serve_static(gateway, request, response);
 }

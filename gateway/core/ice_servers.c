@@ -5,6 +5,7 @@
 #include <glib.h>
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
+#include <openssl/rand.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -46,13 +47,24 @@ static char **turn_uris(const moat_config *config)
     return parts;
 }
 
-json_t *moat_ice_servers_json(const moat_config *config, int64_t now_unix)
+void moat_turn_new_user(char out[33])
+{
+    unsigned char bytes[16];
+    if (RAND_bytes(bytes, sizeof bytes) != 1) {
+        for (size_t i = 0; i < sizeof bytes; i++)
+            bytes[i] = (unsigned char)g_random_int();
+    }
+    for (size_t i = 0; i < sizeof bytes; i++)
+        snprintf(out + 2 * i, 3, "%02x", bytes[i]);
+}
+
+json_t *moat_ice_servers_json(const moat_config *config, const char *user, int64_t now_unix)
 {
     json_t *servers = json_array();
     char **uris = turn_uris(config);
     moat_turn_credentials credentials;
     if (uris && uris[0] &&
-        moat_turn_credentials_make(config->turn_secret, NULL, now_unix, config->turn_ttl_s,
+        moat_turn_credentials_make(config->turn_secret, user, now_unix, config->turn_ttl_s,
                                    &credentials) == 0) {
         json_t *urls = json_array();
         for (size_t i = 0; uris[i]; i++)
@@ -66,13 +78,13 @@ json_t *moat_ice_servers_json(const moat_config *config, int64_t now_unix)
     return json_pack("{s:o, s:i}", "iceServers", servers, "ttl", config->turn_ttl_s);
 }
 
-char *moat_ice_servers_link_header(const moat_config *config, int64_t now_unix)
+char *moat_ice_servers_link_header(const moat_config *config, const char *user, int64_t now_unix)
 {
     char **uris = turn_uris(config);
     moat_turn_credentials credentials;
     GString *value = NULL;
     if (uris && uris[0] &&
-        moat_turn_credentials_make(config->turn_secret, NULL, now_unix, config->turn_ttl_s,
+        moat_turn_credentials_make(config->turn_secret, user, now_unix, config->turn_ttl_s,
                                    &credentials) == 0) {
         value = g_string_new(NULL);
         for (size_t i = 0; uris[i]; i++)

@@ -1,8 +1,11 @@
-/* Owns the ingest endpoints: the JSON request, the synthetic offer that
- * describes the sender's codecs to the ordinary session setup, and the UDP
- * socket handed to the session (session_plain.c receives on it). */
+/* Owns the ingest endpoints: their admission (the offer rate and session cap
+ * WHIP has, plus a quota per source), the JSON request, the synthetic offer
+ * that describes the sender's codecs to the ordinary session setup, and the
+ * UDP socket from [media] port_min..port_max handed to the session
+ * (session_plain.c receives on it and ends it when it idles). */
 #include "core/ingest_api.h"
 
+#include "core/http_router.h"
 #include "core/session.h"
 #include "core/whip_api.h"
 #include "core/whip_session.h"
@@ -111,26 +114,73 @@ static bool parse_address(const char *text, struct sockaddr_in6 *out)
     return true;
 }
 
-/* A UDP socket on [media] bind, ephemeral port; -1 on failure. */
-static int open_socket(const char *bind_address, uint16_t *port)
+/* A UDP socket on [media] bind with a port from [media] port_min..port_max
+ * (shared with call legs: whichever binds a port first has it), tried from
+ * a random point of the range on; -1 with errno on failure. */
+static int open_socket(const moat_config *config, uint16_t *port)
 {
     struct sockaddr_in6 local;
-    if (!parse_address(bind_address, &local))
+    if (!parse_address(config->media_bind, &local)) {
+        errno = EINVAL;
         return -1;
+    }
     int fd = socket(AF_INET6, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     if (fd < 0)
         return -1;
     int off = 0, buffer = 1024 * 1024;
     setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &off, sizeof off);
     setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &buffer, sizeof buffer);
-    socklen_t length = sizeof local;
-    if (bind(fd, (struct sockaddr *)&local, sizeof local) < 0 ||
-        getsockname(fd, (struct sockaddr *)&local, &length) < 0) {
-        close(fd);
-        return -1;
+    uint32_t span = (uint32_t)(config->media_port_max - config->media_port_min + 1);
+    uint32_t start = g_random_int_range(0, (gint32)span);
+    for (uint32_t i = 0; i < span; i++) {
+        uint16_t candidate = (uint16_t)(config->media_port_min + (int)((start + i) % span));
+        local.sin6_port = htons(candidate);
+        if (bind(fd, (struct sockaddr *)&local, sizeof local) == 0) {
+            *port = candidate;
+            return fd;
+        }
+        if (errno != EADDRINUSE)
+            break;
     }
-    *port = ntohs(local.sin6_port);
-    return fd;
+    int saved = errno == EADDRINUSE ? EADDRNOTAVAIL : errno;
+    close(fd);
+    errno = saved;
+    return -1;
+}
+
+typedef struct {
+    const char *source;
+    size_t count;
+} source_count;
+
+static void count_source(moat_session_record *record, void *user)
+{
+    source_count *count = user;
+    if (record->ingest && strcmp(record->ingest_source, count->source) == 0)
+        count->count++;
+}
+
+/* Admission: the per-source offer rate (429), the session cap (503) and the
+ * per-source ingest quota (429). `key` receives the source's key. */
+static bool admit_ingest(moat_gateway *gateway, const moat_http_request *request,
+                         moat_http_response *response, char *key, size_t key_size)
+{
+    if (!moat_whip_admit(gateway, request, response) ||
+        !moat_whip_admit_session_cap(gateway, request, response))
+        return false;
+    moat_admission_source_key_prefix(request->peer, 56, key, key_size);
+    int quota = gateway->config.ingest_per_source;
+    source_count count = {key, 0};
+    moat_session_registry_foreach(gateway->sessions, count_source, &count);
+    if (quota <= 0 || count.count < (size_t)quota)
+        return true;
+    moat_http_note_refusal(gateway, MOAT_REFUSED_INGEST_PER_SOURCE, request->peer);
+    moat_http_response_error(response, 429, "ingest_per_source",
+                             "this address (IPv6: this /56) runs its maximum of %d ingests; "
+                             "DELETE one first",
+                             quota);
+    moat_http_response_header(response, "Retry-After", "5");
+    return false;
 }
 
 static void reply_json(moat_http_response *response, unsigned status, json_t *value)
@@ -145,6 +195,13 @@ static void reply_json(moat_http_response *response, unsigned status, json_t *va
 static void start_ingest(moat_gateway *gateway, const moat_plugin *plugin, const char *resource,
                          const moat_http_request *request, moat_http_response *response)
 {
+    char source_key[48];
+    if (!admit_ingest(gateway, request, response, source_key, sizeof source_key))
+        return;
+    if (strlen(resource) >= sizeof(((moat_session_record *)NULL)->ingest_resource)) {
+        moat_http_response_error(response, 404, "not_found", "no such resource");
+        return;
+    }
     json_error_t jerror;
     json_t *body = json_loadb(request->body ? request->body : "", request->body_length,
                               JSON_REJECT_DUPLICATES, &jerror);
@@ -169,10 +226,11 @@ static void start_ingest(moat_gateway *gateway, const moat_plugin *plugin, const
         return;
     }
     uint16_t port = 0;
-    int fd = open_socket(gateway->config.media_bind, &port);
+    int fd = open_socket(&gateway->config, &port);
     if (fd < 0) {
         g_free(offer);
-        moat_http_response_error(response, 503, "no_port", "cannot open a UDP port: %s",
+        moat_http_response_error(response, 503, "no_port",
+                                 "cannot open a UDP port in [media] port_min..port_max: %s",
                                  g_strerror(errno));
         return;
     }
@@ -190,7 +248,11 @@ static void start_ingest(moat_gateway *gateway, const moat_plugin *plugin, const
         return;
     }
     g_free(created.answer);
-    moat_session_set_plain(created.session, fd, source_value ? &source : NULL);
+    created.record->ingest = true;
+    g_strlcpy(created.record->ingest_resource, resource, sizeof created.record->ingest_resource);
+    g_strlcpy(created.record->ingest_source, source_key, sizeof created.record->ingest_source);
+    moat_session_set_plain(created.session, fd, source_value ? &source : NULL,
+                           (uint32_t)gateway->config.ingest_idle_timeout_s);
     char label[24];
     g_snprintf(label, sizeof label, "%" G_GUINT64_FORMAT, created.record->serial);
     char *location =
@@ -220,8 +282,11 @@ bool moat_ingest_api_handle(moat_gateway *gateway, const moat_plugin *plugin,
     } else if (!id && strcmp(request->method, "POST") == 0) {
         start_ingest(gateway, plugin, resource, request, response);
     } else if (id && strcmp(request->method, "DELETE") == 0) {
+        /* Only an ingest, and only through its own room's route: this is no
+         * way to hang up other sessions. */
         moat_session_record *record = moat_session_registry_find(gateway->sessions, id);
-        if (record && strcmp(record->plugin, plugin->name) == 0) {
+        if (record && record->ingest && strcmp(record->plugin, plugin->name) == 0 &&
+            strcmp(record->ingest_resource, resource) == 0) {
             moat_whip_session_hang_up(gateway, record);
             moat_http_response_set(response, 204, NULL, NULL, 0);
         } else {

@@ -63,7 +63,7 @@ static void dtls_connected(void *user, const moat_srtp_keying *keys)
         return;
     }
     moat_session_log(session, MOAT_LOG_INFO, "session",
-                     "session %s: DTLS connected (%s), SRTP ready", session->id,
+                     "session %s: DTLS connected (%s), SRTP ready", session->label,
                      session->dtls_role == MOAT_DTLS_ROLE_CLIENT ? "client" : "server");
     if (session->negotiation.has_data_channel)
         moat_session_data_start(session);
@@ -80,7 +80,7 @@ static void dtls_closed(void *user, moat_dtls_state state, const char *reason)
     if (state == MOAT_DTLS_FAILED) {
         moat_counter_add(&moat_worker_counters_mut(session->worker)->dtls_handshakes_failed, 1);
         moat_session_log(session, MOAT_LOG_WARN, "session", "session %s: DTLS failed: %s",
-                         session->id, reason);
+                         session->label, reason);
         session->end_reason = "dtls failed";
     } else {
         session->end_reason = "dtls closed";
@@ -100,6 +100,7 @@ moat_session *moat_session_new(const moat_session_params *params, char *error, s
 {
     moat_session *session = g_new0(moat_session, 1);
     session->id = g_strdup(params->id);
+    g_snprintf(session->label, sizeof session->label, "%" G_GUINT64_FORMAT, params->serial);
     session->worker = params->worker;
     session->plain_fd = -1;
     session->on_ended = params->on_ended;
@@ -116,6 +117,9 @@ moat_session *moat_session_new(const moat_session_params *params, char *error, s
     if (params->pending_counter) {
         session->pending_counter = params->pending_counter;
         g_atomic_int_inc(session->pending_counter);
+        session->source_pending_counter = params->source_pending_counter;
+        if (session->source_pending_counter)
+            g_atomic_int_inc(session->source_pending_counter);
     }
     session->dtls_role = session->negotiation.local_setup == MOAT_SDP_SETUP_ACTIVE
                              ? MOAT_DTLS_ROLE_CLIENT
@@ -177,7 +181,8 @@ void moat_session_start(moat_session *session)
             session->negotiation.remote_fingerprint, &dtls_callbacks, session, error, sizeof error);
     moat_worker_add_session(session->worker, session);
     if (!session->dtls && session->dtls_context) {
-        moat_session_log(session, MOAT_LOG_WARN, "session", "session %s: %s", session->id, error);
+        moat_session_log(session, MOAT_LOG_WARN, "session", "session %s: %s", session->label,
+                         error);
         moat_session_end(session, "dtls setup failed");
         return;
     }
@@ -206,7 +211,7 @@ static void select_tuple(moat_session *session, const moat_path *path)
         char text[INET6_ADDRSTRLEN];
         inet_ntop(AF_INET6, &from->sin6_addr, text, sizeof text);
         moat_session_log_repeating(session, MOAT_LOG_INFO, "session",
-                                   "session %s: selected pair [%s]:%u", session->id, text,
+                                   "session %s: selected pair [%s]:%u", session->label, text,
                                    ntohs(from->sin6_port));
     }
     if (!session->dtls_started && session->dtls) {
@@ -315,7 +320,7 @@ void moat_session_handle_stun(moat_session *session, const moat_path *path, cons
         session->previous_local_ufrag[0] = '\0';
         moat_session_log_repeating(session, MOAT_LOG_INFO, "session",
                                    "session %s: ICE restart complete, new credentials in use",
-                                   session->id);
+                                   session->label);
     }
     if (outcome.selection_changed)
         select_tuple(session, path);
@@ -338,6 +343,10 @@ static void leave_pending(moat_session *session)
         g_atomic_int_add(session->pending_counter, -1);
         session->pending_counter = NULL;
     }
+    if (session->source_pending_counter) {
+        g_atomic_int_add(session->source_pending_counter, -1);
+        session->source_pending_counter = NULL;
+    }
 }
 
 bool moat_session_tick(moat_session *session, uint64_t now_us)
@@ -348,6 +357,11 @@ bool moat_session_tick(moat_session *session, uint64_t now_us)
     if (session->ending)
         return false;
     if (session->plain_fd >= 0) {
+        if (session->plain_idle_timeout_us && now_us > session->plain_last_rx_us &&
+            now_us - session->plain_last_rx_us > session->plain_idle_timeout_us) {
+            session->end_reason = "ingest idle";
+            return false;
+        }
         moat_session_media_tick(session, now_us);
         return !session->ending;
     }
@@ -390,7 +404,7 @@ static void finish_end(moat_session *session, const char *reason)
     /* Sessions that never connected are what an offer flood leaves behind:
      * their end is not worth a line each. */
     moat_session_log(session, session->has_selected ? MOAT_LOG_INFO : MOAT_LOG_DEBUG, "session",
-                     "session %s: ended (%s)", session->id, reason);
+                     "session %s: ended (%s)", session->label, reason);
     if (session->plugin && session->plugin->hangup)
         session->plugin->hangup(session->plugin_state);
     moat_session_data_clear(session);
@@ -419,7 +433,8 @@ void moat_session_end(moat_session *session, const char *reason)
         session->drain_reason = g_strdup(reason);
         session->drain_deadline_us = moat_worker_now_us(session->worker) + SESSION_DRAIN_TIMEOUT_US;
         session->ending = false;
-        moat_log_debug("session", "session %s: draining data channels before close", session->id);
+        moat_log_debug("session", "session %s: draining data channels before close",
+                       session->label);
         return;
     }
     finish_end(session, reason);
@@ -445,12 +460,14 @@ void moat_session_restart_ice(moat_session *session, const char *local_ufrag, co
     moat_worker_bind_ufrag(session->worker, session->local_ufrag, session);
     moat_ice_pairs_restart(&session->pairs);
     moat_session_log_repeating(session, MOAT_LOG_INFO, "session", "session %s: ICE restart",
-                               session->id);
+                               session->label);
 }
 
-void moat_session_set_plain(moat_session *session, int fd, const struct sockaddr_in6 *source)
+void moat_session_set_plain(moat_session *session, int fd, const struct sockaddr_in6 *source,
+                            uint32_t idle_timeout_s)
 {
     session->plain_fd = fd;
+    session->plain_idle_timeout_us = (uint64_t)idle_timeout_s * 1000000ull;
     session->dtls_context = NULL;
     session->pending_timeout_us = 0;
     leave_pending(session); /* no ICE to wait for: not an admission concern */

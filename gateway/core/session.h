@@ -35,6 +35,12 @@ typedef struct {
     /* Sessions not yet ICE-connected (atomic, may be NULL): the session adds
      * itself when created and leaves once a check selects a pair or it goes. */
     int *pending_counter;
+    /* The same count for the offer's source (may be NULL), for the
+     * per-source cap on pending sessions (http_admission.h). */
+    int *source_pending_counter;
+    /* The public label (/api, /metrics); log lines name the session by it,
+     * never by `id`, which is a capability. */
+    uint64_t serial;
     const moat_prefilter_settings *prefilter; /* outlives the session */
     moat_session_ended_fn on_ended;
     const char *endpoint; /* plugin API v2 moat_session_info; NULL: "whip" */
@@ -79,8 +85,10 @@ void moat_session_release_bindings(moat_session *session);
  * starts: the session takes `fd` (a bound, non-blocking UDP socket) and
  * receives plain RTP on it instead of ICE/DTLS/SRTP; `source` (NULL: none)
  * restricts the sender's address, otherwise the first
- * sender is latched. */
-void moat_session_set_plain(moat_session *session, int fd, const struct sockaddr_in6 *source);
+ * sender is latched. Without a valid RTP packet for `idle_timeout_s`
+ * (0: never) the session ends ("ingest idle") and its socket closes. */
+void moat_session_set_plain(moat_session *session, int fd, const struct sockaddr_in6 *source,
+                            uint32_t idle_timeout_s);
 /* Worker thread: registers / unregisters and closes the socket. */
 void moat_session_plain_start(moat_session *session);
 void moat_session_plain_stop(moat_session *session);

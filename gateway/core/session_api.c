@@ -62,15 +62,81 @@ static void match_label(moat_session_record *record, void *user)
         search->found = record;
 }
 
-/* A session by its label, or (for holders of the capability) its resource id. */
-static moat_session_record *find_session(moat_gateway *gateway, const char *name)
+/* A session by its resource id (`by_id` set) or its public label. */
+static moat_session_record *find_session(moat_gateway *gateway, const char *name, bool *by_id)
 {
     moat_session_record *record = moat_session_registry_find(gateway->sessions, name);
+    if (by_id)
+        *by_id = record != NULL;
     if (record)
         return record;
     label_search search = {name, NULL};
     moat_session_registry_foreach(gateway->sessions, match_label, &search);
     return search.found;
+}
+
+/* A session to act on (message, recording): named by its resource id (the
+ * capability its WHIP client holds), or by its label for API token holders
+ * only. The label is public (/api/sessions, /metrics): it authorizes
+ * nothing. NULL with the error response set otherwise. */
+static moat_session_record *find_session_to_act_on(moat_gateway *gateway, const char *name,
+                                                   bool privileged, moat_http_response *response)
+{
+    bool by_id = false;
+    moat_session_record *record = find_session(gateway, name, &by_id);
+    if (!record) {
+        moat_http_response_error(response, 404, "unknown_session", "no such session");
+        return NULL;
+    }
+    if (!by_id && !privileged) {
+        moat_http_response_error(response, 403, "label_not_capability",
+                                 "a session's public label does not let you act on it: name it "
+                                 "by its resource id (the id in its WHIP Location) or send the "
+                                 "API token");
+        return NULL;
+    }
+    return record;
+}
+
+/* A recording's file as the reply names it: relative to [record] dir, never
+ * the server's absolute path. */
+static char *reply_file_name(const moat_gateway *gateway, const char *file)
+{
+    const char *dir = gateway->config.record_dir;
+    size_t length = dir ? strlen(dir) : 0;
+    while (length > 1 && dir[length - 1] == '/')
+        length--;
+    if (length && strncmp(file, dir, length) == 0 && file[length] == '/')
+        return g_strdup(file + length + 1);
+    return g_path_get_basename(file);
+}
+
+/* An error's detail without the server's paths: the recording folder is
+ * named by its option instead. */
+static char *reply_detail(const moat_gateway *gateway, const char *detail)
+{
+    const char *dir = gateway->config.record_dir;
+    if (!dir || !*dir || !strstr(detail, dir))
+        return g_strdup(detail);
+    GString *text = g_string_new(detail);
+    g_string_replace(text, dir, "<[record] dir>", 0);
+    return g_string_free(text, FALSE);
+}
+
+static void reply_recording(moat_gateway *gateway, moat_http_response *response,
+                            moat_record_api_result *result)
+{
+    if (result->error) {
+        char *detail = reply_detail(gateway, result->detail);
+        moat_http_response_error(response, result->status, result->error, "%s", detail);
+        g_free(detail);
+    } else {
+        char *name = reply_file_name(gateway, result->file);
+        reply_json(response, result->status, json_pack("{s:s}", "file", name));
+        g_free(name);
+    }
+    g_free(result->file);
+    result->file = NULL;
 }
 
 void moat_session_api_handle(moat_gateway *gateway, const moat_http_request *request,
@@ -92,8 +158,12 @@ void moat_session_api_handle(moat_gateway *gateway, const moat_http_request *req
         return;
     }
     if (strcmp(path, "/api/ice-servers") == 0 && get) {
-        reply_json(response, 200,
-                   moat_ice_servers_json(&gateway->config, g_get_real_time() / G_USEC_PER_SEC));
+        /* The router lets only token holders here when a token is in force. */
+        char user[33];
+        moat_turn_new_user(user);
+        reply_json(
+            response, 200,
+            moat_ice_servers_json(&gateway->config, user, g_get_real_time() / G_USEC_PER_SEC));
         return;
     }
     if (strcmp(path, "/api/plugins") == 0 && get) {
@@ -113,29 +183,24 @@ void moat_session_api_handle(moat_gateway *gateway, const moat_http_request *req
         strlen(path) > strlen("/api/sessions/") + strlen("/recording")) {
         char *name = g_strndup(path + strlen("/api/sessions/"),
                                strlen(path) - strlen("/api/sessions/") - strlen("/recording"));
-        moat_session_record *record = find_session(gateway, name);
+        moat_session_record *record = find_session_to_act_on(gateway, name, privileged, response);
         g_free(name);
-        moat_record_api_result result = {404, "unknown_session", "no such session", NULL};
-        if (record)
-            moat_record_api_request(gateway, method, record, &result);
-        if (result.error)
-            moat_http_response_error(response, result.status, result.error, "%s", result.detail);
-        else
-            reply_json(response, result.status, json_pack("{s:s}", "file", result.file));
-        g_free(result.file);
+        if (!record)
+            return;
+        moat_record_api_result result;
+        moat_record_api_request(gateway, method, record, &result);
+        reply_recording(gateway, response, &result);
         return;
     }
     char name[64];
     if (moat_session_message_path(path, name, sizeof name)) {
-        moat_session_record *record = find_session(gateway, name);
+        moat_session_record *record = find_session_to_act_on(gateway, name, privileged, response);
         if (record)
             moat_session_message_request(gateway, request, record, response);
-        else
-            moat_http_response_error(response, 404, "unknown_session", "no such session");
         return;
     }
     if (g_str_has_prefix(path, "/api/sessions/")) {
-        moat_session_record *record = find_session(gateway, path + strlen("/api/sessions/"));
+        moat_session_record *record = find_session(gateway, path + strlen("/api/sessions/"), NULL);
         if (!record) {
             moat_http_response_error(response, 404, "unknown_session", "no such session");
             return;
@@ -175,10 +240,6 @@ bool moat_session_api_plugin_recording(moat_gateway *gateway, const moat_plugin 
         g_free(prefix);
     }
     g_free(resource);
-    if (result.error)
-        moat_http_response_error(response, result.status, result.error, "%s", result.detail);
-    else
-        reply_json(response, result.status, json_pack("{s:s}", "file", result.file));
-    g_free(result.file);
+    reply_recording(gateway, response, &result);
     return true;
 }

@@ -1,7 +1,10 @@
 /* The JSON API under /api/: list sessions, inspect one, live statistics,
- * plugins. Sessions are named by their public label (a sequence number);
- * WHIP resource ids are capabilities and appear only when the caller proved
- * it holds the API token (`privileged`). Control thread only. */
+ * plugins, message and record a session. Sessions are named by their public
+ * label (a sequence number); WHIP resource ids are capabilities and appear
+ * only when the caller proved it holds the API token (`privileged`). Acting
+ * on a session (message, recording) takes its resource id or the token,
+ * never the label (403). Recording replies name files relative to
+ * [record] dir. Control thread only. */
 #ifndef MOAT_SESSION_API_H
 #define MOAT_SESSION_API_H
 

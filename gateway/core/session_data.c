@@ -73,7 +73,7 @@ static void enable_plpmtud(moat_session *session)
     int rc = moat_sctp_association_enable_plpmtud(session->sctp, max);
     if (rc != 0)
         moat_session_log(session, MOAT_LOG_WARN, "datachannel",
-                         "session %s: path MTU discovery not enabled: %s", session->id,
+                         "session %s: path MTU discovery not enabled: %s", session->label,
                          g_strerror(-rc));
 }
 
@@ -129,7 +129,7 @@ static void sctp_send_packet(void *user, const uint8_t *packet, size_t length)
 static void sctp_channel_open(void *user, const moat_data_channel_info *info)
 {
     moat_session *session = user;
-    moat_log_debug("datachannel", "session %s: channel %u \"%s\" open", session->id,
+    moat_log_debug("datachannel", "session %s: channel %u \"%s\" open", session->label,
                    info->stream_id, info->label);
     if (session->plugin && session->plugin->on_channel)
         session->plugin->on_channel(session->plugin_state, info->stream_id, info->label, true);
@@ -149,7 +149,7 @@ static void sctp_message(void *user, uint16_t stream_id, uint32_t ppid, const ui
 static void sctp_channel_closed(void *user, uint16_t stream_id)
 {
     moat_session *session = user;
-    moat_log_debug("datachannel", "session %s: channel %u closed", session->id, stream_id);
+    moat_log_debug("datachannel", "session %s: channel %u closed", session->label, stream_id);
     if (session->plugin && session->plugin->on_channel)
         session->plugin->on_channel(session->plugin_state, stream_id, "", false);
 }
@@ -159,7 +159,7 @@ static void sctp_association_state(void *user, bool up)
     moat_session *session = user;
     session->sctp_up = up;
     moat_session_log(session, MOAT_LOG_INFO, "datachannel", "session %s: SCTP association %s",
-                     session->id, up ? "up" : "down");
+                     session->label, up ? "up" : "down");
 }
 
 static void sctp_sender_dry(void *user) {}
@@ -235,7 +235,7 @@ void moat_session_data_start(moat_session *session)
         moat_session_log(session, MOAT_LOG_WARN, "datachannel",
                          "session %s: data channels refused, [limits] datachannel_total_mib "
                          "reached",
-                         session->id);
+                         session->label);
         return;
     }
     session->data_reserved = MOAT_SCTP_ASSOCIATION_MEMORY;
@@ -244,7 +244,7 @@ void moat_session_data_start(moat_session *session)
                                   remote_port, session->negotiation.remote_max_message_size,
                                   &sctp_callbacks, session, error, sizeof error);
     if (!session->sctp) {
-        moat_session_log(session, MOAT_LOG_WARN, "datachannel", "session %s: %s", session->id,
+        moat_session_log(session, MOAT_LOG_WARN, "datachannel", "session %s: %s", session->label,
                          error);
         return;
     }

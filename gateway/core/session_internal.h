@@ -53,7 +53,8 @@ struct srtpplus_receiver;
 struct srtpplus_sender;
 
 struct moat_session {
-    char *id;
+    char *id;       /* the WHIP resource id: a capability, never logged */
+    char label[24]; /* the public label (sequence number): what log lines name */
     moat_worker *worker;
     moat_session_ended_fn on_ended;
     bool ending;
@@ -72,6 +73,7 @@ struct moat_session {
     uint64_t consent_timeout_us;
     uint64_t pending_timeout_us; /* 0: none */
     int *pending_counter;        /* non-NULL while counted as pending */
+    int *source_pending_counter; /* the source's pending count; the same lifetime */
     /* STUN checks allowed an HMAC: from pairs already checked, and from new
      * sources; a flood on the ufrag (sent in clear) cannot starve consent
      * checks on the selected pair. */
@@ -92,6 +94,8 @@ struct moat_session {
     bool plain_source_fixed; /* plain_source given by the API: only its address is accepted */
     bool plain_latched;
     struct sockaddr_in6 plain_source;
+    uint64_t plain_idle_timeout_us; /* no valid packet this long: the ingest ends; 0: never */
+    uint64_t plain_last_rx_us;      /* the last valid packet (or the start) */
 
     /* Media */
     moat_sdp_negotiation negotiation;

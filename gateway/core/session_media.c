@@ -113,7 +113,8 @@ int moat_session_media_keys(moat_session *session, const moat_srtp_keying *keys)
     moat_srtp_session_free(session->srtp);
     session->srtp = moat_srtp_session_new(keys, error, sizeof error);
     if (!session->srtp) {
-        moat_session_log(session, MOAT_LOG_WARN, "session", "session %s: %s", session->id, error);
+        moat_session_log(session, MOAT_LOG_WARN, "session", "session %s: %s", session->label,
+                         error);
         return -1;
     }
     return 0;

@@ -2,7 +2,9 @@
  * accepts (given by the API or latched on the first packet) and the hand-off
  * of each packet to the same delivery as decrypted SRTP. Plain RTP carries no
  * authentication: anyone who can reach the port before the real sender (or
- * spoof the latched address) can inject media; "source" narrows that. */
+ * spoof the latched address) can inject media; "source" narrows that. An
+ * ingest that receives no valid RTP for its idle timeout ends (session.c's
+ * tick), so an abandoned one frees its socket. */
 #include "core/session_internal.h"
 
 #include "rtp/rtp_packet.h"
@@ -16,6 +18,7 @@
 
 void moat_session_plain_start(moat_session *session)
 {
+    session->plain_last_rx_us = session->created_us;
     moat_worker_add_plain(session->worker, session->plain_fd, session);
 }
 
@@ -71,7 +74,8 @@ void moat_session_plain_receive(moat_session *session)
                 moat_session_drop(session, MOAT_DROP_MALFORMED);
             continue;
         }
-        moat_session_deliver_rtp(session, buffer, (size_t)n, sizeof buffer,
-                                 moat_worker_now_us(session->worker));
+        uint64_t now_us = moat_worker_now_us(session->worker);
+        session->plain_last_rx_us = now_us; /* what keeps the ingest from its idle timeout */
+        moat_session_deliver_rtp(session, buffer, (size_t)n, sizeof buffer, now_us);
     }
 }

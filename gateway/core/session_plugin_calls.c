@@ -100,7 +100,7 @@ static void gateway_push_event(moat_plugin_session *handle, const char *json)
     moat_session *session = moat_session_handle_get(handle);
     if (!session)
         return;
-    moat_log_debug("plugin", "session %s event %s", session->id, json);
+    moat_log_debug("plugin", "session %s event %s", session->label, json);
 }
 
 static void gateway_close_session(moat_plugin_session *handle)

@@ -95,7 +95,7 @@ int moat_session_prefilter_keys(moat_session *session, const moat_srtp_keying *k
             srtpplus_receiver_add_ssrc(session->srtpplus_rx, session->media[i].remote_ssrc, 0);
     }
     moat_session_log(session, MOAT_LOG_INFO, "prefilter",
-                     "session %s: SRTP+ %s (depth %u, copies %u)", session->id, scheme->scheme,
+                     "session %s: SRTP+ %s (depth %u, copies %u)", session->label, scheme->scheme,
                      scheme->depth, scheme->copies);
     return 0;
 }
@@ -124,14 +124,14 @@ static void report_event(moat_session *session, moat_detector_event event, const
             session, MOAT_LOG_WARN, "prefilter",
             "session %s: detector on (%s: %s), %.1f ms after the first bad packet, "
             "ingress %.0f pkt/s",
-            session->id, scope, moat_anomaly_name(session->detector.last_anomaly),
+            session->label, scope, moat_anomaly_name(session->detector.last_anomaly),
             (now - session->first_bad_us) / 1000.0, moat_detector_rate(&session->detector));
         session->enforcing_since_us = now;
         session->last_detection_delay_us = now - session->first_bad_us;
     } else {
         moat_counter_add(&counters->detector_switches_off, 1);
         moat_session_log_repeating(session, MOAT_LOG_INFO, "prefilter",
-                                   "session %s: detector off after %.1f s", session->id,
+                                   "session %s: detector off after %.1f s", session->label,
                                    (now - session->enforcing_since_us) / 1e6);
         session->first_bad_us = 0;
     }

@@ -20,6 +20,12 @@ typedef struct {
     char mids[16][32];
     size_t n_mids;
     uint64_t created_us;
+    /* RTP ingest (ingest_api.c): the plugin resource (room) it publishes to,
+     * whose DELETE route alone ends it, and the source key it counts
+     * against (http_admission.h). Empty for other sessions. */
+    bool ingest;
+    char ingest_resource[128];
+    char ingest_source[48];
 } moat_session_record;
 
 typedef struct moat_session_registry moat_session_registry;

@@ -35,9 +35,8 @@ bool moat_whip_admit(moat_gateway *gateway, const moat_http_request *request,
     return false;
 }
 
-/* The session caps; true when a new session may be created. */
-static bool admit_session(moat_gateway *gateway, const moat_http_request *request,
-                          moat_http_response *response)
+bool moat_whip_admit_session_cap(moat_gateway *gateway, const moat_http_request *request,
+                                 moat_http_response *response)
 {
     const moat_config *config = &gateway->config;
     if (config->max_sessions > 0 &&
@@ -49,17 +48,43 @@ static bool admit_session(moat_gateway *gateway, const moat_http_request *reques
         retry_after(response, RETRY_AFTER_FULL_S);
         return false;
     }
+    return true;
+}
+
+/* The pending caps, all sources' and this source's (IPv4 address, IPv6
+ * /56); true when a new session may wait for ICE, with `source_pending` the
+ * counter the session joins. Without the per-source cap a few sources at
+ * the allowed offer rate could hold every pending slot. */
+static bool admit_pending(moat_gateway *gateway, const moat_http_request *request,
+                          moat_http_response *response, int **source_pending)
+{
+    const moat_config *config = &gateway->config;
+    /* Pending sessions connect or are reaped within the pending timeout. */
+    unsigned wait_s = (unsigned)config->pending_timeout_s / 2;
+    wait_s = wait_s > 0 ? wait_s : 1;
     if (config->max_pending_sessions > 0 &&
         g_atomic_int_get(&gateway->pending_sessions) >= config->max_pending_sessions) {
         moat_http_note_refusal(gateway, MOAT_REFUSED_MAX_PENDING, request->peer);
         moat_http_response_error(response, 503, "max_pending_sessions",
                                  "%d sessions are still waiting for ICE; try again shortly",
                                  config->max_pending_sessions);
-        /* Pending sessions connect or are reaped within the pending timeout. */
-        unsigned wait_s = (unsigned)config->pending_timeout_s / 2;
-        retry_after(response, wait_s > 0 ? wait_s : 1);
+        retry_after(response, wait_s);
         return false;
     }
+    char key[64];
+    moat_admission_source_key_prefix(request->peer, 56, key, sizeof key);
+    int *count = moat_source_counts_get(gateway->pending_sources, key);
+    if (config->max_pending_per_source > 0 &&
+        g_atomic_int_get(count) >= config->max_pending_per_source) {
+        moat_http_note_refusal(gateway, MOAT_REFUSED_MAX_PENDING_SRC, request->peer);
+        moat_http_response_error(response, 429, "max_pending_per_source",
+                                 "%d sessions from this address (IPv6: this /56) are still "
+                                 "waiting for ICE; connect them or try again shortly",
+                                 config->max_pending_per_source);
+        retry_after(response, wait_s);
+        return false;
+    }
+    *source_pending = count;
     return true;
 }
 
@@ -94,13 +119,15 @@ void moat_whip_handle_offer(moat_gateway *gateway, const moat_http_request *requ
                                  plugin_name);
         return;
     }
-    if (!admit_session(gateway, request, response))
+    int *source_pending = NULL;
+    if (!moat_whip_admit_session_cap(gateway, request, response) ||
+        !admit_pending(gateway, request, response, &source_pending))
         return;
     char error[256] = "";
     moat_whip_created created;
-    moat_whip_setup_result result =
-        moat_whip_session_create(gateway, plugin, endpoint, resource, request->body,
-                                 request->body_length, &created, error, sizeof error);
+    moat_whip_setup_result result = moat_whip_session_create_counted(
+        gateway, plugin, endpoint, resource, request->body, request->body_length, source_pending,
+        &created, error, sizeof error);
     if (result == MOAT_WHIP_SETUP_BAD_OFFER) {
         moat_http_response_error(response, 400, "bad_sdp", "%s", error);
         return;
@@ -111,14 +138,19 @@ void moat_whip_handle_offer(moat_gateway *gateway, const moat_http_request *requ
     }
     moat_session_record *record = created.record;
     moat_record_api_session_created(gateway, created.session, record);
-    moat_http_log(gateway, "session %s (#%" G_GUINT64_FORMAT "): created on worker %u for %s",
-                  record->id, record->serial, moat_worker_index(record->worker), plugin_name);
+    /* The label, never the resource id: the id is the session's capability. */
+    moat_http_log(gateway, "session %" G_GUINT64_FORMAT ": created on worker %u for %s",
+                  record->serial, moat_worker_index(record->worker), plugin_name);
     char location[96];
     snprintf(location, sizeof location, "/whip/resource/%s", record->id);
     moat_http_response_header(response, "Location", location);
     moat_http_response_header(response, "ETag", record->etag);
     moat_http_response_header(response, "Accept-Patch", "application/trickle-ice-sdpfrag");
-    char *link = moat_ice_servers_link_header(&gateway->config, g_get_real_time() / G_USEC_PER_SEC);
+    /* TURN credentials of this session alone (RFC 9725 section 4.6). */
+    char turn_user[33];
+    moat_turn_new_user(turn_user);
+    char *link = moat_ice_servers_link_header(&gateway->config, turn_user,
+                                              g_get_real_time() / G_USEC_PER_SEC);
     if (link)
         moat_http_response_header(response, "Link", link);
     g_free(link);
@@ -126,8 +158,6 @@ void moat_whip_handle_offer(moat_gateway *gateway, const moat_http_request *requ
                            strlen(created.answer));
     response->start_session = created.session;
     response->start_worker = record->worker;
-#include "core/ice_servers.h"
-#include "record/record_api.h"
 }
 
 /* One entity tag of an If-Match list matches `etag` by strong comparison

@@ -14,6 +14,11 @@
  * guessing tokens is rate-limited too. */
 bool moat_whip_admit(moat_gateway *gateway, const moat_http_request *request,
                      moat_http_response *response);
+/* The cap on live sessions ([limits] max_sessions): true when one more may
+ * be created, otherwise the response is a 503 with Retry-After. Shared by
+ * WHIP/WHEP offers and RTP ingest. */
+bool moat_whip_admit_session_cap(moat_gateway *gateway, const moat_http_request *request,
+                                 moat_http_response *response);
 /* An offer to /<endpoint>/<plugin>[/<resource>]: endpoint "whip" or "whep"
  * (WHEP: the same exchange, the client receives). */
 void moat_whip_handle_offer(moat_gateway *gateway, const moat_http_request *request,

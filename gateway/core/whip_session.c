@@ -91,14 +91,31 @@ static bool plugin_accepts_codec(void *user, size_t media_index, moat_media_kind
     return q->plugin->accept_codec(q->endpoint, q->resource, media_index, kind, name, clock_rate);
 }
 
+static moat_whip_setup_result create(moat_gateway *gateway, const moat_plugin *plugin,
+                                     const char *endpoint, const char *resource,
+                                     const char *offer_text, size_t length,
+                                     const moat_whip_local *local, int *source_pending,
+                                     moat_whip_created *out, char *error, size_t error_size);
+
 moat_whip_setup_result moat_whip_session_create(moat_gateway *gateway, const moat_plugin *plugin,
                                                 const char *endpoint, const char *resource,
                                                 const char *offer_text, size_t length,
                                                 moat_whip_created *out, char *error,
                                                 size_t error_size)
 {
-    return moat_whip_session_create_local(gateway, plugin, endpoint, resource, offer_text, length,
-                                          NULL, out, error, error_size);
+    return create(gateway, plugin, endpoint, resource, offer_text, length, NULL, NULL, out, error,
+                  error_size);
+}
+
+moat_whip_setup_result moat_whip_session_create_counted(moat_gateway *gateway,
+                                                        const moat_plugin *plugin,
+                                                        const char *endpoint, const char *resource,
+                                                        const char *offer_text, size_t length,
+                                                        int *source_pending, moat_whip_created *out,
+                                                        char *error, size_t error_size)
+{
+    return create(gateway, plugin, endpoint, resource, offer_text, length, NULL, source_pending,
+                  out, error, error_size);
 }
 
 moat_whip_setup_result
@@ -106,6 +123,16 @@ moat_whip_session_create_local(moat_gateway *gateway, const moat_plugin *plugin,
                                const char *endpoint, const char *resource, const char *offer_text,
                                size_t length, const moat_whip_local *local, moat_whip_created *out,
                                char *error, size_t error_size)
+{
+    return create(gateway, plugin, endpoint, resource, offer_text, length, local, NULL, out, error,
+                  error_size);
+}
+
+static moat_whip_setup_result create(moat_gateway *gateway, const moat_plugin *plugin,
+                                     const char *endpoint, const char *resource,
+                                     const char *offer_text, size_t length,
+                                     const moat_whip_local *local, int *source_pending,
+                                     moat_whip_created *out, char *error, size_t error_size)
 {
     memset(out, 0, sizeof *out);
     moat_sdp *offer = moat_sdp_parse(offer_text, length, error, error_size);
@@ -174,6 +201,8 @@ moat_whip_session_create_local(moat_gateway *gateway, const moat_plugin *plugin,
         .consent_timeout_s = (uint32_t)gateway->config.consent_timeout_s,
         .pending_timeout_s = (uint32_t)gateway->config.pending_timeout_s,
         .pending_counter = &gateway->pending_sessions,
+        .source_pending_counter = source_pending,
+        .serial = record->serial,
         .prefilter = &gateway->prefilter,
         .on_ended = moat_whip_session_ended,
         .endpoint = endpoint,

@@ -30,6 +30,15 @@ moat_whip_setup_result moat_whip_session_create(moat_gateway *gateway, const moa
                                                 moat_whip_created *out, char *error,
                                                 size_t error_size);
 
+/* moat_whip_session_create, the session counted in `source_pending` (the
+ * offer's source's pending sessions, http_admission.h) until it connects. */
+moat_whip_setup_result moat_whip_session_create_counted(moat_gateway *gateway,
+                                                        const moat_plugin *plugin,
+                                                        const char *endpoint, const char *resource,
+                                                        const char *offer_text, size_t length,
+                                                        int *source_pending, moat_whip_created *out,
+                                                        char *error, size_t error_size);
+
 /* What Moat already announced in an offer of its own (a call's WebRTC
  * leg that Moat offered): the session answers the party's SDP with these
  * ICE credentials and per-m-line SSRCs instead of new ones. */

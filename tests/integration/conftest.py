@@ -50,6 +50,15 @@ class Gateway:
         self.workers = workers
         ARTIFACTS.mkdir(parents=True, exist_ok=True)
         self.log_path = ARTIFACTS / f"moat-{self.http_port}.log"
+        # A gateway whose API binds beyond loopback without a token generates
+        # one and writes it here (each gateway its own file); `token` is the
+        # API token in force, generated or given with --token.
+        self.token_file = ARTIFACTS / f"moat-{self.http_port}.token"
+        self.token_file.unlink(missing_ok=True)
+        self.token = None
+        given = list(extra_args)
+        if "--token" in given and given.index("--token") + 1 < len(given):
+            self.token = given[given.index("--token") + 1]
         args = [str(MOAT), "--http-bind", address, "--http-port", str(self.http_port),
                 "--media-port", str(self.media_port), "--workers", str(workers),
                 "--ng-bind", address, "--ng-port", str(self.ng_port),
@@ -60,7 +69,10 @@ class Gateway:
             args = ["ip", "netns", "exec", netns, *args]
         self.log = open(self.log_path, "w")
         full_env = dict(os.environ)
+        full_env["MOAT_HTTP_TOKEN_FILE"] = str(self.token_file)
         full_env.update(env or {})
+        if full_env.get("MOAT_HTTP_TOKEN") and not self.token:
+            self.token = full_env["MOAT_HTTP_TOKEN"]
         self.process = subprocess.Popen(args, stdout=self.log, stderr=subprocess.STDOUT, env=full_env)
         self.base = f"http://{address}:{self.http_port}"
         deadline = time.time() + 15
@@ -69,20 +81,29 @@ class Gateway:
                 raise RuntimeError("moat exited: " + self.log_path.read_text())
             try:
                 if self.get("/healthz"):
+                    if self.token is None and self.token_file.exists():
+                        self.token = self.token_file.read_text().strip()
                     return
             except OSError:
                 time.sleep(0.1)
         raise RuntimeError("moat did not come up: " + self.log_path.read_text())
 
+    def auth(self):
+        """The Authorization header of the API token in force ({} when none)."""
+        return {"Authorization": "Bearer " + self.token} if self.token else {}
+
     def get(self, path):
-        """GET from the gateway, from inside its network namespace if it has one."""
+        """GET from the gateway (with the API token when there is one), from
+        inside its network namespace if it has one."""
         if self.netns:
-            result = subprocess.run(["ip", "netns", "exec", self.netns, "curl", "-sf",
+            auth = [f"-H", f"Authorization: Bearer {self.token}"] if self.token else []
+            result = subprocess.run(["ip", "netns", "exec", self.netns, "curl", "-sf", *auth,
                                      self.base + path], capture_output=True, text=True, timeout=10)
             if result.returncode != 0:
                 raise OSError(f"curl failed: {result.returncode}")
             return result.stdout
-        with urllib.request.urlopen(self.base + path, timeout=5) as r:
+        request = urllib.request.Request(self.base + path, headers=self.auth())
+        with urllib.request.urlopen(request, timeout=5) as r:
             return r.read().decode()
 
     def metrics(self):

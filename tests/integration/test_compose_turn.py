@@ -17,6 +17,7 @@ import secrets
 import socket
 import subprocess
 import time
+import urllib.error
 import urllib.request
 
 import pytest
@@ -27,7 +28,7 @@ from conftest import ARTIFACTS, ROOT, Gateway, free_port
 
 
 def test_compose_config_is_valid():
-    env = dict(os.environ, MOAT_TURN_SECRET="check")
+    env = dict(os.environ, MOAT_TURN_SECRET="check", MOAT_HTTP_TOKEN="check")
     subprocess.run(["docker-compose", "-f", str(COMPOSE_FILE), "config", "-q"], env=env,
                    check=True, timeout=60)
     # Without the shared secret the file refuses to resolve (no default secret).
@@ -35,6 +36,31 @@ def test_compose_config_is_valid():
     result = subprocess.run(["docker-compose", "-f", str(COMPOSE_FILE), "config", "-q"], env=env,
                             capture_output=True, text=True, timeout=60)
     assert result.returncode != 0 and "MOAT_TURN_SECRET" in result.stderr
+    # Nor without the API token: the API listens on every address.
+    env["MOAT_TURN_SECRET"] = "check"
+    env.pop("MOAT_HTTP_TOKEN")
+    result = subprocess.run(["docker-compose", "-f", str(COMPOSE_FILE), "config", "-q"], env=env,
+                            capture_output=True, text=True, timeout=60)
+    assert result.returncode != 0 and "MOAT_HTTP_TOKEN" in result.stderr
+
+
+# coturn's peers: loopback, RFC 1918, CGNAT, link-local and ULA are denied
+# unless the operator allows a range (MOAT_TURN_ALLOWED_PEER_IP).
+DENIED_PEERS = {"127.0.0.0-127.255.255.255", "10.0.0.0-10.255.255.255",
+                "172.16.0.0-172.31.255.255", "192.168.0.0-192.168.255.255",
+                "100.64.0.0-100.127.255.255", "169.254.0.0-169.254.255.255",
+                "::1", "fc00::-fdff:ffff:ffff:ffff:ffff:ffff:ffff:ffff",
+                "fe80::-febf:ffff:ffff:ffff:ffff:ffff:ffff:ffff"}
+
+
+def test_compose_coturn_denies_internal_peers():
+    config = compose_config({"MOAT_TURN_SECRET": "check", "MOAT_HTTP_TOKEN": "check"})
+    args = config["services"]["coturn"]["command"]
+    denied = {a.split("=", 1)[1] for a in args if a.startswith("--denied-peer-ip=")}
+    assert DENIED_PEERS <= denied, DENIED_PEERS - denied
+    moat = config["services"]["moat"]["environment"]
+    assert moat["MOAT_HTTP_TOKEN"] == "check"
+    assert int(moat["MOAT_TURN_TTL_S"]) <= 3600
 
 
 class Turnserver:
@@ -44,7 +70,9 @@ class Turnserver:
         self.log = open(self.log_path, "w")
         empty_conf = workdir / "turnserver.conf"
         empty_conf.write_text("")
+        # The compose file denies loopback peers; here everything is on loopback.
         loopback = ["--listening-ip=127.0.0.1", "--relay-ip=127.0.0.1", "--allow-loopback-peers",
+                    "--allowed-peer-ip=127.0.0.1",
                     f"--pidfile={workdir / 'turnserver.pid'}", f"--db={workdir / 'turndb'}"]
         self.process = subprocess.Popen(["stdbuf", "-oL", "turnserver", "-c", str(empty_conf), *args, *loopback],
                                         stdout=self.log, stderr=subprocess.STDOUT)
@@ -89,6 +117,7 @@ def compose_services(tmp_path):
         "MOAT_TURN_PORT": str(free_port(socket.SOCK_DGRAM)),
         "MOAT_TURN_MIN_PORT": str(relay_base),
         "MOAT_TURN_MAX_PORT": str(relay_base + 19),
+        "MOAT_HTTP_TOKEN": secrets.token_hex(16),
     }
     config = compose_config(variables)
     services = config["services"]
@@ -116,13 +145,20 @@ def compose_services(tmp_path):
 
 def test_echo_through_coturn_with_relay_candidates_only(compose_services):
     gateway, turn, variables, services = compose_services
-    with urllib.request.urlopen(gateway.base + "/api/ice-servers", timeout=5) as r:
+    # TURN credentials go to API token holders (and in each WHIP 201), not to anyone.
+    with pytest.raises(urllib.error.HTTPError) as refused:
+        urllib.request.urlopen(gateway.base + "/api/ice-servers", timeout=5)
+    assert refused.value.code == 401
+    request = urllib.request.Request(gateway.base + "/api/ice-servers",
+                                     headers={"Authorization": "Bearer " + variables["MOAT_HTTP_TOKEN"]})
+    with urllib.request.urlopen(request, timeout=5) as r:
         ice = json.loads(r.read())
     servers = ice["iceServers"]
     turn_uri = f"turn:127.0.0.1:{variables['MOAT_TURN_PORT']}?transport=udp"
     assert servers[0]["urls"] == [turn_uri]
     expiry, user = servers[0]["username"].split(":")
-    assert int(expiry) > time.time() + 3600
+    assert time.time() + 60 < int(expiry) <= time.time() + 3600 + 5
+    assert len(user) == 32 and user != "moat"  # random, per request
 
     result = asyncio.run(echo_call(gateway.base, seconds=5, ice_servers=servers, relay=True))
     # Every nominated pair's local candidate is a TURN relay candidate.

@@ -22,7 +22,7 @@ from conftest import ROOT, Gateway
 
 
 def request(gateway, method, path):
-    req = urllib.request.Request(gateway.base + path, method=method)
+    req = urllib.request.Request(gateway.base + path, method=method, headers=gateway.auth())
     try:
         with urllib.request.urlopen(req, timeout=5) as r:
             return r.status, json.loads(r.read() or b"{}")
@@ -67,7 +67,8 @@ def decode(path, tmp_path):
 
 @pytest.fixture
 def recording_gateway(tmp_path):
-    gw = Gateway(extra_args=["--record-dir", str(tmp_path / "rec")])
+    # The label names a session to token holders only (a resource id needs no token).
+    gw = Gateway(extra_args=["--record-dir", str(tmp_path / "rec"), "--token", "rec-secret"])
     yield gw, tmp_path / "rec"
     assert gw.stop() == 0, f"moat exited badly; log in {gw.log_path}"
 
@@ -80,7 +81,7 @@ def test_api_recording_plays_with_audio_video_and_duration(recording_gateway):
         # Sessions are listed by their public label, which names the file.
         sessions = json.loads(gateway.get("/api/sessions"))["sessions"]
         session_id = sessions[0]["id"]
-        async with aiohttp.ClientSession() as http:
+        async with aiohttp.ClientSession(headers=gateway.auth()) as http:
             async with http.post(f"{gateway.base}/api/sessions/{session_id}/recording") as r:
                 assert r.status == 201, await r.text()
                 started["file"] = (await r.json())["file"]
@@ -95,7 +96,9 @@ def test_api_recording_plays_with_audio_video_and_duration(recording_gateway):
     assert abs(audio.dominant_frequency() - 440.0) <= 5.0  # the echo still works
     wait_recordings_closed(gateway)
     files = list(folder.glob("*.mkv"))
-    assert [str(f) for f in files] == [started["file"]]
+    # The reply names the file relative to the recording folder, never by the
+    # server's absolute path.
+    assert [f.name for f in files] == [started["file"]]
     name = files[0].name
     assert name.startswith("session-" + started["id"] + "-") and re.search(r"-\d{8}T\d{6}Z\.mkv$", name)
     duration, out = discover(files[0])
@@ -134,7 +137,7 @@ def test_mid_session_start_asks_for_a_keyframe_and_stop_closes_the_file(recordin
     async def record_three_seconds(pc):
         session_id = json.loads(gateway.get("/api/sessions"))["sessions"][0]["id"]
         await asyncio.sleep(2)
-        async with aiohttp.ClientSession() as http:
+        async with aiohttp.ClientSession(headers=gateway.auth()) as http:
             url = f"{gateway.base}/api/sessions/{session_id}/recording"
             stopped["started"] = time.monotonic()
             async with http.post(url) as r:
@@ -153,7 +156,7 @@ def test_mid_session_start_asks_for_a_keyframe_and_stop_closes_the_file(recordin
     asyncio.run(echo_call(gateway.base, seconds=7, on_running=record_three_seconds))
     assert stopped["closed"]
     assert any(0 <= t - stopped["started"] <= 1.0 for t in plis), (plis, stopped["started"])
-    duration, out = discover(stopped["file"])
+    duration, out = discover(folder / stopped["file"])
     assert "Opus" in out and "VP8" in out
     assert abs(duration - 3.0) <= 1.0, duration
 
@@ -164,7 +167,7 @@ def test_h264_is_remuxed_too(recording_gateway):
 
     async def start_recording(pc):
         session_id = json.loads(gateway.get("/api/sessions"))["sessions"][0]["id"]
-        async with aiohttp.ClientSession() as http:
+        async with aiohttp.ClientSession(headers=gateway.auth()) as http:
             async with http.post(f"{gateway.base}/api/sessions/{session_id}/recording") as r:
                 assert r.status == 201
         posted.append(time.time())

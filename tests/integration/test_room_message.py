@@ -94,7 +94,10 @@ def test_room_message_info_and_configure(gateway):
     asyncio.run(run())
 
 
-def test_session_message_needs_the_token():
+def test_session_message_needs_the_resource_id_or_the_token():
+    """The resource id (the WHIP Location) is the session's capability: it is
+    enough without the API token. The public label (GET /api/sessions,
+    /metrics) is not: it takes the token."""
     gw = Gateway(extra_args=["--token", "msg-secret"])
     try:
         async def run():
@@ -102,10 +105,13 @@ def test_session_message_needs_the_token():
             from aiortc_peer import PatternTrack, whip_publish
             pc = RTCPeerConnection()
             pc.addTrack(PatternTrack())
-            resource, _ = await whip_publish(pc, f"{gw.base}/whip/room/locked", token="msg-secret")
+            resource, _ = await whip_publish(pc, f"{gw.base}/whip/room/locked")
             status, reply = await message(gw.base, resource, {"request": "info"})
-            assert status == 401 and reply["error"] == "unauthorized", reply
-            status, reply = await message(gw.base, resource, {"request": "info"}, token="msg-secret")
+            assert status == 200 and reply["role"] == "publisher", reply
+            label = json.loads(gw.get("/api/sessions"))["sessions"][0]["id"]
+            status, reply = await message(gw.base, "/" + label, {"request": "info"})
+            assert status == 403 and reply["error"] == "label_not_capability", reply
+            status, reply = await message(gw.base, "/" + label, {"request": "info"}, token="msg-secret")
             assert status == 200 and reply["role"] == "publisher", reply
             await pc.close()
 

@@ -28,6 +28,44 @@ static void test_source_keys(void)
     g_assert_cmpstr(key, ==, "?");
 }
 
+/* Held sessions are counted per /56: the /64s of one customer share a key;
+ * IPv4 keys stay the address. */
+static void test_source_keys_per_56(void)
+{
+    char key[48], other[48];
+    moat_admission_source_key_prefix("2001:db8:1:200::1", 56, key, sizeof key);
+    g_assert_cmpstr(key, ==, "6/56:20010db8000102");
+    moat_admission_source_key_prefix("2001:db8:1:2ff:ffff::9", 56, other, sizeof other);
+    g_assert_cmpstr(key, ==, other);
+    moat_admission_source_key_prefix("2001:db8:1:300::1", 56, other, sizeof other);
+    g_assert_cmpstr(key, !=, other);
+    moat_admission_source_key_prefix("::ffff:192.0.2.7", 56, key, sizeof key);
+    g_assert_cmpstr(key, ==, "4:192.0.2.7");
+    moat_admission_source_key_prefix("2001:db8:1:2::1", 64, key, sizeof key);
+    moat_admission_source_key("2001:db8:1:2::1", other, sizeof other);
+    g_assert_cmpstr(key, ==, other);
+}
+
+/* Per-source counters: one per key, kept while held, dropped once zero
+ * and the table is large. */
+static void test_source_counts(void)
+{
+    moat_source_counts *counts = moat_source_counts_new();
+    int *a = moat_source_counts_get(counts, "4:192.0.2.1");
+    g_assert_true(moat_source_counts_get(counts, "4:192.0.2.1") == a);
+    g_atomic_int_inc(a);
+    char key[32];
+    for (int i = 0; i < 1000; i++) {
+        g_snprintf(key, sizeof key, "4:198.51.%d.%d", i / 256, i % 256);
+        moat_source_counts_get(counts, key);
+    }
+    g_assert_cmpuint(moat_source_counts_size(counts), <=, 257);
+    g_assert_true(moat_source_counts_get(counts, "4:192.0.2.1") == a);
+    g_assert_cmpint(g_atomic_int_get(a), ==, 1);
+    g_atomic_int_add(a, -1);
+    moat_source_counts_free(counts);
+}
+
 static void test_bucket(void)
 {
     moat_admission *admission = moat_admission_new(2, 3, 100);
@@ -118,6 +156,8 @@ int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
     g_test_add_func("/http/admission/source-keys", test_source_keys);
+    g_test_add_func("/http/admission/source-keys-56", test_source_keys_per_56);
+    g_test_add_func("/http/admission/source-counts", test_source_counts);
     g_test_add_func("/http/admission/bucket", test_bucket);
     g_test_add_func("/http/admission/bounded", test_table_is_bounded);
     g_test_add_func("/http/error-json-utf8", test_error_json_is_utf8);

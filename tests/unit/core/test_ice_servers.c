@@ -29,7 +29,7 @@ static void test_json(void)
 {
     moat_config config;
     configure(&config, "turn:a.example:3478?transport=udp, ,turn:b.example:3478?transport=tcp");
-    json_t *value = moat_ice_servers_json(&config, 1699913600);
+    json_t *value = moat_ice_servers_json(&config, "moat", 1699913600);
     json_t *servers = json_object_get(value, "iceServers");
     g_assert_cmpint(json_array_size(servers), ==, 1);
     json_t *server = json_array_get(servers, 0);
@@ -41,7 +41,7 @@ static void test_json(void)
     moat_config_clear(&config);
 
     configure(&config, "");
-    value = moat_ice_servers_json(&config, 1699913600);
+    value = moat_ice_servers_json(&config, "moat", 1699913600);
     g_assert_cmpint(json_array_size(json_object_get(value, "iceServers")), ==, 0);
     json_decref(value);
     moat_config_clear(&config);
@@ -51,7 +51,7 @@ static void test_link_header(void)
 {
     moat_config config;
     configure(&config, "turn:a.example:3478?transport=udp,turn:b.example:3478?transport=tcp");
-    char *link = moat_ice_servers_link_header(&config, 1699913600);
+    char *link = moat_ice_servers_link_header(&config, "moat", 1699913600);
     g_assert_cmpstr(link, ==,
                     "<turn:a.example:3478?transport=udp>; rel=\"ice-server\"; "
                     "username=\"1700000000:moat\"; credential=\"oiTWJ6G5ipsCJUiQH17dB3+Vn/4=\"; "
@@ -62,7 +62,7 @@ static void test_link_header(void)
     g_free(link);
     moat_config_clear(&config);
     configure(&config, "");
-    g_assert_null(moat_ice_servers_link_header(&config, 1699913600));
+    g_assert_null(moat_ice_servers_link_header(&config, "moat", 1699913600));
     moat_config_clear(&config);
 }
 
@@ -93,6 +93,20 @@ static void test_config_checks(void)
     moat_config_clear(&config);
 }
 
+/* Each session's user part is fresh: 32 hex digits, never repeated. */
+static void test_new_user(void)
+{
+    char a[33], b[33];
+    moat_turn_new_user(a);
+    moat_turn_new_user(b);
+    g_assert_cmpuint(strlen(a), ==, 32);
+    g_assert_cmpstr(a, !=, b);
+    moat_config config;
+    moat_config_init(&config);
+    g_assert_cmpint(config.turn_ttl_s, ==, 3600);
+    moat_config_clear(&config);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -100,5 +114,6 @@ int main(int argc, char **argv)
     g_test_add_func("/ice_servers/json", test_json);
     g_test_add_func("/ice_servers/link_header", test_link_header);
     g_test_add_func("/ice_servers/config_checks", test_config_checks);
+    g_test_add_func("/ice_servers/new_user", test_new_user);
     return g_test_run();
 }
