@@ -20,6 +20,8 @@ typedef enum {
     MOAT_REFUSED_REQUEST_TIMEOUT,     /* connection closed: request not in within the deadline */
     MOAT_REFUSED_MAX_CONNECTIONS,     /* connection closed at accept: all sources' cap */
     MOAT_REFUSED_MAX_CONNECTIONS_SRC, /* connection closed at accept: one source's cap */
+    MOAT_REFUSED_WRONG_HOST,          /* /api/ with a Host that does not name the gateway */
+    MOAT_REFUSED_CREATE_RATE,         /* POST /api/rooms (a plugin's api_path) too fast */
     MOAT_REFUSED_REASON_COUNT
 } moat_refusal_reason;
 
