@@ -46,8 +46,7 @@ static void listener_free(gpointer data)
         g_source_unref(l->writable);
     }
     g_queue_clear_full(&l->pending, g_free);
-    g_signal_handlers_disconnect_matched(l->connection, G_SIGNAL_MATCH_DATA, 0, 0, NULL, NULL,
-                                         l);
+    g_signal_handlers_disconnect_matched(l->connection, G_SIGNAL_MATCH_DATA, 0, 0, NULL, NULL, l);
     if (soup_websocket_connection_get_state(l->connection) == SOUP_WEBSOCKET_STATE_OPEN)
         soup_websocket_connection_close(l->connection, SOUP_WEBSOCKET_CLOSE_GOING_AWAY, NULL);
     g_object_unref(l->connection);
@@ -349,10 +348,9 @@ void moat_events_metrics(GString *out)
                            "# TYPE moat_event_listeners_refused_total counter\n",
                            moat_events_listeners());
     for (int kind = 0; kind < MOAT_EVENTS_CLOSED_QUEUE_FULL; kind++)
-        g_string_append_printf(out,
-                               "moat_event_listeners_refused_total{reason=\"%s\"} %" G_GUINT64_FORMAT
-                               "\n",
-                               refused[kind], counts[kind]);
+        g_string_append_printf(
+            out, "moat_event_listeners_refused_total{reason=\"%s\"} %" G_GUINT64_FORMAT "\n",
+            refused[kind], counts[kind]);
     g_string_append_printf(
         out,
         "# HELP moat_event_listeners_closed_total Event listeners closed by the gateway, by "

@@ -28,9 +28,9 @@ void moat_http_router_init(moat_gateway *gateway)
     gateway->admission =
         moat_admission_new((unsigned)config->whip_rate_per_ip, (unsigned)config->whip_burst_per_ip,
                            ADMISSION_MAX_SOURCES);
-    gateway->create_admission = moat_admission_new((unsigned)config->room_create_rate_per_ip,
-                                                   (unsigned)config->room_create_burst_per_ip,
-                                                   ADMISSION_MAX_SOURCES);
+    gateway->create_admission =
+        moat_admission_new((unsigned)config->room_create_rate_per_ip,
+                           (unsigned)config->room_create_burst_per_ip, ADMISSION_MAX_SOURCES);
     gateway->api_host_names = moat_http_host_names(config->http_bind, config->server_names, true);
     moat_log_limiter_init(&gateway->http_log, HTTP_LOG_BURST, HTTP_LOG_INTERVAL_US);
 }

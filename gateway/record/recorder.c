@@ -396,8 +396,7 @@ moat_recorder *moat_recorder_new(const char *dir, const char *name, char **file,
         /* The folder's path is the server's business, not the client's. */
         snprintf(error, error_size, "the recording folder cannot be written: %s",
                  g_strerror(errno));
-        moat_log_warn("record", "%s: cannot create a file in %s: %s", name, dir,
-                      g_strerror(errno));
+        moat_log_warn("record", "%s: cannot create a file in %s: %s", name, dir, g_strerror(errno));
         return NULL;
     }
     init_gstreamer();

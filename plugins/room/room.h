@@ -32,7 +32,7 @@
 #define ROOM_MAX_ROOMS       10000 /* the most [room] max_rooms takes */
 #define ROOM_DEFAULT_ROOMS   1000
 #define ROOM_DEFAULT_TTL_S   300
-#define ROOM_DEFAULT_FLOOR   100000 /* bits/s: [room] remb_floor_bps */
+#define ROOM_DEFAULT_FLOOR   100000  /* bits/s: [room] remb_floor_bps */
 #define ROOM_CHECK_US        100000u /* subscribers look for a reason to leave */
 #define ROOM_MAX_CODECS      16
 #define ROOM_FANOUT_CHUNK    128 /* targets per relay call */

@@ -3,11 +3,10 @@
  * fresh within ROOM_ESTIMATE_AGE_US) add up to (room_feedback_aggregate:
  * the slowest viewer's, outliers left out, never below [room]
  * remb_floor_bps), capped by the room's max_bitrate and the publisher's
- * own (room_message.c), so its encoder sends what its viewers can take. A simulcast publisher is capped
- * only by those maxima: each viewer picks the layer it can take, and a low
- * viewer's estimate would make the encoder turn its upper layers off. Sent
- * from the publisher's timer,
- * on its worker, when the value changes or every ROOM_REMB_INTERVAL_US. */
+ * own (room_message.c), so its encoder sends what its viewers can take. A simulcast publisher is
+ * capped only by those maxima: each viewer picks the layer it can take, and a low viewer's estimate
+ * would make the encoder turn its upper layers off. Sent from the publisher's timer, on its worker,
+ * when the value changes or every ROOM_REMB_INTERVAL_US. */
 #include "room.h"
 
 #include "rtp/rtcp_packet.h"

@@ -7,7 +7,7 @@
 #include <string.h>
 
 static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
-static GHashTable *rooms; /* name -> room (one reference) */
+static GHashTable *rooms;  /* name -> room (one reference) */
 static guint expiry_timer; /* control thread */
 
 room_settings room_config = {ROOM_DEFAULT_ROOMS, ROOM_DEFAULT_TTL_S * 1000000ull,
@@ -155,7 +155,8 @@ size_t room_registry_expire(uint64_t now_us)
             r->empty_since_us = 0;
         else if (r->empty_since_us == 0)
             r->empty_since_us = now_us;
-        bool expired = !r->implicit && empty && now_us - r->empty_since_us >= room_config.empty_ttl_us;
+        bool expired =
+            !r->implicit && empty && now_us - r->empty_since_us >= room_config.empty_ttl_us;
         pthread_mutex_unlock(&r->lock);
         if (!expired)
             continue;
