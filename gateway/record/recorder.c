@@ -273,6 +273,9 @@ static void push_packet(moat_recorder *recorder, const moat_record_slot *slot)
 
 static void finish_file(moat_recorder *recorder)
 {
+    /* Nothing was ever written: the empty file made at start goes. */
+    if (!recorder->playing)
+        g_unlink(recorder->path);
     if (!recorder->pipeline)
         return;
     if (recorder->playing && !recorder->failed) {
