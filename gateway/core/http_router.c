@@ -142,7 +142,10 @@ static bool admit_api_host(moat_gateway *gateway, const moat_http_request *reque
                            moat_http_response *response)
 {
     const char *host = moat_http_request_header(request, "Host");
-    if (moat_http_host_allowed(host, (const char *const *)gateway->api_host_names))
+    /* Browsers always send Host: a request without one (HTTP/1.0 tools)
+     * cannot come from a rebound page. */
+    if (!host || !*host ||
+        moat_http_host_allowed(host, (const char *const *)gateway->api_host_names))
         return true;
     moat_http_note_refusal(gateway, MOAT_REFUSED_WRONG_HOST, request->peer);
     moat_http_response_error(response, 421, "wrong_host",
