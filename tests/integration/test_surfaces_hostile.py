@@ -240,25 +240,36 @@ def test_an_empty_explicit_room_expires(make_gateway):
 # ---- recordings ---------------------------------------------------------------------
 
 def test_two_recordings_in_one_second_get_two_complete_files(tmp_path):
+    """Two recordings of one session started within a second get two files.
+    Deterministic whatever the load: files already carrying every name the
+    next seconds could produce (with and without a counter) are never
+    truncated; the recordings find names of their own."""
     from aiortc_peer import echo_call
     from test_record import discover, wait_recordings_closed
     folder = tmp_path / "rec"
+    folder.mkdir()
+    seeded = {}
+    now = time.time()
+    for offset in range(-2, 40):
+        stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime(now + offset))
+        for suffix in ("", "-1", "-2"):
+            path = folder / f"session-1-{stamp}{suffix}.mkv"
+            path.write_bytes(b"someone else's recording")
+            seeded[path.name] = path
     gw = Gateway(extra_args=["--record-dir", str(folder)])
     files = []
 
     async def record_twice(pc):
         import aiohttp
         session_id = json.loads(gw.get("/api/sessions"))["sessions"][0]["id"]
+        assert session_id == "1"
         url = f"{gw.base}/api/sessions/{session_id}/recording"
         await asyncio.sleep(1.0)
-        # Both starts within one wall-clock second.
-        while time.time() % 1.0 > 0.3:
-            await asyncio.sleep(0.02)
         async with aiohttp.ClientSession() as client:
             async with client.post(url) as r:
                 assert r.status == 201
                 files.append((await r.json())["file"])
-            await asyncio.sleep(0.4)
+            await asyncio.sleep(0.3)
             async with client.delete(url) as r:
                 assert r.status == 200
             async with client.post(url) as r:
@@ -273,10 +284,13 @@ def test_two_recordings_in_one_second_get_two_complete_files(tmp_path):
         wait_recordings_closed(gw)
     finally:
         assert gw.stop() == 0
+    for path in seeded.values():
+        assert path.read_bytes() == b"someone else's recording", path.name
     assert len(files) == 2 and files[0] != files[1], files
     # Names relative to the folder, never the server's path.
     assert all("/" not in f and str(tmp_path) not in f for f in files), files
-    assert sorted(p.name for p in folder.glob("*.mkv")) == sorted(files)
+    assert not set(files) & set(seeded), files
+    assert sorted(p.name for p in folder.glob("*.mkv") if p.name not in seeded) == sorted(files)
     for name in files:
         duration, out = discover(folder / name)
         assert duration > 0 and "Opus" in out, (name, out)
