@@ -207,6 +207,11 @@ typedef struct {
      * sent or queued, -1 dropped or session ended. */
     int (*relay_data)(moat_plugin_session *session, uint16_t stream_id, uint32_t ppid,
                       const uint8_t *data, size_t length);
+    /* The integer option [section] key of the gateway's configuration
+     * (config/moat.conf, MOAT_SECTION_KEY, --flags), or `fallback` when the
+     * gateway has none by that name (an older gateway leaves this NULL).
+     * Control thread (init, handle_api). */
+    int (*config_int)(const char *section, const char *key, int fallback);
 } moat_gateway_calls;
 
 typedef struct {

@@ -67,6 +67,17 @@ static const option_spec options[] = {
      "bearer token required on /metrics; empty = /metrics is open"},
     {"http", "api_origins", "api-origins", OPTION_STRING, FIELD(api_origins), "", 0, 0,
      "comma-separated origins allowed to call /api/ from a browser; empty = same origin only"},
+    {"http", "server_names", "server-names", OPTION_STRING, FIELD(server_names), "", 0, 0,
+     "comma-separated host names (or addresses) /api/ answers to, besides localhost, the bound "
+     "address and the host's own addresses; other Host headers get 421 (DNS rebinding)"},
+    {"http", "max_event_listeners", "max-event-listeners", OPTION_INT, FIELD(max_event_listeners),
+     "256", 1, 1000000, "event WebSocket listeners at once (/api/events and plugins' events)"},
+    {"http", "max_event_listeners_per_source", "max-event-listeners-per-source", OPTION_INT,
+     FIELD(max_event_listeners_per_source), "16", 1, 1000000,
+     "event WebSocket listeners from one IPv4 address or IPv6 /64"},
+    {"http", "event_queue_bytes", "event-queue-bytes", OPTION_INT, FIELD(event_queue_bytes),
+     "1048576", 4096, 1073741824,
+     "unsent bytes an event listener may hold; a listener that does not read is closed beyond"},
     {"limits", "max_sessions", "max-sessions", OPTION_INT, FIELD(max_sessions), "1000", 0, 1000000,
      "sessions at once; more offers get 503; 0 = no limit"},
     {"limits", "max_pending_sessions", "max-pending-sessions", OPTION_INT,
@@ -156,6 +167,20 @@ static const option_spec options[] = {
      "folder recordings are written to; empty = recording off"},
     {"record", "all_sessions", "record-all-sessions", OPTION_BOOL, FIELD(record_all_sessions),
      "false", 0, 0, "record every session from its start (needs [record] dir)"},
+    {"room", "max_rooms", "room-max-rooms", OPTION_INT, FIELD(room_max_rooms), "1000", 1, 10000,
+     "rooms at once (explicit and implicit); more creations get 503"},
+    {"room", "empty_ttl_s", "room-empty-ttl", OPTION_INT, FIELD(room_empty_ttl_s), "300", 1, 604800,
+     "seconds a room made with POST /api/rooms stays once nobody is in it"},
+    {"room", "create_rate_per_ip", "room-create-rate-per-ip", OPTION_INT,
+     FIELD(room_create_rate_per_ip), "2", 0, 1000000,
+     "POST /api/rooms per second from one IPv4 address or IPv6 /64 (429 beyond); 0 = no limit"},
+    {"room", "create_burst_per_ip", "room-create-burst-per-ip", OPTION_INT,
+     FIELD(room_create_burst_per_ip), "20", 1, 1000000,
+     "burst of room creations one source may send at once"},
+    {"room", "remb_floor_bps", "room-remb-floor", OPTION_INT, FIELD(room_remb_floor_bps), "100000",
+     0, 1000000000,
+     "lowest REMB target a room sends its publishers, bits/s (subscribers' estimates below it "
+     "are raised to it)"},
     {"ng", "bind", "ng-bind", OPTION_STRING, FIELD(ng_bind), "127.0.0.1", 0, 0,
      "address of the ng control socket (rtpengine protocol, for Kamailio's rtpengine module)"},
     {"ng", "port", "ng-port", OPTION_INT, FIELD(ng_port), "2223", 0, 65535,
@@ -376,4 +401,17 @@ moat_prefilter_mode moat_config_prefilter_mode(const moat_config *config)
     if (strcmp(config->prefilter_mode, "always") == 0)
         return MOAT_PREFILTER_ALWAYS;
     return MOAT_PREFILTER_AUTO;
+}
+
+bool moat_config_get_int(const moat_config *config, const char *section, const char *key,
+                         int *value)
+{
+    for (size_t i = 0; config && section && key && i < OPTION_COUNT; i++) {
+        if (options[i].type == OPTION_INT && strcmp(options[i].section, section) == 0 &&
+            strcmp(options[i].key, key) == 0) {
+            *value = *(const int *)((const char *)config + options[i].offset);
+            return true;
+        }
+    }
+    return false;
 }

@@ -33,7 +33,11 @@ typedef struct {
     /* [http] connections (http_listener.h); 0: no limit */
     int request_timeout_s; /* from accept (or request start) to the end of the body */
     int max_connections;
-    int max_connections_per_source; /* from one IPv4 address or IPv6 /64 */
+    int max_connections_per_source;     /* from one IPv4 address or IPv6 /64 */
+    char *server_names;                 /* Host names /api/ answers to (http_host.h) */
+    int max_event_listeners;            /* event WebSockets at once (events.h) */
+    int max_event_listeners_per_source; /* from one IPv4 address or IPv6 /64 */
+    int event_queue_bytes;              /* unsent bytes one listener may hold */
     /* [limits] */
     int max_sessions;         /* 0: unlimited */
     int max_pending_sessions; /* sessions not yet ICE-connected; 0: unlimited */
@@ -78,6 +82,12 @@ typedef struct {
     /* [record] */
     char *record_dir; /* empty: recording off */
     bool record_all_sessions;
+    /* [room] the room plugin's (read through moat_gateway_calls.config_int) */
+    int room_max_rooms;
+    int room_empty_ttl_s;
+    int room_create_rate_per_ip; /* POST /api/rooms per second per source; 0: unlimited */
+    int room_create_burst_per_ip;
+    int room_remb_floor_bps;
     /* [ng] rtpengine-compatible control protocol (gateway/ng/) */
     char *ng_bind;
     int ng_port;           /* 0: off */
@@ -99,6 +109,11 @@ int moat_config_set_by_option(moat_config *config, const char *option, const cha
                               char *error, size_t error_size);
 /* Cross-field checks after everything is applied. */
 int moat_config_validate(const moat_config *config, char *error, size_t error_size);
+
+/* An integer option by section and key into *value (plugins read their
+ * section through moat_gateway_calls.config_int); false when there is none. */
+bool moat_config_get_int(const moat_config *config, const char *section, const char *key,
+                         int *value);
 
 /* For --help: one line per option. */
 void moat_config_print_options(void);

@@ -289,6 +289,7 @@ int moat_gateway_start(moat_gateway *gateway, char *error, size_t error_size)
         moat_worker_set_relay(gateway->workers[i], gateway->relay);
     if (attach_kernel_filters(gateway, error, error_size) != 0)
         return -1;
+    moat_session_plugin_calls_set_config(&gateway->config);
     gateway->plugins = moat_plugin_registry_load(gateway->config.plugin_dir,
                                                  &moat_session_gateway_calls, error, error_size);
     if (!gateway->plugins)

@@ -54,6 +54,8 @@ typedef struct moat_gateway {
     uint64_t started_us;
     /* Admission control (control thread) */
     moat_admission *admission;
+    moat_admission *create_admission; /* POST to a plugin's api_path (room creation) */
+    char **api_host_names;            /* Host headers /api/ answers (http_host.h) */
     gint pending_sessions; /* atomic: sessions not yet ICE-connected; workers decrement */
     moat_source_counts *pending_sources; /* the same per source (IPv4, IPv6 /56) */
     uint64_t session_serial;             /* the last session's public label (/metrics, /api) */

@@ -29,7 +29,9 @@ const char *moat_refusal_reason_name(moat_refusal_reason reason)
                                         "max_connections",
                                         "max_connections_per_source",
                                         "max_pending_per_source",
-                                        "ingest_per_source"};
+                                        "ingest_per_source",
+                                        "wrong_host",
+                                        "create_rate_limited"};
     G_STATIC_ASSERT(G_N_ELEMENTS(names) == MOAT_REFUSED_REASON_COUNT);
     return (unsigned)reason < G_N_ELEMENTS(names) ? names[reason] : "unknown";
 }

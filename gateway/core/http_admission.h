@@ -24,6 +24,8 @@ typedef enum {
     MOAT_REFUSED_MAX_CONNECTIONS_SRC, /* connection closed at accept: one source's cap */
     MOAT_REFUSED_MAX_PENDING_SRC,     /* one source's sessions not yet ICE-connected */
     MOAT_REFUSED_INGEST_PER_SOURCE,   /* one source's live RTP ingests */
+    MOAT_REFUSED_WRONG_HOST,          /* /api/ with a Host that does not name the gateway */
+    MOAT_REFUSED_CREATE_RATE,         /* POST /api/rooms (a plugin's api_path) too fast */
     MOAT_REFUSED_REASON_COUNT
 } moat_refusal_reason;
 

@@ -321,6 +321,12 @@ GSocket *moat_http_listener_request_over(moat_http_listener *listener, SoupServe
     return c->socket;
 }
 
+GSocket *moat_http_listener_socket(moat_http_listener *listener, SoupServerMessage *message)
+{
+    connection *c = listener ? find(listener, message) : NULL;
+    return c ? c->socket : NULL;
+}
+
 size_t moat_http_listener_connections(const moat_http_listener *listener)
 {
     return listener ? moat_connection_counts_open(listener->counts) : 0;

@@ -37,6 +37,9 @@ void moat_http_listener_stop(moat_http_listener *listener);
  * socket (transfer none; NULL if not ours). */
 GSocket *moat_http_listener_request_over(moat_http_listener *listener, SoupServerMessage *message);
 
+/* The socket of `message`'s connection (transfer none; NULL if not ours). */
+GSocket *moat_http_listener_socket(moat_http_listener *listener, SoupServerMessage *message);
+
 /* API connections open now (/metrics, tests). */
 size_t moat_http_listener_connections(const moat_http_listener *listener);
 

@@ -9,6 +9,8 @@
  * ingest, recording rooms, TURN credentials, listings. */
 #include "core/http_router.h"
 
+#include "core/events.h"
+#include "core/http_host.h"
 #include "core/ingest_api.h"
 
 #include "core/log.h"
@@ -33,6 +35,10 @@ void moat_http_router_init(moat_gateway *gateway)
     gateway->admission =
         moat_admission_new((unsigned)config->whip_rate_per_ip, (unsigned)config->whip_burst_per_ip,
                            ADMISSION_MAX_SOURCES);
+    gateway->create_admission =
+        moat_admission_new((unsigned)config->room_create_rate_per_ip,
+                           (unsigned)config->room_create_burst_per_ip, ADMISSION_MAX_SOURCES);
+    gateway->api_host_names = moat_http_host_names(config->http_bind, config->server_names, true);
     moat_log_limiter_init(&gateway->http_log, HTTP_LOG_BURST, HTTP_LOG_INTERVAL_US);
     /* Sessions hold these counters until their worker frees them: the
      * gateway frees the table after the workers (moat_gateway_stop). */
@@ -44,6 +50,10 @@ void moat_http_router_clear(moat_gateway *gateway)
 {
     moat_admission_free(gateway->admission);
     gateway->admission = NULL;
+    moat_admission_free(gateway->create_admission);
+    gateway->create_admission = NULL;
+    g_strfreev(gateway->api_host_names);
+    gateway->api_host_names = NULL;
 }
 
 void moat_http_log(moat_gateway *gateway, const char *format, ...)
@@ -135,6 +145,26 @@ static bool same_origin(const moat_http_request *request, const char *origin)
     return rest && g_ascii_strcasecmp(rest, host) == 0;
 }
 
+/* /api/ (and event upgrades): the Host must name the gateway (http_host.h),
+ * or a page whose name was re-pointed at it (DNS rebinding) would pass the
+ * same-origin check below. 421: the request reached a server that is not
+ * the one it names. */
+static bool admit_api_host(moat_gateway *gateway, const moat_http_request *request,
+                           moat_http_response *response)
+{
+    const char *host = moat_http_request_header(request, "Host");
+    /* Browsers always send Host: a request without one (HTTP/1.0 tools)
+     * cannot come from a rebound page. */
+    if (!host || !*host ||
+        moat_http_host_allowed(host, (const char *const *)gateway->api_host_names))
+        return true;
+    moat_http_note_refusal(gateway, MOAT_REFUSED_WRONG_HOST, request->peer);
+    moat_http_response_error(response, 421, "wrong_host",
+                             "the API answers only to its own names and addresses (see [http] "
+                             "server_names)");
+    return false;
+}
+
 /* /api/ from a browser: the dashboard's own origin and [http] api_origins
  * only, so that a page an operator happens to open cannot drive the API.
  * Requests without Origin (curl, Prometheus, same-origin GET) pass. */
@@ -155,6 +185,71 @@ static bool admit_api_origin(moat_gateway *gateway, const moat_http_request *req
     moat_http_response_header(response, "Access-Control-Allow-Headers",
                               "Authorization, Content-Type");
     return true;
+}
+
+bool moat_http_admit_events_upgrade(moat_gateway *gateway, const moat_http_request *request,
+                                    moat_http_response *response)
+{
+    if (!admit_api_host(gateway, request, response)) {
+        moat_events_count_refusal(MOAT_EVENTS_REFUSED_HOST);
+        return false;
+    }
+    const char *origin = moat_http_request_header(request, "Origin");
+    /* A WebSocket is not subject to CORS: the listed origins and the
+     * gateway's own are all that may open one. */
+    if (origin && !same_origin(request, origin) &&
+        !origin_listed(gateway->config.api_origins, origin)) {
+        moat_events_count_refusal(MOAT_EVENTS_REFUSED_ORIGIN);
+        moat_http_response_error(response, 403, "origin_not_allowed",
+                                 "this origin may not listen to events (see [http] api_origins)");
+        return false;
+    }
+    switch (moat_events_admit(request->peer)) {
+    case MOAT_EVENTS_ADMITTED:
+        return true;
+    case MOAT_EVENTS_FULL:
+        moat_events_count_refusal(MOAT_EVENTS_REFUSED_FULL);
+        moat_http_response_error(response, 503, "too_many_listeners",
+                                 "the gateway holds its maximum of event listeners");
+        return false;
+    case MOAT_EVENTS_SOURCE_FULL:
+        moat_events_count_refusal(MOAT_EVENTS_REFUSED_SOURCE_FULL);
+        moat_http_response_error(response, 429, "too_many_listeners",
+                                 "this source holds its maximum of event listeners (see [http] "
+                                 "max_event_listeners_per_source)");
+        return false;
+    }
+    return false;
+}
+
+/* POST to a plugin's collection (POST /api/rooms) creates a resource: a
+ * per-source token bucket bounds how fast ([room] create_rate_per_ip). */
+static bool admit_create(moat_gateway *gateway, const moat_http_request *request,
+                         moat_http_response *response, const char *path)
+{
+    if (strcmp(request->method, "POST") != 0)
+        return true;
+    bool collection = false;
+    for (size_t i = 0; i < moat_plugin_registry_count(gateway->plugins); i++) {
+        const moat_plugin *plugin = moat_plugin_registry_at(gateway->plugins, i);
+        size_t length = plugin->api_path ? strlen(plugin->api_path) : 0;
+        if (length && strncmp(path, plugin->api_path, length) == 0 &&
+            (path[length] == '\0' || strcmp(path + length, "/") == 0))
+            collection = true;
+    }
+    if (!collection)
+        return true;
+    unsigned wait = moat_admission_take(gateway->create_admission, request->peer,
+                                        (uint64_t)g_get_monotonic_time());
+    if (wait == 0)
+        return true;
+    moat_http_note_refusal(gateway, MOAT_REFUSED_CREATE_RATE, request->peer);
+    char seconds[16];
+    snprintf(seconds, sizeof seconds, "%u", wait);
+    moat_http_response_header(response, "Retry-After", seconds);
+    moat_http_response_error(response, 429, "rate_limited",
+                             "too many creations from this source (see [room] create_rate_per_ip)");
+    return false;
 }
 
 static const char *content_type_for(const char *path)
@@ -288,7 +383,8 @@ void moat_http_route(moat_gateway *gateway, const moat_http_request *request,
     bool api = g_str_has_prefix(path, "/api/");
     if (whip)
         add_whip_cors(response);
-    if (api && !admit_api_origin(gateway, request, response))
+    if (api && (!admit_api_host(gateway, request, response) ||
+                !admit_api_origin(gateway, request, response)))
         return;
     if (request->body_length > (size_t)config->max_body_bytes) {
         moat_http_note_refusal(gateway, MOAT_REFUSED_BODY_TOO_LARGE, request->peer);
@@ -338,6 +434,8 @@ void moat_http_route(moat_gateway *gateway, const moat_http_request *request,
         char *body = moat_call_api_json(gateway->calls);
         moat_http_response_set(response, 200, "application/json", body, strlen(body));
     } else if (api) {
+        if (!admit_create(gateway, request, response, path))
+            return;
         if (!serve_plugin_api(gateway, request, response, path))
             moat_session_api_handle(gateway, request, response, privileged);
     } else

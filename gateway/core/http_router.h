@@ -21,6 +21,11 @@ void moat_http_note_refusal(moat_gateway *gateway, moat_refusal_reason reason, c
 void moat_http_log(moat_gateway *gateway, const char *format, ...) G_GNUC_PRINTF(2, 3);
 
 /* Admission state and the log limiter; before the first request. */
+/* An event WebSocket upgrade (events.h) before it is accepted: the Host and
+ * Origin checks of /api/ and the listener caps. False with the refusal in
+ * `response` (421, 403, 429 or 503 JSON). */
+bool moat_http_admit_events_upgrade(moat_gateway *gateway, const moat_http_request *request,
+                                    moat_http_response *response);
 void moat_http_router_init(moat_gateway *gateway);
 void moat_http_router_clear(moat_gateway *gateway);
 

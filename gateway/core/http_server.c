@@ -146,12 +146,44 @@ static void check_chunk(SoupServerMessage *message, GBytes *chunk, gpointer user
     }
 }
 
+static const char *soup_header(const void *context, const char *name);
+static void write_response(SoupServerMessage *message, moat_http_response *response);
+
+/* An event WebSocket upgrade: refused here, before libsoup accepts it, when
+ * the router says so (a status set by an early handler skips the WebSocket
+ * handler); otherwise its socket rides along for events.c. */
+static bool check_events_upgrade(moat_http_server *http, SoupServerMessage *message,
+                                 const char *path)
+{
+    moat_http_request request = {
+        .method = soup_server_message_get_method(message),
+        .path = path,
+        .peer = soup_server_message_get_remote_host(message),
+        .header = soup_header,
+        .header_context = soup_server_message_get_request_headers(message),
+    };
+    moat_http_response response = {0};
+    if (!moat_http_admit_events_upgrade(http->gateway, &request, &response)) {
+        write_response(message, &response);
+        moat_http_response_clear(&response);
+        return false;
+    }
+    moat_http_response_clear(&response);
+    GSocket *socket = moat_http_listener_socket(http->listener, message);
+    if (socket)
+        g_object_set_data_full(G_OBJECT(message), MOAT_EVENTS_SOCKET_KEY, g_object_ref(socket),
+                               g_object_unref);
+    return true;
+}
+
 /* Runs when the headers are in, before any of the body is read. */
 static void check_headers(SoupServer *server, SoupServerMessage *message, const char *path,
                           GHashTable *query, gpointer user_data)
 {
     moat_http_server *http = user_data;
     SoupMessageHeaders *headers = soup_server_message_get_request_headers(message);
+    if (moat_events_is_upgrade(message, path) && !check_events_upgrade(http, message, path))
+        return;
     if (soup_message_headers_get_encoding(headers) == SOUP_ENCODING_CONTENT_LENGTH &&
         soup_message_headers_get_content_length(headers) >
             (goffset)http->gateway->config.max_body_bytes) {
@@ -184,6 +216,26 @@ static void deferred_done(void *done_data, unsigned status, char *body)
     g_object_unref(message);
 }
 
+/* Status, headers and body of `response` onto `message` (the body moves). */
+static void write_response(SoupServerMessage *message, moat_http_response *response)
+{
+    SoupMessageHeaders *headers = soup_server_message_get_response_headers(message);
+    for (size_t i = 0; i < response->n_headers; i++)
+        soup_message_headers_replace(headers, response->headers[i].name,
+                                     response->headers[i].value);
+    /* libsoup 3.2 never notices a client closing an idle keep-alive
+     * connection: each one would stay in CLOSE_WAIT and hold a descriptor
+     * for good, so ~1000 requests from anyone would exhaust the process.
+     * Every reply closes its connection instead (the API is not chatty). */
+    soup_message_headers_replace(headers, "Connection", "close");
+    soup_server_message_set_status(message, response->status ? response->status : 500, NULL);
+    if (response->body) {
+        soup_server_message_set_response(message, response->content_type, SOUP_MEMORY_TAKE,
+                                         response->body, response->body_length);
+        response->body = NULL;
+    }
+}
+
 static void route(SoupServer *server, SoupServerMessage *message, const char *path,
                   GHashTable *query, gpointer user_data)
 {
@@ -200,21 +252,7 @@ static void route(SoupServer *server, SoupServerMessage *message, const char *pa
     };
     moat_http_response response = {0};
     moat_http_route(http->gateway, &request, &response);
-
-    SoupMessageHeaders *headers = soup_server_message_get_response_headers(message);
-    for (size_t i = 0; i < response.n_headers; i++)
-        soup_message_headers_replace(headers, response.headers[i].name, response.headers[i].value);
-    /* libsoup 3.2 never notices a client closing an idle keep-alive
-     * connection: each one would stay in CLOSE_WAIT and hold a descriptor
-     * for good, so ~1000 requests from anyone would exhaust the process.
-     * Every reply closes its connection instead (the API is not chatty). */
-    soup_message_headers_replace(headers, "Connection", "close");
-    soup_server_message_set_status(message, response.status ? response.status : 500, NULL);
-    if (response.body) {
-        soup_server_message_set_response(message, response.content_type, SOUP_MEMORY_TAKE,
-                                         response.body, response.body_length);
-        response.body = NULL;
-    }
+    write_response(message, &response);
     if (response.start_session) {
         /* The reply goes out once the worker knows the session's ufrag. */
         soup_server_message_pause(message);
@@ -262,7 +300,13 @@ moat_http_server *moat_http_server_start(moat_gateway *gateway, char *error, siz
     http->server = soup_server_new("server-header", "moat/" MOAT_VERSION, NULL);
     soup_server_add_early_handler(http->server, NULL, check_headers, http, NULL);
     soup_server_add_handler(http->server, NULL, route, http, NULL);
-    moat_events_start(http->server, gateway->config.token);
+    moat_events_limits limits = {
+        .max_listeners = (size_t)gateway->config.max_event_listeners,
+        .max_per_source = (size_t)gateway->config.max_event_listeners_per_source,
+        .queue_bytes = (size_t)gateway->config.event_queue_bytes,
+    };
+    moat_events_start(http->server, gateway->config.token, &limits);
+    soup_server_add_early_handler(http->server, "/api/events", check_headers, http, NULL);
     add_plugin_paths(http);
     http->listener = moat_http_listener_start(http->server, gateway, error, error_size);
     if (!http->listener) {

@@ -6,6 +6,7 @@
 #include "record/record_api.h"
 
 #include "core/counters.h"
+#include "core/events.h"
 #include "core/http_server.h"
 #include "core/relay.h"
 #include "core/stats_snapshot.h"
@@ -227,6 +228,7 @@ char *moat_metrics_render(moat_gateway *gateway)
     render_kernel_filter(gateway, out);
     render_relay(gateway, out);
     moat_record_api_metrics(out);
+    moat_events_metrics(out);
     if (gateway->calls)
         moat_call_registry_metrics(gateway->calls, out);
     moat_ng_server_metrics(gateway->ng, out);

@@ -4,6 +4,7 @@
 #ifndef MOAT_SESSION_INTERNAL_H
 #define MOAT_SESSION_INTERNAL_H
 
+#include "core/config.h"
 #include "core/counters.h"
 #include "core/log.h"
 #include "core/token_bucket.h"
@@ -159,6 +160,8 @@ int moat_session_send_protected(moat_session *session, const uint8_t *packet, si
 /* session_plugin_calls.c: keyframe requests whose coalescing interval is over. */
 void moat_session_send_pending_keyframes(moat_session *session, uint64_t now_us);
 extern const moat_gateway_calls moat_session_gateway_calls;
+/* Control thread, before plugins load: the configuration config_int reads. */
+void moat_session_plugin_calls_set_config(const moat_config *config);
 
 /* session_relay.c: the plugin calls any thread may make. */
 int moat_session_relay_rtp(moat_plugin_session *handle, const uint8_t *packet, size_t length);

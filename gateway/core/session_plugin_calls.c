@@ -208,6 +208,22 @@ static int gateway_session_worker(moat_plugin_session *handle)
     return handle ? (int)moat_worker_index(handle->worker) : -1;
 }
 
+/* Set once by the control thread before plugins load; read on it only. */
+static const moat_config *plugin_config;
+
+void moat_session_plugin_calls_set_config(const moat_config *config)
+{
+    plugin_config = config;
+}
+
+static int gateway_config_int(const char *section, const char *key, int fallback)
+{
+    int value = fallback;
+    if (!moat_config_get_int(plugin_config, section, key, &value))
+        return fallback;
+    return value;
+}
+
 const moat_gateway_calls moat_session_gateway_calls = {
     .send_rtp = gateway_send_rtp,
     .send_rtcp = gateway_send_rtcp,
@@ -224,4 +240,5 @@ const moat_gateway_calls moat_session_gateway_calls = {
     .session_worker = gateway_session_worker,
     .publish_event = moat_events_publish,
     .relay_data = moat_session_relay_data,
+    .config_int = gateway_config_int,
 };

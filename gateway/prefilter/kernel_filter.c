@@ -35,6 +35,9 @@ static int print_libbpf(enum libbpf_print_level level, const char *format, va_li
     return 0;
 }
 
+static bool map_update(void *context, const struct moat_kf_tuple *key, uint32_t value);
+static void map_remove(void *context, const struct moat_kf_tuple *key);
+
 moat_kernel_filter *moat_kernel_filter_attach(int socket_fd, char *error, size_t error_size)
 {
     libbpf_set_print(print_libbpf);
@@ -67,6 +70,8 @@ moat_kernel_filter *moat_kernel_filter_attach(int socket_fd, char *error, size_t
         .rings = skeleton->bss->rings,
     };
     moat_kf_state_init(&filter->state, shared);
+    moat_kf_state_set_tuple_ops(&filter->state,
+                                (moat_kf_tuple_ops){map_update, map_remove, filter});
     int program = bpf_program__fd(skeleton->progs.moat_kernel_filter);
     if (setsockopt(socket_fd, SOL_SOCKET, SO_ATTACH_BPF, &program, sizeof program) != 0) {
         snprintf(error, error_size, "cannot attach the eBPF socket filter: %s", strerror(errno));
@@ -110,73 +115,40 @@ static struct moat_kf_tuple tuple_key(const struct sockaddr_in6 *remote)
     return key;
 }
 
-static bool same_tuple(const struct sockaddr_in6 *a, const struct sockaddr_in6 *b)
+static bool map_update(void *context, const struct moat_kf_tuple *key, uint32_t value)
 {
-    return a->sin6_port == b->sin6_port &&
-           memcmp(&a->sin6_addr, &b->sin6_addr, sizeof a->sin6_addr) == 0;
+    moat_kernel_filter *filter = context;
+    return bpf_map_update_elem(filter->tuples_fd, key, &value, BPF_ANY) == 0;
 }
 
-static void note_tuple(moat_kf_slot *mirror, const struct sockaddr_in6 *remote)
+static void map_remove(void *context, const struct moat_kf_tuple *key)
 {
-    for (unsigned i = 0; i < mirror->n_tuples; i++) {
-        if (same_tuple(&mirror->tuples[i], remote))
-            return;
-    }
-    if (mirror->n_tuples < MOAT_KF_SLOT_TUPLES)
-        mirror->tuples[mirror->n_tuples++] = *remote;
-}
-
-/* Forgets `remote` in whichever slot noted it. */
-static void unnote_tuple(moat_kernel_filter *filter, const struct sockaddr_in6 *remote)
-{
-    for (int slot = 0; slot < MOAT_KF_MAX_SESSIONS; slot++) {
-        moat_kf_slot *mirror = &filter->state.slots[slot];
-        for (unsigned i = 0; mirror->owner && i < mirror->n_tuples; i++) {
-            if (same_tuple(&mirror->tuples[i], remote)) {
-                mirror->tuples[i] = mirror->tuples[--mirror->n_tuples];
-                return;
-            }
-        }
-    }
+    moat_kernel_filter *filter = context;
+    bpf_map_delete_elem(filter->tuples_fd, key);
 }
 
 void moat_kernel_filter_bind_tuple(moat_kernel_filter *filter, const void *owner,
                                    const struct sockaddr_in6 *remote)
 {
-    int slot = moat_kf_state_slot(&filter->state, owner, true);
     struct moat_kf_tuple key = tuple_key(remote);
-    uint32_t value = slot >= 0 ? (uint32_t)slot : MOAT_KF_UNTRACKED;
-    unnote_tuple(filter, remote);
-    if (bpf_map_update_elem(filter->tuples_fd, &key, &value, BPF_ANY) != 0) {
-        /* The map is full: the program can no longer tell unknown tuples
-         * from known ones, so it stops dropping them. */
-        __atomic_store_n(&filter->state.shared.control->strict_tuples, 0, __ATOMIC_RELEASE);
-        moat_log_warn("kernel-filter", "tuple map full (%s): unknown tuples now pass to user space",
-                      strerror(errno));
-        return;
-    }
-    if (slot >= 0)
-        note_tuple(&filter->state.slots[slot], remote);
+    bool was_strict =
+        __atomic_load_n(&filter->state.shared.control->strict_tuples, __ATOMIC_ACQUIRE);
+    if (!moat_kf_state_bind_tuple(&filter->state, owner, &key) && was_strict)
+        /* Until room is made, the program cannot tell unknown tuples from
+         * known ones, so it stops dropping them. */
+        moat_log_warn("kernel-filter",
+                      "tuple map full: unknown tuples pass to user space until there is room");
 }
 
 void moat_kernel_filter_unbind_tuple(moat_kernel_filter *filter, const struct sockaddr_in6 *remote)
 {
     struct moat_kf_tuple key = tuple_key(remote);
-    bpf_map_delete_elem(filter->tuples_fd, &key);
-    unnote_tuple(filter, remote);
+    moat_kf_state_unbind_tuple(&filter->state, &key);
 }
 
 void moat_kernel_filter_forget(moat_kernel_filter *filter, const void *owner)
 {
-    int slot = moat_kf_state_slot(&filter->state, owner, false);
-    if (slot < 0)
-        return;
-    moat_kf_slot *mirror = &filter->state.slots[slot];
-    for (unsigned i = 0; i < mirror->n_tuples; i++) {
-        struct moat_kf_tuple key = tuple_key(&mirror->tuples[i]);
-        bpf_map_delete_elem(filter->tuples_fd, &key);
-    }
-    moat_kf_state_release(&filter->state, slot);
+    moat_kf_state_forget(&filter->state, owner);
 }
 
 void moat_kernel_filter_read_drops(const moat_kernel_filter *filter,

@@ -14,11 +14,32 @@ static void store64(moat_kf_u64 *word, uint64_t value)
     __atomic_store_n(word, value, __ATOMIC_RELEASE);
 }
 
+typedef struct {
+    const void *owner;
+    uint32_t value;
+    bool in_map;
+} tuple_entry;
+
+static guint tuple_hash(gconstpointer key)
+{
+    const unsigned char *bytes = key;
+    guint hash = 2166136261u; /* FNV-1a */
+    for (size_t i = 0; i < sizeof(struct moat_kf_tuple); i++)
+        hash = (hash ^ bytes[i]) * 16777619u;
+    return hash;
+}
+
+static gboolean tuple_equal(gconstpointer a, gconstpointer b)
+{
+    return memcmp(a, b, sizeof(struct moat_kf_tuple)) == 0;
+}
+
 void moat_kf_state_init(moat_kf_state *state, moat_kf_shared shared)
 {
     memset(state, 0, sizeof *state);
     state->shared = shared;
     state->slot_of = g_hash_table_new(g_direct_hash, g_direct_equal);
+    state->tuples = g_hash_table_new_full(tuple_hash, tuple_equal, g_free, g_free);
     memset(shared.sessions, 0, sizeof(struct moat_kf_session) * MOAT_KF_MAX_SESSIONS);
     memset(shared.control, 0, sizeof *shared.control);
     store32(&shared.control->strict_tuples, 1);
@@ -26,6 +47,9 @@ void moat_kf_state_init(moat_kf_state *state, moat_kf_shared shared)
 
 void moat_kf_state_clear(moat_kf_state *state)
 {
+    if (state->tuples)
+        g_hash_table_destroy(state->tuples);
+    state->tuples = NULL;
     if (state->slot_of)
         g_hash_table_destroy(state->slot_of);
     state->slot_of = NULL;
@@ -223,4 +247,110 @@ void moat_kf_state_take_unowned(moat_kf_state *state, uint64_t delta[MOAT_KF_REA
         delta[r] = now - state->unowned_seen[r];
         state->unowned_seen[r] = now;
     }
+}
+
+/* ---- the tuple map ---- */
+
+void moat_kf_state_set_tuple_ops(moat_kf_state *state, moat_kf_tuple_ops ops)
+{
+    state->tuple_ops = ops;
+}
+
+static bool map_update(moat_kf_state *state, const struct moat_kf_tuple *key, uint32_t value)
+{
+    return state->tuple_ops.update && state->tuple_ops.update(state->tuple_ops.context, key, value);
+}
+
+static void map_remove(moat_kf_state *state, const struct moat_kf_tuple *key)
+{
+    if (state->tuple_ops.remove)
+        state->tuple_ops.remove(state->tuple_ops.context, key);
+}
+
+/* Waiting tuples go in while there is room; strict dropping is on exactly
+ * when none waits. */
+static void settle(moat_kf_state *state)
+{
+    GHashTableIter it;
+    gpointer key, value;
+    g_hash_table_iter_init(&it, state->tuples);
+    while (state->n_waiting > 0 && g_hash_table_iter_next(&it, &key, &value)) {
+        tuple_entry *entry = value;
+        if (entry->in_map)
+            continue;
+        if (!map_update(state, key, entry->value))
+            break; /* still full */
+        entry->in_map = true;
+        state->n_waiting--;
+    }
+    store32(&state->shared.control->strict_tuples, state->n_waiting == 0 ? 1u : 0u);
+}
+
+bool moat_kf_state_bind_tuple(moat_kf_state *state, const void *owner,
+                              const struct moat_kf_tuple *key)
+{
+    int slot = moat_kf_state_slot(state, owner, true);
+    uint32_t value = slot >= 0 ? (uint32_t)slot : MOAT_KF_UNTRACKED;
+    tuple_entry *entry = g_hash_table_lookup(state->tuples, key);
+    if (!entry) {
+        entry = g_new0(tuple_entry, 1);
+        g_hash_table_insert(state->tuples, g_memdup2(key, sizeof *key), entry);
+        state->n_waiting++; /* until it is in the map */
+    }
+    entry->owner = owner;
+    entry->value = value;
+    bool added = map_update(state, key, value);
+    if (added && !entry->in_map)
+        state->n_waiting--;
+    else if (!added && entry->in_map) {
+        map_remove(state, key);
+        state->n_waiting++;
+    }
+    entry->in_map = added;
+    settle(state);
+    return added;
+}
+
+static void drop_entry(moat_kf_state *state, const struct moat_kf_tuple *key,
+                       const tuple_entry *entry)
+{
+    if (entry->in_map)
+        map_remove(state, key);
+    else
+        state->n_waiting--;
+}
+
+void moat_kf_state_unbind_tuple(moat_kf_state *state, const struct moat_kf_tuple *key)
+{
+    tuple_entry *entry = g_hash_table_lookup(state->tuples, key);
+    if (!entry) {
+        map_remove(state, key);
+        return;
+    }
+    drop_entry(state, key, entry);
+    g_hash_table_remove(state->tuples, key);
+    settle(state);
+}
+
+void moat_kf_state_forget(moat_kf_state *state, const void *owner)
+{
+    GHashTableIter it;
+    gpointer key, value;
+    g_hash_table_iter_init(&it, state->tuples);
+    while (g_hash_table_iter_next(&it, &key, &value)) {
+        tuple_entry *entry = value;
+        if (entry->owner != owner)
+            continue;
+        drop_entry(state, key, entry);
+        g_hash_table_iter_remove(&it);
+    }
+    moat_kf_state_release(state, moat_kf_state_slot(state, owner, false));
+    settle(state);
+}
+
+size_t moat_kf_state_tuples(const moat_kf_state *state, size_t *waiting)
+{
+    if (waiting)
+        *waiting = state->n_waiting;
+    return state->tuples ? g_hash_table_size(state->tuples) : 0;
 }

@@ -21,8 +21,6 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define MOAT_KF_SLOT_TUPLES 8
-
 typedef struct {
     struct moat_kf_control *control;
     struct moat_kf_session *sessions; /* MOAT_KF_MAX_SESSIONS */
@@ -31,16 +29,27 @@ typedef struct {
 
 /* The worker's own notes about one slot, never read by the program. */
 typedef struct {
-    const void *owner;      /* the session; NULL: free */
-    const void *generation; /* whose tags the rings hold (the SRTP+ receiver) */
-    struct sockaddr_in6 tuples[MOAT_KF_SLOT_TUPLES];
-    unsigned n_tuples;
+    const void *owner;                      /* the session; NULL: free */
+    const void *generation;                 /* whose tags the rings hold (the SRTP+ receiver) */
     uint64_t cursor[MOAT_KF_SESSION_SSRCS]; /* prn: window exported up to here */
     uint64_t seen[MOAT_KF_REASON_COUNT];    /* drops already taken */
 } moat_kf_slot;
 
+/* The tuple hash map (kernel_filter.c: syscalls; unit tests: a fake). */
+typedef struct {
+    /* Adds key -> value or replaces its value; false when the map is full. */
+    bool (*update)(void *context, const struct moat_kf_tuple *key, uint32_t value);
+    void (*remove)(void *context, const struct moat_kf_tuple *key);
+    void *context;
+} moat_kf_tuple_ops;
+
 typedef struct {
     moat_kf_shared shared;
+    moat_kf_tuple_ops tuple_ops;
+    /* Every tuple a session uses: key (owned) -> its owner, value and whether
+     * it is in the map; those that are not (the map was full) wait. */
+    GHashTable *tuples;
+    size_t n_waiting;
     moat_kf_slot slots[MOAT_KF_MAX_SESSIONS];
     GHashTable *slot_of; /* owner -> slot + 1 */
     bool ring_used[MOAT_KF_MAX_RINGS];
@@ -80,6 +89,24 @@ bool moat_kf_state_get_tag(const moat_kf_state *state, int slot, int entry, uint
  * how many tags it wrote. */
 size_t moat_kf_state_export_window(moat_kf_state *state, int slot, int entry, const uint32_t *tags,
                                    uint64_t mask, uint64_t lo, uint64_t hi);
+
+/* The tuple map: remote endpoints known to belong to sessions. The program
+ * drops datagrams from unknown tuples only while every tuple a session uses
+ * is in the map (control->strict_tuples): when the map is full, a session's
+ * new tuple waits (and unknown tuples pass to user space); as soon as
+ * unbinds or ended sessions make room, waiting tuples go in and strict
+ * dropping comes back. */
+void moat_kf_state_set_tuple_ops(moat_kf_state *state, moat_kf_tuple_ops ops);
+/* `owner` uses `key` (its slot, created if needed, is the value). Returns
+ * false when the map was full (the tuple waits). */
+bool moat_kf_state_bind_tuple(moat_kf_state *state, const void *owner,
+                              const struct moat_kf_tuple *key);
+void moat_kf_state_unbind_tuple(moat_kf_state *state, const struct moat_kf_tuple *key);
+/* The owner left the worker: every tuple it used leaves the map, its slot
+ * is released (moat_kf_state_release). */
+void moat_kf_state_forget(moat_kf_state *state, const void *owner);
+/* Tuples known, and how many of them wait for room in the map. */
+size_t moat_kf_state_tuples(const moat_kf_state *state, size_t *waiting);
 
 /* Drops the program counted for the slot since the last call. */
 void moat_kf_state_take_drops(moat_kf_state *state, int slot, uint64_t delta[MOAT_KF_REASON_COUNT]);

@@ -9,7 +9,8 @@
 
 #include <string.h>
 
-/* Session id -> file path of its recording. Control thread only. */
+/* Session id -> file name of its recording, relative to [record] dir.
+ * Control thread only. */
 static GHashTable *recordings;
 
 typedef struct {
@@ -53,7 +54,8 @@ static void forget_ended(moat_gateway *gateway)
 /* Files are named by the session's public label, never by its id: the id is
  * the WHIP resource's capability, and a file name is no place for it. */
 static moat_recorder *new_recorder(moat_gateway *gateway, const moat_session_record *record,
-                                   const char *prefix, char **path, char *error, size_t error_size)
+                                   const char *prefix, char **path, char *error, size_t error_size,
+                                   moat_record_failure *failure)
 {
     if (!recordings)
         recordings = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
@@ -63,7 +65,7 @@ static moat_recorder *new_recorder(moat_gateway *gateway, const moat_session_rec
         g_strlcpy(name, prefix, sizeof name);
     else
         g_snprintf(name, sizeof name, "session-%" G_GUINT64_FORMAT, record->serial);
-    return moat_recorder_new(gateway->config.record_dir, name, path, error, error_size);
+    return moat_recorder_new(gateway->config.record_dir, name, path, error, error_size, failure);
 }
 
 static void fail(moat_record_api_result *result, unsigned status, const char *error,
@@ -84,7 +86,13 @@ static void start(moat_gateway *gateway, moat_session_record *record, const char
     }
     char error[256] = "";
     char *file = NULL;
-    moat_recorder *recorder = new_recorder(gateway, record, prefix, &file, error, sizeof error);
+    moat_record_failure failure = MOAT_RECORD_FAILURE_NONE;
+    moat_recorder *recorder =
+        new_recorder(gateway, record, prefix, &file, error, sizeof error, &failure);
+    if (!recorder && failure != MOAT_RECORD_FAILURE_NONE) {
+        fail(result, 500, "recording_failed", error);
+        return;
+    }
     if (!recorder) {
         fail(result, 409, "recording_unavailable", error);
         return;
@@ -139,7 +147,9 @@ void moat_record_api_session_created(moat_gateway *gateway, moat_session *sessio
         return;
     char error[256] = "";
     char *file = NULL;
-    moat_recorder *recorder = new_recorder(gateway, record, NULL, &file, error, sizeof error);
+    moat_record_failure failure = MOAT_RECORD_FAILURE_NONE;
+    moat_recorder *recorder =
+        new_recorder(gateway, record, NULL, &file, error, sizeof error, &failure);
     if (!recorder) {
         moat_log_warn("record", "session #%" G_GUINT64_FORMAT ": not recorded: %s", record->serial,
                       error);
@@ -157,8 +167,15 @@ void moat_record_api_metrics(GString *out)
                            "# HELP moat_record_dropped_packets_total Packets dropped because a "
                            "recorder's queue was full\n"
                            "# TYPE moat_record_dropped_packets_total counter\n"
-                           "moat_record_dropped_packets_total %" G_GUINT64_FORMAT "\n",
-                           moat_recorder_active(), moat_recorder_dropped_total());
+                           "moat_record_dropped_packets_total %" G_GUINT64_FORMAT "\n"
+                           "# HELP moat_record_failures_total Recordings that could not be "
+                           "written, by reason\n"
+                           "# TYPE moat_record_failures_total counter\n"
+                           "moat_record_failures_total{reason=\"create\"} %" G_GUINT64_FORMAT "\n"
+                           "moat_record_failures_total{reason=\"write\"} %" G_GUINT64_FORMAT "\n",
+                           moat_recorder_active(), moat_recorder_dropped_total(),
+                           moat_recorder_failures(MOAT_RECORD_FAILURE_CREATE),
+                           moat_recorder_failures(MOAT_RECORD_FAILURE_WRITE));
 }
 
 void moat_record_api_stop(void)

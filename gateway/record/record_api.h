@@ -10,7 +10,8 @@
 #include <glib.h>
 
 /* What the API answers, independent of the HTTP layer: on success `error` is
- * NULL and `file` the recording's path (g_free it); otherwise `error` is the
+ * NULL and `file` the recording's file name, relative to [record] dir, never
+ * a server path (g_free it); otherwise `error` is the
  * error code and `detail` says why. */
 typedef struct {
     unsigned status;

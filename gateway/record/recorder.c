@@ -8,6 +8,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <glib.h>
 #include <glib/gstdio.h>
 #include <gst/app/gstappsrc.h>
@@ -52,6 +53,19 @@ struct moat_recorder {
 static GMutex active_lock;
 static GList *active_recorders;
 static uint64_t finished_dropped;
+
+/* Files made by this process (the counter in their names), and recordings
+ * that could not be written, by failure (any thread). */
+static atomic_uint file_counter;
+static atomic_uint_fast64_t failures[MOAT_RECORD_FAILURE_COUNT];
+
+/* Recorder thread: the file cannot be written (counted once per recorder). */
+static void recorder_failed(moat_recorder *recorder)
+{
+    if (!recorder->failed)
+        atomic_fetch_add(&failures[MOAT_RECORD_FAILURE_WRITE], 1);
+    recorder->failed = true;
+}
 
 /* ---- the tap: media worker ---- */
 
@@ -231,7 +245,7 @@ static void check_bus(moat_recorder *recorder)
     moat_log_warn("record", "%s: %s", recorder->name, gerror ? gerror->message : "error");
     g_clear_error(&gerror);
     gst_message_unref(message);
-    recorder->failed = true;
+    recorder_failed(recorder);
 }
 
 static void push_packet(moat_recorder *recorder, const moat_record_slot *slot)
@@ -245,7 +259,7 @@ static void push_packet(moat_recorder *recorder, const moat_record_slot *slot)
         if (gst_element_set_state(recorder->pipeline, GST_STATE_PLAYING) ==
             GST_STATE_CHANGE_FAILURE) {
             moat_log_warn("record", "%s: cannot start writing %s", recorder->name, recorder->path);
-            recorder->failed = true;
+            recorder_failed(recorder);
             return;
         }
         recorder->playing = true;
@@ -259,6 +273,9 @@ static void push_packet(moat_recorder *recorder, const moat_record_slot *slot)
 
 static void finish_file(moat_recorder *recorder)
 {
+    /* Nothing was ever written: the empty file made at start goes. */
+    if (!recorder->playing)
+        g_unlink(recorder->path);
     if (!recorder->pipeline)
         return;
     if (recorder->playing && !recorder->failed) {
@@ -305,7 +322,7 @@ static gpointer recorder_main(gpointer data)
         g_usleep(IDLE_WAIT_US);
     if (atomic_load_explicit(&recorder->attached, memory_order_acquire) &&
         build_pipeline(recorder) != 0)
-        recorder->failed = true;
+        recorder_failed(recorder);
     for (;;) {
         /* Read `detached` before draining, so nothing queued before it is lost. */
         bool detached = atomic_load_explicit(&recorder->detached, memory_order_acquire);
@@ -327,7 +344,10 @@ static gpointer recorder_main(gpointer data)
 
 /* ---- control thread ---- */
 
-static char *file_path(const char *dir, const char *name)
+/* Creates <dir>/<name>-<UTC start>-<counter>.mkv with O_EXCL (an existing
+ * file is never truncated: the next counter is tried) and returns its file
+ * name, or NULL with errno set. */
+static char *create_file(const char *dir, const char *name)
 {
     char safe[64];
     size_t n = 0;
@@ -337,14 +357,32 @@ static char *file_path(const char *dir, const char *name)
     GDateTime *now = g_date_time_new_now_utc();
     char *stamp = g_date_time_format(now, "%Y%m%dT%H%M%SZ");
     g_date_time_unref(now);
-    char *path = g_strdup_printf("%s/%s-%s.mkv", dir, safe, stamp);
+    char *file = NULL;
+    for (int attempt = 0; attempt < 1000 && !file; attempt++) {
+        unsigned counter = atomic_fetch_add(&file_counter, 1) + 1;
+        char *candidate = g_strdup_printf("%s-%s-%u.mkv", safe, stamp, counter);
+        char *path = g_build_filename(dir, candidate, NULL);
+        int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0640);
+        int e = errno;
+        g_free(path);
+        if (fd >= 0) {
+            close(fd);
+            file = candidate;
+            break;
+        }
+        g_free(candidate);
+        errno = e;
+        if (e != EEXIST)
+            break;
+    }
     g_free(stamp);
-    return path;
+    return file;
 }
 
-moat_recorder *moat_recorder_new(const char *dir, const char *name, char **path, char *error,
-                                 size_t error_size)
+moat_recorder *moat_recorder_new(const char *dir, const char *name, char **file, char *error,
+                                 size_t error_size, moat_record_failure *failure)
 {
+    *failure = MOAT_RECORD_FAILURE_NONE;
     if (!dir || !*dir) {
         snprintf(error, error_size, "recording is off: [record] dir is not set");
         return NULL;
@@ -353,25 +391,37 @@ moat_recorder *moat_recorder_new(const char *dir, const char *name, char **path,
         snprintf(error, error_size, "[record] dir is not valid UTF-8");
         return NULL;
     }
-    if (g_mkdir_with_parents(dir, 0750) != 0 || g_access(dir, W_OK) != 0) {
-        snprintf(error, error_size, "[record] dir %s: %s", dir, g_strerror(errno));
+    char *created = NULL;
+    if (g_mkdir_with_parents(dir, 0750) != 0 || g_access(dir, W_OK) != 0 ||
+        !(created = create_file(dir, name))) {
+        *failure = MOAT_RECORD_FAILURE_CREATE;
+        atomic_fetch_add(&failures[MOAT_RECORD_FAILURE_CREATE], 1);
+        /* The folder's path is the server's business, not the client's. */
+        snprintf(error, error_size, "the recording folder cannot be written: %s",
+                 g_strerror(errno));
+        moat_log_warn("record", "%s: cannot create a file in %s: %s", name, dir, g_strerror(errno));
         return NULL;
     }
     init_gstreamer();
     moat_recorder *recorder = g_new0(moat_recorder, 1);
     recorder->name = g_strdup(name);
-    recorder->path = file_path(dir, name);
+    recorder->path = g_build_filename(dir, created, NULL);
     recorder->ring = moat_record_ring_new(QUEUE_SLOTS);
     atomic_init(&recorder->attached, false);
     atomic_init(&recorder->detached, false);
     atomic_init(&recorder->dropped, 0);
-    *path = g_strdup(recorder->path);
+    *file = created;
     g_mutex_lock(&active_lock);
     active_recorders = g_list_prepend(active_recorders, recorder);
     g_mutex_unlock(&active_lock);
     recorder->thread = g_thread_new("moat-record", recorder_main, recorder);
     g_thread_unref(recorder->thread); /* it frees the recorder when done */
     return recorder;
+}
+
+uint64_t moat_recorder_failures(moat_record_failure failure)
+{
+    return (unsigned)failure < MOAT_RECORD_FAILURE_COUNT ? atomic_load(&failures[failure]) : 0;
 }
 
 unsigned moat_recorder_active(void)

@@ -17,11 +17,26 @@
 
 typedef struct moat_recorder moat_recorder;
 
-/* Control thread. Creates `dir` if needed and starts the recorder's thread;
- * the file is <dir>/<name>-<UTC start, YYYYmmddTHHMMSSZ>.mkv and its path is
- * returned in *path (g_free it). NULL with a message on failure. */
-moat_recorder *moat_recorder_new(const char *dir, const char *name, char **path, char *error,
-                                 size_t error_size);
+/* Why a recording could not be written (/metrics:
+ * moat_record_failures_total{reason}). */
+typedef enum {
+    MOAT_RECORD_FAILURE_NONE = 0,
+    MOAT_RECORD_FAILURE_CREATE, /* the file could not be created (at start: an API error) */
+    MOAT_RECORD_FAILURE_WRITE,  /* the pipeline failed while writing it */
+    MOAT_RECORD_FAILURE_COUNT
+} moat_record_failure;
+
+/* Control thread. Creates `dir` if needed, creates the file
+ * <dir>/<name>-<UTC start, YYYYmmddTHHMMSSZ>-<counter>.mkv with O_EXCL (two
+ * recordings started within one second get two files; an existing file is
+ * never truncated) and starts the recorder's thread. *file is the file's
+ * name relative to `dir` (g_free it): what API replies show, never the
+ * server's path. NULL with a message (no server path in it) and *failure
+ * set when the file cannot be created (counted). */
+moat_recorder *moat_recorder_new(const char *dir, const char *name, char **file, char *error,
+                                 size_t error_size, moat_record_failure *failure);
+/* Any thread: recordings that failed so. */
+uint64_t moat_recorder_failures(moat_record_failure failure);
 /* The tap that feeds it. Exactly one session gets it; if it never does, call
  * its on_detach so the recorder frees itself. */
 moat_media_tap moat_recorder_tap(moat_recorder *recorder);

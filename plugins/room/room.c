@@ -24,6 +24,7 @@ static int room_init(const moat_gateway_calls *gateway)
         !gateway->send_rtp)
         return -1;
     room_gateway = gateway;
+    room_settings_load(gateway);
     room_registry_init();
     return 0;
 }
@@ -49,6 +50,7 @@ const char *room_join(room *r, room_peer *peer, const char *source_id)
 {
     const char *error = NULL;
     pthread_mutex_lock(&r->lock);
+    r->empty_since_us = 0; /* occupied: does not expire (room_registry_expire) */
     if (peer->publisher) {
         if (r->n_publishers >= (size_t)r->max_publishers) {
             error = MOAT_PLUGIN_ERROR_FULL "the room has its maximum of publishers";

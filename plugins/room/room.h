@@ -29,7 +29,10 @@
 #define ROOM_MAX_PUBLISHERS  16
 #define ROOM_MAX_SUBSCRIBERS 1024
 #define ROOM_DEFAULT_SUBS    256
-#define ROOM_MAX_ROOMS       10000
+#define ROOM_MAX_ROOMS       10000 /* the most [room] max_rooms takes */
+#define ROOM_DEFAULT_ROOMS   1000
+#define ROOM_DEFAULT_TTL_S   300
+#define ROOM_DEFAULT_FLOOR   100000  /* bits/s: [room] remb_floor_bps */
 #define ROOM_CHECK_US        100000u /* subscribers look for a reason to leave */
 #define ROOM_MAX_CODECS      16
 #define ROOM_FANOUT_CHUNK    128 /* targets per relay call */
@@ -165,7 +168,20 @@ struct room {
         *codecs[ROOM_MAX_ROOM_CODECS]; /* accepted codecs (static names), fixed at creation */
     size_t n_codecs;                   /* 0: any */
     int max_bitrate; /* REMB cap for its publishers, bits/s, 0: none; fixed at creation */
+    /* Explicit rooms: since when nobody is in it (µs, gateway clock), 0
+     * while occupied; under the room's lock. */
+    uint64_t empty_since_us;
 };
+
+/* The gateway's [room] options (config/moat.conf), read once by init
+ * (room.c) before any other call; read-only afterwards. */
+typedef struct {
+    int max_rooms;           /* rooms at once, explicit and implicit */
+    uint64_t empty_ttl_us;   /* an explicit room empty this long goes */
+    uint64_t remb_floor_bps; /* lowest REMB target sent to a publisher */
+} room_settings;
+extern room_settings room_config;
+void room_settings_load(const moat_gateway_calls *gateway);
 
 /* room_registry.c (control thread unless said) */
 void room_registry_init(void);
@@ -179,6 +195,9 @@ void room_release(room *r);
 const char *room_join_listed(room *r, room_peer *peer, const char *source_id);
 /* Drops an implicitly created room from the table once nobody is in it. */
 void room_forget_if_empty(room *r);
+/* Drops explicit rooms that have been empty for [room] empty_ttl_s; returns
+ * how many went. Control thread (a timer, and each API request). */
+size_t room_registry_expire(uint64_t now_us);
 /* Any thread. */
 int room_place(const char *endpoint, const char *resource, unsigned n_workers);
 char *room_handle_api(const char *method, const char *path, const char *body, size_t length,
@@ -206,6 +225,9 @@ bool room_accept_codec(const char *endpoint, const char *resource, size_t media_
 /* room_feedback.c: REMB to publishers (the peer's worker). */
 void room_feedback_note_remb(room_peer *subscriber, const moat_rtcp_fb *fb, uint64_t now_us);
 void room_feedback_tick(room_peer *publisher, uint64_t now_us);
+/* The REMB target of `n` subscriber estimates (bits/s; sorts them):
+ * outliers left out, never below floor_bps; 0 when n is 0. Pure. */
+uint64_t room_feedback_aggregate(uint64_t *estimates, size_t n, uint64_t floor_bps);
 
 /* room_data.c: data channel messages from a publisher to its subscribers
  * (moat_plugin.on_data and on_channel, the peer's worker). */

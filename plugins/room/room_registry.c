@@ -7,7 +7,29 @@
 #include <string.h>
 
 static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
-static GHashTable *rooms; /* name -> room (one reference) */
+static GHashTable *rooms;  /* name -> room (one reference) */
+static guint expiry_timer; /* control thread */
+
+room_settings room_config = {ROOM_DEFAULT_ROOMS, ROOM_DEFAULT_TTL_S * 1000000ull,
+                             ROOM_DEFAULT_FLOOR};
+
+void room_settings_load(const moat_gateway_calls *gateway)
+{
+    if (!gateway->config_int)
+        return;
+    int max_rooms = gateway->config_int("room", "max_rooms", ROOM_DEFAULT_ROOMS);
+    int ttl = gateway->config_int("room", "empty_ttl_s", ROOM_DEFAULT_TTL_S);
+    int floor = gateway->config_int("room", "remb_floor_bps", ROOM_DEFAULT_FLOOR);
+    room_config.max_rooms = CLAMP(max_rooms, 1, ROOM_MAX_ROOMS);
+    room_config.empty_ttl_us = (uint64_t)MAX(ttl, 1) * 1000000ull;
+    room_config.remb_floor_bps = (uint64_t)MAX(floor, 0);
+}
+
+static gboolean expire_tick(gpointer data)
+{
+    room_registry_expire((uint64_t)g_get_monotonic_time());
+    return G_SOURCE_CONTINUE;
+}
 
 static void room_free(room *r)
 {
@@ -22,10 +44,15 @@ void room_registry_init(void)
     if (!rooms)
         rooms = g_hash_table_new(g_str_hash, g_str_equal);
     pthread_mutex_unlock(&registry_lock);
+    if (!expiry_timer)
+        expiry_timer = g_timeout_add_seconds(1, expire_tick, NULL);
 }
 
 void room_registry_destroy(void)
 {
+    if (expiry_timer)
+        g_source_remove(expiry_timer);
+    expiry_timer = 0;
     pthread_mutex_lock(&registry_lock);
     if (rooms) {
         GHashTableIter it;
@@ -74,7 +101,7 @@ room *room_acquire(const char *name, bool create)
 {
     pthread_mutex_lock(&registry_lock);
     room *r = rooms ? g_hash_table_lookup(rooms, name) : NULL;
-    if (!r && create && rooms && g_hash_table_size(rooms) < ROOM_MAX_ROOMS) {
+    if (!r && create && rooms && g_hash_table_size(rooms) < (guint)room_config.max_rooms) {
         r = create_room(name);
         r->implicit = true;
     }
@@ -109,6 +136,42 @@ void room_forget_if_empty(room *r)
         r->refs--; /* the table's; the caller still holds one */
     }
     pthread_mutex_unlock(&registry_lock);
+}
+
+size_t room_registry_expire(uint64_t now_us)
+{
+    size_t n = 0;
+    GPtrArray *gone = g_ptr_array_new();
+    pthread_mutex_lock(&registry_lock);
+    GHashTableIter it;
+    gpointer value;
+    if (rooms)
+        g_hash_table_iter_init(&it, rooms);
+    while (rooms && g_hash_table_iter_next(&it, NULL, &value)) {
+        room *r = value;
+        pthread_mutex_lock(&r->lock);
+        bool empty = r->n_publishers == 0 && r->n_subscribers == 0;
+        if (!empty)
+            r->empty_since_us = 0;
+        else if (r->empty_since_us == 0)
+            r->empty_since_us = now_us;
+        bool expired =
+            !r->implicit && empty && now_us - r->empty_since_us >= room_config.empty_ttl_us;
+        pthread_mutex_unlock(&r->lock);
+        if (!expired)
+            continue;
+        /* Not marked closed: a peer that acquired it meanwhile lists it
+         * again as it joins (room_join_listed). */
+        g_hash_table_iter_remove(&it);
+        if (--r->refs == 0)
+            g_ptr_array_add(gone, r);
+        n++;
+    }
+    pthread_mutex_unlock(&registry_lock);
+    for (guint i = 0; i < gone->len; i++)
+        room_free(g_ptr_array_index(gone, i));
+    g_ptr_array_free(gone, TRUE);
+    return n;
 }
 
 void room_release(room *r)
@@ -287,7 +350,7 @@ static char *create(const char *body, size_t length, int *status)
         json_decref(json);
         return error_reply(status, 409, "exists", "a room with this name exists");
     }
-    if (g_hash_table_size(rooms) >= ROOM_MAX_ROOMS) {
+    if (g_hash_table_size(rooms) >= (guint)room_config.max_rooms) {
         pthread_mutex_unlock(&registry_lock);
         json_decref(json);
         return error_reply(status, 503, "too_many_rooms", "the gateway holds its maximum of rooms");
@@ -300,6 +363,7 @@ static char *create(const char *body, size_t length, int *status)
     memcpy(r->codecs, parsed.codecs, sizeof parsed.codecs);
     r->n_codecs = parsed.n_codecs;
     r->max_bitrate = max_bitrate;
+    r->empty_since_us = (uint64_t)g_get_monotonic_time();
     json_t *described = describe(r, true);
     pthread_mutex_unlock(&registry_lock);
     json_decref(json);
@@ -336,6 +400,7 @@ char *room_handle_api(const char *method, const char *path, const char *body, si
     bool get = strcmp(method, "GET") == 0 || strcmp(method, "HEAD") == 0;
     if (!rooms)
         return error_reply(status, 503, "not_ready", "the room plugin is not initialised");
+    room_registry_expire((uint64_t)g_get_monotonic_time());
     if (rest[0] == '\0' || strcmp(rest, "/") == 0) {
         if (get)
             return list_rooms(status);

@@ -100,7 +100,7 @@ def test_api_recording_plays_with_audio_video_and_duration(recording_gateway):
     # server's absolute path.
     assert [f.name for f in files] == [started["file"]]
     name = files[0].name
-    assert name.startswith("session-" + started["id"] + "-") and re.search(r"-\d{8}T\d{6}Z\.mkv$", name)
+    assert name.startswith("session-" + started["id"] + "-") and re.search(r"-\d{8}T\d{6}Z-\d+\.mkv$", name)
     duration, out = discover(files[0])
     assert "audio" in out.lower() and "Opus" in out, out
     assert "video" in out.lower() and "VP8" in out, out

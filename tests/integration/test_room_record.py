@@ -54,7 +54,7 @@ def test_room_recording_records_the_publisher(recording_gateway):
     assert [f.name for f in files] == [times["file"]]  # relative to the recording folder
     name = files[0].name
     assert name.startswith(f"room-studio-{times['label']}-"), name
-    assert re.search(r"-\d{8}T\d{6}Z\.mkv$", name), name
+    assert re.search(r"-\d{8}T\d{6}Z-\d+\.mkv$", name), name
     duration, out = discover(files[0])
     assert "audio" in out.lower() and "Opus" in out, out
     assert "video" in out.lower() and "VP8" in out, out

@@ -88,6 +88,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
     moat_config_init(config);
     config->whip_rate_per_ip = 1000000;
     config->whip_burst_per_ip = 1000000;
+    config->room_create_rate_per_ip = 0; /* room creations reach the plugin */
     config->pending_timeout_s = 1;
     config->max_body_bytes = 2048; /* inputs are short: make the limit reachable */
     /* apply_flags points these at static strings from now on. */

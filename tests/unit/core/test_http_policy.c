@@ -2,6 +2,7 @@
  * Retry-After, bounded table) and JSON error bodies that stay valid UTF-8
  * whatever bytes the detail carries. */
 #include "core/http_admission.h"
+#include "core/http_host.h"
 #include "core/http_message.h"
 
 #include <glib.h>
@@ -152,6 +153,40 @@ static void test_error_json_is_utf8(void)
     g_free(cut);
 }
 
+/* DNS rebinding: the Host must name the gateway. */
+static void test_host_names(void)
+{
+    char **names = moat_http_host_names("0.0.0.0", " moat.example.org, [2001:db8::5] ", false);
+    const char *const *list = (const char *const *)names;
+    g_assert_true(moat_http_host_allowed("localhost", list));
+    g_assert_true(moat_http_host_allowed("LOCALHOST:8088", list));
+    g_assert_true(moat_http_host_allowed("127.0.0.1:8088", list));
+    g_assert_true(moat_http_host_allowed("[::1]:8088", list));
+    g_assert_true(moat_http_host_allowed("moat.example.org", list));
+    g_assert_true(moat_http_host_allowed("Moat.Example.org.:443", list));
+    g_assert_true(moat_http_host_allowed("[2001:db8::5]:8088", list));
+    g_assert_false(moat_http_host_allowed("evil.example", list));
+    g_assert_false(moat_http_host_allowed("evil.example:8088", list));
+    g_assert_false(moat_http_host_allowed("moat.example.org.evil.example", list));
+    g_assert_false(moat_http_host_allowed("0.0.0.0", list)); /* a wildcard names nothing */
+    g_assert_false(moat_http_host_allowed("::1", list));     /* IPv6 needs brackets */
+    g_assert_false(moat_http_host_allowed("[::1", list));
+    g_assert_false(moat_http_host_allowed("", list));
+    g_assert_false(moat_http_host_allowed(NULL, list));
+    g_strfreev(names);
+    /* The bind address counts; "*" turns the check off. */
+    names = moat_http_host_names("192.0.2.10", "", false);
+    g_assert_true(moat_http_host_allowed("192.0.2.10:8088", (const char *const *)names));
+    g_strfreev(names);
+    names = moat_http_host_names("0.0.0.0", "*", false);
+    g_assert_true(moat_http_host_allowed("evil.example", (const char *const *)names));
+    g_strfreev(names);
+    /* The interfaces' addresses: loopback at least. */
+    names = moat_http_host_names("::", "", true);
+    g_assert_true(moat_http_host_allowed("127.0.0.1", (const char *const *)names));
+    g_strfreev(names);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -161,5 +196,6 @@ int main(int argc, char **argv)
     g_test_add_func("/http/admission/bucket", test_bucket);
     g_test_add_func("/http/admission/bounded", test_table_is_bounded);
     g_test_add_func("/http/error-json-utf8", test_error_json_is_utf8);
+    g_test_add_func("/http/host-names", test_host_names);
     return g_test_run();
 }

@@ -205,10 +205,120 @@ static void test_index_estimate_matches_user_space(void)
     g_rand_free(rand);
 }
 
+/* A tuple map of fixed capacity, as the kernel's hash map behaves. */
+typedef struct {
+    GHashTable *entries; /* tuple bytes -> value */
+    guint capacity;
+} fake_map;
+
+static guint fake_hash(gconstpointer key)
+{
+    const struct moat_kf_tuple *t = key;
+    return g_int_hash(&t->port) ^ t->address[15];
+}
+
+static gboolean fake_equal(gconstpointer a, gconstpointer b)
+{
+    return memcmp(a, b, sizeof(struct moat_kf_tuple)) == 0;
+}
+
+static bool fake_update(void *context, const struct moat_kf_tuple *key, uint32_t value)
+{
+    fake_map *map = context;
+    if (!g_hash_table_contains(map->entries, key) &&
+        g_hash_table_size(map->entries) >= map->capacity)
+        return false;
+    g_hash_table_insert(map->entries, g_memdup2(key, sizeof *key), GUINT_TO_POINTER(value + 1));
+    return true;
+}
+
+static void fake_remove(void *context, const struct moat_kf_tuple *key)
+{
+    fake_map *map = context;
+    g_hash_table_remove(map->entries, key);
+}
+
+static struct moat_kf_tuple tuple(uint16_t port)
+{
+    struct moat_kf_tuple t;
+    memset(&t, 0, sizeof t);
+    t.address[10] = t.address[11] = 0xff;
+    t.address[12] = 192;
+    t.address[15] = (uint8_t)port;
+    t.port = g_htons(port);
+    return t;
+}
+
+/* Once the map overflowed, strict dropping came back only with a restart:
+ * now it comes back when room is made, and a session's tuples (however
+ * many) leave the map when it ends. */
+static void test_tuple_map_recovers(void)
+{
+    fixture *f = fixture_new();
+    fake_map map = {g_hash_table_new_full(fake_hash, fake_equal, g_free, NULL), 4};
+    moat_kf_state_set_tuple_ops(&f->state, (moat_kf_tuple_ops){fake_update, fake_remove, &map});
+    static const int owner_c = 3;
+    /* A has 3 tuples, B 1: the map is full, strict. */
+    for (uint16_t p = 1; p <= 3; p++) {
+        struct moat_kf_tuple t = tuple(p);
+        g_assert_true(moat_kf_state_bind_tuple(&f->state, &owner_a, &t));
+    }
+    struct moat_kf_tuple b1 = tuple(10);
+    g_assert_true(moat_kf_state_bind_tuple(&f->state, &owner_b, &b1));
+    g_assert_cmpuint(f->control.strict_tuples, ==, 1);
+    /* C's tuple does not fit: unknown tuples pass while it waits. */
+    struct moat_kf_tuple c1 = tuple(20);
+    g_assert_false(moat_kf_state_bind_tuple(&f->state, &owner_c, &c1));
+    g_assert_cmpuint(f->control.strict_tuples, ==, 0);
+    size_t waiting = 0;
+    g_assert_cmpuint(moat_kf_state_tuples(&f->state, &waiting), ==, 5);
+    g_assert_cmpuint(waiting, ==, 1);
+    /* Rebinding a tuple that is in the map works while full. */
+    g_assert_true(moat_kf_state_bind_tuple(&f->state, &owner_b, &b1));
+    /* B unbinds its tuple: C's goes in, strict comes back. */
+    moat_kf_state_unbind_tuple(&f->state, &b1);
+    g_assert_cmpuint(f->control.strict_tuples, ==, 1);
+    g_assert_true(g_hash_table_contains(map.entries, &c1));
+    g_assert_cmpuint(g_hash_table_size(map.entries), ==, 4);
+    /* Overflow again, then A ends: all three of its tuples leave the map
+     * and the waiting ones go in. */
+    struct moat_kf_tuple c2 = tuple(21), c3 = tuple(22);
+    g_assert_false(moat_kf_state_bind_tuple(&f->state, &owner_c, &c2));
+    g_assert_false(moat_kf_state_bind_tuple(&f->state, &owner_c, &c3));
+    g_assert_cmpuint(f->control.strict_tuples, ==, 0);
+    int slot_a = moat_kf_state_slot(&f->state, &owner_a, false);
+    g_assert_cmpint(slot_a, >=, 0);
+    moat_kf_state_forget(&f->state, &owner_a);
+    g_assert_cmpint(moat_kf_state_slot(&f->state, &owner_a, false), ==, -1);
+    for (uint16_t p = 1; p <= 3; p++) {
+        struct moat_kf_tuple t = tuple(p);
+        g_assert_false(g_hash_table_contains(map.entries, &t));
+    }
+    g_assert_true(g_hash_table_contains(map.entries, &c2));
+    g_assert_true(g_hash_table_contains(map.entries, &c3));
+    g_assert_cmpuint(f->control.strict_tuples, ==, 1);
+    /* The value is the owner's slot. */
+    int slot_c = moat_kf_state_slot(&f->state, &owner_c, false);
+    g_assert_cmpuint(GPOINTER_TO_UINT(g_hash_table_lookup(map.entries, &c2)), ==,
+                     (guint)slot_c + 1);
+    /* C ends: its waiting and mapped tuples all go; nothing is left. */
+    struct moat_kf_tuple c4 = tuple(23), c5 = tuple(24);
+    g_assert_true(moat_kf_state_bind_tuple(&f->state, &owner_c, &c4));
+    g_assert_false(moat_kf_state_bind_tuple(&f->state, &owner_c, &c5));
+    moat_kf_state_forget(&f->state, &owner_c);
+    g_assert_cmpuint(g_hash_table_size(map.entries), ==, 0);
+    g_assert_cmpuint(moat_kf_state_tuples(&f->state, &waiting), ==, 0);
+    g_assert_cmpuint(waiting, ==, 0);
+    g_assert_cmpuint(f->control.strict_tuples, ==, 1);
+    g_hash_table_destroy(map.entries);
+    fixture_free(f);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
     g_test_add_func("/kernel-filter/slots", test_slots);
+    g_test_add_func("/kernel-filter/tuple-map-recovers", test_tuple_map_recovers);
     g_test_add_func("/kernel-filter/ssrcs-and-rings", test_ssrcs_and_rings);
     g_test_add_func("/kernel-filter/prn-window-export", test_prn_window_export);
     g_test_add_func("/kernel-filter/drops-taken-once", test_drops_taken_once);

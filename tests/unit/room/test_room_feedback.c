@@ -1,0 +1,60 @@
+/* The room's REMB aggregation (room_feedback_aggregate): what a publisher is
+ * told from its subscribers' estimates. One viewer's REMB of 1 bit/s must
+ * not throttle the publisher for every other viewer, and nothing goes below
+ * the floor. */
+#include "room.h"
+
+#include <glib.h>
+#include <string.h>
+
+room_settings room_config = {ROOM_DEFAULT_ROOMS, ROOM_DEFAULT_TTL_S * 1000000ull,
+                             ROOM_DEFAULT_FLOOR};
+
+static uint64_t aggregate(const uint64_t *given, size_t n, uint64_t floor_bps)
+{
+    uint64_t copy[16];
+    g_assert_cmpuint(n, <=, G_N_ELEMENTS(copy));
+    memcpy(copy, given, n * sizeof *given);
+    return room_feedback_aggregate(copy, n, floor_bps);
+}
+
+static void test_one_low_viewer_is_an_outlier(void)
+{
+    /* Three viewers at 1.2, 1.5 and 2 Mbit/s and one at 1 bit/s: the
+     * publisher keeps the slowest ordinary viewer's rate. */
+    const uint64_t estimates[] = {1500000, 1, 2000000, 1200000};
+    g_assert_cmpuint(aggregate(estimates, 4, 100000), ==, 1200000);
+    const uint64_t three[] = {1000000, 1, 1000000};
+    g_assert_cmpuint(aggregate(three, 3, 100000), ==, 1000000);
+}
+
+static void test_slow_but_not_outlying_viewer_counts(void)
+{
+    /* 400 kbit/s is above a quarter of the median (1 Mbit/s): followed. */
+    const uint64_t estimates[] = {1000000, 400000, 1200000};
+    g_assert_cmpuint(aggregate(estimates, 3, 100000), ==, 400000);
+}
+
+static void test_floor(void)
+{
+    /* One or two viewers: the lowest counts, never below the floor. */
+    const uint64_t one[] = {1};
+    g_assert_cmpuint(aggregate(one, 1, 100000), ==, 100000);
+    const uint64_t two[] = {2000000, 1};
+    g_assert_cmpuint(aggregate(two, 2, 100000), ==, 100000);
+    /* A majority of low viewers moves the median: the floor still holds. */
+    const uint64_t most[] = {1, 1, 1, 2000000};
+    g_assert_cmpuint(aggregate(most, 4, 100000), ==, 100000);
+    /* Floor 0: the estimates as they are. */
+    g_assert_cmpuint(aggregate(two, 2, 0), ==, 1);
+    g_assert_cmpuint(room_feedback_aggregate(NULL, 0, 100000), ==, 0);
+}
+
+int main(int argc, char **argv)
+{
+    g_test_init(&argc, &argv, NULL);
+    g_test_add_func("/room/feedback/outlier", test_one_low_viewer_is_an_outlier);
+    g_test_add_func("/room/feedback/slow-viewer", test_slow_but_not_outlying_viewer_counts);
+    g_test_add_func("/room/feedback/floor", test_floor);
+    return g_test_run();
+}
