@@ -1,5 +1,6 @@
 """Datagrams at every buffer's size limit against each kind of UDP socket
-Moat exposes: the worker socket (from an unknown source), a room's ingest
+Moat exposes: the worker socket (from an unknown source, and from a
+connected aiortc publisher's own 5-tuple, spoofed), a room's ingest
 port with a WHEP subscriber, both legs of a plain call, the phone-facing
 port of a WebRTC-to-SIP call, and the ng control socket. The sizes are
 the limits of the relay MTU (1500), the relay's copy (1564), the receive
@@ -22,7 +23,9 @@ import subprocess
 import pytest
 from aiortc import RTCPeerConnection, RTCRtpSender
 
-from conftest import MOAT, Gateway
+from conftest import MOAT
+from spoof import udp_datagram
+from test_flood_defence_legacy import nominated_pair
 from ng_client import NgClient, plain_sdp, sdp_media_address
 from test_room import api, check_media, close, publish, subscribe
 from voip_peers import relay_gateway, udp_phone
@@ -115,7 +118,7 @@ async def frames(sub, at_least, seconds=15.0):
     raise AssertionError(f"frames {counts}, wanted {at_least}")
 
 
-def hostile(gw, attack):
+def hostile(gw, attack, victim=None):
     """Runs `attack` (a coroutine function) while a publisher and a
     subscriber in another room exchange media; that subscriber must still
     hear and see its publisher afterwards, and the daemon must be alive."""
@@ -123,6 +126,8 @@ def hostile(gw, attack):
         victim_pub = await publish(gw.base, "victim")
         victim_sub = await subscribe(gw.base, "victim")
         before = await frames(victim_sub, {"audio": 50, "video": 10})  # flowing
+        if victim is not None:
+            victim["publisher"] = victim_pub
         await attack()
         alive(gw)
         # Two more seconds of audio after the attack, and video.
@@ -154,6 +159,39 @@ def test_hostile_sizes_worker_socket(relay):
         assert worker_drops(gw) >= expected, gw.get("/metrics")
 
     hostile(gw, attack)
+
+
+def test_hostile_sizes_worker_socket_from_a_peer(relay):
+    """From a connected publisher's own 5-tuple (spoofed on loopback with a
+    raw socket): RTP-, DTLS- and STUN-looking datagrams of every size reach
+    its session and are dropped and counted; its media keeps flowing."""
+    gw, _ = relay
+    victim = {}
+
+    async def attack():
+        local_host, local_port, remote_host, remote_port = nominated_pair(victim["publisher"]["pc"])
+        raw = socket.socket(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_RAW)
+        raw.setsockopt(socket.IPPROTO_IP, socket.IP_HDRINCL, 1)
+        dropped, strangers = worker_drops(gw), gw.drops("unknown_tuple")
+        sent = 0
+        try:
+            for first in (0x80, 0x81, 23, 22, 0):  # RTP, RTCP, DTLS data, handshake, STUN
+                for size in SIZES:
+                    payload = bytes([first]) + datagram(size, 111, sent)[1:] if size else b""
+                    raw.sendto(udp_datagram(local_host, local_port, remote_host, remote_port,
+                                            payload), (remote_host, 0))
+                    sent += 1
+        finally:
+            raw.close()
+        for _ in range(100):
+            if worker_drops(gw) >= dropped + sent:
+                break
+            await asyncio.sleep(0.05)
+        assert worker_drops(gw) >= dropped + sent, gw.get("/metrics")
+        # They reached the session: none was taken for a stranger's.
+        assert gw.drops("unknown_tuple") == strangers
+
+    hostile(gw, attack, victim)
 
 
 def test_hostile_sizes_ingest_port(relay):
