@@ -24,9 +24,9 @@ import pytest
 from aiortc import RTCPeerConnection, RTCRtpSender
 
 from conftest import MOAT
+from ng_client import NgClient, plain_sdp, sdp_media_address
 from spoof import udp_datagram
 from test_flood_defence_legacy import nominated_pair
-from ng_client import NgClient, plain_sdp, sdp_media_address
 from test_room import api, check_media, close, publish, subscribe
 from voip_peers import relay_gateway, udp_phone
 

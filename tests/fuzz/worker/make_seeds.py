@@ -85,7 +85,8 @@ def call_seeds(folder):
 
 if __name__ == "__main__":
     root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "seeds")
-    for name, make in (("fuzz_worker_receive", worker_seeds), ("fuzz_call_leg_receive", call_seeds)):
+    targets = (("fuzz_worker_receive", worker_seeds), ("fuzz_call_leg_receive", call_seeds))
+    for name, make in targets:
         folder = os.path.join(root, name)
         os.makedirs(folder, exist_ok=True)
         make(folder)
