@@ -1,7 +1,8 @@
 """Datagrams at every buffer's size limit against each kind of UDP socket
 Moat exposes: the worker socket (from an unknown source, and from a
 connected aiortc publisher's own 5-tuple, spoofed), a room's ingest
-port with a WHEP subscriber, both legs of a plain call, the phone-facing
+port with a WHEP subscriber, both legs of a plain call and of a plain-to-SDES
+call, the phone-facing
 port of a WebRTC-to-SIP call, and the ng control socket. The sizes are
 the limits of the relay MTU (1500), the relay's copy (1564), the receive
 capacity (1984) and one past each, up to the largest UDP payload; what can
@@ -15,6 +16,8 @@ On main at ffb4d6f the 1565-1984-byte datagrams into the ingest port (and
 into the WebRTC call's phone port) overflowed relay_deliver's stack buffer
 and killed the daemon."""
 import asyncio
+import base64
+import os
 import re
 import socket
 import struct
@@ -22,12 +25,14 @@ import subprocess
 
 import pytest
 from aiortc import RTCPeerConnection, RTCRtpSender
+from pylibsrtp._binding import ffi
 
 from conftest import MOAT
 from ng_client import NgClient, plain_sdp, sdp_media_address
 from spoof import udp_datagram
 from test_flood_defence_legacy import nominated_pair
 from test_room import api, check_media, close, publish, subscribe
+from test_voip_sdes import crypto_lines, phone_sdp, session
 from voip_peers import relay_gateway, udp_phone
 
 SIZES = [0, 1, 12, 1499, 1500, 1501, 1564, 1565, 1983, 1984, 1985, 2048, 4096, 65507]
@@ -245,6 +250,65 @@ def test_hostile_sizes_plain_call_legs(relay):
         assert await settle(gw, CALL_TRUNCATED, expected) >= expected
         alive(gw)
         assert client.command("delete", call_id="hostile-plain", delete_delay=0)["result"] == "ok"
+
+    hostile(gw, attack)
+
+
+def test_hostile_sizes_sdes_call_leg(relay):
+    """A plain phone calls an SDES phone: authentic SRTP of every size from
+    the SDES phone (protected with its own key), plain RTP of every size
+    from the other; what fits the receive buffer crosses (protected, 10
+    bytes longer, for the SDES phone), the rest is counted as truncated."""
+    gw, client = relay
+    attacker = udp_phone(0.2)
+
+    async def attack():
+        caller, callee = udp_phone(0.5), udp_phone(0.5)
+        offer = client.command("offer", call_id="hostile-sdes", from_tag="plain",
+                               sdp=phone_sdp(caller.getsockname()[1]),
+                               transport_protocol="RTP/SAVP")
+        assert offer["result"] == "ok", offer
+        tag, suite, moat_key = crypto_lines(offer["sdp"])[0]
+        my_key = os.urandom(30)
+        line = f"{tag} {suite} inline:{base64.b64encode(my_key).decode()}"
+        answer = client.command("answer", call_id="hostile-sdes", from_tag="plain",
+                                to_tag="sdes", sdp=phone_sdp(callee.getsockname()[1], [line]))
+        assert answer["result"] == "ok", answer
+        to_callee = sdp_media_address(offer["sdp"])[1]  # where the SDES phone sends
+        to_caller = sdp_media_address(answer["sdp"])[1]
+        truncated = gw.metric(CALL_TRUNCATED)
+        send_sizes(caller, ("127.0.0.1", to_caller), 8)
+        crossed = []
+        for _ in SIZES:
+            try:
+                crossed.append(len(callee.recv(70000)))
+            except socket.timeout:
+                break
+        fits = [s for s in SIZES if 12 <= s <= RECEIVE_CAPACITY]
+        assert crossed == [s + 10 for s in fits], crossed
+        sender = session(suite, my_key, True)
+        # pylibsrtp works in a 1500-byte buffer; the SDES phone here sends
+        # up to the receive capacity.
+        sender._cdata = ffi.new("char[]", 4096)
+        sender._buffer = ffi.buffer(sender._cdata)
+        for seq, size in enumerate(SIZES):
+            if 12 <= size <= RECEIVE_CAPACITY - 10:
+                callee.sendto(sender.protect(datagram(size, 8, seq + 1)), ("127.0.0.1", to_callee))
+            else:
+                callee.sendto(datagram(size, 8, seq + 1), ("127.0.0.1", to_callee))
+        authentic = [s for s in SIZES if 12 <= s <= RECEIVE_CAPACITY - 10]
+        decrypted = []
+        for _ in authentic:
+            try:
+                decrypted.append(len(caller.recv(70000)))
+            except socket.timeout:
+                break
+        assert decrypted == authentic, decrypted
+        send_sizes(attacker, ("127.0.0.1", to_callee), 8)
+        expected = truncated + 3 * sum(1 for s in SIZES if s > RECEIVE_CAPACITY)
+        assert await settle(gw, CALL_TRUNCATED, expected) >= expected
+        alive(gw)
+        assert client.command("delete", call_id="hostile-sdes", delete_delay=0)["result"] == "ok"
 
     hostile(gw, attack)
 
