@@ -306,6 +306,20 @@ static int relay_batch(call_leg *from, bool on_rtcp_socket)
     return n;
 }
 
+void moat_call_stream_receive(moat_call_stream *stream, int side, bool on_rtcp_socket,
+                              const struct sockaddr_in6 *source, uint8_t *data, size_t length)
+{
+    call_leg *from = &stream->legs[side], *to = from->other;
+    moat_call_worker *w = stream->context;
+    bool truncated = length > CALL_BUFFER - CALL_HEADROOM;
+    int slot = classify(from, truncated ? MSG_TRUNC : 0, data, &length, source, on_rtcp_socket);
+    if (slot < 0)
+        return;
+    w->tx_iov[slot][0] = (struct iovec){data, length};
+    w->tx_to[slot][0] = slot == 0 ? to->rtp_to : to->rtcp_to;
+    moat_call_send_batch(from, w->tx[slot], 1, slot == 1 ? to->rtcp_fd : to->rtp_fd, slot != 0);
+}
+
 static void relay_readable(call_leg *from, bool on_rtcp_socket)
 {
     for (int round = 0; round < CALL_MAX_READ; round++) {

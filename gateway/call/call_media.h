@@ -120,6 +120,12 @@ void moat_call_stream_set_webrtc(moat_call_stream *stream, int side, moat_plugin
  * to the other party like a packet received on the leg's socket. */
 void moat_call_stream_inject(moat_call_stream *stream, int side, const uint8_t *packet,
                              size_t length);
+/* Worker: one datagram received on leg `side`'s RTP (or RTCP) socket from
+ * `source`, as its receive batch hands it on: `length` is its real length
+ * (past CALL_BUFFER - 64 it was truncated and is dropped), `data` has 2048
+ * bytes of room. For tests and fuzz targets, which have no socket to read. */
+void moat_call_stream_receive(moat_call_stream *stream, int side, bool on_rtcp_socket,
+                              const struct sockaddr_in6 *source, uint8_t *data, size_t length);
 void moat_call_stream_free(moat_call_stream *stream);
 
 #endif

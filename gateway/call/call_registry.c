@@ -584,3 +584,10 @@ void moat_call_registry_metrics(moat_call_registry *registry, GString *out)
                         offsetof(moat_call_worker_counters, dropped) + sizeof(uint64_t) * r));
     moat_transcode_metrics(out);
 }
+
+moat_call_stream *moat_call_registry_stream(moat_call_registry *registry, const char *call_id,
+                                            size_t index)
+{
+    moat_call *call = g_hash_table_lookup(registry->calls, call_id);
+    return call && index < call->n_streams ? call->streams[index] : NULL;
+}

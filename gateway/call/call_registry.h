@@ -84,4 +84,9 @@ size_t moat_call_count(moat_call_registry *registry);
 /* Prometheus lines of the call layer (metrics.c style). */
 void moat_call_registry_metrics(moat_call_registry *registry, GString *out);
 
+/* Stream `index` (m-line) of a call, or NULL; for tests and fuzz targets
+ * that feed its legs (moat_call_stream_receive). */
+moat_call_stream *moat_call_registry_stream(moat_call_registry *registry, const char *call_id,
+                                            size_t index);
+
 #endif

@@ -94,6 +94,11 @@ void moat_session_plain_start(moat_session *session);
 void moat_session_plain_stop(moat_session *session);
 /* Worker thread: the socket is readable. */
 void moat_session_plain_receive(moat_session *session);
+/* Worker thread: one datagram of `length` bytes (its real length: more than
+ * capacity - 64 means it was truncated) from `from` on the plain socket, as
+ * the receive loop hands it on; `data` has `capacity` bytes of room. */
+void moat_session_plain_handle(moat_session *session, const struct sockaddr_in6 *from,
+                               uint8_t *data, size_t length, size_t capacity);
 /* Frees everything; only the worker's table calls this. */
 void moat_session_free(moat_session *session);
 

@@ -50,6 +50,29 @@ static bool accept_source(moat_session *session, const struct sockaddr_in6 *from
     return true;
 }
 
+void moat_session_plain_handle(moat_session *session, const struct sockaddr_in6 *from,
+                               uint8_t *data, size_t length, size_t capacity)
+{
+    if (length > capacity - 64) {
+        moat_session_drop(session, MOAT_DROP_TRUNCATED);
+        return;
+    }
+    if (from->sin6_family != AF_INET6 || !accept_source(session, from)) {
+        moat_session_drop(session, MOAT_DROP_UNKNOWN_TUPLE);
+        return;
+    }
+    /* RTCP (rtcp-mux) from the sender is not needed: nothing is sent back. */
+    if (length < 12 || (data[0] >> 6) != 2) {
+        moat_session_drop(session, MOAT_DROP_MALFORMED);
+        return;
+    }
+    if (moat_rtp_is_rtcp(data, length))
+        return;
+    uint64_t now_us = moat_worker_now_us(session->worker);
+    session->plain_last_rx_us = now_us; /* what keeps the ingest from its idle timeout */
+    moat_session_deliver_rtp(session, data, length, capacity, now_us);
+}
+
 void moat_session_plain_receive(moat_session *session)
 {
     uint8_t buffer[MOAT_DATAGRAM_CAPACITY];
@@ -60,22 +83,7 @@ void moat_session_plain_receive(moat_session *session)
                              (struct sockaddr *)&from, &from_length);
         if (n < 0)
             return;
-        if ((size_t)n > sizeof buffer - 64) {
-            moat_session_drop(session, MOAT_DROP_TRUNCATED);
-            continue;
-        }
-        if (from.sin6_family != AF_INET6 || !accept_source(session, &from)) {
-            moat_session_drop(session, MOAT_DROP_UNKNOWN_TUPLE);
-            continue;
-        }
-        /* RTCP (rtcp-mux) from the sender is not needed: nothing is sent back. */
-        if (n < 12 || (buffer[0] >> 6) != 2 || moat_rtp_is_rtcp(buffer, (size_t)n)) {
-            if (n < 12 || (buffer[0] >> 6) != 2)
-                moat_session_drop(session, MOAT_DROP_MALFORMED);
-            continue;
-        }
-        uint64_t now_us = moat_worker_now_us(session->worker);
-        session->plain_last_rx_us = now_us; /* what keeps the ingest from its idle timeout */
-        moat_session_deliver_rtp(session, buffer, (size_t)n, sizeof buffer, now_us);
+        /* MSG_TRUNC: n is the datagram's length, larger than what was read. */
+        moat_session_plain_handle(session, &from, buffer, (size_t)n, sizeof buffer);
     }
 }

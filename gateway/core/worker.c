@@ -214,12 +214,32 @@ json_t *moat_worker_describe(moat_worker *worker)
     return description;
 }
 
+static void run_tasks(moat_worker *worker);
+
 bool moat_worker_is_current(const moat_worker *worker)
 {
     pthread_t owner;
     __atomic_load(&worker->owner, &owner, __ATOMIC_ACQUIRE);
-    return __atomic_load_n(&worker->started, __ATOMIC_ACQUIRE) &&
+    return (__atomic_load_n(&worker->started, __ATOMIC_ACQUIRE) ||
+            __atomic_load_n(&worker->driven, __ATOMIC_ACQUIRE)) &&
            pthread_equal(pthread_self(), owner);
+}
+
+void moat_worker_drive_from_caller(moat_worker *worker, bool driven)
+{
+    g_assert(!__atomic_load_n(&worker->started, __ATOMIC_ACQUIRE));
+    pthread_t self = pthread_self();
+    __atomic_store(&worker->owner, &self, __ATOMIC_RELEASE);
+    __atomic_store_n(&worker->driven, driven, __ATOMIC_RELEASE);
+    moat_relay_set_current(driven ? (int)worker->index : -1);
+}
+
+void moat_worker_run_pending(moat_worker *worker)
+{
+    g_assert(!__atomic_load_n(&worker->started, __ATOMIC_ACQUIRE));
+    run_tasks(worker);
+    if (worker->relay)
+        moat_relay_drain(worker->relay, worker->index);
 }
 
 uint64_t moat_worker_now_us(const moat_worker *worker)
@@ -466,10 +486,13 @@ int moat_worker_start(moat_worker *worker, char *error, size_t error_size)
 
 void moat_worker_stop(moat_worker *worker)
 {
-    if (!__atomic_load_n(&worker->started, __ATOMIC_ACQUIRE))
+    bool started = __atomic_load_n(&worker->started, __ATOMIC_ACQUIRE);
+    if (!started && !__atomic_load_n(&worker->driven, __ATOMIC_ACQUIRE))
         return;
-    moat_worker_post(worker, stop_task, NULL, NULL);
-    pthread_join(worker->thread, NULL);
+    if (started) {
+        moat_worker_post(worker, stop_task, NULL, NULL);
+        pthread_join(worker->thread, NULL);
+    }
     g_mutex_lock(&worker->task_lock);
     worker->accepting_tasks = false;
     g_mutex_unlock(&worker->task_lock);
@@ -481,6 +504,7 @@ void moat_worker_stop(moat_worker *worker)
     g_list_free(sessions);
     moat_worker_flush(worker);
     __atomic_store_n(&worker->started, false, __ATOMIC_RELEASE);
+    __atomic_store_n(&worker->driven, false, __ATOMIC_RELEASE);
 }
 
 void moat_worker_free(moat_worker *worker)

@@ -60,7 +60,8 @@ int moat_worker_start(moat_worker *worker, char *error, size_t error_size);
 /* Ends every session gracefully (data channels drain first); any thread.
  * Sessions leave the worker as they finish. */
 void moat_worker_end_sessions(moat_worker *worker);
-/* Asks the thread to finish, waits for it, and closes every session. */
+/* Asks the thread to finish, waits for it, and closes every session (a
+ * worker driven by its caller: the same on the calling thread). */
 void moat_worker_stop(moat_worker *worker);
 void moat_worker_free(moat_worker *worker);
 
@@ -111,6 +112,16 @@ bool moat_worker_log_allow(moat_worker *worker, moat_log_level level, uint64_t *
 /* Only for a worker that was never started, driven by the caller's thread
  * (tests, fuzz targets): sets the clock its sessions read. */
 void moat_worker_set_now_us(moat_worker *worker, uint64_t now_us);
+/* Only for a worker that was never started (tests, fuzz targets): the
+ * calling thread plays the worker's thread (moat_worker_is_current, the
+ * relay's current worker) while `driven`, so a plugin's relay to a session
+ * on this worker takes the same-worker path; false gives that up (another
+ * worker driven by the same thread is then the current one).
+ * moat_worker_stop ends the driving. */
+void moat_worker_drive_from_caller(moat_worker *worker, bool driven);
+/* Same restriction: runs the tasks posted to the worker and drains its
+ * relay ring, as one wake-up of its thread would. */
+void moat_worker_run_pending(moat_worker *worker);
 moat_counters *moat_worker_counters_mut(moat_worker *worker);
 moat_ice_checker *moat_worker_ice_checker(moat_worker *worker);
 /* The data-channel limits set before start, or NULL. */

@@ -41,6 +41,9 @@ struct moat_worker {
     bool started;
     bool running;
     pthread_t owner;
+    /* A worker never started whose caller plays its thread (tests, fuzz
+     * targets): moat_worker_drive_from_caller. */
+    bool driven;
 
     /* Tasks from other threads: the only lock, shared with the control thread
      * alone and taken once per wake-up, never per packet. */

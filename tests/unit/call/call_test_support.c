@@ -2,6 +2,8 @@
  * the worker + registry fixture, loopback UDP phones and ng requests. */
 #include "call_test_support.h"
 
+#include "srtp/sdes_keys.h"
+
 #include <arpa/inet.h>
 #include <glib.h>
 #include <poll.h>
@@ -63,4 +65,36 @@ moat_ng_request call_request(const char *call_id, const char *from, const char *
                          .sdp_length = sdp ? strlen(sdp) : 0,
                          .delete_delay_s = -1};
     return r;
+}
+
+/* A phone's SDP: plain, or RTP/SAVP with its a=crypto lines. */
+char *call_phone_sdp(uint16_t port, const moat_sdp_crypto *crypto, size_t n_crypto)
+{
+    GString *sdp = g_string_new(NULL);
+    g_string_append_printf(sdp,
+                           "v=0\r\no=- 1 1 IN IP4 127.0.0.1\r\ns=-\r\nc=IN IP4 127.0.0.1\r\n"
+                           "t=0 0\r\nm=audio %u %s 8\r\na=rtpmap:8 PCMA/8000\r\n",
+                           port, n_crypto ? "RTP/SAVP" : "RTP/AVP");
+    for (size_t i = 0; i < n_crypto; i++)
+        moat_sdp_crypto_write(sdp, &crypto[i]);
+    return g_string_free(sdp, FALSE);
+}
+
+moat_call_sdp call_parse_sdp(const char *text)
+{
+    moat_call_sdp sdp;
+    char error[160] = "";
+    if (moat_call_sdp_parse(text, strlen(text), &sdp, error, sizeof error) != 0)
+        g_error("Moat wrote SDP that does not parse: %s\n%s", error, text);
+    return sdp;
+}
+
+moat_srtp_session *call_phone_srtp(const moat_sdp_crypto *own, const moat_sdp_crypto *moat)
+{
+    moat_srtp_keying keying;
+    char error[160] = "";
+    g_assert_cmpint(moat_sdes_keying(own, moat, &keying, error, sizeof error), ==, 0);
+    moat_srtp_session *s = moat_srtp_session_new(&keying, error, sizeof error);
+    g_assert_nonnull(s);
+    return s;
 }

@@ -9,6 +9,8 @@
 #include <sys/types.h>
 
 #include "call/call_registry.h"
+#include "sdp/sdp_crypto.h"
+#include "srtp/srtp_session.h"
 
 typedef struct {
     moat_worker *worker;
@@ -30,3 +32,11 @@ ssize_t call_receive(int fd, uint8_t *buffer, size_t capacity, int timeout_ms);
 /* An ng request borrowing its strings; sdp may be NULL. */
 moat_ng_request call_request(const char *call_id, const char *from, const char *to,
                              const char *sdp);
+
+/* A phone's SDP on 127.0.0.1:port: plain, or RTP/SAVP with its a=crypto
+ * lines (g_free). */
+char *call_phone_sdp(uint16_t port, const moat_sdp_crypto *crypto, size_t n_crypto);
+/* Parses SDP Moat wrote; asserts it parses. */
+moat_call_sdp call_parse_sdp(const char *text);
+/* The SRTP session of a phone keyed with `own` that talks to Moat's `moat`. */
+moat_srtp_session *call_phone_srtp(const moat_sdp_crypto *own, const moat_sdp_crypto *moat);

@@ -18,38 +18,6 @@
 #include "srtp/srtp_session.h"
 #include "srtpplus.h"
 
-/* A phone's SDP: plain, or RTP/SAVP with its a=crypto lines. */
-static char *phone_sdp(uint16_t port, const moat_sdp_crypto *crypto, size_t n_crypto)
-{
-    GString *sdp = g_string_new(NULL);
-    g_string_append_printf(sdp,
-                           "v=0\r\no=- 1 1 IN IP4 127.0.0.1\r\ns=-\r\nc=IN IP4 127.0.0.1\r\n"
-                           "t=0 0\r\nm=audio %u %s 8\r\na=rtpmap:8 PCMA/8000\r\n",
-                           port, n_crypto ? "RTP/SAVP" : "RTP/AVP");
-    for (size_t i = 0; i < n_crypto; i++)
-        moat_sdp_crypto_write(sdp, &crypto[i]);
-    return g_string_free(sdp, FALSE);
-}
-
-static moat_call_sdp parse(const char *text)
-{
-    moat_call_sdp sdp;
-    char error[160] = "";
-    if (moat_call_sdp_parse(text, strlen(text), &sdp, error, sizeof error) != 0)
-        g_error("Moat wrote SDP that does not parse: %s\n%s", error, text);
-    return sdp;
-}
-
-static moat_srtp_session *phone_session(const moat_sdp_crypto *own, const moat_sdp_crypto *moat)
-{
-    moat_srtp_keying keying;
-    char error[160] = "";
-    g_assert_cmpint(moat_sdes_keying(own, moat, &keying, error, sizeof error), ==, 0);
-    moat_srtp_session *s = moat_srtp_session_new(&keying, error, sizeof error);
-    g_assert_nonnull(s);
-    return s;
-}
-
 static const uint8_t rtp_packet[172] = {0x80, 8, 0, 1, 0, 0, 0, 160, 0x11, 0x22, 0x33, 0x44};
 
 static size_t protected_packet(moat_srtp_session *s, uint16_t sequence, uint8_t *out)
@@ -79,7 +47,7 @@ static void test_plain_to_sdes(void)
     int caller = call_udp_socket(&caller_port), callee = call_udp_socket(&callee_port);
     int intruder = call_udp_socket(&intruder_port);
 
-    char *offer_sdp = phone_sdp(caller_port, NULL, 0);
+    char *offer_sdp = call_phone_sdp(caller_port, NULL, 0);
     moat_ng_request offer = call_request("sdes-1", "a", NULL, offer_sdp);
     offer.transport_protocol = "RTP/SAVP";
     moat_call_reply reply = {0};
@@ -87,7 +55,7 @@ static void test_plain_to_sdes(void)
     g_assert_cmpstr(reply.error, ==, "");
     g_assert_nonnull(strstr(reply.sdp, "m=audio "));
     g_assert_nonnull(strstr(reply.sdp, " RTP/SAVP 8\r\n"));
-    moat_call_sdp offered = parse(reply.sdp);
+    moat_call_sdp offered = call_parse_sdp(reply.sdp);
     g_assert_cmpuint(offered.media[0].n_crypto, ==, 3); /* every suite Moat runs */
     g_assert_cmpint(offered.media[0].crypto[0].suite, ==, MOAT_SRTP_PROFILE_AES128_CM_SHA1_80);
     uint16_t to_callee = offered.media[0].port;
@@ -104,15 +72,15 @@ static void test_plain_to_sdes(void)
     char error[160] = "";
     g_assert_cmpint(moat_sdes_answer(&offered.media[0].crypto[chosen], &mine, error, sizeof error),
                     ==, 0);
-    char *answer_sdp = phone_sdp(callee_port, &mine, 1);
+    char *answer_sdp = call_phone_sdp(callee_port, &mine, 1);
     moat_ng_request answer = call_request("sdes-1", "a", "b", answer_sdp);
     moat_call_answer(f.registry, &answer, &reply);
     g_assert_cmpstr(reply.error, ==, "");
     g_assert_nonnull(strstr(reply.sdp, " RTP/AVP 8\r\n"));
     g_assert_null(strstr(reply.sdp, "a=crypto"));
-    uint16_t to_caller = parse(reply.sdp).media[0].port;
+    uint16_t to_caller = call_parse_sdp(reply.sdp).media[0].port;
     moat_call_reply_clear(&reply);
-    moat_srtp_session *phone = phone_session(&mine, &offered.media[0].crypto[chosen]);
+    moat_srtp_session *phone = call_phone_srtp(&mine, &offered.media[0].crypto[chosen]);
 
     uint8_t buffer[2048];
     /* Plain in, SRTP out: the SDES phone's session reads it. */
@@ -184,7 +152,7 @@ static void test_sdes_to_plain(void)
     g_assert_cmpint(
         moat_sdes_generate(MOAT_SRTP_PROFILE_AES128_CM_SHA1_80, 2, &lines[1], error, sizeof error),
         ==, 0);
-    char *offer_sdp = phone_sdp(caller_port, lines, 2);
+    char *offer_sdp = call_phone_sdp(caller_port, lines, 2);
     moat_ng_request offer = call_request("sdes-2", "a", NULL, offer_sdp);
     offer.transport_protocol = "RTP/AVP";
     const char *only[] = {"AES_CM_128_HMAC_SHA1_80"};
@@ -195,20 +163,20 @@ static void test_sdes_to_plain(void)
     g_assert_cmpstr(reply.error, ==, "");
     g_assert_nonnull(strstr(reply.sdp, " RTP/AVP 8\r\n"));
     g_assert_null(strstr(reply.sdp, "a=crypto")); /* the plain phone sees no key */
-    uint16_t to_callee = parse(reply.sdp).media[0].port;
+    uint16_t to_callee = call_parse_sdp(reply.sdp).media[0].port;
     moat_call_reply_clear(&reply);
 
-    char *answer_sdp = phone_sdp(callee_port, NULL, 0);
+    char *answer_sdp = call_phone_sdp(callee_port, NULL, 0);
     moat_ng_request answer = call_request("sdes-2", "a", "b", answer_sdp);
     moat_call_answer(f.registry, &answer, &reply);
     g_assert_cmpstr(reply.error, ==, "");
     g_assert_nonnull(strstr(reply.sdp, " RTP/SAVP 8\r\n"));
-    moat_call_sdp answered = parse(reply.sdp);
+    moat_call_sdp answered = call_parse_sdp(reply.sdp);
     g_assert_cmpuint(answered.media[0].n_crypto, ==, 1);
     g_assert_cmpuint(answered.media[0].crypto[0].tag, ==, 2); /* SDES-only-..._80 */
     uint16_t to_caller = answered.media[0].port;
     moat_call_reply_clear(&reply);
-    moat_srtp_session *phone = phone_session(&lines[1], &answered.media[0].crypto[0]);
+    moat_srtp_session *phone = call_phone_srtp(&lines[1], &answered.media[0].crypto[0]);
 
     uint8_t packet[256], buffer[2048];
     for (uint16_t seq = 1; seq <= 3; seq++) {
@@ -256,7 +224,7 @@ static void test_refusals(void)
     g_assert_null(reply.sdp);
     g_assert_cmpuint(moat_call_count(f.registry), ==, 0);
 
-    char *plain_sdp = phone_sdp(4000, NULL, 0);
+    char *plain_sdp = call_phone_sdp(4000, NULL, 0);
     reply = (moat_call_reply){0};
     moat_ng_request off = call_request("sdes-4", "a", NULL, plain_sdp);
     off.transport_protocol = "RTP/SAVP";
@@ -273,7 +241,7 @@ static void test_refusals(void)
     g_assert_cmpstr(reply.error, ==, "");
     moat_call_reply_clear(&reply);
     line.tag = 77;
-    char *stranger_sdp = phone_sdp(4002, &line, 1);
+    char *stranger_sdp = call_phone_sdp(4002, &line, 1);
     moat_ng_request answer = call_request("sdes-5", "a", "b", stranger_sdp);
     moat_call_answer(f.registry, &answer, &reply);
     g_assert_nonnull(strstr(reply.error, "picks none"));
@@ -292,14 +260,14 @@ static moat_srtp_session *round_trip_offer(call_fixture *f, const char *id, uint
                                            uint16_t callee_port, const char *transport,
                                            uint16_t *to_caller, uint16_t *to_callee)
 {
-    char *offer_sdp = phone_sdp(caller_port, NULL, 0);
+    char *offer_sdp = call_phone_sdp(caller_port, NULL, 0);
     moat_ng_request offer = call_request(id, "a", NULL, offer_sdp);
     offer.transport_protocol = transport;
     moat_call_reply reply = {0};
     moat_call_offer(f->registry, &offer, &reply);
     g_assert_cmpstr(reply.error, ==, "");
     g_assert_nonnull(strstr(reply.sdp, " RTP/SAVP 8\r\n"));
-    moat_call_sdp offered = parse(reply.sdp);
+    moat_call_sdp offered = call_parse_sdp(reply.sdp);
     g_assert_cmpuint(offered.media[0].n_crypto, >, 0);
     *to_callee = offered.media[0].port;
     moat_call_reply_clear(&reply);
@@ -307,14 +275,14 @@ static moat_srtp_session *round_trip_offer(call_fixture *f, const char *id, uint
     char error[160] = "";
     g_assert_cmpint(moat_sdes_answer(&offered.media[0].crypto[0], &mine, error, sizeof error), ==,
                     0);
-    char *answer_sdp = phone_sdp(callee_port, &mine, 1);
+    char *answer_sdp = call_phone_sdp(callee_port, &mine, 1);
     moat_ng_request answer = call_request(id, "a", "b", answer_sdp);
     moat_call_answer(f->registry, &answer, &reply);
     g_assert_cmpstr(reply.error, ==, "");
     g_assert_nonnull(strstr(reply.sdp, " RTP/AVP 8\r\n"));
-    *to_caller = parse(reply.sdp).media[0].port;
+    *to_caller = call_parse_sdp(reply.sdp).media[0].port;
     moat_call_reply_clear(&reply);
-    moat_srtp_session *phone = phone_session(&mine, &offered.media[0].crypto[0]);
+    moat_srtp_session *phone = call_phone_srtp(&mine, &offered.media[0].crypto[0]);
     moat_sdp_crypto_clear(&mine);
     g_free(offer_sdp);
     g_free(answer_sdp);
@@ -381,14 +349,14 @@ static void test_srtpplus_on_sdes_leg(void)
     call_fixture_setup(&f, 42400, 42499);
     uint16_t caller_port, callee_port;
     int caller = call_udp_socket(&caller_port), callee = call_udp_socket(&callee_port);
-    char *offer_sdp = phone_sdp(caller_port, NULL, 0);
+    char *offer_sdp = call_phone_sdp(caller_port, NULL, 0);
     moat_ng_request offer = call_request("sdes-6", "a", NULL, offer_sdp);
     offer.transport_protocol = "RTP/SAVP";
     moat_call_reply reply = {0};
     moat_call_offer(f.registry, &offer, &reply);
     g_assert_cmpstr(reply.error, ==, "");
     g_assert_nonnull(strstr(reply.sdp, "a=srtpplus:prn\r\n"));
-    moat_call_sdp offered = parse(reply.sdp);
+    moat_call_sdp offered = call_parse_sdp(reply.sdp);
     g_assert_true(offered.media[0].srtpplus_prn);
     uint16_t to_callee = offered.media[0].port;
     moat_call_reply_clear(&reply);
@@ -397,15 +365,15 @@ static void test_srtpplus_on_sdes_leg(void)
     moat_sdp_crypto mine;
     char error[160] = "";
     g_assert_cmpint(moat_sdes_answer(moat_line, &mine, error, sizeof error), ==, 0);
-    char *lines = phone_sdp(callee_port, &mine, 1);
+    char *lines = call_phone_sdp(callee_port, &mine, 1);
     char *answer_sdp = g_strconcat(lines, "a=srtpplus:prn\r\n", NULL);
     moat_ng_request answer = call_request("sdes-6", "a", "b", answer_sdp);
     moat_call_answer(f.registry, &answer, &reply);
     g_assert_cmpstr(reply.error, ==, "");
     g_assert_null(strstr(reply.sdp, "srtpplus")); /* the plain party sees none */
-    uint16_t to_caller = parse(reply.sdp).media[0].port;
+    uint16_t to_caller = call_parse_sdp(reply.sdp).media[0].port;
     moat_call_reply_clear(&reply);
-    moat_srtp_session *phone = phone_session(&mine, moat_line);
+    moat_srtp_session *phone = call_phone_srtp(&mine, moat_line);
     phone_srtpplus plus = phone_srtpplus_new(&mine, moat_line);
 
     uint8_t buffer[2048];

@@ -50,11 +50,23 @@ static const moat_plugin count_plugin = {
 
 void session_harness_init(session_harness *h)
 {
-    memset(h, 0, sizeof *h);
     char error[256];
-    h->worker = moat_worker_new(0, "127.0.0.1", 0, error, sizeof error);
-    if (!h->worker)
+    moat_worker *worker = moat_worker_new(0, "127.0.0.1", 0, error, sizeof error);
+    if (!worker)
         g_error("worker: %s", error);
+    session_harness_init_on(h, worker);
+    h->owns_worker = true;
+    moat_worker_set_prefilter(h->worker, &h->settings);
+}
+
+void session_harness_init_on(session_harness *h, moat_worker *worker)
+{
+    memset(h, 0, sizeof *h);
+    h->worker = worker;
+    strcpy(h->id, "harness");
+    strcpy(h->local_ufrag, "gwufrag1");
+    h->plugin = &count_plugin;
+    h->plain_fd = -1;
     h->settings = (moat_prefilter_settings){
         .mode = MOAT_DETECTOR_MODE_AUTO,
         .hold_ms = 2000,
@@ -69,7 +81,6 @@ void session_harness_init(session_harness *h)
         .worker_failures_per_s = 500,
         .worker_min_excess_pps = 5000,
     };
-    moat_worker_set_prefilter(h->worker, &h->settings);
 
     h->peer_fd = socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     struct sockaddr_in local = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
@@ -107,26 +118,46 @@ void session_harness_init(session_harness *h)
     n->local_setup = MOAT_SDP_SETUP_PASSIVE;
 }
 
-void session_harness_create(session_harness *h, void *dtls_context)
+static void create(session_harness *h, void *dtls_context, int plain_fd,
+                   const struct sockaddr_in6 *source)
 {
     char error[256];
     moat_session_params params = {
-        .id = "harness",
+        .id = h->id,
         .worker = h->worker,
         .dtls_context = dtls_context,
         .negotiation = &h->negotiation,
-        .local_ufrag = "gwufrag1",
+        .local_ufrag = h->local_ufrag,
         .local_pwd = "gatewaypasswordgatewaypa",
-        .plugin = &count_plugin,
+        .plugin = h->plugin,
         .consent_timeout_s = 3600,
         .prefilter = &h->settings,
         .on_ended = on_ended,
+        .endpoint = h->endpoint,
+        .resource = h->resource,
     };
     last_end[0] = '\0';
     h->session = moat_session_new(&params, error, sizeof error);
     if (!h->session)
         g_error("session: %s", error);
+    if (plain_fd >= 0)
+        moat_session_set_plain(h->session, plain_fd, source, 0);
     moat_session_start(h->session);
+}
+
+void session_harness_create(session_harness *h, void *dtls_context)
+{
+    create(h, dtls_context, -1, NULL);
+}
+
+void session_harness_create_plain(session_harness *h, const struct sockaddr_in6 *source)
+{
+    int fd = socket(AF_INET6, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    struct sockaddr_in6 local = {.sin6_family = AF_INET6, .sin6_addr = in6addr_loopback};
+    if (fd < 0 || bind(fd, (struct sockaddr *)&local, sizeof local) != 0)
+        g_error("plain socket: %s", strerror(errno));
+    h->plain_fd = fd;
+    create(h, NULL, fd, source);
 }
 
 void session_harness_key(session_harness *h)
@@ -209,10 +240,11 @@ size_t session_harness_peer_protect_rtcp(session_harness *h, const uint8_t *plai
 
 void session_harness_clear(session_harness *h)
 {
-    if (h->session && moat_worker_find_session(h->worker, "harness"))
+    if (h->session && moat_worker_find_session(h->worker, h->id))
         moat_session_end(h->session, "test over");
     moat_worker_flush(h->worker);
-    moat_worker_free(h->worker);
+    if (h->owns_worker)
+        moat_worker_free(h->worker);
     moat_srtp_session_free(h->peer_srtp);
     moat_srtp_session_free(h->peer_rx);
     close(h->peer_fd);

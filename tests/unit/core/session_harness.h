@@ -31,15 +31,31 @@ typedef struct {
     moat_srtp_session *peer_rx;   /* the peer's side: unprotects what it gets */
     bool ended;
     char ended_reason[64];
+    /* Set before session_harness_create (session_harness_init gives the
+     * defaults: "harness", "gwufrag1", the counting plugin, "whip", ""). */
+    char id[32];
+    char local_ufrag[32];
+    const moat_plugin *plugin;
+    const char *endpoint;
+    const char *resource;
+    bool owns_worker;
+    int plain_fd; /* a plain RTP ingest session's socket (session_harness_create_plain), or -1 */
 } session_harness;
 
 /* Worker, peer socket, a one-video-m-line negotiation (the peer sends
  * HARNESS_REMOTE_SSRC and receives HARNESS_LOCAL_SSRC) and default prefilter
  * settings; edit h->negotiation before session_harness_create. */
 void session_harness_init(session_harness *h);
+/* The same on a worker made by another harness (or by the caller), which
+ * this harness never frees; give each session on it its own h->id. */
+void session_harness_init_on(session_harness *h, moat_worker *worker);
 /* Creates the session (attached to a plugin that counts what it receives)
  * and starts it on the worker. dtls_context may be NULL. */
 void session_harness_create(session_harness *h, void *dtls_context);
+/* Creates a plain RTP ingest session instead (moat_session_set_plain on a
+ * loopback socket, h->plain_fd; latched to the first sender unless
+ * `source`), as POST .../ingest does, and starts it on the worker. */
+void session_harness_create_plain(session_harness *h, const struct sockaddr_in6 *source);
 /* Random SRTP keys installed as a finished handshake would. */
 void session_harness_key(session_harness *h);
 /* Sends through the gateway's worker batch now. */
