@@ -78,6 +78,11 @@ void moat_call_worker_set_own(moat_call_worker *context, moat_call_ports *ports,
     memcpy(context->hosts, hosts, context->n_hosts * sizeof *hosts);
 }
 
+void moat_call_worker_set_learning(moat_call_worker *context, moat_call_learning learning)
+{
+    context->learning = learning;
+}
+
 /* Cheapest first: a port the legs hold (two compares and a load), then the
  * address. */
 bool moat_call_worker_is_own_source(const moat_call_worker *context,
@@ -456,6 +461,7 @@ moat_call_stream *moat_call_stream_new(moat_call_worker *context, moat_call_port
         leg->other = &stream->legs[1 - side];
         leg->rtp_fd = leg->rtcp_fd = -1;
         leg->endpoint.latching = true;
+        leg->endpoint.learning = context->learning;
         leg->port = moat_call_ports_allocate(ports, &leg->rtp_fd, &leg->rtcp_fd);
         if (leg->port == 0) {
             release_stream(stream);

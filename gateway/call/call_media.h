@@ -63,6 +63,9 @@ moat_worker *moat_call_worker_worker(const moat_call_worker *context);
 #define MOAT_CALL_MAX_HOST_ADDRESSES 32
 void moat_call_worker_set_own(moat_call_worker *context, moat_call_ports *ports,
                               const struct in6_addr *hosts, size_t n_hosts);
+/* Control thread, before the context's first stream: the learning of legs
+ * whose party's SDP is not known yet (default sdp: they accept nothing). */
+void moat_call_worker_set_learning(moat_call_worker *context, moat_call_learning learning);
 /* Worker: whether `source` is one of Moat's own leg sockets (the loop
  * guard: a port the legs hold, on loopback or this host's address). */
 bool moat_call_worker_is_own_source(const moat_call_worker *context,

@@ -22,6 +22,7 @@ struct moat_call_worker {
     moat_call_worker_counters counters;
     /* loop guard (moat_call_worker_set_own): read-only once streams exist */
     moat_call_ports *own_ports;
+    moat_call_learning learning; /* of new legs, until their SDP */
     struct in6_addr hosts[MOAT_CALL_MAX_HOST_ADDRESSES];
     size_t n_hosts;
     struct mmsghdr rx[CALL_BATCH];

@@ -126,6 +126,7 @@ moat_call_registry *moat_call_registry_new(const moat_call_settings *settings, c
     for (unsigned i = 0; i < settings->n_workers; i++) {
         registry->contexts[i] = moat_call_worker_new(settings->workers[i]);
         moat_call_worker_set_own(registry->contexts[i], ports, hosts, n_hosts);
+        moat_call_worker_set_learning(registry->contexts[i], settings->learning);
     }
     registry->address = g_strdup(settings->address);
     registry->delete_delay_s = settings->delete_delay_s;
