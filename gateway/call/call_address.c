@@ -100,8 +100,8 @@ static bool parse_network(const char *text, moat_call_network *out)
     return true;
 }
 
-int moat_call_networks_parse(const char *text, moat_call_network **out, size_t *n_out,
-                             char *error, size_t error_size)
+int moat_call_networks_parse(const char *text, moat_call_network **out, size_t *n_out, char *error,
+                             size_t error_size)
 {
     *out = NULL;
     *n_out = 0;

@@ -35,8 +35,8 @@ typedef struct {
 
 /* Parses "10.1.0.0/16, fd00::/8, 192.0.2.7" (no prefix: one host) into a
  * g_malloc'd array (NULL when the text is empty). 0, or -1 with a message. */
-int moat_call_networks_parse(const char *text, moat_call_network **out, size_t *n_out,
-                             char *error, size_t error_size);
+int moat_call_networks_parse(const char *text, moat_call_network **out, size_t *n_out, char *error,
+                             size_t error_size);
 bool moat_call_networks_contain(const moat_call_network *networks, size_t n,
                                 const struct in6_addr *address);
 
@@ -57,7 +57,7 @@ typedef struct {
     bool allow_loopback; /* [call] allow_loopback_destinations: phones on this host */
     const moat_call_network *denied;
     size_t n_denied;
-    moat_call_own_endpoints own; /* is_own_port NULL: none */
+    moat_call_own_endpoints own;                     /* is_own_port NULL: none */
     bool (*is_host)(const struct in6_addr *address); /* NULL: moat_call_address_is_host */
 } moat_call_destination_policy;
 

@@ -51,9 +51,8 @@ static moat_call_source_verdict fixed(const moat_call_source_rule *rule,
                                       const struct sockaddr_in6 *from)
 {
     if (rule->learning == MOAT_CALL_LEARNING_OFF || rule->strict_source)
-        return known(rule->sdp) && moat_call_same_address(rule->sdp, from)
-                   ? MOAT_CALL_SOURCE_ACCEPT
-                   : MOAT_CALL_SOURCE_DROP;
+        return known(rule->sdp) && moat_call_same_address(rule->sdp, from) ? MOAT_CALL_SOURCE_ACCEPT
+                                                                           : MOAT_CALL_SOURCE_DROP;
     if (rule->learning == MOAT_CALL_LEARNING_HEURISTIC)
         return MOAT_CALL_SOURCE_ACCEPT;
     return known(rule->sdp) && moat_call_same_ip(rule->sdp, from) ? MOAT_CALL_SOURCE_ACCEPT

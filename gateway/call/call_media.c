@@ -73,8 +73,8 @@ void moat_call_worker_set_own(moat_call_worker *context, moat_call_ports *ports,
                               const struct in6_addr *hosts, size_t n_hosts)
 {
     context->own_ports = ports;
-    context->n_hosts = n_hosts < MOAT_CALL_MAX_HOST_ADDRESSES ? n_hosts
-                                                              : MOAT_CALL_MAX_HOST_ADDRESSES;
+    context->n_hosts =
+        n_hosts < MOAT_CALL_MAX_HOST_ADDRESSES ? n_hosts : MOAT_CALL_MAX_HOST_ADDRESSES;
     memcpy(context->hosts, hosts, context->n_hosts * sizeof *hosts);
 }
 
@@ -123,8 +123,8 @@ static bool same_address(const struct sockaddr_in6 *a, const struct sockaddr_in6
 
 /* Whether a datagram from `from` may enter this leg (call_learning.h); the
  * decision alone, nothing moves. RTCP muxed on the RTP socket is RTCP. */
-static moat_call_source_verdict source_verdict(const call_leg *leg,
-                                               const struct sockaddr_in6 *from, bool rtcp)
+static moat_call_source_verdict source_verdict(const call_leg *leg, const struct sockaddr_in6 *from,
+                                               bool rtcp)
 {
     moat_call_source_rule rule = {
         .learning = leg->endpoint.learning,

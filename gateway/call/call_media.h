@@ -79,8 +79,8 @@ typedef struct {
     struct sockaddr_in6 rtp;  /* sin6_family 0: not known yet (or held, 0.0.0.0) */
     struct sockaddr_in6 rtcp; /* sin6_family 0: RTP port + 1 */
     bool rtcp_mux;
-    bool latching;      /* symmetric RTP (not ng asymmetric): learn the party's port */
-    bool strict_source; /* ng strict-source */
+    bool latching;               /* symmetric RTP (not ng asymmetric): learn the party's port */
+    bool strict_source;          /* ng strict-source */
     moat_call_learning learning; /* [call] learning (call_learning.h) */
 } moat_call_endpoint;
 

@@ -24,7 +24,7 @@ struct moat_call_registry {
     int delete_delay_s;
     moat_call_webrtc_env webrtc;
     moat_call_learning learning;
-    moat_call_network *denied; /* owned */
+    moat_call_network *denied;       /* owned */
     moat_call_own_endpoints outside; /* the gateway's own sockets */
     moat_call_destination_policy destinations;
 };
@@ -297,12 +297,12 @@ static bool check_destinations(const moat_call_registry *registry, const moat_ca
         struct sockaddr_in6 to = media->rtp;
         if (moat_call_destination_check(&registry->destinations, &to, reason, sizeof reason) != 0)
             return fail(reply, "Refused media destination: %s", reason);
-        uint16_t rtcp = media->rtcp_port ? media->rtcp_port
-                                         : (uint16_t)(ntohs(media->rtp.sin6_port) + 1);
+        uint16_t rtcp =
+            media->rtcp_port ? media->rtcp_port : (uint16_t)(ntohs(media->rtp.sin6_port) + 1);
         if (!media->rtcp_mux || media->rtcp_port) {
             to.sin6_port = htons(rtcp);
-            if (moat_call_destination_check(&registry->destinations, &to, reason,
-                                            sizeof reason) != 0)
+            if (moat_call_destination_check(&registry->destinations, &to, reason, sizeof reason) !=
+                0)
                 return fail(reply, "Refused media destination: %s", reason);
         }
     }

@@ -195,7 +195,8 @@ static const option_spec options[] = {
      "let SDPs name loopback media addresses (phones on this host); Moat's own sockets stay "
      "refused"},
     {"call", "denied_networks", "call-denied-networks", OPTION_STRING, FIELD(call_denied_networks),
-     "", 0, 0, "comma-separated CIDRs (IPv4, IPv6) call legs never send to; an SDP naming one "
+     "", 0, 0,
+     "comma-separated CIDRs (IPv4, IPv6) call legs never send to; an SDP naming one "
      "gets an ng error"},
 };
 

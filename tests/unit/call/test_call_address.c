@@ -31,15 +31,23 @@ static void test_classify(void)
         const char *text;
         moat_call_address_kind kind;
     } cases[] = {
-        {"127.0.0.1", MOAT_CALL_ADDRESS_LOOPBACK},   {"127.9.9.9", MOAT_CALL_ADDRESS_LOOPBACK},
-        {"::1", MOAT_CALL_ADDRESS_LOOPBACK},         {"0.0.0.0", MOAT_CALL_ADDRESS_UNSPECIFIED},
-        {"::", MOAT_CALL_ADDRESS_UNSPECIFIED},       {"224.0.0.1", MOAT_CALL_ADDRESS_MULTICAST},
-        {"239.255.0.1", MOAT_CALL_ADDRESS_MULTICAST}, {"ff02::1", MOAT_CALL_ADDRESS_MULTICAST},
+        {"127.0.0.1", MOAT_CALL_ADDRESS_LOOPBACK},
+        {"127.9.9.9", MOAT_CALL_ADDRESS_LOOPBACK},
+        {"::1", MOAT_CALL_ADDRESS_LOOPBACK},
+        {"0.0.0.0", MOAT_CALL_ADDRESS_UNSPECIFIED},
+        {"::", MOAT_CALL_ADDRESS_UNSPECIFIED},
+        {"224.0.0.1", MOAT_CALL_ADDRESS_MULTICAST},
+        {"239.255.0.1", MOAT_CALL_ADDRESS_MULTICAST},
+        {"ff02::1", MOAT_CALL_ADDRESS_MULTICAST},
         {"255.255.255.255", MOAT_CALL_ADDRESS_BROADCAST},
-        {"169.254.3.4", MOAT_CALL_ADDRESS_LINK_LOCAL}, {"fe80::1", MOAT_CALL_ADDRESS_LINK_LOCAL},
-        {"10.1.2.3", MOAT_CALL_ADDRESS_OK},          {"192.168.1.1", MOAT_CALL_ADDRESS_OK},
-        {"172.16.0.1", MOAT_CALL_ADDRESS_OK},        {"fd00::1", MOAT_CALL_ADDRESS_OK},
-        {"198.51.100.7", MOAT_CALL_ADDRESS_OK},      {"2001:db8::1", MOAT_CALL_ADDRESS_OK},
+        {"169.254.3.4", MOAT_CALL_ADDRESS_LINK_LOCAL},
+        {"fe80::1", MOAT_CALL_ADDRESS_LINK_LOCAL},
+        {"10.1.2.3", MOAT_CALL_ADDRESS_OK},
+        {"192.168.1.1", MOAT_CALL_ADDRESS_OK},
+        {"172.16.0.1", MOAT_CALL_ADDRESS_OK},
+        {"fd00::1", MOAT_CALL_ADDRESS_OK},
+        {"198.51.100.7", MOAT_CALL_ADDRESS_OK},
+        {"2001:db8::1", MOAT_CALL_ADDRESS_OK},
     };
     for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
         struct sockaddr_in6 a = addr(cases[i].text, 1);
@@ -94,9 +102,9 @@ static void test_destinations(void)
     size_t n_denied = 0;
     moat_call_network *parsed = NULL;
     char reason[160];
-    g_assert_cmpint(moat_call_networks_parse("198.51.100.0/24", &parsed, &n_denied, reason,
-                                             sizeof reason),
-                    ==, 0);
+    g_assert_cmpint(
+        moat_call_networks_parse("198.51.100.0/24", &parsed, &n_denied, reason, sizeof reason), ==,
+        0);
     denied[0] = parsed[0];
     g_free(parsed);
     for (int allow = 0; allow < 2; allow++) {
@@ -130,8 +138,7 @@ static void test_destinations(void)
         const char *fine[] = {"10.0.0.5", "192.168.1.20", "fd00::7", "203.0.113.9"};
         for (size_t i = 0; i < G_N_ELEMENTS(fine); i++) {
             struct sockaddr_in6 a = addr(fine[i], 6000);
-            g_assert_cmpint(moat_call_destination_check(&policy, &a, reason, sizeof reason), ==,
-                            0);
+            g_assert_cmpint(moat_call_destination_check(&policy, &a, reason, sizeof reason), ==, 0);
         }
     }
     /* The real host check knows loopback and unspecified. */
@@ -160,8 +167,8 @@ static void test_learning(void)
     g_assert_cmpint(decide(MOAT_CALL_LEARNING_SDP, true, false, false, &sdp, NULL, NULL, &other),
                     ==, MOAT_CALL_SOURCE_DROP);
     /* No SDP address yet (before the answer): nothing. */
-    g_assert_cmpint(decide(MOAT_CALL_LEARNING_SDP, true, false, false, &none, NULL, NULL, &sdp),
-                    ==, MOAT_CALL_SOURCE_DROP);
+    g_assert_cmpint(decide(MOAT_CALL_LEARNING_SDP, true, false, false, &none, NULL, NULL, &sdp), ==,
+                    MOAT_CALL_SOURCE_DROP);
     /* Latched: only that address, in every mode (no re-latch without signalling). */
     for (int mode = 0; mode < 3; mode++) {
         g_assert_cmpint(decide(mode, true, false, false, &sdp, &nat, NULL, &nat), ==,
@@ -191,12 +198,12 @@ static void test_learning(void)
     g_assert_cmpint(
         decide(MOAT_CALL_LEARNING_HEURISTIC, true, false, true, &rtcp_sdp, NULL, &nat, &rtcp_nat),
         ==, MOAT_CALL_SOURCE_LATCH);
-    g_assert_cmpint(decide(MOAT_CALL_LEARNING_SDP, true, false, true, &rtcp_sdp, NULL, NULL,
-                           &rtcp_nat),
-                    ==, MOAT_CALL_SOURCE_LATCH);
+    g_assert_cmpint(
+        decide(MOAT_CALL_LEARNING_SDP, true, false, true, &rtcp_sdp, NULL, NULL, &rtcp_nat), ==,
+        MOAT_CALL_SOURCE_LATCH);
     /* asymmetric (no latching): never latches; strict-source: exactly the SDP. */
-    g_assert_cmpint(decide(MOAT_CALL_LEARNING_SDP, false, false, false, &sdp, NULL, NULL, &nat),
-                    ==, MOAT_CALL_SOURCE_ACCEPT);
+    g_assert_cmpint(decide(MOAT_CALL_LEARNING_SDP, false, false, false, &sdp, NULL, NULL, &nat), ==,
+                    MOAT_CALL_SOURCE_ACCEPT);
     g_assert_cmpint(decide(MOAT_CALL_LEARNING_SDP, false, false, false, &sdp, NULL, NULL, &other),
                     ==, MOAT_CALL_SOURCE_DROP);
     g_assert_cmpint(
