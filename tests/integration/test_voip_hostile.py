@@ -63,8 +63,9 @@ def relay():
 
 
 def sdp(port, address="127.0.0.1", extra=""):
+    family = "IP6" if ":" in address else "IP4"
     return ("v=0\r\no=- 1 1 IN IP4 127.0.0.1\r\ns=-\r\n"
-            f"c=IN IP4 {address}\r\nt=0 0\r\n"
+            f"c=IN {family} {address}\r\nt=0 0\r\n"
             f"m=audio {port} RTP/AVP 8\r\na=rtpmap:8 PCMA/8000\r\na=sendrecv\r\n{extra}")
 
 
@@ -91,6 +92,17 @@ def silent(sock, seconds=0.4):
     except socket.timeout:
         return True
     return not data
+
+
+def host_address():
+    """This host's address on its default route (no packet is sent), or None."""
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+        try:
+            s.connect(("192.0.2.200", 9))
+        except OSError:
+            return None
+        address = s.getsockname()[0]
+    return None if address.startswith("127.") else address
 
 
 def call_drops(gw, reason):
@@ -181,6 +193,11 @@ def test_destinations_aiming_at_moat_are_refused(allow_loopback):
                    "worker-2": gw.media_port + 1, "leg": leg}
         cases = [(f"127.0.0.1:{name}", "127.0.0.1", port, "own sockets")
                  for name, port in targets.items()]
+        cases.append(("[::1]:ng", "::1", gw.ng_port, "own sockets"))
+        host = host_address()
+        if host:  # this host's own (non-loopback) address with Moat's ports
+            cases += [(f"{host}:ng", host, gw.ng_port, "own sockets"),
+                      (f"{host}:worker", host, gw.media_port, "own sockets")]
         cases += [("0.0.0.1", "0.0.0.1", 4000, "unspecified"),
                   ("multicast", "224.0.0.1", 4000, "multicast"),
                   ("link-local", "169.254.10.20", 4000, "link-local"),
