@@ -486,12 +486,16 @@ typedef struct {
 } endpoint_update;
 
 /* A new SDP address for a party: sending goes there until (again) a packet
- * latches; a re-INVITE that moves the party moves the relay. */
+ * latches; a re-INVITE that moves the party moves the relay. Hold
+ * (0.0.0.0): nothing is sent to the party, which may still send (music on
+ * hold) from the IP it had, and that IP stays the one accepted. */
 static void endpoint_task(moat_worker *worker, void *data)
 {
     endpoint_update *update = data;
     call_leg *leg = &update->stream->legs[update->side];
     bool moved = !same_address(&leg->endpoint.rtp, &update->endpoint.rtp);
+    bool hold = update->endpoint.rtp.sin6_family != AF_INET6;
+    struct sockaddr_in6 known = leg->endpoint.rtp, known_rtcp = leg->sdp_rtcp;
     leg->endpoint = update->endpoint;
     if (moved || !leg->latched) {
         leg->latched = leg->rtcp_latched = false;
@@ -504,6 +508,10 @@ static void endpoint_task(moat_worker *worker, void *data)
                 leg->rtcp_to.sin6_port = htons((uint16_t)(ntohs(leg->rtp_to.sin6_port) + 1));
         }
         leg->sdp_rtcp = leg->rtcp_to;
+    }
+    if (hold && known.sin6_family == AF_INET6) {
+        leg->endpoint.rtp = known;
+        leg->sdp_rtcp = known_rtcp;
     }
     update->stream->stopped = false;
     g_free(update);

@@ -335,6 +335,32 @@ static void test_third_party_before_the_callee(void)
     call_fixture_teardown(&f);
 }
 
+/* Hold (re-offer with c=0.0.0.0): the holding party may still send (music
+ * on hold) from the IP it had; it reaches the other party. */
+static void test_hold_keeps_the_source(void)
+{
+    call_fixture f;
+    call_fixture_setup(&f, 41700, 41799);
+    uint16_t caller_port, callee_port, to_caller, to_callee;
+    int caller = call_udp_socket(&caller_port), callee = call_udp_socket(&callee_port);
+    establish(&f, "hold", caller_port, callee_port, &to_caller, &to_callee);
+    char *held = g_strdup_printf("v=0\r\nc=IN IP4 0.0.0.0\r\nm=audio %u RTP/AVP 8\r\n"
+                                 "a=sendonly\r\n",
+                                 caller_port);
+    moat_call_reply reply = {0};
+    moat_ng_request offer = call_request("hold", "from1", NULL, held);
+    moat_call_offer(f.registry, &offer, &reply);
+    g_assert_cmpstr(reply.error, ==, "");
+    moat_call_reply_clear(&reply);
+    uint8_t buffer[2048];
+    call_send_to(caller, to_caller, rtp_packet, sizeof rtp_packet);
+    g_assert_cmpint(call_receive(callee, buffer, sizeof buffer, 2000), ==, sizeof rtp_packet);
+    g_free(held);
+    close(caller);
+    close(callee);
+    call_fixture_teardown(&f);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -347,5 +373,6 @@ int main(int argc, char **argv)
     g_test_add_func("/call/relay/random-ports-and-loop-guard", test_random_ports_and_loop_guard);
     g_test_add_func("/call/relay/third-party-before-the-callee",
                     test_third_party_before_the_callee);
+    g_test_add_func("/call/relay/hold-keeps-the-source", test_hold_keeps_the_source);
     return g_test_run();
 }
