@@ -35,6 +35,7 @@ from pylibsrtp._binding import ffi as srtp_ffi
 from aiortc_peer import ToneTrack
 from conftest import MOAT_ASAN, Gateway, free_port
 from ng_client import NgClient
+from test_room import api
 
 LOW_SPAN = 37
 
@@ -189,8 +190,12 @@ def test_destinations_aiming_at_moat_are_refused(allow_loopback):
                                sdp=sdp(40000, "192.0.2.10"))
         assert offer["result"] == "ok", offer
         leg = port_of(offer["sdp"])
+        # An RTP ingest's port is one of Moat's sockets too.
+        status, body = api(gw, "POST", "/api/rooms/hostile/ingest",
+                           {"audio": {"codec": "opus", "pt": 111}})
+        assert status == 201, body
         targets = {"ng": gw.ng_port, "http": gw.http_port, "worker": gw.media_port,
-                   "worker-2": gw.media_port + 1, "leg": leg}
+                   "worker-2": gw.media_port + 1, "leg": leg, "ingest": body["port"]}
         cases = [(f"127.0.0.1:{name}", "127.0.0.1", port, "own sockets")
                  for name, port in targets.items()]
         cases.append(("[::1]:ng", "::1", gw.ng_port, "own sockets"))
