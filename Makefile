@@ -35,7 +35,7 @@ unit: build-asan
 fuzz: build-fuzz
 	@bash tests/fuzz/run-all.sh build-fuzz $(FUZZ_SECONDS)
 
-integration: build
+integration: build build-asan
 	@mkdir -p build/test-reports
 	$(VENV)/bin/python -m pytest -v --junitxml=build/test-reports/integration.xml tests/integration
 

@@ -76,6 +76,9 @@ static int parse_arguments(int argc, char **argv, moat_config *config, bool *che
         if (equals) {
             *equals = '\0';
             value = equals + 1;
+        } else if (moat_config_option_is_bool(name) &&
+                   (i + 1 >= argc || g_str_has_prefix(argv[i + 1], "--"))) {
+            value = "true"; /* a flag alone */
         } else if (i + 1 < argc) {
             value = argv[++i];
         } else {

@@ -145,6 +145,8 @@ def moat_relay(build, folder):
     command = [str(moat), "--http-bind", "127.0.0.1", "--http-port", str(free_tcp_port()),
                "--media-port", str(free_udp_port()), "--workers", "1",
                "--candidate-addresses", "127.0.0.1", "--log-level", "warn"]
+    if ("call", "allow_loopback_destinations") in options:  # the phones are on loopback
+        values[("call", "allow_loopback_destinations")] = "true"
     for key, value in values.items():
         command += [f"--{options[key]}", value]
     return Relay("moat", command, ng_port, folder / "moat.log"), None

@@ -8,6 +8,7 @@
 #include "call/call_transcode.h"
 
 #include "core/counters.h"
+#include "core/relay.h"
 #include "rtp/rtp_packet.h"
 #include "srtp/srtp_session.h"
 
@@ -30,6 +31,8 @@ static const char *drop_names[MOAT_CALL_DROP_REASON_COUNT] = {
     [MOAT_CALL_DROP_SRTP_SSRC] = "srtp_unknown_ssrc",
     [MOAT_CALL_DROP_SRTP_BUDGET] = "srtp_budget",
     [MOAT_CALL_DROP_SRTP_TAG] = "srtp_tag",
+    [MOAT_CALL_DROP_LOOP] = "loop",
+    [MOAT_CALL_DROP_TOO_BIG] = "too_big",
 };
 
 const char *moat_call_drop_reason_name(moat_call_drop_reason reason)
@@ -66,6 +69,36 @@ moat_worker *moat_call_worker_worker(const moat_call_worker *context)
     return context->worker;
 }
 
+void moat_call_worker_set_own(moat_call_worker *context, moat_call_ports *ports,
+                              const struct in6_addr *hosts, size_t n_hosts)
+{
+    context->own_ports = ports;
+    context->n_hosts =
+        n_hosts < MOAT_CALL_MAX_HOST_ADDRESSES ? n_hosts : MOAT_CALL_MAX_HOST_ADDRESSES;
+    memcpy(context->hosts, hosts, context->n_hosts * sizeof *hosts);
+}
+
+void moat_call_worker_set_learning(moat_call_worker *context, moat_call_learning learning)
+{
+    context->learning = learning;
+}
+
+/* Cheapest first: a port the legs hold (two compares and a load), then the
+ * address. */
+bool moat_call_worker_is_own_source(const moat_call_worker *context,
+                                    const struct sockaddr_in6 *source)
+{
+    if (!context->own_ports || !moat_call_ports_holds(context->own_ports, ntohs(source->sin6_port)))
+        return false;
+    const struct in6_addr *a = &source->sin6_addr;
+    if (IN6_IS_ADDR_LOOPBACK(a) || (IN6_IS_ADDR_V4MAPPED(a) && a->s6_addr[12] == 127))
+        return true;
+    for (size_t i = 0; i < context->n_hosts; i++)
+        if (memcmp(&context->hosts[i], a, sizeof *a) == 0)
+            return true;
+    return false;
+}
+
 const moat_call_worker_counters *moat_call_worker_counters_of(const moat_call_worker *context)
 {
     return &context->counters;
@@ -88,32 +121,41 @@ static bool same_address(const struct sockaddr_in6 *a, const struct sockaddr_in6
            memcmp(&a->sin6_addr, &b->sin6_addr, sizeof a->sin6_addr) == 0;
 }
 
-/* Whether a datagram from `from` may enter this leg, latching the party's
- * address on the first one. `authenticated`: the packet passed its leg's
- * authentication (always true on plain legs; an SRTP leg must call this
- * only after srtp_unprotect succeeded, so that a forged packet can never
- * move the leg's destination). After latching, other sources are dropped. */
-static bool leg_accepts_source(call_leg *leg, const struct sockaddr_in6 *from, bool rtcp,
-                               bool authenticated)
+/* Whether a datagram from `from` may enter this leg (call_learning.h); the
+ * decision alone, nothing moves. RTCP muxed on the RTP socket is RTCP. */
+static moat_call_source_verdict source_verdict(const call_leg *leg, const struct sockaddr_in6 *from,
+                                               bool rtcp)
 {
-    bool *latched = rtcp ? &leg->rtcp_latched : &leg->latched;
-    struct sockaddr_in6 *to = rtcp ? &leg->rtcp_to : &leg->rtp_to;
-    if (!leg->endpoint.latching) {
-        const struct sockaddr_in6 *expected = rtcp ? &leg->rtcp_to : &leg->rtp_to;
-        return !leg->endpoint.strict_source || same_address(expected, from);
+    moat_call_source_rule rule = {
+        .learning = leg->endpoint.learning,
+        .latching = leg->endpoint.latching,
+        .strict_source = leg->endpoint.strict_source,
+        .rtcp = rtcp,
+        .sdp = rtcp ? &leg->sdp_rtcp : &leg->endpoint.rtp,
+        .latched = rtcp ? (leg->rtcp_latched ? &leg->rtcp_to : NULL)
+                        : (leg->latched ? &leg->rtp_to : NULL),
+        .rtp_latched = leg->latched ? &leg->rtp_to : NULL,
+    };
+    return moat_call_source_decide(&rule, from);
+}
+
+/* The leg sends to `from` from now on: after its packet passed the leg's
+ * authentication (SDES legs), so that a forged packet never moves it.
+ * Only this leg: a packet never latches the other one. */
+static void latch(call_leg *leg, const struct sockaddr_in6 *from, bool rtcp)
+{
+    if (rtcp) {
+        leg->rtcp_to = *from;
+        leg->rtcp_latched = true;
+        return;
     }
-    if (*latched)
-        return same_address(to, from);
-    if (!authenticated)
-        return false;
-    *to = *from;
-    *latched = true;
-    if (!rtcp && leg->endpoint.rtcp_mux && !leg->rtcp_latched) {
+    leg->rtp_to = *from;
+    leg->latched = true;
+    if (leg->endpoint.rtcp_mux && !leg->rtcp_latched) {
         leg->rtcp_to = *from;
         leg->rtcp_latched = true;
     }
     __atomic_fetch_or(&leg->flags, 2u, __ATOMIC_RELAXED);
-    return true;
 }
 
 static bool plausible(const uint8_t *data, size_t length, bool rtcp)
@@ -156,17 +198,13 @@ static moat_call_drop_reason guard_reason(moat_call_guard_verdict verdict)
     }
 }
 
-/* SDES leg, inbound, cheapest first: a packet from a source other than the
- * latched one is dropped before the HMAC, then the leg's prefilter
+/* SDES leg, inbound, after the source check (a source the leg would not
+ * accept is dropped before the HMAC): the leg's prefilter
  * (call_leg_guard.h); what is left must authenticate (and not be a replay)
  * before it may latch or go on. In place; *length shrinks. */
 static bool unprotect_from(call_leg *from, uint8_t *data, size_t *length, bool rtcp,
-                           const struct sockaddr_in6 *source, moat_call_flow_counters *flow)
+                           moat_call_flow_counters *flow)
 {
-    bool latched = rtcp ? from->rtcp_latched : from->latched;
-    const struct sockaddr_in6 *to = rtcp ? &from->rtcp_to : &from->rtp_to;
-    if (from->endpoint.latching && latched && !same_address(to, source))
-        return moat_call_leg_drop(from, MOAT_CALL_DROP_SOURCE), false;
     moat_worker *worker = from->stream->context->worker;
     uint64_t now = moat_worker_now_us(worker);
     moat_call_guard_state state;
@@ -211,23 +249,30 @@ static int classify(call_leg *from, unsigned flags, uint8_t *data, size_t *lengt
     call_leg *to = from->other;
     if (from->stream->stopped)
         return moat_call_leg_drop(from, MOAT_CALL_DROP_STOPPED), -1;
-    if (from->webrtc) /* its party talks to the session, not to this port */
+    if (from->webrtc || from->webrtc_reserved) /* its party talks to the session */
         return moat_call_leg_drop(from, MOAT_CALL_DROP_SOURCE), -1;
     if (flags & MSG_TRUNC)
         return moat_call_leg_drop(from, MOAT_CALL_DROP_TRUNCATED), -1;
+    if (moat_call_worker_is_own_source(from->stream->context, source))
+        return moat_call_leg_drop(from, MOAT_CALL_DROP_LOOP), -1;
     bool rtcp = on_rtcp_socket || (length >= 2 && moat_rtp_is_rtcp(data, length));
     moat_call_flow_counters *flow = rtcp ? &from->rtcp : &from->rtp;
     if (!plausible(data, length, rtcp)) {
         moat_counter_add(&flow->errors, 1);
         return moat_call_leg_drop(from, MOAT_CALL_DROP_MALFORMED), -1;
     }
-    if (from->srtp && !unprotect_from(from, data, &length, rtcp, source, flow))
-        return -1;
-    if (!leg_accepts_source(from, source, rtcp, true))
+    moat_call_source_verdict verdict = source_verdict(from, source, rtcp);
+    if (verdict == MOAT_CALL_SOURCE_DROP)
         return moat_call_leg_drop(from, MOAT_CALL_DROP_SOURCE), -1;
+    if (from->srtp && !unprotect_from(from, data, &length, rtcp, flow))
+        return -1;
+    if (verdict == MOAT_CALL_SOURCE_LATCH)
+        latch(from, source, rtcp);
     moat_call_count_flow(flow, length);
     if (!rtcp)
         moat_call_leg_note_ssrc(from, data);
+    if (length > MOAT_RELAY_MTU)
+        return moat_call_leg_drop(from, MOAT_CALL_DROP_TOO_BIG), -1;
     if (from->stream->transcode) {
         /* Its output comes back through transcoded_readable. RTCP would
          * describe the other codec's stream: not forwarded. */
@@ -242,6 +287,8 @@ static int classify(call_leg *from, unsigned flags, uint8_t *data, size_t *lengt
             moat_call_send_webrtc(from, to, data, length);
         return -1;
     }
+    if (to->webrtc_reserved)
+        return moat_call_leg_drop(from, MOAT_CALL_DROP_NO_DESTINATION), -1;
     const struct sockaddr_in6 *destination = rtcp ? &to->rtcp_to : &to->rtp_to;
     if (destination->sin6_family != AF_INET6)
         return moat_call_leg_drop(from, MOAT_CALL_DROP_NO_DESTINATION), -1;
@@ -356,7 +403,11 @@ static void transcoded_readable(void *data)
                 moat_call_send_webrtc(from, to, w->buffers[0], length);
                 continue;
             }
-            if (stream->stopped || to->rtp_to.sin6_family != AF_INET6) {
+            if (length > MOAT_RELAY_MTU) {
+                moat_call_leg_drop(from, MOAT_CALL_DROP_TOO_BIG);
+                continue;
+            }
+            if (stream->stopped || to->webrtc_reserved || to->rtp_to.sin6_family != AF_INET6) {
                 moat_call_leg_drop(from, stream->stopped ? MOAT_CALL_DROP_STOPPED
                                                          : MOAT_CALL_DROP_NO_DESTINATION);
                 continue;
@@ -424,6 +475,7 @@ moat_call_stream *moat_call_stream_new(moat_call_worker *context, moat_call_port
         leg->other = &stream->legs[1 - side];
         leg->rtp_fd = leg->rtcp_fd = -1;
         leg->endpoint.latching = true;
+        leg->endpoint.learning = context->learning;
         leg->port = moat_call_ports_allocate(ports, &leg->rtp_fd, &leg->rtcp_fd);
         if (leg->port == 0) {
             release_stream(stream);
@@ -448,12 +500,16 @@ typedef struct {
 } endpoint_update;
 
 /* A new SDP address for a party: sending goes there until (again) a packet
- * latches; a re-INVITE that moves the party moves the relay. */
+ * latches; a re-INVITE that moves the party moves the relay. Hold
+ * (0.0.0.0): nothing is sent to the party, which may still send (music on
+ * hold) from the IP it had, and that IP stays the one accepted. */
 static void endpoint_task(moat_worker *worker, void *data)
 {
     endpoint_update *update = data;
     call_leg *leg = &update->stream->legs[update->side];
     bool moved = !same_address(&leg->endpoint.rtp, &update->endpoint.rtp);
+    bool hold = update->endpoint.rtp.sin6_family != AF_INET6;
+    struct sockaddr_in6 known = leg->endpoint.rtp, known_rtcp = leg->sdp_rtcp;
     leg->endpoint = update->endpoint;
     if (moved || !leg->latched) {
         leg->latched = leg->rtcp_latched = false;
@@ -465,6 +521,11 @@ static void endpoint_task(moat_worker *worker, void *data)
             if (!update->endpoint.rtcp_mux)
                 leg->rtcp_to.sin6_port = htons((uint16_t)(ntohs(leg->rtp_to.sin6_port) + 1));
         }
+        leg->sdp_rtcp = leg->rtcp_to;
+    }
+    if (hold && known.sin6_family == AF_INET6) {
+        leg->endpoint.rtp = known;
+        leg->sdp_rtcp = known_rtcp;
     }
     update->stream->stopped = false;
     g_free(update);

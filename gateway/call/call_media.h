@@ -12,6 +12,7 @@
 #ifndef MOAT_CALL_MEDIA_H
 #define MOAT_CALL_MEDIA_H
 
+#include "call/call_learning.h"
 #include "call/call_ports.h"
 #include "core/worker.h"
 #include "plugin.h"
@@ -35,6 +36,8 @@ typedef enum {
     MOAT_CALL_DROP_SRTP_SSRC,      /* SDES leg, before the HMAC: unknown SSRC over its allowance */
     MOAT_CALL_DROP_SRTP_BUDGET,    /* SDES leg, before the HMAC: unverifiable, over budget */
     MOAT_CALL_DROP_SRTP_TAG,       /* SDES leg with SRTP+, before the HMAC: wrong tag */
+    MOAT_CALL_DROP_LOOP,           /* sent by one of Moat's own leg sockets */
+    MOAT_CALL_DROP_TOO_BIG,        /* larger than the relay MTU (MOAT_RELAY_MTU) */
     MOAT_CALL_DROP_REASON_COUNT
 } moat_call_drop_reason;
 
@@ -53,6 +56,20 @@ typedef struct moat_call_worker moat_call_worker;
 moat_call_worker *moat_call_worker_new(moat_worker *worker);
 void moat_call_worker_free(moat_call_worker *context);
 moat_worker *moat_call_worker_worker(const moat_call_worker *context);
+/* Control thread, before the context's first stream: what the loop guard
+ * knows of Moat's own leg sockets (a datagram from one of them is dropped,
+ * counted "loop"): the legs' ports and this host's addresses (copied; up to
+ * MOAT_CALL_MAX_HOST_ADDRESSES). */
+#define MOAT_CALL_MAX_HOST_ADDRESSES 32
+void moat_call_worker_set_own(moat_call_worker *context, moat_call_ports *ports,
+                              const struct in6_addr *hosts, size_t n_hosts);
+/* Control thread, before the context's first stream: the learning of legs
+ * whose party's SDP is not known yet (default sdp: they accept nothing). */
+void moat_call_worker_set_learning(moat_call_worker *context, moat_call_learning learning);
+/* Worker: whether `source` is one of Moat's own leg sockets (the loop
+ * guard: a port the legs hold, on loopback or this host's address). */
+bool moat_call_worker_is_own_source(const moat_call_worker *context,
+                                    const struct sockaddr_in6 *source);
 const moat_call_worker_counters *moat_call_worker_counters_of(const moat_call_worker *context);
 /* Streams on this worker (control thread's count). */
 unsigned moat_call_worker_streams(const moat_call_worker *context);
@@ -62,8 +79,9 @@ typedef struct {
     struct sockaddr_in6 rtp;  /* sin6_family 0: not known yet (or held, 0.0.0.0) */
     struct sockaddr_in6 rtcp; /* sin6_family 0: RTP port + 1 */
     bool rtcp_mux;
-    bool latching;      /* symmetric RTP: learn the party's address from its first packet */
-    bool strict_source; /* without latching: accept only the SDP address */
+    bool latching;               /* symmetric RTP (not ng asymmetric): learn the party's port */
+    bool strict_source;          /* ng strict-source */
+    moat_call_learning learning; /* [call] learning (call_learning.h) */
 } moat_call_endpoint;
 
 /* Counters of what one leg received from its party. */
@@ -108,8 +126,14 @@ void moat_call_stream_set_transcode(moat_call_stream *stream, moat_call_transcod
 /* Leg `side`'s RTP socket (fixed for the stream's life). */
 int moat_call_stream_rtp_fd(const moat_call_stream *stream, int side);
 void moat_call_stream_read(const moat_call_stream *stream, int side, moat_call_leg_counters *out);
+/* WebRTC leg `side`, before its session belongs to the worker (created,
+ * not started): its port pair accepts nothing and nothing is relayed to
+ * it until moat_call_stream_set_webrtc. The worker never touches a session
+ * the control thread may still free. */
+void moat_call_stream_reserve_webrtc(moat_call_stream *stream, int side);
 /* WebRTC leg `side` (call_media_webrtc.c): its party is the core session
- * behind `handle`, which must run on the stream's worker. What the leg
+ * behind `handle`, which must run on the stream's worker and be owned by
+ * it already (posted after the session's start, same worker, FIFO). What the leg
  * receives (relayed or transcoded RTP) goes to the session through
  * calls->relay_rtp, SRTP-protected by the core; its port pair accepts
  * nothing. Takes a reference on the handle (released with the stream). */

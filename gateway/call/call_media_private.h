@@ -20,6 +20,11 @@ struct moat_call_worker {
     moat_worker *worker;
     unsigned streams;
     moat_call_worker_counters counters;
+    /* loop guard (moat_call_worker_set_own): read-only once streams exist */
+    moat_call_ports *own_ports;
+    moat_call_learning learning; /* of new legs, until their SDP */
+    struct in6_addr hosts[MOAT_CALL_MAX_HOST_ADDRESSES];
+    size_t n_hosts;
     struct mmsghdr rx[CALL_BATCH];
     struct iovec rx_iov[CALL_BATCH];
     struct sockaddr_in6 rx_from[CALL_BATCH];
@@ -39,6 +44,7 @@ struct call_leg {
     /* worker thread */
     moat_call_endpoint endpoint;
     struct sockaddr_in6 rtp_to, rtcp_to; /* where this party receives */
+    struct sockaddr_in6 sdp_rtcp;        /* RTCP's address as the SDP names it */
     bool latched, rtcp_latched;
     moat_srtp_session *srtp;    /* SDES leg (moat_call_stream_set_srtp); NULL: plain RTP */
     moat_call_leg_guard *guard; /* with srtp: its prefilter (call_leg_guard.h) */
@@ -48,6 +54,9 @@ struct call_leg {
      * holds one reference on the handle. */
     moat_plugin_session *webrtc;
     const moat_gateway_calls *webrtc_calls;
+    /* Its party will be a core session that its worker does not own yet
+     * (moat_call_stream_reserve_webrtc): nothing enters, nothing is sent. */
+    bool webrtc_reserved;
     /* single writer (the worker), read by the control thread */
     moat_call_flow_counters rtp, rtcp;
     uint64_t relayed, dropped;

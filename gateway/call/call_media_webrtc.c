@@ -6,6 +6,7 @@
 
 #include "call/call_transcode.h"
 #include "core/counters.h"
+#include "core/relay.h"
 
 #include <glib.h>
 #include <string.h>
@@ -13,6 +14,10 @@
 void moat_call_send_webrtc(call_leg *from, call_leg *to, const uint8_t *data, size_t length)
 {
     moat_call_worker_counters *counters = &from->stream->context->counters;
+    if (length > MOAT_RELAY_MTU) {
+        moat_call_leg_drop(from, MOAT_CALL_DROP_TOO_BIG);
+        return;
+    }
     if (to->webrtc_calls->relay_rtp(to->webrtc, data, length) != 0) {
         moat_call_leg_drop(from, MOAT_CALL_DROP_SEND);
         return;
@@ -26,12 +31,12 @@ void moat_call_send_webrtc(call_leg *from, call_leg *to, const uint8_t *data, si
 static void send_to_socket(call_leg *from, call_leg *to, const uint8_t *packet, size_t length)
 {
     moat_call_worker *w = from->stream->context;
-    if (to->rtp_to.sin6_family != AF_INET6) {
+    if (to->webrtc_reserved || to->rtp_to.sin6_family != AF_INET6) {
         moat_call_leg_drop(from, MOAT_CALL_DROP_NO_DESTINATION);
         return;
     }
-    if (length > CALL_BUFFER - 128) {
-        moat_call_leg_drop(from, MOAT_CALL_DROP_TRUNCATED);
+    if (length > MOAT_RELAY_MTU) { /* protect adds at most CALL_BUFFER - MTU */
+        moat_call_leg_drop(from, MOAT_CALL_DROP_TOO_BIG);
         return;
     }
     memcpy(w->buffers[0], packet, length);
@@ -85,7 +90,23 @@ static void webrtc_task(moat_worker *worker, void *data)
         leg->webrtc_calls->handle_unref(leg->webrtc);
     leg->webrtc = update->handle;
     leg->webrtc_calls = update->calls;
+    leg->webrtc_reserved = false;
     g_free(update);
+}
+
+static void reserve_task(moat_worker *worker, void *data)
+{
+    webrtc_update *update = data;
+    update->stream->legs[update->side].webrtc_reserved = true;
+    g_free(update);
+}
+
+void moat_call_stream_reserve_webrtc(moat_call_stream *stream, int side)
+{
+    webrtc_update *update = g_new0(webrtc_update, 1);
+    update->stream = stream;
+    update->side = side & 1;
+    moat_worker_post(stream->context->worker, reserve_task, update, g_free);
 }
 
 static void webrtc_release(void *data)

@@ -1,5 +1,6 @@
-/* Owns the call legs' port range: a bitmap of even/odd pairs, a next-fit
- * cursor, and the binding of each pair's two sockets. */
+/* Owns the call legs' port range: a map of even/odd pairs, random picks
+ * (getrandom) with a full scan from a random start when they miss, and the
+ * binding of each pair's two sockets. */
 #include "call/call_ports.h"
 
 #include <arpa/inet.h>
@@ -8,6 +9,7 @@
 #include <netinet/in.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -15,10 +17,10 @@ struct moat_call_ports {
     GMutex lock;
     struct in6_addr bind_address;
     uint16_t first; /* even */
+    uint16_t last;
     size_t n_pairs;
-    size_t cursor;
     size_t in_use;
-    uint8_t *used; /* one byte per pair */
+    uint8_t *used; /* one byte per pair; written under lock, read lock-free */
 };
 
 static int parse_bind(const char *text, struct in6_addr *out)
@@ -55,6 +57,7 @@ moat_call_ports *moat_call_ports_new(const char *bind_address, int port_min, int
     g_mutex_init(&ports->lock);
     ports->first = (uint16_t)first;
     ports->n_pairs = (size_t)(port_max - first + 1) / 2;
+    ports->last = (uint16_t)(first + 2 * ports->n_pairs - 1);
     ports->used = g_new0(uint8_t, ports->n_pairs);
     return ports;
 }
@@ -98,21 +101,44 @@ static bool bind_pair(const moat_call_ports *ports, size_t index, int *rtp_fd, i
     return false;
 }
 
+static size_t random_index(size_t n)
+{
+    uint64_t value = 0;
+    if (getrandom(&value, sizeof value, 0) != (ssize_t)sizeof value)
+        value = (uint64_t)g_random_int() << 32 | g_random_int();
+    return (size_t)(value % n);
+}
+
+/* Takes pair `index` if it is free and both its ports bind. */
+static bool take(moat_call_ports *ports, size_t index, int *rtp_fd, int *rtcp_fd)
+{
+    if (ports->used[index] || !bind_pair(ports, index, rtp_fd, rtcp_fd))
+        return false;
+    __atomic_store_n(&ports->used[index], 1, __ATOMIC_RELEASE);
+    ports->in_use++;
+    return true;
+}
+
+#define RANDOM_PICKS 8
+
 uint16_t moat_call_ports_allocate(moat_call_ports *ports, int *rtp_fd, int *rtcp_fd)
 {
-    uint16_t port = 0;
+    size_t chosen = SIZE_MAX;
     g_mutex_lock(&ports->lock);
-    for (size_t tried = 0; tried < ports->n_pairs && port == 0; tried++) {
-        size_t index = ports->cursor;
-        ports->cursor = (ports->cursor + 1) % ports->n_pairs;
-        if (ports->used[index] || !bind_pair(ports, index, rtp_fd, rtcp_fd))
-            continue;
-        ports->used[index] = 1;
-        ports->in_use++;
-        port = (uint16_t)(ports->first + 2 * index);
+    for (int pick = 0; pick < RANDOM_PICKS && chosen == SIZE_MAX; pick++) {
+        size_t index = random_index(ports->n_pairs);
+        if (take(ports, index, rtp_fd, rtcp_fd))
+            chosen = index;
+    }
+    /* A crowded range: every pair once, from a random start. */
+    size_t start = random_index(ports->n_pairs);
+    for (size_t tried = 0; tried < ports->n_pairs && chosen == SIZE_MAX; tried++) {
+        size_t index = (start + tried) % ports->n_pairs;
+        if (take(ports, index, rtp_fd, rtcp_fd))
+            chosen = index;
     }
     g_mutex_unlock(&ports->lock);
-    return port;
+    return chosen == SIZE_MAX ? 0 : (uint16_t)(ports->first + 2 * chosen);
 }
 
 void moat_call_ports_release(moat_call_ports *ports, uint16_t port, int rtp_fd, int rtcp_fd)
@@ -126,7 +152,7 @@ void moat_call_ports_release(moat_call_ports *ports, uint16_t port, int rtp_fd, 
     size_t index = (size_t)(port - ports->first) / 2;
     g_mutex_lock(&ports->lock);
     if (index < ports->n_pairs && ports->used[index]) {
-        ports->used[index] = 0;
+        __atomic_store_n(&ports->used[index], 0, __ATOMIC_RELEASE);
         ports->in_use--;
     }
     g_mutex_unlock(&ports->lock);
@@ -143,4 +169,17 @@ size_t moat_call_ports_in_use(moat_call_ports *ports)
 size_t moat_call_ports_capacity(const moat_call_ports *ports)
 {
     return ports->n_pairs;
+}
+
+bool moat_call_ports_holds(const moat_call_ports *ports, uint16_t port)
+{
+    if (port < ports->first || port > ports->last)
+        return false;
+    return __atomic_load_n(&ports->used[(size_t)(port - ports->first) / 2], __ATOMIC_ACQUIRE);
+}
+
+void moat_call_ports_range(const moat_call_ports *ports, uint16_t *first, uint16_t *last)
+{
+    *first = ports->first;
+    *last = ports->last;
 }

@@ -1,6 +1,7 @@
 /* The UDP port pairs of non-ICE call legs, from [media] port_min..port_max:
  * an even RTP port and RTP+1 for RTCP, both bound at allocation so a port
- * some other program holds is skipped. Allocation runs on the control
+ * some other program holds is skipped. Pairs are picked at random (not in
+ * sequence, so a leg's port cannot be guessed from another's). Allocation runs on the control
  * thread, release on the worker that closes the leg: one mutex, taken per
  * allocation and release, never per packet. */
 #ifndef MOAT_CALL_PORTS_H
@@ -24,6 +25,11 @@ uint16_t moat_call_ports_allocate(moat_call_ports *ports, int *rtp_fd, int *rtcp
 /* Closes both sockets and returns the pair. Any thread. */
 void moat_call_ports_release(moat_call_ports *ports, uint16_t port, int rtp_fd, int rtcp_fd);
 size_t moat_call_ports_in_use(moat_call_ports *ports);
+/* Any thread, lock-free: whether `port` (RTP or RTCP) belongs to a pair
+ * now allocated. */
+bool moat_call_ports_holds(const moat_call_ports *ports, uint16_t port);
+/* The range's first and last port. */
+void moat_call_ports_range(const moat_call_ports *ports, uint16_t *first, uint16_t *last);
 size_t moat_call_ports_capacity(const moat_call_ports *ports);
 
 #endif

@@ -10,6 +10,7 @@
 #include "transcode/transcode_metrics.h"
 
 #include <arpa/inet.h>
+#include <ifaddrs.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
@@ -22,6 +23,10 @@ struct moat_call_registry {
     char *address;
     int delete_delay_s;
     moat_call_webrtc_env webrtc;
+    moat_call_learning learning;
+    moat_call_network *denied;       /* owned */
+    moat_call_own_endpoints outside; /* the gateway's own sockets */
+    moat_call_destination_policy destinations;
 };
 
 typedef struct {
@@ -66,23 +71,75 @@ static void call_free(void *data)
     g_free(call);
 }
 
+/* Moat's own ports: a leg's (any call's) or the gateway's other sockets. */
+static bool own_port(void *user, uint16_t port)
+{
+    const moat_call_registry *registry = user;
+    if (moat_call_ports_holds(registry->ports, port))
+        return true;
+    return registry->outside.is_own_port &&
+           registry->outside.is_own_port(registry->outside.user, port);
+}
+
+/* This host's addresses now (getifaddrs), for the loop guard. */
+static size_t host_addresses(struct in6_addr *out, size_t capacity)
+{
+    struct ifaddrs *list = NULL;
+    size_t n = 0;
+    if (getifaddrs(&list) != 0)
+        return 0;
+    for (struct ifaddrs *i = list; i && n < capacity; i = i->ifa_next) {
+        const struct sockaddr *sa = i->ifa_addr;
+        if (sa && sa->sa_family == AF_INET) {
+            memset(&out[n], 0, sizeof out[n]);
+            out[n].s6_addr[10] = out[n].s6_addr[11] = 0xff;
+            memcpy(&out[n++].s6_addr[12], &((const struct sockaddr_in *)sa)->sin_addr, 4);
+        } else if (sa && sa->sa_family == AF_INET6) {
+            out[n++] = ((const struct sockaddr_in6 *)sa)->sin6_addr;
+        }
+    }
+    freeifaddrs(list);
+    return n;
+}
+
 moat_call_registry *moat_call_registry_new(const moat_call_settings *settings, char *error,
                                            size_t error_size)
 {
+    moat_call_network *denied = NULL;
+    size_t n_denied = 0;
+    if (moat_call_networks_parse(settings->denied_networks, &denied, &n_denied, error,
+                                 error_size) != 0)
+        return NULL;
     moat_call_ports *ports = moat_call_ports_new(settings->bind_address, settings->port_min,
                                                  settings->port_max, error, error_size);
-    if (!ports)
+    if (!ports) {
+        g_free(denied);
         return NULL;
+    }
     moat_call_registry *registry = g_new0(moat_call_registry, 1);
     registry->ports = ports;
     registry->calls = g_hash_table_new_full(g_str_hash, g_str_equal, NULL, call_free);
     registry->n_contexts = settings->n_workers;
     registry->contexts = g_new0(moat_call_worker *, settings->n_workers);
-    for (unsigned i = 0; i < settings->n_workers; i++)
+    struct in6_addr hosts[MOAT_CALL_MAX_HOST_ADDRESSES];
+    size_t n_hosts = host_addresses(hosts, MOAT_CALL_MAX_HOST_ADDRESSES);
+    for (unsigned i = 0; i < settings->n_workers; i++) {
         registry->contexts[i] = moat_call_worker_new(settings->workers[i]);
+        moat_call_worker_set_own(registry->contexts[i], ports, hosts, n_hosts);
+        moat_call_worker_set_learning(registry->contexts[i], settings->learning);
+    }
     registry->address = g_strdup(settings->address);
     registry->delete_delay_s = settings->delete_delay_s;
     registry->webrtc = settings->webrtc;
+    registry->learning = settings->learning;
+    registry->denied = denied;
+    registry->destinations = (moat_call_destination_policy){
+        .allow_loopback = settings->allow_loopback_destinations,
+        .denied = denied,
+        .n_denied = n_denied,
+        .own = {own_port, registry},
+    };
+    registry->outside = settings->own;
     return registry;
 }
 
@@ -95,6 +152,7 @@ void moat_call_registry_free(moat_call_registry *registry)
         moat_call_worker_free(registry->contexts[i]);
     g_free(registry->contexts);
     moat_call_ports_free(registry->ports);
+    g_free(registry->denied);
     g_free(registry->address);
     g_free(registry);
 }
@@ -158,6 +216,7 @@ static void set_endpoints(moat_call *call, int side, const moat_call_sdp *sdp,
             .rtcp_mux = rtcp_mux[i],
             .latching = !request->asymmetric,
             .strict_source = request->strict_source,
+            .learning = call->registry->learning,
         };
         if (media->port == 0)
             endpoint.rtp.sin6_family = 0;
@@ -221,6 +280,32 @@ static bool check_ids(const moat_ng_request *request, bool need_to_tag, moat_cal
         return fail(reply, "No to-tag in message%s", NULL);
     if (!request->sdp || request->sdp_length == 0)
         return fail(reply, "No SDP body in message%s", NULL);
+    return true;
+}
+
+/* Every address a party's SDP would have its leg send to (c= with each
+ * m= port, and RTCP: a=rtcp or port + 1) must be an allowed destination
+ * (call_address.h); WebRTC parties are reached through their session. */
+static bool check_destinations(const moat_call_registry *registry, const moat_call_sdp *sdp,
+                               moat_call_reply *reply)
+{
+    char reason[160];
+    for (size_t i = 0; i < sdp->n_media; i++) {
+        const moat_call_sdp_media *media = &sdp->media[i];
+        if (media->port == 0 || media->rtp.sin6_family != AF_INET6)
+            continue; /* disabled, or held (0.0.0.0, ::): Moat sends nothing */
+        struct sockaddr_in6 to = media->rtp;
+        if (moat_call_destination_check(&registry->destinations, &to, reason, sizeof reason) != 0)
+            return fail(reply, "Refused media destination: %s", reason);
+        uint16_t rtcp =
+            media->rtcp_port ? media->rtcp_port : (uint16_t)(ntohs(media->rtp.sin6_port) + 1);
+        if (!media->rtcp_mux || media->rtcp_port) {
+            to.sin6_port = htons(rtcp);
+            if (moat_call_destination_check(&registry->destinations, &to, reason, sizeof reason) !=
+                0)
+                return fail(reply, "Refused media destination: %s", reason);
+        }
+    }
     return true;
 }
 
@@ -336,8 +421,11 @@ void moat_call_offer(moat_call_registry *registry, const moat_ng_request *reques
 {
     moat_call_sdp sdp;
     if (!check_ids(request, false, reply) || !parse_sdp(request, &sdp, reply) ||
-        !check_transport(request, &sdp, false, true, reply))
+        !check_transport(request, &sdp, false, true, reply) ||
+        (!moat_call_sdp_is_webrtc(&sdp) && !check_destinations(registry, &sdp, reply))) {
+        explicit_bzero(&sdp, sizeof sdp); /* a=crypto keys */
         return;
+    }
     bool webrtc = moat_call_sdp_is_webrtc(&sdp);
     bool offer_webrtc = !webrtc && wants_webrtc(request);
     moat_call *call = g_hash_table_lookup(registry->calls, request->call_id);
@@ -393,6 +481,12 @@ void moat_call_offer(moat_call_registry *registry, const moat_ng_request *reques
     call->offer_side = side;
 }
 
+void moat_call_answer_mux(const moat_call_sdp *answer, const bool *offered, bool *out)
+{
+    for (size_t i = 0; i < MOAT_CALL_SDP_MAX_MEDIA; i++)
+        out[i] = i < answer->n_media && answer->media[i].rtcp_mux && offered[i];
+}
+
 void moat_call_answer(moat_call_registry *registry, const moat_ng_request *request,
                       moat_call_reply *reply)
 {
@@ -406,8 +500,11 @@ void moat_call_answer(moat_call_registry *registry, const moat_ng_request *reque
     }
     int offerer = call->offer_side, answerer = 1 - offerer;
     if (!parse_sdp(request, &sdp, reply) ||
-        !check_transport(request, &sdp, call->webrtc[offerer] != NULL, false, reply))
+        !check_transport(request, &sdp, call->webrtc[offerer] != NULL, false, reply) ||
+        (!moat_call_sdp_is_webrtc(&sdp) && !check_destinations(registry, &sdp, reply))) {
+        explicit_bzero(&sdp, sizeof sdp); /* a=crypto keys */
         return;
+    }
     if (!ensure_streams(call, sdp.n_media)) {
         fail(reply, "Ran out of ports%s", NULL);
         return;
@@ -421,8 +518,7 @@ void moat_call_answer(moat_call_registry *registry, const moat_ng_request *reque
     if (!call->tags[answerer])
         call->tags[answerer] = g_strdup(request->to_tag);
     bool mux[MOAT_CALL_SDP_MAX_MEDIA];
-    for (size_t i = 0; i < sdp.n_media; i++)
-        mux[i] = sdp.media[i].rtcp_mux && call->rtcp_mux_offered[i];
+    moat_call_answer_mux(&sdp, call->rtcp_mux_offered, mux);
     moat_call_sdp_rewrite sdes = {0};
     if ((!call->webrtc[offerer] && !answered_webrtc &&
          moat_call_sdes_answer(&call->sdes, answerer, &sdp, call->streams, &sdes, reply->error,

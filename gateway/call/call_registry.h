@@ -2,10 +2,14 @@
  * each with its two parties by tag (side 0: the first offer's from-tag,
  * side 1: the answerer's to-tag) and one stream (two legs, call_media.h)
  * per m-line, all on one worker. Driven by ng commands (offer, answer,
- * delete, query, list: ng/ng_request.h). Control thread only. */
+ * delete, query, list: ng/ng_request.h). An offer or answer whose SDP aims
+ * a leg at a refused destination (call_address.h) is an error that creates
+ * and changes nothing. Control thread only. */
 #ifndef MOAT_CALL_REGISTRY_H
 #define MOAT_CALL_REGISTRY_H
 
+#include "call/call_address.h"
+#include "call/call_learning.h"
 #include "call/call_media.h"
 #include "call/call_sdp.h"
 #include "call/call_webrtc.h"
@@ -26,6 +30,13 @@ typedef struct {
     const char *address;         /* put in c= lines unless the request names media-address */
     int delete_delay_s;          /* [ng] delete_delay_s: delete without delete-delay */
     moat_call_webrtc_env webrtc; /* gateway NULL: WebRTC parties are refused */
+    /* [call] (call_learning.h, call_address.h) */
+    moat_call_learning learning;
+    bool allow_loopback_destinations;
+    const char *denied_networks; /* comma-separated CIDRs; NULL or "": none */
+    /* Moat's sockets outside the call layer (is_own_port NULL: none); the
+     * legs' own range is added here. */
+    moat_call_own_endpoints own;
 } moat_call_settings;
 
 moat_call_registry *moat_call_registry_new(const moat_call_settings *settings, char *error,
@@ -80,6 +91,12 @@ int moat_call_query(moat_call_registry *registry, const char *call_id, moat_call
 /* Up to `capacity` call-ids (valid until the next command); how many. */
 size_t moat_call_list(moat_call_registry *registry, const char **ids, size_t capacity);
 size_t moat_call_count(moat_call_registry *registry);
+
+/* The rtcp-mux of each m-line after an answer: muxed when Moat's offer to
+ * the answerer offered it (`offered`) and the answer accepts it. m-lines
+ * the answer lacks (fewer than the offer had) do not mux. Fills all
+ * MOAT_CALL_SDP_MAX_MEDIA entries of `out`. */
+void moat_call_answer_mux(const moat_call_sdp *answer, const bool *offered, bool *out);
 
 /* Prometheus lines of the call layer (metrics.c style). */
 void moat_call_registry_metrics(moat_call_registry *registry, GString *out);

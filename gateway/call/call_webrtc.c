@@ -38,6 +38,13 @@ struct moat_call_webrtc {
     char *answer;
     bridge *bridge;
     moat_session *pending; /* created, not started yet (owned) */
+    /* Its handle, held from creation until the start hands it to the
+     * streams (never before the worker owns the session). */
+    moat_plugin_session *handle;
+    const moat_gateway_calls *calls;
+    moat_call_stream *streams[MOAT_CALL_SDP_MAX_MEDIA];
+    size_t n_streams;
+    int side;
 };
 
 static void bridge_unref(bridge *b)
@@ -229,9 +236,16 @@ moat_call_webrtc *moat_call_webrtc_new_local(const moat_call_webrtc_env *env,
     g_strlcpy(leg->session_id, created.record->id, sizeof leg->session_id);
     leg->answer = first_codecs_only(created.answer, n_streams);
     leg->bridge = b;
-    moat_plugin_session *handle = moat_session_plugin_handle(created.session);
+    /* Until the start, the worker must not drive this session (the control
+     * thread may still free it): the legs only stop accepting and relaying. */
+    leg->handle = moat_session_plugin_handle(created.session);
+    env->calls->handle_ref(leg->handle);
+    leg->calls = env->calls;
+    leg->n_streams = b->n_streams;
+    memcpy(leg->streams, streams, b->n_streams * sizeof *streams);
+    leg->side = side & 1;
     for (size_t i = 0; i < b->n_streams; i++)
-        moat_call_stream_set_webrtc(streams[i], side, handle, env->calls);
+        moat_call_stream_reserve_webrtc(streams[i], side);
     leg->pending = created.session;
     return leg;
 }
@@ -247,6 +261,12 @@ void moat_call_webrtc_start(moat_call_webrtc *leg)
         return;
     moat_whip_session_start(leg->pending, leg->worker, NULL, NULL, NULL);
     leg->pending = NULL;
+    /* After the start task on the same worker (FIFO): the worker owns the
+     * session before its streams may relay to it. */
+    for (size_t i = 0; i < leg->n_streams; i++)
+        moat_call_stream_set_webrtc(leg->streams[i], leg->side, leg->handle, leg->calls);
+    leg->calls->handle_unref(leg->handle);
+    leg->handle = NULL;
 }
 
 static void unlink_task(moat_worker *worker, void *data)
@@ -270,8 +290,12 @@ void moat_call_webrtc_free(moat_call_webrtc *leg)
     moat_worker_post(leg->worker, unlink_task, leg->bridge, unlink_release);
     moat_session_record *record =
         moat_session_registry_find(leg->gateway->sessions, leg->session_id);
+    if (leg->handle)
+        leg->calls->handle_unref(leg->handle);
     if (leg->pending) {
-        moat_session_free(leg->pending); /* never ran: nothing on the worker */
+        /* never ran, and its streams never got its handle: nothing on the
+         * worker touches it */
+        moat_session_free(leg->pending);
         moat_session_registry_remove(leg->gateway->sessions, leg->session_id);
     } else if (record) {
         moat_whip_session_hang_up(leg->gateway, record);

@@ -187,6 +187,17 @@ static const option_spec options[] = {
      "UDP port of the ng control socket; 0 = off"},
     {"ng", "delete_delay_s", "ng-delete-delay", OPTION_INT, FIELD(ng_delete_delay_s), "30", 0, 3600,
      "seconds a deleted call keeps relaying unless delete says delete-delay; 0 = stop now"},
+    {"call", "learning", "call-learning", OPTION_STRING, FIELD(call_learning), "sdp", 0, 0,
+     "sdp | heuristic | off: where a plain call leg accepts packets from (sdp: only the IP its "
+     "party's SDP names, any port; heuristic: the first sender; off: exactly the SDP address)"},
+    {"call", "allow_loopback_destinations", "call-allow-loopback-destinations", OPTION_BOOL,
+     FIELD(call_allow_loopback_destinations), "false", 0, 0,
+     "let SDPs name loopback media addresses (phones on this host); Moat's own sockets stay "
+     "refused"},
+    {"call", "denied_networks", "call-denied-networks", OPTION_STRING, FIELD(call_denied_networks),
+     "", 0, 0,
+     "comma-separated CIDRs (IPv4, IPv6) call legs never send to; an SDP naming one "
+     "gets an ng error"},
 };
 
 #define OPTION_COUNT (sizeof options / sizeof options[0])
@@ -350,6 +361,12 @@ int moat_config_validate(const moat_config *config, char *error, size_t error_si
                  kernel);
         return -1;
     }
+    const char *learning = config->call_learning;
+    if (strcmp(learning, "sdp") && strcmp(learning, "heuristic") && strcmp(learning, "off")) {
+        snprintf(error, error_size, "[call] learning = \"%s\": expected sdp, heuristic or off",
+                 learning);
+        return -1;
+    }
     bool has_cert = config->certificate && *config->certificate;
     bool has_key = config->private_key && *config->private_key;
     if (has_cert != has_key) {
@@ -378,6 +395,14 @@ int moat_config_validate(const moat_config *config, char *error, size_t error_si
         return -1;
     }
     return 0;
+}
+
+bool moat_config_option_is_bool(const char *option)
+{
+    for (size_t i = 0; i < OPTION_COUNT; i++)
+        if (strcmp(options[i].cli_name, option) == 0)
+            return options[i].type == OPTION_BOOL;
+    return false;
 }
 
 void moat_config_print_options(void)

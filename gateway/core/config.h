@@ -92,6 +92,10 @@ typedef struct {
     char *ng_bind;
     int ng_port;           /* 0: off */
     int ng_delete_delay_s; /* a delete without delete-delay keeps relaying this long */
+    /* [call] call legs (gateway/call/call_learning.h, call_address.h) */
+    char *call_learning;                   /* sdp | heuristic | off */
+    bool call_allow_loopback_destinations; /* phones on this host (tests) */
+    char *call_denied_networks;            /* comma-separated CIDRs legs never send to */
 } moat_config;
 
 /* Fills defaults. */
@@ -114,6 +118,10 @@ int moat_config_validate(const moat_config *config, char *error, size_t error_si
  * section through moat_gateway_calls.config_int); false when there is none. */
 bool moat_config_get_int(const moat_config *config, const char *section, const char *key,
                          int *value);
+
+/* Whether --option is a true/false one (then its value may be left out:
+ * "--flag" alone means true). */
+bool moat_config_option_is_bool(const char *option);
 
 /* For --help: one line per option. */
 void moat_config_print_options(void);

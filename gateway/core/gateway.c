@@ -197,6 +197,36 @@ static int attach_kernel_filters(moat_gateway *gateway, char *error, size_t erro
     return 0;
 }
 
+typedef struct {
+    uint16_t port;
+    bool found;
+} port_search;
+
+static void find_ingest_port(moat_session_record *record, void *user)
+{
+    port_search *search = user;
+    if (record->udp_port && record->udp_port == search->port)
+        search->found = true;
+}
+
+/* The call layer's "own endpoints" query (call/call_address.h): the ports
+ * Moat has bound outside the call legs (HTTP, ng, workers, ingest). Only
+ * asked for a destination port before its address, so the walk over the
+ * sessions is rare. */
+static bool gateway_own_port(void *user, uint16_t port)
+{
+    const moat_gateway *gateway = user;
+    const moat_config *config = &gateway->config;
+    if (port == config->http_port || (config->ng_port && port == config->ng_port))
+        return true;
+    if (port >= config->media_port && port < config->media_port + (int)gateway->n_workers)
+        return true;
+    port_search search = {port, false};
+    if (gateway->sessions)
+        moat_session_registry_foreach(gateway->sessions, find_ingest_port, &search);
+    return search.found;
+}
+
 /* The call layer: its legs' ports and the address its SDPs announce
  * ([media] announced_address, else the first IPv4 candidate address). */
 static int start_calls(moat_gateway *gateway, char *error, size_t error_size)
@@ -217,7 +247,15 @@ static int start_calls(moat_gateway *gateway, char *error, size_t error_size)
         .address = address,
         .delete_delay_s = gateway->config.ng_delete_delay_s,
         .webrtc = {gateway, &moat_session_gateway_calls},
+        .allow_loopback_destinations = gateway->config.call_allow_loopback_destinations,
+        .denied_networks = gateway->config.call_denied_networks,
+        .own = {gateway_own_port, gateway},
     };
+    if (moat_call_learning_parse(gateway->config.call_learning, &settings.learning) != 0) {
+        snprintf(error, error_size, "[call] learning = \"%s\": expected sdp, heuristic or off",
+                 gateway->config.call_learning);
+        return -1;
+    }
     gateway->calls = moat_call_registry_new(&settings, error, error_size);
     return gateway->calls ? 0 : -1;
 }

@@ -253,6 +253,7 @@ static void start_ingest(moat_gateway *gateway, const moat_plugin *plugin, const
     g_strlcpy(created.record->ingest_source, source_key, sizeof created.record->ingest_source);
     moat_session_set_plain(created.session, fd, source_value ? &source : NULL,
                            (uint32_t)gateway->config.ingest_idle_timeout_s);
+    created.record->udp_port = port; /* one of Moat's own sockets (call legs never aim at it) */
     char label[24];
     g_snprintf(label, sizeof label, "%" G_GUINT64_FORMAT, created.record->serial);
     char *location =

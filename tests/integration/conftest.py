@@ -14,6 +14,13 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 MOAT = ROOT / "build" / "gateway" / "moat"
+MOAT_ASAN = ROOT / "build-asan" / "gateway" / "moat"  # make build-asan (make test builds it)
+# GLib's constructor block GStreamer pulls in is suppressed as in the unit
+# tests (tests/unit/transcode/lsan.supp; it needs full stacks).
+ASAN_ENV = {"ASAN_OPTIONS": "detect_leaks=1:halt_on_error=1:fast_unwind_on_malloc=0",
+            "LSAN_OPTIONS": "print_suppressions=0:suppressions="
+                            + str(ROOT / "tests" / "unit" / "transcode" / "lsan.supp"),
+            "UBSAN_OPTIONS": "halt_on_error=1:print_stacktrace=1"}
 ARTIFACTS = ROOT / "tests" / "artifacts"
 
 
@@ -40,9 +47,10 @@ def free_port(kind=socket.SOCK_STREAM, count=1):
 
 class Gateway:
     def __init__(self, extra_args=(), workers=2, env=None, netns=None, address="127.0.0.1",
-                 candidate_addresses=""):
+                 candidate_addresses="", binary=None):
         """candidate_addresses: "" announces `address` only; None keeps the
-        gateway's default (every interface address)."""
+        gateway's default (every interface address). binary: MOAT_ASAN for
+        the ASan/UBSan gateway (ASAN_ENV applies), else the release one."""
         self.netns = netns
         self.http_port = free_port()
         self.media_port = free_port(socket.SOCK_DGRAM, workers)
@@ -59,7 +67,11 @@ class Gateway:
         given = list(extra_args)
         if "--token" in given and given.index("--token") + 1 < len(given):
             self.token = given[given.index("--token") + 1]
-        args = [str(MOAT), "--http-bind", address, "--http-port", str(self.http_port),
+        binary = binary or MOAT
+        assert binary.exists(), f"{binary} is not built (make build build-asan)"
+        if binary == MOAT_ASAN:
+            env = {**ASAN_ENV, **(env or {})}
+        args = [str(binary), "--http-bind", address, "--http-port", str(self.http_port),
                 "--media-port", str(self.media_port), "--workers", str(workers),
                 "--ng-bind", address, "--ng-port", str(self.ng_port),
                 "--log-level", "debug", *extra_args]
@@ -75,7 +87,7 @@ class Gateway:
             self.token = full_env["MOAT_HTTP_TOKEN"]
         self.process = subprocess.Popen(args, stdout=self.log, stderr=subprocess.STDOUT, env=full_env)
         self.base = f"http://{address}:{self.http_port}"
-        deadline = time.time() + 15
+        deadline = time.time() + (40 if binary == MOAT_ASAN else 15)
         while time.time() < deadline:
             if self.process.poll() is not None:
                 raise RuntimeError("moat exited: " + self.log_path.read_text())

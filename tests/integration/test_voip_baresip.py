@@ -39,6 +39,9 @@ def baresip_dir(root, name, sip_port, rtp_low, tone, account):
     d.mkdir()
     (d / "config").write_text(
         f"sip_listen 127.0.0.1:{sip_port}\n"
+        # Its SDP names the address it sends from (else the host's first
+        # interface address, and Moat's default learning drops its RTP).
+        "net_interface 127.0.0.1\n"
         f"audio_player aufile,{d}/play.wav\n"
         f"audio_source aufile,{tone}\n"
         f"audio_alert aufile,{d}/alert.wav\n"

@@ -28,6 +28,7 @@ def baresip_dir(tmp_path, name, sip_port, rtp_low, account):
     folder.mkdir()
     (folder / "config").write_text(
         f"sip_listen\t\t127.0.0.1:{sip_port}\n"
+        "net_interface\t\t127.0.0.1\n"  # its SDP names the address it sends from
         "audio_source\t\tausine,440\nausrc_srate\t\t48000\nausrc_channels\t\t2\n"
         "module_path\t\t/usr/lib/baresip/modules\n"
         "module\t\t\tg711.so\nmodule\t\t\tausine.so\nmodule\t\t\tsrtp.so\n"

@@ -68,7 +68,7 @@ def port_of(sdp):
 def voip():
     media_min = free_port(socket.SOCK_DGRAM, 40)
     media_min += media_min & 1
-    gw = Gateway(extra_args=["--media-port-min", str(media_min),
+    gw = Gateway(extra_args=["--call-allow-loopback-destinations", "--media-port-min", str(media_min),
                              "--media-port-max", str(media_min + 37)])
     client = NgClient(gw.ng_port)
     yield gw, client

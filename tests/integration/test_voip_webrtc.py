@@ -83,7 +83,8 @@ def test_ringing_longer_than_the_ice_timeout():
     media_min = free_port(socket.SOCK_DGRAM, 40)
     media_min += media_min & 1
     ng_port = free_port(socket.SOCK_DGRAM)
-    gw = Gateway(extra_args=["--ng-port", str(ng_port), "--media-port-min", str(media_min),
+    gw = Gateway(extra_args=["--call-allow-loopback-destinations",
+                             "--ng-port", str(ng_port), "--media-port-min", str(media_min),
                              "--media-port-max", str(media_min + 37),
                              "--announced-address", "127.0.0.1", "--pending-timeout", "1"])
     ring = NgClient(ng_port)

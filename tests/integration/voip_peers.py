@@ -21,7 +21,8 @@ def relay_gateway(reserve=20, span=19, extra_args=()):
     low = free_port(socket.SOCK_DGRAM, reserve)
     low += low & 1
     gw = Gateway(extra_args=["--media-port-min", str(low), "--media-port-max", str(low + span),
-                             "--announced-address", "127.0.0.1", *extra_args])
+                             "--announced-address", "127.0.0.1",
+                             "--call-allow-loopback-destinations", *extra_args])
     return gw, low
 
 

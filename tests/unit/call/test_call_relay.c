@@ -11,6 +11,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "call/call_ports.h"
 #include "call/call_registry.h"
 #include "call_test_support.h"
 
@@ -246,6 +247,120 @@ static void test_rtcp_mux(void)
     call_fixture_teardown(&f);
 }
 
+/* Pairs are picked at random, not in sequence; a full range still runs
+ * out; the loop guard knows only held ports on this host's addresses. */
+static void test_random_ports_and_loop_guard(void)
+{
+    char error[160];
+    moat_call_ports *ports = moat_call_ports_new("127.0.0.1", 41500, 41899, error, sizeof error);
+    g_assert_nonnull(ports);
+    uint16_t got[20];
+    int fds[20][2];
+    bool sequential = true;
+    for (int i = 0; i < 20; i++) {
+        got[i] = moat_call_ports_allocate(ports, &fds[i][0], &fds[i][1]);
+        g_assert_cmpuint(got[i], >=, 41500);
+        g_assert_cmpuint(got[i] % 2, ==, 0);
+        g_assert_true(moat_call_ports_holds(ports, got[i]));
+        g_assert_true(moat_call_ports_holds(ports, (uint16_t)(got[i] + 1)));
+        if (i > 0 && got[i] != got[i - 1] + 2)
+            sequential = false;
+    }
+    g_assert_false(sequential);
+
+    moat_worker *worker = moat_worker_new(0, "127.0.0.1", 0, error, sizeof error);
+    moat_call_worker *context = moat_call_worker_new(worker);
+    struct in6_addr host = {.s6_addr = {[10] = 0xff, [11] = 0xff, [12] = 192, 0, 2, 99}};
+    moat_call_worker_set_own(context, ports, &host, 1);
+    struct sockaddr_in6 from = {.sin6_family = AF_INET6, .sin6_port = htons(got[0])};
+    from.sin6_addr = host;
+    g_assert_true(moat_call_worker_is_own_source(context, &from));
+    inet_pton(AF_INET6, "::ffff:127.0.0.1", &from.sin6_addr);
+    g_assert_true(moat_call_worker_is_own_source(context, &from));
+    inet_pton(AF_INET6, "::ffff:192.0.2.100", &from.sin6_addr); /* a phone elsewhere */
+    g_assert_false(moat_call_worker_is_own_source(context, &from));
+    from.sin6_addr = host;
+    from.sin6_port = htons(6000); /* not a leg's port */
+    g_assert_false(moat_call_worker_is_own_source(context, &from));
+    moat_call_worker_free(context);
+    moat_worker_free(worker);
+
+    for (int i = 0; i < 20; i++)
+        moat_call_ports_release(ports, got[i], fds[i][0], fds[i][1]);
+    g_assert_false(moat_call_ports_holds(ports, got[0]));
+    moat_call_ports_free(ports);
+
+    ports = moat_call_ports_new("127.0.0.1", 41900, 41905, error, sizeof error);
+    int a[3][2];
+    uint16_t p[3];
+    for (int i = 0; i < 3; i++)
+        g_assert_cmpuint((p[i] = moat_call_ports_allocate(ports, &a[i][0], &a[i][1])), !=, 0);
+    int x, y;
+    g_assert_cmpuint(moat_call_ports_allocate(ports, &x, &y), ==, 0); /* "Ran out of ports" */
+    for (int i = 0; i < 3; i++)
+        moat_call_ports_release(ports, p[i], a[i][0], a[i][1]);
+    moat_call_ports_free(ports);
+}
+
+/* Default learning (sdp): a third party on another address sending to the
+ * callee-facing port before the callee speaks neither latches the leg nor
+ * gets the caller's audio; a packet on one leg never latches the other. */
+static void test_third_party_before_the_callee(void)
+{
+    call_fixture f;
+    call_fixture_setup(&f, 41600, 41699);
+    uint16_t caller_port, callee_port, to_caller, to_callee;
+    int caller = call_udp_socket(&caller_port), callee = call_udp_socket(&callee_port);
+    establish(&f, "bleed", caller_port, callee_port, &to_caller, &to_callee);
+    int intruder = socket(AF_INET, SOCK_DGRAM, 0);
+    struct sockaddr_in other = {.sin_family = AF_INET};
+    inet_pton(AF_INET, "127.0.0.2", &other.sin_addr);
+    g_assert_cmpint(bind(intruder, (struct sockaddr *)&other, sizeof other), ==, 0);
+    call_send_to(intruder, to_callee, rtp_packet, sizeof rtp_packet);
+    g_usleep(100000);
+    moat_call_view view;
+    g_assert_cmpint(moat_call_query(f.registry, "bleed", &view), ==, 0);
+    g_assert_false(view.sides[1].media[0].counters.latched);
+    g_assert_false(view.sides[0].media[0].counters.latched); /* nor the other leg */
+    uint8_t buffer[2048];
+    call_send_to(caller, to_caller, rtp_packet, sizeof rtp_packet);
+    g_assert_cmpint(call_receive(callee, buffer, sizeof buffer, 2000), ==, sizeof rtp_packet);
+    g_assert_cmpint(call_receive(intruder, buffer, sizeof buffer, 300), ==, -1);
+    g_assert_cmpint(moat_call_query(f.registry, "bleed", &view), ==, 0);
+    g_assert_true(view.sides[0].media[0].counters.latched);
+    g_assert_false(view.sides[1].media[0].counters.latched);
+    close(caller);
+    close(callee);
+    close(intruder);
+    call_fixture_teardown(&f);
+}
+
+/* Hold (re-offer with c=0.0.0.0): the holding party may still send (music
+ * on hold) from the IP it had; it reaches the other party. */
+static void test_hold_keeps_the_source(void)
+{
+    call_fixture f;
+    call_fixture_setup(&f, 41700, 41799);
+    uint16_t caller_port, callee_port, to_caller, to_callee;
+    int caller = call_udp_socket(&caller_port), callee = call_udp_socket(&callee_port);
+    establish(&f, "hold", caller_port, callee_port, &to_caller, &to_callee);
+    char *held = g_strdup_printf("v=0\r\nc=IN IP4 0.0.0.0\r\nm=audio %u RTP/AVP 8\r\n"
+                                 "a=sendonly\r\n",
+                                 caller_port);
+    moat_call_reply reply = {0};
+    moat_ng_request offer = call_request("hold", "from1", NULL, held);
+    moat_call_offer(f.registry, &offer, &reply);
+    g_assert_cmpstr(reply.error, ==, "");
+    moat_call_reply_clear(&reply);
+    uint8_t buffer[2048];
+    call_send_to(caller, to_caller, rtp_packet, sizeof rtp_packet);
+    g_assert_cmpint(call_receive(callee, buffer, sizeof buffer, 2000), ==, sizeof rtp_packet);
+    g_free(held);
+    close(caller);
+    close(callee);
+    call_fixture_teardown(&f);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -255,5 +370,9 @@ int main(int argc, char **argv)
     g_test_add_func("/call/relay/rtcp-mux", test_rtcp_mux);
     g_test_add_func("/call/relay/webrtc-offer-without-sessions",
                     test_webrtc_offer_without_sessions);
+    g_test_add_func("/call/relay/random-ports-and-loop-guard", test_random_ports_and_loop_guard);
+    g_test_add_func("/call/relay/third-party-before-the-callee",
+                    test_third_party_before_the_callee);
+    g_test_add_func("/call/relay/hold-keeps-the-source", test_hold_keeps_the_source);
     return g_test_run();
 }
