@@ -161,6 +161,7 @@ static void pump(flood_session *s, uint64_t deadline_us)
 /* Opens a session and runs it until connected and echoing; 0 or -1. */
 static int connect_session(flood_session *s, const flood_session_env *env)
 {
+    flood_session_init(s); /* s is on the caller's stack: no fan-out role */
     uint64_t start = flood_now_us();
     if (flood_session_open(s, 0, env, start) != 0)
         return -1;
