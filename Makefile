@@ -7,7 +7,8 @@ VENV := $(CURDIR)/.venv
 FUZZ_SECONDS ?= 15
 SOAK_SECONDS ?= 600
 
-.PHONY: all deps build build-asan build-fuzz run test unit fuzz integration soak bench format clean
+.PHONY: all deps build build-asan build-fuzz build-tsan run test unit fuzz integration hostile tsan \
+	soak bench bench-quick format clean
 
 all: build
 
@@ -26,6 +27,12 @@ build-fuzz: deps
 	@[ -f build-fuzz/build.ninja ] || CC=clang meson setup build-fuzz -Dfuzz=true -Db_lundef=false
 	@ninja -C build-fuzz
 
+# ThreadSanitizer: only the unit tests of suite 'tsan' (threads: relay
+# rings, session handles, SCTP, the stats snapshot) are built and run.
+build-tsan: deps
+	@[ -f build-tsan/build.ninja ] || meson setup build-tsan -Db_sanitize=thread -Db_lundef=false
+	@ninja -C build-tsan tsan-tests
+
 run: build
 	./build/gateway/moat
 
@@ -38,6 +45,15 @@ fuzz: build-fuzz
 integration: build
 	$(VENV)/bin/python -m pytest -v tests/integration
 
+# The hostile tests (marked `hostile`, tests/integration/conftest.py) once
+# more against the ASan/UBSan gateway; a sanitizer report fails the test.
+hostile: build build-asan
+	MOAT_GATEWAY_BINARY=$(CURDIR)/build-asan/gateway/moat $(VENV)/bin/python -m pytest -v \
+	  -m hostile tests/integration
+
+tsan: build-tsan
+	meson test -C build-tsan --no-rebuild --suite tsan --print-errorlogs
+
 # Churn, floods and data channels against the ASan gateway; resident memory
 # and file descriptors must stay flat and the exit clean (tests/soak/).
 soak: build build-asan
@@ -47,13 +63,21 @@ test: build build-asan build-fuzz
 	$(MAKE) --no-print-directory unit
 	$(MAKE) --no-print-directory fuzz
 	$(MAKE) --no-print-directory integration
+	$(MAKE) --no-print-directory hostile
+	$(MAKE) --no-print-directory tsan
 	$(MAKE) --no-print-directory soak SOAK_SECONDS=60
+	$(MAKE) --no-print-directory bench-quick
 
 bench: build
 	@bash bench/run-all.sh build
+
+# Every benchmark for a few seconds (MOAT_BENCH_QUICK=1): it must start,
+# measure and print its last line; no figure is judged.
+bench-quick: build
+	@MOAT_BENCH_QUICK=1 bash bench/run-all.sh build
 
 format:
 	@git ls-files '*.c' '*.h' | xargs clang-format -i
 
 clean:
-	rm -rf build build-asan build-fuzz
+	rm -rf build build-asan build-fuzz build-tsan

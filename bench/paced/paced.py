@@ -235,11 +235,16 @@ def moat_flood_run(ns, build, mode, scheme, rate, seconds):
         stop(gateway)
 
 
+# MOAT_BENCH_QUICK=1 (`make bench-quick`): a few seconds on the full path;
+# the figures of a quick run mean nothing and nothing judges them.
+QUICK = os.environ.get("MOAT_BENCH_QUICK", "0") not in ("", "0")
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--build", default=str(ROOT / "build"))
-    parser.add_argument("--rates", default="20000,50000,100000,200000")
-    parser.add_argument("--seconds", type=float, default=3.0)
+    parser.add_argument("--rates", default="20000" if QUICK else "20000,50000,100000,200000")
+    parser.add_argument("--seconds", type=float, default=0.5 if QUICK else 3.0)
     parser.add_argument("--no-janus", action="store_true")
     parser.add_argument("--no-srtpplus", action="store_true")
     args = parser.parse_args()
