@@ -36,6 +36,7 @@ static void snapshot_unref(moat_stats_snapshot *snapshot)
     g_free(snapshot);
 }
 
+/* On the control thread, the only one that touches latest[] and stopped. */
 static gboolean store_reply(gpointer data)
 {
     snapshot_reply *reply = data;
@@ -56,11 +57,19 @@ static void free_reply(gpointer data)
     g_free(reply);
 }
 
+/* On the worker: the description goes back to the control thread through
+ * a source queued on the default main context. (g_main_context_invoke would
+ * run store_reply right here, on the worker, whenever nobody held that
+ * context: latest[] written while the control thread reads it.) */
 static void describe_task(moat_worker *worker, void *data)
 {
     snapshot_reply *reply = data;
     reply->description = moat_worker_describe(worker);
-    g_main_context_invoke_full(NULL, G_PRIORITY_DEFAULT, store_reply, reply, free_reply);
+    GSource *source = g_idle_source_new();
+    g_source_set_priority(source, G_PRIORITY_DEFAULT);
+    g_source_set_callback(source, store_reply, reply, free_reply);
+    g_source_attach(source, NULL);
+    g_source_unref(source);
 }
 
 static void release_reply(void *data)
