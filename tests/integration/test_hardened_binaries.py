@@ -104,10 +104,31 @@ def test_moat_functions_carry_stack_canaries(binary):
     assert guarded, f"none of Moat's functions in {binary} checks a stack canary"
 
 
+@lru_cache(maxsize=None)
+def compile_commands():
+    import json
+    return json.loads((BUILD / "compile_commands.json").read_text())
+
+
+@pytest.mark.parametrize("binary", BINARIES, ids=IDS)
+def test_compiled_with_fortify(binary):
+    """Each of the binary's own objects (in <target>.p/) had FORTIFY on."""
+    objects = str(binary.relative_to(BUILD)) + ".p/"
+    commands = [e["command"] for e in compile_commands() if e["output"].startswith(objects)]
+    assert commands, f"no compile commands for {binary}"
+    unchecked = [c.split()[-1] for c in commands if "-D_FORTIFY_SOURCE=" not in c]
+    assert not unchecked, f"compiled without _FORTIFY_SOURCE: {unchecked[:5]}"
+
+
 @pytest.mark.parametrize("binary", BINARIES, ids=IDS)
 def test_moat_functions_use_fortified_calls(binary):
-    imported = tool("nm", "-D", "--undefined-only", str(binary))
-    assert re.search(r"\b__\w+_chk\b", imported), f"{binary} imports no __*_chk function"
+    """The gateway, tools and benches call checked variants from their own
+    functions. A plugin may have no call whose size the compiler cannot
+    prove (moat-echo.so's memcpys): test_compiled_with_fortify covers it."""
     checked = {callee: own(fs) for callee, fs in callers(binary).items()
                if re.fullmatch(r"__\w+_chk", callee) and callee != "__stack_chk_fail"}
+    if binary.suffix == ".so" and not checked:
+        pytest.skip(f"{binary.name} has no call FORTIFY needed to check")
+    imported = tool("nm", "-D", "--undefined-only", str(binary))
+    assert re.search(r"\b__\w+_chk\b", imported), f"{binary} imports no __*_chk function"
     assert any(checked.values()), f"none of Moat's functions in {binary} calls a __*_chk function"
