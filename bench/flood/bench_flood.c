@@ -49,6 +49,7 @@ int main(int argc, char **argv)
     int rounds = 3;
     if (bench_quick()) {
         options.seconds = 0.3;
+        options.backlog = 6000;
         options.paced_seconds = 0.5;
         rounds = 1;
     }
