@@ -41,9 +41,10 @@ static gboolean store_reply(gpointer data)
 {
     snapshot_reply *reply = data;
     moat_stats_snapshot *snapshot = reply->snapshot;
+    json_t *description = g_atomic_pointer_get(&reply->description);
     if (!snapshot->stopped && reply->worker < snapshot->n_workers) {
         json_decref(snapshot->latest[reply->worker]);
-        snapshot->latest[reply->worker] = reply->description;
+        snapshot->latest[reply->worker] = description;
         reply->description = NULL;
     }
     return G_SOURCE_REMOVE;
@@ -64,7 +65,10 @@ static void free_reply(gpointer data)
 static void describe_task(moat_worker *worker, void *data)
 {
     snapshot_reply *reply = data;
-    reply->description = moat_worker_describe(worker);
+    /* Published with release order, taken with acquire in store_reply: the
+     * hand-off does not rest on GLib's futex-based locks, which
+     * ThreadSanitizer cannot see. */
+    g_atomic_pointer_set(&reply->description, moat_worker_describe(worker));
     GSource *source = g_idle_source_new();
     g_source_set_priority(source, G_PRIORITY_DEFAULT);
     g_source_set_callback(source, store_reply, reply, free_reply);
