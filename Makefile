@@ -7,7 +7,8 @@ VENV := $(CURDIR)/.venv
 FUZZ_SECONDS ?= 15
 SOAK_SECONDS ?= 600
 
-.PHONY: all deps build build-asan build-fuzz run test unit fuzz integration soak soak-quick bench format clean
+.PHONY: all deps build build-asan build-fuzz build-tsan run test unit fuzz integration hostile tsan \
+	soak soak-quick bench bench-quick format clean
 
 all: build
 
@@ -26,6 +27,12 @@ build-fuzz: deps
 	@[ -f build-fuzz/build.ninja ] || CC=clang meson setup build-fuzz -Dfuzz=true -Db_lundef=false
 	@ninja -C build-fuzz
 
+# ThreadSanitizer: only the unit tests of suite 'tsan' (threads: relay
+# rings, session handles, SCTP, the stats snapshot) are built and run.
+build-tsan: deps
+	@[ -f build-tsan/build.ninja ] || meson setup build-tsan -Db_sanitize=thread -Db_lundef=false
+	@ninja -C build-tsan tsan-tests
+
 run: build
 	./build/gateway/moat
 
@@ -39,6 +46,15 @@ integration: build build-asan
 	@mkdir -p build/test-reports
 	$(VENV)/bin/python -m pytest -v --junitxml=build/test-reports/integration.xml tests/integration
 
+# The hostile tests (marked `hostile`, tests/integration/conftest.py) once
+# more against the ASan/UBSan gateway; a sanitizer report fails the test.
+hostile: build build-asan
+	MOAT_GATEWAY_BINARY=$(CURDIR)/build-asan/gateway/moat $(VENV)/bin/python -m pytest -v \
+	  -m hostile tests/integration
+
+tsan: build-tsan
+	meson test -C build-tsan --no-rebuild --suite tsan --print-errorlogs
+
 # Churn, floods and data channels against the ASan gateway; resident memory
 # and file descriptors must stay flat and the exit clean (tests/soak/).
 soak: build build-asan
@@ -50,13 +66,18 @@ soak-quick:
 # Each phase is timed; the table of phases and of the ten slowest tests comes
 # last (scripts/timed-phases.sh).
 test: build build-asan build-fuzz
-	@bash scripts/timed-phases.sh unit fuzz integration soak-quick
+	@bash scripts/timed-phases.sh unit fuzz integration hostile tsan soak-quick bench-quick
 
 bench: build
 	@bash bench/run-all.sh build
+
+# Every benchmark for a few seconds (MOAT_BENCH_QUICK=1): it must start,
+# measure and print its last line; no figure is judged.
+bench-quick: build
+	@MOAT_BENCH_QUICK=1 bash bench/run-all.sh build
 
 format:
 	@git ls-files '*.c' '*.h' | xargs clang-format -i
 
 clean:
-	rm -rf build build-asan build-fuzz
+	rm -rf build build-asan build-fuzz build-tsan

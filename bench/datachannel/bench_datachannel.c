@@ -55,6 +55,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "bench_quick.h"
 #include "dc_transfer.h"
 #include "dtls/certificate.h"
 #include "dtls/dtls_context.h"
@@ -89,6 +90,9 @@
 static const size_t loopback_sizes[] = {1024, 16 * 1024};
 static const unsigned round_trip_ms[] = {7, 71, 196};
 static double run_deadline_s;
+/* ROUNDS and WINDOW_S, or less in a quick run (bench_quick.h). */
+static int rounds = ROUNDS;
+static double window_s = WINDOW_S;
 /* `link <ms>`: that round trip only (0: all). */
 static unsigned only_rtt_ms;
 
@@ -281,7 +285,7 @@ static void loopback_part(const identities *ids, double *native_ratio, double *b
 {
     printf(
         "loopback, one reliable ordered channel against TLS 1.2 over TCP, %s (mean of %d runs)\n",
-        TLS_TRANSFER_CIPHER, ROUNDS);
+        TLS_TRANSFER_CIPHER, rounds);
     printf("%-8s %-22s %16s %14s %10s\n", "message", "SCTP packet", "SCTP/DTLS MB/s",
            "TLS/TCP MB/s", "SCTP/TLS");
     double log_sum[KINDS] = {0, 0, 0}; /* discovered, browser, forced */
@@ -291,12 +295,12 @@ static void loopback_part(const identities *ids, double *native_ratio, double *b
         transfer_params params = {.message_size = loopback_sizes[i],
                                   .ordered = true,
                                   .warmup_s = LOOPBACK_WARMUP_S,
-                                  .window_s = WINDOW_S,
-                                  .timeout_s = LOOPBACK_WARMUP_S + WINDOW_S + SETUP_ALLOWANCE_S};
+                                  .window_s = window_s,
+                                  .timeout_s = LOOPBACK_WARMUP_S + window_s + SETUP_ALLOWANCE_S};
         mean_rate dc[KINDS], tls;
         memset(dc, 0, sizeof dc);
         memset(&tls, 0, sizeof tls);
-        for (int round = 0; round < ROUNDS; round++) {
+        for (int round = 0; round < rounds; round++) {
             transfer_result r;
             for (int kind = 0; kind < KINDS; kind++) {
                 params.sctp_mtu = kind == 1 ? BROWSER_PACKET : NATIVE_PACKET;
@@ -343,7 +347,7 @@ static transfer_params link_params(unsigned rtt_ms)
                               .ordered = true,
                               .sctp_mtu = BROWSER_PACKET,
                               .warmup_s = LOOPBACK_WARMUP_S + 12 * rtt_s,
-                              .window_s = fmax(WINDOW_S, 10 * rtt_s)};
+                              .window_s = fmax(window_s, 10 * rtt_s)};
     params.timeout_s = params.warmup_s + params.window_s + SETUP_ALLOWANCE_S;
     return params;
 }
@@ -394,7 +398,7 @@ static double link_row(const identities *ids, unsigned rtt_ms, bool discover)
     memset(&tls, 0, sizeof tls);
     /* Packets the emulator dropped during each kind's transfers. */
     uint64_t dropped[2] = {0, 0};
-    for (int round = 0; round < ROUNDS; round++) {
+    for (int round = 0; round < rounds; round++) {
         transfer_result r;
         tun_emulator_counters before, after;
         netns_link_counters(link, &before);
@@ -427,7 +431,7 @@ static double link_part(const identities *ids)
 {
     printf("\nround-trip time, %llu Mbit/s link (MTU 1500), reliable ordered channel (%d-byte "
            "SCTP packets, or discovered) against TLS/TCP, %u KiB messages (mean of %d runs)\n",
-           LINK_RATE_BPS / 1000000ull, BROWSER_PACKET, LINK_MESSAGE_SIZE / 1024, ROUNDS);
+           LINK_RATE_BPS / 1000000ull, BROWSER_PACKET, LINK_MESSAGE_SIZE / 1024, rounds);
     if (geteuid() != 0) {
         printf("  skipped: creating network namespaces needs root\n");
         return 0;
@@ -453,7 +457,7 @@ static int one_transfer(const identities *ids, bool tls, int argc, char **argv)
     int seconds_at = tls ? 3 : 4;
     if (argc < seconds_at)
         return 2;
-    double window = argc > seconds_at ? strtod(argv[seconds_at], NULL) : WINDOW_S;
+    double window = argc > seconds_at ? strtod(argv[seconds_at], NULL) : window_s;
     transfer_params params = {.message_size = strtoul(argv[2], NULL, 10),
                               .ordered = true,
                               .sctp_mtu = tls ? 0 : strtoul(argv[3], NULL, 10),
@@ -485,6 +489,14 @@ int main(int argc, char **argv)
     /* A reader that goes away (| head) must not stop the run before it has
      * removed its namespaces. */
     signal(SIGPIPE, SIG_IGN);
+    if (bench_quick()) {
+        /* One round of short windows, and of the emulated links the
+         * shortest round trip only. */
+        rounds = 1;
+        window_s = 0.3;
+        if (only_rtt_ms == 0)
+            only_rtt_ms = DISCOVERY_RTT_MS;
+    }
     run_deadline_s = transfer_now_s() + RUN_BUDGET_S;
     identities ids;
     memset(&ids, 0, sizeof ids);

@@ -142,8 +142,12 @@ static void *carry(void *arg)
             if (fd == e->stop_fd)
                 return NULL;
             if (fd == e->timer_fd) {
+                /* Only clears the expiry count: deliver_due reads the clock.
+                 * EAGAIN is a wake-up another read already cleared. */
                 uint64_t expirations;
-                (void)read(e->timer_fd, &expirations, sizeof expirations);
+                if (read(e->timer_fd, &expirations, sizeof expirations) < 0 && errno != EAGAIN &&
+                    errno != EINTR)
+                    return NULL;
             } else {
                 take_packets(e, fd == e->tun[0] ? 0 : 1);
             }
@@ -210,8 +214,15 @@ void tun_emulator_stop(tun_emulator *e)
     if (e == NULL)
         return;
     if (e->started) {
+        /* The carrier thread waits in epoll_wait, a cancellation point: if
+         * the eventfd cannot be written, cancel it rather than join forever. */
         uint64_t one = 1;
-        (void)write(e->stop_fd, &one, sizeof one);
+        ssize_t n;
+        do
+            n = write(e->stop_fd, &one, sizeof one);
+        while (n < 0 && errno == EINTR);
+        if (n != (ssize_t)sizeof one)
+            pthread_cancel(e->thread);
         pthread_join(e->thread, NULL);
     }
     int fds[] = {e->stop_fd, e->timer_fd, e->epoll_fd};

@@ -13,6 +13,7 @@
  *     kernel_prn=G kernel_chain=H size=N
  *   flood machine_ns bare=.. prn=.. kernel_prn=.. ... generator=.. pps=.. */
 #include "flood_fixture.h"
+#include "bench_quick.h"
 #include "srtp/srtp_session.h"
 
 #include <stdio.h>
@@ -46,6 +47,12 @@ int main(int argc, char **argv)
                              .paced_pps = 100000,
                              .paced_seconds = 2};
     int rounds = 3;
+    if (bench_quick()) {
+        options.seconds = 0.3;
+        options.backlog = 6000;
+        options.paced_seconds = 0.5;
+        rounds = 1;
+    }
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--help")) {
             usage();

@@ -15,6 +15,7 @@
  * Media is audio at 50 packets/s, so each figure includes the wait for the
  * next 20 ms frame. Each is repeated and the median printed. Needs root. */
 #include "flood_clock.h"
+#include "bench_quick.h"
 #include "flood_options.h"
 #include "legit_media.h"
 #include "netns_link.h"
@@ -161,6 +162,7 @@ static void pump(flood_session *s, uint64_t deadline_us)
 /* Opens a session and runs it until connected and echoing; 0 or -1. */
 static int connect_session(flood_session *s, const flood_session_env *env)
 {
+    flood_session_init(s); /* s is on the caller's stack: no fan-out role */
     uint64_t start = flood_now_us();
     if (flood_session_open(s, 0, env, start) != 0)
         return -1;
@@ -246,6 +248,7 @@ static double median(double *values, size_t n)
 static int measure(bench *b, handover_figures *out)
 {
     double resume[REPEATS], reconnect[REPEATS], restart[REPEATS];
+    const int repeats = BENCH_SCALE(REPEATS, 1);
     flood_session s;
     if (connect_session(&s, &b->env) != 0) {
         fprintf(stderr, "handover: the call did not connect (%s)\n", s.error);
@@ -255,20 +258,20 @@ static int measure(bench *b, handover_figures *out)
     }
     run_for(&s, CALL_WARMUP_US);
     int status = 0;
-    for (int i = 0; i < REPEATS && status == 0; i++) {
+    for (int i = 0; i < repeats && status == 0; i++) {
         /* Back and forth between the two addresses: a new tuple every time. */
         resume[i] = measure_resume(&s, i % 2 ? &b->first : &b->second);
         status = resume[i] < 0 ? -1 : 0;
         run_for(&s, CALL_WARMUP_US);
     }
-    for (int i = 0; i < REPEATS && status == 0; i++) {
+    for (int i = 0; i < repeats && status == 0; i++) {
         restart[i] = measure_restart(&s, b, i % 2 ? &b->second : &b->first);
         status = restart[i] < 0 ? -1 : 0;
         run_for(&s, CALL_WARMUP_US);
     }
     char error[256];
     flood_session_close(&s, true, error, sizeof error);
-    for (int i = 0; i < REPEATS && status == 0; i++) {
+    for (int i = 0; i < repeats && status == 0; i++) {
         reconnect[i] = measure_reconnect(b, &b->second);
         status = reconnect[i] < 0 ? -1 : 0;
     }
@@ -276,9 +279,9 @@ static int measure(bench *b, handover_figures *out)
         fprintf(stderr, "handover: a handover did not complete\n");
         return -1;
     }
-    out->resume_ms = median(resume, REPEATS);
-    out->reconnect_ms = median(reconnect, REPEATS);
-    out->restart_ms = median(restart, REPEATS);
+    out->resume_ms = median(resume, (size_t)repeats);
+    out->reconnect_ms = median(reconnect, (size_t)repeats);
+    out->restart_ms = median(restart, (size_t)repeats);
     return 0;
 }
 

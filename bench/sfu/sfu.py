@@ -48,7 +48,11 @@ from netns_bench import JANUS_LIB, sh, stop  # noqa: E402
 
 HOST_IP, NS_IP = "10.78.0.1", "10.78.0.2"
 LOSS_LIMIT = 0.01
-MAX_SUBSCRIBERS = 1000  # moat-flood's limit
+# MOAT_BENCH_QUICK=1 (`make bench-quick`): a few seconds on the full path;
+# the figures of a quick run mean nothing and nothing judges them.
+QUICK = os.environ.get("MOAT_BENCH_QUICK", "0") not in ("", "0")
+# moat-flood's limit; a quick run tries one small room per relay.
+MAX_SUBSCRIBERS = 4 if QUICK else 1000
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 
 
@@ -235,8 +239,8 @@ def janus_attempt(ns, trial):
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--build", default=str(ROOT / "build"))
-    parser.add_argument("--duration", type=float, default=2.5)
-    parser.add_argument("--start", type=int, default=100)
+    parser.add_argument("--duration", type=float, default=0.5 if QUICK else 2.5)
+    parser.add_argument("--start", type=int, default=4 if QUICK else 100)
     parser.add_argument("--no-janus", action="store_true")
     parser.add_argument("--defence-off", action="store_true",
                         help="also search Moat with its flood defence off (about 2 min more)")

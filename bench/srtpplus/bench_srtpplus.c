@@ -9,6 +9,7 @@
  * run interleaved, batch after batch, so both share whatever else the machine is doing;
  * each round gives one figure per lane and the table shows the median of the rounds. */
 #include "bench_srtpplus_fixture.h"
+#include "bench_quick.h"
 
 #include <sched.h>
 #include <sys/resource.h>
@@ -447,11 +448,12 @@ int main(void)
     pin_to_one_core();
     measure_clock_cost();
     struct bench_fixture *b = bench_fixture_new();
-    for (int round = 0; round < ROUNDS; round++)
+    int rounds = BENCH_SCALE(ROUNDS, 3);
+    for (int round = 0; round < rounds; round++)
         run_round(b, round);
     double m[LANE_COUNT];
     for (int l = 0; l < LANE_COUNT; l++)
-        m[l] = median(lanes[l].samples, ROUNDS);
+        m[l] = median(lanes[l].samples, (size_t)rounds);
 
     double speedup_prn = m[FORGED_UNPROTECT] / m[FORGED_PRN];
     double speedup_chain = m[FORGED_UNPROTECT] / m[FORGED_CHAIN];
@@ -462,7 +464,7 @@ int main(void)
 
     printf("SRTP+ v1 bench: 172-octet G.711 RTP packets, AES_CM_128_HMAC_SHA1_80, %s (OpenSSL)\n"
            "one core, median of %d rounds of %d packets in batches of %d; chain D=%d r=%d\n\n",
-           srtp_get_version_string(), ROUNDS, BENCH_PACKETS, BATCH, BENCH_CHAIN_DEPTH,
+           srtp_get_version_string(), rounds, BENCH_PACKETS, BATCH, BENCH_CHAIN_DEPTH,
            BENCH_CHAIN_COPIES);
     printf("%-52s %9s  %s\n", "", "ns/packet", "vs baseline");
     row(lanes[FORGED_UNPROTECT].label, m[FORGED_UNPROTECT], NULL, 0);

@@ -6,6 +6,7 @@
  *   transcode <direction> moat_pps=<n> gstreamer_pps=<n> ratio=<moat/gst> */
 #include "transcode/transcode_pipeline.h"
 #include "transcode/transcoder.h"
+#include "bench_quick.h"
 
 #include "tone.h"
 
@@ -36,7 +37,7 @@ static double cpu_seconds(void)
 static GPtrArray *pcmu_stream(void)
 {
     GPtrArray *packets = g_ptr_array_new_with_free_func((GDestroyNotify)g_bytes_unref);
-    for (int n = 0; n < PACKETS; n++) {
+    for (int n = 0; n < BENCH_SCALE(PACKETS, PACKETS / 10); n++) {
         int16_t pcm[160];
         uint8_t payload[160], packet[200];
         tone_fill(pcm, 160, 440.0, 8000, (uint64_t)n * 160);
@@ -54,7 +55,7 @@ static GPtrArray *opus_stream(void)
     GPtrArray *packets = g_ptr_array_new_with_free_func((GDestroyNotify)g_bytes_unref);
     int error;
     OpusEncoder *encoder = opus_encoder_create(48000, 1, OPUS_APPLICATION_VOIP, &error);
-    for (int n = 0; n < PACKETS && encoder; n++) {
+    for (int n = 0; n < BENCH_SCALE(PACKETS, PACKETS / 10) && encoder; n++) {
         int16_t pcm[960];
         uint8_t payload[400], packet[500];
         tone_fill(pcm, 960, 440.0, 48000, (uint64_t)n * 960);

@@ -254,14 +254,19 @@ def print_row(row):
           f"{setup.get('seconds', 0):>7.2f}  {why}", flush=True)
 
 
+# MOAT_BENCH_QUICK=1 (`make bench-quick`): a few seconds on the full path;
+# the figures of a quick run mean nothing and nothing judges them.
+QUICK = os.environ.get("MOAT_BENCH_QUICK", "0") not in ("", "0")
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--build", default=str(ROOT / "build"))
-    parser.add_argument("--start", type=int, default=400, help="calls in the first step")
-    parser.add_argument("--max-calls", type=int, default=2900)
-    parser.add_argument("--warmup", type=float, default=1.0)
-    parser.add_argument("--seconds", type=float, default=3.0, help="measured window per step")
-    parser.add_argument("--budget", type=float, default=80.0, help="seconds of search per relay")
+    parser.add_argument("--start", type=int, default=20 if QUICK else 400, help="calls in the first step")
+    parser.add_argument("--max-calls", type=int, default=40 if QUICK else 2900)
+    parser.add_argument("--warmup", type=float, default=0.3 if QUICK else 1.0)
+    parser.add_argument("--seconds", type=float, default=0.5 if QUICK else 3.0, help="measured window per step")
+    parser.add_argument("--budget", type=float, default=5.0 if QUICK else 80.0, help="seconds of search per relay")
     parser.add_argument("--no-rtpengine", action="store_true")
     parser.add_argument("--no-moat", action="store_true")
     args = parser.parse_args()

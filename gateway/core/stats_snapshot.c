@@ -36,13 +36,15 @@ static void snapshot_unref(moat_stats_snapshot *snapshot)
     g_free(snapshot);
 }
 
+/* On the control thread, the only one that touches latest[] and stopped. */
 static gboolean store_reply(gpointer data)
 {
     snapshot_reply *reply = data;
     moat_stats_snapshot *snapshot = reply->snapshot;
+    json_t *description = g_atomic_pointer_get(&reply->description);
     if (!snapshot->stopped && reply->worker < snapshot->n_workers) {
         json_decref(snapshot->latest[reply->worker]);
-        snapshot->latest[reply->worker] = reply->description;
+        snapshot->latest[reply->worker] = description;
         reply->description = NULL;
     }
     return G_SOURCE_REMOVE;
@@ -56,11 +58,22 @@ static void free_reply(gpointer data)
     g_free(reply);
 }
 
+/* On the worker: the description goes back to the control thread through
+ * a source queued on the default main context. (g_main_context_invoke would
+ * run store_reply right here, on the worker, whenever nobody held that
+ * context: latest[] written while the control thread reads it.) */
 static void describe_task(moat_worker *worker, void *data)
 {
     snapshot_reply *reply = data;
-    reply->description = moat_worker_describe(worker);
-    g_main_context_invoke_full(NULL, G_PRIORITY_DEFAULT, store_reply, reply, free_reply);
+    /* Published with release order, taken with acquire in store_reply: the
+     * hand-off does not rest on GLib's futex-based locks, which
+     * ThreadSanitizer cannot see. */
+    g_atomic_pointer_set(&reply->description, moat_worker_describe(worker));
+    GSource *source = g_idle_source_new();
+    g_source_set_priority(source, G_PRIORITY_DEFAULT);
+    g_source_set_callback(source, store_reply, reply, free_reply);
+    g_source_attach(source, NULL);
+    g_source_unref(source);
 }
 
 static void release_reply(void *data)

@@ -1,5 +1,6 @@
 #include "sctp/sctp_mailbox.h"
 
+#include <pthread.h>
 #include <string.h>
 
 #include "sctp/sctp_crc32c.h"
@@ -12,7 +13,9 @@
 /* One mutex for all mailboxes: it is held only to copy a packet or flip a
  * flag, never while calling into usrsctp or a session, so it cannot take part
  * in a lock-order cycle with usrsctp's own locks. */
-static GMutex lock;
+/* A pthread mutex rather than a GMutex (futex-based): ThreadSanitizer (make
+ * tsan) sees the ordering it gives. */
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static GHashTable *by_id; /* id -> moat_sctp_mailbox */
 static GPtrArray *dirty;  /* mailboxes with work their owner has not taken */
 static uintptr_t next_id = 1;
@@ -35,7 +38,7 @@ static void unmark_dirty_locked(moat_sctp_mailbox *mb)
 
 void moat_sctp_mailbox_register(moat_sctp_mailbox *mb, void *context)
 {
-    g_mutex_lock(&lock);
+    pthread_mutex_lock(&lock);
     if (by_id == NULL) {
         by_id = g_hash_table_new(g_direct_hash, g_direct_equal);
         dirty = g_ptr_array_new();
@@ -50,12 +53,12 @@ void moat_sctp_mailbox_register(moat_sctp_mailbox *mb, void *context)
     mb->in_dirty_list = false;
     mb->owner = pthread_self();
     g_hash_table_insert(by_id, (gpointer)mb->id, mb);
-    g_mutex_unlock(&lock);
+    pthread_mutex_unlock(&lock);
 }
 
 void moat_sctp_mailbox_unregister(moat_sctp_mailbox *mb)
 {
-    g_mutex_lock(&lock);
+    pthread_mutex_lock(&lock);
     if (by_id != NULL && g_hash_table_lookup(by_id, (gpointer)mb->id) == mb) {
         g_hash_table_remove(by_id, (gpointer)mb->id);
         unmark_dirty_locked(mb);
@@ -64,19 +67,19 @@ void moat_sctp_mailbox_unregister(moat_sctp_mailbox *mb)
         g_byte_array_unref(mb->packets);
     mb->packets = NULL;
     mb->context = NULL;
-    g_mutex_unlock(&lock);
+    pthread_mutex_unlock(&lock);
 }
 
 void moat_sctp_mailbox_claim(moat_sctp_mailbox *mb)
 {
-    g_mutex_lock(&lock);
+    pthread_mutex_lock(&lock);
     mb->owner = pthread_self();
-    g_mutex_unlock(&lock);
+    pthread_mutex_unlock(&lock);
 }
 
 bool moat_sctp_mailbox_take(moat_sctp_mailbox *mb, GByteArray **packets, bool *events)
 {
-    g_mutex_lock(&lock);
+    pthread_mutex_lock(&lock);
     bool work = mb->packets->len > 0 || mb->events;
     GByteArray *full = mb->packets;
     mb->packets = *packets;
@@ -84,7 +87,7 @@ bool moat_sctp_mailbox_take(moat_sctp_mailbox *mb, GByteArray **packets, bool *e
     *events = mb->events;
     mb->events = false;
     unmark_dirty_locked(mb);
-    g_mutex_unlock(&lock);
+    pthread_mutex_unlock(&lock);
     return work;
 }
 
@@ -105,7 +108,7 @@ size_t moat_sctp_mailbox_collect_owned(uintptr_t *ids, size_t capacity)
 {
     size_t n = 0;
     pthread_t self = pthread_self();
-    g_mutex_lock(&lock);
+    pthread_mutex_lock(&lock);
     if (dirty != NULL) {
         for (guint i = dirty->len; i > 0 && n < capacity; i--) {
             moat_sctp_mailbox *mb = g_ptr_array_index(dirty, i - 1);
@@ -116,20 +119,20 @@ size_t moat_sctp_mailbox_collect_owned(uintptr_t *ids, size_t capacity)
             mb->in_dirty_list = false;
         }
     }
-    g_mutex_unlock(&lock);
+    pthread_mutex_unlock(&lock);
     return n;
 }
 
 void *moat_sctp_mailbox_find_owned(uintptr_t id)
 {
     void *context = NULL;
-    g_mutex_lock(&lock);
+    pthread_mutex_lock(&lock);
     if (by_id != NULL) {
         moat_sctp_mailbox *mb = g_hash_table_lookup(by_id, (gpointer)id);
         if (mb != NULL && pthread_equal(mb->owner, pthread_self()))
             context = mb->context;
     }
-    g_mutex_unlock(&lock);
+    pthread_mutex_unlock(&lock);
     return context;
 }
 
@@ -142,14 +145,14 @@ int moat_sctp_mailbox_conn_output(void *address, void *buffer, size_t length, ui
     /* usrsctp runs with checksum offload: the checksum is ours to fill in,
      * before the lock. */
     moat_sctp_packet_set_checksum(buffer, length);
-    g_mutex_lock(&lock);
+    pthread_mutex_lock(&lock);
     moat_sctp_mailbox *mb = by_id != NULL ? g_hash_table_lookup(by_id, address) : NULL;
     if (mb != NULL && mb->packets->len + sizeof record + length <= MAILBOX_MAX_BYTES) {
         g_byte_array_append(mb->packets, (const guint8 *)&record, sizeof record);
         g_byte_array_append(mb->packets, buffer, (guint)length);
         mark_dirty_locked(mb);
     }
-    g_mutex_unlock(&lock);
+    pthread_mutex_unlock(&lock);
     /* A drop is reported as success: to SCTP it is a loss on the path, which
      * it recovers from; an error would count against the path instead. */
     return 0;
@@ -157,11 +160,11 @@ int moat_sctp_mailbox_conn_output(void *address, void *buffer, size_t length, ui
 
 void moat_sctp_mailbox_upcall(struct socket *sock, void *arg, int flags)
 {
-    g_mutex_lock(&lock);
+    pthread_mutex_lock(&lock);
     moat_sctp_mailbox *mb = by_id != NULL ? g_hash_table_lookup(by_id, arg) : NULL;
     if (mb != NULL) {
         mb->events = true;
         mark_dirty_locked(mb);
     }
-    g_mutex_unlock(&lock);
+    pthread_mutex_unlock(&lock);
 }

@@ -11,8 +11,12 @@
 #include "sctp/sctp_mailbox.h"
 #include "sctp/sctp_tuning.h"
 
+/* pthread_once and a pthread mutex rather than GOnce and GMutex (futex
+ * based): ThreadSanitizer (make tsan) sees the ordering they give, so
+ * init_result, read after the once, is not reported as a race. */
 static int init_result;
 static gint initialized;
+static pthread_once_t init_once_control = PTHREAD_ONCE_INIT;
 
 static int apply_sysctls(void)
 {
@@ -42,7 +46,7 @@ static int apply_sysctls(void)
     return failed != 0 ? -EINVAL : 0;
 }
 
-static gpointer init_once(gpointer unused)
+static void init_once(void)
 {
     /* Port 0: no UDP encapsulation socket, and no threads of usrsctp's own;
      * every packet goes out through conn_output. */
@@ -53,31 +57,29 @@ static gpointer init_once(gpointer unused)
      * and in moat_sctp_association_receive on the way in. */
     usrsctp_enable_crc32c_offload();
     g_atomic_int_set(&initialized, 1);
-    return NULL;
 }
 
 int moat_sctp_stack_init(void)
 {
-    static GOnce once = G_ONCE_INIT;
-    g_once(&once, init_once, NULL);
+    pthread_once(&init_once_control, init_once);
     return init_result;
 }
 
 /* The thread driving usrsctp's clock: the first caller of handle_timers. */
-static GMutex clock_lock;
+static pthread_mutex_t clock_lock = PTHREAD_MUTEX_INITIALIZER;
 static bool clock_claimed;
 static pthread_t clock_thread;
 
 static bool is_clock_thread(void)
 {
     bool mine;
-    g_mutex_lock(&clock_lock);
+    pthread_mutex_lock(&clock_lock);
     if (!clock_claimed) {
         clock_thread = pthread_self();
         clock_claimed = true;
     }
     mine = pthread_equal(clock_thread, pthread_self());
-    g_mutex_unlock(&clock_lock);
+    pthread_mutex_unlock(&clock_lock);
     return mine;
 }
 

@@ -1,6 +1,12 @@
 """Fixtures shared by the end-to-end tests: a real Moat daemon on loopback,
 started from the build tree with its own ports, and helpers to read its
-/metrics."""
+/metrics.
+
+MOAT_GATEWAY_BINARY names the gateway binary every test starts (default
+build/gateway/moat). `make hostile` runs the tests marked `hostile` (see
+HOSTILE_FILES and @pytest.mark.hostile) against build-asan's ASan/UBSan
+gateway: any sanitizer report in a gateway's output fails the test during
+which it appeared."""
 import os
 import re
 import signal
@@ -13,7 +19,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-MOAT = ROOT / "build" / "gateway" / "moat"
+MOAT = Path(os.environ.get("MOAT_GATEWAY_BINARY") or ROOT / "build" / "gateway" / "moat")
 MOAT_ASAN = ROOT / "build-asan" / "gateway" / "moat"  # make build-asan (make test builds it)
 # GLib's constructor block GStreamer pulls in is suppressed as in the unit
 # tests (tests/unit/transcode/lsan.supp; it needs full stacks).
@@ -22,6 +28,30 @@ ASAN_ENV = {"ASAN_OPTIONS": "detect_leaks=1:halt_on_error=1:fast_unwind_on_mallo
                             + str(ROOT / "tests" / "unit" / "transcode" / "lsan.supp"),
             "UBSAN_OPTIONS": "halt_on_error=1:print_stacktrace=1"}
 ARTIFACTS = ROOT / "tests" / "artifacts"
+
+# Test files that attack the gateway; any file whose name contains "hostile"
+# is one too, and so is any test marked @pytest.mark.hostile.
+HOSTILE_FILES = {"test_hostile_input.py", "test_http_hardening.py", "test_http_slowloris.py",
+                 "test_datachannel_hostile.py", "test_nack_amplification.py"}
+# What ASan, LeakSanitizer, UBSan and TSan print when they find something.
+SANITIZER_REPORT = re.compile(r"ERROR: AddressSanitizer|ERROR: LeakSanitizer|runtime error:|"
+                              r"WARNING: ThreadSanitizer|SUMMARY: \w+Sanitizer")
+# For a sanitizer build (ignored by the release one): a report ends the
+# process, and the log keeps it (tests already run as the gateway's user).
+SANITIZER_ENV = {**ASAN_ENV,
+                 "ASAN_OPTIONS": ASAN_ENV["ASAN_OPTIONS"] + ":abort_on_error=0"}
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "hostile: attacks the gateway; `make hostile` also runs "
+                            "it against the ASan/UBSan build (MOAT_GATEWAY_BINARY)")
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        name = item.path.name
+        if name in HOSTILE_FILES or "hostile" in name:
+            item.add_marker(pytest.mark.hostile)
 
 
 def free_port(kind=socket.SOCK_STREAM, count=1):
@@ -46,6 +76,10 @@ def free_port(kind=socket.SOCK_STREAM, count=1):
 
 
 class Gateway:
+    # Every gateway started in this process, so that each test's teardown
+    # reads the sanitizer reports written since (sanitizer_reports below).
+    started = []
+
     def __init__(self, extra_args=(), workers=2, env=None, netns=None, address="127.0.0.1",
                  candidate_addresses="", binary=None):
         """candidate_addresses: "" announces `address` only; None keeps the
@@ -69,7 +103,8 @@ class Gateway:
             self.token = given[given.index("--token") + 1]
         binary = binary or MOAT
         assert binary.exists(), f"{binary} is not built (make build build-asan)"
-        if binary == MOAT_ASAN:
+        sanitized = binary == MOAT_ASAN or "asan" in str(binary)
+        if sanitized:
             env = {**ASAN_ENV, **(env or {})}
         args = [str(binary), "--http-bind", address, "--http-port", str(self.http_port),
                 "--media-port", str(self.media_port), "--workers", str(workers),
@@ -80,14 +115,18 @@ class Gateway:
         if netns:
             args = ["ip", "netns", "exec", netns, *args]
         self.log = open(self.log_path, "w")
+        self.log_checked = 0  # how much of the log sanitizer_reports has read
+        Gateway.started.append(self)
         full_env = dict(os.environ)
         full_env["MOAT_HTTP_TOKEN_FILE"] = str(self.token_file)
+        for key, value in SANITIZER_ENV.items():
+            full_env.setdefault(key, value)
         full_env.update(env or {})
         if full_env.get("MOAT_HTTP_TOKEN") and not self.token:
             self.token = full_env["MOAT_HTTP_TOKEN"]
         self.process = subprocess.Popen(args, stdout=self.log, stderr=subprocess.STDOUT, env=full_env)
         self.base = f"http://{address}:{self.http_port}"
-        deadline = time.time() + (40 if binary == MOAT_ASAN else 15)
+        deadline = time.time() + (40 if sanitized else 15)
         while time.time() < deadline:
             if self.process.poll() is not None:
                 raise RuntimeError("moat exited: " + self.log_path.read_text())
@@ -150,6 +189,34 @@ class Gateway:
 
     def log_text(self):
         return self.log_path.read_text()
+
+
+    def new_sanitizer_reports(self):
+        """The log's lines since the previous call from the first sanitizer
+        report on, or "" when there is none."""
+        try:
+            with open(self.log_path, "rb") as f:
+                f.seek(self.log_checked)
+                text = f.read().decode(errors="replace")
+        except OSError:
+            return ""
+        self.log_checked += len(text.encode(errors="replace"))
+        m = SANITIZER_REPORT.search(text)
+        return text[max(0, text.rfind("\n", 0, m.start()) + 1):][:20000] if m else ""
+
+
+@pytest.fixture(autouse=True)
+def sanitizer_reports():
+    """Fails the test if a gateway printed a sanitizer report while it ran
+    (its own gateways are stopped by then: autouse fixtures end last)."""
+    yield
+    reports = []
+    for gw in Gateway.started:
+        report = gw.new_sanitizer_reports()
+        if report:
+            reports.append(f"{gw.log_path}:\n{report}")
+    Gateway.started = [gw for gw in Gateway.started if gw.process.poll() is None]
+    assert not reports, "sanitizer report from the gateway:\n" + "\n".join(reports)
 
 
 @pytest.fixture

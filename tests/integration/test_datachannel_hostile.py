@@ -23,6 +23,9 @@ PPID_DCEP, PPID_STRING = 50, 51
 LARGEST = 256 * 1024
 
 
+ENOUGH_ECHOES = 40
+
+
 class Bystander:
     """Another session on the same gateway, echoing one message every 10 ms
     the whole time; every echo must come back, in order."""
@@ -33,6 +36,7 @@ class Bystander:
         self.slowest = 0.0
         self._task = None
         self._stop = False
+        self._enough = asyncio.Event()  # set at ENOUGH_ECHOES
 
     async def start(self):
         await self.peer.connect()
@@ -47,18 +51,26 @@ class Bystander:
             self.sent.append(text)
             await channel.wait_received(len(self.sent), started + 5)
             self.slowest = max(self.slowest, time.monotonic() - started)
+            if len(self.sent) >= ENOUGH_ECHOES:
+                self._enough.set()
             await asyncio.sleep(0.01)
 
     async def stop(self):
-        # A last second of echoes after whatever the other session did.
+        # A last second of echoes after whatever the other session did, and
+        # at least 40 in all: under the ASan gateway (make hostile) on a busy
+        # machine an echo takes longer, and the scenario may end sooner.
         await asyncio.sleep(1.0)
+        try:
+            await asyncio.wait_for(asyncio.shield(self._enough.wait()), 20)
+        except asyncio.TimeoutError:
+            pass  # the count is asserted below
         self._stop = True
         await asyncio.wait_for(self._task, 10)
         received = list(self.peer.channels[0].received)
         status = await self.peer.delete()
         await self.peer.close()
         assert status == 200
-        assert len(self.sent) >= 40, f"the bystander barely ran: {len(self.sent)} echoes"
+        assert len(self.sent) >= ENOUGH_ECHOES, f"the bystander barely ran: {len(self.sent)} echoes"
         assert received == self.sent, f"bystander: {len(received)} of {len(self.sent)} echoed"
         assert self.slowest < 2.0, f"a bystander echo took {self.slowest:.2f} s"
 

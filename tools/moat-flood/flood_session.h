@@ -129,7 +129,8 @@ typedef struct {
     _Atomic uint32_t next_sequence;
     capture_ring *capture; /* NULL unless the replay attack runs */
 
-    /* Set by the caller before flood_session_open (which keeps it) */
+    /* Set by the caller after flood_session_init and before
+     * flood_session_open (which keeps it); NULL for echo sessions */
     sfu_peer *sfu;
 } flood_session;
 

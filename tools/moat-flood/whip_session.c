@@ -203,6 +203,14 @@ int flood_session_migrate(flood_session *s, const struct sockaddr_in6 *local, ui
     return 0;
 }
 
+void flood_session_init(flood_session *s)
+{
+    memset(s, 0, sizeof *s);
+    s->fd = -1;
+    s->nominated = -1;
+    s->state = FLOOD_SESSION_NEW;
+}
+
 /* Fresh state, credentials and the socket: what opening and answering
  * share. The caller's s->sfu is kept. */
 static int prepare(flood_session *s, unsigned index, const flood_session_env *env, uint64_t now_us)

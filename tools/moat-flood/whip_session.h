@@ -6,6 +6,12 @@
 
 #include "flood_session.h"
 
+/* A session's state before anything else: zeroed, no socket, no fan-out
+ * role. Every flood_session not allocated zeroed (one on the stack) starts
+ * here; set s->sfu after it, before flood_session_open or _answer, which
+ * keep whatever s->sfu holds. */
+void flood_session_init(flood_session *s);
+
 /* Opens the socket, POSTs the offer and applies the answer: the session is
  * then CHECKING. On failure returns -1 with the reason in s->error and the
  * state FAILED; close it all the same. */
