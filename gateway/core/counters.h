@@ -53,6 +53,8 @@ typedef struct {
     uint64_t data_bytes_received;
     uint64_t data_bytes_sent;
     uint64_t data_messages_abandoned;
+    /* Times a session stopped reading its data channels (backpressure). */
+    uint64_t data_receive_pauses;
     /* Path MTU discovery, added when an association ends (session_data.c). */
     uint64_t data_pmtu_probes_sent;
     uint64_t data_pmtu_probes_acked;
