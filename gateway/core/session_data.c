@@ -20,6 +20,12 @@
 
 #define SCTP_PORT 5000
 
+/* A peer whose association took nothing from the queue for this long no
+ * longer holds back the sessions relaying to it: their copies are dropped
+ * (datachannel_stalled) until it takes again. Half a send buffer (512 KiB)
+ * in 10 s is about 400 kbit/s. */
+#define MOAT_DATA_STALL_US 10000000u
+
 typedef struct {
     moat_data_credit credit; /* on the session whose message this was made from */
     uint16_t stream_id;
@@ -208,6 +214,8 @@ static bool flush_queue(moat_session *session)
         if (status == -EAGAIN)
             return false;
         g_queue_pop_head(&session->data_queue);
+        session->data_progress_us = moat_worker_now_us(session->worker);
+        session->data_stalled = false;
         session->data_queued_bytes -= message_cost(message->length);
         release(session, message_cost(message->length));
         moat_data_credit_give(&message->credit);
@@ -348,10 +356,16 @@ int moat_session_data_send_from(moat_session *session, moat_plugin_session *sour
             return -1;
     }
     size_t cost = message_cost(length);
+    if (session->data_stalled && source && source != session->handle) {
+        moat_session_drop(session, MOAT_DROP_DATA_STALLED);
+        return -1;
+    }
     if (!admit(session, source, cost)) {
         moat_session_drop(session, MOAT_DROP_DATA_LIMIT);
         return -1;
     }
+    if (g_queue_is_empty(&session->data_queue))
+        session->data_progress_us = moat_worker_now_us(session->worker);
     queued_message *message = g_malloc(sizeof *message + length);
     moat_data_credit_take(&message->credit, source, cost, false);
     message->stream_id = stream_id;
@@ -380,11 +394,41 @@ bool moat_session_data_drained(const moat_session *session)
     return !session->sctp || !session->sctp_up;
 }
 
+/* The peer took nothing for MOAT_DATA_STALL_US: what other sessions relayed
+ * to it is dropped and counted, so that one stalled subscriber cannot stop
+ * its publisher (and every other subscriber) for good. Its own echoes stay
+ * (it applies backpressure to itself). */
+static void shed_when_stalled(moat_session *session)
+{
+    if (session->data_stalled || g_queue_is_empty(&session->data_queue) ||
+        moat_worker_now_us(session->worker) - session->data_progress_us < MOAT_DATA_STALL_US)
+        return;
+    session->data_stalled = true;
+    GList *link = session->data_queue.head;
+    while (link) {
+        GList *next = link->next;
+        queued_message *message = link->data;
+        if (message->credit.source && message->credit.source != session->handle) {
+            g_queue_delete_link(&session->data_queue, link);
+            session->data_queued_bytes -= message_cost(message->length);
+            release(session, message_cost(message->length));
+            moat_data_credit_give(&message->credit);
+            moat_session_drop(session, MOAT_DROP_DATA_STALLED);
+            g_free(message);
+        }
+        link = next;
+    }
+    moat_session_log(session, MOAT_LOG_WARN, "datachannel",
+                     "session %s: peer took no data for %u s, relayed messages dropped",
+                     session->id, MOAT_DATA_STALL_US / 1000000u);
+}
+
 void moat_session_data_tick(moat_session *session)
 {
     if (!session->sctp)
         return;
     moat_sctp_association_tick(session->sctp);
+    shed_when_stalled(session);
     /* Wake-ups come from credit given back; the gateway's total being
      * spent no longer is noticed here. */
     if (session->data_receive_paused)
@@ -469,6 +513,7 @@ void moat_session_data_clear(moat_session *session)
     session->sctp = NULL;
     session->sctp_up = false;
     session->data_receive_paused = false;
+    session->data_stalled = false;
     queued_message *message;
     while ((message = g_queue_pop_head(&session->data_queue))) {
         moat_data_credit_give(&message->credit);

@@ -115,6 +115,12 @@ struct moat_session {
     /* Backpressure: reading from SCTP stopped until what this session's
      * messages made the gateway queue drains (session_data_flow.c). */
     bool data_receive_paused;
+    /* When the queue's head started waiting or the association last took
+     * from it; a peer that takes nothing for MOAT_DATA_STALL_US is stalled
+     * and copies relayed from other sessions are dropped (counted) instead
+     * of holding their sources back. */
+    uint64_t data_progress_us;
+    bool data_stalled;
     /* Application data decrypted during the current moat_session_handle_dtls. */
     bool dtls_application_seen;
     /* A graceful end waits for SCTP to drain before close_notify. */

@@ -6,7 +6,10 @@ gateway runs at the smallest per-session data-channel limit, so the
 subscriber's queue fills within a second or two. The publisher must be
 slowed down instead (its reading paused: backpressure), and every message
 must reach the subscriber byte-exact and in order, with no drop counted
-anywhere, on the publisher's worker and across workers."""
+anywhere, on the publisher's worker and across workers. A subscriber whose
+peer stops taking data altogether holds the publisher back for 10 s at most:
+then what is relayed to it is dropped and counted (datachannel_stalled), and
+the other subscribers still get everything."""
 import asyncio
 import json
 import random
@@ -64,7 +67,22 @@ async def publisher(base, room):
     return pc, resource, channel
 
 
-async def subscriber(base, room):
+def stall(pc, after):
+    """The subscriber's SCTP takes nothing after `after` datagrams: a peer
+    that stops acknowledging (its ICE consent still answered)."""
+    sctp = pc.sctp
+    handle = sctp._handle_data
+    seen = [0]
+
+    async def until_stalled(data):
+        seen[0] += 1
+        if seen[0] <= after:
+            await handle(data)
+
+    sctp._handle_data = until_stalled
+
+
+async def subscriber(base, room, slow=True):
     pc = RTCPeerConnection()
     pc.addTransceiver("audio", direction="recvonly")
     received = []
@@ -83,7 +101,8 @@ async def subscriber(base, room):
     assert status == 201, f"WHEP answered {status}: {body}"
     await pc.setRemoteDescription(RTCSessionDescription(sdp=body, type="answer"))
     await asyncio.wait_for(opened.wait(), 10)
-    slow_down(pc)
+    if slow:
+        slow_down(pc)
     return pc, base + location, received, changed
 
 
@@ -158,5 +177,49 @@ def test_slow_subscriber_gets_every_message(placement):
         assert relay_drops == {}
         # The subscriber was slower than the publisher: backpressure did it.
         assert m["moat_datachannel_receive_pauses_total"] > 0
+    finally:
+        assert gw.stop() == 0
+
+
+def test_stalled_subscriber_holds_the_publisher_back_only_so_long():
+    gw = Gateway(extra_args=["--datachannel-session-bytes", str(SESSION_BYTES)])
+    count = 256  # 4 MiB
+    rng = random.Random("stalled")
+    messages = [i.to_bytes(4, "big") + rng.randbytes(MESSAGE - 4) for i in range(count)]
+
+    async def scenario():
+        pub_pc, pub_resource, channel = await publisher(gw.base, "stall")
+        peers = []
+        try:
+            healthy = await subscriber(gw.base, "stall", slow=False)
+            peers.append(healthy)
+            stalled = await subscriber(gw.base, "stall", slow=False)
+            peers.append(stalled)
+            stall(stalled[0], 20)
+            await asyncio.sleep(0.5)
+            deadline = time.monotonic() + TRANSFER_S
+            sent = await send_buffered(channel, messages, deadline)
+            received, changed = healthy[2], healthy[3]
+            while len(received) < count and time.monotonic() < deadline:
+                changed.clear()
+                try:
+                    await asyncio.wait_for(changed.wait(), 0.5)
+                except asyncio.TimeoutError:
+                    pass
+            return sent, list(received)
+        finally:
+            for pc, resource, _, _ in peers:
+                await whip_delete(resource)
+                await pc.close()
+            await whip_delete(pub_resource)
+            await pub_pc.close()
+
+    try:
+        sent, received = asyncio.run(scenario())
+        assert sent == count
+        assert len(received) == count and received == messages, \
+            f"{len(received)} of {count} messages reached the healthy subscriber"
+        assert gw.drops("datachannel_stalled") > 0
+        assert gw.drops("datachannel_limit") == 0
     finally:
         assert gw.stop() == 0
