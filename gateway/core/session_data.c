@@ -404,6 +404,7 @@ static void shed_when_stalled(moat_session *session)
         moat_worker_now_us(session->worker) - session->data_progress_us < MOAT_DATA_STALL_US)
         return;
     session->data_stalled = true;
+    unsigned dropped = 0;
     GList *link = session->data_queue.head;
     while (link) {
         GList *next = link->next;
@@ -415,12 +416,14 @@ static void shed_when_stalled(moat_session *session)
             moat_data_credit_give(&message->credit);
             moat_session_drop(session, MOAT_DROP_DATA_STALLED);
             g_free(message);
+            dropped++;
         }
         link = next;
     }
-    moat_session_log(session, MOAT_LOG_WARN, "datachannel",
-                     "session %s: peer took no data for %u s, relayed messages dropped",
-                     session->id, MOAT_DATA_STALL_US / 1000000u);
+    if (dropped)
+        moat_session_log(session, MOAT_LOG_WARN, "datachannel",
+                         "session %s: peer took no data for %u s, %u relayed messages dropped",
+                         session->id, MOAT_DATA_STALL_US / 1000000u, dropped);
 }
 
 void moat_session_data_tick(moat_session *session)
@@ -429,8 +432,8 @@ void moat_session_data_tick(moat_session *session)
         return;
     moat_sctp_association_tick(session->sctp);
     shed_when_stalled(session);
-    /* Wake-ups come from credit given back; the gateway's total being
-     * spent no longer is noticed here. */
+    /* Credit given back wakes a paused session (a task on its worker); the
+     * gateway's total no longer being nearly spent is noticed here. */
     if (session->data_receive_paused)
         moat_session_data_flow_check(session);
 }
