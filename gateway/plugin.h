@@ -203,7 +203,11 @@ typedef struct {
      * worker at once (as send_data), otherwise copied and posted to the
      * owning worker; at most MOAT_PLUGIN_RELAY_DATA_QUEUE messages of at
      * most MOAT_PLUGIN_RELAY_DATA_MAX bytes wait per target (more drop,
-     * counted in moat_relay_dropped_data_messages_total{reason}). 0
+     * counted in moat_relay_dropped_data_messages_total{reason}). Called
+     * from on_data, the copy counts against the session that received the
+     * message until it is sent: that session stops reading from SCTP while
+     * its copies wait (backpressure), so a slow target does not make it
+     * drop what it acknowledged. send_data from on_data does the same. 0
      * sent or queued, -1 dropped or session ended. */
     int (*relay_data)(moat_plugin_session *session, uint16_t stream_id, uint32_t ppid,
                       const uint8_t *data, size_t length);

@@ -26,6 +26,7 @@ typedef enum {
     MOAT_DROP_DATA_LIMIT,    /* data channel message refused: memory limit reached */
     MOAT_DROP_SEND_EAGAIN,   /* outgoing: socket send buffer still full after a wait */
     MOAT_DROP_SEND_ERROR,    /* outgoing: the kernel refused this datagram (route, size) */
+    MOAT_DROP_DATA_STALLED,  /* data relayed to a session whose peer took nothing for 10 s */
     MOAT_DROP_REASON_COUNT
 } moat_drop_reason;
 
@@ -53,6 +54,8 @@ typedef struct {
     uint64_t data_bytes_received;
     uint64_t data_bytes_sent;
     uint64_t data_messages_abandoned;
+    /* Times a session stopped reading its data channels (backpressure). */
+    uint64_t data_receive_pauses;
     /* Path MTU discovery, added when an association ends (session_data.c). */
     uint64_t data_pmtu_probes_sent;
     uint64_t data_pmtu_probes_acked;

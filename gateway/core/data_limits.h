@@ -75,6 +75,14 @@ static inline bool moat_data_limits_charge_spare(moat_data_limits *limits, size_
     return true;
 }
 
+/* Takes `bytes` even past the total: for messages made from data SCTP has
+ * acknowledged, which must not be lost (every reader stops before the total
+ * is spent, which bounds what goes past it); any thread. */
+static inline void moat_data_limits_charge_force(moat_data_limits *limits, size_t bytes)
+{
+    __atomic_add_fetch(&limits->used, bytes, __ATOMIC_RELAXED);
+}
+
 static inline void moat_data_limits_release(moat_data_limits *limits, size_t bytes)
 {
     __atomic_sub_fetch(&limits->used, bytes, __ATOMIC_RELAXED);

@@ -53,6 +53,10 @@ static const counter_metric counter_metrics[] = {
     {"moat_datachannel_messages_abandoned_total",
      "Messages partially reliable channels gave up on (counted when the session ends)",
      offsetof(moat_counters, data_messages_abandoned)},
+    {"moat_datachannel_receive_pauses_total",
+     "Times a session stopped reading its data channels until what it made the gateway queue "
+     "drained (backpressure)",
+     offsetof(moat_counters, data_receive_pauses)},
     {"moat_datachannel_pmtu_probes_sent_total",
      "Path MTU discovery probes sent (counted when the session ends)",
      offsetof(moat_counters, data_pmtu_probes_sent)},

@@ -71,7 +71,9 @@ static void dtls_connected(void *user, const moat_srtp_keying *keys)
 
 static void dtls_application_data(void *user, const uint8_t *data, size_t length)
 {
-    moat_session_data_receive(user, data, length);
+    moat_session *session = user;
+    session->dtls_application_seen = true;
+    moat_session_data_receive(session, data, length);
 }
 
 static void dtls_closed(void *user, moat_dtls_state state, const char *reason)
@@ -326,15 +328,17 @@ void moat_session_handle_stun(moat_session *session, const moat_path *path, cons
         select_tuple(session, path);
 }
 
-void moat_session_handle_dtls(moat_session *session, const moat_path *path, const uint8_t *data,
+bool moat_session_handle_dtls(moat_session *session, const moat_path *path, const uint8_t *data,
                               size_t length)
 {
     if (!session->dtls || session->ending)
-        return;
+        return false;
     if (!session->has_selected)
         select_tuple(session, path);
+    session->dtls_application_seen = false;
     if (moat_dtls_transport_receive(session->dtls, data, length) != 0)
         moat_session_drop(session, MOAT_DROP_DTLS);
+    return session->dtls_application_seen;
 }
 
 static void leave_pending(moat_session *session)

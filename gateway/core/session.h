@@ -58,7 +58,11 @@ moat_plugin_session *moat_session_plugin_handle(moat_session *session);
 
 void moat_session_handle_stun(moat_session *session, const moat_path *path, const uint8_t *data,
                               size_t length);
-void moat_session_handle_dtls(moat_session *session, const moat_path *path, const uint8_t *data,
+/* A DTLS datagram from the peer. true when it carried application data that
+ * decrypted on the established DTLS association: authenticated traffic of
+ * the session's own peer (its data channels), which the worker socket's
+ * flood detector does not count. */
+bool moat_session_handle_dtls(moat_session *session, const moat_path *path, const uint8_t *data,
                               size_t length);
 void moat_session_handle_srtp(moat_session *session, uint8_t *data, size_t length, size_t capacity);
 /* Timers; returns false when the session must end. */

@@ -1,7 +1,11 @@
 /* The session's data channels: SCTP packets ride in DTLS application data;
  * messages go to the plugin's on_data and come back through send_data.
  * Messages the association cannot take yet wait in a bounded queue, so a
- * plugin never loses one to a momentarily full send buffer. */
+ * plugin never loses one to a momentarily full send buffer. What SCTP
+ * acknowledged is never dropped for lack of room: the messages a session's
+ * received messages made (echoes, relayed copies) count against it, and
+ * past its high-water mark it stops reading from SCTP, so its receive
+ * window closes and the peer slows down (moat_session_data_flow_check). */
 #include "core/session_internal.h"
 
 #include "core/data_limits.h"
@@ -16,7 +20,14 @@
 
 #define SCTP_PORT 5000
 
+/* A peer whose association took nothing from the queue for this long no
+ * longer holds back the sessions relaying to it: their copies are dropped
+ * (datachannel_stalled) until it takes again. Half a send buffer (512 KiB)
+ * in 10 s is about 400 kbit/s. */
+#define MOAT_DATA_STALL_US 10000000u
+
 typedef struct {
+    moat_data_credit credit; /* on the session whose message this was made from */
     uint16_t stream_id;
     uint32_t ppid;
     size_t length;
@@ -99,6 +110,29 @@ static size_t message_cost(size_t length)
     return sizeof(queued_message) + length;
 }
 
+/* What a session's received messages may make the gateway queue before it
+ * stops reading: half its queue's room, so that what is read before the
+ * pause takes effect (one message, of at most
+ * MOAT_SCTP_MAX_RECEIVE_MESSAGE_SIZE, echoed) still fits. */
+static size_t receive_high_water(const moat_session *session)
+{
+    size_t high = queue_limit(session) / 2;
+    size_t floor = message_cost(MOAT_SCTP_MAX_RECEIVE_MESSAGE_SIZE);
+    return high > floor ? high : floor;
+}
+
+/* The gateway's data-channel total is nearly spent (less than two of the
+ * largest messages left): every session stops reading until it is not. */
+static bool total_tight(const moat_session *session)
+{
+    const moat_data_limits *limits = limits_of(session);
+    if (!limits)
+        return false;
+    size_t headroom = 2 * message_cost(MOAT_SCTP_MAX_RECEIVE_MESSAGE_SIZE);
+    size_t used = moat_data_limits_used(limits);
+    return used >= limits->total_bytes || limits->total_bytes - used < headroom;
+}
+
 /* The association's buffer growth, charged to the gateway's total while a
  * quarter of it stays free for queues (never counted as a drop: a refused
  * growth only keeps the window smaller). */
@@ -142,8 +176,13 @@ static void sctp_message(void *user, uint16_t stream_id, uint32_t ppid, const ui
     moat_counters *counters = moat_worker_counters_mut(session->worker);
     moat_counter_add(&counters->data_messages_received, 1);
     moat_counter_add(&counters->data_bytes_received, length);
-    if (session->plugin && session->plugin->on_data)
+    if (session->plugin && session->plugin->on_data) {
+        /* What the plugin sends now is made from this acknowledged message. */
+        moat_plugin_session *outer = moat_data_flow_enter(session->handle);
         session->plugin->on_data(session->plugin_state, stream_id, ppid, data, length);
+        moat_data_flow_leave(outer);
+    }
+    moat_session_data_flow_check(session);
 }
 
 static void sctp_channel_closed(void *user, uint16_t stream_id)
@@ -175,8 +214,11 @@ static bool flush_queue(moat_session *session)
         if (status == -EAGAIN)
             return false;
         g_queue_pop_head(&session->data_queue);
+        session->data_progress_us = moat_worker_now_us(session->worker);
+        session->data_stalled = false;
         session->data_queued_bytes -= message_cost(message->length);
         release(session, message_cost(message->length));
+        moat_data_credit_give(&message->credit);
         if (status == 0) {
             moat_counters *counters = moat_worker_counters_mut(session->worker);
             moat_counter_add(&counters->data_messages_sent, 1);
@@ -265,8 +307,40 @@ void moat_session_data_receive(moat_session *session, const uint8_t *data, size_
         moat_sctp_association_receive(session->sctp, data, length);
 }
 
+/* Room in the queue for a message costing `cost`, charged to the
+ * gateway's total. A plugin's own message gets what the session's limit
+ * leaves and the total allows. One made from an acknowledged message is
+ * taken from the session itself (its echo) whatever its queue holds: the
+ * session stopped reading before that could outgrow the limit (one message
+ * past its high-water mark); from another session (a relay) up to the
+ * session's whole limit. It is charged to the total even past it: every
+ * session stops reading before the total is spent (total_tight), so what
+ * goes past is at most what one delivery makes per worker. */
+static bool admit(moat_session *session, moat_plugin_session *source, size_t cost)
+{
+    moat_data_limits *limits = limits_of(session);
+    if (!source) {
+        if (session->data_queued_bytes + cost > queue_limit(session))
+            return false;
+        return !limits || moat_data_limits_charge(limits, cost);
+    }
+    if (source != session->handle && session->data_queued_bytes + cost > session_bytes(session))
+        return false;
+    if (limits)
+        moat_data_limits_charge_force(limits, cost);
+    return true;
+}
+
 int moat_session_data_send(moat_session *session, uint16_t stream_id, uint32_t ppid,
                            const uint8_t *data, size_t length)
+{
+    return moat_session_data_send_from(session, moat_data_flow_source(), stream_id, ppid, data,
+                                       length);
+}
+
+int moat_session_data_send_from(moat_session *session, moat_plugin_session *source,
+                                uint16_t stream_id, uint32_t ppid, const uint8_t *data,
+                                size_t length)
 {
     if (!session->sctp || session->draining)
         return -1;
@@ -282,13 +356,18 @@ int moat_session_data_send(moat_session *session, uint16_t stream_id, uint32_t p
             return -1;
     }
     size_t cost = message_cost(length);
-    if (session->data_queued_bytes + cost > queue_limit(session)) {
+    if (session->data_stalled && source && source != session->handle) {
+        moat_session_drop(session, MOAT_DROP_DATA_STALLED);
+        return -1;
+    }
+    if (!admit(session, source, cost)) {
         moat_session_drop(session, MOAT_DROP_DATA_LIMIT);
         return -1;
     }
-    if (!charge(session, cost))
-        return -1;
+    if (g_queue_is_empty(&session->data_queue))
+        session->data_progress_us = moat_worker_now_us(session->worker);
     queued_message *message = g_malloc(sizeof *message + length);
+    moat_data_credit_take(&message->credit, source, cost, false);
     message->stream_id = stream_id;
     message->ppid = ppid;
     message->length = length;
@@ -315,10 +394,73 @@ bool moat_session_data_drained(const moat_session *session)
     return !session->sctp || !session->sctp_up;
 }
 
+/* The peer took nothing for MOAT_DATA_STALL_US: what other sessions relayed
+ * to it is dropped and counted, so that one stalled subscriber cannot stop
+ * its publisher (and every other subscriber) for good. Its own echoes stay
+ * (it applies backpressure to itself). */
+static void shed_when_stalled(moat_session *session)
+{
+    if (session->data_stalled || g_queue_is_empty(&session->data_queue) ||
+        moat_worker_now_us(session->worker) - session->data_progress_us < MOAT_DATA_STALL_US)
+        return;
+    session->data_stalled = true;
+    unsigned dropped = 0;
+    GList *link = session->data_queue.head;
+    while (link) {
+        GList *next = link->next;
+        queued_message *message = link->data;
+        if (message->credit.source && message->credit.source != session->handle) {
+            g_queue_delete_link(&session->data_queue, link);
+            session->data_queued_bytes -= message_cost(message->length);
+            release(session, message_cost(message->length));
+            moat_data_credit_give(&message->credit);
+            moat_session_drop(session, MOAT_DROP_DATA_STALLED);
+            g_free(message);
+            dropped++;
+        }
+        link = next;
+    }
+    if (dropped)
+        moat_session_log(session, MOAT_LOG_WARN, "datachannel",
+                         "session %s: peer took no data for %u s, %u relayed messages dropped",
+                         session->id, MOAT_DATA_STALL_US / 1000000u, dropped);
+}
+
 void moat_session_data_tick(moat_session *session)
 {
-    if (session->sctp)
-        moat_sctp_association_tick(session->sctp);
+    if (!session->sctp)
+        return;
+    moat_sctp_association_tick(session->sctp);
+    shed_when_stalled(session);
+    /* Credit given back wakes a paused session (a task on its worker); the
+     * gateway's total no longer being nearly spent is noticed here. */
+    if (session->data_receive_paused)
+        moat_session_data_flow_check(session);
+}
+
+/* Pauses reading past the high-water mark (checked after every message
+ * delivered, before the next is read) and resumes once the credit is under
+ * half of it: arming first, then looking, so a wake-up is never lost. */
+void moat_session_data_flow_check(moat_session *session)
+{
+    if (!session->sctp)
+        return;
+    size_t high = receive_high_water(session);
+    bool tight = total_tight(session);
+    if (!session->data_receive_paused) {
+        if (!tight && !moat_data_flow_over(session->handle, high))
+            return;
+        session->data_receive_paused = true;
+        moat_counter_add(&moat_worker_counters_mut(session->worker)->data_receive_pauses, 1);
+        moat_sctp_association_pause_receive(session->sctp, true);
+    }
+    if (!moat_data_flow_arm(session->handle, high / 2) || tight)
+        return;
+    moat_data_flow_disarm(session->handle);
+    session->data_receive_paused = false;
+    /* Reads what waits: this may nest (a message delivered from here checks
+     * again, and may pause again). */
+    moat_sctp_association_pause_receive(session->sctp, false);
 }
 
 /* PLPMTUD: the SCTP packet size in use and how it was found. */
@@ -340,10 +482,12 @@ json_t *moat_session_data_describe(const moat_session *session)
         return json_null();
     size_t send, receive;
     moat_sctp_association_buffer_sizes(session->sctp, &send, &receive);
-    json_t *out = json_pack("{s:b, s:I, s:I, s:I, s:I}", "up", session->sctp_up, "send_buffer",
-                            (json_int_t)send, "receive_buffer", (json_int_t)receive,
+    json_t *out = json_pack("{s:b, s:I, s:I, s:I, s:I, s:b, s:I}", "up", session->sctp_up,
+                            "send_buffer", (json_int_t)send, "receive_buffer", (json_int_t)receive,
                             "reserved_bytes", (json_int_t)session->data_reserved, "queued_bytes",
-                            (json_int_t)session->data_queued_bytes);
+                            (json_int_t)session->data_queued_bytes, "receive_paused",
+                            session->data_receive_paused, "flow_bytes",
+                            (json_int_t)atomic_load(&session->handle->flow_bytes));
     json_object_set_new(out, "pmtu", describe_pmtu(session));
     return out;
 }
@@ -371,9 +515,13 @@ void moat_session_data_clear(moat_session *session)
     moat_sctp_association_free(session->sctp);
     session->sctp = NULL;
     session->sctp_up = false;
+    session->data_receive_paused = false;
+    session->data_stalled = false;
     queued_message *message;
-    while ((message = g_queue_pop_head(&session->data_queue)))
+    while ((message = g_queue_pop_head(&session->data_queue))) {
+        moat_data_credit_give(&message->credit);
         g_free(message);
+    }
     release(session, session->data_queued_bytes + session->data_reserved);
     session->data_queued_bytes = 0;
     session->data_reserved = 0;

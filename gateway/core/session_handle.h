@@ -18,6 +18,15 @@ struct moat_plugin_session {
     _Atomic(moat_session *) session;
     moat_worker *worker;     /* the owner, fixed for the handle's life */
     atomic_uint data_queued; /* relay_data messages posted, not yet delivered */
+    /* Backpressure (session_data_flow.c), this session as a source: bytes
+     * of the messages its received messages made the gateway queue (echoes,
+     * relayed copies, on any worker) and of those posted to another worker
+     * how many are not delivered yet; low water, set by the owner, under
+     * which whoever gives credit back wakes the owner when flow_paused. */
+    atomic_size_t flow_bytes;
+    atomic_uint flow_in_transit;
+    atomic_size_t flow_low_bytes;
+    atomic_bool flow_paused;
 };
 
 moat_plugin_session *moat_session_handle_new(moat_session *session, moat_worker *worker);

@@ -117,6 +117,17 @@ struct moat_session {
     GQueue data_queue;        /* messages waiting for room in the SCTP send buffer */
     size_t data_queued_bytes; /* messages and their headers, charged to data limits */
     size_t data_reserved;     /* the association's share, charged to data limits */
+    /* Backpressure: reading from SCTP stopped until what this session's
+     * messages made the gateway queue drains (session_data_flow.c). */
+    bool data_receive_paused;
+    /* When the queue's head started waiting or the association last took
+     * from it; a peer that takes nothing for MOAT_DATA_STALL_US is stalled
+     * and copies relayed from other sessions are dropped (counted) instead
+     * of holding their sources back. */
+    uint64_t data_progress_us;
+    bool data_stalled;
+    /* Application data decrypted during the current moat_session_handle_dtls. */
+    bool dtls_application_seen;
     /* A graceful end waits for SCTP to drain before close_notify. */
     bool draining;
     uint64_t drain_deadline_us;
@@ -188,6 +199,47 @@ bool moat_session_enforcing(const moat_session *session);
 /* What the stream guard of a transport without SRTP+ is told per packet. */
 moat_guard_load moat_session_guard_load(const moat_session *session, bool enforcing);
 
+/* session_data_flow.c: backpressure on data channels. A message waiting to
+ * be sent (in a session's queue, or posted to another worker) that was made
+ * from a message some session received holds credit on that session, its
+ * source; the source stops reading from SCTP while it holds too much
+ * (moat_session_data_flow_check) and whoever gives the credit back wakes it
+ * (a task on its worker) once it holds little enough. */
+typedef struct {
+    moat_plugin_session *source; /* one reference; NULL: nothing charged */
+    size_t bytes;
+    bool in_transit; /* posted to another worker, counted in flow_in_transit */
+} moat_data_credit;
+
+/* Messages posted to other workers a source may have undelivered before it
+ * stops reading, and under which it resumes: well under the per-target
+ * bound on relayed messages (MOAT_PLUGIN_RELAY_DATA_QUEUE), so one source
+ * never meets it. */
+#define MOAT_DATA_FLOW_IN_TRANSIT_HIGH (MOAT_PLUGIN_RELAY_DATA_QUEUE / 2)
+#define MOAT_DATA_FLOW_IN_TRANSIT_LOW  (MOAT_PLUGIN_RELAY_DATA_QUEUE / 4)
+
+/* Charges `bytes` to `source` (none when NULL). Any thread. */
+void moat_data_credit_take(moat_data_credit *credit, moat_plugin_session *source, size_t bytes,
+                           bool in_transit);
+/* Gives the charge back, and wakes the source's worker when that takes the
+ * source, paused, under its low-water mark. Any thread; idempotent. */
+void moat_data_credit_give(moat_data_credit *credit);
+/* The session whose received message the calling thread is delivering to
+ * its plugin (messages sent meanwhile are made from it), NULL outside.
+ * enter returns the previous one for leave (deliveries may nest). */
+moat_plugin_session *moat_data_flow_source(void);
+moat_plugin_session *moat_data_flow_enter(moat_plugin_session *source);
+void moat_data_flow_leave(moat_plugin_session *previous);
+/* The source's credit over `high_bytes` (or too many messages in transit). */
+bool moat_data_flow_over(moat_plugin_session *source, size_t high_bytes);
+/* Arms the wake-up: credit given back under `low_bytes` (and few enough
+ * messages in transit) posts moat_session_data_flow_check to the source's
+ * worker. Then reports whether it is already there (a give that came
+ * before arming woke nobody). Source's worker. */
+bool moat_data_flow_arm(moat_plugin_session *source, size_t low_bytes);
+/* No wake-up wanted any more (reading resumed). */
+void moat_data_flow_disarm(moat_plugin_session *source);
+
 /* session_data.c */
 void moat_session_data_start(moat_session *session);
 void moat_session_data_receive(moat_session *session, const uint8_t *data, size_t length);
@@ -195,8 +247,26 @@ void moat_session_data_clear(moat_session *session);
 /* Starts a graceful SCTP shutdown; false when there is nothing to drain. */
 bool moat_session_data_begin_drain(moat_session *session);
 bool moat_session_data_drained(const moat_session *session);
+/* Sends one message to the session's peer, or queues it while the SCTP send
+ * buffer is full. Made from the message the calling thread is delivering
+ * (moat_data_flow_source) when there is one. 0, or -1 refused (counted as a
+ * datachannel_limit drop when for lack of memory). */
 int moat_session_data_send(moat_session *session, uint16_t stream_id, uint32_t ppid,
                            const uint8_t *data, size_t length);
+/* As moat_session_data_send, made from a message `source` received (NULL: a
+ * plugin's own message): that is never refused for the queue's limit from
+ * the source itself (the echo), and from another session only past the
+ * session's whole data-channel limit; what waits is charged to the source,
+ * which stops reading while it holds too much. Session's worker. */
+int moat_session_data_send_from(moat_session *session, moat_plugin_session *source,
+                                uint16_t stream_id, uint32_t ppid, const uint8_t *data,
+                                size_t length);
+/* Backpressure: stops the session's reading from SCTP while what its
+ * messages made the gateway queue is over its high-water mark (or the
+ * gateway's data-channel total is nearly spent), and resumes it once that
+ * drained under the low-water mark. After each message delivered, from the
+ * tick, and when credit given back wakes the session. Session's worker. */
+void moat_session_data_flow_check(moat_session *session);
 /* Periodic upkeep of the association (idle buffers give their growth
  * back); from moat_session_tick. */
 void moat_session_data_tick(moat_session *session);

@@ -14,6 +14,10 @@ moat_plugin_session *moat_session_handle_new(moat_session *session, moat_worker 
     moat_plugin_session *handle = g_new0(moat_plugin_session, 1);
     atomic_init(&handle->refs, 1);
     atomic_init(&handle->data_queued, 0);
+    atomic_init(&handle->flow_bytes, 0);
+    atomic_init(&handle->flow_in_transit, 0);
+    atomic_init(&handle->flow_low_bytes, 0);
+    atomic_init(&handle->flow_paused, false);
     atomic_init(&handle->session, session);
     handle->worker = worker;
     return handle;

@@ -2,8 +2,12 @@
  * target's own worker it is sent at once; otherwise a copy rides a worker
  * task to the owner (data channel rates make a malloc and a wake-up per
  * message affordable, unlike RTP, which takes the relay's rings). Each
- * target lets at most MOAT_PLUGIN_RELAY_DATA_QUEUE messages wait: a slow
- * worker drops and counts instead of queueing without bound. */
+ * target lets at most MOAT_PLUGIN_RELAY_DATA_QUEUE messages wait. A copy of
+ * a message some session received holds credit on that session until it is
+ * sent (session_data_flow.c): the source stops reading from SCTP before one
+ * target's bound or queue limit is reached, so acknowledged data is not
+ * dropped for a slow target; what is dropped anyway (a target gone or
+ * refusing, several sources on one target) is counted by reason. */
 #include "core/session_handle.h"
 #include "core/session_internal.h"
 
@@ -11,6 +15,7 @@
 #include <string.h>
 
 typedef struct {
+    moat_data_credit credit;     /* on the source, while in transit */
     moat_plugin_session *target; /* one reference */
     moat_relay *relay;           /* counters */
     uint16_t stream_id;
@@ -22,6 +27,7 @@ typedef struct {
 static void message_done(relayed_message *m)
 {
     atomic_fetch_sub_explicit(&m->target->data_queued, 1, memory_order_relaxed);
+    moat_data_credit_give(&m->credit);
     moat_session_handle_unref(m->target);
     g_free(m);
 }
@@ -33,7 +39,8 @@ static void deliver(moat_worker *worker, void *data)
     moat_session *session = moat_session_handle_get(m->target);
     if (!session || session->ending)
         moat_relay_count_data_drop(m->relay, MOAT_RELAY_DATA_TARGET_GONE);
-    else if (moat_session_data_send(session, m->stream_id, m->ppid, m->data, m->length) != 0)
+    else if (moat_session_data_send_from(session, m->credit.source, m->stream_id, m->ppid, m->data,
+                                         m->length) != 0)
         moat_relay_count_data_drop(m->relay, MOAT_RELAY_DATA_NOT_SENT);
     else
         moat_relay_count_data_delivered(m->relay);
@@ -71,6 +78,7 @@ int moat_session_relay_data(moat_plugin_session *handle, uint16_t stream_id, uin
         return -1;
     }
     relayed_message *m = g_malloc(sizeof *m + length);
+    moat_data_credit_take(&m->credit, moat_data_flow_source(), sizeof *m + length, true);
     moat_session_handle_ref(handle);
     m->target = handle;
     m->relay = relay;

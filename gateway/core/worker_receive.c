@@ -85,12 +85,17 @@ void moat_worker_dispatch(moat_worker *worker, const moat_path *path, uint8_t *d
         drop(worker, MOAT_DROP_UNKNOWN_TUPLE);
         return;
     }
-    /* The worker detector's rate counts only what reaches a transport. */
+    /* The worker detector's rate counts only what reaches a transport, and
+     * not a session's own data channels: DTLS application data that
+     * decrypted is its peer's (a legitimate bulk transfer used to switch the
+     * detector on); handshakes and records that fail to decrypt count. */
+    if (class == MOAT_PACKET_DTLS) {
+        if (!moat_session_handle_dtls(session, path, data, length))
+            moat_worker_note_datagram(worker);
+        return;
+    }
     moat_worker_note_datagram(worker);
-    if (class == MOAT_PACKET_DTLS)
-        moat_session_handle_dtls(session, path, data, length);
-    else
-        moat_session_handle_srtp(session, data, length, MOAT_DATAGRAM_CAPACITY);
+    moat_session_handle_srtp(session, data, length, MOAT_DATAGRAM_CAPACITY);
 }
 
 static int64_t clock_us(clockid_t clock)

@@ -225,6 +225,19 @@ int moat_sctp_association_send(moat_sctp_association *a, uint16_t stream_id, uin
     return rc;
 }
 
+void moat_sctp_association_pause_receive(moat_sctp_association *a, bool paused)
+{
+    if (a == NULL || a->free_requested || a->receive_paused == paused)
+        return;
+    a->receive_paused = paused;
+    if (paused)
+        return;
+    /* What waits in the receive buffer raised no new upcall: read anyway. */
+    moat_sctp_mailbox_claim(&a->mailbox);
+    a->maybe_readable = true;
+    moat_sctp_association_deliver(a);
+}
+
 void moat_sctp_association_shutdown(moat_sctp_association *a)
 {
     if (a == NULL || a->free_requested || a->shutdown_requested)
@@ -347,10 +360,17 @@ static void handle_message(moat_sctp_association *a, uint16_t stream_id, uint32_
         a->cb.message(a->user, stream_id, ppid, data, length);
 }
 
-/* Reads everything the socket holds. */
+/* Whether the owner lets us read (backpressure); a shutdown is always read
+ * to its end. */
+static bool may_read(const moat_sctp_association *a)
+{
+    return !a->receive_paused || a->shutdown_requested;
+}
+
+/* Reads everything the socket holds, or until the owner pauses reading. */
 static void drain_socket(moat_sctp_association *a)
 {
-    while (!a->eof && moat_sctp_association_live(a)) {
+    while (!a->eof && moat_sctp_association_live(a) && may_read(a)) {
         struct sctp_rcvinfo info;
         struct sockaddr_conn from;
         socklen_t from_length = sizeof from;

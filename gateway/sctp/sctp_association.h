@@ -94,6 +94,18 @@ void moat_sctp_association_receive(moat_sctp_association *a, const uint8_t *pack
 int moat_sctp_association_send(moat_sctp_association *a, uint16_t stream_id, uint32_t ppid,
                                const uint8_t *data, size_t length);
 
+/* Backpressure on what the peer sends (the owner cannot take more messages
+ * now). While paused, nothing more is read from the association: messages
+ * and notifications wait, already acknowledged, in its receive buffer, and
+ * the window advertised to the peer closes as that fills, so the peer stops
+ * sending (SCTP discards, unacknowledged, what a peer sends past a closed
+ * window: the peer retransmits it later). Nothing that was acknowledged is
+ * lost: resuming reads what waits, and the message callback may run from
+ * inside this call (from inside a callback, once that returns). A pause
+ * takes effect before the next read, so a callback may pause after each
+ * message. Ignored once shutdown was requested (the end is read). */
+void moat_sctp_association_pause_receive(moat_sctp_association *a, bool paused);
+
 /* Opens a channel. With info->negotiated the channel uses info->stream_id
  * and no DCEP is sent (the peer must open the same id); otherwise an unused id
  * of our parity is picked, info->stream_id is ignored and DCEP OPEN is sent

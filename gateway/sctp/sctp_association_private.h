@@ -74,8 +74,9 @@ struct moat_sctp_association {
     bool maybe_readable; /* the upcall fired since a read found nothing */
     bool shutdown_requested;
     bool shutdown_sent;
-    bool send_blocked; /* a send returned -EAGAIN; report writable */
-    bool channel_work; /* some channel has a DCEP message or reset to retry */
+    bool send_blocked;   /* a send returned -EAGAIN; report writable */
+    bool receive_paused; /* the owner applies backpressure: nothing is read */
+    bool channel_work;   /* some channel has a DCEP message or reset to retry */
 
     /* Re-entrancy: callbacks run inside deliver and may call back in. */
     unsigned delivering;

@@ -135,6 +135,33 @@ class EchoChannel:
                 await asyncio.sleep(0)
         return self.sent
 
+    async def send_buffered(self, messages, deadline, high_water, low_water):
+        """Sends every message as a browser application does: while the
+        channel's bufferedAmount is above high_water it waits for
+        bufferedamountlow (bufferedAmountLowThreshold = low_water), whatever
+        comes back. Returns how many were sent before the deadline."""
+        low = asyncio.Event()
+        self.channel.bufferedAmountLowThreshold = low_water
+        self.channel.on("bufferedamountlow", low.set)
+        for message in messages:
+            while self.channel.bufferedAmount > high_water and not self.closed.is_set():
+                low.clear()
+                if self.channel.bufferedAmount <= low_water:
+                    break
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    return self.sent
+                try:
+                    await asyncio.wait_for(low.wait(), min(remaining, 0.5))
+                except asyncio.TimeoutError:
+                    pass
+            if self.closed.is_set():
+                return self.sent
+            self.send(message)
+            if self.sent % 16 == 0:
+                await asyncio.sleep(0)
+        return self.sent
+
     async def wait_received(self, count, deadline):
         while len(self.received) < count and not self.closed.is_set():
             if not await self._wait_change(deadline):

@@ -2,8 +2,10 @@
 datachannel_session_bytes) against aiortc peers: beyond the gateway's total,
 a new session gets no data channels (counted as a datachannel_limit drop)
 while earlier sessions keep echoing, and a session that hangs up gives its
-share back."""
+share back. A session whose echoes the total cannot hold any more is slowed
+down (it stops reading: backpressure), it loses nothing it acknowledged."""
 import asyncio
+import random
 import time
 
 from conftest import Gateway
@@ -70,3 +72,34 @@ def test_limits_rejected_below_the_association_share():
                              "1"], capture_output=True, text=True, timeout=10)
     assert result.returncode != 0
     assert "datachannel_session_bytes" in result.stderr + result.stdout
+
+
+def test_total_limit_slows_the_sender_down_instead_of_dropping():
+    """4 MiB in all: the association holds 3 MiB, so about 1 MiB is left for
+    echoes waiting to be sent. The peer sends 8 MiB, paced only by its own
+    bufferedAmount: the gateway stops reading while the total is nearly
+    spent, and every message comes back (the old gateway refused the echoes
+    beyond the total and counted them as datachannel_limit drops)."""
+    gw = Gateway(workers=1, env={"MOAT_LIMITS_DATACHANNEL_TOTAL_MIB": "4"})
+    rng = random.Random(4)
+    messages = [i.to_bytes(4, "big") + rng.randbytes(16 * 1024 - 4) for i in range(512)]
+    try:
+        async def scenario():
+            peer = await DataChannelPeer(gw.base, [{"label": "bulk"}]).connect()
+            channel = peer.channels[0]
+            deadline = time.monotonic() + 40
+            try:
+                await channel.send_buffered(messages, deadline, 2 * MIB, 512 * 1024)
+                await channel.wait_received(len(messages), deadline)
+                return list(channel.received)
+            finally:
+                await peer.delete()
+                await peer.close()
+
+        received = asyncio.run(scenario())
+        assert len(received) == len(messages) and received == messages, \
+            f"{len(received)} of {len(messages)} messages came back"
+        assert gw.drops("datachannel_limit") == 0
+        assert gw.metric("moat_datachannel_receive_pauses_total") > 0
+    finally:
+        assert gw.stop() == 0

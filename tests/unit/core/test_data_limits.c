@@ -37,6 +37,20 @@ static void test_charge_spare(void)
     g_assert_cmpuint(moat_data_limits_used(&limits), ==, 0);
 }
 
+/* Messages made from acknowledged data are charged even past the total
+ * (the readers stop before it is spent); what is charged is given back. */
+static void test_charge_force(void)
+{
+    moat_data_limits limits;
+    moat_data_limits_init(&limits, MOAT_DATA_SESSION_DEFAULT_BYTES, 10000);
+    g_assert_true(moat_data_limits_charge(&limits, 9000));
+    moat_data_limits_charge_force(&limits, 2000);
+    g_assert_cmpuint(moat_data_limits_used(&limits), ==, 11000);
+    g_assert_false(moat_data_limits_charge(&limits, 1));
+    moat_data_limits_release(&limits, 2000);
+    g_assert_true(moat_data_limits_charge(&limits, 1000));
+}
+
 typedef struct {
     moat_data_limits *limits;
     size_t granted;
@@ -100,6 +114,7 @@ int main(int argc, char **argv)
     g_test_init(&argc, &argv, NULL);
     g_test_add_func("/data-limits/charge-and-release", test_charge_and_release);
     g_test_add_func("/data-limits/charge-spare", test_charge_spare);
+    g_test_add_func("/data-limits/charge-force", test_charge_force);
     g_test_add_func("/data-limits/total-across-threads", test_total_never_exceeded_across_threads);
     g_test_add_func("/data-limits/config", test_config);
     return g_test_run();

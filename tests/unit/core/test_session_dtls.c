@@ -1,13 +1,18 @@
 /* A session's DTLS glue against a real DTLS client over loopback: a session
  * whose SRTP setup fails when the handshake completes ends on its next tick,
  * after the transport's call stack unwound (it used to free the transport
- * from inside its own callback: a use-after-free under ASan). */
+ * from inside its own callback: a use-after-free under ASan); and a peer's
+ * data-channel traffic (DTLS application data that decrypts) switches no
+ * worker socket detector on, however fast, while as many records that fail
+ * to decrypt still do. */
 #include "session_harness.h"
 
 #include "core/session_internal.h"
+#include "core/worker_receive.h"
 #include "dtls/certificate.h"
 #include "dtls/dtls_context.h"
 #include "dtls/dtls_transport.h"
+#include "ice/ice_client.h"
 
 #include <glib.h>
 #include <string.h>
@@ -112,10 +117,141 @@ static void test_srtp_setup_failure_ends_after_the_handshake_returns(void)
     moat_certificate_free(client_cert);
 }
 
+typedef struct {
+    moat_certificate *server_cert, *client_cert;
+    moat_dtls_context *server_ctx, *client_ctx;
+    moat_dtls_transport *client;
+    client_state state;
+} dtls_pair;
+
+static void dtls_pair_init(dtls_pair *p)
+{
+    char error[256];
+    memset(p, 0, sizeof *p);
+    p->server_cert = moat_certificate_generate(error, sizeof error);
+    p->client_cert = moat_certificate_generate(error, sizeof error);
+    g_assert_nonnull(p->server_cert);
+    g_assert_nonnull(p->client_cert);
+    p->server_ctx = moat_dtls_context_new(p->server_cert, error, sizeof error);
+    p->client_ctx = moat_dtls_context_new(p->client_cert, error, sizeof error);
+    g_assert_nonnull(p->server_ctx);
+    g_assert_nonnull(p->client_ctx);
+    g_queue_init(&p->state.outbox);
+    p->client = moat_dtls_transport_new(p->client_ctx, MOAT_DTLS_ROLE_CLIENT, "sha-256",
+                                        moat_certificate_fingerprint(p->server_cert),
+                                        &client_callbacks, &p->state, error, sizeof error);
+    g_assert_nonnull(p->client);
+}
+
+static void dtls_pair_clear(dtls_pair *p)
+{
+    moat_dtls_transport_free(p->client);
+    g_queue_clear_full(&p->state.outbox, (GDestroyNotify)g_bytes_unref);
+    moat_dtls_context_free(p->server_ctx);
+    moat_dtls_context_free(p->client_ctx);
+    moat_certificate_free(p->server_cert);
+    moat_certificate_free(p->client_cert);
+}
+
+/* The peer's nominating ICE check binds its tuple, so the worker's
+ * dispatch finds the session. */
+static void bind_peer_tuple(session_harness *h)
+{
+    moat_ice_client_credentials credentials = {
+        .local_ufrag = "peerufrag",
+        .local_pwd = "peerpasswordpeerpassword",
+        .remote_ufrag = "gwufrag1",
+        .remote_pwd = "gatewaypasswordgatewaypa",
+        .tie_breaker = 42,
+    };
+    moat_ice_client *ice = moat_ice_client_new(&credentials);
+    g_assert_nonnull(ice);
+    uint8_t request[MOAT_DATAGRAM_CAPACITY];
+    size_t length = moat_ice_client_build_request(ice, 0x6e0001ff, true, false, request,
+                                                  MOAT_ICE_CLIENT_REQUEST_CAPACITY);
+    g_assert_cmpuint(length, >, 0);
+    moat_worker_dispatch(h->worker, &h->path, request, length);
+    g_assert_true(h->session->has_selected);
+    moat_ice_client_free(ice);
+}
+
+/* `count` application-data records from the client, one datagram each,
+ * dispatched by the worker `spacing_us` apart from *now on; with `corrupt`
+ * each has its last byte (the authentication tag) flipped. */
+static void dispatch_records(session_harness *h, dtls_pair *p, int count, uint64_t *now,
+                             uint64_t spacing_us, bool corrupt)
+{
+    uint8_t payload[1100];
+    memset(payload, 0x5a, sizeof payload);
+    for (int i = 0; i < count; i++) {
+        g_assert_cmpint(moat_dtls_transport_send(p->client, payload, sizeof payload), ==, 0);
+        GBytes *datagram = g_queue_pop_head(&p->state.outbox);
+        g_assert_nonnull(datagram);
+        gsize length;
+        const uint8_t *data = g_bytes_get_data(datagram, &length);
+        uint8_t copy[MOAT_DATAGRAM_CAPACITY];
+        g_assert_cmpuint(length, <=, sizeof copy);
+        memcpy(copy, data, length);
+        if (corrupt)
+            copy[length - 1] ^= 0xff;
+        moat_worker_set_now_us(h->worker, *now += spacing_us);
+        moat_worker_dispatch(h->worker, &h->path, copy, length);
+        g_bytes_unref(datagram);
+    }
+}
+
+static uint64_t worker_switches(session_harness *h)
+{
+    return moat_counter_read(&moat_worker_counters(h->worker)->worker_detector_switches_on);
+}
+
+static void test_data_channel_traffic_switches_no_worker_detector_on(void)
+{
+    dtls_pair p;
+    dtls_pair_init(&p);
+    session_harness h;
+    session_harness_init(&h);
+    g_strlcpy(h.negotiation.remote_fingerprint, moat_certificate_fingerprint(p.client_cert),
+              sizeof h.negotiation.remote_fingerprint);
+    session_harness_create(&h, p.server_ctx);
+    bind_peer_tuple(&h);
+    handshake(&h, p.client, &p.state, 2000);
+    g_assert_true(p.state.connected);
+    g_assert_true(h.session->dtls_connected);
+    g_assert_false(h.session->ending);
+
+    /* Two calm seconds at 100 datagrams/s teach the worker's detector a
+     * baseline; then the peer's data channels send 20 000 datagrams/s for
+     * 200 ms, 200 times the baseline. */
+    uint64_t now = 10000000;
+    for (int i = 0; i < 200; i++) {
+        moat_worker_set_now_us(h.worker, now += 10000);
+        moat_worker_note_datagram(h.worker);
+    }
+    g_assert_false(moat_worker_enforcing(h.worker));
+    uint64_t dtls_drops_before = moat_counter_read(&h.session->counters.dropped[MOAT_DROP_DTLS]);
+    dispatch_records(&h, &p, 4000, &now, 50, false);
+    g_assert_cmpuint(moat_counter_read(&h.session->counters.dropped[MOAT_DROP_DTLS]), ==,
+                     dtls_drops_before);
+    g_assert_false(moat_worker_enforcing(h.worker));
+    g_assert_cmpuint(worker_switches(&h), ==, 0);
+
+    /* As many records that do not decrypt (forged, or any junk sent to the
+     * peer's tuple) are a flood, and switch it on. */
+    dispatch_records(&h, &p, 4000, &now, 50, true);
+    g_assert_true(moat_worker_enforcing(h.worker));
+    g_assert_cmpuint(worker_switches(&h), ==, 1);
+
+    session_harness_clear(&h);
+    dtls_pair_clear(&p);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
     g_test_add_func("/session/dtls/srtp-setup-failure-ends-after-handshake",
                     test_srtp_setup_failure_ends_after_the_handshake_returns);
+    g_test_add_func("/session/dtls/data-channel-traffic-switches-no-worker-detector-on",
+                    test_data_channel_traffic_switches_no_worker_detector_on);
     return g_test_run();
 }

@@ -49,6 +49,8 @@ static void on_message(void *user, uint16_t stream_id, uint32_t ppid, const uint
     m->ppid = ppid;
     m->data = g_bytes_new(data, length);
     g_ptr_array_add(end->messages, m);
+    if (end->pause_after != 0 && end->messages->len == end->pause_after)
+        moat_sctp_association_pause_receive(end->assoc, true);
     if (end->free_on_message) {
         moat_sctp_association_free(end->assoc);
         end->assoc = NULL;

@@ -40,6 +40,8 @@ struct sctp_test_end {
     unsigned dry_events, writable_events;
     bool free_on_down; /* free the association from inside association_state(false) */
     bool free_on_message;
+    /* Non-zero: pause receiving once this many messages were recorded. */
+    unsigned pause_after;
     /* When set, every callback asserts it runs on this thread. */
     GThread *owner_thread;
     /* Optional: sees every packet this end sends, before the wire. */

@@ -1,5 +1,6 @@
 /* Associations back to back in memory: establishment, DCEP and negotiated
- * channels, message types, sizes, hostile DCEP. */
+ * channels, message types, sizes, hostile DCEP, backpressure (a receiver
+ * that stops reading closes its window without losing anything). */
 #include <errno.h>
 #include <string.h>
 
@@ -351,6 +352,78 @@ static void test_large_does_not_block_small(void)
     sctp_test_link_clear(&link);
 }
 
+static void numbered_message(uint8_t *out, size_t size, unsigned index)
+{
+    for (size_t i = 0; i < size; i++)
+        out[i] = (uint8_t)(index * 31u + i * 7u);
+    memcpy(out, &index, sizeof index);
+}
+
+/* Sends numbered messages from *sent on, pumping one tick whenever the send
+ * buffer is full, for at most `attempts` tries or until `total`. */
+static void send_numbered(sctp_test_link *link, uint16_t id, unsigned *sent, unsigned total,
+                          unsigned attempts)
+{
+    uint8_t payload[16 * 1024];
+    for (unsigned attempt = 0; attempt < attempts && *sent < total; attempt++) {
+        numbered_message(payload, sizeof payload, *sent);
+        int rc = moat_sctp_association_send(link->client.assoc, id, MOAT_SCTP_PPID_BINARY, payload,
+                                            sizeof payload);
+        if (rc == 0) {
+            (*sent)++;
+            continue;
+        }
+        g_assert_cmpint(rc, ==, -EAGAIN);
+        sctp_test_link_pump(link, 1);
+    }
+}
+
+/* The server stops reading after the first message (from inside its message
+ * callback, as the gateway does): the client fills the server's window and
+ * its own send buffer, then can hardly send more (a zero-window probe now
+ * and then), for as long as the pause lasts; nothing more reaches the
+ * server's owner and the association stays up. Resumed, every message
+ * arrives, in order, byte-exact. */
+static void test_paused_receiver_closes_the_window(void)
+{
+    enum { SIZE = 16 * 1024, TOTAL = 1200 };
+    sctp_test_link link;
+    sctp_test_link_init(&link, 0);
+    sctp_test_link_connect(&link);
+    uint16_t id = sctp_test_link_open(&link, &link.client, "bulk", "", true, -1, -1);
+    link.server.pause_after = 1;
+    unsigned sent = 0;
+    /* 2000 tries, most of them a 10 ms tick: 20 s of SCTP time. */
+    send_numbered(&link, id, &sent, TOTAL, 2000);
+    /* The server's window (6 MiB) and the client's send buffer (1 MiB). */
+    g_assert_cmpuint((size_t)sent * SIZE, >=, 4u * 1024 * 1024);
+    g_assert_cmpuint((size_t)sent * SIZE, <=, 8u * 1024 * 1024);
+    unsigned blocked_at = sent;
+    send_numbered(&link, id, &sent, TOTAL, 1000);
+    g_assert_cmpuint(sent - blocked_at, <=, 4);
+    g_assert_cmpuint(link.server.messages->len, ==, 1);
+    g_assert_cmpint(link.client.down_events + link.server.down_events, ==, 0);
+
+    link.server.pause_after = 0;
+    moat_sctp_association_pause_receive(link.server.assoc, false);
+    uint8_t payload[SIZE];
+    for (; sent < TOTAL; sent++) {
+        numbered_message(payload, SIZE, sent);
+        g_assert_cmpint(
+            sctp_test_link_send(&link, &link.client, id, MOAT_SCTP_PPID_BINARY, payload, SIZE), ==,
+            0);
+    }
+    g_assert_true(sctp_test_link_pump_until(&link, got_messages, GUINT_TO_POINTER(TOTAL), 5000));
+    for (unsigned i = 0; i < TOTAL; i++) {
+        numbered_message(payload, SIZE, i);
+        const sctp_test_message *m = sctp_test_end_message(&link.server, i);
+        gsize length;
+        const void *data = g_bytes_get_data(m->data, &length);
+        g_assert_cmpmem(data, length, payload, SIZE);
+    }
+    sctp_test_link_clear(&link);
+}
+
 static void test_oversized_rejected(void)
 {
     sctp_test_link link;
@@ -466,6 +539,8 @@ int main(int argc, char **argv)
     g_test_add_func("/sctp/association/large-does-not-block-small",
                     test_large_does_not_block_small);
     g_test_add_func("/sctp/association/oversized-rejected", test_oversized_rejected);
+    g_test_add_func("/sctp/association/paused-receiver-closes-the-window",
+                    test_paused_receiver_closes_the_window);
     g_test_add_func("/sctp/association/malformed-dcep", test_malformed_dcep);
     return g_test_run();
 }
