@@ -423,7 +423,7 @@ static void shed_when_stalled(moat_session *session)
     if (dropped)
         moat_session_log(session, MOAT_LOG_WARN, "datachannel",
                          "session %s: peer took no data for %u s, %u relayed messages dropped",
-                         session->id, MOAT_DATA_STALL_US / 1000000u, dropped);
+                         session->label, MOAT_DATA_STALL_US / 1000000u, dropped);
 }
 
 void moat_session_data_tick(moat_session *session)
