@@ -12,7 +12,7 @@
 
 #include <usrsctp.h>
 
-#include "core/udp_gso.h"
+#include "engine/udp_gso.h"
 #include "dtls/dtls_transport.h"
 #include "sctp/sctp_association.h"
 #include "sctp/sctp_stack.h"

@@ -1,7 +1,7 @@
 #include "flood_fixture.h"
 
-#include "core/session.h"
-#include "core/worker.h"
+#include "session/session.h"
+#include "engine/worker.h"
 #include "flood_generator.h"
 #include "sdp/sdp.h"
 #include "srtp/srtp_session.h"

@@ -6,7 +6,7 @@
  *     targets on a consumer thread through the rings; packets delivered per
  *     second and the ring_full drops (the producer never waits).
  * Figures on a shared machine are noisy; compare within one run. */
-#include "core/relay.h"
+#include "engine/relay.h"
 #include "bench_quick.h"
 #include "echo_path.h"
 

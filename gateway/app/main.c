@@ -1,10 +1,10 @@
 /* moat: the media gateway daemon. Configuration comes from built-in
  * defaults, then --config FILE, then MOAT_<SECTION>_<KEY> environment
  * variables, then command-line options. */
-#include "core/config.h"
-#include "core/gateway.h"
-#include "core/log.h"
-#include "core/version.h"
+#include "base/config.h"
+#include "session/gateway_state.h"
+#include "base/log.h"
+#include "base/version.h"
 
 #include <glib-unix.h>
 #include <glib.h>

@@ -1,9 +1,9 @@
 /* Wiring of the ng control socket into the gateway: which handlers answer
  * the call commands, and the socket's life with the gateway's. */
-#include "ng/ng_gateway.h"
+#include "app/ng_gateway.h"
 
 #include "call/call_ng.h"
-#include "core/log.h"
+#include "base/log.h"
 
 moat_ng_handlers moat_gateway_ng_handlers(moat_gateway *gateway)
 {

@@ -3,7 +3,7 @@
 #ifndef MOAT_NG_GATEWAY_H
 #define MOAT_NG_GATEWAY_H
 
-#include "core/gateway.h"
+#include "session/gateway_state.h"
 #include "ng/ng_server.h"
 
 /* The handlers behind offer/answer/delete/query/list (NULL entries answer

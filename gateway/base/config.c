@@ -1,6 +1,6 @@
-#include "core/config.h"
+#include "base/config.h"
 
-#include "core/log.h"
+#include "base/log.h"
 
 #include <errno.h>
 #include <glib.h>

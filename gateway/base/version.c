@@ -1,4 +1,4 @@
-#include "core/version.h"
+#include "base/version.h"
 
 #include <jansson.h>
 #include <openssl/crypto.h>

@@ -12,7 +12,7 @@
 #ifndef MOAT_CALL_LEG_GUARD_H
 #define MOAT_CALL_LEG_GUARD_H
 
-#include "core/worker.h"
+#include "engine/worker.h"
 #include "prefilter/detector.h"
 #include "prefilter/prefilter_settings.h"
 #include "prefilter/stream_guard.h"

@@ -7,8 +7,8 @@
 #include "call/call_leg_guard.h"
 #include "call/call_transcode.h"
 
-#include "core/counters.h"
-#include "core/relay.h"
+#include "engine/counters.h"
+#include "engine/relay.h"
 #include "rtp/rtp_packet.h"
 #include "srtp/srtp_session.h"
 

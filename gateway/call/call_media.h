@@ -14,7 +14,7 @@
 
 #include "call/call_learning.h"
 #include "call/call_ports.h"
-#include "core/worker.h"
+#include "engine/worker.h"
 #include "plugin.h"
 #include "srtp/srtp_keying.h"
 

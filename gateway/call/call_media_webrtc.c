@@ -5,8 +5,8 @@
 #include "call/call_media_private.h"
 
 #include "call/call_transcode.h"
-#include "core/counters.h"
-#include "core/relay.h"
+#include "engine/counters.h"
+#include "engine/relay.h"
 
 #include <glib.h>
 #include <string.h>

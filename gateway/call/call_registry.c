@@ -6,7 +6,7 @@
 #include "call/call_transcode_plan.h"
 #include "call/call_webrtc_offer.h"
 
-#include "core/counters.h"
+#include "engine/counters.h"
 #include "transcode/transcode_metrics.h"
 
 #include <arpa/inet.h>

@@ -13,7 +13,7 @@
 #include "call/call_media.h"
 #include "call/call_sdp.h"
 #include "call/call_webrtc.h"
-#include "core/worker.h"
+#include "engine/worker.h"
 #include "ng/ng_request.h"
 
 #include <glib.h>

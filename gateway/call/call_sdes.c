@@ -3,7 +3,7 @@
  * to the legs' SRTP sessions. */
 #include "call/call_sdes.h"
 
-#include "srtp/sdes_keys.h"
+#include "sdp/sdes_keys.h"
 
 #include <stdio.h>
 #include <string.h>

@@ -4,9 +4,9 @@
 #include "call/call_webrtc.h"
 
 #include "call/call_sdp.h"
-#include "core/session.h"
-#include "core/session_registry.h"
-#include "core/whip_session.h"
+#include "session/session.h"
+#include "session/session_registry.h"
+#include "session/whip_session.h"
 #include "transcode/transcode_sdp.h"
 #include "transcode/transcoder.h"
 

@@ -14,8 +14,8 @@
 #define MOAT_CALL_WEBRTC_H
 
 #include "call/call_media.h"
-#include "core/gateway.h"
-#include "core/whip_session.h"
+#include "session/gateway_state.h"
+#include "session/whip_session.h"
 #include "plugin.h"
 
 #include <stddef.h>

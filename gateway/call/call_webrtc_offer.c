@@ -4,7 +4,7 @@
 
 #include "call/call_sdp.h"
 #include "call/call_webrtc_offer_sdp.h"
-#include "core/whip_session.h"
+#include "session/whip_session.h"
 #include "dtls/certificate.h"
 #include "ice/ice_credentials.h"
 #include "sdp/sdp.h"

@@ -1,4 +1,4 @@
-#include "core/counters.h"
+#include "engine/counters.h"
 
 const char *moat_drop_reason_name(moat_drop_reason reason)
 {

@@ -1,4 +1,4 @@
-#include "core/packet_info.h"
+#include "engine/packet_info.h"
 
 #include <string.h>
 #include <time.h>

@@ -1,6 +1,6 @@
 /* The routing core's cross-worker relay (relay.h): pooled reference-counted
  * buffers, one SPSC ring per (producer, consumer) pair, wake-ups on demand. */
-#include "core/relay.h"
+#include "engine/relay.h"
 
 #include <glib.h>
 #include <stdatomic.h>

@@ -1,5 +1,5 @@
 /* Groups a send batch into UDP GSO messages (udp_gso.h). */
-#include "core/udp_gso.h"
+#include "engine/udp_gso.h"
 
 #include <netinet/in.h>
 #include <netinet/udp.h>

@@ -1,14 +1,14 @@
 /* A media worker: its thread and epoll loop, the task queue other threads
  * post to, its timers and session ticks. Tables, socket defences and the send
  * batch live in worker_tables.c, worker_prefilter.c and worker_send.c. */
-#include "core/worker_private.h"
-#include "core/relay.h"
+#include "engine/worker_private.h"
+#include "engine/relay.h"
 
-#include "core/session.h"
-#include "core/session_kernel.h"
-#include "core/packet_info.h"
-#include "core/worker_receive.h"
-#include "core/log.h"
+#include "session/session.h"
+#include "session/session_kernel.h"
+#include "engine/packet_info.h"
+#include "engine/worker_receive.h"
+#include "base/log.h"
 #include "prefilter/load_monitor.h"
 #include "prefilter/stream_guard.h"
 #include "ice/ice_checker.h"

@@ -5,8 +5,8 @@
 #ifndef MOAT_WORKER_H
 #define MOAT_WORKER_H
 
-#include "core/counters.h"
-#include "core/log.h"
+#include "engine/counters.h"
+#include "base/log.h"
 #include "prefilter/prefilter_settings.h"
 
 #include <netinet/in.h>

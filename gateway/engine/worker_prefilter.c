@@ -2,7 +2,7 @@
  * 5-tuples), its load monitor (overload from what the socket shows), the
  * data-channel limits it hands its sessions, and the eBPF kernel filter on
  * its socket. Worker thread, except the setters called before it starts. */
-#include "core/worker_private.h"
+#include "engine/worker_private.h"
 
 void moat_worker_set_prefilter(moat_worker *worker, const moat_prefilter_settings *settings)
 {

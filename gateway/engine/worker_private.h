@@ -7,11 +7,11 @@
 #ifndef MOAT_WORKER_PRIVATE_H
 #define MOAT_WORKER_PRIVATE_H
 
-#include "core/worker.h"
+#include "engine/worker.h"
 
-#include "core/log.h"
-#include "core/udp_gso.h"
-#include "core/worker_receive.h"
+#include "base/log.h"
+#include "engine/udp_gso.h"
+#include "engine/worker_receive.h"
 #include "ice/ice_checker.h"
 #include "prefilter/detector.h"
 #include "prefilter/kernel_filter.h"

@@ -1,9 +1,9 @@
 /* The receive path of a worker socket: recvmmsg batches, first-octet demux
  * (RFC 7983) and dispatch to the session that owns the 5-tuple or ufrag. */
-#include "core/worker_receive.h"
+#include "engine/worker_receive.h"
 
-#include "core/session.h"
-#include "core/worker_private.h"
+#include "session/session.h"
+#include "engine/worker_private.h"
 #include "ice/ice_checker.h"
 #include "ice/stun_classify.h"
 #include "ice/stun_username.h"

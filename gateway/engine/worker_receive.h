@@ -3,8 +3,8 @@
 #ifndef MOAT_WORKER_RECEIVE_H
 #define MOAT_WORKER_RECEIVE_H
 
-#include "core/packet_info.h"
-#include "core/worker.h"
+#include "engine/packet_info.h"
+#include "engine/worker.h"
 
 #include <sys/socket.h>
 

@@ -2,9 +2,9 @@
  * sendmmsg that empties them, with the sent counters and the send drops.
  * Runs of equal datagrams to one destination (a data channel's DTLS records)
  * leave as single UDP GSO messages. */
-#include "core/worker_private.h"
+#include "engine/worker_private.h"
 
-#include "core/packet_info.h"
+#include "engine/packet_info.h"
 
 #include <errno.h>
 #include <poll.h>

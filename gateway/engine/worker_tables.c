@@ -2,10 +2,10 @@
  * (each entry removed only by the session that owns it, so removal costs a
  * session its own few entries), and its host candidates' priorities. Worker
  * thread, except the candidates, set before it starts. */
-#include "core/worker_private.h"
+#include "engine/worker_private.h"
 
-#include "core/session.h"
-#include "core/session_internal.h"
+#include "session/session.h"
+#include "session/session_internal.h"
 #include "ice/ice_candidates.h"
 
 #include <string.h>

@@ -1,6 +1,6 @@
 /* Owns the generated API token: the loopback test, the random token and the
  * 0600 file it is written to. */
-#include "core/api_token.h"
+#include "http/api_token.h"
 
 #include <arpa/inet.h>
 #include <errno.h>

@@ -6,7 +6,7 @@
 #ifndef MOAT_API_TOKEN_H
 #define MOAT_API_TOKEN_H
 
-#include "core/config.h"
+#include "base/config.h"
 
 #include <stdbool.h>
 #include <stddef.h>

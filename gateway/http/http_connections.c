@@ -1,5 +1,5 @@
 /* Owns the HTTP API's connection counts: in all and per source. */
-#include "core/http_connections.h"
+#include "http/http_connections.h"
 
 #include <glib.h>
 

@@ -1,5 +1,5 @@
 /* Owns the Host header check of the API (http_host.h). */
-#include "core/http_host.h"
+#include "http/http_host.h"
 
 #include <arpa/inet.h>
 #include <glib.h>

@@ -20,12 +20,12 @@
  * down both ways: libsoup, waiting for more of the request, reads end of
  * file, fails it and closes the connection itself. The cost per request is
  * two pointer lookups and a timer. */
-#include "core/http_listener.h"
+#include "http/http_listener.h"
 
-#include "core/http_admission.h"
-#include "core/http_connections.h"
-#include "core/http_message.h"
-#include "core/http_router.h"
+#include "session/http_admission.h"
+#include "http/http_connections.h"
+#include "http/http_message.h"
+#include "http/http_router.h"
 
 #include <glib.h>
 #include <netinet/in.h>

@@ -17,7 +17,7 @@
 #ifndef MOAT_HTTP_LISTENER_H
 #define MOAT_HTTP_LISTENER_H
 
-#include "core/gateway.h"
+#include "session/gateway_state.h"
 
 #include <libsoup/soup.h>
 #include <stddef.h>

@@ -1,8 +1,8 @@
 /* Owns the plain request/response structs shared by the router, the handlers
  * and the SoupServer adapter, and the JSON error bodies (valid UTF-8 always). */
-#include "core/http_message.h"
+#include "http/http_message.h"
 
-#include "core/session.h"
+#include "session/session.h"
 
 #include <jansson.h>
 #include <stdarg.h>

@@ -7,17 +7,17 @@
  * /recording); every other /api/ route needs the API token whenever there
  * is one, configured or generated (api_token.h): /api/calls, rooms,
  * ingest, recording rooms, TURN credentials, listings. */
-#include "core/http_router.h"
+#include "http/http_router.h"
 
-#include "core/events.h"
-#include "core/http_host.h"
-#include "core/ingest_api.h"
+#include "session/events.h"
+#include "http/http_host.h"
+#include "http/ingest_api.h"
 
-#include "core/log.h"
-#include "core/metrics.h"
+#include "base/log.h"
+#include "http/metrics.h"
 #include "call/call_api.h"
-#include "core/session_api.h"
-#include "core/whip_api.h"
+#include "http/session_api.h"
+#include "http/whip_api.h"
 
 #include <stdarg.h>
 #include <stdio.h>

@@ -6,8 +6,8 @@
 #ifndef MOAT_HTTP_ROUTER_H
 #define MOAT_HTTP_ROUTER_H
 
-#include "core/gateway.h"
-#include "core/http_message.h"
+#include "session/gateway_state.h"
+#include "http/http_message.h"
 
 /* Fills `response` (status != 0 afterwards). A WHIP offer's response may
  * carry a session to start before the reply goes out (see http_message.h). */

@@ -3,12 +3,12 @@
  * is still arriving (declared Content-Length at the headers, chunked bodies
  * chunk by chunk), converts each complete request for the router and writes
  * its response back. All routing and policy live in http_router.c. */
-#include "core/events.h"
-#include "core/http_server.h"
+#include "session/events.h"
+#include "http/http_server.h"
 
-#include "core/http_listener.h"
-#include "core/http_router.h"
-#include "core/whip_session.h"
+#include "http/http_listener.h"
+#include "http/http_router.h"
+#include "session/whip_session.h"
 
 #include <glib.h>
 #include <libsoup/soup.h>

@@ -3,7 +3,7 @@
 #ifndef MOAT_HTTP_SERVER_H
 #define MOAT_HTTP_SERVER_H
 
-#include "core/gateway.h"
+#include "session/gateway_state.h"
 
 #include <stddef.h>
 

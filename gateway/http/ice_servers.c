@@ -1,6 +1,6 @@
 /* TURN credentials for clients (coturn REST API scheme) and their two
  * renderings: the /api/ice-servers JSON and RFC 9725 Link headers. */
-#include "core/ice_servers.h"
+#include "http/ice_servers.h"
 
 #include <glib.h>
 #include <openssl/evp.h>

@@ -8,7 +8,7 @@
 #ifndef MOAT_ICE_SERVERS_H
 #define MOAT_ICE_SERVERS_H
 
-#include "core/config.h"
+#include "base/config.h"
 
 #include <jansson.h>
 #include <stdint.h>

@@ -3,12 +3,12 @@
  * that describes the sender's codecs to the ordinary session setup, and the
  * UDP socket from [media] port_min..port_max handed to the session
  * (session_plain.c receives on it and ends it when it idles). */
-#include "core/ingest_api.h"
+#include "http/ingest_api.h"
 
-#include "core/http_router.h"
-#include "core/session.h"
-#include "core/whip_api.h"
-#include "core/whip_session.h"
+#include "http/http_router.h"
+#include "session/session.h"
+#include "http/whip_api.h"
+#include "session/whip_session.h"
 
 #include <arpa/inet.h>
 #include <errno.h>

@@ -10,8 +10,8 @@
 #ifndef MOAT_INGEST_API_H
 #define MOAT_INGEST_API_H
 
-#include "core/gateway.h"
-#include "core/http_message.h"
+#include "session/gateway_state.h"
+#include "http/http_message.h"
 
 /* False when `path` is not an ingest request. */
 bool moat_ingest_api_handle(moat_gateway *gateway, const moat_plugin *plugin,

@@ -1,15 +1,15 @@
-#include "core/metrics.h"
+#include "http/metrics.h"
 
 #include "call/call_registry.h"
 #include "ng/ng_server.h"
 #include "prefilter/kernel_filter.h"
 #include "record/record_api.h"
 
-#include "core/counters.h"
-#include "core/events.h"
-#include "core/http_server.h"
-#include "core/relay.h"
-#include "core/stats_snapshot.h"
+#include "engine/counters.h"
+#include "session/events.h"
+#include "http/http_server.h"
+#include "engine/relay.h"
+#include "session/stats_snapshot.h"
 
 #include <stddef.h>
 

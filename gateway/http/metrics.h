@@ -3,7 +3,7 @@
 #ifndef MOAT_METRICS_H
 #define MOAT_METRICS_H
 
-#include "core/gateway.h"
+#include "session/gateway_state.h"
 
 #include <glib.h>
 

@@ -1,9 +1,9 @@
 /* Owns the /api/ endpoints' JSON. */
-#include "core/session_api.h"
+#include "http/session_api.h"
 
-#include "core/ice_servers.h"
-#include "core/session_message.h"
-#include "core/stats_snapshot.h"
+#include "http/ice_servers.h"
+#include "http/session_message.h"
+#include "session/stats_snapshot.h"
 #include "record/record_api.h"
 
 #include <jansson.h>

@@ -8,8 +8,8 @@
 #ifndef MOAT_SESSION_API_H
 #define MOAT_SESSION_API_H
 
-#include "core/gateway.h"
-#include "core/http_message.h"
+#include "session/gateway_state.h"
+#include "http/http_message.h"
 
 void moat_session_api_handle(moat_gateway *gateway, const moat_http_request *request,
                              moat_http_response *response, bool privileged);

@@ -3,9 +3,9 @@
  * session's worker calls the plugin (the owner of its per-session state, so
  * a session ending meanwhile is simply not found), and the plugin's reply
  * goes back to the control thread, which completes the held HTTP request. */
-#include "core/session_message.h"
+#include "http/session_message.h"
 
-#include "core/session_internal.h"
+#include "session/session_internal.h"
 
 #include <jansson.h>
 #include <string.h>

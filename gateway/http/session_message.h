@@ -8,9 +8,9 @@
 #ifndef MOAT_SESSION_MESSAGE_H
 #define MOAT_SESSION_MESSAGE_H
 
-#include "core/gateway.h"
-#include "core/http_message.h"
-#include "core/session_registry.h"
+#include "session/gateway_state.h"
+#include "http/http_message.h"
+#include "session/session_registry.h"
 
 #include <stdbool.h>
 #include <stddef.h>

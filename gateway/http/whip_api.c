@@ -1,10 +1,10 @@
 /* Owns WHIP's HTTP semantics: status codes, Location/ETag/If-Match, and the
  * admission checks that refuse offers before any SDP is parsed. */
-#include "core/whip_api.h"
+#include "http/whip_api.h"
 
-#include "core/http_router.h"
-#include "core/whip_session.h"
-#include "core/ice_servers.h"
+#include "http/http_router.h"
+#include "session/whip_session.h"
+#include "http/ice_servers.h"
 #include "record/record_api.h"
 
 #include <glib.h>

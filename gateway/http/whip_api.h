@@ -6,8 +6,8 @@
 #ifndef MOAT_WHIP_API_H
 #define MOAT_WHIP_API_H
 
-#include "core/gateway.h"
-#include "core/http_message.h"
+#include "session/gateway_state.h"
+#include "http/http_message.h"
 
 /* Per-source offer rate: true when the request may go on, otherwise the
  * response is a 429 with Retry-After. Called before authentication so that

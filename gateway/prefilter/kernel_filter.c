@@ -2,7 +2,7 @@
  * (kernel_filter.h); the shared memory is written by kernel_filter_state.c. */
 #include "prefilter/kernel_filter.h"
 
-#include "core/log.h"
+#include "base/log.h"
 #include "prefilter/kernel_filter.skel.h"
 
 #include <bpf/bpf.h>

@@ -3,8 +3,8 @@
  * is handed to the session's worker as its media tap. */
 #include "record/record_api.h"
 
-#include "core/log.h"
-#include "core/media_tap.h"
+#include "base/log.h"
+#include "session/media_tap.h"
 #include "record/recorder.h"
 
 #include <string.h>

@@ -5,7 +5,7 @@
 #ifndef MOAT_RECORD_API_H
 #define MOAT_RECORD_API_H
 
-#include "core/gateway.h"
+#include "session/gateway_state.h"
 
 #include <glib.h>
 

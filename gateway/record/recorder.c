@@ -3,7 +3,7 @@
  * on_rtp (one copy into the queue, or a counted drop). */
 #include "record/recorder.h"
 
-#include "core/log.h"
+#include "base/log.h"
 #include "record/record_ring.h"
 
 #include <ctype.h>

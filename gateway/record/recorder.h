@@ -10,7 +10,7 @@
 #ifndef MOAT_RECORDER_H
 #define MOAT_RECORDER_H
 
-#include "core/media_tap.h"
+#include "session/media_tap.h"
 
 #include <stddef.h>
 #include <stdint.h>

@@ -1,6 +1,6 @@
 /* SDES keys: generation with OpenSSL's CSPRNG and the split of RFC 4568's
  * key||salt into the key and salt libsrtp takes (srtp_session.c). */
-#include "srtp/sdes_keys.h"
+#include "sdp/sdes_keys.h"
 
 #include <openssl/rand.h>
 #include <stdio.h>

@@ -6,9 +6,9 @@
  * own, handed over only while its socket takes them, so that a client that
  * stops reading holds at most [http] event_queue_bytes (that queue plus
  * what the kernel has not sent) before it is closed. */
-#include "core/events.h"
+#include "session/events.h"
 
-#include "core/http_admission.h"
+#include "session/http_admission.h"
 
 #include <stdbool.h>
 #include <stdio.h>

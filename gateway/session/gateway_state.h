@@ -4,14 +4,14 @@
 #ifndef MOAT_GATEWAY_H
 #define MOAT_GATEWAY_H
 
-#include "core/config.h"
-#include "core/http_admission.h"
-#include "core/log.h"
-#include "core/data_limits.h"
+#include "base/config.h"
+#include "session/http_admission.h"
+#include "base/log.h"
+#include "engine/data_limits.h"
 #include "prefilter/prefilter_settings.h"
-#include "core/plugin_registry.h"
-#include "core/session_registry.h"
-#include "core/worker.h"
+#include "session/plugin_registry.h"
+#include "session/session_registry.h"
+#include "engine/worker.h"
 #include "sdp/sdp.h"
 
 #include <glib.h>
@@ -44,7 +44,7 @@ typedef struct moat_gateway {
     moat_plugin_registry *plugins;
     moat_session_registry *sessions;
     moat_http_server *http;
-    moat_ng_server *ng; /* ng control socket (gateway/ng/ng_gateway.h); NULL: off */
+    moat_ng_server *ng; /* ng control socket (gateway/app/ng_gateway.h); NULL: off */
     moat_stats_snapshot *stats;
     struct moat_call_registry *calls; /* calls relayed for a SIP proxy (call/call_registry.h) */
     GMainLoop *loop;

@@ -1,6 +1,6 @@
 /* Owns the per-source token buckets that rate-limit WHIP offers and ingests,
  * the source keys, and the per-source counters of held sessions. */
-#include "core/http_admission.h"
+#include "session/http_admission.h"
 
 #include <arpa/inet.h>
 #include <glib.h>

@@ -1,6 +1,6 @@
-#include "core/plugin_registry.h"
+#include "session/plugin_registry.h"
 
-#include "core/log.h"
+#include "base/log.h"
 
 #include <glib.h>
 #include <stddef.h>

@@ -1,6 +1,6 @@
 /* Session lifecycle, ICE-lite checks and consent, and the DTLS glue. */
-#include "core/session_internal.h"
-#include "core/worker_receive.h"
+#include "session/session_internal.h"
+#include "engine/worker_receive.h"
 
 #include "ice/ice_checker.h"
 #include "ice/stun_username.h"

@@ -5,7 +5,7 @@
 #ifndef MOAT_SESSION_H
 #define MOAT_SESSION_H
 
-#include "core/worker.h"
+#include "engine/worker.h"
 #include "plugin.h"
 #include "prefilter/prefilter_settings.h"
 

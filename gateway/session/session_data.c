@@ -6,9 +6,9 @@
  * received messages made (echoes, relayed copies) count against it, and
  * past its high-water mark it stops reading from SCTP, so its receive
  * window closes and the peer slows down (moat_session_data_flow_check). */
-#include "core/session_internal.h"
+#include "session/session_internal.h"
 
-#include "core/data_limits.h"
+#include "engine/data_limits.h"
 
 #include "sctp/sctp_association.h"
 #include "sctp/sctp_stack.h"

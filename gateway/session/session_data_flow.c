@@ -11,7 +11,7 @@
  * the source, or happened before the source's read and is seen by it: no
  * wake-up is lost. A wake-up that finds the source already reading does
  * nothing. */
-#include "core/session_internal.h"
+#include "session/session_internal.h"
 
 #include <glib.h>
 

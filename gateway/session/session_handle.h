@@ -7,8 +7,8 @@
 #ifndef MOAT_SESSION_HANDLE_H
 #define MOAT_SESSION_HANDLE_H
 
-#include "core/relay.h"
-#include "core/worker.h"
+#include "engine/relay.h"
+#include "engine/worker.h"
 #include "plugin.h"
 
 #include <stdatomic.h>

@@ -4,13 +4,13 @@
 #ifndef MOAT_SESSION_INTERNAL_H
 #define MOAT_SESSION_INTERNAL_H
 
-#include "core/config.h"
-#include "core/counters.h"
-#include "core/log.h"
-#include "core/token_bucket.h"
-#include "core/media_tap.h"
-#include "core/session.h"
-#include "core/session_handle.h"
+#include "base/config.h"
+#include "engine/counters.h"
+#include "base/log.h"
+#include "base/token_bucket.h"
+#include "session/media_tap.h"
+#include "session/session.h"
+#include "session/session_handle.h"
 #include "dtls/dtls_transport.h"
 #include "ice/ice_pairs.h"
 #include "prefilter/detector.h"

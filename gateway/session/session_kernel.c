@@ -1,8 +1,8 @@
 /* What a session and its worker publish to the kernel filter on each tick,
  * and the kernel's drops taken back into their counters and detectors. */
-#include "core/session_kernel.h"
+#include "session/session_kernel.h"
 
-#include "core/session_internal.h"
+#include "session/session_internal.h"
 #include "srtpplus.h"
 
 #include <string.h>

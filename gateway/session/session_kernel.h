@@ -3,7 +3,7 @@
 #ifndef MOAT_SESSION_KERNEL_H
 #define MOAT_SESSION_KERNEL_H
 
-#include "core/session.h"
+#include "session/session.h"
 #include "prefilter/kernel_filter.h"
 
 /* Publishes what the filter needs to judge the session's packets (enforcing,

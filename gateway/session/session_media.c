@@ -1,7 +1,7 @@
 /* The session's media: SRTP in and out, RTP stream statistics, RTCP
  * (receiver/sender reports, NACK answered from the retransmission cache,
  * feedback handed to the plugin) and the calls plugins send through. */
-#include "core/session_internal.h"
+#include "session/session_internal.h"
 
 #include "rtp/rtcp_feedback.h"
 #include "rtp/rtcp_packet.h"

@@ -5,7 +5,7 @@
  * spoof the latched address) can inject media; "source" narrows that. An
  * ingest that receives no valid RTP for its idle timeout ends (session.c's
  * tick), so an abandoned one frees its socket. */
-#include "core/session_internal.h"
+#include "session/session_internal.h"
 
 #include "rtp/rtp_packet.h"
 

@@ -2,9 +2,9 @@
  * session's worker: sending RTP (into the retransmission cache, sized to the
  * stream's rate), RTCP and data, timers, and keyframe requests coalesced per
  * m-line. */
-#include "core/session_internal.h"
+#include "session/session_internal.h"
 
-#include "core/events.h"
+#include "session/events.h"
 #include "rtp/rtcp_feedback.h"
 #include "rtp/rtcp_packet.h"
 #include "rtp/rtp_packet.h"

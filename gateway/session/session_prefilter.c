@@ -1,7 +1,7 @@
 /* The session's flood defence: the SRTP+ sender and receiver when the peer
  * negotiated SRTP+, the structural stream guard when it did not, and the
  * transport's anomaly detector that decides when either enforces. */
-#include "core/session_internal.h"
+#include "session/session_internal.h"
 #include "prefilter/prefilter_config.h"
 
 #include "srtpplus.h"

@@ -1,4 +1,4 @@
-#include "core/session_registry.h"
+#include "session/session_registry.h"
 
 #include <glib.h>
 #include <openssl/rand.h>

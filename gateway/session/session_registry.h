@@ -4,7 +4,7 @@
 #ifndef MOAT_SESSION_REGISTRY_H
 #define MOAT_SESSION_REGISTRY_H
 
-#include "core/worker.h"
+#include "engine/worker.h"
 
 #include <stddef.h>
 #include <stdint.h>

@@ -1,8 +1,8 @@
 /* Session handles and the routing core's relay glue: plugin calls that may
  * come from any thread (relay_rtp, handle references) and the callbacks the
  * relay makes on the destination worker. */
-#include "core/session_handle.h"
-#include "core/session_internal.h"
+#include "session/session_handle.h"
+#include "session/session_internal.h"
 
 #include "rtp/rtp_packet.h"
 

@@ -8,8 +8,8 @@
  * target's bound or queue limit is reached, so acknowledged data is not
  * dropped for a slow target; what is dropped anyway (a target gone or
  * refusing, several sources on one target) is counted by reason. */
-#include "core/session_handle.h"
-#include "core/session_internal.h"
+#include "session/session_handle.h"
+#include "session/session_internal.h"
 
 #include <glib.h>
 #include <string.h>

@@ -1,7 +1,7 @@
 /* The session's media tap (media_tap.h): attaching it with the codecs the
  * peer sends, and the keyframe request a tap asks for. */
-#include "core/media_tap.h"
-#include "core/session_internal.h"
+#include "session/media_tap.h"
+#include "session/session_internal.h"
 
 #include "rtp/rtcp_feedback.h"
 

@@ -1,6 +1,6 @@
-#include "core/stats_snapshot.h"
+#include "session/stats_snapshot.h"
 
-#include "core/session.h"
+#include "session/session.h"
 
 #include <jansson.h>
 

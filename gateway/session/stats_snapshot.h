@@ -6,7 +6,7 @@
 #ifndef MOAT_STATS_SNAPSHOT_H
 #define MOAT_STATS_SNAPSHOT_H
 
-#include "core/gateway.h"
+#include "session/gateway_state.h"
 
 #include <glib.h>
 

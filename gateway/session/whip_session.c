@@ -1,9 +1,9 @@
 /* Owns WHIP session setup and control on the control thread: the offer ->
  * answer -> session -> registry record path, the hand-over to the worker, ICE
  * restarts and hang-ups, independent of how the request arrived. */
-#include "core/whip_session.h"
+#include "session/whip_session.h"
 
-#include "core/session.h"
+#include "session/session.h"
 #include "dtls/certificate.h"
 #include "ice/ice_credentials.h"
 

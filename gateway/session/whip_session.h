@@ -5,7 +5,7 @@
 #ifndef MOAT_WHIP_SESSION_H
 #define MOAT_WHIP_SESSION_H
 
-#include "core/gateway.h"
+#include "session/gateway_state.h"
 
 #include <stddef.h>
 #include <stdint.h>

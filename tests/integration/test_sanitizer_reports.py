@@ -6,7 +6,7 @@ from conftest import Gateway
 
 REPORTS = [
     "==123==ERROR: AddressSanitizer: stack-buffer-overflow on address 0x7ffd",
-    "gateway/core/session_relay.c:88:5: runtime error: index 1600 out of bounds",
+    "gateway/session/session_relay.c:88:5: runtime error: index 1600 out of bounds",
     "==123==ERROR: LeakSanitizer: detected memory leaks",
 ]
 

@@ -4,7 +4,7 @@
  * within the buffer, with no '/' in the resource and only printable ASCII in
  * it (the prefix is the plugin's own).
  * Input: <prefix>\n<path>. */
-#include "core/events.h"
+#include "session/events.h"
 
 #include <stdint.h>
 #include <stdlib.h>

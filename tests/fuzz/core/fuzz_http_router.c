@@ -25,13 +25,13 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "core/gateway.h"
-#include "core/http_router.h"
-#include "core/log.h"
-#include "core/session.h"
-#include "core/session_internal.h"
-#include "core/stats_snapshot.h"
-#include "core/whip_session.h"
+#include "session/gateway_state.h"
+#include "http/http_router.h"
+#include "base/log.h"
+#include "session/session.h"
+#include "session/session_internal.h"
+#include "session/stats_snapshot.h"
+#include "session/whip_session.h"
 #include "dtls/certificate.h"
 #include "dtls/dtls_context.h"
 #include "srtp/srtp_session.h"

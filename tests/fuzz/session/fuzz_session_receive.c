@@ -11,8 +11,8 @@
  * 4-7: how far the clock moves first (0..15 ms), with a session tick. */
 #include "session_harness.h"
 
-#include "core/session_internal.h"
-#include "core/worker_receive.h"
+#include "session/session_internal.h"
+#include "engine/worker_receive.h"
 
 #include <stdint.h>
 #include <string.h>

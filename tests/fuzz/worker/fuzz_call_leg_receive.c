@@ -30,10 +30,10 @@
 #include "session_harness.h"
 
 #include "call/call_registry.h"
-#include "core/session_internal.h"
-#include "core/worker_receive.h"
+#include "session/session_internal.h"
+#include "engine/worker_receive.h"
 #include "rtp/rtp_packet.h"
-#include "srtp/sdes_keys.h"
+#include "sdp/sdes_keys.h"
 
 #include <arpa/inet.h>
 #include <glib.h>

@@ -27,9 +27,9 @@
  * gets its real length. */
 #include "session_harness.h"
 
-#include "core/relay.h"
-#include "core/session_internal.h"
-#include "core/worker_receive.h"
+#include "engine/relay.h"
+#include "session/session_internal.h"
+#include "engine/worker_receive.h"
 
 #include <glib.h>
 #include <stdint.h>

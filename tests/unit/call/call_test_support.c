@@ -2,7 +2,7 @@
  * the worker + registry fixture, loopback UDP phones and ng requests. */
 #include "call_test_support.h"
 
-#include "srtp/sdes_keys.h"
+#include "sdp/sdes_keys.h"
 
 #include <arpa/inet.h>
 #include <glib.h>

@@ -14,7 +14,7 @@
 
 #include "call/call_registry.h"
 #include "call_test_support.h"
-#include "srtp/sdes_keys.h"
+#include "sdp/sdes_keys.h"
 #include "srtp/srtp_session.h"
 #include "srtpplus.h"
 

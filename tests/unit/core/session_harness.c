@@ -1,7 +1,7 @@
 /* See session_harness.h. */
 #include "session_harness.h"
 
-#include "core/session_internal.h"
+#include "session/session_internal.h"
 
 #include <arpa/inet.h>
 #include <errno.h>

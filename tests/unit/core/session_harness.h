@@ -6,8 +6,8 @@
 #ifndef MOAT_SESSION_HARNESS_H
 #define MOAT_SESSION_HARNESS_H
 
-#include "core/session.h"
-#include "core/worker.h"
+#include "session/session.h"
+#include "engine/worker.h"
 #include "prefilter/prefilter_settings.h"
 #include "sdp/sdp.h"
 #include "srtp/srtp_session.h"

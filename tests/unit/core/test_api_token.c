@@ -1,7 +1,7 @@
 /* The generated API token: which bind addresses count as loopback, the
  * 0600 file it is written to (never through a symbolic link), and when one
  * is generated at all. */
-#include "core/api_token.h"
+#include "http/api_token.h"
 
 #include <glib.h>
 #include <glib/gstdio.h>

@@ -1,7 +1,7 @@
 /* Configuration: defaults, files, environment and command-line values, and
  * the one-line errors a bad value produces. */
-#include "core/config.h"
-#include "core/worker_receive.h"
+#include "base/config.h"
+#include "engine/worker_receive.h"
 
 #include <glib.h>
 #include <glib/gstdio.h>

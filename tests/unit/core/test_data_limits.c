@@ -1,8 +1,8 @@
 /* Data-channel memory limits: the gateway-wide total is never exceeded, even
  * with every worker charging at once, and the configuration refuses a
  * per-session limit below what one association holds. */
-#include "core/config.h"
-#include "core/data_limits.h"
+#include "base/config.h"
+#include "engine/data_limits.h"
 
 #include <glib.h>
 #include <string.h>

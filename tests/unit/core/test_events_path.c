@@ -1,6 +1,6 @@
 /* The topic of a plugin's <api_path>/<resource>/events WebSocket path
  * (core/events.h): one printable segment between the prefix and /events. */
-#include "core/events.h"
+#include "session/events.h"
 
 #include <glib.h>
 #include <string.h>

@@ -1,7 +1,7 @@
 /* The HTTP API's connection accounting (http_connections.h): the caps in all
  * and per source, release, and a table that never outlives the connections. */
-#include "core/http_admission.h"
-#include "core/http_connections.h"
+#include "session/http_admission.h"
+#include "http/http_connections.h"
 
 #include <glib.h>
 #include <stdio.h>

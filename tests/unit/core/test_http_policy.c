@@ -1,9 +1,9 @@
 /* The HTTP layer's pure parts: per-source offer buckets (keys, refill,
  * Retry-After, bounded table) and JSON error bodies that stay valid UTF-8
  * whatever bytes the detail carries. */
-#include "core/http_admission.h"
-#include "core/http_host.h"
-#include "core/http_message.h"
+#include "session/http_admission.h"
+#include "http/http_host.h"
+#include "http/http_message.h"
 
 #include <glib.h>
 #include <jansson.h>

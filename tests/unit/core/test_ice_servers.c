@@ -1,7 +1,7 @@
 /* TURN credentials in coturn's REST API scheme, the /api/ice-servers JSON
  * and the RFC 9725 Link headers. The expected password was computed
  * independently: base64(HMAC-SHA1("north", "1700000000:moat")). */
-#include "core/ice_servers.h"
+#include "http/ice_servers.h"
 
 #include <glib.h>
 #include <string.h>

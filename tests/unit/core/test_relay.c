@@ -7,7 +7,7 @@
 #include <stdatomic.h>
 #include <string.h>
 
-#include "core/relay.h"
+#include "engine/relay.h"
 
 typedef struct {
     atomic_int refs;

@@ -7,8 +7,8 @@
  * to decrypt still do. */
 #include "session_harness.h"
 
-#include "core/session_internal.h"
-#include "core/worker_receive.h"
+#include "session/session_internal.h"
+#include "engine/worker_receive.h"
 #include "dtls/certificate.h"
 #include "dtls/dtls_context.h"
 #include "dtls/dtls_transport.h"

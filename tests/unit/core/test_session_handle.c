@@ -5,9 +5,9 @@
  * ends before delivery is dropped and counted, and its reference returned. */
 #include "session_harness.h"
 
-#include "core/relay.h"
-#include "core/session_handle.h"
-#include "core/session_internal.h"
+#include "engine/relay.h"
+#include "session/session_handle.h"
+#include "session/session_internal.h"
 
 #include <glib.h>
 #include <string.h>

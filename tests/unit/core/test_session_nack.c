@@ -4,7 +4,7 @@
  * Prints the amplification (retransmitted bytes per NACK byte) it measures. */
 #include "session_harness.h"
 
-#include "core/session_internal.h"
+#include "session/session_internal.h"
 #include "rtp/rtcp_feedback.h"
 #include "rtp/rtcp_packet.h"
 

@@ -5,8 +5,8 @@
  * the first task it runs. */
 #include "session_harness.h"
 
-#include "core/session_internal.h"
-#include "core/worker_receive.h"
+#include "session/session_internal.h"
+#include "engine/worker_receive.h"
 #include "ice/ice_client.h"
 
 #include <arpa/inet.h>

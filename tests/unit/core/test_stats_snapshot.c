@@ -4,10 +4,10 @@
  * worker, even while nobody holds that context (as before the daemon's main
  * loop runs, or after it stops): a store on a worker raced the control
  * thread's readers of the per-worker table. */
-#include "core/gateway.h"
-#include "core/session_registry.h"
-#include "core/stats_snapshot.h"
-#include "core/worker.h"
+#include "session/gateway_state.h"
+#include "session/session_registry.h"
+#include "session/stats_snapshot.h"
+#include "engine/worker.h"
 
 #include <jansson.h>
 #include <string.h>

@@ -3,7 +3,7 @@
  * adjacent iovecs, within the kernel's segment and byte limits) and what a
  * GSO message carries (the run's iovecs, the original control data, then
  * UDP_SEGMENT with the segment size). */
-#include "core/udp_gso.h"
+#include "engine/udp_gso.h"
 
 #include <netinet/in.h>
 #include <netinet/udp.h>

@@ -3,9 +3,9 @@
  * count only what the kernel took. Runs of equal datagrams to one
  * destination leave as one UDP GSO message (seen whole by a receiver with
  * UDP_GRO), and when the socket cannot segment they leave one by one. */
-#include "core/worker.h"
+#include "engine/worker.h"
 /* The worker's socket, to take GSO away from it. */
-#include "core/worker_private.h"
+#include "engine/worker_private.h"
 
 #include <netinet/udp.h>
 

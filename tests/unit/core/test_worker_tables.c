@@ -1,8 +1,8 @@
 /* The worker's ufrag and 5-tuple tables: an entry belongs to one session;
  * binding never replaces another session's entry and unbinding never
  * removes one (the tables only compare session pointers, so stand-ins do). */
-#include "core/worker.h"
-#include "core/worker_receive.h"
+#include "engine/worker.h"
+#include "engine/worker_receive.h"
 
 #include <arpa/inet.h>
 #include <string.h>

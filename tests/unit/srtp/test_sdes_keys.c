@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "sdp/sdp_crypto.h"
-#include "srtp/sdes_keys.h"
+#include "sdp/sdes_keys.h"
 #include "srtp/srtp_session.h"
 
 /* Writes our line and parses it back, as the peer would from the SDP. */
