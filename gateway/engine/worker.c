@@ -4,8 +4,7 @@
 #include "engine/worker_private.h"
 #include "engine/relay.h"
 
-#include "session/session.h"
-#include "session/session_kernel.h"
+#include "engine/session_port.h"
 #include "engine/packet_info.h"
 #include "engine/worker_receive.h"
 #include "base/log.h"

@@ -2,7 +2,7 @@
  * (RFC 7983) and dispatch to the session that owns the 5-tuple or ufrag. */
 #include "engine/worker_receive.h"
 
-#include "session/session.h"
+#include "engine/session_port.h"
 #include "engine/worker_private.h"
 #include "ice/ice_checker.h"
 #include "ice/stun_classify.h"

@@ -4,8 +4,7 @@
  * thread, except the candidates, set before it starts. */
 #include "engine/worker_private.h"
 
-#include "session/session.h"
-#include "session/session_internal.h"
+#include "engine/session_port.h"
 #include "ice/ice_candidates.h"
 
 #include <string.h>

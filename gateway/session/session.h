@@ -5,6 +5,7 @@
 #ifndef MOAT_SESSION_H
 #define MOAT_SESSION_H
 
+#include "engine/session_port.h"
 #include "engine/worker.h"
 #include "plugin.h"
 #include "prefilter/prefilter_settings.h"
@@ -16,6 +17,8 @@
 
 typedef struct moat_session moat_session;
 typedef struct moat_dtls_context moat_dtls_context;
+/* The calls the worker makes into a session (receive, timers, end, tables,
+ * description) are declared in engine/session_port.h. */
 
 /* Called on the worker thread when a session ends for any reason. */
 typedef void (*moat_session_ended_fn)(const char *session_id, const char *reason);
@@ -51,40 +54,17 @@ typedef struct {
 moat_session *moat_session_new(const moat_session_params *params, char *error, size_t error_size);
 /* Worker thread: registers the session in the worker's tables. */
 void moat_session_start(moat_session *session);
-const char *moat_session_id(const moat_session *session);
 /* The handle the plugin was given (session_handle.h); for in-process
  * harnesses that call the plugin API as the plugin would. */
 moat_plugin_session *moat_session_plugin_handle(moat_session *session);
 
-void moat_session_handle_stun(moat_session *session, const moat_path *path, const uint8_t *data,
-                              size_t length);
-/* A DTLS datagram from the peer. true when it carried application data that
- * decrypted on the established DTLS association: authenticated traffic of
- * the session's own peer (its data channels), which the worker socket's
- * flood detector does not count. */
-bool moat_session_handle_dtls(moat_session *session, const moat_path *path, const uint8_t *data,
-                              size_t length);
-void moat_session_handle_srtp(moat_session *session, uint8_t *data, size_t length, size_t capacity);
-/* Timers; returns false when the session must end. */
-bool moat_session_tick(moat_session *session, uint64_t now_us);
-const char *moat_session_end_reason(const moat_session *session);
-/* Ends the session: plugin hang-up, close_notify, notification, then the
- * worker frees it. */
-void moat_session_end(moat_session *session, const char *reason);
 void moat_session_restart_ice(moat_session *session, const char *local_ufrag, const char *local_pwd,
                               const char *remote_ufrag, const char *remote_pwd);
-/* The packet rate the SDP lets this transport expect. */
-uint32_t moat_session_declared_pps(const moat_session *session);
-/* Worker thread: this transport's counters and detector state, as JSON. */
-struct json_t *moat_session_describe(const moat_session *session);
 /* Worker thread. For benchmarks that measure the packet path without ICE
  * and DTLS: make `path` the selected pair and install SRTP keys as a finished
  * DTLS handshake would. */
 void moat_session_bypass_handshake(moat_session *session, const moat_path *path,
                                    const void *keys /* const moat_srtp_keying * */);
-/* Worker thread: removes the session's own entries (its ufrags and pair
- * tuples) from the worker's tables; moat_worker_remove_session calls it. */
-void moat_session_release_bindings(moat_session *session);
 /* Plain RTP ingest (session_plain.c). Control thread, before the session
  * starts: the session takes `fd` (a bound, non-blocking UDP socket) and
  * receives plain RTP on it instead of ICE/DTLS/SRTP; `source` (NULL: none)
@@ -96,14 +76,10 @@ void moat_session_set_plain(moat_session *session, int fd, const struct sockaddr
 /* Worker thread: registers / unregisters and closes the socket. */
 void moat_session_plain_start(moat_session *session);
 void moat_session_plain_stop(moat_session *session);
-/* Worker thread: the socket is readable. */
-void moat_session_plain_receive(moat_session *session);
 /* Worker thread: one datagram of `length` bytes (its real length: more than
  * capacity - 64 means it was truncated) from `from` on the plain socket, as
  * the receive loop hands it on; `data` has `capacity` bytes of room. */
 void moat_session_plain_handle(moat_session *session, const struct sockaddr_in6 *from,
                                uint8_t *data, size_t length, size_t capacity);
-/* Frees everything; only the worker's table calls this. */
-void moat_session_free(moat_session *session);
 
 #endif

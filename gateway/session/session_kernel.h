@@ -3,19 +3,11 @@
 #ifndef MOAT_SESSION_KERNEL_H
 #define MOAT_SESSION_KERNEL_H
 
+#include "engine/session_port.h"
 #include "session/session.h"
 #include "prefilter/kernel_filter.h"
 
-/* Publishes what the filter needs to judge the session's packets (enforcing,
- * allowed SSRCs, their highest authenticated indexes, SRTP+ tags ahead), and
- * takes back what the kernel dropped for it: into its drop counters (per
- * transport and in total, like any drop) and into its detector, as if those
- * packets had reached it, so the detector stays on while the kernel keeps a
- * flood away. */
-void moat_session_kernel_sync(moat_session *session, moat_kernel_filter *filter);
-
-/* The same for drops no session owns (unknown tuples): the worker's counters
- * and its socket detector. */
-void moat_worker_kernel_sync(moat_worker *worker, moat_kernel_filter *filter);
+/* moat_session_kernel_sync and moat_worker_kernel_sync: engine/session_port.h
+ * (the worker calls them from its tick). */
 
 #endif
