@@ -1,3 +1,7 @@
+/* The daemon's composition (gateway.h): start-up and shut-down of every module
+ * in order, on the control thread. */
+#include "app/gateway.h"
+
 #include "engine/relay.h"
 #include "session/session_handle.h"
 #include "session/gateway_state.h"
@@ -13,6 +17,7 @@
 #include "dtls/certificate.h"
 #include "dtls/dtls_context.h"
 #include "ice/ice_candidates.h"
+#include "app/http_routes.h"
 #include "app/ng_gateway.h"
 #include "record/record_api.h"
 #include "sctp/sctp_stack.h"
@@ -34,11 +39,6 @@ static int load_certificate(moat_gateway *gateway, char *error, size_t error_siz
         return -1;
     gateway->dtls_context = moat_dtls_context_new(gateway->certificate, error, error_size);
     return gateway->dtls_context ? 0 : -1;
-}
-
-static uint32_t candidate_priority(size_t index)
-{
-    return moat_ice_host_priority(65535 - (uint32_t)index, 1);
 }
 
 static void add_candidate_address(moat_gateway *gateway, const char *text)
@@ -102,45 +102,9 @@ static void set_worker_candidates(const moat_gateway *gateway, moat_worker *work
         } else if (inet_pton(AF_INET6, gateway->candidate_addresses[i], &addresses[n]) != 1) {
             continue;
         }
-        priorities[n++] = candidate_priority(i);
+        priorities[n++] = moat_gateway_candidate_priority(i);
     }
     moat_worker_set_candidates(worker, addresses, priorities, n);
-}
-
-size_t moat_gateway_candidates(const moat_gateway *gateway, const moat_worker *worker,
-                               moat_sdp_candidate *out, size_t capacity)
-{
-    size_t n = 0;
-    for (size_t i = 0; i < gateway->n_candidate_addresses && n < capacity; i++) {
-        moat_sdp_candidate *candidate = &out[n++];
-        memset(candidate, 0, sizeof *candidate);
-        snprintf(candidate->foundation, sizeof candidate->foundation, "%zu", i + 1);
-        candidate->component = 1;
-        g_strlcpy(candidate->transport, "udp", sizeof candidate->transport);
-        /* Earlier addresses (the announced one first) are preferred. */
-        candidate->priority = candidate_priority(i);
-        g_strlcpy(candidate->address, gateway->candidate_addresses[i], sizeof candidate->address);
-        candidate->port = moat_worker_port(worker);
-        g_strlcpy(candidate->type, "host", sizeof candidate->type);
-    }
-    return n;
-}
-
-moat_worker *moat_gateway_pick_worker(moat_gateway *gateway)
-{
-    /* Fewest sessions first; ties go round-robin so equal load spreads. */
-    moat_worker *best = NULL;
-    unsigned best_count = 0;
-    for (unsigned k = 0; k < gateway->n_workers; k++) {
-        moat_worker *worker = gateway->workers[(gateway->next_worker + k) % gateway->n_workers];
-        unsigned count = moat_worker_session_count(worker);
-        if (!best || count < best_count) {
-            best = worker;
-            best_count = count;
-        }
-    }
-    gateway->next_worker = (gateway->next_worker + 1) % gateway->n_workers;
-    return best;
 }
 
 static void prefilter_settings_from_config(moat_gateway *gateway)
@@ -341,6 +305,8 @@ int moat_gateway_start(moat_gateway *gateway, char *error, size_t error_size)
     gateway->http = moat_http_server_start(gateway, error, error_size);
     if (!gateway->http)
         return -1;
+    /* Before the main loop serves the first request. */
+    moat_app_register_http_routes(gateway);
     if (moat_gateway_ng_start(gateway, error, error_size) != 0)
         return -1;
     for (unsigned i = 0; i < gateway->n_workers; i++) {

@@ -2,7 +2,7 @@
  * defaults, then --config FILE, then MOAT_<SECTION>_<KEY> environment
  * variables, then command-line options. */
 #include "base/config.h"
-#include "session/gateway_state.h"
+#include "app/gateway.h"
 #include "base/log.h"
 #include "base/version.h"
 

@@ -15,7 +15,6 @@
 
 #include "base/log.h"
 #include "http/metrics.h"
-#include "call/call_api.h"
 #include "http/session_api.h"
 #include "http/whip_api.h"
 
@@ -54,6 +53,39 @@ void moat_http_router_clear(moat_gateway *gateway)
     gateway->create_admission = NULL;
     g_strfreev(gateway->api_host_names);
     gateway->api_host_names = NULL;
+    if (gateway->http_routes)
+        g_array_free(gateway->http_routes, TRUE);
+    gateway->http_routes = NULL;
+}
+
+typedef struct {
+    const char *method;
+    const char *path;
+    moat_http_route_fn handler;
+    void *user;
+} registered_route;
+
+void moat_http_route_register(moat_gateway *gateway, const char *method, const char *path,
+                              moat_http_route_fn handler, void *user)
+{
+    if (!gateway->http_routes)
+        gateway->http_routes = g_array_new(FALSE, FALSE, sizeof(registered_route));
+    registered_route route = {method, path, handler, user};
+    g_array_append_val(gateway->http_routes, route);
+}
+
+/* A route a feature registered for exactly this method and path, or false. */
+static bool serve_registered(moat_gateway *gateway, const moat_http_request *request,
+                             moat_http_response *response, const char *method, const char *path)
+{
+    for (guint i = 0; gateway->http_routes && i < gateway->http_routes->len; i++) {
+        const registered_route *route = &g_array_index(gateway->http_routes, registered_route, i);
+        if (strcmp(route->method, method) == 0 && strcmp(route->path, path) == 0) {
+            route->handler(route->user, request, response);
+            return true;
+        }
+    }
+    return false;
 }
 
 void moat_http_log(moat_gateway *gateway, const char *format, ...)
@@ -430,10 +462,9 @@ void moat_http_route(moat_gateway *gateway, const moat_http_request *request,
     }
     if (whip)
         serve_whip(gateway, request, response);
-    else if (api && strcmp(path, "/api/calls") == 0 && strcmp(method, "GET") == 0) {
-        char *body = moat_call_api_json(gateway->calls);
-        moat_http_response_set(response, 200, "application/json", body, strlen(body));
-    } else if (api) {
+    else if (api && serve_registered(gateway, request, response, method, path))
+        return;
+    else if (api) {
         if (!admit_create(gateway, request, response, path))
             return;
         if (!serve_plugin_api(gateway, request, response, path))

@@ -9,6 +9,16 @@
 #include "session/gateway_state.h"
 #include "http/http_message.h"
 
+/* A route a feature answers, registered by the app (app/http_routes.c) so
+ * that the router includes no feature: exactly `method` and `path` under
+ * /api/, after the router's policy (origin, token, body limit), before the
+ * plugins' APIs and the session API. The handler fills `response`. */
+typedef void (*moat_http_route_fn)(void *user, const moat_http_request *request,
+                                   moat_http_response *response);
+/* Before the first request; `method` and `path` are static strings. */
+void moat_http_route_register(moat_gateway *gateway, const char *method, const char *path,
+                              moat_http_route_fn handler, void *user);
+
 /* Fills `response` (status != 0 afterwards). A WHIP offer's response may
  * carry a session to start before the reply goes out (see http_message.h). */
 void moat_http_route(moat_gateway *gateway, const moat_http_request *request,

@@ -1,6 +1,7 @@
 /* The daemon's control-thread state: configuration, workers, the DTLS
  * identity, loaded plugins, the session registry and the HTTP server. Only the
- * control thread (the GLib main loop) touches it after start-up. */
+ * control thread (the GLib main loop) touches it after start-up. The app fills
+ * it (app/gateway.h); sessions, features and HTTP read it. */
 #ifndef MOAT_GATEWAY_H
 #define MOAT_GATEWAY_H
 
@@ -63,16 +64,15 @@ typedef struct moat_gateway {
     moat_log_limiter http_log; /* per-request log lines */
     /* Why the kernel filter is not in use ("" when it is); for /metrics. */
     char kernel_filter_note[160];
+    GArray *http_routes; /* routes features answer (moat_http_route_register) */
 } moat_gateway;
-
-/* Start-up in order; each returns 0 or -1 with one clear line in `error`. */
-int moat_gateway_start(moat_gateway *gateway, char *error, size_t error_size);
-void moat_gateway_stop(moat_gateway *gateway);
 
 /* Picks the worker with the fewest sessions. */
 moat_worker *moat_gateway_pick_worker(moat_gateway *gateway);
 /* Our candidates for a worker: every candidate address on its port. */
 size_t moat_gateway_candidates(const moat_gateway *gateway, const moat_worker *worker,
                                moat_sdp_candidate *out, size_t capacity);
+/* The ICE priority of the candidate on the index-th candidate address. */
+uint32_t moat_gateway_candidate_priority(size_t index);
 
 #endif

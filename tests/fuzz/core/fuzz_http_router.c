@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "session/gateway_state.h"
+#include "app/http_routes.h"
 #include "http/http_router.h"
 #include "base/log.h"
 #include "session/session.h"
@@ -132,6 +133,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
     gateway->sessions = moat_session_registry_new();
     moat_whip_bind_gateway(gateway);
     moat_http_router_init(gateway);
+    moat_app_register_http_routes(gateway); /* GET /api/calls */
     open_admission = gateway->admission;
     tight_admission = moat_admission_new(1, 1, 4);
     if (moat_worker_start(gateway->workers[0], error, sizeof error) != 0)
