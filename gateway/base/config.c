@@ -1,3 +1,4 @@
+/* Reads the configuration: defaults, file, environment, options (config.h). */
 #include "base/config.h"
 
 #include "base/log.h"

@@ -1,3 +1,4 @@
+/* Structured log lines and the per-caller rate limiter (log.h). */
 #include "base/log.h"
 
 #include <stdarg.h>

@@ -1,3 +1,4 @@
+/* The versions of Moat and of the libraries on its packet path (version.h). */
 #include "base/version.h"
 
 #include <jansson.h>

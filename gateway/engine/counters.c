@@ -1,3 +1,4 @@
+/* The names of the drop reasons (counters.h). */
 #include "engine/counters.h"
 
 const char *moat_drop_reason_name(moat_drop_reason reason)

@@ -1,3 +1,4 @@
+/* The local address a datagram arrived on, and replies from it (packet_info.h). */
 #include "engine/packet_info.h"
 
 #include <string.h>

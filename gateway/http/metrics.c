@@ -1,3 +1,4 @@
+/* Renders /metrics in the Prometheus text format (metrics.h). */
 #include "http/metrics.h"
 
 #include "call/call_registry.h"

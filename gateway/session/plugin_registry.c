@@ -1,3 +1,4 @@
+/* Loads plugin modules and finds them by name (plugin_registry.h). */
 #include "session/plugin_registry.h"
 
 #include "base/log.h"

@@ -1,3 +1,4 @@
+/* The control thread's table of sessions and their WHIP state (session_registry.h). */
 #include "session/session_registry.h"
 
 #include <glib.h>

@@ -1,3 +1,4 @@
+/* Live statistics gathered from the workers twice a second (stats_snapshot.h). */
 #include "session/stats_snapshot.h"
 
 #include "session/session.h"

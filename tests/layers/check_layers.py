@@ -10,7 +10,9 @@ include directories gateway/ and srtpplus/), maps both files to their folder
     that include neither way);
   - a file in a folder the list does not name (a new folder gets a line;
     `dir/**` stands for dir and every folder below it);
-  - any cycle between folders (reported whatever the list says).
+  - any cycle between folders (reported whatever the list says);
+  - a folder of C files without a README.md (what it owns, who calls it, on
+    which thread).
 Exit status 0 when the tree keeps its layers, 1 otherwise.
 
   tests/layers/check_layers.py [--root DIR] [--layers FILE] [--graph]
@@ -114,11 +116,13 @@ def main():
 
     edges = collections.defaultdict(list)  # (from, to) -> ["file:line -> header"]
     unlisted = collections.defaultdict(int)
+    folders = set()
     n_files = n_includes = 0
     for path in sources(root):
         n_files += 1
         rel = path.relative_to(root)
         src, listed = folder_of(rel, ranks)
+        folders.add(path.parent)
         if not listed:
             unlisted[src] += 1
         text = path.read_text(errors="replace")
@@ -136,6 +140,10 @@ def main():
     for folder, count in sorted(unlisted.items()):
         print(f"UNLISTED  {folder}/ ({count} files) is not in docs/layers.txt")
         problems += 1
+    for folder in sorted(folders):
+        if not (folder / "README.md").is_file():
+            print(f"NO README {folder.relative_to(root)}/ has no README.md")
+            problems += 1
     for (src, dst), where in sorted(edges.items()):
         if src not in ranks or dst not in ranks:
             continue
