@@ -1,0 +1,75 @@
+/* Routes a feature registers with the router (moat_http_route_register): the
+ * router's policy (bearer token, body limit) applies before them, and they
+ * answer exactly their method and path. */
+#include "http/http_router.h"
+
+#include <glib.h>
+#include <string.h>
+
+static int served;
+
+static void serve_things(void *user, const moat_http_request *request, moat_http_response *response)
+{
+    served++;
+    g_assert_cmpstr(user, ==, "things");
+    moat_http_response_set(response, 200, "application/json", g_strdup("{}"), 2);
+}
+
+static const char *header_of(const void *context, const char *name)
+{
+    return g_ascii_strcasecmp(name, "Authorization") == 0 ? context : NULL;
+}
+
+static unsigned route(moat_gateway *gateway, const char *method, const char *path,
+                      const char *authorization, size_t body_length)
+{
+    moat_http_request request = {.method = method,
+                                 .path = path,
+                                 .body = body_length ? "x" : NULL,
+                                 .body_length = body_length,
+                                 .peer = "127.0.0.1",
+                                 .header = header_of,
+                                 .header_context = authorization};
+    moat_http_response response = {0};
+    moat_http_route(gateway, &request, &response);
+    unsigned status = response.status;
+    moat_http_response_clear(&response);
+    return status;
+}
+
+static void test_registered_route_after_policy(void)
+{
+    moat_gateway gateway = {0};
+    moat_config_init(&gateway.config);
+    moat_http_router_init(&gateway);
+    moat_http_route_register(&gateway, "GET", "/api/things", serve_things, "things");
+    served = 0;
+
+    g_assert_cmpuint(route(&gateway, "GET", "/api/things", NULL, 0), ==, 200);
+    g_assert_cmpint(served, ==, 1);
+
+    /* With [http] token, the route is reached only with the bearer. */
+    g_free(gateway.config.token);
+    gateway.config.token = g_strdup("secret");
+    g_assert_cmpuint(route(&gateway, "GET", "/api/things", NULL, 0), ==, 401);
+    g_assert_cmpuint(route(&gateway, "GET", "/api/things", "Bearer wrong", 0), ==, 401);
+    g_assert_cmpint(served, ==, 1);
+    g_assert_cmpuint(route(&gateway, "GET", "/api/things", "Bearer secret", 0), ==, 200);
+    g_assert_cmpint(served, ==, 2);
+
+    /* The body limit comes first. */
+    gateway.config.max_body_bytes = 0;
+    g_assert_cmpuint(route(&gateway, "GET", "/api/things", "Bearer secret", 1), ==, 413);
+    g_assert_cmpint(served, ==, 2);
+
+    moat_http_router_clear(&gateway);
+    g_assert_null(gateway.http_routes);
+    moat_config_clear(&gateway.config);
+}
+
+int main(int argc, char **argv)
+{
+    g_test_init(&argc, &argv, NULL);
+    g_test_add_func("/http/routes/registered-after-policy", test_registered_route_after_policy);
+    return g_test_run();
+}
