@@ -63,6 +63,7 @@ static void test_registered_route_after_policy(void)
     g_assert_cmpint(served, ==, 2);
 
     moat_http_router_clear(&gateway);
+    moat_source_counts_free(gateway.pending_sources);
     g_assert_null(gateway.http_routes);
     moat_config_clear(&gateway.config);
 }
