@@ -190,5 +190,6 @@ def test_recording_errors_name_no_server_path(make_gateway, tmp_path):
     assert status == 201
     resource_id = headers["Location"].rsplit("/", 1)[1]
     status, _, reply = request(gw, "POST", f"/api/sessions/{resource_id}/recording")
-    assert status == 409 and reply["error"] == "recording_unavailable", reply
+    # An error reply (and moat_record_failures_total), never the server's path.
+    assert status == 500 and reply["error"] == "recording_failed", reply
     assert str(tmp_path) not in json.dumps(reply), reply
