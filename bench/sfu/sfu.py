@@ -196,6 +196,7 @@ def moat_attempt(ns, build, trial, workers, cpus, extra=()):
                          "--http-port", "8088", "--media-port", "20000", "--workers",
                          str(workers), "--candidate-addresses", NS_IP, "--log-level", "warn",
                          "--whip-rate-per-ip", "0", "--max-pending-sessions", "0",
+                         "--max-pending-per-source", "0",
                          "--max-sessions", "0", *extra, stdout=subprocess.DEVNULL,
                          stderr=subprocess.DEVNULL)
         try:

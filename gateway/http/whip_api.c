@@ -81,7 +81,8 @@ static bool admit_pending(moat_gateway *gateway, const moat_http_request *reques
                                  "%d sessions from this address (IPv6: this /56) are still "
                                  "waiting for ICE; connect them or try again shortly",
                                  config->max_pending_per_source);
-        retry_after(response, wait_s);
+        /* A source's own sessions usually connect within a second. */
+        retry_after(response, 1);
         return false;
     }
     *source_pending = count;
