@@ -90,8 +90,13 @@ async def echoes(peer, text, timeout=5):
     return channel.received[before:] == [text]
 
 
-def session_id(peer):
-    return peer.resource.rstrip("/").rsplit("/", 1)[1]
+def session_label(gateway):
+    """The public label of the newest session: the gateway's log names
+    sessions by label, never by their resource id (a capability). Call it
+    right after the peer connected, while no other session is being made."""
+    labels = re.findall(r"session (\d+): created", gateway.log_text())
+    assert labels, "no session was created"
+    return labels[-1]
 
 
 def sctp_packet(sctp, chunks, verification_tag=None):
@@ -230,9 +235,10 @@ def test_bad_sctp_chunks_inside_dtls(gateway):
         ended = {}
         for name in FATAL_PACKETS:
             peer = await victim(gateway.base, "doomed")
+            label = session_label(gateway)
             chunks, tag = fatal_packet(name, peer.pc.sctp)
             await peer.pc.sctp.transport._send_data(sctp_packet(peer.pc.sctp, chunks, tag))
-            ended[name] = await association_down(gateway, session_id(peer))
+            ended[name] = await association_down(gateway, label)
             assert await peer.delete() == 200  # the session itself ends normally
             await peer.close()
         await bystander.stop()
@@ -245,10 +251,10 @@ def test_bad_sctp_chunks_inside_dtls(gateway):
     assert m["moat_sessions"] == 0
 
 
-async def association_down(gateway, sid, timeout=5):
+async def association_down(gateway, label, timeout=5):
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        if f"session {sid}: SCTP association down" in gateway.log_text():
+        if f"session {label}: SCTP association down" in gateway.log_text():
             return True
         await asyncio.sleep(0.05)
     return False
@@ -281,13 +287,14 @@ def test_random_sctp_chunks_never_hurt_the_gateway(gateway):
         # violations); each time, a new session takes the rest.
         while sent < PACKETS and len(sessions) < 40:
             peer = await victim(gateway.base, "fuzzed")
+            label = session_label(gateway)
             sctp = peer.pc.sctp
             while sent < PACKETS and sctp.state == "connected":
                 await sctp.transport._send_data(sctp_packet(sctp, random_chunks()))
                 sent += 1
                 await asyncio.sleep(0.005)
             survived = sctp.state == "connected" and await echoes(peer, "after random chunks")
-            down = await association_down(gateway, session_id(peer), timeout=0.5 if survived else 3)
+            down = await association_down(gateway, label, timeout=0.5 if survived else 3)
             sessions.append((survived, down, await peer.delete()))
             await peer.close()
         await bystander.stop()
@@ -298,8 +305,9 @@ def test_random_sctp_chunks_never_hurt_the_gateway(gateway):
           f"{sum(d for _, d, _ in sessions)} associations ended by the gateway")
     assert sent == PACKETS
     # Each association either lived through it or was ended by the gateway's
-    # SCTP stack; every session ends on DELETE like any other.
-    assert all(survived != down for survived, down, _ in sessions), sessions
+    # SCTP stack (one that echoed may still be ended by a packet it took just
+    # before); every session ends on DELETE like any other.
+    assert all(survived or down for survived, down, _ in sessions), sessions
     assert all(status == 200 for _, _, status in sessions), sessions
     assert gateway.get("/healthz")
     assert gateway.metric("moat_sessions") == 0

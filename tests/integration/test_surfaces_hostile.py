@@ -256,7 +256,9 @@ def test_two_recordings_in_one_second_get_two_complete_files(tmp_path):
             path = folder / f"session-1-{stamp}{suffix}.mkv"
             path.write_bytes(b"someone else's recording")
             seeded[path.name] = path
-    gw = Gateway(extra_args=["--record-dir", str(folder)])
+    # Recording acts on a session: the API token (or its resource id) is
+    # needed, never its public label alone.
+    gw = Gateway(extra_args=["--record-dir", str(folder), "--token", "recording-test-token"])
     files = []
 
     async def record_twice(pc):
@@ -265,7 +267,7 @@ def test_two_recordings_in_one_second_get_two_complete_files(tmp_path):
         assert session_id == "1"
         url = f"{gw.base}/api/sessions/{session_id}/recording"
         await asyncio.sleep(1.0)
-        async with aiohttp.ClientSession() as client:
+        async with aiohttp.ClientSession(headers=gw.auth()) as client:
             async with client.post(url) as r:
                 assert r.status == 201
                 files.append((await r.json())["file"])
@@ -298,10 +300,11 @@ def test_two_recordings_in_one_second_get_two_complete_files(tmp_path):
 
 def test_a_recording_that_cannot_be_written_is_an_error(make_gateway):
     # /proc exists and is a folder, but nobody (root included) creates files in it.
-    gw = make_gateway("--record-dir", "/proc")
+    gw = make_gateway("--record-dir", "/proc", "--token", "recording-test-token")
     assert post_offer(gw, "/whip/echo")[0] == 201
     session_id = json.loads(gw.get("/api/sessions"))["sessions"][0]["id"]
-    status, _, body = http(gw, "POST", f"/api/sessions/{session_id}/recording")
+    status, _, body = http(gw, "POST", f"/api/sessions/{session_id}/recording",
+                           headers=gw.auth())
     assert status == 500 and body["error"] == "recording_failed", (status, body)
     assert "/proc" not in json.dumps(body), body
     assert gw.metric('moat_record_failures_total{reason="create"}') == 1
