@@ -363,6 +363,10 @@ def test_hostile_sizes_ng_socket(relay):
             attacker.sendto(b"d" + bytes(max(0, size - 1)), ("127.0.0.1", gw.ng_port))
             attacker.sendto(b"cookie d7:command4:pinge"[:size] + bytes(max(0, size - 24)),
                             ("127.0.0.1", gw.ng_port))
-        assert client.command("ping")["result"] == "pong"
+        # The junk (about 170 kB) can fill the socket's receive buffer before
+        # the (ASan) gateway drains it, and the kernel then drops the ping:
+        # retransmit as a SIP proxy does; the server must still answer.
+        patient = NgClient(gw.ng_port, tries=5)
+        assert patient.command("ping")["result"] == "pong"
 
     hostile(gw, attack)
