@@ -111,7 +111,10 @@ class Gateway:
             [str(binary), "--http-bind", "127.0.0.1", "--http-port", str(self.http_port),
              "--media-port", str(self.media_port), "--workers", "2",
              "--candidate-addresses", "127.0.0.1", "--log-level", "info",
-             "--consent-timeout", "10"],
+             "--consent-timeout", "10",
+             # Every client of the soak is this one host, many sessions at
+             # once: the per-source cap on sessions waiting for ICE is lifted.
+             "--max-pending-per-source", "0"],
             stdout=self.log, stderr=subprocess.STDOUT, env=env)
         self.base = f"http://127.0.0.1:{self.http_port}"
         deadline = time.time() + 30
