@@ -148,9 +148,14 @@ async def keepalive(base, session):
             pass
 
 
+# The gateway binds a namespace address (not loopback), so its API wants a
+# token: the bench gives it one rather than have it generate a token file.
+BENCH_TOKEN = "moat-bench-token"
+
+
 async def receive_counts(base):
     """Moat's wake-ups and datagrams read so far (/api/stats, at most 0.5 s old)."""
-    async with aiohttp.ClientSession() as http:
+    async with aiohttp.ClientSession(headers={"Authorization": "Bearer " + BENCH_TOKEN}) as http:
         async with http.get(base + "/api/stats") as r:
             stats = await r.json()
     wakes = sum(w.get("receive", {}).get("wakes", 0) for w in stats["workers"])
@@ -208,7 +213,7 @@ async def flood_call(gateway_pid, offer, rates, seconds, spoof, base, janus=Fals
 def moat_args(build, mode, port):
     return [str(build / "gateway" / "moat"), "--http-bind", NS_IP, "--http-port", "8088",
             "--media-port", str(port), "--workers", "1", "--candidate-addresses", NS_IP,
-            "--prefilter-mode", mode, "--log-level", "warn"]
+            "--prefilter-mode", mode, "--log-level", "warn", "--token", BENCH_TOKEN]
 
 
 def moat_flood_run(ns, build, mode, scheme, rate, seconds):
