@@ -51,8 +51,10 @@ def test_hang_up_delivers_every_queued_echo_before_closing(gateway):
 
     back_before_hang_up, status, channel, dtls_state = asyncio.run(scenario())
     assert status == 200
-    # The hang-up really came with echoes outstanding...
-    assert back_before_hang_up < MESSAGES - 1000, back_before_hang_up
+    # The hang-up really came with echoes outstanding (with backpressure the
+    # gateway reads only as fast as its echoes leave, so fewer are left at
+    # the end than before: a few to a few thousand)...
+    assert back_before_hang_up < MESSAGES, back_before_hang_up
     # ...and every one of them arrived before the channel reported closed.
     assert channel.received_when_closed == MESSAGES, \
         f"{channel.received_when_closed} of {MESSAGES} echoes before close " \
