@@ -1,4 +1,4 @@
-/* Internals of call_media.c shared with call_media_webrtc.c: the worker's
+/* Internals of call_media.c shared with call_stream.c and call_media_webrtc.c: the worker's
  * scratch, the legs and the stream, and the packet-path helpers both use.
  * Worker thread unless a field says otherwise. Not for other modules. */
 #ifndef MOAT_CALL_MEDIA_PRIVATE_H
@@ -83,5 +83,11 @@ void moat_call_send_batch(call_leg *from, struct mmsghdr *headers, unsigned coun
 /* Sends one plaintext RTP packet (worker scratch allowed) to the party
  * behind `to`, a WebRTC leg; counted as relayed by `from`. */
 void moat_call_send_webrtc(call_leg *from, call_leg *to, const uint8_t *data, size_t length);
+/* Worker socket callbacks (call_media.c), attached by call_stream.c: a leg's
+ * RTP or RTCP socket is readable (data: the call_leg), or the stream's
+ * transcoders queued packets (data: the moat_call_stream). */
+void moat_call_rtp_readable(void *data);
+void moat_call_rtcp_readable(void *data);
+void moat_call_transcoded_readable(void *data);
 
 #endif

@@ -1,55 +1,17 @@
 /* Owns the calls: their registry by call-id, the parties' tags, the
  * streams of each m-line, offer/answer/delete and delete-delay timers. */
 #include "call/call_registry.h"
+#include "call/call_registry_private.h"
+#include "call/call_request.h"
 
 #include "call/call_sdes.h"
 #include "call/call_transcode_plan.h"
 #include "call/call_webrtc_offer.h"
 
-#include "engine/counters.h"
-#include "transcode/transcode_metrics.h"
-
 #include <arpa/inet.h>
 #include <ifaddrs.h>
-#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
-
-struct moat_call_registry {
-    GHashTable *calls; /* call-id -> moat_call (owned) */
-    moat_call_ports *ports;
-    moat_call_worker **contexts;
-    unsigned n_contexts;
-    char *address;
-    int delete_delay_s;
-    moat_call_webrtc_env webrtc;
-    moat_call_learning learning;
-    moat_call_network *denied;       /* owned */
-    moat_call_own_endpoints outside; /* the gateway's own sockets */
-    moat_call_destination_policy destinations;
-};
-
-typedef struct {
-    moat_call_registry *registry;
-    char *id;
-    char *tags[2];
-    moat_call_sdp sdp[2]; /* the last SDP each side sent */
-    bool has_sdp[2];
-    moat_call_stream *streams[MOAT_CALL_SDP_MAX_MEDIA];
-    size_t n_streams;
-    moat_call_worker *context;
-    int64_t created_s;
-    int offer_side; /* side of the last offer's sender */
-    bool rtcp_mux_offered[MOAT_CALL_SDP_MAX_MEDIA];
-    /* the last offer as received (a WebRTC offerer: Moat's answer to it),
-     * whose codecs decide transcoding */
-    char *offer_text;
-    moat_call_webrtc *webrtc[2]; /* a WebRTC party's session, else NULL */
-    /* Moat's offer to a WebRTC party, until its answer (call_webrtc_offer.h) */
-    moat_call_webrtc_offered *offered[2];
-    guint delete_timer;
-    moat_call_sdes sdes; /* SDES-SRTP termination per leg (call_sdes.h) */
-} moat_call;
 
 static void call_free(void *data)
 {
@@ -163,12 +125,6 @@ void moat_call_reply_clear(moat_call_reply *reply)
     reply->sdp = NULL;
 }
 
-static bool fail(moat_call_reply *reply, const char *format, const char *detail)
-{
-    snprintf(reply->error, sizeof reply->error, format, detail ? detail : "");
-    return false;
-}
-
 /* The worker with the fewest streams carries a new call. */
 static moat_call_worker *pick_context(moat_call_registry *registry)
 {
@@ -255,98 +211,13 @@ static bool rewrite_for(moat_call *call, int to_side, const moat_ng_request *req
     if (moat_call_sdp_rewrite_text(request->sdp, request->sdp_length, &how, out, error,
                                    sizeof error) != 0) {
         g_string_free(out, TRUE);
-        return fail(reply, "Failed to rewrite SDP: %s", error);
+        return moat_call_request_fail(reply, "Failed to rewrite SDP: %s", error);
     }
     reply->sdp = g_string_free(out, FALSE);
     return true;
 }
 
 /* ng codec-transcode: the codecs Moat adds to the rewritten offer. */
-static bool transcode_offer(const moat_ng_request *request, moat_call_reply *reply)
-{
-    char error[160];
-    if (moat_call_transcode_offer(request, &reply->sdp, error, sizeof error))
-        return true;
-    return fail(reply, "Failed to add codecs: %s", error);
-}
-
-static bool check_ids(const moat_ng_request *request, bool need_to_tag, moat_call_reply *reply)
-{
-    if (!request->call_id || !*request->call_id)
-        return fail(reply, "No call-id in message%s", NULL);
-    if (!request->from_tag || !*request->from_tag)
-        return fail(reply, "No from-tag in message%s", NULL);
-    if (need_to_tag && (!request->to_tag || !*request->to_tag))
-        return fail(reply, "No to-tag in message%s", NULL);
-    if (!request->sdp || request->sdp_length == 0)
-        return fail(reply, "No SDP body in message%s", NULL);
-    return true;
-}
-
-/* Every address a party's SDP would have its leg send to (c= with each
- * m= port, and RTCP: a=rtcp or port + 1) must be an allowed destination
- * (call_address.h); WebRTC parties are reached through their session. */
-static bool check_destinations(const moat_call_registry *registry, const moat_call_sdp *sdp,
-                               moat_call_reply *reply)
-{
-    char reason[160];
-    for (size_t i = 0; i < sdp->n_media; i++) {
-        const moat_call_sdp_media *media = &sdp->media[i];
-        if (media->port == 0 || media->rtp.sin6_family != AF_INET6)
-            continue; /* disabled, or held (0.0.0.0, ::): Moat sends nothing */
-        struct sockaddr_in6 to = media->rtp;
-        if (moat_call_destination_check(&registry->destinations, &to, reason, sizeof reason) != 0)
-            return fail(reply, "Refused media destination: %s", reason);
-        uint16_t rtcp =
-            media->rtcp_port ? media->rtcp_port : (uint16_t)(ntohs(media->rtp.sin6_port) + 1);
-        if (!media->rtcp_mux || media->rtcp_port) {
-            to.sin6_port = htons(rtcp);
-            if (moat_call_destination_check(&registry->destinations, &to, reason, sizeof reason) !=
-                0)
-                return fail(reply, "Refused media destination: %s", reason);
-        }
-    }
-    return true;
-}
-
-static bool parse_sdp(const moat_ng_request *request, moat_call_sdp *sdp, moat_call_reply *reply)
-{
-    char error[160];
-    if (moat_call_sdp_parse(request->sdp, request->sdp_length, sdp, error, sizeof error) != 0)
-        return fail(reply, "Failed to parse SDP: %s", error);
-    return true;
-}
-
-/* ICE=force or a DTLS transport: the SDP is for a WebRTC party. */
-static bool wants_webrtc(const moat_ng_request *request)
-{
-    const char *wanted = request->transport_protocol;
-    return request->ice == MOAT_NG_ICE_FORCE || (wanted && strstr(wanted, "TLS"));
-}
-
-/* Which WebRTC legs Moat runs: a WebRTC offerer (its session answers it)
- * or a WebRTC answerer (Moat offers it a session: `offering`), facing a
- * plain or SDES phone, so ICE=force or a DTLS transport are accepted for
- * a plain offer and for the answer back to a WebRTC offerer (`to_webrtc`).
- * Moat does not bridge two WebRTC parties. SDES-SRTP is terminated
- * (call_sdes.h) or, without a transport change, relayed end to end as is. */
-static bool check_transport(const moat_ng_request *request, const moat_call_sdp *sdp,
-                            bool to_webrtc, bool offering, moat_call_reply *reply)
-{
-    bool wants = wants_webrtc(request);
-    char error[160];
-    if (moat_call_sdp_is_webrtc(sdp)) {
-        if (to_webrtc || wants)
-            return fail(reply, "WebRTC to WebRTC calls are not supported%s", NULL);
-        if (moat_call_sdp_check_webrtc(sdp, error, sizeof error) != 0)
-            return fail(reply, "Failed to parse SDP: %s", error);
-        return true;
-    }
-    if (wants && !to_webrtc && !offering)
-        return fail(reply, "A plain answer cannot get a WebRTC leg (ICE, DTLS-SRTP)%s", NULL);
-    return true;
-}
-
 /* A WebRTC party on `side`: its session answers its offer; from now on
  * that answer stands for the offer (its codecs are what the party sends). */
 static bool start_webrtc(moat_call *call, int side, const moat_ng_request *request,
@@ -358,7 +229,7 @@ static bool start_webrtc(moat_call *call, int side, const moat_ng_request *reque
                                               request->sdp_length, call->streams, call->n_streams,
                                               side, error, sizeof error);
     if (!call->webrtc[side])
-        return fail(reply, "WebRTC offer refused: %s", error);
+        return moat_call_request_fail(reply, "WebRTC offer refused: %s", error);
     return true;
 }
 
@@ -371,13 +242,13 @@ static bool offer_webrtc_leg(moat_call *call, int side, const moat_ng_request *r
     reply->sdp = NULL;
     for (size_t i = 0; i < sdp->n_media; i++)
         if (strstr(sdp->media[i].proto, "SAVP"))
-            return fail(reply, "Offering a WebRTC leg to an SDES-SRTP party is not supported%s",
-                        NULL);
+            return moat_call_request_fail(
+                reply, "Offering a WebRTC leg to an SDES-SRTP party is not supported%s", NULL);
     char error[160];
     moat_call_webrtc_offered *offered = moat_call_webrtc_offer_new(
         &call->registry->webrtc, call->context, request, error, sizeof error);
     if (!offered)
-        return fail(reply, "Cannot offer a WebRTC leg: %s", error);
+        return moat_call_request_fail(reply, "Cannot offer a WebRTC leg: %s", error);
     moat_call_webrtc_offer_free(call->offered[side]);
     call->offered[side] = offered;
     reply->sdp = g_strdup(moat_call_webrtc_offer_text(offered));
@@ -389,13 +260,14 @@ static bool answer_webrtc_leg(moat_call *call, int side, const moat_ng_request *
                               const moat_call_sdp *sdp, moat_call_reply *reply)
 {
     if (!moat_call_sdp_is_webrtc(sdp))
-        return fail(reply, "The answer to Moat's WebRTC offer is not WebRTC (ICE, DTLS)%s", NULL);
+        return moat_call_request_fail(
+            reply, "The answer to Moat's WebRTC offer is not WebRTC (ICE, DTLS)%s", NULL);
     char error[160];
     moat_call_webrtc *leg = moat_call_webrtc_answered(
         &call->registry->webrtc, call->context, call->offered[side], request->sdp,
         request->sdp_length, call->streams, call->n_streams, side, error, sizeof error);
     if (!leg)
-        return fail(reply, "WebRTC answer refused: %s", error);
+        return moat_call_request_fail(reply, "WebRTC answer refused: %s", error);
     moat_call_webrtc_free(call->webrtc[side]);
     call->webrtc[side] = leg;
     moat_call_webrtc_offer_free(call->offered[side]);
@@ -420,14 +292,16 @@ void moat_call_offer(moat_call_registry *registry, const moat_ng_request *reques
                      moat_call_reply *reply)
 {
     moat_call_sdp sdp;
-    if (!check_ids(request, false, reply) || !parse_sdp(request, &sdp, reply) ||
-        !check_transport(request, &sdp, false, true, reply) ||
-        (!moat_call_sdp_is_webrtc(&sdp) && !check_destinations(registry, &sdp, reply))) {
+    if (!moat_call_request_check_ids(request, false, reply) ||
+        !moat_call_request_parse_sdp(request, &sdp, reply) ||
+        !moat_call_request_check_transport(request, &sdp, false, true, reply) ||
+        (!moat_call_sdp_is_webrtc(&sdp) &&
+         !moat_call_request_check_destinations(&registry->destinations, &sdp, reply))) {
         explicit_bzero(&sdp, sizeof sdp); /* a=crypto keys */
         return;
     }
     bool webrtc = moat_call_sdp_is_webrtc(&sdp);
-    bool offer_webrtc = !webrtc && wants_webrtc(request);
+    bool offer_webrtc = !webrtc && moat_call_request_wants_webrtc(request);
     moat_call *call = g_hash_table_lookup(registry->calls, request->call_id);
     if (call && call->delete_timer) {
         g_hash_table_remove(registry->calls, request->call_id); /* a new call, same id */
@@ -439,7 +313,7 @@ void moat_call_offer(moat_call_registry *registry, const moat_ng_request *reques
     if (!ensure_streams(call, sdp.n_media)) {
         if (created)
             g_hash_table_remove(registry->calls, request->call_id);
-        fail(reply, "Ran out of ports%s", NULL);
+        moat_call_request_fail(reply, "Ran out of ports%s", NULL);
         return;
     }
     int side = offer_side(call, request->from_tag);
@@ -463,7 +337,7 @@ void moat_call_offer(moat_call_registry *registry, const moat_ng_request *reques
          moat_call_sdes_offer(&call->sdes, side, &sdp, request, call->streams, &sdes, reply->error,
                               sizeof reply->error) != 0) ||
         !rewrite_for(call, 1 - side, request, &sdp, mux, &sdes, reply) ||
-        !transcode_offer(request, reply) ||
+        !moat_call_request_transcode_offer(request, reply) ||
         (offer_webrtc && !offer_webrtc_leg(call, 1 - side, request, &sdp, reply))) {
         if (created)
             g_hash_table_remove(registry->calls, request->call_id);
@@ -491,22 +365,24 @@ void moat_call_answer(moat_call_registry *registry, const moat_ng_request *reque
                       moat_call_reply *reply)
 {
     moat_call_sdp sdp;
-    if (!check_ids(request, true, reply))
+    if (!moat_call_request_check_ids(request, true, reply))
         return;
     moat_call *call = g_hash_table_lookup(registry->calls, request->call_id);
     if (!call) {
-        fail(reply, "Unknown call-id%s", NULL);
+        moat_call_request_fail(reply, "Unknown call-id%s", NULL);
         return;
     }
     int offerer = call->offer_side, answerer = 1 - offerer;
-    if (!parse_sdp(request, &sdp, reply) ||
-        !check_transport(request, &sdp, call->webrtc[offerer] != NULL, false, reply) ||
-        (!moat_call_sdp_is_webrtc(&sdp) && !check_destinations(registry, &sdp, reply))) {
+    if (!moat_call_request_parse_sdp(request, &sdp, reply) ||
+        !moat_call_request_check_transport(request, &sdp, call->webrtc[offerer] != NULL, false,
+                                           reply) ||
+        (!moat_call_sdp_is_webrtc(&sdp) &&
+         !moat_call_request_check_destinations(&registry->destinations, &sdp, reply))) {
         explicit_bzero(&sdp, sizeof sdp); /* a=crypto keys */
         return;
     }
     if (!ensure_streams(call, sdp.n_media)) {
-        fail(reply, "Ran out of ports%s", NULL);
+        moat_call_request_fail(reply, "Ran out of ports%s", NULL);
         return;
     }
     bool answered_webrtc = call->offered[answerer] != NULL;
@@ -556,13 +432,13 @@ void moat_call_delete(moat_call_registry *registry, const moat_ng_request *reque
                       moat_call_reply *reply)
 {
     if (!request->call_id || !*request->call_id) {
-        fail(reply, "No call-id in message%s", NULL);
+        moat_call_request_fail(reply, "No call-id in message%s", NULL);
         return;
     }
     moat_call *call = g_hash_table_lookup(registry->calls, request->call_id);
     if (!call) {
         if (request->fatal)
-            fail(reply, "Call-ID not found%s", NULL);
+            moat_call_request_fail(reply, "Call-ID not found%s", NULL);
         else
             snprintf(reply->warning, sizeof reply->warning, "Call-ID not found");
         return;
@@ -618,67 +494,6 @@ size_t moat_call_list(moat_call_registry *registry, const char **ids, size_t cap
 size_t moat_call_count(moat_call_registry *registry)
 {
     return g_hash_table_size(registry->calls);
-}
-
-static uint64_t sum_counter(moat_call_registry *registry, size_t offset)
-{
-    uint64_t total = 0;
-    for (unsigned i = 0; i < registry->n_contexts; i++) {
-        const char *base = (const char *)moat_call_worker_counters_of(registry->contexts[i]);
-        total += moat_counter_read((const uint64_t *)(base + offset));
-    }
-    return total;
-}
-
-void moat_call_registry_metrics(moat_call_registry *registry, GString *out)
-{
-    size_t streams = 0, webrtc = 0;
-    for (unsigned i = 0; i < registry->n_contexts; i++)
-        streams += moat_call_worker_streams(registry->contexts[i]);
-    GHashTableIter iter;
-    void *value;
-    g_hash_table_iter_init(&iter, registry->calls);
-    while (g_hash_table_iter_next(&iter, NULL, &value)) {
-        const moat_call *call = value;
-        webrtc += (call->webrtc[0] != NULL) + (call->webrtc[1] != NULL);
-    }
-    g_string_append_printf(out,
-                           "# HELP moat_call_webrtc_legs Call parties on a WebRTC leg (a core "
-                           "session: ICE-lite, DTLS-SRTP)\n# TYPE moat_call_webrtc_legs gauge\n"
-                           "moat_call_webrtc_legs %zu\n",
-                           webrtc);
-    g_string_append_printf(out,
-                           "# HELP moat_calls Calls relayed for a SIP proxy (ng protocol)\n"
-                           "# TYPE moat_calls gauge\nmoat_calls %u\n"
-                           "# HELP moat_call_legs Call legs (one port pair each)\n"
-                           "# TYPE moat_call_legs gauge\nmoat_call_legs %zu\n"
-                           "# HELP moat_call_ports_free Call port pairs left in [media] "
-                           "port_min..port_max\n# TYPE moat_call_ports_free gauge\n"
-                           "moat_call_ports_free %zu\n",
-                           g_hash_table_size(registry->calls), 2 * streams,
-                           moat_call_ports_capacity(registry->ports) -
-                               moat_call_ports_in_use(registry->ports));
-    g_string_append_printf(
-        out,
-        "# HELP moat_call_relayed_packets_total Packets relayed between call legs\n"
-        "# TYPE moat_call_relayed_packets_total counter\n"
-        "moat_call_relayed_packets_total{kind=\"rtp\"} %" G_GUINT64_FORMAT "\n"
-        "moat_call_relayed_packets_total{kind=\"rtcp\"} %" G_GUINT64_FORMAT "\n"
-        "# HELP moat_call_relayed_bytes_total Bytes relayed between call legs\n"
-        "# TYPE moat_call_relayed_bytes_total counter\n"
-        "moat_call_relayed_bytes_total %" G_GUINT64_FORMAT "\n",
-        sum_counter(registry, offsetof(moat_call_worker_counters, rtp_relayed)),
-        sum_counter(registry, offsetof(moat_call_worker_counters, rtcp_relayed)),
-        sum_counter(registry, offsetof(moat_call_worker_counters, bytes_relayed)));
-    g_string_append(out, "# HELP moat_call_dropped_packets_total Datagrams call legs dropped, "
-                         "by reason\n# TYPE moat_call_dropped_packets_total counter\n");
-    for (int r = 0; r < MOAT_CALL_DROP_REASON_COUNT; r++)
-        g_string_append_printf(
-            out, "moat_call_dropped_packets_total{reason=\"%s\"} %" G_GUINT64_FORMAT "\n",
-            moat_call_drop_reason_name(r),
-            sum_counter(registry,
-                        offsetof(moat_call_worker_counters, dropped) + sizeof(uint64_t) * r));
-    moat_transcode_metrics(out);
 }
 
 moat_call_stream *moat_call_registry_stream(moat_call_registry *registry, const char *call_id,

@@ -1,0 +1,105 @@
+/* Checks of an ng offer or answer before a call changes: the ids it must
+ * carry, its SDP, the transports Moat bridges and the media destinations
+ * it may send to; each failure writes the reply's rtpengine-style error.
+ * Control thread (the ng socket's). */
+#include "call/call_request.h"
+
+#include "call/call_transcode_plan.h"
+
+#include <arpa/inet.h>
+#include <stdio.h>
+#include <string.h>
+
+bool moat_call_request_fail(moat_call_reply *reply, const char *format, const char *detail)
+{
+    snprintf(reply->error, sizeof reply->error, format, detail ? detail : "");
+    return false;
+}
+
+bool moat_call_request_transcode_offer(const moat_ng_request *request, moat_call_reply *reply)
+{
+    char error[160];
+    if (moat_call_transcode_offer(request, &reply->sdp, error, sizeof error))
+        return true;
+    return moat_call_request_fail(reply, "Failed to add codecs: %s", error);
+}
+
+bool moat_call_request_check_ids(const moat_ng_request *request, bool need_to_tag,
+                                 moat_call_reply *reply)
+{
+    if (!request->call_id || !*request->call_id)
+        return moat_call_request_fail(reply, "No call-id in message%s", NULL);
+    if (!request->from_tag || !*request->from_tag)
+        return moat_call_request_fail(reply, "No from-tag in message%s", NULL);
+    if (need_to_tag && (!request->to_tag || !*request->to_tag))
+        return moat_call_request_fail(reply, "No to-tag in message%s", NULL);
+    if (!request->sdp || request->sdp_length == 0)
+        return moat_call_request_fail(reply, "No SDP body in message%s", NULL);
+    return true;
+}
+
+/* Every address a party's SDP would have its leg send to (c= with each
+ * m= port, and RTCP: a=rtcp or port + 1) must be an allowed destination
+ * (call_address.h); WebRTC parties are reached through their session. */
+bool moat_call_request_check_destinations(const moat_call_destination_policy *destinations,
+                                          const moat_call_sdp *sdp, moat_call_reply *reply)
+{
+    char reason[160];
+    for (size_t i = 0; i < sdp->n_media; i++) {
+        const moat_call_sdp_media *media = &sdp->media[i];
+        if (media->port == 0 || media->rtp.sin6_family != AF_INET6)
+            continue; /* disabled, or held (0.0.0.0, ::): Moat sends nothing */
+        struct sockaddr_in6 to = media->rtp;
+        if (moat_call_destination_check(destinations, &to, reason, sizeof reason) != 0)
+            return moat_call_request_fail(reply, "Refused media destination: %s", reason);
+        uint16_t rtcp =
+            media->rtcp_port ? media->rtcp_port : (uint16_t)(ntohs(media->rtp.sin6_port) + 1);
+        if (!media->rtcp_mux || media->rtcp_port) {
+            to.sin6_port = htons(rtcp);
+            if (moat_call_destination_check(destinations, &to, reason, sizeof reason) != 0)
+                return moat_call_request_fail(reply, "Refused media destination: %s", reason);
+        }
+    }
+    return true;
+}
+
+bool moat_call_request_parse_sdp(const moat_ng_request *request, moat_call_sdp *sdp,
+                                 moat_call_reply *reply)
+{
+    char error[160];
+    if (moat_call_sdp_parse(request->sdp, request->sdp_length, sdp, error, sizeof error) != 0)
+        return moat_call_request_fail(reply, "Failed to parse SDP: %s", error);
+    return true;
+}
+
+/* ICE=force or a DTLS transport: the SDP is for a WebRTC party. */
+bool moat_call_request_wants_webrtc(const moat_ng_request *request)
+{
+    const char *wanted = request->transport_protocol;
+    return request->ice == MOAT_NG_ICE_FORCE || (wanted && strstr(wanted, "TLS"));
+}
+
+/* Which WebRTC legs Moat runs: a WebRTC offerer (its session answers it)
+ * or a WebRTC answerer (Moat offers it a session: `offering`), facing a
+ * plain or SDES phone, so ICE=force or a DTLS transport are accepted for
+ * a plain offer and for the answer back to a WebRTC offerer (`to_webrtc`).
+ * Moat does not bridge two WebRTC parties. SDES-SRTP is terminated
+ * (call_sdes.h) or, without a transport change, relayed end to end as is. */
+bool moat_call_request_check_transport(const moat_ng_request *request, const moat_call_sdp *sdp,
+                                       bool to_webrtc, bool offering, moat_call_reply *reply)
+{
+    bool wants = moat_call_request_wants_webrtc(request);
+    char error[160];
+    if (moat_call_sdp_is_webrtc(sdp)) {
+        if (to_webrtc || wants)
+            return moat_call_request_fail(reply, "WebRTC to WebRTC calls are not supported%s",
+                                          NULL);
+        if (moat_call_sdp_check_webrtc(sdp, error, sizeof error) != 0)
+            return moat_call_request_fail(reply, "Failed to parse SDP: %s", error);
+        return true;
+    }
+    if (wants && !to_webrtc && !offering)
+        return moat_call_request_fail(
+            reply, "A plain answer cannot get a WebRTC leg (ICE, DTLS-SRTP)%s", NULL);
+    return true;
+}
