@@ -13,6 +13,7 @@
 #include "http/http_host.h"
 #include "http/ingest_api.h"
 
+#include "base/bearer.h"
 #include "base/log.h"
 #include "http/metrics.h"
 #include "http/session_api.h"
@@ -113,18 +114,9 @@ void moat_http_note_refusal(moat_gateway *gateway, moat_refusal_reason reason, c
                   moat_refusal_reason_name(reason));
 }
 
-/* Constant-time comparison of a bearer credential with a secret. */
 static bool bearer_is(const moat_http_request *request, const char *secret)
 {
-    const char *header = moat_http_request_header(request, "Authorization");
-    if (!secret || !*secret || !header || g_ascii_strncasecmp(header, "Bearer ", 7) != 0)
-        return false;
-    const char *given = header + 7;
-    size_t a = strlen(given), b = strlen(secret);
-    unsigned char diff = (unsigned char)(a != b);
-    for (size_t i = 0; i < a && i < b; i++)
-        diff |= (unsigned char)(given[i] ^ secret[i]);
-    return diff == 0;
+    return moat_bearer_matches(moat_http_request_header(request, "Authorization"), secret);
 }
 
 static bool has_token(const char *token)

@@ -8,6 +8,8 @@
  * what the kernel has not sent) before it is closed. */
 #include "session/events.h"
 
+#include "base/bearer.h"
+
 #include "session/http_admission.h"
 
 #include <stdbool.h>
@@ -66,16 +68,10 @@ static bool authorized(SoupServerMessage *message)
 {
     if (!events_token || !*events_token)
         return true;
-    const char *header = soup_message_headers_get_one(
-        soup_server_message_get_request_headers(message), "Authorization");
-    if (!header || g_ascii_strncasecmp(header, "Bearer ", 7) != 0)
-        return false;
-    const char *given = header + 7;
-    size_t a = strlen(given), b = strlen(events_token);
-    unsigned char diff = (unsigned char)(a != b);
-    for (size_t i = 0; i < a && i < b; i++)
-        diff |= (unsigned char)(given[i] ^ events_token[i]);
-    return diff == 0;
+    return moat_bearer_matches(
+        soup_message_headers_get_one(soup_server_message_get_request_headers(message),
+                                     "Authorization"),
+        events_token);
 }
 
 static size_t listeners_from(const char *source)
