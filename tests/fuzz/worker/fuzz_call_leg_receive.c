@@ -27,6 +27,7 @@
  * the record's bytes repeated to fill it. A length past the receive
  * capacity (2048 - 64) is a truncated datagram (dropped as such). */
 #include "call_test_support.h"
+#include "fuzz_datagram.h"
 #include "session_harness.h"
 
 #include "call/call_registry.h"
@@ -43,7 +44,7 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-#define RECEIVE_CAPACITY (MOAT_DATAGRAM_CAPACITY - 64)
+#define RECEIVE_CAPACITY FUZZ_RECEIVE_CAPACITY
 #define PHONE_SSRC       0x0a0b0c0du
 #define SETUP_INPUTS     256
 
@@ -242,16 +243,9 @@ static void feed(uint8_t target, uint8_t flags, const uint8_t *bytes, size_t len
 {
     const target_spec *t = &TARGETS[target & 7];
     static uint8_t datagram[MOAT_DATAGRAM_CAPACITY];
-    if (flags & 0x08) {
-        size_t limit = LIMITS[declared % (sizeof LIMITS / sizeof LIMITS[0])];
-        size_t held = limit < RECEIVE_CAPACITY ? limit : RECEIVE_CAPACITY;
-        for (size_t i = 0; i < held; i++)
-            datagram[i] = length ? bytes[i % length] : 0;
-        length = limit;
-    } else {
-        memcpy(datagram, bytes, length < RECEIVE_CAPACITY ? length : RECEIVE_CAPACITY);
-    }
-    size_t held = length < RECEIVE_CAPACITY ? length : RECEIVE_CAPACITY;
+    size_t held;
+    length = fuzz_datagram_fill(datagram, flags, bytes, length, declared,
+                                (fuzz_limits){LIMITS, sizeof LIMITS / sizeof LIMITS[0]}, &held);
     if ((flags & 0x01) && held >= 12) {
         uint32_t ssrc = t->phone >= 0 ? PHONE_SSRC : HARNESS_REMOTE_SSRC;
         datagram[0] = (uint8_t)(0x80 | (datagram[0] & 0x3f));
@@ -299,15 +293,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     if (!ready)
         setup();
-    size_t offset = 0;
-    while (offset + 4 <= size) {
-        uint8_t target = data[offset], flags = data[offset + 1];
-        size_t length = (size_t)data[offset + 2] << 8 | data[offset + 3];
-        offset += 4;
-        size_t taken = length < size - offset ? length : size - offset;
-        feed(target, flags, data + offset, taken, length);
-        offset += taken;
-    }
+    fuzz_records_each(data, size, feed);
     drain_phones();
     /* Latching is per call: fresh calls every SETUP_INPUTS inputs (every
      * input would cost 40 times the speed) let the fuzzer meet the

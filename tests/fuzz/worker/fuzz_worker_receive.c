@@ -25,6 +25,7 @@
  * capacity (MOAT_DATAGRAM_CAPACITY - 64) is what the kernel truncates:
  * the worker socket drops it before dispatch (MSG_TRUNC), an ingest port
  * gets its real length. */
+#include "fuzz_datagram.h"
 #include "session_harness.h"
 
 #include "engine/relay.h"
@@ -39,7 +40,7 @@ const moat_plugin *moat_echo_plugin_entry(void);
 const moat_plugin *moat_room_plugin_entry(void);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-#define RECEIVE_CAPACITY (MOAT_DATAGRAM_CAPACITY - 64)
+#define RECEIVE_CAPACITY FUZZ_RECEIVE_CAPACITY
 
 typedef struct {
     const char *id;
@@ -213,16 +214,9 @@ static void feed(uint8_t target, uint8_t flags, const uint8_t *bytes, size_t len
     session_harness *h = &harnesses[index];
     /* The real length, and the bytes a receive buffer holds of it. */
     static uint8_t datagram[MOAT_DATAGRAM_CAPACITY];
-    if (flags & 0x08) {
-        size_t limit = LIMITS[declared % (sizeof LIMITS / sizeof LIMITS[0])];
-        size_t held = limit < RECEIVE_CAPACITY ? limit : RECEIVE_CAPACITY;
-        for (size_t i = 0; i < held; i++)
-            datagram[i] = length ? bytes[i % length] : 0;
-        length = limit;
-    } else {
-        memcpy(datagram, bytes, length < RECEIVE_CAPACITY ? length : RECEIVE_CAPACITY);
-    }
-    size_t held = length < RECEIVE_CAPACITY ? length : RECEIVE_CAPACITY;
+    size_t held;
+    length = fuzz_datagram_fill(datagram, flags, bytes, length, declared,
+                                (fuzz_limits){LIMITS, sizeof LIMITS / sizeof LIMITS[0]}, &held);
     if (flags & 0x01)
         stamp(h, datagram, held);
     if ((flags & 0x06) && length <= RECEIVE_CAPACITY) {
@@ -261,16 +255,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     if (!ready)
         setup();
-    size_t offset = 0;
-    while (offset + 4 <= size) {
-        uint8_t target = data[offset], flags = data[offset + 1];
-        size_t length = (size_t)data[offset + 2] << 8 | data[offset + 3];
-        offset += 4;
-        size_t available = size - offset;
-        size_t taken = length < available ? length : available;
-        feed(target, flags, data + offset, taken, length);
-        offset += taken;
-    }
+    fuzz_records_each(data, size, feed);
     bool all_there = true;
     for (unsigned i = 0; i < N_ENDPOINTS; i++) {
         session_harness_drain_peer(&harnesses[i], NULL);
