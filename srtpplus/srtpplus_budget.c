@@ -1,3 +1,6 @@
+/* The SRTP+ verification budget (SRTPPLUS.md section 5): a GCRA token bucket for
+ * packets whose tag could not be checked, with the caller's clock, and the spec's
+ * default rate. */
 #include "srtpplus_budget.h"
 #include "srtpplus_scheme.h"
 

@@ -1,3 +1,5 @@
+/* The receiver's table of chain tags T[m] (SRTPPLUS.md section 4): allocates and
+ * frees the ring whose slots remember which packet index they hold. */
 #include "srtpplus_chain_table.h"
 #include "srtpplus_status.h"
 

@@ -1,3 +1,5 @@
+/* Derives K_prn from a direction's SRTP master key and salt with HKDF-SHA256
+ * (RFC 5869; SRTPPLUS.md section 2) on OpenSSL's EVP_KDF. */
 #include "srtpplus_kdf.h"
 #include "srtpplus_status.h"
 

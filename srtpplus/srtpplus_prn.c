@@ -1,3 +1,5 @@
+/* Scheme prn tags (SRTPPLUS.md section 3): the first 4 octets of AES-128-ECB(K_prn, B),
+ * one at a time or a run of indexes in batched cipher calls on one EVP context. */
 #include "srtpplus_prn.h"
 #include "srtpplus_byteorder.h"
 #include "srtpplus_status.h"

@@ -1,3 +1,5 @@
+/* The receiver's ring of precomputed prn tags around the highest authenticated index:
+ * sizing it and refilling it in batches, outside the per-packet check. */
 #include "srtpplus_prn_window.h"
 #include "srtpplus_status.h"
 

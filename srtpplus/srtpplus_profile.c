@@ -1,3 +1,5 @@
+/* The SRTP protection profiles SRTP+ covers (SRTPPLUS.md section 2): their names and
+ * the key, salt, tag and minimum packet sizes that follow from each. */
 #include "srtpplus_profile.h"
 #include "srtpplus_status.h"
 

@@ -1,3 +1,6 @@
+/* The SRTP+ receiver of one transport (SRTPPLUS.md section 5): per-SSRC state, the tag,
+ * index, replay and budget checks before srtp_unprotect, the confirmation after it, and
+ * the refills between batches (one worker, no clock of its own). */
 #include "srtpplus_receiver.h"
 #include "srtpplus_budget.h"
 #include "srtpplus_byteorder.h"

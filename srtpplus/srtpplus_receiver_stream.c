@@ -1,3 +1,5 @@
+/* The receiver's state of one SSRC: sets up its replay records, prn windows and chain
+ * table for the scheme, and refills its windows around the highest authenticated index. */
 #include "srtpplus_receiver_stream.h"
 #include "srtpplus_status.h"
 

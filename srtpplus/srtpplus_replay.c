@@ -1,3 +1,6 @@
+/* The once-per-index replay record of SRTPPLUS.md section 5 rule 3: marking an index
+ * other than the next in order (first index, jumps that slide the 4096-bit window, late
+ * packets); the in-order mark and the test are inline in srtpplus_replay.h. */
 #include "srtpplus_replay.h"
 
 #include <string.h>

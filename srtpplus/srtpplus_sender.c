@@ -1,3 +1,6 @@
+/* The SRTP+ sender of one transport direction (SRTPPLUS.md sections 1, 3, 4): per-SSRC
+ * streams made on our own first packet, the chain block added before srtp_protect and
+ * the 4-octet tag appended after it, for RTP and RTCP. */
 #include "srtpplus_sender.h"
 #include "srtpplus_byteorder.h"
 #include "srtpplus_chain.h"

@@ -1,3 +1,6 @@
+/* The sender's state of one SSRC: the 48-bit index of each packet (ROC from the sequence
+ * numbers), prn tags computed ahead in batches, and for scheme chain the future tags T[m]
+ * drawn from a shared pool of random bytes. */
 #include "srtpplus_sender_stream.h"
 #include "srtpplus_byteorder.h"
 #include "srtpplus_index.h"

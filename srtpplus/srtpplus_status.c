@@ -1,3 +1,5 @@
+/* The stable lower-case names of the SRTP+ library's status codes, for logs and API
+ * errors. */
 #include "srtpplus_status.h"
 
 const char *srtpplus_status_name(int status)

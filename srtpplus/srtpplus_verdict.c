@@ -1,3 +1,5 @@
+/* The stable names of the receiver's check verdicts and confirmation results
+ * (SRTPPLUS.md section 5), for logs and test messages. */
 #include "srtpplus_verdict.h"
 
 const char *srtpplus_verdict_name(enum srtpplus_verdict verdict)

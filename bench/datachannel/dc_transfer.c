@@ -1,3 +1,6 @@
+/* One side of the data-channel benchmark's transfer: the gateway's DTLS
+ * transport carrying its SCTP association over a connected UDP socket, driven
+ * by a poll loop with the workers' 10 ms SCTP tick; sends or measures. */
 #include "dc_transfer.h"
 
 #include <errno.h>

@@ -1,3 +1,6 @@
+/* The bench's two network namespaces joined by a link of fixed round-trip time
+ * (and optional rate): veth with tc netem, or TUN devices and the in-process
+ * emulator where the kernel has no netem; torn down again after. */
 #include "netns_link.h"
 
 #include <errno.h>

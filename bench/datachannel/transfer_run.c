@@ -1,3 +1,6 @@
+/* One timed bulk transfer between two child processes (sender and receiver, each
+ * with its own SCTP stack), the receiver's measurement window and its report to
+ * the parent through a pipe. */
 #include "transfer_run.h"
 
 #include <errno.h>

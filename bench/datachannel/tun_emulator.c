@@ -1,3 +1,6 @@
+/* A link emulator for kernels without tc netem: a thread carrying IP packets
+ * between two TUN devices through a rate-limited bottleneck queue and a fixed
+ * one-way delay, counting what it drops. */
 #include "tun_emulator.h"
 
 #include <errno.h>

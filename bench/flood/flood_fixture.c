@@ -1,3 +1,6 @@
+/* The flood bench's fixture: one media worker with one session whose handshake
+ * is bypassed, in a network namespace, per prefilter mode (off, legacy, SRTP+,
+ * kernel filter), and the CPU accounting of a run (ksoftirqd included). */
 #include "flood_fixture.h"
 
 #include "session/session.h"

@@ -1,3 +1,6 @@
+/* The flood bench's sender on one socket: forged SRTP at the highest rate
+ * sendmmsg allows beside a legitimate 50 packet/s stream protected with the
+ * session's real keys (and SRTP+), and paced or burst variants. */
 #include "flood_generator.h"
 
 #include "srtp/srtp_session.h"

@@ -1,3 +1,6 @@
+/* The SRTP+ bench's fixture, built before any timing: libsrtp sessions, SRTP+
+ * senders and primed receivers, legitimate streams at each stage of protection,
+ * and forged packets. */
 #include "bench_srtpplus_fixture.h"
 #include "srtpplus_byteorder.h"
 

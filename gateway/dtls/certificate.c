@@ -1,3 +1,6 @@
+/* The gateway's DTLS identity: generates a self-signed ECDSA P-256 certificate
+ * or loads a PEM certificate and key, and computes its SHA-256 fingerprint for
+ * SDP (made once by the app at start-up, then shared read-only by workers). */
 #include "certificate.h"
 
 #include <errno.h>

@@ -1,3 +1,6 @@
+/* The shared DTLS configuration: builds the SSL_CTX (DTLS 1.2, ECDHE with AEAD
+ * suites only, use_srtp profiles, client certificate required, no tickets or
+ * renegotiation) and the datagram BIO method every transport is made from. */
 #include "dtls_context.h"
 
 #include <stdio.h>

@@ -1,3 +1,6 @@
+/* The socketless OpenSSL BIO of a DTLS transport: each write goes out as one
+ * datagram through the owner's send callback, each read returns the one
+ * datagram the caller placed before calling into OpenSSL. */
 #include "dtls_datagram_bio.h"
 
 #include <string.h>

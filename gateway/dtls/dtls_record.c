@@ -1,3 +1,6 @@
+/* DTLS record-layer header parsing (RFC 6347 §4.1): walks a datagram's records
+ * and checks content type, version and length before OpenSSL sees it, naming
+ * the reason for a drop (worker thread, no allocation). */
 #include "dtls_record.h"
 
 #define CONTENT_TYPE_FIRST 20 /* change_cipher_spec */

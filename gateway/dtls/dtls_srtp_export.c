@@ -1,3 +1,6 @@
+/* DTLS-SRTP key export (RFC 5764 §4.2): reads the negotiated protection profile
+ * and splits the "EXTRACTOR-dtls_srtp" exporter output into our keys and the
+ * peer's, by which side of the handshake we were. */
 #include "dtls_srtp_export.h"
 
 #include <stdio.h>

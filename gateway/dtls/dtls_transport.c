@@ -1,3 +1,6 @@
+/* One DTLS 1.2 association (RFC 6347) without a socket: drives the OpenSSL
+ * handshake and its retransmit timer, checks the peer's certificate against
+ * the SDP fingerprint, exports DTLS-SRTP keys and carries SCTP as app data. */
 #include "dtls_transport.h"
 
 #include <stdint.h>

@@ -1,3 +1,5 @@
+/* Certificate fingerprints as SDP carries them (RFC 8122 a=fingerprint):
+ * hashes an X.509 certificate to "AB:CD:..." and compares values case-blind. */
 #include "fingerprint.h"
 
 #include <glib.h>

@@ -1,3 +1,5 @@
+/* Turns the calling thread's OpenSSL error queue into a message and empties
+ * it, so one transport's leftover errors are never blamed on the next. */
 #include "openssl_error.h"
 
 #include <stdio.h>

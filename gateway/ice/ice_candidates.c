@@ -1,3 +1,6 @@
+/* The host candidates an ICE-lite session advertises: the machine's up
+ * interface addresses from getifaddrs, deduplicated, and their RFC 8445
+ * §5.1.2.1 priorities. */
 #include "ice/ice_candidates.h"
 
 #include <arpa/inet.h>

@@ -1,3 +1,6 @@
+/* The ICE-lite connectivity-check responder (RFC 8445 §7.3): validates a
+ * Binding request's USERNAME and MESSAGE-INTEGRITY against the session's
+ * credentials on libnice's STUN agent and builds the success or 487 reply. */
 #include "ice/ice_checker.h"
 #include "ice/stun_attributes.h"
 #include "ice/stun_classify.h"

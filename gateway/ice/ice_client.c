@@ -1,3 +1,6 @@
+/* The controlling side of ICE checks (RFC 8445 §7.2.4-7.2.5) on libnice's STUN
+ * usage API: builds Binding requests with the peer's credentials and checks the
+ * responses against the outstanding ones (used by moat-flood and tests). */
 #include "ice/ice_client.h"
 #include "ice/stun_attributes.h"
 #include "ice/stun_classify.h"

@@ -1,3 +1,6 @@
+/* ICE short-term credentials (RFC 8839 §5.4): draws a session's ufrag and pwd
+ * from getrandom over the ice-char alphabet, and says which bytes are
+ * ice-chars. */
 #include "ice/ice_credentials.h"
 
 #include <errno.h>

@@ -1,3 +1,5 @@
+/* Bounds-checked walk over a STUN message's attributes, and the size check of
+ * MESSAGE-INTEGRITY and FINGERPRINT done before libnice reads them. */
 #include "ice/stun_attributes.h"
 #include "ice/stun_classify.h"
 

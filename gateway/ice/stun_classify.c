@@ -1,3 +1,6 @@
+/* Header-only classification of a datagram the RFC 7983 demux sent to STUN
+ * (RFC 8489 §5: magic cookie, length, class and method), before any session
+ * lookup or HMAC work. */
 #include "ice/stun_classify.h"
 
 /* Message type layout (RFC 8489 §5): M11..M7 C1 M6..M4 C0 M3..M0. */

@@ -1,3 +1,6 @@
+/* Extracts our ufrag, the local half of a Binding request's USERNAME, which is
+ * how a worker finds the session of a STUN packet from an unknown 5-tuple
+ * (nothing authenticated here). */
 #include "ice/stun_username.h"
 #include "ice/ice_credentials.h"
 #include "ice/stun_attributes.h"

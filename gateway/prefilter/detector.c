@@ -1,3 +1,6 @@
+/* The ingress anomaly detector's state machine (DESIGN.md, "The detector"):
+ * packet rate over a 100 ms window against an EWMA baseline and the declared
+ * rate, unprotect failures per second, on/off with hold time (time passed in). */
 #include "prefilter/detector.h"
 
 #include <string.h>

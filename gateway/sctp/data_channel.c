@@ -1,3 +1,6 @@
+/* WebRTC data channels (RFC 8831) as bookkeeping: validates a channel's
+ * description and keeps an association's table from SCTP stream id to channel,
+ * including picking a free even or odd id. No usrsctp, no I/O. */
 #include "sctp/data_channel.h"
 
 #include <errno.h>

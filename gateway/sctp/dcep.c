@@ -1,3 +1,5 @@
+/* Data Channel Establishment Protocol (RFC 8832): parses a peer's
+ * DATA_CHANNEL_OPEN and ACK with every length checked, and builds ours. */
 #include "sctp/dcep.h"
 
 #include <errno.h>

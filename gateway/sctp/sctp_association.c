@@ -1,3 +1,6 @@
+/* One SCTP association over DTLS (RFC 8261): its lifetime, sending messages,
+ * checksum-checked inbound packets into usrsctp, and the socket and mailbox
+ * drained into the owner's callbacks on its (media worker's) thread. */
 #include "sctp/sctp_association.h"
 
 #include <errno.h>

@@ -1,3 +1,6 @@
+/* The mailboxes between usrsctp's callbacks and the associations: conn_output
+ * and upcalls only copy packets and raise flags under one mutex; the owner
+ * thread takes them later. Found by AF_CONN id, so stale packets drop. */
 #include "sctp/sctp_mailbox.h"
 
 #include <pthread.h>

@@ -1,3 +1,5 @@
+/* Reassembles messages usrsctp hands over in pieces, one partial buffer per
+ * stream and ordering, bounding each message and all partials together. */
 #include "sctp/sctp_message_assembly.h"
 
 #include <glib.h>

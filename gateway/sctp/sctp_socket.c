@@ -1,3 +1,6 @@
+/* The usrsctp AF_CONN socket behind an association: opens it non-blocking
+ * with the options WebRTC peers expect, connects it, and sets its buffers and
+ * path MTU. */
 #include "sctp/sctp_socket.h"
 
 #include <errno.h>

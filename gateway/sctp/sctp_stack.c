@@ -1,3 +1,6 @@
+/* The process-wide usrsctp stack: one-time init without usrsctp's threads and
+ * its sysctls, and the timer tick every media worker calls (one thread drives
+ * the clock; each delivers its own associations' mailboxes). */
 #include "sctp/sctp_stack.h"
 
 #include <errno.h>

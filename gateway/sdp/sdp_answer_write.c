@@ -1,3 +1,6 @@
+/* Writes the SDP answer text from a negotiation plan (JSEP, RFC 8829 §5.3):
+ * session lines, then per m-line the rejection or the transport, codecs,
+ * extensions, simulcast, SSRCs and candidates. */
 #include "sdp.h"
 #include "sdp_answer_write.h"
 #include "sdp_attr.h"

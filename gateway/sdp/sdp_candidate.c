@@ -1,3 +1,5 @@
+/* a=candidate values (RFC 8839 §5.1): parses one with each field checked (for
+ * the offer and trickle-fragment parsers) and formats one back into SDP. */
 #include "sdp.h"
 #include "sdp_candidate.h"
 

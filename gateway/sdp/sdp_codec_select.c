@@ -1,3 +1,6 @@
+/* Chooses the offered payload types the gateway accepts on an RTP m-line
+ * (best H.264 profile, opus fmtp, telephone-event only beside a media codec)
+ * and which RTCP feedback types the answer echoes. */
 #include "sdp_codec_select.h"
 
 #include <string.h>

@@ -1,3 +1,6 @@
+/* The SDP parsers' lexical layer: checks the text (length, UTF-8), splits it
+ * into bounded lines and tokens, and reads numbers and fixed-size strings from
+ * spans, without allocating. */
 #include "sdp_lex.h"
 
 #include <stdarg.h>

@@ -1,3 +1,6 @@
+/* The decisions behind an SDP answer: which m-lines are accepted (BUNDLE,
+ * protocol, rtcp-mux), with which codecs and header extensions, the transport
+ * and DTLS roles, the SRTP+ scheme and the gateway's own SSRCs. */
 #include "sdp_negotiate.h"
 #include "sdp_direction.h"
 #include "sdp_lex.h"

@@ -1,3 +1,6 @@
+/* Builds an SDP offer (JSEP, RFC 8829) as a full ICE agent with DTLS-SRTP:
+ * checks the parameters, then writes one BUNDLE group with rtcp-mux, host
+ * candidates and the SRTP+ schemes (what moat-flood sends to WHIP). */
 #include "sdp_offer.h"
 #include "sdp.h"
 #include "sdp_attr.h"

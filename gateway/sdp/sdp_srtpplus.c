@@ -1,3 +1,6 @@
+/* SRTP+ in SDP (SRTPPLUS.md §6): parses a=srtpplus with its chain parameters,
+ * chooses the first offered scheme the gateway supports, and writes it into
+ * the answer. */
 #include "sdp_attr.h"
 #include "sdp_srtpplus.h"
 

@@ -1,3 +1,5 @@
+/* The DTLS-SRTP protection profiles Moat accepts (RFC 5764 §4.1.2, RFC 7714
+ * §14.2): their names and master key and salt lengths. */
 #include "srtp_keying.h"
 
 #include <string.h>

@@ -1,3 +1,6 @@
+/* One SRTP session (RFC 3711) on libsrtp: an outbound context keyed with our
+ * DTLS-SRTP key and an inbound one with the peer's, protect and unprotect of
+ * RTP and RTCP, and the status mapping (one media worker only). */
 #include "srtp_session.h"
 
 #include <limits.h>

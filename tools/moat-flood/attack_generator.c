@@ -1,3 +1,6 @@
+/* The attack classes' common plumbing: the generator table by class, aiming a
+ * batch at an address or a session's 5-tuple, and the UDP socket session-less
+ * classes send from. */
 #include "attack_generator.h"
 
 #include <errno.h>

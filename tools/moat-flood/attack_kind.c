@@ -1,3 +1,5 @@
+/* The attack classes' command-line names, one-line descriptions, and which
+ * classes need a live WHIP session's 5-tuple. */
 #include "attack_kind.h"
 
 #include <string.h>

@@ -1,3 +1,6 @@
+/* The attack thread: per-class token buckets with the rate ramp, batches from
+ * each class's generator sent with sendmmsg until the deadline, --count or
+ * stop, counting only what the kernel accepted. */
 #include "attack_runner.h"
 #include "flood_clock.h"
 #include "rate_limiter.h"

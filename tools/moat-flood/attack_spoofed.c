@@ -1,3 +1,6 @@
+/* forged-spoofed: forged-own's SRTP wrapped in IPv4 and UDP headers (checksum
+ * included) with the session's own address and port as source, sent from a raw
+ * socket as an off-path attacker who knows the 5-tuple would. */
 #include "attack_spoofed.h"
 #include "attack_generator.h"
 #include "forged_srtp.h"

@@ -1,3 +1,6 @@
+/* The ring of a session's last legitimate SRTP packets for the replay attack:
+ * the media loop stores, the attack thread copies out packets old enough,
+ * under a mutex. */
 #include "capture_ring.h"
 
 #include <pthread.h>

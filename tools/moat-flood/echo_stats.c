@@ -1,3 +1,6 @@
+/* One session's measurements of its echoed packets: loss, interarrival jitter
+ * (RFC 3550 A.8, via the gateway's receive statistics) and round-trip time
+ * from each packet's probe. */
 #include "echo_stats.h"
 
 #include <string.h>

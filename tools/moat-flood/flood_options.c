@@ -1,3 +1,5 @@
+/* moat-flood's command line: --help, parsing of every option against its
+ * default and bounds, and the checks of options that only work together. */
 #include "flood_options.h"
 
 #include <errno.h>

@@ -1,3 +1,5 @@
+/* A fast non-cryptographic generator (seeded from getrandom) for forged
+ * payloads, sizes and SSRCs; keys and ICE credentials come from the CSPRNG. */
 #include "flood_random.h"
 
 #include <string.h>

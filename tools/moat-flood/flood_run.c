@@ -1,3 +1,6 @@
+/* One moat-flood run: sets the WHIP sessions up, sends legitimate media and the
+ * attacks for --duration or --count, records the timeline, drains the echoes
+ * and hangs up; its result feeds every report. */
 #include "flood_run.h"
 #include "attack_runner.h"
 #include "attack_spoofed.h"

@@ -1,3 +1,6 @@
+/* Forged SRTP and SRTCP shaped like a session's own packets (valid header,
+ * random ciphertext and tags, legitimate size, sequence ahead of the live
+ * stream) that can only fail authentication. */
 #include "forged_srtp.h"
 
 #include "rtp/rtcp_packet.h"

@@ -1,3 +1,6 @@
+/* A connected session's legitimate traffic: RTP from its source through SRTP
+ * (and SRTP+), a sender report every second, and the echoes and RTCP coming
+ * back (loss, jitter, RTT; PLI/FIR ask for a keyframe). */
 #include "legit_media.h"
 #include "rtp_probe.h"
 #include "whip_session.h"

@@ -1,3 +1,5 @@
+/* The RGB drawing surface of the --plot chart: clipped pixels, rectangles,
+ * thick lines (Bresenham) and text in the built-in 5x7 font. */
 #include "plot_canvas.h"
 #include "plot_font.h"
 

@@ -1,3 +1,5 @@
+/* The --plot chart's 5x7 bitmap font: glyphs for digits, upper-case letters
+ * and the punctuation the chart labels use. */
 #include "plot_font.h"
 
 #include <stddef.h>

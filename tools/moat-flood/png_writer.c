@@ -1,3 +1,5 @@
+/* A minimal PNG encoder (RFC 2083) for the --plot chart: 8-bit RGB, filter 0
+ * on every row, one zlib-compressed IDAT chunk, CRC per chunk. */
 #include "png_writer.h"
 
 #include <errno.h>

@@ -1,3 +1,6 @@
+/* The token bucket pacing one attack class: tokens accrue at a rate up to a
+ * burst, senders take what they may send now, refund what the kernel refused,
+ * and ask how long to wait. */
 #include "rate_limiter.h"
 
 static void refill(rate_limiter *l, uint64_t now_us)

@@ -1,3 +1,5 @@
+/* The live progress line on stderr: per interval, attack packets/s per class
+ * and the legitimate sessions' loss and RTT; rewritten in place on a terminal. */
 #include "report_progress.h"
 
 #include <unistd.h>

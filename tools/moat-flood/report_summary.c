@@ -1,3 +1,6 @@
+/* The end-of-run text summary: packets and rates per attack class, each
+ * session's state, profile and measurements, and the legitimate totals (loss,
+ * RTT, jitter) the other reports share. */
 #include "flood_reports.h"
 #include "target_policy.h"
 #include "whip_session.h"

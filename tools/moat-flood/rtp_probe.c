@@ -1,3 +1,5 @@
+/* The RTT probe every legitimate packet carries in its payload: a magic word
+ * and the send time, written and read back from the echoed copy. */
 #include "rtp_probe.h"
 
 #include "rtp/rtp_bytes.h"

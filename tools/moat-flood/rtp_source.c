@@ -1,3 +1,6 @@
+/* Legitimate RTP for one session: G.711 (a 400 Hz tone), Opus (20 ms frames)
+ * or a VP8-like video pattern with keyframe bursts; frame timing, packet sizes
+ * and payloads, each with an RTT probe. */
 #include "rtp_source.h"
 #include "rtp_probe.h"
 

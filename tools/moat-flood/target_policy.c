@@ -1,3 +1,6 @@
+/* Where moat-flood may send: loopback and private networks only unless
+ * --allow-remote; checks every resolved address of the WHIP host, --target and
+ * the answers' candidates. */
 #include "target_policy.h"
 
 #include <arpa/inet.h>

@@ -1,3 +1,6 @@
+/* The run as a time series, one row per --interval: legitimate packets sent
+ * and echoed (filed by send time), RTT, jitter and attack packets against the
+ * targeted rate (main thread only). */
 #include "timeline.h"
 
 #include <glib.h>

@@ -1,3 +1,6 @@
+/* The HTTP half of WHIP (RFC 9725) on libsoup's synchronous API: POST the
+ * offer (retrying 429/503 after Retry-After), read the answer and Location,
+ * PATCH for an ICE restart, DELETE the resource. */
 #include "whip_client.h"
 
 #include <glib.h>

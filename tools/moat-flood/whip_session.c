@@ -1,3 +1,6 @@
+/* The lifecycle of one legitimate moat-flood session: socket, offer, WHIP POST
+ * and answer, the packets and timers through ICE and DTLS to connected, ICE
+ * restart and address migration, and close (WHIP DELETE). */
 #include "whip_session.h"
 #include "legit_media.h"
 #include "ice/stun_classify.h"

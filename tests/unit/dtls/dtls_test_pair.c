@@ -1,3 +1,6 @@
+/* Test helper: a DTLS client and server transport wired back to back through
+ * in-memory queues, pumped and settled with their retransmit timers, and
+ * checked for a completed handshake and data round trips. */
 #include "dtls_test_pair.h"
 
 #include <string.h>

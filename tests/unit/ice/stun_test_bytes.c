@@ -1,3 +1,5 @@
+/* Test helper: hand-made STUN bytes (headers, FINGERPRINT values) for the
+ * malformed cases libnice would never build. */
 #include "stun_test_bytes.h"
 
 #include <string.h>

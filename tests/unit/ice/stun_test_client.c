@@ -1,3 +1,5 @@
+/* Test helper: the peer's side of a connectivity check, built with libnice's
+ * own STUN agent and ICE usage so tests check interoperability. */
 #include "stun_test_client.h"
 
 #include <string.h>

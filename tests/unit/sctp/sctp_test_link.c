@@ -1,3 +1,6 @@
+/* Test helper: two SCTP associations wired back to back in memory, with every
+ * callback recorded, an optionally lossy wire (seeded), and pumping that
+ * advances the SCTP clock in 10 ms ticks. */
 #include "sctp_test_link.h"
 
 #include <errno.h>

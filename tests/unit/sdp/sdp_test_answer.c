@@ -1,3 +1,5 @@
+/* Test helper for the SDP answer tests: the gateway's answer parameters, and
+ * answering an offer with the checks every produced answer must pass. */
 #include "sdp_test_answer.h"
 
 #include <glib.h>

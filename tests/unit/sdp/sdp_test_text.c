@@ -1,3 +1,5 @@
+/* Test helper: text surgery on sample SDP offers (replace, drop lines, count),
+ * so each test states the one change it makes to a real offer. */
 #include "sdp_test_text.h"
 
 #include <glib.h>

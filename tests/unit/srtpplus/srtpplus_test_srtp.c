@@ -1,3 +1,5 @@
+/* Test helper for the SRTP+ tests: real libsrtp sessions, RTP and RTCP packets,
+ * sending and receiving through SRTP+ around libsrtp, and hex decoding. */
 #include "srtpplus_test_srtp.h"
 
 #include <glib.h>
