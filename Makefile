@@ -2,7 +2,13 @@
 # every test. Both install their own dependencies first (idempotent).
 SHELL := /bin/bash
 export PKG_CONFIG_PATH := $(CURDIR)/.deps/libsrtp/lib/pkgconfig:$(CURDIR)/.deps/usrsctp/lib/pkgconfig:$(PKG_CONFIG_PATH)
-MESON_SETUP = meson setup --wipe
+# ccache (a Debian package, installed by `make deps`) when present: a
+# fresh clone on a machine that built Moat before compiles almost nothing.
+# Paths below the checkout are hashed relative to it, so clones share hits.
+MOAT_CC := $(if $(shell command -v ccache 2>/dev/null),ccache gcc,gcc)
+MOAT_CLANG := $(if $(shell command -v ccache 2>/dev/null),ccache clang,clang)
+export CCACHE_BASEDIR := $(CURDIR)
+export CCACHE_NOHASHDIR := 1
 VENV := $(CURDIR)/.venv
 FUZZ_SECONDS ?= 15
 SOAK_SECONDS ?= 600
@@ -16,47 +22,45 @@ deps:
 	@bash scripts/install-deps.sh
 
 build: deps
-	@[ -f build/build.ninja ] || meson setup build --buildtype=release -Db_ndebug=true
+	@[ -f build/build.ninja ] || CC="$(MOAT_CC)" meson setup build --buildtype=release -Db_ndebug=true
 	@ninja -C build
 
 build-asan: deps
-	@[ -f build-asan/build.ninja ] || meson setup build-asan -Db_sanitize=address,undefined -Db_lundef=false
+	@[ -f build-asan/build.ninja ] || CC="$(MOAT_CC)" meson setup build-asan -Db_sanitize=address,undefined -Db_lundef=false
 	@ninja -C build-asan
 
 build-fuzz: deps
-	@[ -f build-fuzz/build.ninja ] || CC=clang meson setup build-fuzz -Dfuzz=true -Db_lundef=false
+	@[ -f build-fuzz/build.ninja ] || CC="$(MOAT_CLANG)" meson setup build-fuzz -Dfuzz=true -Db_lundef=false
 	@ninja -C build-fuzz
 
 # ThreadSanitizer: only the unit tests of suite 'tsan' (threads: relay
 # rings, session handles, SCTP, the stats snapshot) are built and run.
 build-tsan: deps
-	@[ -f build-tsan/build.ninja ] || meson setup build-tsan -Db_sanitize=thread -Db_lundef=false
+	@[ -f build-tsan/build.ninja ] || CC="$(MOAT_CC)" meson setup build-tsan -Db_sanitize=thread -Db_lundef=false
 	@ninja -C build-tsan tsan-tests
 
 run: build
 	./build/gateway/moat
 
 unit: build-asan
-	meson test -C build-asan --print-errorlogs
+	meson test -C build-asan --print-errorlogs --timeout-multiplier 3
 
 fuzz: build-fuzz
 	@bash tests/fuzz/run-all.sh build-fuzz $(FUZZ_SECONDS)
 
+# End-to-end tests: in parallel (E2E_JOBS workers, default 3), then those
+# marked `serial` one at a time (scripts/e2e.sh).
 integration: build build-asan
-	@mkdir -p build/test-reports
-	$(VENV)/bin/python -m pytest -v -m "not hostile" --junitxml=build/test-reports/integration.xml \
-	  tests/integration
+	@bash scripts/e2e.sh integration "not hostile"
 
 # The hostile tests (marked `hostile`, tests/integration/conftest.py) run
 # against the ASan/UBSan gateway (not in `integration`); a sanitizer report
 # fails the test.
 hostile: build build-asan
-	@mkdir -p build/test-reports
-	MOAT_GATEWAY_BINARY=$(CURDIR)/build-asan/gateway/moat $(VENV)/bin/python -m pytest -v \
-	  -m hostile --junitxml=build/test-reports/hostile.xml tests/integration
+	@MOAT_GATEWAY_BINARY=$(CURDIR)/build-asan/gateway/moat bash scripts/e2e.sh hostile hostile
 
 tsan: build-tsan
-	meson test -C build-tsan --no-rebuild --suite tsan --print-errorlogs
+	meson test -C build-tsan --no-rebuild --suite tsan --print-errorlogs --timeout-multiplier 3
 
 # Churn, floods and data channels against the ASan gateway; resident memory
 # and file descriptors must stay flat and the exit clean (tests/soak/).
@@ -68,8 +72,8 @@ soak-quick:
 
 # Each phase is timed; the table of phases and of the ten slowest tests comes
 # last (scripts/timed-phases.sh).
-test: build build-asan build-fuzz
-	@bash scripts/timed-phases.sh unit fuzz integration hostile tsan soak-quick bench-quick
+test: build build-asan build-fuzz build-tsan
+	@bash scripts/timed-phases.sh unit+tsan+fuzz integration hostile soak-quick bench-quick
 
 bench: build
 	@bash bench/run-all.sh build

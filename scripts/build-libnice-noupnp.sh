@@ -8,7 +8,7 @@
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 . "$top/scripts/lib/debian-source.sh"
-prefix="$top/.deps/libnice-noupnp"
+prefix="${MOAT_DEPS_PREFIX:-$top/.deps/libnice-noupnp}"
 [ -f "$prefix/lib/libnice.so.10" ] && exit 0
 work="$top/.deps/libnice-src"
 rm -rf "$work" && mkdir -p "$work"

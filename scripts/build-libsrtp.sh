@@ -6,7 +6,7 @@
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 . "$top/scripts/lib/debian-source.sh"
-prefix="$top/.deps/libsrtp"
+prefix="${MOAT_DEPS_PREFIX:-$top/.deps/libsrtp}"
 if [ -f "$prefix/lib/pkgconfig/libsrtp2.pc" ] && grep -q openssl "$prefix/lib/pkgconfig/libsrtp2.pc"; then
   exit 0
 fi

@@ -50,7 +50,36 @@ if [ ${#missing[@]} -gt 0 ]; then
   apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
 
-"$top/scripts/build-libsrtp.sh"
+# The libraries rebuilt from Debian's sources and the test venv are built
+# once per machine into a cache ($MOAT_DEPS_CACHE, default
+# ~/.cache/moat/deps) under a key of what decides their contents (the build
+# script, its patches, the Debian package's version; the requirements file
+# and Python), and a checkout links .deps/NAME and .venv to them: a fresh
+# clone rebuilds nothing. A checkout whose .deps/NAME or .venv is a real
+# folder (made before the cache) keeps using it.
+deps_cache="${MOAT_DEPS_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/moat/deps}"
+
+# cached_dep NAME SCRIPT PACKAGE: .deps/NAME as SCRIPT builds it (the
+# scripts honour MOAT_DEPS_PREFIX, build-usrsctp.sh USRSCTP_PREFIX).
+cached_dep() {
+  local name=$1 script=$2 package=$3 local_prefix="$top/.deps/$1" key target
+  if [ -d "$local_prefix" ] && [ ! -L "$local_prefix" ]; then
+    MOAT_DEPS_PREFIX="$local_prefix" USRSCTP_PREFIX="$local_prefix" "$script"
+    return
+  fi
+  key=$( (cat "$script" "$top/scripts/lib/debian-source.sh" "$top"/scripts/patches/*
+          dpkg-query -W -f='${Version}' "$package") | sha256sum | cut -c1-16)
+  target="$deps_cache/$name-$key"
+  mkdir -p "$deps_cache"
+  (
+    flock 9
+    MOAT_DEPS_PREFIX="$target" USRSCTP_PREFIX="$target" "$script"
+  ) 9>"$deps_cache/$name.lock"
+  ln -sfn "$target" "$local_prefix"
+}
+
+# libsrtp2 with OpenSSL (see the script).
+cached_dep libsrtp "$top/scripts/build-libsrtp.sh" libsrtp2-dev
 # usrsctp: Debian's libusrsctp 0.9.5 source, built as Debian builds it
 # (autotools, dpkg-buildflags, configure's default --enable-debug with
 # SCTP_DEBUG) but at -O2 -fno-strict-aliasing instead of configure's -O0
@@ -64,17 +93,32 @@ fi
 # newer upstream release would not fix it (upstream master has the same
 # code) and would be a download from outside Debian. Rebuilt when the patch
 # or the flags change (the prefix keeps the patch's sha256 and the flags).
-"$top/scripts/build-usrsctp.sh"
-"$top/scripts/build-libnice-noupnp.sh"
+cached_dep usrsctp "$top/scripts/build-usrsctp.sh" libusrsctp-dev
+cached_dep libnice-noupnp "$top/scripts/build-libnice-noupnp.sh" libnice-dev
 
-# Python venv for the end-to-end tests (aiortc is an independent WebRTC stack).
+# Python venv for the end-to-end tests (aiortc is an independent WebRTC
+# stack): one per requirements file and Python, cached like the libraries.
 venv="$top/.venv"
 req="$top/tests/requirements.txt"
-if [ ! -x "$venv/bin/python" ]; then
-  python3 -m venv "$venv"
-fi
-if ! cmp -s "$req" "$stamp_dir/requirements.txt" 2>/dev/null; then
-  "$venv/bin/pip" install -q --upgrade pip
-  "$venv/bin/pip" install -q -r "$req"
-  cp "$req" "$stamp_dir/requirements.txt"
+install_requirements() {
+  "$1/bin/pip" install -q --upgrade pip
+  "$1/bin/pip" install -q -r "$req"
+  cp "$req" "$1/moat-requirements.txt"
+}
+if [ -d "$venv" ] && [ ! -L "$venv" ]; then
+  [ -x "$venv/bin/python" ] || python3 -m venv "$venv"
+  cmp -s "$req" "$venv/moat-requirements.txt" 2>/dev/null || install_requirements "$venv"
+else
+  key=$( (cat "$req"; python3 --version) | sha256sum | cut -c1-16)
+  target="$deps_cache/venv-$key"
+  mkdir -p "$deps_cache"
+  (
+    flock 9
+    if ! cmp -s "$req" "$target/moat-requirements.txt" 2>/dev/null; then
+      rm -rf "$target"
+      python3 -m venv "$target"
+      install_requirements "$target"
+    fi
+  ) 9>"$deps_cache/venv.lock"
+  ln -sfn "$target" "$venv"
 fi

@@ -1,20 +1,50 @@
 #!/usr/bin/env bash
 # `make test`'s driver: runs each named make target as a phase, stops at the
 # first failing one, and prints a table of the phases' wall times and of the
-# ten slowest tests (meson's testlog.json of build-asan and pytest's JUnit
+# ten slowest tests. `a+b+c` runs those targets at once (each one's output
+# goes to build/test-reports/phase-NAME.log and is printed when all are
+# done), for phases that neither share resources nor judge timing (meson's testlog.json of build-asan and pytest's JUnit
 # files under build/test-reports/), so a slow test or phase shows in every run.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 reports=build/test-reports
 mkdir -p "$reports"
-rm -f "$reports"/*.xml
+rm -f "$reports"/*.xml "$reports"/phase-*
 names=() times=() results=()
 status=0
 start_all=$(date +%s)
+
+# Runs the targets of one `a+b` group at once; records each one's time.
+run_group() {
+  local sub
+  local -a subs
+  IFS=+ read -ra subs <<<"$1"
+  echo "== running at once: ${subs[*]} (output: $reports/phase-NAME.log, printed when all end)"
+  for sub in "${subs[@]}"; do
+    (
+      t0=$(date +%s)
+      make --no-print-directory "$sub" >"$reports/phase-$sub.log" 2>&1
+      echo "$? $(($(date +%s) - t0))" >"$reports/phase-$sub.rc"
+    ) &
+  done
+  wait
+  for sub in "${subs[@]}"; do
+    echo "== $sub"
+    cat "$reports/phase-$sub.log"
+    read -r rc seconds <"$reports/phase-$sub.rc"
+    names+=("$sub") times+=("$seconds")
+    if [ "$rc" -eq 0 ]; then results+=(ok); else results+=(FAILED); status=1; fi
+  done
+}
+
 for phase in "$@"; do
-  t0=$(date +%s)
-  if make --no-print-directory "$phase"; then result=ok; else result=FAILED; status=1; fi
-  names+=("$phase") times+=($(($(date +%s) - t0))) results+=("$result")
+  if [[ $phase == *+* ]]; then
+    run_group "$phase"
+  else
+    t0=$(date +%s)
+    if make --no-print-directory "$phase"; then result=ok; else result=FAILED; status=1; fi
+    names+=("$phase") times+=($(($(date +%s) - t0))) results+=("$result")
+  fi
   [ $status -eq 0 ] || break
 done
 echo

@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# The end-to-end phases' driver: `e2e.sh NAME EXPR` runs the tests of
+# tests/integration selected by the pytest marker expression EXPR, first
+# those not marked `serial` in parallel (E2E_JOBS pytest-xdist workers,
+# default 3: most tests wait on peers and timers, not on the CPU), then the
+# `serial` ones one at a time (tests/integration/conftest.py says why each
+# is). JUnit reports: build/test-reports/NAME.xml and NAME-serial.xml.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+name=$1 expr=$2
+jobs=${E2E_JOBS:-3}
+reports=build/test-reports
+mkdir -p "$reports"
+python=.venv/bin/python
+status=0
+# pytest exits 5 when a marker expression selects nothing: not a failure.
+run() {
+  "$python" -m pytest "$@"
+  local rc=$?
+  [ $rc -eq 0 ] || [ $rc -eq 5 ] || status=1
+}
+parallel=(-n "$jobs")
+[ "$jobs" -le 1 ] && parallel=()
+run -v "${parallel[@]}" -m "($expr) and not serial" --junitxml="$reports/$name.xml" \
+  -p no:cacheprovider tests/integration
+run -v -m "($expr) and serial" --junitxml="$reports/$name-serial.xml" \
+  -p no:cacheprovider tests/integration
+exit $status
