@@ -298,6 +298,10 @@ typedef struct {
      * GET /metrics; a g_malloc'd string or NULL. NULL: none. Control
      * thread; the plugin synchronises with its workers itself. */
     char *(*metrics)(void);
+    /* Offers to this plugin (POST /whip/<name>/...) need the API token or
+     * the WHIP token whenever the gateway has one, even when WHIP offers
+     * are otherwise open ([http] whip_token unset). */
+    bool offers_need_token;
 } moat_plugin;
 
 /* Every plugin module exports this symbol. */

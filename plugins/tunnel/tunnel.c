@@ -133,6 +133,7 @@ static const moat_plugin tunnel_plugin = {
     .place = tunnel_place,
     .on_channel = tunnel_on_channel,
     .metrics = tunnel_metrics,
+    .offers_need_token = true,
 };
 
 __attribute__((visibility("default"))) const moat_plugin *moat_plugin_entry(void);

@@ -189,16 +189,17 @@ def test_one_end_leaving_ends_the_other(tunnel_factory, how):
 def test_forged_flood_does_not_disturb_the_tunnel(tunnel_factory):
     t = tunnel_factory("ordered", n_peers=3)
     media = t.gateway.media_port
-    code = (f"import sys; sys.path.insert(0, {str(HERE)!r}); import spoof, random; "
-            f"n = spoof.flood({TunnelNet.PEERS[0]!r}, random.randrange(1024, 65535), "
-            f"{TunnelNet.GATEWAY!r}, {media}, 0x1234, 3000, 6); "
-            f"m = spoof.junk_flood({TunnelNet.GATEWAY!r}, {media}, 3000, 6); print(n + m)")
-    flood = t.net.popen(2, sys.executable, "-c", code, stdout=subprocess.PIPE, text=True)
+    # Forged from peer 0's address (random ports) and from the flooder's own.
+    floods = [t.net.popen(2, sys.executable, str(HERE / "tunnel_traffic.py"), "flood", src,
+                          TunnelNet.GATEWAY, str(media), "3000", "8", stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE, text=True)
+              for src in (TunnelNet.PEERS[0], TunnelNet.PEERS[2])]
     assert t.ping(5) == 5
     sent, received = t.transfer(2_000_000)
     assert received == sent.replace("sent", "received", 1)
-    assert flood.wait(timeout=60) == 0
-    assert int(flood.stdout.read().strip()) > 1000
+    for flood in floods:
+        assert flood.wait(timeout=60) == 0, flood.stderr.read()
+        assert int(flood.stdout.read().strip()) > 1000
     m = t.gateway.metrics()
     assert m["moat_tunnel_peers"] == 2
     assert sum(v for k, v in m.items() if k.startswith("moat_dropped_packets_total")) > 1000

@@ -7,6 +7,12 @@
   tunnel_traffic.py source ADDRESS PORT BYTES sends BYTES of a seeded
                                               pseudo-random stream, prints its
                                               "sent N sha256 H"
+  tunnel_traffic.py flood SRC DST PORT RATE SECONDS
+                                              forged UDP datagrams (source SRC,
+                                              random ports: DTLS records, RTP,
+                                              STUN-looking junk) at DST:PORT;
+                                              prints how many. Only for the
+                                              test's own namespaces.
 """
 import hashlib
 import os
@@ -90,11 +96,47 @@ def sink(port, n):
     print(f"received {got} sha256 {h.hexdigest()}", flush=True)
 
 
+def udp_datagram(src, sport, dst, dport, payload):
+    length = 8 + len(payload)
+    ip = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 20 + length, random.randrange(65536), 0, 64, 17,
+                     0, socket.inet_aton(src), socket.inet_aton(dst))
+    ip = ip[:10] + struct.pack("!H", checksum(ip)) + ip[12:]
+    return ip + struct.pack("!HHHH", sport, dport, length, 0) + payload
+
+
+def forged_payload(i):
+    kind = i % 3
+    if kind == 0:  # a DTLS 1.2 application data record, epoch 1
+        body = os.urandom(random.randrange(40, 1200))
+        return struct.pack("!BHHIHH", 23, 0xFEFD, 1, 0, i & 0xFFFF, len(body)) + body
+    if kind == 1:  # RTP
+        return struct.pack("!BBHII", 0x80, 111, i & 0xFFFF, i, 0x1234) + os.urandom(160)
+    return struct.pack("!HHI", 1, 40, 0x2112A442) + os.urandom(52)  # a STUN-looking request
+
+
+def flood(src, dst, dport, rate, seconds):
+    raw = socket.socket(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_RAW)
+    raw.setsockopt(socket.IPPROTO_IP, socket.IP_HDRINCL, 1)
+    sent = 0
+    start = time.monotonic()
+    while time.monotonic() - start < seconds:
+        due = int((time.monotonic() - start) * rate)
+        while sent < due:
+            packet = udp_datagram(src, random.randrange(1024, 65536), dst, dport,
+                                  forged_payload(sent))
+            raw.sendto(packet, (dst, 0))
+            sent += 1
+        time.sleep(0.001)
+    print(sent, flush=True)
+
+
 if __name__ == "__main__":
     cmd = sys.argv[1]
     if cmd == "ping":
         ping(sys.argv[2], int(sys.argv[3]))
     elif cmd == "source":
         source(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]))
+    elif cmd == "flood":
+        flood(sys.argv[2], sys.argv[3], int(sys.argv[4]), int(sys.argv[5]), float(sys.argv[6]))
     elif cmd == "sink":
         sink(int(sys.argv[2]), int(sys.argv[3]))

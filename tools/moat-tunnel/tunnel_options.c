@@ -31,7 +31,6 @@ const char tunnel_options_usage[] =
     "  --reconnects N            sctp: ICE restarts tried after a path loss (default 3)\n"
     "  --progress S              a progress line on stderr every S seconds (default 10, 0: none)\n"
     "  --setup-timeout S         connecting gives up after S seconds (default 15)\n"
-    "  --allow-remote            sctp: accept gateway candidates outside private networks\n"
     "  --help\n"
     "Needs CAP_NET_ADMIN for the TUN device. SIGINT/SIGTERM end it with a summary.\n";
 
@@ -114,7 +113,7 @@ static const char *check(const tunnel_options *o)
 enum {
     OPT_TRANSPORT = 256, OPT_MODE, OPT_WHIP, OPT_TOKEN, OPT_LISTEN, OPT_CONNECT, OPT_CERT,
     OPT_KEY, OPT_PEER_FP, OPT_TUN, OPT_ADDRESS, OPT_MTU, OPT_KEEPALIVE, OPT_DEAD, OPT_RECONNECTS,
-    OPT_PROGRESS, OPT_SETUP, OPT_ALLOW_REMOTE, OPT_HELP,
+    OPT_PROGRESS, OPT_SETUP, OPT_HELP,
 };
 
 static const struct option long_options[] = {
@@ -135,7 +134,6 @@ static const struct option long_options[] = {
     {"reconnects", required_argument, NULL, OPT_RECONNECTS},
     {"progress", required_argument, NULL, OPT_PROGRESS},
     {"setup-timeout", required_argument, NULL, OPT_SETUP},
-    {"allow-remote", no_argument, NULL, OPT_ALLOW_REMOTE},
     {"help", no_argument, NULL, OPT_HELP},
     {NULL, 0, NULL, 0},
 };
@@ -179,7 +177,6 @@ static bool take(tunnel_options *o, int opt, const char *v)
     case OPT_RECONNECTS: return parse_unsigned(v, 0, 1000, &o->reconnects);
     case OPT_PROGRESS: return parse_seconds(v, 86400, &o->progress_s);
     case OPT_SETUP: return parse_seconds(v, 3600, &o->setup_timeout_s) && o->setup_timeout_s > 0;
-    case OPT_ALLOW_REMOTE: o->allow_remote = true; return true;
     case OPT_HELP: o->help = true; return true;
     }
     return false;

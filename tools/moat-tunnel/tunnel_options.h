@@ -34,7 +34,6 @@ typedef struct {
     double progress_s;      /* a progress line this often, 0 none */
     double setup_timeout_s;
     unsigned reconnects;    /* sctp: ICE restarts tried after a path loss */
-    bool allow_remote;      /* sctp: candidates outside private networks */
     bool help;
 } tunnel_options;
 

@@ -205,8 +205,6 @@ static int take_answer(sctp_link *l, const char *answer, char *error, size_t err
             struct sockaddr_in6 a;
             if (strcmp(c->transport, "udp") != 0 || !candidate_address(c, &a))
                 continue;
-            if (!l->run->options->allow_remote && !target_address_is_local((struct sockaddr *)&a))
-                continue;
             l->remotes[l->n_remotes++] = a;
         }
         g_strlcpy(l->remote_ufrag, m->ice_ufrag, sizeof l->remote_ufrag);
@@ -217,8 +215,7 @@ static int take_answer(sctp_link *l, const char *answer, char *error, size_t err
         l->sctp_port = m->has_sctp_port ? m->sctp_port : 5000;
         l->max_message_size = m->has_max_message_size ? m->max_message_size : 65536;
         if (l->n_remotes == 0)
-            snprintf(error, error_size,
-                     "no usable UDP candidate in the answer (--allow-remote for public ones)");
+            snprintf(error, error_size, "no usable UDP candidate in the answer");
         else
             result = 0;
     }
@@ -242,10 +239,6 @@ static int open_session(sctp_link *l)
 {
     char error[512];
     const tunnel_options *o = l->run->options;
-    if (target_policy_check_url(o->whip_url, o->allow_remote, error, sizeof error) != 0) {
-        link_fail(l, error);
-        return -1;
-    }
     l->fd = bound_socket();
     if (l->fd < 0 || moat_ice_credentials_generate(l->local_ufrag, l->local_pwd) != 0) {
         link_fail(l, "cannot open the UDP socket");
@@ -262,11 +255,6 @@ static int open_session(sctp_link *l)
         snprintf(text, sizeof text, "WHIP: %s", error);
         link_fail(l, text);
         return -1;
-    }
-    if (l->resource_url &&
-        target_policy_check_url(l->resource_url, o->allow_remote, error, sizeof error) != 0) {
-        g_free(l->resource_url);
-        l->resource_url = NULL;
     }
     rc = take_answer(l, answer, error, sizeof error);
     g_free(answer);
