@@ -47,7 +47,7 @@ struct tun_emulator {
     direction way[2];  /* by the TUN packets are read from */
     pthread_t thread;
     bool started;
-    uint32_t loss_ppm; /* atomic: tun_emulator_set_loss */
+    uint32_t loss_ppm;     /* atomic: tun_emulator_set_loss */
     uint64_t random_state; /* the emulator thread's */
 };
 

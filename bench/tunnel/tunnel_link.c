@@ -18,8 +18,8 @@ int main(int argc, char **argv)
         return 2;
     }
     char error[256];
-    netns_link *link = netns_link_create_rated((unsigned)atoi(argv[1]),
-                                               strtoull(argv[2], NULL, 10), error, sizeof error);
+    netns_link *link = netns_link_create_rated((unsigned)atoi(argv[1]), strtoull(argv[2], NULL, 10),
+                                               error, sizeof error);
     if (!link) {
         fprintf(stderr, "tunnel_link: %s\n", error);
         return 1;

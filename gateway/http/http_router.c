@@ -470,7 +470,8 @@ void moat_http_route(moat_gateway *gateway, const moat_http_request *request,
     }
     /* A plugin may ask for the token on its offers even when WHIP is open
      * (moat_plugin.offers_need_token: a tunnel carries IP). */
-    if (offer && !privileged && !(has_token(config->whip_token) && bearer_is(request, config->whip_token)) &&
+    if (offer && !privileged &&
+        !(has_token(config->whip_token) && bearer_is(request, config->whip_token)) &&
         (has_token(config->token) || has_token(config->whip_token)) &&
         offers_need_token(gateway, path)) {
         unauthorized(response, "for this plugin's offers");

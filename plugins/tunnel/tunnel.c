@@ -93,14 +93,13 @@ static char *tunnel_handle_message(void *state, const char *json)
     tunnel_peer *peer = state;
     (void)json;
     GString *out = g_string_new("{\"plugin\":\"tunnel\"");
-    g_string_append_printf(out,
-                           ",\"slot\":%d,\"channel_open\":%s,\"received\":%" G_GUINT64_FORMAT
-                           ",\"relayed\":%" G_GUINT64_FORMAT ",\"relayed_bytes\":%" G_GUINT64_FORMAT
-                           ",\"dropped\":{",
-                           peer->slot, atomic_load(&peer->data_stream) ? "true" : "false",
-                           (guint64)atomic_load(&peer->received),
-                           (guint64)atomic_load(&peer->relayed),
-                           (guint64)atomic_load(&peer->relayed_bytes));
+    g_string_append_printf(
+        out,
+        ",\"slot\":%d,\"channel_open\":%s,\"received\":%" G_GUINT64_FORMAT
+        ",\"relayed\":%" G_GUINT64_FORMAT ",\"relayed_bytes\":%" G_GUINT64_FORMAT ",\"dropped\":{",
+        peer->slot, atomic_load(&peer->data_stream) ? "true" : "false",
+        (guint64)atomic_load(&peer->received), (guint64)atomic_load(&peer->relayed),
+        (guint64)atomic_load(&peer->relayed_bytes));
     for (int r = 0; r < TUNNEL_DROP_REASON_COUNT; r++)
         g_string_append_printf(out, "%s\"%s\":%" G_GUINT64_FORMAT, r ? "," : "",
                                tunnel_drop_reason_name(r), (guint64)atomic_load(&peer->dropped[r]));

@@ -24,20 +24,20 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#define TUNNEL_PEERS        2
-#define TUNNEL_NAME_SIZE    64
-#define TUNNEL_MAX_TUNNELS  10000
-#define TUNNEL_CHECK_US     100000u /* a peer looks whether its partner left */
+#define TUNNEL_PEERS       2
+#define TUNNEL_NAME_SIZE   64
+#define TUNNEL_MAX_TUNNELS 10000
+#define TUNNEL_CHECK_US    100000u /* a peer looks whether its partner left */
 /* The largest message relayed: an IPv4/IPv6 packet is at most 65535 bytes
  * (no jumbograms), and the core relays at most MOAT_PLUGIN_RELAY_DATA_MAX. */
-#define TUNNEL_MAX_MESSAGE  65535u
+#define TUNNEL_MAX_MESSAGE 65535u
 
 /* Why a message was not delivered (moat_tunnel_dropped_messages_total). */
 typedef enum {
-    TUNNEL_DROP_NO_PEER = 0,  /* the other peer has not joined (or left) */
-    TUNNEL_DROP_NO_CHANNEL,   /* the other peer has no open channel */
-    TUNNEL_DROP_NOT_BINARY,   /* a string or empty message: not an IP packet */
-    TUNNEL_DROP_OVERSIZED,    /* over TUNNEL_MAX_MESSAGE */
+    TUNNEL_DROP_NO_PEER = 0,   /* the other peer has not joined (or left) */
+    TUNNEL_DROP_NO_CHANNEL,    /* the other peer has no open channel */
+    TUNNEL_DROP_NOT_BINARY,    /* a string or empty message: not an IP packet */
+    TUNNEL_DROP_OVERSIZED,     /* over TUNNEL_MAX_MESSAGE */
     TUNNEL_DROP_RELAY_REFUSED, /* relay_data refused: target queue full or ended */
     TUNNEL_DROP_REASON_COUNT,
 } tunnel_drop_reason;
@@ -57,11 +57,11 @@ typedef struct tunnel_peer {
     moat_plugin_session *handle;
     const moat_gateway_calls *gateway;
     tunnel *tunnel;
-    int slot;                          /* 0 or 1, fixed at attach */
-    atomic_int data_stream;            /* its first open channel's stream id + 1, 0 none */
-    atomic_bool partner_left;          /* a partner was here and left: end the session */
-    atomic_uint_fast64_t received;     /* messages it sent us */
-    atomic_uint_fast64_t relayed;      /* of those, handed to the other peer */
+    int slot;                      /* 0 or 1, fixed at attach */
+    atomic_int data_stream;        /* its first open channel's stream id + 1, 0 none */
+    atomic_bool partner_left;      /* a partner was here and left: end the session */
+    atomic_uint_fast64_t received; /* messages it sent us */
+    atomic_uint_fast64_t relayed;  /* of those, handed to the other peer */
     atomic_uint_fast64_t relayed_bytes;
     atomic_uint_fast64_t dropped[TUNNEL_DROP_REASON_COUNT];
     /* own worker only */

@@ -22,7 +22,10 @@ static const char *const drop_reason_names[TUNNEL_DROP_REASON_COUNT] = {
 };
 
 static const char *const refused_reason_names[TUNNEL_REFUSED_REASON_COUNT] = {
-    "full", "bad_name", "no_data_channel", "too_many_tunnels",
+    "full",
+    "bad_name",
+    "no_data_channel",
+    "too_many_tunnels",
 };
 
 const char *tunnel_drop_reason_name(tunnel_drop_reason reason)
@@ -193,7 +196,8 @@ static void sum_counters(uint64_t *received, uint64_t *relayed, uint64_t *bytes,
 
 char *tunnel_metrics(void)
 {
-    uint64_t received, relayed, bytes, dropped[TUNNEL_DROP_REASON_COUNT], refused[TUNNEL_REFUSED_REASON_COUNT], joined;
+    uint64_t received, relayed, bytes, dropped[TUNNEL_DROP_REASON_COUNT],
+        refused[TUNNEL_REFUSED_REASON_COUNT], joined;
     size_t n_tunnels, n_peers;
     pthread_mutex_lock(&registry_lock);
     sum_counters(&received, &relayed, &bytes, dropped, &n_tunnels, &n_peers);
@@ -224,15 +228,14 @@ char *tunnel_metrics(void)
                          "not deliver, by reason\n"
                          "# TYPE moat_tunnel_dropped_messages_total counter\n");
     for (int r = 0; r < TUNNEL_DROP_REASON_COUNT; r++)
-        g_string_append_printf(out,
-                               "moat_tunnel_dropped_messages_total{reason=\"%s\"} %" G_GUINT64_FORMAT
-                               "\n",
-                               drop_reason_names[r], (guint64)dropped[r]);
+        g_string_append_printf(
+            out, "moat_tunnel_dropped_messages_total{reason=\"%s\"} %" G_GUINT64_FORMAT "\n",
+            drop_reason_names[r], (guint64)dropped[r]);
     g_string_append(out, "# HELP moat_tunnel_refused_total Joins refused, by reason\n"
                          "# TYPE moat_tunnel_refused_total counter\n");
     for (int r = 0; r < TUNNEL_REFUSED_REASON_COUNT; r++)
-        g_string_append_printf(out, "moat_tunnel_refused_total{reason=\"%s\"} %" G_GUINT64_FORMAT
-                                    "\n",
+        g_string_append_printf(out,
+                               "moat_tunnel_refused_total{reason=\"%s\"} %" G_GUINT64_FORMAT "\n",
                                refused_reason_names[r], (guint64)refused[r]);
     return g_string_free(out, FALSE);
 }

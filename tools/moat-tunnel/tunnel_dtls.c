@@ -122,8 +122,8 @@ static void receive(dtls_link *l, double now)
     for (int i = 0; i < READS_PER_TURN && !l->ended; i++) {
         struct sockaddr_in6 from;
         socklen_t from_length = sizeof from;
-        ssize_t n = recvfrom(l->fd, buffer, sizeof buffer, 0, (struct sockaddr *)&from,
-                             &from_length);
+        ssize_t n =
+            recvfrom(l->fd, buffer, sizeof buffer, 0, (struct sockaddr *)&from, &from_length);
         if (n <= 0)
             return;
         if (!l->connected_socket)
@@ -188,9 +188,9 @@ int tunnel_dtls_run(tunnel_run *run)
             close(l.fd);
         return -1;
     }
-    l.dtls = moat_dtls_transport_new(context, o->listen ? MOAT_DTLS_ROLE_SERVER : MOAT_DTLS_ROLE_CLIENT,
-                                     "sha-256", o->peer_fingerprint, &callbacks, &l, error,
-                                     sizeof error);
+    l.dtls = moat_dtls_transport_new(
+        context, o->listen ? MOAT_DTLS_ROLE_SERVER : MOAT_DTLS_ROLE_CLIENT, "sha-256",
+        o->peer_fingerprint, &callbacks, &l, error, sizeof error);
     if (!l.dtls || moat_dtls_transport_start(l.dtls) != MOAT_DTLS_OK) {
         tunnel_run_end(run, "DTLS: %s", l.dtls ? "cannot start" : error);
         l.failed = l.ended = true;

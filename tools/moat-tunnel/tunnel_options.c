@@ -111,9 +111,24 @@ static const char *check(const tunnel_options *o)
 }
 
 enum {
-    OPT_TRANSPORT = 256, OPT_MODE, OPT_WHIP, OPT_TOKEN, OPT_LISTEN, OPT_CONNECT, OPT_CERT,
-    OPT_KEY, OPT_PEER_FP, OPT_TUN, OPT_ADDRESS, OPT_MTU, OPT_KEEPALIVE, OPT_DEAD, OPT_RECONNECTS,
-    OPT_PROGRESS, OPT_SETUP, OPT_HELP,
+    OPT_TRANSPORT = 256,
+    OPT_MODE,
+    OPT_WHIP,
+    OPT_TOKEN,
+    OPT_LISTEN,
+    OPT_CONNECT,
+    OPT_CERT,
+    OPT_KEY,
+    OPT_PEER_FP,
+    OPT_TUN,
+    OPT_ADDRESS,
+    OPT_MTU,
+    OPT_KEEPALIVE,
+    OPT_DEAD,
+    OPT_RECONNECTS,
+    OPT_PROGRESS,
+    OPT_SETUP,
+    OPT_HELP,
 };
 
 static const struct option long_options[] = {
@@ -162,28 +177,53 @@ static bool take(tunnel_options *o, int opt, const char *v)
         else
             return false;
         return true;
-    case OPT_WHIP: o->whip_url = v; return true;
-    case OPT_TOKEN: o->token = v; return true;
-    case OPT_LISTEN: o->listen = v; return true;
-    case OPT_CONNECT: o->connect = v; return true;
-    case OPT_CERT: o->cert = v; return true;
-    case OPT_KEY: o->key = v; return true;
-    case OPT_PEER_FP: o->peer_fingerprint = v; return true;
-    case OPT_TUN: o->tun_name = v; return strlen(v) < 16;
-    case OPT_ADDRESS: o->address = v; return true;
-    case OPT_MTU: return parse_unsigned(v, TUNNEL_MIN_MTU, TUNNEL_MAX_MTU, &o->mtu);
-    case OPT_KEEPALIVE: return parse_seconds(v, 3600, &o->keepalive_s);
-    case OPT_DEAD: return parse_seconds(v, 3600, &o->dead_s);
-    case OPT_RECONNECTS: return parse_unsigned(v, 0, 1000, &o->reconnects);
-    case OPT_PROGRESS: return parse_seconds(v, 86400, &o->progress_s);
-    case OPT_SETUP: return parse_seconds(v, 3600, &o->setup_timeout_s) && o->setup_timeout_s > 0;
-    case OPT_HELP: o->help = true; return true;
+    case OPT_WHIP:
+        o->whip_url = v;
+        return true;
+    case OPT_TOKEN:
+        o->token = v;
+        return true;
+    case OPT_LISTEN:
+        o->listen = v;
+        return true;
+    case OPT_CONNECT:
+        o->connect = v;
+        return true;
+    case OPT_CERT:
+        o->cert = v;
+        return true;
+    case OPT_KEY:
+        o->key = v;
+        return true;
+    case OPT_PEER_FP:
+        o->peer_fingerprint = v;
+        return true;
+    case OPT_TUN:
+        o->tun_name = v;
+        return strlen(v) < 16;
+    case OPT_ADDRESS:
+        o->address = v;
+        return true;
+    case OPT_MTU:
+        return parse_unsigned(v, TUNNEL_MIN_MTU, TUNNEL_MAX_MTU, &o->mtu);
+    case OPT_KEEPALIVE:
+        return parse_seconds(v, 3600, &o->keepalive_s);
+    case OPT_DEAD:
+        return parse_seconds(v, 3600, &o->dead_s);
+    case OPT_RECONNECTS:
+        return parse_unsigned(v, 0, 1000, &o->reconnects);
+    case OPT_PROGRESS:
+        return parse_seconds(v, 86400, &o->progress_s);
+    case OPT_SETUP:
+        return parse_seconds(v, 3600, &o->setup_timeout_s) && o->setup_timeout_s > 0;
+    case OPT_HELP:
+        o->help = true;
+        return true;
     }
     return false;
 }
 
-int tunnel_options_parse(tunnel_options *o, int argc, char **argv, char *error,
-                         size_t error_size)
+int tunnel_options_parse(tunnel_options *o, int argc, char **argv, char *error, size_t error_size)
 {
     defaults(o);
     optind = 1;
@@ -196,8 +236,8 @@ int tunnel_options_parse(tunnel_options *o, int argc, char **argv, char *error,
             return -1;
         }
         if (!take(o, opt, optarg)) {
-            snprintf(error, error_size, "bad value for %s: %s", argv[optind - 2 > 0 ? optind - 2 : 0],
-                     optarg ? optarg : "");
+            snprintf(error, error_size, "bad value for %s: %s",
+                     argv[optind - 2 > 0 ? optind - 2 : 0], optarg ? optarg : "");
             return -1;
         }
     }

@@ -20,27 +20,26 @@ typedef enum { TUNNEL_MODE_ORDERED, TUNNEL_MODE_UNORDERED, TUNNEL_MODE_UNRELIABL
 typedef struct {
     tunnel_transport transport;
     tunnel_mode mode;
-    const char *tun_name;   /* "" lets the kernel pick */
-    const char *address;    /* IPv4 CIDR of our end of the tunnel */
+    const char *tun_name; /* "" lets the kernel pick */
+    const char *address;  /* IPv4 CIDR of our end of the tunnel */
     unsigned mtu;
-    const char *whip_url;   /* sctp */
-    const char *token;      /* sctp: the API token (or MOAT_API_TOKEN) */
-    const char *listen;     /* tcp/udp: HOST:PORT to wait on */
-    const char *connect;    /* tcp/udp: HOST:PORT to reach */
-    const char *cert, *key; /* PEM identity; generated when absent */
+    const char *whip_url;         /* sctp */
+    const char *token;            /* sctp: the API token (or MOAT_API_TOKEN) */
+    const char *listen;           /* tcp/udp: HOST:PORT to wait on */
+    const char *connect;          /* tcp/udp: HOST:PORT to reach */
+    const char *cert, *key;       /* PEM identity; generated when absent */
     const char *peer_fingerprint; /* tcp/udp: sha-256 of the other end */
-    double keepalive_s;     /* ICE consent / baseline keepalive interval */
-    double dead_s;          /* no answer this long: the path is gone */
-    double progress_s;      /* a progress line this often, 0 none */
+    double keepalive_s;           /* ICE consent / baseline keepalive interval */
+    double dead_s;                /* no answer this long: the path is gone */
+    double progress_s;            /* a progress line this often, 0 none */
     double setup_timeout_s;
-    unsigned reconnects;    /* sctp: ICE restarts tried after a path loss */
+    unsigned reconnects; /* sctp: ICE restarts tried after a path loss */
     bool help;
 } tunnel_options;
 
 /* Fills o from argv (defaults for what is absent). 0, or -1 with a message
  * in error. */
-int tunnel_options_parse(tunnel_options *o, int argc, char **argv, char *error,
-                         size_t error_size);
+int tunnel_options_parse(tunnel_options *o, int argc, char **argv, char *error, size_t error_size);
 const char *tunnel_mode_name(tunnel_mode mode);
 const char *tunnel_transport_name(tunnel_transport transport);
 extern const char tunnel_options_usage[];

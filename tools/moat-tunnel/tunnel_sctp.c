@@ -275,8 +275,8 @@ static int open_session(sctp_link *l)
 static void send_check(sctp_link *l, const struct sockaddr_in6 *to, bool nominate)
 {
     uint8_t request[MOAT_ICE_CLIENT_REQUEST_CAPACITY];
-    size_t length = moat_ice_client_build_request(
-        l->ice, moat_ice_client_prflx_priority(65535, 1), nominate, true, request, sizeof request);
+    size_t length = moat_ice_client_build_request(l->ice, moat_ice_client_prflx_priority(65535, 1),
+                                                  nominate, true, request, sizeof request);
     if (length == 0)
         return;
     if (nominate)
@@ -383,7 +383,8 @@ static int restart_ice(sctp_link *l, double now)
         return -1;
     char *fragment = g_strdup_printf("a=ice-ufrag:%s\r\na=ice-pwd:%s\r\n", ufrag, pwd);
     char *answer = NULL;
-    int rc = whip_client_patch_ice(l->http, l->resource_url, fragment, &answer, error, sizeof error);
+    int rc =
+        whip_client_patch_ice(l->http, l->resource_url, fragment, &answer, error, sizeof error);
     g_free(fragment);
     if (rc != 0) {
         fprintf(stderr, "moat-tunnel: ICE restart: %s\n", error);
@@ -507,9 +508,9 @@ static void dtls_connected(void *user, const moat_srtp_keying *keys)
     sctp_link *l = user;
     (void)keys;
     char error[256];
-    l->sctp = moat_sctp_association_new(l->role == MOAT_DTLS_ROLE_CLIENT, 5000, l->sctp_port,
-                                        l->max_message_size, &sctp_callbacks, l, error,
-                                        sizeof error);
+    l->sctp =
+        moat_sctp_association_new(l->role == MOAT_DTLS_ROLE_CLIENT, 5000, l->sctp_port,
+                                  l->max_message_size, &sctp_callbacks, l, error, sizeof error);
     if (!l->sctp) {
         link_fail(l, error);
         return;
@@ -670,7 +671,9 @@ static void loop(sctp_link *l)
                 drain_tun(l);
         }
         timers(l, now);
-        tunnel_run_progress(l->run, l->state == LINK_UP ? "up" : l->migrating ? "restarting" : "connecting");
+        tunnel_run_progress(l->run, l->state == LINK_UP ? "up"
+                                    : l->migrating      ? "restarting"
+                                                        : "connecting");
     }
 }
 

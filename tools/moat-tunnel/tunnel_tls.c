@@ -133,8 +133,7 @@ static int handshake(tls_link *l, char *error, size_t error_size)
     SSL_set_fd(l->ssl, l->fd);
     int rc = o->listen ? SSL_accept(l->ssl) : SSL_connect(l->ssl);
     if (rc != 1) {
-        snprintf(error, error_size, "TLS handshake: %s",
-                 ERR_reason_error_string(ERR_get_error()));
+        snprintf(error, error_size, "TLS handshake: %s", ERR_reason_error_string(ERR_get_error()));
         return -1;
     }
     X509 *peer = SSL_get1_peer_certificate(l->ssl);
@@ -204,8 +203,8 @@ static void receive(tls_link *l)
         while (used < (size_t)n) {
             const uint8_t *packet;
             size_t length;
-            long took = tunnel_frame_feed(&l->reader, buffer + used, (size_t)n - used, &packet,
-                                          &length);
+            long took =
+                tunnel_frame_feed(&l->reader, buffer + used, (size_t)n - used, &packet, &length);
             if (took < 0) {
                 tunnel_run_end(l->run, "the peer sent a bad frame length");
                 l->failed = l->ended = true;

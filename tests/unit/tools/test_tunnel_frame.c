@@ -22,8 +22,8 @@ static long feed_all(const uint8_t *data, size_t length, size_t piece, uint8_t *
         while (used < n) {
             const uint8_t *packet;
             size_t packet_length;
-            long took = tunnel_frame_feed(&reader, data + offset + used, n - used, &packet,
-                                          &packet_length);
+            long took =
+                tunnel_frame_feed(&reader, data + offset + used, n - used, &packet, &packet_length);
             if (took < 0)
                 return -1;
             used += (size_t)took;
@@ -112,9 +112,8 @@ static void test_options(void)
     /* What does not fit together is refused with a reason. */
     g_assert_cmpint(parse("moat-tunnel --whip http://g/", &o, error), ==, -1);
     g_assert_nonnull(strstr(error, "--address"));
-    g_assert_cmpint(parse("moat-tunnel --address 10.0.0.1/24 --transport udp --listen a:1", &o,
-                          error),
-                    ==, -1);
+    g_assert_cmpint(
+        parse("moat-tunnel --address 10.0.0.1/24 --transport udp --listen a:1", &o, error), ==, -1);
     g_assert_nonnull(strstr(error, "--peer-fingerprint"));
     g_assert_cmpint(parse("moat-tunnel --address 10.0.0.1/24 --transport udp --listen a:1 "
                           "--connect b:2 --peer-fingerprint AB",
@@ -124,11 +123,11 @@ static void test_options(void)
                     -1);
     g_assert_cmpint(parse("moat-tunnel --address 10.0.0.1/24 --whip u --mode sideways", &o, error),
                     ==, -1);
-    g_assert_cmpint(parse("moat-tunnel --address 10.0.0.1/24 --whip u --keepalive 5 --dead 5", &o,
-                          error),
-                    ==, -1);
-    g_assert_cmpint(parse("moat-tunnel --address 10.0.0.1/24 --whip u --cert c.pem", &o, error),
-                    ==, -1);
+    g_assert_cmpint(
+        parse("moat-tunnel --address 10.0.0.1/24 --whip u --keepalive 5 --dead 5", &o, error), ==,
+        -1);
+    g_assert_cmpint(parse("moat-tunnel --address 10.0.0.1/24 --whip u --cert c.pem", &o, error), ==,
+                    -1);
 }
 
 int main(int argc, char **argv)

@@ -76,8 +76,8 @@ static const moat_plugin *plugin(void)
 
 static void *join(fake_session *s, const char *name, const char **error)
 {
-    moat_session_info info = {.session_id = "x", .has_data_channel = true, .endpoint = "whip",
-                              .resource = name};
+    moat_session_info info = {
+        .session_id = "x", .has_data_channel = true, .endpoint = "whip", .resource = name};
     return plugin()->attach((moat_plugin_session *)s, &info, error);
 }
 
@@ -168,8 +168,8 @@ static void test_refusals(void)
     const char *error = NULL;
     g_assert_null(join(&a, "bad/name", &error));
     g_assert_true(g_str_has_prefix(error, MOAT_PLUGIN_ERROR_NOT_FOUND));
-    moat_session_info info = {.session_id = "x", .has_data_channel = false, .endpoint = "whip",
-                              .resource = "ok"};
+    moat_session_info info = {
+        .session_id = "x", .has_data_channel = false, .endpoint = "whip", .resource = "ok"};
     g_assert_null(plugin()->attach((moat_plugin_session *)&a, &info, &error));
     g_assert_true(g_str_has_prefix(error, MOAT_PLUGIN_ERROR_BAD_REQUEST));
     info.has_data_channel = true;
