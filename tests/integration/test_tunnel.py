@@ -44,8 +44,9 @@ def identity(name):
 class Tunnel:
     """A gateway (for the SCTP modes) and two connected moat-tunnel peers."""
 
-    def __init__(self, mode, n_peers=2, gateway_args=()):
+    def __init__(self, mode, n_peers=2, gateway_args=(), peer_args=()):
         self.net = TunnelNet(n_peers)
+        self.peer_args = list(peer_args)
         self.gateway = None
         self.peers = []
         try:
@@ -63,7 +64,8 @@ class Tunnel:
                                    extra_args=["--token", TOKEN, *gateway_args])
             for i in range(2):
                 self.peers.append(TunnelPeer(self.net, i, ARTIFACTS, "--whip", self.url(),
-                                             "--token", TOKEN, "--mode", mode))
+                                             "--token", TOKEN, "--mode", mode,
+                                             *self.peer_args))
         else:
             ids = [identity(f"tunnel-{self.net.tag}-{i}") for i in range(2)]
             port = 4433
@@ -184,6 +186,37 @@ def test_one_end_leaving_ends_the_other(tunnel_factory, how):
     while t.gateway.metric("moat_tunnel_tunnels") != 0 and time.time() < deadline:
         time.sleep(0.1)
     assert t.gateway.metric("moat_tunnel_tunnels") == 0
+
+
+def wait_for_text(peer, text, timeout):
+    deadline = time.time() + timeout
+    while text not in peer.text():
+        assert time.time() < deadline, f"no {text!r} in: {peer.text()}"
+        assert peer.process.poll() is None, peer.text()
+        time.sleep(0.05)
+
+
+def test_ice_restart_after_a_network_change(tunnel_factory):
+    """Peer 0's network goes away and comes back with another address: its
+    keepalives go unanswered, it restarts ICE from a new socket (PATCH to
+    its WHIP resource, retried until the network is back) and the tunnel
+    carries packets again without a new session."""
+    t = tunnel_factory("ordered", peer_args=["--keepalive", "0.5", "--dead", "2",
+                                             "--reconnects", "10"])
+    assert t.ping(2) == 2
+    a = t.peers[0]
+    dev = f"tp0{t.net.tag}"
+    assert t.net.run(0, "ip", "link", "set", dev, "down").returncode == 0
+    wait_for_text(a, "ICE restart (try 1", 15)
+    for cmd in (("ip", "addr", "flush", "dev", dev),
+                ("ip", "addr", "add", "198.18.9.12/24", "dev", dev),
+                ("ip", "link", "set", dev, "up")):
+        assert t.net.run(0, *cmd).returncode == 0
+    wait_for_text(a, "path restored", 20)
+    assert t.ping(3) == 3
+    assert t.gateway.metric("moat_tunnel_joins_total") == 2  # the same sessions
+    assert a.stop() == 0
+    assert a.summary()["reconnects"] == "1"
 
 
 def test_forged_flood_does_not_disturb_the_tunnel(tunnel_factory):

@@ -33,7 +33,8 @@
 #define DATAGRAM_SIZE    (16384 + 256)
 #define CHECK_INTERVAL_S 0.05
 #define READS_PER_TURN   64
-#define HTTP_TIMEOUT_S   10
+#define HTTP_TIMEOUT_S   5
+#define RESTART_RETRY_S  1.0
 
 typedef enum { LINK_CHECKING, LINK_DTLS, LINK_UP, LINK_ENDED } link_state;
 
@@ -52,7 +53,10 @@ typedef struct {
     char remote_ufrag[MOAT_SDP_ICE_CREDENTIAL_MAX + 1], remote_pwd[MOAT_SDP_ICE_CREDENTIAL_MAX + 1];
     moat_ice_client *ice;
     uint8_t nomination_id[MOAT_ICE_CLIENT_TRANSACTION_ID_LENGTH];
-    bool migrating; /* after an ICE restart: nominating from the new socket */
+    bool migrating;          /* after an ICE restart: nominating from the new socket */
+    bool recovering;         /* the path was lost: until an ICE restart completes */
+    unsigned restarts_tried; /* in a row, since the path last answered */
+    double next_restart_s;
     link_state state;
     moat_dtls_role role;
     char fingerprint_alg[16], fingerprint[160];
@@ -351,6 +355,8 @@ static void on_stun(sctp_link *l, const uint8_t *data, size_t length,
         start_dtls(l);
     } else if (l->migrating && index == l->selected && answers_nomination(l)) {
         l->migrating = false;
+        l->recovering = false;
+        l->restarts_tried = 0;
         l->run->figures.reconnects++;
         l->next_check_s = now + l->run->options->keepalive_s;
         fprintf(stderr, "moat-tunnel: path restored (ICE restart)\n");
@@ -607,6 +613,26 @@ static void drain_tun(sctp_link *l)
         l->run->figures.lost[TUNNEL_LOSS_NOT_CONNECTED]++;
 }
 
+/* The path stopped answering: ICE restarts, up to --reconnects tries in a
+ * row (a try whose PATCH cannot reach the gateway, the network being down,
+ * is tried again after RESTART_RETRY_S). */
+static void recover(sctp_link *l, double now)
+{
+    const tunnel_options *o = l->run->options;
+    if (l->restarts_tried >= o->reconnects) {
+        link_fail(l, "the path to the gateway is lost (no answer to keepalives)");
+        return;
+    }
+    l->restarts_tried++;
+    l->recovering = true;
+    l->next_restart_s = now + RESTART_RETRY_S;
+    fprintf(stderr, "moat-tunnel: no answer for %.1f s: ICE restart (try %u of %u)\n",
+            now - l->last_answer_s, l->restarts_tried, o->reconnects);
+    if (restart_ice(l, now) != 0)
+        fprintf(stderr, "moat-tunnel: ICE restart failed; trying again in %.0f s\n",
+                RESTART_RETRY_S);
+}
+
 static void timers(sctp_link *l, double now)
 {
     if (l->sctp) {
@@ -626,12 +652,12 @@ static void timers(sctp_link *l, double now)
     if (l->state != LINK_UP && now > l->setup_deadline_s && !l->migrating) {
         link_fail(l, l->state == LINK_CHECKING ? "no ICE answer from the gateway"
                                                : "the DTLS/SCTP setup did not complete");
-    } else if (l->state == LINK_UP && now - l->last_answer_s > o->dead_s) {
-        if (l->run->figures.reconnects < o->reconnects && restart_ice(l, now) == 0) {
-            fprintf(stderr, "moat-tunnel: no answer for %.0f s: ICE restart\n", o->dead_s);
-        } else {
-            link_fail(l, "the path to the gateway is lost (no answer to keepalives)");
-        }
+    } else if (l->state == LINK_UP && now >= l->next_restart_s &&
+               ((l->recovering && !l->migrating) || now - l->last_answer_s > o->dead_s)) {
+        /* Once the path was lost, the network may have changed under us
+         * (a new address): keepalives the gateway answers from the old
+         * socket do not end the recovery, a completed restart does. */
+        recover(l, now);
     }
 }
 
