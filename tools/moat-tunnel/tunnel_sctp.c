@@ -52,7 +52,10 @@ typedef struct {
     char local_ufrag[MOAT_ICE_UFRAG_LENGTH + 1], local_pwd[MOAT_ICE_PWD_LENGTH + 1];
     char remote_ufrag[MOAT_SDP_ICE_CREDENTIAL_MAX + 1], remote_pwd[MOAT_SDP_ICE_CREDENTIAL_MAX + 1];
     moat_ice_client *ice;
-    uint8_t nomination_id[MOAT_ICE_CLIENT_TRANSACTION_ID_LENGTH];
+    /* The latest nominating requests (a check goes out every 50 ms, more
+     * often than a long path answers): only their answers nominate. */
+    uint8_t nomination_ids[8][MOAT_ICE_CLIENT_TRANSACTION_ID_LENGTH];
+    size_t next_nomination_id;
     bool migrating;          /* after an ICE restart: nominating from the new socket */
     bool recovering;         /* the path was lost: until an ICE restart completes */
     unsigned restarts_tried; /* in a row, since the path last answered */
@@ -283,8 +286,10 @@ static void send_check(sctp_link *l, const struct sockaddr_in6 *to, bool nominat
                                                   nominate, true, request, sizeof request);
     if (length == 0)
         return;
-    if (nominate)
-        moat_ice_client_last_request(l->ice, l->nomination_id);
+    if (nominate) {
+        moat_ice_client_last_request(l->ice, l->nomination_ids[l->next_nomination_id]);
+        l->next_nomination_id = (l->next_nomination_id + 1) % G_N_ELEMENTS(l->nomination_ids);
+    }
     send_to(l, request, length, to);
 }
 
@@ -328,7 +333,11 @@ static bool answers_nomination(const sctp_link *l)
 {
     uint8_t id[MOAT_ICE_CLIENT_TRANSACTION_ID_LENGTH];
     moat_ice_client_last_success(l->ice, id);
-    return memcmp(id, l->nomination_id, sizeof id) == 0;
+    for (size_t i = 0; i < G_N_ELEMENTS(l->nomination_ids); i++) {
+        if (memcmp(id, l->nomination_ids[i], sizeof id) == 0)
+            return true;
+    }
+    return false;
 }
 
 static void on_stun(sctp_link *l, const uint8_t *data, size_t length,
