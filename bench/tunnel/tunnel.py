@@ -14,8 +14,10 @@ each mode relative to UDP, and the last line
 `tunnel rtt71_sctp_vs_tcp=.. rtt71_unordered_vs_ordered=.. rtt7_sctp_vs_udp=..
 loss1_sctp_vs_tcp=..`.
 
-MOAT_BENCH_QUICK=1: one condition (7 ms), two flows for 2 s, one run per
-mode; the figures mean nothing."""
+--conditions, --modes (also "unreliable": SCTP with max-retransmits 0, not in
+the table), --runs, --seconds and --flows narrow a run. MOAT_BENCH_QUICK=1:
+one condition (7 ms), two flows for 2 s, one run per mode; the figures mean
+nothing."""
 import argparse
 import os
 import signal
@@ -87,7 +89,7 @@ def wait_connected(log_path, processes, timeout=30):
 def one_run(build, link, gateway, mode, ids, flows, seconds, n):
     log_path = ARTIFACTS / f"bench-tunnel-{os.getpid()}-{n}.log"
     log = open(log_path, "w")
-    if mode in ("ordered", "unordered"):
+    if mode in ("ordered", "unordered", "unreliable"):
         url = f"http://{link.receiver_address}:{gateway.http_port}/whip/tunnel/b{n}"
         common = ["--whip", url, "--token", TOKEN, "--mode", mode]
         args = [common, common]
@@ -138,7 +140,7 @@ def main():
         c[0] for c in CONDITIONS))
     parser.add_argument("--modes", default=",".join(MODES))
     opts = parser.parse_args()
-    modes = [m for m in MODES if m in opts.modes.split(",")]
+    modes = [m for m in MODES + ("unreliable",) if m in opts.modes.split(",")]
     build = Path(opts.build)
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     ids = [identity(f"bench-tunnel-{os.getpid()}-{i}") for i in range(2)]
