@@ -1,16 +1,21 @@
 """Parallel TCP flows inside the tunnel for bench/tunnel (run with `ip netns
-exec`): `sink PORT FLOWS SECONDS` prints "ready", accepts FLOWS connections
-and prints the payload bytes received per second over SECONDS from the first
-byte; `source ADDRESS PORT FLOWS SECONDS` keeps FLOWS connections full for
-SECONDS."""
+exec`): `sink PORT FLOWS SECONDS CC` prints "ready", accepts FLOWS
+connections and prints the payload bytes received per second over SECONDS
+from the first byte; `source ADDRESS PORT FLOWS SECONDS CC` keeps FLOWS
+connections full for SECONDS. CC: the sockets' TCP congestion control."""
 import selectors
 import socket
 import sys
 import time
 
 
-def sink(port, flows, seconds):
+def set_cc(sock, cc):
+    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_CONGESTION, cc.encode())
+
+
+def sink(port, flows, seconds, cc):
     listener = socket.socket()
+    set_cc(listener, cc)
     listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     listener.bind(("0.0.0.0", port))
     listener.listen(flows)
@@ -44,8 +49,14 @@ def sink(port, flows, seconds):
     print(f"bytes_per_s {received / elapsed if elapsed > 0 else 0:.0f}", flush=True)
 
 
-def source(address, port, flows, seconds):
-    conns = [socket.create_connection((address, port), timeout=30) for _ in range(flows)]
+def source(address, port, flows, seconds, cc):
+    conns = []
+    for _ in range(flows):
+        c = socket.socket()
+        set_cc(c, cc)
+        c.settimeout(30)
+        c.connect((address, port))
+        conns.append(c)
     for c in conns:
         c.setblocking(False)
     sel = selectors.DefaultSelector()
@@ -65,6 +76,6 @@ def source(address, port, flows, seconds):
 
 if __name__ == "__main__":
     if sys.argv[1] == "sink":
-        sink(int(sys.argv[2]), int(sys.argv[3]), float(sys.argv[4]))
+        sink(int(sys.argv[2]), int(sys.argv[3]), float(sys.argv[4]), sys.argv[5])
     else:
-        source(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), float(sys.argv[5]))
+        source(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), float(sys.argv[5]), sys.argv[6])

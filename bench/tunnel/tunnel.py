@@ -86,7 +86,7 @@ def wait_connected(log_path, processes, timeout=30):
     raise RuntimeError("moat-tunnel did not connect: " + Path(log_path).read_text())
 
 
-def one_run(build, link, gateway, mode, ids, flows, seconds, n):
+def one_run(build, link, gateway, mode, ids, flows, seconds, n, cc):
     log_path = ARTIFACTS / f"bench-tunnel-{os.getpid()}-{n}.log"
     log = open(log_path, "w")
     if mode in ("ordered", "unordered", "unreliable"):
@@ -95,21 +95,22 @@ def one_run(build, link, gateway, mode, ids, flows, seconds, n):
         args = [common, common]
     else:
         where = f"{link.receiver_address}:{4500 + n % 1000}"
-        args = [["--transport", mode, "--connect", where, "--cert", ids[0][0], "--key",
+        extra = ["--tcp-congestion", cc] if mode == "tcp" else []
+        args = [[*extra, "--transport", mode, "--connect", where, "--cert", ids[0][0], "--key",
                  ids[0][1], "--peer-fingerprint", ids[1][2]],
-                ["--transport", mode, "--listen", where, "--cert", ids[1][0], "--key",
+                [*extra, "--transport", mode, "--listen", where, "--cert", ids[1][0], "--key",
                  ids[1][1], "--peer-fingerprint", ids[0][2]]]
     peers = [start_peer(build, link.receiver, 1, args[1], log)]
     peers.append(start_peer(build, link.sender, 0, args[0], log))
     try:
         wait_connected(log_path, peers)
         sink = subprocess.Popen(["ip", "netns", "exec", link.receiver, sys.executable,
-                                 str(FLOWS_PY), "sink", "5201", str(flows), str(seconds)],
+                                 str(FLOWS_PY), "sink", "5201", str(flows), str(seconds), cc],
                                 stdout=subprocess.PIPE, text=True)
         assert sink.stdout.readline().strip() == "ready"
         source = subprocess.Popen(["ip", "netns", "exec", link.sender, sys.executable,
                                    str(FLOWS_PY), "source", ADDRESSES[1], "5201", str(flows),
-                                   str(seconds)])
+                                   str(seconds), cc])
         line = sink.stdout.readline().split()
         sink.wait(timeout=60)
         source.wait(timeout=60)
@@ -139,6 +140,10 @@ def main():
     parser.add_argument("--conditions", default="rtt7" if QUICK else ",".join(
         c[0] for c in CONDITIONS))
     parser.add_argument("--modes", default=",".join(MODES))
+    parser.add_argument("--tcp-cc", default="cubic",
+                        help="TCP congestion control of the inner flows and of the TCP "
+                             "baseline's connection, per socket (the study's Linux used cubic; "
+                             "this host may default to bbr, which ignores random loss)")
     opts = parser.parse_args()
     modes = [m for m in MODES + ("unreliable",) if m in opts.modes.split(",")]
     build = Path(opts.build)
@@ -159,7 +164,8 @@ def main():
             for run in range(opts.runs):
                 for mode in modes:  # alternating, as the study did
                     n += 1
-                    mbps = one_run(build, link, gateway, mode, ids, opts.flows, opts.seconds, n)
+                    mbps = one_run(build, link, gateway, mode, ids, opts.flows, opts.seconds, n,
+                                   opts.tcp_cc)
                     figures[mode].append(mbps)
                     print(f"  {name} run {run + 1} {mode}: {mbps:.1f} Mbit/s", flush=True)
             results[name] = {m: statistics.median(v) for m, v in figures.items()}
@@ -167,7 +173,7 @@ def main():
             if gateway:
                 gateway.stop()
             link.close()
-        print(f"link: {link.method}", flush=True)
+        print(f"link: {link.method}, TCP congestion control {opts.tcp_cc}", flush=True)
     print("\nthroughput at the receiver, Mbit/s (median of runs; ratio to UDP)")
     print(f"{'condition':10} " + " ".join(f"{m:>20}" for m in MODES))
     for name, row in results.items():

@@ -22,6 +22,7 @@ const char tunnel_options_usage[] =
     "  --connect HOST:PORT       tcp/udp: reach the other peer there\n"
     "  --cert PEM --key PEM      our identity (default: a fresh certificate)\n"
     "  --peer-fingerprint FP     tcp/udp: the other peer's sha-256 fingerprint (required)\n"
+    "  --tcp-congestion NAME     tcp: the connection's congestion control (e.g. cubic)\n"
     "  --tun NAME                the TUN device's name (default: the kernel's choice)\n"
     "  --address CIDR            our IPv4 address in the tunnel, e.g. 10.99.0.1/24\n"
     "  --mtu N                   the TUN device's MTU (default 1172: one packet, one SCTP\n"
@@ -128,6 +129,7 @@ enum {
     OPT_RECONNECTS,
     OPT_PROGRESS,
     OPT_SETUP,
+    OPT_TCP_CC,
     OPT_HELP,
 };
 
@@ -149,6 +151,7 @@ static const struct option long_options[] = {
     {"reconnects", required_argument, NULL, OPT_RECONNECTS},
     {"progress", required_argument, NULL, OPT_PROGRESS},
     {"setup-timeout", required_argument, NULL, OPT_SETUP},
+    {"tcp-congestion", required_argument, NULL, OPT_TCP_CC},
     {"help", no_argument, NULL, OPT_HELP},
     {NULL, 0, NULL, 0},
 };
@@ -216,6 +219,9 @@ static bool take(tunnel_options *o, int opt, const char *v)
         return parse_seconds(v, 86400, &o->progress_s);
     case OPT_SETUP:
         return parse_seconds(v, 3600, &o->setup_timeout_s) && o->setup_timeout_s > 0;
+    case OPT_TCP_CC:
+        o->tcp_congestion = v;
+        return strlen(v) > 0 && strlen(v) < 16;
     case OPT_HELP:
         o->help = true;
         return true;

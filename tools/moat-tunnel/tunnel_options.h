@@ -29,6 +29,7 @@ typedef struct {
     const char *connect;          /* tcp/udp: HOST:PORT to reach */
     const char *cert, *key;       /* PEM identity; generated when absent */
     const char *peer_fingerprint; /* tcp/udp: sha-256 of the other end */
+    const char *tcp_congestion;   /* tcp: TCP_CONGESTION of the connection, NULL default */
     double keepalive_s;           /* ICE consent / baseline keepalive interval */
     double dead_s;                /* no answer this long: the path is gone */
     double progress_s;            /* a progress line this often, 0 none */

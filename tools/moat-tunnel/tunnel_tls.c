@@ -77,6 +77,16 @@ static void set_keepalive(int fd, const tunnel_options *o)
     setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &on, sizeof on);
 }
 
+/* --tcp-congestion on a socket (inherited by accepted ones). */
+static int set_congestion(int fd, const tunnel_options *o, char *error, size_t error_size)
+{
+    if (!o->tcp_congestion || setsockopt(fd, IPPROTO_TCP, TCP_CONGESTION, o->tcp_congestion,
+                                         (socklen_t)strlen(o->tcp_congestion)) == 0)
+        return 0;
+    snprintf(error, error_size, "--tcp-congestion %s: %s", o->tcp_congestion, strerror(errno));
+    return -1;
+}
+
 /* Blocks (with poll, so a signal ends it) until the TCP connection exists. */
 static int connect_tcp(tls_link *l, char *error, size_t error_size)
 {
@@ -90,6 +100,10 @@ static int connect_tcp(tls_link *l, char *error, size_t error_size)
     if (fd < 0)
         return -1;
     setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &off, sizeof off);
+    if (set_congestion(fd, o, error, error_size) != 0) {
+        close(fd);
+        return -1;
+    }
     if (o->listen) {
         setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, sizeof on);
         if (bind(fd, (struct sockaddr *)&address, sizeof address) != 0 || listen(fd, 1) != 0) {
