@@ -13,7 +13,8 @@ from pathlib import Path
 from netns import sh
 
 ROOT = Path(__file__).resolve().parents[2]
-MOAT_TUNNEL = ROOT / "build" / "tools" / "moat-tunnel"
+# MOAT_TUNNEL_BINARY picks another build of the tool (e.g. build-asan).
+MOAT_TUNNEL = Path(os.environ.get("MOAT_TUNNEL_BINARY") or ROOT / "build" / "tools" / "moat-tunnel")
 TUNNEL_ADDRESSES = ("10.77.0.1", "10.77.0.2")
 
 
