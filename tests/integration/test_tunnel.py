@@ -253,3 +253,46 @@ def test_help_and_bad_usage():
     r = subprocess.run([str(MOAT_TUNNEL), "--address", "10.0.0.1/24", "--mode", "sideways",
                         "--whip", "http://x/"], capture_output=True, text=True)
     assert r.returncode == 2 and "--mode" in r.stderr
+
+
+def test_long_path_connects_and_carries(tmp_path):
+    """Through the TUN link emulator at 150 ms round trip (bench/tunnel's
+    link): ICE nominates although each nominating check is answered after
+    the next ones left, and packets cross (the first version matched only
+    the last nominating check and never connected beyond 50 ms)."""
+    helper = Path(MOAT_TUNNEL).parents[1] / "bench" / "tunnel_link"
+    if not helper.exists():
+        pytest.skip("build/bench/tunnel_link is not built")
+    link = subprocess.Popen([str(helper), "150", "0", "0"], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, text=True)
+    gateway = None
+    peers = []
+    try:
+        fields = link.stdout.readline().split()
+        assert fields and fields[0] == "link", "tunnel_link failed"
+        sender, receiver, _, receiver_address = fields[1:5]
+        gateway = Gateway(netns=receiver, address=receiver_address, extra_args=["--token", TOKEN])
+        url = f"http://{receiver_address}:{gateway.http_port}/whip/tunnel/far"
+        for i, ns in enumerate((sender, receiver)):
+            log = open(tmp_path / f"peer{i}.log", "w")
+            peers.append((subprocess.Popen(
+                ["ip", "netns", "exec", ns, str(MOAT_TUNNEL), "--tun", f"mtun{i}", "--address",
+                 f"{TUNNEL_ADDRESSES[i]}/24", "--whip", url, "--token", TOKEN],
+                stdout=log, stderr=subprocess.STDOUT), tmp_path / f"peer{i}.log"))
+        deadline = time.time() + 20
+        while not all("connected" in p[1].read_text() for p in peers):
+            assert time.time() < deadline, [p[1].read_text() for p in peers]
+            assert all(p[0].poll() is None for p in peers), [p[1].read_text() for p in peers]
+            time.sleep(0.05)
+        r = subprocess.run(["ip", "netns", "exec", sender, sys.executable,
+                            str(HERE / "tunnel_traffic.py"), "ping", TUNNEL_ADDRESSES[1], "3"],
+                           capture_output=True, text=True, timeout=60)
+        assert r.stdout.split()[-1] == "3", r.stdout + r.stderr
+    finally:
+        for p, _ in peers:
+            p.send_signal(signal.SIGTERM)
+            p.wait(timeout=15)
+        if gateway:
+            gateway.stop()
+        link.stdin.close()
+        link.wait(timeout=30)
