@@ -1,7 +1,8 @@
 """Traffic inside a moat-tunnel test, run in a peer's namespace with
 `ip netns exec` (no ping or iperf3 on the test hosts):
 
-  tunnel_traffic.py ping ADDRESS COUNT        ICMP echo; prints "replies N"
+  tunnel_traffic.py ping ADDRESS COUNT        ICMP echo; prints the round trips
+                                              and "replies N"
   tunnel_traffic.py sink PORT BYTES           accepts one TCP connection,
                                               prints "received N sha256 H"
   tunnel_traffic.py source ADDRESS PORT BYTES sends BYTES of a seeded
@@ -37,10 +38,12 @@ def ping(address, count, timeout=2.0):
     sock.settimeout(timeout)
     ident = os.getpid() & 0xFFFF
     replies = 0
+    rtts = []
     for seq in range(count):
         payload = b"moat-tunnel" * 5
         header = struct.pack("!BBHHH", 8, 0, 0, ident, seq)
         packet = struct.pack("!BBHHH", 8, 0, checksum(header + payload), ident, seq) + payload
+        sent_at = time.monotonic()
         sock.sendto(packet, (address, 0))
         deadline = time.time() + timeout
         while time.time() < deadline:
@@ -52,7 +55,10 @@ def ping(address, count, timeout=2.0):
             kind, _, _, rid, rseq = struct.unpack("!BBHHH", icmp[:8])
             if kind == 0 and rid == ident and rseq == seq:
                 replies += 1
+                rtts.append(time.monotonic() - sent_at)
                 break
+    if rtts:
+        print(f"rtt_ms min {min(rtts) * 1e3:.2f} avg {sum(rtts) / len(rtts) * 1e3:.2f}", flush=True)
     print(f"replies {replies}", flush=True)
 
 
