@@ -151,6 +151,10 @@ typedef struct {
  * any other refusal is a 503 "session_refused". */
 #define MOAT_PLUGIN_ERROR_NOT_FOUND "not_found: "
 #define MOAT_PLUGIN_ERROR_FULL      "full: "
+/* v2: refusals mapped to HTTP 409 (the resource is taken, e.g. a tunnel's
+ * two peers are there) and 400 (the offer cannot serve the plugin). */
+#define MOAT_PLUGIN_ERROR_CONFLICT    "conflict: "
+#define MOAT_PLUGIN_ERROR_BAD_REQUEST "bad_request: "
 
 /* Opaque handle of a session, valid from attach until detach returns. */
 typedef struct moat_plugin_session moat_plugin_session;
@@ -289,6 +293,15 @@ typedef struct {
      * attach. */
     bool (*accept_codec)(const char *endpoint, const char *resource, size_t media_index,
                          moat_media_kind kind, const char *name, uint32_t clock_rate);
+    /* The plugin's own figures in the Prometheus text format (complete
+     * HELP/TYPE/sample lines, names prefixed moat_<plugin>_), appended to
+     * GET /metrics; a g_malloc'd string or NULL. NULL: none. Control
+     * thread; the plugin synchronises with its workers itself. */
+    char *(*metrics)(void);
+    /* Offers to this plugin (POST /whip/<name>/...) need the API token or
+     * the WHIP token whenever the gateway has one, even when WHIP offers
+     * are otherwise open ([http] whip_token unset). */
+    bool offers_need_token;
 } moat_plugin;
 
 /* Every plugin module exports this symbol. */

@@ -180,6 +180,14 @@ netns_link *netns_link_create_rated(unsigned rtt_ms, uint64_t rate_bps, char *er
     return create(rtt_ms, rate_bps, true, error, error_size);
 }
 
+int netns_link_set_loss(netns_link *link, double loss)
+{
+    if (link->netem || !link->emulator)
+        return -1;
+    tun_emulator_set_loss(link->emulator, loss);
+    return 0;
+}
+
 const char *netns_link_method(const netns_link *link)
 {
     return link->netem ? "tc netem" : "TUN link emulator";

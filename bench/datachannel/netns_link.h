@@ -26,6 +26,9 @@ netns_link *netns_link_create(unsigned rtt_ms, char *error, size_t error_size);
 netns_link *netns_link_create_rated(unsigned rtt_ms, uint64_t rate_bps, char *error,
                                     size_t error_size);
 
+/* Random loss (0..1) on the TUN link emulator; -1 over tc netem. */
+int netns_link_set_loss(netns_link *link, double loss);
+
 /* "tc netem" or "TUN link emulator". */
 const char *netns_link_method(const netns_link *link);
 

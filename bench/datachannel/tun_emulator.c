@@ -50,7 +50,29 @@ struct tun_emulator {
     direction way[2];  /* by the TUN packets are read from */
     pthread_t thread;
     bool started;
+    uint32_t loss_ppm;     /* atomic: tun_emulator_set_loss */
+    uint64_t random_state; /* the emulator thread's */
 };
+
+void tun_emulator_set_loss(tun_emulator *e, double loss)
+{
+    if (e)
+        __atomic_store_n(&e->loss_ppm, (uint32_t)(loss * 1e6), __ATOMIC_RELAXED);
+}
+
+/* xorshift64*: whether this packet is lost. Emulator thread. */
+static bool lost(tun_emulator *e)
+{
+    uint32_t ppm = __atomic_load_n(&e->loss_ppm, __ATOMIC_RELAXED);
+    if (ppm == 0)
+        return false;
+    uint64_t x = e->random_state ? e->random_state : 0x9E3779B97F4A7C15ull;
+    x ^= x >> 12;
+    x ^= x << 25;
+    x ^= x >> 27;
+    e->random_state = x;
+    return (x * 0x2545F4914F6CDD1Dull >> 32) % 1000000u < ppm;
+}
 
 static uint64_t now_ns(void)
 {
@@ -118,6 +140,10 @@ static void take_packets(tun_emulator *e, int from)
         if (!room) {
             __atomic_add_fetch(&d->counters.ring_drops, 1, __ATOMIC_RELAXED);
             continue; /* ring overflow: dropped */
+        }
+        if (lost(e)) {
+            __atomic_add_fetch(&d->counters.random_drops, 1, __ATOMIC_RELAXED);
+            continue;
         }
         uint64_t leaves = departure(e, d, now_ns(), (size_t)n);
         if (leaves == 0) {
@@ -209,6 +235,7 @@ void tun_emulator_read_counters(const tun_emulator *e, tun_emulator_counters *ou
         out->queue_drops += __atomic_load_n(&c->queue_drops, __ATOMIC_RELAXED);
         out->ring_drops += __atomic_load_n(&c->ring_drops, __ATOMIC_RELAXED);
         out->write_failures += __atomic_load_n(&c->write_failures, __ATOMIC_RELAXED);
+        out->random_drops += __atomic_load_n(&c->random_drops, __ATOMIC_RELAXED);
     }
 }
 

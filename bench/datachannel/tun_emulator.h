@@ -17,12 +17,18 @@ typedef struct tun_emulator tun_emulator;
 tun_emulator *tun_emulator_start(int tun_a, int tun_b, unsigned one_way_delay_us, uint64_t rate_bps,
                                  char *error, size_t error_size);
 
+/* Drops each packet with probability loss (0..1, both directions), as a
+ * lossy link would, before the bottleneck; counted in random_drops. Any
+ * thread. */
+void tun_emulator_set_loss(tun_emulator *emulator, double loss);
+
 /* Packets carried and lost, both directions together. */
 typedef struct {
     uint64_t carried;
     uint64_t queue_drops;    /* the bottleneck's queue was full */
     uint64_t ring_drops;     /* more packets in flight than the emulator holds */
     uint64_t write_failures; /* the destination TUN refused the packet */
+    uint64_t random_drops;   /* tun_emulator_set_loss */
 } tun_emulator_counters;
 
 /* Any thread. All zero for NULL. */

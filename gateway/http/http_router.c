@@ -18,6 +18,7 @@
 #include "http/metrics.h"
 #include "http/session_api.h"
 #include "http/whip_api.h"
+#include "session/plugin_registry.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -122,6 +123,21 @@ static bool bearer_is(const moat_http_request *request, const char *secret)
 static bool has_token(const char *token)
 {
     return token && *token;
+}
+
+/* The plugin named by /whip/<plugin>[/...] or /whep/<plugin>[/...] asks for
+ * the token on offers. */
+static bool offers_need_token(moat_gateway *gateway, const char *path)
+{
+    const char *rest = path + strlen("/whip/");
+    size_t length = strcspn(rest, "/");
+    char name[64];
+    if (length == 0 || length >= sizeof name || !gateway->plugins)
+        return false;
+    memcpy(name, rest, length);
+    name[length] = '\0';
+    const moat_plugin *plugin = moat_plugin_registry_find(gateway->plugins, name);
+    return plugin && plugin->api_version >= 2 && plugin->offers_need_token;
 }
 
 static void unauthorized(moat_http_response *response, const char *what)
@@ -442,6 +458,15 @@ void moat_http_route(moat_gateway *gateway, const moat_http_request *request,
     if (offer && has_token(config->whip_token) && !privileged &&
         !bearer_is(request, config->whip_token)) {
         unauthorized(response, "for WHIP and WHEP offers");
+        return;
+    }
+    /* A plugin may ask for the token on its offers even when WHIP is open
+     * (moat_plugin.offers_need_token: a tunnel carries IP). */
+    if (offer && !privileged &&
+        !(has_token(config->whip_token) && bearer_is(request, config->whip_token)) &&
+        (has_token(config->token) || has_token(config->whip_token)) &&
+        offers_need_token(gateway, path)) {
+        unauthorized(response, "for this plugin's offers");
         return;
     }
     /* A session's resource id is its capability (RFC 9725): its WHIP

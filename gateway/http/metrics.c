@@ -10,6 +10,7 @@
 #include "session/events.h"
 #include "http/http_server.h"
 #include "engine/relay.h"
+#include "session/plugin_registry.h"
 #include "session/stats_snapshot.h"
 
 #include <stddef.h>
@@ -19,6 +20,20 @@ typedef struct {
     const char *help;
     size_t offset;
 } counter_metric;
+
+/* Each loaded plugin's own figures (moat_plugin.metrics). */
+static void render_plugins(const moat_gateway *gateway, GString *out)
+{
+    if (!gateway->plugins)
+        return;
+    for (size_t i = 0; i < moat_plugin_registry_count(gateway->plugins); i++) {
+        const moat_plugin *plugin = moat_plugin_registry_at(gateway->plugins, i);
+        char *text = plugin->api_version >= 2 && plugin->metrics ? plugin->metrics() : NULL;
+        if (text)
+            g_string_append(out, text);
+        g_free(text);
+    }
+}
 
 static const counter_metric counter_metrics[] = {
     {"moat_rtp_packets_received_total", "Authenticated RTP packets received",
@@ -239,6 +254,7 @@ char *moat_metrics_render(moat_gateway *gateway)
     moat_ng_server_metrics(gateway->ng, out);
     if (gateway->stats)
         moat_stats_snapshot_prometheus(gateway->stats, out);
+    render_plugins(gateway, out);
     g_string_append(out,
                     "# HELP moat_up 1 while the gateway runs\n# TYPE moat_up gauge\nmoat_up 1\n");
     return g_string_free(out, FALSE);

@@ -97,6 +97,12 @@ void moat_whip_reply_refused(moat_http_response *response, const char *error)
     else if (g_str_has_prefix(error, MOAT_PLUGIN_ERROR_FULL))
         moat_http_response_error(response, 503, "full", "%s",
                                  error + strlen(MOAT_PLUGIN_ERROR_FULL));
+    else if (g_str_has_prefix(error, MOAT_PLUGIN_ERROR_CONFLICT))
+        moat_http_response_error(response, 409, "conflict", "%s",
+                                 error + strlen(MOAT_PLUGIN_ERROR_CONFLICT));
+    else if (g_str_has_prefix(error, MOAT_PLUGIN_ERROR_BAD_REQUEST))
+        moat_http_response_error(response, 400, "bad_request", "%s",
+                                 error + strlen(MOAT_PLUGIN_ERROR_BAD_REQUEST));
     else
         moat_http_response_error(response, 503, "session_refused", "%s", error);
 }

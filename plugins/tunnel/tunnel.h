@@ -1,0 +1,107 @@
+/* The tunnel plugin's state: IP over data channels between two peers. A
+ * tunnel has at most two peers (TUNNEL_PEERS); each data channel message one
+ * peer sends (one IP packet) goes to the other on that peer's own channel
+ * (whose mode, ordered, unordered or unreliable, the receiving peer chose)
+ * through the core's relay_data. The gateway never routes a packet anywhere
+ * else; what it cannot deliver is dropped and counted by reason.
+ *
+ * Ownership and threads:
+ *  - The registry (tunnel_registry.c) owns tunnels; registry_lock guards
+ *    the table and each tunnel's peer slots. Every peer holds its tunnel;
+ *    the tunnel goes when its last peer leaves.
+ *  - A peer is allocated by attach (control thread) and freed by detach (its
+ *    session's worker) after it left its slot, so a peer read under the
+ *    registry lock is alive. Its handle is referenced from attach to detach:
+ *    the other peer relays to it from its own worker. Others read only the
+ *    atomics and the fields fixed at attach. */
+#ifndef MOAT_TUNNEL_H
+#define MOAT_TUNNEL_H
+
+#include "plugin.h"
+
+#include <glib.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#define TUNNEL_PEERS       2
+#define TUNNEL_NAME_SIZE   64
+#define TUNNEL_MAX_TUNNELS 10000
+#define TUNNEL_CHECK_US    100000u /* a peer looks whether its partner left */
+/* The largest message relayed: an IPv4/IPv6 packet is at most 65535 bytes
+ * (no jumbograms), and the core relays at most MOAT_PLUGIN_RELAY_DATA_MAX. */
+#define TUNNEL_MAX_MESSAGE 65535u
+
+/* Why a message was not delivered (moat_tunnel_dropped_messages_total). */
+typedef enum {
+    TUNNEL_DROP_NO_PEER = 0,   /* the other peer has not joined (or left) */
+    TUNNEL_DROP_NO_CHANNEL,    /* the other peer has no open channel */
+    TUNNEL_DROP_NOT_BINARY,    /* a string or empty message: not an IP packet */
+    TUNNEL_DROP_OVERSIZED,     /* over TUNNEL_MAX_MESSAGE */
+    TUNNEL_DROP_RELAY_REFUSED, /* relay_data refused: target queue full or ended */
+    TUNNEL_DROP_REASON_COUNT,
+} tunnel_drop_reason;
+
+/* Why a join was refused (moat_tunnel_refused_total). */
+typedef enum {
+    TUNNEL_REFUSED_FULL = 0, /* both slots taken: 409 */
+    TUNNEL_REFUSED_BAD_NAME,
+    TUNNEL_REFUSED_NO_DATA_CHANNEL,
+    TUNNEL_REFUSED_TOO_MANY_TUNNELS,
+    TUNNEL_REFUSED_REASON_COUNT,
+} tunnel_refused_reason;
+
+typedef struct tunnel tunnel;
+
+typedef struct tunnel_peer {
+    moat_plugin_session *handle;
+    const moat_gateway_calls *gateway;
+    tunnel *tunnel;
+    int slot;                      /* 0 or 1, fixed at attach */
+    atomic_int data_stream;        /* its first open channel's stream id + 1, 0 none */
+    atomic_bool partner_left;      /* a partner was here and left: end the session */
+    atomic_uint_fast64_t received; /* messages it sent us */
+    atomic_uint_fast64_t relayed;  /* of those, handed to the other peer */
+    atomic_uint_fast64_t relayed_bytes;
+    atomic_uint_fast64_t dropped[TUNNEL_DROP_REASON_COUNT];
+    /* own worker only */
+    bool hung_up;
+    bool timer_armed;
+} tunnel_peer;
+
+struct tunnel {
+    char name[TUNNEL_NAME_SIZE];
+    tunnel_peer *peers[TUNNEL_PEERS]; /* under the registry lock */
+};
+
+/* tunnel_registry.c */
+void tunnel_registry_init(void);
+void tunnel_registry_destroy(void);
+/* [A-Za-z0-9_-], 1 to TUNNEL_NAME_SIZE - 1 characters. Pure. */
+bool tunnel_name_valid(const char *name, size_t length);
+/* Puts peer into the tunnel `name` (created when missing): NULL, or the
+ * refusal (plugin.h error prefixes: conflict for a third peer). Control
+ * thread. */
+const char *tunnel_join(tunnel_peer *peer, const char *name);
+/* Takes the peer out of its slot (its partner is told to leave) and folds
+ * its counters into the totals; the tunnel goes with its last peer. */
+void tunnel_leave(tunnel_peer *peer);
+/* The partner of `peer` with a referenced handle and its channel, or NULL
+ * (why in *reason). Any thread. */
+moat_plugin_session *tunnel_partner(tunnel_peer *peer, uint16_t *stream_id,
+                                    tunnel_drop_reason *reason);
+/* Counts a refusal (the attach path). */
+void tunnel_note_refused(tunnel_refused_reason reason);
+/* Prometheus text of the plugin's figures (g_malloc'd). Any thread. */
+char *tunnel_metrics(void);
+const char *tunnel_drop_reason_name(tunnel_drop_reason reason);
+
+/* tunnel_relay.c (the peer's worker) */
+/* Why a message from a peer cannot be an IP packet, or -1 when it may be
+ * one. Pure. */
+int tunnel_message_check(uint32_t ppid, size_t length);
+void tunnel_on_data(void *state, uint16_t stream_id, uint32_t ppid, const uint8_t *data,
+                    size_t length);
+void tunnel_on_channel(void *state, uint16_t stream_id, const char *label, bool open);
+
+#endif

@@ -1,0 +1,83 @@
+"""Hostile messages on a tunnel channel (issue 26): an authenticated tunnel
+peer (aiortc, inside its own DTLS session) sends what is not an IP packet:
+strings, empty messages, a message over the largest IP packet, a burst of
+random binary sizes. The gateway relays only binary messages of at most
+65535 bytes to the other peer, drops the rest counted by reason, and the
+tunnel keeps working both ways."""
+import asyncio
+import os
+import time
+
+import pytest
+from aiortc import RTCPeerConnection
+
+from aiortc_peer import whip_delete, whip_publish
+
+pytestmark = pytest.mark.hostile
+
+
+class Peer:
+    def __init__(self, url):
+        self.url = url
+        self.pc = RTCPeerConnection()
+        self.channel = self.pc.createDataChannel("tunnel")
+        self.received = []
+        self.channel.on("message", self.received.append)
+        self.opened = asyncio.Event()
+        self.channel.on("open", self.opened.set)
+
+    async def connect(self):
+        self.resource, _ = await whip_publish(self.pc, self.url)
+        await asyncio.wait_for(self.opened.wait(), 15)
+        return self
+
+    async def wait_for(self, n, timeout=10):
+        deadline = time.monotonic() + timeout
+        while len(self.received) < n and time.monotonic() < deadline:
+            await asyncio.sleep(0.02)
+        return len(self.received) >= n
+
+    async def close(self):
+        await whip_delete(self.resource)
+        await self.pc.close()
+
+
+def test_malformed_and_oversized_messages_are_dropped(gateway):
+    url = gateway.base + "/whip/tunnel/hostile"
+
+    async def scenario():
+        attacker = await Peer(url).connect()
+        other = await Peer(url).connect()
+        # The gateway knows other's channel once its DCEP OPEN arrived:
+        # a packet goes through before the attack starts.
+        ip = bytes([0x45]) + os.urandom(59)
+        deadline = time.monotonic() + 10
+        while not other.received and time.monotonic() < deadline:
+            attacker.channel.send(ip)
+            await asyncio.sleep(0.1)
+        assert other.received, "no packet crossed the tunnel"
+        before = len(other.received)
+        attacker.channel.send("a string is not an IP packet")
+        attacker.channel.send("")
+        attacker.channel.send(b"")
+        attacker.channel.send(os.urandom(70000))
+        sizes = [1, 20, 1172, 1500, 9000, 65535]
+        for size in sizes:
+            attacker.channel.send(os.urandom(size))
+        assert await other.wait_for(before + len(sizes))
+        await asyncio.sleep(0.3)
+        assert [len(m) for m in other.received[before:]] == sizes
+        assert all(isinstance(m, bytes) for m in other.received)
+        # The other way round still works.
+        other.channel.send(ip)
+        assert await attacker.wait_for(1)
+        assert attacker.received[-1] == ip
+        await attacker.close()
+        await other.close()
+
+    asyncio.run(scenario())
+    m = gateway.metrics()
+    assert m['moat_tunnel_dropped_messages_total{reason="not_binary"}'] == 3
+    assert m['moat_tunnel_dropped_messages_total{reason="oversized"}'] == 1
+    assert m["moat_tunnel_refused_total{reason=\"full\"}"] == 0
+    assert gateway.process.poll() is None

@@ -1,0 +1,148 @@
+"""Traffic inside a moat-tunnel test, run in a peer's namespace with
+`ip netns exec` (no ping or iperf3 on the test hosts):
+
+  tunnel_traffic.py ping ADDRESS COUNT        ICMP echo; prints the round trips
+                                              and "replies N"
+  tunnel_traffic.py sink PORT BYTES           accepts one TCP connection,
+                                              prints "received N sha256 H"
+  tunnel_traffic.py source ADDRESS PORT BYTES sends BYTES of a seeded
+                                              pseudo-random stream, prints its
+                                              "sent N sha256 H"
+  tunnel_traffic.py flood SRC DST PORT RATE SECONDS
+                                              forged UDP datagrams (source SRC,
+                                              random ports: DTLS records, RTP,
+                                              STUN-looking junk) at DST:PORT;
+                                              prints how many. Only for the
+                                              test's own namespaces.
+"""
+import hashlib
+import os
+import random
+import socket
+import struct
+import sys
+import time
+
+
+def checksum(data):
+    if len(data) % 2:
+        data += b"\0"
+    s = sum(struct.unpack(f"!{len(data) // 2}H", data))
+    s = (s >> 16) + (s & 0xFFFF)
+    s += s >> 16
+    return ~s & 0xFFFF
+
+
+def ping(address, count, timeout=2.0):
+    sock = socket.socket(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_ICMP)
+    sock.settimeout(timeout)
+    ident = os.getpid() & 0xFFFF
+    replies = 0
+    rtts = []
+    for seq in range(count):
+        payload = b"moat-tunnel" * 5
+        header = struct.pack("!BBHHH", 8, 0, 0, ident, seq)
+        packet = struct.pack("!BBHHH", 8, 0, checksum(header + payload), ident, seq) + payload
+        sent_at = time.monotonic()
+        sock.sendto(packet, (address, 0))
+        deadline = time.time() + timeout
+        while time.time() < deadline:
+            try:
+                data, _ = sock.recvfrom(2048)
+            except socket.timeout:
+                break
+            icmp = data[(data[0] & 0x0F) * 4:]
+            kind, _, _, rid, rseq = struct.unpack("!BBHHH", icmp[:8])
+            if kind == 0 and rid == ident and rseq == seq:
+                replies += 1
+                rtts.append(time.monotonic() - sent_at)
+                break
+    if rtts:
+        print(f"rtt_ms min {min(rtts) * 1e3:.2f} avg {sum(rtts) / len(rtts) * 1e3:.2f}", flush=True)
+    print(f"replies {replies}", flush=True)
+
+
+def stream(n):
+    rng = random.Random(1234)
+    sent = 0
+    while sent < n:
+        chunk = rng.randbytes(min(65536, n - sent))
+        sent += len(chunk)
+        yield chunk
+
+
+def source(address, port, n):
+    h = hashlib.sha256()
+    with socket.create_connection((address, port), timeout=60) as s:
+        for chunk in stream(n):
+            h.update(chunk)
+            s.sendall(chunk)
+        s.shutdown(socket.SHUT_WR)
+        s.recv(1)
+    print(f"sent {n} sha256 {h.hexdigest()}", flush=True)
+
+
+def sink(port, n):
+    h = hashlib.sha256()
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as listener:
+        listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        listener.bind(("0.0.0.0", port))
+        listener.listen(1)
+        print("listening", flush=True)
+        conn, _ = listener.accept()
+        conn.settimeout(120)
+        got = 0
+        with conn:
+            while True:
+                data = conn.recv(1 << 16)
+                if not data:
+                    break
+                h.update(data)
+                got += len(data)
+    print(f"received {got} sha256 {h.hexdigest()}", flush=True)
+
+
+def udp_datagram(src, sport, dst, dport, payload):
+    length = 8 + len(payload)
+    ip = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 20 + length, random.randrange(65536), 0, 64, 17,
+                     0, socket.inet_aton(src), socket.inet_aton(dst))
+    ip = ip[:10] + struct.pack("!H", checksum(ip)) + ip[12:]
+    return ip + struct.pack("!HHHH", sport, dport, length, 0) + payload
+
+
+def forged_payload(i):
+    kind = i % 3
+    if kind == 0:  # a DTLS 1.2 application data record, epoch 1
+        body = os.urandom(random.randrange(40, 1200))
+        return struct.pack("!BHHIHH", 23, 0xFEFD, 1, 0, i & 0xFFFF, len(body)) + body
+    if kind == 1:  # RTP
+        return struct.pack("!BBHII", 0x80, 111, i & 0xFFFF, i, 0x1234) + os.urandom(160)
+    return struct.pack("!HHI", 1, 40, 0x2112A442) + os.urandom(52)  # a STUN-looking request
+
+
+def flood(src, dst, dport, rate, seconds):
+    raw = socket.socket(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_RAW)
+    raw.setsockopt(socket.IPPROTO_IP, socket.IP_HDRINCL, 1)
+    sent = 0
+    start = time.monotonic()
+    while time.monotonic() - start < seconds:
+        due = int((time.monotonic() - start) * rate)
+        while sent < due:
+            packet = udp_datagram(src, random.randrange(1024, 65536), dst, dport,
+                                  forged_payload(sent))
+            raw.sendto(packet, (dst, 0))
+            sent += 1
+        time.sleep(0.001)
+    print(sent, flush=True)
+
+
+if __name__ == "__main__":
+    cmd = sys.argv[1]
+    if cmd == "ping":
+        ping(sys.argv[2], int(sys.argv[3]))
+    elif cmd == "source":
+        source(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]))
+    elif cmd == "flood":
+        flood(sys.argv[2], sys.argv[3], int(sys.argv[4]), int(sys.argv[5]), float(sys.argv[6]))
+    elif cmd == "sink":
+        sink(int(sys.argv[2]), int(sys.argv[3]))

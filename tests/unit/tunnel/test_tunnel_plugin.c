@@ -1,0 +1,190 @@
+/* The tunnel plugin over a fake gateway (no network): two peers per tunnel
+ * and a 409 (conflict) for a third, a message relayed only to the other
+ * peer on that peer's channel, drops counted by reason (no peer, no
+ * channel, not binary, oversized, relay refused), the partner told to
+ * leave when one peer goes, and the tunnel's figures on /metrics. */
+#include "tunnel.h"
+
+#include "sctp/data_channel.h"
+
+#include <glib.h>
+#include <string.h>
+
+typedef struct {
+    int id;
+    int refs;
+    bool closed;
+    uint64_t timer_us;
+    int relayed;
+    uint16_t last_stream;
+    size_t last_length;
+} fake_session;
+
+static bool refuse_relay;
+
+static void fake_ref(moat_plugin_session *h)
+{
+    ((fake_session *)h)->refs++;
+}
+
+static void fake_unref(moat_plugin_session *h)
+{
+    ((fake_session *)h)->refs--;
+}
+
+static int fake_relay_data(moat_plugin_session *h, uint16_t stream, uint32_t ppid,
+                           const uint8_t *data, size_t length)
+{
+    fake_session *s = (fake_session *)h;
+    if (refuse_relay)
+        return -1;
+    s->relayed++;
+    s->last_stream = stream;
+    s->last_length = length;
+    return 0;
+}
+
+static void fake_set_timer(moat_plugin_session *h, uint64_t delay_us)
+{
+    ((fake_session *)h)->timer_us = delay_us;
+}
+
+static void fake_close(moat_plugin_session *h)
+{
+    ((fake_session *)h)->closed = true;
+}
+
+static uint64_t fake_now(void)
+{
+    return 1;
+}
+
+static const moat_gateway_calls gateway = {
+    .close_session = fake_close,
+    .now_us = fake_now,
+    .handle_ref = fake_ref,
+    .handle_unref = fake_unref,
+    .set_timer = fake_set_timer,
+    .relay_data = fake_relay_data,
+};
+
+static const moat_plugin *plugin(void)
+{
+    extern const moat_plugin *moat_plugin_entry(void);
+    return moat_plugin_entry();
+}
+
+static void *join(fake_session *s, const char *name, const char **error)
+{
+    moat_session_info info = {
+        .session_id = "x", .has_data_channel = true, .endpoint = "whip", .resource = name};
+    return plugin()->attach((moat_plugin_session *)s, &info, error);
+}
+
+static double metric(const char *name)
+{
+    char *text = plugin()->metrics();
+    const char *at = strstr(text, name);
+    double v = -1;
+    while (at && at > text && at[-1] != '\n')
+        at = strstr(at + 1, name);
+    if (at)
+        v = g_ascii_strtod(at + strlen(name) + 1, NULL);
+    g_free(text);
+    return v;
+}
+
+static const uint8_t packet[1172] = {0x45};
+
+static void test_two_peers_and_a_conflict(void)
+{
+    g_assert_cmpint(plugin()->init(&gateway), ==, 0);
+    fake_session a = {1}, b = {2}, c = {3};
+    const char *error = NULL;
+    void *pa = join(&a, "lab", &error);
+    g_assert_nonnull(pa);
+    /* Alone: nobody to deliver to. */
+    plugin()->on_channel(pa, 0, "tunnel", true);
+    plugin()->on_data(pa, 0, MOAT_SCTP_PPID_BINARY, packet, sizeof packet);
+    g_assert_cmpfloat(metric("moat_tunnel_dropped_messages_total{reason=\"no_peer\"}"), ==, 1);
+    void *pb = join(&b, "lab", &error);
+    g_assert_nonnull(pb);
+    void *pc = join(&c, "lab", &error);
+    g_assert_null(pc);
+    g_assert_true(g_str_has_prefix(error, MOAT_PLUGIN_ERROR_CONFLICT));
+    g_assert_cmpfloat(metric("moat_tunnel_refused_total{reason=\"full\"}"), ==, 1);
+    /* b has no channel yet. */
+    plugin()->on_data(pa, 0, MOAT_SCTP_PPID_BINARY, packet, sizeof packet);
+    g_assert_cmpfloat(metric("moat_tunnel_dropped_messages_total{reason=\"no_channel\"}"), ==, 1);
+    /* b opens stream 3: a's packets go there, and only to b. */
+    plugin()->on_channel(pb, 3, "tunnel", true);
+    plugin()->on_data(pa, 0, MOAT_SCTP_PPID_BINARY, packet, sizeof packet);
+    g_assert_cmpint(b.relayed, ==, 1);
+    g_assert_cmpint(b.last_stream, ==, 3);
+    g_assert_cmpuint(b.last_length, ==, sizeof packet);
+    g_assert_cmpint(a.relayed, ==, 0);
+    plugin()->on_data(pb, 3, MOAT_SCTP_PPID_BINARY, packet, 20);
+    g_assert_cmpint(a.relayed, ==, 1);
+    g_assert_cmpint(a.last_stream, ==, 0);
+    /* Not IP packets. */
+    plugin()->on_data(pa, 0, MOAT_SCTP_PPID_STRING, packet, 10);
+    plugin()->on_data(pa, 0, MOAT_SCTP_PPID_BINARY_EMPTY, NULL, 0);
+    g_assert_cmpfloat(metric("moat_tunnel_dropped_messages_total{reason=\"not_binary\"}"), ==, 2);
+    static uint8_t big[70000];
+    plugin()->on_data(pa, 0, MOAT_SCTP_PPID_BINARY, big, sizeof big);
+    g_assert_cmpfloat(metric("moat_tunnel_dropped_messages_total{reason=\"oversized\"}"), ==, 1);
+    refuse_relay = true;
+    plugin()->on_data(pa, 0, MOAT_SCTP_PPID_BINARY, packet, 40);
+    refuse_relay = false;
+    g_assert_cmpfloat(metric("moat_tunnel_dropped_messages_total{reason=\"relay_refused\"}"), ==,
+                      1);
+    g_assert_cmpint(b.relayed, ==, 1);
+    g_assert_cmpfloat(metric("moat_tunnel_messages_relayed_total"), ==, 2);
+    g_assert_cmpfloat(metric("moat_tunnel_peers"), ==, 2);
+    /* Every reference taken for a relay was given back. */
+    g_assert_cmpint(a.refs, ==, 1);
+    g_assert_cmpint(b.refs, ==, 1);
+    /* a leaves: b's timer ends b's session; the counters stay. */
+    plugin()->detach(pa);
+    g_assert_false(b.closed);
+    plugin()->on_timer(pb, 1);
+    g_assert_true(b.closed);
+    plugin()->detach(pb);
+    g_assert_cmpfloat(metric("moat_tunnel_tunnels"), ==, 0);
+    g_assert_cmpfloat(metric("moat_tunnel_messages_relayed_total"), ==, 2);
+    g_assert_cmpint(a.refs, ==, 0);
+    /* The name is free again. */
+    fake_session d = {4};
+    void *pd = join(&d, "lab", &error);
+    g_assert_nonnull(pd);
+    plugin()->detach(pd);
+    plugin()->destroy();
+}
+
+static void test_refusals(void)
+{
+    g_assert_cmpint(plugin()->init(&gateway), ==, 0);
+    fake_session a = {1};
+    const char *error = NULL;
+    g_assert_null(join(&a, "bad/name", &error));
+    g_assert_true(g_str_has_prefix(error, MOAT_PLUGIN_ERROR_NOT_FOUND));
+    moat_session_info info = {
+        .session_id = "x", .has_data_channel = false, .endpoint = "whip", .resource = "ok"};
+    g_assert_null(plugin()->attach((moat_plugin_session *)&a, &info, &error));
+    g_assert_true(g_str_has_prefix(error, MOAT_PLUGIN_ERROR_BAD_REQUEST));
+    info.has_data_channel = true;
+    info.endpoint = "whep";
+    g_assert_null(plugin()->attach((moat_plugin_session *)&a, &info, &error));
+    g_assert_true(plugin()->offers_need_token);
+    g_assert_false(tunnel_name_valid("", 0));
+    g_assert_true(tunnel_name_valid("a-b_C9", 6));
+    plugin()->destroy();
+}
+
+int main(int argc, char **argv)
+{
+    g_test_init(&argc, &argv, NULL);
+    g_test_add_func("/tunnel/two_peers_and_a_conflict", test_two_peers_and_a_conflict);
+    g_test_add_func("/tunnel/refusals", test_refusals);
+    return g_test_run();
+}
