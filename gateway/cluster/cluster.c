@@ -15,6 +15,7 @@
 #include "http/http_router.h"
 #include "http/whip_api.h"
 
+#include <gio/gio.h>
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -628,7 +629,21 @@ static bool offer_hook(void *user, const moat_http_request *request, moat_http_r
         return false; /* the plugin refuses it as usual */
     owned_room *room = g_hash_table_lookup(cluster->rooms, key);
     bool ours = room && moat_lease_valid(&room->lease, now_ms());
-    if (ours || forwarded_by_node(cluster, request)) {
+    if (forwarded_by_node(cluster, request)) {
+        /* The client's address, not the forwarding node's, for the
+         * per-source pending cap and the log. */
+        moat_http_request client = *request;
+        const char *from = moat_http_request_header(request, "X-Forwarded-For");
+        GInetAddress *address = from ? g_inet_address_new_from_string(from) : NULL;
+        if (address)
+            client.peer = from;
+        cluster->offers[OFFER_LOCAL]++;
+        serve_here(cluster, &client, response, endpoint, plugin, resource, room_name, key, false,
+                   0);
+        g_clear_object(&address);
+        return true;
+    }
+    if (ours) {
         cluster->offers[OFFER_LOCAL]++;
         serve_here(cluster, request, response, endpoint, plugin, resource, room_name, key, false,
                    0);

@@ -419,3 +419,34 @@ def test_a_cluster_without_password_does_not_start(redis):
                             env=env)
     assert result.returncode == 2
     assert "[cluster] redis needs [cluster] password" in result.stderr
+
+
+def test_sigterm_drains_the_node_then_it_exits(redis, nodes_factory):
+    a = nodes_factory(redis, "n0")
+    b = nodes_factory(redis, "n1")
+    gws = [a, b]
+    wait_for("both nodes listed", lambda: all_listed(gws))
+    room = room_name()
+
+    async def run():
+        pub = await publish(f"{a.base}/whip/room/{room}")
+        owner = next(gw for gw in gws if gw.base == base_of(pub["location"]))
+        other = b if owner is a else a
+        owner_id = f"n{gws.index(owner)}"
+        owner.process.send_signal(signal.SIGTERM)
+        wait_for("the owner draining in the other's registry", lambda: [
+            n["state"] for n in cluster(other)["nodes"] if n["id"] == owner_id] == ["draining"])
+        assert owner.process.poll() is None, "a draining node waits for its sessions"
+        # Its room goes on: a subscriber still joins it, through the other node.
+        sub = await subscribe(f"{other.base}/whep/room/{room}")
+        assert base_of(sub["location"]) == owner.base
+        await media_arrives(sub)
+        # A new room asked of the draining node is placed on the other one.
+        fresh = await publish(f"{owner.base}/whip/room/{room_name()}")
+        assert base_of(fresh["location"]) == other.base
+        assert [s for s, _ in fresh["history"]] == [307]
+        await close(sub, pub, fresh)
+        owner.process.wait(timeout=10)
+        assert owner.process.returncode == 0
+
+    asyncio.run(run())
