@@ -188,6 +188,9 @@ static const option_spec options[] = {
      "UDP port of the ng control socket; 0 = off"},
     {"ng", "delete_delay_s", "ng-delete-delay", OPTION_INT, FIELD(ng_delete_delay_s), "30", 0, 3600,
      "seconds a deleted call keeps relaying unless delete says delete-delay; 0 = stop now"},
+    {"ng", "max_calls", "ng-max-calls", OPTION_INT, FIELD(ng_max_calls), "0", 0, 1000000,
+     "calls at once; a new call beyond gets \"load limit\" when the request supports it, "
+     "else the error \"Parallel session limit reached\"; 0 = no limit"},
     {"call", "learning", "call-learning", OPTION_STRING, FIELD(call_learning), "sdp", 0, 0,
      "sdp | heuristic | off: where a plain call leg accepts packets from (sdp: only the IP its "
      "party's SDP names, any port; heuristic: the first sender; off: exactly the SDP address)"},

@@ -793,6 +793,8 @@ void moat_cluster_set_draining(moat_cluster *cluster, bool draining)
     if (cluster->draining == draining)
         return;
     cluster->draining = draining;
+    if (cluster->gateway->calls)
+        moat_call_registry_set_draining(cluster->gateway->calls, draining);
     moat_log_info("cluster", "node %s %s", cluster->node_id,
                   draining ? "draining: out of placement, its rooms go on"
                            : "serving: back in placement");
