@@ -373,7 +373,7 @@ def test_redis_outage_keeps_media_and_nodes_come_back(redis, nodes_factory):
         assert base_of(lone["location"]) == b.base
         await asyncio.sleep(10)  # the outage itself
         during = sub["recorders"]["audio"].frames - before
-        assert during >= 400, f"only {during} audio frames in 10 s without Redis"
+        assert during >= 250, f"only {during} audio frames in 10 s without Redis"
         redis.start()
         wait_for("both nodes reconnected and re-registered", lambda: all_listed(gws) and all(
             cluster(gw)["redis"]["up"] and cluster(gw)["redis"]["reconnects"] >= 1
@@ -448,5 +448,48 @@ def test_sigterm_drains_the_node_then_it_exits(redis, nodes_factory):
         await close(sub, pub, fresh)
         owner.process.wait(timeout=10)
         assert owner.process.returncode == 0
+
+    asyncio.run(run())
+
+
+@pytest.mark.hostile
+def test_forged_records_and_forward_headers_are_refused(redis, nodes_factory):
+    """Node records in Redis come from other machines: a record with a header
+    injection in its URL is refused (counted), never used for a Location; a
+    client's own X-Moat-Forwarded does not skip placement."""
+    a = nodes_factory(redis, "n0")
+    b = nodes_factory(redis, "n1")
+    gws = [a, b]
+    wait_for("both nodes listed", lambda: all_listed(gws))
+    evil = json.dumps({"id": "evil", "http": "http://x\r\nSet-Cookie: a=b", "state": "serving"})
+    redis.command("SET", "moat:node:evil", evil)
+    redis.command("SADD", "moat:nodes", "evil")
+    redis.command("SET", "moat:node:junk", "{not json")
+    redis.command("SADD", "moat:nodes", "junk")
+    wait_for("the forged records refused",
+             lambda: a.metric("moat_cluster_records_rejected_total") >= 2)
+    assert {n["id"] for n in cluster(a)["nodes"]} == {"n0", "n1"}
+    room = room_name()
+    redis.command("SET", f"moat:room:room:{room}", "evil")
+
+    async def run():
+        pc = RTCPeerConnection()
+        pc.addTransceiver("audio", direction="sendonly")
+        await pc.setLocalDescription(await pc.createOffer())
+        status, body, location, _ = await post_offer(f"{a.base}/whip/room/{room}",
+                                                     pc.localDescription.sdp, False)
+        assert status == 502 and json.loads(body)["error"] == "owner_unusable", (status, body)
+        assert location is None
+        # A room owned by n1, asked of n0 with a made-up forward header: 307.
+        other = room_name()
+        redis.command("SET", f"moat:room:room:{other}", "n1", "PX", "60000")
+        async with aiohttp.ClientSession() as http:
+            async with http.post(f"{a.base}/whip/room/{other}", data=pc.localDescription.sdp,
+                                 headers={"Content-Type": "application/sdp",
+                                          "X-Moat-Forwarded": "0" * 64},
+                                 allow_redirects=False) as r:
+                assert r.status == 307, await r.text()
+                assert r.headers["Location"] == f"{b.base}/whip/room/{other}"
+        await pc.close()
 
     asyncio.run(run())
