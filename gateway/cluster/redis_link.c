@@ -220,7 +220,14 @@ static void auth_reply(redisAsyncContext *context, void *r, void *privdata)
     redisReply *reply = r;
     if (!link || link->freeing || link->context != context)
         return;
-    if (reply && reply->type == REDIS_REPLY_STATUS) {
+    /* The connect timer covers AUTH too (a stopped Redis accepts TCP). */
+    if (link->connect_timer) {
+        g_source_remove(link->connect_timer);
+        link->connect_timer = 0;
+    }
+    if (!reply)
+        return; /* the context is going away: on_disconnect or the dropper handles it */
+    if (reply->type == REDIS_REPLY_STATUS) {
         link->error[0] = '\0';
         link->backoff_ms = BACKOFF_MIN_MS;
         link->consecutive_timeouts = 0;
@@ -233,7 +240,7 @@ static void auth_reply(redisAsyncContext *context, void *r, void *privdata)
     }
     link->counters.auth_failures++;
     snprintf(link->error, sizeof link->error, "authentication failed: %s",
-             reply && reply->type == REDIS_REPLY_ERROR ? reply->str : "no reply");
+             reply->type == REDIS_REPLY_ERROR ? reply->str : "unexpected reply");
     moat_log_error("cluster", "redis: %s (check [cluster] password / MOAT_CLUSTER_PASSWORD)",
                    link->error);
     set_state(link, MOAT_REDIS_AUTH_FAILED);
@@ -246,11 +253,11 @@ static void on_connect(const redisAsyncContext *context, int status)
     moat_redis_link *link = context->data;
     if (!link || link->context != context)
         return;
-    if (link->connect_timer) {
-        g_source_remove(link->connect_timer);
-        link->connect_timer = 0;
-    }
     if (status != REDIS_OK) {
+        if (link->connect_timer) {
+            g_source_remove(link->connect_timer);
+            link->connect_timer = 0;
+        }
         char why[200];
         snprintf(why, sizeof why, "cannot connect: %s", context->errstr);
         moat_log_warn("cluster", "redis: %s", why);
@@ -269,7 +276,7 @@ static gboolean connect_timed_out(gpointer data)
 {
     moat_redis_link *link = data;
     link->connect_timer = 0;
-    drop_connection(link, "connect timed out");
+    drop_connection(link, "connect or AUTH timed out");
     return G_SOURCE_REMOVE;
 }
 

@@ -493,3 +493,33 @@ def test_forged_records_and_forward_headers_are_refused(redis, nodes_factory):
         await pc.close()
 
     asyncio.run(run())
+
+
+def test_a_stalled_redis_times_out_and_offers_are_served_here(redis, nodes_factory):
+    """Redis stopped (SIGSTOP: TCP still accepted, nothing answered): Moat's
+    own timeouts fail the commands, new rooms are placed on the node asked,
+    the stuck link is dropped and reconnects once Redis runs again."""
+    a = nodes_factory(redis, "n0", extra=("--cluster-timeout-ms", "300"))
+    b = nodes_factory(redis, "n1", extra=("--cluster-timeout-ms", "300"))
+    gws = [a, b]
+    wait_for("both nodes listed", lambda: all_listed(gws))
+
+    async def run():
+        redis.process.send_signal(signal.SIGSTOP)
+        try:
+            started = time.monotonic()
+            pub = await publish(f"{a.base}/whip/room/{room_name()}")
+            took = time.monotonic() - started
+            assert base_of(pub["location"]) == a.base
+            assert took < 3, f"the offer waited {took:.1f} s for a stalled Redis"
+            wait_for("command timeouts counted",
+                     lambda: a.metric("moat_cluster_redis_command_timeouts_total") >= 1)
+            assert a.metric('moat_cluster_offers_total{route="fallback"}') >= 1
+            wait_for("the link given up", lambda: not cluster(a)["redis"]["up"])
+        finally:
+            redis.process.send_signal(signal.SIGCONT)
+        wait_for("both nodes back", lambda: all(cluster(gw)["redis"]["up"] for gw in gws) and
+                 all_listed(gws), timeout=20)
+        await close(pub)
+
+    asyncio.run(run())
