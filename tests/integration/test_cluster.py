@@ -523,3 +523,26 @@ def test_a_stalled_redis_times_out_and_offers_are_served_here(redis, nodes_facto
         await close(pub)
 
     asyncio.run(run())
+
+
+def test_redis_on_a_unix_socket(tmp_path):
+    """[cluster] redis may be a unix socket path."""
+    path = tmp_path / "redis.sock"
+    log = open(ARTIFACTS / f"redis-unix-{uuid.uuid4().hex[:8]}.log", "w")
+    server = subprocess.Popen(["redis-server", "--port", "0", "--unixsocket", str(path),
+                               "--unixsocketperm", "700", "--requirepass", PASSWORD,
+                               "--save", "", "--appendonly", "no", "--dir", str(tmp_path)],
+                              stdout=log, stderr=subprocess.STDOUT)
+    gw = None
+    try:
+        wait_for("the socket", path.exists)
+        gw = Gateway(workers=1, env={"MOAT_CLUSTER_PASSWORD": PASSWORD}, extra_args=(
+            "--cluster-redis", str(path), "--cluster-node-id", "unix0"))
+        view = wait_for("registered", lambda: (lambda v: v if v["nodes"] else None)(cluster(gw)))
+        assert view["redis"]["up"] and [n["id"] for n in view["nodes"]] == ["unix0"]
+    finally:
+        if gw:
+            assert gw.stop() == 0
+        server.terminate()
+        server.wait(timeout=10)
+        log.close()
