@@ -384,6 +384,9 @@ def test_redis_outage_keeps_media_and_nodes_come_back(redis, nodes_factory):
         wait_for("the room's key again", lambda: redis.command(
             "GET", f"moat:room:room:{room}").split(b"\r\n")[1].decode() ==
             f"n{gws.index(owner)}")
+        # The room placed locally while Redis was away is claimed on its return.
+        wait_for("the outage's room claimed", lambda: redis.command(
+            "GET", f"moat:room:room:{other}").split(b"\r\n")[1].decode() == "n1")
         after = sub["recorders"]["audio"].frames
         await asyncio.sleep(1)
         assert sub["recorders"]["audio"].frames > after
@@ -546,3 +549,19 @@ def test_redis_on_a_unix_socket(tmp_path):
         server.terminate()
         server.wait(timeout=10)
         log.close()
+
+
+def test_without_cluster_no_cluster_code_runs(gateway):
+    """No [cluster]: no /api/cluster, no cluster metrics, relative Locations."""
+    with pytest.raises(urllib.error.HTTPError) as error:
+        gateway.get("/api/cluster")
+    assert error.value.code == 404
+    assert "moat_cluster_" not in gateway.get("/metrics")
+
+    async def run():
+        pub = await publish(f"{gateway.base}/whip/room/{room_name()}")
+        assert pub["location"].startswith("/whip/resource/")
+        pub["location"] = gateway.base + pub["location"]
+        await close(pub)
+
+    asyncio.run(run())
