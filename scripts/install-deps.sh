@@ -19,13 +19,16 @@ mkdir -p "$stamp_dir"
 #  libbpf-dev, bpftool  the kernel prefilter: libbpf loads the eBPF socket filter
 #                    (clang compiles it), bpftool embeds it as a skeleton header;
 #                    capsh (libcap2-bin) starts it without CAP_BPF in the tests
-#  chromium, simple-whip-client, coturn, redis-server: independent real peers for tests
+#  chromium, simple-whip-client, coturn: independent real peers for tests
 #  libgstreamer-plugins-base1.0-dev  the recorder (appsrc, off the packet path)
 #  docker-compose    `docker-compose config -q` checks docker-compose.yml in make test
 #  janus             Janus 1.1.2 echotest: the same-run baseline of bench/paced
 #  kamailio, sip-tester (SIPp), baresip  SIP peers of the VoIP tests (ng protocol)
 #  rtpengine-daemon  the same-run baseline of bench/voip (user space, --table=-1)
 #  gstreamer1.0-libav  G.722 for the transcoder (avenc_g722/avdec_g722)
+#  libhiredis-dev, redis-server  the optional [cluster]: hiredis's async API talks
+#                    to Redis on the control thread; the tests start their own
+#                    redis-server (password, own port), never the system one
 debian_packages=(
   build-essential pkg-config meson ninja-build clang clang-format libclang-rt-14-dev
   llvm-14 libssl-dev libglib2.0-dev libnice-dev libsoup-3.0-dev libjansson-dev
@@ -38,6 +41,7 @@ debian_packages=(
   janus
   libgstreamer-plugins-base1.0-dev gstreamer1.0-plugins-base-apps coturn docker-compose
   kamailio kamailio-extra-modules sip-tester baresip rtpengine-daemon gstreamer1.0-libav
+  libhiredis-dev redis-server
 )
 missing=()
 for p in "${debian_packages[@]}"; do

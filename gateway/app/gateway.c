@@ -18,6 +18,7 @@
 #include "dtls/dtls_context.h"
 #include "ice/ice_candidates.h"
 #include "app/http_routes.h"
+#include "cluster/cluster.h"
 #include "app/ng_gateway.h"
 #include "record/record_api.h"
 #include "sctp/sctp_stack.h"
@@ -210,6 +211,7 @@ static int start_calls(moat_gateway *gateway, char *error, size_t error_size)
         .port_max = gateway->config.media_port_max,
         .address = address,
         .delete_delay_s = gateway->config.ng_delete_delay_s,
+        .max_calls = gateway->config.ng_max_calls,
         .webrtc = {gateway, &moat_session_gateway_calls},
         .allow_loopback_destinations = gateway->config.call_allow_loopback_destinations,
         .denied_networks = gateway->config.call_denied_networks,
@@ -307,6 +309,11 @@ int moat_gateway_start(moat_gateway *gateway, char *error, size_t error_size)
         return -1;
     /* Before the main loop serves the first request. */
     moat_app_register_http_routes(gateway);
+    if (moat_config_cluster_enabled(&gateway->config)) {
+        gateway->cluster = moat_cluster_start(gateway, error, error_size);
+        if (!gateway->cluster)
+            return -1;
+    }
     if (moat_gateway_ng_start(gateway, error, error_size) != 0)
         return -1;
     for (unsigned i = 0; i < gateway->n_workers; i++) {
@@ -343,6 +350,8 @@ static void drain_sessions(moat_gateway *gateway)
 
 void moat_gateway_stop(moat_gateway *gateway)
 {
+    moat_cluster_free(gateway->cluster);
+    gateway->cluster = NULL;
     moat_gateway_ng_stop(gateway);
     moat_http_server_stop(gateway->http);
     gateway->http = NULL;

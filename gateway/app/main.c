@@ -3,6 +3,7 @@
  * variables, then command-line options. */
 #include "base/config.h"
 #include "app/gateway.h"
+#include "cluster/cluster.h"
 #include "base/log.h"
 #include "base/version.h"
 
@@ -31,6 +32,18 @@ static gboolean on_signal(gpointer data)
     moat_log_info("gateway", "signal received, shutting down");
     g_main_loop_quit(data);
     return G_SOURCE_REMOVE;
+}
+
+/* SIGTERM: a cluster node drains first (out of placement while its sessions
+ * end, [cluster] drain_timeout_s at most; a second SIGTERM stops it now). */
+static gboolean on_sigterm(gpointer data)
+{
+    moat_gateway *gateway = data;
+    if (!gateway->cluster)
+        return on_signal(gateway->loop);
+    moat_log_info("gateway", "SIGTERM: draining before shutting down");
+    moat_cluster_drain_and_quit(gateway->cluster, gateway->loop);
+    return G_SOURCE_CONTINUE;
 }
 
 static int parse_arguments(int argc, char **argv, moat_config *config, bool *check_only,
@@ -130,7 +143,7 @@ int main(int argc, char **argv)
         return 1;
     }
     gateway.loop = g_main_loop_new(NULL, FALSE);
-    g_unix_signal_add(SIGTERM, on_signal, gateway.loop);
+    g_unix_signal_add(SIGTERM, on_sigterm, &gateway);
     g_unix_signal_add(SIGINT, on_signal, gateway.loop);
     g_main_loop_run(gateway.loop);
     moat_gateway_stop(&gateway);

@@ -188,6 +188,9 @@ static const option_spec options[] = {
      "UDP port of the ng control socket; 0 = off"},
     {"ng", "delete_delay_s", "ng-delete-delay", OPTION_INT, FIELD(ng_delete_delay_s), "30", 0, 3600,
      "seconds a deleted call keeps relaying unless delete says delete-delay; 0 = stop now"},
+    {"ng", "max_calls", "ng-max-calls", OPTION_INT, FIELD(ng_max_calls), "0", 0, 1000000,
+     "calls at once; a new call beyond gets \"load limit\" when the request supports it, "
+     "else the error \"Parallel session limit reached\"; 0 = no limit"},
     {"call", "learning", "call-learning", OPTION_STRING, FIELD(call_learning), "sdp", 0, 0,
      "sdp | heuristic | off: where a plain call leg accepts packets from (sdp: only the IP its "
      "party's SDP names, any port; heuristic: the first sender; off: exactly the SDP address)"},
@@ -199,6 +202,36 @@ static const option_spec options[] = {
      "", 0, 0,
      "comma-separated CIDRs (IPv4, IPv6) call legs never send to; an SDP naming one "
      "gets an ng error"},
+    {"cluster", "redis", "cluster-redis", OPTION_STRING, FIELD(cluster_redis), "", 0, 0,
+     "Redis of the cluster: HOST:PORT or a unix socket path; empty = no cluster (one node)"},
+    {"cluster", "password", "cluster-password", OPTION_STRING, FIELD(cluster_password), "", 0, 0,
+     "Redis password (AUTH; required with [cluster] redis); prefer MOAT_CLUSTER_PASSWORD"},
+    {"cluster", "node_id", "cluster-node-id", OPTION_STRING, FIELD(cluster_node_id), "", 0, 0,
+     "this node's name in the cluster; empty = host name:HTTP port"},
+    {"cluster", "advertise_http", "cluster-advertise-http", OPTION_STRING,
+     FIELD(cluster_advertise_http), "", 0, 0,
+     "base URL other nodes and redirected clients use (http://10.0.0.5:8088); empty = "
+     "http://<http bind>:<http port>"},
+    {"cluster", "advertise_media", "cluster-advertise-media", OPTION_STRING,
+     FIELD(cluster_advertise_media), "", 0, 0,
+     "media address other nodes use (published in the node record); empty = the first candidate "
+     "address"},
+    {"cluster", "region", "cluster-region", OPTION_STRING, FIELD(cluster_region), "", 0, 0,
+     "this node's region; placement prefers nodes of the offer's region"},
+    {"cluster", "signalling", "cluster-signalling", OPTION_STRING, FIELD(cluster_signalling),
+     "redirect", 0, 0,
+     "redirect | proxy: a WHIP/WHEP offer for a room another node owns gets 307 to it, or is "
+     "forwarded to it and its answer returned"},
+    {"cluster", "lease_ms", "cluster-lease-ms", OPTION_INT, FIELD(cluster_lease_ms), "5000", 1000,
+     600000,
+     "lifetime of a node's record and of a room's ownership unless renewed (renewed every "
+     "lease/4); a dead node's rooms are placed again after this"},
+    {"cluster", "timeout_ms", "cluster-timeout-ms", OPTION_INT, FIELD(cluster_timeout_ms), "1000",
+     50, 60000, "a Redis command or a forwarded (proxied) request not answered within this fails"},
+    {"cluster", "drain_timeout_s", "cluster-drain-timeout", OPTION_INT,
+     FIELD(cluster_drain_timeout_s), "10", 0, 86400,
+     "on SIGTERM a cluster node drains: it leaves placement and exits once its sessions end, or "
+     "after this many seconds (a second SIGTERM exits at once)"},
 };
 
 #define OPTION_COUNT (sizeof options / sizeof options[0])
@@ -390,12 +423,39 @@ int moat_config_validate(const moat_config *config, char *error, size_t error_si
                  config->media_port_min, config->media_port_max);
         return -1;
     }
+    if (moat_config_cluster_enabled(config)) {
+        if (!config->cluster_password || !*config->cluster_password) {
+            snprintf(error, error_size,
+                     "[cluster] redis needs [cluster] password (MOAT_CLUSTER_PASSWORD): Redis "
+                     "must require one");
+            return -1;
+        }
+        const char *signalling = config->cluster_signalling;
+        if (strcmp(signalling, "redirect") && strcmp(signalling, "proxy")) {
+            snprintf(error, error_size, "[cluster] signalling = \"%s\": expected redirect or proxy",
+                     signalling);
+            return -1;
+        }
+        const char *advertise = config->cluster_advertise_http;
+        if (*advertise && !g_str_has_prefix(advertise, "http://") &&
+            !g_str_has_prefix(advertise, "https://")) {
+            snprintf(error, error_size,
+                     "[cluster] advertise_http = \"%s\": expected an http:// or https:// URL",
+                     advertise);
+            return -1;
+        }
+    }
     if (config->workers > 0 && config->media_port + config->workers - 1 > 65535) {
         snprintf(error, error_size, "[media] port %d + %d workers runs past port 65535",
                  config->media_port, config->workers);
         return -1;
     }
     return 0;
+}
+
+bool moat_config_cluster_enabled(const moat_config *config)
+{
+    return config->cluster_redis && *config->cluster_redis;
 }
 
 bool moat_config_option_is_bool(const char *option)

@@ -92,10 +92,22 @@ typedef struct {
     char *ng_bind;
     int ng_port;           /* 0: off */
     int ng_delete_delay_s; /* a delete without delete-delay keeps relaying this long */
+    int ng_max_calls;      /* calls at once; 0: no limit */
     /* [call] call legs (gateway/call/call_learning.h, call_address.h) */
     char *call_learning;                   /* sdp | heuristic | off */
     bool call_allow_loopback_destinations; /* phones on this host (tests) */
     char *call_denied_networks;            /* comma-separated CIDRs legs never send to */
+    /* [cluster] (gateway/cluster/); cluster_redis empty: a single node */
+    char *cluster_redis;    /* HOST:PORT or a unix socket path */
+    char *cluster_password; /* Redis AUTH */
+    char *cluster_node_id;  /* empty: host name:HTTP port */
+    char *cluster_advertise_http;
+    char *cluster_advertise_media;
+    char *cluster_region;
+    char *cluster_signalling; /* redirect | proxy */
+    int cluster_lease_ms;     /* node record and room ownership lifetime */
+    int cluster_timeout_ms;   /* Redis command and forwarded request timeout */
+    int cluster_drain_timeout_s;
 } moat_config;
 
 /* Fills defaults. */
@@ -122,6 +134,8 @@ bool moat_config_get_int(const moat_config *config, const char *section, const c
 /* Whether --option is a true/false one (then its value may be left out:
  * "--flag" alone means true). */
 bool moat_config_option_is_bool(const char *option);
+/* [cluster] redis is set: this node joins a cluster (gateway/cluster/). */
+bool moat_config_cluster_enabled(const moat_config *config);
 
 /* For --help: one line per option. */
 void moat_config_print_options(void);

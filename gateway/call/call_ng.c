@@ -9,6 +9,11 @@
 
 static void put_reply(const moat_call_reply *result, moat_bencode *reply)
 {
+    if (result->error[0] && result->load_limit) {
+        moat_bencode_set_string(reply, "result", "load limit");
+        moat_bencode_set_string(reply, "message", result->error);
+        return;
+    }
     if (result->error[0]) {
         moat_bencode_set_string(reply, "result", "error");
         moat_bencode_set_string(reply, "error-reason", result->error);

@@ -92,6 +92,7 @@ moat_call_registry *moat_call_registry_new(const moat_call_settings *settings, c
     }
     registry->address = g_strdup(settings->address);
     registry->delete_delay_s = settings->delete_delay_s;
+    registry->max_calls = settings->max_calls;
     registry->webrtc = settings->webrtc;
     registry->learning = settings->learning;
     registry->denied = denied;
@@ -288,6 +289,42 @@ static int offer_side(moat_call *call, const char *from_tag)
     return 0;
 }
 
+void moat_call_registry_set_draining(moat_call_registry *registry, bool draining)
+{
+    registry->draining = draining;
+}
+
+/* The request's "supports" list names "load limit" (rtpengine's
+ * extension: the proxy moves the call to its next node). */
+static bool supports_load_limit(const moat_ng_request *request)
+{
+    const moat_bencode *supports =
+        request->dictionary ? moat_bencode_get(request->dictionary, "supports") : NULL;
+    if (!supports || moat_bencode_type_of(supports) != MOAT_BENCODE_LIST)
+        return false;
+    for (size_t i = 0; i < moat_bencode_count(supports); i++) {
+        size_t length = 0;
+        const char *text = moat_bencode_string(moat_bencode_item(supports, i, NULL, NULL), &length);
+        if (text && length == strlen("load limit") && memcmp(text, "load limit", length) == 0)
+            return true;
+    }
+    return false;
+}
+
+/* A new call within [ng] max_calls and not draining; otherwise the reply
+ * rtpengine gives at its session limit. */
+static bool admit_new_call(moat_call_registry *registry, const moat_ng_request *request,
+                           moat_call_reply *reply)
+{
+    if (!registry->draining && (registry->max_calls <= 0 ||
+                                g_hash_table_size(registry->calls) < (guint)registry->max_calls))
+        return true;
+    registry->refused_load_limit++;
+    reply->load_limit = supports_load_limit(request);
+    moat_call_request_fail(reply, "Parallel session limit reached%s", NULL);
+    return false;
+}
+
 void moat_call_offer(moat_call_registry *registry, const moat_ng_request *request,
                      moat_call_reply *reply)
 {
@@ -308,6 +345,10 @@ void moat_call_offer(moat_call_registry *registry, const moat_ng_request *reques
         call = NULL;
     }
     bool created = !call;
+    if (created && !admit_new_call(registry, request, reply)) {
+        explicit_bzero(&sdp, sizeof sdp); /* a=crypto keys */
+        return;
+    }
     if (created)
         call = call_new(registry, request->call_id, request->from_tag);
     if (!ensure_streams(call, sdp.n_media)) {

@@ -29,6 +29,7 @@ typedef struct {
     int port_min, port_max;      /* [media] port_min, port_max */
     const char *address;         /* put in c= lines unless the request names media-address */
     int delete_delay_s;          /* [ng] delete_delay_s: delete without delete-delay */
+    int max_calls;               /* [ng] max_calls: calls at once; 0: no limit */
     moat_call_webrtc_env webrtc; /* gateway NULL: WebRTC parties are refused */
     /* [call] (call_learning.h, call_address.h) */
     moat_call_learning learning;
@@ -44,11 +45,18 @@ moat_call_registry *moat_call_registry_new(const moat_call_settings *settings, c
 /* Frees every call and the registry: after the workers stopped (their legs
  * then close at once) and before they are freed. */
 void moat_call_registry_free(moat_call_registry *registry);
+/* Draining (a cluster node leaving): new calls are refused like at
+ * max_calls ("load limit" / "Parallel session limit reached"); the calls
+ * already relayed go on (answer, delete, re-offers). */
+void moat_call_registry_set_draining(moat_call_registry *registry, bool draining);
 
 typedef struct {
     char *sdp;         /* offer/answer: the rewritten SDP (owned; g_free) */
     char error[192];   /* non-empty: result "error" with this error-reason */
     char warning[128]; /* non-empty: "warning" on an ok reply */
+    /* With error: a limit refused a new call and the request "supports"
+     * "load limit" (the proxy tries its next node): result "load limit". */
+    bool load_limit;
 } moat_call_reply;
 
 void moat_call_reply_clear(moat_call_reply *reply);

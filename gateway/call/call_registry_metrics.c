@@ -36,6 +36,12 @@ void moat_call_registry_metrics(moat_call_registry *registry, GString *out)
                            "moat_call_webrtc_legs %zu\n",
                            webrtc);
     g_string_append_printf(out,
+                           "# HELP moat_calls_refused_load_limit_total New calls refused at [ng] "
+                           "max_calls or while draining\n"
+                           "# TYPE moat_calls_refused_load_limit_total counter\n"
+                           "moat_calls_refused_load_limit_total %" G_GUINT64_FORMAT "\n",
+                           registry->refused_load_limit);
+    g_string_append_printf(out,
                            "# HELP moat_calls Calls relayed for a SIP proxy (ng protocol)\n"
                            "# TYPE moat_calls gauge\nmoat_calls %u\n"
                            "# HELP moat_call_legs Call legs (one port pair each)\n"

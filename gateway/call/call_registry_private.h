@@ -19,6 +19,9 @@ struct moat_call_registry {
     moat_call_network *denied;       /* owned */
     moat_call_own_endpoints outside; /* the gateway's own sockets */
     moat_call_destination_policy destinations;
+    int max_calls; /* 0: no limit */
+    bool draining; /* new calls refused */
+    uint64_t refused_load_limit;
 };
 
 typedef struct {

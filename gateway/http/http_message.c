@@ -121,5 +121,7 @@ void moat_http_response_clear(moat_http_response *response)
     moat_session_free(response->start_session);
     if (response->deferred.start && response->deferred.release)
         response->deferred.release(response->deferred.data);
+    if (response->deferred_reply.start && response->deferred_reply.release)
+        response->deferred_reply.release(response->deferred_reply.data);
     memset(response, 0, sizeof *response);
 }

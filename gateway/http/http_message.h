@@ -42,12 +42,29 @@ typedef struct {
     void *data;
 } moat_http_deferred;
 
+typedef struct moat_http_response moat_http_response;
+/* Completes a deferred whole reply on the control thread: status, headers,
+ * body and a session to start (start_session) are taken from `response`,
+ * which the callee then clears. */
+typedef void (*moat_http_respond_fn)(void *respond_data, moat_http_response *response);
+
+/* A whole reply (headers and all) computed later on the control thread: a
+ * request forwarded to another node, or an offer served once a Redis reply
+ * said where. The transport calls start(data, respond, respond_data) once;
+ * start's side calls respond exactly once, on the control thread. Never
+ * started: release(data). */
+typedef struct {
+    void (*start)(void *data, moat_http_respond_fn respond, void *respond_data);
+    void (*release)(void *data);
+    void *data;
+} moat_http_deferred_reply;
+
 typedef struct {
     const char *name; /* static */
     char *value;      /* owned */
 } moat_http_header;
 
-typedef struct {
+struct moat_http_response {
     unsigned status;          /* 0 until a handler answers */
     const char *content_type; /* static; NULL without a body */
     char *body;               /* owned (g_malloc) */
@@ -60,8 +77,9 @@ typedef struct {
      * the response until then; moat_http_response_clear frees it. */
     moat_session *start_session;
     moat_worker *start_worker;
-    moat_http_deferred deferred; /* start == NULL: the reply is complete */
-} moat_http_response;
+    moat_http_deferred deferred;             /* start == NULL: the reply is complete */
+    moat_http_deferred_reply deferred_reply; /* start == NULL: none */
+};
 
 /* The request header's value or NULL. */
 const char *moat_http_request_header(const moat_http_request *request, const char *name);

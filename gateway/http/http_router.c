@@ -76,6 +76,18 @@ void moat_http_route_register(moat_gateway *gateway, const char *method, const c
     g_array_append_val(gateway->http_routes, route);
 }
 
+void moat_http_offer_hook_set(moat_gateway *gateway, moat_http_offer_hook_fn hook, void *user)
+{
+    gateway->http_offer_hook = (void (*)(void))hook;
+    gateway->http_offer_hook_user = user;
+}
+
+void moat_http_metrics_hook_set(moat_gateway *gateway, moat_http_metrics_hook_fn hook, void *user)
+{
+    gateway->metrics_hook = (void (*)(void))hook;
+    gateway->metrics_hook_user = user;
+}
+
 /* A route a feature registered for exactly this method and path, or false. */
 static bool serve_registered(moat_gateway *gateway, const moat_http_request *request,
                              moat_http_response *response, const char *method, const char *path)
@@ -372,6 +384,12 @@ static void serve_whip(moat_gateway *gateway, const moat_http_request *request,
     }
     memcpy(plugin, rest, length);
     plugin[length] = '\0';
+    const char *resource = slash ? slash + 1 : "";
+    moat_http_offer_hook_fn hook = (moat_http_offer_hook_fn)gateway->http_offer_hook;
+    if (hook && *resource &&
+        hook(gateway->http_offer_hook_user, request, response, whep ? "whep" : "whip", plugin,
+             resource))
+        return;
     moat_whip_handle_offer(gateway, request, response, whep ? "whep" : "whip", plugin,
                            slash ? slash + 1 : "");
 }

@@ -19,6 +19,19 @@ typedef void (*moat_http_route_fn)(void *user, const moat_http_request *request,
 void moat_http_route_register(moat_gateway *gateway, const char *method, const char *path,
                               moat_http_route_fn handler, void *user);
 
+/* A feature above this layer (cluster/) may answer a WHIP/WHEP offer for a
+ * plugin's resource (a room: `resource` non-empty) itself: a redirect, an
+ * error, or a deferred whole reply (response->deferred_reply), returning
+ * true; false leaves the offer to this node. Called after the router's
+ * policy (rate, tokens, body limit). One hook; before the first request. */
+typedef bool (*moat_http_offer_hook_fn)(void *user, const moat_http_request *request,
+                                        moat_http_response *response, const char *endpoint,
+                                        const char *plugin, const char *resource);
+void moat_http_offer_hook_set(moat_gateway *gateway, moat_http_offer_hook_fn hook, void *user);
+/* Appends a feature's Prometheus lines to /metrics. One hook. */
+typedef void (*moat_http_metrics_hook_fn)(void *user, GString *out);
+void moat_http_metrics_hook_set(moat_gateway *gateway, moat_http_metrics_hook_fn hook, void *user);
+
 /* Fills `response` (status != 0 afterwards). A WHIP offer's response may
  * carry a session to start before the reply goes out (see http_message.h). */
 void moat_http_route(moat_gateway *gateway, const moat_http_request *request,

@@ -148,6 +148,7 @@ static void check_chunk(SoupServerMessage *message, GBytes *chunk, gpointer user
 
 static const char *soup_header(const void *context, const char *name);
 static void write_response(SoupServerMessage *message, moat_http_response *response);
+static bool send_response(SoupServerMessage *message, moat_http_response *response);
 
 /* An event WebSocket upgrade: refused here, before libsoup accepts it, when
  * the router says so (a status set by an early handler skips the WebSocket
@@ -236,6 +237,45 @@ static void write_response(SoupServerMessage *message, moat_http_response *respo
     }
 }
 
+/* A deferred whole reply is ready (control thread): write it, start its
+ * session if it announces one, and let the message go. */
+static void deferred_reply_done(void *respond_data, moat_http_response *response)
+{
+    SoupServerMessage *message = respond_data;
+    if (!send_response(message, response))
+        soup_server_message_unpause(message);
+    moat_http_response_clear(response);
+    g_object_unref(message);
+}
+
+/* `response` onto a message: written now, or later (a session to start
+ * first, a deferred reply) with the message paused meanwhile; true then. */
+static bool send_response(SoupServerMessage *message, moat_http_response *response)
+{
+    bool later =
+        response->start_session || response->deferred.start || response->deferred_reply.start;
+    write_response(message, response);
+    if (response->start_session) {
+        /* The reply goes out once the worker knows the session's ufrag. */
+        soup_server_message_pause(message);
+        moat_whip_session_start(response->start_session, response->start_worker, resume_reply,
+                                g_object_ref(message), g_object_unref);
+        response->start_session = NULL;
+    }
+    if (response->deferred.start) {
+        soup_server_message_pause(message);
+        response->deferred.start(response->deferred.data, deferred_done, g_object_ref(message));
+        response->deferred.start = NULL;
+    }
+    if (response->deferred_reply.start) {
+        soup_server_message_pause(message);
+        moat_http_deferred_reply reply = response->deferred_reply;
+        response->deferred_reply.start = NULL;
+        reply.start(reply.data, deferred_reply_done, g_object_ref(message));
+    }
+    return later;
+}
+
 static void route(SoupServer *server, SoupServerMessage *message, const char *path,
                   GHashTable *query, gpointer user_data)
 {
@@ -252,19 +292,7 @@ static void route(SoupServer *server, SoupServerMessage *message, const char *pa
     };
     moat_http_response response = {0};
     moat_http_route(http->gateway, &request, &response);
-    write_response(message, &response);
-    if (response.start_session) {
-        /* The reply goes out once the worker knows the session's ufrag. */
-        soup_server_message_pause(message);
-        moat_whip_session_start(response.start_session, response.start_worker, resume_reply,
-                                g_object_ref(message), g_object_unref);
-        response.start_session = NULL;
-    }
-    if (response.deferred.start) {
-        soup_server_message_pause(message);
-        response.deferred.start(response.deferred.data, deferred_done, g_object_ref(message));
-        response.deferred.start = NULL;
-    }
+    send_response(message, &response);
     moat_http_response_clear(&response);
 }
 

@@ -8,6 +8,7 @@
 
 #include "engine/counters.h"
 #include "session/events.h"
+#include "http/http_router.h"
 #include "http/http_server.h"
 #include "engine/relay.h"
 #include "session/plugin_registry.h"
@@ -257,5 +258,8 @@ char *moat_metrics_render(moat_gateway *gateway)
     render_plugins(gateway, out);
     g_string_append(out,
                     "# HELP moat_up 1 while the gateway runs\n# TYPE moat_up gauge\nmoat_up 1\n");
+    moat_http_metrics_hook_fn hook = (moat_http_metrics_hook_fn)gateway->metrics_hook;
+    if (hook)
+        hook(gateway->metrics_hook_user, out);
     return g_string_free(out, FALSE);
 }

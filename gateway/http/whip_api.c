@@ -148,8 +148,12 @@ void moat_whip_handle_offer(moat_gateway *gateway, const moat_http_request *requ
     /* The label, never the resource id: the id is the session's capability. */
     moat_http_log(gateway, "session %" G_GUINT64_FORMAT ": created on worker %u for %s",
                   record->serial, moat_worker_index(record->worker), plugin_name);
-    char location[96];
-    snprintf(location, sizeof location, "/whip/resource/%s", record->id);
+    /* In a cluster the Location is absolute (the node's advertised URL), so
+     * that PATCH and DELETE of a redirected or forwarded offer come here. */
+    const char *base =
+        moat_config_cluster_enabled(&gateway->config) ? gateway->config.cluster_advertise_http : "";
+    char location[512];
+    snprintf(location, sizeof location, "%s/whip/resource/%s", base ? base : "", record->id);
     moat_http_response_header(response, "Location", location);
     moat_http_response_header(response, "ETag", record->etag);
     moat_http_response_header(response, "Accept-Patch", "application/trickle-ice-sdpfrag");

@@ -48,6 +48,7 @@ typedef struct moat_gateway {
     moat_ng_server *ng; /* ng control socket (gateway/app/ng_gateway.h); NULL: off */
     moat_stats_snapshot *stats;
     struct moat_call_registry *calls; /* calls relayed for a SIP proxy (call/call_registry.h) */
+    struct moat_cluster *cluster;     /* [cluster] (cluster/cluster.h); NULL: a single node */
     GMainLoop *loop;
     /* Host candidate addresses (text), shared by every worker's port. */
     char candidate_addresses[MOAT_MAX_CANDIDATE_ADDRESSES][64];
@@ -65,6 +66,13 @@ typedef struct moat_gateway {
     /* Why the kernel filter is not in use ("" when it is); for /metrics. */
     char kernel_filter_note[160];
     GArray *http_routes; /* routes features answer (moat_http_route_register) */
+    /* Hooks a feature above the HTTP layer (cluster/) sets through
+     * http_router.h; kept as generic function pointers so that this layer
+     * names no HTTP type. NULL: none. */
+    void (*http_offer_hook)(void);
+    void *http_offer_hook_user;
+    void (*metrics_hook)(void);
+    void *metrics_hook_user;
 } moat_gateway;
 
 /* Picks the worker with the fewest sessions. */

@@ -51,9 +51,10 @@ def sdp_port(sdp):
     return int(re.search(r"^m=audio (\d+) ", sdp, re.M).group(1))
 
 
-def start_kamailio(sip_port, ng_port, runtime, offer_flags=None, log_name=None):
+def start_kamailio(sip_port, ng_port, runtime, offer_flags=None, log_name=None, ng_sock=None):
     """Kamailio on udp:127.0.0.1:sip_port driving Moat's ng socket, after
-    checking the config; offer_flags overrides the cfg's OFFER_FLAGS.
+    checking the config; offer_flags overrides the cfg's OFFER_FLAGS;
+    ng_sock, when given, is the whole rtpengine_sock (several nodes).
     Returns (process, open log file); its log goes to ARTIFACTS."""
     cfg = VOIP / "kamailio.cfg"
     check = subprocess.run(["kamailio", "-c", "-f", str(cfg)], capture_output=True, text=True,
@@ -61,7 +62,7 @@ def start_kamailio(sip_port, ng_port, runtime, offer_flags=None, log_name=None):
     assert check.returncode == 0, check.stderr
     log_path = ARTIFACTS / (log_name or f"kamailio-{sip_port}.log")
     log = open(log_path, "w")
-    defines = ["-A", f'NG_SOCK="udp:127.0.0.1:{ng_port}"']
+    defines = ["-A", f'NG_SOCK="{ng_sock or f"udp:127.0.0.1:{ng_port}"}"']
     if offer_flags is not None:
         defines += ["-A", f'OFFER_FLAGS="{offer_flags}"']
     process = subprocess.Popen(

@@ -1,0 +1,170 @@
+/* Owns forwarded offers (cluster_proxy.h). */
+#include "cluster/cluster_proxy.h"
+
+#include "base/log.h"
+
+#include <libsoup/soup.h>
+#include <string.h>
+
+struct moat_cluster_proxy {
+    SoupSession *session;
+    unsigned timeout_ms;
+    GList *in_flight;
+    uint64_t failures;
+};
+
+typedef struct {
+    moat_cluster_proxy *proxy;
+    SoupMessage *message;
+    GCancellable *cancellable;
+    guint timer;
+    bool timed_out;
+    moat_cluster_proxy_done_fn done;
+    void *user;
+} forward;
+
+/* Answer headers passed back to the client (WHIP's own). */
+static const char *const answer_headers[] = {"Location", "ETag", "Link", "Accept-Patch",
+                                             "Retry-After"};
+
+moat_cluster_proxy *moat_cluster_proxy_new(unsigned timeout_ms)
+{
+    moat_cluster_proxy *proxy = g_new0(moat_cluster_proxy, 1);
+    proxy->timeout_ms = timeout_ms;
+    proxy->session = soup_session_new_with_options(
+        "user-agent", "moat-cluster/" MOAT_VERSION, "max-conns", 64, "max-conns-per-host", 16,
+        "timeout", (guint)(timeout_ms / 1000 + 1), "idle-timeout", 30, NULL);
+    return proxy;
+}
+
+static void finish(forward *job, moat_http_response *response)
+{
+    moat_cluster_proxy *proxy = job->proxy;
+    proxy->in_flight = g_list_remove(proxy->in_flight, job);
+    if (job->timer)
+        g_source_remove(job->timer);
+    if (response->status >= 500 && response->status != 503)
+        proxy->failures++;
+    job->done(job->user, response);
+    moat_http_response_clear(response);
+    g_object_unref(job->message);
+    g_object_unref(job->cancellable);
+    g_free(job);
+}
+
+static const char *static_content_type(const char *type)
+{
+    if (!type)
+        return NULL;
+    if (g_ascii_strncasecmp(type, "application/sdp", 15) == 0)
+        return "application/sdp";
+    if (g_ascii_strncasecmp(type, "application/json", 16) == 0)
+        return "application/json";
+    return "application/octet-stream";
+}
+
+static void answered(GObject *source, GAsyncResult *result, gpointer data)
+{
+    forward *job = data;
+    GError *error = NULL;
+    GBytes *body = soup_session_send_and_read_finish(SOUP_SESSION(source), result, &error);
+    moat_http_response response = {0};
+    if (!body) {
+        if (job->timed_out)
+            moat_http_response_error(&response, 504, "owner_timeout",
+                                     "the room's owner did not answer in time");
+        else
+            moat_http_response_error(&response, 502, "owner_unreachable",
+                                     "the room's owner could not be reached: %s",
+                                     error ? error->message : "?");
+        g_clear_error(&error);
+        finish(job, &response);
+        return;
+    }
+    gsize length = 0;
+    const char *bytes = g_bytes_get_data(body, &length);
+    if (length > MOAT_CLUSTER_PROXY_MAX_ANSWER) {
+        moat_http_response_error(&response, 502, "owner_answer_too_large",
+                                 "the room's owner answered with %zu bytes", (size_t)length);
+    } else {
+        SoupMessageHeaders *headers = soup_message_get_response_headers(job->message);
+        for (size_t i = 0; i < G_N_ELEMENTS(answer_headers); i++) {
+            const char *value = soup_message_headers_get_one(headers, answer_headers[i]);
+            if (value)
+                moat_http_response_header(&response, answer_headers[i], value);
+        }
+        const char *type = soup_message_headers_get_content_type(headers, NULL);
+        moat_http_response_set(&response, soup_message_get_status(job->message),
+                               length ? static_content_type(type) : NULL,
+                               length ? g_memdup2(bytes, length) : NULL, length);
+    }
+    g_bytes_unref(body);
+    finish(job, &response);
+}
+
+static gboolean timed_out(gpointer data)
+{
+    forward *job = data;
+    job->timer = 0;
+    job->timed_out = true;
+    g_cancellable_cancel(job->cancellable);
+    return G_SOURCE_REMOVE;
+}
+
+void moat_cluster_proxy_forward(moat_cluster_proxy *proxy, const char *url,
+                                const moat_http_request *request, const char *token,
+                                moat_cluster_proxy_done_fn done, void *user)
+{
+    SoupMessage *message = soup_message_new("POST", url);
+    if (!message) {
+        moat_http_response response = {0};
+        moat_http_response_error(&response, 502, "owner_unusable", "the owner's URL is invalid");
+        proxy->failures++;
+        done(user, &response);
+        moat_http_response_clear(&response);
+        return;
+    }
+    soup_message_add_flags(message, SOUP_MESSAGE_NO_REDIRECT);
+    SoupMessageHeaders *headers = soup_message_get_request_headers(message);
+    const char *authorization = moat_http_request_header(request, "Authorization");
+    if (authorization)
+        soup_message_headers_replace(headers, "Authorization", authorization);
+    soup_message_headers_replace(headers, "X-Moat-Forwarded", token);
+    if (request->peer && *request->peer)
+        soup_message_headers_replace(headers, "X-Forwarded-For", request->peer);
+    const char *type = moat_http_request_header(request, "Content-Type");
+    GBytes *body = g_bytes_new(request->body ? request->body : "", request->body_length);
+    soup_message_set_request_body_from_bytes(message, type ? type : "application/sdp", body);
+    g_bytes_unref(body);
+    forward *job = g_new0(forward, 1);
+    job->proxy = proxy;
+    job->message = message;
+    job->cancellable = g_cancellable_new();
+    job->done = done;
+    job->user = user;
+    job->timer = g_timeout_add(proxy->timeout_ms, timed_out, job);
+    proxy->in_flight = g_list_prepend(proxy->in_flight, job);
+    soup_session_send_and_read_async(proxy->session, message, G_PRIORITY_DEFAULT, job->cancellable,
+                                     answered, job);
+}
+
+void moat_cluster_proxy_free(moat_cluster_proxy *proxy)
+{
+    if (!proxy)
+        return;
+    /* Each cancelled forward completes from the main loop; answer them here. */
+    while (proxy->in_flight) {
+        forward *job = proxy->in_flight->data;
+        g_cancellable_cancel(job->cancellable);
+        while (g_list_find(proxy->in_flight, job))
+            g_main_context_iteration(NULL, TRUE);
+    }
+    soup_session_abort(proxy->session);
+    g_object_unref(proxy->session);
+    g_free(proxy);
+}
+
+uint64_t moat_cluster_proxy_failures(const moat_cluster_proxy *proxy)
+{
+    return proxy ? proxy->failures : 0;
+}

@@ -1,0 +1,467 @@
+/* Owns the cluster's Redis connection: connect, AUTH, reconnect with
+ * backoff, per-command timeouts (redis_link.h). hiredis's own GLib adapter
+ * (hiredis/adapters/glib.h) would call redisAsyncHandleRead on a context
+ * that redisAsyncHandleWrite just freed (a write error with both events
+ * pending), so this file carries the same few lines with that guard. */
+#include "cluster/redis_link.h"
+
+#include "base/log.h"
+
+#include <glib.h>
+#include <hiredis/async.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define BACKOFF_MIN_MS 100
+#define BACKOFF_MAX_MS 5000
+/* Consecutive command timeouts after which the link is presumed stuck
+ * (Redis stopped, a black-holed route) and dropped. */
+#define STUCK_AFTER_TIMEOUTS 3
+
+typedef struct {
+    GSource source;
+    GPollFD poll_fd;
+    redisAsyncContext *context; /* NULL once hiredis frees it */
+} link_source;
+
+struct moat_redis_link {
+    char *host;
+    int port;
+    char *socket_path;
+    char *password;
+    unsigned timeout_ms;
+    moat_redis_state_fn on_state;
+    void *user;
+    redisAsyncContext *context;
+    link_source *source;
+    moat_redis_state state;
+    guint reconnect_timer;
+    guint connect_timer;
+    unsigned backoff_ms;
+    unsigned consecutive_timeouts;
+    bool ever_up;
+    bool freeing;
+    char error[256];
+    moat_redis_counters counters;
+};
+
+typedef struct {
+    moat_redis_link *link;
+    moat_redis_reply_fn fn;
+    void *user;
+    guint timer;
+    bool finished; /* fn was called (timeout) or is not to be */
+} pending_command;
+
+static void connect_now(moat_redis_link *link);
+
+/* ---- the event-loop glue ---------------------------------------------------- */
+
+static void source_update(link_source *source, gushort add, gushort remove)
+{
+    source->poll_fd.events = (gushort)((source->poll_fd.events | add) & ~remove);
+    GMainContext *context = g_source_get_context(&source->source);
+    if (context)
+        g_main_context_wakeup(context);
+}
+
+static void add_read(void *data)
+{
+    source_update(data, G_IO_IN, 0);
+}
+static void del_read(void *data)
+{
+    source_update(data, 0, G_IO_IN);
+}
+static void add_write(void *data)
+{
+    source_update(data, G_IO_OUT, 0);
+}
+static void del_write(void *data)
+{
+    source_update(data, 0, G_IO_OUT);
+}
+
+static void cleanup(void *data)
+{
+    link_source *source = data;
+    source->poll_fd.events = 0;
+    source->context = NULL;
+}
+
+static gboolean source_prepare(GSource *base, gint *timeout)
+{
+    link_source *source = (link_source *)base;
+    *timeout = -1;
+    return (source->poll_fd.events & source->poll_fd.revents) != 0;
+}
+
+static gboolean source_check(GSource *base)
+{
+    link_source *source = (link_source *)base;
+    return (source->poll_fd.events & source->poll_fd.revents) != 0;
+}
+
+static gboolean source_dispatch(GSource *base, GSourceFunc callback, gpointer data)
+{
+    link_source *source = (link_source *)base;
+    gushort revents = source->poll_fd.revents;
+    source->poll_fd.revents = 0;
+    if ((revents & (G_IO_OUT | G_IO_ERR | G_IO_HUP)) && source->context)
+        redisAsyncHandleWrite(source->context);
+    if ((revents & (G_IO_IN | G_IO_ERR | G_IO_HUP)) && source->context)
+        redisAsyncHandleRead(source->context);
+    return G_SOURCE_CONTINUE;
+}
+
+static GSourceFuncs source_funcs = {
+    .prepare = source_prepare,
+    .check = source_check,
+    .dispatch = source_dispatch,
+};
+
+static link_source *source_attach(redisAsyncContext *context)
+{
+    link_source *source = (link_source *)g_source_new(&source_funcs, sizeof(link_source));
+    source->context = context;
+    source->poll_fd.fd = context->c.fd;
+    g_source_add_poll(&source->source, &source->poll_fd);
+    context->ev.addRead = add_read;
+    context->ev.delRead = del_read;
+    context->ev.addWrite = add_write;
+    context->ev.delWrite = del_write;
+    context->ev.cleanup = cleanup;
+    context->ev.data = source;
+    g_source_attach(&source->source, g_main_context_get_thread_default());
+    return source;
+}
+
+static void source_drop(moat_redis_link *link)
+{
+    if (!link->source)
+        return;
+    link->source->context = NULL;
+    g_source_destroy(&link->source->source);
+    g_source_unref(&link->source->source);
+    link->source = NULL;
+}
+
+/* ---- connection life ---------------------------------------------------------- */
+
+static void set_state(moat_redis_link *link, moat_redis_state state)
+{
+    bool was_up = link->state == MOAT_REDIS_UP;
+    link->state = state;
+    bool up = state == MOAT_REDIS_UP;
+    if (was_up != up && link->on_state && !link->freeing)
+        link->on_state(link->user, up);
+}
+
+static gboolean reconnect_due(gpointer data)
+{
+    moat_redis_link *link = data;
+    link->reconnect_timer = 0;
+    connect_now(link);
+    return G_SOURCE_REMOVE;
+}
+
+/* The context is gone (hiredis freed it or is about to): forget it and try
+ * again after the backoff. */
+static void link_lost(moat_redis_link *link, const char *why)
+{
+    if (link->connect_timer) {
+        g_source_remove(link->connect_timer);
+        link->connect_timer = 0;
+    }
+    link->context = NULL;
+    source_drop(link);
+    if (why && *why)
+        snprintf(link->error, sizeof link->error, "%s", why);
+    if (link->state != MOAT_REDIS_AUTH_FAILED)
+        set_state(link, MOAT_REDIS_DOWN);
+    if (link->freeing || link->reconnect_timer)
+        return;
+    link->reconnect_timer = g_timeout_add(link->backoff_ms, reconnect_due, link);
+    link->backoff_ms = MIN(link->backoff_ms * 2, BACKOFF_MAX_MS);
+}
+
+/* Drops the connection from outside hiredis's callbacks (a timer). */
+static void drop_connection(moat_redis_link *link, const char *why)
+{
+    redisAsyncContext *context = link->context;
+    if (!context)
+        return;
+    snprintf(link->error, sizeof link->error, "%s", why);
+    moat_log_warn("cluster", "redis: dropping the connection: %s", why);
+    /* Its callbacks run from redisAsyncFree (pending commands with NULL,
+     * on_disconnect) and see the context as lost. */
+    redisAsyncFree(context);
+    if (link->context == context) /* never connected: no disconnect callback */
+        link_lost(link, why);
+}
+
+static void on_disconnect(const redisAsyncContext *context, int status)
+{
+    moat_redis_link *link = context->data;
+    if (!link || link->context != context)
+        return;
+    char why[200];
+    snprintf(why, sizeof why, "connection lost%s%s", context->errstr[0] ? ": " : "",
+             context->errstr);
+    if (!link->freeing)
+        moat_log_warn("cluster", "redis: %s", why);
+    link_lost(link, link->state == MOAT_REDIS_AUTH_FAILED ? NULL : why);
+}
+
+static void auth_reply(redisAsyncContext *context, void *r, void *privdata)
+{
+    moat_redis_link *link = privdata;
+    redisReply *reply = r;
+    if (!link || link->freeing || link->context != context)
+        return;
+    /* The connect timer covers AUTH too (a stopped Redis accepts TCP). */
+    if (link->connect_timer) {
+        g_source_remove(link->connect_timer);
+        link->connect_timer = 0;
+    }
+    if (!reply)
+        return; /* the context is going away: on_disconnect or the dropper handles it */
+    if (reply->type == REDIS_REPLY_STATUS) {
+        link->error[0] = '\0';
+        link->backoff_ms = BACKOFF_MIN_MS;
+        link->consecutive_timeouts = 0;
+        if (link->ever_up)
+            link->counters.reconnects++;
+        link->ever_up = true;
+        moat_log_info("cluster", "redis: connected and authenticated");
+        set_state(link, MOAT_REDIS_UP);
+        return;
+    }
+    link->counters.auth_failures++;
+    snprintf(link->error, sizeof link->error, "authentication failed: %s",
+             reply->type == REDIS_REPLY_ERROR ? reply->str : "unexpected reply");
+    moat_log_error("cluster", "redis: %s (check [cluster] password / MOAT_CLUSTER_PASSWORD)",
+                   link->error);
+    set_state(link, MOAT_REDIS_AUTH_FAILED);
+    link->backoff_ms = BACKOFF_MAX_MS;
+    redisAsyncDisconnect(context);
+}
+
+static void on_connect(const redisAsyncContext *context, int status)
+{
+    moat_redis_link *link = context->data;
+    if (!link || link->context != context)
+        return;
+    if (status != REDIS_OK) {
+        if (link->connect_timer) {
+            g_source_remove(link->connect_timer);
+            link->connect_timer = 0;
+        }
+        char why[200];
+        snprintf(why, sizeof why, "cannot connect: %s", context->errstr);
+        moat_log_warn("cluster", "redis: %s", why);
+        /* hiredis frees the context after this callback. */
+        link->state = MOAT_REDIS_CONNECTING; /* not AUTH_FAILED any more */
+        link_lost(link, why);
+        return;
+    }
+    set_state(link, MOAT_REDIS_AUTHENTICATING);
+    const char *argv[] = {"AUTH", link->password};
+    size_t lengths[] = {4, strlen(link->password)};
+    redisAsyncCommandArgv((redisAsyncContext *)context, auth_reply, link, 2, argv, lengths);
+}
+
+static gboolean connect_timed_out(gpointer data)
+{
+    moat_redis_link *link = data;
+    link->connect_timer = 0;
+    drop_connection(link, "connect or AUTH timed out");
+    return G_SOURCE_REMOVE;
+}
+
+static void connect_now(moat_redis_link *link)
+{
+    redisAsyncContext *context = link->socket_path ? redisAsyncConnectUnix(link->socket_path)
+                                                   : redisAsyncConnect(link->host, link->port);
+    if (!context || context->err) {
+        char why[200];
+        snprintf(why, sizeof why, "cannot connect: %s", context ? context->errstr : "no memory");
+        if (context)
+            redisAsyncFree(context);
+        link_lost(link, why);
+        return;
+    }
+    if (link->state != MOAT_REDIS_AUTH_FAILED)
+        set_state(link, MOAT_REDIS_CONNECTING);
+    context->data = link;
+    link->context = context;
+    link->source = source_attach(context);
+    redisAsyncSetConnectCallback(context, on_connect);
+    redisAsyncSetDisconnectCallback(context, on_disconnect);
+    link->connect_timer = g_timeout_add(MAX(link->timeout_ms, 1000u), connect_timed_out, link);
+}
+
+/* ---- commands ------------------------------------------------------------------ */
+
+static gboolean command_timed_out(gpointer data)
+{
+    pending_command *command = data;
+    moat_redis_link *link = command->link;
+    command->timer = 0;
+    command->finished = true;
+    link->counters.command_timeouts++;
+    command->fn(command->user, NULL, "timeout");
+    if (++link->consecutive_timeouts >= STUCK_AFTER_TIMEOUTS && link->context) {
+        link->consecutive_timeouts = 0;
+        drop_connection(link, "commands time out");
+    }
+    return G_SOURCE_REMOVE;
+}
+
+static void command_reply(redisAsyncContext *context, void *r, void *privdata)
+{
+    pending_command *command = privdata;
+    moat_redis_link *link = command->link;
+    if (command->timer)
+        g_source_remove(command->timer);
+    if (!command->finished) {
+        if (link->freeing) {
+            command->fn(command->user, NULL, "closing");
+            g_free(command);
+            return;
+        }
+        if (r) {
+            link->consecutive_timeouts = 0;
+            if (((redisReply *)r)->type == REDIS_REPLY_ERROR)
+                link->counters.command_errors++;
+        } else {
+            link->counters.command_errors++;
+        }
+        command->fn(command->user, r, r ? NULL : "link lost");
+    }
+    g_free(command);
+}
+
+bool moat_redis_command(moat_redis_link *link, moat_redis_reply_fn fn, void *user, int argc,
+                        const char **argv, const size_t *lengths)
+{
+    if (!link || link->state != MOAT_REDIS_UP || !link->context)
+        return false;
+    pending_command *command = g_new0(pending_command, 1);
+    command->link = link;
+    command->fn = fn;
+    command->user = user;
+    if (redisAsyncCommandArgv(link->context, command_reply, command, argc, argv, lengths) !=
+        REDIS_OK) {
+        g_free(command);
+        return false;
+    }
+    command->timer = g_timeout_add(link->timeout_ms, command_timed_out, command);
+    return true;
+}
+
+/* ---- life and state ------------------------------------------------------------ */
+
+static bool parse_address(moat_redis_link *link, const char *address, char *error,
+                          size_t error_size)
+{
+    if (address[0] == '/') {
+        link->socket_path = g_strdup(address);
+        return true;
+    }
+    const char *colon = strrchr(address, ':');
+    char *end = NULL;
+    long port = colon ? strtol(colon + 1, &end, 10) : 0;
+    if (!colon || colon == address || !end || *end || port < 1 || port > 65535) {
+        snprintf(error, error_size,
+                 "[cluster] redis = \"%s\": expected HOST:PORT or a unix socket path", address);
+        return false;
+    }
+    const char *host = address;
+    size_t length = (size_t)(colon - address);
+    if (host[0] == '[' && length >= 2 && host[length - 1] == ']') {
+        host++;
+        length -= 2;
+    }
+    link->host = g_strndup(host, length);
+    link->port = (int)port;
+    return true;
+}
+
+moat_redis_link *moat_redis_link_new(const char *address, const char *password, unsigned timeout_ms,
+                                     moat_redis_state_fn on_state, void *user, char *error,
+                                     size_t error_size)
+{
+    moat_redis_link *link = g_new0(moat_redis_link, 1);
+    if (!parse_address(link, address, error, error_size)) {
+        g_free(link);
+        return NULL;
+    }
+    link->password = g_strdup(password ? password : "");
+    link->timeout_ms = timeout_ms ? timeout_ms : 1000;
+    link->on_state = on_state;
+    link->user = user;
+    link->backoff_ms = BACKOFF_MIN_MS;
+    link->state = MOAT_REDIS_DOWN;
+    connect_now(link);
+    return link;
+}
+
+void moat_redis_link_free(moat_redis_link *link)
+{
+    if (!link)
+        return;
+    link->freeing = true;
+    if (link->reconnect_timer)
+        g_source_remove(link->reconnect_timer);
+    if (link->connect_timer)
+        g_source_remove(link->connect_timer);
+    link->connect_timer = 0;
+    link->reconnect_timer = 0;
+    if (link->context) {
+        redisAsyncContext *context = link->context;
+        context->data = NULL;
+        link->context = NULL;
+        redisAsyncFree(context);
+    }
+    source_drop(link);
+    if (link->password)
+        memset(link->password, 0, strlen(link->password));
+    g_free(link->password);
+    g_free(link->host);
+    g_free(link->socket_path);
+    g_free(link);
+}
+
+moat_redis_state moat_redis_link_state(const moat_redis_link *link)
+{
+    return link ? link->state : MOAT_REDIS_DOWN;
+}
+
+const char *moat_redis_state_name(moat_redis_state state)
+{
+    switch (state) {
+    case MOAT_REDIS_DOWN:
+        return "down";
+    case MOAT_REDIS_CONNECTING:
+        return "connecting";
+    case MOAT_REDIS_AUTHENTICATING:
+        return "authenticating";
+    case MOAT_REDIS_UP:
+        return "up";
+    case MOAT_REDIS_AUTH_FAILED:
+        return "auth_failed";
+    }
+    return "?";
+}
+
+const char *moat_redis_link_error(const moat_redis_link *link)
+{
+    return link ? link->error : "";
+}
+
+const moat_redis_counters *moat_redis_link_counters(const moat_redis_link *link)
+{
+    return &link->counters;
+}
