@@ -297,6 +297,11 @@ static void room_on_media(void *state, moat_rtp_packet *p)
     int layer = kind == 1 ? room_simulcast_layer_of(peer, p) : -1;
     if (kind == 1 && peer->n_layers > 0 && layer < 0)
         return; /* simulcast video of no known layer */
+    if (p->payload_length == 0) {
+        /* Padding only (a sender's bandwidth probe): nothing to relay. */
+        atomic_fetch_add_explicit(&peer->padding_dropped, 1, memory_order_relaxed);
+        return;
+    }
     uint32_t expected = 0;
     if (atomic_load(&peer->ssrcs[kind]) == 0 && p->payload_length > 0)
         atomic_compare_exchange_strong(&peer->ssrcs[kind], &expected, p->ssrc);

@@ -17,6 +17,7 @@
 #include "plugin.h"
 #include "room_layers.h"
 #include "rtp/rtcp_feedback.h"
+#include "rtp/video_descriptor.h"
 
 #include <glib.h>
 #include <pthread.h>
@@ -84,6 +85,7 @@ typedef struct {
     uint16_t last_sequence;
     uint32_t last_timestamp;
     uint64_t last_us;
+    moat_picture_map picture; /* VP8/VP9 picture ids (room_forward.c) */
 } room_out_stream;
 
 typedef struct room_peer {
@@ -124,6 +126,7 @@ typedef struct room_peer {
     _Atomic uint64_t level_us;
     room_layer layers[ROOM_MAX_LAYERS]; /* simulcast video, n_layers of them */
     size_t n_layers;
+    atomic_uint_fast64_t padding_dropped; /* padding-only packets not relayed */
 
     /* subscriber */
     char source_id[ROOM_PEER_ID_SIZE]; /* "" follows the room's current publisher */

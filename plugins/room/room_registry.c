@@ -255,6 +255,8 @@ static json_t *describe(room *r, bool full)
                                 "packets", (json_int_t)atomic_load(&p->packets), "remb_sent",
                                 (json_int_t)atomic_load(&p->remb_sent), "remb_bitrate",
                                 (json_int_t)atomic_load(&p->remb_bps));
+        json_object_set_new(pub, "padding_dropped",
+                            json_integer((json_int_t)atomic_load(&p->padding_dropped)));
         if (atomic_load(&p->level_us))
             json_object_set_new(pub, "audio_level_dbov",
                                 json_real(-(double)atomic_load(&p->level) / 256.0));
