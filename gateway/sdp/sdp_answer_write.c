@@ -61,7 +61,7 @@ static void write_transport(GString *out, const moat_sdp_media *m,
         g_string_append_printf(out, "a=mid:%s\r\n", m->mid);
 }
 
-static void write_codecs(GString *out, const moat_sdp_plan_media *pm)
+static void write_codecs(GString *out, const moat_sdp_plan_media *pm, bool transport_cc)
 {
     for (size_t c = 0; c < pm->n_codecs; c++) {
         const moat_sdp_codec_choice *choice = &pm->codecs[c];
@@ -72,7 +72,8 @@ static void write_codecs(GString *out, const moat_sdp_plan_media *pm)
             g_string_append_printf(out, "/%u", (unsigned)choice->channels);
         g_string_append(out, "\r\n");
         for (size_t f = 0; f < choice->offered->n_rtcp_fb; f++)
-            if (moat_sdp_rtcp_fb_supported(choice->offered->rtcp_fb[f]))
+            if (moat_sdp_rtcp_fb_supported(choice->offered->rtcp_fb[f]) &&
+                (transport_cc || strcmp(choice->offered->rtcp_fb[f], "transport-cc") != 0))
                 g_string_append_printf(out, "a=rtcp-fb:%u %s\r\n", pt, choice->offered->rtcp_fb[f]);
         if (choice->fmtp[0] != '\0')
             g_string_append_printf(out, "a=fmtp:%u %s\r\n", pt, choice->fmtp);
@@ -110,7 +111,7 @@ static void write_rtp(GString *out, size_t index, const moat_sdp_media *m,
     g_string_append(out, "a=rtcp-mux\r\n");
     if (m->rtcp_rsize)
         g_string_append(out, "a=rtcp-rsize\r\n");
-    write_codecs(out, pm);
+    write_codecs(out, pm, moat_sdp_plan_transport_cc(m, pm));
     if (sends)
         g_string_append_printf(out,
                                "a=ssrc:%u cname:%s\r\n"

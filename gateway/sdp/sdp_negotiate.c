@@ -25,6 +25,7 @@ static const char *const accepted_extensions[] = {
     URI_VIDEO_ORIENTATION,
     URI_RID,
     URI_REPAIRED_RID,
+    MOAT_SDP_URI_TRANSPORT_CC,
 };
 
 #define DEFAULT_MAX_MESSAGE_SIZE        262144
@@ -117,7 +118,9 @@ static void select_extmaps(const moat_sdp_media *m, moat_sdp_plan_media *pm)
     bool simulcast = simulcast_offered(m);
     for (size_t i = 0; i < m->n_extmaps; i++) {
         if (!extension_accepted(m->extmaps[i].uri) ||
-            (rid_extension(m->extmaps[i].uri) && !simulcast))
+            (rid_extension(m->extmaps[i].uri) && !simulcast) ||
+            (strcmp(m->extmaps[i].uri, MOAT_SDP_URI_TRANSPORT_CC) == 0 &&
+             !moat_sdp_direction_sends(m->direction)))
             continue;
         bool duplicate = false;
         for (size_t j = 0; j < pm->n_extmaps && !duplicate; j++)
@@ -228,8 +231,17 @@ static int local_ssrc(const moat_sdp *offer, const moat_sdp_negotiation *out, ui
     return -1;
 }
 
+bool moat_sdp_plan_transport_cc(const moat_sdp_media *m, const moat_sdp_plan_media *pm)
+{
+    for (size_t e = 0; e < pm->n_extmaps; e++) {
+        if (strcmp(m->extmaps[pm->extmaps[e]].uri, MOAT_SDP_URI_TRANSPORT_CC) == 0)
+            return true;
+    }
+    return false;
+}
+
 /* The answered rtcp-fb of an offered codec, as bits (sdp_types.h). */
-static uint8_t feedback_bits(const moat_sdp_codec *codec)
+static uint8_t feedback_bits(const moat_sdp_codec *codec, bool transport_cc)
 {
     uint8_t bits = 0;
     for (size_t i = 0; i < codec->n_rtcp_fb; i++) {
@@ -242,6 +254,8 @@ static uint8_t feedback_bits(const moat_sdp_codec *codec)
             bits |= 1u << 2;
         else if (strcmp(fb, "goog-remb") == 0)
             bits |= 1u << 3;
+        else if (strcmp(fb, "transport-cc") == 0 && transport_cc)
+            bits |= 1u << 4;
     }
     return bits;
 }
@@ -254,7 +268,7 @@ static void fill_rtp(const moat_sdp_media *m, const moat_sdp_plan_media *pm,
         g_strlcpy(nm->codec_names[c], pm->codecs[c].name, sizeof nm->codec_names[c]);
         nm->clock_rates[c] = pm->codecs[c].clock_rate;
         nm->channels[c] = pm->codecs[c].channels;
-        nm->rtcp_fb[c] = feedback_bits(pm->codecs[c].offered);
+        nm->rtcp_fb[c] = feedback_bits(pm->codecs[c].offered, moat_sdp_plan_transport_cc(m, pm));
         if (c < G_N_ELEMENTS(nm->fmtp) && pm->codecs[c].fmtp)
             g_strlcpy(nm->fmtp[c], pm->codecs[c].fmtp, sizeof nm->fmtp[c]);
     }
@@ -274,6 +288,8 @@ static void fill_rtp(const moat_sdp_media *m, const moat_sdp_plan_media *pm,
             nm->rid_extension_id = id;
         else if (strcmp(x->uri, URI_REPAIRED_RID) == 0)
             nm->repaired_rid_extension_id = id;
+        else if (strcmp(x->uri, MOAT_SDP_URI_TRANSPORT_CC) == 0)
+            nm->transport_cc_extension_id = id;
     }
     remote_ssrcs(m, nm);
 }

@@ -24,6 +24,14 @@ typedef struct {
     uint32_t max_message_size;       /* what the answer announces */
 } moat_sdp_plan;
 
+/* transport-wide congestion control (draft-holmer-rmcat-transport-wide-cc-
+ * extensions): its header extension is answered on m-lines where the peer
+ * sends (the gateway then feeds back what it receives, session_media.c);
+ * the transport-cc rtcp-fb is answered where the extension is. */
+#define MOAT_SDP_URI_TRANSPORT_CC                                                                  \
+    "http://www.ietf.org/id/draft-holmer-rmcat-transport-wide-cc-extensions-01"
+bool moat_sdp_plan_transport_cc(const moat_sdp_media *m, const moat_sdp_plan_media *pm);
+
 /* params must already be checked (sdp_answer.c). 0, or -1 with a message. */
 int moat_sdp_negotiate(const moat_sdp *offer, const moat_sdp_answer_params *params,
                        moat_sdp_plan *plan, moat_sdp_negotiation *out, char *error,

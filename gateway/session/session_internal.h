@@ -20,6 +20,7 @@
 #include "rtp/retransmit_cache.h"
 #include "rtp/rtp_demux.h"
 #include "rtp/rtp_receive_stats.h"
+#include "rtp/transport_cc.h"
 #include "sdp/sdp.h"
 #include "srtp/srtp_session.h"
 
@@ -108,6 +109,10 @@ struct moat_session {
     size_t n_outgoing;
     uint32_t rtcp_ssrc; /* sender SSRC of reports when we send no media */
     uint64_t next_report_us;
+    /* Transport-wide feedback to the peer (session_media.c), when the
+     * answer took its header extension (that id); NULL otherwise. */
+    moat_twcc_recorder *twcc;
+    uint8_t twcc_id;
     moat_counters counters; /* this transport's share of the worker's counters */
     moat_log_limiter log_limiter;
 

@@ -38,7 +38,8 @@ static void describe_codecs(const moat_sdp_negotiated_media *in, moat_media_info
         codec->channels = in->channels[c];
         if (c < G_N_ELEMENTS(in->fmtp)) /* kept for the first codecs only */
             g_strlcpy(codec->fmtp, in->fmtp[c], sizeof codec->fmtp);
-        /* sdp_types.h bits 0..3 are nack, pli, fir, remb as MOAT_RTCP_FB_* */
+        /* sdp_types.h bits 0..4 are nack, pli, fir, remb, transport-cc as
+         * MOAT_RTCP_FB_* */
         codec->rtcp_fb = in->rtcp_fb[c];
     }
     out->n_codecs = n;
@@ -48,9 +49,24 @@ static void describe_codecs(const moat_sdp_negotiated_media *in, moat_media_info
     out->extensions.video_orientation = in->video_orientation_extension_id;
     out->extensions.rid = in->rid_extension_id;
     out->extensions.repaired_rid = in->repaired_rid_extension_id;
+    out->extensions.transport_wide_cc = in->transport_cc_extension_id;
     for (size_t r = 0; r < in->n_rids && r < G_N_ELEMENTS(out->rids); r++)
         g_strlcpy(out->rids[r], in->rids[r], sizeof out->rids[r]);
     out->n_rids = in->n_rids < G_N_ELEMENTS(out->rids) ? in->n_rids : G_N_ELEMENTS(out->rids);
+}
+
+/* BUNDLE: one transport, one extension id (the first m-line's that has it). */
+static void init_transport_cc(moat_session *session)
+{
+    g_free(session->twcc);
+    session->twcc = NULL;
+    session->twcc_id = 0;
+    for (size_t i = 0; i < session->n_media && session->twcc_id == 0; i++)
+        session->twcc_id = session->media[i].extensions.transport_wide_cc;
+    if (session->twcc_id == 0)
+        return;
+    session->twcc = g_new(moat_twcc_recorder, 1);
+    moat_twcc_recorder_init(session->twcc);
 }
 
 void moat_session_media_init(moat_session *session)
@@ -91,6 +107,7 @@ void moat_session_media_init(moat_session *session)
     }
     session->rtcp_ssrc = session->n_outgoing ? session->outgoing[0].ssrc : random_ssrc();
     moat_rtp_demux_init(&session->demux, session->media, session->n_media);
+    init_transport_cc(session);
 }
 
 void moat_session_media_clear(moat_session *session)
@@ -100,6 +117,8 @@ void moat_session_media_clear(moat_session *session)
         session->outgoing[i].cache = NULL;
     }
     session->n_outgoing = 0;
+    g_free(session->twcc);
+    session->twcc = NULL;
     g_free(session->media);
     session->media = NULL;
     session->n_media = 0;
@@ -385,6 +404,32 @@ void moat_session_handle_srtp(moat_session *session, uint8_t *data, size_t lengt
     moat_session_deliver_rtp(session, data, length, capacity, now);
 }
 
+/* The transport-wide sequence number of a packet, for the feedback. */
+static void note_transport_sequence(moat_session *session, const uint8_t *data,
+                                    const moat_rtp_header *header, uint64_t now)
+{
+    const uint8_t *value;
+    size_t length;
+    if (header->extension &&
+        moat_rtp_find_extension(data, header, session->twcc_id, &value, &length) == 0 &&
+        length >= 2)
+        moat_twcc_recorder_on_packet(session->twcc, (uint16_t)(value[0] << 8 | value[1]), now);
+}
+
+/* What is due of the transport-wide feedback (every MOAT_TWCC_INTERVAL_US). */
+static void send_transport_cc(moat_session *session, uint64_t now_us)
+{
+    uint8_t buffer[1200];
+    moat_rtcp_writer writer;
+    moat_rtcp_writer_init(&writer, buffer, sizeof buffer);
+    uint32_t media_ssrc = session->n_incoming ? session->incoming[0].ssrc : 0;
+    int built =
+        moat_twcc_recorder_build(session->twcc, &writer, session->rtcp_ssrc, media_ssrc, now_us);
+    if (built > 0 && moat_session_send_protected(session, buffer, writer.length, true) == 0)
+        moat_counter_add(&moat_worker_counters_mut(session->worker)->transport_cc_feedback_sent,
+                         (uint64_t)built);
+}
+
 void moat_session_deliver_rtp(moat_session *session, uint8_t *data, size_t length, size_t capacity,
                               uint64_t now)
 {
@@ -402,6 +447,8 @@ void moat_session_deliver_rtp(moat_session *session, uint8_t *data, size_t lengt
         moat_rtp_receive_stats_update(&stream->stats, header.sequence, header.timestamp, arrival);
         stream->packets++;
     }
+    if (session->twcc)
+        note_transport_sequence(session, data, &header, now);
     if (session->tap.ops)
         moat_session_tap_rtp(session, data, length, header.ssrc, now);
     if (session->plugin->on_media) {
@@ -478,6 +525,8 @@ void moat_session_media_tick(moat_session *session, uint64_t now_us)
         return;
     if (session->keyframe_pending)
         moat_session_send_pending_keyframes(session, now_us);
+    if (session->twcc)
+        send_transport_cc(session, now_us);
     if (now_us >= session->next_report_us) {
         session->next_report_us = now_us + REPORT_INTERVAL_US;
         send_reports(session, now_us);
