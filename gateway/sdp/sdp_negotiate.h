@@ -14,6 +14,9 @@ typedef struct {
     bool data_channel_legacy; /* offered as "DTLS/SCTP <port>" (pre-RFC 8841) */
     moat_sdp_codec_choice codecs[MOAT_SDP_MAX_ACCEPTED_CODECS];
     size_t n_codecs;
+    /* RFC 4588: the offered rtx payload type whose apt= names codecs[c]
+     * (video only), NULL none; answered after the codecs. */
+    const moat_sdp_codec *rtx[MOAT_SDP_MAX_ACCEPTED_CODECS];
     size_t extmaps[MOAT_SDP_MAX_EXTMAPS]; /* indexes into the offer's m-line extmaps */
     size_t n_extmaps;
 } moat_sdp_plan_media;

@@ -48,6 +48,10 @@ typedef struct {
     uint32_t last_rtp_timestamp;
     uint64_t last_sent_us;
     bool has_sent;
+    /* RTX (RFC 4588) when the answer took it: NACKs are answered on this
+     * SSRC with its own sequence numbers (session_media.c), 0 none. */
+    uint32_t rtx_ssrc;
+    uint16_t rtx_sequence;
 } moat_outgoing_stream;
 
 typedef struct moat_sctp_association moat_sctp_association;

@@ -6,6 +6,7 @@
 #include "rtp/rtcp_feedback.h"
 #include "rtp/rtcp_packet.h"
 #include "rtp/rtp_packet.h"
+#include "rtp/rtx.h"
 #include "srtpplus.h"
 
 #include <glib.h>
@@ -41,6 +42,7 @@ static void describe_codecs(const moat_sdp_negotiated_media *in, moat_media_info
         /* sdp_types.h bits 0..4 are nack, pli, fir, remb, transport-cc as
          * MOAT_RTCP_FB_* */
         codec->rtcp_fb = in->rtcp_fb[c];
+        codec->rtx_payload_type = in->rtx_payload_types[c];
     }
     out->n_codecs = n;
     out->extensions.mid = in->mid_extension_id;
@@ -102,6 +104,8 @@ void moat_session_media_init(moat_session *session)
             stream->media_index = (int)(session->n_media - 1);
             stream->clock_rate = in->n_payload_types ? in->clock_rates[0] : 90000;
             stream->kind = in->kind;
+            stream->rtx_ssrc = in->local_rtx_ssrc;
+            stream->rtx_sequence = (uint16_t)random_ssrc();
             moat_retransmit_budget_init(&stream->budget);
         }
     }
@@ -212,6 +216,31 @@ int moat_session_send_protected(moat_session *session, const uint8_t *packet, si
     return 0;
 }
 
+#define MOAT_RTX_BUFFER 1600
+
+/* The RTX packet of a cached one when the stream has an RTX SSRC and the
+ * packet's codec an rtx payload type (its length); 0 to send it as it is. */
+static int rtx_of(moat_session *session, moat_outgoing_stream *stream, const uint8_t *packet,
+                  size_t length, uint8_t *out, size_t capacity)
+{
+    if (!stream->rtx_ssrc || length < 2 || stream->media_index < 0 ||
+        (size_t)stream->media_index >= session->n_media)
+        return 0;
+    const moat_media_info *m = &session->media[stream->media_index];
+    uint8_t pt = packet[1] & 0x7f, rtx_pt = 0;
+    for (size_t c = 0; c < m->n_codecs && !rtx_pt; c++) {
+        if (m->codecs[c].payload_type == pt)
+            rtx_pt = m->codecs[c].rtx_payload_type;
+    }
+    if (!rtx_pt)
+        return 0;
+    int n = moat_rtx_wrap(packet, length, rtx_pt, stream->rtx_sequence, stream->rtx_ssrc, out,
+                          capacity);
+    if (n > 0)
+        stream->rtx_sequence++;
+    return n > 0 ? n : 0;
+}
+
 /* Answers one NACK from the stream's cache, within the stream's byte budget
  * and the RTCP packet's count (*answered); refusals are counted drops. */
 static void answer_nack(moat_session *session, const moat_rtcp_fb *feedback, unsigned *answered)
@@ -237,6 +266,12 @@ static void answer_nack(moat_session *session, const moat_rtcp_fb *feedback, uns
             continue;
         }
         (*answered)++;
+        uint8_t rtx[MOAT_RTX_BUFFER];
+        int wrapped = rtx_of(session, stream, packet, length, rtx, sizeof rtx);
+        if (wrapped > 0) {
+            packet = rtx;
+            length = (size_t)wrapped;
+        }
         if (moat_session_send_protected(session, packet, length, false) == 0)
             moat_counter_add(&moat_worker_counters_mut(session->worker)->nacked_retransmissions, 1);
     }

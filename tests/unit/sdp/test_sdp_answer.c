@@ -87,10 +87,13 @@ static void test_chromium(void)
     g_assert_nonnull(strstr(audio_text, "a=extmap:3 " MOAT_TEST_TWCC_URI "\r\n"));
     g_assert_cmpuint(moat_test_count(audio_text, "a=rtcp-fb"), ==, 1);
     g_assert_nonnull(strstr(audio_text, "a=rtcp-fb:111 transport-cc\r\n"));
+    g_assert_null(strstr(audio_text, "rtx"));
     g_free(audio_text);
 
     char *video_text = moat_test_section(answer, 1);
-    g_assert_true(g_str_has_prefix(video_text, "m=video 40000 UDP/TLS/RTP/SAVPF 96 106 98\r\n"));
+    /* The codecs, then their RTX payload types (RFC 4588). */
+    g_assert_true(
+        g_str_has_prefix(video_text, "m=video 40000 UDP/TLS/RTP/SAVPF 96 106 98 97 107 99\r\n"));
     g_assert_nonnull(strstr(video_text, "a=rtcp-fb:96 goog-remb\r\n"
                                         "a=rtcp-fb:96 transport-cc\r\n"
                                         "a=rtcp-fb:96 ccm fir\r\n"
@@ -100,7 +103,16 @@ static void test_chromium(void)
                                         "packetization-mode=1;profile-level-id=42e01f\r\n"));
     g_assert_nonnull(strstr(video_text, "a=fmtp:98 profile-id=0\r\n"));
     g_assert_nonnull(strstr(video_text, "a=extmap:3 " MOAT_TEST_TWCC_URI "\r\n"));
-    g_assert_null(strstr(video_text, "rtx"));
+    g_assert_nonnull(strstr(video_text, "a=rtpmap:97 rtx/90000\r\na=fmtp:97 apt=96\r\n"
+                                        "a=rtpmap:107 rtx/90000\r\na=fmtp:107 apt=106\r\n"
+                                        "a=rtpmap:99 rtx/90000\r\na=fmtp:99 apt=98\r\n"));
+    g_assert_cmpuint(video->rtx_payload_types[0], ==, 97);
+    g_assert_cmpuint(video->local_rtx_ssrc, !=, 0);
+    g_assert_cmpuint(video->local_rtx_ssrc, !=, video->local_ssrc);
+    char fid[64];
+    g_snprintf(fid, sizeof fid, "a=ssrc-group:FID %u %u\r\n", video->local_ssrc,
+               video->local_rtx_ssrc);
+    g_assert_nonnull(strstr(video_text, fid));
     g_assert_null(strstr(video_text, "ulpfec"));
     g_assert_null(strstr(video_text, "red/"));
     g_assert_nonnull(strstr(video_text, "a=extmap:14 urn:ietf:params:rtp-hdrext:toffset\r\n"));
