@@ -301,13 +301,13 @@ static void room_on_media(void *state, moat_rtp_packet *p)
     int layer = kind == 1 ? room_simulcast_layer_of(peer, p) : -1;
     if (kind == 1 && peer->n_layers > 0 && layer < 0)
         return; /* simulcast video of no known layer */
-    if (!room_recovery_on_packet(peer, p))
-        return; /* padding only, or a duplicate (counted) */
     uint32_t expected = 0;
     if (atomic_load(&peer->ssrcs[kind]) == 0 && p->payload_length > 0)
         atomic_compare_exchange_strong(&peer->ssrcs[kind], &expected, p->ssrc);
     if (layer < 0 && atomic_load(&peer->ssrcs[kind]) != p->ssrc)
         return; /* one stream per kind, or one per simulcast layer */
+    if (!room_recovery_on_packet(peer, p))
+        return; /* padding only, or a duplicate (counted) */
     if (p->has_audio_level)
         note_audio_level(peer, p->audio_level);
     if (atomic_load_explicit(&peer->muted[kind], memory_order_relaxed))

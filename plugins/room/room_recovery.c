@@ -33,15 +33,19 @@ static room_recovery_stream *stream_of(room_peer *peer, const moat_rtp_packet *p
     room_recovery_stream *free_slot = NULL;
     for (size_t i = 0; i < ROOM_RECOVERY_STREAMS; i++) {
         room_recovery_stream *s = &peer->recovery->streams[i];
-        if (s->ssrc == p->ssrc)
+        if (s->ssrc == p->ssrc) {
+            s->last_us = p->arrival_us;
             return s;
-        if (s->ssrc == 0 && !free_slot)
-            free_slot = s;
+        }
+        bool idle = s->ssrc != 0 && p->arrival_us - s->last_us >= ROOM_RECOVERY_IDLE_US;
+        if ((s->ssrc == 0 || idle) && !free_slot)
+            free_slot = s; /* a new SSRC (renegotiation) takes an idle one */
     }
     if (!free_slot)
         return NULL;
     memset(free_slot, 0, sizeof *free_slot);
     free_slot->ssrc = p->ssrc;
+    free_slot->last_us = p->arrival_us;
     free_slot->media_index = p->media_index;
     free_slot->video = p->kind == MOAT_MEDIA_KIND_VIDEO;
     free_slot->nack =

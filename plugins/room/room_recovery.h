@@ -15,12 +15,14 @@
 
 #include <jansson.h>
 
-#define ROOM_RECOVERY_STREAMS  4   /* audio and three simulcast layers */
-#define ROOM_RECOVERY_DROPS    256 /* recent padding drops, for late packets */
-#define ROOM_RECOVERY_NACK_MAX 64  /* sequence numbers per NACK packet */
+#define ROOM_RECOVERY_STREAMS  4         /* audio and three simulcast layers */
+#define ROOM_RECOVERY_DROPS    256       /* recent padding drops, for late packets */
+#define ROOM_RECOVERY_NACK_MAX 64        /* sequence numbers per NACK packet */
+#define ROOM_RECOVERY_IDLE_US  10000000u /* a stream silent this long gives up its slot */
 
 typedef struct {
-    uint32_t ssrc; /* 0: slot free */
+    uint32_t ssrc;    /* 0: slot free */
+    uint64_t last_us; /* its last packet */
     int media_index;
     bool video;
     bool nack; /* NACK this stream's losses */

@@ -62,14 +62,23 @@ async def subscribe(args):
     handle = receiver._handle_rtp_packet
 
     async def recording(packet, arrival_time_ms):
-        # Sequence numbers extended over wraps; media only (no padding).
+        # Sequence numbers of the media stream extended over wraps, media
+        # only (no padding); an RTX packet (another SSRC) counts for the
+        # original sequence number it carries.
+        seen.setdefault("ssrc", packet.ssrc)
+        seq = packet.sequence_number
+        if packet.ssrc != seen["ssrc"]:
+            if len(packet.payload) <= 2:
+                await handle(packet, arrival_time_ms)
+                return
+            seq = packet.payload[0] << 8 | packet.payload[1]
         highest = seen["highest"]
         if highest is None:
-            ext = packet.sequence_number
+            ext = seq
         else:
-            delta = (packet.sequence_number - highest) % 65536
+            delta = (seq - highest) % 65536
             ext = highest + delta if delta < 32768 else highest + delta - 65536
-        if highest is None or ext > highest:
+        if packet.ssrc == seen["ssrc"] and (highest is None or ext > highest):
             seen["highest"] = ext
         if packet.payload:
             seen["seqs"].add(ext)

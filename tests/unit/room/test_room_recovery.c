@@ -136,6 +136,39 @@ static void test_nack_and_repair(void)
     room_recovery_free(&w.pub);
 }
 
+/* More SSRCs than slots: a new one is relayed unfollowed, until a slot's
+ * stream has been silent for ROOM_RECOVERY_IDLE_US (a renegotiation). */
+static int in_ssrc(world *w, uint32_t ssrc, uint16_t seq, uint64_t now)
+{
+    uint8_t d[32] = {0x80, 96, (uint8_t)(seq >> 8), (uint8_t)seq};
+    moat_rtp_packet p = {.data = d,
+                         .length = 32,
+                         .capacity = sizeof d,
+                         .media_index = 0,
+                         .kind = MOAT_MEDIA_KIND_VIDEO,
+                         .ssrc = ssrc,
+                         .sequence = seq,
+                         .payload_type = 96,
+                         .payload_offset = 12,
+                         .payload_length = 0,
+                         .arrival_us = now};
+    return room_recovery_on_packet(&w->pub, &p) ? 1 : 0;
+}
+
+static void test_slots(void)
+{
+    world w;
+    world_init(&w, true);
+    uint64_t t = 1000000;
+    for (uint32_t s = 1; s <= ROOM_RECOVERY_STREAMS; s++)
+        g_assert_cmpint(in_ssrc(&w, s, 1, t), ==, 0); /* padding: followed and dropped */
+    g_assert_cmpint(in_ssrc(&w, 99, 1, t), ==, 1);    /* no slot: relayed as it comes */
+    g_assert_cmpint(in_ssrc(&w, 99, 1, t + ROOM_RECOVERY_IDLE_US), ==, 0); /* took one */
+    g_assert_cmpuint(atomic_load(&w.pub.recovery_stats.padding_dropped), ==,
+                     ROOM_RECOVERY_STREAMS + 1);
+    room_recovery_free(&w.pub);
+}
+
 static void test_switched_off(void)
 {
     world w;
@@ -154,5 +187,6 @@ int main(int argc, char **argv)
     g_test_add_func("/room/recovery/padding-renumbered", test_padding_renumbered);
     g_test_add_func("/room/recovery/nack-and-repair", test_nack_and_repair);
     g_test_add_func("/room/recovery/switched-off", test_switched_off);
+    g_test_add_func("/room/recovery/slots", test_slots);
     return g_test_run();
 }
