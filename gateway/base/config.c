@@ -182,6 +182,10 @@ static const option_spec options[] = {
      0, 1000000000,
      "lowest REMB target a room sends its publishers, bits/s (subscribers' estimates below it "
      "are raised to it)"},
+    {"room", "nack_publishers", "room-nack-publishers", OPTION_BOOL, FIELD(room_nack_publishers),
+     "true", 0, 0,
+     "NACK publishers for packets lost on their way in (and PLI when a loss cannot be "
+     "repaired)"},
     {"ng", "bind", "ng-bind", OPTION_STRING, FIELD(ng_bind), "127.0.0.1", 0, 0,
      "address of the ng control socket (rtpengine protocol, for Kamailio's rtpengine module)"},
     {"ng", "port", "ng-port", OPTION_INT, FIELD(ng_port), "2223", 0, 65535,
@@ -493,9 +497,15 @@ bool moat_config_get_int(const moat_config *config, const char *section, const c
                          int *value)
 {
     for (size_t i = 0; config && section && key && i < OPTION_COUNT; i++) {
-        if (options[i].type == OPTION_INT && strcmp(options[i].section, section) == 0 &&
-            strcmp(options[i].key, key) == 0) {
-            *value = *(const int *)((const char *)config + options[i].offset);
+        if (strcmp(options[i].section, section) != 0 || strcmp(options[i].key, key) != 0)
+            continue;
+        const char *field = (const char *)config + options[i].offset;
+        if (options[i].type == OPTION_INT) {
+            *value = *(const int *)field;
+            return true;
+        }
+        if (options[i].type == OPTION_BOOL) {
+            *value = *(const bool *)field ? 1 : 0;
             return true;
         }
     }

@@ -88,6 +88,7 @@ typedef struct {
     int room_create_rate_per_ip; /* POST /api/rooms per second per source; 0: unlimited */
     int room_create_burst_per_ip;
     int room_remb_floor_bps;
+    bool room_nack_publishers;
     /* [ng] rtpengine-compatible control protocol (gateway/ng/) */
     char *ng_bind;
     int ng_port;           /* 0: off */
@@ -126,8 +127,8 @@ int moat_config_set_by_option(moat_config *config, const char *option, const cha
 /* Cross-field checks after everything is applied. */
 int moat_config_validate(const moat_config *config, char *error, size_t error_size);
 
-/* An integer option by section and key into *value (plugins read their
- * section through moat_gateway_calls.config_int); false when there is none. */
+/* An integer option (or a boolean one, as 0 or 1) by section and key into *value (plugins read
+ * their section through moat_gateway_calls.config_int); false when there is none. */
 bool moat_config_get_int(const moat_config *config, const char *section, const char *key,
                          int *value);
 

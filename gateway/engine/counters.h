@@ -61,6 +61,8 @@ typedef struct {
     uint64_t data_pmtu_probes_acked;
     uint64_t data_pmtu_raised; /* associations that ended above 1200-byte packets */
     uint64_t data_pmtu_black_holes;
+    /* Transport-wide congestion control feedback packets sent (session_media.c). */
+    uint64_t transport_cc_feedback_sent;
     uint64_t dropped[MOAT_DROP_REASON_COUNT];
 } moat_counters;
 

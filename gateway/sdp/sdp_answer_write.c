@@ -61,7 +61,7 @@ static void write_transport(GString *out, const moat_sdp_media *m,
         g_string_append_printf(out, "a=mid:%s\r\n", m->mid);
 }
 
-static void write_codecs(GString *out, const moat_sdp_plan_media *pm)
+static void write_codecs(GString *out, const moat_sdp_plan_media *pm, bool transport_cc)
 {
     for (size_t c = 0; c < pm->n_codecs; c++) {
         const moat_sdp_codec_choice *choice = &pm->codecs[c];
@@ -72,10 +72,17 @@ static void write_codecs(GString *out, const moat_sdp_plan_media *pm)
             g_string_append_printf(out, "/%u", (unsigned)choice->channels);
         g_string_append(out, "\r\n");
         for (size_t f = 0; f < choice->offered->n_rtcp_fb; f++)
-            if (moat_sdp_rtcp_fb_supported(choice->offered->rtcp_fb[f]))
+            if (moat_sdp_rtcp_fb_supported(choice->offered->rtcp_fb[f]) &&
+                (transport_cc || strcmp(choice->offered->rtcp_fb[f], "transport-cc") != 0))
                 g_string_append_printf(out, "a=rtcp-fb:%u %s\r\n", pt, choice->offered->rtcp_fb[f]);
         if (choice->fmtp[0] != '\0')
             g_string_append_printf(out, "a=fmtp:%u %s\r\n", pt, choice->fmtp);
+    }
+    for (size_t c = 0; c < pm->n_codecs; c++) {
+        if (pm->rtx[c])
+            g_string_append_printf(out, "a=rtpmap:%u rtx/90000\r\na=fmtp:%u apt=%u\r\n",
+                                   (unsigned)pm->rtx[c]->pt, (unsigned)pm->rtx[c]->pt,
+                                   (unsigned)pm->codecs[c].offered->pt);
     }
 }
 
@@ -110,12 +117,20 @@ static void write_rtp(GString *out, size_t index, const moat_sdp_media *m,
     g_string_append(out, "a=rtcp-mux\r\n");
     if (m->rtcp_rsize)
         g_string_append(out, "a=rtcp-rsize\r\n");
-    write_codecs(out, pm);
+    write_codecs(out, pm, moat_sdp_plan_transport_cc(m, pm));
+    if (sends && nm->local_rtx_ssrc)
+        g_string_append_printf(out, "a=ssrc-group:FID %u %u\r\n", nm->local_ssrc,
+                               nm->local_rtx_ssrc);
     if (sends)
         g_string_append_printf(out,
                                "a=ssrc:%u cname:%s\r\n"
                                "a=ssrc:%u msid:" STREAM_ID " %s\r\n",
                                nm->local_ssrc, params->cname, nm->local_ssrc, track);
+    if (sends && nm->local_rtx_ssrc)
+        g_string_append_printf(out,
+                               "a=ssrc:%u cname:%s\r\n"
+                               "a=ssrc:%u msid:" STREAM_ID " %s\r\n",
+                               nm->local_rtx_ssrc, params->cname, nm->local_rtx_ssrc, track);
 }
 
 static void write_candidates(GString *out, const moat_sdp_answer_params *params)
@@ -145,6 +160,9 @@ static void write_accepted(GString *out, size_t index, const moat_sdp_media *m,
         g_string_append_printf(out, "m=%s %u %s", m->media, port, m->proto);
         for (size_t c = 0; c < pm->n_codecs; c++)
             g_string_append_printf(out, " %u", (unsigned)pm->codecs[c].offered->pt);
+        for (size_t c = 0; c < pm->n_codecs; c++)
+            if (pm->rtx[c])
+                g_string_append_printf(out, " %u", (unsigned)pm->rtx[c]->pt);
         g_string_append(out, "\r\n");
     }
     write_transport(out, m, params, negotiation);

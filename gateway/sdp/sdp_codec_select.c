@@ -160,5 +160,6 @@ size_t moat_sdp_codec_filter(moat_sdp_codec_choice *choices, size_t n, size_t me
 bool moat_sdp_rtcp_fb_supported(const char *feedback)
 {
     return strcmp(feedback, "nack") == 0 || strcmp(feedback, "nack pli") == 0 ||
-           strcmp(feedback, "ccm fir") == 0 || strcmp(feedback, "goog-remb") == 0;
+           strcmp(feedback, "ccm fir") == 0 || strcmp(feedback, "goog-remb") == 0 ||
+           strcmp(feedback, "transport-cc") == 0;
 }

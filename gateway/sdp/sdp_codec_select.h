@@ -33,8 +33,9 @@ size_t moat_sdp_codec_filter(moat_sdp_codec_choice *choices, size_t n, size_t me
                                             const char *name, uint32_t clock_rate),
                              void *user);
 
-/* nack, nack pli, ccm fir and goog-remb: what the gateway implements.
- * transport-cc is left out because the gateway sends no TWCC feedback. */
+/* nack, nack pli, ccm fir, goog-remb and transport-cc: what the gateway
+ * implements (transport-cc only where its header extension is answered:
+ * sdp_negotiate.h). */
 bool moat_sdp_rtcp_fb_supported(const char *feedback);
 
 #endif

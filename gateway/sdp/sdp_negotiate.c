@@ -25,6 +25,7 @@ static const char *const accepted_extensions[] = {
     URI_VIDEO_ORIENTATION,
     URI_RID,
     URI_REPAIRED_RID,
+    MOAT_SDP_URI_TRANSPORT_CC,
 };
 
 #define DEFAULT_MAX_MESSAGE_SIZE        262144
@@ -117,7 +118,9 @@ static void select_extmaps(const moat_sdp_media *m, moat_sdp_plan_media *pm)
     bool simulcast = simulcast_offered(m);
     for (size_t i = 0; i < m->n_extmaps; i++) {
         if (!extension_accepted(m->extmaps[i].uri) ||
-            (rid_extension(m->extmaps[i].uri) && !simulcast))
+            (rid_extension(m->extmaps[i].uri) && !simulcast) ||
+            (strcmp(m->extmaps[i].uri, MOAT_SDP_URI_TRANSPORT_CC) == 0 &&
+             !moat_sdp_direction_sends(m->direction)))
             continue;
         bool duplicate = false;
         for (size_t j = 0; j < pm->n_extmaps && !duplicate; j++)
@@ -125,6 +128,31 @@ static void select_extmaps(const moat_sdp_media *m, moat_sdp_plan_media *pm)
         if (!duplicate)
             pm->extmaps[pm->n_extmaps++] = i;
     }
+}
+
+/* The offered rtx/90000 payload type with apt=<pt>, NULL none. */
+static const moat_sdp_codec *offered_rtx(const moat_sdp_media *m, uint8_t pt)
+{
+    char apt[16];
+    g_snprintf(apt, sizeof apt, "apt=%u", (unsigned)pt);
+    for (size_t i = 0; i < m->n_codecs; i++) {
+        const moat_sdp_codec *c = &m->codecs[i];
+        if (g_ascii_strcasecmp(c->name, "rtx") != 0 || c->clock_rate != 90000)
+            continue;
+        /* fmtp "apt=96" or "apt=96;rtx-time=3000" */
+        size_t n = strlen(apt);
+        if (strncmp(c->fmtp, apt, n) == 0 && (c->fmtp[n] == '\0' || c->fmtp[n] == ';'))
+            return c;
+    }
+    return NULL;
+}
+
+static void select_rtx(const moat_sdp_media *m, moat_sdp_plan_media *pm)
+{
+    for (size_t c = 0; c < pm->n_codecs; c++)
+        pm->rtx[c] = m->kind == MOAT_MEDIA_KIND_VIDEO && !pm->codecs[c].telephone_event
+                         ? offered_rtx(m, pm->codecs[c].offered->pt)
+                         : NULL;
 }
 
 static int rejected_rtcp_mux(size_t index, const moat_sdp_media *m, char *error, size_t error_size)
@@ -165,6 +193,7 @@ static int plan_media(const moat_sdp *offer, const moat_sdp_answer_params *param
             if (!m->rtcp_mux)
                 return rejected_rtcp_mux(i, m, error, error_size);
             select_extmaps(m, pm);
+            select_rtx(m, pm);
         }
         pm->accepted = true;
         if (plan->transport == NULL)
@@ -228,8 +257,40 @@ static int local_ssrc(const moat_sdp *offer, const moat_sdp_negotiation *out, ui
     return -1;
 }
 
+bool moat_sdp_plan_transport_cc(const moat_sdp_media *m, const moat_sdp_plan_media *pm)
+{
+    for (size_t e = 0; e < pm->n_extmaps; e++) {
+        if (strcmp(m->extmaps[pm->extmaps[e]].uri, MOAT_SDP_URI_TRANSPORT_CC) == 0)
+            return true;
+    }
+    return false;
+}
+
+static bool has_rtx(const moat_sdp_negotiated_media *nm)
+{
+    for (size_t c = 0; c < nm->n_payload_types; c++) {
+        if (nm->rtx_payload_types[c])
+            return true;
+    }
+    return false;
+}
+
+/* The RTX SSRC follows from the media SSRC (a bijection: as unpredictable,
+ * and the same again when a renegotiation keeps the media SSRC); a fresh
+ * one when that collides. */
+static int rtx_ssrc(const moat_sdp *offer, const moat_sdp_negotiation *out,
+                    moat_sdp_negotiated_media *nm, char *error, size_t error_size)
+{
+    uint32_t value = nm->local_ssrc * 2654435761u + 0x9e3779b9u;
+    if (value != 0 && value != nm->local_ssrc && !ssrc_taken(offer, out, value)) {
+        nm->local_rtx_ssrc = value;
+        return 0;
+    }
+    return local_ssrc(offer, out, &nm->local_rtx_ssrc, error, error_size);
+}
+
 /* The answered rtcp-fb of an offered codec, as bits (sdp_types.h). */
-static uint8_t feedback_bits(const moat_sdp_codec *codec)
+static uint8_t feedback_bits(const moat_sdp_codec *codec, bool transport_cc)
 {
     uint8_t bits = 0;
     for (size_t i = 0; i < codec->n_rtcp_fb; i++) {
@@ -242,6 +303,8 @@ static uint8_t feedback_bits(const moat_sdp_codec *codec)
             bits |= 1u << 2;
         else if (strcmp(fb, "goog-remb") == 0)
             bits |= 1u << 3;
+        else if (strcmp(fb, "transport-cc") == 0 && transport_cc)
+            bits |= 1u << 4;
     }
     return bits;
 }
@@ -254,7 +317,8 @@ static void fill_rtp(const moat_sdp_media *m, const moat_sdp_plan_media *pm,
         g_strlcpy(nm->codec_names[c], pm->codecs[c].name, sizeof nm->codec_names[c]);
         nm->clock_rates[c] = pm->codecs[c].clock_rate;
         nm->channels[c] = pm->codecs[c].channels;
-        nm->rtcp_fb[c] = feedback_bits(pm->codecs[c].offered);
+        nm->rtx_payload_types[c] = pm->rtx[c] ? pm->rtx[c]->pt : 0;
+        nm->rtcp_fb[c] = feedback_bits(pm->codecs[c].offered, moat_sdp_plan_transport_cc(m, pm));
         if (c < G_N_ELEMENTS(nm->fmtp) && pm->codecs[c].fmtp)
             g_strlcpy(nm->fmtp[c], pm->codecs[c].fmtp, sizeof nm->fmtp[c]);
     }
@@ -274,6 +338,8 @@ static void fill_rtp(const moat_sdp_media *m, const moat_sdp_plan_media *pm,
             nm->rid_extension_id = id;
         else if (strcmp(x->uri, URI_REPAIRED_RID) == 0)
             nm->repaired_rid_extension_id = id;
+        else if (strcmp(x->uri, MOAT_SDP_URI_TRANSPORT_CC) == 0)
+            nm->transport_cc_extension_id = id;
     }
     remote_ssrcs(m, nm);
 }
@@ -360,6 +426,8 @@ int moat_sdp_negotiate(const moat_sdp *offer, const moat_sdp_answer_params *para
         if (i < params->n_local_ssrcs && params->local_ssrcs[i])
             nm->local_ssrc = params->local_ssrcs[i];
         else if (local_ssrc(offer, out, &nm->local_ssrc, error, error_size) < 0)
+            return -1;
+        if (has_rtx(nm) && rtx_ssrc(offer, out, nm, error, error_size) < 0)
             return -1;
     }
     fill_transport(offer, params, plan, out);

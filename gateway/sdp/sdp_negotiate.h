@@ -14,6 +14,9 @@ typedef struct {
     bool data_channel_legacy; /* offered as "DTLS/SCTP <port>" (pre-RFC 8841) */
     moat_sdp_codec_choice codecs[MOAT_SDP_MAX_ACCEPTED_CODECS];
     size_t n_codecs;
+    /* RFC 4588: the offered rtx payload type whose apt= names codecs[c]
+     * (video only), NULL none; answered after the codecs. */
+    const moat_sdp_codec *rtx[MOAT_SDP_MAX_ACCEPTED_CODECS];
     size_t extmaps[MOAT_SDP_MAX_EXTMAPS]; /* indexes into the offer's m-line extmaps */
     size_t n_extmaps;
 } moat_sdp_plan_media;
@@ -23,6 +26,14 @@ typedef struct {
     const moat_sdp_media *transport; /* the first accepted m-line: remote ICE and DTLS */
     uint32_t max_message_size;       /* what the answer announces */
 } moat_sdp_plan;
+
+/* transport-wide congestion control (draft-holmer-rmcat-transport-wide-cc-
+ * extensions): its header extension is answered on m-lines where the peer
+ * sends (the gateway then feeds back what it receives, session_media.c);
+ * the transport-cc rtcp-fb is answered where the extension is. */
+#define MOAT_SDP_URI_TRANSPORT_CC                                                                  \
+    "http://www.ietf.org/id/draft-holmer-rmcat-transport-wide-cc-extensions-01"
+bool moat_sdp_plan_transport_cc(const moat_sdp_media *m, const moat_sdp_plan_media *pm);
 
 /* params must already be checked (sdp_answer.c). 0, or -1 with a message. */
 int moat_sdp_negotiate(const moat_sdp *offer, const moat_sdp_answer_params *params,

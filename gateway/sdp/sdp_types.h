@@ -192,7 +192,8 @@ typedef struct {
     char codec_names[16][32];
     uint32_t clock_rates[16];
     uint8_t channels[16];
-    uint8_t rtcp_fb[16]; /* answered feedback: bit 0 nack, 1 pli, 2 fir, 3 remb */
+    uint8_t rtx_payload_types[16]; /* RFC 4588 rtx whose apt= is payload_types[c], 0 none */
+    uint8_t rtcp_fb[16]; /* answered feedback: bit 0 nack, 1 pli, 2 fir, 3 remb, 4 transport-cc */
     char fmtp[4][96];    /* answered fmtp of the first 4 codecs, truncated */
     uint8_t mid_extension_id;
     uint8_t video_orientation_extension_id;
@@ -200,6 +201,7 @@ typedef struct {
     uint8_t abs_send_time_extension_id;
     uint8_t rid_extension_id;
     uint8_t repaired_rid_extension_id;
+    uint8_t transport_cc_extension_id; /* answered only where the peer sends */
     /* Simulcast layers the peer sends (a=rid ... recv in the answer), in
      * its preference order; 0 when the m-line is not simulcast. */
     char rids[MOAT_SDP_MAX_ANSWER_RIDS][MOAT_PLUGIN_RID_SIZE];
@@ -207,6 +209,7 @@ typedef struct {
     uint32_t remote_ssrc;     /* first declared a=ssrc (not an RTX one), 0 if none */
     uint32_t remote_rtx_ssrc; /* its FID partner, 0 if none */
     uint32_t local_ssrc;      /* what the answer announced when the gateway sends, else 0 */
+    uint32_t local_rtx_ssrc;  /* its RTX partner (a=ssrc-group:FID) when rtx was answered */
 } moat_sdp_negotiated_media;
 
 typedef struct {

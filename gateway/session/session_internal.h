@@ -20,6 +20,7 @@
 #include "rtp/retransmit_cache.h"
 #include "rtp/rtp_demux.h"
 #include "rtp/rtp_receive_stats.h"
+#include "rtp/transport_cc.h"
 #include "sdp/sdp.h"
 #include "srtp/srtp_session.h"
 
@@ -47,6 +48,10 @@ typedef struct {
     uint32_t last_rtp_timestamp;
     uint64_t last_sent_us;
     bool has_sent;
+    /* RTX (RFC 4588) when the answer took it: NACKs are answered on this
+     * SSRC with its own sequence numbers (session_media.c), 0 none. */
+    uint32_t rtx_ssrc;
+    uint16_t rtx_sequence;
 } moat_outgoing_stream;
 
 typedef struct moat_sctp_association moat_sctp_association;
@@ -108,6 +113,10 @@ struct moat_session {
     size_t n_outgoing;
     uint32_t rtcp_ssrc; /* sender SSRC of reports when we send no media */
     uint64_t next_report_us;
+    /* Transport-wide feedback to the peer (session_media.c), when the
+     * answer took its header extension (that id); NULL otherwise. */
+    moat_twcc_recorder *twcc;
+    uint8_t twcc_id;
     moat_counters counters; /* this transport's share of the worker's counters */
     moat_log_limiter log_limiter;
 

@@ -6,6 +6,7 @@
 #include "rtp/rtcp_feedback.h"
 #include "rtp/rtcp_packet.h"
 #include "rtp/rtp_packet.h"
+#include "rtp/rtx.h"
 #include "srtpplus.h"
 
 #include <glib.h>
@@ -38,8 +39,10 @@ static void describe_codecs(const moat_sdp_negotiated_media *in, moat_media_info
         codec->channels = in->channels[c];
         if (c < G_N_ELEMENTS(in->fmtp)) /* kept for the first codecs only */
             g_strlcpy(codec->fmtp, in->fmtp[c], sizeof codec->fmtp);
-        /* sdp_types.h bits 0..3 are nack, pli, fir, remb as MOAT_RTCP_FB_* */
+        /* sdp_types.h bits 0..4 are nack, pli, fir, remb, transport-cc as
+         * MOAT_RTCP_FB_* */
         codec->rtcp_fb = in->rtcp_fb[c];
+        codec->rtx_payload_type = in->rtx_payload_types[c];
     }
     out->n_codecs = n;
     out->extensions.mid = in->mid_extension_id;
@@ -48,9 +51,24 @@ static void describe_codecs(const moat_sdp_negotiated_media *in, moat_media_info
     out->extensions.video_orientation = in->video_orientation_extension_id;
     out->extensions.rid = in->rid_extension_id;
     out->extensions.repaired_rid = in->repaired_rid_extension_id;
+    out->extensions.transport_wide_cc = in->transport_cc_extension_id;
     for (size_t r = 0; r < in->n_rids && r < G_N_ELEMENTS(out->rids); r++)
         g_strlcpy(out->rids[r], in->rids[r], sizeof out->rids[r]);
     out->n_rids = in->n_rids < G_N_ELEMENTS(out->rids) ? in->n_rids : G_N_ELEMENTS(out->rids);
+}
+
+/* BUNDLE: one transport, one extension id (the first m-line's that has it). */
+static void init_transport_cc(moat_session *session)
+{
+    g_free(session->twcc);
+    session->twcc = NULL;
+    session->twcc_id = 0;
+    for (size_t i = 0; i < session->n_media && session->twcc_id == 0; i++)
+        session->twcc_id = session->media[i].extensions.transport_wide_cc;
+    if (session->twcc_id == 0)
+        return;
+    session->twcc = g_new(moat_twcc_recorder, 1);
+    moat_twcc_recorder_init(session->twcc);
 }
 
 void moat_session_media_init(moat_session *session)
@@ -86,11 +104,14 @@ void moat_session_media_init(moat_session *session)
             stream->media_index = (int)(session->n_media - 1);
             stream->clock_rate = in->n_payload_types ? in->clock_rates[0] : 90000;
             stream->kind = in->kind;
+            stream->rtx_ssrc = in->local_rtx_ssrc;
+            stream->rtx_sequence = (uint16_t)random_ssrc();
             moat_retransmit_budget_init(&stream->budget);
         }
     }
     session->rtcp_ssrc = session->n_outgoing ? session->outgoing[0].ssrc : random_ssrc();
     moat_rtp_demux_init(&session->demux, session->media, session->n_media);
+    init_transport_cc(session);
 }
 
 void moat_session_media_clear(moat_session *session)
@@ -100,6 +121,8 @@ void moat_session_media_clear(moat_session *session)
         session->outgoing[i].cache = NULL;
     }
     session->n_outgoing = 0;
+    g_free(session->twcc);
+    session->twcc = NULL;
     g_free(session->media);
     session->media = NULL;
     session->n_media = 0;
@@ -193,6 +216,31 @@ int moat_session_send_protected(moat_session *session, const uint8_t *packet, si
     return 0;
 }
 
+#define MOAT_RTX_BUFFER 1600
+
+/* The RTX packet of a cached one when the stream has an RTX SSRC and the
+ * packet's codec an rtx payload type (its length); 0 to send it as it is. */
+static int rtx_of(moat_session *session, moat_outgoing_stream *stream, const uint8_t *packet,
+                  size_t length, uint8_t *out, size_t capacity)
+{
+    if (!stream->rtx_ssrc || length < 2 || stream->media_index < 0 ||
+        (size_t)stream->media_index >= session->n_media)
+        return 0;
+    const moat_media_info *m = &session->media[stream->media_index];
+    uint8_t pt = packet[1] & 0x7f, rtx_pt = 0;
+    for (size_t c = 0; c < m->n_codecs && !rtx_pt; c++) {
+        if (m->codecs[c].payload_type == pt)
+            rtx_pt = m->codecs[c].rtx_payload_type;
+    }
+    if (!rtx_pt)
+        return 0;
+    int n = moat_rtx_wrap(packet, length, rtx_pt, stream->rtx_sequence, stream->rtx_ssrc, out,
+                          capacity);
+    if (n > 0)
+        stream->rtx_sequence++;
+    return n > 0 ? n : 0;
+}
+
 /* Answers one NACK from the stream's cache, within the stream's byte budget
  * and the RTCP packet's count (*answered); refusals are counted drops. */
 static void answer_nack(moat_session *session, const moat_rtcp_fb *feedback, unsigned *answered)
@@ -218,6 +266,12 @@ static void answer_nack(moat_session *session, const moat_rtcp_fb *feedback, uns
             continue;
         }
         (*answered)++;
+        uint8_t rtx[MOAT_RTX_BUFFER];
+        int wrapped = rtx_of(session, stream, packet, length, rtx, sizeof rtx);
+        if (wrapped > 0) {
+            packet = rtx;
+            length = (size_t)wrapped;
+        }
         if (moat_session_send_protected(session, packet, length, false) == 0)
             moat_counter_add(&moat_worker_counters_mut(session->worker)->nacked_retransmissions, 1);
     }
@@ -385,6 +439,32 @@ void moat_session_handle_srtp(moat_session *session, uint8_t *data, size_t lengt
     moat_session_deliver_rtp(session, data, length, capacity, now);
 }
 
+/* The transport-wide sequence number of a packet, for the feedback. */
+static void note_transport_sequence(moat_session *session, const uint8_t *data,
+                                    const moat_rtp_header *header, uint64_t now)
+{
+    const uint8_t *value;
+    size_t length;
+    if (header->extension &&
+        moat_rtp_find_extension(data, header, session->twcc_id, &value, &length) == 0 &&
+        length >= 2)
+        moat_twcc_recorder_on_packet(session->twcc, (uint16_t)(value[0] << 8 | value[1]), now);
+}
+
+/* What is due of the transport-wide feedback (every MOAT_TWCC_INTERVAL_US). */
+static void send_transport_cc(moat_session *session, uint64_t now_us)
+{
+    uint8_t buffer[1200];
+    moat_rtcp_writer writer;
+    moat_rtcp_writer_init(&writer, buffer, sizeof buffer);
+    uint32_t media_ssrc = session->n_incoming ? session->incoming[0].ssrc : 0;
+    int built =
+        moat_twcc_recorder_build(session->twcc, &writer, session->rtcp_ssrc, media_ssrc, now_us);
+    if (built > 0 && moat_session_send_protected(session, buffer, writer.length, true) == 0)
+        moat_counter_add(&moat_worker_counters_mut(session->worker)->transport_cc_feedback_sent,
+                         (uint64_t)built);
+}
+
 void moat_session_deliver_rtp(moat_session *session, uint8_t *data, size_t length, size_t capacity,
                               uint64_t now)
 {
@@ -402,6 +482,8 @@ void moat_session_deliver_rtp(moat_session *session, uint8_t *data, size_t lengt
         moat_rtp_receive_stats_update(&stream->stats, header.sequence, header.timestamp, arrival);
         stream->packets++;
     }
+    if (session->twcc)
+        note_transport_sequence(session, data, &header, now);
     if (session->tap.ops)
         moat_session_tap_rtp(session, data, length, header.ssrc, now);
     if (session->plugin->on_media) {
@@ -478,6 +560,8 @@ void moat_session_media_tick(moat_session *session, uint64_t now_us)
         return;
     if (session->keyframe_pending)
         moat_session_send_pending_keyframes(session, now_us);
+    if (session->twcc)
+        send_transport_cc(session, now_us);
     if (now_us >= session->next_report_us) {
         session->next_report_us = now_us + REPORT_INTERVAL_US;
         send_reports(session, now_us);

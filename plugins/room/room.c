@@ -6,6 +6,7 @@
  * and joining and leaving rooms. */
 #include "room.h"
 #include "room_forward.h"
+#include "room_recovery.h"
 #include "room_simulcast.h"
 
 #include "rtp/rtcp_feedback.h"
@@ -225,6 +226,7 @@ static void room_detach(void *state)
     room_forget_if_empty(peer->room);
     room_release(peer->room);
     peer->gateway->handle_unref(peer->handle);
+    room_recovery_free(peer);
     g_free(peer->media);
     g_free(peer);
 }
@@ -255,8 +257,10 @@ static void room_on_timer(void *state, uint64_t now_us)
         return;
     }
     room_simulcast_tick(peer, now_us);
-    if (peer->publisher)
+    if (peer->publisher) {
         room_feedback_tick(peer, now_us);
+        room_recovery_tick(peer, now_us);
+    }
     if (peer->publisher && atomic_load_explicit(&peer->level_us, memory_order_relaxed)) {
         pthread_mutex_lock(&peer->room->lock);
         room_note_speaker(peer->room, now_us);
@@ -289,7 +293,7 @@ static void note_audio_level(room_peer *peer, uint8_t level)
 static void room_on_media(void *state, moat_rtp_packet *p)
 {
     room_peer *peer = state;
-    if (peer->hung_up || !peer->publisher || p->media_index < 0 || p->rtx || p->repaired ||
+    if (peer->hung_up || !peer->publisher || p->media_index < 0 || p->rtx ||
         p->kind == MOAT_MEDIA_KIND_APPLICATION)
         return;
     arm_timer(peer);
@@ -302,6 +306,8 @@ static void room_on_media(void *state, moat_rtp_packet *p)
         atomic_compare_exchange_strong(&peer->ssrcs[kind], &expected, p->ssrc);
     if (layer < 0 && atomic_load(&peer->ssrcs[kind]) != p->ssrc)
         return; /* one stream per kind, or one per simulcast layer */
+    if (!room_recovery_on_packet(peer, p))
+        return; /* padding only, or a duplicate (counted) */
     if (p->has_audio_level)
         note_audio_level(peer, p->audio_level);
     if (atomic_load_explicit(&peer->muted[kind], memory_order_relaxed))

@@ -17,6 +17,7 @@
 #include "plugin.h"
 #include "room_layers.h"
 #include "rtp/rtcp_feedback.h"
+#include "rtp/video_descriptor.h"
 
 #include <glib.h>
 #include <pthread.h>
@@ -75,6 +76,20 @@ typedef struct {
 #define ROOM_LAYER_REQUEST_NONE (-1)
 #define ROOM_LAYER_REQUEST_AUTO ROOM_MAX_LAYERS
 
+/* A publisher's loss recovery counters (room_recovery.c): written by its
+ * worker, read by the API. */
+typedef struct {
+    atomic_uint_fast64_t nack_packets; /* NACKs sent */
+    atomic_uint_fast64_t nacked;       /* sequence numbers asked for, each try */
+    atomic_uint_fast64_t repaired;     /* missing packets that came after all */
+    atomic_uint_fast64_t given_up;     /* missing packets given up on */
+    atomic_uint_fast64_t keyframe_requests;
+    atomic_uint_fast64_t duplicates;      /* dropped: received before, or too old */
+    atomic_uint_fast64_t padding_dropped; /* padding-only packets not relayed */
+    atomic_uint_fast64_t rtt_us;          /* as NACKs measure it */
+} room_recovery_stats;
+typedef struct room_recovery room_recovery;
+
 /* One rewritten stream towards a subscriber (per kind). */
 typedef struct {
     bool started;
@@ -84,6 +99,7 @@ typedef struct {
     uint16_t last_sequence;
     uint32_t last_timestamp;
     uint64_t last_us;
+    moat_picture_map picture; /* VP8/VP9 picture ids (room_forward.c) */
 } room_out_stream;
 
 typedef struct room_peer {
@@ -124,6 +140,10 @@ typedef struct room_peer {
     _Atomic uint64_t level_us;
     room_layer layers[ROOM_MAX_LAYERS]; /* simulcast video, n_layers of them */
     size_t n_layers;
+    /* Loss recovery and padding on the way in (room_recovery.h): the
+     * worker's state (allocated on the first packet), counters for the API. */
+    struct room_recovery *recovery;
+    room_recovery_stats recovery_stats;
 
     /* subscriber */
     char source_id[ROOM_PEER_ID_SIZE]; /* "" follows the room's current publisher */
@@ -179,6 +199,7 @@ typedef struct {
     int max_rooms;           /* rooms at once, explicit and implicit */
     uint64_t empty_ttl_us;   /* an explicit room empty this long goes */
     uint64_t remb_floor_bps; /* lowest REMB target sent to a publisher */
+    bool nack_publishers;    /* NACK publishers' losses (room_recovery.c) */
 } room_settings;
 extern room_settings room_config;
 void room_settings_load(const moat_gateway_calls *gateway);

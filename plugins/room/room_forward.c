@@ -97,6 +97,23 @@ static void strip_extensions(moat_rtp_packet *p)
     d[0] &= (uint8_t)~0x10;
 }
 
+/* VP8/VP9: the picture id and TL0PICIDX continue across source changes.
+ * A payload whose descriptor does not parse is sent as it is. */
+static void rewrite_picture(room_out_stream *out, bool source_changed, const room_codec *codec,
+                            moat_rtp_packet *p)
+{
+    moat_video_descriptor d;
+    uint8_t *payload = p->data + p->payload_offset;
+    if (moat_video_descriptor_parse(codec->video_codec, payload, p->payload_length, &d) !=
+            MOAT_RTP_OK ||
+        (d.picture_id_bits == 0 && !d.has_tl0picidx))
+        return;
+    uint16_t picture;
+    uint8_t tl0;
+    moat_picture_map_apply(&out->picture, source_changed, &d, &picture, &tl0);
+    moat_video_descriptor_write(payload, &d, picture, tl0);
+}
+
 static bool newer16(uint16_t a, uint16_t b)
 {
     return (int16_t)(a - b) > 0;
@@ -115,6 +132,7 @@ int room_forward(room_peer *s, moat_rtp_packet *p, moat_media_kind *kind)
         return -1; /* configured off (room_message.c) */
     room_out_stream *out = &s->out[codec->kind == MOAT_MEDIA_KIND_VIDEO ? 1 : 0];
     uint64_t now = s->gateway->now_us();
+    bool source_changed = out->started && out->source_ssrc != p->ssrc;
     if (!out->started || out->source_ssrc != p->ssrc) {
         if (out->started) {
             /* A new source continues where the last one stopped. */
@@ -134,6 +152,8 @@ int room_forward(room_peer *s, moat_rtp_packet *p, moat_media_kind *kind)
         out->last_timestamp = timestamp;
         out->last_us = now;
     }
+    if (codec->kind == MOAT_MEDIA_KIND_VIDEO)
+        rewrite_picture(out, source_changed, codec, p);
     strip_extensions(p);
     uint8_t *d = p->data;
     d[1] = (uint8_t)((d[1] & 0x80) | pt);

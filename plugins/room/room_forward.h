@@ -2,7 +2,9 @@
  * subscriber's worker — its payload type mapped by codec name, header
  * extensions removed (their ids are the publisher's), the subscriber's
  * SSRC, and sequence numbers and timestamps that stay continuous when the
- * source changes (another publisher). */
+ * source changes (another publisher or simulcast layer), as do VP8 and
+ * VP9 picture ids and TL0PICIDX (rtp/video_descriptor.h): a decoder that
+ * sees a gap in picture ids waits for a keyframe it will not get. */
 #ifndef MOAT_ROOM_FORWARD_H
 #define MOAT_ROOM_FORWARD_H
 

@@ -1,6 +1,7 @@
 /* The rooms of the room plugin: the name -> room table, placement of new
  * sessions, and the JSON API under /api/rooms (control thread). */
 #include "room.h"
+#include "room_recovery.h"
 #include "room_simulcast.h"
 
 #include <jansson.h>
@@ -11,7 +12,7 @@ static GHashTable *rooms;  /* name -> room (one reference) */
 static guint expiry_timer; /* control thread */
 
 room_settings room_config = {ROOM_DEFAULT_ROOMS, ROOM_DEFAULT_TTL_S * 1000000ull,
-                             ROOM_DEFAULT_FLOOR};
+                             ROOM_DEFAULT_FLOOR, true};
 
 void room_settings_load(const moat_gateway_calls *gateway)
 {
@@ -23,6 +24,7 @@ void room_settings_load(const moat_gateway_calls *gateway)
     room_config.max_rooms = CLAMP(max_rooms, 1, ROOM_MAX_ROOMS);
     room_config.empty_ttl_us = (uint64_t)MAX(ttl, 1) * 1000000ull;
     room_config.remb_floor_bps = (uint64_t)MAX(floor, 0);
+    room_config.nack_publishers = gateway->config_int("room", "nack_publishers", 1) != 0;
 }
 
 static gboolean expire_tick(gpointer data)
@@ -255,6 +257,7 @@ static json_t *describe(room *r, bool full)
                                 "packets", (json_int_t)atomic_load(&p->packets), "remb_sent",
                                 (json_int_t)atomic_load(&p->remb_sent), "remb_bitrate",
                                 (json_int_t)atomic_load(&p->remb_bps));
+        room_recovery_describe(p, pub);
         if (atomic_load(&p->level_us))
             json_object_set_new(pub, "audio_level_dbov",
                                 json_real(-(double)atomic_load(&p->level) / 256.0));

@@ -88,7 +88,11 @@ int room_simulcast_layer_of(room_peer *peer, const moat_rtp_packet *p)
     if (layer < 0)
         return -1;
     uint64_t now = p->arrival_us;
-    measure(peer, layer, p->length, now);
+    if (p->payload_length == 0)
+        return layer; /* padding only: not the layer's bitrate (room.c drops it) */
+    /* The header and payload, without padding (Firefox pads its low layer
+     * up to several times its media rate). */
+    measure(peer, layer, p->payload_offset + p->payload_length, now);
     const room_codec *codec = codec_of(peer, p->payload_type);
     moat_keyframe_info info;
     if (codec &&

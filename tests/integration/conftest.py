@@ -46,6 +46,7 @@ SERIAL_FILES = {
     "test_kernel_filter.py", "test_flood_tool.py", "test_flood_fanout.py",
     # headless Chromium: several processes, encoding and decoding video
     "test_chromium_demo.py", "test_chromium_room.py", "test_chromium_room_remb.py",
+    "test_chromium_transport_cc.py",
     "test_datachannel_chromium.py", "test_datachannel_plpmtud_chromium.py",
     # aiortc's SCTP in Python (one core) through the repo's TUN link
     # emulator (Python too), with the gateway's 5 s drain bound or a
@@ -54,6 +55,9 @@ SERIAL_FILES = {
     "test_datachannel_plpmtud.py", "test_datachannel_lossy.py",
     "test_datachannel_close.py", "test_datachannel_backpressure.py",
     "test_room_data_backpressure.py",
+    # aiortc media through the TUN link emulator: NACK round trips to the
+    # publisher must come back in time for the loss figure to hold
+    "test_room_nack_publishers.py",
 }
 # What ASan, LeakSanitizer, UBSan and TSan print when they find something.
 SANITIZER_REPORT = re.compile(r"ERROR: AddressSanitizer|ERROR: LeakSanitizer|runtime error:|"

@@ -29,8 +29,15 @@ static void check_answer(const moat_sdp *offer, const moat_sdp_negotiation *n, c
         const moat_sdp_negotiated_media *nm = &n->media[i];
         if (nm->accepted != (m->port != 0) || strcmp(m->mid, offer->media[i].mid) != 0)
             abort();
+        /* The codecs, then the rtx payload types answered for them. */
+        size_t n_rtx = 0;
+        for (size_t c = 0; c < nm->n_payload_types; c++)
+            n_rtx += nm->rtx_payload_types[c] != 0;
         if (nm->accepted && nm->kind != MOAT_MEDIA_KIND_APPLICATION &&
-            (m->n_codecs != nm->n_payload_types || nm->n_payload_types == 0))
+            (m->n_codecs != nm->n_payload_types + n_rtx || nm->n_payload_types == 0))
+            abort();
+        if (nm->local_rtx_ssrc &&
+            (nm->local_ssrc == 0 || n_rtx == 0 || nm->local_rtx_ssrc == nm->local_ssrc))
             abort();
     }
     moat_sdp_free(again);

@@ -235,6 +235,48 @@ static bool feed(world *w, uint32_t ssrc, uint16_t seq, uint32_t ts, bool key)
     return n_sent == before + 1;
 }
 
+/* The same with a VP8 descriptor carrying a 15-bit picture id and a
+ * TL0PICIDX (X, I, L), as Chromium and Firefox send. */
+static bool feed_picture(world *w, uint32_t ssrc, uint16_t seq, uint32_t ts, bool key,
+                         uint16_t picture, uint8_t tl0)
+{
+    uint8_t d[64] = {0x80,
+                     96,
+                     (uint8_t)(seq >> 8),
+                     (uint8_t)seq,
+                     (uint8_t)(ts >> 24),
+                     (uint8_t)(ts >> 16),
+                     (uint8_t)(ts >> 8),
+                     (uint8_t)ts,
+                     (uint8_t)(ssrc >> 24),
+                     (uint8_t)(ssrc >> 16),
+                     (uint8_t)(ssrc >> 8),
+                     (uint8_t)ssrc};
+    const uint8_t descriptor[] = {
+        0x90, 0xc0, (uint8_t)(0x80 | picture >> 8), (uint8_t)picture, tl0, key ? 0x00 : 0x01};
+    memcpy(d + 12, descriptor, sizeof descriptor);
+    moat_rtp_packet p = {.data = d,
+                         .length = 40,
+                         .capacity = sizeof d,
+                         .media_index = -1,
+                         .ssrc = ssrc,
+                         .sequence = seq,
+                         .timestamp = ts,
+                         .payload_type = 96,
+                         .payload_offset = 12,
+                         .payload_length = 28,
+                         .arrival_us = fake_now};
+    size_t before = n_sent;
+    moat_media_kind kind;
+    room_forward(&w->sub, &p, &kind);
+    return n_sent == before + 1;
+}
+
+static uint16_t sent_picture(size_t i)
+{
+    return (uint16_t)((sent[i].data[14] & 0x7f) << 8 | sent[i].data[15]);
+}
+
 static uint16_t sent_seq(size_t i)
 {
     return (uint16_t)(sent[i].data[2] << 8 | sent[i].data[3]);
@@ -303,11 +345,92 @@ static void test_switch_continuity(void)
     pthread_mutex_destroy(&w.r.lock);
 }
 
+/* Layer switches keep the VP8 picture id and TL0PICIDX continuous: the
+ * layers' own ids are unrelated (and one wraps), yet the subscriber sees
+ * one picture after another (Firefox otherwise decodes nothing until it
+ * asks for a keyframe itself). */
+static void test_switch_picture_ids(void)
+{
+    world w;
+    world_init(&w);
+    atomic_store(&w.sub.layer_request, 2);
+    g_assert_false(feed_picture(&w, SSRC_H, 10, 9000, true, 0x7ffe, 250));
+    g_assert_true(feed_picture(&w, SSRC_L, 500, 70000, true, 1000, 77));
+    fake_now += 33000;
+    g_assert_true(feed_picture(&w, SSRC_L, 501, 73000, false, 1001, 77));
+    g_assert_true(feed_picture(&w, SSRC_L, 502, 73000, false, 1001, 77)); /* same picture */
+    /* Up to h, whose ids wrap at 2^15 and 256 right after the switch. */
+    atomic_store(&w.sub.layer_request, 0);
+    room_simulcast_tick(&w.sub, fake_now);
+    fake_now += 33000;
+    g_assert_true(feed_picture(&w, SSRC_L, 503, 76000, false, 1002, 78));
+    g_assert_true(feed_picture(&w, SSRC_H, 11, 12000, true, 0x7fff, 255));
+    fake_now += 33000;
+    g_assert_true(feed_picture(&w, SSRC_H, 12, 15000, false, 0, 0));
+    /* And down again to l, which kept counting meanwhile. */
+    atomic_store(&w.sub.layer_request, 2);
+    room_simulcast_tick(&w.sub, fake_now);
+    fake_now += 33000;
+    g_assert_true(feed_picture(&w, SSRC_H, 13, 18000, false, 1, 1));
+    g_assert_true(feed_picture(&w, SSRC_L, 506, 85000, true, 1005, 81));
+    fake_now += 33000;
+    g_assert_true(feed_picture(&w, SSRC_L, 507, 88000, false, 1006, 82));
+    const uint16_t pictures[] = {1000, 1001, 1001, 1002, 1003, 1004, 1005, 1006, 1007};
+    const uint8_t tl0s[] = {77, 77, 77, 78, 79, 80, 81, 82, 83};
+    g_assert_cmpuint(n_sent, ==, G_N_ELEMENTS(pictures));
+    for (size_t i = 0; i < n_sent; i++) {
+        g_assert_cmpuint(sent_picture(i), ==, pictures[i]);
+        g_assert_cmpuint(sent[i].data[16], ==, tl0s[i]);
+        g_assert_cmpuint(sent[i].data[14] & 0x80, ==, 0x80); /* still 15 bits */
+    }
+    pthread_mutex_destroy(&w.r.lock);
+}
+
+/* Padding-only packets (Firefox pads its low layer to several times its
+ * media rate) do not count in a layer's bitrate; padding bytes of media
+ * packets neither. */
+static void test_padding_bitrate(void)
+{
+    world w;
+    world_init(&w);
+    room_peer *p = &w.pub;
+    for (int l = 0; l < 3; l++)
+        atomic_store(&p->layers[l].bitrate_bps, 0);
+    uint8_t d[1200] = {0xa0, 96};
+    d[8] = (uint8_t)(SSRC_L >> 24);
+    d[9] = (uint8_t)(SSRC_L >> 16);
+    d[10] = (uint8_t)(SSRC_L >> 8);
+    d[11] = (uint8_t)SSRC_L;
+    uint64_t t = 5000000;
+    /* 1 s of l: 25 media packets of 112 bytes with 12 of them padding,
+     * and 100 padding-only packets of 1200 bytes. */
+    for (int i = 0; i <= 125; i++) {
+        bool padding_only = i % 5 != 0;
+        moat_rtp_packet pk = {.data = d,
+                              .length = padding_only ? 1200 : 112,
+                              .capacity = sizeof d,
+                              .ssrc = SSRC_L,
+                              .payload_type = 96,
+                              .payload_offset = 12,
+                              .payload_length = padding_only ? 0 : 88,
+                              .arrival_us = t + (uint64_t)i * 8000};
+        g_strlcpy(pk.rid, "l", sizeof pk.rid);
+        g_assert_cmpint(room_simulcast_layer_of(p, &pk), ==, 2);
+    }
+    /* 25 x 100 bytes in 1 s: 20 kbit/s, not the 1 Mbit/s on the wire. */
+    unsigned bps = atomic_load(&p->layers[2].bitrate_bps);
+    g_assert_cmpuint(bps, >=, 19000);
+    g_assert_cmpuint(bps, <=, 21000);
+    pthread_mutex_destroy(&w.r.lock);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
     g_test_add_func("/room/layers/keyframe-wait", test_keyframe_wait);
     g_test_add_func("/room/layers/choice", test_choice);
     g_test_add_func("/room/layers/switch-continuity", test_switch_continuity);
+    g_test_add_func("/room/layers/switch-picture-ids", test_switch_picture_ids);
+    g_test_add_func("/room/layers/padding-bitrate", test_padding_bitrate);
     return g_test_run();
 }

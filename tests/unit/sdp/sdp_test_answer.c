@@ -64,16 +64,35 @@ static void check_answer_consistent(const char *answer, const moat_sdp_negotiati
             continue;
         g_assert_true(m->rtcp_mux);
         g_assert_cmpint(m->direction, ==, nm->answer_direction);
-        g_assert_cmpuint(m->n_codecs, ==, nm->n_payload_types);
-        for (size_t c = 0; c < m->n_codecs; c++) {
+        /* The codecs, then the rtx payload types of those that have one. */
+        size_t n_rtx = 0;
+        for (size_t c = 0; c < nm->n_payload_types; c++) {
+            if (!nm->rtx_payload_types[c])
+                continue;
+            const moat_sdp_codec *rtx = &m->codecs[nm->n_payload_types + n_rtx++];
+            g_assert_cmpuint(rtx->pt, ==, nm->rtx_payload_types[c]);
+            g_assert_cmpstr(rtx->name, ==, "rtx");
+            char apt[16];
+            g_snprintf(apt, sizeof apt, "apt=%u", nm->payload_types[c]);
+            g_assert_cmpstr(rtx->fmtp, ==, apt);
+        }
+        g_assert_cmpuint(m->n_codecs, ==, nm->n_payload_types + n_rtx);
+        for (size_t c = 0; c < nm->n_payload_types; c++) {
             g_assert_cmpuint(m->codecs[c].pt, ==, nm->payload_types[c]);
             g_assert_cmpstr(m->codecs[c].name, ==, nm->codec_names[c]);
             g_assert_cmpuint(m->codecs[c].clock_rate, ==, nm->clock_rates[c]);
         }
         if (nm->local_ssrc != 0) {
-            g_assert_cmpuint(m->n_ssrcs, ==, 1);
+            g_assert_cmpuint(m->n_ssrcs, ==, nm->local_rtx_ssrc ? 2 : 1);
             g_assert_cmpuint(m->ssrcs[0].ssrc, ==, nm->local_ssrc);
             g_assert_cmpstr(m->ssrcs[0].cname, ==, "moat-test");
+            if (nm->local_rtx_ssrc) {
+                g_assert_cmpuint(n_rtx, >, 0);
+                g_assert_cmpuint(m->ssrcs[1].ssrc, ==, nm->local_rtx_ssrc);
+                g_assert_cmpuint(m->n_fids, ==, 1);
+                g_assert_cmpuint(m->fids[0].primary, ==, nm->local_ssrc);
+                g_assert_cmpuint(m->fids[0].retransmission, ==, nm->local_rtx_ssrc);
+            }
         } else {
             g_assert_cmpuint(m->n_ssrcs, ==, 0);
         }

@@ -8,6 +8,9 @@
 #include "sdp_test_answer.h"
 #include "sdp_test_text.h"
 
+#define MOAT_TEST_TWCC_URI                                                                         \
+    "http://www.ietf.org/id/draft-holmer-rmcat-transport-wide-cc-extensions-01"
+
 static void test_chromium(void)
 {
     moat_sdp_answer_params params = moat_test_answer_params();
@@ -80,21 +83,36 @@ static void test_chromium(void)
     g_assert_nonnull(strstr(audio_text, "a=fmtp:111 minptime=10;useinbandfec=1\r\n"));
     g_assert_nonnull(strstr(audio_text, "a=rtcp-rsize\r\n"));
     g_assert_nonnull(strstr(audio_text, "a=extmap:1 urn:ietf:params:rtp-hdrext:ssrc-audio-level"));
-    g_assert_null(strstr(audio_text, "transport-wide-cc"));
-    g_assert_null(strstr(audio_text, "a=rtcp-fb")); /* opus offered transport-cc only */
+    /* transport-cc, the only feedback opus is offered, is answered. */
+    g_assert_nonnull(strstr(audio_text, "a=extmap:3 " MOAT_TEST_TWCC_URI "\r\n"));
+    g_assert_cmpuint(moat_test_count(audio_text, "a=rtcp-fb"), ==, 1);
+    g_assert_nonnull(strstr(audio_text, "a=rtcp-fb:111 transport-cc\r\n"));
+    g_assert_null(strstr(audio_text, "rtx"));
     g_free(audio_text);
 
     char *video_text = moat_test_section(answer, 1);
-    g_assert_true(g_str_has_prefix(video_text, "m=video 40000 UDP/TLS/RTP/SAVPF 96 106 98\r\n"));
+    /* The codecs, then their RTX payload types (RFC 4588). */
+    g_assert_true(
+        g_str_has_prefix(video_text, "m=video 40000 UDP/TLS/RTP/SAVPF 96 106 98 97 107 99\r\n"));
     g_assert_nonnull(strstr(video_text, "a=rtcp-fb:96 goog-remb\r\n"
+                                        "a=rtcp-fb:96 transport-cc\r\n"
                                         "a=rtcp-fb:96 ccm fir\r\n"
                                         "a=rtcp-fb:96 nack\r\n"
                                         "a=rtcp-fb:96 nack pli\r\n"));
     g_assert_nonnull(strstr(video_text, "a=fmtp:106 level-asymmetry-allowed=1;"
                                         "packetization-mode=1;profile-level-id=42e01f\r\n"));
     g_assert_nonnull(strstr(video_text, "a=fmtp:98 profile-id=0\r\n"));
-    g_assert_null(strstr(video_text, "transport-cc"));
-    g_assert_null(strstr(video_text, "rtx"));
+    g_assert_nonnull(strstr(video_text, "a=extmap:3 " MOAT_TEST_TWCC_URI "\r\n"));
+    g_assert_nonnull(strstr(video_text, "a=rtpmap:97 rtx/90000\r\na=fmtp:97 apt=96\r\n"
+                                        "a=rtpmap:107 rtx/90000\r\na=fmtp:107 apt=106\r\n"
+                                        "a=rtpmap:99 rtx/90000\r\na=fmtp:99 apt=98\r\n"));
+    g_assert_cmpuint(video->rtx_payload_types[0], ==, 97);
+    g_assert_cmpuint(video->local_rtx_ssrc, !=, 0);
+    g_assert_cmpuint(video->local_rtx_ssrc, !=, video->local_ssrc);
+    char fid[64];
+    g_snprintf(fid, sizeof fid, "a=ssrc-group:FID %u %u\r\n", video->local_ssrc,
+               video->local_rtx_ssrc);
+    g_assert_nonnull(strstr(video_text, fid));
     g_assert_null(strstr(video_text, "ulpfec"));
     g_assert_null(strstr(video_text, "red/"));
     g_assert_nonnull(strstr(video_text, "a=extmap:14 urn:ietf:params:rtp-hdrext:toffset\r\n"));
@@ -121,6 +139,54 @@ static void test_chromium(void)
     g_assert_null(strstr(answer, "ice-options"));
     g_assert_null(strstr(answer, "\n\n"));
     g_free(answer);
+}
+
+/* Per m-line congestion control feedback: a Chromium publisher's offer
+ * gets transport-cc (extension and rtcp-fb, on each m-line, with NACK and
+ * REMB kept); a viewer's (recvonly: the gateway stamps no transport-wide
+ * sequence numbers on what it sends) and a REMB-only peer's get REMB and no
+ * transport-cc. */
+static void test_transport_cc(void)
+{
+    moat_sdp_answer_params params = moat_test_answer_params();
+    moat_sdp_negotiation n;
+    char *publisher = moat_test_replace(moat_test_offer_chromium, "a=sendrecv", "a=sendonly");
+    char *answer = moat_test_answer_ok(publisher, &params, &n);
+    for (size_t i = 0; i < 2; i++) {
+        char *text = moat_test_section(answer, i);
+        g_assert_nonnull(strstr(text, "a=extmap:3 " MOAT_TEST_TWCC_URI "\r\n"));
+        g_assert_cmpuint(n.media[i].transport_cc_extension_id, ==, 3);
+        g_assert_cmpuint(n.media[i].rtcp_fb[0] & (1u << 4), !=, 0);
+        g_free(text);
+    }
+    char *video = moat_test_section(answer, 1);
+    g_assert_cmpuint(moat_test_count(video, " transport-cc\r\n"), ==, 3); /* 96 106 98 */
+    g_assert_nonnull(strstr(video, "a=rtcp-fb:96 nack\r\n"));
+    g_assert_nonnull(strstr(video, "a=rtcp-fb:96 goog-remb\r\n"));
+    g_free(video);
+    g_free(answer);
+    g_free(publisher);
+
+    char *viewer = moat_test_replace(moat_test_offer_chromium, "a=sendrecv", "a=recvonly");
+    answer = moat_test_answer_ok(viewer, &params, &n);
+    g_assert_null(strstr(answer, "transport-cc"));
+    g_assert_null(strstr(answer, MOAT_TEST_TWCC_URI));
+    g_assert_cmpuint(n.media[1].transport_cc_extension_id, ==, 0);
+    g_assert_nonnull(strstr(answer, "a=rtcp-fb:96 goog-remb\r\n"));
+    g_free(answer);
+    g_free(viewer);
+
+    char *no_twcc =
+        moat_test_replace(moat_test_offer_chromium, " transport-cc\r\n", " x-unknown\r\n");
+    char *remb_only = moat_test_drop_lines(no_twcc, "a=extmap:3 ");
+    answer = moat_test_answer_ok(remb_only, &params, &n);
+    g_assert_null(strstr(answer, "transport-cc"));
+    g_assert_null(strstr(answer, MOAT_TEST_TWCC_URI));
+    g_assert_nonnull(strstr(answer, "a=rtcp-fb:96 goog-remb\r\n"));
+    g_assert_cmpuint(n.media[1].rtcp_fb[0] & (1u << 3), !=, 0);
+    g_free(answer);
+    g_free(remb_only);
+    g_free(no_twcc);
 }
 
 static void test_firefox(void)
@@ -353,6 +419,7 @@ int main(int argc, char **argv)
     g_test_init(&argc, &argv, NULL);
     g_test_add_func("/sdp/answer/chromium", test_chromium);
     g_test_add_func("/sdp/answer/firefox", test_firefox);
+    g_test_add_func("/sdp/answer/transport-cc", test_transport_cc);
     g_test_add_func("/sdp/answer/aiortc-exact", test_aiortc_exact);
     g_test_add_func("/sdp/answer/rejections", test_rejections);
     g_test_add_func("/sdp/answer/errors", test_errors);
