@@ -133,6 +133,9 @@ def test_ping_across_the_tunnel(tunnel_factory, mode):
         assert m['moat_tunnel_dropped_messages_total{reason="relay_refused"}'] == 0
 
 
+# 50 MB at full speed through user-space SCTP: it takes the CPU from tests
+# running beside it (marker `serial`: run alone, conftest.py).
+@pytest.mark.serial
 @pytest.mark.parametrize("mode", ALL_MODES)
 def test_tcp_transfer_arrives_byte_exact(tunnel_factory, mode):
     t = tunnel_factory(mode)
@@ -219,6 +222,7 @@ def test_ice_restart_after_a_network_change(tunnel_factory):
     assert a.summary()["reconnects"] == "1"
 
 
+@pytest.mark.serial  # a flood takes the CPU from tests running beside it
 def test_forged_flood_does_not_disturb_the_tunnel(tunnel_factory):
     t = tunnel_factory("ordered", n_peers=3)
     media = t.gateway.media_port
@@ -255,6 +259,7 @@ def test_help_and_bad_usage():
     assert r.returncode == 2 and "--mode" in r.stderr
 
 
+@pytest.mark.serial  # the Python TUN link emulator paces packets in real time
 def test_long_path_connects_and_carries(tmp_path):
     """Through the TUN link emulator at 150 ms round trip (bench/tunnel's
     link): ICE nominates although each nominating check is answered after
