@@ -241,4 +241,8 @@ const moat_gateway_calls moat_session_gateway_calls = {
     .publish_event = moat_events_publish,
     .relay_data = moat_session_relay_data,
     .config_int = gateway_config_int,
+    .fanout_new = moat_session_fanout_new,
+    .fanout_set = moat_session_fanout_set,
+    .fanout_send = moat_session_fanout_send,
+    .fanout_free = moat_session_fanout_free,
 };

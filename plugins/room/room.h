@@ -124,6 +124,7 @@ typedef struct room_peer {
     _Atomic uint64_t level_us;
     room_layer layers[ROOM_MAX_LAYERS]; /* simulcast video, n_layers of them */
     size_t n_layers;
+    moat_plugin_fanout *fanout; /* its subscribers (room_fanout.h), NULL: none */
 
     /* subscriber */
     char source_id[ROOM_PEER_ID_SIZE]; /* "" follows the room's current publisher */
