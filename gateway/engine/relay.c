@@ -406,8 +406,8 @@ size_t moat_relay_send_sets(moat_relay *relay, moat_relay_set *const *sets, size
     return done;
 }
 
-/* Consumer's thread: every target of `set`. */
-static void deliver_set(moat_relay *relay, moat_relay_set *set, const relay_buffer *b)
+/* Consumer's thread: every target of `set`; returns how many. */
+static size_t deliver_set(moat_relay *relay, moat_relay_set *set, const relay_buffer *b)
 {
     size_t ok = 0;
     for (size_t t = 0; t < set->n; t++)
@@ -415,7 +415,9 @@ static void deliver_set(moat_relay *relay, moat_relay_set *set, const relay_buff
     atomic_fetch_add_explicit(&relay->delivered, ok, memory_order_relaxed);
     if (ok < set->n)
         count_drops(relay, MOAT_RELAY_DROP_TARGET_GONE, set->n - ok);
+    size_t n = set->n;
     moat_relay_set_unref(set);
+    return n;
 }
 
 static size_t drain_ring(moat_relay *relay, relay_ring *ring)
@@ -428,7 +430,7 @@ static size_t drain_ring(moat_relay *relay, relay_ring *ring)
         /* The slot is free again once head moves past it. */
         atomic_store_explicit(&ring->head, head + 1, memory_order_release);
         if (e.set) {
-            deliver_set(relay, e.set, e.buffer);
+            n += deliver_set(relay, e.set, e.buffer) - 1; /* the loop counts one */
             buffer_release(e.buffer);
             continue;
         }

@@ -98,7 +98,8 @@ unsigned moat_relay_set_consumer(const moat_relay_set *set);
 size_t moat_relay_send_sets(moat_relay *relay, moat_relay_set *const *sets, size_t n,
                             const uint8_t *packet, size_t length);
 
-/* Delivers everything queued for `consumer`; returns how many entries. */
+/* Delivers everything queued for `consumer`; returns to how many targets
+ * (each target of a set counts). */
 size_t moat_relay_drain(moat_relay *relay, unsigned consumer);
 
 /* Data channel messages relayed between workers (relay_data, carried by
