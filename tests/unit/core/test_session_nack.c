@@ -54,7 +54,8 @@ static void test_cache_taken_on_first_send_and_sized_to_rate(void)
     session_harness h;
     start(&h, MOAT_MEDIA_KIND_VIDEO);
     /* Connected but silent: no cache memory yet (a pending session used to
-     * hold about 780 KB per sending m-line). */
+     * hold about 780 KB per sending m-line). Once sending, its bytes are
+     * sized to the rate (slots x 1500 bytes before: 768 KB here). */
     g_assert_cmpuint(h.session->n_outgoing, ==, 1);
     g_assert_null(h.session->outgoing[0].cache);
     uint64_t now = 1000000;
@@ -71,6 +72,10 @@ static void test_cache_taken_on_first_send_and_sized_to_rate(void)
     }
     session_harness_drain_peer(&h, NULL);
     g_assert_cmpuint(moat_retransmit_cache_slots(h.session->outgoing[0].cache), ==, 512);
+    /* Its bytes: one second at ~490 KB/s and a quarter (not 512 x 1500). */
+    size_t arena = moat_retransmit_cache_bytes(h.session->outgoing[0].cache);
+    g_assert_cmpuint(arena, >=, 400 * (PAYLOAD + 12));
+    g_assert_cmpuint(arena, <=, 400 * (PAYLOAD + 40) * 5 / 4 + 4096);
     /* What was sent before growing can still be resent. */
     const uint8_t *packet;
     size_t length;
@@ -82,6 +87,7 @@ static void test_cache_taken_on_first_send_and_sized_to_rate(void)
     g_assert_null(h.session->outgoing[0].cache);
     g_assert_cmpint(session_harness_gateway_send_rtp(&h, 0, 160), ==, 0);
     g_assert_cmpuint(moat_retransmit_cache_slots(h.session->outgoing[0].cache), ==, 32);
+    g_assert_cmpuint(moat_retransmit_cache_bytes(h.session->outgoing[0].cache), ==, 8 * 1024);
     session_harness_clear(&h);
 }
 
