@@ -46,9 +46,12 @@ static size_t power_of_two_at_least(double value)
  * NACKs then go unanswered, media does not stop. */
 /* Bytes for RETRANSMIT_HORIZON_S at the measured rate, a quarter more, in
  * whole steps. */
-static size_t arena_wanted(const moat_outgoing_stream *stream, uint64_t now_us)
+static size_t arena_wanted(const moat_outgoing_stream *stream)
 {
-    double rate = moat_retransmit_budget_rate_bytes(&stream->budget, now_us);
+    /* Complete windows only: a keyframe burst early in a window would
+     * extrapolate to several times the stream's rate, and the arena never
+     * shrinks. */
+    double rate = moat_retransmit_budget_window_rate_bytes(&stream->budget);
     size_t bytes = (size_t)(rate * RETRANSMIT_HORIZON_S * 1.25);
     return (bytes + RETRANSMIT_BYTES_STEP - 1) / RETRANSMIT_BYTES_STEP * RETRANSMIT_BYTES_STEP;
 }
@@ -57,7 +60,7 @@ static void size_cache(moat_outgoing_stream *stream, uint64_t now_us)
 {
     size_t wanted = power_of_two_at_least(
         moat_retransmit_budget_rate_packets(&stream->budget, now_us) * RETRANSMIT_HORIZON_S);
-    size_t bytes = arena_wanted(stream, now_us);
+    size_t bytes = arena_wanted(stream);
     if (!stream->cache) {
         bool video = stream->kind == MOAT_MEDIA_KIND_VIDEO;
         size_t initial = video ? RETRANSMIT_VIDEO_SLOTS : RETRANSMIT_AUDIO_SLOTS;
