@@ -45,6 +45,7 @@ typedef struct {
     _Alignas(CACHE_LINE) atomic_size_t tail; /* producer */
     relay_entry *slots;
     size_t mask;
+    size_t cap; /* entries at most: the consumer's share of the pool */
 } relay_ring;
 
 typedef struct {
@@ -143,12 +144,20 @@ moat_relay *moat_relay_new(unsigned n_workers, size_t ring_slots, size_t pool_bu
     relay->ops = *ops;
     size_t slots = power_of_two(ring_slots < 2 ? 2 : ring_slots);
     size_t n_rings = (size_t)(n_workers + 1) * n_workers;
+    /* A consumer that stops draining holds at most its share of the
+     * producer's buffers (each entry holds one): the others still get
+     * theirs from the pool. */
+    size_t pool = power_of_two(pool_buffers < 1 ? 1 : pool_buffers);
+    size_t share = pool / (n_workers > 1 ? n_workers - 1 : 1);
+    if (share < 1)
+        share = 1;
     relay->rings = aligned_alloc(CACHE_LINE, sizeof(relay_ring) * n_rings);
     for (size_t i = 0; i < n_rings; i++) {
         atomic_init(&relay->rings[i].head, 0);
         atomic_init(&relay->rings[i].tail, 0);
         relay->rings[i].slots = g_new0(relay_entry, slots);
         relay->rings[i].mask = slots - 1;
+        relay->rings[i].cap = share < slots ? share : slots;
     }
     relay->pools = aligned_alloc(CACHE_LINE, sizeof(relay_pool) * (n_workers + 1));
     for (unsigned i = 0; i <= n_workers; i++)
@@ -214,7 +223,8 @@ static bool ring_push(relay_ring *ring, relay_buffer *buffer, void *target, moat
 {
     size_t tail = atomic_load_explicit(&ring->tail, memory_order_relaxed);
     size_t head = atomic_load_explicit(&ring->head, memory_order_acquire);
-    if (tail - head > ring->mask)
+    /* Sets (fan-outs) keep to the consumer's share of the pool. */
+    if (tail - head >= (set ? ring->cap : ring->mask + 1))
         return false;
     ring->slots[tail & ring->mask] = (relay_entry){buffer, target, set};
     atomic_store_explicit(&ring->tail, tail + 1, memory_order_release);

@@ -15,7 +15,11 @@
  *    packets: an entry names either one target or a target set
  *    (moat_relay_set: every target of a fan-out on one consumer), so one
  *    packet for 1000 targets on another worker takes one slot there; the
- *    consumer fans it out locally. Drops are counted per target.
+ *    consumer fans it out locally. Drops are counted per target. A ring
+ *    holds at most pool_buffers / (n_workers - 1) target-set entries, so a
+ *    consumer that stops draining cannot take the whole pool from a
+ *    fan-out's producer: the other workers' targets still get their
+ *    packets.
  *  - Wake-ups: a producer wakes a consumer (ops.wake) only when the consumer
  *    has drained since the last wake-up, so a busy consumer costs no
  *    syscall per packet.

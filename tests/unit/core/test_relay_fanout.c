@@ -178,6 +178,36 @@ static void test_republish_keeps_queued(void)
     moat_relay_set_current(-1);
 }
 
+/* A worker that stops draining holds at most its share of the producer's
+ * pool (8 buffers, 2 other workers: 4), so the other worker still gets
+ * every packet (the whole pool went to the stalled one before: pool_empty
+ * from the 9th packet on). */
+static void test_stalled_consumer_keeps_its_share(void)
+{
+    context c;
+    moat_relay *relay = make(&c, 3, 64, 8);
+    moat_relay_set_current(0);
+    target t[2] = {0};
+    unsigned consumers[] = {1, 2};
+    moat_relay_fanout *f = moat_relay_fanout_new(relay);
+    publish(f, t, consumers, 2);
+    uint8_t packet[16] = {0};
+    for (uint32_t i = 0; i < 40; i++) {
+        memcpy(packet, &i, 4);
+        moat_relay_fanout_send(f, packet, sizeof packet);
+        moat_relay_drain(relay, 2); /* worker 1 never drains */
+    }
+    g_assert_cmpuint(atomic_load(&t[1].delivered), ==, 40);
+    g_assert_cmpuint(moat_relay_dropped(relay, MOAT_RELAY_DROP_POOL_EMPTY), ==, 0);
+    g_assert_cmpuint(moat_relay_dropped(relay, MOAT_RELAY_DROP_RING_FULL), ==, 36);
+    moat_relay_drain(relay, 1);
+    g_assert_cmpuint(atomic_load(&t[0].delivered), ==, 4);
+    moat_relay_fanout_free(f);
+    moat_relay_free(relay);
+    g_assert_cmpint(total_refs(t, 2), ==, 0);
+    moat_relay_set_current(-1);
+}
+
 /* A target on no worker is released at publish; sets of any size. */
 static void test_sets(void)
 {
@@ -283,6 +313,8 @@ int main(int argc, char **argv)
     g_test_add_func("/relay-fanout/own-worker-at-once", test_own_worker_at_once);
     g_test_add_func("/relay-fanout/republish-keeps-queued", test_republish_keeps_queued);
     g_test_add_func("/relay-fanout/sets", test_sets);
+    g_test_add_func("/relay-fanout/stalled-consumer-keeps-its-share",
+                    test_stalled_consumer_keeps_its_share);
     g_test_add_func("/relay-fanout/threads-republish", test_threads_republish);
     return g_test_run();
 }
