@@ -158,6 +158,8 @@ typedef struct {
 
 /* Opaque handle of a session, valid from attach until detach returns. */
 typedef struct moat_plugin_session moat_plugin_session;
+/* A fan-out list (moat_gateway_calls.fanout_*), owned by the plugin. */
+typedef struct moat_plugin_fanout moat_plugin_fanout;
 
 typedef struct {
     /* Send a plaintext RTP packet to the peer; the gateway protects it with
@@ -220,6 +222,21 @@ typedef struct {
      * gateway has none by that name (an older gateway leaves this NULL).
      * Control thread (init, handle_api). */
     int (*config_int)(const char *section, const char *key, int fallback);
+    /* Fan-out lists (an older gateway leaves these NULL): the sessions one
+     * producer sends every packet to, kept by the gateway as an immutable
+     * snapshot grouped by worker. fanout_set replaces the list (any thread;
+     * it takes its own handle references) whenever membership changes;
+     * fanout_send (one thread at a time: the producer's worker) copies the
+     * packet once and takes one relay ring slot per other worker that has
+     * targets, whose worker then delivers to each of them as relay_rtp
+     * would (on_relay); targets on the producer's worker get it at once.
+     * It returns how many were sent or queued. fanout_free by the owner
+     * while no fanout_send runs. fanout_new(producer): NULL when the
+     * producer's worker has no relay. */
+    moat_plugin_fanout *(*fanout_new)(moat_plugin_session *producer);
+    void (*fanout_set)(moat_plugin_fanout *fanout, moat_plugin_session *const *sessions, size_t n);
+    size_t (*fanout_send)(moat_plugin_fanout *fanout, const uint8_t *packet, size_t length);
+    void (*fanout_free)(moat_plugin_fanout *fanout);
 } moat_gateway_calls;
 
 typedef struct {

@@ -25,8 +25,15 @@ Moat runs in its default configuration (flood defence on: prefilter auto,
 kernel filter auto); --defence-off adds a search without it, to show what
 the defence costs a large room.
 
+Then cross-worker fan-out: Moat with 2 workers and one room whose
+publisher is forced onto worker 0 and every subscriber onto worker 1
+(POST /api/rooms publisher_worker/subscriber_worker), --cross-subscribers
+of them (400; quick 4): the largest loss of any subscriber, twice (the
+larger counts).
+
 Last line: sfu subscribers_per_core=<moat> janus=<janus> ratio=<moat/janus>
-scaling=<2 workers / 1 worker>"""
+scaling=<2 workers / 1 worker> cross_worker_loss=<max loss, subscribers
+forced onto the publisher's other worker>"""
 import argparse
 import json
 import os
@@ -101,8 +108,10 @@ def wait_http(url, seconds=15):
 BENCH_TOKEN = "moat-bench-token"
 
 
-def create_room(base, name):
-    body = json.dumps({"name": name, "max_subscribers": 1024}).encode()
+def create_room(base, name, placement=None):
+    room = {"name": name, "max_subscribers": 1024}
+    room.update(placement or {})
+    body = json.dumps(room).encode()
     request = urllib.request.Request(base + "/api/rooms", data=body, method="POST",
                                      headers={"Content-Type": "application/json",
                                               "Authorization": "Bearer " + BENCH_TOKEN})
@@ -193,7 +202,7 @@ def search(label, attempt, start, log):
     return good, rows
 
 
-def moat_attempt(ns, build, trial, workers, cpus, extra=()):
+def moat_attempt(ns, build, trial, workers, cpus, extra=(), placement=None):
     base = f"http://{NS_IP}:8088"
     counter = [0]
 
@@ -209,7 +218,7 @@ def moat_attempt(ns, build, trial, workers, cpus, extra=()):
             wait_http(base + "/healthz")
             counter[0] += 1
             room = f"bench{counter[0]}"
-            create_room(base, room)
+            create_room(base, room, placement)
             c0, t0 = cpu_s(gateway.pid), time.monotonic()
             report = trial.run(["--whip", f"{base}/whip/room/{room}",
                                 "--whep", f"{base}/whep/room/{room}"], n)
@@ -243,12 +252,30 @@ def janus_attempt(ns, trial):
     return attempt
 
 
+def cross_worker_loss(ns, build, trial, n, log):
+    """The largest loss of any of n subscribers forced onto worker 1 while
+    their publisher is on worker 0 (every packet crosses the relay), the
+    worse of two runs (1.0 when a run failed)."""
+    attempt = moat_attempt(ns, build, trial, 2, "0,1",
+                           placement={"publisher_worker": 0, "subscriber_worker": 1})
+    worst = 0.0
+    for _ in range(2):
+        report = attempt(n)
+        loss = report["loss_max"] if report and report["connected"] == n else 1.0
+        print(f"  moat 2w cross  n={n:5} connected={report['connected'] if report else 0:5} "
+              f"loss_max={100 * loss:7.3f}%", file=log, flush=True)
+        worst = max(worst, loss)
+    return worst
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--build", default=str(ROOT / "build"))
     parser.add_argument("--duration", type=float, default=0.5 if QUICK else 2.5)
     parser.add_argument("--start", type=int, default=4 if QUICK else 100)
     parser.add_argument("--no-janus", action="store_true")
+    parser.add_argument("--cross-subscribers", type=int, default=4 if QUICK else 400,
+                        help="subscribers of the cross-worker room (all on worker 1)")
     parser.add_argument("--defence-off", action="store_true",
                         help="also search Moat with its flood defence off (about 2 min more)")
     args = parser.parse_args()
@@ -283,6 +310,7 @@ def main():
         found, r = search("moat 2w", moat_attempt(ns, build, trial, 2, "0,1"),
                           max(results["moat1"], args.start), log)
         results["moat2"], rows = found, rows + r
+        results["cross_loss"] = cross_worker_loss(ns, build, trial, args.cross_subscribers, log)
     finally:
         ns.close()
     moat, janus = results.get("moat1", 0), results.get("janus", 0)
@@ -301,8 +329,10 @@ def main():
           f"{results['moat2']}")
     print(f"  mediasoup reports about 500 consumers per worker; Moat here: {moat} per worker "
           f"({moat / 500:.2f}x)")
+    print(f"  moat, 2 workers, {args.cross_subscribers} subscribers on worker 1, publisher on "
+          f"worker 0: max loss {100 * results['cross_loss']:.3f} %")
     print(f"sfu subscribers_per_core={moat} janus={janus} ratio={ratio:.2f} "
-          f"scaling={scaling:.2f}")
+          f"scaling={scaling:.2f} cross_worker_loss={results['cross_loss']:.4f}")
     return 0
 
 

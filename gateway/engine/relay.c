@@ -1,5 +1,6 @@
 /* The routing core's cross-worker relay (relay.h): pooled reference-counted
- * buffers, one SPSC ring per (producer, consumer) pair, wake-ups on demand. */
+ * buffers, one SPSC ring per (producer, consumer) pair, wake-ups on demand,
+ * and target sets (one ring slot per packet per consumer). */
 #include "engine/relay.h"
 
 #include <glib.h>
@@ -25,9 +26,18 @@ struct relay_pool {
     _Alignas(CACHE_LINE) _Atomic(relay_buffer *) returned;
 };
 
+struct moat_relay_set {
+    moat_relay *relay;
+    atomic_uint refs;
+    unsigned consumer;
+    size_t n;
+    void *targets[]; /* n, each holding one reference */
+};
+
 typedef struct {
     relay_buffer *buffer;
-    void *target;
+    void *target;        /* one target, or NULL: */
+    moat_relay_set *set; /* every target of this set (one reference) */
 } relay_entry;
 
 typedef struct {
@@ -35,6 +45,7 @@ typedef struct {
     _Alignas(CACHE_LINE) atomic_size_t tail; /* producer */
     relay_entry *slots;
     size_t mask;
+    size_t cap; /* entries at most: the consumer's share of the pool */
 } relay_ring;
 
 typedef struct {
@@ -133,12 +144,20 @@ moat_relay *moat_relay_new(unsigned n_workers, size_t ring_slots, size_t pool_bu
     relay->ops = *ops;
     size_t slots = power_of_two(ring_slots < 2 ? 2 : ring_slots);
     size_t n_rings = (size_t)(n_workers + 1) * n_workers;
+    /* A consumer that stops draining holds at most its share of the
+     * producer's buffers (each entry holds one): the others still get
+     * theirs from the pool. */
+    size_t pool = power_of_two(pool_buffers < 1 ? 1 : pool_buffers);
+    size_t share = pool / (n_workers > 1 ? n_workers - 1 : 1);
+    if (share < 1)
+        share = 1;
     relay->rings = aligned_alloc(CACHE_LINE, sizeof(relay_ring) * n_rings);
     for (size_t i = 0; i < n_rings; i++) {
         atomic_init(&relay->rings[i].head, 0);
         atomic_init(&relay->rings[i].tail, 0);
         relay->rings[i].slots = g_new0(relay_entry, slots);
         relay->rings[i].mask = slots - 1;
+        relay->rings[i].cap = share < slots ? share : slots;
     }
     relay->pools = aligned_alloc(CACHE_LINE, sizeof(relay_pool) * (n_workers + 1));
     for (unsigned i = 0; i <= n_workers; i++)
@@ -170,7 +189,10 @@ void moat_relay_free(moat_relay *relay)
         size_t head = atomic_load(&ring->head), tail = atomic_load(&ring->tail);
         for (; head != tail; head++) {
             relay_entry *e = &ring->slots[head & ring->mask];
-            relay->ops.release_target(relay->ops.user, e->target);
+            if (e->set)
+                moat_relay_set_unref(e->set);
+            else
+                relay->ops.release_target(relay->ops.user, e->target);
         }
         g_free(ring->slots);
     }
@@ -197,13 +219,14 @@ void moat_relay_count_drop(moat_relay *relay, moat_relay_drop_reason reason)
         atomic_fetch_add_explicit(&relay->dropped[reason], 1, memory_order_relaxed);
 }
 
-static bool ring_push(relay_ring *ring, relay_buffer *buffer, void *target)
+static bool ring_push(relay_ring *ring, relay_buffer *buffer, void *target, moat_relay_set *set)
 {
     size_t tail = atomic_load_explicit(&ring->tail, memory_order_relaxed);
     size_t head = atomic_load_explicit(&ring->head, memory_order_acquire);
-    if (tail - head > ring->mask)
+    /* Sets (fan-outs) keep to the consumer's share of the pool. */
+    if (tail - head >= (set ? ring->cap : ring->mask + 1))
         return false;
-    ring->slots[tail & ring->mask] = (relay_entry){buffer, target};
+    ring->slots[tail & ring->mask] = (relay_entry){buffer, target, set};
     atomic_store_explicit(&ring->tail, tail + 1, memory_order_release);
     return true;
 }
@@ -257,10 +280,10 @@ size_t moat_relay_send(moat_relay *relay, void *const *targets, const unsigned *
         bool pushed;
         if (producer == relay->n_workers) {
             g_mutex_lock(&relay->consumers[consumer].foreign_lock);
-            pushed = ring_push(ring, buffer, targets[i]);
+            pushed = ring_push(ring, buffer, targets[i], NULL);
             g_mutex_unlock(&relay->consumers[consumer].foreign_lock);
         } else {
-            pushed = ring_push(ring, buffer, targets[i]);
+            pushed = ring_push(ring, buffer, targets[i], NULL);
         }
         if (!pushed) {
             atomic_fetch_sub_explicit(&buffer->refs, 1, memory_order_relaxed);
@@ -274,6 +297,139 @@ size_t moat_relay_send(moat_relay *relay, void *const *targets, const unsigned *
     return queued;
 }
 
+/* ---- target sets ---- */
+
+moat_relay_set *moat_relay_set_new(moat_relay *relay, unsigned consumer, void *const *targets,
+                                   size_t n)
+{
+    if (!relay || consumer >= relay->n_workers) {
+        for (size_t i = 0; relay && i < n; i++)
+            relay->ops.release_target(relay->ops.user, targets[i]);
+        return NULL;
+    }
+    moat_relay_set *set = g_malloc(sizeof *set + n * sizeof set->targets[0]);
+    set->relay = relay;
+    atomic_init(&set->refs, 1);
+    set->consumer = consumer;
+    set->n = n;
+    if (n)
+        memcpy(set->targets, targets, n * sizeof set->targets[0]);
+    return set;
+}
+
+void moat_relay_set_ref(moat_relay_set *set)
+{
+    if (set)
+        atomic_fetch_add_explicit(&set->refs, 1, memory_order_relaxed);
+}
+
+void moat_relay_set_unref(moat_relay_set *set)
+{
+    if (!set || atomic_fetch_sub_explicit(&set->refs, 1, memory_order_acq_rel) != 1)
+        return;
+    moat_relay *relay = set->relay;
+    for (size_t i = 0; i < set->n; i++)
+        relay->ops.release_target(relay->ops.user, set->targets[i]);
+    g_free(set);
+}
+
+size_t moat_relay_set_size(const moat_relay_set *set)
+{
+    return set ? set->n : 0;
+}
+
+unsigned moat_relay_set_consumer(const moat_relay_set *set)
+{
+    return set ? set->consumer : 0;
+}
+
+static void count_drops(moat_relay *relay, moat_relay_drop_reason reason, size_t n)
+{
+    atomic_fetch_add_explicit(&relay->dropped[reason], n, memory_order_relaxed);
+}
+
+/* Pushes one entry for `set` (a reference taken here); false: full. */
+static bool push_set(moat_relay *relay, unsigned producer, relay_buffer *buffer,
+                     moat_relay_set *set)
+{
+    relay_ring *ring = ring_of(relay, producer, set->consumer);
+    atomic_fetch_add_explicit(&buffer->refs, 1, memory_order_relaxed);
+    moat_relay_set_ref(set);
+    bool pushed;
+    if (producer == relay->n_workers) {
+        g_mutex_lock(&relay->consumers[set->consumer].foreign_lock);
+        pushed = ring_push(ring, buffer, NULL, set);
+        g_mutex_unlock(&relay->consumers[set->consumer].foreign_lock);
+    } else {
+        pushed = ring_push(ring, buffer, NULL, set);
+    }
+    if (!pushed) {
+        atomic_fetch_sub_explicit(&buffer->refs, 1, memory_order_relaxed);
+        atomic_fetch_sub_explicit(&set->refs, 1, memory_order_relaxed); /* ours is still held */
+        return false;
+    }
+    wake(relay, set->consumer);
+    return true;
+}
+
+size_t moat_relay_send_sets(moat_relay *relay, moat_relay_set *const *sets, size_t n,
+                            const uint8_t *packet, size_t length)
+{
+    int current = current_worker;
+    unsigned producer =
+        current >= 0 && (unsigned)current < relay->n_workers ? (unsigned)current : relay->n_workers;
+    relay_buffer *buffer = NULL;
+    size_t done = 0;
+    for (size_t i = 0; i < n; i++) {
+        moat_relay_set *set = sets[i];
+        if (!set || set->n == 0)
+            continue;
+        if (set->consumer == producer) {
+            /* Our own targets: at once, from the caller's packet. */
+            for (size_t t = 0; t < set->n; t++)
+                done +=
+                    relay->ops.deliver(relay->ops.user, set->targets[t], packet, length) ? 1 : 0;
+            continue;
+        }
+        if (!buffer && length <= MOAT_RELAY_MTU) {
+            buffer = take_buffer(relay, producer);
+            if (buffer) {
+                memcpy(buffer->data, packet, length);
+                buffer->length = (uint16_t)length;
+                atomic_store_explicit(&buffer->refs, 1, memory_order_relaxed); /* ours */
+            }
+        }
+        if (!buffer) {
+            count_drops(relay,
+                        length > MOAT_RELAY_MTU ? MOAT_RELAY_DROP_TOO_BIG
+                                                : MOAT_RELAY_DROP_POOL_EMPTY,
+                        set->n);
+            continue;
+        }
+        if (push_set(relay, producer, buffer, set))
+            done += set->n;
+        else
+            count_drops(relay, MOAT_RELAY_DROP_RING_FULL, set->n);
+    }
+    if (buffer)
+        buffer_release(buffer);
+    return done;
+}
+
+/* Consumer's thread: every target of `set`; returns how many. */
+static size_t deliver_set(moat_relay *relay, moat_relay_set *set, const relay_buffer *b)
+{
+    size_t ok = 0;
+    for (size_t t = 0; t < set->n; t++)
+        ok += relay->ops.deliver(relay->ops.user, set->targets[t], b->data, b->length) ? 1 : 0;
+    atomic_fetch_add_explicit(&relay->delivered, ok, memory_order_relaxed);
+    if (ok < set->n)
+        count_drops(relay, MOAT_RELAY_DROP_TARGET_GONE, set->n - ok);
+    size_t n = set->n;
+    moat_relay_set_unref(set);
+    return n;
+}
+
 static size_t drain_ring(moat_relay *relay, relay_ring *ring)
 {
     size_t head = atomic_load_explicit(&ring->head, memory_order_relaxed);
@@ -283,6 +439,11 @@ static size_t drain_ring(moat_relay *relay, relay_ring *ring)
         relay_entry e = ring->slots[head & ring->mask];
         /* The slot is free again once head moves past it. */
         atomic_store_explicit(&ring->head, head + 1, memory_order_release);
+        if (e.set) {
+            n += deliver_set(relay, e.set, e.buffer) - 1; /* the loop counts one */
+            buffer_release(e.buffer);
+            continue;
+        }
         if (relay->ops.deliver(relay->ops.user, e.target, e.buffer->data, e.buffer->length))
             atomic_fetch_add_explicit(&relay->delivered, 1, memory_order_relaxed);
         else

@@ -11,7 +11,15 @@
  *  - Rings: one single-producer single-consumer ring per (producer worker,
  *    consumer worker); threads that are not workers share one extra row,
  *    serialized by a mutex per consumer (control-path use only). A full ring
- *    (or an empty pool) drops and counts, never blocks.
+ *    (or an empty pool) drops and counts, never blocks. Ring slots count
+ *    packets: an entry names either one target or a target set
+ *    (moat_relay_set: every target of a fan-out on one consumer), so one
+ *    packet for 1000 targets on another worker takes one slot there; the
+ *    consumer fans it out locally. Drops are counted per target. A ring
+ *    holds at most pool_buffers / (n_workers - 1) target-set entries, so a
+ *    consumer that stops draining cannot take the whole pool from a
+ *    fan-out's producer: the other workers' targets still get their
+ *    packets.
  *  - Wake-ups: a producer wakes a consumer (ops.wake) only when the consumer
  *    has drained since the last wake-up, so a busy consumer costs no
  *    syscall per packet.
@@ -69,7 +77,33 @@ int moat_relay_current(void);
  * their references released. Any thread. */
 size_t moat_relay_send(moat_relay *relay, void *const *targets, const unsigned *consumers, size_t n,
                        const uint8_t *packet, size_t length);
-/* Delivers everything queued for `consumer`; returns how many. */
+/* ---- target sets ----
+ * An immutable, reference-counted list of targets on one consumer. It owns
+ * one reference per target (handed back through ops.release_target when the
+ * last reference to the set goes, on whichever thread that is). Any thread;
+ * the relay must outlive its sets. */
+typedef struct moat_relay_set moat_relay_set;
+
+/* Takes over one reference per targets[i]; NULL (the references released)
+ * when consumer is not a worker. n may be 0. */
+moat_relay_set *moat_relay_set_new(moat_relay *relay, unsigned consumer, void *const *targets,
+                                   size_t n);
+void moat_relay_set_ref(moat_relay_set *set);
+void moat_relay_set_unref(moat_relay_set *set);
+size_t moat_relay_set_size(const moat_relay_set *set);
+unsigned moat_relay_set_consumer(const moat_relay_set *set);
+
+/* Sends `packet` to every target of sets[0..n): a set on the calling worker
+ * is delivered at once (ops.deliver on the caller's thread, from `packet`);
+ * the others share one pooled copy and take ONE ring slot per set. Returns
+ * how many targets were delivered or queued; the rest were dropped and
+ * counted (per target). The sets' references stay the caller's. Any
+ * thread. */
+size_t moat_relay_send_sets(moat_relay *relay, moat_relay_set *const *sets, size_t n,
+                            const uint8_t *packet, size_t length);
+
+/* Delivers everything queued for `consumer`; returns to how many targets
+ * (each target of a set counts). */
 size_t moat_relay_drain(moat_relay *relay, unsigned consumer);
 
 /* Data channel messages relayed between workers (relay_data, carried by

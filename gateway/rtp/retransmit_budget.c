@@ -40,6 +40,11 @@ double moat_retransmit_budget_rate_packets(const moat_retransmit_budget *b, uint
     return current > b->rate_packets ? current : b->rate_packets;
 }
 
+double moat_retransmit_budget_window_rate_bytes(const moat_retransmit_budget *b)
+{
+    return b->rate_bytes;
+}
+
 void moat_retransmit_budget_on_send(moat_retransmit_budget *b, size_t bytes, uint64_t now_us)
 {
     if (!b->started) {

@@ -45,5 +45,8 @@ void moat_retransmit_budget_give_back(moat_retransmit_budget *b, size_t bytes);
  * last complete window and the current one once it is 200 ms old. */
 double moat_retransmit_budget_rate_bytes(const moat_retransmit_budget *b, uint64_t now_us);
 double moat_retransmit_budget_rate_packets(const moat_retransmit_budget *b, uint64_t now_us);
+/* Bytes per second of the last complete window only (0 before the first):
+ * what the stream really sent in one second, not a burst extrapolated. */
+double moat_retransmit_budget_window_rate_bytes(const moat_retransmit_budget *b);
 
 #endif

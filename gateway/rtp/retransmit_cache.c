@@ -1,4 +1,5 @@
-/* Ring of recently sent RTP packets indexed by sequence number. */
+/* Ring of recently sent RTP packets indexed by sequence number, their bytes
+ * in an arena sized to the stream's rate. */
 #include "rtp/retransmit_cache.h"
 
 #include <stdbool.h>
@@ -8,6 +9,8 @@
 
 #include "rtp/rtp_bytes.h"
 
+/* The index: one entry per slot (sequence number modulo the slot count);
+ * the bytes live in the arena at absolute position `start`. */
 typedef struct {
     bool used;
     bool resent;
@@ -15,33 +18,83 @@ typedef struct {
     uint16_t length;
     uint64_t stored_us;
     uint64_t resent_us;
-    uint8_t data[MOAT_RETRANSMIT_MAX_PACKET];
+    uint64_t start;
 } slot;
 
+/* The arena is a byte ring sized to the stream's rate, not slots x MTU:
+ * packets are stored back to back (a packet that would cross the end
+ * starts again at 0) and a slot's copy is valid while the arena has not
+ * written over it: head - start <= arena_size. */
 struct moat_retransmit_cache {
     size_t mask;
     uint64_t min_resend_interval_us;
     uint64_t max_age_us;
+    size_t arena_size;
+    uint64_t head; /* absolute position of the next byte written */
+    uint8_t *arena;
     slot slots[];
 };
 
-moat_retransmit_cache *moat_retransmit_cache_new(size_t n_slots, uint64_t min_resend_interval_us,
-                                                 uint64_t max_age_us)
+static size_t arena_bytes_for(size_t n_slots, size_t arena_bytes)
+{
+    size_t most = n_slots * MOAT_RETRANSMIT_MAX_PACKET;
+    if (arena_bytes < MOAT_RETRANSMIT_MAX_PACKET)
+        arena_bytes = MOAT_RETRANSMIT_MAX_PACKET;
+    return arena_bytes < most ? arena_bytes : most;
+}
+
+moat_retransmit_cache *moat_retransmit_cache_new_bytes(size_t n_slots, size_t arena_bytes,
+                                                       uint64_t min_resend_interval_us,
+                                                       uint64_t max_age_us)
 {
     if (n_slots == 0 || n_slots > 32768 || (n_slots & (n_slots - 1)) != 0)
         return NULL;
-    moat_retransmit_cache *c = calloc(1, sizeof(*c) + n_slots * sizeof(slot));
+    size_t arena = arena_bytes_for(n_slots, arena_bytes);
+    moat_retransmit_cache *c = calloc(1, sizeof(*c) + n_slots * sizeof(slot) + arena);
     if (c == NULL)
         return NULL;
     c->mask = n_slots - 1;
     c->min_resend_interval_us = min_resend_interval_us;
     c->max_age_us = max_age_us;
+    c->arena_size = arena;
+    c->arena = (uint8_t *)&c->slots[n_slots];
     return c;
+}
+
+moat_retransmit_cache *moat_retransmit_cache_new(size_t n_slots, uint64_t min_resend_interval_us,
+                                                 uint64_t max_age_us)
+{
+    return moat_retransmit_cache_new_bytes(n_slots, n_slots * MOAT_RETRANSMIT_MAX_PACKET,
+                                           min_resend_interval_us, max_age_us);
 }
 
 void moat_retransmit_cache_free(moat_retransmit_cache *c)
 {
     free(c);
+}
+
+/* Copies `length` bytes into the arena; returns their absolute start. */
+static uint64_t arena_put(moat_retransmit_cache *c, const uint8_t *data, size_t length)
+{
+    size_t offset = (size_t)(c->head % c->arena_size);
+    if (offset + length > c->arena_size) {
+        c->head += c->arena_size - offset; /* wrap: start again at 0 */
+        offset = 0;
+    }
+    uint64_t start = c->head;
+    memcpy(c->arena + offset, data, length);
+    c->head += length;
+    return start;
+}
+
+static bool in_arena(const moat_retransmit_cache *c, const slot *s)
+{
+    return c->head - s->start <= c->arena_size;
+}
+
+static const uint8_t *bytes_of(const moat_retransmit_cache *c, const slot *s)
+{
+    return c->arena + (size_t)(s->start % c->arena_size);
 }
 
 int moat_retransmit_cache_store(moat_retransmit_cache *c, const uint8_t *packet, size_t length,
@@ -55,7 +108,7 @@ int moat_retransmit_cache_store(moat_retransmit_cache *c, const uint8_t *packet,
         return MOAT_RTP_ERR_VERSION;
     uint16_t seq = moat_rd16(packet + 2);
     slot *s = &c->slots[seq & c->mask];
-    memcpy(s->data, packet, length);
+    s->start = arena_put(c, packet, length);
     s->length = (uint16_t)length;
     s->seq = seq;
     s->used = true;
@@ -68,7 +121,7 @@ int moat_retransmit_cache_store(moat_retransmit_cache *c, const uint8_t *packet,
 static const slot *find(const moat_retransmit_cache *c, uint16_t seq)
 {
     const slot *s = &c->slots[seq & c->mask];
-    return s->used && s->seq == seq ? s : NULL;
+    return s->used && s->seq == seq && in_arena(c, s) ? s : NULL;
 }
 
 int moat_retransmit_cache_get(const moat_retransmit_cache *c, uint16_t seq, const uint8_t **packet,
@@ -77,7 +130,7 @@ int moat_retransmit_cache_get(const moat_retransmit_cache *c, uint16_t seq, cons
     const slot *s = find(c, seq);
     if (s == NULL)
         return MOAT_RTP_ERR_NOT_FOUND;
-    *packet = s->data;
+    *packet = bytes_of(c, s);
     *length = s->length;
     return MOAT_RTP_OK;
 }
@@ -96,7 +149,7 @@ int moat_retransmit_cache_resend(moat_retransmit_cache *c, uint16_t seq, uint64_
         return MOAT_RTP_ERR_RATE_LIMITED;
     s->resent = true;
     s->resent_us = now_us;
-    *packet = s->data;
+    *packet = bytes_of(c, s);
     *length = s->length;
     return MOAT_RTP_OK;
 }
@@ -106,28 +159,50 @@ size_t moat_retransmit_cache_slots(const moat_retransmit_cache *c)
     return c->mask + 1;
 }
 
-/* Whether sequence number a is newer than b (RFC 3550 modular order). */
-static bool newer(uint16_t a, uint16_t b)
+size_t moat_retransmit_cache_bytes(const moat_retransmit_cache *c)
 {
-    return a != b && (uint16_t)(a - b) < 0x8000u;
+    return c->arena_size;
+}
+
+static int by_start(const void *a, const void *b)
+{
+    uint64_t x = (*(const slot *const *)a)->start, y = (*(const slot *const *)b)->start;
+    return x < y ? -1 : x > y;
+}
+
+moat_retransmit_cache *moat_retransmit_cache_resized_bytes(const moat_retransmit_cache *c,
+                                                           size_t n_slots, size_t arena_bytes)
+{
+    moat_retransmit_cache *bigger = moat_retransmit_cache_new_bytes(
+        n_slots, arena_bytes, c->min_resend_interval_us, c->max_age_us);
+    if (bigger == NULL)
+        return NULL;
+    /* Oldest first, so where two meet (a slot, or the arena's space) the
+     * newest wins. */
+    size_t n = 0;
+    const slot **live = malloc((c->mask + 1) * sizeof *live);
+    if (live == NULL) {
+        free(bigger);
+        return NULL;
+    }
+    for (size_t i = 0; i <= c->mask; i++) {
+        if (c->slots[i].used && in_arena(c, &c->slots[i]))
+            live[n++] = &c->slots[i];
+    }
+    qsort(live, n, sizeof *live, by_start);
+    for (size_t i = 0; i < n; i++) {
+        const slot *from = live[i];
+        slot *to = &bigger->slots[from->seq & bigger->mask];
+        *to = *from;
+        to->start = arena_put(bigger, bytes_of(c, from), from->length);
+    }
+    free(live);
+    return bigger;
 }
 
 moat_retransmit_cache *moat_retransmit_cache_resized(const moat_retransmit_cache *c, size_t n_slots)
 {
-    moat_retransmit_cache *bigger =
-        moat_retransmit_cache_new(n_slots, c->min_resend_interval_us, c->max_age_us);
-    if (bigger == NULL)
-        return NULL;
-    for (size_t i = 0; i <= c->mask; i++) {
-        const slot *from = &c->slots[i];
-        if (!from->used)
-            continue;
-        slot *to = &bigger->slots[from->seq & bigger->mask];
-        if (to->used && !newer(from->seq, to->seq))
-            continue;
-        memcpy(to, from, offsetof(slot, data) + from->length);
-    }
-    return bigger;
+    return moat_retransmit_cache_resized_bytes(c, n_slots, n_slots * MOAT_RETRANSMIT_MAX_PACKET);
 }
 
 void moat_retransmit_cache_clear(moat_retransmit_cache *c)

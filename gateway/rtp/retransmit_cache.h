@@ -1,7 +1,8 @@
 /* Copies of the last packets sent on one outgoing RTP stream (one SSRC), so
  * a NACK can be answered. Plaintext packets are kept: they are protected
  * again (with a fresh SRTP index) when resent. All memory is taken at
- * creation (or when resized); storing and looking up never allocate. */
+ * creation (or when resized); storing and looking up never allocate. The
+ * bytes are kept back to back in an arena (retransmit_cache.c). */
 #ifndef MOAT_RETRANSMIT_CACHE_H
 #define MOAT_RETRANSMIT_CACHE_H
 
@@ -23,6 +24,15 @@ typedef struct moat_retransmit_cache moat_retransmit_cache;
  * limit). Returns NULL on bad arguments or when memory is short. */
 moat_retransmit_cache *moat_retransmit_cache_new(size_t n_slots, uint64_t min_resend_interval_us,
                                                  uint64_t max_age_us);
+/* The same with an arena of arena_bytes for the packets' bytes (at least
+ * one largest packet, at most n_slots of them): a packet stays until its
+ * slot is reused or the arena has written arena_bytes after it, so the
+ * arena is sized to what the stream sends in the horizon the cache must
+ * cover (an audio packet takes its size, not MOAT_RETRANSMIT_MAX_PACKET).
+ * _new gives n_slots largest packets. */
+moat_retransmit_cache *moat_retransmit_cache_new_bytes(size_t n_slots, size_t arena_bytes,
+                                                       uint64_t min_resend_interval_us,
+                                                       uint64_t max_age_us);
 void moat_retransmit_cache_free(moat_retransmit_cache *c);
 
 /* Copies an RTP packet (12..MOAT_RETRANSMIT_MAX_PACKET octets, version 2)
@@ -50,6 +60,13 @@ size_t moat_retransmit_cache_slots(const moat_retransmit_cache *c);
  * unchanged; NULL on bad arguments or when memory is short. */
 moat_retransmit_cache *moat_retransmit_cache_resized(const moat_retransmit_cache *c,
                                                      size_t n_slots);
+
+/* Its arena's size in bytes. */
+size_t moat_retransmit_cache_bytes(const moat_retransmit_cache *c);
+/* resized with an arena of arena_bytes (as _new_bytes); the newest packets
+ * that fit are kept. */
+moat_retransmit_cache *moat_retransmit_cache_resized_bytes(const moat_retransmit_cache *c,
+                                                           size_t n_slots, size_t arena_bytes);
 
 /* Forgets every packet (for example when the stream's SSRC changes). */
 void moat_retransmit_cache_clear(moat_retransmit_cache *c);

@@ -187,6 +187,12 @@ void moat_session_plugin_calls_set_config(const moat_config *config);
 int moat_session_relay_rtp(moat_plugin_session *handle, const uint8_t *packet, size_t length);
 size_t moat_session_relay_rtp_many(moat_plugin_session *const *handles, size_t n,
                                    const uint8_t *packet, size_t length);
+/* session_fanout.c: fan-out lists (plugin.h fanout_*). */
+moat_plugin_fanout *moat_session_fanout_new(moat_plugin_session *producer);
+void moat_session_fanout_set(moat_plugin_fanout *fanout, moat_plugin_session *const *sessions,
+                             size_t n);
+size_t moat_session_fanout_send(moat_plugin_fanout *fanout, const uint8_t *packet, size_t length);
+void moat_session_fanout_free(moat_plugin_fanout *fanout);
 /* session_relay_data.c: relay_data (any thread). */
 int moat_session_relay_data(moat_plugin_session *handle, uint16_t stream_id, uint32_t ppid,
                             const uint8_t *data, size_t length);

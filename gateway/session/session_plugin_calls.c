@@ -18,6 +18,12 @@
 #define RETRANSMIT_VIDEO_SLOTS 128
 #define RETRANSMIT_MAX_SLOTS   512
 #define RETRANSMIT_HORIZON_S   1.0
+/* The packets' bytes: an arena sized to RETRANSMIT_HORIZON_S of the
+ * measured byte rate plus a quarter, at least this much at first (an
+ * audio packet takes its size, not a 1500-byte slot). */
+#define RETRANSMIT_AUDIO_BYTES (8u * 1024u)
+#define RETRANSMIT_VIDEO_BYTES (48u * 1024u)
+#define RETRANSMIT_BYTES_STEP  (4u * 1024u)
 /* The cache's size is checked against the packet rate every this many packets
  * (a power of two), not on every send: the check is floating-point work done
  * once per packet and subscriber on a fan-out. */
@@ -34,23 +40,42 @@ static size_t power_of_two_at_least(double value)
 }
 
 /* The first packet takes a cache sized for the stream's kind; it grows (never
- * shrinks) to hold RETRANSMIT_HORIZON_S at the measured packet rate. When
+ * shrinks) to hold RETRANSMIT_HORIZON_S at the measured packet and byte
+ * rates. When
  * memory is short the stream goes on without one (or with the old one):
  * NACKs then go unanswered, media does not stop. */
+/* Bytes for RETRANSMIT_HORIZON_S at the measured rate, a quarter more, in
+ * whole steps. */
+static size_t arena_wanted(const moat_outgoing_stream *stream)
+{
+    /* Complete windows only: a keyframe burst early in a window would
+     * extrapolate to several times the stream's rate, and the arena never
+     * shrinks. */
+    double rate = moat_retransmit_budget_window_rate_bytes(&stream->budget);
+    size_t bytes = (size_t)(rate * RETRANSMIT_HORIZON_S * 1.25);
+    return (bytes + RETRANSMIT_BYTES_STEP - 1) / RETRANSMIT_BYTES_STEP * RETRANSMIT_BYTES_STEP;
+}
+
 static void size_cache(moat_outgoing_stream *stream, uint64_t now_us)
 {
     size_t wanted = power_of_two_at_least(
         moat_retransmit_budget_rate_packets(&stream->budget, now_us) * RETRANSMIT_HORIZON_S);
+    size_t bytes = arena_wanted(stream);
     if (!stream->cache) {
-        size_t initial =
-            stream->kind == MOAT_MEDIA_KIND_VIDEO ? RETRANSMIT_VIDEO_SLOTS : RETRANSMIT_AUDIO_SLOTS;
-        stream->cache = moat_retransmit_cache_new(wanted > initial ? wanted : initial, 10000,
-                                                  RETRANSMIT_MAX_AGE_US);
+        bool video = stream->kind == MOAT_MEDIA_KIND_VIDEO;
+        size_t initial = video ? RETRANSMIT_VIDEO_SLOTS : RETRANSMIT_AUDIO_SLOTS;
+        size_t initial_bytes = video ? RETRANSMIT_VIDEO_BYTES : RETRANSMIT_AUDIO_BYTES;
+        stream->cache = moat_retransmit_cache_new_bytes(
+            wanted > initial ? wanted : initial, bytes > initial_bytes ? bytes : initial_bytes,
+            10000, RETRANSMIT_MAX_AGE_US);
         return;
     }
-    if (wanted <= moat_retransmit_cache_slots(stream->cache))
+    size_t slots = moat_retransmit_cache_slots(stream->cache);
+    size_t arena = moat_retransmit_cache_bytes(stream->cache);
+    if (wanted <= slots && bytes <= arena)
         return;
-    moat_retransmit_cache *bigger = moat_retransmit_cache_resized(stream->cache, wanted);
+    moat_retransmit_cache *bigger = moat_retransmit_cache_resized_bytes(
+        stream->cache, wanted > slots ? wanted : slots, bytes > arena ? bytes : arena);
     if (!bigger)
         return;
     moat_retransmit_cache_free(stream->cache);
@@ -241,4 +266,8 @@ const moat_gateway_calls moat_session_gateway_calls = {
     .publish_event = moat_events_publish,
     .relay_data = moat_session_relay_data,
     .config_int = gateway_config_int,
+    .fanout_new = moat_session_fanout_new,
+    .fanout_set = moat_session_fanout_set,
+    .fanout_send = moat_session_fanout_send,
+    .fanout_free = moat_session_fanout_free,
 };

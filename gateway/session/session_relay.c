@@ -110,14 +110,43 @@ int moat_session_relay_rtp(moat_plugin_session *handle, const uint8_t *packet, s
 }
 
 /* Fan-out: targets on the calling worker get the packet at once; the others
- * share one pooled copy, in chunks of RELAY_CHUNK. */
-#define RELAY_CHUNK 64
+ * are grouped by worker into one target set each, so the packet takes one
+ * shared copy and one ring slot per other worker (relay.h). */
+#define RELAY_STACK 128
+
+static size_t send_grouped(moat_relay *relay, void **targets, unsigned *consumers, size_t n,
+                           const uint8_t *packet, size_t length)
+{
+    moat_relay_set *stack_sets[16];
+    unsigned workers = moat_relay_workers(relay);
+    moat_relay_set **sets = workers <= 16 ? stack_sets : g_new(moat_relay_set *, workers);
+    size_t n_sets = 0;
+    void *stack_group[RELAY_STACK];
+    void **group = n <= RELAY_STACK ? stack_group : g_new(void *, n);
+    for (unsigned w = 0; w < workers; w++) {
+        size_t k = 0;
+        for (size_t i = 0; i < n; i++) {
+            if (consumers[i] == w)
+                group[k++] = targets[i];
+        }
+        if (k)
+            sets[n_sets++] = moat_relay_set_new(relay, w, group, k);
+    }
+    size_t queued = moat_relay_send_sets(relay, sets, n_sets, packet, length);
+    for (size_t i = 0; i < n_sets; i++)
+        moat_relay_set_unref(sets[i]);
+    if (group != stack_group)
+        g_free(group);
+    if (sets != stack_sets)
+        g_free(sets);
+    return queued;
+}
 
 size_t moat_session_relay_rtp_many(moat_plugin_session *const *handles, size_t n,
                                    const uint8_t *packet, size_t length)
 {
-    void *targets[RELAY_CHUNK];
-    unsigned consumers[RELAY_CHUNK];
+    void *stack_targets[RELAY_STACK];
+    unsigned stack_consumers[RELAY_STACK];
     size_t queued = 0, pending = 0;
     moat_relay *relay = NULL;
     if (length > MOAT_RELAY_MTU) {
@@ -127,6 +156,8 @@ size_t moat_session_relay_rtp_many(moat_plugin_session *const *handles, size_t n
                                       MOAT_RELAY_DROP_TOO_BIG);
         return 0;
     }
+    void **targets = n <= RELAY_STACK ? stack_targets : g_new(void *, n);
+    unsigned *consumers = n <= RELAY_STACK ? stack_consumers : g_new(unsigned, n);
     for (size_t i = 0; i < n; i++) {
         moat_plugin_session *handle = handles[i];
         if (!handle || !moat_session_handle_get(handle))
@@ -135,18 +166,18 @@ size_t moat_session_relay_rtp_many(moat_plugin_session *const *handles, size_t n
             queued += relay_deliver(NULL, handle, packet, length) ? 1 : 0;
             continue;
         }
-        relay = moat_worker_relay(handle->worker);
-        if (!relay)
+        if (!moat_worker_relay(handle->worker))
             continue;
+        relay = moat_worker_relay(handle->worker);
         moat_session_handle_ref(handle);
         targets[pending] = handle;
         consumers[pending++] = moat_worker_index(handle->worker);
-        if (pending == RELAY_CHUNK) {
-            queued += moat_relay_send(relay, targets, consumers, pending, packet, length);
-            pending = 0;
-        }
     }
     if (pending)
-        queued += moat_relay_send(relay, targets, consumers, pending, packet, length);
+        queued += send_grouped(relay, targets, consumers, pending, packet, length);
+    if (targets != stack_targets)
+        g_free(targets);
+    if (consumers != stack_consumers)
+        g_free(consumers);
     return queued;
 }

@@ -1,10 +1,12 @@
 /* The room plugin (plugin API v2): publishers join with WHIP on
  * /whip/room/<room>, subscribers with WHEP on /whep/room/<room>[/<publisher>].
- * A publisher's packets go to its subscribers through relay_rtp_many (one
- * shared copy, any worker); each subscriber rewrites its copy on its own
- * worker (room_forward.c). This file owns the plugin table, attach/detach
+ * A publisher's packets go to its subscribers through its fan-out list
+ * (room_fanout.c: one shared copy, one ring slot per worker), simulcast
+ * layers through relay_rtp_many; each subscriber rewrites its copy on its
+ * own worker (room_forward.c). This file owns the plugin table, attach/detach
  * and joining and leaving rooms. */
 #include "room.h"
+#include "room_fanout.h"
 #include "room_forward.h"
 #include "room_recovery.h"
 #include "room_simulcast.h"
@@ -77,6 +79,7 @@ const char *room_join(room *r, room_peer *peer, const char *source_id)
             /* A new viewer needs a keyframe. */
             atomic_store(&source->keyframe_wanted, true);
             room_event(r, "joined", "subscriber", peer->id, source->id);
+            room_fanout_rebuild(r);
         }
     }
     pthread_mutex_unlock(&r->lock);
@@ -128,6 +131,7 @@ void room_leave(room_peer *peer)
             }
         }
     }
+    room_fanout_rebuild(r);
     pthread_mutex_unlock(&r->lock);
 }
 
@@ -201,6 +205,7 @@ static void *room_attach(moat_plugin_session *handle, const moat_session_info *i
     if (publisher) {
         take_codecs(peer);
         room_simulcast_publisher_init(peer);
+        room_fanout_open(peer);
     }
     room_layers_init(&peer->layer);
     atomic_init(&peer->layer_request, ROOM_LAYER_REQUEST_NONE);
@@ -210,6 +215,7 @@ static void *room_attach(moat_plugin_session *handle, const moat_session_info *i
     if (*error) {
         room_forget_if_empty(r);
         room_release(r);
+        room_fanout_close(peer);
         g_free(peer->media);
         g_free(peer);
         return NULL;
@@ -223,6 +229,7 @@ static void room_detach(void *state)
 {
     room_peer *peer = state;
     room_leave(peer);
+    room_fanout_close(peer);
     room_forget_if_empty(peer->room);
     room_release(peer->room);
     peer->gateway->handle_unref(peer->handle);
@@ -315,7 +322,9 @@ static void room_on_media(void *state, moat_rtp_packet *p)
     if (kind == 1 && atomic_exchange(&peer->keyframe_wanted, false))
         peer->gateway->request_keyframe(peer->handle, video_index(peer));
     atomic_fetch_add_explicit(&peer->packets, 1, memory_order_relaxed);
-    /* The targets are taken (and referenced) under the room's lock and
+    if (room_fanout_send(peer, p, layer))
+        return; /* one ring slot per worker (room_fanout.h) */
+    /* Simulcast layers: the targets are taken (and referenced) under the room's lock and
      * served outside it: a subscriber on this worker is served right away
      * and may take the lock itself (room_forward.c). */
     moat_plugin_session *targets[ROOM_FANOUT_CHUNK];

@@ -144,6 +144,7 @@ typedef struct room_peer {
      * worker's state (allocated on the first packet), counters for the API. */
     struct room_recovery *recovery;
     room_recovery_stats recovery_stats;
+    moat_plugin_fanout *fanout; /* its subscribers (room_fanout.h), NULL: none */
 
     /* subscriber */
     char source_id[ROOM_PEER_ID_SIZE]; /* "" follows the room's current publisher */

@@ -63,6 +63,29 @@ def test_fan_out_through_moat_rooms():
         assert gateway.stop() == 0
 
 
+def test_fan_out_across_workers_through_moat_rooms():
+    """Every subscriber on worker 1, the publisher on worker 0: each packet
+    crosses the relay (one ring slot per packet for all of them)."""
+    gateway = Gateway(workers=2)
+    try:
+        body = json.dumps({"name": "fanout-far", "publisher_worker": 0,
+                           "subscriber_worker": 1}).encode()
+        request = urllib.request.Request(gateway.base + "/api/rooms", data=body, method="POST",
+                                         headers={"Content-Type": "application/json"})
+        with urllib.request.urlopen(request, timeout=5) as reply:
+            assert reply.status == 201
+        result = fan_out("--whip", gateway.base + "/whip/room/fanout-far",
+                         "--whep", gateway.base + "/whep/room/fanout-far")
+        report = check_every_subscriber_received(result)
+        metrics = gateway.metrics()
+        assert metrics["moat_relay_delivered_packets_total"] >= 0.5 * SUBSCRIBERS * report[
+            "published"]
+        for reason in ("ring_full", "pool_empty", "too_big"):
+            assert metrics[f'moat_relay_dropped_packets_total{{reason="{reason}"}}'] == 0
+    finally:
+        assert gateway.stop() == 0
+
+
 def test_fan_out_option_combinations_are_refused():
     for args in (["--whep", "http://127.0.0.1:1/whep/room/x"],
                  ["--subscribers", "2", "--whip", "http://127.0.0.1:1/whip/room/x"],

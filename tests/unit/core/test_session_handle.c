@@ -2,7 +2,9 @@
  * session: relay_rtp from a thread that is not the owner goes through the
  * relay and reaches the peer once the owner drains; a handle kept past the
  * session's end fails every call cleanly; a relay queued for a session that
- * ends before delivery is dropped and counted, and its reference returned. */
+ * ends before delivery is dropped and counted, and its reference returned;
+ * a fan-out (relay_rtp_many, fanout_send) takes one ring slot per worker,
+ * not one per target. */
 #include "session_harness.h"
 
 #include "engine/relay.h"
@@ -60,6 +62,41 @@ static void test_relay_reaches_peer(void)
     session_harness_drain_peer(&h, &datagrams);
     g_assert_cmpuint(datagrams, ==, 4);
     g_assert_cmpuint(moat_relay_delivered(relay), ==, 4);
+    g_assert_cmpint(atomic_load(&handle->refs), ==, 1); /* the session's own */
+    session_harness_clear(&h);
+    moat_relay_free(relay);
+}
+
+/* 20 targets on a worker whose ring has 8 slots: one slot carries them
+ * all (one per target dropped 12 of them as ring_full before). */
+static void test_fan_out_one_slot(void)
+{
+    session_harness h;
+    moat_relay *relay = start(&h);
+    moat_plugin_session *handle = moat_session_plugin_handle(h.session);
+    const moat_gateway_calls *calls = &moat_session_gateway_calls;
+    moat_plugin_session *many[20];
+    for (size_t i = 0; i < 20; i++)
+        many[i] = handle;
+    uint8_t packet[256];
+    g_assert_cmpuint(calls->relay_rtp_many(many, 20, packet, rtp(packet, 1)), ==, 20);
+    g_assert_cmpuint(moat_relay_dropped(relay, MOAT_RELAY_DROP_RING_FULL), ==, 0);
+    /* A fan-out list: 20 targets again, one more slot per packet. */
+    moat_plugin_fanout *fanout = calls->fanout_new(handle);
+    g_assert_nonnull(fanout);
+    calls->fanout_set(fanout, many, 20);
+    for (uint16_t i = 0; i < 7; i++)
+        g_assert_cmpuint(calls->fanout_send(fanout, packet, rtp(packet, (uint16_t)(2 + i))), ==,
+                         20);
+    g_assert_cmpuint(moat_relay_dropped(relay, MOAT_RELAY_DROP_RING_FULL), ==, 0);
+    /* Ring and pool (8 each) full: dropped and counted per target. */
+    g_assert_cmpuint(calls->fanout_send(fanout, packet, rtp(packet, 9)), ==, 0);
+    g_assert_cmpuint(moat_relay_dropped(relay, MOAT_RELAY_DROP_RING_FULL) +
+                         moat_relay_dropped(relay, MOAT_RELAY_DROP_POOL_EMPTY),
+                     ==, 20);
+    g_assert_cmpuint(moat_relay_drain(relay, 0), ==, 8 * 20);
+    g_assert_cmpuint(moat_relay_delivered(relay), ==, 8 * 20);
+    calls->fanout_free(fanout);
     g_assert_cmpint(atomic_load(&handle->refs), ==, 1); /* the session's own */
     session_harness_clear(&h);
     moat_relay_free(relay);
@@ -176,6 +213,7 @@ int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
     g_test_add_func("/session-handle/relay-reaches-peer", test_relay_reaches_peer);
+    g_test_add_func("/session-handle/fan-out-one-slot", test_fan_out_one_slot);
     g_test_add_func("/session-handle/ended-session-fails-cleanly",
                     test_ended_session_fails_cleanly);
     g_test_add_func("/session-handle/keyframe-request-coalesced", test_keyframe_request_coalesced);

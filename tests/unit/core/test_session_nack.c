@@ -54,7 +54,8 @@ static void test_cache_taken_on_first_send_and_sized_to_rate(void)
     session_harness h;
     start(&h, MOAT_MEDIA_KIND_VIDEO);
     /* Connected but silent: no cache memory yet (a pending session used to
-     * hold about 780 KB per sending m-line). */
+     * hold about 780 KB per sending m-line). Once sending, its bytes are
+     * sized to the rate (slots x 1500 bytes before: 768 KB here). */
     g_assert_cmpuint(h.session->n_outgoing, ==, 1);
     g_assert_null(h.session->outgoing[0].cache);
     uint64_t now = 1000000;
@@ -71,6 +72,10 @@ static void test_cache_taken_on_first_send_and_sized_to_rate(void)
     }
     session_harness_drain_peer(&h, NULL);
     g_assert_cmpuint(moat_retransmit_cache_slots(h.session->outgoing[0].cache), ==, 512);
+    /* Its bytes: one second at ~490 KB/s and a quarter (not 512 x 1500). */
+    size_t arena = moat_retransmit_cache_bytes(h.session->outgoing[0].cache);
+    g_assert_cmpuint(arena, >=, 400 * (PAYLOAD + 12));
+    g_assert_cmpuint(arena, <=, 400 * (PAYLOAD + 40) * 5 / 4 + 4096);
     /* What was sent before growing can still be resent. */
     const uint8_t *packet;
     size_t length;
@@ -82,6 +87,32 @@ static void test_cache_taken_on_first_send_and_sized_to_rate(void)
     g_assert_null(h.session->outgoing[0].cache);
     g_assert_cmpint(session_harness_gateway_send_rtp(&h, 0, 160), ==, 0);
     g_assert_cmpuint(moat_retransmit_cache_slots(h.session->outgoing[0].cache), ==, 32);
+    g_assert_cmpuint(moat_retransmit_cache_bytes(h.session->outgoing[0].cache), ==, 8 * 1024);
+    session_harness_clear(&h);
+}
+
+/* A keyframe burst (60 packets in 60 ms) then 20 packets a second: the
+ * arena holds a second of what was really sent (~96 KB with the burst),
+ * not the burst extrapolated to a rate (~1.2 MB/s, capped at 128 x 1500). */
+static void test_cache_not_sized_by_a_burst(void)
+{
+    session_harness h;
+    start(&h, MOAT_MEDIA_KIND_VIDEO);
+    uint64_t now = 1000000;
+    uint16_t sequence = 0;
+    for (int i = 0; i < 60; i++, sequence++) {
+        moat_worker_set_now_us(h.worker, now += 1000);
+        session_harness_gateway_send_rtp(&h, sequence, PAYLOAD);
+        session_harness_flush(&h);
+    }
+    for (int i = 0; i < 40; i++, sequence++) {
+        moat_worker_set_now_us(h.worker, now += 50000);
+        session_harness_gateway_send_rtp(&h, sequence, PAYLOAD);
+        session_harness_flush(&h);
+    }
+    session_harness_drain_peer(&h, NULL);
+    size_t arena = moat_retransmit_cache_bytes(h.session->outgoing[0].cache);
+    g_assert_cmpuint(arena, <=, 150 * 1024);
     session_harness_clear(&h);
 }
 
@@ -170,5 +201,6 @@ int main(int argc, char **argv)
     g_test_add_func("/session/nack/flood-bounded-by-media-rate",
                     test_nack_flood_bounded_by_media_rate);
     g_test_add_func("/session/nack/one-nack-bounded", test_one_nack_answers_a_bounded_number);
+    g_test_add_func("/session/nack/not-sized-by-a-burst", test_cache_not_sized_by_a_burst);
     return g_test_run();
 }

@@ -161,6 +161,45 @@ static void test_resized(void)
     moat_retransmit_cache_free(small);
 }
 
+/* An arena of 1500 bytes (the least) for 64 slots: packets of 32..81
+ * bytes are kept back to back, a packet that would cross the arena's end
+ * starts again at 0, and what the arena wrote over is gone even though its
+ * slot still names it. */
+static void test_arena(void)
+{
+    moat_retransmit_cache *c = moat_retransmit_cache_new_bytes(64, 100, 0, 0);
+    g_assert_nonnull(c);
+    g_assert_cmpuint(moat_retransmit_cache_bytes(c), ==, MOAT_RETRANSMIT_MAX_PACKET);
+    size_t total = 0;
+    uint16_t seq = 0;
+    for (; total < 3 * MOAT_RETRANSMIT_MAX_PACKET; seq++) {
+        uint8_t p[128];
+        total += make_packet(p, seq);
+        store(c, seq, 0);
+        assert_holds(c, seq); /* across the wrap too */
+    }
+    /* The newest ~1500 bytes are there (at least 18 packets of <= 81),
+     * the oldest are not. */
+    for (uint16_t back = 1; back <= 18; back++)
+        assert_holds(c, (uint16_t)(seq - back));
+    assert_absent(c, (uint16_t)(seq - 40));
+    /* Shrinking the slots keeps the newest; growing the arena keeps all. */
+    moat_retransmit_cache *small = moat_retransmit_cache_resized_bytes(c, 8, 0);
+    for (uint16_t back = 1; back <= 8; back++)
+        assert_holds(small, (uint16_t)(seq - back));
+    moat_retransmit_cache *wide = moat_retransmit_cache_resized_bytes(c, 64, 64 * 1500);
+    g_assert_cmpuint(moat_retransmit_cache_bytes(wide), ==, 64 * 1500);
+    for (uint16_t back = 1; back <= 18; back++)
+        assert_holds(wide, (uint16_t)(seq - back));
+    /* More than n_slots largest packets is of no use: capped. */
+    moat_retransmit_cache *one = moat_retransmit_cache_new_bytes(1, 1 << 20, 0, 0);
+    g_assert_cmpuint(moat_retransmit_cache_bytes(one), ==, MOAT_RETRANSMIT_MAX_PACKET);
+    moat_retransmit_cache_free(one);
+    moat_retransmit_cache_free(wide);
+    moat_retransmit_cache_free(small);
+    moat_retransmit_cache_free(c);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -169,5 +208,6 @@ int main(int argc, char **argv)
     g_test_add_func("/rtp/retransmit-cache/resend-rate-limit", test_resend_rate_limit);
     g_test_add_func("/rtp/retransmit-cache/bad-arguments", test_bad_arguments);
     g_test_add_func("/rtp/retransmit-cache/resized", test_resized);
+    g_test_add_func("/rtp/retransmit-cache/arena", test_arena);
     return g_test_run();
 }

@@ -1,0 +1,227 @@
+"""bench/memory: bytes of gateway memory (RSS) per connected session.
+
+One gateway (release build, 1 worker, loopback) per profile: its RSS is
+read after one warm-up session came and went, then with N sessions on
+/whip/echo that have sent media for a few seconds (retransmission caches
+are sized to the measured rate after a second); per session = (RSS with
+them - RSS before) / N, the largest of a few samples taken while they are
+all connected. Profiles:
+  - audio: aiortc peers sending Opus (a tone, 50 packets/s);
+  - audio_video: the same plus VP8 320x240 at 30 fps (aiortc's encoder);
+  - audio_video_data: the same plus one data channel (sending a message a
+    second, echoed);
+  - flood_video: moat-flood --media video (VP8-shaped, 30 fps, ~110
+    packets/s, keyframe bursts): the load of issue 22's 781 KB figure.
+The echo plugin sends everything back, so each session both receives and
+sends every stream. Other work on the machine does not change RSS much,
+but the load average is printed.
+
+MOAT_BENCH_QUICK=1: 2 sessions per profile, a short hold; figures mean
+nothing.
+
+Last line: memory bytes_per_session audio=<B> audio_video=<B>
+audio_video_data=<B> flood_video=<B>"""
+import argparse
+import asyncio
+import json
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "tests" / "integration"))
+
+from aiortc import RTCPeerConnection  # noqa: E402
+
+from aiortc_peer import PatternTrack, ToneTrack, whip_delete, whip_publish  # noqa: E402
+from datachannel_peer import rfc8841_offer  # noqa: E402
+
+QUICK = os.environ.get("MOAT_BENCH_QUICK", "0") not in ("", "0")
+
+
+def free_port(kind=socket.SOCK_STREAM, count=1):
+    for _ in range(200):
+        with socket.socket(socket.AF_INET, kind) as s:
+            s.bind(("127.0.0.1", 0))
+            base = s.getsockname()[1]
+        if base + count > 65000:
+            continue
+        try:
+            for p in range(base, base + count):
+                with socket.socket(socket.AF_INET, kind) as t:
+                    t.bind(("127.0.0.1", p))
+            return base
+        except OSError:
+            continue
+    raise RuntimeError("no free port")
+
+
+def rss_bytes(pid):
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) * 1024
+    return 0
+
+
+class Gateway:
+    def __init__(self, build):
+        self.http_port = free_port()
+        self.media_port = free_port(socket.SOCK_DGRAM)
+        self.log = tempfile.TemporaryFile()
+        self.process = subprocess.Popen(
+            [str(build / "gateway" / "moat"), "--http-bind", "127.0.0.1", "--http-port",
+             str(self.http_port), "--media-port", str(self.media_port), "--workers", "1",
+             "--ng-port", str(free_port(socket.SOCK_DGRAM)),
+             "--candidate-addresses", "127.0.0.1", "--log-level", "warn", "--whip-rate-per-ip",
+             "0", "--max-pending-sessions", "0", "--max-pending-per-source", "0",
+             "--max-sessions", "0"], stdout=self.log, stderr=subprocess.STDOUT)
+        self.base = f"http://127.0.0.1:{self.http_port}"
+        deadline = time.monotonic() + 15
+        while True:
+            try:
+                with urllib.request.urlopen(self.base + "/healthz", timeout=2):
+                    return
+            except OSError:
+                if self.process.poll() is not None or time.monotonic() > deadline:
+                    raise RuntimeError("the gateway did not come up")
+                time.sleep(0.2)
+
+    def rss(self):
+        return rss_bytes(self.process.pid)
+
+    def sessions(self):
+        with urllib.request.urlopen(self.base + "/healthz", timeout=5) as r:
+            return json.loads(r.read())["sessions"]
+
+    def stop(self):
+        self.process.terminate()
+        try:
+            self.process.wait(10)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+
+
+async def open_peer(base, audio, video, data):
+    pc = RTCPeerConnection()
+    tracks = []
+    if audio:
+        tracks.append(ToneTrack())
+    if video:
+        tracks.append(PatternTrack())
+    for track in tracks:
+        pc.addTrack(track)
+    channel = pc.createDataChannel("memory", negotiated=False, id=2) if data else None
+
+    @pc.on("track")
+    def on_track(track):
+        async def sink():  # consume what comes back, as a browser would
+            try:
+                while True:
+                    await track.recv()
+            except Exception:
+                pass
+        asyncio.ensure_future(sink())
+
+    resource, _ = await whip_publish(pc, base + "/whip/echo",
+                                     mangle_offer=rfc8841_offer if data else None)
+    return {"pc": pc, "resource": resource, "channel": channel}
+
+
+async def aiortc_profile(gateway, n, hold, audio, video, data):
+    """RSS delta per session with n aiortc peers (one warm-up first)."""
+    warm = await open_peer(gateway.base, audio, video, data)
+    await asyncio.sleep(2.0)
+    await whip_delete(warm["resource"])
+    await warm["pc"].close()
+    await asyncio.sleep(1.0)
+    before = gateway.rss()
+    peers = [await open_peer(gateway.base, audio, video, data) for _ in range(n)]
+    deadline = time.monotonic() + 20
+    while any(p["pc"].connectionState != "connected" for p in peers):
+        assert time.monotonic() < deadline, "peers did not connect"
+        await asyncio.sleep(0.2)
+    samples = []
+    end = time.monotonic() + hold
+    while time.monotonic() < end:
+        for p in peers:
+            if p["channel"] is not None and p["channel"].readyState == "open":
+                p["channel"].send("x" * 200)
+        await asyncio.sleep(1.0)
+        samples.append(gateway.rss())
+    connected = gateway.sessions()
+    for p in peers:
+        await whip_delete(p["resource"])
+        await p["pc"].close()
+    return (max(samples) - before) / n, connected
+
+
+def flood_profile(build, gateway, n, hold):
+    """RSS delta per session with moat-flood --media video sessions."""
+    flood = str(build / "tools" / "moat-flood")
+    url = gateway.base + "/whip/echo"
+    subprocess.run([flood, "--whip", url, "--sessions", "1", "--media", "video", "--duration",
+                    "1", "--quiet"], capture_output=True, timeout=60)
+    time.sleep(1.0)
+    before = gateway.rss()
+    process = subprocess.Popen([flood, "--whip", url, "--sessions", str(n), "--media", "video",
+                                "--duration", str(hold + 1), "--quiet", "--json"],
+                               stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    samples, connected = [], 0
+    start = time.monotonic()
+    while process.poll() is None and time.monotonic() - start < hold + 60:
+        time.sleep(0.5)
+        sessions = gateway.sessions()
+        if sessions >= n:
+            connected = sessions
+            samples.append(gateway.rss())
+    out, _ = process.communicate(timeout=60)
+    report = json.loads(out) if out.strip() else {}
+    if not samples:
+        return 0.0, report.get("sessions_connected", 0)
+    return (max(samples) - before) / n, connected
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--build", default=str(ROOT / "build"))
+    parser.add_argument("--sessions", type=int, default=2 if QUICK else 10)
+    parser.add_argument("--flood-sessions", type=int, default=2 if QUICK else 100)
+    parser.add_argument("--hold", type=float, default=2.0 if QUICK else 5.0)
+    args = parser.parse_args()
+    build = Path(args.build)
+    print(f"load average before: {os.getloadavg()[0]:.1f}")
+    results = {}
+    profiles = [("audio", True, False, False), ("audio_video", True, True, False),
+                ("audio_video_data", True, True, True)]
+    for name, audio, video, data in profiles:
+        gateway = Gateway(build)
+        try:
+            per, connected = asyncio.run(
+                aiortc_profile(gateway, args.sessions, args.hold, audio, video, data))
+        finally:
+            gateway.stop()
+        results[name] = per
+        print(f"memory profile={name} sessions={args.sessions} connected={connected} "
+              f"bytes_per_session={per:.0f} ({per / 1024:.0f} KiB)", flush=True)
+    gateway = Gateway(build)
+    try:
+        per, connected = flood_profile(build, gateway, args.flood_sessions, args.hold)
+    finally:
+        gateway.stop()
+    results["flood_video"] = per
+    print(f"memory profile=flood_video sessions={args.flood_sessions} connected={connected} "
+          f"bytes_per_session={per:.0f} ({per / 1024:.0f} KiB)")
+    print(f"load average after: {os.getloadavg()[0]:.1f}")
+    print("memory bytes_per_session " + " ".join(f"{k}={v:.0f}" for k, v in results.items()))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
