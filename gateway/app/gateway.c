@@ -314,11 +314,12 @@ int moat_gateway_start(moat_gateway *gateway, char *error, size_t error_size)
             return -1;
     }
     gateway->stats = moat_stats_snapshot_start(gateway);
-    moat_log_info(
-        "gateway", "moat %s up: http %s:%d, %u media workers on udp %d-%d, fingerprint %s",
-        MOAT_VERSION, gateway->config.http_bind, gateway->config.http_port, gateway->n_workers,
-        gateway->config.media_port, gateway->config.media_port + (int)gateway->n_workers - 1,
-        moat_certificate_fingerprint(gateway->certificate));
+    moat_log_info("gateway", "moat %s up: %s %s:%d, %u media workers on udp %d-%d, fingerprint %s",
+                  MOAT_VERSION, *gateway->config.http_tls_cert ? "https" : "http",
+                  gateway->config.http_bind, gateway->config.http_port, gateway->n_workers,
+                  gateway->config.media_port,
+                  gateway->config.media_port + (int)gateway->n_workers - 1,
+                  moat_certificate_fingerprint(gateway->certificate));
     for (size_t i = 0; i < gateway->n_candidate_addresses; i++)
         moat_log_info("gateway", "candidate address %s", gateway->candidate_addresses[i]);
     return 0;

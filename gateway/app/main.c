@@ -5,6 +5,7 @@
 #include "app/gateway.h"
 #include "base/log.h"
 #include "base/version.h"
+#include "http/http_tls.h"
 
 #include <glib-unix.h>
 #include <glib.h>
@@ -93,7 +94,11 @@ static int parse_arguments(int argc, char **argv, moat_config *config, bool *che
         if (status != 0)
             return -1;
     }
-    return moat_config_validate(config, error, error_size);
+    if (moat_config_validate(config, error, error_size) != 0)
+        return -1;
+    /* Files the configuration names are read now: a bad one is a
+     * configuration error (status 2), found by --check-config too. */
+    return moat_http_tls_check(config, error, error_size);
 }
 
 int main(int argc, char **argv)

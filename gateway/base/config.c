@@ -52,6 +52,11 @@ static const option_spec options[] = {
      "bearer token required on WHIP/WHEP offers; empty = WHIP and WHEP are open (RFC 9725)"},
     {"http", "web_root", "web-root", OPTION_STRING, FIELD(web_root), MOAT_DEFAULT_WEB_ROOT, 0, 0,
      "folder of the demo pages and dashboard"},
+    {"http", "tls_cert", "http-tls-cert", OPTION_STRING, FIELD(http_tls_cert), "", 0, 0,
+     "PEM certificate (chain) the HTTP port serves HTTPS with (API, WHIP/WHEP, pages, event "
+     "WebSockets); empty = plain HTTP"},
+    {"http", "tls_key", "http-tls-key", OPTION_STRING, FIELD(http_tls_key), "", 0, 0,
+     "PEM private key of [http] tls_cert"},
     {"http", "max_body_bytes", "max-body-bytes", OPTION_INT, FIELD(max_body_bytes), "65536", 1024,
      16 * 1024 * 1024, "request bodies over this many bytes are refused (413) before being read"},
     {"http", "request_timeout_s", "request-timeout", OPTION_INT, FIELD(request_timeout_s), "10", 0,
@@ -373,6 +378,13 @@ int moat_config_validate(const moat_config *config, char *error, size_t error_si
     if (has_cert != has_key) {
         snprintf(error, error_size,
                  "[dtls] certificate and private_key must be given together (or neither)");
+        return -1;
+    }
+    bool has_tls_cert = config->http_tls_cert && *config->http_tls_cert;
+    bool has_tls_key = config->http_tls_key && *config->http_tls_key;
+    if (has_tls_cert != has_tls_key) {
+        snprintf(error, error_size,
+                 "[http] tls_cert and tls_key must be given together (or neither)");
         return -1;
     }
     bool has_turn = config->turn_uris && *config->turn_uris;

@@ -26,6 +26,7 @@
 #include "http/http_connections.h"
 #include "http/http_message.h"
 #include "http/http_router.h"
+#include "http/http_tls.h"
 
 #include <glib.h>
 #include <netinet/in.h>
@@ -46,6 +47,7 @@ struct moat_http_listener {
     unsigned timeout_ms; /* 0: no deadline */
     moat_connection_counts *counts;
     GHashTable *connections; /* remote GSocketAddress * -> connection (owned) */
+    GTlsCertificate *tls;    /* NULL: plain HTTP */
 };
 
 typedef struct {
@@ -97,7 +99,10 @@ static gboolean deadline_passed(gpointer data)
     connection *c = data;
     c->deadline = 0;
     moat_http_note_refusal(c->listener->gateway, MOAT_REFUSED_REQUEST_TIMEOUT, c->peer);
-    send_timeout_reply(c, c->listener->timeout_ms);
+    /* Over TLS a plain-text reply would only corrupt the stream (and the
+     * deadline often passes inside the handshake): just close. */
+    if (!c->listener->tls)
+        send_timeout_reply(c, c->listener->timeout_ms);
     g_socket_shutdown(c->socket, TRUE, TRUE, NULL);
     return G_SOURCE_REMOVE;
 }
@@ -182,11 +187,18 @@ static void admit(moat_http_listener *listener, GSocket *client)
     g_object_weak_ref(G_OBJECT(client), socket_gone, c);
 
     g_socket_set_option(client, IPPROTO_TCP, TCP_NODELAY, TRUE, NULL);
-    GSocketConnection *stream = g_socket_connection_factory_create_connection(client);
+    GIOStream *stream = G_IO_STREAM(g_socket_connection_factory_create_connection(client));
     g_object_unref(client);
+    /* With TLS libsoup gets the TLS stream: the handshake runs on its first
+     * read, under the deadline armed below; a failed one fails that read
+     * and libsoup closes the connection. */
+    if (listener->tls)
+        stream = moat_http_tls_wrap(stream, listener->tls);
     /* "request-started" arms the deadline before this returns. */
-    soup_server_accept_iostream(listener->server, G_IO_STREAM(stream), local, remote, NULL);
-    g_object_unref(stream);
+    if (stream) {
+        soup_server_accept_iostream(listener->server, stream, local, remote, NULL);
+        g_object_unref(stream);
+    }
     g_object_unref(local);
 }
 
@@ -268,10 +280,19 @@ static GSocket *listen_on(const moat_config *config, char *error, size_t error_s
 moat_http_listener *moat_http_listener_start(SoupServer *server, moat_gateway *gateway, char *error,
                                              size_t error_size)
 {
+    GTlsCertificate *tls = NULL;
+    if (moat_http_tls_configured(&gateway->config)) {
+        tls = moat_http_tls_load(&gateway->config, error, error_size);
+        if (!tls)
+            return NULL;
+    }
     GSocket *socket = listen_on(&gateway->config, error, error_size);
-    if (!socket)
+    if (!socket) {
+        g_clear_object(&tls);
         return NULL;
+    }
     moat_http_listener *listener = g_new0(moat_http_listener, 1);
+    listener->tls = tls;
     listener->server = server;
     listener->gateway = gateway;
     listener->socket = socket;
@@ -309,6 +330,7 @@ void moat_http_listener_stop(moat_http_listener *listener)
     }
     g_hash_table_destroy(listener->connections);
     moat_connection_counts_free(listener->counts);
+    g_clear_object(&listener->tls);
     g_free(listener);
 }
 

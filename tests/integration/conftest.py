@@ -11,6 +11,7 @@ import os
 import re
 import signal
 import socket
+import ssl
 import subprocess
 import time
 import urllib.request
@@ -101,6 +102,12 @@ class Gateway:
         given = list(extra_args)
         if "--token" in given and given.index("--token") + 1 < len(given):
             self.token = given[given.index("--token") + 1]
+        # --http-tls-cert: the gateway speaks HTTPS; `ssl` trusts its
+        # (self-signed) certificate.
+        self.tls_cert = None
+        if "--http-tls-cert" in given and given.index("--http-tls-cert") + 1 < len(given):
+            self.tls_cert = given[given.index("--http-tls-cert") + 1]
+        self.ssl = ssl.create_default_context(cafile=self.tls_cert) if self.tls_cert else None
         binary = binary or MOAT
         assert binary.exists(), f"{binary} is not built (make build build-asan)"
         sanitized = binary == MOAT_ASAN or "asan" in str(binary)
@@ -125,7 +132,7 @@ class Gateway:
         if full_env.get("MOAT_HTTP_TOKEN") and not self.token:
             self.token = full_env["MOAT_HTTP_TOKEN"]
         self.process = subprocess.Popen(args, stdout=self.log, stderr=subprocess.STDOUT, env=full_env)
-        self.base = f"http://{address}:{self.http_port}"
+        self.base = f"{'https' if self.tls_cert else 'http'}://{address}:{self.http_port}"
         deadline = time.time() + (40 if sanitized else 15)
         while time.time() < deadline:
             if self.process.poll() is not None:
@@ -148,13 +155,14 @@ class Gateway:
         inside its network namespace if it has one."""
         if self.netns:
             auth = [f"-H", f"Authorization: Bearer {self.token}"] if self.token else []
-            result = subprocess.run(["ip", "netns", "exec", self.netns, "curl", "-sf", *auth,
+            ca = ["--cacert", self.tls_cert] if self.tls_cert else []
+            result = subprocess.run(["ip", "netns", "exec", self.netns, "curl", "-sf", *auth, *ca,
                                      self.base + path], capture_output=True, text=True, timeout=10)
             if result.returncode != 0:
                 raise OSError(f"curl failed: {result.returncode}")
             return result.stdout
         request = urllib.request.Request(self.base + path, headers=self.auth())
-        with urllib.request.urlopen(request, timeout=5) as r:
+        with urllib.request.urlopen(request, timeout=5, context=self.ssl) as r:
             return r.read().decode()
 
     def metrics(self):
