@@ -14,6 +14,7 @@ import socket
 import ssl
 import subprocess
 import time
+import urllib.error
 import urllib.request
 from pathlib import Path
 
@@ -138,12 +139,16 @@ class Gateway:
             if self.process.poll() is not None:
                 raise RuntimeError("moat exited: " + self.log_path.read_text())
             try:
-                if self.get("/healthz"):
-                    if self.token is None and self.token_file.exists():
-                        self.token = self.token_file.read_text().strip()
-                    return
+                up = bool(self.get("/healthz"))
+            except urllib.error.HTTPError as e:
+                up = e.code == 503  # up, and saying what is broken (test_healthz.py)
             except OSError:
-                time.sleep(0.1)
+                up = False
+            if up:
+                if self.token is None and self.token_file.exists():
+                    self.token = self.token_file.read_text().strip()
+                return
+            time.sleep(0.1)
         raise RuntimeError("moat did not come up: " + self.log_path.read_text())
 
     def auth(self):
