@@ -7,7 +7,7 @@ VENV := $(CURDIR)/.venv
 FUZZ_SECONDS ?= 15
 SOAK_SECONDS ?= 600
 
-.PHONY: all deps build build-asan build-fuzz build-tsan run test unit fuzz integration hostile tsan \
+.PHONY: install image test-image all deps build build-asan build-fuzz build-tsan run test unit fuzz integration hostile tsan \
 	soak soak-quick bench bench-quick format clean
 
 all: build
@@ -35,6 +35,16 @@ build-tsan: deps
 
 run: build
 	./build/gateway/moat
+
+# The gateway as a package lays it out: $(PREFIX)/bin/moat, its plugins in
+# $(PREFIX)/<libdir>/moat/plugins, the pages in $(PREFIX)/share/moat/web, the
+# configuration in <sysconfdir>/moat/moat.conf (/etc when PREFIX is /usr).
+# DESTDIR stages it elsewhere. The binary finds its plugins and pages
+# relative to itself. The flood tool: meson install -C build --tags flood.
+PREFIX ?= /usr/local
+install: build
+	meson configure build -Dprefix=$(PREFIX)
+	meson install -C build --no-rebuild --tags runtime $(if $(DESTDIR),--destdir $(DESTDIR))
 
 unit: build-asan
 	meson test -C build-asan --print-errorlogs
