@@ -88,3 +88,23 @@ GIOStream *moat_http_tls_wrap(GIOStream *base, GTlsCertificate *certificate)
     g_object_unref(base);
     return tls;
 }
+
+#define TLS_RECORD_HEADER      5
+#define TLS_RECORD_HANDSHAKE   22
+#define TLS_RECORD_MAX_PAYLOAD (16384 + 2048)
+
+moat_tls_hello_state moat_http_tls_hello_state(const unsigned char *head, size_t head_length,
+                                               size_t available)
+{
+    if (head_length >= 1 && head[0] != TLS_RECORD_HANDSHAKE)
+        return MOAT_TLS_HELLO_NOT_TLS;
+    if (head_length >= 2 && head[1] != 3)
+        return MOAT_TLS_HELLO_NOT_TLS;
+    if (head_length < TLS_RECORD_HEADER)
+        return MOAT_TLS_HELLO_INCOMPLETE;
+    size_t length = ((size_t)head[3] << 8) | head[4];
+    if (length == 0 || length > TLS_RECORD_MAX_PAYLOAD)
+        return MOAT_TLS_HELLO_NOT_TLS;
+    return available >= TLS_RECORD_HEADER + length ? MOAT_TLS_HELLO_COMPLETE
+                                                   : MOAT_TLS_HELLO_INCOMPLETE;
+}
