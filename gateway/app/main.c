@@ -7,6 +7,10 @@
 #include "base/version.h"
 #include "http/http_tls.h"
 
+#include <linux/capability.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
 #include <glib-unix.h>
 #include <glib.h>
 #include <stdio.h>
@@ -25,6 +29,29 @@ static void print_help(void)
            "Every configuration option is also a command-line option (--name=VALUE or\n"
            "--name VALUE) and an environment variable MOAT_<SECTION>_<KEY>:\n");
     moat_config_print_options();
+}
+
+#ifndef CAP_BPF
+#define CAP_BPF 39
+#endif
+
+/* The container image gives the binary CAP_BPF as a permitted file
+ * capability only (setcap cap_bpf+p), so that it starts whether or not the
+ * container was granted it; when it was, it is raised here for the kernel
+ * filter ([prefilter] kernel). Nothing else is raised. */
+static void raise_permitted_bpf(void)
+{
+    struct __user_cap_header_struct header = {.version = _LINUX_CAPABILITY_VERSION_3};
+    struct __user_cap_data_struct data[2];
+    memset(data, 0, sizeof data);
+    if (syscall(SYS_capget, &header, data) != 0)
+        return;
+    unsigned word = CAP_BPF / 32, bit = 1u << (CAP_BPF % 32);
+    if (!(data[word].permitted & bit) || (data[word].effective & bit))
+        return;
+    data[word].effective |= bit;
+    if (syscall(SYS_capset, &header, data) != 0)
+        moat_log_warn("gateway", "cannot raise CAP_BPF: the kernel filter may be unavailable");
 }
 
 static gboolean on_signal(gpointer data)
@@ -128,6 +155,7 @@ int main(int argc, char **argv)
         moat_config_clear(&gateway.config);
         return 0;
     }
+    raise_permitted_bpf();
     if (moat_gateway_start(&gateway, error, sizeof error) != 0) {
         fprintf(stderr, "moat: %s\n", error);
         moat_gateway_stop(&gateway);
