@@ -68,6 +68,16 @@ hostile: build build-asan
 tsan: build-tsan
 	meson test -C build-tsan --no-rebuild --suite tsan --print-errorlogs
 
+# The container image (Dockerfile): docker, or buildah with a debootstrap
+# base (scripts/make-image.sh). Long: not part of `make test`.
+image:
+	@bash scripts/make-image.sh
+
+# Runs the image: non-root, /healthz, /metrics, WHIP echo, a recording in
+# the mounted folder, SIGTERM within seconds; prints `image size: <N> MB`.
+test-image:
+	$(VENV)/bin/python -m pytest -v -s tests/image/test_image.py
+
 # Churn, floods and data channels against the ASan gateway; resident memory
 # and file descriptors must stay flat and the exit clean (tests/soak/).
 soak: build build-asan
