@@ -32,7 +32,10 @@ else
     rm -rf "$rootfs"/var/cache/apt/archives/*.deb "$rootfs"/var/lib/apt/lists/*
     tar -C "$rootfs" -c . | podman import --change 'CMD ["/bin/bash"]' - "$base" >/dev/null
   fi
-  common=(--runtime runc --ulimit nofile=65536:65536 --ulimit nproc=65536:65536 --format docker
+  # The build containers get this shell's own limits: runc cannot raise them
+  # (buildah's defaults are higher than this host allows).
+  nofile="$(ulimit -Hn)"
+  common=(--runtime runc --ulimit "nofile=$nofile:$nofile" --format docker
           --layers --pull=never --build-arg "BASE=$base")
   nice -n 15 buildah bud "${common[@]}" -t "$image" .
   nice -n 15 buildah bud "${common[@]}" --target flood -t "$flood_image" .

@@ -7,6 +7,7 @@ docker; not part of `make test` (it needs the image, minutes to build)."""
 import asyncio
 import json
 import os
+import resource
 import secrets
 import shutil
 import socket
@@ -27,6 +28,8 @@ ENGINE = "docker" if shutil.which("docker") and subprocess.run(
     ["docker", "info"], capture_output=True).returncode == 0 else "podman"
 RUN_ARGS = ["--runtime", "runc"] if ENGINE == "podman" else []
 MAX_MB = 400
+# runc cannot raise limits above this process's own.
+NOFILE = resource.getrlimit(resource.RLIMIT_NOFILE)[1]
 
 
 def engine(*args, check=True, timeout=120):
@@ -55,7 +58,7 @@ def container(tmp_path):
            "MOAT_MEDIA_CANDIDATE_ADDRESSES": "127.0.0.1", "MOAT_NG_PORT": "0",
            "MOAT_HTTP_TOKEN": token, "MOAT_RECORD_ALL_SESSIONS": "true"}
     args = ["run", "-d", "--name", name, *RUN_ARGS, "--network", "host",
-            "--ulimit", "nofile=65536:65536", "-v", f"{recordings}:/var/lib/moat/recordings"]
+            "--ulimit", f"nofile={NOFILE}:{NOFILE}", "-v", f"{recordings}:/var/lib/moat/recordings"]
     for key, value in env.items():
         args += ["-e", f"{key}={value}"]
     engine(*args, IMAGE)
