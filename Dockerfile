@@ -50,15 +50,17 @@ ENV DEBIAN_FRONTEND=noninteractive
 # and transcoder use; curl for the health check; setcap gives the binary
 # CAP_BPF as a permitted capability (used only when the container is given
 # it: docker-compose.yml's cap_add).
-RUN apt-get update -qq \
+# The user first, so that its fixed ids (999, what docker-compose.yml's
+# recordings-owner chowns to) are not taken by a package's system group.
+RUN groupadd --system --gid 999 moat \
+    && useradd --system --uid 999 --gid moat --home-dir /var/lib/moat --no-create-home \
+       --shell /usr/sbin/nologin moat \
+    && apt-get update -qq \
     && apt-get install -y -qq --no-install-recommends \
        libglib2.0-0 glib-networking libnice10 libsoup-3.0-0 libjansson4 libssl3 libbpf1 \
        libgstreamer1.0-0 libgstreamer-plugins-base1.0-0 gstreamer1.0-plugins-base \
        gstreamer1.0-plugins-good gstreamer1.0-libav zlib1g curl ca-certificates libcap2-bin \
-    && rm -rf /var/lib/apt/lists/* /var/cache/apt/* /usr/share/doc/* /usr/share/man/* \
-    && groupadd --system --gid 999 moat \
-    && useradd --system --uid 999 --gid moat --home-dir /var/lib/moat --no-create-home \
-       --shell /usr/sbin/nologin moat
+    && rm -rf /var/lib/apt/lists/* /var/cache/apt/* /usr/share/doc/* /usr/share/man/*
 COPY --from=build /stage/ /
 RUN setcap cap_bpf+p /usr/bin/moat \
     && mkdir -p /var/lib/moat/recordings \
