@@ -45,9 +45,13 @@ RUN test -n "$(pkg-config --variable=moat_patches usrsctp)" \
 
 FROM ${BASE} AS gateway
 ENV DEBIAN_FRONTEND=noninteractive
+# G.722 transcoding (ng calls) needs gstreamer1.0-libav, which brings all of
+# FFmpeg (about 200 MB): left out unless asked for with
+# --build-arg EXTRA_PACKAGES=gstreamer1.0-libav.
+ARG EXTRA_PACKAGES=
 # Runtime libraries only: GLib (+ glib-networking for HTTPS), libnice,
 # libsoup, jansson, OpenSSL, libbpf, GStreamer and the plugins the recorder
-# and transcoder use; curl for the health check; setcap gives the binary
+# uses (base, good; bad for opusparse); curl for the health check; setcap gives the binary
 # CAP_BPF as a permitted capability (used only when the container is given
 # it: docker-compose.yml's cap_add).
 # The user first, so that its fixed ids (999, what docker-compose.yml's
@@ -59,8 +63,10 @@ RUN groupadd --system --gid 999 moat \
     && apt-get install -y -qq --no-install-recommends \
        libglib2.0-0 glib-networking libnice10 libsoup-3.0-0 libjansson4 libssl3 libbpf1 \
        libgstreamer1.0-0 libgstreamer-plugins-base1.0-0 gstreamer1.0-plugins-base \
-       gstreamer1.0-plugins-good gstreamer1.0-libav zlib1g curl ca-certificates libcap2-bin \
-    && rm -rf /var/lib/apt/lists/* /var/cache/apt/* /usr/share/doc/* /usr/share/man/*
+       gstreamer1.0-plugins-good gstreamer1.0-plugins-bad zlib1g curl ca-certificates \
+       libcap2-bin ${EXTRA_PACKAGES} \
+    && rm -rf /var/lib/apt/lists/* /var/cache/apt/* /usr/share/doc/* /usr/share/man/* \
+       /usr/share/locale/* /usr/share/info/*
 COPY --from=build /stage/ /
 RUN setcap cap_bpf+p /usr/bin/moat \
     && mkdir -p /var/lib/moat/recordings \

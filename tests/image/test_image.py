@@ -26,7 +26,10 @@ from conftest import free_port  # noqa: E402
 IMAGE = os.environ.get("MOAT_IMAGE", "moat:latest")
 ENGINE = "docker" if shutil.which("docker") and subprocess.run(
     ["docker", "info"], capture_output=True).returncode == 0 else "podman"
-RUN_ARGS = ["--runtime", "runc"] if ENGINE == "podman" else []
+# podman: runc (crun fails here), a process limit runc may set, and no
+# health-check timer (it needs systemd; the test checks /healthz itself).
+RUN_ARGS = ["--runtime", "runc", "--ulimit", "nproc=4096:4096", "--no-healthcheck"] \
+    if ENGINE == "podman" else []
 MAX_MB = 400
 # runc cannot raise limits above this process's own.
 NOFILE = resource.getrlimit(resource.RLIMIT_NOFILE)[1]
