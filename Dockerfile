@@ -9,6 +9,7 @@
 #   gateway     Debian 12 with the runtime libraries only, the gateway, its
 #               plugins, the pages and /etc/moat/moat.conf; runs as the
 #               system user moat (uid/gid 999)
+#   opusparse   the one GStreamer element the recorder takes from plugins-bad
 #   flood       the gateway image plus moat-flood (--target flood); the
 #               default image does not contain it
 # BASE: debian:12 from a registry, or a local one made by debootstrap
@@ -43,6 +44,15 @@ RUN test -n "$(pkg-config --variable=moat_patches usrsctp)" \
     && meson install -C build --no-rebuild --quiet --tags runtime --destdir /stage \
     && meson install -C build --no-rebuild --quiet --tags flood --destdir /stage-flood
 
+# The recorder needs one element of gstreamer1.0-plugins-bad, opusparse,
+# whose library needs only what plugins-base brings: the image takes that
+# file alone (the whole package and its dependencies are about 300 MB).
+FROM ${BASE} AS opusparse
+RUN apt-get update -qq \
+    && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+       gstreamer1.0-plugins-bad \
+    && cp /usr/lib/x86_64-linux-gnu/gstreamer-1.0/libgstopusparse.so /libgstopusparse.so
+
 FROM ${BASE} AS gateway
 ENV DEBIAN_FRONTEND=noninteractive
 # G.722 transcoding (ng calls) needs gstreamer1.0-libav, which brings all of
@@ -51,7 +61,7 @@ ENV DEBIAN_FRONTEND=noninteractive
 ARG EXTRA_PACKAGES=
 # Runtime libraries only: GLib (+ glib-networking for HTTPS), libnice,
 # libsoup, jansson, OpenSSL, libbpf, GStreamer and the plugins the recorder
-# uses (base, good; bad for opusparse); curl for the health check; setcap gives the binary
+# uses (base, good, and opusparse from bad, below); curl for the health check; setcap gives the binary
 # CAP_BPF as a permitted capability (used only when the container is given
 # it: docker-compose.yml's cap_add).
 # The user first, so that its fixed ids (999, what docker-compose.yml's
@@ -63,11 +73,12 @@ RUN groupadd --system --gid 999 moat \
     && apt-get install -y -qq --no-install-recommends \
        libglib2.0-0 glib-networking libnice10 libsoup-3.0-0 libjansson4 libssl3 libbpf1 \
        libgstreamer1.0-0 libgstreamer-plugins-base1.0-0 gstreamer1.0-plugins-base \
-       gstreamer1.0-plugins-good gstreamer1.0-plugins-bad zlib1g curl ca-certificates \
+       gstreamer1.0-plugins-good zlib1g curl ca-certificates \
        libcap2-bin ${EXTRA_PACKAGES} \
     && rm -rf /var/lib/apt/lists/* /var/cache/apt/* /usr/share/doc/* /usr/share/man/* \
        /usr/share/locale/* /usr/share/info/*
 COPY --from=build /stage/ /
+COPY --from=opusparse /libgstopusparse.so /usr/lib/x86_64-linux-gnu/gstreamer-1.0/
 RUN setcap cap_bpf+p /usr/bin/moat \
     && mkdir -p /var/lib/moat/recordings \
     && chown -R moat:moat /var/lib/moat
