@@ -61,9 +61,10 @@ ENV DEBIAN_FRONTEND=noninteractive
 ARG EXTRA_PACKAGES=
 # Runtime libraries only: GLib (+ glib-networking for HTTPS), libnice,
 # libsoup, jansson, OpenSSL, libbpf, GStreamer and the plugins the recorder
-# uses (base, good, and opusparse from bad, below); curl for the health check; setcap gives the binary
-# CAP_BPF as a permitted capability (used only when the container is given
-# it: docker-compose.yml's cap_add).
+# uses (base, good, and opusparse from bad, below); curl for the health
+# check; setcap gives the binary CAP_BPF and CAP_PERFMON as permitted
+# capabilities (used only when the container is given them:
+# docker-compose.yml's cap_add).
 # The user first, so that its fixed ids (999, what docker-compose.yml's
 # recordings-owner chowns to) are not taken by a package's system group.
 RUN groupadd --system --gid 999 moat \
@@ -79,7 +80,7 @@ RUN groupadd --system --gid 999 moat \
        /usr/share/locale/* /usr/share/info/*
 COPY --from=build /stage/ /
 COPY --from=opusparse /libgstopusparse.so /usr/lib/x86_64-linux-gnu/gstreamer-1.0/
-RUN setcap cap_bpf+p /usr/bin/moat \
+RUN setcap cap_bpf,cap_perfmon+p /usr/bin/moat \
     && mkdir -p /var/lib/moat/recordings \
     && chown -R moat:moat /var/lib/moat
 USER moat:moat

@@ -31,14 +31,19 @@ static void print_help(void)
     moat_config_print_options();
 }
 
+#ifndef CAP_PERFMON
+#define CAP_PERFMON 38
+#endif
 #ifndef CAP_BPF
 #define CAP_BPF 39
 #endif
 
-/* The container image gives the binary CAP_BPF as a permitted file
- * capability only (setcap cap_bpf+p), so that it starts whether or not the
- * container was granted it; when it was, it is raised here for the kernel
- * filter ([prefilter] kernel). Nothing else is raised. */
+/* The container image gives the binary CAP_BPF and CAP_PERFMON (the
+ * verifier wants it for the filter's pointer arithmetic) as permitted file
+ * capabilities only (setcap cap_bpf,cap_perfmon+p), so that it starts
+ * whether or not the container was granted them; those it was granted are
+ * raised here for the kernel filter ([prefilter] kernel). Nothing else is
+ * raised. */
 static void raise_permitted_bpf(void)
 {
     struct __user_cap_header_struct header = {.version = _LINUX_CAPABILITY_VERSION_3};
@@ -46,11 +51,16 @@ static void raise_permitted_bpf(void)
     memset(data, 0, sizeof data);
     if (syscall(SYS_capget, &header, data) != 0)
         return;
-    unsigned word = CAP_BPF / 32, bit = 1u << (CAP_BPF % 32);
-    if (!(data[word].permitted & bit) || (data[word].effective & bit))
-        return;
-    data[word].effective |= bit;
-    if (syscall(SYS_capset, &header, data) != 0)
+    bool raise = false;
+    static const int wanted[] = {CAP_BPF, CAP_PERFMON};
+    for (size_t i = 0; i < G_N_ELEMENTS(wanted); i++) {
+        unsigned word = (unsigned)wanted[i] / 32, bit = 1u << (wanted[i] % 32);
+        if ((data[word].permitted & bit) && !(data[word].effective & bit)) {
+            data[word].effective |= bit;
+            raise = true;
+        }
+    }
+    if (raise && syscall(SYS_capset, &header, data) != 0)
         moat_log_warn("gateway", "cannot raise CAP_BPF: the kernel filter may be unavailable");
 }
 

@@ -67,7 +67,7 @@ def test_compose_is_safe_on_a_public_host():
     assert moat["environment"]["MOAT_TURN_URIS"].startswith("turn:203.0.113.7:")
     assert moat["environment"]["MOAT_MEDIA_ANNOUNCED_ADDRESS"] == "203.0.113.7"
     # The kernel filter's capability; the TLS folder mounted read-only.
-    assert "BPF" in moat["cap_add"]
+    assert {"BPF", "PERFMON"} <= set(moat["cap_add"])
     volumes = [v if isinstance(v, str) else f"{v['source']}:{v['target']}:" + ("ro" if v.get("read_only") else "rw")
                for v in moat["volumes"]]
     assert any(v.split(":")[1] == "/etc/moat/tls" and v.endswith(":ro") for v in volumes), volumes
