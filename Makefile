@@ -13,7 +13,7 @@ VENV := $(CURDIR)/.venv
 FUZZ_SECONDS ?= 15
 SOAK_SECONDS ?= 600
 
-.PHONY: all deps build build-asan build-fuzz build-tsan run test unit fuzz integration hostile tsan \
+.PHONY: install image test-image all deps build build-asan build-fuzz build-tsan run test unit fuzz integration hostile tsan \
 	soak soak-quick bench bench-quick format clean
 
 all: build
@@ -42,6 +42,16 @@ build-tsan: deps
 run: build
 	./build/gateway/moat
 
+# The gateway as a package lays it out: $(PREFIX)/bin/moat, its plugins in
+# $(PREFIX)/<libdir>/moat/plugins, the pages in $(PREFIX)/share/moat/web, the
+# configuration in <sysconfdir>/moat/moat.conf (/etc when PREFIX is /usr).
+# DESTDIR stages it elsewhere. The binary finds its plugins and pages
+# relative to itself. The flood tool: meson install -C build --tags flood.
+PREFIX ?= /usr/local
+install: build
+	meson configure build -Dprefix=$(PREFIX)
+	meson install -C build --no-rebuild --tags runtime $(if $(DESTDIR),--destdir $(DESTDIR))
+
 unit: build-asan
 	meson test -C build-asan --print-errorlogs --timeout-multiplier 3
 
@@ -61,6 +71,16 @@ hostile: build build-asan
 
 tsan: build-tsan
 	meson test -C build-tsan --no-rebuild --suite tsan --print-errorlogs --timeout-multiplier 3
+
+# The container image (Dockerfile): docker, or buildah with a debootstrap
+# base (scripts/make-image.sh). Long: not part of `make test`.
+image:
+	@bash scripts/make-image.sh
+
+# Runs the image: non-root, /healthz, /metrics, WHIP echo, a recording in
+# the mounted folder, SIGTERM within seconds; prints `image size: <N> MB`.
+test-image:
+	$(VENV)/bin/python -m pytest -v -s tests/image/test_image.py
 
 # Churn, floods and data channels against the ASan gateway; resident memory
 # and file descriptors must stay flat and the exit clean (tests/soak/).

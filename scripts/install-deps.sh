@@ -12,6 +12,7 @@ mkdir -p "$stamp_dir"
 #  libssl-dev        DTLS 1.2, HKDF/AES for SRTP+, the crypto backend of libsrtp2
 #  libnice-dev       its STUN library checks and builds ICE connectivity checks
 #  libsoup-3.0-dev   HTTP/WHIP/WebSocket on the GLib main loop of the control thread
+#  glib-networking   GLib's TLS backend (GnuTLS): HTTPS with [http] tls_cert/tls_key
 #  libjansson-dev    JSON API bodies
 #  libusrsctp-dev    SCTP over DTLS (AF_CONN) for data channels; Moat links
 #                    .deps/usrsctp instead (below), the package stays for its
@@ -32,6 +33,7 @@ mkdir -p "$stamp_dir"
 debian_packages=(
   build-essential pkg-config meson ninja-build clang clang-format libclang-rt-14-dev
   llvm-14 libssl-dev libglib2.0-dev libnice-dev libsoup-3.0-dev libjansson-dev
+  glib-networking
   libusrsctp-dev libsrtp2-dev dpkg-dev devscripts fakeroot autoconf automake libtool
   iproute2 chromium simple-whip-client
   gstreamer1.0-tools gstreamer1.0-plugins-base gstreamer1.0-plugins-good

@@ -1,6 +1,7 @@
 /* The daemon's composition (gateway.h): start-up and shut-down of every module
  * in order, on the control thread. */
 #include "app/gateway.h"
+#include "record/record_dir.h"
 
 #include "engine/relay.h"
 #include "session/session_handle.h"
@@ -245,6 +246,19 @@ static int prepare_api_token(moat_gateway *gateway, char *error, size_t error_si
     return 0;
 }
 
+/* A recording folder the process cannot write to fails every recording:
+ * said loudly at start, and /healthz answers 503 while it lasts (health.h). */
+static void warn_unwritable_record_dir(moat_gateway *gateway)
+{
+    const char *dir = gateway->config.record_dir;
+    char why[160] = "";
+    if (dir && *dir && !moat_record_dir_writable(dir, why, sizeof why))
+        moat_log_error("record",
+                       "[record] dir %s is not writable: %s; every recording will fail and "
+                       "/healthz answers 503 until it is fixed",
+                       dir, why);
+}
+
 int moat_gateway_start(moat_gateway *gateway, char *error, size_t error_size)
 {
     prefilter_settings_from_config(gateway);
@@ -321,13 +335,15 @@ int moat_gateway_start(moat_gateway *gateway, char *error, size_t error_size)
             return -1;
     }
     gateway->stats = moat_stats_snapshot_start(gateway);
-    moat_log_info(
-        "gateway", "moat %s up: http %s:%d, %u media workers on udp %d-%d, fingerprint %s",
-        MOAT_VERSION, gateway->config.http_bind, gateway->config.http_port, gateway->n_workers,
-        gateway->config.media_port, gateway->config.media_port + (int)gateway->n_workers - 1,
-        moat_certificate_fingerprint(gateway->certificate));
+    moat_log_info("gateway", "moat %s up: %s %s:%d, %u media workers on udp %d-%d, fingerprint %s",
+                  MOAT_VERSION, *gateway->config.http_tls_cert ? "https" : "http",
+                  gateway->config.http_bind, gateway->config.http_port, gateway->n_workers,
+                  gateway->config.media_port,
+                  gateway->config.media_port + (int)gateway->n_workers - 1,
+                  moat_certificate_fingerprint(gateway->certificate));
     for (size_t i = 0; i < gateway->n_candidate_addresses; i++)
         moat_log_info("gateway", "candidate address %s", gateway->candidate_addresses[i]);
+    warn_unwritable_record_dir(gateway);
     return 0;
 }
 

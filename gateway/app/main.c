@@ -6,6 +6,11 @@
 #include "cluster/cluster.h"
 #include "base/log.h"
 #include "base/version.h"
+#include "http/http_tls.h"
+
+#include <linux/capability.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include <glib-unix.h>
 #include <glib.h>
@@ -25,6 +30,39 @@ static void print_help(void)
            "Every configuration option is also a command-line option (--name=VALUE or\n"
            "--name VALUE) and an environment variable MOAT_<SECTION>_<KEY>:\n");
     moat_config_print_options();
+}
+
+#ifndef CAP_PERFMON
+#define CAP_PERFMON 38
+#endif
+#ifndef CAP_BPF
+#define CAP_BPF 39
+#endif
+
+/* The container image gives the binary CAP_BPF and CAP_PERFMON (the
+ * verifier wants it for the filter's pointer arithmetic) as permitted file
+ * capabilities only (setcap cap_bpf,cap_perfmon+p), so that it starts
+ * whether or not the container was granted them; those it was granted are
+ * raised here for the kernel filter ([prefilter] kernel). Nothing else is
+ * raised. */
+static void raise_permitted_bpf(void)
+{
+    struct __user_cap_header_struct header = {.version = _LINUX_CAPABILITY_VERSION_3};
+    struct __user_cap_data_struct data[2];
+    memset(data, 0, sizeof data);
+    if (syscall(SYS_capget, &header, data) != 0)
+        return;
+    bool raise = false;
+    static const int wanted[] = {CAP_BPF, CAP_PERFMON};
+    for (size_t i = 0; i < G_N_ELEMENTS(wanted); i++) {
+        unsigned word = (unsigned)wanted[i] / 32, bit = 1u << (wanted[i] % 32);
+        if ((data[word].permitted & bit) && !(data[word].effective & bit)) {
+            data[word].effective |= bit;
+            raise = true;
+        }
+    }
+    if (raise && syscall(SYS_capset, &header, data) != 0)
+        moat_log_warn("gateway", "cannot raise CAP_BPF: the kernel filter may be unavailable");
 }
 
 static gboolean on_signal(gpointer data)
@@ -106,7 +144,11 @@ static int parse_arguments(int argc, char **argv, moat_config *config, bool *che
         if (status != 0)
             return -1;
     }
-    return moat_config_validate(config, error, error_size);
+    if (moat_config_validate(config, error, error_size) != 0)
+        return -1;
+    /* Files the configuration names are read now: a bad one is a
+     * configuration error (status 2), found by --check-config too. */
+    return moat_http_tls_check(config, error, error_size);
 }
 
 int main(int argc, char **argv)
@@ -136,6 +178,7 @@ int main(int argc, char **argv)
         moat_config_clear(&gateway.config);
         return 0;
     }
+    raise_permitted_bpf();
     if (moat_gateway_start(&gateway, error, sizeof error) != 0) {
         fprintf(stderr, "moat: %s\n", error);
         moat_gateway_stop(&gateway);

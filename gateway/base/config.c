@@ -16,6 +16,13 @@
 #define MOAT_DEFAULT_WEB_ROOT "web"
 #endif
 
+#ifndef MOAT_INSTALLED_PLUGIN_DIR
+#define MOAT_INSTALLED_PLUGIN_DIR "../lib/moat/plugins"
+#endif
+#ifndef MOAT_INSTALLED_WEB_ROOT
+#define MOAT_INSTALLED_WEB_ROOT "../share/moat/web"
+#endif
+
 typedef enum { OPTION_STRING, OPTION_INT, OPTION_BOOL, OPTION_DOUBLE } option_type;
 
 typedef struct {
@@ -37,7 +44,9 @@ static const option_spec options[] = {
     {"general", "workers", "workers", OPTION_INT, FIELD(workers), "0", 0, 256,
      "media worker threads; 0 = one per core"},
     {"general", "plugin_dir", "plugin-dir", OPTION_STRING, FIELD(plugin_dir),
-     MOAT_DEFAULT_PLUGIN_DIR, 0, 0, "folder searched for plugin modules"},
+     MOAT_DEFAULT_PLUGIN_DIR, 0, 0,
+     "folder searched for plugin modules (an installed moat: <bindir>/" MOAT_INSTALLED_PLUGIN_DIR
+     ")"},
     {"http", "bind", "http-bind", OPTION_STRING, FIELD(http_bind), "0.0.0.0", 0, 0,
      "address of the HTTP API"},
     {"http", "port", "http-port", OPTION_INT, FIELD(http_port), "8088", 1, 65535,
@@ -51,7 +60,13 @@ static const option_spec options[] = {
     {"http", "whip_token", "whip-token", OPTION_STRING, FIELD(whip_token), "", 0, 0,
      "bearer token required on WHIP/WHEP offers; empty = WHIP and WHEP are open (RFC 9725)"},
     {"http", "web_root", "web-root", OPTION_STRING, FIELD(web_root), MOAT_DEFAULT_WEB_ROOT, 0, 0,
-     "folder of the demo pages and dashboard"},
+     "folder of the demo pages and dashboard (an installed moat: <bindir>/" MOAT_INSTALLED_WEB_ROOT
+     ")"},
+    {"http", "tls_cert", "http-tls-cert", OPTION_STRING, FIELD(http_tls_cert), "", 0, 0,
+     "PEM certificate (chain) the HTTP port serves HTTPS with (API, WHIP/WHEP, pages, event "
+     "WebSockets); empty = plain HTTP"},
+    {"http", "tls_key", "http-tls-key", OPTION_STRING, FIELD(http_tls_key), "", 0, 0,
+     "PEM private key of [http] tls_cert"},
     {"http", "max_body_bytes", "max-body-bytes", OPTION_INT, FIELD(max_body_bytes), "65536", 1024,
      16 * 1024 * 1024, "request bodies over this many bytes are refused (413) before being read"},
     {"http", "request_timeout_s", "request-timeout", OPTION_INT, FIELD(request_timeout_s), "10", 0,
@@ -291,6 +306,41 @@ static int set_value(moat_config *config, const option_spec *spec, const char *v
     return -1;
 }
 
+/* `relative` from the folder of the running binary, when that folder
+ * exists; NULL otherwise. */
+static char *next_to_binary(const char *relative)
+{
+    char *exe = g_file_read_link("/proc/self/exe", NULL);
+    if (!exe)
+        return NULL;
+    char *bindir = g_path_get_dirname(exe);
+    char *path = g_canonicalize_filename(relative, bindir);
+    g_free(bindir);
+    g_free(exe);
+    if (!g_file_test(path, G_FILE_TEST_IS_DIR)) {
+        g_free(path);
+        return NULL;
+    }
+    return path;
+}
+
+/* An installed binary (bin/moat beside lib/.../moat/plugins) uses its
+ * install's plugins and pages, wherever the install was moved; otherwise
+ * the build tree's defaults stay. */
+static void use_installed_layout(moat_config *config)
+{
+    char *plugins = next_to_binary(MOAT_INSTALLED_PLUGIN_DIR);
+    if (plugins) {
+        g_free(config->plugin_dir);
+        config->plugin_dir = plugins;
+    }
+    char *web = next_to_binary(MOAT_INSTALLED_WEB_ROOT);
+    if (web) {
+        g_free(config->web_root);
+        config->web_root = web;
+    }
+}
+
 void moat_config_init(moat_config *config)
 {
     memset(config, 0, sizeof *config);
@@ -298,6 +348,7 @@ void moat_config_init(moat_config *config)
     for (size_t i = 0; i < OPTION_COUNT; i++)
         set_value(config, &options[i], options[i].default_value, "default", ignored,
                   sizeof ignored);
+    use_installed_layout(config);
 }
 
 void moat_config_clear(moat_config *config)
@@ -410,6 +461,13 @@ int moat_config_validate(const moat_config *config, char *error, size_t error_si
     if (has_cert != has_key) {
         snprintf(error, error_size,
                  "[dtls] certificate and private_key must be given together (or neither)");
+        return -1;
+    }
+    bool has_tls_cert = config->http_tls_cert && *config->http_tls_cert;
+    bool has_tls_key = config->http_tls_key && *config->http_tls_key;
+    if (has_tls_cert != has_tls_key) {
+        snprintf(error, error_size,
+                 "[http] tls_cert and tls_key must be given together (or neither)");
         return -1;
     }
     bool has_turn = config->turn_uris && *config->turn_uris;

@@ -27,6 +27,8 @@ typedef struct {
     char *token_file; /* where a generated token is written; empty: the default path */
     char *whip_token; /* bearer token for WHIP/WHEP offers; empty: open (RFC 9725) */
     char *web_root;
+    char *http_tls_cert; /* PEM; empty: plain HTTP (http_tls.h) */
+    char *http_tls_key;
     int max_body_bytes;  /* request bodies above this are refused before they are read */
     char *metrics_token; /* bearer token for /metrics; empty: open */
     char *api_origins;   /* comma-separated origins allowed on /api/ (CORS); empty: same origin */

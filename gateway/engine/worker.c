@@ -435,6 +435,7 @@ static void *worker_main(void *arg)
         if (worker->relay)
             moat_relay_drain(worker->relay, worker->index);
         moat_worker_flush(worker);
+        __atomic_store_n(&worker->heartbeat_us, worker->now_us, __ATOMIC_RELAXED);
     }
     return NULL;
 }
@@ -473,6 +474,7 @@ int moat_worker_start(moat_worker *worker, char *error, size_t error_size)
     worker->running = true;
     worker->now_us = monotonic_us();
     worker->arrival_us = worker->now_us;
+    __atomic_store_n(&worker->heartbeat_us, worker->now_us, __ATOMIC_RELAXED);
     /* Set before the thread exists, so the thread never sees it change. */
     __atomic_store_n(&worker->started, true, __ATOMIC_RELEASE);
     if (pthread_create(&worker->thread, NULL, worker_main, worker) != 0) {
@@ -535,4 +537,13 @@ void moat_worker_free(moat_worker *worker)
     }
     g_mutex_clear(&worker->task_lock);
     g_free(worker);
+}
+
+uint64_t moat_worker_heartbeat_age_us(const moat_worker *worker)
+{
+    if (!__atomic_load_n(&worker->started, __ATOMIC_ACQUIRE))
+        return UINT64_MAX;
+    uint64_t beat = __atomic_load_n(&worker->heartbeat_us, __ATOMIC_RELAXED);
+    uint64_t now = monotonic_us();
+    return now > beat ? now - beat : 0;
 }

@@ -52,6 +52,9 @@ struct moat_worker {
     bool accepting_tasks;
 
     uint64_t now_us;
+    /* now_us at the end of the worker loop's last turn (at least every
+     * MOAT_WORKER_TICK_MS while it runs); atomic: /healthz reads it. */
+    uint64_t heartbeat_us;
     /* Kernel receive time of the datagram being dispatched (monotonic, us);
      * now_us outside the receive loop. Feeds the detectors only. */
     uint64_t arrival_us;

@@ -26,16 +26,21 @@
 #include "http/http_connections.h"
 #include "http/http_message.h"
 #include "http/http_router.h"
+#include "http/http_tls.h"
 
 #include <glib.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <poll.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
 #define LISTEN_BACKLOG  511
 #define ACCEPT_PAUSE_MS 100
+#define HELLO_RETRY_MS  50
 
 struct moat_http_listener {
     SoupServer *server;
@@ -46,6 +51,7 @@ struct moat_http_listener {
     unsigned timeout_ms; /* 0: no deadline */
     moat_connection_counts *counts;
     GHashTable *connections; /* remote GSocketAddress * -> connection (owned) */
+    GTlsCertificate *tls;    /* NULL: plain HTTP */
 };
 
 typedef struct {
@@ -55,13 +61,33 @@ typedef struct {
     guint deadline;         /* timer id; 0: not armed */
     char key[48];           /* source key (http_admission.h) */
     char peer[64];
+    /* TLS, until the client's first record is in: the socket (owned), its
+     * local address (owned), the readability watch or the retry timer. */
+    GSocket *waiting;
+    GSocketAddress *local;
+    GSource *hello_watch;
+    guint hello_retry;
 } connection;
+
+static void stop_waiting(connection *c)
+{
+    if (c->hello_watch) {
+        g_source_destroy(c->hello_watch);
+        g_source_unref(c->hello_watch);
+        c->hello_watch = NULL;
+    }
+    if (c->hello_retry)
+        g_source_remove(c->hello_retry);
+    c->hello_retry = 0;
+}
 
 static void connection_free(gpointer data)
 {
     connection *c = data;
     if (c->deadline)
         g_source_remove(c->deadline);
+    stop_waiting(c);
+    g_clear_object(&c->local);
     g_object_unref(c->remote);
     g_free(c);
 }
@@ -92,12 +118,21 @@ static void send_timeout_reply(connection *c, unsigned timeout_ms)
     g_free(body);
 }
 
+static void drop_waiting(connection *c);
+
 static gboolean deadline_passed(gpointer data)
 {
     connection *c = data;
     c->deadline = 0;
     moat_http_note_refusal(c->listener->gateway, MOAT_REFUSED_REQUEST_TIMEOUT, c->peer);
-    send_timeout_reply(c, c->listener->timeout_ms);
+    if (c->waiting) {
+        drop_waiting(c); /* frees c */
+        return G_SOURCE_REMOVE;
+    }
+    /* Over TLS a plain-text reply would only corrupt the stream (and the
+     * deadline often passes inside the handshake): just close. */
+    if (!c->listener->tls)
+        send_timeout_reply(c, c->listener->timeout_ms);
     g_socket_shutdown(c->socket, TRUE, TRUE, NULL);
     return G_SOURCE_REMOVE;
 }
@@ -148,6 +183,102 @@ static void peer_text(GSocketAddress *address, char *out, size_t size)
     g_free(text);
 }
 
+/* Takes `client` and `local`: libsoup gets the connection. With TLS it gets
+ * the TLS stream: the handshake runs on its first read (on a thread of
+ * GLib's pool, glib-networking's way), under the deadline; a failed one
+ * fails that read and libsoup closes the connection. */
+static void hand_over(connection *c, GSocket *client, GSocketAddress *local)
+{
+    moat_http_listener *listener = c->listener;
+    GIOStream *stream = G_IO_STREAM(g_socket_connection_factory_create_connection(client));
+    g_object_unref(client);
+    if (listener->tls)
+        stream = moat_http_tls_wrap(stream, listener->tls);
+    /* "request-started" arms the deadline before this returns. */
+    if (stream) {
+        soup_server_accept_iostream(listener->server, stream, local, c->remote, NULL);
+        g_object_unref(stream);
+    }
+    g_object_unref(local);
+}
+
+/* Drops a connection that never got to libsoup: closing and releasing the
+ * socket finalizes it, and socket_gone frees `c`. */
+static void drop_waiting(connection *c)
+{
+    stop_waiting(c);
+    GSocket *socket = c->waiting;
+    c->waiting = NULL;
+    g_socket_close(socket, NULL);
+    g_object_unref(socket);
+}
+
+static void wait_for_hello(connection *c);
+
+static bool peer_closed(GSocket *socket)
+{
+    struct pollfd check = {.fd = g_socket_get_fd(socket), .events = POLLRDHUP};
+    return poll(&check, 1, 0) == 1 && (check.revents & (POLLRDHUP | POLLHUP | POLLERR));
+}
+
+static gboolean retry_hello(gpointer data)
+{
+    connection *c = data;
+    c->hello_retry = 0;
+    wait_for_hello(c);
+    return G_SOURCE_REMOVE;
+}
+
+/* A TLS handshake takes a thread of GLib's pool for as long as it waits on
+ * its client, so a client gets one only once its whole first record
+ * (the ClientHello) is in: a connection that sends nothing, or its hello a
+ * byte at a time, holds no thread, only its place under the caps until the
+ * deadline. Peeked, not read: the TLS stream reads it afresh. */
+static gboolean hello_ready(GSocket *socket, GIOCondition condition, gpointer data)
+{
+    connection *c = data;
+    unsigned char head[5];
+    int queued = 0;
+    gssize n = recv(g_socket_get_fd(socket), head, sizeof head, MSG_PEEK | MSG_DONTWAIT);
+    if (n <= 0 || ioctl(g_socket_get_fd(socket), FIONREAD, &queued) != 0) {
+        drop_waiting(c); /* closed, reset or shut down at the deadline */
+        return G_SOURCE_REMOVE;
+    }
+    switch (moat_http_tls_hello_state(head, (size_t)n, (size_t)queued)) {
+    case MOAT_TLS_HELLO_NOT_TLS:
+        moat_http_note_refusal(c->listener->gateway, MOAT_REFUSED_NOT_TLS, c->peer);
+        drop_waiting(c);
+        return G_SOURCE_REMOVE;
+    case MOAT_TLS_HELLO_INCOMPLETE:
+        /* The socket stays readable with a partial record queued: look
+         * again a little later rather than spin; a client that has shut
+         * its side will never complete it. */
+        if (peer_closed(socket)) {
+            drop_waiting(c);
+            return G_SOURCE_REMOVE;
+        }
+        stop_waiting(c);
+        c->hello_retry = g_timeout_add(HELLO_RETRY_MS, retry_hello, c);
+        return G_SOURCE_REMOVE;
+    case MOAT_TLS_HELLO_COMPLETE:
+        break;
+    }
+    stop_waiting(c);
+    GSocket *client = c->waiting;
+    GSocketAddress *local = c->local;
+    c->waiting = NULL;
+    c->local = NULL;
+    hand_over(c, client, local);
+    return G_SOURCE_REMOVE;
+}
+
+static void wait_for_hello(connection *c)
+{
+    c->hello_watch = g_socket_create_source(c->waiting, G_IO_IN | G_IO_HUP | G_IO_ERR, NULL);
+    g_source_set_callback(c->hello_watch, G_SOURCE_FUNC(hello_ready), c, NULL);
+    g_source_attach(c->hello_watch, NULL);
+}
+
 /* Takes `client`: refuses it (closed now, counted) or hands it to libsoup. */
 static void admit(moat_http_listener *listener, GSocket *client)
 {
@@ -182,12 +313,14 @@ static void admit(moat_http_listener *listener, GSocket *client)
     g_object_weak_ref(G_OBJECT(client), socket_gone, c);
 
     g_socket_set_option(client, IPPROTO_TCP, TCP_NODELAY, TRUE, NULL);
-    GSocketConnection *stream = g_socket_connection_factory_create_connection(client);
-    g_object_unref(client);
-    /* "request-started" arms the deadline before this returns. */
-    soup_server_accept_iostream(listener->server, G_IO_STREAM(stream), local, remote, NULL);
-    g_object_unref(stream);
-    g_object_unref(local);
+    if (listener->tls) {
+        c->waiting = client;
+        c->local = local;
+        arm(c);
+        wait_for_hello(c);
+        return;
+    }
+    hand_over(c, client, local);
 }
 
 static gboolean accept_ready(GSocket *socket, GIOCondition condition, gpointer data);
@@ -268,10 +401,19 @@ static GSocket *listen_on(const moat_config *config, char *error, size_t error_s
 moat_http_listener *moat_http_listener_start(SoupServer *server, moat_gateway *gateway, char *error,
                                              size_t error_size)
 {
+    GTlsCertificate *tls = NULL;
+    if (moat_http_tls_configured(&gateway->config)) {
+        tls = moat_http_tls_load(&gateway->config, error, error_size);
+        if (!tls)
+            return NULL;
+    }
     GSocket *socket = listen_on(&gateway->config, error, error_size);
-    if (!socket)
+    if (!socket) {
+        g_clear_object(&tls);
         return NULL;
+    }
     moat_http_listener *listener = g_new0(moat_http_listener, 1);
+    listener->tls = tls;
     listener->server = server;
     listener->gateway = gateway;
     listener->socket = socket;
@@ -306,9 +448,15 @@ void moat_http_listener_stop(moat_http_listener *listener)
     while (g_hash_table_iter_next(&it, &key, &value)) {
         connection *c = value;
         g_object_weak_unref(G_OBJECT(c->socket), socket_gone, c);
+        if (c->waiting) {
+            stop_waiting(c);
+            g_socket_close(c->waiting, NULL);
+            g_clear_object(&c->waiting);
+        }
     }
     g_hash_table_destroy(listener->connections);
     moat_connection_counts_free(listener->counts);
+    g_clear_object(&listener->tls);
     g_free(listener);
 }
 

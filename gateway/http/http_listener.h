@@ -12,6 +12,10 @@
  * from it (events.c) lives as long as its client wants; it keeps counting
  * against the caps until its socket is gone.
  *
+ * With [http] tls_cert and tls_key every accepted connection is wrapped in
+ * TLS (http_tls.h) before libsoup sees it; the handshake is part of the
+ * first request's time, so the same deadline bounds it.
+ *
  * Control thread only: every function, and every callback it installs,
  * runs on the default main context. */
 #ifndef MOAT_HTTP_LISTENER_H

@@ -9,6 +9,8 @@
  * ingest, recording rooms, TURN credentials, listings. */
 #include "http/http_router.h"
 
+#include "http/health.h"
+
 #include "session/events.h"
 #include "http/http_host.h"
 #include "http/ingest_api.h"
@@ -457,10 +459,7 @@ void moat_http_route(moat_gateway *gateway, const moat_http_request *request,
         return;
     }
     if (strcmp(path, "/healthz") == 0) {
-        char *body =
-            g_strdup_printf("{\"status\":\"ok\",\"workers\":%u,\"sessions\":%zu}",
-                            gateway->n_workers, moat_session_registry_count(gateway->sessions));
-        moat_http_response_set(response, 200, "application/json", body, strlen(body));
+        moat_http_health(gateway, response);
         return;
     }
     if (strcmp(path, "/metrics") == 0) {

@@ -31,7 +31,8 @@ const char *moat_refusal_reason_name(moat_refusal_reason reason)
                                         "max_pending_per_source",
                                         "ingest_per_source",
                                         "wrong_host",
-                                        "create_rate_limited"};
+                                        "create_rate_limited",
+                                        "not_tls"};
     G_STATIC_ASSERT(G_N_ELEMENTS(names) == MOAT_REFUSED_REASON_COUNT);
     return (unsigned)reason < G_N_ELEMENTS(names) ? names[reason] : "unknown";
 }

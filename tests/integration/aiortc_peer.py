@@ -102,9 +102,10 @@ class Recorder:
         return float(freqs[np.argmax(spectrum)])
 
 
-async def whip_publish(pc, url, token=None, mangle_offer=None, links=None):
+async def whip_publish(pc, url, token=None, mangle_offer=None, links=None, ssl=None):
     """POST the offer; returns (resource URL, answer SDP). The answer's Link
-    headers are appended to `links` when it is a list."""
+    headers are appended to `links` when it is a list. `ssl`: the SSL
+    context an https URL is checked with (None: the system's)."""
     await pc.setLocalDescription(await pc.createOffer())
     offer = pc.localDescription.sdp
     if mangle_offer:
@@ -113,7 +114,7 @@ async def whip_publish(pc, url, token=None, mangle_offer=None, links=None):
     if token:
         headers["Authorization"] = "Bearer " + token
     async with aiohttp.ClientSession() as http:
-        async with http.post(url, data=offer, headers=headers) as r:
+        async with http.post(url, data=offer, headers=headers, ssl=ssl) as r:
             body = await r.text()
             assert r.status == 201, f"WHIP answered {r.status}: {body}"
             location = r.headers["Location"]
@@ -123,9 +124,9 @@ async def whip_publish(pc, url, token=None, mangle_offer=None, links=None):
     return urljoin(url, location), body
 
 
-async def whip_delete(resource):
+async def whip_delete(resource, ssl=None):
     async with aiohttp.ClientSession() as http:
-        async with http.delete(resource) as r:
+        async with http.delete(resource, ssl=ssl) as r:
             return r.status
 
 
@@ -144,10 +145,11 @@ def relay_only(pc):
 
 
 async def echo_call(base, seconds, audio=True, video=True, on_running=None, ice_servers=None,
-                    relay=False, path="/whip/echo", video_codec=None):
+                    relay=False, path="/whip/echo", video_codec=None, ssl=None):
     """Publishes to `path` for `seconds` and returns what came back.
     `ice_servers`: the iceServers list of /api/ice-servers; `relay`: gather
-    relay candidates only; `video_codec`: e.g. "video/H264" to offer only it."""
+    relay candidates only; `video_codec`: e.g. "video/H264" to offer only it;
+    `ssl`: the SSL context for an https `base`."""
     servers = [RTCIceServer(urls=s["urls"], username=s.get("username"),
                             credential=s.get("credential")) for s in ice_servers or []]
     pc = RTCPeerConnection(RTCConfiguration(iceServers=servers)) if ice_servers else RTCPeerConnection()
@@ -173,7 +175,7 @@ async def echo_call(base, seconds, audio=True, video=True, on_running=None, ice_
         recorders[track.kind] = Recorder(track)
 
     links = []
-    resource, answer = await whip_publish(pc, base + path, links=links)
+    resource, answer = await whip_publish(pc, base + path, links=links, ssl=ssl)
     started = time.time()
     if on_running:
         await on_running(pc)
@@ -185,7 +187,7 @@ async def echo_call(base, seconds, audio=True, video=True, on_running=None, ice_
     await asyncio.sleep(0.5)
     selected = [pair.local_candidate.type for c in ice_connections(pc)
                 for pair in c._nominated.values()]
-    status = await whip_delete(resource)
+    status = await whip_delete(resource, ssl=ssl)
     await pc.close()
     for r in recorders.values():
         r.task.cancel()

@@ -23,10 +23,10 @@ def chromium_path():
 
 
 class Chromium:
-    def __init__(self, url):
+    def __init__(self, url, extra_flags=()):
         self.profile = tempfile.TemporaryDirectory(prefix="moat-chromium-", ignore_cleanup_errors=True)
         self.process = subprocess.Popen(
-            [chromium_path(), *FLAGS, f"--user-data-dir={self.profile.name}", url],
+            [chromium_path(), *FLAGS, *extra_flags, f"--user-data-dir={self.profile.name}", url],
             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
         self.devtools = None
         for _ in range(400):

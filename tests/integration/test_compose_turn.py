@@ -27,8 +27,12 @@ from compose import COMPOSE_FILE, compose_config, option_value
 from conftest import ARTIFACTS, ROOT, Gateway, free_port
 
 
+REQUIRED = {"MOAT_TURN_SECRET": "check-turn", "MOAT_HTTP_TOKEN": "check-token",
+            "MOAT_PUBLIC_HOST": "203.0.113.7"}
+
+
 def test_compose_config_is_valid():
-    env = dict(os.environ, MOAT_TURN_SECRET="check", MOAT_HTTP_TOKEN="check")
+    env = dict(os.environ, **REQUIRED)
     subprocess.run(["docker-compose", "-f", str(COMPOSE_FILE), "config", "-q"], env=env,
                    check=True, timeout=60)
     # Without the shared secret the file refuses to resolve (no default secret).
@@ -42,6 +46,48 @@ def test_compose_config_is_valid():
     result = subprocess.run(["docker-compose", "-f", str(COMPOSE_FILE), "config", "-q"], env=env,
                             capture_output=True, text=True, timeout=60)
     assert result.returncode != 0 and "MOAT_HTTP_TOKEN" in result.stderr
+    # Nor without the public address: clients would be handed turn:127.0.0.1.
+    env["MOAT_HTTP_TOKEN"] = "check"
+    env.pop("MOAT_PUBLIC_HOST", None)
+    result = subprocess.run(["docker-compose", "-f", str(COMPOSE_FILE), "config", "-q"], env=env,
+                            capture_output=True, text=True, timeout=60)
+    assert result.returncode != 0 and "MOAT_PUBLIC_HOST" in result.stderr
+
+
+def test_compose_is_safe_on_a_public_host():
+    config = compose_config(REQUIRED)
+    services = config["services"]
+    # The secrets reach the services through their environments only.
+    for name, service in services.items():
+        words = [str(w) for w in service.get("command", []) + service.get("entrypoint", [])]
+        for secret in (REQUIRED["MOAT_TURN_SECRET"], REQUIRED["MOAT_HTTP_TOKEN"]):
+            assert not any(secret in w for w in words), f"{name}: a secret on the command line"
+    assert services["coturn"]["environment"]["TURN_SECRET"] == REQUIRED["MOAT_TURN_SECRET"]
+    moat = services["moat"]
+    assert moat["environment"]["MOAT_TURN_URIS"].startswith("turn:203.0.113.7:")
+    assert moat["environment"]["MOAT_MEDIA_ANNOUNCED_ADDRESS"] == "203.0.113.7"
+    # The kernel filter's capability; the TLS folder mounted read-only.
+    assert {"BPF", "PERFMON"} <= set(moat["cap_add"])
+    volumes = [v if isinstance(v, str) else f"{v['source']}:{v['target']}:" + ("ro" if v.get("read_only") else "rw")
+               for v in moat["volumes"]]
+    assert any(v.split(":")[1] == "/etc/moat/tls" and v.endswith(":ro") for v in volumes), volumes
+    # The recordings folder is given to the gateway's user (uid 999) first.
+    owner = services["recordings-owner"]
+    assert "chown 999:999 /var/lib/moat/recordings" in " ".join(owner["entrypoint"])
+    assert moat["depends_on"]["recordings-owner"]["condition"] == "service_completed_successfully"
+    # Bounded logs, and a health check on each long-running service.
+    for name, service in services.items():
+        options = service["logging"]["options"]
+        assert options["max-size"] and int(options["max-file"]) <= 5, name
+    assert "healthz" in " ".join(moat["healthcheck"]["test"])
+    assert "turnutils_stunclient" in services["coturn"]["healthcheck"]["test"]
+    # coturn's relay range: one port per allocation, sized for real use.
+    args = services["coturn"]["command"]
+    ports = int(option_value(args, "max-port")) - int(option_value(args, "min-port")) + 1
+    assert ports >= 16000, ports
+    moat_ports = set(range(20000, 20064)) | set(range(30000, 40000))
+    assert not moat_ports & set(range(int(option_value(args, "min-port")),
+                                      int(option_value(args, "max-port")) + 1))
 
 
 # coturn's peers: loopback, RFC 1918, CGNAT, link-local and ULA are denied
@@ -54,7 +100,7 @@ DENIED_PEERS = {"127.0.0.0-127.255.255.255", "10.0.0.0-10.255.255.255",
 
 
 def test_compose_coturn_denies_internal_peers():
-    config = compose_config({"MOAT_TURN_SECRET": "check", "MOAT_HTTP_TOKEN": "check"})
+    config = compose_config({**REQUIRED, "MOAT_HTTP_TOKEN": "check"})
     args = config["services"]["coturn"]["command"]
     denied = {a.split("=", 1)[1] for a in args if a.startswith("--denied-peer-ip=")}
     assert DENIED_PEERS <= denied, DENIED_PEERS - denied
@@ -63,18 +109,27 @@ def test_compose_coturn_denies_internal_peers():
     assert int(moat["MOAT_TURN_TTL_S"]) <= 3600
 
 
+def unescape(word):
+    """A word of `docker-compose config` output as the container gets it
+    ($$ is a literal $)."""
+    return word.replace("$$", "$")
+
+
 class Turnserver:
-    def __init__(self, args, workdir):
+    def __init__(self, service, workdir):
+        """Runs the coturn service's own entrypoint (which writes the secret
+        from its environment into a configuration file) and command line."""
         ARTIFACTS.mkdir(parents=True, exist_ok=True)
         self.log_path = ARTIFACTS / f"turnserver-{os.getpid()}-{time.time_ns()}.log"
         self.log = open(self.log_path, "w")
-        empty_conf = workdir / "turnserver.conf"
-        empty_conf.write_text("")
+        args = service["command"]
+        entrypoint = [unescape(w) for w in service["entrypoint"]]
         # The compose file denies loopback peers; here everything is on loopback.
         loopback = ["--listening-ip=127.0.0.1", "--relay-ip=127.0.0.1", "--allow-loopback-peers",
                     "--allowed-peer-ip=127.0.0.1",
                     f"--pidfile={workdir / 'turnserver.pid'}", f"--db={workdir / 'turndb'}"]
-        self.process = subprocess.Popen(["stdbuf", "-oL", "turnserver", "-c", str(empty_conf), *args, *loopback],
+        env = dict(os.environ, TMPDIR=str(workdir), **{k: str(v) for k, v in service["environment"].items()})
+        self.process = subprocess.Popen(["stdbuf", "-oL", *entrypoint, *args, *loopback], env=env,
                                         stdout=self.log, stderr=subprocess.STDOUT)
         port = int(option_value(args, "listening-port"))
         deadline = time.time() + 10
@@ -130,7 +185,7 @@ def compose_services(tmp_path):
               for v in services["moat"]["volumes"]]
     config_file = [m.split(":")[0] for m in mounts if m.split(":")[1] == "/etc/moat/moat.conf"]
     assert config_file == [str(ROOT / "config" / "moat.conf")]
-    turn = Turnserver(services["coturn"]["command"], tmp_path)
+    turn = Turnserver(services["coturn"], tmp_path)
     try:
         gateway = Gateway(extra_args=["--config", config_file[0]], env=environment)
     except Exception:
@@ -176,3 +231,25 @@ def test_echo_through_coturn_with_relay_candidates_only(compose_services):
     log = gateway.log_text()
     relayed = [p for p in range(low, high + 1) if f"127.0.0.1]:{p}" in log or f"127.0.0.1:{p}" in log]
     assert relayed, "no STUN check from a coturn relay port in the gateway log"
+
+
+def test_running_services_keep_secrets_off_command_lines_and_pass_health(compose_services):
+    gateway, turn, variables, services = compose_services
+    for pid in (turn.process.pid, gateway.process.pid):
+        # stdbuf execs the entrypoint shell, which execs turnserver: same pid.
+        cmdline = open(f"/proc/{pid}/cmdline", "rb").read().decode(errors="replace")
+        assert variables["MOAT_TURN_SECRET"] not in cmdline, cmdline
+        assert variables["MOAT_HTTP_TOKEN"] not in cmdline, cmdline
+    assert "turnserver" in open(f"/proc/{turn.process.pid}/cmdline").read()
+    # The compose file's health checks, run as the engine would (the coturn
+    # one as given; moat's shell one with its environment).
+    port = variables["MOAT_TURN_PORT"]
+    check = [str(w).replace("${MOAT_TURN_PORT:-3478}", port)
+             for w in services["coturn"]["healthcheck"]["test"][1:]]
+    assert subprocess.run(check, capture_output=True, timeout=10).returncode == 0
+    moat_check = unescape(services["moat"]["healthcheck"]["test"][1])
+    env = dict(os.environ, MOAT_HTTP_PORT=str(gateway.http_port), MOAT_HTTP_TLS_CERT="")
+    assert subprocess.run(["/bin/sh", "-c", moat_check], env=env, timeout=10).returncode == 0
+    # The gateway's recording folder is writable: /healthz says so.
+    health = json.loads(gateway.get("/healthz"))
+    assert health["recording"] == {"configured": True, "writable": True}, health

@@ -1,0 +1,171 @@
+"""Hostile input to the HTTPS port: plain HTTP, garbage and truncated
+handshakes, a client that stalls inside the handshake, and a handshake flood
+from one source. None may crash the gateway or leave a connection behind,
+and it keeps serving HTTPS afterwards."""
+import json
+import os
+import socket
+import ssl
+import time
+import urllib.request
+
+import pytest
+
+from conftest import ASAN_ENV, Gateway
+from tls_cert import make_self_signed
+
+pytestmark = pytest.mark.hostile
+
+# Under ASan (make hostile) a TLS handshake makes thousands of allocations
+# in GnuTLS; with full stack unwinding on each one a handshake takes
+# seconds, longer than the clients here wait. Leak checking stays on, with
+# ASan's fast unwinder.
+TLS_ASAN = {"ASAN_OPTIONS": ASAN_ENV["ASAN_OPTIONS"].replace("fast_unwind_on_malloc=0",
+                                                            "fast_unwind_on_malloc=1")}
+
+# A TLS 1.2 ClientHello record header that promises more than it sends.
+TRUNCATED_HELLO = bytes.fromhex("16030100c8010000c40303") + os.urandom(20)
+
+
+@pytest.fixture
+def tls_gateway(tmp_path):
+    cert, key = make_self_signed(tmp_path)
+    gw = Gateway(extra_args=("--http-tls-cert", cert, "--http-tls-key", key,
+                             "--request-timeout", "2", "--max-connections-per-source", "16"),
+                 workers=1, env=TLS_ASAN)
+    yield gw
+    code = gw.stop()
+    assert code == 0, f"moat exited with {code}; log in {gw.log_path}"
+
+
+def send_and_read(port, data, timeout=8):
+    """Sends `data`, returns what comes back until the server closes."""
+    with socket.create_connection(("127.0.0.1", port), timeout=timeout) as s:
+        s.sendall(data)
+        reply = b""
+        try:
+            while True:
+                chunk = s.recv(65536)
+                if not chunk:
+                    break
+                reply += chunk
+        except ConnectionResetError:
+            pass
+        return reply
+
+
+def open_connections(gw):
+    return gw.metric("moat_http_connections")
+
+
+def threads(gw):
+    return len(os.listdir(f"/proc/{gw.process.pid}/task"))
+
+
+def wait_until(predicate, timeout):
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        if predicate():
+            return True
+        time.sleep(0.1)
+    return predicate()
+
+
+def test_bad_tls_input_does_not_hurt_the_gateway(tls_gateway):
+    gw = tls_gateway
+    port = gw.http_port
+    # Plain HTTP to the TLS port: refused by the handshake, never answered
+    # as HTTP.
+    reply = send_and_read(port, b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+    assert b"HTTP/1.1 200" not in reply and b"status" not in reply
+    assert gw.metric('moat_http_refused_total{reason="not_tls"}') >= 1
+    # Random bytes, a record header with a huge length, a truncated hello,
+    # and a hello followed by garbage.
+    for data in (os.urandom(4096), b"\x16\x03\x01\xff\xff" + os.urandom(64), TRUNCATED_HELLO,
+                 b"\x16\x03\x03\x00\x05\x01\x00\x00\x01\x00" + b"\x00" * 2000):
+        send_and_read(port, data)
+    # A client that starts a handshake and stalls is closed at the request
+    # deadline (2 s), not held for good.
+    stalled = socket.create_connection(("127.0.0.1", port), timeout=10)
+    stalled.sendall(TRUNCATED_HELLO)
+    started = time.time()
+    try:
+        assert stalled.recv(100) == b""
+    except ConnectionResetError:
+        pass
+    stalled.close()
+    assert 1.5 < time.time() - started < 30
+    # A burst of connections that never speak: each is closed at its deadline.
+    idle = [socket.create_connection(("127.0.0.1", port)) for _ in range(10)]
+    try:
+        assert json.loads(gw.get("/healthz"))["status"] == "ok"
+        for s in idle:
+            s.settimeout(30)
+            try:
+                assert s.recv(100) == b""
+            except ConnectionResetError:
+                pass
+    finally:
+        for s in idle:
+            s.close()
+    # Still serving HTTPS, nothing left open but our own request.
+    assert json.loads(gw.get("/healthz"))["status"] == "ok"
+    assert wait_until(lambda: open_connections(gw) <= 1, 10), open_connections(gw)
+    assert gw.metric('moat_http_refused_total{reason="request_timeout"}') >= 11
+    assert gw.process.poll() is None
+
+
+def test_handshake_with_wrong_protocol_versions(tls_gateway):
+    gw = tls_gateway
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+    context.check_hostname = False
+    context.verify_mode = ssl.CERT_NONE
+    # Clients that abort the handshake midway (closing after the hello).
+    for _ in range(20):
+        raw = socket.create_connection(("127.0.0.1", gw.http_port), timeout=5)
+        tls = context.wrap_socket(raw, do_handshake_on_connect=False)
+        tls.setblocking(False)
+        try:
+            tls.do_handshake()
+        except (ssl.SSLWantReadError, ssl.SSLError, OSError):
+            pass
+        tls.close()
+    # Their handshakes fail as their clients are gone (slowly under ASan:
+    # wait for them rather than time out behind them).
+    with urllib.request.urlopen(gw.base + "/healthz", timeout=60, context=gw.ssl) as r:
+        assert json.loads(r.read())["status"] == "ok"
+    assert wait_until(lambda: open_connections(gw) <= 1, 10), open_connections(gw)
+
+
+def test_silent_and_slow_handshakes_do_not_starve_real_clients(tmp_path):
+    """A TLS handshake waits on its client in a thread of GLib's pool;
+    clients that connect and say nothing, or send part of a ClientHello,
+    must not hold those threads (before the gateway waited for a whole first
+    record, 50 of them delayed every real handshake by seconds, until their
+    request deadline passed)."""
+    cert, key = make_self_signed(tmp_path)
+    gw = Gateway(extra_args=("--http-tls-cert", cert, "--http-tls-key", key,
+                             "--request-timeout", "30", "--max-connections-per-source", "200"),
+                 workers=1, env=TLS_ASAN)
+    try:
+        assert json.loads(gw.get("/healthz"))["status"] == "ok"  # the TLS backend is warm
+        threads_before = threads(gw)
+        silent = [socket.create_connection(("127.0.0.1", gw.http_port)) for _ in range(40)]
+        partial = [socket.create_connection(("127.0.0.1", gw.http_port)) for _ in range(30)]
+        for s in partial:
+            s.sendall(TRUNCATED_HELLO[:11])
+        assert wait_until(lambda: open_connections(gw) >= 70, 10), open_connections(gw)
+        started = time.time()
+        assert json.loads(gw.get("/healthz"))["status"] == "ok"
+        elapsed = time.time() - started
+        # None of them holds a thread (a handshake waiting on its client
+        # would: GLib's pool grows one thread per waiting handshake).
+        assert threads(gw) <= threads_before + 4, (threads_before, threads(gw))
+        assert elapsed < 10, f"a real handshake waited {elapsed:.1f} s behind idle clients"
+        # Clients that give up mid-hello are let go at once, not at the deadline.
+        for s in silent + partial:
+            s.close()
+        assert wait_until(lambda: open_connections(gw) <= 1, 10), open_connections(gw)
+        assert gw.metric('moat_http_refused_total{reason="request_timeout"}') == 0
+    finally:
+        assert gw.stop() == 0
