@@ -888,6 +888,15 @@ static int configure(moat_cluster *cluster, char *error, size_t error_size)
     return 0;
 }
 
+/* /healthz's "cluster" object: the link, not judged (health.h). */
+static void *health(void *user)
+{
+    moat_cluster *cluster = user;
+    return json_pack("{s:b, s:s, s:s, s:b}", "configured", 1, "node_id", cluster->node_id, "redis",
+                     moat_redis_state_name(moat_redis_link_state(cluster->redis)), "draining",
+                     cluster->draining);
+}
+
 moat_cluster *moat_cluster_start(moat_gateway *gateway, char *error, size_t error_size)
 {
     moat_cluster *cluster = g_new0(moat_cluster, 1);
@@ -914,6 +923,7 @@ moat_cluster *moat_cluster_start(moat_gateway *gateway, char *error, size_t erro
     moat_http_route_register(gateway, "DELETE", "/api/cluster/drain", serve_drain_off, cluster);
     moat_http_offer_hook_set(gateway, offer_hook, cluster);
     moat_http_metrics_hook_set(gateway, metrics, cluster);
+    moat_http_health_hook_set(gateway, health, cluster);
     moat_log_info("cluster", "node %s (%s, signalling %s) joining the cluster at %s",
                   cluster->node_id, cluster->advertise_http, cluster->proxy ? "proxy" : "redirect",
                   gateway->config.cluster_redis);

@@ -2,6 +2,7 @@
 #include "http/health.h"
 
 #include "engine/worker.h"
+#include "http/http_router.h"
 #include "http/http_tls.h"
 #include "record/record_dir.h"
 
@@ -82,6 +83,9 @@ void moat_http_health(moat_gateway *gateway, moat_http_response *response)
         json_object_set(body, "detail", json_array_get(problems, 0));
     }
     json_object_set_new(body, "problems", problems);
+    moat_http_health_hook_fn hook = (moat_http_health_hook_fn)gateway->health_hook;
+    json_t *feature = hook ? hook(gateway->health_hook_user) : NULL;
+    json_object_set_new(body, "cluster", feature ? feature : json_pack("{s:b}", "configured", 0));
     char *text = json_dumps(body, JSON_COMPACT);
     json_decref(body);
     /* jansson allocates with malloc, the response frees with g_free. */

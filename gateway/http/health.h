@@ -5,7 +5,10 @@
  * round for a second (stuck or gone), or [record] dir set and not
  * writable. The kernel filter's state and TLS are reported, not judged
  * (the filter in auto mode may be off; [prefilter] kernel = on refuses to
- * start without it). Unauthenticated: it names no path, no session and no
+ * start without it), and so is the cluster's Redis link when [cluster]
+ * is configured: a node whose Redis is away keeps serving its rooms and
+ * calls (README, Cluster), so a load balancer must not take it out for
+ * that. Unauthenticated: it names no path, no session and no
  * address. Cost: one stat, one file created and removed in the recording
  * folder when one is configured, one atomic read per worker.
  *

@@ -90,6 +90,12 @@ void moat_http_metrics_hook_set(moat_gateway *gateway, moat_http_metrics_hook_fn
     gateway->metrics_hook_user = user;
 }
 
+void moat_http_health_hook_set(moat_gateway *gateway, moat_http_health_hook_fn hook, void *user)
+{
+    gateway->health_hook = (void (*)(void))hook;
+    gateway->health_hook_user = user;
+}
+
 /* A route a feature registered for exactly this method and path, or false. */
 static bool serve_registered(moat_gateway *gateway, const moat_http_request *request,
                              moat_http_response *response, const char *method, const char *path)

@@ -31,6 +31,11 @@ void moat_http_offer_hook_set(moat_gateway *gateway, moat_http_offer_hook_fn hoo
 /* Appends a feature's Prometheus lines to /metrics. One hook. */
 typedef void (*moat_http_metrics_hook_fn)(void *user, GString *out);
 void moat_http_metrics_hook_set(moat_gateway *gateway, moat_http_metrics_hook_fn hook, void *user);
+/* A feature's state for /healthz: a new JSON object (jansson's json_t,
+ * passed as void * so this header names no JSON type) reported under
+ * `name`, not judged (health.h). One hook. */
+typedef void *(*moat_http_health_hook_fn)(void *user);
+void moat_http_health_hook_set(moat_gateway *gateway, moat_http_health_hook_fn hook, void *user);
 
 /* Fills `response` (status != 0 afterwards). A WHIP offer's response may
  * carry a session to start before the reply goes out (see http_message.h). */

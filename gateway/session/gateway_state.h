@@ -73,6 +73,8 @@ typedef struct moat_gateway {
     void *http_offer_hook_user;
     void (*metrics_hook)(void);
     void *metrics_hook_user;
+    void (*health_hook)(void);
+    void *health_hook_user;
 } moat_gateway;
 
 /* Picks the worker with the fewest sessions. */

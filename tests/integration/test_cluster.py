@@ -404,6 +404,11 @@ def test_wrong_password_is_reported(redis, nodes_factory):
     assert gw.metric("moat_cluster_redis_auth_failures_total") >= 1
     assert "authentication failed" in gw.log_text()
     assert "MOAT_CLUSTER_PASSWORD" in gw.log_text()
+    # /healthz reports the link but stays 200: the node keeps serving.
+    health = json.loads(gw.get("/healthz"))
+    assert health["status"] == "ok", health
+    assert health["cluster"] == {"configured": True, "node_id": "n0", "redis": "auth_failed",
+                                 "draining": False}, health
 
     async def local():
         # Without Redis the node still serves rooms itself.
@@ -557,6 +562,7 @@ def test_without_cluster_no_cluster_code_runs(gateway):
         gateway.get("/api/cluster")
     assert error.value.code == 404
     assert "moat_cluster_" not in gateway.get("/metrics")
+    assert json.loads(gateway.get("/healthz"))["cluster"] == {"configured": False}
 
     async def run():
         pub = await publish(f"{gateway.base}/whip/room/{room_name()}")
