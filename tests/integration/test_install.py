@@ -34,7 +34,7 @@ def test_layout(installed):
     stage, binary = installed
     prefix = binary.parent.parent
     plugins = sorted(p.name for p in prefix.rglob("moat/plugins/*.so"))
-    assert plugins == ["moat-echo.so", "moat-room.so"], plugins
+    assert plugins == ["moat-echo.so", "moat-room.so", "moat-tunnel.so"], plugins
     assert (prefix / "share" / "moat" / "web" / "index.html").is_file()
     configs = list(stage.rglob("moat/moat.conf"))
     assert len(configs) == 1, configs
