@@ -63,7 +63,12 @@ fi
 # and Python), and a checkout links .deps/NAME and .venv to them: a fresh
 # clone rebuilds nothing. A checkout whose .deps/NAME or .venv is a real
 # folder (made before the cache) keeps using it.
-deps_cache="${MOAT_DEPS_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/moat/deps}"
+cache_home="${XDG_CACHE_HOME:-${HOME:+$HOME/.cache}}"
+deps_cache="${MOAT_DEPS_CACHE:-${cache_home:+$cache_home/moat/deps}}"
+# No home (or one that cannot be written): the cache lives in the checkout.
+if [ -z "$deps_cache" ] || ! mkdir -p "$deps_cache" 2>/dev/null || [ ! -w "$deps_cache" ]; then
+  deps_cache="$top/.deps/cache"
+fi
 
 # cached_dep NAME SCRIPT PACKAGE: .deps/NAME as SCRIPT builds it (the
 # scripts honour MOAT_DEPS_PREFIX, build-usrsctp.sh USRSCTP_PREFIX).
