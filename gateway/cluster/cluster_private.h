@@ -1,0 +1,119 @@
+/* The cluster's state shared by cluster.c (registry, leases, life),
+ * cluster_offers.c (the offer hook) and cluster_api.c (/api/cluster,
+ * /metrics, /healthz). cluster/ only; control thread. */
+#ifndef MOAT_CLUSTER_PRIVATE_H
+#define MOAT_CLUSTER_PRIVATE_H
+
+#include "cluster/cluster.h"
+
+#include "cluster/cluster_keys.h"
+#include "cluster/cluster_proxy.h"
+#include "cluster/lease.h"
+#include "cluster/node_record.h"
+#include "cluster/placement.h"
+#include "cluster/redis_link.h"
+
+#include "base/log.h"
+#include "call/call_registry.h"
+#include "http/http_router.h"
+#include "http/whip_api.h"
+
+#include <gio/gio.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Registry records read per refresh at most (the rest are ignored). */
+#define MOAT_CLUSTER_MAX_NODES 256
+
+typedef enum {
+    OFFER_LOCAL,    /* served here: owner, placed here, or a forwarded offer */
+    OFFER_FALLBACK, /* served here because Redis did not answer */
+    OFFER_REDIRECT, /* 307 to the owner */
+    OFFER_PROXY,    /* forwarded to the owner */
+    OFFER_REFUSED,  /* draining with nowhere to go, owner unusable */
+    OFFER_KIND_COUNT
+} offer_kind;
+
+extern const char *const moat_cluster_offer_kind_names[];
+
+typedef struct {
+    char key[320];
+    char plugin[MOAT_CLUSTER_NAME_MAX];
+    char room[MOAT_CLUSTER_NAME_MAX];
+    moat_lease lease;
+    GPtrArray *sessions; /* resource ids of this node's sessions in it */
+    struct moat_cluster *cluster;
+} owned_room;
+
+struct moat_cluster {
+    moat_gateway *gateway;
+    moat_redis_link *redis;
+    char node_id[MOAT_CLUSTER_NAME_MAX];
+    char node_key[200];
+    char advertise_http[256];
+    char advertise_media[128];
+    char forward_token[65]; /* proves a forwarded offer came from a node */
+    bool proxy;
+    bool draining;
+    uint64_t lease_ms;
+    guint tick_timer;
+    bool register_in_flight;
+    GHashTable *nodes; /* id -> moat_cluster_node (the last registry read) */
+    uint64_t nodes_read_ms;
+    GHashTable *rooms; /* key -> owned_room */
+    GList *pending;    /* offers waiting for Redis or an owner */
+    moat_placement_recent recent;
+    moat_cluster_proxy *forwarder;
+    GMainLoop *quit_loop; /* SIGTERM: quit once drained */
+    uint64_t drain_deadline_ms;
+    guint drain_timer;
+    uint64_t offers[OFFER_KIND_COUNT];
+    uint64_t records_rejected;
+    uint64_t rooms_lost;
+};
+
+typedef struct {
+    moat_cluster *cluster;
+    char *method;
+    char *path;
+    char *body;
+    size_t body_length;
+    char *peer;
+    GHashTable *headers; /* lower-case name -> value */
+    char endpoint[8];
+    char plugin[MOAT_CLUSTER_NAME_MAX];
+    char resource[256];
+    char room[MOAT_CLUSTER_NAME_MAX];
+    char key[320];
+    char target[MOAT_CLUSTER_NAME_MAX]; /* the placement's choice; "" : none */
+    uint64_t sent_ms;
+    moat_http_respond_fn respond;
+    void *respond_data;
+} pending_offer;
+
+/* The claim script (cluster.c): KEYS room key; ARGV candidate, lease ms, claim. */
+extern const char moat_cluster_claim_script[];
+
+uint64_t moat_cluster_now_ms(void);
+void moat_cluster_fill_own_record(moat_cluster *cluster, moat_cluster_node *node);
+/* The owned room for `key`, made when `create` allows (cluster.c). */
+owned_room *moat_cluster_room_take(moat_cluster *cluster, const char *key, const char *plugin,
+                                   const char *name, bool confirmed, uint64_t sent_ms);
+/* The offer hook (cluster_offers.c): serves, redirects or forwards (http_router.h). */
+bool moat_cluster_offer_hook(void *user, const moat_http_request *request,
+                             moat_http_response *response, const char *endpoint, const char *plugin,
+                             const char *resource);
+void moat_cluster_pending_respond(pending_offer *offer, moat_http_response *response);
+/* Routes and hooks (cluster_api.c). */
+void moat_cluster_serve_cluster(void *user, const moat_http_request *request,
+                                moat_http_response *response);
+void moat_cluster_serve_drain_on(void *user, const moat_http_request *request,
+                                 moat_http_response *response);
+void moat_cluster_serve_drain_off(void *user, const moat_http_request *request,
+                                  moat_http_response *response);
+void moat_cluster_metrics(void *user, GString *out);
+void *moat_cluster_health(void *user);
+
+#endif
