@@ -45,9 +45,12 @@ debian_packages=(
   kamailio kamailio-extra-modules sip-tester baresip rtpengine-daemon gstreamer1.0-libav
   libhiredis-dev redis-server
 )
+# One dpkg-query for all of them (one per package took seconds).
+mapfile -t installed < <(dpkg-query -W -f='${Package} ${Status}\n' "${debian_packages[@]}" \
+  2>/dev/null | awk '/ install ok installed$/ { print $1 }')
 missing=()
 for p in "${debian_packages[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+  [[ " ${installed[*]} " == *" $p "* ]] || missing+=("$p")
 done
 if [ ${#missing[@]} -gt 0 ]; then
   echo "install-deps: installing ${missing[*]}"

@@ -7,6 +7,8 @@ build/gateway/moat). `make hostile` runs the tests marked `hostile` (see
 HOSTILE_FILES and @pytest.mark.hostile) against build-asan's ASan/UBSan
 gateway: any sanitizer report in a gateway's output fails the test during
 which it appeared."""
+import contextlib
+import fcntl
 import os
 import re
 import signal
@@ -35,21 +37,29 @@ ARTIFACTS = ROOT / "tests" / "artifacts"
 # is one too, and so is any test marked @pytest.mark.hostile.
 HOSTILE_FILES = {"test_hostile_input.py", "test_http_hardening.py", "test_http_slowloris.py",
                  "test_datachannel_hostile.py", "test_nack_amplification.py"}
-# Test files that must run alone (marker `serial`; `make integration` runs
-# them after the parallel ones, one at a time). Each either saturates the
-# machine itself or passes only while the gateway and its peer get the CPU
-# they need in time:
-SERIAL_FILES = {
+# Test files that must not share the machine with the parallel stage
+# (marker `serial`; `make integration` runs them after the parallel tests,
+# two at a time, E2E_SERIAL_JOBS). Each passes only while the gateway and
+# its peers get the CPU they need in time. Those in SERIAL_ALONE_FILES
+# (marker `alone` too) run only while no other test runs: they saturate the
+# machine in bursts or judge what it does under their own load.
+SERIAL_ALONE_FILES = {
     # floods at 20-50k packets/s from moat-flood or raw sockets, whose
     # verdicts (detector switches, kernel counters, media kept) assume the
     # flood and the gateway have the cores
     "test_flood_defence_backlog.py", "test_flood_defence_fair.py",
     "test_flood_defence_legacy.py", "test_flood_defence_srtpplus.py",
-    "test_kernel_filter.py", "test_flood_tool.py", "test_flood_fanout.py",
+    "test_kernel_filter.py", "test_flood_fanout.py",
     # headless Chromium: several processes, encoding and decoding video
     "test_chromium_demo.py", "test_chromium_room.py", "test_chromium_room_remb.py",
     "test_chromium_transport_cc.py",
     "test_datachannel_chromium.py", "test_datachannel_plpmtud_chromium.py",
+}
+# These may run beside one other of their kind: measured one at a time they
+# use 0.1-0.6 of a core on average (waiting on emulated round trips, probe
+# timers and pacing), but they fail when the parallel stage's three workers
+# take the cores.
+SERIAL_PAIRED_FILES = {
     # aiortc's SCTP in Python (one core) through the repo's TUN link
     # emulator (Python too), with the gateway's 5 s drain bound or a
     # deadline on throughput
@@ -60,7 +70,11 @@ SERIAL_FILES = {
     # aiortc media through the TUN link emulator: NACK round trips to the
     # publisher must come back in time for the loss figure to hold
     "test_room_nack_publishers.py",
+    # moat-flood at 2,000 packets/s: every packet sent must be counted and
+    # the asked rate reached
+    "test_flood_tool.py",
 }
+SERIAL_FILES = SERIAL_ALONE_FILES | SERIAL_PAIRED_FILES
 # What ASan, LeakSanitizer, UBSan and TSan print when they find something.
 SANITIZER_REPORT = re.compile(r"ERROR: AddressSanitizer|ERROR: LeakSanitizer|runtime error:|"
                               r"WARNING: ThreadSanitizer|SUMMARY: \w+Sanitizer")
@@ -71,8 +85,10 @@ SANITIZER_ENV = {**ASAN_ENV,
 
 
 def pytest_configure(config):
-    config.addinivalue_line("markers", "serial: runs alone, after the parallel tests "
-                            "(SERIAL_FILES says why)")
+    config.addinivalue_line("markers", "serial: runs after the parallel tests, at most two "
+                            "at once (SERIAL_FILES says why)")
+    config.addinivalue_line("markers", "alone: a serial test no other test may run beside "
+                            "(SERIAL_ALONE_FILES)")
     config.addinivalue_line("markers", "hostile: attacks the gateway; `make hostile` also runs "
                             "it against the ASan/UBSan build (MOAT_GATEWAY_BINARY)")
 
@@ -84,6 +100,36 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(pytest.mark.hostile)
         if name in SERIAL_FILES:
             item.add_marker(pytest.mark.serial)
+        if name in SERIAL_ALONE_FILES:
+            item.add_marker(pytest.mark.alone)
+
+
+@contextlib.contextmanager
+def serial_slot(alone):
+    """The serial stage's admission, across its xdist workers: a test marked
+    `alone` holds the slot exclusively, the others share it. A turnstile
+    lets a waiting `alone` test in before further shared ones."""
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    with open(ARTIFACTS / "serial-stage.turnstile", "a") as turnstile, \
+            open(ARTIFACTS / "serial-stage.lock", "a") as slot:
+        fcntl.flock(turnstile, fcntl.LOCK_EX)
+        fcntl.flock(slot, fcntl.LOCK_EX if alone else fcntl.LOCK_SH)
+        fcntl.flock(turnstile, fcntl.LOCK_UN)
+        try:
+            yield
+        finally:
+            fcntl.flock(slot, fcntl.LOCK_UN)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item, nextitem):
+    """A serial test run by an xdist worker (the serial stage) waits for its
+    slot; set-up and tear-down, module fixtures included, run inside it."""
+    if not os.environ.get("PYTEST_XDIST_WORKER") or item.get_closest_marker("serial") is None:
+        yield
+        return
+    with serial_slot(item.get_closest_marker("alone") is not None):
+        yield
 
 
 def free_port(kind=socket.SOCK_STREAM, count=1):

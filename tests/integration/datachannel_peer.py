@@ -293,17 +293,44 @@ def bulk_message(session, index, size):
     return head + bytes((session * 31 + index * 7 + k) % 256 for k in range(size - len(head)))
 
 
-async def bulk_session(url, session, count, size, window_bytes, deadline, wait_before=0.0):
+async def pmtu_searches_done(base, token):
+    """True once every up data channel on the gateway has ended its path
+    MTU search (/api/stats, each transport's datachannel.pmtu.state)."""
+    headers = {"Authorization": "Bearer " + token} if token else {}
+    async with aiohttp.ClientSession() as http:
+        async with http.get(base + "/api/stats", headers=headers) as r:
+            r.raise_for_status()
+            stats = await r.json(content_type=None)
+    states = [t["datachannel"]["pmtu"]["state"] for t in stats.get("transports", [])
+              if t.get("datachannel") and t["datachannel"].get("up")]
+    return bool(states) and all(state in ("search_complete", "off") for state in states)
+
+
+async def wait_pmtu_searches(base, limit_s):
+    """Waits (at most limit_s) for the gateway's path MTU searches to end;
+    the API token, when the gateway has one, comes in MOAT_API_TOKEN."""
+    deadline = time.monotonic() + limit_s
+    while time.monotonic() < deadline:
+        try:
+            if await pmtu_searches_done(base, os.environ.get("MOAT_API_TOKEN")):
+                return
+        except (aiohttp.ClientError, ValueError, KeyError):
+            pass
+        await asyncio.sleep(0.2)
+
+
+async def bulk_session(url, session, count, size, window_bytes, deadline, wait_pmtu=0.0):
     peer = await DataChannelPeer(url, [{"label": f"bulk{session}"}]).connect()
     channel = peer.channels[0]
-    # Time for the gateway's path MTU discovery before the transfer.
-    await asyncio.sleep(wait_before)
+    # The gateway's path MTU discovery ends before the transfer starts.
+    if wait_pmtu > 0:
+        await wait_pmtu_searches(url, wait_pmtu)
     messages = [bulk_message(session, i, size) for i in range(count)]
     await channel.send_paced(messages, deadline, window_bytes=window_bytes)
     return peer, messages
 
 
-async def bulk_run(url, sessions, count, size, window_bytes, timeout_s, wait_before=0.0):
+async def bulk_run(url, sessions, count, size, window_bytes, timeout_s, wait_pmtu=0.0):
     """sessions peers at once, each sending count messages of size bytes
     (never more than window_bytes ahead of its echoes). Once the gateway has
     every message and 90 % of the echoes are back (the rest must drain
@@ -312,7 +339,7 @@ async def bulk_run(url, sessions, count, size, window_bytes, timeout_s, wait_bef
     closes. Prints one JSON line and exits."""
     deadline = time.monotonic() + timeout_s
     started = await asyncio.gather(*(bulk_session(url, s, count, size, window_bytes, deadline,
-                                                  wait_before)
+                                                  wait_pmtu)
                                      for s in range(sessions)))
     while time.monotonic() < deadline:
         metrics = await gateway_metrics(url)
@@ -357,12 +384,13 @@ def main():
     bulk.add_argument("--window", type=int, default=4 * 1024 * 1024,
                       help="bytes a sender may be ahead of its echoes")
     bulk.add_argument("--timeout", type=float, default=60.0)
-    bulk.add_argument("--wait-before", type=float, default=0.0,
-                      help="seconds between the channel opening and the first message")
+    bulk.add_argument("--wait-pmtu", type=float, default=0.0,
+                      help="wait at most this long after the channel opens for the "
+                           "gateway's path MTU searches to end (/api/stats)")
     args = parser.parse_args()
     if args.command == "bulk":
         asyncio.run(bulk_run(args.url, args.sessions, args.count, args.size, args.window,
-                             args.timeout, args.wait_before))
+                             args.timeout, args.wait_pmtu))
         return
     asyncio.run(lossy_run(args.url, args.count, args.size, args.rate, args.settle, args.timeout))
 

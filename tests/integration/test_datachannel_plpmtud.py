@@ -149,10 +149,11 @@ def test_tun_link_mtu_bounds_the_packet(mtu):
         sampler = PmtuSampler(gateway)
         try:
             peer = subprocess.run(
-                ["ip", "netns", "exec", link.client, str(ROOT / ".venv" / "bin" / "python"),
+                ["ip", "netns", "exec", link.client, "env", f"MOAT_API_TOKEN={gateway.token or ''}",
+                 str(ROOT / ".venv" / "bin" / "python"),
                  str(ROOT / "tests" / "integration" / "datachannel_peer.py"), "bulk",
                  "--url", gateway.base, "--count", "1500", "--size", "4096",
-                 "--window", str(1024 * 1024), "--timeout", "90", "--wait-before", "20"],
+                 "--window", str(1024 * 1024), "--timeout", "90", "--wait-pmtu", "30"],
                 capture_output=True, text=True, timeout=150)
         finally:
             sampler.stop()

@@ -134,8 +134,10 @@ def test_ping_across_the_tunnel(tunnel_factory, mode):
 
 
 # 50 MB at full speed through user-space SCTP: it takes the CPU from tests
-# running beside it (marker `serial`: run alone, conftest.py).
+# running beside it (markers `serial` and `alone`: no test beside it,
+# conftest.py).
 @pytest.mark.serial
+@pytest.mark.alone
 @pytest.mark.parametrize("mode", ALL_MODES)
 def test_tcp_transfer_arrives_byte_exact(tunnel_factory, mode):
     t = tunnel_factory(mode)
@@ -223,6 +225,7 @@ def test_ice_restart_after_a_network_change(tunnel_factory):
 
 
 @pytest.mark.serial  # a flood takes the CPU from tests running beside it
+@pytest.mark.alone
 def test_forged_flood_does_not_disturb_the_tunnel(tunnel_factory):
     t = tunnel_factory("ordered", n_peers=3)
     media = t.gateway.media_port
