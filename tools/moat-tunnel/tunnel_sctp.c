@@ -33,6 +33,8 @@ void tunnel_link_fail(sctp_link *l, const char *what)
 
 /* ---- DTLS and SCTP ---- */
 
+static bool send_ip_packet(sctp_link *l, const uint8_t *packet, size_t length);
+
 static void sctp_send_packet(void *user, const uint8_t *packet, size_t length)
 {
     sctp_link *l = user;
@@ -91,6 +93,8 @@ static void sctp_writable(void *user)
 {
     sctp_link *l = user;
     l->blocked = false;
+    if (l->pending_length && l->state == LINK_UP)
+        send_ip_packet(l, l->pending, l->pending_length);
 }
 
 static const moat_sctp_callbacks sctp_callbacks = {
@@ -198,24 +202,43 @@ static void receive_datagrams(sctp_link *l, double now)
     }
 }
 
+/* Hands one packet to SCTP. false when it must wait (the send buffer is
+ * full: it stays in l->pending until writable). */
+static bool send_ip_packet(sctp_link *l, const uint8_t *packet, size_t length)
+{
+    int rc =
+        moat_sctp_association_send(l->sctp, l->stream_id, MOAT_SCTP_PPID_BINARY, packet, length);
+    if (rc == -EAGAIN) {
+        if (packet != l->pending)
+            memcpy(l->pending, packet, length);
+        l->pending_length = length;
+        l->blocked = true;
+        return false;
+    }
+    l->pending_length = 0;
+    if (rc != 0) {
+        l->run->figures.lost[TUNNEL_LOSS_SEND_FAILED]++;
+        return true;
+    }
+    l->run->figures.packets_out++;
+    l->run->figures.bytes_out += (uint64_t)length;
+    return true;
+}
+
+/* Packets from the TUN device into the association. One the send buffer
+ * cannot take waits for writable, and the TUN device is not read meanwhile
+ * (its own queue holds what comes): nothing read is dropped for lack of
+ * room. */
 static void forward_tun(sctp_link *l)
 {
     static uint8_t packet[TUNNEL_MAX_MTU + 64];
+    if (l->pending_length && !send_ip_packet(l, l->pending, l->pending_length))
+        return;
     for (int i = 0; i < READS_PER_TURN && l->state == LINK_UP && !l->blocked; i++) {
         long n = tunnel_run_read_tun(l->run, packet, sizeof packet);
         if (n <= 0)
             return;
-        int rc = moat_sctp_association_send(l->sctp, l->stream_id, MOAT_SCTP_PPID_BINARY, packet,
-                                            (size_t)n);
-        if (rc == 0) {
-            l->run->figures.packets_out++;
-            l->run->figures.bytes_out += (uint64_t)n;
-        } else if (rc == -EAGAIN) {
-            l->run->figures.lost[TUNNEL_LOSS_SEND_FULL]++;
-            l->blocked = true;
-        } else {
-            l->run->figures.lost[TUNNEL_LOSS_SEND_FAILED]++;
-        }
+        send_ip_packet(l, packet, (size_t)n);
     }
 }
 
@@ -351,7 +374,10 @@ int tunnel_sctp_run(tunnel_run *run)
     l.selected = -1;
     l.nominee = -1;
     char error[256];
-    if (moat_sctp_stack_init() != 0) {
+    /* The stack is this process's alone: its default congestion control is
+     * the tunnel's choice (--sctp-congestion). */
+    if (moat_sctp_stack_init() != 0 ||
+        usrsctp_sysctl_set_sctp_default_cc_module((uint32_t)run->options->sctp_cc) != 0) {
         tunnel_run_end(run, "cannot start the SCTP stack");
         return -1;
     }

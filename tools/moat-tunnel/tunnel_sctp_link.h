@@ -54,7 +54,9 @@ typedef struct {
     moat_dtls_transport *dtls;
     moat_sctp_association *sctp;
     uint16_t stream_id;
-    bool blocked; /* the SCTP send buffer is full: the TUN device waits */
+    bool blocked;                         /* the SCTP send buffer is full: the TUN device waits */
+    uint8_t pending[TUNNEL_MAX_MTU + 64]; /* the packet the send buffer refused */
+    size_t pending_length;                /* 0: none */
     double next_check_s, last_answer_s, last_tick_s, setup_deadline_s;
     bool failed;
 } sctp_link;
