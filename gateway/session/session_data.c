@@ -488,6 +488,14 @@ json_t *moat_session_data_describe(const moat_session *session)
                             (json_int_t)session->data_queued_bytes, "receive_paused",
                             session->data_receive_paused, "flow_bytes",
                             (json_int_t)atomic_load(&session->handle->flow_bytes));
+    uint32_t srtt_ms = 0, cwnd = 0;
+    if (moat_sctp_association_path_status(session->sctp, &srtt_ms, &cwnd) == 0) {
+        json_object_set_new(out, "srtt_ms", json_integer(srtt_ms));
+        json_object_set_new(out, "cwnd", json_integer(cwnd));
+    }
+    json_object_set_new(
+        out, "buffered",
+        json_integer((json_int_t)moat_sctp_association_buffered_amount(session->sctp)));
     json_object_set_new(out, "pmtu", describe_pmtu(session));
     return out;
 }

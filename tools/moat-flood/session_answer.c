@@ -4,30 +4,13 @@
  * candidates the target policy allows. */
 #include "session_parts.h"
 #include "target_policy.h"
+#include "whip_address.h"
 
 #include "sdp/sdp.h"
 
-#include <arpa/inet.h>
 #include <glib.h>
-#include <netdb.h>
 #include <stdio.h>
 #include <string.h>
-
-/* A numeric candidate address as a dual-stack socket address. */
-static bool candidate_address(const moat_sdp_candidate *c, struct sockaddr_in6 *out)
-{
-    memset(out, 0, sizeof *out);
-    out->sin6_family = AF_INET6;
-    out->sin6_port = htons(c->port);
-    struct in_addr v4;
-    if (inet_pton(AF_INET, c->address, &v4) == 1) {
-        out->sin6_addr.s6_addr[10] = 0xff;
-        out->sin6_addr.s6_addr[11] = 0xff;
-        memcpy(&out->sin6_addr.s6_addr[12], &v4, 4);
-        return c->port != 0;
-    }
-    return inet_pton(AF_INET6, c->address, &out->sin6_addr) == 1 && c->port != 0;
-}
 
 static int take_candidates(flood_session *s, const moat_sdp_media *m, char *error,
                            size_t error_size)
@@ -38,7 +21,7 @@ static int take_candidates(flood_session *s, const moat_sdp_media *m, char *erro
         const moat_sdp_candidate *c = &m->candidates[i];
         struct sockaddr_in6 address;
         if (strcmp(c->transport, "udp") != 0 || (c->component != 0 && c->component != 1) ||
-            !candidate_address(c, &address))
+            !whip_candidate_address(c, &address))
             continue;
         if (!s->env->options->allow_remote &&
             !target_address_is_local((const struct sockaddr *)&address)) {

@@ -7,10 +7,10 @@
 #include "session_parts.h"
 #include "sfu_peer.h"
 #include "target_policy.h"
+#include "whip_address.h"
 
 #include <errno.h>
 #include <glib.h>
-#include <netdb.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -61,48 +61,6 @@ static uint32_t random_ssrc(void)
     return value;
 }
 
-/* The address the kernel would send from towards the WHIP host: what the
- * host candidate announces. A throwaway socket is connected to learn it:
- * dissolving the association of the session's own socket would also
- * release its port (Linux keeps it only when bind named one). */
-static void learn_local_address(flood_session *s, const char *url)
-{
-    GUri *uri = g_uri_parse(url, G_URI_FLAGS_NONE, NULL);
-    const char *host = uri != NULL ? g_uri_get_host(uri) : NULL;
-    struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_DGRAM};
-    struct addrinfo *list = NULL;
-    if (host != NULL && getaddrinfo(host, "9", &hints, &list) == 0 && list != NULL) {
-        struct sockaddr_in6 to = {.sin6_family = AF_INET6, .sin6_port = htons(9)};
-        if (list->ai_family == AF_INET) {
-            struct sockaddr_in v4;
-            memcpy(&v4, list->ai_addr, sizeof v4);
-            to.sin6_addr.s6_addr[10] = 0xff;
-            to.sin6_addr.s6_addr[11] = 0xff;
-            memcpy(&to.sin6_addr.s6_addr[12], &v4.sin_addr, 4);
-        } else {
-            memcpy(&to, list->ai_addr, sizeof to);
-        }
-        socklen_t length = sizeof s->local;
-        int probe = socket(AF_INET6, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-        int off = 0;
-        if (probe >= 0 && setsockopt(probe, IPPROTO_IPV6, IPV6_V6ONLY, &off, sizeof off) == 0 &&
-            connect(probe, (struct sockaddr *)&to, sizeof to) == 0)
-            getsockname(probe, (struct sockaddr *)&s->local, &length);
-        if (probe >= 0)
-            close(probe);
-    }
-    if (list != NULL)
-        freeaddrinfo(list);
-    if (uri != NULL)
-        g_uri_unref(uri);
-    /* Without a route the port alone is known. */
-    socklen_t length = sizeof s->local;
-    struct sockaddr_in6 bound;
-    if (getsockname(s->fd, (struct sockaddr *)&bound, &length) == 0)
-        s->local.sin6_port = bound.sin6_port;
-    s->local.sin6_family = AF_INET6;
-}
-
 /* A dual-stack UDP socket bound to local; -1 with errno on failure. */
 static int bound_socket(const struct sockaddr_in6 *local)
 {
@@ -132,21 +90,6 @@ static int open_socket(flood_session *s)
     return 0;
 }
 
-/* The value of an a=<name>: line of an SDP fragment, or false. */
-static bool fragment_value(const char *fragment, const char *name, char *out, size_t size)
-{
-    const char *at = strstr(fragment, name);
-    if (at == NULL)
-        return false;
-    at += strlen(name);
-    size_t n = strcspn(at, "\r\n");
-    if (n == 0 || n >= size)
-        return false;
-    memcpy(out, at, n);
-    out[n] = '\0';
-    return true;
-}
-
 int flood_session_restart_ice(flood_session *s, const struct sockaddr_in6 *local, uint64_t now_us)
 {
     char ufrag[sizeof s->local_ufrag], pwd[sizeof s->local_pwd];
@@ -164,8 +107,8 @@ int flood_session_restart_ice(flood_session *s, const struct sockaddr_in6 *local
         snprintf(s->error, sizeof s->error, "ICE restart: %s", error);
         return -1;
     }
-    bool ok = fragment_value(answer, "a=ice-ufrag:", remote_ufrag, sizeof remote_ufrag) &&
-              fragment_value(answer, "a=ice-pwd:", remote_pwd, sizeof remote_pwd);
+    bool ok = whip_fragment_value(answer, "a=ice-ufrag:", remote_ufrag, sizeof remote_ufrag) &&
+              whip_fragment_value(answer, "a=ice-pwd:", remote_pwd, sizeof remote_pwd);
     g_free(answer);
     moat_ice_client_credentials credentials = {
         .local_ufrag = ufrag,
@@ -238,7 +181,8 @@ static int prepare(flood_session *s, unsigned index, const flood_session_env *en
     }
     if (open_socket(s) != 0)
         return -1;
-    learn_local_address(s, env->url != NULL ? env->url : env->options->whip_url);
+    whip_learn_local_address(env->url != NULL ? env->url : env->options->whip_url, s->fd,
+                             &s->local);
     return 0;
 }
 

@@ -23,6 +23,8 @@ const char tunnel_options_usage[] =
     "  --cert PEM --key PEM      our identity (default: a fresh certificate)\n"
     "  --peer-fingerprint FP     tcp/udp: the other peer's sha-256 fingerprint (required)\n"
     "  --tcp-congestion NAME     tcp: the connection's congestion control (e.g. cubic)\n"
+    "  --sctp-congestion rfc2581|htcp\n"
+    "                            sctp: the association's congestion control (default rfc2581)\n"
     "  --tun NAME                the TUN device's name (default: the kernel's choice)\n"
     "  --address CIDR            our IPv4 address in the tunnel, e.g. 10.99.0.1/24\n"
     "  --mtu N                   the TUN device's MTU (default 1172: one packet, one SCTP\n"
@@ -81,6 +83,7 @@ static void defaults(tunnel_options *o)
     o->progress_s = 10;
     o->setup_timeout_s = 15;
     o->reconnects = 3;
+    o->sctp_cc = TUNNEL_SCTP_CC_RFC2581;
     o->token = getenv("MOAT_API_TOKEN");
 }
 
@@ -130,6 +133,7 @@ enum {
     OPT_PROGRESS,
     OPT_SETUP,
     OPT_TCP_CC,
+    OPT_SCTP_CC,
     OPT_HELP,
 };
 
@@ -152,6 +156,7 @@ static const struct option long_options[] = {
     {"progress", required_argument, NULL, OPT_PROGRESS},
     {"setup-timeout", required_argument, NULL, OPT_SETUP},
     {"tcp-congestion", required_argument, NULL, OPT_TCP_CC},
+    {"sctp-congestion", required_argument, NULL, OPT_SCTP_CC},
     {"help", no_argument, NULL, OPT_HELP},
     {NULL, 0, NULL, 0},
 };
@@ -222,6 +227,14 @@ static bool take(tunnel_options *o, int opt, const char *v)
     case OPT_TCP_CC:
         o->tcp_congestion = v;
         return strlen(v) > 0 && strlen(v) < 16;
+    case OPT_SCTP_CC:
+        if (strcmp(v, "rfc2581") == 0)
+            o->sctp_cc = TUNNEL_SCTP_CC_RFC2581;
+        else if (strcmp(v, "htcp") == 0)
+            o->sctp_cc = TUNNEL_SCTP_CC_HTCP;
+        else
+            return false;
+        return true;
     case OPT_HELP:
         o->help = true;
         return true;

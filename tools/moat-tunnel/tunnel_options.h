@@ -8,6 +8,12 @@
 
 typedef enum { TUNNEL_TRANSPORT_SCTP, TUNNEL_TRANSPORT_TCP, TUNNEL_TRANSPORT_UDP } tunnel_transport;
 typedef enum { TUNNEL_MODE_ORDERED, TUNNEL_MODE_UNORDERED, TUNNEL_MODE_UNRELIABLE } tunnel_mode;
+/* The SCTP association's congestion control (usrsctp's modules, its
+ * SCTP_CC_* numbers). RFC 9260's own (Reno-like) is the tunnel's default:
+ * under 1 % random loss at 71 ms usrsctp's H-TCP (the gateway's default)
+ * backs off to two packets and held the tunnel's window at about three
+ * (bench/tunnel; README.md, "IP over data channels"). */
+typedef enum { TUNNEL_SCTP_CC_RFC2581 = 0, TUNNEL_SCTP_CC_HTCP = 2 } tunnel_sctp_cc;
 
 /* The gateway's SCTP packets are MOAT_SCTP_MTU (1200) bytes: an IP packet
  * of 1200 - 12 (common header) - 16 (DATA chunk header) bytes is one chunk in
@@ -35,6 +41,7 @@ typedef struct {
     double progress_s;            /* a progress line this often, 0 none */
     double setup_timeout_s;
     unsigned reconnects; /* sctp: ICE restarts tried after a path loss */
+    tunnel_sctp_cc sctp_cc;
     bool help;
 } tunnel_options;
 

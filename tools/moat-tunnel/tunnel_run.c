@@ -11,7 +11,10 @@
 volatile sig_atomic_t tunnel_stop_requested;
 
 static const char *const loss_names[TUNNEL_LOSS_REASON_COUNT] = {
-    "not_connected", "send_full", "send_failed", "tun_write", "bad_message",
+    "not_connected",
+    "send_failed",
+    "tun_write",
+    "bad_message",
 };
 
 double tunnel_now_s(void)

@@ -16,7 +16,6 @@
 /* Why a packet did not make it (summary: dropped{reason}). */
 typedef enum {
     TUNNEL_LOSS_NOT_CONNECTED = 0, /* from the TUN device before the link was up */
-    TUNNEL_LOSS_SEND_FULL,         /* the transport's send buffer was full */
     TUNNEL_LOSS_SEND_FAILED,       /* the transport refused it */
     TUNNEL_LOSS_TUN_WRITE,         /* the TUN device refused a received packet */
     TUNNEL_LOSS_BAD_MESSAGE,       /* received: not binary, empty or over the MTU */

@@ -130,11 +130,29 @@ static void test_options(void)
                     -1);
 }
 
+/* The SCTP tunnel's congestion control: RFC 9260's unless told (H-TCP held
+ * its window at three packets under 1 % loss). */
+static void test_sctp_congestion(void)
+{
+    tunnel_options o;
+    char error[256];
+    g_assert_cmpint(parse("moat-tunnel --address 10.0.0.1/24 --whip u", &o, error), ==, 0);
+    g_assert_cmpint(o.sctp_cc, ==, TUNNEL_SCTP_CC_RFC2581);
+    g_assert_cmpint(
+        parse("moat-tunnel --address 10.0.0.1/24 --whip u --sctp-congestion htcp", &o, error), ==,
+        0);
+    g_assert_cmpint(o.sctp_cc, ==, TUNNEL_SCTP_CC_HTCP);
+    g_assert_cmpint(
+        parse("moat-tunnel --address 10.0.0.1/24 --whip u --sctp-congestion bbr", &o, error), ==,
+        -1);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
     g_test_add_func("/tunnel/frame/split_and_joined", test_split_and_joined);
     g_test_add_func("/tunnel/frame/bad_lengths", test_bad_lengths);
     g_test_add_func("/tunnel/options", test_options);
+    g_test_add_func("/tunnel/options/sctp_congestion", test_sctp_congestion);
     return g_test_run();
 }
