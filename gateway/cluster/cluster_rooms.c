@@ -34,7 +34,10 @@ static api_call *call_new(moat_cluster *cluster, const moat_http_request *reques
     call->cluster = cluster;
     call->method = g_strdup(request->method);
     call->path = g_strdup(request->path);
-    call->body = g_strndup(request->body ? request->body : "", request->body_length);
+    call->body = g_malloc(request->body_length + 1); /* NULs included */
+    if (request->body_length)
+        memcpy(call->body, request->body, request->body_length);
+    call->body[request->body_length] = '\0';
     call->body_length = request->body_length;
     return call;
 }

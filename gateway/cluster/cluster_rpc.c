@@ -123,7 +123,11 @@ void moat_cluster_rpc_request(moat_cluster_rpc *rpc, const char *node_id, const 
     snprintf(message.reply_to, sizeof message.reply_to, "%s", rpc->channel);
     snprintf(message.method, sizeof message.method, "%s", method);
     snprintf(message.path, sizeof message.path, "%s", path);
-    message.body = body_length ? g_strndup(body, body_length) : NULL;
+    if (body_length) { /* bytes as they came, NULs included */
+        message.body = g_malloc(body_length + 1);
+        memcpy(message.body, body, body_length);
+        message.body[body_length] = '\0';
+    }
     message.body_length = body_length;
     char channel[MOAT_CLUSTER_NAME_MAX + 16];
     size_t length = 0;
