@@ -76,6 +76,13 @@ def test_room_api_on_a_non_owner_is_answered_by_the_owner(redis, nodes_factory):
         # An unknown room is the owner's 404 when nobody owns it: local.
         status, _, answer = api(other, "GET", f"/api/rooms/{room_name()}")
         assert status == 404 and answer["error"] == "unknown_room"
+        # An owner that does not answer in time: Moat's own timeout, 504 JSON.
+        os.kill(owner.process.pid, signal.SIGSTOP)
+        try:
+            status, _, answer = api(other, "GET", f"/api/rooms/{room}")
+        finally:
+            os.kill(owner.process.pid, signal.SIGCONT)
+        assert status == 504 and answer["error"] == "node_timeout", answer
         assert other.metric('moat_cluster_requests_total{outcome="sent"}') >= 2
         assert owner.metric('moat_cluster_requests_total{outcome="served_for_others"}') >= 2
         await close(sub, pub)
