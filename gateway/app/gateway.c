@@ -213,6 +213,7 @@ static int start_calls(moat_gateway *gateway, char *error, size_t error_size)
         .address = address,
         .delete_delay_s = gateway->config.ng_delete_delay_s,
         .max_calls = gateway->config.ng_max_calls,
+        .max_load = gateway->config.ng_max_load,
         .webrtc = {gateway, &moat_session_gateway_calls},
         .allow_loopback_destinations = gateway->config.call_allow_loopback_destinations,
         .denied_networks = gateway->config.call_denied_networks,

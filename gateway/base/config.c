@@ -210,6 +210,10 @@ static const option_spec options[] = {
     {"ng", "max_calls", "ng-max-calls", OPTION_INT, FIELD(ng_max_calls), "0", 0, 1000000,
      "calls at once; a new call beyond gets \"load limit\" when the request supports it, "
      "else the error \"Parallel session limit reached\"; 0 = no limit"},
+    {"ng", "max_load", "ng-max-load", OPTION_INT, FIELD(ng_max_load), "0", 0, 100,
+     "the workers' CPU load (percent of a core, averaged over the workers, sampled at new "
+     "offers over at least 0.5 s) beyond which a new call gets \"load limit\" like at "
+     "max_calls; 0 = no limit"},
     {"call", "learning", "call-learning", OPTION_STRING, FIELD(call_learning), "sdp", 0, 0,
      "sdp | heuristic | off: where a plain call leg accepts packets from (sdp: only the IP its "
      "party's SDP names, any port; heuristic: the first sender; off: exactly the SDP address)"},

@@ -96,6 +96,7 @@ typedef struct {
     int ng_port;           /* 0: off */
     int ng_delete_delay_s; /* a delete without delete-delay keeps relaying this long */
     int ng_max_calls;      /* calls at once; 0: no limit */
+    int ng_max_load;       /* workers' CPU percent beyond which new calls are refused; 0: none */
     /* [call] call legs (gateway/call/call_learning.h, call_address.h) */
     char *call_learning;                   /* sdp | heuristic | off */
     bool call_allow_loopback_destinations; /* phones on this host (tests) */

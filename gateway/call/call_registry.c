@@ -93,6 +93,8 @@ moat_call_registry *moat_call_registry_new(const moat_call_settings *settings, c
     registry->address = g_strdup(settings->address);
     registry->delete_delay_s = settings->delete_delay_s;
     registry->max_calls = settings->max_calls;
+    registry->max_load = settings->max_load;
+    moat_call_load_init(&registry->load, settings->workers, settings->n_workers);
     registry->webrtc = settings->webrtc;
     registry->learning = settings->learning;
     registry->denied = denied;
@@ -117,6 +119,7 @@ void moat_call_registry_free(moat_call_registry *registry)
     moat_call_ports_free(registry->ports);
     g_free(registry->denied);
     g_free(registry->address);
+    moat_call_load_clear(&registry->load);
     g_free(registry);
 }
 
@@ -311,14 +314,27 @@ static bool supports_load_limit(const moat_ng_request *request)
     return false;
 }
 
-/* A new call within [ng] max_calls and not draining; otherwise the reply
- * rtpengine gives at its session limit. */
+/* The workers' load is over [ng] max_load (sampled now, call_load.h). */
+static bool over_load(moat_call_registry *registry)
+{
+    if (registry->max_load <= 0)
+        return false;
+    unsigned percent =
+        moat_call_load_sample(&registry->load, (uint64_t)g_get_monotonic_time() * 1000u);
+    return percent > (unsigned)registry->max_load;
+}
+
+/* A new call within [ng] max_calls and max_load and not draining;
+ * otherwise the reply rtpengine gives at its session limit. */
 static bool admit_new_call(moat_call_registry *registry, const moat_ng_request *request,
                            moat_call_reply *reply)
 {
-    if (!registry->draining && (registry->max_calls <= 0 ||
-                                g_hash_table_size(registry->calls) < (guint)registry->max_calls))
+    bool within =
+        !registry->draining && (registry->max_calls <= 0 ||
+                                g_hash_table_size(registry->calls) < (guint)registry->max_calls);
+    if (within && !over_load(registry))
         return true;
+    registry->refused_worker_load += within;
     registry->refused_load_limit++;
     reply->load_limit = supports_load_limit(request);
     moat_call_request_fail(reply, "Parallel session limit reached%s", NULL);

@@ -30,6 +30,7 @@ typedef struct {
     const char *address;         /* put in c= lines unless the request names media-address */
     int delete_delay_s;          /* [ng] delete_delay_s: delete without delete-delay */
     int max_calls;               /* [ng] max_calls: calls at once; 0: no limit */
+    int max_load;                /* [ng] max_load: workers' CPU percent (call_load.h); 0: none */
     moat_call_webrtc_env webrtc; /* gateway NULL: WebRTC parties are refused */
     /* [call] (call_learning.h, call_address.h) */
     moat_call_learning learning;
@@ -46,8 +47,8 @@ moat_call_registry *moat_call_registry_new(const moat_call_settings *settings, c
  * then close at once) and before they are freed. */
 void moat_call_registry_free(moat_call_registry *registry);
 /* Draining (a cluster node leaving): new calls are refused like at
- * max_calls ("load limit" / "Parallel session limit reached"); the calls
- * already relayed go on (answer, delete, re-offers). */
+ * max_calls and max_load ("load limit" / "Parallel session limit
+ * reached"); the calls already relayed go on (answer, delete, re-offers). */
 void moat_call_registry_set_draining(moat_call_registry *registry, bool draining);
 
 typedef struct {

@@ -37,10 +37,19 @@ void moat_call_registry_metrics(moat_call_registry *registry, GString *out)
                            webrtc);
     g_string_append_printf(out,
                            "# HELP moat_calls_refused_load_limit_total New calls refused at [ng] "
-                           "max_calls or while draining\n"
+                           "max_calls, max_load or while draining\n"
                            "# TYPE moat_calls_refused_load_limit_total counter\n"
-                           "moat_calls_refused_load_limit_total %" G_GUINT64_FORMAT "\n",
-                           registry->refused_load_limit);
+                           "moat_calls_refused_load_limit_total %" G_GUINT64_FORMAT "\n"
+                           "# HELP moat_calls_refused_worker_load_total New calls refused because "
+                           "the workers' CPU load was over [ng] max_load\n"
+                           "# TYPE moat_calls_refused_worker_load_total counter\n"
+                           "moat_calls_refused_worker_load_total %" G_GUINT64_FORMAT "\n"
+                           "# HELP moat_ng_worker_load_percent The workers' CPU load at the last "
+                           "sample (a new call's offer with [ng] max_load set)\n"
+                           "# TYPE moat_ng_worker_load_percent gauge\n"
+                           "moat_ng_worker_load_percent %u\n",
+                           registry->refused_load_limit, registry->refused_worker_load,
+                           registry->load.percent);
     g_string_append_printf(out,
                            "# HELP moat_calls Calls relayed for a SIP proxy (ng protocol)\n"
                            "# TYPE moat_calls gauge\nmoat_calls %u\n"

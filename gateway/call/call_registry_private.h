@@ -4,6 +4,7 @@
 #define MOAT_CALL_REGISTRY_PRIVATE_H
 
 #include "call/call_registry.h"
+#include "call/call_load.h"
 #include "call/call_sdes.h"
 #include "call/call_webrtc_offer.h"
 
@@ -20,8 +21,11 @@ struct moat_call_registry {
     moat_call_own_endpoints outside; /* the gateway's own sockets */
     moat_call_destination_policy destinations;
     int max_calls; /* 0: no limit */
+    int max_load;  /* [ng] max_load: workers' CPU percent; 0: no limit */
+    moat_call_load load;
     bool draining; /* new calls refused */
     uint64_t refused_load_limit;
+    uint64_t refused_worker_load; /* of those: over max_load */
 };
 
 typedef struct {

@@ -7,6 +7,7 @@
 
 #include "cluster/cluster_keys.h"
 #include "cluster/cluster_proxy.h"
+#include "cluster/cluster_rpc.h"
 #include "cluster/lease.h"
 #include "cluster/node_record.h"
 #include "cluster/placement.h"
@@ -22,7 +23,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
 
 /* SET this node's record, index it, read every live record back (dropping
  * ids whose record expired). KEYS: node key, index; ARGV: id, record, ms. */
@@ -398,6 +398,11 @@ moat_cluster *moat_cluster_start(moat_gateway *gateway, char *error, size_t erro
         moat_cluster_free(cluster);
         return NULL;
     }
+    cluster->rpc = moat_cluster_rpc_new(cluster, timeout_ms, error, error_size);
+    if (!cluster->rpc) {
+        moat_cluster_free(cluster);
+        return NULL;
+    }
     cluster->tick_timer = g_timeout_add((guint)MAX(cluster->lease_ms / 4, 100u), tick, cluster);
     moat_http_route_register(gateway, "GET", "/api/cluster", moat_cluster_serve_cluster, cluster);
     moat_http_route_register(gateway, "POST", "/api/cluster/drain", moat_cluster_serve_drain_on,
@@ -405,6 +410,7 @@ moat_cluster *moat_cluster_start(moat_gateway *gateway, char *error, size_t erro
     moat_http_route_register(gateway, "DELETE", "/api/cluster/drain", moat_cluster_serve_drain_off,
                              cluster);
     moat_http_offer_hook_set(gateway, moat_cluster_offer_hook, cluster);
+    moat_http_api_hook_set(gateway, moat_cluster_api_hook, cluster);
     moat_http_metrics_hook_set(gateway, moat_cluster_metrics, cluster);
     moat_http_health_hook_set(gateway, moat_cluster_health, cluster);
     moat_log_info("cluster", "node %s (%s, signalling %s) joining the cluster at %s",
@@ -420,6 +426,7 @@ void moat_cluster_free(moat_cluster *cluster)
     moat_gateway *gateway = cluster->gateway;
     if (gateway->http_offer_hook_user == cluster) {
         moat_http_offer_hook_set(gateway, NULL, NULL);
+        moat_http_api_hook_set(gateway, NULL, NULL);
         moat_http_metrics_hook_set(gateway, NULL, NULL);
     }
     if (cluster->tick_timer)
@@ -431,6 +438,8 @@ void moat_cluster_free(moat_cluster *cluster)
     cluster->forwarder = NULL;
     moat_redis_link_free(cluster->redis); /* answers what is unanswered */
     cluster->redis = NULL;
+    moat_cluster_rpc_free(cluster->rpc); /* after Redis: its PUBLISH replies look it up */
+    cluster->rpc = NULL;
     while (cluster->pending) {
         pending_offer *offer = cluster->pending->data;
         moat_http_response response = {0};

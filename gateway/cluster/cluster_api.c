@@ -2,6 +2,7 @@
  * /api/cluster/drain, its lines on /metrics and its object on /healthz.
  * Control thread. */
 #include "cluster/cluster_private.h"
+#include "cluster/cluster_rpc.h"
 
 const char *const moat_cluster_offer_kind_names[] = {"local", "fallback", "redirect", "proxy",
                                                      "refused"};
@@ -126,6 +127,8 @@ void moat_cluster_metrics(void *user, GString *out)
         g_string_append_printf(out,
                                "moat_cluster_offers_total{route=\"%s\"} %" G_GUINT64_FORMAT "\n",
                                moat_cluster_offer_kind_names[kind], cluster->offers[kind]);
+    if (cluster->rpc)
+        moat_cluster_rpc_metrics(cluster->rpc, out);
 }
 
 /* /healthz's "cluster" object: the link, not judged (health.h). */

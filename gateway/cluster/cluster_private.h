@@ -66,7 +66,8 @@ struct moat_cluster {
     GList *pending;    /* offers waiting for Redis or an owner */
     moat_placement_recent recent;
     moat_cluster_proxy *forwarder;
-    GMainLoop *quit_loop; /* SIGTERM: quit once drained */
+    struct moat_cluster_rpc *rpc; /* pub/sub requests and events (cluster_rpc.h) */
+    GMainLoop *quit_loop;         /* SIGTERM: quit once drained */
     uint64_t drain_deadline_ms;
     guint drain_timer;
     uint64_t offers[OFFER_KIND_COUNT];
@@ -114,6 +115,9 @@ void moat_cluster_serve_drain_on(void *user, const moat_http_request *request,
 void moat_cluster_serve_drain_off(void *user, const moat_http_request *request,
                                   moat_http_response *response);
 void moat_cluster_metrics(void *user, GString *out);
+/* The room API across nodes (cluster_rooms.c; http_router.h's API hook). */
+bool moat_cluster_api_hook(void *user, const moat_http_request *request,
+                           moat_http_response *response);
 void *moat_cluster_health(void *user);
 
 #endif

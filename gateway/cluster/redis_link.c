@@ -44,6 +44,10 @@ struct moat_redis_link {
     bool freeing;
     char error[256];
     moat_redis_counters counters;
+    char **channels; /* subscriber links: SUBSCRIBEd on each connection */
+    moat_redis_message_fn on_message;
+    void *message_user;
+    uint64_t messages;
 };
 
 typedef struct {
@@ -55,6 +59,7 @@ typedef struct {
 } pending_command;
 
 static void connect_now(moat_redis_link *link);
+static void subscribe_now(moat_redis_link *link);
 
 /* ---- the event-loop glue ---------------------------------------------------- */
 
@@ -236,6 +241,7 @@ static void auth_reply(redisAsyncContext *context, void *r, void *privdata)
         link->ever_up = true;
         moat_log_info("cluster", "redis: connected and authenticated");
         set_state(link, MOAT_REDIS_UP);
+        subscribe_now(link);
         return;
     }
     link->counters.auth_failures++;
@@ -361,6 +367,61 @@ bool moat_redis_command(moat_redis_link *link, moat_redis_reply_fn fn, void *use
     return true;
 }
 
+/* ---- subscriptions ------------------------------------------------------------- */
+
+/* Every reply on a subscribing connection: the SUBSCRIBE confirmations and
+ * each ["message", channel, payload]. hiredis keeps this callback for the
+ * connection's life and calls it with NULL when it goes. */
+static void subscription_reply(redisAsyncContext *context, void *r, void *privdata)
+{
+    moat_redis_link *link = privdata;
+    redisReply *reply = r;
+    if (!reply || !link || link->freeing || link->context != context || !link->on_message)
+        return;
+    if (reply->type != REDIS_REPLY_ARRAY || reply->elements != 3 ||
+        reply->element[0]->type != REDIS_REPLY_STRING ||
+        strcmp(reply->element[0]->str, "message") != 0 ||
+        reply->element[1]->type != REDIS_REPLY_STRING ||
+        reply->element[2]->type != REDIS_REPLY_STRING)
+        return;
+    link->messages++;
+    link->on_message(link->message_user, reply->element[1]->str, reply->element[2]->str,
+                     reply->element[2]->len);
+}
+
+static void subscribe_now(moat_redis_link *link)
+{
+    if (!link->channels || !link->context || link->state != MOAT_REDIS_UP)
+        return;
+    guint n = g_strv_length(link->channels);
+    const char **argv = g_new0(const char *, n + 1);
+    size_t *lengths = g_new0(size_t, n + 1);
+    argv[0] = "SUBSCRIBE";
+    lengths[0] = strlen(argv[0]);
+    for (guint i = 0; i < n; i++) {
+        argv[i + 1] = link->channels[i];
+        lengths[i + 1] = strlen(link->channels[i]);
+    }
+    redisAsyncCommandArgv(link->context, subscription_reply, link, (int)n + 1, argv, lengths);
+    g_free(argv);
+    g_free(lengths);
+}
+
+void moat_redis_link_subscribe(moat_redis_link *link, const char *const *channels,
+                               moat_redis_message_fn fn, void *user)
+{
+    g_strfreev(link->channels);
+    link->channels = g_strdupv((char **)channels);
+    link->on_message = fn;
+    link->message_user = user;
+    subscribe_now(link);
+}
+
+uint64_t moat_redis_link_messages(const moat_redis_link *link)
+{
+    return link ? link->messages : 0;
+}
+
 /* ---- life and state ------------------------------------------------------------ */
 
 static bool parse_address(moat_redis_link *link, const char *address, char *error,
@@ -431,6 +492,7 @@ void moat_redis_link_free(moat_redis_link *link)
     g_free(link->password);
     g_free(link->host);
     g_free(link->socket_path);
+    g_strfreev(link->channels);
     g_free(link);
 }
 

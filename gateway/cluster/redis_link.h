@@ -48,6 +48,19 @@ void moat_redis_link_free(moat_redis_link *link);
 bool moat_redis_command(moat_redis_link *link, moat_redis_reply_fn fn, void *user, int argc,
                         const char **argv, const size_t *lengths);
 
+/* A message on a channel this link subscribed to: `payload` is `length`
+ * bytes (not NUL-terminated), valid only during the call. */
+typedef void (*moat_redis_message_fn)(void *user, const char *channel, const char *payload,
+                                      size_t length);
+/* Makes the link a subscriber: SUBSCRIBE to `channels` (NULL-terminated,
+ * copied) now if up and again each time it comes up; its messages go to
+ * `fn`. A subscribing link takes no other command (hiredis: a separate
+ * connection for SUBSCRIBE). Once, before or after the link is up. */
+void moat_redis_link_subscribe(moat_redis_link *link, const char *const *channels,
+                               moat_redis_message_fn fn, void *user);
+/* Bulk messages received on subscribed channels. */
+uint64_t moat_redis_link_messages(const moat_redis_link *link);
+
 moat_redis_state moat_redis_link_state(const moat_redis_link *link);
 const char *moat_redis_state_name(moat_redis_state state);
 /* The last connection or authentication error ("" when none). */

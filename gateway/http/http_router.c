@@ -84,6 +84,12 @@ void moat_http_offer_hook_set(moat_gateway *gateway, moat_http_offer_hook_fn hoo
     gateway->http_offer_hook_user = user;
 }
 
+void moat_http_api_hook_set(moat_gateway *gateway, moat_http_api_hook_fn hook, void *user)
+{
+    gateway->http_api_hook = (void (*)(void))hook;
+    gateway->http_api_hook_user = user;
+}
+
 void moat_http_metrics_hook_set(moat_gateway *gateway, moat_http_metrics_hook_fn hook, void *user)
 {
     gateway->metrics_hook = (void (*)(void))hook;
@@ -427,6 +433,12 @@ static bool serve_plugin_api(moat_gateway *gateway, const moat_http_request *req
     return false;
 }
 
+bool moat_http_serve_plugin_api_local(moat_gateway *gateway, const moat_http_request *request,
+                                      moat_http_response *response)
+{
+    return serve_plugin_api(gateway, request, response, request->path ? request->path : "");
+}
+
 /* /api/sessions/<name>/message or /api/sessions/<name>/recording. */
 static bool acts_on_session(const char *path)
 {
@@ -506,6 +518,9 @@ void moat_http_route(moat_gateway *gateway, const moat_http_request *request,
         return;
     else if (api) {
         if (!admit_create(gateway, request, response, path))
+            return;
+        moat_http_api_hook_fn hook = (moat_http_api_hook_fn)gateway->http_api_hook;
+        if (hook && hook(gateway->http_api_hook_user, request, response))
             return;
         if (!serve_plugin_api(gateway, request, response, path))
             moat_session_api_handle(gateway, request, response, privileged);

@@ -28,6 +28,19 @@ typedef bool (*moat_http_offer_hook_fn)(void *user, const moat_http_request *req
                                         moat_http_response *response, const char *endpoint,
                                         const char *plugin, const char *resource);
 void moat_http_offer_hook_set(moat_gateway *gateway, moat_http_offer_hook_fn hook, void *user);
+/* A feature above this layer (cluster/) may answer a plugin API request
+ * (/api/rooms...) itself, a deferred whole reply from another node
+ * (response->deferred_reply), returning true; false leaves it to this
+ * node. Called after the router's policy (host, origin, token, body limit,
+ * create rate). One hook; before the first request. */
+typedef bool (*moat_http_api_hook_fn)(void *user, const moat_http_request *request,
+                                      moat_http_response *response);
+void moat_http_api_hook_set(moat_gateway *gateway, moat_http_api_hook_fn hook, void *user);
+/* A plugin's JSON API answered on this node, the hook skipped (a request
+ * another node forwarded here after its own policy): false when no plugin
+ * serves `request->path`. */
+bool moat_http_serve_plugin_api_local(moat_gateway *gateway, const moat_http_request *request,
+                                      moat_http_response *response);
 /* Appends a feature's Prometheus lines to /metrics. One hook. */
 typedef void (*moat_http_metrics_hook_fn)(void *user, GString *out);
 void moat_http_metrics_hook_set(moat_gateway *gateway, moat_http_metrics_hook_fn hook, void *user);

@@ -226,7 +226,17 @@ void moat_events_stop(void)
 typedef struct {
     char *topic;
     char *json;
+    bool relayed; /* from another node: not handed to the tap */
 } event;
+
+static moat_events_tap_fn events_tap;
+static void *events_tap_user;
+
+void moat_events_set_tap(moat_events_tap_fn tap, void *user)
+{
+    events_tap = tap;
+    events_tap_user = user;
+}
 
 static void event_free(gpointer data)
 {
@@ -296,6 +306,8 @@ static bool enqueue(listener *l, const char *json)
 static gboolean deliver(gpointer data)
 {
     event *e = data;
+    if (events_tap && !e->relayed)
+        events_tap(events_tap_user, e->topic, e->json);
     for (guint i = 0; listeners && i < listeners->len;) {
         listener *l = g_ptr_array_index(listeners, i);
         if (strcmp(l->topic, e->topic) != 0 ||
@@ -355,11 +367,12 @@ void moat_events_metrics(GString *out)
         counts[MOAT_EVENTS_CLOSED_QUEUE_FULL]);
 }
 
-void moat_events_publish(const char *topic, const char *json)
+static void publish(const char *topic, const char *json, bool relayed)
 {
     if (!topic || !json)
         return;
     event *e = g_new0(event, 1);
+    e->relayed = relayed;
     e->topic = g_strdup(topic);
     e->json = g_strdup(json);
     /* The default main context is the control thread's. */
@@ -367,4 +380,14 @@ void moat_events_publish(const char *topic, const char *json)
     g_source_set_callback(source, deliver, e, event_free);
     g_source_attach(source, NULL);
     g_source_unref(source);
+}
+
+void moat_events_publish(const char *topic, const char *json)
+{
+    publish(topic, json, false);
+}
+
+void moat_events_publish_relayed(const char *topic, const char *json)
+{
+    publish(topic, json, true);
 }

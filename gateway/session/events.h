@@ -74,5 +74,13 @@ bool moat_events_resource_topic(const char *prefix, const char *path, char *topi
 void moat_events_stop(void);
 /* Any thread: queue `json` (a JSON object) for the topic's listeners. */
 void moat_events_publish(const char *topic, const char *json);
+/* Any thread: the same for an event another node published (it is not
+ * handed to the tap again). */
+void moat_events_publish_relayed(const char *topic, const char *json);
+/* Control thread: every event published on this node (not relayed ones) is
+ * also handed to `tap` when it is delivered (cluster/: relayed to the other
+ * nodes). NULL: none. One tap. */
+typedef void (*moat_events_tap_fn)(void *user, const char *topic, const char *json);
+void moat_events_set_tap(moat_events_tap_fn tap, void *user);
 
 #endif

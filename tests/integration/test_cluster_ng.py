@@ -3,13 +3,16 @@ limit): [ng] max_calls refuses a new call with result "load limit" when the
 offer's "supports" list names it (Kamailio then tries its next node), else
 with the error "Parallel session limit reached"; calls already relayed go on
 (answer, re-offer, delete). A draining cluster node refuses new calls the
-same way and keeps its calls."""
+same way and keeps its calls. [ng] max_load refuses new calls the same way
+while the workers' CPU load is over it."""
 import socket
+import struct
+import threading
 import time
 import urllib.request
 
 from conftest import Gateway, free_port
-from ng_client import NgClient, plain_sdp
+from ng_client import NgClient, plain_sdp, sdp_media_address
 from test_cluster import PASSWORD, Redis, wait_for, cluster
 
 LIMIT = "Parallel session limit reached"
@@ -56,6 +59,64 @@ def test_max_calls_answers_load_limit_or_the_error():
         assert ng.command("delete", first, delete_delay=0)["result"] == "ok"
         assert offer(ng, call_ids("fifth"), supports=["load limit"])["result"] == "ok"
     finally:
+        ng.close()
+        assert gw.stop() == 0
+
+
+def test_max_load_answers_load_limit_while_the_worker_is_busy():
+    """[ng] max_load: an RTP flood through a call's legs keeps the one
+    worker busy over 2 % of a core; new calls then get "load limit", the
+    call already relayed goes on, and once the flood stops new calls are
+    taken again."""
+    gw = relay(["--ng-max-load", "2"])
+    ng = NgClient(gw.ng_port)
+    stop = threading.Event()
+
+    def new_call_result(name):
+        """A new call's result; an admitted one is deleted at once (its ports back)."""
+        call = call_ids(name)
+        reply = offer(ng, call, supports=["load limit"])
+        if reply["result"] == "ok":
+            assert ng.command("delete", call, delete_delay=0)["result"] == "ok"
+        return reply
+
+    try:
+        first = call_ids("busy")
+        offered = offer(ng, first)
+        assert offered["result"] == "ok", offered  # idle: admitted (and the first sample)
+        answered = ng.command("answer", first, to_tag="callee",
+                              sdp=plain_sdp("127.0.0.1", 40002))
+        assert answered["result"] == "ok", answered
+        ports = [sdp_media_address(offered["sdp"])[1], sdp_media_address(answered["sdp"])[1]]
+
+        def flood():
+            with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+                seq = 0
+                payload = bytes(160)
+                while not stop.is_set():
+                    seq = (seq + 1) & 0xFFFF
+                    packet = struct.pack("!BBHII", 0x80, 0, seq, seq * 160, 0x1234) + payload
+                    for port in ports:
+                        try:
+                            s.sendto(packet, ("127.0.0.1", port))
+                        except OSError:
+                            pass
+        sender = threading.Thread(target=flood, daemon=True)
+        sender.start()
+        refused = wait_for("a new call refused for load", lambda: (
+            lambda r: r if r["result"] == "load limit" else None)(new_call_result("loaded")),
+            timeout=20)
+        assert refused["message"] == LIMIT
+        assert gw.metric("moat_ng_worker_load_percent") > 2
+        assert gw.metric("moat_calls_refused_worker_load_total") >= 1
+        # The call already relayed goes on.
+        assert offer(ng, first, supports=["load limit"])["result"] == "ok"
+        stop.set()
+        sender.join()
+        wait_for("new calls admitted once the flood stopped",
+                 lambda: new_call_result("calm")["result"] == "ok", timeout=20)
+    finally:
+        stop.set()
         ng.close()
         assert gw.stop() == 0
 

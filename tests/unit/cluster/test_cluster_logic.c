@@ -2,11 +2,13 @@
  * first, recent placements), the lease state machine, key names, and node
  * records from other machines (refused when malformed or unsafe). */
 #include "cluster/cluster_keys.h"
+#include "cluster/cluster_message.h"
 #include "cluster/lease.h"
 #include "cluster/node_record.h"
 #include "cluster/placement.h"
 
 #include <glib.h>
+#include <jansson.h>
 #include <string.h>
 
 static void test_placement_prefers_less_loaded(void)
@@ -203,6 +205,132 @@ static void test_node_record_refuses_hostile(void)
     g_assert_true(moat_cluster_node_parse(good, strlen(good), &node, error, sizeof error));
 }
 
+/* ---- node-to-node messages (cluster_message.c) ---- */
+
+static moat_cluster_drop_reason refused(const char *text)
+{
+    moat_cluster_message m;
+    moat_cluster_drop_reason reason = MOAT_CLUSTER_DROP_COUNT;
+    g_assert_false(moat_cluster_message_parse(text, strlen(text), &m, &reason));
+    g_assert_null(m.body);
+    return reason;
+}
+
+static void test_message_round_trip(void)
+{
+    moat_cluster_message request = {.kind = MOAT_CLUSTER_MSG_REQUEST};
+    g_strlcpy(request.from, "n0:8080", sizeof request.from);
+    g_strlcpy(request.id, "1-abc", sizeof request.id);
+    g_strlcpy(request.reply_to, "moat:rpc:n0:8080", sizeof request.reply_to);
+    g_strlcpy(request.method, "POST", sizeof request.method);
+    g_strlcpy(request.path, "/api/rooms/lobby/subscribers/s1/layer", sizeof request.path);
+    request.body = g_strdup("{\"rid\":\"auto\"}");
+    request.body_length = strlen(request.body);
+    size_t length = 0;
+    char *text = moat_cluster_message_to_json(&request, &length);
+    g_assert_nonnull(text);
+    moat_cluster_message back;
+    moat_cluster_drop_reason reason;
+    g_assert_true(moat_cluster_message_parse(text, length, &back, &reason));
+    g_assert_cmpint(back.kind, ==, MOAT_CLUSTER_MSG_REQUEST);
+    g_assert_cmpstr(back.path, ==, request.path);
+    g_assert_cmpstr(back.body, ==, request.body);
+    moat_cluster_message_clear(&back);
+    g_free(text);
+    /* A request's reply channel must be its sender's own. */
+    g_strlcpy(request.reply_to, "moat:rpc:other", sizeof request.reply_to);
+    g_assert_null(moat_cluster_message_to_json(&request, NULL));
+    moat_cluster_message_clear(&request);
+
+    moat_cluster_message reply = {.kind = MOAT_CLUSTER_MSG_REPLY, .status = 404};
+    g_strlcpy(reply.from, "n1", sizeof reply.from);
+    g_strlcpy(reply.id, "1-abc", sizeof reply.id);
+    text = moat_cluster_message_to_json(&reply, &length);
+    g_assert_true(moat_cluster_message_parse(text, length, &back, &reason));
+    g_assert_cmpuint(back.status, ==, 404);
+    g_assert_null(back.body);
+    moat_cluster_message_clear(&back);
+    g_free(text);
+    /* A body that is not UTF-8 is not sent. */
+    reply.body = "\xff\xfe";
+    reply.body_length = 2;
+    g_assert_null(moat_cluster_message_to_json(&reply, NULL));
+}
+
+static void test_message_refusals(void)
+{
+    g_assert_cmpint(refused(""), ==, MOAT_CLUSTER_DROP_MALFORMED);
+    g_assert_cmpint(refused("[1]"), ==, MOAT_CLUSTER_DROP_MALFORMED);
+    g_assert_cmpint(
+        refused("{\"v\":2,\"kind\":\"reply\",\"from\":\"a\",\"id\":\"1\",\"status\":200}"), ==,
+        MOAT_CLUSTER_DROP_MALFORMED);
+    /* Status out of range, duplicate keys, ids with spaces. */
+    g_assert_cmpint(
+        refused("{\"v\":1,\"kind\":\"reply\",\"from\":\"a\",\"id\":\"1\",\"status\":99}"), ==,
+        MOAT_CLUSTER_DROP_MALFORMED);
+    g_assert_cmpint(refused("{\"v\":1,\"kind\":\"reply\",\"from\":\"a\",\"from\":\"b\",\"id\":"
+                            "\"1\",\"status\":200}"),
+                    ==, MOAT_CLUSTER_DROP_MALFORMED);
+    g_assert_cmpint(
+        refused("{\"v\":1,\"kind\":\"reply\",\"from\":\"a b\",\"id\":\"1\",\"status\":200}"), ==,
+        MOAT_CLUSTER_DROP_MALFORMED);
+    const char *base =
+        "{\"v\":1,\"kind\":\"request\",\"from\":\"a\",\"id\":\"1\",\"method\":\"GET\","
+        "\"reply_to\":\"%s\",\"path\":\"%s\"}";
+    char text[512];
+    g_snprintf(text, sizeof text, base, "moat:rpc:b", "/api/rooms");
+    g_assert_cmpint(refused(text), ==, MOAT_CLUSTER_DROP_REPLY_CHANNEL);
+    g_snprintf(text, sizeof text, base, "moat:rpc:a", "/api/cluster/drain");
+    g_assert_cmpint(refused(text), ==, MOAT_CLUSTER_DROP_PATH);
+    g_snprintf(text, sizeof text, base, "moat:rpc:a", "/api/rooms/../cluster");
+    g_assert_cmpint(refused(text), ==, MOAT_CLUSTER_DROP_PATH);
+    g_snprintf(text, sizeof text, base, "moat:rpc:a", "/api/rooms/a?x=1");
+    g_assert_cmpint(refused(text), ==, MOAT_CLUSTER_DROP_PATH);
+    /* Events: a room topic and a JSON object. */
+    g_assert_cmpint(refused("{\"v\":1,\"kind\":\"event\",\"from\":\"a\",\"topic\":\"calls/x\","
+                            "\"body\":\"{}\"}"),
+                    ==, MOAT_CLUSTER_DROP_MALFORMED);
+    g_assert_cmpint(refused("{\"v\":1,\"kind\":\"event\",\"from\":\"a\",\"topic\":\"rooms/x\","
+                            "\"body\":\"[]\"}"),
+                    ==, MOAT_CLUSTER_DROP_MALFORMED);
+    /* Oversized: refused before parsing. */
+    size_t big = MOAT_CLUSTER_MESSAGE_MAX + 1;
+    char *huge = g_malloc0(big + 1);
+    memset(huge, ' ', big);
+    moat_cluster_message m;
+    moat_cluster_drop_reason reason;
+    g_assert_false(moat_cluster_message_parse(huge, big, &m, &reason));
+    g_assert_cmpint(reason, ==, MOAT_CLUSTER_DROP_OVERSIZED);
+    g_free(huge);
+    g_assert_cmpstr(moat_cluster_drop_reason_name(MOAT_CLUSTER_DROP_UNKNOWN_NODE), ==,
+                    "unknown_node");
+}
+
+static void test_message_paths_and_merge(void)
+{
+    char room[MOAT_CLUSTER_NAME_MAX];
+    g_assert_true(
+        moat_cluster_room_of_api_path("/api/rooms/lobby/subscribers/x/layer", room, sizeof room));
+    g_assert_cmpstr(room, ==, "lobby");
+    g_assert_false(moat_cluster_room_of_api_path("/api/rooms", room, sizeof room));
+    g_assert_false(moat_cluster_room_of_api_path("/api/rooms//x", room, sizeof room));
+    g_assert_true(moat_cluster_path_forwardable("/api/rooms"));
+    g_assert_false(moat_cluster_path_forwardable("/api/roomsx"));
+    g_assert_false(moat_cluster_path_forwardable("/api/rooms/a b"));
+
+    json_t *rooms = json_array();
+    const char *listing = "{\"rooms\":[{\"name\":\"a\"},{\"name\":\"b\"}]}";
+    g_assert_true(moat_cluster_rooms_merge(rooms, "n1", listing, strlen(listing), 3));
+    g_assert_true(moat_cluster_rooms_merge(rooms, "n2", listing, strlen(listing), 3));
+    g_assert_cmpuint(json_array_size(rooms), ==, 3); /* bounded */
+    g_assert_cmpstr(json_string_value(json_object_get(json_array_get(rooms, 2), "node")), ==, "n2");
+    const char *bad = "{\"rooms\":[{\"name\":\"a\"},7]}";
+    g_assert_false(moat_cluster_rooms_merge(rooms, "n3", bad, strlen(bad), 100));
+    g_assert_false(moat_cluster_rooms_merge(rooms, "n3", "nope", 4, 100));
+    g_assert_cmpuint(json_array_size(rooms), ==, 3);
+    json_decref(rooms);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -214,6 +342,9 @@ int main(int argc, char **argv)
     g_test_add_func("/cluster/lease/lost-released", test_lease_lost_and_released);
     g_test_add_func("/cluster/lease/unconfirmed", test_lease_unconfirmed_renews_at_once);
     g_test_add_func("/cluster/keys", test_keys);
+    g_test_add_func("/cluster/message/round-trip", test_message_round_trip);
+    g_test_add_func("/cluster/message/refusals", test_message_refusals);
+    g_test_add_func("/cluster/message/paths-merge", test_message_paths_and_merge);
     g_test_add_func("/cluster/record/round-trip", test_node_record_round_trip);
     g_test_add_func("/cluster/record/hostile", test_node_record_refuses_hostile);
     return g_test_run();
