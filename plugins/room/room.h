@@ -127,6 +127,10 @@ typedef struct room_peer {
     uint64_t remb_last_us;
     atomic_uint_fast64_t estimate_bps;
     atomic_uint_fast64_t estimate_us;
+    /* Subscriber: RTCP packets of its peer asking for a keyframe (PLI or
+     * FIR), for the API: a viewer that asks after a layer switch could not
+     * decode across it. Written by its worker. */
+    atomic_uint_fast64_t keyframe_requests;
 
     /* publisher */
     room_codec codecs[ROOM_MAX_CODECS]; /* fixed at attach */

@@ -85,14 +85,16 @@ int room_simulcast_layer_of(room_peer *peer, const moat_rtp_packet *p)
         atomic_store(&peer->layers[layer].ssrc, p->ssrc);
     if (layer < 0)
         layer = layer_by_ssrc(peer, p->ssrc);
-    if (layer < 0)
-        return -1;
-    uint64_t now = p->arrival_us;
-    if (p->payload_length == 0)
-        return layer; /* padding only: not the layer's bitrate (room.c drops it) */
+    return layer;
+}
+
+void room_simulcast_measure(room_peer *peer, int layer, const moat_rtp_packet *p)
+{
+    if (layer < 0 || (size_t)layer >= peer->n_layers || p->payload_length == 0)
+        return; /* padding only: not the layer's bitrate (room.c drops it) */
     /* The header and payload, without padding (Firefox pads its low layer
      * up to several times its media rate). */
-    measure(peer, layer, p->payload_offset + p->payload_length, now);
+    measure(peer, layer, p->payload_offset + p->payload_length, p->arrival_us);
     const room_codec *codec = codec_of(peer, p->payload_type);
     moat_keyframe_info info;
     if (codec &&
@@ -102,7 +104,6 @@ int room_simulcast_layer_of(room_peer *peer, const moat_rtp_packet *p)
         atomic_store_explicit(&peer->layers[layer].width, info.width, memory_order_relaxed);
         atomic_store_explicit(&peer->layers[layer].height, info.height, memory_order_relaxed);
     }
-    return layer;
 }
 
 bool room_simulcast_wants(const room_peer *s, int layer)

@@ -416,6 +416,7 @@ static void test_padding_bitrate(void)
                               .arrival_us = t + (uint64_t)i * 8000};
         g_strlcpy(pk.rid, "l", sizeof pk.rid);
         g_assert_cmpint(room_simulcast_layer_of(p, &pk), ==, 2);
+        room_simulcast_measure(p, 2, &pk);
     }
     /* 25 x 100 bytes in 1 s: 20 kbit/s, not the 1 Mbit/s on the wire. */
     unsigned bps = atomic_load(&p->layers[2].bitrate_bps);
