@@ -208,6 +208,9 @@ static void *room_attach(moat_plugin_session *handle, const moat_session_info *i
         room_fanout_open(peer);
     }
     room_layers_init(&peer->layer);
+    room_temporal_init(&peer->temporal);
+    atomic_init(&peer->temporal_current, ROOM_TEMPORAL_ALL);
+    atomic_init(&peer->temporal_target, ROOM_TEMPORAL_ALL);
     atomic_init(&peer->layer_request, ROOM_LAYER_REQUEST_NONE);
     atomic_init(&peer->layer_current, -1);
     atomic_init(&peer->layer_target, -1);
