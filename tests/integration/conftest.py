@@ -51,7 +51,7 @@ SERIAL_FILES = {
     "test_chromium_transport_cc.py",
     # headless Firefox (and Chromium): the same, and the simulcast test's
     # 0.5 s deadline to resume decoding after each layer switch
-    "test_firefox_room.py",
+    "test_firefox_room.py", "test_room_temporal_layers.py",
     "test_datachannel_chromium.py", "test_datachannel_plpmtud_chromium.py",
     # aiortc's SCTP in Python (one core) through the repo's TUN link
     # emulator (Python too), with the gateway's 5 s drain bound or a
