@@ -42,14 +42,14 @@ async def wait_api(gateway, path, predicate, timeout, interval=0.05):
     return body
 
 
-async def published(collector, name, layers=()):
+async def published(collector, name, browser, layers=()):
     """Waits for the Firefox publisher `name` to send video (each rid of
     `layers` too)."""
     stats = await collector.wait_for(
         name, lambda s: "error" in s or (s.get("out video packets", 0) > 20 and all(
-            s.get(f"out video {rid} packets", 0) > 0 for rid in layers)), 30)
+            s.get(f"out video {rid} packets", 0) > 0 for rid in layers)), 60)
     assert "error" not in stats and stats.get("out video packets", 0) > 20, \
-        f"the Firefox publisher sent no video: {stats}"
+        f"the Firefox publisher sent no video: {stats} {browser.output()}"
 
 
 async def firefox_decodes(collector, name, frames=30, timeout=30):
@@ -68,7 +68,7 @@ def test_firefox_publishes_firefox_watches(gateway):
         publisher = Firefox(room_page(gateway, collector, "pub", "ff", "publish"))
         viewer = None
         try:
-            await published(collector, "pub")
+            await published(collector, "pub", publisher)
             viewer = Firefox(room_page(gateway, collector, "view", "ff", "watch"))
             await firefox_decodes(collector, "view")
         finally:
@@ -110,7 +110,7 @@ def test_firefox_publishes_chromium_watches(gateway):
         publisher = Firefox(room_page(gateway, collector, "pub", "fc", "publish"))
         viewer = None
         try:
-            await published(collector, "pub")
+            await published(collector, "pub", publisher)
             viewer = Chromium(gateway.base + "/room.html?room=fc&watch=1")
             await viewer.attach()
             stats = "window.moatRoom.stats"
@@ -143,7 +143,7 @@ def test_firefox_simulcast_auto_and_pinned_switches(gateway):
                                       simulcast="1"))
         viewer = None
         try:
-            await published(collector, "pub", layers="hml")
+            await published(collector, "pub", publisher, layers="hml")
             room = await wait_api(gateway, "/api/rooms/fsim",
                                   lambda b: set(sending(b)) == {"h", "m", "l"}, 30, 0.5)
             assert set(sending(room)) == {"h", "m", "l"}, room
@@ -156,7 +156,8 @@ def test_firefox_simulcast_auto_and_pinned_switches(gateway):
                                   lambda b: b["subscribers"] and
                                   b["subscribers"][0]["layer"]["current"] == "h", 30, 0.5)
             sub = room["subscribers"][0]
-            assert sub["layer"] == {**sub["layer"], "current": "h", "mode": "auto"}, room
+            assert sub["layer"] == {**sub["layer"], "current": "h", "mode": "auto"}, \
+                (sub, room["publishers"][0])
             rates = {rid: x["bitrate_bps"] for rid, x in sending(room).items()}
             assert rates["h"] > rates["m"] > rates["l"], rates
             widths = {rid: x.get("width") for rid, x in sending(room).items()}
@@ -165,7 +166,7 @@ def test_firefox_simulcast_auto_and_pinned_switches(gateway):
             requests_before = sub["keyframe_requests"]
             plis_before = collector.stats("view").get("in video pli", 0)
             firs_before = collector.stats("view").get("in video fir", 0)
-            late = []
+            late, times = [], []
             for i, rid in enumerate(SWITCHES):
                 status, body = api(gateway, "POST", base, {"rid": rid})
                 assert status == 200 and body["mode"] == "pinned", body
@@ -173,17 +174,23 @@ def test_firefox_simulcast_auto_and_pinned_switches(gateway):
                                       lambda b: b["subscribers"][0]["layer"]["current"] == rid, 5)
                 assert room["subscribers"][0]["layer"]["current"] == rid, (i, rid, room)
                 switched = time.monotonic()
-                # The viewer's frames as of the switch (its reports come
-                # every 100 ms, so "resumed" is late by up to 0.1 s).
+                # The viewer's frames as of the switch; its first frame of
+                # the new layer must come within 0.5 s (its reports come
+                # every 100 ms: "resumed" is late by up to that), and more
+                # after it.
                 at = decoded(collector.stats("view"))
-                stats = await collector.wait_for("view", lambda s: decoded(s) >= at + 2, 1.5)
+                stats = await collector.wait_for("view", lambda s: decoded(s) > at, 1.5)
                 resumed = time.monotonic() - switched
-                if decoded(stats) < at + 2 or resumed > 0.5:
+                times.append(round(resumed, 2))
+                if decoded(stats) <= at or resumed > 0.5:
                     late.append((i, rid, round(resumed, 2), stats))
+                stats = await collector.wait_for("view", lambda s: decoded(s) >= at + 3, 3)
+                assert decoded(stats) >= at + 3, ("stopped decoding", i, rid, stats)
                 if widths.get(rid):
                     stats = await collector.wait_for(
                         "view", lambda s: s.get("in video width") == widths[rid], 3)
                     assert stats.get("in video width") == widths[rid], (i, rid, widths, stats)
+            print(f"resumed after each switch (s): {times}")
             assert not late, f"switches that did not resume decoding within 0.5 s: {late}"
             room = await wait_api(gateway, "/api/rooms/fsim", lambda b: True, 1)
             requests = room["subscribers"][0]["keyframe_requests"] - requests_before
