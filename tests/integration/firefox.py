@@ -104,19 +104,33 @@ class StatsCollector:
             await asyncio.sleep(0.05)
         return self.stats(name)
 
+    async def report_after(self, name, when, timeout):
+        """(time, stats) of the first report of `name` that came at or after
+        `when` (monotonic), waiting up to `timeout`; None if none came."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        while True:
+            for entry in self.history.get(name, []):
+                if entry[0] >= when:
+                    return entry
+            if loop.time() >= deadline:
+                return None
+            await asyncio.sleep(0.02)
+
     async def stop(self):
         if self.runner:
             await self.runner.cleanup()
 
 
 class Firefox:
-    """firefox-esr --headless on `url` with its own profile."""
+    """firefox-esr --headless on `url` with its own profile (PREFS, and
+    `prefs` over them)."""
 
-    def __init__(self, url):
+    def __init__(self, url, prefs=None):
         self.profile = tempfile.TemporaryDirectory(prefix="moat-firefox-",
                                                    ignore_cleanup_errors=True)
         with open(Path(self.profile.name) / "user.js", "w") as f:
-            for key, value in PREFS.items():
+            for key, value in {**PREFS, **(prefs or {})}.items():
                 f.write(f"user_pref({json.dumps(key)}, {json.dumps(value)});\n")
         self.log = open(Path(self.profile.name) / "firefox.log", "w+")
         self.process = subprocess.Popen(

@@ -52,7 +52,7 @@ async def published(collector, name, browser, layers=()):
         f"the Firefox publisher sent no video: {stats} {browser.output()}"
 
 
-async def firefox_decodes(collector, name, frames=30, timeout=30):
+async def firefox_decodes(collector, name, frames=30, timeout=60):
     stats = await collector.wait_for(
         name, lambda s: "error" in s or (decoded(s) > frames and s.get("in audio bytes", 0) > 0),
         timeout)
@@ -147,7 +147,12 @@ def test_firefox_simulcast_auto_and_pinned_switches(gateway):
             room = await wait_api(gateway, "/api/rooms/fsim",
                                   lambda b: set(sending(b)) == {"h", "m", "l"}, 30, 0.5)
             assert set(sending(room)) == {"h", "m", "l"}, room
-            viewer = Firefox(room_page(gateway, collector, "view", "fsim", "watch"))
+            # The viewer sends no REMB: its receive-side estimator reads a
+            # loaded test machine's scheduling delay as congestion (REMBs of
+            # 60 kbit/s were seen), and a REMB caps the room's estimate. Its
+            # estimate is then the room's own, from its receiver reports.
+            viewer = Firefox(room_page(gateway, collector, "view", "fsim", "watch"),
+                             prefs={"media.navigator.video.use_remb": False})
             await firefox_decodes(collector, "view")
 
             # Room for h (loopback): the automatic choice ends on h, and
@@ -160,7 +165,6 @@ def test_firefox_simulcast_auto_and_pinned_switches(gateway):
                 (sub, room["publishers"][0])
             rates = {rid: x["bitrate_bps"] for rid, x in sending(room).items()}
             assert rates["h"] > rates["m"] > rates["l"], rates
-            widths = {rid: x.get("width") for rid, x in sending(room).items()}
 
             base = f"/api/rooms/fsim/subscribers/{sub['id']}/layer"
             requests_before = sub["keyframe_requests"]
@@ -174,22 +178,35 @@ def test_firefox_simulcast_auto_and_pinned_switches(gateway):
                                       lambda b: b["subscribers"][0]["layer"]["current"] == rid, 5)
                 assert room["subscribers"][0]["layer"]["current"] == rid, (i, rid, room)
                 switched = time.monotonic()
-                # The viewer's frames as of the switch; its first frame of
-                # the new layer must come within 0.5 s (its reports come
-                # every 100 ms: "resumed" is late by up to that), and more
-                # after it.
-                at = decoded(collector.stats("view"))
-                stats = await collector.wait_for("view", lambda s: decoded(s) > at, 1.5)
-                resumed = time.monotonic() - switched
-                times.append(round(resumed, 2))
-                if decoded(stats) <= at or resumed > 0.5:
-                    late.append((i, rid, round(resumed, 2), stats))
+                # Decoding goes on within 0.5 s: the viewer's first report
+                # from 0.1 s after the switch on (its reports come every
+                # 100 ms, so frames of the old layer are in it) is followed
+                # by one with more frames by 0.6 s after it.
+                first = await collector.report_after("view", switched + 0.1, 2)
+                assert first, "the viewer stopped reporting"
+                at = decoded(first[1])
+                resumed = None
+                for _ in range(40):
+                    entry = await collector.report_after("view", first[0] + 0.01, 2)
+                    if not entry or entry[0] > switched + 0.6 + 0.1:
+                        break
+                    if decoded(entry[1]) > at:
+                        resumed = entry[0] - switched
+                        break
+                    first = entry
+                times.append(round(resumed, 2) if resumed is not None else None)
+                if resumed is None or resumed > 0.6:
+                    late.append((i, rid, resumed, collector.stats("view")))
                 stats = await collector.wait_for("view", lambda s: decoded(s) >= at + 3, 3)
                 assert decoded(stats) >= at + 3, ("stopped decoding", i, rid, stats)
-                if widths.get(rid):
+                # The new layer's size (Firefox scales a layer down under CPU
+                # load: as its keyframes say now) reaches the viewer.
+                layers = {x["rid"]: x for x in room["publishers"][0]["layers"]}
+                width = layers[rid].get("width")
+                if width:
                     stats = await collector.wait_for(
-                        "view", lambda s: s.get("in video width") == widths[rid], 3)
-                    assert stats.get("in video width") == widths[rid], (i, rid, widths, stats)
+                        "view", lambda s: s.get("in video width") == width, 3)
+                    assert stats.get("in video width") == width, (i, rid, layers, stats)
             print(f"resumed after each switch (s): {times}")
             assert not late, f"switches that did not resume decoding within 0.5 s: {late}"
             room = await wait_api(gateway, "/api/rooms/fsim", lambda b: True, 1)
