@@ -3,11 +3,18 @@
 // the same exchange as WHIP). Live stats are exposed as window.moatRoom for
 // automated tests; ?room=<name>&publish=1 or &watch=1 start at once.
 // For browsers the tests cannot drive (Firefox: no WebDriver here),
-// &report=<url> POSTs the stats there as JSON at each refresh, and
+// &report=<url> POSTs the stats there as JSON at each refresh (a loopback
+// URL only: a link cannot send a viewer's stats elsewhere), and
 // &interval=<ms> sets the refresh (default 1000).
 const $ = (id) => document.getElementById(id);
 const room = { pc: null, client: null, stats: {}, role: null };
 const query = new URLSearchParams(location.search);
+const reportUrl = (() => {
+  try {
+    const url = new URL(query.get('report'));
+    return ['127.0.0.1', 'localhost', '[::1]'].includes(url.hostname) ? url.href : null;
+  } catch (err) { return null; }
+})();
 window.moatRoom = room;
 
 function setState(text) { $('state').textContent = text; }
@@ -38,9 +45,9 @@ async function refreshStats() {
   });
   rows['connection'] = room.pc.connectionState;
   room.stats = rows;
-  if (query.get('report')) {
+  if (reportUrl) {
     // A simple request (text/plain, no-cors): the collector needs no CORS.
-    fetch(query.get('report'), { method: 'POST', mode: 'no-cors', body: JSON.stringify(rows) })
+    fetch(reportUrl, { method: 'POST', mode: 'no-cors', body: JSON.stringify(rows) })
       .catch(() => {});
   }
   const body = $('stats').querySelector('tbody');
@@ -98,8 +105,8 @@ async function join(role) {
     room.timer = setInterval(refreshStats, Number(query.get('interval')) || 1000);
   } catch (err) {
     setState('error: ' + err.message);
-    if (query.get('report')) {
-      fetch(query.get('report'), { method: 'POST', mode: 'no-cors',
+    if (reportUrl) {
+      fetch(reportUrl, { method: 'POST', mode: 'no-cors',
         body: JSON.stringify({ error: err.message }) }).catch(() => {});
     }
     $('publish').disabled = $('watch').disabled = false;

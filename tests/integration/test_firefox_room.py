@@ -175,7 +175,7 @@ def test_firefox_simulcast_auto_and_pinned_switches(gateway):
                 status, body = api(gateway, "POST", base, {"rid": rid})
                 assert status == 200 and body["mode"] == "pinned", body
                 room = await wait_api(gateway, "/api/rooms/fsim",
-                                      lambda b: b["subscribers"][0]["layer"]["current"] == rid, 5)
+                                      lambda b: b["subscribers"][0]["layer"]["current"] == rid, 10)
                 assert room["subscribers"][0]["layer"]["current"] == rid, (i, rid, room)
                 switched = time.monotonic()
                 # Decoding goes on within 0.5 s: the viewer's first report

@@ -107,18 +107,33 @@ def test_temporal_layers_dropped_for_a_low_estimate(gateway):
                 **b["subscribers"][0]["layer"], "current": "l", "temporal_current": 0}, 20)
             layer = room["subscribers"][0]["layer"]
             assert layer["current"] == "l" and layer["temporal_current"] == 0, room
-            await asyncio.sleep(0.3)  # what was in flight
+            # The viewer (Python, maybe behind on a loaded machine) gets
+            # TL0 only from some packet on: the stretch after the last
+            # packet of another TID grows to 20 pictures (TL0 is a quarter
+            # of the frames: about 3 s).
             frames = sub["recorders"]["video"].frames
-            start = len(seen)
-            await asyncio.sleep(3)
-            window = seen[start:]
-            assert len(window) > 20, window
-            assert {tid for _, _, tid, _ in window} == {0}, window
+
+            def tl0_stretch():
+                last = max((i for i, x in enumerate(seen) if x[2] != 0), default=-1)
+                return last, seen[last:] if last >= 0 else seen
+
+            loop = asyncio.get_running_loop()
+            deadline = loop.time() + 20
+            while loop.time() < deadline:
+                last, window = tl0_stretch()
+                if len(window) > 20 and (window[-1][1] - window[1][1]) % 32768 >= 20:
+                    break
+                await asyncio.sleep(0.2)
+            last, window = tl0_stretch()
+            assert len(window) > 20 and (window[-1][1] - window[1][1]) % 32768 >= 20, \
+                ("TL1/TL2 still sent", seen[-40:])
+            # From the last packet of TL1/TL2 on (the edge included): one by
+            # one, no gap where frames were dropped.
             for (seq_a, pic_a, _, _), (seq_b, pic_b, _, _) in zip(window, window[1:]):
                 assert (seq_b - seq_a) % 65536 == 1, ("sequence gap", window)
                 assert (pic_b - pic_a) % 32768 in (0, 1), ("picture id gap", window)
             more = sub["recorders"]["video"].frames - frames
-            assert more >= 10, f"the viewer decoded {more} frames in 3 s on TL0"
+            assert more >= 10, f"the viewer decoded {more} frames on TL0"
 
             # The REMB stops: all temporal layers come back.
             stop.set()
