@@ -44,6 +44,7 @@ async function refreshStats() {
     }
   });
   rows['connection'] = room.pc.connectionState;
+  rows['time'] = Date.now(); /* when these were read (ms since the epoch) */
   room.stats = rows;
   if (reportUrl) {
     // A simple request (text/plain, no-cors): the collector needs no CORS.

@@ -57,7 +57,8 @@ def firefox_path():
 
 class StatsCollector:
     """An HTTP server on loopback: POST /<name> stores the JSON body as the
-    latest stats of page <name>, with the time it came (monotonic)."""
+    latest stats of page <name>, with the time they were read (the page's
+    clock, the machine's: time.time()), or else the time they came."""
 
     def __init__(self):
         self.latest = {}
@@ -81,7 +82,8 @@ class StatsCollector:
             stats = json.loads(await request.text())
         except ValueError:
             return web.Response(status=400)
-        entry = (time.monotonic(), stats)
+        when = stats.get("time") if isinstance(stats, dict) else None
+        entry = (when / 1000 if isinstance(when, (int, float)) else time.time(), stats)
         self.latest[name] = entry
         self.history.setdefault(name, []).append(entry)
         return web.Response(status=204)
@@ -105,8 +107,8 @@ class StatsCollector:
         return self.stats(name)
 
     async def report_after(self, name, when, timeout):
-        """(time, stats) of the first report of `name` that came at or after
-        `when` (monotonic), waiting up to `timeout`; None if none came."""
+        """(time, stats) of the first report of `name` read at or after
+        `when` (time.time()), waiting up to `timeout`; None if none came."""
         loop = asyncio.get_running_loop()
         deadline = loop.time() + timeout
         while True:
