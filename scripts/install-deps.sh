@@ -21,6 +21,8 @@ mkdir -p "$stamp_dir"
 #                    (clang compiles it), bpftool embeds it as a skeleton header;
 #                    capsh (libcap2-bin) starts it without CAP_BPF in the tests
 #  chromium, simple-whip-client, coturn: independent real peers for tests
+#  firefox-esr       the second browser of the room tests (headless, fake camera;
+#                    no WebDriver: the test page reports its getStats itself)
 #  libgstreamer-plugins-base1.0-dev  the recorder (appsrc, off the packet path)
 #  docker-compose    `docker-compose config -q` checks docker-compose.yml in make test
 #  janus             Janus 1.1.2 echotest: the same-run baseline of bench/paced
@@ -35,7 +37,7 @@ debian_packages=(
   llvm-14 libssl-dev libglib2.0-dev libnice-dev libsoup-3.0-dev libjansson-dev
   glib-networking
   libusrsctp-dev libsrtp2-dev dpkg-dev devscripts fakeroot autoconf automake libtool
-  iproute2 chromium simple-whip-client
+  iproute2 chromium firefox-esr simple-whip-client
   gstreamer1.0-tools gstreamer1.0-plugins-base gstreamer1.0-plugins-good
   gstreamer1.0-plugins-bad gstreamer1.0-nice libgstreamer1.0-dev
   python3-venv python3-dev libavdevice-dev libavfilter-dev libopus-dev libvpx-dev

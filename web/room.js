@@ -2,8 +2,19 @@
 // the room's publisher through /whep/room/<room> (a recvonly offer; WHEP is
 // the same exchange as WHIP). Live stats are exposed as window.moatRoom for
 // automated tests; ?room=<name>&publish=1 or &watch=1 start at once.
+// For browsers the tests cannot drive (Firefox: no WebDriver here),
+// &report=<url> POSTs the stats there as JSON at each refresh (a loopback
+// URL only: a link cannot send a viewer's stats elsewhere), and
+// &interval=<ms> sets the refresh (default 1000).
 const $ = (id) => document.getElementById(id);
 const room = { pc: null, client: null, stats: {}, role: null };
+const query = new URLSearchParams(location.search);
+const reportUrl = (() => {
+  try {
+    const url = new URL(query.get('report'));
+    return ['127.0.0.1', 'localhost', '[::1]'].includes(url.hostname) ? url.href : null;
+  } catch (err) { return null; }
+})();
 window.moatRoom = room;
 
 function setState(text) { $('state').textContent = text; }
@@ -21,6 +32,8 @@ async function refreshStats() {
         rows['in video frames decoded'] = s.framesDecoded;
         rows['in video size'] = (s.frameWidth || 0) + 'x' + (s.frameHeight || 0);
         rows['in video width'] = s.frameWidth || 0;
+        rows['in video pli'] = s.pliCount || 0;
+        rows['in video fir'] = s.firCount || 0;
       }
     } else if (s.type === 'outbound-rtp') {
       rows['out ' + s.kind + ' packets'] = (rows['out ' + s.kind + ' packets'] || 0) + s.packetsSent;
@@ -30,7 +43,14 @@ async function refreshStats() {
       }
     }
   });
+  rows['connection'] = room.pc.connectionState;
+  rows['time'] = Date.now(); /* when these were read (ms since the epoch) */
   room.stats = rows;
+  if (reportUrl) {
+    // A simple request (text/plain, no-cors): the collector needs no CORS.
+    fetch(reportUrl, { method: 'POST', mode: 'no-cors', body: JSON.stringify(rows) })
+      .catch(() => {});
+  }
   const body = $('stats').querySelector('tbody');
   body.innerHTML = '';
   for (const [k, v] of Object.entries(rows)) {
@@ -58,16 +78,19 @@ async function join(role) {
     const name = encodeURIComponent($('room').value);
     if (role === 'publish') {
       setState('getting media');
-      // ?simulcast=1: three layers (RFC 8853) of a 1280x720 camera.
-      const simulcast = new URLSearchParams(location.search).has('simulcast');
+      // ?simulcast=1: three layers (RFC 8853) of a 1280x720 camera;
+      // &temporal=1: each with three VP8 temporal layers (L1T3).
+      const simulcast = query.has('simulcast');
+      const temporal = query.has('temporal') ? { scalabilityMode: 'L1T3' } : {};
       const size = simulcast ? { width: 1280, height: 720 } : { width: 640, height: 480 };
       const stream = await navigator.mediaDevices.getUserMedia({ audio: true, video: size });
       $('local').srcObject = stream;
       stream.getTracks().forEach((t) => {
         const init = { direction: 'sendonly', streams: [stream] };
         if (simulcast && t.kind === 'video') {
-          init.sendEncodings = [{ rid: 'h' }, { rid: 'm', scaleResolutionDownBy: 2 },
-            { rid: 'l', scaleResolutionDownBy: 4 }];
+          init.sendEncodings = [{ rid: 'h', ...temporal },
+            { rid: 'm', scaleResolutionDownBy: 2, ...temporal },
+            { rid: 'l', scaleResolutionDownBy: 4, ...temporal }];
         }
         pc.addTransceiver(t, init);
       });
@@ -80,9 +103,13 @@ async function join(role) {
     setState('connecting');
     await room.client.publish(pc);
     $('stop').disabled = false;
-    room.timer = setInterval(refreshStats, 1000);
+    room.timer = setInterval(refreshStats, Number(query.get('interval')) || 1000);
   } catch (err) {
     setState('error: ' + err.message);
+    if (reportUrl) {
+      fetch(reportUrl, { method: 'POST', mode: 'no-cors',
+        body: JSON.stringify({ error: err.message }) }).catch(() => {});
+    }
     $('publish').disabled = $('watch').disabled = false;
   }
 }
@@ -100,7 +127,6 @@ async function leave() {
 $('publish').onclick = () => join('publish');
 $('watch').onclick = () => join('watch');
 $('stop').onclick = leave;
-const params = new URLSearchParams(location.search);
-if (params.get('room')) $('room').value = params.get('room');
-if (params.has('publish')) join('publish');
-else if (params.has('watch')) join('watch');
+if (query.get('room')) $('room').value = query.get('room');
+if (query.has('publish')) join('publish');
+else if (query.has('watch')) join('watch');

@@ -33,6 +33,7 @@ static int parse_vp8(const uint8_t *p, size_t length, moat_video_descriptor *out
     if (length < 1)
         return MOAT_RTP_ERR_TRUNCATED;
     size_t at = 1;
+    out->begins_frame = (p[0] & 0x10) && (p[0] & 0x0f) == 0;
     if (p[0] & 0x80) {
         if (at >= length)
             return MOAT_RTP_ERR_TRUNCATED;
@@ -55,6 +56,7 @@ static int parse_vp8(const uint8_t *p, size_t length, moat_video_descriptor *out
             if (x & 0x20) {
                 out->has_tid = true;
                 out->tid = p[at] >> 6;
+                out->layer_sync = (p[at] & 0x20) != 0;
             }
             at++;
         }
@@ -71,6 +73,7 @@ static int parse_vp9(const uint8_t *p, size_t length, moat_video_descriptor *out
     if (length < 1)
         return MOAT_RTP_ERR_TRUNCATED;
     size_t at = 1;
+    out->begins_frame = (p[0] & 0x08) != 0;
     if (p[0] & 0x80) {
         int rc = picture_id(p, length, &at, out);
         if (rc != MOAT_RTP_OK)
@@ -80,6 +83,7 @@ static int parse_vp9(const uint8_t *p, size_t length, moat_video_descriptor *out
         if (at >= length)
             return MOAT_RTP_ERR_TRUNCATED;
         out->has_tid = true;
+        out->layer_sync = (p[at] & 0x10) != 0;
         out->tid = p[at++] >> 5;
         if (!(p[0] & 0x10)) {
             if (at >= length)

@@ -25,7 +25,9 @@ typedef struct {
     uint8_t tl0picidx;
     size_t tl0picidx_offset;
     bool has_tid;
-    uint8_t tid; /* temporal layer index */
+    uint8_t tid;       /* temporal layer index */
+    bool layer_sync;   /* VP8 Y, VP9 U: depends on TL0 only (with has_tid) */
+    bool begins_frame; /* VP8: S with partition 0; VP9: B */
 } moat_video_descriptor;
 
 /* Parses the descriptor at the start of a VP8 or VP9 payload (after the

@@ -208,6 +208,9 @@ static void *room_attach(moat_plugin_session *handle, const moat_session_info *i
         room_fanout_open(peer);
     }
     room_layers_init(&peer->layer);
+    room_temporal_init(&peer->temporal);
+    atomic_init(&peer->temporal_current, ROOM_TEMPORAL_ALL);
+    atomic_init(&peer->temporal_target, ROOM_TEMPORAL_ALL);
     atomic_init(&peer->layer_request, ROOM_LAYER_REQUEST_NONE);
     atomic_init(&peer->layer_current, -1);
     atomic_init(&peer->layer_target, -1);
@@ -315,6 +318,7 @@ static void room_on_media(void *state, moat_rtp_packet *p)
         return; /* one stream per kind, or one per simulcast layer */
     if (!room_recovery_on_packet(peer, p))
         return; /* padding only, or a duplicate (counted) */
+    room_simulcast_measure(peer, layer, p);
     if (p->has_audio_level)
         note_audio_level(peer, p->audio_level);
     if (atomic_load_explicit(&peer->muted[kind], memory_order_relaxed))
@@ -406,8 +410,10 @@ static void room_on_rtcp(void *state, const uint8_t *packet, size_t length)
         else if (moat_rtcp_fb_is_remb(&fb))
             room_feedback_note_remb(peer, &fb, peer->gateway->now_us());
     }
-    if (keyframe)
+    if (keyframe) {
+        atomic_fetch_add_explicit(&peer->keyframe_requests, 1, memory_order_relaxed);
         ask_keyframe(peer);
+    }
 }
 
 static const moat_plugin room_plugin = {

@@ -16,6 +16,7 @@
 
 #include "plugin.h"
 #include "room_layers.h"
+#include "room_temporal.h"
 #include "rtp/rtcp_feedback.h"
 #include "rtp/video_descriptor.h"
 
@@ -70,6 +71,10 @@ typedef struct {
     atomic_uint bitrate_bps;
     atomic_uint width, height; /* of its last keyframe, 0 unknown */
     uint64_t window_us, window_bytes;
+    /* Its temporal layers (VP8/VP9 TID), measured with the layer: all
+     * zero when it has none. */
+    atomic_uint temporal_bps[ROOM_TEMPORAL_LAYERS];
+    uint64_t temporal_bytes[ROOM_TEMPORAL_LAYERS];
 } room_layer;
 
 /* A layer asked for through the API (room_peer.layer_request). */
@@ -100,6 +105,8 @@ typedef struct {
     uint32_t last_timestamp;
     uint64_t last_us;
     moat_picture_map picture; /* VP8/VP9 picture ids (room_forward.c) */
+    /* Closing up after temporal layer drops, per source (room_temporal.h). */
+    room_gap_map sequence_gaps, picture_gaps;
 } room_out_stream;
 
 typedef struct room_peer {
@@ -127,6 +134,10 @@ typedef struct room_peer {
     uint64_t remb_last_us;
     atomic_uint_fast64_t estimate_bps;
     atomic_uint_fast64_t estimate_us;
+    /* Subscriber: RTCP packets of its peer asking for a keyframe (PLI or
+     * FIR), for the API: a viewer that asks after a layer switch could not
+     * decode across it. Written by its worker. */
+    atomic_uint_fast64_t keyframe_requests;
 
     /* publisher */
     room_codec codecs[ROOM_MAX_CODECS]; /* fixed at attach */
@@ -169,6 +180,10 @@ typedef struct room_peer {
     atomic_uint layer_mask;                 /* layers to relay to us: read by the publisher */
     atomic_int layer_request;               /* ROOM_LAYER_REQUEST_*, or a layer: set by the API */
     atomic_int layer_current, layer_target; /* for the API, -1 none */
+    /* subscriber: the temporal layers it receives (room_temporal.h): the
+     * worker's state, and its layers for the API. */
+    room_temporal_state temporal;
+    atomic_int temporal_current, temporal_target;
 } room_peer;
 
 struct room {

@@ -97,21 +97,60 @@ static void strip_extensions(moat_rtp_packet *p)
     d[0] &= (uint8_t)~0x10;
 }
 
-/* VP8/VP9: the picture id and TL0PICIDX continue across source changes.
- * A payload whose descriptor does not parse is sent as it is. */
-static void rewrite_picture(room_out_stream *out, bool source_changed, const room_codec *codec,
-                            moat_rtp_packet *p)
+/* A video packet's descriptor (VP8/VP9), false when it has none. */
+static bool descriptor_of(const room_codec *codec, const moat_rtp_packet *p,
+                          moat_video_descriptor *d)
 {
-    moat_video_descriptor d;
-    uint8_t *payload = p->data + p->payload_offset;
-    if (moat_video_descriptor_parse(codec->video_codec, payload, p->payload_length, &d) !=
-            MOAT_RTP_OK ||
-        (d.picture_id_bits == 0 && !d.has_tl0picidx))
+    return codec->kind == MOAT_MEDIA_KIND_VIDEO &&
+           moat_video_descriptor_parse(codec->video_codec, p->data + p->payload_offset,
+                                       p->payload_length, d) == MOAT_RTP_OK;
+}
+
+/* Temporal layers above the subscriber's are dropped and the numbers of
+ * what passes closed up (room_temporal.h); false: drop the packet. The
+ * maps restart with each source (its numbers are another sequence). */
+static bool temporal_filter(room_peer *s, room_out_stream *out, bool source_changed,
+                            const room_codec *codec, moat_rtp_packet *p, moat_video_descriptor *d,
+                            bool has_descriptor, uint16_t *sequence)
+{
+    if (!out->started || source_changed) {
+        room_gap_init(&out->sequence_gaps, 0xffff);
+        room_gap_init(&out->picture_gaps, d->picture_id_bits == 7 ? 0x7f : 0x7fff);
+    }
+    if (has_descriptor && d->has_tid) {
+        moat_keyframe_info info;
+        bool keyframe = d->begins_frame && d->tid == 0 &&
+                        moat_rtp_keyframe(codec->video_codec, p->data + p->payload_offset,
+                                          p->payload_length, &info);
+        if (!room_temporal_packet(&s->temporal, d, keyframe)) {
+            room_gap_drop(&out->sequence_gaps, p->sequence);
+            if (d->picture_id_bits)
+                room_gap_drop(&out->picture_gaps, d->picture_id);
+            return false;
+        }
+    }
+    if (!room_gap_forward(&out->sequence_gaps, p->sequence, sequence))
+        return false;
+    if (has_descriptor && d->picture_id_bits) {
+        uint16_t picture;
+        if (!room_gap_forward(&out->picture_gaps, d->picture_id, &picture))
+            return false;
+        d->picture_id = picture;
+    }
+    return true;
+}
+
+/* VP8/VP9: the picture id (closed up over temporal drops) and TL0PICIDX
+ * continue across source changes. */
+static void rewrite_picture(room_out_stream *out, bool source_changed,
+                            const moat_video_descriptor *d, moat_rtp_packet *p)
+{
+    if (d->picture_id_bits == 0 && !d->has_tl0picidx)
         return;
     uint16_t picture;
     uint8_t tl0;
-    moat_picture_map_apply(&out->picture, source_changed, &d, &picture, &tl0);
-    moat_video_descriptor_write(payload, &d, picture, tl0);
+    moat_picture_map_apply(&out->picture, source_changed, d, &picture, &tl0);
+    moat_video_descriptor_write(p->data + p->payload_offset, d, picture, tl0);
 }
 
 static bool newer16(uint16_t a, uint16_t b)
@@ -133,27 +172,32 @@ int room_forward(room_peer *s, moat_rtp_packet *p, moat_media_kind *kind)
     room_out_stream *out = &s->out[codec->kind == MOAT_MEDIA_KIND_VIDEO ? 1 : 0];
     uint64_t now = s->gateway->now_us();
     bool source_changed = out->started && out->source_ssrc != p->ssrc;
+    moat_video_descriptor vd = {0};
+    bool has_descriptor = descriptor_of(codec, p, &vd);
+    uint16_t in_sequence; /* the source's, closed up over temporal drops */
+    if (!temporal_filter(s, out, source_changed, codec, p, &vd, has_descriptor, &in_sequence))
+        return -1;
     if (!out->started || out->source_ssrc != p->ssrc) {
         if (out->started) {
             /* A new source continues where the last one stopped. */
             uint64_t gap = (now - out->last_us) * codec->clock_rate / 1000000u;
-            out->sequence_delta = (uint16_t)(out->last_sequence + 1 - p->sequence);
+            out->sequence_delta = (uint16_t)(out->last_sequence + 1 - in_sequence);
             out->timestamp_delta = (uint32_t)(out->last_timestamp + gap + 1 - p->timestamp);
         }
         out->started = true;
         out->source_ssrc = p->ssrc;
-        out->last_sequence = (uint16_t)(p->sequence + out->sequence_delta - 1);
+        out->last_sequence = (uint16_t)(in_sequence + out->sequence_delta - 1);
         out->last_timestamp = p->timestamp + out->timestamp_delta;
     }
-    uint16_t sequence = (uint16_t)(p->sequence + out->sequence_delta);
+    uint16_t sequence = (uint16_t)(in_sequence + out->sequence_delta);
     uint32_t timestamp = p->timestamp + out->timestamp_delta;
     if (newer16(sequence, out->last_sequence)) {
         out->last_sequence = sequence;
         out->last_timestamp = timestamp;
         out->last_us = now;
     }
-    if (codec->kind == MOAT_MEDIA_KIND_VIDEO)
-        rewrite_picture(out, source_changed, codec, p);
+    if (has_descriptor)
+        rewrite_picture(out, source_changed, &vd, p);
     strip_extensions(p);
     uint8_t *d = p->data;
     d[1] = (uint8_t)((d[1] & 0x80) | pt);

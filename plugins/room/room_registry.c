@@ -272,6 +272,8 @@ static json_t *describe(room *r, bool full)
                                 s->source ? s->source->id : NULL, "worker", s->worker, "packets",
                                 (json_int_t)atomic_load(&s->packets), "estimate_bitrate",
                                 (json_int_t)atomic_load(&s->estimate_bps));
+        json_object_set_new(sub, "keyframe_requests",
+                            json_integer((json_int_t)atomic_load(&s->keyframe_requests)));
         json_t *layer = room_simulcast_describe_subscriber(s);
         if (layer)
             json_object_set_new(sub, "layer", layer);

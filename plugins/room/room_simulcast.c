@@ -52,27 +52,51 @@ static const room_codec *codec_of(const room_peer *peer, uint8_t pt)
     return NULL;
 }
 
-/* Bitrates over LAYER_WINDOW_US; a layer silent for LAYER_STALE_US reads 0. */
-static void measure(room_peer *peer, int layer, size_t bytes, uint64_t now)
+/* Bitrates over LAYER_WINDOW_US (the layer's, and its temporal layers'
+ * when `tid` >= 0); a layer silent for LAYER_STALE_US reads 0. */
+static void measure(room_peer *peer, int layer, size_t bytes, int tid, uint64_t now)
 {
     for (size_t l = 0; l < peer->n_layers; l++) {
         room_layer *x = &peer->layers[l];
-        if (x->window_us != 0 && now - x->window_us >= LAYER_STALE_US)
+        if (x->window_us != 0 && now - x->window_us >= LAYER_STALE_US) {
             atomic_store_explicit(&x->bitrate_bps, 0, memory_order_relaxed);
+            for (int t = 0; t < ROOM_TEMPORAL_LAYERS; t++)
+                atomic_store_explicit(&x->temporal_bps[t], 0, memory_order_relaxed);
+        }
     }
     room_layer *x = &peer->layers[layer];
     if (x->window_us == 0 || now - x->window_us >= LAYER_STALE_US) {
         x->window_us = now;
         x->window_bytes = 0;
+        memset(x->temporal_bytes, 0, sizeof x->temporal_bytes);
     }
     x->window_bytes += bytes;
+    if (tid >= 0)
+        x->temporal_bytes[tid < ROOM_TEMPORAL_ALL ? tid : ROOM_TEMPORAL_ALL] += bytes;
     uint64_t elapsed = now - x->window_us;
     if (elapsed >= LAYER_WINDOW_US) {
         atomic_store_explicit(&x->bitrate_bps, (unsigned)(x->window_bytes * 8000000u / elapsed),
                               memory_order_relaxed);
+        for (int t = 0; t < ROOM_TEMPORAL_LAYERS; t++)
+            atomic_store_explicit(&x->temporal_bps[t],
+                                  (unsigned)(x->temporal_bytes[t] * 8000000u / elapsed),
+                                  memory_order_relaxed);
         x->window_us = now;
         x->window_bytes = 0;
+        memset(x->temporal_bytes, 0, sizeof x->temporal_bytes);
     }
+}
+
+/* The packet's temporal layer, -1 when its codec carries none. */
+static int temporal_layer(const room_codec *codec, const moat_rtp_packet *p)
+{
+    moat_video_descriptor d;
+    if (!codec ||
+        moat_video_descriptor_parse(codec->video_codec, p->data + p->payload_offset,
+                                    p->payload_length, &d) != MOAT_RTP_OK ||
+        !d.has_tid)
+        return -1;
+    return d.tid;
 }
 
 int room_simulcast_layer_of(room_peer *peer, const moat_rtp_packet *p)
@@ -85,15 +109,18 @@ int room_simulcast_layer_of(room_peer *peer, const moat_rtp_packet *p)
         atomic_store(&peer->layers[layer].ssrc, p->ssrc);
     if (layer < 0)
         layer = layer_by_ssrc(peer, p->ssrc);
-    if (layer < 0)
-        return -1;
-    uint64_t now = p->arrival_us;
-    if (p->payload_length == 0)
-        return layer; /* padding only: not the layer's bitrate (room.c drops it) */
+    return layer;
+}
+
+void room_simulcast_measure(room_peer *peer, int layer, const moat_rtp_packet *p)
+{
+    if (layer < 0 || (size_t)layer >= peer->n_layers || p->payload_length == 0)
+        return; /* padding only: not the layer's bitrate (room.c drops it) */
     /* The header and payload, without padding (Firefox pads its low layer
      * up to several times its media rate). */
-    measure(peer, layer, p->payload_offset + p->payload_length, now);
     const room_codec *codec = codec_of(peer, p->payload_type);
+    measure(peer, layer, p->payload_offset + p->payload_length, temporal_layer(codec, p),
+            p->arrival_us);
     moat_keyframe_info info;
     if (codec &&
         moat_rtp_keyframe(codec->video_codec, p->data + p->payload_offset, p->payload_length,
@@ -102,7 +129,6 @@ int room_simulcast_layer_of(room_peer *peer, const moat_rtp_packet *p)
         atomic_store_explicit(&peer->layers[layer].width, info.width, memory_order_relaxed);
         atomic_store_explicit(&peer->layers[layer].height, info.height, memory_order_relaxed);
     }
-    return layer;
 }
 
 bool room_simulcast_wants(const room_peer *s, int layer)
@@ -118,7 +144,8 @@ bool room_simulcast_wants(const room_peer *s, int layer)
 
 /* The source's layers (room lock taken here): SSRCs, and bitrates when
  * asked. A new source starts a new choice. */
-static void refresh_source(room_peer *s, uint32_t *bitrates)
+static void refresh_source(room_peer *s, uint32_t *bitrates,
+                           uint32_t (*temporal)[ROOM_TEMPORAL_LAYERS])
 {
     room *r = s->room;
     pthread_mutex_lock(&r->lock);
@@ -128,6 +155,8 @@ static void refresh_source(room_peer *s, uint32_t *bitrates)
         s->layer_ssrcs[l] = l < n ? atomic_load(&source->layers[l].ssrc) : 0;
         if (bitrates)
             bitrates[l] = l < n ? atomic_load(&source->layers[l].bitrate_bps) : 0;
+        for (int t = 0; temporal && t < ROOM_TEMPORAL_LAYERS; t++)
+            temporal[l][t] = l < n ? atomic_load(&source->layers[l].temporal_bps[t]) : 0;
     }
     s->n_source_layers = n;
     pthread_mutex_unlock(&r->lock);
@@ -135,6 +164,7 @@ static void refresh_source(room_peer *s, uint32_t *bitrates)
         uint64_t estimate = s->layer.estimate_bps;
         room_layers_init(&s->layer);
         s->layer.estimate_bps = estimate;
+        room_temporal_init(&s->temporal);
         s->layer_source = source;
         atomic_store(&s->layer_pinned, false);
     }
@@ -161,13 +191,35 @@ static void take_request(room_peer *s, uint64_t now)
         room_layers_set_target(&s->layer, request, now);
 }
 
-static void choose(room_peer *s, const uint32_t *bitrates, uint64_t now)
+/* Temporal layers are dropped only on the lowest spatial layer (the
+ * least bitrate sending), once it is current: above it, a lower spatial
+ * layer comes first. */
+static void choose_temporal(room_peer *s, const uint32_t *bitrates,
+                            const uint32_t (*temporal)[ROOM_TEMPORAL_LAYERS], uint64_t now)
+{
+    int lowest = -1;
+    for (size_t l = 0; l < s->n_source_layers; l++) {
+        if (bitrates[l] > 0 && (lowest < 0 || bitrates[l] < bitrates[lowest]))
+            lowest = (int)l;
+    }
+    int current = s->layer.current;
+    if (lowest < 0 || current != lowest || s->layer.target != current) {
+        s->temporal.target = ROOM_TEMPORAL_ALL;
+        return;
+    }
+    s->temporal.target = room_temporal_choose(room_layers_estimate(&s->layer, now),
+                                              temporal[current], s->temporal.target);
+}
+
+static void choose(room_peer *s, const uint32_t *bitrates,
+                   const uint32_t (*temporal)[ROOM_TEMPORAL_LAYERS], uint64_t now)
 {
     take_request(s, now);
     int target = room_layers_choose(&s->layer, bitrates, s->n_source_layers, now);
     if (target < 0 && s->layer.target < 0 && s->n_source_layers > 0)
         target = (int)s->n_source_layers - 1; /* nothing measured yet: the last listed */
     room_layers_set_target(&s->layer, target, now);
+    choose_temporal(s, bitrates, temporal, now);
 }
 
 /* The publisher is asked through its flag, read on its worker. */
@@ -184,6 +236,8 @@ static void publish_state(room_peer *s)
     atomic_store_explicit(&s->layer_mask, room_layers_mask(&s->layer), memory_order_relaxed);
     atomic_store_explicit(&s->layer_current, s->layer.current, memory_order_relaxed);
     atomic_store_explicit(&s->layer_target, s->layer.target, memory_order_relaxed);
+    atomic_store_explicit(&s->temporal_current, s->temporal.current, memory_order_relaxed);
+    atomic_store_explicit(&s->temporal_target, s->temporal.target, memory_order_relaxed);
     atomic_store_explicit(&s->layer_estimate_bps,
                           room_layers_estimate(&s->layer, s->gateway->now_us()),
                           memory_order_relaxed);
@@ -220,8 +274,8 @@ int room_simulcast_forward(room_peer *s, const moat_rtp_packet *p, const room_co
         return 0;
     int layer = subscriber_layer(s, p->ssrc);
     if (layer < 0 || s->layer.target < 0) {
-        uint32_t bitrates[ROOM_MAX_LAYERS];
-        refresh_source(s, bitrates);
+        uint32_t bitrates[ROOM_MAX_LAYERS], temporal[ROOM_MAX_LAYERS][ROOM_TEMPORAL_LAYERS];
+        refresh_source(s, bitrates, temporal);
         layer = subscriber_layer(s, p->ssrc);
         if (layer < 0 && s->n_source_layers == 0) {
             s->plain_ssrc = p->ssrc;
@@ -230,7 +284,7 @@ int room_simulcast_forward(room_peer *s, const moat_rtp_packet *p, const room_co
         if (layer < 0)
             return -1; /* a layer not learned yet */
         if (s->layer.target < 0)
-            choose(s, bitrates, p->arrival_us);
+            choose(s, bitrates, temporal, p->arrival_us);
     }
     moat_keyframe_info info;
     bool keyframe = moat_rtp_keyframe(codec->video_codec, p->data + p->payload_offset,
@@ -247,11 +301,11 @@ void room_simulcast_tick(room_peer *s, uint64_t now_us)
 {
     if (s->publisher || s->layer_source == NULL)
         return;
-    uint32_t bitrates[ROOM_MAX_LAYERS];
-    refresh_source(s, bitrates);
+    uint32_t bitrates[ROOM_MAX_LAYERS], temporal[ROOM_MAX_LAYERS][ROOM_TEMPORAL_LAYERS];
+    refresh_source(s, bitrates, temporal);
     if (s->n_source_layers == 0)
         return;
-    choose(s, bitrates, now_us);
+    choose(s, bitrates, temporal, now_us);
     publish_state(s);
 }
 
@@ -305,6 +359,17 @@ json_t *room_simulcast_describe_publisher(const room_peer *p)
             json_object_set_new(o, "width", json_integer(atomic_load(&x->width)));
             json_object_set_new(o, "height", json_integer(atomic_load(&x->height)));
         }
+        json_t *temporal = json_array();
+        unsigned any = 0;
+        for (int t = 0; t < ROOM_TEMPORAL_LAYERS; t++) {
+            unsigned bps = atomic_load(&x->temporal_bps[t]);
+            any |= bps;
+            json_array_append_new(temporal, json_integer(bps));
+        }
+        if (any)
+            json_object_set_new(o, "temporal_bps", temporal); /* by TID */
+        else
+            json_decref(temporal);
         json_array_append_new(layers, o);
     }
     return layers;
@@ -320,9 +385,12 @@ json_t *room_simulcast_describe_subscriber(const room_peer *s)
 {
     if (!s->source || s->source->n_layers == 0)
         return NULL;
-    return json_pack("{s:o, s:o, s:s, s:I}", "current",
+    /* The highest TID forwarded and wanted (ROOM_TEMPORAL_ALL: all). */
+    return json_pack("{s:o, s:o, s:s, s:I, s:i, s:i}", "current",
                      rid_or_null(s->source, atomic_load(&s->layer_current)), "target",
                      rid_or_null(s->source, atomic_load(&s->layer_target)), "mode",
                      atomic_load(&s->layer_pinned) ? "pinned" : "auto", "estimate_bps",
-                     (json_int_t)atomic_load(&s->layer_estimate_bps));
+                     (json_int_t)atomic_load(&s->layer_estimate_bps), "temporal_current",
+                     atomic_load(&s->temporal_current), "temporal_target",
+                     atomic_load(&s->temporal_target));
 }

@@ -13,9 +13,15 @@
 
 /* Publisher, at attach: the layers of its simulcast video m-line. */
 void room_simulcast_publisher_init(room_peer *publisher);
-/* Publisher's worker: the layer of a video packet (learning its SSRC,
- * measuring its bitrate and keyframe size), -1 when it is none of them. */
+/* Publisher's worker: the layer of a video packet (learning its SSRC),
+ * -1 when it is none of them. */
 int room_simulcast_layer_of(room_peer *publisher, const moat_rtp_packet *p);
+/* Publisher's worker: a packet of `layer` that is relayed counts in its
+ * bitrate (and its keyframes give the layer's size). Padding, duplicates
+ * and retransmissions used as padding (Firefox's, through RTX: thousands
+ * on its low layer) are not measured: the caller measures only what it
+ * relays. */
+void room_simulcast_measure(room_peer *publisher, int layer, const moat_rtp_packet *p);
 /* Publisher's worker, room lock held: whether subscriber `s` takes a packet
  * of `layer` (-1: not simulcast, everyone does). */
 bool room_simulcast_wants(const room_peer *s, int layer);

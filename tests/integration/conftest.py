@@ -53,6 +53,9 @@ SERIAL_ALONE_FILES = {
     # headless Chromium: several processes, encoding and decoding video
     "test_chromium_demo.py", "test_chromium_room.py", "test_chromium_room_remb.py",
     "test_chromium_transport_cc.py",
+    # headless Firefox (and Chromium): the same, and the simulcast test's
+    # 0.5 s deadline to resume decoding after each layer switch
+    "test_firefox_room.py", "test_room_temporal_layers.py",
     "test_datachannel_chromium.py", "test_datachannel_plpmtud_chromium.py",
 }
 # These may run beside one other of their kind: measured one at a time they

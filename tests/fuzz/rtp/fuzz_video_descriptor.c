@@ -2,8 +2,9 @@
  * (rtp/video_descriptor.h): the first byte picks the codec, the rest is
  * the payload. Invariants: no read past the payload (ASan); on success the
  * ids lie inside the descriptor, which lies inside the payload; rewriting
- * with the ids read back changes nothing, and the continuity map keeps a
- * source switch one picture on. */
+ * with the ids read back changes nothing, the continuity map keeps a
+ * source switch one picture on, and a layer sync bit comes only with a
+ * temporal layer index. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -28,6 +29,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (d.picture_id_bits && d.picture_id_offset + d.picture_id_bits / 8 + 1 > d.length)
             abort();
         if (d.has_tl0picidx && d.tl0picidx_offset >= d.length)
+            abort();
+        if (d.layer_sync && !d.has_tid)
             abort();
         moat_video_descriptor_write(payload, &d, d.picture_id, d.tl0picidx);
         if (memcmp(payload, data + 1, length) != 0)

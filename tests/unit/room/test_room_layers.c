@@ -197,6 +197,7 @@ static void world_init(world *w)
     s->media = &w->sub_media;
     s->n_media = 1;
     room_layers_init(&s->layer);
+    room_temporal_init(&s->temporal);
     atomic_init(&s->layer_request, ROOM_LAYER_REQUEST_NONE);
 }
 
@@ -386,6 +387,113 @@ static void test_switch_picture_ids(void)
     pthread_mutex_destroy(&w.r.lock);
 }
 
+/* One packet of an L1T3 VP8 stream: the descriptor carries the TID and
+ * its layer sync bit (X I L T, 15-bit picture id, TL0PICIDX, TID/Y). */
+static bool feed_temporal(world *w, uint32_t ssrc, uint16_t seq, uint32_t ts, bool key,
+                          uint16_t picture, uint8_t tl0, uint8_t tid, bool sync)
+{
+    uint8_t d[64] = {0x80,
+                     96,
+                     (uint8_t)(seq >> 8),
+                     (uint8_t)seq,
+                     (uint8_t)(ts >> 24),
+                     (uint8_t)(ts >> 16),
+                     (uint8_t)(ts >> 8),
+                     (uint8_t)ts,
+                     (uint8_t)(ssrc >> 24),
+                     (uint8_t)(ssrc >> 16),
+                     (uint8_t)(ssrc >> 8),
+                     (uint8_t)ssrc};
+    const uint8_t descriptor[] = {0x90,
+                                  0xe0,
+                                  (uint8_t)(0x80 | picture >> 8),
+                                  (uint8_t)picture,
+                                  tl0,
+                                  (uint8_t)(tid << 6 | (sync ? 0x20 : 0)),
+                                  key ? 0x00 : 0x01};
+    memcpy(d + 12, descriptor, sizeof descriptor);
+    moat_rtp_packet p = {.data = d,
+                         .length = 40,
+                         .capacity = sizeof d,
+                         .media_index = -1,
+                         .ssrc = ssrc,
+                         .sequence = seq,
+                         .timestamp = ts,
+                         .payload_type = 96,
+                         .payload_offset = 12,
+                         .payload_length = 28,
+                         .arrival_us = fake_now};
+    size_t before = n_sent;
+    moat_media_kind kind;
+    room_forward(&w->sub, &p, &kind);
+    return n_sent == before + 1;
+}
+
+/* A subscriber on the lowest layer whose estimate (a REMB) is under that
+ * layer's rate loses TL2 and TL1 frames, and what it receives has no gap:
+ * sequence numbers one by one, picture ids one by one, TL0PICIDX as sent.
+ * When the estimate recovers, TL1 comes back at its next sync frame. */
+static void test_temporal_drop(void)
+{
+    world w;
+    world_init(&w);
+    room_peer *p = &w.pub;
+    /* l (the lowest, 156 kbit/s) in three temporal layers. */
+    const unsigned tids[ROOM_TEMPORAL_LAYERS] = {80000, 40000, 36000, 0};
+    for (int t = 0; t < ROOM_TEMPORAL_LAYERS; t++)
+        atomic_store(&p->layers[2].temporal_bps[t], tids[t]);
+    atomic_store(&w.sub.layer_request, 2);
+    uint16_t seq = 500, picture = 100;
+    uint8_t tl0 = 10;
+    uint32_t ts = 90000;
+    g_assert_true(feed_temporal(&w, SSRC_L, seq++, ts, true, picture++, tl0, 0, false));
+    room_layers_on_remb(&w.sub.layer, 100000, fake_now);
+    room_simulcast_tick(&w.sub, fake_now);
+    g_assert_cmpint(w.sub.temporal.target, ==, 0);
+    /* Two L1T3 cycles (TL0 TL2 TL1 TL2), the TL1 frames in two packets. */
+    static const uint8_t pattern[] = {2, 1, 2, 0};
+    for (int cycle = 0; cycle < 2; cycle++) {
+        for (size_t f = 0; f < G_N_ELEMENTS(pattern); f++) {
+            uint8_t tid = pattern[f];
+            if (tid == 0)
+                tl0++;
+            ts += 3000;
+            fake_now += 33000;
+            bool sent = feed_temporal(&w, SSRC_L, seq++, ts, false, picture, tl0, tid, tid > 0);
+            g_assert_cmpint(sent, ==, tid == 0);
+            if (tid == 1)
+                g_assert_false(
+                    feed_temporal(&w, SSRC_L, seq++, ts, false, picture, tl0, tid, tid > 0));
+            picture++;
+        }
+    }
+    /* The estimate recovers (the REMB ages out): TL1 first, at a sync
+     * frame; then TL2 at its next sync frame. */
+    fake_now += ROOM_BWE_REMB_AGE_US;
+    room_simulcast_tick(&w.sub, fake_now);
+    g_assert_cmpint(w.sub.temporal.target, ==, ROOM_TEMPORAL_ALL);
+    ts += 3000;
+    g_assert_false(feed_temporal(&w, SSRC_L, seq++, ts, false, picture++, tl0, 2, false));
+    ts += 3000;
+    g_assert_true(feed_temporal(&w, SSRC_L, seq++, ts, false, picture++, tl0, 1, true));
+    ts += 3000;
+    g_assert_true(feed_temporal(&w, SSRC_L, seq++, ts, false, picture++, tl0, 2, true));
+    ts += 3000;
+    g_assert_true(feed_temporal(&w, SSRC_L, seq++, ts, false, picture++, ++tl0, 0, false));
+
+    /* Sent: the keyframe, two TL0 frames, then TL1, TL2 and TL0. */
+    g_assert_cmpuint(n_sent, ==, 6);
+    for (size_t i = 1; i < n_sent; i++) {
+        g_assert_cmpuint((uint16_t)(sent_seq(i) - sent_seq(i - 1)), ==, 1);
+        g_assert_cmpuint((uint16_t)(sent_picture(i) - sent_picture(i - 1)), ==, 1);
+    }
+    const uint8_t tl0s[] = {10, 11, 12, 12, 12, 13};
+    for (size_t i = 0; i < n_sent; i++)
+        g_assert_cmpuint(sent[i].data[16], ==, tl0s[i]);
+    g_assert_cmpint(atomic_load(&w.sub.temporal_target), ==, ROOM_TEMPORAL_ALL);
+    pthread_mutex_destroy(&w.r.lock);
+}
+
 /* Padding-only packets (Firefox pads its low layer to several times its
  * media rate) do not count in a layer's bitrate; padding bytes of media
  * packets neither. */
@@ -416,6 +524,7 @@ static void test_padding_bitrate(void)
                               .arrival_us = t + (uint64_t)i * 8000};
         g_strlcpy(pk.rid, "l", sizeof pk.rid);
         g_assert_cmpint(room_simulcast_layer_of(p, &pk), ==, 2);
+        room_simulcast_measure(p, 2, &pk);
     }
     /* 25 x 100 bytes in 1 s: 20 kbit/s, not the 1 Mbit/s on the wire. */
     unsigned bps = atomic_load(&p->layers[2].bitrate_bps);
@@ -432,5 +541,6 @@ int main(int argc, char **argv)
     g_test_add_func("/room/layers/switch-continuity", test_switch_continuity);
     g_test_add_func("/room/layers/switch-picture-ids", test_switch_picture_ids);
     g_test_add_func("/room/layers/padding-bitrate", test_padding_bitrate);
+    g_test_add_func("/room/layers/temporal-drop", test_temporal_drop);
     return g_test_run();
 }

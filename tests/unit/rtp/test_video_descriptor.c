@@ -21,7 +21,25 @@ static void test_vp8_parse(void)
     g_assert_cmpuint(d.tl0picidx_offset, ==, 4);
     g_assert_true(d.has_tid);
     g_assert_cmpuint(d.tid, ==, 2);
+    g_assert_false(d.layer_sync);
+    g_assert_true(d.begins_frame);
     g_assert_cmpuint(d.length, ==, 6);
+    /* TID 1 with Y (a layer sync frame); S with partition 1 does not begin
+     * the frame, S with partition 0 without X does, no S does not. */
+    const uint8_t sync[] = {0x90, 0x20, 0x60};
+    g_assert_cmpint(moat_video_descriptor_parse(MOAT_VIDEO_CODEC_VP8, sync, sizeof sync, &d), ==,
+                    MOAT_RTP_OK);
+    g_assert_true(d.has_tid && d.layer_sync && d.begins_frame);
+    g_assert_cmpuint(d.tid, ==, 1);
+    const uint8_t partition1[] = {0x11, 0x00};
+    g_assert_cmpint(
+        moat_video_descriptor_parse(MOAT_VIDEO_CODEC_VP8, partition1, sizeof partition1, &d), ==,
+        MOAT_RTP_OK);
+    g_assert_false(d.begins_frame);
+    const uint8_t middle[] = {0x00, 0x00};
+    g_assert_cmpint(moat_video_descriptor_parse(MOAT_VIDEO_CODEC_VP8, middle, sizeof middle, &d),
+                    ==, MOAT_RTP_OK);
+    g_assert_false(d.begins_frame);
     /* 7-bit picture id, no TL0PICIDX, a K byte only. */
     const uint8_t short_id[] = {0x80, 0x90, 0x45, 0x1f, 0xaa};
     g_assert_cmpint(
@@ -57,6 +75,8 @@ static void test_vp9_parse(void)
     g_assert_cmpuint(d.picture_id, ==, 0x7ffe);
     g_assert_true(d.has_tid);
     g_assert_cmpuint(d.tid, ==, 1);
+    g_assert_false(d.layer_sync);
+    g_assert_true(d.begins_frame);
     g_assert_true(d.has_tl0picidx);
     g_assert_cmpuint(d.tl0picidx, ==, 255);
     g_assert_cmpuint(d.tl0picidx_offset, ==, 4);
