@@ -3,6 +3,8 @@
  * Control thread. */
 #include "cluster/cluster_private.h"
 
+#include "cluster/cascade.h"
+
 const char *const moat_cluster_offer_kind_names[] = {"local", "fallback", "redirect", "proxy",
                                                      "refused"};
 
@@ -126,6 +128,7 @@ void moat_cluster_metrics(void *user, GString *out)
         g_string_append_printf(out,
                                "moat_cluster_offers_total{route=\"%s\"} %" G_GUINT64_FORMAT "\n",
                                moat_cluster_offer_kind_names[kind], cluster->offers[kind]);
+    moat_cascade_metrics(cluster->cascade, out);
 }
 
 /* /healthz's "cluster" object: the link, not judged (health.h). */

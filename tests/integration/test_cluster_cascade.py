@@ -1,0 +1,152 @@
+"""Rooms that span nodes (gateway/cluster/cascade_*.c): three Moat nodes on
+one redis-server (cluster_helpers.py), a publisher on the owner and aiortc
+subscribers on the owner and on two edge nodes (WHEP ?edge=), each edge fed
+by a cascade link (SRTP with SRTP+ prn tags, keys sent over the owner's
+HTTP API). Every subscriber hears the 440 Hz tone and decodes video; a
+forged flood spoofing the owner's address at an edge's cascade port dies in
+the prefilter before the HMAC while the subscribers keep their media; the
+link closes after the last edge subscriber; a SIGKILLed owner's edges end
+their subscribers within seconds."""
+import asyncio
+import shutil
+import signal
+import threading
+import time
+
+import aiohttp
+import pytest
+
+from cluster_helpers import (all_listed, close, media_arrives, nodes_factory, owner_of,  # noqa: F401
+                             publish, redis, room_name, subscribe, wait_for)
+from spoof import flood
+
+pytestmark = pytest.mark.skipif(shutil.which("redis-server") is None,
+                                reason="redis-server is not installed (scripts/install-deps.sh)")
+
+
+def three_nodes(redis, nodes_factory):
+    gws = [nodes_factory(redis, f"n{i}") for i in range(3)]
+    wait_for("three nodes listed", lambda: all_listed(gws))
+    return gws
+
+
+async def room_with_edges(gws, room):
+    """Publishes on n0 (followed to wherever the room is placed); one
+    subscriber on the owner, one on each other node through a cascade: the
+    first asks the owner to send it to that node (307 to the edge), the
+    second asks its own node."""
+    pub = await publish(f"{gws[0].base}/whip/room/{room}")
+    owners = owner_of(gws, room)
+    assert len(owners) == 1
+    owner = owners[0]
+    edges = [gw for gw in gws if gw is not owner]
+    ids = {gw: f"n{gws.index(gw)}" for gw in gws}
+    local = await subscribe(f"{owner.base}/whep/room/{room}")
+    first = await subscribe(f"{owner.base}/whep/room/{room}?edge={ids[edges[0]]}")
+    second = await subscribe(f"{edges[1].base}/whep/room/{room}?edge=")
+    assert [s for s, _ in first["history"]] == [307]
+    assert first["location"].startswith(edges[0].base), first["location"]
+    assert second["location"].startswith(edges[1].base), second["location"]
+    return pub, owner, edges, [local, first, second]
+
+
+def test_a_room_spans_three_nodes(redis, nodes_factory):
+    gws = three_nodes(redis, nodes_factory)
+    room = room_name()
+
+    async def run():
+        pub, owner, edges, subs = await room_with_edges(gws, room)
+        for sub in subs:
+            await media_arrives(sub)
+        for edge in edges:
+            assert edge.metric("moat_cluster_cascade_links") == 1
+            assert edge.metric('moat_cluster_cascade_links_total{outcome="opened"}') == 1
+        assert owner.metric("moat_cluster_cascade_legs") == 2
+        # A second edge subscriber shares the link.
+        more = await subscribe(f"{edges[1].base}/whep/room/{room}?edge=")
+        await media_arrives(more)
+        assert edges[1].metric('moat_cluster_cascade_links_total{outcome="opened"}') == 1
+        await close(*subs, more)
+        # After the last edge subscriber the link closes, on both sides.
+        for edge in edges:
+            wait_for("the link closed", lambda: edge.metric(
+                'moat_cluster_cascade_links_total{outcome="closed"}') == 1, timeout=5)
+        wait_for("the owner's legs gone", lambda: owner.metric("moat_cluster_cascade_legs") == 0,
+                 timeout=5)
+        await close(pub)
+
+    asyncio.run(run())
+
+
+@pytest.mark.hostile
+def test_a_forged_flood_at_a_cascade_port_dies_before_the_hmac(redis, nodes_factory):
+    gws = three_nodes(redis, nodes_factory)
+    room = room_name()
+
+    async def run():
+        pub, owner, edges, subs = await room_with_edges(gws, room)
+        for sub in subs:
+            await media_arrives(sub)
+        edge = edges[1]
+        before = edge.metrics()
+        frames = [{k: r.frames for k, r in s["recorders"].items()} for s in subs]
+        # The owner's media address and worker port are the link's source:
+        # forged SRTP from there reaches the edge leg's prefilter.
+        sent = []
+        attack = threading.Thread(target=lambda: sent.append(flood(
+            "127.0.0.1", owner.media_port, "127.0.0.1", edge.media_port, 0x0BADF00D,
+            rate=3000, seconds=3.0)))
+        attack.start()
+        while attack.is_alive():
+            await asyncio.sleep(0.1)
+        after = edge.metrics()
+
+        def grew(reason):
+            key = f'moat_dropped_packets_total{{reason="{reason}"}}'
+            return after.get(key, 0) - before.get(key, 0)
+        forged = sent[0]
+        assert forged > 3000
+        early = grew("tag") + grew("index") + grew("budget")
+        assert early >= 0.9 * forged, {r: grew(r) for r in ("tag", "index", "budget", "auth")}
+        assert grew("auth") <= 0.1 * forged
+        # Every subscriber kept receiving meanwhile and goes on.
+        await asyncio.sleep(1.0)
+        for sub, seen in zip(subs, frames):
+            for kind, count in seen.items():
+                assert sub["recorders"][kind].frames > count + 10, (kind, count)
+        await close(*subs, pub)
+
+    asyncio.run(run())
+
+
+def test_the_owner_killed_ends_the_edges_subscribers(redis, nodes_factory):
+    gws = three_nodes(redis, nodes_factory)
+    room = room_name()
+
+    async def run():
+        pub, owner, edges, subs = await room_with_edges(gws, room)
+        for sub in subs:
+            await media_arrives(sub)
+        edge_subs = subs[1:]
+        owner.process.send_signal(signal.SIGKILL)
+        owner.process.wait()
+        killed = time.monotonic()
+        # The edges notice (their leg's consent: 3 s without an
+        # authenticated packet) and end their subscribers' sessions: a
+        # DELETE of an ended session is a 404.
+        for edge, sub in zip(edges, edge_subs):
+            def ended():
+                return edge.metric('moat_cluster_cascade_links_total{outcome="lost"}') == 1
+            wait_for("the edge noticed", ended, timeout=8)
+            async with aiohttp.ClientSession() as http:
+                async with http.delete(sub["location"]) as r:
+                    assert r.status == 404, r.status
+        assert time.monotonic() - killed < 8
+        for sub in edge_subs:
+            await sub["pc"].close()
+            for r in sub["recorders"].values():
+                r.task.cancel()
+        await pub["pc"].close()
+        await subs[0]["pc"].close()
+
+    asyncio.run(run())
