@@ -132,6 +132,11 @@ static void link_answered(void *user, moat_http_response *response)
               start_leg(link, media, (int)json_integer_value(port));
     if (ok) {
         snprintf(link->remote_id, sizeof link->remote_id, "%s", id);
+        json_t *ssrcs = json_object_get(body, "ssrcs");
+        for (size_t i = 0; i < 2; i++) {
+            json_t *ssrc = json_array_get(ssrcs, i);
+            link->owner_ssrcs[i] = json_is_integer(ssrc) ? (uint32_t)json_integer_value(ssrc) : 0;
+        }
         link->state = LINK_UP;
         cascade->links_opened++;
         moat_log_info("cluster", "cascade: room %s/%s fed by %s (%s:%d)", link->plugin, link->room,
@@ -306,6 +311,36 @@ static gboolean poll_links(gpointer data)
     return G_SOURCE_CONTINUE;
 }
 
+/* GET /api/cluster/cascade: this node's links as an edge and legs as an
+ * owner (no session ids: they are capabilities). */
+static void serve_list(void *user, const moat_http_request *request, moat_http_response *response)
+{
+    moat_cascade *cascade = user;
+    json_t *links = json_array();
+    GHashTableIter iter;
+    gpointer value;
+    g_hash_table_iter_init(&iter, cascade->links);
+    while (g_hash_table_iter_next(&iter, NULL, &value)) {
+        cascade_link *link = value;
+        json_array_append_new(
+            links, json_pack("{s:s, s:s, s:s, s:s, s:i, s:[I,I]}", "plugin", link->plugin, "room",
+                             link->room, "owner", link->owner, "state",
+                             link->state == LINK_UP ? "up" : "connecting", "subscribers",
+                             (int)link->subscribers->len, "owner_ssrcs",
+                             (json_int_t)link->owner_ssrcs[0], (json_int_t)link->owner_ssrcs[1]));
+    }
+    json_t *legs = json_array();
+    g_hash_table_iter_init(&iter, cascade->owner_legs);
+    while (g_hash_table_iter_next(&iter, NULL, &value))
+        json_array_append_new(legs, json_pack("{s:s}", "edge", (const char *)value));
+    json_t *object = json_pack("{s:o, s:o}", "links", links, "legs", legs);
+    char *text = json_dumps(object, JSON_COMPACT);
+    json_decref(object);
+    char *body = g_strdup(text ? text : "{}");
+    free(text);
+    moat_http_response_set(response, 200, "application/json", body, strlen(body));
+}
+
 moat_cascade *moat_cascade_new(moat_cluster *cluster)
 {
     moat_cascade *cascade = g_new0(moat_cascade, 1);
@@ -313,6 +348,7 @@ moat_cascade *moat_cascade_new(moat_cluster *cluster)
     cascade->links = g_hash_table_new_full(g_str_hash, g_str_equal, NULL, link_free);
     cascade->owner_legs = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
     moat_cascade_owner_register(cascade);
+    moat_http_route_register(cluster->gateway, "GET", "/api/cluster/cascade", serve_list, cascade);
     cascade->poll_timer = g_timeout_add(MOAT_CASCADE_POLL_MS, poll_links, cascade);
     return cascade;
 }

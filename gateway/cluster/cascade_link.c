@@ -138,6 +138,20 @@ char *moat_cascade_offer(bool publisher)
     return g_string_free(sdp, FALSE);
 }
 
+void moat_cascade_answer_ssrcs(const char *sdp, uint32_t ssrcs[2])
+{
+    ssrcs[0] = ssrcs[1] = 0;
+    int media = -1;
+    for (const char *line = sdp; line && *line;) {
+        const char *end = strchr(line, '\n');
+        if (strncmp(line, "m=", 2) == 0)
+            media++;
+        else if (media >= 0 && media < 2 && !ssrcs[media] && strncmp(line, "a=ssrc:", 7) == 0)
+            ssrcs[media] = (uint32_t)strtoul(line + 7, NULL, 10);
+        line = end ? end + 1 : NULL;
+    }
+}
+
 moat_cascade_action moat_cascade_link_decide(bool connecting, bool link_alive, size_t subscribers,
                                              size_t waiting)
 {

@@ -55,6 +55,10 @@ bool moat_cascade_address(const char *text, uint16_t port, struct sockaddr_in6 *
  * leg never uses. g_malloc'd. */
 char *moat_cascade_offer(bool publisher);
 
+/* The first a=ssrc of each of the first two m-lines of an answer (the
+ * owner's leg: audio, video), 0 where none. */
+void moat_cascade_answer_ssrcs(const char *sdp, uint32_t ssrcs[2]);
+
 /* What the edge does with a link at a poll. */
 typedef enum {
     MOAT_CASCADE_KEEP,       /* subscribers left, or still connecting */

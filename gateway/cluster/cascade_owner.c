@@ -81,6 +81,8 @@ static bool open_leg(moat_cascade *cascade, const moat_cascade_request *link,
         moat_whip_reply_refused(response, error);
         return false;
     }
+    uint32_t ssrcs[2];
+    moat_cascade_answer_ssrcs(created.answer, ssrcs);
     g_free(created.answer);
     moat_srtp_keying keys;
     moat_cascade_keying(&keys, link->to_edge, link->to_owner);
@@ -94,9 +96,10 @@ static bool open_leg(moat_cascade *cascade, const moat_cascade_request *link,
         "cluster", "cascade: room %s/%s feeds edge %s (%s:%u) from session %" G_GUINT64_FORMAT,
         link->plugin, link->room, link->edge, link->media, link->port, created.record->serial);
     reply_json(response, 201,
-               json_pack("{s:s, s:s, s:i}", "id", created.record->id, "media",
+               json_pack("{s:s, s:s, s:i, s:[I,I]}", "id", created.record->id, "media",
                          cluster->advertise_media, "port",
-                         (int)moat_worker_port(created.record->worker)));
+                         (int)moat_worker_port(created.record->worker), "ssrcs",
+                         (json_int_t)ssrcs[0], (json_int_t)ssrcs[1]));
     return true;
 }
 

@@ -31,9 +31,10 @@ typedef struct {
     moat_session *leg; /* until started */
     moat_worker *leg_worker;
     uint8_t to_edge[MOAT_CASCADE_KEYING], to_owner[MOAT_CASCADE_KEYING];
-    char remote_id[65];     /* the owner's leg, for the close request */
-    GPtrArray *subscribers; /* session ids of the local subscribers it feeds */
-    GList *waiting;         /* pending_offer *: waiting for the link */
+    char remote_id[65];      /* the owner's leg, for the close request */
+    uint32_t owner_ssrcs[2]; /* what the owner's leg sends (audio, video), 0 unknown */
+    GPtrArray *subscribers;  /* session ids of the local subscribers it feeds */
+    GList *waiting;          /* pending_offer *: waiting for the link */
 } cascade_link;
 
 struct moat_cascade {
