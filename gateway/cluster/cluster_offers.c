@@ -249,7 +249,8 @@ static void pending_start(void *data, moat_http_respond_fn respond, void *respon
     offer->respond = respond;
     offer->respond_data = respond_data;
     cluster->pending = g_list_prepend(cluster->pending, offer);
-    /* An edge subscriber asks who owns the room; nobody: this node. */
+    /* An edge subscriber asks who owns the room; nobody: this node (unless
+     * it drains: then the offer is refused like any new room's). */
     if (offer->edge)
         offer->target[0] = '\0';
     else
@@ -262,7 +263,7 @@ static void pending_start(void *data, moat_http_respond_fn respond, void *respon
                           offer->key,
                           *offer->target ? offer->target : cluster->node_id,
                           lease,
-                          *offer->target || offer->edge ? "1" : "0"};
+                          *offer->target || (offer->edge && !cluster->draining) ? "1" : "0"};
     size_t lengths[7];
     for (size_t i = 0; i < 7; i++)
         lengths[i] = strlen(argv[i]);
