@@ -7,6 +7,7 @@
 
 #include "session/session_cascade.h"
 #include "session/whip_session.h"
+#include "http/whip_api.h"
 
 #include <openssl/crypto.h>
 
@@ -64,6 +65,12 @@ static bool open_leg(moat_cascade *cascade, const moat_cascade_request *link,
                                  link->room);
         return false;
     }
+    if (g_hash_table_size(cascade->owner_legs) >= MOAT_CASCADE_MAX_LEGS) {
+        moat_http_response_header(response, "Retry-After", "5");
+        moat_http_response_error(response, 503, "full", "this node feeds %d cascade legs",
+                                 MOAT_CASCADE_MAX_LEGS);
+        return false;
+    }
     const moat_plugin *plugin = moat_plugin_registry_find(gateway->plugins, link->plugin);
     moat_path path = {0};
     if (!plugin || !moat_cascade_address(link->media, link->port, &path.remote) ||
@@ -119,7 +126,8 @@ static void serve_open(void *user, const moat_http_request *request, moat_http_r
         moat_http_response_error(response, 400, "bad_link", "%s", why);
         return;
     }
-    if (!open_leg(cascade, &link, response))
+    if (!moat_whip_admit_session_cap(cascade->cluster->gateway, request, response) ||
+        !open_leg(cascade, &link, response))
         cascade->refused++;
     OPENSSL_cleanse(&link, sizeof link);
 }

@@ -13,6 +13,8 @@
 /* A leg without an authenticated packet for this long ends (RTCP reports
  * every second on both ends keep it). */
 #define MOAT_CASCADE_CONSENT_MS 3000u
+/* Legs one owner feeds at most (one per edge and room). */
+#define MOAT_CASCADE_MAX_LEGS 256
 /* How often the edge looks at its links' sessions. */
 #define MOAT_CASCADE_POLL_MS 250u
 

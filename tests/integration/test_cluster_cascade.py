@@ -5,8 +5,9 @@ by a cascade link (SRTP with SRTP+ prn tags, keys sent over the owner's
 HTTP API). Every subscriber hears the 440 Hz tone and decodes video; a
 forged flood spoofing the owner's address at an edge's cascade port dies in
 the prefilter before the HMAC while the subscribers keep their media; the
-link closes after the last edge subscriber; a SIGKILLed owner's edges end
-their subscribers within seconds."""
+link closes after the last edge subscriber; a SIGKILLed edge's leg ends on
+the owner, and a SIGKILLed owner's edge ends its subscribers, each within
+seconds."""
 import asyncio
 import json
 import shutil
@@ -133,7 +134,7 @@ def test_a_forged_flood_at_a_cascade_port_dies_before_the_hmac(redis, nodes_fact
     asyncio.run(run())
 
 
-def test_the_owner_killed_ends_the_edges_subscribers(redis, nodes_factory):
+def test_a_killed_edge_then_a_killed_owner_are_noticed(redis, nodes_factory):
     gws = three_nodes(redis, nodes_factory)
     room = room_name()
 
@@ -141,26 +142,34 @@ def test_the_owner_killed_ends_the_edges_subscribers(redis, nodes_factory):
         pub, owner, edges, subs = await room_with_edges(gws, room)
         for sub in subs:
             await media_arrives(sub)
-        edge_subs = subs[1:]
+        assert owner.metric("moat_cluster_cascade_legs") == 2
+        # An edge dies: the owner's leg towards it loses consent (3 s
+        # without an authenticated packet) and ends; the other goes on.
+        dead_edge, edge = edges
+        dead_edge.process.send_signal(signal.SIGKILL)
+        dead_edge.process.wait()
+        killed = time.monotonic()
+        wait_for("the owner's leg to the dead edge ended",
+                 lambda: owner.metric("moat_cluster_cascade_legs") == 1, timeout=8)
+        assert time.monotonic() - killed < 8
+        frames = subs[2]["recorders"]["audio"].frames
+        await asyncio.sleep(1.0)
+        assert subs[2]["recorders"]["audio"].frames > frames + 20
+        # The owner dies: the surviving edge notices (its leg's consent)
+        # and ends its subscriber's session: a DELETE of it is a 404.
         owner.process.send_signal(signal.SIGKILL)
         owner.process.wait()
         killed = time.monotonic()
-        # The edges notice (their leg's consent: 3 s without an
-        # authenticated packet) and end their subscribers' sessions: a
-        # DELETE of an ended session is a 404.
-        for edge, sub in zip(edges, edge_subs):
-            def ended():
-                return edge.metric('moat_cluster_cascade_links_total{outcome="lost"}') == 1
-            wait_for("the edge noticed", ended, timeout=8)
-            async with aiohttp.ClientSession() as http:
-                async with http.delete(sub["location"]) as r:
-                    assert r.status == 404, r.status
+        wait_for("the edge noticed", lambda: edge.metric(
+            'moat_cluster_cascade_links_total{outcome="lost"}') == 1, timeout=8)
         assert time.monotonic() - killed < 8
-        for sub in edge_subs:
-            await sub["pc"].close()
-            for r in sub["recorders"].values():
+        assert edge.metric("moat_cluster_cascade_links") == 0
+        async with aiohttp.ClientSession() as http:
+            async with http.delete(subs[2]["location"]) as r:
+                assert r.status == 404, r.status
+        for peer in [*subs, pub]:
+            await peer["pc"].close()
+            for r in peer.get("recorders", {}).values():
                 r.task.cancel()
-        await pub["pc"].close()
-        await subs[0]["pc"].close()
 
     asyncio.run(run())
