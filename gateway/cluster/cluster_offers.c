@@ -353,7 +353,10 @@ bool moat_cluster_offer_hook(void *user, const moat_http_request *request,
         return true;
     }
     char edge[MOAT_CLUSTER_NAME_MAX];
-    bool as_edge = strcmp(endpoint, "whep") == 0 && edge_asked(request, edge, sizeof edge);
+    edge[0] = '\0';
+    bool as_edge = strcmp(endpoint, "whep") == 0 &&
+                   (edge_asked(request, edge, sizeof edge) ||
+                    strcmp(cluster->gateway->config.cluster_cascade, "always") == 0);
     if (as_edge && *edge && strcmp(edge, cluster->node_id) != 0) {
         redirect_to_edge(cluster, request, response, edge);
         return true;

@@ -7,7 +7,7 @@ forged flood spoofing the owner's address at an edge's cascade port dies in
 the prefilter before the HMAC while the subscribers keep their media; the
 link closes after the last edge subscriber; a SIGKILLed edge's leg ends on
 the owner, and a SIGKILLed owner's edge ends its subscribers, each within
-seconds."""
+seconds; with [cluster] cascade = always no ?edge= is needed."""
 import asyncio
 import json
 import shutil
@@ -171,5 +171,25 @@ def test_a_killed_edge_then_a_killed_owner_are_noticed(redis, nodes_factory):
             await peer["pc"].close()
             for r in peer.get("recorders", {}).values():
                 r.task.cancel()
+
+    asyncio.run(run())
+
+
+def test_cascade_always_serves_every_subscriber_where_it_arrives(redis, nodes_factory):
+    gws = [nodes_factory(redis, f"n{i}", extra=("--cluster-cascade", "always"))
+           for i in range(2)]
+    wait_for("both nodes listed", lambda: all_listed(gws))
+    room = room_name()
+
+    async def run():
+        pub = await publish(f"{gws[0].base}/whip/room/{room}")
+        owner = owner_of(gws, room)[0]
+        other = gws[1] if owner is gws[0] else gws[0]
+        # No ?edge=: served where it arrived (no 307), fed by a cascade.
+        sub = await subscribe(f"{other.base}/whep/room/{room}")
+        assert sub["history"] == [] and sub["location"].startswith(other.base), sub
+        await media_arrives(sub)
+        assert other.metric("moat_cluster_cascade_links") == 1
+        await close(sub, pub)
 
     asyncio.run(run())
