@@ -9,16 +9,20 @@ link closes after the last edge subscriber; a SIGKILLed edge's leg ends on
 the owner, and a SIGKILLed owner's edge ends its subscribers, each within
 seconds; with [cluster] cascade = always no ?edge= is needed."""
 import asyncio
+import base64
+import hashlib
 import json
 import shutil
 import signal
 import threading
 import time
+import urllib.error
+import urllib.request
 
 import aiohttp
 import pytest
 
-from cluster_helpers import (all_listed, close, media_arrives, nodes_factory, owner_of,  # noqa: F401
+from cluster_helpers import (PASSWORD, all_listed, close, media_arrives, nodes_factory, owner_of,  # noqa: F401
                              publish, redis, room_name, subscribe, wait_for)
 from spoof import flood
 
@@ -193,3 +197,44 @@ def test_cascade_always_serves_every_subscriber_where_it_arrives(redis, nodes_fa
         await close(sub, pub)
 
     asyncio.run(run())
+
+
+@pytest.mark.hostile
+def test_link_requests_need_the_cluster_token_and_a_sane_body(redis, nodes_factory):
+    gw = nodes_factory(redis, "n0")
+    token = hashlib.sha256(f"moat-cluster-forward:{PASSWORD}".encode()).hexdigest()
+    key = base64.b64encode(bytes(range(30))).decode()
+    good = {"plugin": "room", "room": room_name(), "edge": "n9", "media": "127.0.0.1",
+            "port": 9, "to_edge": key, "to_owner": key}
+
+    def post(path, body, headers):
+        request = urllib.request.Request(gw.base + path, data=body, method="POST",
+                                         headers={"Content-Type": "application/json", **headers})
+        try:
+            with urllib.request.urlopen(request, timeout=5) as r:
+                return r.status, json.loads(r.read() or b"{}")
+        except urllib.error.HTTPError as e:
+            return e.code, json.loads(e.read() or b"{}")
+
+    forwarded = {"X-Moat-Forwarded": token}
+    # Without the token, or a wrong one of the right length: 403 before parsing.
+    for headers in ({}, {"X-Moat-Forwarded": "0" * len(token)}):
+        status, body = post("/api/cluster/cascade", json.dumps(good).encode(), headers)
+        assert status == 403 and body["error"] == "forbidden"
+        status, _ = post("/api/cluster/cascade/close", b'{"id":"x"}', headers)
+        assert status == 403
+    # With it: hostile bodies are 400s with a reason; a room this node does
+    # not own is a 409; closing an unknown link a 404. No session is made.
+    for bad in (b"", b"[]", b"{" * 5000, json.dumps({**good, "port": 0}).encode(),
+                json.dumps({**good, "media": "example.com"}).encode(),
+                json.dumps({**good, "to_owner": key[:-4]}).encode(),
+                json.dumps({**good, "room": "a/b"}).encode()):
+        status, body = post("/api/cluster/cascade", bad, forwarded)
+        assert status in (400, 413), (bad[:40], status, body)
+    status, body = post("/api/cluster/cascade", json.dumps(good).encode(), forwarded)
+    assert status == 409 and body["error"] == "not_owner"
+    status, _ = post("/api/cluster/cascade/close", b'{"id":"nope"}', forwarded)
+    assert status == 404
+    assert gw.metric("moat_cluster_cascade_refused_total") >= 10
+    assert gw.metric("moat_cluster_cascade_legs") == 0
+    assert json.loads(gw.get("/api/sessions")) in ([], {"sessions": []})
