@@ -126,8 +126,9 @@ static void serve_open(void *user, const moat_http_request *request, moat_http_r
         moat_http_response_error(response, 400, "bad_link", "%s", why);
         return;
     }
-    if (!moat_whip_admit_session_cap(cascade->cluster->gateway, request, response) ||
-        !open_leg(cascade, &link, response))
+    /* No [limits] max_sessions here: an owner at its limit is exactly when
+     * edges take its subscribers; MOAT_CASCADE_MAX_LEGS bounds the legs. */
+    if (!open_leg(cascade, &link, response))
         cascade->refused++;
     OPENSSL_cleanse(&link, sizeof link);
 }

@@ -203,7 +203,10 @@ static void claim_reply(void *user, const redisReply *reply, const char *error)
         moat_cluster_pending_respond(offer, &response);
         return;
     }
-    if (offer->edge) {
+    /* A subscriber the owner has no room for (at its [limits]
+     * max_sessions, as its record says) is served here through a cascade. */
+    bool owner_full = owner.max_sessions > 0 && owner.sessions >= owner.max_sessions;
+    if (offer->edge || (owner_full && strcmp(offer->endpoint, "whep") == 0)) {
         moat_cascade_edge_offer(cluster->cascade, offer, &owner);
         return;
     }

@@ -7,7 +7,8 @@ forged flood spoofing the owner's address at an edge's cascade port dies in
 the prefilter before the HMAC while the subscribers keep their media; the
 link closes after the last edge subscriber; a SIGKILLed edge's leg ends on
 the owner, and a SIGKILLed owner's edge ends its subscribers, each within
-seconds; with [cluster] cascade = always no ?edge= is needed."""
+seconds; with [cluster] cascade = always no ?edge= is needed, nor when the
+owner is at its session limit."""
 import asyncio
 import base64
 import hashlib
@@ -238,3 +239,29 @@ def test_link_requests_need_the_cluster_token_and_a_sane_body(redis, nodes_facto
     assert gw.metric("moat_cluster_cascade_refused_total") >= 10
     assert gw.metric("moat_cluster_cascade_legs") == 0
     assert json.loads(gw.get("/api/sessions")) in ([], {"sessions": []})
+
+
+def test_an_owner_at_its_session_limit_has_subscribers_served_by_edges(redis, nodes_factory):
+    gws = [nodes_factory(redis, f"n{i}", extra=("--max-sessions", "2")) for i in range(2)]
+    wait_for("both nodes listed", lambda: all_listed(gws))
+    room = room_name()
+
+    async def run():
+        pub = await publish(f"{gws[0].base}/whip/room/{room}")
+        owner = owner_of(gws, room)[0]
+        other = gws[1] if owner is gws[0] else gws[0]
+        local = await subscribe(f"{owner.base}/whep/room/{room}")
+        other_id = f"n{gws.index(other)}"
+        # The owner is full (2 of 2 sessions); once its record says so, a
+        # subscriber reaching the other node is served there, not sent to
+        # the owner (whose own 503 it would get).
+        wait_for("the owner's record full", lambda: any(
+            n["id"] != other_id and n["sessions"] >= 2
+            for n in json.loads(other.get("/api/cluster"))["nodes"]))
+        sub = await subscribe(f"{other.base}/whep/room/{room}")
+        assert sub["history"] == [] and sub["location"].startswith(other.base), sub
+        await media_arrives(sub)
+        await media_arrives(local)
+        await close(sub, local, pub)
+
+    asyncio.run(run())
