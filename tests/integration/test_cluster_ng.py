@@ -10,7 +10,7 @@ import urllib.request
 
 from conftest import Gateway, free_port
 from ng_client import NgClient, plain_sdp
-from test_cluster import PASSWORD, Redis, wait_for, cluster
+from cluster_helpers import PASSWORD, Redis, cluster, wait_for
 
 LIMIT = "Parallel session limit reached"
 
