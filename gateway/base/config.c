@@ -245,6 +245,9 @@ static const option_spec options[] = {
      "redirect", 0, 0,
      "redirect | proxy: a WHIP/WHEP offer for a room another node owns gets 307 to it, or is "
      "forwarded to it and its answer returned"},
+    {"cluster", "cascade", "cluster-cascade", OPTION_STRING, FIELD(cluster_cascade), "ask", 0, 0,
+     "ask | always: a WHEP subscriber of a room another node owns is served by the node it "
+     "reaches, through a cascade link from the owner, only when it asks (?edge=), or always"},
     {"cluster", "lease_ms", "cluster-lease-ms", OPTION_INT, FIELD(cluster_lease_ms), "5000", 1000,
      600000,
      "lifetime of a node's record and of a room's ownership unless renewed (renewed every "
@@ -500,6 +503,12 @@ int moat_config_validate(const moat_config *config, char *error, size_t error_si
         if (strcmp(signalling, "redirect") && strcmp(signalling, "proxy")) {
             snprintf(error, error_size, "[cluster] signalling = \"%s\": expected redirect or proxy",
                      signalling);
+            return -1;
+        }
+        const char *cascade = config->cluster_cascade;
+        if (strcmp(cascade, "ask") && strcmp(cascade, "always")) {
+            snprintf(error, error_size, "[cluster] cascade = \"%s\": expected ask or always",
+                     cascade);
             return -1;
         }
         const char *advertise = config->cluster_advertise_http;

@@ -109,6 +109,7 @@ typedef struct {
     char *cluster_advertise_media;
     char *cluster_region;
     char *cluster_signalling; /* redirect | proxy */
+    char *cluster_cascade;    /* ask | always: WHEP served by the node reached (cascades) */
     int cluster_lease_ms;     /* node record and room ownership lifetime */
     int cluster_timeout_ms;   /* Redis command and forwarded request timeout */
     int cluster_drain_timeout_s;

@@ -4,6 +4,7 @@
  * cluster_api.c. */
 #include "cluster/cluster.h"
 #include "cluster/cluster_private.h"
+#include "cluster/cascade.h"
 
 #include "cluster/cluster_keys.h"
 #include "cluster/cluster_proxy.h"
@@ -409,6 +410,7 @@ moat_cluster *moat_cluster_start(moat_gateway *gateway, char *error, size_t erro
                              cluster);
     moat_http_route_register(gateway, "DELETE", "/api/cluster/drain", moat_cluster_serve_drain_off,
                              cluster);
+    cluster->cascade = moat_cascade_new(cluster);
     moat_http_offer_hook_set(gateway, moat_cluster_offer_hook, cluster);
     moat_http_api_hook_set(gateway, moat_cluster_api_hook, cluster);
     moat_http_metrics_hook_set(gateway, moat_cluster_metrics, cluster);
@@ -436,6 +438,8 @@ void moat_cluster_free(moat_cluster *cluster)
     /* Forwards first: their answers complete pending offers. */
     moat_cluster_proxy_free(cluster->forwarder);
     cluster->forwarder = NULL;
+    moat_cascade_free(cluster->cascade); /* after the forwarder answered its links */
+    cluster->cascade = NULL;
     moat_redis_link_free(cluster->redis); /* answers what is unanswered */
     cluster->redis = NULL;
     moat_cluster_rpc_free(cluster->rpc); /* after Redis: its PUBLISH replies look it up */

@@ -4,6 +4,8 @@
 #include "cluster/cluster_private.h"
 #include "cluster/cluster_rpc.h"
 
+#include "cluster/cascade.h"
+
 const char *const moat_cluster_offer_kind_names[] = {"local", "fallback", "redirect", "proxy",
                                                      "refused"};
 
@@ -129,6 +131,7 @@ void moat_cluster_metrics(void *user, GString *out)
                                moat_cluster_offer_kind_names[kind], cluster->offers[kind]);
     if (cluster->rpc)
         moat_cluster_rpc_metrics(cluster->rpc, out);
+    moat_cascade_metrics(cluster->cascade, out);
 }
 
 /* /healthz's "cluster" object: the link, not judged (health.h). */

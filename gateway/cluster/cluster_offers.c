@@ -4,6 +4,8 @@
  * claim round trip to Redis. Control thread. */
 #include "cluster/cluster_private.h"
 
+#include "cluster/cascade.h"
+
 static const char *copied_header(const void *context, const char *name)
 {
     char *lower = g_ascii_strdown(name, -1);
@@ -54,7 +56,7 @@ static void pending_free(pending_offer *offer)
     g_free(offer);
 }
 
-static moat_http_request pending_request(const pending_offer *offer)
+moat_http_request moat_cluster_pending_request(const pending_offer *offer)
 {
     return (moat_http_request){
         .method = offer->method,
@@ -103,7 +105,7 @@ void moat_cluster_pending_respond(pending_offer *offer, moat_http_response *resp
 static void pending_serve_here(pending_offer *offer, bool confirmed, offer_kind kind)
 {
     moat_cluster *cluster = offer->cluster;
-    moat_http_request request = pending_request(offer);
+    moat_http_request request = moat_cluster_pending_request(offer);
     moat_http_response response = {0};
     cluster->offers[kind]++;
     if (kind == OFFER_FALLBACK && cluster->draining)
@@ -136,7 +138,7 @@ static void route_to_owner(pending_offer *offer, const moat_cluster_node *owner)
     char *url = owner_url(owner, offer->path);
     if (cluster->proxy) {
         cluster->offers[OFFER_PROXY]++;
-        moat_http_request request = pending_request(offer);
+        moat_http_request request = moat_cluster_pending_request(offer);
         moat_cluster_proxy_forward(cluster->forwarder, url, &request, cluster->forward_token,
                                    forwarded, offer);
         g_free(url);
@@ -201,6 +203,13 @@ static void claim_reply(void *user, const redisReply *reply, const char *error)
         moat_cluster_pending_respond(offer, &response);
         return;
     }
+    /* A subscriber the owner has no room for (at its [limits]
+     * max_sessions, as its record says) is served here through a cascade. */
+    bool owner_full = owner.max_sessions > 0 && owner.sessions >= owner.max_sessions;
+    if (offer->edge || (owner_full && strcmp(offer->endpoint, "whep") == 0)) {
+        moat_cascade_edge_offer(cluster->cascade, offer, &owner);
+        return;
+    }
     if (strcmp(owner_id, offer->target) == 0)
         moat_placement_recent_add(&cluster->recent, owner_id, moat_cluster_now_ms());
     route_to_owner(offer, &owner);
@@ -243,7 +252,12 @@ static void pending_start(void *data, moat_http_respond_fn respond, void *respon
     offer->respond = respond;
     offer->respond_data = respond_data;
     cluster->pending = g_list_prepend(cluster->pending, offer);
-    place(cluster, offer->target, sizeof offer->target);
+    /* An edge subscriber asks who owns the room; nobody: this node (unless
+     * it drains: then the offer is refused like any new room's). */
+    if (offer->edge)
+        offer->target[0] = '\0';
+    else
+        place(cluster, offer->target, sizeof offer->target);
     char lease[24];
     snprintf(lease, sizeof lease, "%" G_GUINT64_FORMAT, cluster->lease_ms);
     const char *argv[] = {"EVAL",
@@ -252,7 +266,7 @@ static void pending_start(void *data, moat_http_respond_fn respond, void *respon
                           offer->key,
                           *offer->target ? offer->target : cluster->node_id,
                           lease,
-                          *offer->target ? "1" : "0"};
+                          *offer->target || (offer->edge && !cluster->draining) ? "1" : "0"};
     size_t lengths[7];
     for (size_t i = 0; i < 7; i++)
         lengths[i] = strlen(argv[i]);
@@ -277,6 +291,42 @@ static bool forwarded_by_node(moat_cluster *cluster, const moat_http_request *re
     for (size_t i = 0; token[i]; i++)
         difference |= (unsigned char)(token[i] ^ cluster->forward_token[i]);
     return difference == 0;
+}
+
+/* WHEP ?edge=<node>: the subscriber is served by that node (empty: the
+ * node asked) through a cascade link; false without the parameter. */
+static bool edge_asked(const moat_http_request *request, char *edge, size_t size)
+{
+    GHashTable *params = request->query
+                             ? g_uri_parse_params(request->query, -1, "&", G_URI_PARAMS_NONE, NULL)
+                             : NULL;
+    const char *value = params ? g_hash_table_lookup(params, "edge") : NULL;
+    bool asked = value != NULL && strlen(value) < size;
+    if (asked)
+        snprintf(edge, size, "%s", value);
+    if (params)
+        g_hash_table_destroy(params);
+    return asked;
+}
+
+/* ?edge= names another node: 307 to it, the parameter kept. */
+static void redirect_to_edge(moat_cluster *cluster, const moat_http_request *request,
+                             moat_http_response *response, const char *edge)
+{
+    const moat_cluster_node *node = g_hash_table_lookup(cluster->nodes, edge);
+    if (!node || !moat_cluster_node_id_valid(edge)) {
+        moat_http_response_error(response, 404, "unknown_node", "no live node named in edge=");
+        return;
+    }
+    char *url = owner_url(node, request->path);
+    char *escaped = g_uri_escape_string(edge, NULL, FALSE);
+    char *location = g_strconcat(url, "?edge=", escaped, NULL);
+    moat_http_response_header(response, "Location", location);
+    char *body = g_strdup_printf("{\"redirect\":\"%s\"}", location);
+    moat_http_response_set(response, 307, "application/json", body, strlen(body));
+    g_free(escaped);
+    g_free(location);
+    g_free(url);
 }
 
 bool moat_cluster_offer_hook(void *user, const moat_http_request *request,
@@ -305,6 +355,15 @@ bool moat_cluster_offer_hook(void *user, const moat_http_request *request,
         g_clear_object(&address);
         return true;
     }
+    char edge[MOAT_CLUSTER_NAME_MAX];
+    edge[0] = '\0';
+    bool as_edge = strcmp(endpoint, "whep") == 0 &&
+                   (edge_asked(request, edge, sizeof edge) ||
+                    strcmp(cluster->gateway->config.cluster_cascade, "always") == 0);
+    if (as_edge && *edge && strcmp(edge, cluster->node_id) != 0) {
+        redirect_to_edge(cluster, request, response, edge);
+        return true;
+    }
     if (ours) {
         cluster->offers[OFFER_LOCAL]++;
         serve_here(cluster, request, response, endpoint, plugin, resource, room_name, key, false,
@@ -322,6 +381,7 @@ bool moat_cluster_offer_hook(void *user, const moat_http_request *request,
     }
     pending_offer *offer =
         pending_new(cluster, request, endpoint, plugin, resource, room_name, key);
+    offer->edge = as_edge;
     response->deferred_reply = (moat_http_deferred_reply){pending_start, pending_release, offer};
     return true;
 }

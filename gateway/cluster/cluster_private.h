@@ -73,6 +73,7 @@ struct moat_cluster {
     uint64_t offers[OFFER_KIND_COUNT];
     uint64_t records_rejected;
     uint64_t rooms_lost;
+    struct moat_cascade *cascade; /* rooms spanning nodes (cascade.h) */
 };
 
 typedef struct {
@@ -89,6 +90,7 @@ typedef struct {
     char room[MOAT_CLUSTER_NAME_MAX];
     char key[320];
     char target[MOAT_CLUSTER_NAME_MAX]; /* the placement's choice; "" : none */
+    bool edge; /* WHEP ?edge=: served here through a cascade link (cascade.h) */
     uint64_t sent_ms;
     moat_http_respond_fn respond;
     void *respond_data;
@@ -107,6 +109,8 @@ bool moat_cluster_offer_hook(void *user, const moat_http_request *request,
                              moat_http_response *response, const char *endpoint, const char *plugin,
                              const char *resource);
 void moat_cluster_pending_respond(pending_offer *offer, moat_http_response *response);
+/* The offer as a request again (its copies of the original's parts). */
+moat_http_request moat_cluster_pending_request(const pending_offer *offer);
 /* Routes and hooks (cluster_api.c). */
 void moat_cluster_serve_cluster(void *user, const moat_http_request *request,
                                 moat_http_response *response);

@@ -24,6 +24,7 @@ typedef struct {
      * joined with ", "), or NULL when absent. */
     const char *(*header)(const void *context, const char *name);
     const void *header_context;
+    const char *query; /* the raw query string without '?'; NULL when none */
 } moat_http_request;
 
 #define MOAT_HTTP_MAX_RESPONSE_HEADERS 16

@@ -289,6 +289,7 @@ static void route(SoupServer *server, SoupServerMessage *message, const char *pa
         .peer = soup_server_message_get_remote_host(message),
         .header = soup_header,
         .header_context = soup_server_message_get_request_headers(message),
+        .query = g_uri_get_query(soup_server_message_get_uri(message)),
     };
     moat_http_response response = {0};
     moat_http_route(http->gateway, &request, &response);

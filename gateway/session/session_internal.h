@@ -77,6 +77,8 @@ struct moat_session {
     uint64_t created_us;
     uint64_t last_consent_us;
     uint64_t consent_timeout_us;
+    /* A cascade leg (session_cascade.c): no ICE, authenticated media is consent. */
+    bool cascade_leg;
     uint64_t pending_timeout_us; /* 0: none */
     int *pending_counter;        /* non-NULL while counted as pending */
     int *source_pending_counter; /* the source's pending count; the same lifetime */

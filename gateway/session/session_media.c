@@ -369,6 +369,8 @@ static void receive_rtcp(moat_session *session, uint8_t *data, size_t length, bo
     }
     if (session->srtpplus_rx)
         srtpplus_receiver_confirm_rtcp(session->srtpplus_rx, check.ssrc, check.index);
+    if (session->cascade_leg)
+        session->last_consent_us = now;
     moat_counter_add(&moat_worker_counters_mut(session->worker)->rtcp_received, 1);
     moat_counter_add(&session->counters.rtcp_received, 1);
     handle_rtcp(session, data, length);
@@ -436,6 +438,8 @@ void moat_session_handle_srtp(moat_session *session, uint8_t *data, size_t lengt
     } else {
         moat_stream_guard_confirm_rtp(&session->guard, ssrc, index, now);
     }
+    if (session->cascade_leg)
+        session->last_consent_us = now;
     moat_session_deliver_rtp(session, data, length, capacity, now);
 }
 

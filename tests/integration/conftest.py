@@ -50,6 +50,9 @@ SERIAL_ALONE_FILES = {
     "test_flood_defence_backlog.py", "test_flood_defence_fair.py",
     "test_flood_defence_legacy.py", "test_flood_defence_srtpplus.py",
     "test_kernel_filter.py", "test_flood_fanout.py",
+    # three cluster nodes, five aiortc peers decoding video, and a spoofed
+    # 3000 pps flood at a cascade port while every subscriber must keep media
+    "test_cluster_cascade.py",
     # headless Chromium: several processes, encoding and decoding video
     "test_chromium_demo.py", "test_chromium_room.py", "test_chromium_room_remb.py",
     "test_chromium_transport_cc.py",

@@ -10,6 +10,7 @@ nodes are this test's own (loopback, free ports)."""
 import asyncio
 import json
 import os
+import shutil
 import signal
 import urllib.error
 import urllib.request
@@ -17,8 +18,11 @@ import urllib.request
 import aiohttp
 import pytest
 
-from test_cluster import (PASSWORD, Redis, all_listed, nodes_factory, owner_of, publish,  # noqa: F401
-                          redis, room_name, subscribe, wait_for, close, pytestmark)
+from cluster_helpers import (PASSWORD, Redis, all_listed, nodes_factory, owner_of,  # noqa: F401
+                             publish, redis, room_name, subscribe, wait_for, close)
+
+pytestmark = pytest.mark.skipif(shutil.which("redis-server") is None,
+                                reason="redis-server is not installed")
 
 
 def api(gw, method, path, body=None):

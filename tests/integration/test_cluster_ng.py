@@ -13,7 +13,7 @@ import urllib.request
 
 from conftest import Gateway, free_port
 from ng_client import NgClient, plain_sdp, sdp_media_address
-from test_cluster import PASSWORD, Redis, wait_for, cluster
+from cluster_helpers import PASSWORD, Redis, cluster, wait_for
 
 LIMIT = "Parallel session limit reached"
 

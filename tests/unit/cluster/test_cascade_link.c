@@ -1,0 +1,157 @@
+/* gateway/cluster/cascade_link.c: the link request an edge sends a room's
+ * owner (round trip, hostile bodies refused), the synthetic offers, the
+ * owner's SSRCs from its answer, and the edge's decision per poll. */
+#include "cluster/cascade_link.h"
+
+#include <glib.h>
+#include <arpa/inet.h>
+#include <stdio.h>
+#include <string.h>
+
+static moat_cascade_request sample(void)
+{
+    moat_cascade_request r = {.port = 40000};
+    strcpy(r.plugin, "room");
+    strcpy(r.room, "lobby");
+    strcpy(r.edge, "n1:8088");
+    strcpy(r.media, "192.0.2.7");
+    for (size_t i = 0; i < MOAT_CASCADE_KEYING; i++) {
+        r.to_edge[i] = (uint8_t)i;
+        r.to_owner[i] = (uint8_t)(255 - i);
+    }
+    return r;
+}
+
+static void test_request_round_trip(void)
+{
+    moat_cascade_request r = sample(), back;
+    char *json = moat_cascade_request_to_json(&r);
+    char why[96];
+    g_assert_true(moat_cascade_request_parse(json, strlen(json), &back, why, sizeof why));
+    g_assert_cmpmem(&r, sizeof r, &back, sizeof back);
+    g_free(json);
+}
+
+static void expect_refused(const char *body, const char *reason_part)
+{
+    moat_cascade_request out;
+    char why[96] = "";
+    g_assert_false(moat_cascade_request_parse(body, strlen(body), &out, why, sizeof why));
+    g_assert_nonnull(strstr(why, reason_part));
+    /* Nothing of a refused request is kept. */
+    moat_cascade_request zero = {0};
+    g_assert_cmpmem(&out, sizeof out, &zero, sizeof zero);
+}
+
+static void test_request_refuses_hostile(void)
+{
+    const char *key = "AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwd"; /* 30 bytes */
+    char body[1024];
+    expect_refused("[]", "not a JSON object");
+    expect_refused("{", "not a JSON object");
+    snprintf(body, sizeof body,
+             "{\"plugin\":\"room\",\"room\":\"a:b\",\"edge\":\"n1\",\"media\":\"127.0.0.1\","
+             "\"port\":1,\"to_edge\":\"%s\",\"to_owner\":\"%s\"}",
+             key, key);
+    expect_refused(body, "room");
+    snprintf(body, sizeof body,
+             "{\"plugin\":\"room\",\"room\":\"r\",\"edge\":\"n 1\",\"media\":\"127.0.0.1\","
+             "\"port\":1,\"to_edge\":\"%s\",\"to_owner\":\"%s\"}",
+             key, key);
+    expect_refused(body, "edge");
+    snprintf(body, sizeof body,
+             "{\"plugin\":\"room\",\"room\":\"r\",\"edge\":\"n1\",\"media\":\"evil.example\","
+             "\"port\":1,\"to_edge\":\"%s\",\"to_owner\":\"%s\"}",
+             key, key);
+    expect_refused(body, "media");
+    snprintf(body, sizeof body,
+             "{\"plugin\":\"room\",\"room\":\"r\",\"edge\":\"n1\",\"media\":\"::1\","
+             "\"port\":65536,\"to_edge\":\"%s\",\"to_owner\":\"%s\"}",
+             key, key);
+    expect_refused(body, "port");
+    snprintf(body, sizeof body,
+             "{\"plugin\":\"room\",\"room\":\"r\",\"edge\":\"n1\",\"media\":\"::1\","
+             "\"port\":9,\"to_edge\":\"%.36s\",\"to_owner\":\"%s\"}",
+             key, key);
+    expect_refused(body, "base64");
+    snprintf(body, sizeof body,
+             "{\"plugin\":\"room\",\"room\":\"r\",\"edge\":\"n1\",\"media\":\"::1\","
+             "\"port\":9,\"to_edge\":\"%s\",\"to_owner\":\"%.39s=\"}",
+             key, key);
+    expect_refused(body, "base64");
+    /* Duplicate names are refused, not resolved either way. */
+    snprintf(body, sizeof body,
+             "{\"plugin\":\"room\",\"room\":\"r\",\"room\":\"s\",\"edge\":\"n1\",\"media\":\"::1\","
+             "\"port\":9,\"to_edge\":\"%s\",\"to_owner\":\"%s\"}",
+             key, key);
+    expect_refused(body, "not a JSON object");
+    char big[MOAT_CASCADE_REQUEST_MAX + 2];
+    memset(big, ' ', sizeof big - 1);
+    big[sizeof big - 1] = '\0';
+    expect_refused(big, "over");
+}
+
+static void test_offers(void)
+{
+    char *publisher = moat_cascade_offer(true);
+    char *subscriber = moat_cascade_offer(false);
+    g_assert_nonnull(strstr(publisher, "a=sendonly"));
+    g_assert_null(strstr(publisher, "a=recvonly"));
+    g_assert_nonnull(strstr(subscriber, "a=recvonly"));
+    /* Both ends agree on the payload types and ask for NACK, PLI and REMB. */
+    g_assert_nonnull(strstr(publisher, "a=rtpmap:111 opus/48000/2"));
+    g_assert_nonnull(strstr(subscriber, "a=rtpmap:111 opus/48000/2"));
+    g_assert_nonnull(strstr(publisher, "a=rtpmap:96 VP8/90000"));
+    g_assert_nonnull(strstr(subscriber, "a=rtcp-fb:96 nack pli"));
+    g_assert_nonnull(strstr(subscriber, "a=rtcp-fb:96 goog-remb"));
+    g_free(publisher);
+    g_free(subscriber);
+}
+
+static void test_answer_ssrcs(void)
+{
+    uint32_t ssrcs[2];
+    moat_cascade_answer_ssrcs("v=0\r\nm=audio 9 X 111\r\na=ssrc:11 cname:x\r\na=ssrc:12 "
+                              "msid:y\r\nm=video 9 X 96\r\na=ssrc:22 cname:x\r\n",
+                              ssrcs);
+    g_assert_cmpuint(ssrcs[0], ==, 11);
+    g_assert_cmpuint(ssrcs[1], ==, 22);
+    moat_cascade_answer_ssrcs("a=ssrc:5\r\nm=audio 9 X 111\r\n", ssrcs);
+    g_assert_cmpuint(ssrcs[0], ==, 0);
+    g_assert_cmpuint(ssrcs[1], ==, 0);
+}
+
+static void test_decide(void)
+{
+    g_assert_cmpint(moat_cascade_link_decide(true, false, 0, 0), ==, MOAT_CASCADE_KEEP);
+    g_assert_cmpint(moat_cascade_link_decide(false, true, 2, 0), ==, MOAT_CASCADE_KEEP);
+    g_assert_cmpint(moat_cascade_link_decide(false, true, 0, 1), ==, MOAT_CASCADE_KEEP);
+    g_assert_cmpint(moat_cascade_link_decide(false, true, 0, 0), ==, MOAT_CASCADE_CLOSE_IDLE);
+    /* A leg gone while subscribers are left: the owner went quiet. */
+    g_assert_cmpint(moat_cascade_link_decide(false, false, 3, 0), ==, MOAT_CASCADE_OWNER_LOST);
+    g_assert_cmpint(moat_cascade_link_decide(false, false, 0, 0), ==, MOAT_CASCADE_OWNER_LOST);
+}
+
+static void test_address(void)
+{
+    struct sockaddr_in6 a;
+    g_assert_true(moat_cascade_address("127.0.0.1", 5000, &a));
+    g_assert_cmpuint(a.sin6_addr.s6_addr[10], ==, 0xff);
+    g_assert_cmpuint(a.sin6_addr.s6_addr[15], ==, 1);
+    g_assert_cmpuint(ntohs(a.sin6_port), ==, 5000);
+    g_assert_true(moat_cascade_address("2001:db8::1", 1, &a));
+    g_assert_false(moat_cascade_address("localhost", 1, &a));
+    g_assert_false(moat_cascade_address("", 1, &a));
+}
+
+int main(int argc, char **argv)
+{
+    g_test_init(&argc, &argv, NULL);
+    g_test_add_func("/cascade/request/round-trip", test_request_round_trip);
+    g_test_add_func("/cascade/request/hostile", test_request_refuses_hostile);
+    g_test_add_func("/cascade/offers", test_offers);
+    g_test_add_func("/cascade/answer-ssrcs", test_answer_ssrcs);
+    g_test_add_func("/cascade/decide", test_decide);
+    g_test_add_func("/cascade/address", test_address);
+    return g_test_run();
+}
