@@ -317,7 +317,7 @@ static int poll_timeout_ms(const sctp_link *l, double now)
 /* MOAT_TUNNEL_TRACE=1: the path's state every 100 ms on stderr. */
 static void trace_path(sctp_link *l, double now, double *next_s)
 {
-    if (!l->sctp || l->state != LINK_UP || now < *next_s || !getenv("MOAT_TUNNEL_TRACE"))
+    if (!l->trace || !l->sctp || l->state != LINK_UP || now < *next_s)
         return;
     *next_s = now + 0.1;
     uint32_t srtt_ms = 0, cwnd = 0;
@@ -341,6 +341,7 @@ static void loop(sctp_link *l)
 {
     double next_trace = 0;
     double now = tunnel_now_s();
+    l->trace = getenv("MOAT_TUNNEL_TRACE") != NULL; /* once, not per wake-up */
     l->setup_deadline_s = now + l->run->options->setup_timeout_s;
     l->last_answer_s = now;
     l->last_tick_s = now;

@@ -66,6 +66,7 @@ typedef struct {
     tunnel_udp_batch *batch;
     bool batching;
     tunnel_udp_reads *reads;
+    bool trace; /* MOAT_TUNNEL_TRACE */
 } sctp_link;
 
 /* tunnel_sctp.c */
