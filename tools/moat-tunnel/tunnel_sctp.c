@@ -183,22 +183,24 @@ void tunnel_link_start_dtls(sctp_link *l)
 
 static void receive_datagrams(sctp_link *l, double now)
 {
-    static uint8_t buffer[DATAGRAM_SIZE];
-    for (int i = 0; i < READS_PER_TURN && l->state != LINK_ENDED; i++) {
-        struct sockaddr_in6 from;
-        socklen_t from_length = sizeof from;
-        ssize_t n =
-            recvfrom(l->fd, buffer, sizeof buffer, 0, (struct sockaddr *)&from, &from_length);
-        if (n <= 0)
+    unsigned max = l->batch ? TUNNEL_UDP_READ_BATCH : 1;
+    for (unsigned read = 0; read < READS_PER_TURN && l->state != LINK_ENDED; read += max) {
+        unsigned n = tunnel_udp_read(l->fd, l->reads, max);
+        for (unsigned i = 0; i < n && l->state != LINK_ENDED; i++) {
+            const uint8_t *buffer = l->reads->data[i];
+            size_t length = l->reads->headers[i].msg_len;
+            const struct sockaddr_in6 *from = &l->reads->from[i];
+            int index = length ? tunnel_ice_remote_index(l, from) : -1;
+            if (index < 0)
+                continue; /* only the gateway's candidates speak to us */
+            uint8_t first = buffer[0];
+            if (first <= 3)
+                tunnel_ice_on_stun(l, buffer, length, from, now);
+            else if (first >= 20 && first <= 63 && l->dtls && index == l->selected)
+                moat_dtls_transport_receive(l->dtls, buffer, length);
+        }
+        if (n < max)
             return;
-        int index = tunnel_ice_remote_index(l, &from);
-        if (index < 0)
-            continue; /* only the gateway's candidates speak to us */
-        uint8_t first = buffer[0];
-        if (first <= 3)
-            tunnel_ice_on_stun(l, buffer, (size_t)n, &from, now);
-        else if (first >= 20 && first <= 63 && l->dtls && index == l->selected)
-            moat_dtls_transport_receive(l->dtls, buffer, (size_t)n);
     }
 }
 
@@ -315,7 +317,7 @@ static int poll_timeout_ms(const sctp_link *l, double now)
 /* MOAT_TUNNEL_TRACE=1: the path's state every 100 ms on stderr. */
 static void trace_path(sctp_link *l, double now, double *next_s)
 {
-    if (!l->sctp || l->state != LINK_UP || now < *next_s || !getenv("MOAT_TUNNEL_TRACE"))
+    if (!l->trace || !l->sctp || l->state != LINK_UP || now < *next_s)
         return;
     *next_s = now + 0.1;
     uint32_t srtt_ms = 0, cwnd = 0;
@@ -339,6 +341,7 @@ static void loop(sctp_link *l)
 {
     double next_trace = 0;
     double now = tunnel_now_s();
+    l->trace = getenv("MOAT_TUNNEL_TRACE") != NULL; /* once, not per wake-up */
     l->setup_deadline_s = now + l->run->options->setup_timeout_s;
     l->last_answer_s = now;
     l->last_tick_s = now;
@@ -349,6 +352,7 @@ static void loop(sctp_link *l)
         };
         int ready = poll(pfd, 2, poll_timeout_ms(l, now));
         now = tunnel_now_s();
+        l->batching = l->batch != NULL;
         if (ready > 0 && (pfd[0].revents & POLLIN))
             receive_datagrams(l, now);
         if (ready > 0 && (pfd[1].revents & POLLIN)) {
@@ -358,6 +362,9 @@ static void loop(sctp_link *l)
                 drain_tun(l);
         }
         timers(l, now);
+        l->batching = false;
+        if (l->batch)
+            tunnel_udp_batch_flush(l->batch);
         trace_path(l, now, &next_trace);
         tunnel_run_progress(l->run, l->state == LINK_UP ? "up"
                                     : l->migrating      ? "restarting"
@@ -385,8 +392,13 @@ int tunnel_sctp_run(tunnel_run *run)
     l.http = whip_client_new(run->options->token, HTTP_TIMEOUT_S);
     if (!l.dtls_context || !l.http)
         tunnel_link_fail(&l, l.dtls_context ? "cannot make the HTTP client" : error);
-    else if (tunnel_whip_open(&l) == 0)
+    else if (tunnel_whip_open(&l) == 0) {
+        if (!getenv("MOAT_TUNNEL_NO_BATCH")) {
+            l.batch = tunnel_udp_batch_new(l.fd);
+        }
+        l.reads = g_malloc(sizeof *l.reads);
         loop(&l);
+    }
     bool failed = l.failed;
     if (l.resource_url) {
         /* Hang up: the gateway ends our session and the other peer's. */
@@ -400,6 +412,8 @@ int tunnel_sctp_run(tunnel_run *run)
     moat_ice_client_free(l.ice);
     if (l.fd >= 0)
         close(l.fd);
+    g_free(l.batch);
+    g_free(l.reads);
     g_free(l.resource_url);
     if (l.http)
         whip_client_free(l.http);

@@ -6,6 +6,7 @@
 #define TUNNEL_SCTP_LINK_H
 
 #include "tunnel_run.h"
+#include "tunnel_udp_batch.h"
 
 #include "dtls/dtls_context.h"
 #include "dtls/dtls_transport.h"
@@ -59,6 +60,13 @@ typedef struct {
     size_t pending_length;                /* 0: none */
     double next_check_s, last_answer_s, last_tick_s, setup_deadline_s;
     bool failed;
+    /* Datagrams sent while the loop handles a wake-up wait here and leave
+     * together before it polls again (batching true meanwhile); outside
+     * that (setup, hang-up) each leaves at once. */
+    tunnel_udp_batch *batch;
+    bool batching;
+    tunnel_udp_reads *reads;
+    bool trace; /* MOAT_TUNNEL_TRACE */
 } sctp_link;
 
 /* tunnel_sctp.c */

@@ -29,6 +29,12 @@ static uint64_t random_u64(void)
 void tunnel_link_send_to(sctp_link *l, const uint8_t *data, size_t length,
                          const struct sockaddr_in6 *to)
 {
+    if (l->batch && l->batching) {
+        if (l->batch->fd != l->fd)
+            tunnel_udp_batch_set_fd(l->batch, l->fd);
+        tunnel_udp_batch_add(l->batch, data, length, to);
+        return;
+    }
     sendto(l->fd, data, length, 0, (const struct sockaddr *)to, sizeof *to);
 }
 
@@ -280,6 +286,8 @@ int tunnel_ice_restart(sctp_link *l, double now)
     }
     moat_ice_client_free(l->ice);
     l->ice = ice;
+    if (l->batch)
+        tunnel_udp_batch_flush(l->batch); /* what waits leaves from the old socket */
     close(l->fd);
     l->fd = fd;
     l->migrating = true;
