@@ -159,14 +159,14 @@ typedef struct {
 /* The sender-side bandwidth estimate toward a peer that negotiated
  * transport-cc (moat_gateway_calls.send_estimate). */
 typedef struct {
-    uint64_t bitrate_bps;   /* what the path to the peer is estimated to carry */
-    uint64_t acked_bps;     /* what the peer said it received lately */
-    uint64_t feedbacks;     /* transport-cc feedback packets taken */
+    uint64_t bitrate_bps; /* what the path to the peer is estimated to carry */
+    uint64_t acked_bps;   /* what the peer said it received lately */
+    uint64_t feedbacks;   /* transport-cc feedback packets taken */
     uint64_t probes_confirmed, probes_failed;
     uint64_t padding_packets; /* sent by probes (never the publisher's) */
-    double loss;            /* fraction lost, last judged */
-    int usage;              /* 0 normal, 1 overusing, 2 underusing */
-    bool probing;           /* a probe runs or waits for its feedback */
+    double loss;              /* fraction lost, last judged */
+    int usage;                /* 0 normal, 1 overusing, 2 underusing */
+    bool probing;             /* a probe runs or waits for its feedback */
 } moat_plugin_estimate;
 
 /* Opaque handle of a session, valid from attach until detach returns. */

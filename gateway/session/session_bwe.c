@@ -60,8 +60,8 @@ static bool put_sequence(uint8_t *d, size_t *length, size_t capacity, uint8_t id
         return false;
     if (!(d[0] & 0x10)) {
         memmove(d + start + 8, d + start, n - start);
-        const uint8_t block[8] = {0xbe, 0xde, 0, 1, (uint8_t)(id << 4 | 1), (uint8_t)(seq >> 8),
-                                  (uint8_t)seq, 0};
+        const uint8_t block[8] = {
+            0xbe, 0xde, 0, 1, (uint8_t)(id << 4 | 1), (uint8_t)(seq >> 8), (uint8_t)seq, 0};
         memcpy(d + start, block, sizeof block);
         d[0] |= 0x10;
         *length = n + 8;
@@ -99,8 +99,7 @@ static bool put_sequence(uint8_t *d, size_t *length, size_t capacity, uint8_t id
     return true;
 }
 
-void moat_session_bwe_stamp(moat_session *session, uint8_t *buffer, size_t *length,
-                            size_t capacity)
+void moat_session_bwe_stamp(moat_session *session, uint8_t *buffer, size_t *length, size_t capacity)
 {
     if (!session->bwe)
         return;

@@ -309,8 +309,7 @@ static void handle_rtcp(moat_session *session, uint8_t *packet, size_t length)
                 continue;
             if (moat_rtcp_fb_is_nack(&feedback))
                 answer_nack(session, &feedback, &answered);
-            else if (feedback.type == MOAT_RTCP_RTPFB &&
-                     feedback.fmt == MOAT_RTCP_FMT_TRANSPORT_CC)
+            else if (feedback.type == MOAT_RTCP_RTPFB && feedback.fmt == MOAT_RTCP_FMT_TRANSPORT_CC)
                 moat_session_bwe_feedback(session, &feedback);
             else
                 for_plugin = true; /* PLI, FIR, REMB: the plugin decides */

@@ -15,6 +15,7 @@
 #define MOAT_ROOM_H
 
 #include "plugin.h"
+#include "room_bwe.h"
 #include "room_layers.h"
 #include "rtp/rtcp_feedback.h"
 #include "rtp/video_descriptor.h"
@@ -169,6 +170,7 @@ typedef struct room_peer {
     atomic_uint layer_mask;                 /* layers to relay to us: read by the publisher */
     atomic_int layer_request;               /* ROOM_LAYER_REQUEST_*, or a layer: set by the API */
     atomic_int layer_current, layer_target; /* for the API, -1 none */
+    room_bwe bwe;                           /* transport-cc estimate and probes (room_bwe.h) */
 } room_peer;
 
 struct room {
@@ -201,6 +203,7 @@ typedef struct {
     uint64_t empty_ttl_us;   /* an explicit room empty this long goes */
     uint64_t remb_floor_bps; /* lowest REMB target sent to a publisher */
     bool nack_publishers;    /* NACK publishers' losses (room_recovery.c) */
+    bool send_side_bwe;      /* transport-cc estimates drive layers (room_bwe.c) */
 } room_settings;
 extern room_settings room_config;
 void room_settings_load(const moat_gateway_calls *gateway);
@@ -250,6 +253,12 @@ void room_feedback_tick(room_peer *publisher, uint64_t now_us);
 /* The REMB target of `n` subscriber estimates (bits/s; sorts them):
  * outliers left out, never below floor_bps; 0 when n is 0. Pure. */
 uint64_t room_feedback_aggregate(uint64_t *estimates, size_t n, uint64_t floor_bps);
+
+/* room_bwe.c: the subscriber's sender-side estimate (its worker): takes it
+ * into s->layer and probes toward the next layer over `bitrates`. */
+void room_bwe_update(room_peer *s, const uint32_t *bitrates, size_t n, uint64_t now_us);
+/* Its state for the API (any thread), NULL when it has none. */
+json_t *room_bwe_describe(const room_peer *s);
 
 /* room_data.c: data channel messages from a publisher to its subscribers
  * (moat_plugin.on_data and on_channel, the peer's worker). */

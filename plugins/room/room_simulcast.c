@@ -251,6 +251,7 @@ void room_simulcast_tick(room_peer *s, uint64_t now_us)
     refresh_source(s, bitrates);
     if (s->n_source_layers == 0)
         return;
+    room_bwe_update(s, bitrates, s->n_source_layers, now_us);
     choose(s, bitrates, now_us);
     publish_state(s);
 }
@@ -267,8 +268,8 @@ static uint32_t video_ssrc(const room_peer *s)
 
 void room_simulcast_feedback(room_peer *s, const uint8_t *packet, size_t length, uint64_t now_us)
 {
-    if (s->publisher || moat_rtcp_check_compound(packet, length) <= 0)
-        return;
+    if (s->publisher || s->bwe.active || moat_rtcp_check_compound(packet, length) <= 0)
+        return; /* with transport-cc the sender-side estimate decides (room_bwe.c) */
     uint32_t ssrc = video_ssrc(s);
     moat_rtcp_iter it;
     moat_rtcp_header h;
