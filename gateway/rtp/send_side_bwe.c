@@ -247,12 +247,16 @@ static void judge_loss(moat_ssbwe *e, uint64_t now_us)
     e->loss_fraction = (double)e->loss_lost / total;
     e->loss_received = e->loss_lost = 0;
     if (e->loss_fraction > 0.10) {
+        /* At most once per MOAT_SSBWE_DECREASE_GAP: the losses of one
+         * episode are counted once. */
+        if (e->last_loss_cut_us && now_us - e->last_loss_cut_us < MOAT_SSBWE_DECREASE_GAP)
+            return;
         uint64_t base = moat_ssbwe_estimate(e);
         e->loss_bps = clamp_bps((double)base * (1.0 - 0.5 * e->loss_fraction));
+        e->last_loss_cut_us = now_us ? now_us : 1;
     } else if (e->loss_fraction < 0.02) {
         e->loss_bps = e->delay_bps;
     }
-    (void)now_us;
 }
 
 /* ---- AIMD ---- */

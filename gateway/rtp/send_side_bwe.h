@@ -82,7 +82,7 @@ typedef struct {
 
     /* rates */
     uint64_t delay_bps, loss_bps;
-    uint64_t last_update_us, last_decrease_us;
+    uint64_t last_update_us, last_decrease_us, last_loss_cut_us;
     unsigned loss_received, loss_lost;
     double loss_fraction;
 

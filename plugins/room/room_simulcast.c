@@ -88,8 +88,9 @@ int room_simulcast_layer_of(room_peer *peer, const moat_rtp_packet *p)
     if (layer < 0)
         return -1;
     uint64_t now = p->arrival_us;
-    if (p->payload_length == 0)
-        return layer; /* padding only: not the layer's bitrate (room.c drops it) */
+    if (p->payload_length == 0 || p->repaired)
+        return layer; /* padding only (room.c drops it), or a retransmission (RTX: Chromium
+                         probes its path with them): not the layer's bitrate */
     /* The header and payload, without padding (Firefox pads its low layer
      * up to several times its media rate). */
     measure(peer, layer, p->payload_offset + p->payload_length, now);

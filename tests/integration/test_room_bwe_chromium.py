@@ -104,15 +104,22 @@ class PipeChromium:
         self.from_child, from_child_w = os.pipe()
 
         def fds():
-            os.dup2(to_child_r, 3)
-            os.dup2(from_child_w, 4)
+            # Through high numbers: either end may be 3 or 4 already.
+            os.dup2(to_child_r, 100)
+            os.dup2(from_child_w, 101)
+            os.dup2(100, 3)
+            os.dup2(101, 4)
 
         flags = [f for f in FLAGS if not f.startswith("--remote-debugging-port")]
+        # The gateway is not on loopback: its origin is made a secure
+        # context (getUserMedia, as on https).
+        origin = "/".join(url.split("/")[:3])
         self.process = subprocess.Popen(
             ["ip", "netns", "exec", netns, chromium_path(), *flags, "--remote-debugging-pipe",
+             f"--unsafely-treat-insecure-origin-as-secure={origin}",
              f"--user-data-dir={self.profile.name}", url],
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, preexec_fn=fds,
-            pass_fds=(to_child_r, from_child_w))
+            pass_fds=(3, 4, to_child_r, from_child_w))
         os.close(to_child_r)
         os.close(from_child_w)
         self.buffer = b""
@@ -205,7 +212,11 @@ VIDEO_IN = """(async () => {
 
 
 def room_state(gateway):
-    return json.loads(gateway.get("/api/rooms/bw"))
+    """The room API's view, {} before the publisher made the room."""
+    try:
+        return json.loads(gateway.get("/api/rooms/bw"))
+    except OSError:
+        return {}
 
 
 def subscriber_layer(gateway):
@@ -214,9 +225,9 @@ def subscriber_layer(gateway):
 
 
 def rank(room, rid):
-    """0 for the lowest-bitrate sending layer, up."""
-    layers = sorted(room["publishers"][0]["layers"], key=lambda x: x["bitrate_bps"])
-    return [x["rid"] for x in layers].index(rid) if rid else -1
+    """0 for the smallest layer (web/room.js: l 320x180, m 640x360, h
+    1280x720), up; -1 none."""
+    return {"l": 0, "m": 1, "h": 2}.get(rid, -1)
 
 
 def wait_layer(gateway, predicate, timeout):
