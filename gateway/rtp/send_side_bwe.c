@@ -15,6 +15,7 @@ enum { SENT = 1, ACKED = 2, PROBE = 4 };
 #define OVERUSE_TIME_MS    10.0
 #define INCREASE_PER_S     0.077 /* ln 1.08: 8 % a second */
 #define DECREASE_FACTOR    0.85
+#define ACKED_PAUSE_US     250000
 #define PROBE_JUDGE_US     1000000u /* after its end, judged with what came */
 #define PROBE_MAX_LOSS     0.05
 #define PROBE_CONFIRM_PART 0.85 /* delivered / target for "confirmed" */
@@ -186,8 +187,14 @@ static void on_arrival(moat_ssbwe *e, int64_t send, int64_t arrival)
 
 static void on_acked_bytes(moat_ssbwe *e, int64_t arrival, unsigned bytes)
 {
-    if (e->acked_window_bytes == 0 || arrival < e->acked_window_start)
+    /* A pause (nothing sent: a layer switch waiting for its keyframe) is
+     * not the path's rate: the window starts again after it. */
+    bool pause = e->acked_window_bytes != 0 && arrival - e->acked_last_arrival > ACKED_PAUSE_US;
+    if (e->acked_window_bytes == 0 || arrival < e->acked_window_start || pause) {
         e->acked_window_start = arrival;
+        e->acked_window_bytes = 0;
+    }
+    e->acked_last_arrival = arrival;
     e->acked_window_bytes += bytes;
     int64_t span = arrival - e->acked_window_start;
     if (span >= (int64_t)MOAT_SSBWE_ACKED_WINDOW) {
@@ -220,7 +227,11 @@ static void judge_probe(moat_ssbwe *e)
     uint64_t delivered = 0;
     if (e->probe_acked >= MOAT_SSBWE_PROBE_MIN_PKTS && span > 0)
         delivered = (e->probe_bytes_acked - e->probe_first_size) * 8000000ull / (uint64_t)span;
-    bool clean = loss < PROBE_MAX_LOSS && !e->probe_overuse && delivered > 0;
+    /* Judged on what arrived: a path that cannot carry the target spreads
+     * the probe's arrivals (delivered falls short) or drops them. The
+     * delay trend alone is not trusted here: a loaded receiver's timing
+     * noise looks like a short ramp. */
+    bool clean = loss < PROBE_MAX_LOSS && delivered > 0;
     if (clean) {
         uint64_t lifted = delivered < e->probe_target_bps ? delivered : e->probe_target_bps;
         lifted = clamp_bps((double)lifted * 0.95);

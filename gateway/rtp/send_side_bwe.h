@@ -9,12 +9,13 @@
  *    overuse detector judges (overusing, normal, underusing);
  *  - AIMD rate control: overuse cuts the rate to 0.85 x the acknowledged
  *    (received) bitrate, normal grows it 8 % a second, capped by 1.5 x
- *    the acknowledged bitrate (growth beyond that needs a probe);
+ *    the acknowledged bitrate (growth beyond that needs a probe); pauses
+ *    in what was sent do not count as a low acknowledged bitrate;
  *  - a loss-based bound: loss above 10 % cuts it by half the loss, under
  *    2 % it follows the delay-based estimate;
  *  - a probe (padding sent at a target rate for a short window, marked on
- *    send) whose packets arrive at that rate without overuse or loss lifts
- *    the estimate to the delivered rate.
+ *    send) whose packets arrive at about that rate without loss lifts the
+ *    estimate to the delivered rate.
  *
  * Pure state and arithmetic, no I/O, no clock of its own: the caller
  * passes times in µs. One owner, one thread (the session's worker). The
@@ -76,7 +77,7 @@ typedef struct {
     moat_ssbwe_usage usage;
 
     /* acknowledged bitrate (on the arrival clock) */
-    int64_t acked_window_start;
+    int64_t acked_window_start, acked_last_arrival;
     uint64_t acked_window_bytes;
     uint64_t acked_bps;
 

@@ -168,9 +168,8 @@ void moat_session_bwe_tick(moat_session *session, uint64_t now_us)
     if (!session->bwe || !session->probe.active)
         return;
     /* Over when its window is, or as soon as the path says it is too much
-     * (rising delay, loss among its packets): what is queued hurts media. */
-    if (now_us >= session->probe.end_us || session->bwe->probe_overuse ||
-        session->bwe->probe_lost > 0) {
+     * (loss among its packets): what is queued hurts media. */
+    if (now_us >= session->probe.end_us || session->bwe->probe_lost > 0) {
         session->probe.active = false;
         moat_ssbwe_probe_end(session->bwe, now_us);
         return;

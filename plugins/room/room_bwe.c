@@ -44,6 +44,8 @@ static void publish(room_bwe *b, const moat_plugin_estimate *e)
     atomic_store_explicit(&b->probes_failed, e->probes_failed, memory_order_relaxed);
     atomic_store_explicit(&b->padding_packets, e->padding_packets, memory_order_relaxed);
     atomic_store_explicit(&b->feedbacks, e->feedbacks, memory_order_relaxed);
+    atomic_store_explicit(&b->loss_permille, (uint64_t)(e->loss * 1000), memory_order_relaxed);
+    atomic_store_explicit(&b->usage, (uint64_t)e->usage, memory_order_relaxed);
     atomic_store_explicit(&b->on, true, memory_order_relaxed);
 }
 
@@ -81,12 +83,16 @@ json_t *room_bwe_describe(const room_peer *s)
     const room_bwe *b = &s->bwe;
     if (!atomic_load_explicit(&b->on, memory_order_relaxed))
         return NULL;
-    return json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I}", "estimate_bps",
-                     (json_int_t)atomic_load(&b->estimate_bps), "acked_bps",
-                     (json_int_t)atomic_load(&b->acked_bps), "feedbacks",
-                     (json_int_t)atomic_load(&b->feedbacks), "probes",
-                     (json_int_t)atomic_load(&b->probes), "probes_confirmed",
-                     (json_int_t)atomic_load(&b->probes_confirmed), "probes_failed",
-                     (json_int_t)atomic_load(&b->probes_failed), "padding_packets",
-                     (json_int_t)atomic_load(&b->padding_packets));
+    static const char *const usage[] = {"normal", "overusing", "underusing"};
+    json_t *o = json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I}", "estimate_bps",
+                          (json_int_t)atomic_load(&b->estimate_bps), "acked_bps",
+                          (json_int_t)atomic_load(&b->acked_bps), "feedbacks",
+                          (json_int_t)atomic_load(&b->feedbacks), "probes",
+                          (json_int_t)atomic_load(&b->probes), "probes_confirmed",
+                          (json_int_t)atomic_load(&b->probes_confirmed), "probes_failed",
+                          (json_int_t)atomic_load(&b->probes_failed), "padding_packets",
+                          (json_int_t)atomic_load(&b->padding_packets));
+    json_object_set_new(o, "loss", json_real((double)atomic_load(&b->loss_permille) / 1000.0));
+    json_object_set_new(o, "usage", json_string(usage[atomic_load(&b->usage) % 3]));
+    return o;
 }

@@ -30,7 +30,7 @@ typedef struct {
     uint64_t confirmed, failed; /* the gateway's probe counts as last seen */
     /* for the API */
     atomic_uint_fast64_t estimate_bps, acked_bps, probes, probes_confirmed, probes_failed,
-        padding_packets, feedbacks;
+        padding_packets, feedbacks, loss_permille, usage;
     atomic_bool on;
 } room_bwe;
 

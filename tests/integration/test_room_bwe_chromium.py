@@ -230,6 +230,9 @@ def rank(room, rid):
     return {"l": 0, "m": 1, "h": 2}.get(rid, -1)
 
 
+TRACE = []
+
+
 def wait_layer(gateway, predicate, timeout):
     """Polls the room API every 100 ms until predicate(rank of the current
     layer) holds: the seconds it took, or None."""
@@ -237,6 +240,9 @@ def wait_layer(gateway, predicate, timeout):
     while time.monotonic() - start < timeout:
         room = room_state(gateway)
         subs = room.get("subscribers", [])
+        if subs and os.environ.get("MOAT_TEST_TRACE"):
+            TRACE.append((round(time.monotonic(), 1), subs[0].get("layer", {}).get("current"),
+                          subs[0].get("bwe")))
         if subs and "layer" in subs[0] and predicate(rank(room, subs[0]["layer"]["current"])):
             return time.monotonic() - start
         time.sleep(0.1)
@@ -290,6 +296,8 @@ def step(send_side_bwe):
         summary["frames"] = after["frames"] - before["frames"]
         summary["queue_dropped"] = link.queue_dropped
         summary["room_end"] = room_state(gateway)
+        for row in TRACE:
+            print(row)
         print(json.dumps({k: v for k, v in summary.items() if not k.startswith("room")}),
               json.dumps(summary["room_end"]["subscribers"]))
         return summary
