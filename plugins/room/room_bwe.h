@@ -21,7 +21,7 @@
 #define ROOM_BWE_PROBE_FACTOR   1.25     /* probe at the next layer's bitrate x this ... */
 #define ROOM_BWE_PROBE_EXTRA    50000u   /* ... plus this (audio, headers), bits/s */
 #define ROOM_BWE_BACKOFF_US     1500000u /* between probes, doubled on failure ... */
-#define ROOM_BWE_MAX_BACKOFF_US 4000000u /* ... up to this */
+#define ROOM_BWE_MAX_BACKOFF_US 3000000u /* ... up to this */
 
 typedef struct {
     bool active;            /* the gateway's estimate drives the choice */
