@@ -60,6 +60,10 @@ SERIAL_FILES = {
     # aiortc media through the TUN link emulator: NACK round trips to the
     # publisher must come back in time for the loss figure to hold
     "test_room_nack_publishers.py",
+    # two headless Chromiums (three-layer simulcast encode, a decode) and the
+    # TUN link emulator as a 3 Mbit/s bottleneck, with 2 s / 10 s deadlines
+    # on layer adaptation and a bound on the viewer's freezes
+    "test_room_bwe_chromium.py",
 }
 # What ASan, LeakSanitizer, UBSan and TSan print when they find something.
 SANITIZER_REPORT = re.compile(r"ERROR: AddressSanitizer|ERROR: LeakSanitizer|runtime error:|"
