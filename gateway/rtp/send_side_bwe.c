@@ -12,7 +12,7 @@ enum { SENT = 1, ACKED = 2, PROBE = 4 };
 #define K_UP               0.0087
 #define K_DOWN             0.039
 #define SMOOTHING          0.9
-#define OVERUSE_TIME_MS    50.0 /* sustained: a loaded receiver's timing noise is not */
+#define OVERUSE_TIME_MS    50.0  /* sustained: a loaded receiver's timing noise is not */
 #define INCREASE_PER_S     0.077 /* ln 1.08: 8 % a second */
 #define DECREASE_FACTOR    0.85
 #define ACKED_PAUSE_US     250000
