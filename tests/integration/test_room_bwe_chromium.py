@@ -240,7 +240,7 @@ def wait_layer(gateway, predicate, timeout):
     while time.monotonic() - start < timeout:
         room = room_state(gateway)
         subs = room.get("subscribers", [])
-        if subs and os.environ.get("MOAT_TEST_TRACE"):
+        if subs and os.environ.get("MOAT_TEST_TRACE") == "1":
             TRACE.append((round(time.monotonic(), 1), subs[0].get("layer", {}).get("current"),
                           subs[0].get("bwe")))
         if subs and "layer" in subs[0] and predicate(rank(room, subs[0]["layer"]["current"])):
