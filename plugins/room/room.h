@@ -257,6 +257,9 @@ uint64_t room_feedback_aggregate(uint64_t *estimates, size_t n, uint64_t floor_b
 /* room_bwe.c: the subscriber's sender-side estimate (its worker): takes it
  * into s->layer and probes toward the next layer over `bitrates`. */
 void room_bwe_update(room_peer *s, const uint32_t *bitrates, size_t n, uint64_t now_us);
+/* Subscriber: its sender-side estimate as its estimate for the REMB its
+ * publisher is told (room_feedback.c): a transport-cc peer sends no REMB. */
+void room_bwe_note(room_peer *s, uint64_t now_us);
 /* Its state for the API (any thread), NULL when it has none. */
 json_t *room_bwe_describe(const room_peer *s);
 

@@ -78,6 +78,16 @@ void room_bwe_update(room_peer *s, const uint32_t *bitrates, size_t n, uint64_t 
     }
 }
 
+void room_bwe_note(room_peer *s, uint64_t now_us)
+{
+    moat_plugin_estimate e;
+    if (!room_config.send_side_bwe || !s->gateway->send_estimate ||
+        s->gateway->send_estimate(s->handle, &e) != 0)
+        return;
+    atomic_store_explicit(&s->estimate_bps, e.bitrate_bps, memory_order_relaxed);
+    atomic_store_explicit(&s->estimate_us, now_us, memory_order_relaxed);
+}
+
 json_t *room_bwe_describe(const room_peer *s)
 {
     const room_bwe *b = &s->bwe;

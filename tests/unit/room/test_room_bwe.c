@@ -113,6 +113,10 @@ static void test_estimate_drives_and_probes(void)
     fake_estimate.bitrate_bps = 340000;
     room_bwe_update(s, rates, 3, t2 + 100000);
     g_assert_cmpint(room_layers_choose(&s->layer, rates, 3, t2 + 100000), ==, 2);
+    /* It is also the subscriber's estimate for its publisher's REMB. */
+    room_bwe_note(s, t2 + 200000);
+    g_assert_cmpuint(atomic_load(&s->estimate_bps), ==, 340000);
+    g_assert_cmpuint(atomic_load(&s->estimate_us), ==, t2 + 200000);
     g_free(s);
 }
 
@@ -133,6 +137,8 @@ static void test_off_or_unavailable(void)
     g_assert_false(s->bwe.active);
     g_assert_cmpuint(s->layer.estimate_bps, ==, before);
     g_assert_null(room_bwe_describe(s));
+    room_bwe_note(s, 3000000);
+    g_assert_cmpuint(atomic_load(&s->estimate_us), ==, 0);
     g_free(s);
 }
 
