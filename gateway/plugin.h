@@ -156,6 +156,19 @@ typedef struct {
 #define MOAT_PLUGIN_ERROR_CONFLICT    "conflict: "
 #define MOAT_PLUGIN_ERROR_BAD_REQUEST "bad_request: "
 
+/* The sender-side bandwidth estimate toward a peer that negotiated
+ * transport-cc (moat_gateway_calls.send_estimate). */
+typedef struct {
+    uint64_t bitrate_bps; /* what the path to the peer is estimated to carry */
+    uint64_t acked_bps;   /* what the peer said it received lately */
+    uint64_t feedbacks;   /* transport-cc feedback packets taken */
+    uint64_t probes_confirmed, probes_failed;
+    uint64_t padding_packets; /* sent by probes (never the publisher's) */
+    double loss;              /* fraction lost, last judged */
+    int usage;                /* 0 normal, 1 overusing, 2 underusing */
+    bool probing;             /* a probe runs or waits for its feedback */
+} moat_plugin_estimate;
+
 /* Opaque handle of a session, valid from attach until detach returns. */
 typedef struct moat_plugin_session moat_plugin_session;
 /* A fan-out list (moat_gateway_calls.fanout_*), owned by the plugin. */
@@ -237,6 +250,18 @@ typedef struct {
     void (*fanout_set)(moat_plugin_fanout *fanout, moat_plugin_session *const *sessions, size_t n);
     size_t (*fanout_send)(moat_plugin_fanout *fanout, const uint8_t *packet, size_t length);
     void (*fanout_free)(moat_plugin_fanout *fanout);
+    /* transport-cc toward the peer (an older gateway leaves these NULL).
+     * Where the peer negotiated it, the gateway stamps a transport-wide
+     * sequence number on every RTP packet it sends to the peer and runs a
+     * sender-side estimator on the peer's feedback. send_estimate fills
+     * `out`: 0, or -1 when there is no estimator or no feedback came yet.
+     * probe sends padding on the m-line's RTX stream so that all RTP sent
+     * reaches target_bps for duration_us; the estimate rises when the path
+     * carried it (probes_confirmed grows) and not when loss or rising delay
+     * said it could not (probes_failed grows). -1: no estimator, no RTX,
+     * or a probe still running. Owning worker only. */
+    int (*send_estimate)(moat_plugin_session *session, moat_plugin_estimate *out);
+    int (*probe)(moat_plugin_session *session, uint64_t target_bps, uint64_t duration_us);
 } moat_gateway_calls;
 
 typedef struct {

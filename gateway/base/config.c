@@ -201,6 +201,10 @@ static const option_spec options[] = {
      "true", 0, 0,
      "NACK publishers for packets lost on their way in (and PLI when a loss cannot be "
      "repaired)"},
+    {"room", "send_side_bwe", "room-send-side-bwe", OPTION_BOOL, FIELD(room_send_side_bwe), "true",
+     0, 0,
+     "subscribers that negotiate transport-cc get their simulcast layer from Moat's sender-side "
+     "estimate of their path, with probes before moving up (false: receiver reports and REMB)"},
     {"ng", "bind", "ng-bind", OPTION_STRING, FIELD(ng_bind), "127.0.0.1", 0, 0,
      "address of the ng control socket (rtpengine protocol, for Kamailio's rtpengine module)"},
     {"ng", "port", "ng-port", OPTION_INT, FIELD(ng_port), "2223", 0, 65535,

@@ -91,6 +91,7 @@ typedef struct {
     int room_create_burst_per_ip;
     int room_remb_floor_bps;
     bool room_nack_publishers;
+    bool room_send_side_bwe;
     /* [ng] rtpengine-compatible control protocol (gateway/ng/) */
     char *ng_bind;
     int ng_port;           /* 0: off */

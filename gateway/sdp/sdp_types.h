@@ -201,7 +201,7 @@ typedef struct {
     uint8_t abs_send_time_extension_id;
     uint8_t rid_extension_id;
     uint8_t repaired_rid_extension_id;
-    uint8_t transport_cc_extension_id; /* answered only where the peer sends */
+    uint8_t transport_cc_extension_id; /* answered where media flows either way */
     /* Simulcast layers the peer sends (a=rid ... recv in the answer), in
      * its preference order; 0 when the m-line is not simulcast. */
     char rids[MOAT_SDP_MAX_ANSWER_RIDS][MOAT_PLUGIN_RID_SIZE];

@@ -20,6 +20,7 @@
 #include "rtp/retransmit_cache.h"
 #include "rtp/rtp_demux.h"
 #include "rtp/rtp_receive_stats.h"
+#include "rtp/send_side_bwe.h"
 #include "rtp/transport_cc.h"
 #include "sdp/sdp.h"
 #include "srtp/srtp_session.h"
@@ -119,6 +120,15 @@ struct moat_session {
      * answer took its header extension (that id); NULL otherwise. */
     moat_twcc_recorder *twcc;
     uint8_t twcc_id;
+    /* Transport-wide sequence numbers on what we send and the sender-side
+     * estimator on the peer's feedback (session_bwe.c), when an m-line the
+     * peer receives on took the extension; NULL otherwise. */
+    moat_ssbwe *bwe;
+    struct {
+        bool active;
+        uint64_t target_bps, start_us, end_us, bytes_sent;
+    } probe;
+    uint64_t padding_packets;
     moat_counters counters; /* this transport's share of the worker's counters */
     moat_log_limiter log_limiter;
 
@@ -182,6 +192,20 @@ int moat_session_send_protected(moat_session *session, const uint8_t *packet, si
 /* session_plugin_calls.c: keyframe requests whose coalescing interval is over. */
 void moat_session_send_pending_keyframes(moat_session *session, uint64_t now_us);
 extern const moat_gateway_calls moat_session_gateway_calls;
+
+/* session_bwe.c: transport-cc toward the peer. */
+void moat_session_bwe_init(moat_session *session);
+void moat_session_bwe_free(moat_session *session);
+/* Stamps the transport-wide sequence number on an outgoing RTP packet in
+ * `buffer` (growing it by up to 8 bytes) and remembers it. */
+void moat_session_bwe_stamp(moat_session *session, uint8_t *buffer, size_t *length,
+                            size_t capacity);
+/* The peer's transport-cc feedback. */
+void moat_session_bwe_feedback(moat_session *session, const moat_rtcp_fb *feedback);
+/* Probe padding that is due. */
+void moat_session_bwe_tick(moat_session *session, uint64_t now_us);
+int moat_session_bwe_estimate(moat_plugin_session *handle, moat_plugin_estimate *out);
+int moat_session_bwe_probe(moat_plugin_session *handle, uint64_t target_bps, uint64_t duration_us);
 /* Control thread, before plugins load: the configuration config_int reads. */
 void moat_session_plugin_calls_set_config(const moat_config *config);
 

@@ -71,6 +71,12 @@ static void init_transport_cc(moat_session *session)
     moat_twcc_recorder_init(session->twcc);
 }
 
+static void init_transport_cc_both(moat_session *session)
+{
+    init_transport_cc(session);
+    moat_session_bwe_init(session);
+}
+
 void moat_session_media_init(moat_session *session)
 {
     const moat_sdp_negotiation *negotiation = &session->negotiation;
@@ -111,7 +117,7 @@ void moat_session_media_init(moat_session *session)
     }
     session->rtcp_ssrc = session->n_outgoing ? session->outgoing[0].ssrc : random_ssrc();
     moat_rtp_demux_init(&session->demux, session->media, session->n_media);
-    init_transport_cc(session);
+    init_transport_cc_both(session);
 }
 
 void moat_session_media_clear(moat_session *session)
@@ -123,6 +129,7 @@ void moat_session_media_clear(moat_session *session)
     session->n_outgoing = 0;
     g_free(session->twcc);
     session->twcc = NULL;
+    moat_session_bwe_free(session);
     g_free(session->media);
     session->media = NULL;
     session->n_media = 0;
@@ -196,6 +203,8 @@ int moat_session_send_protected(moat_session *session, const uint8_t *packet, si
     if (length + 64 > capacity)
         return -1;
     memcpy(buffer, packet, length);
+    if (!rtcp) /* room left for SRTP's tag and SRTP+ */
+        moat_session_bwe_stamp(session, buffer, &length, capacity - 56);
     /* SRTP+: the chain block goes into the plaintext, the tag after SRTP. */
     if (session->srtpplus_tx && !rtcp &&
         srtpplus_sender_prepare_rtp(session->srtpplus_tx, buffer, &length, capacity) != 0)
@@ -300,6 +309,8 @@ static void handle_rtcp(moat_session *session, uint8_t *packet, size_t length)
                 continue;
             if (moat_rtcp_fb_is_nack(&feedback))
                 answer_nack(session, &feedback, &answered);
+            else if (feedback.type == MOAT_RTCP_RTPFB && feedback.fmt == MOAT_RTCP_FMT_TRANSPORT_CC)
+                moat_session_bwe_feedback(session, &feedback);
             else
                 for_plugin = true; /* PLI, FIR, REMB: the plugin decides */
         } else if (header.type == MOAT_RTCP_RR && header.count > 0) {
@@ -566,6 +577,7 @@ void moat_session_media_tick(moat_session *session, uint64_t now_us)
         moat_session_send_pending_keyframes(session, now_us);
     if (session->twcc)
         send_transport_cc(session, now_us);
+    moat_session_bwe_tick(session, now_us);
     if (now_us >= session->next_report_us) {
         session->next_report_us = now_us + REPORT_INTERVAL_US;
         send_reports(session, now_us);

@@ -270,4 +270,6 @@ const moat_gateway_calls moat_session_gateway_calls = {
     .fanout_set = moat_session_fanout_set,
     .fanout_send = moat_session_fanout_send,
     .fanout_free = moat_session_fanout_free,
+    .send_estimate = moat_session_bwe_estimate,
+    .probe = moat_session_bwe_probe,
 };

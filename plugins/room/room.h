@@ -15,6 +15,7 @@
 #define MOAT_ROOM_H
 
 #include "plugin.h"
+#include "room_bwe.h"
 #include "room_layers.h"
 #include "room_temporal.h"
 #include "rtp/rtcp_feedback.h"
@@ -184,6 +185,7 @@ typedef struct room_peer {
      * worker's state, and its layers for the API. */
     room_temporal_state temporal;
     atomic_int temporal_current, temporal_target;
+    room_bwe bwe;                           /* transport-cc estimate and probes (room_bwe.h) */
 } room_peer;
 
 struct room {
@@ -216,6 +218,7 @@ typedef struct {
     uint64_t empty_ttl_us;   /* an explicit room empty this long goes */
     uint64_t remb_floor_bps; /* lowest REMB target sent to a publisher */
     bool nack_publishers;    /* NACK publishers' losses (room_recovery.c) */
+    bool send_side_bwe;      /* transport-cc estimates drive layers (room_bwe.c) */
 } room_settings;
 extern room_settings room_config;
 void room_settings_load(const moat_gateway_calls *gateway);
@@ -265,6 +268,15 @@ void room_feedback_tick(room_peer *publisher, uint64_t now_us);
 /* The REMB target of `n` subscriber estimates (bits/s; sorts them):
  * outliers left out, never below floor_bps; 0 when n is 0. Pure. */
 uint64_t room_feedback_aggregate(uint64_t *estimates, size_t n, uint64_t floor_bps);
+
+/* room_bwe.c: the subscriber's sender-side estimate (its worker): takes it
+ * into s->layer and probes toward the next layer over `bitrates`. */
+void room_bwe_update(room_peer *s, const uint32_t *bitrates, size_t n, uint64_t now_us);
+/* Subscriber: its sender-side estimate as its estimate for the REMB its
+ * publisher is told (room_feedback.c): a transport-cc peer sends no REMB. */
+void room_bwe_note(room_peer *s, uint64_t now_us);
+/* Its state for the API (any thread), NULL when it has none. */
+json_t *room_bwe_describe(const room_peer *s);
 
 /* room_data.c: data channel messages from a publisher to its subscribers
  * (moat_plugin.on_data and on_channel, the peer's worker). */

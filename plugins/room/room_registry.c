@@ -12,7 +12,7 @@ static GHashTable *rooms;  /* name -> room (one reference) */
 static guint expiry_timer; /* control thread */
 
 room_settings room_config = {ROOM_DEFAULT_ROOMS, ROOM_DEFAULT_TTL_S * 1000000ull,
-                             ROOM_DEFAULT_FLOOR, true};
+                             ROOM_DEFAULT_FLOOR, true, true};
 
 void room_settings_load(const moat_gateway_calls *gateway)
 {
@@ -25,6 +25,7 @@ void room_settings_load(const moat_gateway_calls *gateway)
     room_config.empty_ttl_us = (uint64_t)MAX(ttl, 1) * 1000000ull;
     room_config.remb_floor_bps = (uint64_t)MAX(floor, 0);
     room_config.nack_publishers = gateway->config_int("room", "nack_publishers", 1) != 0;
+    room_config.send_side_bwe = gateway->config_int("room", "send_side_bwe", 1) != 0;
 }
 
 static gboolean expire_tick(gpointer data)
@@ -277,6 +278,9 @@ static json_t *describe(room *r, bool full)
         json_t *layer = room_simulcast_describe_subscriber(s);
         if (layer)
             json_object_set_new(sub, "layer", layer);
+        json_t *bwe = room_bwe_describe(s);
+        if (bwe)
+            json_object_set_new(sub, "bwe", bwe);
         json_array_append_new(subs, sub);
     }
     json_object_set_new(o, "publishers", pubs);

@@ -114,8 +114,9 @@ int room_simulcast_layer_of(room_peer *peer, const moat_rtp_packet *p)
 
 void room_simulcast_measure(room_peer *peer, int layer, const moat_rtp_packet *p)
 {
-    if (layer < 0 || (size_t)layer >= peer->n_layers || p->payload_length == 0)
-        return; /* padding only: not the layer's bitrate (room.c drops it) */
+    if (layer < 0 || (size_t)layer >= peer->n_layers || p->payload_length == 0 || p->repaired)
+        return; /* padding only (room.c drops it), or a retransmission (RTX: Chromium
+                   probes its path with them): not the layer's bitrate */
     /* The header and payload, without padding (Firefox pads its low layer
      * up to several times its media rate). */
     const room_codec *codec = codec_of(peer, p->payload_type);
@@ -305,6 +306,7 @@ void room_simulcast_tick(room_peer *s, uint64_t now_us)
     refresh_source(s, bitrates, temporal);
     if (s->n_source_layers == 0)
         return;
+    room_bwe_update(s, bitrates, s->n_source_layers, now_us);
     choose(s, bitrates, temporal, now_us);
     publish_state(s);
 }
@@ -321,8 +323,8 @@ static uint32_t video_ssrc(const room_peer *s)
 
 void room_simulcast_feedback(room_peer *s, const uint8_t *packet, size_t length, uint64_t now_us)
 {
-    if (s->publisher || moat_rtcp_check_compound(packet, length) <= 0)
-        return;
+    if (s->publisher || s->bwe.active || moat_rtcp_check_compound(packet, length) <= 0)
+        return; /* with transport-cc the sender-side estimate decides (room_bwe.c) */
     uint32_t ssrc = video_ssrc(s);
     moat_rtcp_iter it;
     moat_rtcp_header h;

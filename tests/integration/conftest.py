@@ -59,6 +59,10 @@ SERIAL_ALONE_FILES = {
     # headless Firefox (and Chromium): the same, and the simulcast test's
     # 0.5 s deadline to resume decoding after each layer switch
     "test_firefox_room.py", "test_room_temporal_layers.py",
+    # two headless Chromiums (three-layer simulcast encode, a decode) and the
+    # TUN link emulator as a 3 Mbit/s bottleneck, with 2 s / 10 s deadlines
+    # on layer adaptation and a bound on the viewer's freezes
+    "test_room_bwe_chromium.py",
     "test_datachannel_chromium.py", "test_datachannel_plpmtud_chromium.py",
 }
 # These may run beside one other of their kind: measured one at a time they

@@ -2,13 +2,42 @@
  * input is the FCI of an RTPFB FMT 15 packet. Invariants: no read past it
  * (ASan), never more statuses than asked for, and what parsed with
  * arrival times the builder can express (non-negative, in one feedback)
- * builds again and parses back to the same arrival times. */
+ * builds again and parses back to the same arrival times. The parsed
+ * statuses then go to the sender-side estimator (rtp/send_side_bwe.h), as
+ * a subscriber's feedback does, twice (a replay): it never counts more
+ * packets acknowledged or lost than were sent, and its estimate stays in
+ * its bounds. */
 #include <stdlib.h>
 #include <string.h>
 
+#include "rtp/send_side_bwe.h"
 #include "rtp/transport_cc.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+#define SENT 600
+
+static void feed_estimator(const moat_twcc_header *h, const int64_t *arrival, size_t n,
+                           uint8_t mode)
+{
+    static moat_ssbwe e;
+    moat_ssbwe_init(&e, 1000000);
+    /* The packets the feedback talks about were sent (base_seq - 100 on),
+     * some as a probe. */
+    e.next_seq = (uint16_t)(h->base_seq - 100);
+    if (mode & 1)
+        moat_ssbwe_probe_start(&e, 3000000, 1000);
+    for (uint64_t i = 0; i < SENT; i++)
+        moat_ssbwe_on_send(&e, 1200, 1000 + i * 1000, false);
+    moat_ssbwe_probe_end(&e, 700000);
+    moat_ssbwe_on_feedback(&e, h->base_seq, arrival, n, 800000);
+    moat_ssbwe_on_feedback(&e, h->base_seq, arrival, n, 2000000);
+    uint64_t estimate = moat_ssbwe_estimate(&e);
+    if (e.stats.packets_acked > SENT || e.stats.packets_acked + e.stats.packets_lost > 2 * n ||
+        estimate < MOAT_SSBWE_MIN_BPS || estimate > MOAT_SSBWE_MAX_BPS)
+        abort();
+    moat_ssbwe_take_probe_result(&e);
+}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -43,6 +72,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             if (again[i] != arrival[i])
                 abort();
     }
+    if (n > 0)
+        feed_estimator(&h, arrival, (size_t)n, size > 1 ? data[1] : 0);
     free(fci);
     return 0;
 }

@@ -143,9 +143,10 @@ static void test_chromium(void)
 
 /* Per m-line congestion control feedback: a Chromium publisher's offer
  * gets transport-cc (extension and rtcp-fb, on each m-line, with NACK and
- * REMB kept); a viewer's (recvonly: the gateway stamps no transport-wide
- * sequence numbers on what it sends) and a REMB-only peer's get REMB and no
- * transport-cc. */
+ * REMB kept); so does a viewer's (recvonly: the gateway stamps
+ * transport-wide sequence numbers on what it sends and estimates from the
+ * viewer's feedback), with RTX and NACK on each video codec; a REMB-only
+ * peer's gets REMB and no transport-cc. */
 static void test_transport_cc(void)
 {
     moat_sdp_answer_params params = moat_test_answer_params();
@@ -169,10 +170,19 @@ static void test_transport_cc(void)
 
     char *viewer = moat_test_replace(moat_test_offer_chromium, "a=sendrecv", "a=recvonly");
     answer = moat_test_answer_ok(viewer, &params, &n);
-    g_assert_null(strstr(answer, "transport-cc"));
-    g_assert_null(strstr(answer, MOAT_TEST_TWCC_URI));
-    g_assert_cmpuint(n.media[1].transport_cc_extension_id, ==, 0);
-    g_assert_nonnull(strstr(answer, "a=rtcp-fb:96 goog-remb\r\n"));
+    for (size_t i = 0; i < 2; i++) {
+        char *text = moat_test_section(answer, i);
+        g_assert_nonnull(strstr(text, "a=extmap:3 " MOAT_TEST_TWCC_URI "\r\n"));
+        g_assert_cmpuint(n.media[i].transport_cc_extension_id, ==, 3);
+        g_assert_cmpuint(n.media[i].rtcp_fb[0] & (1u << 4), !=, 0);
+        g_free(text);
+    }
+    video = moat_test_section(answer, 1);
+    g_assert_cmpuint(moat_test_count(video, " transport-cc\r\n"), ==, 3);
+    g_assert_nonnull(strstr(video, "a=rtcp-fb:96 nack\r\n"));
+    g_assert_nonnull(strstr(video, "a=fmtp:97 apt=96\r\n"));
+    g_assert_cmpuint(n.media[1].rtx_payload_types[0], ==, 97);
+    g_free(video);
     g_free(answer);
     g_free(viewer);
 
