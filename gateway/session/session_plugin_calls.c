@@ -26,6 +26,10 @@
 #define RETRANSMIT_HORIZON_MIN_US  300000ull
 #define RETRANSMIT_HORIZON_BASE_US 200000ull
 #define RETRANSMIT_HORIZON_RTTS    4u
+/* A cache shrinks at most once in this long after its last resize: a peer
+ * whose reports make the RTT swing cannot have the arena copied over and
+ * over (growth is not held back: that would cost retransmissions). */
+#define RETRANSMIT_SHRINK_AFTER_US 10000000ull
 /* The packets' bytes: an arena sized to the horizon (above) of the
  * measured byte rate plus a quarter, at least this much at first (an
  * audio packet takes its size, not a 1500-byte slot). */
@@ -92,23 +96,26 @@ static void size_cache(moat_outgoing_stream *stream, uint64_t rtt_us, uint64_t n
     if (!stream->cache) {
         stream->cache =
             moat_retransmit_cache_new_bytes(wanted, bytes, 10000, RETRANSMIT_MAX_AGE_US);
+        stream->cache_resized_us = now_us;
         return;
     }
     size_t slots = moat_retransmit_cache_slots(stream->cache);
     size_t arena = moat_retransmit_cache_bytes(stream->cache);
     bool grow = wanted > slots || bytes > arena;
-    bool shrink = wanted < slots / 2 || bytes < arena / 2;
+    bool shrink = (wanted < slots / 2 || bytes < arena / 2) &&
+                  now_us - stream->cache_resized_us >= RETRANSMIT_SHRINK_AFTER_US;
     if (!grow && !shrink)
         return;
     /* Each dimension moves only past its own threshold. */
-    size_t new_slots = wanted > slots || wanted < slots / 2 ? wanted : slots;
-    size_t new_bytes = bytes > arena || bytes < arena / 2 ? bytes : arena;
+    size_t new_slots = wanted > slots || (shrink && wanted < slots / 2) ? wanted : slots;
+    size_t new_bytes = bytes > arena || (shrink && bytes < arena / 2) ? bytes : arena;
     moat_retransmit_cache *resized =
         moat_retransmit_cache_resized_bytes(stream->cache, new_slots, new_bytes);
     if (!resized)
         return;
     moat_retransmit_cache_free(stream->cache);
     stream->cache = resized;
+    stream->cache_resized_us = now_us;
 }
 
 static int gateway_send_rtp(moat_plugin_session *handle, const uint8_t *packet, size_t length)

@@ -253,6 +253,22 @@ static void test_cache_sized_by_rtt(void)
         size_t length = session_harness_peer_protect_rtcp(&h, plain, w.length, rr, sizeof rr);
         moat_session_handle_srtp(h.session, rr, length, sizeof rr);
         g_assert_cmpuint(h.session->rtt_us, >=, round == 0 ? 9000 : 990000);
+        /* A shrink waits 10 s after the last resize (a swinging RTT cannot
+         * have the arena copied over and over); growth does not. */
+        if (round == 0) {
+            for (int i = 0; i < 32; i++, sequence++) {
+                moat_worker_set_now_us(h.worker, now += 2500);
+                session_harness_gateway_send_rtp(&h, sequence, PAYLOAD);
+                session_harness_flush(&h);
+            }
+            g_assert_cmpuint(moat_retransmit_cache_bytes(h.session->outgoing[0].cache), ==, second);
+            for (int i = 0; i < 4000; i++, sequence++) { /* 10 s more */
+                moat_worker_set_now_us(h.worker, now += 2500);
+                session_harness_gateway_send_rtp(&h, sequence, PAYLOAD);
+                session_harness_flush(&h);
+                session_harness_drain_peer(&h, NULL);
+            }
+        }
         for (int i = 0; i < 400; i++, sequence++) {
             moat_worker_set_now_us(h.worker, now += 2500);
             session_harness_gateway_send_rtp(&h, sequence, PAYLOAD);
