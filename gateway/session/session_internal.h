@@ -45,7 +45,7 @@ typedef struct {
      * a retransmission cache kept (a peer that cannot NACK never asks). */
     bool nack;
     moat_retransmit_cache *cache; /* allocated when the stream first sends, if nack */
-    uint64_t cache_resized_us;    /* its creation or last resize */
+    uint64_t cache_shrunk_us;     /* its last shrink, 0 never */
     moat_retransmit_budget budget;
     uint32_t packets_sent;
     uint32_t octets_sent;

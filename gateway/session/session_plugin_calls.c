@@ -26,9 +26,9 @@
 #define RETRANSMIT_HORIZON_MIN_US  300000ull
 #define RETRANSMIT_HORIZON_BASE_US 200000ull
 #define RETRANSMIT_HORIZON_RTTS    4u
-/* A cache shrinks at most once in this long after its last resize: a peer
- * whose reports make the RTT swing cannot have the arena copied over and
- * over (growth is not held back: that would cost retransmissions). */
+/* A cache shrinks at most once in this long: a peer whose reports make the
+ * RTT swing cannot have the arena copied over and over (growth is not held
+ * back: that would cost retransmissions). */
 #define RETRANSMIT_SHRINK_AFTER_US 10000000ull
 /* The packets' bytes: an arena sized to the horizon (above) of the
  * measured byte rate plus a quarter, at least this much at first (an
@@ -96,14 +96,14 @@ static void size_cache(moat_outgoing_stream *stream, uint64_t rtt_us, uint64_t n
     if (!stream->cache) {
         stream->cache =
             moat_retransmit_cache_new_bytes(wanted, bytes, 10000, RETRANSMIT_MAX_AGE_US);
-        stream->cache_resized_us = now_us;
         return;
     }
     size_t slots = moat_retransmit_cache_slots(stream->cache);
     size_t arena = moat_retransmit_cache_bytes(stream->cache);
     bool grow = wanted > slots || bytes > arena;
     bool shrink = (wanted < slots / 2 || bytes < arena / 2) &&
-                  now_us - stream->cache_resized_us >= RETRANSMIT_SHRINK_AFTER_US;
+                  (stream->cache_shrunk_us == 0 ||
+                   now_us - stream->cache_shrunk_us >= RETRANSMIT_SHRINK_AFTER_US);
     if (!grow && !shrink)
         return;
     /* Each dimension moves only past its own threshold. */
@@ -115,7 +115,8 @@ static void size_cache(moat_outgoing_stream *stream, uint64_t rtt_us, uint64_t n
         return;
     moat_retransmit_cache_free(stream->cache);
     stream->cache = resized;
-    stream->cache_resized_us = now_us;
+    if (shrink)
+        stream->cache_shrunk_us = now_us;
 }
 
 static int gateway_send_rtp(moat_plugin_session *handle, const uint8_t *packet, size_t length)
