@@ -33,6 +33,8 @@ struct moat_dtls_transport {
     unsigned flight_retransmits;  /* of the flight in flight; reset per flight */
     gint64 handshake_deadline_us; /* monotonic */
     moat_dtls_transport_stats stats;
+    uint64_t trim_seen; /* datagrams both ways at the last moat_dtls_transport_trim */
+    bool buffers_freed; /* by trim; taken back before OpenSSL reads or writes */
     char reason[REASON_MAX_LENGTH];
 };
 
@@ -85,12 +87,25 @@ static void finish(moat_dtls_transport *t, moat_dtls_state state, const char *re
         t->callbacks.closed(t->user, state, t->reason);
 }
 
+/* OpenSSL 3.0's DTLS write path does not take back a write buffer that
+ * SSL_free_buffers released (it would write through NULL): every call that
+ * may read or write a record takes both back first. */
+static bool restore_buffers(moat_dtls_transport *t)
+{
+    if (!t->buffers_freed)
+        return true;
+    if (SSL_alloc_buffers(t->ssl) != 1)
+        return false;
+    t->buffers_freed = false;
+    return true;
+}
+
 /* For failures after a complete handshake that OpenSSL did not see (the
  * fingerprint, the SRTP profile): tell the peer instead of leaving it to
  * time out. */
 static void send_close_notify(moat_dtls_transport *t)
 {
-    if (!SSL_is_init_finished(t->ssl))
+    if (!SSL_is_init_finished(t->ssl) || !restore_buffers(t))
         return;
     ERR_clear_error();
     SSL_shutdown(t->ssl);
@@ -309,6 +324,10 @@ int moat_dtls_transport_receive(moat_dtls_transport *t, const uint8_t *datagram,
     if (t->state != MOAT_DTLS_CONNECTING && t->state != MOAT_DTLS_CONNECTED)
         return MOAT_DTLS_ERR_STATE;
 
+    if (!restore_buffers(t)) {
+        finish(t, MOAT_DTLS_FAILED, "out of memory");
+        return MOAT_DTLS_ERR_FAILED;
+    }
     t->link.incoming = datagram;
     t->link.incoming_length = length;
     advance(t);
@@ -350,6 +369,10 @@ void moat_dtls_transport_handle_timeout(moat_dtls_transport *t)
         finish(t, MOAT_DTLS_FAILED, "too many retransmits");
         return;
     }
+    if (!restore_buffers(t)) {
+        finish(t, MOAT_DTLS_FAILED, "out of memory");
+        return;
+    }
     ERR_clear_error();
     if (DTLSv1_handle_timeout(t->ssl) < 0)
         fail_from_openssl(t, "retransmission failed", SSL_ERROR_SSL);
@@ -365,6 +388,10 @@ int moat_dtls_transport_send(moat_dtls_transport *t, const uint8_t *data, size_t
         return MOAT_DTLS_ERR_TOO_LONG;
     if (t->state != MOAT_DTLS_CONNECTED)
         return MOAT_DTLS_ERR_STATE;
+    if (!restore_buffers(t)) {
+        finish(t, MOAT_DTLS_FAILED, "out of memory");
+        return MOAT_DTLS_ERR_FAILED;
+    }
     moat_openssl_error_reset();
     int n = SSL_write(t->ssl, data, (int)length);
     if (n == (int)length)
@@ -380,6 +407,20 @@ void moat_dtls_transport_shutdown(moat_dtls_transport *t)
     send_close_notify(t);
     t->state = MOAT_DTLS_CLOSED;
     snprintf(t->reason, sizeof t->reason, "shut down locally");
+}
+
+bool moat_dtls_transport_trim(moat_dtls_transport *t)
+{
+    if (t == NULL || t->state != MOAT_DTLS_CONNECTED)
+        return false;
+    uint64_t seen = t->stats.datagrams_received + t->link.datagrams_sent;
+    bool idle = seen == t->trim_seen;
+    t->trim_seen = seen;
+    /* Refuses (0) while a record is partly read or written. */
+    if (!idle || t->buffers_freed || SSL_free_buffers(t->ssl) != 1)
+        return false;
+    t->buffers_freed = true;
+    return true;
 }
 
 moat_dtls_state moat_dtls_transport_state(const moat_dtls_transport *t)

@@ -10,6 +10,7 @@
 #ifndef MOAT_DTLS_TRANSPORT_H
 #define MOAT_DTLS_TRANSPORT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -110,6 +111,15 @@ int moat_dtls_transport_send(moat_dtls_transport *t, const uint8_t *data, size_t
 /* Sends close_notify when the handshake is complete and moves to CLOSED
  * without calling closed(). */
 void moat_dtls_transport_shutdown(moat_dtls_transport *t);
+
+/* Frees OpenSSL's record buffers (about 33 KB: DTLS keeps its read and
+ * write buffers even in SSL_MODE_RELEASE_BUFFERS) when the transport is
+ * CONNECTED and has neither received nor sent a datagram since the previous
+ * call; OpenSSL takes them again for the next record, so nothing is lost,
+ * only an allocation on the next datagram. Meant for a timer of about a
+ * second: a media-only session's DTLS falls silent after the handshake, a
+ * busy data channel keeps its buffers. Returns true when it freed them. */
+bool moat_dtls_transport_trim(moat_dtls_transport *t);
 
 moat_dtls_state moat_dtls_transport_state(const moat_dtls_transport *t);
 /* The negotiated SRTP profile once CONNECTED, else 0. */

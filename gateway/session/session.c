@@ -16,6 +16,9 @@
 #define SESSION_SETUP_TIMEOUT_US (30ull * 1000000ull)
 /* How long a graceful end waits for the peer to acknowledge queued data. */
 #define SESSION_DRAIN_TIMEOUT_US (5ull * 1000000ull)
+/* How often a connected session offers its DTLS record buffers back
+ * (moat_dtls_transport_trim: only when no datagram came or went since). */
+#define DTLS_TRIM_INTERVAL_US (1000000ull)
 /* STUN checks per second (and burst) given an HMAC. A full agent paces new
  * checks at one per 50 ms (RFC 8445 Ta) with retransmissions; consent
  * freshness (RFC 7675) is one check per pair every 4 to 6 s. */
@@ -98,6 +101,21 @@ static const moat_dtls_callbacks dtls_callbacks = {
     .closed = dtls_closed,
 };
 
+/* The transport's part of the negotiation; the m-lines go to
+ * moat_session_media_init. */
+static void keep_negotiation(moat_session_negotiation *out, const moat_sdp_negotiation *in)
+{
+    g_strlcpy(out->remote_fingerprint_alg, in->remote_fingerprint_alg,
+              sizeof out->remote_fingerprint_alg);
+    g_strlcpy(out->remote_fingerprint, in->remote_fingerprint, sizeof out->remote_fingerprint);
+    out->local_setup = in->local_setup;
+    out->has_data_channel = in->has_data_channel;
+    out->remote_sctp_port = in->remote_sctp_port;
+    out->remote_max_message_size = in->remote_max_message_size;
+    out->srtpplus = in->srtpplus;
+    out->srtpplus_scheme = in->srtpplus_scheme;
+}
+
 moat_session *moat_session_new(const moat_session_params *params, char *error, size_t error_size)
 {
     moat_session *session = g_new0(moat_session, 1);
@@ -107,13 +125,13 @@ moat_session *moat_session_new(const moat_session_params *params, char *error, s
     session->plain_fd = -1;
     session->on_ended = params->on_ended;
     session->dtls_context = params->dtls_context;
-    memcpy(&session->negotiation, params->negotiation, sizeof session->negotiation);
+    const moat_sdp_negotiation *negotiation = params->negotiation;
+    keep_negotiation(&session->negotiation, negotiation);
     moat_ice_pairs_init(&session->pairs);
     g_strlcpy(session->local_ufrag, params->local_ufrag, sizeof session->local_ufrag);
     g_strlcpy(session->local_pwd, params->local_pwd, sizeof session->local_pwd);
-    g_strlcpy(session->remote_ufrag, session->negotiation.remote_ufrag,
-              sizeof session->remote_ufrag);
-    g_strlcpy(session->remote_pwd, session->negotiation.remote_pwd, sizeof session->remote_pwd);
+    g_strlcpy(session->remote_ufrag, negotiation->remote_ufrag, sizeof session->remote_ufrag);
+    g_strlcpy(session->remote_pwd, negotiation->remote_pwd, sizeof session->remote_pwd);
     session->consent_timeout_us = (uint64_t)params->consent_timeout_s * 1000000ull;
     session->pending_timeout_us = (uint64_t)params->pending_timeout_s * 1000000ull;
     if (params->pending_counter) {
@@ -127,7 +145,7 @@ moat_session *moat_session_new(const moat_session_params *params, char *error, s
                              ? MOAT_DTLS_ROLE_CLIENT
                              : MOAT_DTLS_ROLE_SERVER;
     moat_log_limiter_init(&session->log_limiter, 5, 10 * 1000000ull);
-    moat_session_media_init(session);
+    moat_session_media_init(session, negotiation);
     moat_session_prefilter_init(session, params->prefilter);
 
     session->plugin = params->plugin;
@@ -389,6 +407,12 @@ bool moat_session_tick(moat_session *session, uint64_t now_us)
         int64_t due = moat_dtls_transport_timeout_ms(session->dtls);
         if (due == 0)
             moat_dtls_transport_handle_timeout(session->dtls);
+        /* OpenSSL's record buffers go back while DTLS is quiet (after the
+         * handshake of a media-only session: for good). */
+        if (session->dtls_connected && now_us >= session->dtls_trim_us) {
+            session->dtls_trim_us = now_us + DTLS_TRIM_INTERVAL_US;
+            moat_dtls_transport_trim(session->dtls);
+        }
     }
     if (session->ending)
         return false;

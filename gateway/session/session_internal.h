@@ -42,7 +42,11 @@ typedef struct {
     int media_index;
     uint32_t clock_rate;
     moat_media_kind kind;
-    moat_retransmit_cache *cache; /* allocated when the stream first sends */
+    /* The answer took NACK for one of the m-line's codecs: only then is
+     * a retransmission cache kept (a peer that cannot NACK never asks). */
+    bool nack;
+    moat_retransmit_cache *cache; /* allocated when the stream first sends, if nack */
+    uint64_t cache_shrunk_us;     /* its last shrink, 0 never */
     moat_retransmit_budget budget;
     uint32_t packets_sent;
     uint32_t octets_sent;
@@ -54,6 +58,21 @@ typedef struct {
     uint32_t rtx_ssrc;
     uint16_t rtx_sequence;
 } moat_outgoing_stream;
+
+/* What a session keeps of the SDP negotiation once it exists: the
+ * transport's parameters. The per-m-line result (about 1.2 KB a line for
+ * MOAT_SDP_MAX_MEDIA lines) becomes session->media at creation and is not
+ * kept (moat_session_media_init). */
+typedef struct {
+    char remote_fingerprint_alg[16];
+    char remote_fingerprint[160];
+    moat_sdp_setup local_setup; /* ACTIVE -> the gateway is the DTLS client */
+    bool has_data_channel;
+    uint16_t remote_sctp_port;
+    uint32_t remote_max_message_size;
+    bool srtpplus;
+    moat_sdp_srtpplus srtpplus_scheme;
+} moat_session_negotiation;
 
 typedef struct moat_sctp_association moat_sctp_association;
 struct srtpplus_receiver;
@@ -95,6 +114,7 @@ struct moat_session {
     moat_dtls_role dtls_role;
     bool dtls_started;
     bool dtls_connected;
+    uint64_t dtls_trim_us; /* the next moat_dtls_transport_trim */
     moat_srtp_session *srtp;
 
     /* Plain RTP ingest (session_plain.c): no ICE, DTLS or SRTP; its own UDP
@@ -107,7 +127,7 @@ struct moat_session {
     uint64_t plain_last_rx_us;      /* the last valid packet (or the start) */
 
     /* Media */
-    moat_sdp_negotiation negotiation;
+    moat_session_negotiation negotiation;
     moat_media_info *media; /* n_media entries, owned (session_media.c) */
     size_t n_media;
     moat_incoming_stream incoming[MOAT_SESSION_MAX_STREAMS];
@@ -115,6 +135,7 @@ struct moat_session {
     moat_outgoing_stream outgoing[MOAT_SESSION_MAX_STREAMS];
     size_t n_outgoing;
     uint32_t rtcp_ssrc; /* sender SSRC of reports when we send no media */
+    uint64_t rtt_us;    /* from the peer's reports on what we send; 0 unknown */
     uint64_t next_report_us;
     /* Transport-wide feedback to the peer (session_media.c), when the
      * answer took its header extension (that id); NULL otherwise. */
@@ -180,7 +201,8 @@ struct moat_session {
 };
 
 /* session_media.c */
-void moat_session_media_init(moat_session *session);
+/* session->media and the outgoing streams from the negotiation's m-lines. */
+void moat_session_media_init(moat_session *session, const moat_sdp_negotiation *negotiation);
 void moat_session_media_clear(moat_session *session);
 int moat_session_media_keys(moat_session *session, const moat_srtp_keying *keys);
 void moat_session_media_tick(moat_session *session, uint64_t now_us);

@@ -15,6 +15,8 @@
 #include <time.h>
 
 #define REPORT_INTERVAL_US 1000000ull
+/* Round-trip times over this (10 s, in 1/65536 s) are not believed. */
+#define RTT_MAX_NTP (10u * 65536u)
 
 static uint32_t random_ssrc(void)
 {
@@ -77,9 +79,8 @@ static void init_transport_cc_both(moat_session *session)
     moat_session_bwe_init(session);
 }
 
-void moat_session_media_init(moat_session *session)
+void moat_session_media_init(moat_session *session, const moat_sdp_negotiation *negotiation)
 {
-    const moat_sdp_negotiation *negotiation = &session->negotiation;
     session->n_media = 0;
     size_t n_lines =
         negotiation->n_media < MOAT_PLUGIN_MAX_MEDIA ? negotiation->n_media : MOAT_PLUGIN_MAX_MEDIA;
@@ -112,6 +113,8 @@ void moat_session_media_init(moat_session *session)
             stream->kind = in->kind;
             stream->rtx_ssrc = in->local_rtx_ssrc;
             stream->rtx_sequence = (uint16_t)random_ssrc();
+            for (size_t c = 0; c < out->n_codecs; c++)
+                stream->nack |= (out->codecs[c].rtcp_fb & MOAT_RTCP_FB_NACK) != 0;
             moat_retransmit_budget_init(&stream->budget);
         }
     }
@@ -152,12 +155,11 @@ int moat_session_media_keys(moat_session *session, const moat_srtp_keying *keys)
 
 static uint32_t clock_rate_of(const moat_session *session, uint8_t payload_type)
 {
-    const moat_sdp_negotiation *negotiation = &session->negotiation;
-    for (size_t i = 0; i < negotiation->n_media; i++) {
-        const moat_sdp_negotiated_media *media = &negotiation->media[i];
-        for (size_t j = 0; j < media->n_payload_types && j < 16; j++) {
-            if (media->payload_types[j] == payload_type)
-                return media->clock_rates[j];
+    for (size_t i = 0; i < session->n_media; i++) {
+        const moat_media_info *media = &session->media[i];
+        for (size_t j = 0; j < media->n_codecs && j < MOAT_PLUGIN_MAX_CODECS; j++) {
+            if (media->codecs[j].payload_type == payload_type)
+                return media->codecs[j].clock_rate;
         }
     }
     return 90000;
@@ -286,6 +288,28 @@ static void answer_nack(moat_session *session, const moat_rtcp_fb *feedback, uns
     }
 }
 
+static uint64_t ntp_now(void);
+
+/* The round-trip time (RFC 3550 §6.4.1: arrival - LSR - DLSR) from report
+ * blocks about a stream we send; it sizes the retransmission caches
+ * (session_plugin_calls.c). Rises at once, falls slowly (1/8 a report). */
+static void learn_rtt(moat_session *session, const moat_rtcp_report_block *blocks, size_t n)
+{
+    uint32_t now = (uint32_t)(ntp_now() >> 16);
+    for (size_t i = 0; i < n; i++) {
+        const moat_rtcp_report_block *b = &blocks[i];
+        if (b->last_sr == 0 || !moat_session_outgoing_stream(session, b->ssrc))
+            continue;
+        uint32_t rtt = now - b->last_sr - b->delay_since_last_sr; /* 1/65536 s */
+        if (rtt > RTT_MAX_NTP)
+            continue; /* a clock step, or a report we cannot have caused */
+        uint64_t rtt_us = ((uint64_t)rtt * 1000000u >> 16) + 1; /* 0 means unknown */
+        session->rtt_us = rtt_us > session->rtt_us || session->rtt_us == 0
+                              ? rtt_us
+                              : (7 * session->rtt_us + rtt_us) / 8;
+    }
+}
+
 static void handle_rtcp(moat_session *session, uint8_t *packet, size_t length)
 {
     moat_rtcp_iter it;
@@ -298,6 +322,7 @@ static void handle_rtcp(moat_session *session, uint8_t *packet, size_t length)
             moat_rtcp_sr report;
             if (moat_rtcp_parse_sr(&header, &report) != 0)
                 continue;
+            learn_rtt(session, report.reports, report.n_reports);
             for (size_t i = 0; i < session->n_incoming; i++) {
                 if (session->incoming[i].ssrc == report.ssrc)
                     moat_rtp_receive_stats_on_sr(&session->incoming[i].stats, report.ntp_timestamp,
@@ -314,6 +339,9 @@ static void handle_rtcp(moat_session *session, uint8_t *packet, size_t length)
             else
                 for_plugin = true; /* PLI, FIR, REMB: the plugin decides */
         } else if (header.type == MOAT_RTCP_RR && header.count > 0) {
+            moat_rtcp_rr report;
+            if (moat_rtcp_parse_rr(&header, &report) == 0)
+                learn_rtt(session, report.reports, report.n_reports);
             for_plugin = true; /* loss reports: a plugin may estimate bandwidth */
         }
     }

@@ -12,13 +12,25 @@
 #include <glib.h>
 
 #define RETRANSMIT_MAX_AGE_US 2000000ull
-/* Retransmission caches are taken when a stream first sends, sized for its
- * kind, and grow with its packet rate to hold RETRANSMIT_HORIZON_S of it. */
-#define RETRANSMIT_AUDIO_SLOTS 32
-#define RETRANSMIT_VIDEO_SLOTS 128
-#define RETRANSMIT_MAX_SLOTS   512
-#define RETRANSMIT_HORIZON_S   1.0
-/* The packets' bytes: an arena sized to RETRANSMIT_HORIZON_S of the
+/* Retransmission caches are taken when a stream that negotiated NACK first
+ * sends, sized for its kind, and follow its packet and byte rates to hold
+ * the horizon a NACK can still be useful in: while the round-trip time is
+ * unknown RETRANSMIT_HORIZON_US; once the peer's reception reports give it,
+ * RETRANSMIT_HORIZON_BASE_US plus RETRANSMIT_HORIZON_RTTS round trips (the
+ * first NACK comes one RTT and a gap after the send, its repeats an RTT
+ * apart), between RETRANSMIT_HORIZON_MIN_US and RETRANSMIT_HORIZON_US. */
+#define RETRANSMIT_AUDIO_SLOTS     32
+#define RETRANSMIT_VIDEO_SLOTS     128
+#define RETRANSMIT_MAX_SLOTS       512
+#define RETRANSMIT_HORIZON_US      1000000ull
+#define RETRANSMIT_HORIZON_MIN_US  300000ull
+#define RETRANSMIT_HORIZON_BASE_US 200000ull
+#define RETRANSMIT_HORIZON_RTTS    4u
+/* A cache shrinks at most once in this long: a peer whose reports make the
+ * RTT swing cannot have the arena copied over and over (growth is not held
+ * back: that would cost retransmissions). */
+#define RETRANSMIT_SHRINK_AFTER_US 10000000ull
+/* The packets' bytes: an arena sized to the horizon (above) of the
  * measured byte rate plus a quarter, at least this much at first (an
  * audio packet takes its size, not a 1500-byte slot). */
 #define RETRANSMIT_AUDIO_BYTES (8u * 1024u)
@@ -39,47 +51,72 @@ static size_t power_of_two_at_least(double value)
     return n;
 }
 
-/* The first packet takes a cache sized for the stream's kind; it grows (never
- * shrinks) to hold RETRANSMIT_HORIZON_S at the measured packet and byte
- * rates. When
- * memory is short the stream goes on without one (or with the old one):
- * NACKs then go unanswered, media does not stop. */
-/* Bytes for RETRANSMIT_HORIZON_S at the measured rate, a quarter more, in
- * whole steps. */
-static size_t arena_wanted(const moat_outgoing_stream *stream)
+/* The seconds of the stream a cache holds, from the session's round-trip
+ * time (0: unknown). */
+static double horizon_s(uint64_t rtt_us)
+{
+    if (rtt_us == 0)
+        return (double)RETRANSMIT_HORIZON_US / 1e6;
+    uint64_t h = RETRANSMIT_HORIZON_BASE_US + RETRANSMIT_HORIZON_RTTS * rtt_us;
+    if (h < RETRANSMIT_HORIZON_MIN_US)
+        h = RETRANSMIT_HORIZON_MIN_US;
+    if (h > RETRANSMIT_HORIZON_US)
+        h = RETRANSMIT_HORIZON_US;
+    return (double)h / 1e6;
+}
+
+/* Bytes for the horizon at the measured rate, a quarter more, in whole
+ * steps. */
+static size_t arena_wanted(const moat_outgoing_stream *stream, double horizon)
 {
     /* Complete windows only: a keyframe burst early in a window would
-     * extrapolate to several times the stream's rate, and the arena never
-     * shrinks. */
+     * extrapolate to several times the stream's rate. */
     double rate = moat_retransmit_budget_window_rate_bytes(&stream->budget);
-    size_t bytes = (size_t)(rate * RETRANSMIT_HORIZON_S * 1.25);
+    size_t bytes = (size_t)(rate * horizon * 1.25);
     return (bytes + RETRANSMIT_BYTES_STEP - 1) / RETRANSMIT_BYTES_STEP * RETRANSMIT_BYTES_STEP;
 }
 
-static void size_cache(moat_outgoing_stream *stream, uint64_t now_us)
+/* The first packet takes a cache sized for the stream's kind; it then grows
+ * to hold the horizon at the measured packet and byte rates, and shrinks
+ * (never under the kind's first size) when it holds more than twice that,
+ * keeping its newest packets. When memory is short the stream goes on
+ * without one (or with the old one): NACKs then go unanswered, media does
+ * not stop. */
+static void size_cache(moat_outgoing_stream *stream, uint64_t rtt_us, uint64_t now_us)
 {
+    double horizon = horizon_s(rtt_us);
+    bool video = stream->kind == MOAT_MEDIA_KIND_VIDEO;
+    size_t initial = video ? RETRANSMIT_VIDEO_SLOTS : RETRANSMIT_AUDIO_SLOTS;
+    size_t initial_bytes = video ? RETRANSMIT_VIDEO_BYTES : RETRANSMIT_AUDIO_BYTES;
     size_t wanted = power_of_two_at_least(
-        moat_retransmit_budget_rate_packets(&stream->budget, now_us) * RETRANSMIT_HORIZON_S);
-    size_t bytes = arena_wanted(stream);
+        moat_retransmit_budget_rate_packets(&stream->budget, now_us) * horizon);
+    size_t bytes = arena_wanted(stream, horizon);
+    wanted = wanted > initial ? wanted : initial;
+    bytes = bytes > initial_bytes ? bytes : initial_bytes;
     if (!stream->cache) {
-        bool video = stream->kind == MOAT_MEDIA_KIND_VIDEO;
-        size_t initial = video ? RETRANSMIT_VIDEO_SLOTS : RETRANSMIT_AUDIO_SLOTS;
-        size_t initial_bytes = video ? RETRANSMIT_VIDEO_BYTES : RETRANSMIT_AUDIO_BYTES;
-        stream->cache = moat_retransmit_cache_new_bytes(
-            wanted > initial ? wanted : initial, bytes > initial_bytes ? bytes : initial_bytes,
-            10000, RETRANSMIT_MAX_AGE_US);
+        stream->cache =
+            moat_retransmit_cache_new_bytes(wanted, bytes, 10000, RETRANSMIT_MAX_AGE_US);
         return;
     }
     size_t slots = moat_retransmit_cache_slots(stream->cache);
     size_t arena = moat_retransmit_cache_bytes(stream->cache);
-    if (wanted <= slots && bytes <= arena)
+    bool grow = wanted > slots || bytes > arena;
+    bool shrink = (wanted < slots / 2 || bytes < arena / 2) &&
+                  (stream->cache_shrunk_us == 0 ||
+                   now_us - stream->cache_shrunk_us >= RETRANSMIT_SHRINK_AFTER_US);
+    if (!grow && !shrink)
         return;
-    moat_retransmit_cache *bigger = moat_retransmit_cache_resized_bytes(
-        stream->cache, wanted > slots ? wanted : slots, bytes > arena ? bytes : arena);
-    if (!bigger)
+    /* Each dimension moves only past its own threshold. */
+    size_t new_slots = wanted > slots || (shrink && wanted < slots / 2) ? wanted : slots;
+    size_t new_bytes = bytes > arena || (shrink && bytes < arena / 2) ? bytes : arena;
+    moat_retransmit_cache *resized =
+        moat_retransmit_cache_resized_bytes(stream->cache, new_slots, new_bytes);
+    if (!resized)
         return;
     moat_retransmit_cache_free(stream->cache);
-    stream->cache = bigger;
+    stream->cache = resized;
+    if (shrink)
+        stream->cache_shrunk_us = now_us;
 }
 
 static int gateway_send_rtp(moat_plugin_session *handle, const uint8_t *packet, size_t length)
@@ -94,8 +131,8 @@ static int gateway_send_rtp(moat_plugin_session *handle, const uint8_t *packet, 
     if (stream) {
         uint64_t now = moat_worker_now_us(session->worker);
         moat_retransmit_budget_on_send(&stream->budget, length, now);
-        if (!stream->cache || stream->packets_sent % RETRANSMIT_RESIZE_EVERY == 0)
-            size_cache(stream, now);
+        if (stream->nack && (!stream->cache || stream->packets_sent % RETRANSMIT_RESIZE_EVERY == 0))
+            size_cache(stream, session->rtt_us, now);
         if (stream->cache)
             moat_retransmit_cache_store(stream->cache, packet, length, now);
         stream->packets_sent++;

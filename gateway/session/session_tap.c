@@ -10,17 +10,16 @@
 static size_t sending_codecs(const moat_session *session, moat_tap_codec *out, size_t capacity)
 {
     size_t n = 0;
-    const moat_sdp_negotiation *negotiation = &session->negotiation;
-    for (size_t i = 0; i < negotiation->n_media && n < capacity; i++) {
-        const moat_sdp_negotiated_media *media = &negotiation->media[i];
-        if (!media->accepted || !media->peer_sends || media->n_payload_types == 0 ||
+    for (size_t i = 0; i < session->n_media && n < capacity; i++) {
+        const moat_media_info *media = &session->media[i];
+        if (!media->peer_sends || media->n_codecs == 0 ||
             media->kind == MOAT_MEDIA_KIND_APPLICATION)
             continue;
         moat_tap_codec *codec = &out[n++];
         codec->kind = media->kind;
-        codec->payload_type = media->payload_types[0];
-        g_strlcpy(codec->codec, media->codec_names[0], sizeof codec->codec);
-        codec->clock_rate = media->clock_rates[0];
+        codec->payload_type = media->codecs[0].payload_type;
+        g_strlcpy(codec->codec, media->codecs[0].name, sizeof codec->codec);
+        codec->clock_rate = media->codecs[0].clock_rate;
     }
     return n;
 }

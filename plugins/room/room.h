@@ -165,6 +165,16 @@ typedef struct room_peer {
     room_codec source_codecs[ROOM_MAX_CODECS];
     size_t n_source_codecs;
     uint32_t codecs_for_ssrc[2];
+    uint32_t source_codecs_version; /* bumped when source_codecs is refreshed */
+    /* room_forward.c: the m-line and payload type of the last source codec
+     * per kind, kept until that codec or the table changes (the
+     * subscriber's m-lines never do). */
+    struct {
+        const room_codec *codec; /* NULL: nothing kept */
+        uint32_t version;
+        int line;
+        uint8_t payload_type;
+    } line_cache[2];
     room_out_stream out[2];
     bool timer_armed;
     bool video_flowing; /* a video packet reached the peer: it asked for a keyframe */

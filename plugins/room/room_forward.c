@@ -54,6 +54,7 @@ static const room_codec *source_codec(room_peer *s, uint32_t ssrc, uint8_t pt)
                 s->n_source_codecs = p->n_codecs;
                 s->codecs_for_ssrc[0] = atomic_load(&p->ssrcs[0]);
                 s->codecs_for_ssrc[1] = atomic_load(&p->ssrcs[1]);
+                s->source_codecs_version++;
                 found_layer = k == 1 && publisher_layer(p, ssrc);
                 found = true;
             }
@@ -81,6 +82,20 @@ static int subscriber_line(const room_peer *s, const room_codec *codec, uint8_t 
         }
     }
     return -1;
+}
+
+/* subscriber_line once per source codec: a codec name comparison per m-line
+ * and codec is per packet and subscriber work otherwise. */
+static int cached_subscriber_line(room_peer *s, const room_codec *codec, uint8_t *pt)
+{
+    int k = codec->kind == MOAT_MEDIA_KIND_VIDEO ? 1 : 0;
+    if (s->line_cache[k].codec != codec || s->line_cache[k].version != s->source_codecs_version) {
+        s->line_cache[k].codec = codec;
+        s->line_cache[k].version = s->source_codecs_version;
+        s->line_cache[k].line = subscriber_line(s, codec, &s->line_cache[k].payload_type);
+    }
+    *pt = s->line_cache[k].payload_type;
+    return s->line_cache[k].line;
 }
 
 static void strip_extensions(moat_rtp_packet *p)
@@ -162,7 +177,7 @@ int room_forward(room_peer *s, moat_rtp_packet *p, moat_media_kind *kind)
 {
     const room_codec *codec = source_codec(s, p->ssrc, p->payload_type);
     uint8_t pt;
-    int line = codec ? subscriber_line(s, codec, &pt) : -1;
+    int line = codec ? cached_subscriber_line(s, codec, &pt) : -1;
     if (line < 0 || room_simulcast_forward(s, p, codec) != 0)
         return -1;
     *kind = codec->kind;

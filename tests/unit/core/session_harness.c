@@ -109,6 +109,7 @@ void session_harness_init_on(session_harness *h, moat_worker *worker)
     media->n_payload_types = 1;
     strcpy(media->codec_names[0], "VP8");
     media->clock_rates[0] = 90000;
+    media->rtcp_fb[0] = MOAT_RTCP_FB_NACK | MOAT_RTCP_FB_PLI;
     media->remote_ssrc = HARNESS_REMOTE_SSRC;
     media->local_ssrc = HARNESS_LOCAL_SSRC;
     strcpy(n->remote_ufrag, "peerufrag");

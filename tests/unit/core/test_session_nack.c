@@ -11,6 +11,7 @@
 #include <glib.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #define PAYLOAD 1200
 #define STEP_US 10000u /* one media packet and one NACK per step: 100 pkt/s */
@@ -193,11 +194,107 @@ static void test_one_nack_answers_a_bounded_number(void)
     session_harness_clear(&h);
 }
 
+/* A stream whose m-line did not negotiate NACK keeps no cache: its peer
+ * never asks (audio usually; 8 KB and more a stream before). */
+static void test_no_cache_without_nack(void)
+{
+    session_harness h;
+    session_harness_init(&h);
+    h.negotiation.media[0].kind = MOAT_MEDIA_KIND_AUDIO;
+    h.negotiation.media[0].rtcp_fb[0] = 0;
+    session_harness_create(&h, NULL);
+    moat_worker_set_now_us(h.worker, 1000000);
+    session_harness_key(&h);
+    for (int i = 0; i < 100; i++) {
+        moat_worker_set_now_us(h.worker, 1000000 + (uint64_t)i * 20000);
+        g_assert_cmpint(session_harness_gateway_send_rtp(&h, (uint16_t)i, 160), ==, 0);
+        session_harness_flush(&h);
+    }
+    g_assert_cmpuint(session_harness_drain_peer(&h, NULL), >, 0);
+    g_assert_null(h.session->outgoing[0].cache);
+    session_harness_clear(&h);
+}
+
+static uint32_t ntp_middle_now(void)
+{
+    struct timespec now;
+    clock_gettime(CLOCK_REALTIME, &now);
+    uint64_t seconds = (uint64_t)now.tv_sec + 2208988800ull;
+    uint64_t fraction = ((uint64_t)now.tv_nsec << 32) / 1000000000ull;
+    return (uint32_t)((((seconds << 32) | fraction)) >> 16);
+}
+
+/* A receiver report from the peer about what the gateway sends, giving a
+ * round-trip time of `rtt` (1/65536 s). */
+static void peer_reports_rtt(session_harness *h, uint32_t rtt)
+{
+    moat_rtcp_report_block block = {.ssrc = HARNESS_LOCAL_SSRC, .last_sr = ntp_middle_now() - rtt};
+    uint8_t plain[200], rr[300];
+    moat_rtcp_writer w;
+    moat_rtcp_writer_init(&w, plain, sizeof plain);
+    g_assert_cmpint(moat_rtcp_build_rr(&w, HARNESS_REMOTE_SSRC, &block, 1), ==, 0);
+    size_t length = session_harness_peer_protect_rtcp(h, plain, w.length, rr, sizeof rr);
+    moat_session_handle_srtp(h->session, rr, length, sizeof rr);
+}
+
+/* `n` packets at 400 a second; returns the cache's arena bytes after. */
+static size_t send_for(session_harness *h, uint64_t *now, uint16_t *sequence, int n)
+{
+    for (int i = 0; i < n; i++) {
+        moat_worker_set_now_us(h->worker, *now += 2500);
+        session_harness_gateway_send_rtp(h, (*sequence)++, PAYLOAD);
+        session_harness_flush(h);
+        session_harness_drain_peer(h, NULL);
+    }
+    /* The newest packets stay resendable. */
+    const uint8_t *packet;
+    size_t length;
+    g_assert_cmpint(moat_retransmit_cache_get(h->session->outgoing[0].cache,
+                                              (uint16_t)(*sequence - 100), &packet, &length),
+                    ==, 0);
+    return moat_retransmit_cache_bytes(h->session->outgoing[0].cache);
+}
+
+/* Once the peer's receiver report gives a round-trip time (10 ms here), the
+ * cache holds 0.3 s of the stream instead of a second, keeping the newest
+ * packets; a report with a long RTT grows it back at once. Shrinking again
+ * waits 10 s after the last shrink: an RTT that swings cannot have the
+ * arena copied over and over. */
+static void test_cache_sized_by_rtt(void)
+{
+    session_harness h;
+    start(&h, MOAT_MEDIA_KIND_VIDEO);
+    uint64_t now = 1000000;
+    uint16_t sequence = 0;
+    size_t second = send_for(&h, &now, &sequence, 800);
+    g_assert_cmpuint(second, >=, 400 * (PAYLOAD + 12));
+
+    peer_reports_rtt(&h, 655); /* 10 ms */
+    g_assert_cmpuint(h.session->rtt_us, >=, 9000);
+    size_t arena = send_for(&h, &now, &sequence, 400);
+    /* 0.3 s at ~490 KB/s and a quarter. */
+    g_assert_cmpuint(arena, <=, second / 2);
+    g_assert_cmpuint(arena, >=, 120 * (PAYLOAD + 12));
+
+    peer_reports_rtt(&h, 65536); /* 1 s */
+    g_assert_cmpuint(h.session->rtt_us, >=, 990000);
+    g_assert_cmpuint(send_for(&h, &now, &sequence, 400), >=, second * 9 / 10);
+
+    for (int i = 0; i < 40; i++) /* the RTT falls by an eighth a report */
+        peer_reports_rtt(&h, 655);
+    g_assert_cmpuint(h.session->rtt_us, <, 20000);
+    g_assert_cmpuint(send_for(&h, &now, &sequence, 400), >=, second * 9 / 10);
+    g_assert_cmpuint(send_for(&h, &now, &sequence, 4000), <=, second / 2);
+    session_harness_clear(&h);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
     g_test_add_func("/session/nack/cache-on-first-send-sized-to-rate",
                     test_cache_taken_on_first_send_and_sized_to_rate);
+    g_test_add_func("/session/nack/no-cache-without-nack", test_no_cache_without_nack);
+    g_test_add_func("/session/nack/cache-sized-by-rtt", test_cache_sized_by_rtt);
     g_test_add_func("/session/nack/flood-bounded-by-media-rate",
                     test_nack_flood_bounded_by_media_rate);
     g_test_add_func("/session/nack/one-nack-bounded", test_one_nack_answers_a_bounded_number);
