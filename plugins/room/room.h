@@ -195,7 +195,7 @@ typedef struct room_peer {
      * worker's state, and its layers for the API. */
     room_temporal_state temporal;
     atomic_int temporal_current, temporal_target;
-    room_bwe bwe;                           /* transport-cc estimate and probes (room_bwe.h) */
+    room_bwe bwe; /* transport-cc estimate and probes (room_bwe.h) */
 } room_peer;
 
 struct room {
