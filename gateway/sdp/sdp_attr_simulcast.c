@@ -52,6 +52,14 @@ int moat_sdp_attr_rid(moat_sdp_media *m, moat_sdp_span value, const char **why)
     return 0;
 }
 
+static bool in_send_list(const moat_sdp_media *m, moat_sdp_span id)
+{
+    for (size_t i = 0; i < m->n_simulcast_send; i++)
+        if (moat_sdp_span_eq(id, m->simulcast_send[i]))
+            return true;
+    return false;
+}
+
 /* Keeps the first alternative of each ';'-separated stream of a send list. */
 static int take_send_list(moat_sdp_media *m, moat_sdp_span list, const char **why)
 {
@@ -69,6 +77,10 @@ static int take_send_list(moat_sdp_media *m, moat_sdp_span list, const char **wh
         }
         if (!rid_id_valid(first) || m->n_simulcast_send >= MOAT_SDP_MAX_RIDS)
             continue;
+        if (in_send_list(m, first)) {
+            *why = "rid twice in simulcast list"; /* RFC 8853 §5.1 */
+            return -1;
+        }
         moat_sdp_span_copy(first, m->simulcast_send[m->n_simulcast_send],
                            sizeof m->simulcast_send[0]);
         m->n_simulcast_send++;

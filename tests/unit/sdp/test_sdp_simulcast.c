@@ -168,6 +168,9 @@ static void test_hostile(void)
     expect_fails("a=simulcast:send h;m;l", "a=simulcast:up h", "a=simulcast: bad direction");
     expect_fails("a=simulcast:send h;m;l", "a=simulcast:send h send m", "two send lists");
     expect_fails("a=simulcast:send h;m;l", "a=simulcast: ", "a=simulcast: missing");
+    /* A rid named twice would be answered twice (found by fuzz_sdp). */
+    expect_fails("a=simulcast:send h;m;l", "a=simulcast:send h;l;l", "rid twice");
+    expect_fails("a=simulcast:send h;m;l", "a=simulcast:send h;~l;l", "rid twice");
 
     /* Ids too long to name, and more rids than kept, are ignored. */
     GString *many = g_string_new("");
