@@ -3,10 +3,10 @@
 # tests/integration selected by the pytest marker expression EXPR, first
 # those not marked `serial` in parallel (E2E_JOBS pytest-xdist workers,
 # default 3: most tests wait on peers and timers, not on the CPU), then the
-# `serial` ones (tests/integration/conftest.py says why each is): two at a
-# time (E2E_SERIAL_JOBS, xdist workers taking whole files), except those
-# also marked `alone`, which wait until they have the machine to themselves.
-# JUnit reports: build/test-reports/NAME.xml and NAME-serial.xml.
+# `serial` ones (tests/integration/conftest.py says why each is): those
+# also marked `alone` one at a time, then the others two at a time
+# (E2E_SERIAL_JOBS, xdist workers taking whole files). JUnit reports:
+# build/test-reports/NAME.xml, NAME-alone.xml and NAME-serial.xml.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 name=$1 expr=$2
@@ -26,8 +26,10 @@ parallel=(-n "$jobs")
 [ "$jobs" -le 1 ] && parallel=()
 run -v "${parallel[@]}" -m "($expr) and not serial" --junitxml="$reports/$name.xml" \
   -p no:cacheprovider tests/integration
+run -v -m "($expr) and serial and alone" --junitxml="$reports/$name-alone.xml" \
+  -p no:cacheprovider tests/integration
 serial=(-n "$serial_jobs" --dist loadfile)
 [ "$serial_jobs" -le 1 ] && serial=()
-run -v "${serial[@]}" -m "($expr) and serial" --junitxml="$reports/$name-serial.xml" \
-  -p no:cacheprovider tests/integration
+run -v "${serial[@]}" -m "($expr) and serial and not alone" \
+  --junitxml="$reports/$name-serial.xml" -p no:cacheprovider tests/integration
 exit $status

@@ -7,8 +7,6 @@ build/gateway/moat). `make hostile` runs the tests marked `hostile` (see
 HOSTILE_FILES and @pytest.mark.hostile) against build-asan's ASan/UBSan
 gateway: any sanitizer report in a gateway's output fails the test during
 which it appeared."""
-import contextlib
-import fcntl
 import os
 import re
 import signal
@@ -38,11 +36,11 @@ ARTIFACTS = ROOT / "tests" / "artifacts"
 HOSTILE_FILES = {"test_hostile_input.py", "test_http_hardening.py", "test_http_slowloris.py",
                  "test_datachannel_hostile.py", "test_nack_amplification.py"}
 # Test files that must not share the machine with the parallel stage
-# (marker `serial`; `make integration` runs them after the parallel tests,
-# two at a time, E2E_SERIAL_JOBS). Each passes only while the gateway and
-# its peers get the CPU they need in time. Those in SERIAL_ALONE_FILES
-# (marker `alone` too) run only while no other test runs: they saturate the
-# machine in bursts or judge what it does under their own load.
+# (marker `serial`; `make integration` runs them after the parallel tests).
+# Each passes only while the gateway and its peers get the CPU they need in
+# time. Those in SERIAL_ALONE_FILES (marker `alone` too) run one at a time:
+# they saturate the machine in bursts or judge what it does under their own
+# load; the others run two at a time after them (E2E_SERIAL_JOBS).
 SERIAL_ALONE_FILES = {
     # floods at 20-50k packets/s from moat-flood or raw sockets, whose
     # verdicts (detector switches, kernel counters, media kept) assume the
@@ -97,8 +95,8 @@ SANITIZER_ENV = {**ASAN_ENV,
 def pytest_configure(config):
     config.addinivalue_line("markers", "serial: runs after the parallel tests, at most two "
                             "at once (SERIAL_FILES says why)")
-    config.addinivalue_line("markers", "alone: a serial test no other test may run beside "
-                            "(SERIAL_ALONE_FILES)")
+    config.addinivalue_line("markers", "alone: a serial test that runs with no other test "
+                            "beside it (SERIAL_ALONE_FILES)")
     config.addinivalue_line("markers", "hostile: attacks the gateway; `make hostile` also runs "
                             "it against the ASan/UBSan build (MOAT_GATEWAY_BINARY)")
 
@@ -113,33 +111,6 @@ def pytest_collection_modifyitems(config, items):
         if name in SERIAL_ALONE_FILES:
             item.add_marker(pytest.mark.alone)
 
-
-@contextlib.contextmanager
-def serial_slot(alone):
-    """The serial stage's admission, across its xdist workers: a test marked
-    `alone` holds the slot exclusively, the others share it. A turnstile
-    lets a waiting `alone` test in before further shared ones."""
-    ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    with open(ARTIFACTS / "serial-stage.turnstile", "a") as turnstile, \
-            open(ARTIFACTS / "serial-stage.lock", "a") as slot:
-        fcntl.flock(turnstile, fcntl.LOCK_EX)
-        fcntl.flock(slot, fcntl.LOCK_EX if alone else fcntl.LOCK_SH)
-        fcntl.flock(turnstile, fcntl.LOCK_UN)
-        try:
-            yield
-        finally:
-            fcntl.flock(slot, fcntl.LOCK_UN)
-
-
-@pytest.hookimpl(hookwrapper=True)
-def pytest_runtest_protocol(item, nextitem):
-    """A serial test run by an xdist worker (the serial stage) waits for its
-    slot; set-up and tear-down, module fixtures included, run inside it."""
-    if not os.environ.get("PYTEST_XDIST_WORKER") or item.get_closest_marker("serial") is None:
-        yield
-        return
-    with serial_slot(item.get_closest_marker("alone") is not None):
-        yield
 
 
 def free_port(kind=socket.SOCK_STREAM, count=1):
