@@ -15,7 +15,7 @@ SOAK_SECONDS ?= 600
 # make test runs each fuzz target this long: every target builds, replays its
 # seeds and corpus and runs some 10^5-10^6 new inputs; campaigns: make fuzz
 # FUZZ_SECONDS=600.
-TEST_FUZZ_SECONDS ?= 10
+TEST_FUZZ_SECONDS ?= 8
 
 .PHONY: install image test-image all deps build build-asan build-fuzz build-tsan run test unit fuzz integration hostile tsan \
 	soak soak-quick bench bench-quick format clean
@@ -99,8 +99,8 @@ soak-quick:
 # Each phase is timed; the table of phases and of the ten slowest tests comes
 # last (scripts/timed-phases.sh).
 test: build build-asan build-fuzz build-tsan
-	@FUZZ_SECONDS=$(TEST_FUZZ_SECONDS) FUZZ_JOBS=1 FUZZ_UNIT_TIMEOUT=60 bash scripts/timed-phases.sh \
-	  unit+tsan integration+idle:fuzz hostile+soak-quick bench-quick
+	@FUZZ_SECONDS=$(TEST_FUZZ_SECONDS) bash scripts/timed-phases.sh \
+	  unit+tsan+fuzz integration hostile+soak-quick bench-quick
 
 bench: build
 	@bash bench/run-all.sh build
