@@ -15,6 +15,9 @@ serial_jobs=${E2E_SERIAL_JOBS:-2}
 reports=build/test-reports
 mkdir -p "$reports"
 python=.venv/bin/python
+# Rewritten test modules are cached in __pycache__ (ignored by git): each
+# pytest run and xdist worker reuses them instead of parsing ~80 files.
+unset PYTHONDONTWRITEBYTECODE
 status=0
 # pytest exits 5 when a marker expression selects nothing: not a failure.
 run() {
