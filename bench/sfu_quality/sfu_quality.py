@@ -211,7 +211,8 @@ def bring_up(sfu, link):
         viewer.attach()
         need = 0 if QUICK else 30
         if not viewer.wait_for(f"{VIEWER_STATS}.then((v) => v && v.frames > {need})", 30):
-            raise RuntimeError(f"viewer decodes nothing after 30 s: {viewer.evaluate(VIEWER_STATS)} "
+            raise RuntimeError(f"viewer decodes nothing after 30 s: "
+                               f"{viewer.evaluate(VIEWER_STATS)} "
                                f"(page error: {page_error(viewer)})")
         return publisher, viewer
     except Exception:
