@@ -25,9 +25,13 @@ For each, from the viewer's getStats (inbound-rtp video) over the window
 (after a warm-up; for the step from just before the drop to the end):
 frames decoded per second, freezeCount, totalFreezesDuration, received
 kbit/s and the median frameWidth. Step: seconds from the drop until the
-decoded width is that of the l layer (320, the only layer that fits 400
-kbit/s) and from the recovery until it is back to the width held before
-the drop ("none": not within the 10 s low or the 15 s that follow).
+viewer decodes at most the width of the layer that fits 400 kbit/s (the
+largest whose bitrate, measured at the publisher just before the drop, is
+at most 80 % of it: the rest is audio and overhead; the smaller of its
+sent rate and encoder target, see PUBLISHER_RIDS; Chromium's fake camera
+encodes cheaply, so that can be m rather than l) and from the recovery
+until it is back to the width held before the drop ("none": not within the
+10 s low or the 15 s that follow; "-": no step down to recover from).
 
 Last line:
   sfu_quality freeze_s_moat=<sum over conditions> freeze_s_janus=<same>
@@ -35,7 +39,8 @@ Last line:
 ratio is inf when Moat froze 0 s and Janus more, 1.00 when both froze 0 s;
 na where a side was not measured (Janus or Chromium missing, or a run that
 failed: the table says which). adapt_*: na when the step was not run (quick
-mode), none when Moat did not adapt within the bound.
+mode or Moat did not step down), none when Moat did not adapt within the
+bound.
 
 MOAT_BENCH_QUICK=1 (`make bench-quick`): the clean condition only, a 5 s
 window, Moat then Janus; the figures mean nothing. Progress goes to stderr.
@@ -71,6 +76,7 @@ WINDOW_S = 5.0 if QUICK else 20.0
 LOW_HOLD_S = 10.0
 UP_WAIT_S = 15.0
 L_WIDTH = 320
+FIT_SHARE = 0.8  # of LOW_BPS a layer may take and "fit" (audio, overhead)
 JANUS_API_PORT = 8088  # netns_bench's Janus configuration
 PAGE_PORT = 8090
 
@@ -85,6 +91,24 @@ VIEWER_STATS = """(async () => {
       o = {frames: s.framesDecoded || 0, freezes: s.freezeCount || 0,
            freeze_s: s.totalFreezesDuration || 0, width: s.frameWidth || 0,
            bytes: s.bytesReceived || 0, t: performance.now() / 1000};
+  });
+  return o;
+})()"""
+
+# Each simulcast layer the publisher sends: rid -> [frameWidth, bytes sent
+# less retransmissions, t, the encoder's targetBitrate]. Chromium's bytesSent
+# on its lowest layer includes its probing padding (1.6 Mbit/s of it on a
+# layer whose target is 150 kbit/s), and the fake camera encodes far below
+# target on the others: a layer's rate is taken as the smaller of the two.
+PUBLISHER_RIDS = """(async () => {
+  const pc = window.moatRoom && window.moatRoom.pc;
+  if (!pc) return {};
+  const report = await pc.getStats();
+  const o = {};
+  report.forEach((s) => {
+    if (s.type === 'outbound-rtp' && s.kind === 'video' && s.rid)
+      o[s.rid] = [s.frameWidth || 0, (s.bytesSent || 0) - (s.retransmittedBytesSent || 0),
+                  performance.now() / 1000, s.targetBitrate || 0];
   });
   return o;
 })()"""
@@ -253,7 +277,25 @@ def measure_steady(viewer):
     return delta(a, viewer.evaluate(VIEWER_STATS), widths)
 
 
-def measure_step(viewer, link):
+def fitting_width(publisher):
+    """The width of the largest layer that fits the low rate: its rate at
+    the publisher (over 2 s; PUBLISHER_RIDS) at most FIT_SHARE of LOW_BPS, the rest left
+    for audio and packet overhead; the smallest layer when none does. Also
+    the layers, rid -> (width, kbit/s), for the table."""
+    a = publisher.evaluate(PUBLISHER_RIDS)
+    time.sleep(2.0)
+    b = publisher.evaluate(PUBLISHER_RIDS)
+    layers = {}
+    for rid, (width, sent, t, target) in b.items():
+        if rid in a and t > a[rid][2] and width > 0:
+            sent_bps = (sent - a[rid][1]) * 8 / (t - a[rid][2])
+            layers[rid] = (width, min(sent_bps, target or sent_bps) / 1000)
+    fits = [w for w, kbps in layers.values() if kbps * 1000 <= FIT_SHARE * LOW_BPS]
+    smallest = min((w for w, _ in layers.values()), default=L_WIDTH)
+    return (max(fits) if fits else smallest), layers
+
+
+def measure_step(publisher, viewer, link):
     # Settled at 3 Mbit/s: the decoded width unchanged for 3 s (at most 25 s).
     settled, deadline = 0, time.monotonic() + 25
     while time.monotonic() < deadline:
@@ -263,17 +305,21 @@ def measure_step(viewer, link):
             settled = widths[0]
             break
     settled = settled or viewer.evaluate(VIEWER_STATS)["width"]
-    progress(f"  settled at width {settled}; bottleneck to {LOW_BPS // 1000} kbit/s")
+    fit, layers = fitting_width(publisher)
+    progress(f"  settled at width {settled}; publisher layers (width, kbit/s) {layers}; "
+             f"width {fit} fits {LOW_BPS // 1000} kbit/s; bottleneck to {LOW_BPS // 1000} kbit/s")
     widths = []
     a = viewer.evaluate(VIEWER_STATS)
     link.rate_bps = LOW_BPS
-    down_s = sample_for(viewer, LOW_HOLD_S, widths, until=lambda w: 0 < w <= L_WIDTH)
+    down_s = sample_for(viewer, LOW_HOLD_S, widths, until=lambda w: 0 < w <= fit)
     link.rate_bps = HIGH_BPS
     progress(f"  down after {down_s} s; bottleneck back to {HIGH_BPS // 1000} kbit/s")
-    up_s = sample_for(viewer, UP_WAIT_S, widths, until=lambda w: w >= settled)
+    # Back up: only meaningful after a step down (else "-" in the table).
+    up_s = sample_for(viewer, UP_WAIT_S, widths,
+                      until=(lambda w: w >= settled) if down_s is not None else None)
     progress(f"  up after {up_s} s")
     result = delta(a, viewer.evaluate(VIEWER_STATS), widths)
-    result.update(settled=settled, down_s=down_s, up_s=up_s)
+    result.update(settled=settled, fit=fit, layers=layers, down_s=down_s, up_s=up_s)
     return result
 
 
@@ -282,9 +328,9 @@ def run_one(sfu, condition):
     browsers = ()
     try:
         browsers = bring_up(sfu, link)
-        viewer = browsers[1]
+        publisher, viewer = browsers
         if condition == "step":
-            return measure_step(viewer, link)
+            return measure_step(publisher, viewer, link)
         return measure_steady(viewer)
     finally:
         for browser in reversed(browsers):
@@ -297,6 +343,11 @@ def fmt(value, spec=".2f"):
     if value is None:
         return "none"
     return format(value, spec)
+
+
+def up_text(result, spec, no_down="-"):
+    """The step's up_s; no_down when there was no step down to recover from."""
+    return no_down if result["down_s"] is None else fmt(result["up_s"], spec)
 
 
 def ratio_text(janus, moat):
@@ -344,8 +395,8 @@ def main():
           f"after {WARM_S:.0f} s warm-up; bench took {time.monotonic() - started:.0f} s; "
           f"load average {os.getloadavg()[0]:.1f}")
     print(f"{'condition':9} {'sfu':6} {'fps':>6} {'freezes':>7} {'freeze_s':>8} {'kbit/s':>7} "
-          f"{'width':>6} {'down_s':>6} {'up_s':>6}")
-    sums = {}
+          f"{'width':>6} {'from':>5} {'fit':>5} {'down_s':>6} {'up_s':>6}")
+    sums, notes = {}, []
     for condition in conditions:
         for sfu in sfus:
             r = results[(sfu.name, condition)]
@@ -356,10 +407,22 @@ def main():
             if sums.get(sfu.name, 0) is not None:
                 sums[sfu.name] = sums.get(sfu.name, 0) + r["freeze_s"]
             step = condition == "step"
+            if step:
+                layers = ", ".join(f"{rid} {w}w {kbps:.0f} kbit/s"
+                                   for rid, (w, kbps) in sorted(r["layers"].items()))
+                notes.append(f"step/{sfu.name}: publisher layers {layers}")
             print(f"{condition:9} {sfu.name:6} {r['fps']:6.1f} {r['freezes']:7d} "
                   f"{r['freeze_s']:8.2f} {r['kbps']:7.0f} {r['width']:6.0f} "
+                  f"{r['settled'] if step else '-':>5} {r['fit'] if step else '-':>5} "
                   f"{fmt(r['down_s'], '.1f') if step else '-':>6} "
-                  f"{fmt(r['up_s'], '.1f') if step else '-':>6}")
+                  f"{up_text(r, '.1f') if step else '-':>6}")
+    for note in notes:
+        print(note)
+    if any(c == "step" for c in conditions):
+        print(f"step: from = width before the drop, fit = width of the largest layer whose "
+              f"bitrate at the publisher is at most {FIT_SHARE:.0%} of {LOW_BPS // 1000} "
+              f"kbit/s; down_s until the viewer decodes at most `fit`, up_s until back to "
+              f"`from` (- without a step down)")
     if len(sfus) > 1:
         print(JANUS_NOTE)
     else:
@@ -369,7 +432,7 @@ def main():
     if step is None or "error" in step:
         down = up = "na"
     else:
-        down, up = fmt(step["down_s"]), fmt(step["up_s"])
+        down, up = fmt(step["down_s"]), up_text(step, ".2f", "na")
     print(f"sfu_quality freeze_s_moat={fmt(moat) if moat is not None else 'na'} "
           f"freeze_s_janus={fmt(janus) if janus is not None else 'na'} "
           f"ratio={ratio_text(janus, moat)} adapt_down_s={down} adapt_up_s={up}")
