@@ -24,8 +24,9 @@ Conditions, each with a fresh link, SFU and browsers:
 For each, from the viewer's getStats (inbound-rtp video) over the window
 (after a warm-up; for the step from just before the drop to the end):
 frames decoded per second, freezeCount, totalFreezesDuration, received
-kbit/s and the median frameWidth. Step: seconds from the drop until the
-viewer decodes at most the width of the layer that fits 400 kbit/s (the
+kbit/s, the median frameWidth and how often the decoded width changed
+(sw, sampled every 0.5 s, 0.2 s in the step). Step: seconds from the
+drop until the viewer decodes at most the width of the layer that fits 400 kbit/s (the
 largest whose bitrate, measured at the publisher just before the drop, is
 at most 80 % of it: the rest is audio and overhead; the smaller of its
 sent rate and encoder target, see PUBLISHER_RIDS; Chromium's fake camera
@@ -251,7 +252,8 @@ def delta(a, b, widths):
     return {"fps": (b["frames"] - a["frames"]) / dt, "freezes": b["freezes"] - a["freezes"],
             "freeze_s": b["freeze_s"] - a["freeze_s"],
             "kbps": (b["bytes"] - a["bytes"]) * 8 / dt / 1000,
-            "width": statistics.median(widths) if widths else 0, "window_s": dt}
+            "width": statistics.median(widths) if widths else 0, "window_s": dt,
+            "switches": sum(1 for x, y in zip(widths, widths[1:]) if x != y)}
 
 
 def sample_for(viewer, seconds, widths, until=None, interval=0.2):
@@ -395,7 +397,7 @@ def main():
           f"after {WARM_S:.0f} s warm-up; bench took {time.monotonic() - started:.0f} s; "
           f"load average {os.getloadavg()[0]:.1f}")
     print(f"{'condition':9} {'sfu':6} {'fps':>6} {'freezes':>7} {'freeze_s':>8} {'kbit/s':>7} "
-          f"{'width':>6} {'from':>5} {'fit':>5} {'down_s':>6} {'up_s':>6}")
+          f"{'width':>6} {'sw':>3} {'from':>5} {'fit':>5} {'down_s':>6} {'up_s':>6}")
     sums, notes = {}, []
     for condition in conditions:
         for sfu in sfus:
@@ -412,7 +414,7 @@ def main():
                                    for rid, (w, kbps) in sorted(r["layers"].items()))
                 notes.append(f"step/{sfu.name}: publisher layers {layers}")
             print(f"{condition:9} {sfu.name:6} {r['fps']:6.1f} {r['freezes']:7d} "
-                  f"{r['freeze_s']:8.2f} {r['kbps']:7.0f} {r['width']:6.0f} "
+                  f"{r['freeze_s']:8.2f} {r['kbps']:7.0f} {r['width']:6.0f} {r['switches']:3d} "
                   f"{r['settled'] if step else '-':>5} {r['fit'] if step else '-':>5} "
                   f"{fmt(r['down_s'], '.1f') if step else '-':>6} "
                   f"{up_text(r, '.1f') if step else '-':>6}")
