@@ -9,7 +9,7 @@ quick=${MOAT_BENCH_QUICK:-0}
 [ "$quick" = 0 ] && quick=
 QUICK_LIMIT_S=${QUICK_LIMIT_S:-300}
 status=0
-for bench in srtpplus datachannel flood paced handover relay sfu cluster memory transcode voip tunnel; do
+for bench in srtpplus datachannel flood paced handover relay sfu sfu_quality cluster memory transcode voip tunnel; do
   if [ ! -x "$build/bench/$bench" ]; then
     if [ -n "$quick" ]; then
       echo "== bench/$bench: not built"; status=1
