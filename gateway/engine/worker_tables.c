@@ -115,7 +115,7 @@ static void route_tuple_ref(moat_worker *worker, const struct sockaddr_in6 *remo
     key = g_memdup2(remote, sizeof *remote);
     g_hash_table_insert(worker->route_tuples, key, GUINT_TO_POINTER(1));
     if (worker->kernel)
-        moat_kernel_filter_bind_tuple(worker->kernel, key, remote);
+        moat_kernel_filter_pass_tuple(worker->kernel, key, remote);
 }
 
 static void route_tuple_unref(moat_worker *worker, const struct sockaddr_in6 *remote)
