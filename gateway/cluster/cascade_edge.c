@@ -93,7 +93,7 @@ static void refuse_waiting(cascade_link *link, unsigned status, const char *deta
 /* The edge's leg, started towards `remote` (or, when the link failed,
  * towards nowhere and hung up at once: a created session must start to
  * end). */
-static bool start_leg(cascade_link *link, const char *media, int port)
+static bool start_leg(cascade_link *link, const char *media, int port, json_t *ssrcs)
 {
     moat_cluster *cluster = link->cascade->cluster;
     moat_path path = {0};
@@ -104,9 +104,17 @@ static bool start_leg(cascade_link *link, const char *media, int port)
         moat_cascade_address("::1", 9, &path.remote);
         path.local = path.remote.sin6_addr;
     }
+    for (size_t i = 0; i < 2; i++) {
+        json_t *ssrc = json_array_get(ssrcs, i);
+        json_int_t value = json_is_integer(ssrc) ? json_integer_value(ssrc) : 0;
+        link->owner_ssrcs[i] = value > 0 && value <= (json_int_t)UINT32_MAX ? (uint32_t)value : 0;
+    }
     moat_srtp_keying keys;
     moat_cascade_keying(&keys, link->to_owner, link->to_edge);
-    moat_session_start_cascade(link->leg, link->leg_worker, &path, &keys, MOAT_CASCADE_CONSENT_MS);
+    /* Routed by the owner leg's SSRCs: the links of other rooms from the
+     * same owner come from the same socket to the same one here. */
+    moat_session_start_cascade(link->leg, link->leg_worker, &path, &keys, MOAT_CASCADE_CONSENT_MS,
+                               link->owner_ssrcs, usable ? 2 : 0);
     OPENSSL_cleanse(&keys, sizeof keys);
     link->leg = NULL;
     if (!usable) {
@@ -129,14 +137,9 @@ static void link_answered(void *user, moat_http_response *response)
     const char *media = json_string_value(json_object_get(body, "media"));
     json_t *port = json_object_get(body, "port");
     bool ok = id && strlen(id) < sizeof link->remote_id && json_is_integer(port) &&
-              start_leg(link, media, (int)json_integer_value(port));
+              start_leg(link, media, (int)json_integer_value(port), json_object_get(body, "ssrcs"));
     if (ok) {
         snprintf(link->remote_id, sizeof link->remote_id, "%s", id);
-        json_t *ssrcs = json_object_get(body, "ssrcs");
-        for (size_t i = 0; i < 2; i++) {
-            json_t *ssrc = json_array_get(ssrcs, i);
-            link->owner_ssrcs[i] = json_is_integer(ssrc) ? (uint32_t)json_integer_value(ssrc) : 0;
-        }
         link->state = LINK_UP;
         cascade->links_opened++;
         moat_log_info("cluster", "cascade: room %s/%s fed by %s (%s:%d)", link->plugin, link->room,
@@ -148,7 +151,7 @@ static void link_answered(void *user, moat_http_response *response)
         g_list_free(waiting);
     } else {
         if (link->leg)
-            start_leg(link, NULL, 0);
+            start_leg(link, NULL, 0, NULL);
         cascade->links_failed++;
         moat_log_warn("cluster", "cascade: room %s/%s: the owner %s refused the link (%u)",
                       link->plugin, link->room, link->owner, response->status);
@@ -200,7 +203,8 @@ static cascade_link *open_link(moat_cascade *cascade, pending_offer *offer,
     snprintf(link->leg_id, sizeof link->leg_id, "%s", created.record->id);
     link->leg = created.session;
     link->leg_worker = created.record->worker;
-    moat_cascade_request request = {.port = moat_worker_port(created.record->worker)};
+    moat_cascade_request request = {.port = moat_worker_port(created.record->worker),
+                                    .ssrc = moat_session_rtcp_ssrc(created.session)};
     snprintf(request.plugin, sizeof request.plugin, "%s", offer->plugin);
     snprintf(request.room, sizeof request.room, "%s", offer->room);
     snprintf(request.edge, sizeof request.edge, "%s", cluster->node_id);

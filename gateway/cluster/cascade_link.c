@@ -17,6 +17,8 @@ char *moat_cascade_request_to_json(const moat_cascade_request *request)
         json_pack("{s:s, s:s, s:s, s:s, s:i, s:s, s:s}", "plugin", request->plugin, "room",
                   request->room, "edge", request->edge, "media", request->media, "port",
                   (int)request->port, "to_edge", to_edge, "to_owner", to_owner);
+    if (object && request->ssrc)
+        json_object_set_new(object, "ssrc", json_integer((json_int_t)request->ssrc));
     g_free(to_edge);
     g_free(to_owner);
     char *text = object ? json_dumps(object, JSON_COMPACT) : NULL;
@@ -85,6 +87,8 @@ bool moat_cascade_request_parse(const char *body, size_t length, moat_cascade_re
     struct sockaddr_in6 address;
     json_t *port = json_object_get(object, "port");
     json_int_t port_value = json_is_integer(port) ? json_integer_value(port) : 0;
+    json_t *ssrc = json_object_get(object, "ssrc");
+    json_int_t ssrc_value = json_is_integer(ssrc) ? json_integer_value(ssrc) : 0;
     if (!json_is_object(object))
         problem = "not a JSON object";
     else if (!take_string(object, "plugin", out->plugin, sizeof out->plugin) ||
@@ -102,6 +106,8 @@ bool moat_cascade_request_parse(const char *body, size_t length, moat_cascade_re
     else if (!take_keying(object, "to_edge", out->to_edge) ||
              !take_keying(object, "to_owner", out->to_owner))
         problem = "to_edge and to_owner: 30 bytes of base64 each";
+    else if (ssrc && (ssrc_value < 1 || ssrc_value > (json_int_t)UINT32_MAX))
+        problem = "ssrc: 1 to 4294967295";
     json_decref(object);
     if (problem) {
         snprintf(why, why_size, "%s", problem);
@@ -109,6 +115,7 @@ bool moat_cascade_request_parse(const char *body, size_t length, moat_cascade_re
         return false;
     }
     out->port = (uint16_t)port_value;
+    out->ssrc = (uint32_t)ssrc_value;
     return true;
 }
 

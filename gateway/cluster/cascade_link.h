@@ -34,13 +34,15 @@ typedef struct {
     uint16_t port;                         /* its worker's port */
     uint8_t to_edge[MOAT_CASCADE_KEYING];  /* owner -> edge: key || salt */
     uint8_t to_owner[MOAT_CASCADE_KEYING]; /* edge -> owner */
+    uint32_t ssrc; /* what the edge's leg sends from (its RTCP); 0: not said */
 } moat_cascade_request;
 
 /* The request as JSON (g_malloc'd); keys in base64. */
 char *moat_cascade_request_to_json(const moat_cascade_request *request);
 /* Parses a request from the network: a JSON object of at most
  * MOAT_CASCADE_REQUEST_MAX bytes whose names are valid, media an IP
- * address, port 1..65535 and keys exactly MOAT_CASCADE_KEYING bytes.
+ * address, port 1..65535 and keys exactly MOAT_CASCADE_KEYING bytes;
+ * "ssrc" optional (1..2^32-1; absent: 0).
  * False with a reason otherwise. */
 bool moat_cascade_request_parse(const char *body, size_t length, moat_cascade_request *out,
                                 char *why, size_t why_size);

@@ -94,7 +94,7 @@ static bool open_leg(moat_cascade *cascade, const moat_cascade_request *link,
     moat_srtp_keying keys;
     moat_cascade_keying(&keys, link->to_edge, link->to_owner);
     moat_session_start_cascade(created.session, created.record->worker, &path, &keys,
-                               MOAT_CASCADE_CONSENT_MS);
+                               MOAT_CASCADE_CONSENT_MS, &link->ssrc, 1);
     OPENSSL_cleanse(&keys, sizeof keys);
     g_ptr_array_add(room->sessions, g_strdup(created.record->id));
     g_hash_table_replace(cascade->owner_legs, g_strdup(created.record->id), g_strdup(link->edge));

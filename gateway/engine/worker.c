@@ -56,6 +56,18 @@ static gboolean tuple_equal(gconstpointer a, gconstpointer b)
            memcmp(&x->sin6_addr, &y->sin6_addr, sizeof x->sin6_addr) == 0;
 }
 
+static guint route_hash(gconstpointer key)
+{
+    const moat_route *route = key;
+    return (tuple_hash(&route->remote) ^ route->ssrc) * 16777619u;
+}
+
+static gboolean route_equal(gconstpointer a, gconstpointer b)
+{
+    const moat_route *x = a, *y = b;
+    return x->ssrc == y->ssrc && tuple_equal(&x->remote, &y->remote);
+}
+
 static void free_session(gpointer data)
 {
     moat_session_free(data);
@@ -133,6 +145,8 @@ moat_worker *moat_worker_new(unsigned index, const char *bind_address, uint16_t 
     worker->sessions_by_id = g_hash_table_new_full(g_str_hash, g_str_equal, NULL, free_session);
     worker->sessions_by_ufrag = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
     worker->sessions_by_tuple = g_hash_table_new_full(tuple_hash, tuple_equal, g_free, NULL);
+    worker->sessions_by_route = g_hash_table_new_full(route_hash, route_equal, g_free, NULL);
+    worker->route_tuples = g_hash_table_new_full(tuple_hash, tuple_equal, g_free, NULL);
     moat_receive_batch_init(&worker->receive);
     moat_worker_send_batch_init(worker);
     if (worker->epoll_fd < 0 || worker->event_fd < 0 || worker->timer_fd < 0) {
@@ -514,6 +528,8 @@ void moat_worker_free(moat_worker *worker)
         return;
     moat_worker_stop(worker);
     g_hash_table_destroy(worker->sessions_by_tuple);
+    g_hash_table_destroy(worker->sessions_by_route);
+    g_hash_table_destroy(worker->route_tuples);
     g_hash_table_destroy(worker->sessions_by_ufrag);
     g_hash_table_destroy(worker->sessions_by_id);
     if (worker->plain_by_fd)

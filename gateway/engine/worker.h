@@ -164,6 +164,22 @@ bool moat_worker_bind_tuple(moat_worker *worker, const struct sockaddr_in6 *remo
                             moat_session *session);
 void moat_worker_unbind_tuple(moat_worker *worker, const struct sockaddr_in6 *remote,
                               moat_session *session);
+/* A 5-tuple shared by several sessions (the cascade legs between two nodes'
+ * worker sockets, one per room, all from one remote socket to ours), each
+ * session owning the SSRCs its peer sends from (RTP: the header's SSRC,
+ * RTCP: the first packet's sender SSRC). A packet whose tuple no session
+ * owns goes to the session owning its (tuple, SSRC). Same rules as the
+ * tuple table: binding never replaces another session's route, and fails
+ * when a session owns the whole tuple; unbinding removes only this
+ * session's. Worker thread. */
+typedef struct {
+    struct sockaddr_in6 remote;
+    uint32_t ssrc;
+} moat_route;
+bool moat_worker_bind_route(moat_worker *worker, const struct sockaddr_in6 *remote, uint32_t ssrc,
+                            moat_session *session);
+void moat_worker_unbind_route(moat_worker *worker, const struct sockaddr_in6 *remote, uint32_t ssrc,
+                              moat_session *session);
 /* Our host candidates' addresses (v4-mapped for IPv4) and priorities; control
  * thread, before moat_worker_start. */
 #define MOAT_WORKER_MAX_CANDIDATES 16

@@ -75,7 +75,12 @@ struct moat_worker {
     GHashTable *sessions_by_id;    /* id -> session (owned) */
     GHashTable *sessions_by_ufrag; /* local ufrag -> session */
     GHashTable *sessions_by_tuple; /* sockaddr_in6 -> session */
-    GHashTable *plain_by_fd;       /* extra socket -> handler (ingest legs, call legs) */
+    /* Tuples several sessions share (cascade legs between two nodes' worker
+     * sockets), told apart by the packet's SSRC: moat_route -> session, and
+     * each shared tuple -> its route count (moat_worker_bind_route). */
+    GHashTable *sessions_by_route;
+    GHashTable *route_tuples;
+    GHashTable *plain_by_fd; /* extra socket -> handler (ingest legs, call legs) */
     /* Our host candidates and their priorities (set before the thread starts). */
     struct in6_addr candidate_addresses[MOAT_WORKER_MAX_CANDIDATES];
     uint32_t candidate_priorities[MOAT_WORKER_MAX_CANDIDATES];

@@ -69,6 +69,19 @@ static void dispatch_stun(moat_worker *worker, const moat_path *path, uint8_t *d
     moat_session_handle_stun(session, path, data, length);
 }
 
+/* On a tuple several sessions share: the one owning the packet's SSRC (RTP:
+ * the header's; RTCP, payload types 192..223: the first packet's sender). */
+static moat_session *by_route(moat_worker *worker, const moat_path *path, const uint8_t *data,
+                              size_t length)
+{
+    if (length < 12)
+        return NULL;
+    size_t at = data[1] >= 192 && data[1] <= 223 ? 4 : 8;
+    uint32_t ssrc = (uint32_t)data[at] << 24 | (uint32_t)data[at + 1] << 16 |
+                    (uint32_t)data[at + 2] << 8 | data[at + 3];
+    return moat_worker_session_by_route(worker, &path->remote, ssrc);
+}
+
 void moat_worker_dispatch(moat_worker *worker, const moat_path *path, uint8_t *data, size_t length)
 {
     moat_packet_class class = moat_packet_classify(data, length);
@@ -81,6 +94,16 @@ void moat_worker_dispatch(moat_worker *worker, const moat_path *path, uint8_t *d
         return;
     }
     moat_session *session = moat_worker_session_by_tuple(worker, &path->remote);
+    if (!session && class == MOAT_PACKET_SRTP && g_hash_table_size(worker->route_tuples) > 0 &&
+        g_hash_table_contains(worker->route_tuples, &path->remote)) {
+        /* A shared tuple: an SSRC none of its sessions owns is dropped here,
+         * for a lookup (a forgery from a spoofed node address, mostly). */
+        session = by_route(worker, path, data, length);
+        if (!session) {
+            drop(worker, MOAT_DROP_UNKNOWN_SSRC);
+            return;
+        }
+    }
     if (!session) {
         drop(worker, MOAT_DROP_UNKNOWN_TUPLE);
         return;

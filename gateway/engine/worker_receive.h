@@ -50,6 +50,9 @@ void moat_worker_receive(moat_worker *worker, int socket_fd, moat_receive_batch 
 void moat_worker_dispatch(moat_worker *worker, const moat_path *path, uint8_t *data, size_t length);
 
 moat_session *moat_worker_session_by_tuple(moat_worker *worker, const struct sockaddr_in6 *remote);
+/* The session owning (remote, ssrc) on a shared tuple (moat_worker_bind_route). */
+moat_session *moat_worker_session_by_route(moat_worker *worker, const struct sockaddr_in6 *remote,
+                                           uint32_t ssrc);
 moat_session *moat_worker_session_by_ufrag(moat_worker *worker, const char *ufrag);
 
 #endif

@@ -101,6 +101,80 @@ void moat_worker_unbind_tuple(moat_worker *worker, const struct sockaddr_in6 *re
         moat_kernel_filter_unbind_tuple(worker->kernel, remote);
 }
 
+/* A route's tuple, counted: the first route puts it in the kernel filter's
+ * map as a tuple it passes (no one session's tags to check: the sessions
+ * behind it check their own), the last one takes it out. */
+static void route_tuple_ref(moat_worker *worker, const struct sockaddr_in6 *remote)
+{
+    gpointer key, count;
+    if (g_hash_table_lookup_extended(worker->route_tuples, remote, &key, &count)) {
+        g_hash_table_insert(worker->route_tuples, g_memdup2(remote, sizeof *remote),
+                            GUINT_TO_POINTER(GPOINTER_TO_UINT(count) + 1));
+        return;
+    }
+    key = g_memdup2(remote, sizeof *remote);
+    g_hash_table_insert(worker->route_tuples, key, GUINT_TO_POINTER(1));
+    if (worker->kernel)
+        moat_kernel_filter_pass_tuple(worker->kernel, key, remote);
+}
+
+static void route_tuple_unref(moat_worker *worker, const struct sockaddr_in6 *remote)
+{
+    gpointer key, count;
+    if (!g_hash_table_lookup_extended(worker->route_tuples, remote, &key, &count))
+        return;
+    if (GPOINTER_TO_UINT(count) > 1) {
+        g_hash_table_insert(worker->route_tuples, g_memdup2(remote, sizeof *remote),
+                            GUINT_TO_POINTER(GPOINTER_TO_UINT(count) - 1));
+        return;
+    }
+    if (worker->kernel) {
+        moat_kernel_filter_unbind_tuple(worker->kernel, remote);
+        moat_kernel_filter_forget(worker->kernel, key);
+    }
+    g_hash_table_remove(worker->route_tuples, remote);
+}
+
+bool moat_worker_bind_route(moat_worker *worker, const struct sockaddr_in6 *remote, uint32_t ssrc,
+                            moat_session *session)
+{
+    moat_route route = {.ssrc = ssrc};
+    route.remote.sin6_family = AF_INET6;
+    route.remote.sin6_addr = remote->sin6_addr;
+    route.remote.sin6_port = remote->sin6_port;
+    moat_session *owner = g_hash_table_lookup(worker->sessions_by_route, &route);
+    if (owner == session)
+        return true;
+    if (owner != NULL || g_hash_table_contains(worker->sessions_by_tuple, remote))
+        return false;
+    g_hash_table_insert(worker->sessions_by_route, g_memdup2(&route, sizeof route), session);
+    route_tuple_ref(worker, remote);
+    return true;
+}
+
+void moat_worker_unbind_route(moat_worker *worker, const struct sockaddr_in6 *remote, uint32_t ssrc,
+                              moat_session *session)
+{
+    moat_route route = {.ssrc = ssrc};
+    route.remote.sin6_family = AF_INET6;
+    route.remote.sin6_addr = remote->sin6_addr;
+    route.remote.sin6_port = remote->sin6_port;
+    if (g_hash_table_lookup(worker->sessions_by_route, &route) != session)
+        return;
+    g_hash_table_remove(worker->sessions_by_route, &route);
+    route_tuple_unref(worker, remote);
+}
+
+moat_session *moat_worker_session_by_route(moat_worker *worker, const struct sockaddr_in6 *remote,
+                                           uint32_t ssrc)
+{
+    moat_route route = {.ssrc = ssrc};
+    route.remote.sin6_family = AF_INET6;
+    route.remote.sin6_addr = remote->sin6_addr;
+    route.remote.sin6_port = remote->sin6_port;
+    return g_hash_table_lookup(worker->sessions_by_route, &route);
+}
+
 moat_session *moat_worker_session_by_tuple(moat_worker *worker, const struct sockaddr_in6 *remote)
 {
     return g_hash_table_lookup(worker->sessions_by_tuple, remote);

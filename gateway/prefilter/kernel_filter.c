@@ -140,6 +140,15 @@ void moat_kernel_filter_bind_tuple(moat_kernel_filter *filter, const void *owner
                       "tuple map full: unknown tuples pass to user space until there is room");
 }
 
+void moat_kernel_filter_pass_tuple(moat_kernel_filter *filter, const void *owner,
+                                   const struct sockaddr_in6 *remote)
+{
+    struct moat_kf_tuple key = tuple_key(remote);
+    if (!moat_kf_state_pass_tuple(&filter->state, owner, &key))
+        moat_log_warn("kernel-filter",
+                      "tuple map full: unknown tuples pass to user space until there is room");
+}
+
 void moat_kernel_filter_unbind_tuple(moat_kernel_filter *filter, const struct sockaddr_in6 *remote)
 {
     struct moat_kf_tuple key = tuple_key(remote);

@@ -34,6 +34,10 @@ void moat_kernel_filter_set_worker_enforcing(moat_kernel_filter *filter, bool en
  * checks instead of being dropped as an unknown tuple. */
 void moat_kernel_filter_bind_tuple(moat_kernel_filter *filter, const void *owner,
                                    const struct sockaddr_in6 *remote);
+/* A tuple several sessions share (cascade legs): known, so not dropped as
+ * unknown, and passed to user space unchecked. */
+void moat_kernel_filter_pass_tuple(moat_kernel_filter *filter, const void *owner,
+                                   const struct sockaddr_in6 *remote);
 void moat_kernel_filter_unbind_tuple(moat_kernel_filter *filter, const struct sockaddr_in6 *remote);
 /* The owner left the worker: its tuples and its slot go. */
 void moat_kernel_filter_forget(moat_kernel_filter *filter, const void *owner);

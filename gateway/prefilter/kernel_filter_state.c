@@ -286,11 +286,25 @@ static void settle(moat_kf_state *state)
     store32(&state->shared.control->strict_tuples, state->n_waiting == 0 ? 1u : 0u);
 }
 
+static bool bind_value(moat_kf_state *state, const void *owner, const struct moat_kf_tuple *key,
+                       uint32_t value);
+
 bool moat_kf_state_bind_tuple(moat_kf_state *state, const void *owner,
                               const struct moat_kf_tuple *key)
 {
     int slot = moat_kf_state_slot(state, owner, true);
-    uint32_t value = slot >= 0 ? (uint32_t)slot : MOAT_KF_UNTRACKED;
+    return bind_value(state, owner, key, slot >= 0 ? (uint32_t)slot : MOAT_KF_UNTRACKED);
+}
+
+bool moat_kf_state_pass_tuple(moat_kf_state *state, const void *owner,
+                              const struct moat_kf_tuple *key)
+{
+    return bind_value(state, owner, key, MOAT_KF_UNTRACKED);
+}
+
+static bool bind_value(moat_kf_state *state, const void *owner, const struct moat_kf_tuple *key,
+                       uint32_t value)
+{
     tuple_entry *entry = g_hash_table_lookup(state->tuples, key);
     if (!entry) {
         entry = g_new0(tuple_entry, 1);

@@ -101,6 +101,11 @@ void moat_kf_state_set_tuple_ops(moat_kf_state *state, moat_kf_tuple_ops ops);
  * false when the map was full (the tuple waits). */
 bool moat_kf_state_bind_tuple(moat_kf_state *state, const void *owner,
                               const struct moat_kf_tuple *key);
+/* A known tuple whose packets the program passes unchecked (several
+ * sessions share it and check their own in user space), under `owner` for
+ * moat_kf_state_forget; no slot is taken. */
+bool moat_kf_state_pass_tuple(moat_kf_state *state, const void *owner,
+                              const struct moat_kf_tuple *key);
 void moat_kf_state_unbind_tuple(moat_kf_state *state, const struct moat_kf_tuple *key);
 /* The owner left the worker: every tuple it used leaves the map, its slot
  * is released (moat_kf_state_release). */

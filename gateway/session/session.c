@@ -253,8 +253,15 @@ void moat_session_bypass_handshake(moat_session *session, const moat_path *path,
         .now_us = moat_worker_now_us(session->worker),
     };
     moat_ice_pairs_outcome outcome;
-    if (moat_ice_pairs_on_check(&session->pairs, &event, &outcome) == MOAT_ICE_PAIRS_ACCEPTED)
+    if (moat_ice_pairs_on_check(&session->pairs, &event, &outcome) == MOAT_ICE_PAIRS_ACCEPTED &&
+        session->n_cascade_ssrcs == 0)
         apply_bindings(session, &outcome, &path->remote);
+    for (size_t i = 0; i < session->n_cascade_ssrcs; i++)
+        if (!moat_worker_bind_route(session->worker, &path->remote, session->cascade_ssrcs[i],
+                                    session))
+            moat_session_log(session, MOAT_LOG_WARN, "session",
+                             "session %s: SSRC %u on this tuple is another session's",
+                             session->label, session->cascade_ssrcs[i]);
     session->selected = *path;
     session->has_selected = true;
     session->last_consent_us = moat_worker_now_us(session->worker);
@@ -513,6 +520,9 @@ void moat_session_release_bindings(moat_session *session)
         moat_worker_unbind_ufrag(session->worker, session->previous_local_ufrag, session);
     for (size_t i = 0; i < session->pairs.n_pairs; i++)
         moat_worker_unbind_tuple(session->worker, &session->pairs.pairs[i].remote, session);
+    for (size_t i = 0; session->has_selected && i < session->n_cascade_ssrcs; i++)
+        moat_worker_unbind_route(session->worker, &session->selected.remote,
+                                 session->cascade_ssrcs[i], session);
 }
 
 void moat_session_free(moat_session *session)

@@ -31,11 +31,17 @@ static void release_start(void *data)
 }
 
 void moat_session_start_cascade(moat_session *session, moat_worker *worker, const moat_path *path,
-                                const moat_srtp_keying *keys, uint32_t consent_timeout_ms)
+                                const moat_srtp_keying *keys, uint32_t consent_timeout_ms,
+                                const uint32_t *remote_ssrcs, size_t n_remote_ssrcs)
 {
     session->dtls_context = NULL;
     session->cascade_leg = true;
     session->consent_timeout_us = (uint64_t)consent_timeout_ms * 1000u;
+    session->n_cascade_ssrcs = 0;
+    for (size_t i = 0; i < n_remote_ssrcs && session->n_cascade_ssrcs < MOAT_SESSION_CASCADE_SSRCS;
+         i++)
+        if (remote_ssrcs[i])
+            session->cascade_ssrcs[session->n_cascade_ssrcs++] = remote_ssrcs[i];
     session->negotiation.srtpplus = true;
     memset(&session->negotiation.srtpplus_scheme, 0, sizeof session->negotiation.srtpplus_scheme);
     strcpy(session->negotiation.srtpplus_scheme.scheme, "prn");
@@ -44,4 +50,9 @@ void moat_session_start_cascade(moat_session *session, moat_worker *worker, cons
     start->path = *path;
     start->keys = *keys;
     moat_worker_post(worker, start_task, start, release_start);
+}
+
+uint32_t moat_session_rtcp_ssrc(const moat_session *session)
+{
+    return session->rtcp_ssrc;
 }

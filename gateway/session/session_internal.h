@@ -4,6 +4,9 @@
 #ifndef MOAT_SESSION_INTERNAL_H
 #define MOAT_SESSION_INTERNAL_H
 
+/* Peer SSRCs a cascade leg routes by (session_cascade.h). */
+#define MOAT_SESSION_CASCADE_SSRCS 4
+
 #include "base/config.h"
 #include "engine/counters.h"
 #include "base/log.h"
@@ -99,6 +102,11 @@ struct moat_session {
     uint64_t consent_timeout_us;
     /* A cascade leg (session_cascade.c): no ICE, authenticated media is consent. */
     bool cascade_leg;
+    /* Its peer's SSRCs, when the leg shares its 5-tuple with the other legs
+     * between the same two worker sockets (moat_worker_bind_route); none:
+     * it owns the tuple alone. */
+    uint32_t cascade_ssrcs[MOAT_SESSION_CASCADE_SSRCS];
+    size_t n_cascade_ssrcs;
     uint64_t pending_timeout_us; /* 0: none */
     int *pending_counter;        /* non-NULL while counted as pending */
     int *source_pending_counter; /* the source's pending count; the same lifetime */

@@ -265,3 +265,52 @@ def test_an_owner_at_its_session_limit_has_subscribers_served_by_edges(redis, no
         await close(sub, local, pub)
 
     asyncio.run(run())
+
+
+def test_two_rooms_cascaded_between_the_same_two_nodes_each_get_their_media(redis,
+                                                                             nodes_factory):
+    """Every cascade leg between two nodes runs from the owner's worker
+    socket to the edge's: the legs of two rooms share one 5-tuple, and each
+    must still get its own packets (told apart by SSRC). Before, the first
+    leg owned the tuple: the second room's edge subscribers got nothing and
+    were ended when its leg went quiet (bench/cluster's latency phase lost a
+    whole subscriber when a room's link opened while the previous room's
+    was still closing)."""
+    gws = [nodes_factory(redis, f"n{i}") for i in range(2)]
+    wait_for("both nodes listed", lambda: all_listed(gws))
+    owner, edge = gws
+    request = urllib.request.Request(edge.base + "/api/cluster/drain", method="POST")
+    with urllib.request.urlopen(request, timeout=5):
+        pass
+    wait_for("the edge draining on the owner", lambda: any(
+        n["id"] == "n1" and n["state"] == "draining"
+        for n in json.loads(owner.get("/api/cluster"))["nodes"]))
+    rooms = [room_name(), room_name()]
+
+    async def run():
+        pubs = [await publish(f"{owner.base}/whip/room/{room}") for room in rooms]
+        for room in rooms:
+            assert owner_of(gws, room) == [owner]
+        subs = [await subscribe(f"{edge.base}/whep/room/{room}?edge=") for room in rooms]
+        for sub in subs:
+            assert sub["location"].startswith(edge.base), sub["location"]
+            await media_arrives(sub)
+        links = json.loads(edge.get("/api/cluster/cascade"))["links"]
+        assert sorted(link["room"] for link in links if link["state"] == "up") == sorted(rooms)
+        assert owner.metric("moat_cluster_cascade_legs") == 2
+        # Both keep flowing together, and neither link was lost.
+        frames = [sub["recorders"]["audio"].frames for sub in subs]
+        await asyncio.sleep(1.0)
+        for sub, seen in zip(subs, frames):
+            assert sub["recorders"]["audio"].frames > seen + 20, (seen, sub["recorders"])
+        assert edge.metric('moat_cluster_cascade_links_total{outcome="lost"}') == 0
+        # The first room's link closes; the second's goes on.
+        await close(subs[0], pubs[0])
+        wait_for("the first link closed", lambda: edge.metric(
+            'moat_cluster_cascade_links_total{outcome="closed"}') == 1, timeout=5)
+        seen = subs[1]["recorders"]["audio"].frames
+        await asyncio.sleep(1.0)
+        assert subs[1]["recorders"]["audio"].frames > seen + 20
+        await close(subs[1], pubs[1])
+
+    asyncio.run(run())

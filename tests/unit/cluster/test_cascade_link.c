@@ -15,6 +15,7 @@ static moat_cascade_request sample(void)
     strcpy(r.room, "lobby");
     strcpy(r.edge, "n1:8088");
     strcpy(r.media, "192.0.2.7");
+    r.ssrc = 0xdeadbeefu;
     for (size_t i = 0; i < MOAT_CASCADE_KEYING; i++) {
         r.to_edge[i] = (uint8_t)i;
         r.to_owner[i] = (uint8_t)(255 - i);
@@ -43,10 +44,31 @@ static void expect_refused(const char *body, const char *reason_part)
     g_assert_cmpmem(&out, sizeof out, &zero, sizeof zero);
 }
 
+/* "ssrc" (the edge leg's, for the owner's routes) is optional. */
+static void test_request_ssrc_optional(void)
+{
+    moat_cascade_request r = sample(), back;
+    r.ssrc = 0;
+    char *json = moat_cascade_request_to_json(&r);
+    g_assert_null(strstr(json, "ssrc"));
+    char why[96];
+    g_assert_true(moat_cascade_request_parse(json, strlen(json), &back, why, sizeof why));
+    g_assert_cmpuint(back.ssrc, ==, 0);
+    g_free(json);
+}
+
 static void test_request_refuses_hostile(void)
 {
     const char *key = "AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwd"; /* 30 bytes */
     char body[1024];
+    const char *ssrcs[] = {"0", "4294967296", "-1", "\"1\""};
+    for (size_t i = 0; i < G_N_ELEMENTS(ssrcs); i++) {
+        snprintf(body, sizeof body,
+                 "{\"plugin\":\"room\",\"room\":\"r\",\"edge\":\"n1\",\"media\":\"::1\","
+                 "\"port\":9,\"to_edge\":\"%s\",\"to_owner\":\"%s\",\"ssrc\":%s}",
+                 key, key, ssrcs[i]);
+        expect_refused(body, "ssrc");
+    }
     expect_refused("[]", "not a JSON object");
     expect_refused("{", "not a JSON object");
     snprintf(body, sizeof body,
@@ -151,6 +173,7 @@ int main(int argc, char **argv)
     g_test_add_func("/cascade/request/hostile", test_request_refuses_hostile);
     g_test_add_func("/cascade/offers", test_offers);
     g_test_add_func("/cascade/answer-ssrcs", test_answer_ssrcs);
+    g_test_add_func("/cascade/request-ssrc-optional", test_request_ssrc_optional);
     g_test_add_func("/cascade/decide", test_decide);
     g_test_add_func("/cascade/address", test_address);
     return g_test_run();

@@ -46,6 +46,38 @@ static void test_tuple_cannot_be_taken_over(void)
     moat_worker_free(worker);
 }
 
+/* Cascade legs between two nodes share one 5-tuple (one socket to one
+ * socket): each owns the SSRCs its peer sends from, on that tuple. */
+static void test_routes_share_a_tuple_by_ssrc(void)
+{
+    moat_worker *worker = new_worker();
+    struct sockaddr_in6 a = tuple("::ffff:10.0.0.2", 5000);
+    struct sockaddr_in6 b = tuple("::ffff:10.0.0.2", 5001);
+    g_assert_true(moat_worker_bind_route(worker, &a, 11, alice));
+    g_assert_true(moat_worker_bind_route(worker, &a, 12, alice));
+    g_assert_true(moat_worker_bind_route(worker, &a, 11, alice)); /* idempotent */
+    g_assert_true(moat_worker_bind_route(worker, &a, 21, mallory));
+    g_assert_false(moat_worker_bind_route(worker, &a, 11, mallory));
+    g_assert_true(moat_worker_session_by_route(worker, &a, 11) == alice);
+    g_assert_true(moat_worker_session_by_route(worker, &a, 12) == alice);
+    g_assert_true(moat_worker_session_by_route(worker, &a, 21) == mallory);
+    g_assert_null(moat_worker_session_by_route(worker, &a, 99));
+    g_assert_null(moat_worker_session_by_route(worker, &b, 11)); /* another port */
+    g_assert_null(moat_worker_session_by_tuple(worker, &a));     /* nobody's alone */
+    /* A tuple one session owns outright takes no routes. */
+    g_assert_true(moat_worker_bind_tuple(worker, &b, alice));
+    g_assert_false(moat_worker_bind_route(worker, &b, 31, mallory));
+    /* Another session's unbind leaves a route alone. */
+    moat_worker_unbind_route(worker, &a, 11, mallory);
+    g_assert_true(moat_worker_session_by_route(worker, &a, 11) == alice);
+    moat_worker_unbind_route(worker, &a, 11, alice);
+    moat_worker_unbind_route(worker, &a, 12, alice);
+    g_assert_null(moat_worker_session_by_route(worker, &a, 11));
+    g_assert_true(moat_worker_session_by_route(worker, &a, 21) == mallory);
+    g_assert_true(moat_worker_bind_route(worker, &a, 11, mallory));
+    moat_worker_free(worker);
+}
+
 static void test_ufrag_cannot_be_taken_over(void)
 {
     moat_worker *worker = new_worker();
@@ -80,6 +112,7 @@ int main(int argc, char **argv)
     g_test_init(&argc, &argv, NULL);
     g_test_add_func("/core/worker-tables/tuple", test_tuple_cannot_be_taken_over);
     g_test_add_func("/core/worker-tables/ufrag", test_ufrag_cannot_be_taken_over);
+    g_test_add_func("/core/worker-tables/routes", test_routes_share_a_tuple_by_ssrc);
     g_test_add_func("/core/worker-tables/local-priority", test_local_priority);
     return g_test_run();
 }

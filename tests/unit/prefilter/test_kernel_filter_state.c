@@ -314,11 +314,32 @@ static void test_tuple_map_recovers(void)
     fixture_free(f);
 }
 
+/* A tuple several sessions share (cascade legs) is known, so strict
+ * dropping keeps it, but passed unchecked: no slot, the untracked value. */
+static void test_shared_tuple_passes(void)
+{
+    fixture *f = fixture_new();
+    fake_map map = {g_hash_table_new_full(fake_hash, fake_equal, g_free, NULL), 4};
+    moat_kf_state_set_tuple_ops(&f->state, (moat_kf_tuple_ops){fake_update, fake_remove, &map});
+    static const int routes = 5;
+    struct moat_kf_tuple t = tuple(30);
+    g_assert_true(moat_kf_state_pass_tuple(&f->state, &routes, &t));
+    g_assert_cmpint(moat_kf_state_slot(&f->state, &routes, false), ==, -1);
+    g_assert_cmpuint(GPOINTER_TO_UINT(g_hash_table_lookup(map.entries, &t)), ==,
+                     (guint)MOAT_KF_UNTRACKED + 1);
+    g_assert_cmpuint(f->control.strict_tuples, ==, 1);
+    moat_kf_state_forget(&f->state, &routes);
+    g_assert_false(g_hash_table_contains(map.entries, &t));
+    g_hash_table_destroy(map.entries);
+    fixture_free(f);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
     g_test_add_func("/kernel-filter/slots", test_slots);
     g_test_add_func("/kernel-filter/tuple-map-recovers", test_tuple_map_recovers);
+    g_test_add_func("/kernel-filter/shared-tuple-passes", test_shared_tuple_passes);
     g_test_add_func("/kernel-filter/ssrcs-and-rings", test_ssrcs_and_rings);
     g_test_add_func("/kernel-filter/prn-window-export", test_prn_window_export);
     g_test_add_func("/kernel-filter/drops-taken-once", test_drops_taken_once);
