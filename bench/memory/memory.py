@@ -18,6 +18,8 @@ but the load average is printed.
 
 MOAT_BENCH_QUICK=1: 2 sessions per profile, a short hold; figures mean
 nothing.
+--profiles audio,audio_video runs only those (comma-separated); the last
+line then names only them.
 
 Last line: memory bytes_per_session audio=<B> audio_video=<B>
 audio_video_data=<B> flood_video=<B>"""
