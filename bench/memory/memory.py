@@ -18,6 +18,8 @@ but the load average is printed.
 
 MOAT_BENCH_QUICK=1: 2 sessions per profile, a short hold; figures mean
 nothing.
+--profiles audio,audio_video runs only those (comma-separated); the last
+line then names only them.
 
 Last line: memory bytes_per_session audio=<B> audio_video=<B>
 audio_video_data=<B> flood_video=<B>"""
@@ -194,13 +196,18 @@ def main():
     parser.add_argument("--sessions", type=int, default=2 if QUICK else 10)
     parser.add_argument("--flood-sessions", type=int, default=2 if QUICK else 100)
     parser.add_argument("--hold", type=float, default=2.0 if QUICK else 5.0)
+    parser.add_argument("--profiles", default="audio,audio_video,audio_video_data,flood_video",
+                        help="comma-separated subset of the profiles to run")
     args = parser.parse_args()
+    wanted = set(args.profiles.split(","))
     build = Path(args.build)
     print(f"load average before: {os.getloadavg()[0]:.1f}")
     results = {}
     profiles = [("audio", True, False, False), ("audio_video", True, True, False),
                 ("audio_video_data", True, True, True)]
     for name, audio, video, data in profiles:
+        if name not in wanted:
+            continue
         gateway = Gateway(build)
         try:
             per, connected = asyncio.run(
@@ -210,14 +217,15 @@ def main():
         results[name] = per
         print(f"memory profile={name} sessions={args.sessions} connected={connected} "
               f"bytes_per_session={per:.0f} ({per / 1024:.0f} KiB)", flush=True)
-    gateway = Gateway(build)
-    try:
-        per, connected = flood_profile(build, gateway, args.flood_sessions, args.hold)
-    finally:
-        gateway.stop()
-    results["flood_video"] = per
-    print(f"memory profile=flood_video sessions={args.flood_sessions} connected={connected} "
-          f"bytes_per_session={per:.0f} ({per / 1024:.0f} KiB)")
+    if "flood_video" in wanted:
+        gateway = Gateway(build)
+        try:
+            per, connected = flood_profile(build, gateway, args.flood_sessions, args.hold)
+        finally:
+            gateway.stop()
+        results["flood_video"] = per
+        print(f"memory profile=flood_video sessions={args.flood_sessions} connected={connected} "
+              f"bytes_per_session={per:.0f} ({per / 1024:.0f} KiB)")
     print(f"load average after: {os.getloadavg()[0]:.1f}")
     print("memory bytes_per_session " + " ".join(f"{k}={v:.0f}" for k, v in results.items()))
     return 0

@@ -63,6 +63,9 @@ typedef struct {
     uint64_t data_pmtu_black_holes;
     /* Transport-wide congestion control feedback packets sent (session_media.c). */
     uint64_t transport_cc_feedback_sent;
+    /* malloc_trim calls after handshake bursts, and their time (heap_trim.h). */
+    uint64_t heap_trims;
+    uint64_t heap_trim_ns;
     uint64_t dropped[MOAT_DROP_REASON_COUNT];
 } moat_counters;
 

@@ -323,6 +323,20 @@ static void set_polling(moat_worker *worker, bool polling)
         worker->polling = polling;
 }
 
+/* After a burst of handshakes (or of sessions ending) has passed: the
+ * pages their short-lived allocations freed go back to the kernel. */
+static void trim_heap(moat_worker *worker)
+{
+    uint64_t events = moat_counter_read(&worker->counters.dtls_handshakes_completed) +
+                      moat_counter_read(&worker->counters.dtls_handshakes_failed) +
+                      worker->sessions_removed;
+    if (!moat_heap_trim_due(&worker->heap_trim, events, worker->now_us))
+        return;
+    uint64_t ns = moat_heap_trim_run();
+    moat_counter_add(&worker->counters.heap_trims, 1);
+    moat_counter_add(&worker->counters.heap_trim_ns, ns);
+}
+
 static void tick_sessions(moat_worker *worker)
 {
     uint64_t expirations;
@@ -350,6 +364,7 @@ static void tick_sessions(moat_worker *worker)
     g_list_free(sessions);
     if (worker->kernel)
         moat_worker_kernel_sync(worker, worker->kernel);
+    trim_heap(worker);
 }
 
 void moat_worker_set_relay(moat_worker *worker, struct moat_relay *relay)

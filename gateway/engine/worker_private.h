@@ -10,6 +10,7 @@
 #include "engine/worker.h"
 
 #include "base/log.h"
+#include "engine/heap_trim.h"
 #include "engine/udp_gso.h"
 #include "engine/worker_receive.h"
 #include "ice/ice_checker.h"
@@ -71,6 +72,9 @@ struct moat_worker {
     moat_kernel_filter *kernel; /* NULL: the user-space prefilter works alone */
     struct moat_relay *relay;   /* the routing core's rings (relay.h); NULL: none */
     bool polling;               /* the socket is read on a timer (load_monitor.h) */
+    /* Free heap pages back to the kernel after handshake bursts (heap_trim.h). */
+    moat_heap_trim heap_trim;
+    uint64_t sessions_removed;
 
     GHashTable *sessions_by_id;    /* id -> session (owned) */
     GHashTable *sessions_by_ufrag; /* local ufrag -> session */

@@ -51,6 +51,7 @@ void moat_worker_remove_session(moat_worker *worker, moat_session *session)
     if (worker->kernel)
         moat_kernel_filter_forget(worker->kernel, session);
     g_hash_table_remove(worker->sessions_by_id, moat_session_id(session));
+    worker->sessions_removed++;
     __atomic_store_n(&worker->session_count, g_hash_table_size(worker->sessions_by_id),
                      __ATOMIC_RELAXED);
 }

@@ -138,9 +138,14 @@ struct moat_session {
     moat_session_negotiation negotiation;
     moat_media_info *media; /* n_media entries, owned (session_media.c) */
     size_t n_media;
-    moat_incoming_stream incoming[MOAT_SESSION_MAX_STREAMS];
-    size_t n_incoming;
-    moat_outgoing_stream outgoing[MOAT_SESSION_MAX_STREAMS];
+    /* Streams, at most MOAT_SESSION_MAX_STREAMS each way, allocated as they
+     * come (an audio-only session has one or two): the incoming ones at an
+     * SSRC's first authenticated packet, growing 2, 4, 8, 16 (a pointer to
+     * one is valid until the next new SSRC); the outgoing ones at creation,
+     * one per m-line the peer receives on. Owned; worker thread. */
+    moat_incoming_stream *incoming;
+    size_t n_incoming, incoming_capacity;
+    moat_outgoing_stream *outgoing;
     size_t n_outgoing;
     uint32_t rtcp_ssrc; /* sender SSRC of reports when we send no media */
     uint64_t rtt_us;    /* from the peer's reports on what we send; 0 unknown */

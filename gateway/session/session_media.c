@@ -39,6 +39,14 @@ static moat_incoming_stream *incoming_stream(moat_session *session, uint32_t ssr
     }
     if (session->n_incoming == MOAT_SESSION_MAX_STREAMS)
         return NULL;
+    if (session->n_incoming == session->incoming_capacity) {
+        /* A new SSRC, not a packet: at most four times in a session's life. */
+        size_t capacity = session->incoming_capacity ? session->incoming_capacity * 2 : 2;
+        if (capacity > MOAT_SESSION_MAX_STREAMS)
+            capacity = MOAT_SESSION_MAX_STREAMS;
+        session->incoming = g_renew(moat_incoming_stream, session->incoming, capacity);
+        session->incoming_capacity = capacity;
+    }
     /* Only reached after srtp_unprotect succeeded: an authenticated SSRC. */
     moat_incoming_stream *stream = &session->incoming[session->n_incoming++];
     memset(stream, 0, sizeof *stream);

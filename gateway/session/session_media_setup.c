@@ -76,6 +76,17 @@ void moat_session_media_init(moat_session *session, const moat_sdp_negotiation *
     g_free(session->media);
     /* Sized to the m-lines (a described m-line is about 1.6 KB). */
     session->media = g_new0(moat_media_info, n_lines ? n_lines : 1);
+    /* One outgoing stream per m-line the peer receives on with our SSRC. */
+    size_t n_outgoing = 0;
+    for (size_t i = 0; i < n_lines; i++) {
+        const moat_sdp_negotiated_media *in = &negotiation->media[i];
+        n_outgoing += in->accepted && in->peer_receives && in->local_ssrc;
+    }
+    if (n_outgoing > MOAT_SESSION_MAX_STREAMS)
+        n_outgoing = MOAT_SESSION_MAX_STREAMS;
+    g_free(session->outgoing);
+    session->n_outgoing = 0;
+    session->outgoing = n_outgoing ? g_new0(moat_outgoing_stream, n_outgoing) : NULL;
     for (size_t i = 0; i < n_lines; i++) {
         const moat_sdp_negotiated_media *in = &negotiation->media[i];
         moat_media_info *out = &session->media[session->n_media++];
@@ -92,8 +103,7 @@ void moat_session_media_init(moat_session *session, const moat_sdp_negotiation *
         out->n_payload_types = n;
         out->mid_extension_id = in->mid_extension_id;
         describe_codecs(in, out);
-        if (out->peer_receives && out->local_ssrc &&
-            session->n_outgoing < MOAT_SESSION_MAX_STREAMS) {
+        if (out->peer_receives && out->local_ssrc && session->n_outgoing < n_outgoing) {
             moat_outgoing_stream *stream = &session->outgoing[session->n_outgoing++];
             memset(stream, 0, sizeof *stream);
             stream->ssrc = out->local_ssrc;
@@ -119,6 +129,12 @@ void moat_session_media_clear(moat_session *session)
         session->outgoing[i].cache = NULL;
     }
     session->n_outgoing = 0;
+    g_free(session->outgoing);
+    session->outgoing = NULL;
+    session->n_incoming = 0;
+    session->incoming_capacity = 0;
+    g_free(session->incoming);
+    session->incoming = NULL;
     g_free(session->twcc);
     session->twcc = NULL;
     moat_session_bwe_free(session);
