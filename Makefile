@@ -15,7 +15,7 @@ SOAK_SECONDS ?= 600
 # make test runs each fuzz target this long: every target builds, replays its
 # seeds and corpus and runs some 10^5 new inputs; campaigns: make fuzz
 # FUZZ_SECONDS=600.
-TEST_FUZZ_SECONDS ?= 4
+TEST_FUZZ_SECONDS ?= 3
 
 .PHONY: install image test-image all deps build build-asan build-fuzz build-tsan run test unit fuzz integration hostile tsan \
 	soak soak-quick bench bench-quick format clean
