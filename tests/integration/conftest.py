@@ -55,9 +55,9 @@ SERIAL_ALONE_FILES = {
     # echoes must drain within the gateway's 5 s bound after DELETE (beside
     # another test, one echo of 4,500 missed it in a fresh clone)
     "test_datachannel_windows.py",
-    # headless Chromium: several processes, encoding and decoding video
-    "test_chromium_demo.py", "test_chromium_room.py", "test_chromium_room_remb.py",
-    "test_chromium_transport_cc.py",
+    # headless Chromium encoding and decoding video, judged on the bitrate
+    # its estimator reaches (REMB caps, transport-wide feedback)
+    "test_chromium_room_remb.py", "test_chromium_transport_cc.py",
     # headless Firefox (and Chromium): the same, and the simulcast test's
     # 0.5 s deadline to resume decoding after each layer switch
     "test_firefox_room.py", "test_room_temporal_layers.py",
@@ -65,7 +65,6 @@ SERIAL_ALONE_FILES = {
     # TUN link emulator as a 3 Mbit/s bottleneck, with 2 s / 10 s deadlines
     # on layer adaptation and a bound on the viewer's freezes
     "test_room_bwe_chromium.py",
-    "test_datachannel_chromium.py", "test_datachannel_plpmtud_chromium.py",
 }
 # These may run beside one other of their kind: measured one at a time they
 # use 0.1-0.6 of a core on average (waiting on emulated round trips, probe
@@ -85,6 +84,11 @@ SERIAL_PAIRED_FILES = {
     # moat-flood at 2,000 packets/s: every packet sent must be counted and
     # the asked rate reached
     "test_flood_tool.py",
+    # one or two headless Chromiums for a few seconds that must connect,
+    # echo and decode (no bitrate or deadline judged): beside one other
+    # test, not beside the parallel stage's three workers
+    "test_chromium_demo.py", "test_chromium_room.py",
+    "test_datachannel_chromium.py", "test_datachannel_plpmtud_chromium.py",
 }
 SERIAL_FILES = SERIAL_ALONE_FILES | SERIAL_PAIRED_FILES
 # What ASan, LeakSanitizer, UBSan and TSan print when they find something.
