@@ -66,7 +66,7 @@ unit: build-asan
 fuzz: build-fuzz
 	@bash tests/fuzz/run-all.sh build-fuzz $(FUZZ_SECONDS)
 
-# End-to-end tests: in parallel (E2E_JOBS workers, default 4), then those
+# End-to-end tests: in parallel (E2E_JOBS workers, default 3), then those
 # marked `serial` one at a time (scripts/e2e.sh).
 integration: build build-asan
 	@bash scripts/e2e.sh integration "not hostile"

@@ -2,7 +2,7 @@
 # The end-to-end phases' driver: `e2e.sh NAME EXPR` runs the tests of
 # tests/integration selected by the pytest marker expression EXPR, first
 # those not marked `serial` in parallel (E2E_JOBS pytest-xdist workers,
-# default 4: most tests wait on peers and timers, not on the CPU), then the
+# default 3: most tests wait on peers and timers, not on the CPU), then the
 # `serial` ones (tests/integration/conftest.py says why each is): those
 # also marked `alone` one at a time, then the others two at a time
 # (E2E_SERIAL_JOBS, xdist workers taking whole files). JUnit reports:
@@ -10,7 +10,7 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 name=$1 expr=$2
-jobs=${E2E_JOBS:-4}
+jobs=${E2E_JOBS:-3}
 serial_jobs=${E2E_SERIAL_JOBS:-2}
 reports=build/test-reports
 mkdir -p "$reports"

@@ -357,6 +357,8 @@ def test_a_stalled_redis_times_out_and_offers_are_served_here(redis, nodes_facto
 def test_redis_on_a_unix_socket(tmp_path):
     """[cluster] redis may be a unix socket path."""
     path = tmp_path / "redis.sock"
+    # A fresh clone has no tests/artifacts until some test makes it.
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
     log = open(ARTIFACTS / f"redis-unix-{uuid.uuid4().hex[:8]}.log", "w")
     server = subprocess.Popen(["redis-server", "--port", "0", "--unixsocket", str(path),
                                "--unixsocketperm", "700", "--requirepass", PASSWORD,
