@@ -12,10 +12,10 @@ export CCACHE_NOHASHDIR := 1
 VENV := $(CURDIR)/.venv
 FUZZ_SECONDS ?= 15
 SOAK_SECONDS ?= 600
-# make test runs each fuzz target this long: every target builds, replays its
-# seeds and corpus and runs some 10^5 new inputs; campaigns: make fuzz
-# FUZZ_SECONDS=600.
-TEST_FUZZ_SECONDS ?= 2
+# make test runs each fuzz target this long after it replays its seeds and
+# corpus (a regression run: 10^3-10^5 new inputs a target); campaigns: make
+# fuzz FUZZ_SECONDS=600.
+TEST_FUZZ_SECONDS ?= 1
 
 .PHONY: install image test-image all deps build build-asan build-fuzz build-tsan run test unit fuzz integration hostile tsan \
 	soak soak-quick bench bench-quick format clean

@@ -136,6 +136,9 @@ def sending(room):
 SWITCHES = ["l", "m", "h", "m", "l", "h"] * 3 + ["l", "m"]
 
 
+# 20 switches, each with a 0.5 s deadline to resume decoding: no test beside
+# it (the file's other tests, which judge decoding only, run two at a time).
+@pytest.mark.alone
 def test_firefox_simulcast_auto_and_pinned_switches(gateway):
     async def scenario():
         collector = await StatsCollector().start()

@@ -35,7 +35,7 @@ def run_flood(gateway, scheme):
     result = subprocess.run(
         [str(FLOOD), "--whip", gateway.base + "/whip/echo", "--sessions", "1", "--media", "g711",
          "--srtpplus", scheme, "--attack", "forged-own", "--rate", "20000", "--attack-after", "1.5",
-         "--forge-ahead", "1:24", "--attack-for", "2", "--duration", "5", "--json", "--quiet"],
+         "--forge-ahead", "1:24", "--attack-for", "2", "--duration", "4", "--json", "--quiet"],
         capture_output=True, text=True, timeout=60)
     assert result.returncode == 0, result.stderr
     return json.loads(result.stdout)
@@ -88,7 +88,7 @@ def test_floods_on_a_call_without_srtpplus_die_in_the_kernel(kernel_gateway, att
     result = subprocess.run(
         [str(FLOOD), "--whip", gateway.base + "/whip/echo", "--sessions", "1", "--media", "g711",
          *attack, "--rate", "20000", "--attack-after", "1.5", "--attack-for", "2",
-         "--duration", "5", "--json", "--quiet"],
+         "--duration", "4", "--json", "--quiet"],
         capture_output=True, text=True, timeout=60)
     assert result.returncode == 0, result.stderr
     report = json.loads(result.stdout)
