@@ -102,7 +102,7 @@ soak-quick:
 # last (scripts/timed-phases.sh).
 test: build build-asan build-fuzz build-tsan
 	@FUZZ_SECONDS=$(TEST_FUZZ_SECONDS) bash scripts/timed-phases.sh \
-	  unit+tsan+fuzz integration hostile+soak-quick+bench-quick
+	  unit+tsan+fuzz integration hostile+soak-quick bench-quick
 
 bench: build
 	@bash bench/run-all.sh build
