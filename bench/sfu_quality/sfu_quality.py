@@ -69,7 +69,8 @@ from conftest import Gateway  # noqa: E402
 from netns import NetnsPair  # noqa: E402
 from netns_bench import JANUS_LIB, stop, write_janus_config  # noqa: E402
 from test_datachannel_lossy import TunLink  # noqa: E402
-from test_room_bwe_chromium import HIGH_BPS, LOW_BPS, BottleneckLink, PipeChromium  # noqa: E402
+from test_room_bwe_chromium import (HIGH_BPS, LOW_BPS, VIDEO_IN, BottleneckLink,  # noqa: E402
+                                    PipeChromium)
 
 QUICK = os.environ.get("MOAT_BENCH_QUICK", "0") not in ("", "0")
 WARM_S = 1.0 if QUICK else 10.0
@@ -81,20 +82,9 @@ FIT_SHARE = 0.8  # of LOW_BPS a layer may take and "fit" (audio, overhead)
 JANUS_API_PORT = 8088  # netns_bench's Janus configuration
 PAGE_PORT = 8090
 
-# What the viewer (either page: both expose window.moatRoom.pc) receives.
-VIEWER_STATS = """(async () => {
-  const pc = window.moatRoom && window.moatRoom.pc;
-  if (!pc) return null;
-  const report = await pc.getStats();
-  let o = null;
-  report.forEach((s) => {
-    if (s.type === 'inbound-rtp' && s.kind === 'video')
-      o = {frames: s.framesDecoded || 0, freezes: s.freezeCount || 0,
-           freeze_s: s.totalFreezesDuration || 0, width: s.frameWidth || 0,
-           bytes: s.bytesReceived || 0, t: performance.now() / 1000};
-  });
-  return o;
-})()"""
+# What the viewer receives (either page: both expose window.moatRoom.pc):
+# the bandwidth test's getStats reader.
+VIEWER_STATS = VIDEO_IN
 
 # Each simulcast layer the publisher sends: rid -> [frameWidth, bytes sent
 # less retransmissions, t, the encoder's targetBitrate]. Chromium's bytesSent

@@ -136,13 +136,21 @@ static void route_tuple_unref(moat_worker *worker, const struct sockaddr_in6 *re
     g_hash_table_remove(worker->route_tuples, remote);
 }
 
-bool moat_worker_bind_route(moat_worker *worker, const struct sockaddr_in6 *remote, uint32_t ssrc,
-                            moat_session *session)
+/* The key of a per-SSRC route: address and port only (no flow info or
+ * scope), so that lookups match however the address was filled in. */
+static moat_route route_key(const struct sockaddr_in6 *remote, uint32_t ssrc)
 {
     moat_route route = {.ssrc = ssrc};
     route.remote.sin6_family = AF_INET6;
     route.remote.sin6_addr = remote->sin6_addr;
     route.remote.sin6_port = remote->sin6_port;
+    return route;
+}
+
+bool moat_worker_bind_route(moat_worker *worker, const struct sockaddr_in6 *remote, uint32_t ssrc,
+                            moat_session *session)
+{
+    moat_route route = route_key(remote, ssrc);
     moat_session *owner = g_hash_table_lookup(worker->sessions_by_route, &route);
     if (owner == session)
         return true;
@@ -156,10 +164,7 @@ bool moat_worker_bind_route(moat_worker *worker, const struct sockaddr_in6 *remo
 void moat_worker_unbind_route(moat_worker *worker, const struct sockaddr_in6 *remote, uint32_t ssrc,
                               moat_session *session)
 {
-    moat_route route = {.ssrc = ssrc};
-    route.remote.sin6_family = AF_INET6;
-    route.remote.sin6_addr = remote->sin6_addr;
-    route.remote.sin6_port = remote->sin6_port;
+    moat_route route = route_key(remote, ssrc);
     if (g_hash_table_lookup(worker->sessions_by_route, &route) != session)
         return;
     g_hash_table_remove(worker->sessions_by_route, &route);
@@ -169,10 +174,7 @@ void moat_worker_unbind_route(moat_worker *worker, const struct sockaddr_in6 *re
 moat_session *moat_worker_session_by_route(moat_worker *worker, const struct sockaddr_in6 *remote,
                                            uint32_t ssrc)
 {
-    moat_route route = {.ssrc = ssrc};
-    route.remote.sin6_family = AF_INET6;
-    route.remote.sin6_addr = remote->sin6_addr;
-    route.remote.sin6_port = remote->sin6_port;
+    moat_route route = route_key(remote, ssrc);
     return g_hash_table_lookup(worker->sessions_by_route, &route);
 }
 

@@ -205,7 +205,8 @@ VIDEO_IN = """(async () => {
   report.forEach((s) => {
     if (s.type === 'inbound-rtp' && s.kind === 'video')
       o = {frames: s.framesDecoded || 0, freezes: s.freezeCount || 0,
-           freeze_s: s.totalFreezesDuration || 0, width: s.frameWidth || 0};
+           freeze_s: s.totalFreezesDuration || 0, width: s.frameWidth || 0,
+           bytes: s.bytesReceived || 0, t: performance.now() / 1000};
   });
   return o;
 })()"""
