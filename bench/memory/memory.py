@@ -41,26 +41,10 @@ sys.path.insert(0, str(ROOT / "tests" / "integration"))
 from aiortc import RTCPeerConnection  # noqa: E402
 
 from aiortc_peer import PatternTrack, ToneTrack, whip_delete, whip_publish  # noqa: E402
+from conftest import free_port  # noqa: E402
 from datachannel_peer import rfc8841_offer  # noqa: E402
 
 QUICK = os.environ.get("MOAT_BENCH_QUICK", "0") not in ("", "0")
-
-
-def free_port(kind=socket.SOCK_STREAM, count=1):
-    for _ in range(200):
-        with socket.socket(socket.AF_INET, kind) as s:
-            s.bind(("127.0.0.1", 0))
-            base = s.getsockname()[1]
-        if base + count > 65000:
-            continue
-        try:
-            for p in range(base, base + count):
-                with socket.socket(socket.AF_INET, kind) as t:
-                    t.bind(("127.0.0.1", p))
-            return base
-        except OSError:
-            continue
-    raise RuntimeError("no free port")
 
 
 def rss_bytes(pid):

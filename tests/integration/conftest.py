@@ -7,7 +7,10 @@ build/gateway/moat). `make hostile` runs the tests marked `hostile` (see
 HOSTILE_FILES and @pytest.mark.hostile) against build-asan's ASan/UBSan
 gateway: any sanitizer report in a gateway's output fails the test during
 which it appeared."""
+import collections
+import fcntl
 import os
+import random
 import re
 import signal
 import socket
@@ -125,24 +128,68 @@ def pytest_collection_modifyitems(config, items):
 
 
 
+# Ports for gateways and peers come from PORT_RANGE: below the gateway's
+# default call-leg range (30000-39999) and the kernel's ephemeral ports
+# (32768-60999), so no client socket bound to port 0 can take one between
+# free_port() and the bind that uses it (CI once lost a test to that: the ng
+# socket's port went to another test's socket). 20000-20099 are the compose
+# stack's (test_compose_turn.py). Ports are handed out in blocks of
+# PORT_BLOCK, each held by an flock on a file in PORT_LOCKS for as long as
+# this process keeps it, so that test processes running at once (xdist
+# workers, paired stages, soak) never hand out the same block.
+PORT_RANGE = (10000, 29999)
+PORT_EXCLUDED = range(20000, 20100)
+PORT_BLOCK = 64
+PORT_LOCKS = Path("/tmp/moat-test-ports")
+# The blocks this process holds, oldest first; past PORT_HELD the oldest is
+# let go (its ports are bound by then, or free again: the bind check sees).
+PORT_HELD = 48
+_held_blocks = collections.deque()
+
+
+def _lock_block(first, blocks):
+    """Holds the flocks of `blocks` blocks from `first`; False if another
+    process holds one."""
+    PORT_LOCKS.mkdir(exist_ok=True)
+    taken = []
+    for b in range(blocks):
+        fd = os.open(PORT_LOCKS / str(first + b * PORT_BLOCK), os.O_CREAT | os.O_RDWR, 0o666)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            os.close(fd)
+            for t in taken:
+                os.close(t)
+            return False
+        taken.append(fd)
+    _held_blocks.extend(taken)
+    while len(_held_blocks) > PORT_HELD:
+        os.close(_held_blocks.popleft())
+    return True
+
+
+def _bindable(port, kind):
+    for family, host in ((socket.AF_INET, "127.0.0.1"), (socket.AF_INET6, "::")):
+        with socket.socket(family, kind) as s:
+            try:
+                s.bind((host, port))
+            except OSError:
+                return False
+    return True
+
+
 def free_port(kind=socket.SOCK_STREAM, count=1):
-    """A port p such that p..p+count-1 are free on loopback for `kind`."""
-    for _ in range(200):
-        with socket.socket(socket.AF_INET, kind) as s:
-            s.bind(("127.0.0.1", 0))
-            base = s.getsockname()[1]
-        if base + count > 65000:
+    """A port p such that p..p+count-1 are free on loopback for `kind` and
+    reserved for this process (see PORT_RANGE)."""
+    blocks = (count + PORT_BLOCK - 1) // PORT_BLOCK
+    low, high = PORT_RANGE
+    starts = [p for p in range(low, high + 1 - blocks * PORT_BLOCK, PORT_BLOCK)
+              if not set(range(p, p + blocks * PORT_BLOCK)) & set(PORT_EXCLUDED)]
+    for first in random.sample(starts, len(starts)):
+        if any(not _bindable(p, kind) for p in range(first, first + count)):
             continue
-        ok = True
-        for p in range(base, base + count):
-            with socket.socket(socket.AF_INET6, kind) as t:
-                try:
-                    t.bind(("::", p))
-                except OSError:
-                    ok = False
-                    break
-        if ok:
-            return base
+        if _lock_block(first, blocks):
+            return first
     raise RuntimeError("no free port")
 
 
