@@ -99,10 +99,13 @@ soak-quick:
 	@$(MAKE) --no-print-directory soak SOAK_SECONDS=60
 
 # Each phase is timed; the table of phases and of the ten slowest tests comes
-# last (scripts/timed-phases.sh).
+# last (scripts/timed-phases.sh). The last group runs at once: the hostile
+# tests judge survival and answers (their ng client retries as a SIP proxy
+# does), the soak judges memory and descriptors, the quick benchmarks judge
+# nothing; the end-to-end phase before them runs alone.
 test: build build-asan build-fuzz build-tsan
 	@FUZZ_SECONDS=$(TEST_FUZZ_SECONDS) bash scripts/timed-phases.sh \
-	  unit+tsan+fuzz integration hostile+soak-quick bench-quick
+	  unit+tsan+fuzz integration hostile+soak-quick+bench-quick
 
 bench: build
 	@bash bench/run-all.sh build

@@ -1,8 +1,10 @@
 """A small client of the ng control protocol (rtpengine's, as Moat serves
 it), for tests and benches: bencode, a random cookie per command, one UDP
 socket; a lost datagram is retransmitted unchanged (same cookie) until a
-reply carrying that cookie arrives or the tries run out. Works against
-rtpengine and Moat.
+reply carrying that cookie arrives or the tries run out (by default three
+tries of 2 s, as a SIP proxy's ng module retries: the gateway's cookie cache
+answers a retransmitted command with the first reply, so a retry never runs
+a command twice). Works against rtpengine and Moat.
 
     client = NgClient(2223)
     reply = client.command("offer", call_id="c1", from_tag="a", sdp=sdp)
@@ -85,7 +87,7 @@ def bdecode(data, i=0):
 
 
 class NgClient:
-    def __init__(self, port, host="127.0.0.1", timeout=3.0, tries=1):
+    def __init__(self, port, host="127.0.0.1", timeout=2.0, tries=3):
         self.address = (host, port)
         self.timeout = timeout
         self.tries = tries

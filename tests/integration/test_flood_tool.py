@@ -19,7 +19,7 @@ FLOOD = ROOT / "build" / "tools" / "moat-flood"
 CLASSES = ["forged-own", "forged-spoofed", "random-ssrc", "replay", "forged-rtcp",
            "stun-flood", "dtls-hello-flood", "malformed"]
 RATE = 2000
-DURATION = 2.0
+DURATION = 1.0
 LOSS_COLOR = (0xD0, 0x30, 0x30)
 RTT_COLOR = (0x20, 0x60, 0xC0)
 
