@@ -1,6 +1,7 @@
 /* Reads the configuration: defaults, file, environment, options (config.h). */
 #include "base/config.h"
 
+#include "base/config_paths.h" /* generated: gateway/meson.build */
 #include "base/log.h"
 
 #include <errno.h>
@@ -8,20 +9,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#ifndef MOAT_DEFAULT_PLUGIN_DIR
-#define MOAT_DEFAULT_PLUGIN_DIR "plugins"
-#endif
-#ifndef MOAT_DEFAULT_WEB_ROOT
-#define MOAT_DEFAULT_WEB_ROOT "web"
-#endif
-
-#ifndef MOAT_INSTALLED_PLUGIN_DIR
-#define MOAT_INSTALLED_PLUGIN_DIR "../lib/moat/plugins"
-#endif
-#ifndef MOAT_INSTALLED_WEB_ROOT
-#define MOAT_INSTALLED_WEB_ROOT "../share/moat/web"
-#endif
 
 typedef enum { OPTION_STRING, OPTION_INT, OPTION_BOOL, OPTION_DOUBLE } option_type;
 
