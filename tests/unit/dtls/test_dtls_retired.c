@@ -212,6 +212,50 @@ static void test_client_retires(void)
     dtls_test_pair_free(p);
 }
 
+/* Alerts sealed by an independent implementation (Python's cryptography,
+ * tests/fuzz/dtls/make_retired_seeds.py) under fixed keys: a fatal alert
+ * ends the association, a warning alert is dropped. */
+static const guint8 aes128gcm_fatal[] = {0x15, 0xfe, 0xfd, 0x00, 0x01, 0x00, 0x00, 0x00, 0x00, 0x00,
+                                         0x06, 0x00, 0x1a, 0x00, 0x01, 0x00, 0x00, 0x00, 0x00, 0x00,
+                                         0x06, 0x9e, 0xaf, 0x61, 0x0a, 0x92, 0xa3, 0x15, 0xa5, 0xc6,
+                                         0xf2, 0xf7, 0x5b, 0x19, 0x27, 0x5b, 0x48, 0xf2, 0xd7};
+static const guint8 chacha_warning[] = {
+    0x15, 0xfe, 0xfd, 0x00, 0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x07, 0x00, 0x12, 0x8d, 0x71, 0xdd,
+    0x47, 0x64, 0x21, 0x50, 0x3b, 0x4b, 0x31, 0x88, 0xef, 0x23, 0xa0, 0xdc, 0x8a, 0x02, 0xa0};
+
+static void fixed_keys(moat_dtls_retired *r, moat_dtls_aead aead)
+{
+    memset(r, 0, sizeof *r);
+    r->aead = aead;
+    for (int i = 0; i < MOAT_DTLS_RETIRED_KEY_MAX; i++)
+        r->peer_key[i] = (guint8)(i + 1);
+    for (int i = 0; i < MOAT_DTLS_RETIRED_IV_MAX; i++)
+        r->peer_iv[i] = (guint8)(0x40 + i);
+}
+
+static void test_alert_vectors(void)
+{
+    moat_dtls_retired r;
+    guint64 dropped[MOAT_DTLS_RETIRED_DROP_COUNT] = {0};
+    guint8 description = 0;
+    fixed_keys(&r, MOAT_DTLS_AEAD_AES_128_GCM);
+    g_assert_cmpint(moat_dtls_retired_receive(&r, aes128gcm_fatal, sizeof aes128gcm_fatal, dropped,
+                                              &description),
+                    ==, MOAT_DTLS_RETIRED_FATAL_ALERT);
+    g_assert_cmpuint(description, ==, 40); /* handshake_failure */
+    /* The same record under the wrong suite's key fails its tag. */
+    fixed_keys(&r, MOAT_DTLS_AEAD_AES_256_GCM);
+    g_assert_cmpint(moat_dtls_retired_receive(&r, aes128gcm_fatal, sizeof aes128gcm_fatal, dropped,
+                                              &description),
+                    ==, MOAT_DTLS_RETIRED_DROPPED);
+    g_assert_cmpuint(dropped[MOAT_DTLS_RETIRED_DROP_BAD_TAG], ==, 1);
+    fixed_keys(&r, MOAT_DTLS_AEAD_CHACHA20_POLY1305);
+    g_assert_cmpint(
+        moat_dtls_retired_receive(&r, chacha_warning, sizeof chacha_warning, dropped, &description),
+        ==, MOAT_DTLS_RETIRED_DROPPED);
+    g_assert_cmpuint(dropped[MOAT_DTLS_RETIRED_DROP_WARNING], ==, 1);
+}
+
 static void test_not_connected(void)
 {
     dtls_test_pair *p = dtls_test_pair_new(NULL);
@@ -235,5 +279,6 @@ int main(int argc, char **argv)
     }
     g_test_add_func("/dtls/retired/client-retires", test_client_retires);
     g_test_add_func("/dtls/retired/not-connected", test_not_connected);
+    g_test_add_func("/dtls/retired/alert-vectors", test_alert_vectors);
     return g_test_run();
 }
