@@ -202,7 +202,7 @@ static bool open_alert(const moat_dtls_retired *r, const uint8_t *header, const 
 
 /* One record: DROPPED with *drop set, or the verdict of its alert. */
 static moat_dtls_retired_verdict judge_record(const moat_dtls_retired *r, const uint8_t *header,
-                                              const moat_dtls_record *record,
+                                              const moat_dtls_record *record, unsigned *opens,
                                               moat_dtls_retired_drop *drop, uint8_t *description)
 {
     if (record->content_type != CONTENT_TYPE_ALERT) {
@@ -217,6 +217,11 @@ static moat_dtls_retired_verdict judge_record(const moat_dtls_retired *r, const 
         *drop = MOAT_DTLS_RETIRED_DROP_BAD_LENGTH;
         return MOAT_DTLS_RETIRED_DROPPED;
     }
+    if (*opens >= MOAT_DTLS_RETIRED_OPENS_PER_DATAGRAM) {
+        *drop = MOAT_DTLS_RETIRED_DROP_OVER_BUDGET;
+        return MOAT_DTLS_RETIRED_DROPPED;
+    }
+    (*opens)++;
     uint8_t alert[2 + 16]; /* room for a final block, though AEAD writes none */
     if (!open_alert(r, header, record->fragment, alert)) {
         *drop = MOAT_DTLS_RETIRED_DROP_BAD_TAG;
@@ -237,6 +242,7 @@ moat_dtls_retired_verdict moat_dtls_retired_receive(const moat_dtls_retired *r,
                                                     uint8_t *description)
 {
     size_t offset = 0;
+    unsigned opens = 0;
     while (datagram != NULL && offset < length) {
         size_t at = offset;
         moat_dtls_record record;
@@ -246,7 +252,8 @@ moat_dtls_retired_verdict moat_dtls_retired_receive(const moat_dtls_retired *r,
             return MOAT_DTLS_RETIRED_DROPPED;
         }
         moat_dtls_retired_drop drop = MOAT_DTLS_RETIRED_DROP_NOT_ALERT;
-        moat_dtls_retired_verdict v = judge_record(r, datagram + at, &record, &drop, description);
+        moat_dtls_retired_verdict v =
+            judge_record(r, datagram + at, &record, &opens, &drop, description);
         if (v != MOAT_DTLS_RETIRED_DROPPED)
             return v;
         dropped[drop]++;
@@ -267,6 +274,8 @@ const char *moat_dtls_retired_drop_name(moat_dtls_retired_drop reason)
         return "bad_tag";
     case MOAT_DTLS_RETIRED_DROP_WARNING:
         return "warning_alert";
+    case MOAT_DTLS_RETIRED_DROP_OVER_BUDGET:
+        return "over_budget";
     case MOAT_DTLS_RETIRED_DROP_COUNT:
         break;
     }

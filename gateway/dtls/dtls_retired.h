@@ -27,6 +27,11 @@ typedef enum {
 
 #define MOAT_DTLS_RETIRED_KEY_MAX 32
 #define MOAT_DTLS_RETIRED_IV_MAX  12
+/* AEAD opens one datagram may cost: a peer sends each alert in a datagram
+ * of its own; more alert records in one datagram are dropped unopened, so
+ * a datagram packed with 13-byte-header forgeries costs at most this many
+ * decryptions. */
+#define MOAT_DTLS_RETIRED_OPENS_PER_DATAGRAM 2
 /* Header, explicit nonce, alert and tag: 39 bytes with AES-GCM. */
 #define MOAT_DTLS_RETIRED_CLOSE_NOTIFY_MAX 48
 
@@ -38,6 +43,7 @@ typedef enum {
     MOAT_DTLS_RETIRED_DROP_BAD_LENGTH,    /* not one encrypted two-byte alert */
     MOAT_DTLS_RETIRED_DROP_BAD_TAG,       /* the peer's key does not authenticate it */
     MOAT_DTLS_RETIRED_DROP_WARNING,       /* an authenticated warning alert, not close_notify */
+    MOAT_DTLS_RETIRED_DROP_OVER_BUDGET,   /* an alert past MOAT_DTLS_RETIRED_OPENS_PER_DATAGRAM */
     MOAT_DTLS_RETIRED_DROP_COUNT
 } moat_dtls_retired_drop;
 
@@ -70,7 +76,8 @@ size_t moat_dtls_retired_overhead(moat_dtls_aead aead);
 /* Walks the datagram's records (lengths checked before every read) and
  * authenticates alerts of epoch 1 with the peer's key. Returns at the first
  * close_notify or fatal alert (*description: its AlertDescription); every
- * other record is dropped and counted in dropped[reason]. */
+ * other record is dropped and counted in dropped[reason]. At most
+ * MOAT_DTLS_RETIRED_OPENS_PER_DATAGRAM records are decrypted. */
 moat_dtls_retired_verdict moat_dtls_retired_receive(const moat_dtls_retired *r,
                                                     const uint8_t *datagram, size_t length,
                                                     uint64_t dropped[MOAT_DTLS_RETIRED_DROP_COUNT],

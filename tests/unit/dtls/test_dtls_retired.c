@@ -254,6 +254,18 @@ static void test_alert_vectors(void)
         moat_dtls_retired_receive(&r, chacha_warning, sizeof chacha_warning, dropped, &description),
         ==, MOAT_DTLS_RETIRED_DROPPED);
     g_assert_cmpuint(dropped[MOAT_DTLS_RETIRED_DROP_WARNING], ==, 1);
+
+    /* Three alert records in one datagram: only the first two are opened,
+     * even when the third is genuine. */
+    guint8 three[3 * sizeof chacha_warning];
+    for (int i = 0; i < 3; i++)
+        memcpy(three + i * sizeof chacha_warning, chacha_warning, sizeof chacha_warning);
+    three[sizeof chacha_warning - 1] ^= 1; /* the first one's tag */
+    g_assert_cmpint(moat_dtls_retired_receive(&r, three, sizeof three, dropped, &description), ==,
+                    MOAT_DTLS_RETIRED_DROPPED);
+    g_assert_cmpuint(dropped[MOAT_DTLS_RETIRED_DROP_BAD_TAG], ==, 2);
+    g_assert_cmpuint(dropped[MOAT_DTLS_RETIRED_DROP_WARNING], ==, 2);
+    g_assert_cmpuint(dropped[MOAT_DTLS_RETIRED_DROP_OVER_BUDGET], ==, 1);
 }
 
 static void test_not_connected(void)
