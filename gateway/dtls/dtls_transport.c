@@ -1,6 +1,8 @@
 /* One DTLS 1.2 association (RFC 6347) without a socket: drives the OpenSSL
  * handshake and its retransmit timer, checks the peer's certificate against
- * the SDP fingerprint, exports DTLS-SRTP keys and carries SCTP as app data. */
+ * the SDP fingerprint, exports DTLS-SRTP keys and carries SCTP as app data;
+ * once retired (media only) it drops OpenSSL and keeps dtls_retired.c's
+ * state for the closing alerts. */
 #include "dtls_transport.h"
 
 #include <stdint.h>
@@ -13,6 +15,7 @@
 #include <openssl/objects.h>
 
 #include "dtls_datagram_bio.h"
+#include "dtls_retired.h"
 #include "dtls_srtp_export.h"
 #include "fingerprint.h"
 #include "openssl_error.h"
@@ -21,7 +24,12 @@
 #define REASON_MAX_LENGTH    256
 
 struct moat_dtls_transport {
-    SSL *ssl;
+    SSL *ssl; /* NULL once retired */
+    /* Set by moat_dtls_transport_retire: the peer's key and our
+     * close_notify; owned. */
+    moat_dtls_retired *retired;
+    bool capturing;         /* OpenSSL's writes go to retired->close_notify */
+    bool close_notify_sent; /* the retired close_notify, sent at most once */
     moat_dtls_datagram_link link;
     moat_dtls_role role;
     moat_dtls_state state;
@@ -105,6 +113,15 @@ static bool restore_buffers(moat_dtls_transport *t)
  * time out. */
 static void send_close_notify(moat_dtls_transport *t)
 {
+    if (t->retired != NULL) {
+        if (!t->close_notify_sent && t->retired->close_notify_length > 0) {
+            t->close_notify_sent = true;
+            t->callbacks.send(t->user, t->retired->close_notify, t->retired->close_notify_length);
+            t->link.datagrams_sent++;
+            t->link.bytes_sent += t->retired->close_notify_length;
+        }
+        return;
+    }
     if (!SSL_is_init_finished(t->ssl) || !restore_buffers(t))
         return;
     ERR_clear_error();
@@ -125,7 +142,15 @@ static void fail_from_openssl(moat_dtls_transport *t, const char *what, int ssl_
 static void send_to_wire(void *user, const uint8_t *datagram, size_t length)
 {
     moat_dtls_transport *t = user;
-    t->callbacks.send(t->user, datagram, length);
+    if (!t->capturing) {
+        t->callbacks.send(t->user, datagram, length);
+        return;
+    }
+    /* Retiring: OpenSSL's close_notify is kept for later, not sent. */
+    if (t->retired->close_notify_length == 0 && length <= sizeof t->retired->close_notify) {
+        memcpy(t->retired->close_notify, datagram, length);
+        t->retired->close_notify_length = (uint8_t)length;
+    }
 }
 
 moat_dtls_transport *moat_dtls_transport_new(moat_dtls_context *ctx, moat_dtls_role role,
@@ -294,6 +319,8 @@ int moat_dtls_transport_start(moat_dtls_transport *t)
  * Before a cipher is chosen no encrypted record can be legitimate. */
 static size_t shortest_protected_record(const moat_dtls_transport *t)
 {
+    if (t->ssl == NULL)
+        return moat_dtls_retired_overhead(t->retired->aead);
     const SSL_CIPHER *cipher = SSL_get_current_cipher(t->ssl);
     if (cipher == NULL)
         cipher = SSL_get_pending_cipher(t->ssl);
@@ -304,6 +331,30 @@ static size_t shortest_protected_record(const moat_dtls_transport *t)
         return 16; /* tag; the nonce is implicit (RFC 7905) */
     default:
         return 8 + 16; /* AES-GCM: explicit nonce and tag (RFC 5288) */
+    }
+}
+
+/* A retired transport only listens for the peer's closing alert. */
+static int receive_retired(moat_dtls_transport *t, const uint8_t *datagram, size_t length)
+{
+    uint8_t description = 0;
+    switch (moat_dtls_retired_receive(t->retired, datagram, length, t->stats.retired_dropped,
+                                      &description)) {
+    case MOAT_DTLS_RETIRED_CLOSE_NOTIFY:
+        /* Answer close_notify with ours (RFC 5246 §7.2.1). */
+        send_close_notify(t);
+        finish(t, MOAT_DTLS_CLOSED, "close_notify received");
+        return MOAT_DTLS_OK;
+    case MOAT_DTLS_RETIRED_FATAL_ALERT: {
+        char reason[64];
+        snprintf(reason, sizeof reason, "connection failed: fatal alert %u received",
+                 (unsigned)description);
+        finish(t, MOAT_DTLS_FAILED, reason);
+        return MOAT_DTLS_ERR_FAILED;
+    }
+    case MOAT_DTLS_RETIRED_DROPPED:
+    default:
+        return MOAT_DTLS_ERR_DROPPED;
     }
 }
 
@@ -323,6 +374,8 @@ int moat_dtls_transport_receive(moat_dtls_transport *t, const uint8_t *datagram,
     t->stats.records_received += records;
     if (t->state != MOAT_DTLS_CONNECTING && t->state != MOAT_DTLS_CONNECTED)
         return MOAT_DTLS_ERR_STATE;
+    if (t->ssl == NULL)
+        return receive_retired(t, datagram, length);
 
     if (!restore_buffers(t)) {
         finish(t, MOAT_DTLS_FAILED, "out of memory");
@@ -339,7 +392,8 @@ int moat_dtls_transport_receive(moat_dtls_transport *t, const uint8_t *datagram,
 
 int64_t moat_dtls_transport_timeout_ms(moat_dtls_transport *t)
 {
-    if (t == NULL || (t->state != MOAT_DTLS_CONNECTING && t->state != MOAT_DTLS_CONNECTED))
+    if (t == NULL || t->ssl == NULL ||
+        (t->state != MOAT_DTLS_CONNECTING && t->state != MOAT_DTLS_CONNECTED))
         return -1;
     int64_t ms = -1;
     struct timeval left;
@@ -356,7 +410,8 @@ int64_t moat_dtls_transport_timeout_ms(moat_dtls_transport *t)
 
 void moat_dtls_transport_handle_timeout(moat_dtls_transport *t)
 {
-    if (t == NULL || (t->state != MOAT_DTLS_CONNECTING && t->state != MOAT_DTLS_CONNECTED))
+    if (t == NULL || t->ssl == NULL ||
+        (t->state != MOAT_DTLS_CONNECTING && t->state != MOAT_DTLS_CONNECTED))
         return;
     if (t->state == MOAT_DTLS_CONNECTING && g_get_monotonic_time() >= t->handshake_deadline_us) {
         finish(t, MOAT_DTLS_FAILED, "handshake timed out");
@@ -386,7 +441,7 @@ int moat_dtls_transport_send(moat_dtls_transport *t, const uint8_t *data, size_t
         return MOAT_DTLS_ERR_INVALID;
     if (length > MOAT_DTLS_MAX_APPLICATION_DATA)
         return MOAT_DTLS_ERR_TOO_LONG;
-    if (t->state != MOAT_DTLS_CONNECTED)
+    if (t->state != MOAT_DTLS_CONNECTED || t->ssl == NULL)
         return MOAT_DTLS_ERR_STATE;
     if (!restore_buffers(t)) {
         finish(t, MOAT_DTLS_FAILED, "out of memory");
@@ -411,7 +466,7 @@ void moat_dtls_transport_shutdown(moat_dtls_transport *t)
 
 bool moat_dtls_transport_trim(moat_dtls_transport *t)
 {
-    if (t == NULL || t->state != MOAT_DTLS_CONNECTED)
+    if (t == NULL || t->state != MOAT_DTLS_CONNECTED || t->ssl == NULL)
         return false;
     uint64_t seen = t->stats.datagrams_received + t->link.datagrams_sent;
     bool idle = seen == t->trim_seen;
@@ -421,6 +476,69 @@ bool moat_dtls_transport_trim(moat_dtls_transport *t)
         return false;
     t->buffers_freed = true;
     return true;
+}
+
+/* Has OpenSSL write our close_notify into t->retired instead of the wire;
+ * the stats do not count it until it is sent. */
+static bool capture_close_notify(moat_dtls_transport *t)
+{
+    if (!restore_buffers(t))
+        return false;
+    uint64_t datagrams = t->link.datagrams_sent, bytes = t->link.bytes_sent;
+    t->capturing = true;
+    ERR_clear_error();
+    SSL_shutdown(t->ssl);
+    ERR_clear_error();
+    t->capturing = false;
+    t->link.datagrams_sent = datagrams;
+    t->link.bytes_sent = bytes;
+    return t->retired->close_notify_length > 0;
+}
+
+/* Our own key must read our own close_notify, or the derivation is wrong
+ * and the peer's close_notify would go unnoticed. */
+static bool own_close_notify_authenticates(const moat_dtls_retired *own,
+                                           const moat_dtls_retired *retired)
+{
+    uint64_t dropped[MOAT_DTLS_RETIRED_DROP_COUNT] = {0};
+    uint8_t description = 0xff;
+    return moat_dtls_retired_receive(own, retired->close_notify, retired->close_notify_length,
+                                     dropped, &description) == MOAT_DTLS_RETIRED_CLOSE_NOTIFY;
+}
+
+int moat_dtls_transport_retire(moat_dtls_transport *t, char *error, size_t error_size)
+{
+    struct timeval left;
+    if (t == NULL || t->state != MOAT_DTLS_CONNECTED || t->ssl == NULL || t->retired != NULL ||
+        SSL_has_pending(t->ssl) || DTLSv1_get_timeout(t->ssl, &left) == 1) {
+        snprintf(error, error_size, "only a connected, idle transport retires");
+        return MOAT_DTLS_ERR_STATE;
+    }
+    moat_dtls_retired own;
+    moat_dtls_retired *retired = g_new0(moat_dtls_retired, 1);
+    if (moat_dtls_retired_derive(t->ssl, t->role == MOAT_DTLS_ROLE_CLIENT, retired, &own, error,
+                                 error_size) != 0) {
+        g_free(retired);
+        return MOAT_DTLS_ERR_STATE;
+    }
+    t->retired = retired;
+    bool ok = capture_close_notify(t) && own_close_notify_authenticates(&own, retired);
+    OPENSSL_cleanse(&own, sizeof own);
+    if (!ok) {
+        /* OpenSSL has written its close_notify (if any, kept in
+         * t->retired for shutdown): the SSL stays for reading. */
+        snprintf(error, error_size, "our close_notify did not authenticate with derived keys");
+        return MOAT_DTLS_ERR_FAILED;
+    }
+    SSL_free(t->ssl);
+    t->ssl = NULL;
+    t->buffers_freed = false;
+    return MOAT_DTLS_OK;
+}
+
+bool moat_dtls_transport_retired(const moat_dtls_transport *t)
+{
+    return t->ssl == NULL && t->retired != NULL;
 }
 
 moat_dtls_state moat_dtls_transport_state(const moat_dtls_transport *t)
@@ -441,6 +559,7 @@ const char *moat_dtls_transport_reason(const moat_dtls_transport *t)
 void moat_dtls_transport_stats_get(const moat_dtls_transport *t, moat_dtls_transport_stats *out)
 {
     *out = t->stats;
+    out->retired = moat_dtls_transport_retired(t);
     out->datagrams_sent = t->link.datagrams_sent;
     out->bytes_sent = t->link.bytes_sent;
 }
@@ -451,5 +570,8 @@ void moat_dtls_transport_free(moat_dtls_transport *t)
         return;
     /* Frees the BIO too; SSL_free sends nothing. */
     SSL_free(t->ssl);
+    if (t->retired != NULL)
+        OPENSSL_cleanse(t->retired, sizeof *t->retired);
+    g_free(t->retired);
     g_free(t);
 }

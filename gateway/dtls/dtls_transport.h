@@ -16,6 +16,7 @@
 
 #include "dtls/dtls_context.h"
 #include "dtls/dtls_record.h"
+#include "dtls/dtls_retired.h"
 #include "srtp/srtp_keying.h"
 
 typedef struct moat_dtls_transport moat_dtls_transport;
@@ -49,7 +50,8 @@ enum {
     MOAT_DTLS_ERR_STATE = -2,     /* not started, or already closed or failed */
     MOAT_DTLS_ERR_TOO_LONG = -3,  /* application data over MOAT_DTLS_MAX_APPLICATION_DATA */
     MOAT_DTLS_ERR_FAILED = -4,    /* this call failed the transport (closed() was called) */
-    MOAT_DTLS_ERR_INVALID = -5    /* NULL or empty argument */
+    MOAT_DTLS_ERR_INVALID = -5,   /* NULL or empty argument */
+    MOAT_DTLS_ERR_DROPPED = -6    /* retired: no record in the datagram was a closing alert */
 };
 
 typedef struct {
@@ -74,6 +76,9 @@ typedef struct {
     uint64_t datagrams_sent;
     uint64_t bytes_sent;
     uint64_t retransmits; /* handshake flights re-sent after a timeout */
+    /* Records a retired transport dropped, by moat_dtls_retired_drop. */
+    uint64_t retired_dropped[MOAT_DTLS_RETIRED_DROP_COUNT];
+    bool retired; /* moat_dtls_transport_retire succeeded */
 } moat_dtls_transport_stats;
 
 /* remote_fingerprint_alg and remote_fingerprint come from the peer's SDP
@@ -120,6 +125,24 @@ void moat_dtls_transport_shutdown(moat_dtls_transport *t);
  * second: a media-only session's DTLS falls silent after the handshake, a
  * busy data channel keeps its buffers. Returns true when it freed them. */
 bool moat_dtls_transport_trim(moat_dtls_transport *t);
+
+/* Retirement, for an association that will carry no application data (a
+ * media-only session): derives the peer's record key, has OpenSSL write our
+ * close_notify (kept, not sent), checks our derived key authenticates it, and
+ * frees the SSL (about 29 KB). Afterwards the state stays CONNECTED;
+ * receive() only authenticates the peer's close_notify (CLOSED, our
+ * close_notify answers it, closed() called) or fatal alert (FAILED) and drops
+ * every other record (MOAT_DTLS_ERR_DROPPED, counted in
+ * stats.retired_dropped); send() fails with MOAT_DTLS_ERR_STATE; no timer
+ * runs; shutdown() sends the kept close_notify. Only call it once the peer
+ * can no longer need a handshake retransmission (it has sent authenticated
+ * SRTP). MOAT_DTLS_ERR_STATE (nothing changed) when the transport is not
+ * CONNECTED, already retired, has a timer running or a cipher other than the
+ * AEAD suites; MOAT_DTLS_ERR_FAILED (with a message) when the derived keys
+ * failed the check: the SSL is kept and our close_notify is already written
+ * (shutdown() sends it), so never call it while data may still be sent. */
+int moat_dtls_transport_retire(moat_dtls_transport *t, char *error, size_t error_size);
+bool moat_dtls_transport_retired(const moat_dtls_transport *t);
 
 moat_dtls_state moat_dtls_transport_state(const moat_dtls_transport *t);
 /* The negotiated SRTP profile once CONNECTED, else 0. */

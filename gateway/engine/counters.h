@@ -44,6 +44,8 @@ typedef struct {
     uint64_t nacked_retransmissions;
     uint64_t dtls_handshakes_completed;
     uint64_t dtls_handshakes_failed;
+    /* Media-only sessions whose DTLS dropped OpenSSL's SSL (session.c). */
+    uint64_t dtls_retired;
     uint64_t consent_expired;
     uint64_t detector_switches_on;
     uint64_t detector_switches_off;

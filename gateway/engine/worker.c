@@ -329,7 +329,7 @@ static void trim_heap(moat_worker *worker)
 {
     uint64_t events = moat_counter_read(&worker->counters.dtls_handshakes_completed) +
                       moat_counter_read(&worker->counters.dtls_handshakes_failed) +
-                      worker->sessions_removed;
+                      moat_counter_read(&worker->counters.dtls_retired) + worker->sessions_removed;
     if (!moat_heap_trim_due(&worker->heap_trim, events, worker->now_us))
         return;
     uint64_t ns = moat_heap_trim_run();

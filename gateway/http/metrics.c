@@ -66,6 +66,10 @@ static const counter_metric counter_metrics[] = {
      offsetof(moat_counters, dtls_handshakes_completed)},
     {"moat_dtls_handshake_failures_total", "DTLS handshakes failed",
      offsetof(moat_counters, dtls_handshakes_failed)},
+    {"moat_dtls_retired_total",
+     "DTLS associations of media-only sessions that freed OpenSSL's state after the handshake "
+     "and only listen for the peer's closing alert",
+     offsetof(moat_counters, dtls_retired)},
     {"moat_datachannel_messages_received_total", "Data channel messages received",
      offsetof(moat_counters, data_messages_received)},
     {"moat_datachannel_messages_sent_total", "Data channel messages sent",

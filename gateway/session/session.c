@@ -378,6 +378,33 @@ static void leave_pending(moat_session *session)
     }
 }
 
+/* A media-only session's DTLS has nothing left to do but close: once the
+ * peer has sent authenticated SRTP or SRTCP (it holds our last flight, so no
+ * handshake retransmission can be asked of us) and DTLS was quiet for a trim
+ * interval, the transport drops OpenSSL's state (~29 KB). The negotiation
+ * never changes after creation (PATCH only trickles candidates or restarts
+ * ICE), so a session without a data channel never needs one. */
+static void retire_dtls_when_done(moat_session *session)
+{
+    moat_dtls_transport_stats stats;
+    moat_dtls_transport_stats_get(session->dtls, &stats);
+    uint64_t seen = stats.datagrams_received + stats.datagrams_sent;
+    bool quiet = seen == session->dtls_seen;
+    session->dtls_seen = seen;
+    bool peer_sent_media = moat_counter_read(&session->counters.rtp_received) > 0 ||
+                           moat_counter_read(&session->counters.rtcp_received) > 0;
+    if (!quiet || !peer_sent_media || stats.retired || session->negotiation.has_data_channel ||
+        session->draining)
+        return;
+    char error[160];
+    if (moat_dtls_transport_retire(session->dtls, error, sizeof error) != MOAT_DTLS_OK) {
+        moat_session_log(session, MOAT_LOG_DEBUG, "session", "session %s: DTLS not retired: %s",
+                         session->label, error);
+        return;
+    }
+    moat_counter_add(&moat_worker_counters_mut(session->worker)->dtls_retired, 1);
+}
+
 bool moat_session_tick(moat_session *session, uint64_t now_us)
 {
     if (session->draining && session->end_reason == NULL &&
@@ -419,6 +446,7 @@ bool moat_session_tick(moat_session *session, uint64_t now_us)
         if (session->dtls_connected && now_us >= session->dtls_trim_us) {
             session->dtls_trim_us = now_us + DTLS_TRIM_INTERVAL_US;
             moat_dtls_transport_trim(session->dtls);
+            retire_dtls_when_done(session);
         }
     }
     if (session->ending)

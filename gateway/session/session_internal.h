@@ -123,6 +123,7 @@ struct moat_session {
     bool dtls_started;
     bool dtls_connected;
     uint64_t dtls_trim_us; /* the next moat_dtls_transport_trim */
+    uint64_t dtls_seen;    /* DTLS datagrams both ways at the last trim */
     moat_srtp_session *srtp;
 
     /* Plain RTP ingest (session_plain.c): no ICE, DTLS or SRTP; its own UDP

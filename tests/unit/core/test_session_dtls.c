@@ -4,7 +4,9 @@
  * from inside its own callback: a use-after-free under ASan); and a peer's
  * data-channel traffic (DTLS application data that decrypts) switches no
  * worker socket detector on, however fast, while as many records that fail
- * to decrypt still do. */
+ * to decrypt still do. A media-only session retires its DTLS only once the
+ * peer has sent authenticated media and DTLS was quiet for a trim interval,
+ * and the peer's close_notify still ends it afterwards. */
 #include "session_harness.h"
 
 #include "session/session_internal.h"
@@ -246,6 +248,58 @@ static void test_data_channel_traffic_switches_no_worker_detector_on(void)
     dtls_pair_clear(&p);
 }
 
+static bool retired(session_harness *h)
+{
+    moat_dtls_transport_stats stats;
+    moat_dtls_transport_stats_get(h->session->dtls, &stats);
+    return stats.retired;
+}
+
+static void test_media_only_session_retires_its_dtls(void)
+{
+    dtls_pair p;
+    dtls_pair_init(&p);
+    session_harness h;
+    session_harness_init(&h);
+    g_strlcpy(h.negotiation.remote_fingerprint, moat_certificate_fingerprint(p.client_cert),
+              sizeof h.negotiation.remote_fingerprint);
+    session_harness_create(&h, p.server_ctx);
+    bind_peer_tuple(&h);
+    handshake(&h, p.client, &p.state, 2000);
+    g_assert_true(h.session->dtls_connected);
+
+    /* Quiet DTLS, but no authenticated media from the peer yet: it may
+     * still be waiting for our final flight. */
+    uint64_t now = moat_worker_now_us(h.worker);
+    for (int i = 0; i < 3; i++)
+        g_assert_true(moat_session_tick(h.session, now += 1000000));
+    g_assert_false(retired(&h));
+
+    /* Its first authenticated RTP packet (counted as session_media.c does
+     * after srtp_unprotect). */
+    moat_counter_add(&h.session->counters.rtp_received, 1);
+    g_assert_true(moat_session_tick(h.session, now += 1000000));
+    g_assert_true(retired(&h));
+    g_assert_cmpuint(moat_counter_read(&moat_worker_counters(h.worker)->dtls_retired), ==, 1);
+    g_assert_cmpint(moat_dtls_transport_state(h.session->dtls), ==, MOAT_DTLS_CONNECTED);
+
+    /* The peer's close_notify still ends the session. */
+    moat_dtls_transport_shutdown(p.client);
+    GBytes *close_notify = g_queue_pop_head(&p.state.outbox);
+    g_assert_nonnull(close_notify);
+    gsize length;
+    const uint8_t *data = g_bytes_get_data(close_notify, &length);
+    uint8_t copy[MOAT_DATAGRAM_CAPACITY];
+    memcpy(copy, data, length);
+    moat_worker_dispatch(h.worker, &h.path, copy, length);
+    g_bytes_unref(close_notify);
+    g_assert_false(moat_session_tick(h.session, now += 1000));
+    g_assert_cmpstr(moat_session_end_reason(h.session), ==, "dtls closed");
+
+    session_harness_clear(&h);
+    dtls_pair_clear(&p);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -253,5 +307,7 @@ int main(int argc, char **argv)
                     test_srtp_setup_failure_ends_after_the_handshake_returns);
     g_test_add_func("/session/dtls/data-channel-traffic-switches-no-worker-detector-on",
                     test_data_channel_traffic_switches_no_worker_detector_on);
+    g_test_add_func("/session/dtls/media-only-session-retires-its-dtls",
+                    test_media_only_session_retires_its_dtls);
     return g_test_run();
 }

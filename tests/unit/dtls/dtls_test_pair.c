@@ -94,6 +94,10 @@ dtls_test_pair *dtls_test_pair_new(const dtls_test_pair_options *options)
     make_identity(&p->client, options->client_identity, NULL, options->client_profiles);
     make_identity(&p->server, options->server_identity, options->server_certificate,
                   options->server_profiles);
+    if (options->client_ciphers)
+        g_assert_cmpint(SSL_CTX_set_cipher_list(moat_dtls_context_ssl_ctx(p->client.context),
+                                                options->client_ciphers),
+                        ==, 1);
     make_transport(&p->client, MOAT_DTLS_ROLE_CLIENT, &p->server, options->client_expects,
                    options->expect_lowercase);
     make_transport(&p->server, MOAT_DTLS_ROLE_SERVER, &p->client, options->server_expects,

@@ -49,6 +49,9 @@ typedef struct {
      * its own. Profiles above do not apply to a shared identity. */
     const dtls_test_identity *client_identity;
     const dtls_test_identity *server_identity;
+    /* OpenSSL cipher list the client offers (its own context only); NULL:
+     * the context's. */
+    const char *client_ciphers;
     double drop_rate; /* of every datagram in either direction */
     guint32 seed;
 } dtls_test_pair_options;
