@@ -2,11 +2,13 @@
 
 One gateway (release build, 1 worker, loopback) per profile: its RSS is
 read after one warm-up session came and went, then with N sessions on
-/whip/echo that have sent media for a few seconds (and, without a data
-channel, retired their DTLS: moat_dtls_retired_total) (retransmission caches
-are sized to the measured rate after a second); per session = (RSS with
-them - RSS before) / N, the largest of a few samples taken while they are
-all connected. Profiles:
+/whip/echo that have sent media for a few seconds (retransmission caches
+are sized to the measured rate after a second) and, without a data
+channel, retired their DTLS (moat_dtls_retired_total). Both readings are
+taken in the steady state, after the worker's next heap trim
+(moat_heap_trims_total: it follows handshakes, retirements and session
+ends by 0.5-5 s); per session = (RSS with them - RSS before) / N, the
+largest of a few samples taken while they are all connected. Profiles:
   - audio: aiortc peers sending Opus (a tone, 50 packets/s);
   - audio_video: the same plus VP8 320x240 at 30 fps (aiortc's encoder);
   - audio_video_data: the same plus one data channel (sending a message a
@@ -46,6 +48,7 @@ from conftest import free_port  # noqa: E402
 from datachannel_peer import rfc8841_offer  # noqa: E402
 
 QUICK = os.environ.get("MOAT_BENCH_QUICK", "0") not in ("", "0")
+SETTLE_S = 1.0 if QUICK else 8.0  # the longest wait for a heap trim (settled)
 
 
 def rss_bytes(pid):
@@ -128,13 +131,25 @@ async def open_peer(base, audio, video, data):
     return {"pc": pc, "resource": resource, "channel": channel}
 
 
+async def settled(gateway):
+    """Waits for the worker's next heap trim (engine/heap_trim.c: 0.5 s after
+    the latest handshake, DTLS retirement or session end, at most one per
+    5 s), at most SETTLE_S: RSS is then read in the steady state, not while
+    what those events freed still sits in the heap."""
+    start = gateway.metric("moat_heap_trims_total")
+    deadline = time.monotonic() + SETTLE_S
+    while gateway.metric("moat_heap_trims_total") <= start and time.monotonic() < deadline:
+        await asyncio.sleep(0.2)
+
+
 async def aiortc_profile(gateway, n, hold, audio, video, data):
     """RSS delta per session with n aiortc peers (one warm-up first)."""
     warm = await open_peer(gateway.base, audio, video, data)
     await asyncio.sleep(2.0)
     await whip_delete(warm["resource"])
     await warm["pc"].close()
-    await asyncio.sleep(1.0)
+    await asyncio.sleep(0.5)
+    await settled(gateway)
     before = gateway.rss()
     peers = [await open_peer(gateway.base, audio, video, data) for _ in range(n)]
     deadline = time.monotonic() + 20
@@ -149,6 +164,7 @@ async def aiortc_profile(gateway, n, hold, audio, video, data):
         while (gateway.metric("moat_dtls_retired_total") < n + 1
                and time.monotonic() < deadline):
             await asyncio.sleep(0.2)
+    await settled(gateway)
     samples = []
     end = time.monotonic() + hold
     while time.monotonic() < end:
