@@ -207,17 +207,23 @@ static uint64_t worker_switches(session_harness *h)
     return moat_counter_read(&moat_worker_counters(h->worker)->worker_detector_switches_on);
 }
 
+/* A session whose DTLS handshake with the pair's client is done. */
+static void connected_session(dtls_pair *p, session_harness *h)
+{
+    dtls_pair_init(p);
+    session_harness_init(h);
+    g_strlcpy(h->negotiation.remote_fingerprint, moat_certificate_fingerprint(p->client_cert),
+              sizeof h->negotiation.remote_fingerprint);
+    session_harness_create(h, p->server_ctx);
+    bind_peer_tuple(h);
+    handshake(h, p->client, &p->state, 2000);
+}
+
 static void test_data_channel_traffic_switches_no_worker_detector_on(void)
 {
     dtls_pair p;
-    dtls_pair_init(&p);
     session_harness h;
-    session_harness_init(&h);
-    g_strlcpy(h.negotiation.remote_fingerprint, moat_certificate_fingerprint(p.client_cert),
-              sizeof h.negotiation.remote_fingerprint);
-    session_harness_create(&h, p.server_ctx);
-    bind_peer_tuple(&h);
-    handshake(&h, p.client, &p.state, 2000);
+    connected_session(&p, &h);
     g_assert_true(p.state.connected);
     g_assert_true(h.session->dtls_connected);
     g_assert_false(h.session->ending);
@@ -258,14 +264,8 @@ static bool retired(session_harness *h)
 static void test_media_only_session_retires_its_dtls(void)
 {
     dtls_pair p;
-    dtls_pair_init(&p);
     session_harness h;
-    session_harness_init(&h);
-    g_strlcpy(h.negotiation.remote_fingerprint, moat_certificate_fingerprint(p.client_cert),
-              sizeof h.negotiation.remote_fingerprint);
-    session_harness_create(&h, p.server_ctx);
-    bind_peer_tuple(&h);
-    handshake(&h, p.client, &p.state, 2000);
+    connected_session(&p, &h);
     g_assert_true(h.session->dtls_connected);
 
     /* Quiet DTLS, but no authenticated media from the peer yet: it may
