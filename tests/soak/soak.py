@@ -101,6 +101,9 @@ class Gateway:
     def __init__(self, binary, artifacts):
         self.http_port = free_port()
         self.media_port = free_port(socket.SOCK_DGRAM, 2)
+        # Its own ng port: the default (2223) may be another gateway's while
+        # the quick benchmarks run beside the soak (make test).
+        self.ng_port = free_port(socket.SOCK_DGRAM)
         self.log_path = artifacts / f"soak-moat-{self.http_port}.log"
         env = dict(os.environ)
         # A small quarantine keeps ASan's own memory from hiding a trend.
@@ -110,6 +113,7 @@ class Gateway:
         self.process = subprocess.Popen(
             [str(binary), "--http-bind", "127.0.0.1", "--http-port", str(self.http_port),
              "--media-port", str(self.media_port), "--workers", "2",
+             "--ng-bind", "127.0.0.1", "--ng-port", str(self.ng_port),
              "--candidate-addresses", "127.0.0.1", "--log-level", "info",
              "--consent-timeout", "10",
              # Every client of the soak is this one host, many sessions at
