@@ -37,6 +37,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tests" / "integration"))
 sys.path.insert(0, str(ROOT / "bench"))
 
+from conftest import free_port  # noqa: E402
 from ng_client import NgClient, NgTimeout  # noqa: E402
 from netns_bench import stop  # noqa: E402
 
@@ -55,15 +56,11 @@ STALL_MS, STALL_RETRIES = 50.0, 2
 
 
 def free_udp_port():
-    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    return free_port(socket.SOCK_DGRAM)
 
 
 def free_tcp_port():
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    return free_port()
 
 
 def own_autogroup():

@@ -128,22 +128,23 @@ def pytest_collection_modifyitems(config, items):
 
 
 
-# Ports for gateways and peers come from PORT_RANGE: below the gateway's
-# default call-leg range (30000-39999) and the kernel's ephemeral ports
-# (32768-60999), so no client socket bound to port 0 can take one between
+# Ports for gateways and peers come from PORT_RANGE: below bench/voip's
+# call ports (21000-32699; it runs beside the hostile tests and the soak),
+# the gateway's default call-leg range (30000-39999) and the kernel's
+# ephemeral ports (32768-60999), so no socket bound to port 0 can take one between
 # free_port() and the bind that uses it (CI once lost a test to that: the ng
 # socket's port went to another test's socket). 20000-20099 are the compose
 # stack's (test_compose_turn.py). Ports are handed out in blocks of
 # PORT_BLOCK, each held by an flock on a file in PORT_LOCKS for as long as
 # this process keeps it, so that test processes running at once (xdist
 # workers, paired stages, soak) never hand out the same block.
-PORT_RANGE = (10000, 29999)
+PORT_RANGE = (10000, 20999)
 PORT_EXCLUDED = range(20000, 20100)
 PORT_BLOCK = 64
 PORT_LOCKS = Path("/tmp/moat-test-ports")
 # The blocks this process holds, oldest first; past PORT_HELD the oldest is
 # let go (its ports are bound by then, or free again: the bind check sees).
-PORT_HELD = 48
+PORT_HELD = 32
 _held_blocks = collections.deque()
 
 
