@@ -65,6 +65,17 @@ typedef struct {
     uint64_t data_pmtu_black_holes;
     /* Transport-wide congestion control feedback packets sent (session_media.c). */
     uint64_t transport_cc_feedback_sent;
+    /* The sender-side estimator toward transport-cc peers (session_bwe.c):
+     * feedback packets taken in, the packets they reported lost, overuse
+     * verdicts, probes started and their outcome, and the padding sent. */
+    uint64_t bwe_feedback_received;
+    uint64_t bwe_packets_reported_lost;
+    uint64_t bwe_overuse_events;
+    uint64_t bwe_probes_started;
+    uint64_t bwe_probes_confirmed;
+    uint64_t bwe_probes_failed;
+    uint64_t bwe_padding_packets;
+    uint64_t bwe_padding_bytes;
     /* malloc_trim calls after handshake bursts, and their time (heap_trim.h). */
     uint64_t heap_trims;
     uint64_t heap_trim_ns;

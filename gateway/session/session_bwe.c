@@ -9,6 +9,7 @@
 #include "rtp/rtp_bytes.h"
 
 #include <glib.h>
+#include <jansson.h>
 #include <string.h>
 
 #define INITIAL_BPS      1500000u
@@ -113,6 +114,19 @@ void moat_session_bwe_stamp(moat_session *session, uint8_t *buffer, size_t *leng
         session->probe.bytes_sent += *length;
 }
 
+/* What a feedback or a probe's end changed in the estimator's statistics, added to the
+ * worker's counters (/metrics). */
+static void count_estimator_changes(moat_session *session, const moat_ssbwe_stats *before)
+{
+    const moat_ssbwe_stats *after = &session->bwe->stats;
+    moat_counters *c = moat_worker_counters_mut(session->worker);
+    moat_counter_add(&c->bwe_feedback_received, after->feedbacks - before->feedbacks);
+    moat_counter_add(&c->bwe_packets_reported_lost, after->packets_lost - before->packets_lost);
+    moat_counter_add(&c->bwe_overuse_events, after->overuse_events - before->overuse_events);
+    moat_counter_add(&c->bwe_probes_confirmed, after->probes_confirmed - before->probes_confirmed);
+    moat_counter_add(&c->bwe_probes_failed, after->probes_failed - before->probes_failed);
+}
+
 void moat_session_bwe_feedback(moat_session *session, const moat_rtcp_fb *feedback)
 {
     if (!session->bwe)
@@ -122,8 +136,10 @@ void moat_session_bwe_feedback(moat_session *session, const moat_rtcp_fb *feedba
     int n = moat_twcc_parse(feedback, &header, arrival, MOAT_TWCC_MAX_STATUS);
     if (n <= 0)
         return;
+    moat_ssbwe_stats before = session->bwe->stats;
     moat_ssbwe_on_feedback(session->bwe, header.base_seq, arrival, (size_t)n,
                            moat_worker_now_us(session->worker));
+    count_estimator_changes(session, &before);
 }
 
 /* The RTX stream and payload type padding goes on: a video m-line's. */
@@ -160,6 +176,9 @@ static int send_padding(moat_session *session, moat_outgoing_stream *stream, uin
     if (moat_session_send_protected(session, packet, sizeof packet, false) != 0)
         return -1;
     session->padding_packets++;
+    moat_counters *c = moat_worker_counters_mut(session->worker);
+    moat_counter_add(&c->bwe_padding_packets, 1);
+    moat_counter_add(&c->bwe_padding_bytes, sizeof packet);
     return 0;
 }
 
@@ -170,8 +189,10 @@ void moat_session_bwe_tick(moat_session *session, uint64_t now_us)
     /* Over when its window is, or as soon as the path says it is too much
      * (loss among its packets): what is queued hurts media. */
     if (now_us >= session->probe.end_us || session->bwe->probe_lost > 0) {
+        moat_ssbwe_stats before = session->bwe->stats;
         session->probe.active = false;
         moat_ssbwe_probe_end(session->bwe, now_us);
+        count_estimator_changes(session, &before);
         return;
     }
     uint8_t pt;
@@ -220,5 +241,20 @@ int moat_session_bwe_probe(moat_plugin_session *handle, uint64_t target_bps, uin
     session->probe.end_us = now + (duration_us < MAX_PROBE_US ? duration_us : MAX_PROBE_US);
     session->probe.bytes_sent = 0;
     moat_ssbwe_probe_start(session->bwe, session->probe.target_bps, now);
+    moat_counter_add(&moat_worker_counters_mut(session->worker)->bwe_probes_started, 1);
     return 0;
+}
+
+json_t *moat_session_bwe_describe(const moat_session *session)
+{
+    static const char *const usage_names[] = {"normal", "overusing", "underusing"};
+    const moat_ssbwe *e = session->bwe;
+    if (!e || e->stats.feedbacks == 0)
+        return json_null();
+    moat_ssbwe_usage usage = moat_ssbwe_usage_now(e);
+    return json_pack("{s:I, s:I, s:f, s:s, s:b}", "estimate_bps",
+                     (json_int_t)moat_ssbwe_estimate(e), "acked_bps", (json_int_t)e->acked_bps,
+                     "loss", e->loss_fraction, "usage",
+                     (unsigned)usage < 3 ? usage_names[usage] : "normal", "probing",
+                     session->probe.active || e->probe_have_first);
 }

@@ -242,6 +242,10 @@ void moat_session_bwe_feedback(moat_session *session, const moat_rtcp_fb *feedba
 void moat_session_bwe_tick(moat_session *session, uint64_t now_us);
 int moat_session_bwe_estimate(moat_plugin_session *handle, moat_plugin_estimate *out);
 int moat_session_bwe_probe(moat_plugin_session *handle, uint64_t target_bps, uint64_t duration_us);
+/* The estimator's figures for /api/stats and /metrics ({"estimate_bps",
+ * "acked_bps", "loss", "usage", "probing"}); JSON null without transport-cc
+ * feedback yet. Worker thread. */
+struct json_t *moat_session_bwe_describe(const moat_session *session);
 /* Control thread, before plugins load: the configuration config_int reads. */
 void moat_session_plugin_calls_set_config(const moat_config *config);
 

@@ -197,7 +197,9 @@ json_t *moat_session_describe(const moat_session *session)
         "switches_off", (json_int_t)detector->switches_off, "enforcing_since_s",
         session->enforcing_since_us / 1e6, "detection_delay_ms",
         session->last_detection_delay_us / 1000.0);
-    if (description)
+    if (description) {
         json_object_set_new(description, "datachannel", moat_session_data_describe(session));
+        json_object_set_new(description, "bwe", moat_session_bwe_describe(session));
+    }
     return description;
 }

@@ -164,6 +164,46 @@ char *moat_stats_snapshot_json(moat_stats_snapshot *snapshot, bool reveal_resour
     return result;
 }
 
+/* The sender-side estimate toward each transport-cc peer (bounded series)
+ * and how many peers have one. */
+static void render_bwe(moat_stats_snapshot *snapshot, GString *out)
+{
+    g_string_append(out, "# HELP moat_bwe_estimate_bps The gateway's bandwidth estimate toward a "
+                         "transport-cc peer (bits/s)\n# TYPE moat_bwe_estimate_bps gauge\n");
+    GString *acked = g_string_new("# HELP moat_bwe_acked_bps What the peer's feedback says "
+                                  "arrived (bits/s)\n# TYPE moat_bwe_acked_bps gauge\n");
+    unsigned written = 0, estimating = 0;
+    for (unsigned i = 0; i < snapshot->n_workers; i++) {
+        json_t *transports = json_object_get(snapshot->latest[i], "transports");
+        size_t index;
+        json_t *transport;
+        json_array_foreach(transports, index, transport)
+        {
+            json_t *bwe = json_object_get(transport, "bwe");
+            char label[24];
+            if (!json_is_object(bwe) ||
+                !public_label(snapshot, json_string_value(json_object_get(transport, "id")), label,
+                              sizeof label))
+                continue;
+            estimating++;
+            if (written++ >= MAX_TRANSPORT_SERIES)
+                continue;
+            g_string_append_printf(
+                out, "moat_bwe_estimate_bps{transport=\"%s\"} %" JSON_INTEGER_FORMAT "\n", label,
+                json_integer_value(json_object_get(bwe, "estimate_bps")));
+            g_string_append_printf(
+                acked, "moat_bwe_acked_bps{transport=\"%s\"} %" JSON_INTEGER_FORMAT "\n", label,
+                json_integer_value(json_object_get(bwe, "acked_bps")));
+        }
+    }
+    g_string_append_len(out, acked->str, (gssize)acked->len);
+    g_string_free(acked, TRUE);
+    g_string_append_printf(out,
+                           "# HELP moat_bwe_transports Transports whose peer sends transport-cc "
+                           "feedback\n# TYPE moat_bwe_transports gauge\nmoat_bwe_transports %u\n",
+                           estimating);
+}
+
 void moat_stats_snapshot_prometheus(moat_stats_snapshot *snapshot, GString *out)
 {
     g_string_append(out, "# HELP moat_detector_state Detector state per transport "
@@ -198,4 +238,5 @@ void moat_stats_snapshot_prometheus(moat_stats_snapshot *snapshot, GString *out)
             g_string_append_printf(out, "moat_detector_worker_state{worker=\"%u\"} %d\n", i,
                                    json_is_true(json_object_get(snapshot->latest[i], "enforcing")));
     }
+    render_bwe(snapshot, out);
 }

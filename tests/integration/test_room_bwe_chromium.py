@@ -250,6 +250,17 @@ def wait_layer(gateway, predicate, timeout):
     return None
 
 
+def bwe_metrics(gateway):
+    """The estimator's series on /metrics: totals, and the one transport's
+    estimate (the viewer is the only peer the gateway sends media to)."""
+    values = gateway.metrics()
+    out = {k[len("moat_bwe_"):]: v for k, v in values.items()
+           if k.startswith("moat_bwe_") and "{" not in k}
+    estimates = [v for k, v in values.items() if k.startswith("moat_bwe_estimate_bps{")]
+    out["estimates"] = estimates
+    return out
+
+
 def step(send_side_bwe):
     link = BottleneckLink(HIGH_BPS)
     gateway = publisher = viewer = None
@@ -281,12 +292,14 @@ def step(send_side_bwe):
                 break
             time.sleep(0.5)
         before = viewer.evaluate(VIDEO_IN)
-        summary = {"send_side_bwe": send_side_bwe, "room": room_state(gateway)}
+        summary = {"send_side_bwe": send_side_bwe, "room": room_state(gateway),
+                   "metrics_high": bwe_metrics(gateway)}
         assert settled is not None, summary
         link.rate_bps = LOW_BPS
         down_s = wait_layer(gateway, lambda r: r < settled, 8.0)
         summary["down_s"] = down_s
         summary["room_low"] = room_state(gateway)
+        summary["metrics_low"] = bwe_metrics(gateway)
         time.sleep(max(0.0, 8.0 - (down_s or 8.0)))
         link.rate_bps = HIGH_BPS
         up_s = wait_layer(gateway, lambda r: r >= settled, 15.0)
@@ -297,6 +310,7 @@ def step(send_side_bwe):
         summary["frames"] = after["frames"] - before["frames"]
         summary["queue_dropped"] = link.queue_dropped
         summary["room_end"] = room_state(gateway)
+        summary["metrics_end"] = bwe_metrics(gateway)
         for row in TRACE:
             print(row)
         print(json.dumps({k: v for k, v in summary.items() if not k.startswith("room")}),
@@ -323,3 +337,14 @@ def test_viewer_follows_a_bandwidth_step():
     assert s["frames"] > 0, s
     bwe = s["room_end"]["subscribers"][0]["bwe"]
     assert bwe["feedbacks"] > 0 and bwe["probes"] > 0 and bwe["padding_packets"] > 0, bwe
+    # The same estimator on /metrics: one transport estimated, its gauge
+    # following the step, the totals counting what the room API shows.
+    high, low, end = s["metrics_high"], s["metrics_low"], s["metrics_end"]
+    assert high["transports"] == 1 and len(high["estimates"]) == 1, high
+    assert len(low["estimates"]) == 1 and low["estimates"][0] < high["estimates"][0], (high, low)
+    assert end["feedback_received_total"] >= bwe["feedbacks"] > 0, (end, bwe)
+    assert end["probes_started_total"] >= bwe["probes"] > 0, (end, bwe)
+    assert end["probes_confirmed_total"] + end["probes_failed_total"] > 0, end
+    assert end["padding_packets_total"] >= bwe["padding_packets"] > 0, (end, bwe)
+    assert end["padding_bytes_total"] > end["padding_packets_total"] * 200, end
+    assert end["packets_reported_lost_total"] > high["packets_reported_lost_total"], (high, end)

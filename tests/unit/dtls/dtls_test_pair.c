@@ -63,8 +63,6 @@ static void make_identity(dtls_test_endpoint *e, const dtls_test_identity *share
     if (profiles)
         g_assert_cmpint(
             moat_dtls_context_set_srtp_profiles(e->context, profiles, error, sizeof error), ==, 0);
-    g_queue_init(&e->outbox);
-    e->received = g_ptr_array_new_with_free_func((GDestroyNotify)g_bytes_unref);
 }
 
 static void make_transport(dtls_test_endpoint *e, moat_dtls_role role,
