@@ -185,6 +185,24 @@ static void on_arrival(moat_ssbwe *e, int64_t send, int64_t arrival)
 
 /* ---- acknowledged bitrate, probe and loss bookkeeping ---- */
 
+/* The same over MOAT_SSBWE_RECENT_WINDOW. A window's first packet only
+ * opens it (its bytes arrived before the window's start). */
+static void on_recent_bytes(moat_ssbwe *e, int64_t arrival, unsigned bytes, bool pause)
+{
+    if (e->recent_window_start == 0 || arrival < e->recent_window_start || pause) {
+        e->recent_window_start = arrival ? arrival : 1;
+        e->recent_window_bytes = 0;
+        return;
+    }
+    e->recent_window_bytes += bytes;
+    int64_t span = arrival - e->recent_window_start;
+    if (span >= (int64_t)MOAT_SSBWE_RECENT_WINDOW) {
+        e->recent_acked_bps = e->recent_window_bytes * 8000000ull / (uint64_t)span;
+        e->recent_window_start = arrival;
+        e->recent_window_bytes = 0;
+    }
+}
+
 static void on_acked_bytes(moat_ssbwe *e, int64_t arrival, unsigned bytes)
 {
     /* A pause (nothing sent: a layer switch waiting for its keyframe) is
@@ -194,6 +212,7 @@ static void on_acked_bytes(moat_ssbwe *e, int64_t arrival, unsigned bytes)
         e->acked_window_start = arrival;
         e->acked_window_bytes = 0;
     }
+    on_recent_bytes(e, arrival, bytes, pause);
     e->acked_last_arrival = arrival;
     e->acked_window_bytes += bytes;
     int64_t span = arrival - e->acked_window_start;
@@ -280,7 +299,9 @@ static void update_rate(moat_ssbwe *e, uint64_t now_us)
     e->last_update_us = now_us;
     if (e->usage == MOAT_SSBWE_OVERUSING) {
         if (e->last_decrease_us == 0 || now_us - e->last_decrease_us >= MOAT_SSBWE_DECREASE_GAP) {
-            double base = e->acked_bps ? (double)e->acked_bps : (double)e->delay_bps;
+            double base = e->recent_acked_bps ? (double)e->recent_acked_bps
+                          : e->acked_bps      ? (double)e->acked_bps
+                                              : (double)e->delay_bps;
             uint64_t cut = clamp_bps(base * DECREASE_FACTOR);
             if (cut < e->delay_bps)
                 e->delay_bps = cut;

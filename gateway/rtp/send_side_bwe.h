@@ -8,7 +8,9 @@
  *    variation feeds a trendline filter whose slope an adaptive-threshold
  *    overuse detector judges (overusing, normal, underusing);
  *  - AIMD rate control: overuse cuts the rate to 0.85 x the acknowledged
- *    (received) bitrate, normal grows it 8 % a second, capped by 1.5 x
+ *    (received) bitrate of the last 150 ms (the bottleneck's own rate while
+ *    its queue stands; a half-second window would still hold the wider
+ *    path's arrivals and need a second cut), normal grows it 8 % a second, capped by 1.5 x
  *    the acknowledged bitrate (growth beyond that needs a probe); pauses
  *    in what was sent do not count as a low acknowledged bitrate;
  *  - a loss-based bound: loss above 10 % cuts it by half the loss, under
@@ -29,12 +31,15 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define MOAT_SSBWE_HISTORY        4096 /* sequence numbers remembered */
-#define MOAT_SSBWE_TRENDLINE      20   /* delay samples in the regression */
-#define MOAT_SSBWE_MIN_BPS        50000u
-#define MOAT_SSBWE_MAX_BPS        20000000u
-#define MOAT_SSBWE_BURST_US       5000u   /* packets sent this close form one group */
-#define MOAT_SSBWE_ACKED_WINDOW   500000u /* acknowledged bitrate window (arrival clock) */
+#define MOAT_SSBWE_HISTORY      4096 /* sequence numbers remembered */
+#define MOAT_SSBWE_TRENDLINE    20   /* delay samples in the regression */
+#define MOAT_SSBWE_MIN_BPS      50000u
+#define MOAT_SSBWE_MAX_BPS      20000000u
+#define MOAT_SSBWE_BURST_US     5000u   /* packets sent this close form one group */
+#define MOAT_SSBWE_ACKED_WINDOW 500000u /* acknowledged bitrate window (arrival clock) */
+/* The recent acknowledged bitrate, for an overuse cut: while the
+ * bottleneck's queue stands, what arrived in this window is its rate. */
+#define MOAT_SSBWE_RECENT_WINDOW  150000u
 #define MOAT_SSBWE_LOSS_PACKETS   40      /* loss judged over at least this many */
 #define MOAT_SSBWE_DECREASE_GAP   300000u /* between two delay-based cuts */
 #define MOAT_SSBWE_PROBE_MIN_PKTS 8
@@ -80,6 +85,9 @@ typedef struct {
     int64_t acked_window_start, acked_last_arrival;
     uint64_t acked_window_bytes;
     uint64_t acked_bps;
+    int64_t recent_window_start;
+    uint64_t recent_window_bytes;
+    uint64_t recent_acked_bps; /* over the last MOAT_SSBWE_RECENT_WINDOW, 0 none */
 
     /* rates */
     uint64_t delay_bps, loss_bps;

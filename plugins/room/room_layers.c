@@ -17,6 +17,7 @@ void room_layers_set_target(room_layer_state *s, int layer, uint64_t now_us)
     if (layer == s->target)
         return;
     s->target = layer;
+    s->drop_current = false;
     s->switched_us = now_us;
     if (layer >= 0 && layer != s->current) {
         s->keyframe_wanted = true;
@@ -35,6 +36,7 @@ room_layer_verdict room_layers_packet(room_layer_state *s, int layer, bool keyfr
         if (keyframe || blind) {
             s->current = s->target;
             s->switched_us = now_us;
+            s->drop_current = false;
             return ROOM_LAYER_SWITCHED;
         }
         if (now_us - s->asked_us >= ROOM_LAYER_REASK_US) {
@@ -42,7 +44,24 @@ room_layer_verdict room_layers_packet(room_layer_state *s, int layer, bool keyfr
             s->asked_us = now_us;
         }
     }
+    if (waiting && s->drop_current)
+        return ROOM_LAYER_DROP;
     return layer == s->current ? ROOM_LAYER_FORWARD : ROOM_LAYER_DROP;
+}
+
+void room_layers_drop_current(room_layer_state *s)
+{
+    s->drop_current = s->current >= 0 && s->target >= 0 && s->target != s->current;
+}
+
+bool room_layers_is_step_down(const room_layer_state *s, int target, const uint32_t *bitrates,
+                              size_t n)
+{
+    int current = s->current;
+    if (s->pinned || target < 0 || current < 0 || (size_t)target >= n || (size_t)current >= n ||
+        target == current)
+        return false;
+    return bitrates[target] > 0 && bitrates[target] < bitrates[current];
 }
 
 unsigned room_layers_mask(const room_layer_state *s)

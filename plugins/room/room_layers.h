@@ -46,6 +46,8 @@ typedef struct {
     int target;            /* wanted layer, -1 none */
     bool pinned;           /* chosen through the API: no automatic choice */
     bool keyframe_wanted;  /* ask the publisher (the caller clears it) */
+    bool drop_current;     /* a step down: the current layer is not forwarded
+                              while the target's keyframe is awaited */
     uint64_t asked_us;     /* last keyframe request for the target */
     uint64_t switched_us;  /* last switch or choice */
     uint64_t estimate_bps; /* loss-based bandwidth estimate */
@@ -63,6 +65,18 @@ room_layer_verdict room_layers_packet(room_layer_state *s, int layer, bool keyfr
                                       bool keyframe_known, uint64_t now_us);
 /* Bits of the layers the subscriber needs now (current and target). */
 unsigned room_layers_mask(const room_layer_state *s);
+
+/* An automatic step down (the path no longer carries the current layer):
+ * from now until the target's keyframe, the current layer is dropped too,
+ * so the bottleneck's queue drains before that keyframe has to cross it
+ * (forwarding on would keep it full, and the keyframe, and everything
+ * forwarded, would wait behind it or be lost in it). No effect when no
+ * switch is awaited. */
+void room_layers_drop_current(room_layer_state *s);
+/* Whether `target` is a step down from the current layer: both sending,
+ * the target at a lower bitrate, not pinned. Pure. */
+bool room_layers_is_step_down(const room_layer_state *s, int target, const uint32_t *bitrates,
+                              size_t n);
 
 /* The estimator's inputs: a REMB, and a receiver report's fraction lost
  * (0..255) for the stream the subscriber receives. */

@@ -219,7 +219,11 @@ static void choose(room_peer *s, const uint32_t *bitrates,
     int target = room_layers_choose(&s->layer, bitrates, s->n_source_layers, now);
     if (target < 0 && s->layer.target < 0 && s->n_source_layers > 0)
         target = (int)s->n_source_layers - 1; /* nothing measured yet: the last listed */
+    bool step_down = target != s->layer.target &&
+                     room_layers_is_step_down(&s->layer, target, bitrates, s->n_source_layers);
     room_layers_set_target(&s->layer, target, now);
+    if (step_down)
+        room_layers_drop_current(&s->layer);
     choose_temporal(s, bitrates, temporal, now);
 }
 

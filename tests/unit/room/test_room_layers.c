@@ -45,6 +45,42 @@ static void test_keyframe_wait(void)
     g_assert_cmpint(room_layers_packet(&s, -1, true, true, 6000000), ==, ROOM_LAYER_DROP);
 }
 
+/* An automatic step down stops the current layer at once (the path no
+ * longer carries it); a pinned one, or one back to the current layer,
+ * does not. */
+static void test_step_down_drops_current(void)
+{
+    const uint32_t rates[3] = {2500000, 600000, 150000};
+    room_layer_state s;
+    room_layers_init(&s);
+    room_layers_set_target(&s, 0, 1000);
+    g_assert_cmpint(room_layers_packet(&s, 0, true, true, 2000), ==, ROOM_LAYER_SWITCHED);
+    g_assert_false(room_layers_is_step_down(&s, 0, rates, 3));
+    g_assert_false(room_layers_is_step_down(&s, 2, (const uint32_t[3]){2500000, 600000, 0}, 3));
+    g_assert_true(room_layers_is_step_down(&s, 2, rates, 3));
+    room_layers_set_target(&s, 2, 3000);
+    room_layers_drop_current(&s);
+    g_assert_cmpint(room_layers_packet(&s, 0, false, true, 3001), ==, ROOM_LAYER_DROP);
+    g_assert_cmpint(room_layers_packet(&s, 2, false, true, 3002), ==, ROOM_LAYER_DROP);
+    g_assert_cmpint(room_layers_packet(&s, 2, true, true, 3003), ==, ROOM_LAYER_SWITCHED);
+    g_assert_cmpint(room_layers_packet(&s, 2, false, true, 3004), ==, ROOM_LAYER_FORWARD);
+    /* Up again (not a step down): l flows until h's keyframe. */
+    g_assert_false(room_layers_is_step_down(&s, 0, rates, 3));
+    room_layers_set_target(&s, 0, 4000);
+    g_assert_cmpint(room_layers_packet(&s, 2, false, true, 4001), ==, ROOM_LAYER_FORWARD);
+    /* Stepping down, then back to the current layer before the keyframe:
+     * the current layer flows again. */
+    g_assert_cmpint(room_layers_packet(&s, 0, true, true, 4002), ==, ROOM_LAYER_SWITCHED);
+    room_layers_set_target(&s, 1, 5000);
+    room_layers_drop_current(&s);
+    g_assert_cmpint(room_layers_packet(&s, 0, false, true, 5001), ==, ROOM_LAYER_DROP);
+    room_layers_set_target(&s, 0, 5002);
+    g_assert_cmpint(room_layers_packet(&s, 0, false, true, 5003), ==, ROOM_LAYER_FORWARD);
+    /* Pinned: never a step down. */
+    s.pinned = true;
+    g_assert_false(room_layers_is_step_down(&s, 2, rates, 3));
+}
+
 static void test_choice(void)
 {
     const uint32_t rates[3] = {2500000, 600000, 150000}; /* h, m, l as Chromium lists them */
@@ -575,6 +611,7 @@ int main(int argc, char **argv)
     g_test_init(&argc, &argv, NULL);
     g_test_add_func("/room/layers/keyframe-wait", test_keyframe_wait);
     g_test_add_func("/room/layers/choice", test_choice);
+    g_test_add_func("/room/layers/step-down-drops-current", test_step_down_drops_current);
     g_test_add_func("/room/layers/switch-continuity", test_switch_continuity);
     g_test_add_func("/room/layers/switch-picture-ids", test_switch_picture_ids);
     g_test_add_func("/room/layers/padding-bitrate", test_padding_bitrate);

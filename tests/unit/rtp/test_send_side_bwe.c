@@ -141,6 +141,24 @@ static void test_delay_ramp_decreases(void)
     sim_free(s);
 }
 
+/* The first cut after the path narrows lands at or under the new capacity:
+ * it is taken from what arrived in the last ~150 ms (the bottleneck's rate
+ * while its queue stands), not from a half-second window that still holds
+ * the wide path's arrivals. A cut above the capacity needs a second one,
+ * and a room subscriber a second layer switch and keyframe. */
+static void test_first_cut_fits_the_narrowed_path(void)
+{
+    sim *s = sim_new(2000000, 50000000, 0);
+    run(s, 1800000, 0, 2000000);
+    s->capacity_bps = 400000;
+    for (int i = 0; i < 40 && s->e.stats.overuse_events == 0; i++)
+        run(s, 1800000, 0, FEEDBACK_US);
+    g_assert_cmpuint(s->e.stats.overuse_events, ==, 1);
+    g_assert_cmpuint(moat_ssbwe_estimate(&s->e), <=, 400000);
+    g_assert_cmpuint(moat_ssbwe_estimate(&s->e), >=, 250000);
+    sim_free(s);
+}
+
 static void test_loss_decreases(void)
 {
     sim *s = sim_new(1500000, 50000000, 0.25);
@@ -222,6 +240,7 @@ int main(int argc, char **argv)
     g_test_init(&argc, &argv, NULL);
     g_test_add_func("/send-side-bwe/clean-grows", test_clean_grows);
     g_test_add_func("/send-side-bwe/delay-ramp-decreases", test_delay_ramp_decreases);
+    g_test_add_func("/send-side-bwe/first-cut-fits", test_first_cut_fits_the_narrowed_path);
     g_test_add_func("/send-side-bwe/loss-decreases", test_loss_decreases);
     g_test_add_func("/send-side-bwe/probe-confirms", test_probe_confirms_on_wide_path);
     g_test_add_func("/send-side-bwe/probe-fails", test_probe_fails_on_narrow_path);
