@@ -262,6 +262,14 @@ typedef struct {
      * or a probe still running. Owning worker only. */
     int (*send_estimate)(moat_plugin_session *session, moat_plugin_estimate *out);
     int (*probe)(moat_plugin_session *session, uint64_t target_bps, uint64_t duration_us);
+    /* Asks the peer for a keyframe on one stream of m-line `media_index`:
+     * `ssrc` is one of its simulcast layers (or its media SSRC), so a
+     * subscriber switching layers costs the publisher one keyframe on that
+     * layer, not one on every layer (an older gateway leaves this NULL: use
+     * request_keyframe). Coalesced and rate-limited per SSRC as
+     * request_keyframe is per m-line. Owning worker only. 0 sent, 1
+     * coalesced, -1 not a stream of that m-line. */
+    int (*request_layer_keyframe)(moat_plugin_session *session, int media_index, uint32_t ssrc);
 } moat_gateway_calls;
 
 typedef struct {

@@ -6,6 +6,9 @@
 
 /* Peer SSRCs a cascade leg routes by (session_cascade.h). */
 #define MOAT_SESSION_CASCADE_SSRCS 4
+/* Streams whose keyframe requests are coalesced one by one (a simulcast
+ * m-line's layers). */
+#define MOAT_SESSION_LAYER_KEYFRAMES 4
 
 #include "base/config.h"
 #include "engine/counters.h"
@@ -80,6 +83,14 @@ typedef struct {
 typedef struct moat_sctp_association moat_sctp_association;
 struct srtpplus_receiver;
 struct srtpplus_sender;
+
+/* One stream's keyframe requests (request_layer_keyframe). */
+typedef struct {
+    uint32_t ssrc; /* 0: free */
+    int8_t media_index;
+    bool pending; /* a coalesced request still to send */
+    uint64_t requested_us;
+} moat_layer_keyframe;
 
 struct moat_session {
     char *id;       /* the WHIP resource id: a capability, never logged */
@@ -210,6 +221,9 @@ struct moat_session {
     uint64_t plugin_timer_us;
     uint64_t keyframe_requested_us[MOAT_PLUGIN_MAX_MEDIA];
     uint32_t keyframe_pending; /* bit per m-line: a coalesced request still to send */
+    /* Keyframe requests for single streams (request_layer_keyframe): the
+     * last few SSRCs asked for, each with its own interval. */
+    moat_layer_keyframe layer_keyframes[MOAT_SESSION_LAYER_KEYFRAMES];
     uint8_t fir_sequence;
     moat_media_tap tap;
 };

@@ -474,8 +474,7 @@ void moat_session_media_tick(moat_session *session, uint64_t now_us)
     }
     if (!session->srtp || !session->has_selected)
         return;
-    if (session->keyframe_pending)
-        moat_session_send_pending_keyframes(session, now_us);
+    moat_session_send_pending_keyframes(session, now_us);
     if (session->twcc)
         send_transport_cc(session, now_us);
     moat_session_bwe_tick(session, now_us);

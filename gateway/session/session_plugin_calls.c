@@ -211,12 +211,81 @@ static int gateway_request_keyframe(moat_plugin_session *handle, int media_index
     return send_keyframe_request(session, media_index, now);
 }
 
+/* PLI (FIR where only FIR was negotiated) for `ssrcs` of m-line `media_index`. */
+static int send_keyframe_ssrcs(moat_session *session, int media_index, const uint32_t *ssrcs,
+                               size_t n);
+
+/* Whether `ssrc` is a media (not RTX) stream of m-line `index`. */
+static bool is_media_stream(const moat_session *session, int index, uint32_t ssrc)
+{
+    if (ssrc != 0 && session->demux.primary[index] == ssrc)
+        return true;
+    for (size_t i = 0; i < session->demux.n_streams; i++) {
+        const moat_demux_stream *s = &session->demux.streams[i];
+        if (s->ssrc == ssrc && s->media_index == index && !s->rtx)
+            return true;
+    }
+    return false;
+}
+
+/* The entry that coalesces requests for `ssrc`: its own, a free one, or
+ * the one asked for longest ago. */
+static size_t layer_keyframe_slot(moat_session *session, uint32_t ssrc)
+{
+    size_t oldest = 0;
+    for (size_t i = 0; i < MOAT_SESSION_LAYER_KEYFRAMES; i++) {
+        if (session->layer_keyframes[i].ssrc == ssrc)
+            return i;
+    }
+    for (size_t i = 0; i < MOAT_SESSION_LAYER_KEYFRAMES; i++) {
+        if (session->layer_keyframes[i].ssrc == 0)
+            return i;
+        if (session->layer_keyframes[i].requested_us <
+            session->layer_keyframes[oldest].requested_us)
+            oldest = i;
+    }
+    return oldest;
+}
+
+static int gateway_request_layer_keyframe(moat_plugin_session *handle, int media_index,
+                                          uint32_t ssrc)
+{
+    moat_session *session = moat_session_handle_get(handle);
+    if (!session || media_index < 0 || (size_t)media_index >= session->n_media ||
+        session->media[media_index].kind != MOAT_MEDIA_KIND_VIDEO ||
+        !is_media_stream(session, media_index, ssrc))
+        return -1;
+    size_t slot = layer_keyframe_slot(session, ssrc);
+    moat_layer_keyframe *entry = &session->layer_keyframes[slot];
+    if (entry->ssrc != ssrc)
+        *entry = (moat_layer_keyframe){.ssrc = ssrc, .media_index = (int8_t)media_index};
+    uint64_t now = moat_worker_now_us(session->worker);
+    if (entry->requested_us != 0 && now - entry->requested_us < KEYFRAME_INTERVAL_US) {
+        entry->pending = true;
+        return 1;
+    }
+    if (send_keyframe_ssrcs(session, media_index, &ssrc, 1) != 0)
+        return -1;
+    entry->pending = false;
+    entry->requested_us = now;
+    return 0;
+}
+
 void moat_session_send_pending_keyframes(moat_session *session, uint64_t now)
 {
     for (size_t i = 0; i < session->n_media && session->keyframe_pending; i++) {
         if ((session->keyframe_pending & (1u << i)) &&
             now - session->keyframe_requested_us[i] >= KEYFRAME_INTERVAL_US)
             send_keyframe_request(session, (int)i, now);
+    }
+    for (size_t i = 0; i < MOAT_SESSION_LAYER_KEYFRAMES && session->layer_keyframes[0].ssrc; i++) {
+        moat_layer_keyframe *entry = &session->layer_keyframes[i];
+        if (!entry->pending || now - entry->requested_us < KEYFRAME_INTERVAL_US)
+            continue;
+        entry->pending = false;
+        if (entry->media_index >= 0 && (size_t)entry->media_index < session->n_media &&
+            send_keyframe_ssrcs(session, entry->media_index, &entry->ssrc, 1) == 0)
+            entry->requested_us = now;
     }
 }
 
@@ -238,19 +307,29 @@ static size_t keyframe_ssrcs(const moat_session *session, int index, uint32_t *s
 
 static int send_keyframe_request(moat_session *session, int media_index, uint64_t now)
 {
-    uint64_t *last = &session->keyframe_requested_us[media_index];
     session->keyframe_pending &= ~(1u << media_index);
+    uint32_t ssrcs[4];
+    size_t n = keyframe_ssrcs(session, media_index, ssrcs, G_N_ELEMENTS(ssrcs));
+    if (send_keyframe_ssrcs(session, media_index, ssrcs, n) != 0)
+        return -1;
+    session->keyframe_requested_us[media_index] = now;
+    return 0;
+}
+
+static int send_keyframe_ssrcs(moat_session *session, int media_index, const uint32_t *ssrcs,
+                               size_t n)
+{
     const moat_media_info *m = &session->media[media_index];
     bool fir = m->n_codecs > 0 && !(m->codecs[0].rtcp_fb & MOAT_RTCP_FB_PLI) &&
                (m->codecs[0].rtcp_fb & MOAT_RTCP_FB_FIR);
-    uint32_t ssrcs[4];
-    size_t n = keyframe_ssrcs(session, media_index, ssrcs, G_N_ELEMENTS(ssrcs));
+    if (n > 4)
+        n = 4;
     uint8_t buffer[96];
     moat_rtcp_writer writer;
     moat_rtcp_writer_init(&writer, buffer, sizeof buffer);
     int status = MOAT_RTP_OK;
     if (fir) {
-        moat_rtcp_fir_entry entries[G_N_ELEMENTS(ssrcs)];
+        moat_rtcp_fir_entry entries[4];
         for (size_t i = 0; i < n; i++)
             entries[i] =
                 (moat_rtcp_fir_entry){.ssrc = ssrcs[i], .sequence = ++session->fir_sequence};
@@ -261,7 +340,6 @@ static int send_keyframe_request(moat_session *session, int media_index, uint64_
     if (status != MOAT_RTP_OK ||
         moat_session_send_protected(session, buffer, writer.length, true) != 0)
         return -1;
-    *last = now;
     return 0;
 }
 
@@ -309,4 +387,5 @@ const moat_gateway_calls moat_session_gateway_calls = {
     .fanout_free = moat_session_fanout_free,
     .send_estimate = moat_session_bwe_estimate,
     .probe = moat_session_bwe_probe,
+    .request_layer_keyframe = gateway_request_layer_keyframe,
 };

@@ -325,8 +325,8 @@ static void room_on_media(void *state, moat_rtp_packet *p)
         note_audio_level(peer, p->audio_level);
     if (atomic_load_explicit(&peer->muted[kind], memory_order_relaxed))
         return; /* configured off (room_message.c) */
-    if (kind == 1 && atomic_exchange(&peer->keyframe_wanted, false))
-        peer->gateway->request_keyframe(peer->handle, video_index(peer));
+    if (kind == 1)
+        room_simulcast_ask_keyframes(peer, video_index(peer));
     atomic_fetch_add_explicit(&peer->packets, 1, memory_order_relaxed);
     if (room_fanout_send(peer, p, layer))
         return; /* one ring slot per worker (room_fanout.h) */

@@ -143,8 +143,9 @@ typedef struct room_peer {
     /* publisher */
     room_codec codecs[ROOM_MAX_CODECS]; /* fixed at attach */
     size_t n_codecs;
-    atomic_bool keyframe_wanted;
-    _Atomic uint32_t ssrcs[2]; /* first media SSRC per kind (audio, video), 0 unknown */
+    atomic_bool keyframe_wanted; /* a keyframe on every layer */
+    atomic_uint keyframe_layers; /* bit per simulcast layer: a keyframe on that one */
+    _Atomic uint32_t ssrcs[2];   /* first media SSRC per kind (audio, video), 0 unknown */
     /* RFC 6464 audio level, smoothed: -dBov x 256 (0 loudest, 127 x 256
      * silence), and when it was last updated (µs, gateway clock). */
     uint32_t level_smoothed;

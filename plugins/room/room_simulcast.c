@@ -141,6 +141,27 @@ bool room_simulcast_wants(const room_peer *s, int layer)
     return mask == 0 || (mask & (1u << layer)) != 0;
 }
 
+/* What subscribers asked of this publisher since its last video packet:
+ * a keyframe on every layer, or on the layers they switch to (one PLI per
+ * layer: the other layers' viewers are not sent a keyframe they did not
+ * need; a gateway without per-layer requests asks for all). */
+void room_simulcast_ask_keyframes(room_peer *peer, int video_index)
+{
+    unsigned layers = atomic_exchange(&peer->keyframe_layers, 0u);
+    if (atomic_exchange(&peer->keyframe_wanted, false) ||
+        (layers && !peer->gateway->request_layer_keyframe)) {
+        peer->gateway->request_keyframe(peer->handle, video_index);
+        return;
+    }
+    for (size_t l = 0; l < ROOM_MAX_LAYERS && layers; l++) {
+        uint32_t ssrc = l < peer->n_layers ? atomic_load(&peer->layers[l].ssrc) : 0;
+        if (!(layers & (1u << l)))
+            continue;
+        if (ssrc == 0 || peer->gateway->request_layer_keyframe(peer->handle, video_index, ssrc) < 0)
+            peer->gateway->request_keyframe(peer->handle, video_index);
+    }
+}
+
 /* ---- subscriber ---- */
 
 /* The source's layers (room lock taken here): SSRCs, and bitrates when
@@ -227,11 +248,15 @@ static void choose(room_peer *s, const uint32_t *bitrates,
     choose_temporal(s, bitrates, temporal, now);
 }
 
-/* The publisher is asked through its flag, read on its worker. */
+/* The publisher is asked through its flags, read on its worker: for the
+ * layer this subscriber waits for (every layer before it has a target). */
 static void ask_source_keyframe(room_peer *s)
 {
+    int target = s->layer.target;
     pthread_mutex_lock(&s->room->lock);
-    if (s->source)
+    if (s->source && target >= 0 && target < ROOM_MAX_LAYERS)
+        atomic_fetch_or(&s->source->keyframe_layers, 1u << target);
+    else if (s->source)
         atomic_store(&s->source->keyframe_wanted, true);
     pthread_mutex_unlock(&s->room->lock);
 }

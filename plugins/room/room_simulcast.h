@@ -34,6 +34,12 @@ void room_simulcast_tick(room_peer *s, uint64_t now_us);
 /* Subscriber's worker: REMB and receiver reports from its peer. */
 void room_simulcast_feedback(room_peer *s, const uint8_t *packet, size_t length, uint64_t now_us);
 
+/* Publisher's worker, on a video packet: sends the keyframe requests its
+ * subscribers asked for (keyframe_wanted: every layer; keyframe_layers:
+ * those layers, one PLI each, so viewers of the other layers are not sent
+ * a keyframe they did not need). */
+void room_simulcast_ask_keyframes(room_peer *publisher, int video_index);
+
 /* Room lock held: the "layers" of a publisher, the "layer" of a
  * subscriber (NULL when not simulcast). */
 json_t *room_simulcast_describe_publisher(const room_peer *publisher);

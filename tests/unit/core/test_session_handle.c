@@ -209,6 +209,50 @@ static void test_keyframe_request_coalesced(void)
     moat_relay_free(relay);
 }
 
+/* Per-layer requests: only a media stream of that m-line; each SSRC has
+ * its own interval (a request for l does not hold back one for m), and a
+ * coalesced one leaves when its interval is over. */
+static void test_layer_keyframe_request(void)
+{
+    session_harness h;
+    moat_relay *relay = start(&h);
+    moat_plugin_session *handle = moat_session_plugin_handle(h.session);
+    const moat_gateway_calls *calls = &moat_session_gateway_calls;
+    const uint32_t layer = HARNESS_REMOTE_SSRC + 1, rtx = HARNESS_REMOTE_SSRC + 2;
+    moat_rtp_demux *demux = &h.session->demux;
+    demux->primary[0] = HARNESS_REMOTE_SSRC;
+    demux->streams[demux->n_streams++] = (moat_demux_stream){.ssrc = layer, .media_index = 0};
+    demux->streams[demux->n_streams++] =
+        (moat_demux_stream){.ssrc = rtx, .media_index = 0, .rtx = true};
+    g_assert_cmpint(calls->request_layer_keyframe(handle, 0, 0x5eed), ==, -1);
+    g_assert_cmpint(calls->request_layer_keyframe(handle, 0, rtx), ==, -1);
+    g_assert_cmpint(calls->request_layer_keyframe(handle, 7, layer), ==, -1);
+    g_assert_cmpint(calls->request_layer_keyframe(handle, 0, layer), ==, 0);
+    g_assert_cmpint(calls->request_layer_keyframe(handle, 0, HARNESS_REMOTE_SSRC), ==, 0);
+    g_assert_cmpint(calls->request_layer_keyframe(handle, 0, layer), ==, 1);
+    session_harness_flush(&h);
+    size_t datagrams = 0;
+    session_harness_drain_peer(&h, &datagrams);
+    g_assert_cmpuint(datagrams, ==, 2);
+    moat_session_media_tick(h.session, 1000000 + 100000); /* reports */
+    session_harness_flush(&h);
+    session_harness_drain_peer(&h, &datagrams);
+    moat_session_media_tick(h.session, 1000000 + 200000);
+    session_harness_flush(&h);
+    session_harness_drain_peer(&h, &datagrams);
+    g_assert_cmpuint(datagrams, ==, 0);
+    moat_session_media_tick(h.session, 1000000 + 350000);
+    session_harness_flush(&h);
+    session_harness_drain_peer(&h, &datagrams);
+    g_assert_cmpuint(datagrams, ==, 1); /* the coalesced one for `layer` */
+    moat_session_media_tick(h.session, 1000000 + 800000);
+    session_harness_flush(&h);
+    session_harness_drain_peer(&h, &datagrams);
+    g_assert_cmpuint(datagrams, ==, 0);
+    session_harness_clear(&h);
+    moat_relay_free(relay);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -218,5 +262,6 @@ int main(int argc, char **argv)
                     test_ended_session_fails_cleanly);
     g_test_add_func("/session-handle/keyframe-request-coalesced", test_keyframe_request_coalesced);
     g_test_add_func("/session-handle/relay-data-bounds", test_relay_data_bounds);
+    g_test_add_func("/session-handle/layer-keyframe-request", test_layer_keyframe_request);
     return g_test_run();
 }

@@ -168,10 +168,38 @@ static void fake_publish_event(const char *topic, const char *json)
     g_snprintf(last_event, sizeof last_event, "%s %s", topic, json);
 }
 
+/* Keyframe requests the publisher made: -1 for "every layer". */
+static int64_t keyframe_asks[8];
+static size_t n_keyframe_asks;
+
+static int fake_request_keyframe(moat_plugin_session *session, int media_index)
+{
+    g_assert_cmpuint(n_keyframe_asks, <, G_N_ELEMENTS(keyframe_asks));
+    keyframe_asks[n_keyframe_asks++] = -1;
+    return 0;
+}
+
+static int fake_request_layer_keyframe(moat_plugin_session *session, int media_index, uint32_t ssrc)
+{
+    g_assert_cmpuint(n_keyframe_asks, <, G_N_ELEMENTS(keyframe_asks));
+    keyframe_asks[n_keyframe_asks++] = ssrc;
+    return 0;
+}
+
 static const moat_gateway_calls fake_gateway = {
     .send_rtp = fake_send_rtp,
     .now_us = fake_now_us,
     .publish_event = fake_publish_event,
+    .request_keyframe = fake_request_keyframe,
+    .request_layer_keyframe = fake_request_layer_keyframe,
+};
+
+/* A gateway of before per-layer requests. */
+static const moat_gateway_calls old_gateway = {
+    .send_rtp = fake_send_rtp,
+    .now_us = fake_now_us,
+    .publish_event = fake_publish_event,
+    .request_keyframe = fake_request_keyframe,
 };
 
 enum { SSRC_H = 0x100, SSRC_M = 0x200, SSRC_L = 0x300, OUT_SSRC = 0xabc };
@@ -199,6 +227,7 @@ static void world_init(world *w)
     room_peer *p = &w->pub;
     p->publisher = true;
     p->room = &w->r;
+    p->gateway = &fake_gateway;
     g_strlcpy(p->id, "p1", sizeof p->id);
     p->codecs[0] = (room_codec){.payload_type = 96,
                                 .kind = MOAT_MEDIA_KIND_VIDEO,
@@ -339,7 +368,16 @@ static void test_switch_continuity(void)
      * l's before its keyframe. */
     atomic_store(&w.sub.layer_request, 2);
     g_assert_false(feed(&w, SSRC_H, 10, 9000, true));
-    g_assert_true(atomic_load(&w.pub.keyframe_wanted)); /* asked of the publisher */
+    /* asked of the publisher: a keyframe on l only */
+    g_assert_false(atomic_load(&w.pub.keyframe_wanted));
+    g_assert_cmpuint(atomic_load(&w.pub.keyframe_layers), ==, 1u << 2);
+    n_keyframe_asks = 0;
+    room_simulcast_ask_keyframes(&w.pub, 0);
+    g_assert_cmpuint(n_keyframe_asks, ==, 1);
+    g_assert_cmpint(keyframe_asks[0], ==, SSRC_L);
+    g_assert_cmpuint(atomic_load(&w.pub.keyframe_layers), ==, 0);
+    room_simulcast_ask_keyframes(&w.pub, 0); /* taken once */
+    g_assert_cmpuint(n_keyframe_asks, ==, 1);
     g_assert_cmpint(w.sub.layer.target, ==, 2);
     g_assert_true(w.sub.layer.pinned);
     g_assert_false(feed(&w, SSRC_L, 500, 70000, false));
@@ -352,10 +390,22 @@ static void test_switch_continuity(void)
     g_assert_cmpuint(atomic_load(&w.sub.layer_mask), ==, 1u << 2);
 
     /* Up to h: l keeps flowing until h's keyframe, then only h. */
-    atomic_store(&w.pub.keyframe_wanted, false);
     atomic_store(&w.sub.layer_request, 0);
     room_simulcast_tick(&w.sub, fake_now);
-    g_assert_true(atomic_load(&w.pub.keyframe_wanted));
+    g_assert_cmpuint(atomic_load(&w.pub.keyframe_layers), ==, 1u << 0);
+    /* A gateway without per-layer requests is asked for every layer; so is
+     * one when a subscriber asked for every layer (keyframe_wanted). */
+    w.pub.gateway = &old_gateway;
+    n_keyframe_asks = 0;
+    room_simulcast_ask_keyframes(&w.pub, 0);
+    g_assert_cmpuint(n_keyframe_asks, ==, 1);
+    g_assert_cmpint(keyframe_asks[0], ==, -1);
+    w.pub.gateway = &fake_gateway;
+    atomic_store(&w.pub.keyframe_layers, 1u << 1);
+    atomic_store(&w.pub.keyframe_wanted, true);
+    room_simulcast_ask_keyframes(&w.pub, 0);
+    g_assert_cmpuint(n_keyframe_asks, ==, 2);
+    g_assert_cmpint(keyframe_asks[1], ==, -1);
     fake_now += 33000;
     g_assert_false(feed(&w, SSRC_H, 12, 15000, false));
     g_assert_true(feed(&w, SSRC_L, 503, 79000, false));
