@@ -70,8 +70,8 @@ static bool source_packet(const moat_retransmit_map *map, const entry *e, uint64
 {
     const moat_retransmit_cache *cache = resolve(user, e->source_key, e->source_id);
     uint64_t stored_us;
-    if (cache == NULL || moat_retransmit_cache_get_stored(cache, e->source_sequence, packet,
-                                                          length, &stored_us) != MOAT_RTP_OK)
+    if (cache == NULL || moat_retransmit_cache_get_stored(cache, e->source_sequence, packet, length,
+                                                          &stored_us) != MOAT_RTP_OK)
         return false;
     return map->max_age_us == 0 || now_us <= stored_us || now_us - stored_us <= map->max_age_us;
 }

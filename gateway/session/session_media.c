@@ -131,8 +131,8 @@ static int rtx_of(moat_session *session, moat_outgoing_stream *stream, const uin
  * send. The stream's byte budget and the RTCP packet's count (*answered)
  * bound what is resent; refusals are counted drops. */
 static int resend_packet(moat_session *session, moat_outgoing_stream *stream, uint16_t sequence,
-                         uint64_t now, unsigned answered, uint8_t *rebuilt,
-                         const uint8_t **packet, size_t *length)
+                         uint64_t now, unsigned answered, uint8_t *rebuilt, const uint8_t **packet,
+                         size_t *length)
 {
     int status = moat_session_rebuild_forwarded(session, stream, sequence, now, rebuilt, length);
     if (status == MOAT_RTP_ERR_NO_SPACE)

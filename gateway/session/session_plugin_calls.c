@@ -95,7 +95,8 @@ void moat_session_size_cache(moat_retransmit_cache **cache, uint64_t *shrunk_us,
     wanted = wanted > initial ? wanted : initial;
     bytes = bytes > initial_bytes ? bytes : initial_bytes;
     if (!*cache) {
-        *cache = moat_retransmit_cache_new_bytes(wanted, bytes, 10000, MOAT_SESSION_RETRANSMIT_MAX_AGE_US);
+        *cache = moat_retransmit_cache_new_bytes(wanted, bytes, 10000,
+                                                 MOAT_SESSION_RETRANSMIT_MAX_AGE_US);
         return;
     }
     size_t slots = moat_retransmit_cache_slots(*cache);

@@ -27,10 +27,10 @@
 /* Sources are swept for idleness at most this often. */
 #define SHARE_SWEEP_US 1000000ull
 /* Map slots per forwarded stream: at least a second of packets. */
-#define MAP_AUDIO_SLOTS 64
-#define MAP_VIDEO_SLOTS 512
+#define MAP_AUDIO_SLOTS   64
+#define MAP_VIDEO_SLOTS   512
 #define MAP_MIN_RESEND_US 10000u
-#define RESIZE_EVERY 16u
+#define RESIZE_EVERY      16u
 
 typedef struct {
     uint64_t key; /* the hash table's key points here */
@@ -129,9 +129,9 @@ static moat_retransmit_map *map_of(moat_outgoing_stream *stream)
 {
     if (!stream->map) {
         bool video = stream->kind == MOAT_MEDIA_KIND_VIDEO;
-        stream->map = moat_retransmit_map_new(video ? MAP_VIDEO_SLOTS : MAP_AUDIO_SLOTS,
-                                              MAP_MIN_RESEND_US,
-                                              MOAT_SESSION_RETRANSMIT_MAX_AGE_US);
+        stream->map =
+            moat_retransmit_map_new(video ? MAP_VIDEO_SLOTS : MAP_AUDIO_SLOTS, MAP_MIN_RESEND_US,
+                                    MOAT_SESSION_RETRANSMIT_MAX_AGE_US);
     }
     return stream->map;
 }
@@ -141,8 +141,7 @@ int moat_session_send_rtp_forward(moat_plugin_session *handle, uint8_t *packet, 
 {
     moat_session *session = moat_session_handle_get(handle);
     moat_rtp_header source;
-    if (!session || !length || !rewrite ||
-        moat_rtp_parse(packet, *length, &source) != MOAT_RTP_OK)
+    if (!session || !length || !rewrite || moat_rtp_parse(packet, *length, &source) != MOAT_RTP_OK)
         return -1;
     moat_outgoing_stream *stream = moat_session_outgoing_stream(session, rewrite->ssrc);
     uint64_t now = moat_worker_now_us(session->worker);
@@ -162,8 +161,7 @@ int moat_session_send_rtp_forward(moat_plugin_session *handle, uint8_t *packet, 
                                        rewrite);
     }
     /* The rewrite leaves the payload's length alone. */
-    return moat_session_send_rtp_accounted(session, stream, packet, *length,
-                                           source.payload_length);
+    return moat_session_send_rtp_accounted(session, stream, packet, *length, source.payload_length);
 }
 
 static const moat_retransmit_cache *resolve(void *user, uint64_t key, uint32_t id)
@@ -174,8 +172,7 @@ static const moat_retransmit_cache *resolve(void *user, uint64_t key, uint32_t i
 }
 
 int moat_session_rebuild_forwarded(moat_session *session, moat_outgoing_stream *stream,
-                                   uint16_t sequence, uint64_t now_us, uint8_t *out,
-                                   size_t *length)
+                                   uint16_t sequence, uint64_t now_us, uint8_t *out, size_t *length)
 {
     if (!stream->map)
         return MOAT_RTP_ERR_NOT_FOUND;

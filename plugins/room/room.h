@@ -215,7 +215,7 @@ struct room {
      * gateway's shared retransmission sources (room_forward.c): rooms made
      * so far, fixed at creation. */
     uint32_t source_space;
-    char speaker[ROOM_PEER_ID_SIZE];         /* last active speaker announced, "" none */
+    char speaker[ROOM_PEER_ID_SIZE]; /* last active speaker announced, "" none */
     const char
         *codecs[ROOM_MAX_ROOM_CODECS]; /* accepted codecs (static names), fixed at creation */
     size_t n_codecs;                   /* 0: any */
