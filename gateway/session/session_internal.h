@@ -250,6 +250,9 @@ int moat_session_send_rtp_forward(moat_plugin_session *handle, uint8_t *packet, 
 int moat_session_rebuild_forwarded(moat_session *session, moat_outgoing_stream *stream,
                                    uint16_t sequence, uint64_t now_us, uint8_t *out,
                                    size_t *length);
+/* session_rtx_share.c: frees the worker's sources idle past the age (at
+ * most once a second; also done when forwarding). Session's worker. */
+void moat_session_rtx_share_sweep(moat_worker *worker, uint64_t now_us);
 /* session_rtx_share.c: the shared sources of the calling worker (tests and
  * /metrics-style accounting): how many, and their caches' bytes. */
 size_t moat_session_rtx_share_sources(moat_worker *worker, size_t *bytes);

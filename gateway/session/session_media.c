@@ -500,6 +500,7 @@ void moat_session_media_tick(moat_session *session, uint64_t now_us)
         if (session->plugin && session->plugin->on_timer)
             session->plugin->on_timer(session->plugin_state, now_us);
     }
+    moat_session_rtx_share_sweep(session->worker, now_us);
     if (!session->srtp || !session->has_selected)
         return;
     if (session->keyframe_pending)

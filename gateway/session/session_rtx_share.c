@@ -14,7 +14,9 @@
  * nothing here is shared across threads. Sources are freed by the table
  * alone, once no packet was stored in them for the retransmission age (all
  * they hold is then too old to resend): a publisher that left, switched
- * layer or stopped needs no signal. Maps name a source by key and an id
+ * layer or stopped needs no signal. The sweep runs at most once a second,
+ * from forwarding and from the sessions' media tick (a worker left with no
+ * session keeps its last sources until it is freed). Maps name a source by key and an id
  * never reused, so a freed (or freed and re-created) source is found gone,
  * never read after free. */
 #include "session/session_internal.h"
@@ -113,8 +115,10 @@ static void source_keep(share_source *s, const uint8_t *packet, size_t length, u
     uint16_t sequence = moat_rd16(packet + 2);
     const uint8_t *held;
     size_t held_length;
-    if (s->cache && moat_retransmit_cache_get(s->cache, sequence, &held, &held_length) == 0 &&
-        held_length == length)
+    uint64_t held_us;
+    if (s->cache &&
+        moat_retransmit_cache_get_stored(s->cache, sequence, &held, &held_length, &held_us) == 0 &&
+        held_length == length && now - held_us <= MOAT_SESSION_RETRANSMIT_MAX_AGE_US)
         return;
     moat_retransmit_budget_on_send(&s->budget, length, now);
     if (!s->cache || s->stored % RESIZE_EVERY == 0)
@@ -123,6 +127,13 @@ static void source_keep(share_source *s, const uint8_t *packet, size_t length, u
     s->last_store_us = now;
     if (s->cache)
         moat_retransmit_cache_store(s->cache, packet, length, now);
+}
+
+void moat_session_rtx_share_sweep(moat_worker *worker, uint64_t now_us)
+{
+    share_table *t = moat_worker_local(worker);
+    if (t)
+        sweep(t, now_us);
 }
 
 static moat_retransmit_map *map_of(moat_outgoing_stream *stream)
