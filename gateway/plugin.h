@@ -169,6 +169,9 @@ typedef struct {
     bool probing;             /* a probe runs or waits for its feedback */
 } moat_plugin_estimate;
 
+/* What a forwarding plugin changes in a source packet (rtp/rtp_rewrite.h). */
+struct moat_rtp_rewrite;
+
 /* Opaque handle of a session, valid from attach until detach returns. */
 typedef struct moat_plugin_session moat_plugin_session;
 /* A fan-out list (moat_gateway_calls.fanout_*), owned by the plugin. */
@@ -270,6 +273,23 @@ typedef struct {
      * request_keyframe is per m-line. Owning worker only. 0 sent, 1
      * coalesced, -1 not a stream of that m-line. */
     int (*request_layer_keyframe)(moat_plugin_session *session, int media_index, uint32_t ssrc);
+    /* Forwarding without a copy of every packet per subscriber for NACKs
+     * (an older gateway leaves it NULL: apply the rewrite and send_rtp).
+     * `packet` holds a source packet as received (plaintext, the source's
+     * own sequence number), *length its length, in a buffer of at least
+     * *length bytes the plugin owns. The gateway keeps the source packet
+     * once per worker for every session forwarding the same source_key
+     * (nonzero; one source has one key on every worker and two sources
+     * never share one: the plugin's namespace, e.g. its room's serial and
+     * the publisher's SSRC), rewrites the buffer in place with `rewrite`
+     * (*length may shrink) and sends it as send_rtp would, remembering
+     * only how it was made. A NACK of it is answered by rebuilding it from
+     * the kept source with the same rewrite; when that source is gone (its
+     * packets stopped coming more than the retransmission age ago, or were
+     * overwritten) the NACK goes unanswered and is counted (nack_gone).
+     * 0 sent, -1 not. Owning worker only. */
+    int (*send_rtp_forward)(moat_plugin_session *session, uint8_t *packet, size_t *length,
+                            uint64_t source_key, const struct moat_rtp_rewrite *rewrite);
 } moat_gateway_calls;
 
 typedef struct {

@@ -23,6 +23,7 @@ const char *moat_drop_reason_name(moat_drop_reason reason)
         [MOAT_DROP_SEND_EAGAIN] = "send_eagain",
         [MOAT_DROP_SEND_ERROR] = "send_error",
         [MOAT_DROP_DATA_STALLED] = "datachannel_stalled",
+        [MOAT_DROP_NACK_GONE] = "nack_gone",
     };
     return reason < MOAT_DROP_REASON_COUNT ? names[reason] : "unknown";
 }

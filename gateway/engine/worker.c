@@ -537,11 +537,25 @@ void moat_worker_stop(moat_worker *worker)
     __atomic_store_n(&worker->driven, false, __ATOMIC_RELEASE);
 }
 
+void moat_worker_set_local(moat_worker *worker, void *data, void (*free_fn)(void *data))
+{
+    if (worker->local && worker->local_free)
+        worker->local_free(worker->local);
+    worker->local = data;
+    worker->local_free = free_fn;
+}
+
+void *moat_worker_local(const moat_worker *worker)
+{
+    return worker->local;
+}
+
 void moat_worker_free(moat_worker *worker)
 {
     if (!worker)
         return;
     moat_worker_stop(worker);
+    moat_worker_set_local(worker, NULL, NULL);
     g_hash_table_destroy(worker->sessions_by_tuple);
     g_hash_table_destroy(worker->sessions_by_route);
     g_hash_table_destroy(worker->route_tuples);

@@ -65,6 +65,14 @@ void moat_worker_end_sessions(moat_worker *worker);
 void moat_worker_stop(moat_worker *worker);
 void moat_worker_free(moat_worker *worker);
 
+/* One pointer a layer above keeps per worker (the session layer's shared
+ * retransmission caches, session_rtx_share.c): set and read on the
+ * worker's thread only; the worker owns it from then on and calls
+ * free_fn(data) in moat_worker_free, after its sessions closed. Setting it
+ * again frees the previous one. */
+void moat_worker_set_local(moat_worker *worker, void *data, void (*free_fn)(void *data));
+void *moat_worker_local(const moat_worker *worker);
+
 unsigned moat_worker_index(const moat_worker *worker);
 uint16_t moat_worker_port(const moat_worker *worker);
 unsigned moat_worker_session_count(const moat_worker *worker);

@@ -75,6 +75,9 @@ struct moat_worker {
     /* Free heap pages back to the kernel after handshake bursts (heap_trim.h). */
     moat_heap_trim heap_trim;
     uint64_t sessions_removed;
+    /* The layer above's per-worker state (moat_worker_set_local). */
+    void *local;
+    void (*local_free)(void *data);
 
     GHashTable *sessions_by_id;    /* id -> session (owned) */
     GHashTable *sessions_by_ufrag; /* local ufrag -> session */

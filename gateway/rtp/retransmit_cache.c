@@ -135,6 +135,18 @@ int moat_retransmit_cache_get(const moat_retransmit_cache *c, uint16_t seq, cons
     return MOAT_RTP_OK;
 }
 
+int moat_retransmit_cache_get_stored(const moat_retransmit_cache *c, uint16_t seq,
+                                     const uint8_t **packet, size_t *length, uint64_t *stored_us)
+{
+    const slot *s = find(c, seq);
+    if (s == NULL)
+        return MOAT_RTP_ERR_NOT_FOUND;
+    *packet = bytes_of(c, s);
+    *length = s->length;
+    *stored_us = s->stored_us;
+    return MOAT_RTP_OK;
+}
+
 int moat_retransmit_cache_resend(moat_retransmit_cache *c, uint16_t seq, uint64_t now_us,
                                  const uint8_t **packet, size_t *length)
 {

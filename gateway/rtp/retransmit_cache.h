@@ -45,6 +45,10 @@ int moat_retransmit_cache_store(moat_retransmit_cache *c, const uint8_t *packet,
 int moat_retransmit_cache_get(const moat_retransmit_cache *c, uint16_t seq, const uint8_t **packet,
                               size_t *length);
 
+/* moat_retransmit_cache_get, with the time it was stored. */
+int moat_retransmit_cache_get_stored(const moat_retransmit_cache *c, uint16_t seq,
+                                     const uint8_t **packet, size_t *length, uint64_t *stored_us);
+
 /* Looks a packet up to resend it now and records the resend. Returns
  * MOAT_RTP_ERR_NOT_FOUND when absent or older than max_age_us, and
  * MOAT_RTP_ERR_RATE_LIMITED when it was resent less than

@@ -24,6 +24,8 @@
 #include "prefilter/stream_guard.h"
 #include "rtp/retransmit_budget.h"
 #include "rtp/retransmit_cache.h"
+#include "rtp/retransmit_map.h"
+#include "rtp/rtp_rewrite.h"
 #include "rtp/rtp_demux.h"
 #include "rtp/rtp_receive_stats.h"
 #include "rtp/send_side_bwe.h"
@@ -53,6 +55,12 @@ typedef struct {
     bool nack;
     moat_retransmit_cache *cache; /* allocated when the stream first sends, if nack */
     uint64_t cache_shrunk_us;     /* its last shrink, 0 never */
+    /* Packets the plugin forwarded (send_rtp_forward) are not copied into
+     * cache: the worker keeps their source packet once for every session
+     * forwarding that source (session_rtx_share.c) and this map says how
+     * each packet sent was made from one, for NACKs. Allocated at the first
+     * forwarded packet if nack; owned; worker thread. */
+    moat_retransmit_map *map;
     moat_retransmit_budget budget;
     uint32_t packets_sent;
     uint32_t octets_sent;
@@ -239,6 +247,33 @@ void moat_session_media_tick(moat_session *session, uint64_t now_us);
 moat_outgoing_stream *moat_session_outgoing_stream(moat_session *session, uint32_t ssrc);
 int moat_session_send_protected(moat_session *session, const uint8_t *packet, size_t length,
                                 bool rtcp);
+/* Source packets older than this are not resent. */
+#define MOAT_SESSION_RETRANSMIT_MAX_AGE_US 2000000ull
+/* session_plugin_calls.c: sizes (creates, grows, shrinks) a retransmission
+ * cache to the rates `budget` measured over the horizon rtt_us gives (0:
+ * the longest). */
+void moat_session_size_cache(moat_retransmit_cache **cache, uint64_t *shrunk_us,
+                             const moat_retransmit_budget *budget, bool video, uint64_t rtt_us,
+                             uint64_t now_us);
+/* session_rtx_share.c: send_rtp_forward (plugin.h), and a NACK of a
+ * forwarded stream's packet rebuilt from the worker's shared source copy
+ * into out (capacity MOAT_RETRANSMIT_MAX_PACKET): the map's results
+ * (retransmit_map.h). Session's worker. */
+int moat_session_send_rtp_forward(moat_plugin_session *handle, uint8_t *packet, size_t *length,
+                                  uint64_t source_key, const moat_rtp_rewrite *rewrite);
+int moat_session_rebuild_forwarded(moat_session *session, moat_outgoing_stream *stream,
+                                   uint16_t sequence, uint64_t now_us, uint8_t *out,
+                                   size_t *length);
+/* session_rtx_share.c: frees the worker's sources idle past the age (at
+ * most once a second; also done when forwarding). Session's worker. */
+void moat_session_rtx_share_sweep(moat_worker *worker, uint64_t now_us);
+/* session_rtx_share.c: the shared sources of the calling worker (tests and
+ * /metrics-style accounting): how many, and their caches' bytes. */
+size_t moat_session_rtx_share_sources(moat_worker *worker, size_t *bytes);
+/* session_plugin_calls.c: what send_rtp does after the cache: budget,
+ * counters, protection and the send batch. */
+int moat_session_send_rtp_accounted(moat_session *session, moat_outgoing_stream *stream,
+                                    const uint8_t *packet, size_t length, size_t payload_length);
 /* session_plugin_calls.c: keyframe requests whose coalescing interval is over. */
 void moat_session_send_pending_keyframes(moat_session *session, uint64_t now_us);
 extern const moat_gateway_calls moat_session_gateway_calls;

@@ -125,30 +125,58 @@ static int rtx_of(moat_session *session, moat_outgoing_stream *stream, const uin
     return n > 0 ? n : 0;
 }
 
-/* Answers one NACK from the stream's cache, within the stream's byte budget
- * and the RTCP packet's count (*answered); refusals are counted drops. */
+/* The packet sent as `sequence` for a resend now: rebuilt from the
+ * worker's shared source when the stream forwarded it (a gone source is a
+ * counted drop), else from the stream's own cache. 0, or -1 with nothing to
+ * send. The stream's byte budget and the RTCP packet's count (*answered)
+ * bound what is resent; refusals are counted drops. */
+static int resend_packet(moat_session *session, moat_outgoing_stream *stream, uint16_t sequence,
+                         uint64_t now, unsigned answered, uint8_t *rebuilt, const uint8_t **packet,
+                         size_t *length)
+{
+    int status = moat_session_rebuild_forwarded(session, stream, sequence, now, rebuilt, length);
+    if (status == MOAT_RTP_ERR_NO_SPACE)
+        moat_session_drop(session, MOAT_DROP_NACK_GONE);
+    if (status == MOAT_RTP_OK) {
+        *packet = rebuilt;
+        if (answered < MOAT_RETRANSMIT_MAX_PER_RTCP &&
+            moat_retransmit_budget_take(&stream->budget, *length, now))
+            return 0;
+        moat_session_drop(session, MOAT_DROP_NACK_LIMIT);
+        return -1;
+    }
+    if (status != MOAT_RTP_ERR_NOT_FOUND || !stream->cache ||
+        moat_retransmit_cache_get(stream->cache, sequence, packet, length) != 0)
+        return -1;
+    if (answered >= MOAT_RETRANSMIT_MAX_PER_RTCP ||
+        !moat_retransmit_budget_take(&stream->budget, *length, now)) {
+        moat_session_drop(session, MOAT_DROP_NACK_LIMIT);
+        return -1;
+    }
+    if (moat_retransmit_cache_resend(stream->cache, sequence, now, packet, length) != 0) {
+        moat_retransmit_budget_give_back(&stream->budget, *length);
+        return -1;
+    }
+    return 0;
+}
+
+/* Answers one NACK from the stream's cache or map, within the stream's
+ * byte budget and the RTCP packet's count (*answered). */
 static void answer_nack(moat_session *session, const moat_rtcp_fb *feedback, unsigned *answered)
 {
     moat_outgoing_stream *stream = moat_session_outgoing_stream(session, feedback->media_ssrc);
-    if (!stream || !stream->cache)
+    if (!stream || (!stream->cache && !stream->map))
         return;
     uint16_t sequences[256];
     int n = moat_rtcp_nack_expand(feedback, sequences, G_N_ELEMENTS(sequences));
     uint64_t now = moat_worker_now_us(session->worker);
     for (int i = 0; i < n; i++) {
+        uint8_t rebuilt[MOAT_RETRANSMIT_MAX_PACKET];
         const uint8_t *packet;
         size_t length;
-        if (moat_retransmit_cache_get(stream->cache, sequences[i], &packet, &length) != 0)
+        if (resend_packet(session, stream, sequences[i], now, *answered, rebuilt, &packet,
+                          &length) != 0)
             continue;
-        if (*answered >= MOAT_RETRANSMIT_MAX_PER_RTCP ||
-            !moat_retransmit_budget_take(&stream->budget, length, now)) {
-            moat_session_drop(session, MOAT_DROP_NACK_LIMIT);
-            continue;
-        }
-        if (moat_retransmit_cache_resend(stream->cache, sequences[i], now, &packet, &length) != 0) {
-            moat_retransmit_budget_give_back(&stream->budget, length);
-            continue;
-        }
         (*answered)++;
         uint8_t rtx[MOAT_RTX_BUFFER];
         int wrapped = rtx_of(session, stream, packet, length, rtx, sizeof rtx);
@@ -472,6 +500,7 @@ void moat_session_media_tick(moat_session *session, uint64_t now_us)
         if (session->plugin && session->plugin->on_timer)
             session->plugin->on_timer(session->plugin_state, now_us);
     }
+    moat_session_rtx_share_sweep(session->worker, now_us);
     if (!session->srtp || !session->has_selected)
         return;
     moat_session_send_pending_keyframes(session, now_us);

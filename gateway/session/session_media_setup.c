@@ -127,6 +127,8 @@ void moat_session_media_clear(moat_session *session)
     for (size_t i = 0; i < session->n_outgoing; i++) {
         moat_retransmit_cache_free(session->outgoing[i].cache);
         session->outgoing[i].cache = NULL;
+        moat_retransmit_map_free(session->outgoing[i].map);
+        session->outgoing[i].map = NULL;
     }
     session->n_outgoing = 0;
     g_free(session->outgoing);

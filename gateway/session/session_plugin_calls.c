@@ -7,11 +7,11 @@
 #include "session/events.h"
 #include "rtp/rtcp_feedback.h"
 #include "rtp/rtcp_packet.h"
+#include "rtp/rtp_bytes.h"
 #include "rtp/rtp_packet.h"
 
 #include <glib.h>
 
-#define RETRANSMIT_MAX_AGE_US 2000000ull
 /* Retransmission caches are taken when a stream that negotiated NACK first
  * sends, sized for its kind, and follow its packet and byte rates to hold
  * the horizon a NACK can still be useful in: while the round-trip time is
@@ -67,11 +67,11 @@ static double horizon_s(uint64_t rtt_us)
 
 /* Bytes for the horizon at the measured rate, a quarter more, in whole
  * steps. */
-static size_t arena_wanted(const moat_outgoing_stream *stream, double horizon)
+static size_t arena_wanted(const moat_retransmit_budget *budget, double horizon)
 {
     /* Complete windows only: a keyframe burst early in a window would
      * extrapolate to several times the stream's rate. */
-    double rate = moat_retransmit_budget_window_rate_bytes(&stream->budget);
+    double rate = moat_retransmit_budget_window_rate_bytes(budget);
     size_t bytes = (size_t)(rate * horizon * 1.25);
     return (bytes + RETRANSMIT_BYTES_STEP - 1) / RETRANSMIT_BYTES_STEP * RETRANSMIT_BYTES_STEP;
 }
@@ -82,41 +82,60 @@ static size_t arena_wanted(const moat_outgoing_stream *stream, double horizon)
  * keeping its newest packets. When memory is short the stream goes on
  * without one (or with the old one): NACKs then go unanswered, media does
  * not stop. */
-static void size_cache(moat_outgoing_stream *stream, uint64_t rtt_us, uint64_t now_us)
+void moat_session_size_cache(moat_retransmit_cache **cache, uint64_t *shrunk_us,
+                             const moat_retransmit_budget *budget, bool video, uint64_t rtt_us,
+                             uint64_t now_us)
 {
     double horizon = horizon_s(rtt_us);
-    bool video = stream->kind == MOAT_MEDIA_KIND_VIDEO;
     size_t initial = video ? RETRANSMIT_VIDEO_SLOTS : RETRANSMIT_AUDIO_SLOTS;
     size_t initial_bytes = video ? RETRANSMIT_VIDEO_BYTES : RETRANSMIT_AUDIO_BYTES;
-    size_t wanted = power_of_two_at_least(
-        moat_retransmit_budget_rate_packets(&stream->budget, now_us) * horizon);
-    size_t bytes = arena_wanted(stream, horizon);
+    size_t wanted =
+        power_of_two_at_least(moat_retransmit_budget_rate_packets(budget, now_us) * horizon);
+    size_t bytes = arena_wanted(budget, horizon);
     wanted = wanted > initial ? wanted : initial;
     bytes = bytes > initial_bytes ? bytes : initial_bytes;
-    if (!stream->cache) {
-        stream->cache =
-            moat_retransmit_cache_new_bytes(wanted, bytes, 10000, RETRANSMIT_MAX_AGE_US);
+    if (!*cache) {
+        *cache = moat_retransmit_cache_new_bytes(wanted, bytes, 10000,
+                                                 MOAT_SESSION_RETRANSMIT_MAX_AGE_US);
         return;
     }
-    size_t slots = moat_retransmit_cache_slots(stream->cache);
-    size_t arena = moat_retransmit_cache_bytes(stream->cache);
+    size_t slots = moat_retransmit_cache_slots(*cache);
+    size_t arena = moat_retransmit_cache_bytes(*cache);
     bool grow = wanted > slots || bytes > arena;
     bool shrink = (wanted < slots / 2 || bytes < arena / 2) &&
-                  (stream->cache_shrunk_us == 0 ||
-                   now_us - stream->cache_shrunk_us >= RETRANSMIT_SHRINK_AFTER_US);
+                  (*shrunk_us == 0 || now_us - *shrunk_us >= RETRANSMIT_SHRINK_AFTER_US);
     if (!grow && !shrink)
         return;
     /* Each dimension moves only past its own threshold. */
     size_t new_slots = wanted > slots || (shrink && wanted < slots / 2) ? wanted : slots;
     size_t new_bytes = bytes > arena || (shrink && bytes < arena / 2) ? bytes : arena;
     moat_retransmit_cache *resized =
-        moat_retransmit_cache_resized_bytes(stream->cache, new_slots, new_bytes);
+        moat_retransmit_cache_resized_bytes(*cache, new_slots, new_bytes);
     if (!resized)
         return;
-    moat_retransmit_cache_free(stream->cache);
-    stream->cache = resized;
+    moat_retransmit_cache_free(*cache);
+    *cache = resized;
     if (shrink)
-        stream->cache_shrunk_us = now_us;
+        *shrunk_us = now_us;
+}
+
+static void size_cache(moat_outgoing_stream *stream, uint64_t rtt_us, uint64_t now_us)
+{
+    moat_session_size_cache(&stream->cache, &stream->cache_shrunk_us, &stream->budget,
+                            stream->kind == MOAT_MEDIA_KIND_VIDEO, rtt_us, now_us);
+}
+
+int moat_session_send_rtp_accounted(moat_session *session, moat_outgoing_stream *stream,
+                                    const uint8_t *packet, size_t length, size_t payload_length)
+{
+    if (stream) {
+        stream->packets_sent++;
+        stream->octets_sent += (uint32_t)payload_length;
+        stream->last_rtp_timestamp = moat_rd32(packet + 4);
+        stream->last_sent_us = moat_worker_now_us(session->worker);
+        stream->has_sent = true;
+    }
+    return moat_session_send_protected(session, packet, length, false);
 }
 
 static int gateway_send_rtp(moat_plugin_session *handle, const uint8_t *packet, size_t length)
@@ -135,13 +154,8 @@ static int gateway_send_rtp(moat_plugin_session *handle, const uint8_t *packet, 
             size_cache(stream, session->rtt_us, now);
         if (stream->cache)
             moat_retransmit_cache_store(stream->cache, packet, length, now);
-        stream->packets_sent++;
-        stream->octets_sent += (uint32_t)header.payload_length;
-        stream->last_rtp_timestamp = header.timestamp;
-        stream->last_sent_us = now;
-        stream->has_sent = true;
     }
-    return moat_session_send_protected(session, packet, length, false);
+    return moat_session_send_rtp_accounted(session, stream, packet, length, header.payload_length);
 }
 
 static int gateway_send_rtcp(moat_plugin_session *handle, const uint8_t *packet, size_t length)
@@ -388,4 +402,5 @@ const moat_gateway_calls moat_session_gateway_calls = {
     .send_estimate = moat_session_bwe_estimate,
     .probe = moat_session_bwe_probe,
     .request_layer_keyframe = gateway_request_layer_keyframe,
+    .send_rtp_forward = moat_session_send_rtp_forward,
 };

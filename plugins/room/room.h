@@ -212,7 +212,11 @@ struct room {
     int max_publishers, max_subscribers;
     int publisher_worker, subscriber_worker; /* forced placement, -1: none */
     uint64_t serial;                         /* peer ids */
-    char speaker[ROOM_PEER_ID_SIZE];         /* last active speaker announced, "" none */
+    /* Names its publishers' streams apart from every other room's in the
+     * gateway's shared retransmission sources (room_forward.c): rooms made
+     * so far, fixed at creation. */
+    uint32_t source_space;
+    char speaker[ROOM_PEER_ID_SIZE]; /* last active speaker announced, "" none */
     const char
         *codecs[ROOM_MAX_ROOM_CODECS]; /* accepted codecs (static names), fixed at creation */
     size_t n_codecs;                   /* 0: any */

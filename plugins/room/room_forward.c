@@ -3,7 +3,9 @@
 #include "room_simulcast.h"
 
 #include "rtp/rtp_packet.h"
+#include "rtp/rtp_rewrite.h"
 
+#include <stdint.h>
 #include <string.h>
 #include <strings.h>
 
@@ -98,20 +100,6 @@ static int cached_subscriber_line(room_peer *s, const room_codec *codec, uint8_t
     return s->line_cache[k].line;
 }
 
-static void strip_extensions(moat_rtp_packet *p)
-{
-    uint8_t *d = p->data;
-    if (!(d[0] & 0x10))
-        return;
-    size_t start = 12 + 4u * (d[0] & 0x0f);
-    size_t words = (size_t)(d[start + 2] << 8 | d[start + 3]);
-    size_t length = 4 + 4 * words;
-    memmove(d + start, d + start + length, p->length - start - length);
-    p->length -= length;
-    p->payload_offset -= length;
-    d[0] &= (uint8_t)~0x10;
-}
-
 /* A video packet's descriptor (VP8/VP9), false when it has none. */
 static bool descriptor_of(const room_codec *codec, const moat_rtp_packet *p,
                           moat_video_descriptor *d)
@@ -156,16 +144,42 @@ static bool temporal_filter(room_peer *s, room_out_stream *out, bool source_chan
 }
 
 /* VP8/VP9: the picture id (closed up over temporal drops) and TL0PICIDX
- * continue across source changes. */
+ * continue across source changes; the rewrite says where they go. */
 static void rewrite_picture(room_out_stream *out, bool source_changed,
-                            const moat_video_descriptor *d, moat_rtp_packet *p)
+                            const moat_video_descriptor *d, moat_rtp_rewrite *rw)
 {
     if (d->picture_id_bits == 0 && !d->has_tl0picidx)
         return;
     uint16_t picture;
     uint8_t tl0;
     moat_picture_map_apply(&out->picture, source_changed, d, &picture, &tl0);
-    moat_video_descriptor_write(p->data + p->payload_offset, d, picture, tl0);
+    if (d->picture_id_bits && d->picture_id_offset <= UINT8_MAX) {
+        rw->flags |= MOAT_RTP_REWRITE_PICTURE;
+        rw->picture_id_bits = d->picture_id_bits;
+        rw->picture_id_offset = (uint8_t)d->picture_id_offset;
+        rw->picture_id = picture;
+    }
+    if (d->has_tl0picidx && d->tl0picidx_offset <= UINT8_MAX) {
+        rw->flags |= MOAT_RTP_REWRITE_TL0PICIDX;
+        rw->tl0picidx_offset = (uint8_t)d->tl0picidx_offset;
+        rw->tl0picidx = tl0;
+    }
+}
+
+/* The packet rewritten and sent. The gateway keeps the publisher's packet
+ * once per worker and this subscriber's rewrite for NACKs
+ * (send_rtp_forward); an older gateway gets the rewritten packet. The key
+ * names the publisher's stream: the room's space and its SSRC. */
+static int send_forwarded(room_peer *s, moat_rtp_packet *p, const moat_rtp_rewrite *rw)
+{
+    size_t length = p->length;
+    if (s->gateway->send_rtp_forward) {
+        uint64_t key = (uint64_t)s->room->source_space << 32 | p->ssrc;
+        return s->gateway->send_rtp_forward(s->handle, p->data, &length, key, rw);
+    }
+    if (moat_rtp_rewrite_apply(p->data, &length, rw) != MOAT_RTP_OK)
+        return -1;
+    return s->gateway->send_rtp(s->handle, p->data, length);
 }
 
 static bool newer16(uint16_t a, uint16_t b)
@@ -211,17 +225,14 @@ int room_forward(room_peer *s, moat_rtp_packet *p, moat_media_kind *kind)
         out->last_timestamp = timestamp;
         out->last_us = now;
     }
+    moat_rtp_rewrite rw = {
+        .ssrc = s->media[line].local_ssrc,
+        .timestamp = timestamp,
+        .sequence = sequence,
+        .payload_type = pt,
+        .flags = MOAT_RTP_REWRITE_STRIP_EXTENSIONS,
+    };
     if (has_descriptor)
-        rewrite_picture(out, source_changed, &vd, p);
-    strip_extensions(p);
-    uint8_t *d = p->data;
-    d[1] = (uint8_t)((d[1] & 0x80) | pt);
-    d[2] = (uint8_t)(sequence >> 8);
-    d[3] = (uint8_t)sequence;
-    d[4] = (uint8_t)(timestamp >> 24);
-    d[5] = (uint8_t)(timestamp >> 16);
-    d[6] = (uint8_t)(timestamp >> 8);
-    d[7] = (uint8_t)timestamp;
-    moat_rtp_set_ssrc(d, s->media[line].local_ssrc);
-    return s->gateway->send_rtp(s->handle, d, p->length);
+        rewrite_picture(out, source_changed, &vd, &rw);
+    return send_forwarded(s, p, &rw);
 }

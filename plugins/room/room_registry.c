@@ -84,10 +84,14 @@ bool room_name_valid(const char *name, size_t length)
     return true;
 }
 
+/* Rooms made so far (room.source_space); registry_lock. */
+static uint32_t rooms_made;
+
 /* registry_lock held. */
 static room *create_room(const char *name)
 {
     room *r = g_new0(room, 1);
+    r->source_space = ++rooms_made ? rooms_made : ++rooms_made;
     g_strlcpy(r->name, name, sizeof r->name);
     pthread_mutex_init(&r->lock, NULL);
     r->subscribers = g_new0(room_peer *, ROOM_MAX_SUBSCRIBERS);

@@ -240,8 +240,9 @@ def test_active_speaker_from_audio_levels(gateway):
 
 
 def test_subscriber_nack_and_pli(gateway):
-    """A subscriber's NACK is answered from its own retransmission cache; its
-    PLI reaches the publisher's encoder."""
+    """A subscriber's NACK is answered from the worker's shared copy of the
+    publisher's packet, rewritten as it was sent to this subscriber; its PLI
+    reaches the publisher's encoder."""
     from aiortc.rtp import RTCP_PSFB_PLI, RTCP_RTPFB_NACK, RtcpPsfbPacket, RtcpRtpfbPacket
 
     async def run():

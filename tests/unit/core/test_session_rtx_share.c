@@ -1,0 +1,170 @@
+/* Forwarded packets (send_rtp_forward) against live keyed sessions: two
+ * subscribers on one worker forwarding one source keep its packets once
+ * (one shared source, no per-session copy), each answers NACKs of its own
+ * sequence numbers with its own rewrite of the shared packet, and once the
+ * source went idle past the retransmission age (a layer switch, the
+ * publisher gone) it is freed and its NACKs are counted as nack_gone. */
+#include "session_harness.h"
+
+#include "session/session_internal.h"
+#include "rtp/rtcp_feedback.h"
+#include "rtp/rtcp_packet.h"
+#include "rtp/rtp_packet.h"
+#include "rtp/rtp_rewrite.h"
+
+#include <glib.h>
+#include <string.h>
+
+#define SOURCE_LOW  0x0a0a0a0au
+#define SOURCE_HIGH 0x0b0b0b0bu
+#define KEY_LOW     ((uint64_t)1 << 32 | SOURCE_LOW)
+#define KEY_HIGH    ((uint64_t)1 << 32 | SOURCE_HIGH)
+#define PAYLOAD     1000
+
+static size_t make_source(uint8_t *p, uint32_t ssrc, uint16_t seq)
+{
+    memset(p, 0, 12);
+    p[0] = 0x80;
+    p[1] = 111;
+    p[2] = (uint8_t)(seq >> 8);
+    p[3] = (uint8_t)seq;
+    p[8] = (uint8_t)(ssrc >> 24), p[9] = (uint8_t)(ssrc >> 16);
+    p[10] = (uint8_t)(ssrc >> 8), p[11] = (uint8_t)ssrc;
+    for (size_t i = 12; i < 12 + PAYLOAD; i++)
+        p[i] = (uint8_t)(seq + i);
+    return 12 + PAYLOAD;
+}
+
+static moat_rtp_rewrite rewrite_of(uint16_t out_seq, uint32_t ts)
+{
+    return (moat_rtp_rewrite){.ssrc = HARNESS_LOCAL_SSRC,
+                              .sequence = out_seq,
+                              .timestamp = ts,
+                              .payload_type = 96,
+                              .flags = MOAT_RTP_REWRITE_STRIP_EXTENSIONS};
+}
+
+/* Forwards source packet `seq` as out_seq; *sent gets what was sent. */
+static void forward(session_harness *h, uint64_t key, uint32_t ssrc, uint16_t seq, uint16_t out_seq,
+                    uint8_t *sent, size_t *sent_length)
+{
+    uint8_t p[1500];
+    size_t n = make_source(p, ssrc, seq);
+    moat_rtp_rewrite rw = rewrite_of(out_seq, 3000u * out_seq);
+    g_assert_cmpint(moat_session_gateway_calls.send_rtp_forward(
+                        moat_session_plugin_handle(h->session), p, &n, key, &rw),
+                    ==, 0);
+    session_harness_flush(h);
+    if (sent) {
+        memcpy(sent, p, n);
+        *sent_length = n;
+    }
+}
+
+static uint64_t counter(session_harness *h, size_t offset)
+{
+    return moat_counter_read(
+        (const uint64_t *)((const char *)moat_worker_counters(h->worker) + offset));
+}
+
+static uint64_t gone(session_harness *h)
+{
+    return counter(h, offsetof(moat_counters, dropped) + sizeof(uint64_t) * MOAT_DROP_NACK_GONE);
+}
+
+static void nack(session_harness *h, uint16_t seq)
+{
+    uint8_t plain[200], out[300];
+    moat_rtcp_writer w;
+    moat_rtcp_writer_init(&w, plain, sizeof plain);
+    g_assert_cmpint(moat_rtcp_build_rr(&w, HARNESS_REMOTE_SSRC, NULL, 0), ==, 0);
+    g_assert_cmpint(moat_rtcp_build_nack(&w, HARNESS_REMOTE_SSRC, HARNESS_LOCAL_SSRC, &seq, 1), ==,
+                    0);
+    size_t length = session_harness_peer_protect_rtcp(h, plain, w.length, out, sizeof out);
+    moat_session_handle_srtp(h->session, out, length, sizeof out);
+    session_harness_flush(h);
+}
+
+static void start(session_harness *h, moat_worker *on, const char *id, const char *ufrag)
+{
+    if (on)
+        session_harness_init_on(h, on);
+    else
+        session_harness_init(h);
+    strcpy(h->id, id);
+    strcpy(h->local_ufrag, ufrag);
+    session_harness_create(h, NULL);
+    session_harness_key(h);
+}
+
+static void test_shared_source_and_gone(void)
+{
+    session_harness a, b;
+    start(&a, NULL, "sub-a", "ufraga1");
+    start(&b, a.worker, "sub-b", "ufragb1");
+    uint64_t now = 1000000;
+    moat_worker_set_now_us(a.worker, now);
+    /* 200 packets of the low layer to both, each with its own numbering. */
+    uint8_t sent_b[1500];
+    size_t sent_b_length = 0;
+    for (uint16_t i = 0; i < 200; i++) {
+        moat_worker_set_now_us(a.worker, now += 5000);
+        forward(&a, KEY_LOW, SOURCE_LOW, (uint16_t)(40000 + i), (uint16_t)(100 + i), NULL, NULL);
+        forward(&b, KEY_LOW, SOURCE_LOW, (uint16_t)(40000 + i), (uint16_t)(7000 + i),
+                i == 195 ? sent_b : NULL, i == 195 ? &sent_b_length : NULL);
+    }
+    session_harness_drain_peer(&a, NULL);
+    session_harness_drain_peer(&b, NULL);
+    /* One shared source on the worker; no per-session copies. */
+    size_t bytes;
+    g_assert_cmpuint(moat_session_rtx_share_sources(a.worker, &bytes), ==, 1);
+    g_assert_cmpuint(bytes, >, 0);
+    g_assert_null(a.session->outgoing[0].cache);
+    g_assert_null(b.session->outgoing[0].cache);
+    g_assert_nonnull(b.session->outgoing[0].map);
+
+    /* b.s 7195 rebuilds to exactly what b sent. */
+    uint8_t out[MOAT_RETRANSMIT_MAX_PACKET];
+    size_t length;
+    g_assert_cmpint(
+        moat_session_rebuild_forwarded(b.session, &b.session->outgoing[0], 7195, now, out, &length),
+        ==, MOAT_RTP_OK);
+    g_assert_cmpmem(out, length, sent_b, sent_b_length);
+
+    /* A NACK through SRTCP is answered. */
+    uint64_t resent = counter(&a, offsetof(moat_counters, nacked_retransmissions));
+    nack(&a, 295);
+    size_t datagrams;
+    session_harness_drain_peer(&a, &datagrams);
+    g_assert_cmpuint(counter(&a, offsetof(moat_counters, nacked_retransmissions)), ==, resent + 1);
+    g_assert_cmpuint(datagrams, ==, 1);
+
+    /* Switch to the high layer; the low one goes idle. Past the age, it is
+     * freed and NACKs of packets made from it are gone, counted. */
+    for (uint16_t i = 0; i < 250; i++) {
+        moat_worker_set_now_us(a.worker, now += 10000);
+        forward(&a, KEY_HIGH, SOURCE_HIGH, (uint16_t)(9 + i), (uint16_t)(300 + i), NULL, NULL);
+    }
+    session_harness_drain_peer(&a, NULL);
+    g_assert_cmpuint(moat_session_rtx_share_sources(a.worker, &bytes), ==, 1);
+    uint64_t gone_before = gone(&a);
+    nack(&a, 295);
+    g_assert_cmpuint(gone(&a), ==, gone_before + 1);
+    session_harness_drain_peer(&a, &datagrams);
+    g_assert_cmpuint(datagrams, ==, 0);
+    /* The high layer's packets are still answered. */
+    nack(&a, 540);
+    session_harness_drain_peer(&a, &datagrams);
+    g_assert_cmpuint(datagrams, ==, 1);
+    g_assert_cmpuint(gone(&a), ==, gone_before + 1);
+
+    session_harness_clear(&b);
+    session_harness_clear(&a);
+}
+
+int main(int argc, char **argv)
+{
+    g_test_init(&argc, &argv, NULL);
+    g_test_add_func("/session_rtx_share/shared_source_and_gone", test_shared_source_and_gone);
+    return g_test_run();
+}
