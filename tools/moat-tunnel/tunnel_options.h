@@ -22,6 +22,10 @@ typedef enum { TUNNEL_SCTP_CC_RFC2581 = 0, TUNNEL_SCTP_CC_HTCP = 2 } tunnel_sctp
 #define TUNNEL_DEFAULT_MTU 1172
 #define TUNNEL_MIN_MTU     576
 #define TUNNEL_MAX_MTU     16000
+/* SCTP lanes by default: under 1 % random loss each association halves its
+ * own window, so flows on other lanes keep theirs (README.md, "IP over data
+ * channels"; bench/tunnel --lanes). */
+#define TUNNEL_DEFAULT_LANES 4
 
 typedef struct {
     tunnel_transport transport;
@@ -42,6 +46,8 @@ typedef struct {
     double setup_timeout_s;
     unsigned reconnects; /* sctp: ICE restarts tried after a path loss */
     tunnel_sctp_cc sctp_cc;
+    unsigned lanes; /* sctp: associations (WHIP sessions), 1 to TUNNEL_MAX_LANES */
+    bool lanes_set;
     bool help;
 } tunnel_options;
 
