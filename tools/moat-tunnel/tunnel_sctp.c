@@ -315,6 +315,8 @@ static void recover(sctp_link *l, double now)
 /* One lane's timers: DTLS, ICE checks and consent, setup and recovery. */
 static void lane_timers(sctp_link *l, double now)
 {
+    if (!l->opened)
+        return;
     if (l->dtls && l->state == LINK_DTLS && moat_dtls_transport_timeout_ms(l->dtls) == 0)
         moat_dtls_transport_handle_timeout(l->dtls);
     tunnel_ice_tick(l, now);
@@ -355,6 +357,8 @@ static void timers(sctp_tunnel *t, double now)
 
 static double lane_next_s(const sctp_link *l, double now)
 {
+    if (!l->opened)
+        return now + 0.2;
     double next = l->next_check_s;
     if (l->dtls && l->state == LINK_DTLS) {
         int64_t due = moat_dtls_transport_timeout_ms(l->dtls);
@@ -421,18 +425,45 @@ static const char *tunnel_state_name(const sctp_tunnel *t)
     return tunnel_up(t) ? "up" : "connecting";
 }
 
+/* POSTs lane l's offer: 0, or -1 after tunnel_link_fail. */
+static int open_lane(sctp_link *l)
+{
+    double now = tunnel_now_s();
+    l->opened = true;
+    l->setup_deadline_s = now + l->run->options->setup_timeout_s;
+    l->last_answer_s = now;
+    if (tunnel_whip_open(l) != 0)
+        return -1;
+    if (!getenv("MOAT_TUNNEL_NO_BATCH"))
+        l->batch = tunnel_udp_batch_new(l->fd);
+    l->tunnel->n_opened++;
+    return 0;
+}
+
+/* The next lane is POSTed once the one before has passed its ICE checks:
+ * the gateway holds a session that has not as pending (a few per source
+ * address, and for its pending timeout), and the checks of lanes already
+ * POSTed go on meanwhile. */
+static void open_next_lane(sctp_tunnel *t)
+{
+    if (t->n_opened == 0 || t->n_opened >= t->n_lanes ||
+        t->lanes[t->n_opened - 1].state == LINK_CHECKING)
+        return;
+    open_lane(&t->lanes[t->n_opened]);
+}
+
 static void loop(sctp_tunnel *t)
 {
     double next_trace[TUNNEL_MAX_LANES] = {0};
     double now = tunnel_now_s();
     bool trace = getenv("MOAT_TUNNEL_TRACE") != NULL; /* once, not per wake-up */
-    for (unsigned i = 0; i < t->n_lanes; i++) {
+    for (unsigned i = 0; i < t->n_lanes; i++)
         t->lanes[i].trace = trace;
-        t->lanes[i].setup_deadline_s = now + t->run->options->setup_timeout_s;
-        t->lanes[i].last_answer_s = now;
-    }
     t->last_tick_s = now;
     while (!tunnel_stop_requested && !any_ended(t)) {
+        open_next_lane(t);
+        if (any_ended(t))
+            break;
         struct pollfd pfd[TUNNEL_MAX_LANES + 1];
         unsigned n = t->n_lanes;
         for (unsigned i = 0; i < n; i++)
@@ -549,14 +580,9 @@ int tunnel_sctp_run(tunnel_run *run)
     bool opened = dtls_context && http;
     if (!opened)
         tunnel_link_fail(&t->lanes[0], dtls_context ? "cannot make the HTTP client" : error);
-    /* Lane 0 first: it names this peer's side; the others join it. */
-    for (unsigned i = 0; opened && i < t->n_lanes; i++) {
-        sctp_link *l = &t->lanes[i];
-        opened = tunnel_whip_open(l) == 0;
-        if (opened && !getenv("MOAT_TUNNEL_NO_BATCH"))
-            l->batch = tunnel_udp_batch_new(l->fd);
-    }
-    if (opened)
+    /* Lane 0 first: it names this peer's side; the loop opens the others
+     * one after another (open_next_lane). */
+    if (opened && open_lane(&t->lanes[0]) == 0)
         loop(t);
     bool failed = false;
     for (unsigned i = 0; i < t->n_lanes; i++)

@@ -35,6 +35,7 @@ typedef struct {
     sctp_tunnel *tunnel;
     unsigned lane;     /* its index in the tunnel */
     char *url;         /* the WHIP URL this lane POSTs to */
+    bool opened;       /* its offer was POSTed (lanes open one after another) */
     whip_client *http; /* the tunnel's */
     moat_dtls_context *dtls_context;
     int fd;
@@ -81,6 +82,7 @@ struct sctp_tunnel {
     tunnel_run *run;
     sctp_link lanes[TUNNEL_MAX_LANES];
     unsigned n_lanes;
+    unsigned n_opened;  /* lanes 0 .. n_opened - 1 have POSTed their offers */
     unsigned n_up;      /* lanes whose association is up */
     double last_tick_s; /* the SCTP stack's timers (one stack for all lanes) */
 };
