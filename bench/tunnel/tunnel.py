@@ -18,7 +18,7 @@ The table has a fifth column beside the study's four: "unreliable", SCTP
 with max-retransmits 0 (each packet sent once, lost ones abandoned), the
 data channel's closest analogue of UDP encapsulation on a lossy path.
 --lanes K (or a list, 1,4) is moat-tunnel's --lanes for the SCTP modes:
-K associations per peer, each inner flow on one (default 4, the tool's);
+K associations per peer, each inner flow on one (default 8, the tool's);
 with a list each SCTP mode runs once per count, alternating with the rest,
 its column named mode/lK, and the last line takes the last count's figures
 (and says which: lanes=K), after a line per condition comparing each count
@@ -42,7 +42,7 @@ from conftest import ARTIFACTS, Gateway  # noqa: E402
 QUICK = os.environ.get("MOAT_BENCH_QUICK", "0") not in ("", "0")
 MODES = ("ordered", "unordered", "unreliable", "tcp", "udp")
 SCTP_MODES = ("ordered", "unordered", "unreliable")
-DEFAULT_LANES = "4"  # moat-tunnel's TUNNEL_DEFAULT_LANES
+DEFAULT_LANES = "8"  # moat-tunnel's TUNNEL_DEFAULT_LANES
 CONDITIONS = [("rtt7", 7, 0.0), ("rtt71", 71, 0.0), ("rtt196", 196, 0.0), ("loss1", 71, 0.01)]
 RATE_BPS = 1_000_000_000
 TOKEN = "bench-tunnel-token"

@@ -26,7 +26,7 @@ ALL_MODES = SCTP_MODES + ("tcp", "udp")
 # The transfer inside the tunnel: 50 MB as the issue asks, unless the
 # environment bounds it (MOAT_TUNNEL_TRANSFER_MB) on a slow machine.
 TRANSFER_BYTES = int(float(os.environ.get("MOAT_TUNNEL_TRANSFER_MB", "50")) * 1_000_000)
-LANES = 4  # moat-tunnel's default (TUNNEL_DEFAULT_LANES)
+LANES = 8  # moat-tunnel's default (TUNNEL_DEFAULT_LANES)
 FLOWS = 8  # parallel connections of the transfer: on two lanes or more but once in ~16000
 
 pytestmark = pytest.mark.skipif(not MOAT_TUNNEL.exists(), reason="moat-tunnel is not built")

@@ -27,7 +27,7 @@ const char tunnel_options_usage[] =
     "  --tcp-congestion NAME     tcp: the connection's congestion control (e.g. cubic)\n"
     "  --sctp-congestion rfc2581|htcp\n"
     "                            sctp: the association's congestion control (default rfc2581)\n"
-    "  --lanes K                 sctp: K associations (WHIP sessions, 1 to 8; default 4), each\n"
+    "  --lanes K                 sctp: K associations (WHIP sessions, 1 to 8; default 8), each\n"
     "                            its own congestion window; each TCP/UDP flow keeps to one lane\n"
     "  --tun NAME                the TUN device's name (default: the kernel's choice)\n"
     "  --address CIDR            our IPv4 address in the tunnel, e.g. 10.99.0.1/24\n"
