@@ -32,6 +32,15 @@ import threading
 import time
 
 
+PRINT_LOCK = threading.Lock()  # one whole line at a time from the flows' threads
+
+
+def say(line):
+    with PRINT_LOCK:
+        sys.stdout.write(line + "\n")
+        sys.stdout.flush()
+
+
 def checksum(data):
     if len(data) % 2:
         data += b"\0"
@@ -87,7 +96,7 @@ def source(address, port, n, label="", seed=1234):
             s.sendall(chunk)
         s.shutdown(socket.SHUT_WR)
         s.recv(1)
-    print(f"sent {label}{n} sha256 {h.hexdigest()}", flush=True)
+    say(f"sent {label}{n} sha256 {h.hexdigest()}")
 
 
 def listen(port):
@@ -113,7 +122,7 @@ def sink(port, n, listener=None, label=""):
                     break
                 h.update(data)
                 got += len(data)
-    print(f"received {label}{got} sha256 {h.hexdigest()}", flush=True)
+    say(f"received {label}{got} sha256 {h.hexdigest()}")
 
 
 def sinks(port, flows, n):
