@@ -312,11 +312,12 @@ static void recover(sctp_link *l, double now)
                 RESTART_RETRY_S);
 }
 
-/* One lane's timers: DTLS, ICE checks and consent, setup and recovery. */
-static void lane_timers(sctp_link *l, double now)
+/* One lane's timers: DTLS, ICE checks and consent, setup and recovery.
+ * true when it found its path lost (a recovery began). */
+static bool lane_timers(sctp_link *l, double now)
 {
     if (!l->opened)
-        return;
+        return false;
     if (l->dtls && l->state == LINK_DTLS && moat_dtls_transport_timeout_ms(l->dtls) == 0)
         moat_dtls_transport_handle_timeout(l->dtls);
     tunnel_ice_tick(l, now);
@@ -330,7 +331,23 @@ static void lane_timers(sctp_link *l, double now)
         /* Once the path was lost, the network may have changed under us
          * (a new address): keepalives the gateway answers from the old
          * socket do not end the recovery, a completed restart does. */
+        bool began = !l->recovering;
         recover(l, now);
+        return began;
+    }
+    return false;
+}
+
+/* One lane found the path lost: the lanes share the network, so every
+ * other lane restarts too (one whose keepalive happened to be answered
+ * from a new address would otherwise keep a path the gateway does not
+ * send on). */
+static void recover_all(sctp_tunnel *t, double now)
+{
+    for (unsigned i = 0; i < t->n_lanes; i++) {
+        sctp_link *l = &t->lanes[i];
+        if (l->state == LINK_UP && !l->recovering && !l->migrating)
+            recover(l, now);
     }
 }
 
@@ -352,7 +369,8 @@ static void timers(sctp_tunnel *t, double now)
         }
     }
     for (unsigned i = 0; i < t->n_lanes; i++)
-        lane_timers(&t->lanes[i], now);
+        if (lane_timers(&t->lanes[i], now))
+            recover_all(t, now);
 }
 
 static double lane_next_s(const sctp_link *l, double now)
