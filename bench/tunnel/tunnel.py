@@ -17,6 +17,12 @@ loss1_sctp_vs_tcp=..`.
 The table has a fifth column beside the study's four: "unreliable", SCTP
 with max-retransmits 0 (each packet sent once, lost ones abandoned), the
 data channel's closest analogue of UDP encapsulation on a lossy path.
+--lanes K (or a list, 1,4) is moat-tunnel's --lanes for the SCTP modes:
+K associations per peer, each inner flow on one (default 8, the tool's);
+with a list each SCTP mode runs once per count, alternating with the rest,
+its column named mode/lK, and the last line takes the last count's figures
+(and says which: lanes=K), after a line per condition comparing each count
+with the first.
 --conditions, --modes, --runs, --seconds and --flows narrow a run. MOAT_BENCH_QUICK=1:
 one condition (7 ms), two flows for 2 s, one run per mode; the figures mean
 nothing."""
@@ -35,6 +41,8 @@ from conftest import ARTIFACTS, Gateway  # noqa: E402
 
 QUICK = os.environ.get("MOAT_BENCH_QUICK", "0") not in ("", "0")
 MODES = ("ordered", "unordered", "unreliable", "tcp", "udp")
+SCTP_MODES = ("ordered", "unordered", "unreliable")
+DEFAULT_LANES = "8"  # moat-tunnel's TUNNEL_DEFAULT_LANES
 CONDITIONS = [("rtt7", 7, 0.0), ("rtt71", 71, 0.0), ("rtt196", 196, 0.0), ("loss1", 71, 0.01)]
 RATE_BPS = 1_000_000_000
 TOKEN = "bench-tunnel-token"
@@ -88,12 +96,12 @@ def wait_connected(log_path, processes, timeout=30):
     raise RuntimeError("moat-tunnel did not connect: " + Path(log_path).read_text())
 
 
-def one_run(build, link, gateway, mode, ids, flows, seconds, n, cc):
+def one_run(build, link, gateway, mode, ids, flows, seconds, n, cc, lanes=None):
     log_path = ARTIFACTS / f"bench-tunnel-{os.getpid()}-{n}.log"
     log = open(log_path, "w")
-    if mode in ("ordered", "unordered", "unreliable"):
+    if mode in SCTP_MODES:
         url = f"http://{link.receiver_address}:{gateway.http_port}/whip/tunnel/b{n}"
-        common = ["--whip", url, "--token", TOKEN, "--mode", mode]
+        common = ["--whip", url, "--token", TOKEN, "--mode", mode, "--lanes", str(lanes)]
         args = [common, common]
     else:
         where = f"{link.receiver_address}:{4500 + n % 1000}"
@@ -142,12 +150,30 @@ def main():
     parser.add_argument("--conditions", default="rtt7" if QUICK else ",".join(
         c[0] for c in CONDITIONS))
     parser.add_argument("--modes", default=",".join(MODES))
+    parser.add_argument("--lanes", default=DEFAULT_LANES,
+                        help="moat-tunnel --lanes for the SCTP modes: K, or a list (1,4) to "
+                             "compare, alternating")
     parser.add_argument("--tcp-cc", default="cubic",
                         help="TCP congestion control of the inner flows and of the TCP "
                              "baseline's connection, per socket (the study's Linux used cubic; "
                              "this host may default to bbr, which ignores random loss)")
     opts = parser.parse_args()
     modes = [m for m in MODES if m in opts.modes.split(",")]
+    lane_counts = [int(k) for k in opts.lanes.split(",")]
+    last_lanes = lane_counts[-1]
+    # (column, mode, lanes): an SCTP mode once per lane count.
+    cells = []
+    for m in modes:
+        for k in (lane_counts if m in SCTP_MODES else [None]):
+            label = f"{m}/l{k}" if k is not None and len(lane_counts) > 1 else m
+            cells.append((label, m, k))
+    columns = [c[0] for c in cells]
+
+    def column(mode, lanes=last_lanes):
+        if mode in SCTP_MODES and len(lane_counts) > 1:
+            return f"{mode}/l{lanes}"
+        return mode
+    print(f"SCTP lanes: {opts.lanes} (moat-tunnel --lanes)", flush=True)
     build = Path(opts.build)
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     ids = [identity(f"bench-tunnel-{os.getpid()}-{i}") for i in range(2)]
@@ -162,14 +188,15 @@ def main():
         try:
             gateway = Gateway(netns=link.receiver, address=link.receiver_address, workers=2,
                               extra_args=["--token", TOKEN])
-            figures = {m: [] for m in modes}
+            figures = {c: [] for c in columns}
             for run in range(opts.runs):
-                for mode in modes:  # alternating, as the study did
+                for label, mode, lanes in cells:  # alternating, as the study did
                     n += 1
                     mbps = one_run(build, link, gateway, mode, ids, opts.flows, opts.seconds, n,
-                                   opts.tcp_cc)
-                    figures[mode].append(mbps)
-                    print(f"  {name} run {run + 1} {mode}: {mbps:.1f} Mbit/s", flush=True)
+                                   opts.tcp_cc, lanes)
+                    figures[label].append(mbps)
+                    print(f"  {name} run {run + 1} {label}"
+                          f"{f' (lanes {lanes})' if lanes else ''}: {mbps:.1f} Mbit/s", flush=True)
             results[name] = {m: statistics.median(v) for m, v in figures.items()}
         finally:
             if gateway:
@@ -177,20 +204,28 @@ def main():
             link.close()
         print(f"link: {link.method}, TCP congestion control {opts.tcp_cc}", flush=True)
     print("\nthroughput at the receiver, Mbit/s (median of runs; ratio to UDP)")
-    print(f"{'condition':10} " + " ".join(f"{m:>20}" for m in MODES))
+    shown = [c for c in columns] + [m for m in MODES if m not in modes]
+    print(f"{'condition':10} " + " ".join(f"{m:>20}" for m in shown))
     for name, row in results.items():
-        cells = [f"{row.get(m, 0):9.1f} ({ratio(row.get(m, 0), row.get('udp', 0)):5.2f}x)"
-                 for m in MODES]
-        print(f"{name:10} " + " ".join(f"{c:>20}" for c in cells))
+        texts = [f"{row.get(m, 0):9.1f} ({ratio(row.get(m, 0), row.get('udp', 0)):5.2f}x)"
+                 for m in shown]
+        print(f"{name:10} " + " ".join(f"{c:>20}" for c in texts))
+    if len(lane_counts) > 1:
+        for name, row in results.items():
+            pairs = [f"{m}/l{k}_vs_l{lane_counts[0]}="
+                     f"{ratio(row.get(f'{m}/l{k}', 0), row.get(f'{m}/l{lane_counts[0]}', 0)):.2f}"
+                     for m in modes if m in SCTP_MODES for k in lane_counts[1:]]
+            print(f"lanes {name} " + " ".join(pairs))
 
     def get(name, mode):
-        return results.get(name, {}).get(mode, 0.0)
+        return results.get(name, {}).get(column(mode), 0.0)
 
     print(f"tunnel rtt71_sctp_vs_tcp={ratio(get('rtt71', 'ordered'), get('rtt71', 'tcp')):.2f} "
           f"rtt71_unordered_vs_ordered="
           f"{ratio(get('rtt71', 'unordered'), get('rtt71', 'ordered')):.2f} "
           f"rtt7_sctp_vs_udp={ratio(get('rtt7', 'ordered'), get('rtt7', 'udp')):.2f} "
-          f"loss1_sctp_vs_tcp={ratio(get('loss1', 'ordered'), get('loss1', 'tcp')):.2f}")
+          f"loss1_sctp_vs_tcp={ratio(get('loss1', 'ordered'), get('loss1', 'tcp')):.2f} "
+          f"lanes={last_lanes}")
     return 0 if results else 1
 
 

@@ -1,8 +1,10 @@
 /* The tunnel plugin (plugin API v2): two peers join a tunnel with WHIP on
- * /whip/tunnel/<name> and their data channel messages (IP packets, one per
- * message) are relayed to each other (tunnel_relay.c); a third peer gets a
- * 409. When one peer leaves, the other's session ends too. This file owns
- * the plugin table, attach/detach, the per-peer timer and the summary. */
+ * /whip/tunnel/<name> (or, with several lanes each, on
+ * /whip/tunnel/<name>/<peer-key>/<lane>) and their data channel messages
+ * (IP packets, one per message) are relayed to each other (tunnel_relay.c);
+ * a third peer gets a 409. When one lane leaves, every other lane of the
+ * tunnel ends too. This file owns the plugin table, attach/detach, the
+ * per-lane timer and the summary. */
 #include "tunnel.h"
 
 #include <stdio.h>
@@ -95,9 +97,9 @@ static char *tunnel_handle_message(void *state, const char *json)
     GString *out = g_string_new("{\"plugin\":\"tunnel\"");
     g_string_append_printf(
         out,
-        ",\"slot\":%d,\"channel_open\":%s,\"received\":%" G_GUINT64_FORMAT
+        ",\"slot\":%d,\"lane\":%d,\"channel_open\":%s,\"received\":%" G_GUINT64_FORMAT
         ",\"relayed\":%" G_GUINT64_FORMAT ",\"relayed_bytes\":%" G_GUINT64_FORMAT ",\"dropped\":{",
-        peer->slot, atomic_load(&peer->data_stream) ? "true" : "false",
+        peer->slot, peer->lane, atomic_load(&peer->data_stream) ? "true" : "false",
         (guint64)atomic_load(&peer->received), (guint64)atomic_load(&peer->relayed),
         (guint64)atomic_load(&peer->relayed_bytes));
     for (int r = 0; r < TUNNEL_DROP_REASON_COUNT; r++)
@@ -107,14 +109,20 @@ static char *tunnel_handle_message(void *state, const char *json)
     return g_string_free(out, FALSE);
 }
 
-/* Sessions of a tunnel land on the worker of its name: both peers on one
- * worker relay without crossing rings. */
+/* Lane i of a tunnel lands on worker (hash of its name + i): lane i of both
+ * peers on one worker relay without crossing rings, and the lanes spread
+ * over the workers. A resource that is no lane stays where its name says
+ * (attach refuses it). */
 static int tunnel_place(const char *endpoint, const char *resource, unsigned n_workers)
 {
     (void)endpoint;
     if (n_workers == 0 || !resource)
         return -1;
-    return (int)(g_str_hash(resource) % n_workers);
+    tunnel_resource r;
+    bool bad_lane = false;
+    if (tunnel_resource_parse(resource, &r, &bad_lane) != NULL)
+        return (int)(g_str_hash(resource) % n_workers);
+    return (int)((g_str_hash(r.name) + (unsigned)r.lane) % n_workers);
 }
 
 static const moat_plugin tunnel_plugin = {

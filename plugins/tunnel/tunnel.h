@@ -1,9 +1,19 @@
 /* The tunnel plugin's state: IP over data channels between two peers. A
- * tunnel has at most two peers (TUNNEL_PEERS); each data channel message one
- * peer sends (one IP packet) goes to the other on that peer's own channel
- * (whose mode, ordered, unordered or unreliable, the receiving peer chose)
- * through the core's relay_data. The gateway never routes a packet anywhere
- * else; what it cannot deliver is dropped and counted by reason.
+ * tunnel has at most two peers (sides, TUNNEL_PEERS); each data channel
+ * message one peer sends (one IP packet) goes to the other on that peer's own
+ * channel (whose mode, ordered, unordered or unreliable, the receiving peer
+ * chose) through the core's relay_data. The gateway never routes a packet
+ * anywhere else; what it cannot deliver is dropped and counted by reason.
+ *
+ * Lanes: a peer may join with up to TUNNEL_MAX_LANES sessions (lanes, each
+ * its own SCTP association and congestion window): POST
+ * /whip/tunnel/<name>/<peer-key>/<lane>. Lane 0 with a new key claims a side
+ * (a third key gets 409); lane i > 0 joins the side that key holds (404 when
+ * no side holds it, 409 when the lane is taken or past the cap). A message
+ * from lane i of one side goes to lane i of the other, or to the other's
+ * first lane with an open channel when it has no lane i. POST
+ * /whip/tunnel/<name> (no key) is a one-lane peer, as before lanes. Any
+ * lane leaving ends the tunnel: every other lane of both sides ends.
  *
  * Ownership and threads:
  *  - The registry (tunnel_registry.c) owns tunnels; registry_lock guards
@@ -25,6 +35,9 @@
 #include <stdint.h>
 
 #define TUNNEL_PEERS       2
+#define TUNNEL_MAX_LANES   8  /* sessions per peer (side) */
+#define TUNNEL_KEY_MIN     16 /* a peer key: [A-Za-z0-9_-], 16 to 64 characters */
+#define TUNNEL_KEY_SIZE    65
 #define TUNNEL_NAME_SIZE   64
 #define TUNNEL_MAX_TUNNELS 10000
 #define TUNNEL_CHECK_US    100000u /* a peer looks whether its partner left */
@@ -48,6 +61,10 @@ typedef enum {
     TUNNEL_REFUSED_BAD_NAME,
     TUNNEL_REFUSED_NO_DATA_CHANNEL,
     TUNNEL_REFUSED_TOO_MANY_TUNNELS,
+    TUNNEL_REFUSED_BAD_LANE,     /* a malformed <peer-key>/<lane>: 404 */
+    TUNNEL_REFUSED_NO_SUCH_PEER, /* lane > 0 for a key no side holds: 404 */
+    TUNNEL_REFUSED_LANE_TAKEN,   /* that lane of that peer is there: 409 */
+    TUNNEL_REFUSED_LANE_CAP,     /* lane number TUNNEL_MAX_LANES or more: 409 */
     TUNNEL_REFUSED_REASON_COUNT,
 } tunnel_refused_reason;
 
@@ -57,7 +74,8 @@ typedef struct tunnel_peer {
     moat_plugin_session *handle;
     const moat_gateway_calls *gateway;
     tunnel *tunnel;
-    int slot;                      /* 0 or 1, fixed at attach */
+    int slot;                      /* the side, 0 or 1, fixed at attach */
+    int lane;                      /* 0 to TUNNEL_MAX_LANES - 1, fixed at attach */
     atomic_int data_stream;        /* its first open channel's stream id + 1, 0 none */
     atomic_bool partner_left;      /* a partner was here and left: end the session */
     atomic_uint_fast64_t received; /* messages it sent us */
@@ -69,22 +87,43 @@ typedef struct tunnel_peer {
     bool timer_armed;
 } tunnel_peer;
 
+/* One peer of a tunnel: its lanes (sessions). Under the registry lock. */
+typedef struct {
+    bool taken;
+    char key[TUNNEL_KEY_SIZE]; /* "" for a peer that joined without one */
+    tunnel_peer *lanes[TUNNEL_MAX_LANES];
+    int n_lanes;
+} tunnel_side;
+
 struct tunnel {
     char name[TUNNEL_NAME_SIZE];
-    tunnel_peer *peers[TUNNEL_PEERS]; /* under the registry lock */
+    tunnel_side sides[TUNNEL_PEERS]; /* under the registry lock */
 };
+
+/* What follows /whip/tunnel/: "<name>" or "<name>/<peer-key>/<lane>". */
+typedef struct {
+    char name[TUNNEL_NAME_SIZE];
+    char key[TUNNEL_KEY_SIZE]; /* "" without one */
+    int lane;
+} tunnel_resource;
 
 /* tunnel_registry.c */
 void tunnel_registry_init(void);
 void tunnel_registry_destroy(void);
 /* [A-Za-z0-9_-], 1 to TUNNEL_NAME_SIZE - 1 characters. Pure. */
 bool tunnel_name_valid(const char *name, size_t length);
-/* Puts peer into the tunnel `name` (created when missing): NULL, or the
- * refusal (plugin.h error prefixes: conflict for a third peer). Control
+/* Splits a resource into *out: NULL, or why it is not one (the name or
+ * the key/lane part is malformed; *bad_lane tells which). Pure. */
+const char *tunnel_resource_parse(const char *resource, tunnel_resource *out, bool *bad_lane);
+/* Puts peer into the tunnel the resource names (created when missing), as
+ * a new side (lane 0) or a lane of its key's side: NULL, or the refusal
+ * (plugin.h error prefixes: conflict for a third peer, a taken lane or one
+ * past the cap; not_found for a lane of a key no side holds). Control
  * thread. */
-const char *tunnel_join(tunnel_peer *peer, const char *name);
-/* Takes the peer out of its slot (its partner is told to leave) and folds
- * its counters into the totals; the tunnel goes with its last peer. */
+const char *tunnel_join(tunnel_peer *peer, const char *resource);
+/* Takes the peer (lane) out of its side (every other lane of the tunnel is
+ * told to leave) and folds its counters into the totals; the side goes
+ * with its last lane and the tunnel with its last side. */
 void tunnel_leave(tunnel_peer *peer);
 /* The partner of `peer` with a referenced handle and its channel, or NULL
  * (why in *reason). Any thread. */

@@ -1,9 +1,11 @@
-/* The tunnels by name, their two peer slots, and the plugin's counters:
- * those of live peers are read from the peers, those of peers that left are
- * folded into `retired` when they leave (tunnel.h). */
+/* The tunnels by name, their two sides (peers) with up to TUNNEL_MAX_LANES
+ * lanes (sessions) each, and the plugin's counters: those of live lanes are
+ * read from the lanes, those of lanes that left are folded into `retired`
+ * when they leave (tunnel.h). */
 #include "tunnel.h"
 
 #include <pthread.h>
+#include <stdlib.h>
 #include <string.h>
 
 static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -22,10 +24,8 @@ static const char *const drop_reason_names[TUNNEL_DROP_REASON_COUNT] = {
 };
 
 static const char *const refused_reason_names[TUNNEL_REFUSED_REASON_COUNT] = {
-    "full",
-    "bad_name",
-    "no_data_channel",
-    "too_many_tunnels",
+    "full",     "bad_name",     "no_data_channel", "too_many_tunnels",
+    "bad_lane", "no_such_peer", "lane_taken",      "lane_cap",
 };
 
 const char *tunnel_drop_reason_name(tunnel_drop_reason reason)
@@ -76,37 +76,116 @@ void tunnel_note_refused(tunnel_refused_reason reason)
     pthread_mutex_unlock(&registry_lock);
 }
 
-const char *tunnel_join(tunnel_peer *peer, const char *name)
+static bool key_valid(const char *key, size_t length)
 {
-    if (!tunnel_name_valid(name, strlen(name))) {
-        tunnel_note_refused(TUNNEL_REFUSED_BAD_NAME);
+    return length >= TUNNEL_KEY_MIN && length < TUNNEL_KEY_SIZE &&
+           strspn(key, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_") ==
+               length;
+}
+
+const char *tunnel_resource_parse(const char *resource, tunnel_resource *out, bool *bad_lane)
+{
+    memset(out, 0, sizeof *out);
+    *bad_lane = false;
+    const char *slash = resource ? strchr(resource, '/') : NULL;
+    size_t name_length = !resource ? 0 : slash ? (size_t)(slash - resource) : strlen(resource);
+    if (!resource || !tunnel_name_valid(resource, name_length))
         return MOAT_PLUGIN_ERROR_NOT_FOUND "a tunnel name is 1 to 63 of [A-Za-z0-9_-]";
+    memcpy(out->name, resource, name_length);
+    if (!slash)
+        return NULL;
+    *bad_lane = true;
+    const char *key = slash + 1;
+    const char *lane = strchr(key, '/');
+    size_t key_length = lane ? (size_t)(lane - key) : 0;
+    if (!lane || key_length < TUNNEL_KEY_MIN || key_length >= TUNNEL_KEY_SIZE)
+        return MOAT_PLUGIN_ERROR_NOT_FOUND "a lane is /whip/tunnel/<name>/<peer-key>/<lane>: "
+                                           "a key of 16 to 64 of [A-Za-z0-9_-], a lane number";
+    memcpy(out->key, key, key_length);
+    lane++;
+    size_t digits = strspn(lane, "0123456789");
+    if (!key_valid(out->key, key_length) || digits == 0 || digits > 3 || lane[digits] != '\0' ||
+        (digits > 1 && lane[0] == '0'))
+        return MOAT_PLUGIN_ERROR_NOT_FOUND "a lane is /whip/tunnel/<name>/<peer-key>/<lane>: "
+                                           "a key of 16 to 64 of [A-Za-z0-9_-], a lane number";
+    out->lane = atoi(lane);
+    *bad_lane = false;
+    return NULL;
+}
+
+/* The side holding `key` ("" matches none), or -1. Registry lock held. */
+static int side_of_key(const tunnel *t, const char *key)
+{
+    for (int i = 0; key[0] && i < TUNNEL_PEERS; i++) {
+        if (t->sides[i].taken && strcmp(t->sides[i].key, key) == 0)
+            return i;
     }
-    const char *error = NULL;
+    return -1;
+}
+
+/* Puts peer into t as the resource says: NULL or the refusal. Registry
+ * lock held. */
+static const char *place_lane(tunnel *t, tunnel_peer *peer, const tunnel_resource *r)
+{
+    if (r->lane >= TUNNEL_MAX_LANES) {
+        count_refusal(TUNNEL_REFUSED_LANE_CAP);
+        return MOAT_PLUGIN_ERROR_CONFLICT "a peer has at most 8 lanes (0 to 7)";
+    }
+    int side = side_of_key(t, r->key);
+    if (side < 0 && r->lane > 0) {
+        count_refusal(TUNNEL_REFUSED_NO_SUCH_PEER);
+        return MOAT_PLUGIN_ERROR_NOT_FOUND "no peer of this tunnel holds that key: "
+                                           "join lane 0 first";
+    }
+    if (side < 0) {
+        side = !t->sides[0].taken ? 0 : !t->sides[1].taken ? 1 : -1;
+        if (side < 0) {
+            count_refusal(TUNNEL_REFUSED_FULL);
+            return MOAT_PLUGIN_ERROR_CONFLICT "the tunnel already has its two peers";
+        }
+        t->sides[side].taken = true;
+        g_strlcpy(t->sides[side].key, r->key, sizeof t->sides[side].key);
+    } else if (t->sides[side].lanes[r->lane]) {
+        count_refusal(TUNNEL_REFUSED_LANE_TAKEN);
+        return MOAT_PLUGIN_ERROR_CONFLICT "that lane of this peer is taken";
+    }
+    t->sides[side].lanes[r->lane] = peer;
+    t->sides[side].n_lanes++;
+    peer->slot = side;
+    peer->lane = r->lane;
+    peer->tunnel = t;
+    retired.joined++;
+    return NULL;
+}
+
+const char *tunnel_join(tunnel_peer *peer, const char *resource)
+{
+    tunnel_resource r;
+    bool bad_lane = false;
+    const char *error = tunnel_resource_parse(resource, &r, &bad_lane);
+    if (error) {
+        tunnel_note_refused(bad_lane ? TUNNEL_REFUSED_BAD_LANE : TUNNEL_REFUSED_BAD_NAME);
+        return error;
+    }
     pthread_mutex_lock(&registry_lock);
-    tunnel *t = tunnels ? g_hash_table_lookup(tunnels, name) : NULL;
-    if (!t && tunnels && g_hash_table_size(tunnels) >= TUNNEL_MAX_TUNNELS) {
+    tunnel *t = tunnels ? g_hash_table_lookup(tunnels, r.name) : NULL;
+    bool created = false;
+    if (!tunnels) {
+        error = "tunnel plugin not initialised";
+    } else if (!t && g_hash_table_size(tunnels) >= TUNNEL_MAX_TUNNELS) {
         count_refusal(TUNNEL_REFUSED_TOO_MANY_TUNNELS);
         error = MOAT_PLUGIN_ERROR_FULL "the gateway holds its maximum of tunnels";
-    } else if (!t && tunnels) {
+    } else if (!t) {
         t = g_new0(tunnel, 1);
-        g_strlcpy(t->name, name, sizeof t->name);
+        g_strlcpy(t->name, r.name, sizeof t->name);
+        created = true;
+    }
+    if (t && !error)
+        error = place_lane(t, peer, &r);
+    if (created && !error)
         g_hash_table_insert(tunnels, t->name, t);
-    } else if (!tunnels) {
-        error = "tunnel plugin not initialised";
-    }
-    if (t && !error) {
-        int slot = !t->peers[0] ? 0 : !t->peers[1] ? 1 : -1;
-        if (slot < 0) {
-            count_refusal(TUNNEL_REFUSED_FULL);
-            error = MOAT_PLUGIN_ERROR_CONFLICT "the tunnel already has its two peers";
-        } else {
-            t->peers[slot] = peer;
-            peer->slot = slot;
-            peer->tunnel = t;
-            retired.joined++;
-        }
-    }
+    else if (created)
+        g_free(t);
     pthread_mutex_unlock(&registry_lock);
     return error;
 }
@@ -127,17 +206,41 @@ void tunnel_leave(tunnel_peer *peer)
     if (!t)
         return;
     pthread_mutex_lock(&registry_lock);
-    t->peers[peer->slot] = NULL;
-    tunnel_peer *partner = t->peers[1 - peer->slot];
-    /* The tunnel is one link: its other end goes too (the peer's own worker
-     * ends its session, tunnel.c's timer). */
-    if (partner)
-        atomic_store(&partner->partner_left, true);
+    tunnel_side *side = &t->sides[peer->slot];
+    side->lanes[peer->lane] = NULL;
+    if (--side->n_lanes == 0)
+        memset(side, 0, sizeof *side);
+    /* The tunnel is one link: every other lane of both ends goes too (each
+     * lane's own worker ends its session, tunnel.c's timer). */
+    for (int s = 0; s < TUNNEL_PEERS; s++) {
+        for (int i = 0; i < TUNNEL_MAX_LANES; i++) {
+            if (t->sides[s].lanes[i])
+                atomic_store(&t->sides[s].lanes[i]->partner_left, true);
+        }
+    }
     retire_counters(peer);
-    if (!partner && tunnels)
+    if (!t->sides[0].taken && !t->sides[1].taken && tunnels)
         g_hash_table_remove(tunnels, t->name);
     peer->tunnel = NULL;
     pthread_mutex_unlock(&registry_lock);
+}
+
+/* The lane of `side` that lane `lane` of the other side sends to: the same
+ * lane, or the first with an open channel; its stream + 1 in *stream (0:
+ * none open). Registry lock held. */
+static tunnel_peer *target_lane(const tunnel_side *side, int lane, int *stream)
+{
+    tunnel_peer *same = side->lanes[lane];
+    *stream = same ? atomic_load(&same->data_stream) : 0;
+    if (*stream)
+        return same;
+    for (int i = 0; i < TUNNEL_MAX_LANES; i++) {
+        tunnel_peer *p = side->lanes[i];
+        *stream = p ? atomic_load(&p->data_stream) : 0;
+        if (*stream)
+            return p;
+    }
+    return NULL;
 }
 
 moat_plugin_session *tunnel_partner(tunnel_peer *peer, uint16_t *stream_id,
@@ -146,11 +249,12 @@ moat_plugin_session *tunnel_partner(tunnel_peer *peer, uint16_t *stream_id,
     moat_plugin_session *handle = NULL;
     pthread_mutex_lock(&registry_lock);
     tunnel *t = peer->tunnel;
-    tunnel_peer *partner = t ? t->peers[1 - peer->slot] : NULL;
-    int stream = partner ? atomic_load(&partner->data_stream) : 0;
-    if (!partner) {
+    const tunnel_side *other = t ? &t->sides[1 - peer->slot] : NULL;
+    int stream = 0;
+    tunnel_peer *partner = other && other->n_lanes ? target_lane(other, peer->lane, &stream) : NULL;
+    if (!other || !other->n_lanes) {
         *reason = TUNNEL_DROP_NO_PEER;
-    } else if (stream == 0) {
+    } else if (!partner) {
         *reason = TUNNEL_DROP_NO_CHANNEL;
     } else {
         handle = partner->handle;
@@ -164,7 +268,7 @@ moat_plugin_session *tunnel_partner(tunnel_peer *peer, uint16_t *stream_id,
 /* Sums of live peers and retired ones. Registry lock held. */
 static void sum_counters(uint64_t *received, uint64_t *relayed, uint64_t *bytes,
                          uint64_t dropped[TUNNEL_DROP_REASON_COUNT], size_t *n_tunnels,
-                         size_t *n_peers)
+                         size_t *n_peers, size_t *n_lanes)
 {
     *received = retired.received;
     *relayed = retired.relayed;
@@ -172,6 +276,7 @@ static void sum_counters(uint64_t *received, uint64_t *relayed, uint64_t *bytes,
     memcpy(dropped, retired.dropped, sizeof retired.dropped);
     *n_tunnels = 0;
     *n_peers = 0;
+    *n_lanes = 0;
     if (!tunnels)
         return;
     GHashTableIter it;
@@ -180,11 +285,14 @@ static void sum_counters(uint64_t *received, uint64_t *relayed, uint64_t *bytes,
     while (g_hash_table_iter_next(&it, NULL, &value)) {
         tunnel *t = value;
         (*n_tunnels)++;
-        for (int i = 0; i < TUNNEL_PEERS; i++) {
-            const tunnel_peer *p = t->peers[i];
+        for (int i = 0; i < TUNNEL_PEERS * TUNNEL_MAX_LANES; i++) {
+            const tunnel_side *side = &t->sides[i / TUNNEL_MAX_LANES];
+            const tunnel_peer *p = side->lanes[i % TUNNEL_MAX_LANES];
+            if (i % TUNNEL_MAX_LANES == 0 && side->taken)
+                (*n_peers)++;
             if (!p)
                 continue;
-            (*n_peers)++;
+            (*n_lanes)++;
             *received += atomic_load(&p->received);
             *relayed += atomic_load(&p->relayed);
             *bytes += atomic_load(&p->relayed_bytes);
@@ -198,9 +306,9 @@ char *tunnel_metrics(void)
 {
     uint64_t received, relayed, bytes, dropped[TUNNEL_DROP_REASON_COUNT],
         refused[TUNNEL_REFUSED_REASON_COUNT], joined;
-    size_t n_tunnels, n_peers;
+    size_t n_tunnels, n_peers, n_lanes;
     pthread_mutex_lock(&registry_lock);
-    sum_counters(&received, &relayed, &bytes, dropped, &n_tunnels, &n_peers);
+    sum_counters(&received, &relayed, &bytes, dropped, &n_tunnels, &n_peers, &n_lanes);
     memcpy(refused, retired.refused, sizeof refused);
     joined = retired.joined;
     pthread_mutex_unlock(&registry_lock);
@@ -211,7 +319,9 @@ char *tunnel_metrics(void)
         "# TYPE moat_tunnel_tunnels gauge\nmoat_tunnel_tunnels %zu\n"
         "# HELP moat_tunnel_peers Peers in tunnels\n"
         "# TYPE moat_tunnel_peers gauge\nmoat_tunnel_peers %zu\n"
-        "# HELP moat_tunnel_joins_total Peers that joined a tunnel\n"
+        "# HELP moat_tunnel_lanes Sessions (lanes) of peers in tunnels\n"
+        "# TYPE moat_tunnel_lanes gauge\nmoat_tunnel_lanes %zu\n"
+        "# HELP moat_tunnel_joins_total Sessions (lanes) that joined a tunnel\n"
         "# TYPE moat_tunnel_joins_total counter\nmoat_tunnel_joins_total %" G_GUINT64_FORMAT "\n"
         "# HELP moat_tunnel_messages_received_total Messages (IP packets) peers sent into "
         "tunnels\n"
@@ -223,7 +333,8 @@ char *tunnel_metrics(void)
         "# HELP moat_tunnel_bytes_relayed_total Payload bytes handed to the other peer\n"
         "# TYPE moat_tunnel_bytes_relayed_total counter\n"
         "moat_tunnel_bytes_relayed_total %" G_GUINT64_FORMAT "\n",
-        n_tunnels, n_peers, (guint64)joined, (guint64)received, (guint64)relayed, (guint64)bytes);
+        n_tunnels, n_peers, n_lanes, (guint64)joined, (guint64)received, (guint64)relayed,
+        (guint64)bytes);
     g_string_append(out, "# HELP moat_tunnel_dropped_messages_total Messages the tunnel could "
                          "not deliver, by reason\n"
                          "# TYPE moat_tunnel_dropped_messages_total counter\n");

@@ -4,7 +4,9 @@ TCP transfer inside the tunnel in every mode (SCTP ordered, unordered,
 unreliable through the gateway; the TLS/TCP and DTLS/UDP baselines directly
 between the peers), a third peer refused with 409, one end's exit ending the
 other's session, and a forged flood at the gateway's port leaving the tunnel
-alone."""
+alone. The SCTP modes run with moat-tunnel's default of several lanes
+(associations; LANES) and the transfer is FLOWS parallel TCP connections
+spread over them; ping also runs with one lane (the path before lanes)."""
 import os
 import signal
 import subprocess
@@ -24,6 +26,8 @@ ALL_MODES = SCTP_MODES + ("tcp", "udp")
 # The transfer inside the tunnel: 50 MB as the issue asks, unless the
 # environment bounds it (MOAT_TUNNEL_TRANSFER_MB) on a slow machine.
 TRANSFER_BYTES = int(float(os.environ.get("MOAT_TUNNEL_TRANSFER_MB", "50")) * 1_000_000)
+LANES = 8  # moat-tunnel's default (TUNNEL_DEFAULT_LANES)
+FLOWS = 8  # parallel connections of the transfer: on two lanes or more but once in ~16000
 
 pytestmark = pytest.mark.skipif(not MOAT_TUNNEL.exists(), reason="moat-tunnel is not built")
 
@@ -44,9 +48,10 @@ def identity(name):
 class Tunnel:
     """A gateway (for the SCTP modes) and two connected moat-tunnel peers."""
 
-    def __init__(self, mode, n_peers=2, gateway_args=(), peer_args=()):
+    def __init__(self, mode, n_peers=2, gateway_args=(), peer_args=(), lanes=None):
         self.net = TunnelNet(n_peers)
-        self.peer_args = list(peer_args)
+        self.peer_args = list(peer_args) + (["--lanes", str(lanes)] if lanes else [])
+        self.lanes = lanes or LANES
         self.gateway = None
         self.peers = []
         try:
@@ -98,6 +103,22 @@ class Tunnel:
         sink.wait(timeout=30)
         return source.stdout.strip(), received
 
+    def transfer_flows(self, flows, n, timeout=300):
+        """Sends n bytes on each of `flows` TCP connections at once from
+        peer 0 to peer 1 inside the tunnel; returns ({flow: sent line},
+        {flow: received line})."""
+        sink = self.net.popen(1, sys.executable, str(HERE / "tunnel_traffic.py"), "sinks", "5001",
+                              str(flows), str(n), stdout=subprocess.PIPE, text=True)
+        assert sink.stdout.readline().strip() == "listening"
+        source = self.net.run(0, sys.executable, str(HERE / "tunnel_traffic.py"), "sources",
+                              TUNNEL_ADDRESSES[1], "5001", str(flows), str(n), timeout=timeout)
+        out, _ = sink.communicate(timeout=60)
+
+        def by_flow(text, word):
+            return {line.split()[1]: line.split(None, 2)[2] for line in text.splitlines()
+                    if line.startswith(word + " ")}
+        return by_flow(source.stdout, "sent"), by_flow(out, "received")
+
     def close(self):
         for p in self.peers:
             if p.process.poll() is None:
@@ -121,14 +142,15 @@ def tunnel_factory():
         t.close()
 
 
-@pytest.mark.parametrize("mode", ALL_MODES)
-def test_ping_across_the_tunnel(tunnel_factory, mode):
-    t = tunnel_factory(mode)
+@pytest.mark.parametrize("mode,lanes", [(m, None) for m in ALL_MODES] + [("ordered", 1)])
+def test_ping_across_the_tunnel(tunnel_factory, mode, lanes):
+    t = tunnel_factory(mode, lanes=lanes)
     assert t.ping(5) == 5
     assert t.ping(3, peer=1) == 3
     if t.gateway:
         m = t.gateway.metrics()
         assert m["moat_tunnel_peers"] == 2
+        assert m["moat_tunnel_lanes"] == 2 * t.lanes
         assert m["moat_tunnel_messages_relayed_total"] >= 16  # 8 echoes and 8 replies
         assert m['moat_tunnel_dropped_messages_total{reason="relay_refused"}'] == 0
 
@@ -140,16 +162,30 @@ def test_ping_across_the_tunnel(tunnel_factory, mode):
 @pytest.mark.alone
 @pytest.mark.parametrize("mode", ALL_MODES)
 def test_tcp_transfer_arrives_byte_exact(tunnel_factory, mode):
+    """TRANSFER_BYTES in FLOWS parallel connections, each byte-exact (each
+    its own stream): in the SCTP modes they spread over the lanes."""
     t = tunnel_factory(mode)
+    per_flow = TRANSFER_BYTES // FLOWS
     start = time.monotonic()
-    sent, received = t.transfer(TRANSFER_BYTES)
+    sent, received = t.transfer_flows(FLOWS, per_flow)
     elapsed = time.monotonic() - start
-    assert sent.startswith(f"sent {TRANSFER_BYTES} sha256 "), sent
-    assert received == sent.replace("sent", "received", 1), (sent, received)
-    print(f"{mode}: {TRANSFER_BYTES / 1e6:.0f} MB in {elapsed:.1f} s")
+    assert sorted(sent) == [str(i) for i in range(FLOWS)], sent
+    for flow, line in sent.items():
+        assert line.startswith(f"{per_flow} sha256 "), line
+        assert received.get(flow) == line, (flow, line, received)
+    assert len(set(sent.values())) == FLOWS  # distinct streams
+    print(f"{mode}: {per_flow * FLOWS / 1e6:.0f} MB in {FLOWS} flows in {elapsed:.1f} s")
     for p in t.peers:
         p.stop()
         assert p.summary()["bytes_out"] != "0"
+    if t.gateway:
+        # The flows took several lanes; the per-lane counts sum to the total.
+        summary = t.peers[0].summary()
+        lanes = [int(v) for v in summary["lane_packets_out"].split(",")]
+        assert summary["lanes"] == str(LANES) and len(lanes) == LANES
+        share = int(summary["packets_out"]) // (2 * FLOWS)  # half a flow's packets
+        assert sum(1 for v in lanes if v > share) >= 2, lanes
+        assert sum(lanes) == int(summary["packets_out"])
 
 
 def test_third_peer_is_refused(tunnel_factory):
@@ -217,11 +253,16 @@ def test_ice_restart_after_a_network_change(tunnel_factory):
                 ("ip", "addr", "add", "198.18.9.12/24", "dev", dev),
                 ("ip", "link", "set", dev, "up")):
         assert t.net.run(0, *cmd).returncode == 0
-    wait_for_text(a, "path restored", 20)
+    # Each lane restarts on its own.
+    deadline = time.time() + 20
+    while a.text().count("path restored") < t.lanes:
+        assert time.time() < deadline, a.text()
+        assert a.process.poll() is None, a.text()
+        time.sleep(0.05)
     assert t.ping(3) == 3
-    assert t.gateway.metric("moat_tunnel_joins_total") == 2  # the same sessions
+    assert t.gateway.metric("moat_tunnel_joins_total") == 2 * t.lanes  # the same sessions
     assert a.stop() == 0
-    assert a.summary()["reconnects"] == "1"
+    assert a.summary()["reconnects"] == str(t.lanes)
 
 
 @pytest.mark.serial  # a flood takes the CPU from tests running beside it

@@ -8,6 +8,13 @@
   tunnel_traffic.py source ADDRESS PORT BYTES sends BYTES of a seeded
                                               pseudo-random stream, prints its
                                               "sent N sha256 H"
+  tunnel_traffic.py sinks PORT FLOWS BYTES    sink on PORT .. PORT+FLOWS-1 at
+                                              once (threads): "listening",
+                                              then "received I N sha256 H"
+                                              per flow I as each ends
+  tunnel_traffic.py sources ADDRESS PORT FLOWS BYTES
+                                              FLOWS sources at once, one per
+                                              port: "sent I N sha256 H"
   tunnel_traffic.py flood SRC DST PORT RATE SECONDS
                                               forged UDP datagrams (source SRC,
                                               random ports: DTLS records, RTP,
@@ -21,7 +28,17 @@ import random
 import socket
 import struct
 import sys
+import threading
 import time
+
+
+PRINT_LOCK = threading.Lock()  # one whole line at a time from the flows' threads
+
+
+def say(line):
+    with PRINT_LOCK:
+        sys.stdout.write(line + "\n")
+        sys.stdout.flush()
 
 
 def checksum(data):
@@ -62,8 +79,8 @@ def ping(address, count, timeout=2.0):
     print(f"replies {replies}", flush=True)
 
 
-def stream(n):
-    rng = random.Random(1234)
+def stream(n, seed=1234):
+    rng = random.Random(seed)
     sent = 0
     while sent < n:
         chunk = rng.randbytes(min(65536, n - sent))
@@ -71,24 +88,30 @@ def stream(n):
         yield chunk
 
 
-def source(address, port, n):
+def source(address, port, n, label="", seed=1234):
     h = hashlib.sha256()
     with socket.create_connection((address, port), timeout=60) as s:
-        for chunk in stream(n):
+        for chunk in stream(n, seed):
             h.update(chunk)
             s.sendall(chunk)
         s.shutdown(socket.SHUT_WR)
         s.recv(1)
-    print(f"sent {n} sha256 {h.hexdigest()}", flush=True)
+    say(f"sent {label}{n} sha256 {h.hexdigest()}")
 
 
-def sink(port, n):
+def listen(port):
+    listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    listener.bind(("0.0.0.0", port))
+    listener.listen(1)
+    return listener
+
+
+def sink(port, n, listener=None, label=""):
     h = hashlib.sha256()
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as listener:
-        listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        listener.bind(("0.0.0.0", port))
-        listener.listen(1)
-        print("listening", flush=True)
+    with listener or listen(port) as listener:
+        if not label:
+            print("listening", flush=True)
         conn, _ = listener.accept()
         conn.settimeout(120)
         got = 0
@@ -99,7 +122,29 @@ def sink(port, n):
                     break
                 h.update(data)
                 got += len(data)
-    print(f"received {got} sha256 {h.hexdigest()}", flush=True)
+    say(f"received {label}{got} sha256 {h.hexdigest()}")
+
+
+def sinks(port, flows, n):
+    listeners = [listen(port + i) for i in range(flows)]
+    print("listening", flush=True)
+    threads = [threading.Thread(target=sink, args=(port + i, n, listeners[i], f"{i} "))
+               for i in range(flows)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+
+
+def sources(address, port, flows, n):
+    # Each flow its own stream (seed): a packet of one flow delivered into
+    # another would change both digests.
+    threads = [threading.Thread(target=source, args=(address, port + i, n, f"{i} ", 1234 + i))
+               for i in range(flows)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
 
 
 def udp_datagram(src, sport, dst, dport, payload):
@@ -146,3 +191,7 @@ if __name__ == "__main__":
         flood(sys.argv[2], sys.argv[3], int(sys.argv[4]), int(sys.argv[5]), float(sys.argv[6]))
     elif cmd == "sink":
         sink(int(sys.argv[2]), int(sys.argv[3]))
+    elif cmd == "sinks":
+        sinks(int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]))
+    elif cmd == "sources":
+        sources(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5]))

@@ -1,6 +1,8 @@
 /* Parses moat-tunnel's command line (tunnel_options.h). */
 #include "tunnel_options.h"
 
+#include "tunnel_lane.h"
+
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,6 +27,8 @@ const char tunnel_options_usage[] =
     "  --tcp-congestion NAME     tcp: the connection's congestion control (e.g. cubic)\n"
     "  --sctp-congestion rfc2581|htcp\n"
     "                            sctp: the association's congestion control (default rfc2581)\n"
+    "  --lanes K                 sctp: K associations (WHIP sessions, 1 to 8; default 8), each\n"
+    "                            its own congestion window; each TCP/UDP flow keeps to one lane\n"
     "  --tun NAME                the TUN device's name (default: the kernel's choice)\n"
     "  --address CIDR            our IPv4 address in the tunnel, e.g. 10.99.0.1/24\n"
     "  --mtu N                   the TUN device's MTU (default 1172: one packet, one SCTP\n"
@@ -84,6 +88,7 @@ static void defaults(tunnel_options *o)
     o->setup_timeout_s = 15;
     o->reconnects = 3;
     o->sctp_cc = TUNNEL_SCTP_CC_RFC2581;
+    o->lanes = TUNNEL_DEFAULT_LANES;
     o->token = getenv("MOAT_API_TOKEN");
 }
 
@@ -106,6 +111,8 @@ static const char *check(const tunnel_options *o)
             return "--transport tcp|udp needs --peer-fingerprint (the other end's identity)";
         if (o->mode != TUNNEL_MODE_ORDERED)
             return "--mode is for --transport sctp";
+        if (o->lanes_set)
+            return "--lanes is for --transport sctp";
     }
     if (!o->cert != !o->key)
         return "--cert and --key go together";
@@ -134,6 +141,7 @@ enum {
     OPT_SETUP,
     OPT_TCP_CC,
     OPT_SCTP_CC,
+    OPT_LANES,
     OPT_HELP,
 };
 
@@ -157,6 +165,7 @@ static const struct option long_options[] = {
     {"setup-timeout", required_argument, NULL, OPT_SETUP},
     {"tcp-congestion", required_argument, NULL, OPT_TCP_CC},
     {"sctp-congestion", required_argument, NULL, OPT_SCTP_CC},
+    {"lanes", required_argument, NULL, OPT_LANES},
     {"help", no_argument, NULL, OPT_HELP},
     {NULL, 0, NULL, 0},
 };
@@ -235,6 +244,9 @@ static bool take(tunnel_options *o, int opt, const char *v)
         else
             return false;
         return true;
+    case OPT_LANES:
+        o->lanes_set = true;
+        return parse_unsigned(v, 1, TUNNEL_MAX_LANES, &o->lanes);
     case OPT_HELP:
         o->help = true;
         return true;

@@ -12,10 +12,7 @@
 volatile sig_atomic_t tunnel_stop_requested;
 
 static const char *const loss_names[TUNNEL_LOSS_REASON_COUNT] = {
-    "not_connected",
-    "send_failed",
-    "tun_write",
-    "bad_message",
+    "not_connected", "send_failed", "tun_write", "bad_message", "lane_full",
 };
 
 double tunnel_now_s(void)
@@ -96,6 +93,15 @@ void tunnel_run_summary(const tunnel_run *run)
     uint64_t packets = f->packets_out + f->packets_in;
     printf("summary cpu_s=%.2f cpu_us_per_packet=%.1f\n", cpu_s,
            packets ? cpu_s * 1e6 / (double)packets : 0.0);
+    if (f->lanes > 0) {
+        printf("summary lanes=%u lane_packets_out=", f->lanes);
+        for (unsigned i = 0; i < f->lanes && i < 8; i++)
+            printf("%s%llu", i ? "," : "", (unsigned long long)f->lane_packets_out[i]);
+        printf(" lane_packets_in=");
+        for (unsigned i = 0; i < f->lanes && i < 8; i++)
+            printf("%s%llu", i ? "," : "", (unsigned long long)f->lane_packets_in[i]);
+        printf("\n");
+    }
     printf("summary dropped");
     for (int r = 0; r < TUNNEL_LOSS_REASON_COUNT; r++)
         printf(" %s=%llu", loss_names[r], (unsigned long long)f->lost[r]);

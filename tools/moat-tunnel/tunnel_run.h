@@ -19,6 +19,7 @@ typedef enum {
     TUNNEL_LOSS_SEND_FAILED,       /* the transport refused it */
     TUNNEL_LOSS_TUN_WRITE,         /* the TUN device refused a received packet */
     TUNNEL_LOSS_BAD_MESSAGE,       /* received: not binary, empty or over the MTU */
+    TUNNEL_LOSS_LANE_FULL,         /* its lane's send buffer was full (other lanes were not) */
     TUNNEL_LOSS_REASON_COUNT,
 } tunnel_loss_reason;
 
@@ -28,6 +29,9 @@ typedef struct {
     uint64_t lost[TUNNEL_LOSS_REASON_COUNT];
     uint64_t keepalives_sent, keepalives_answered;
     uint64_t reconnects;
+    unsigned lanes;               /* sctp: the lanes the figures above sum */
+    uint64_t lane_packets_out[8]; /* sctp: TUN -> peer, per lane */
+    uint64_t lane_packets_in[8];  /* sctp: peer -> TUN, per lane */
 } tunnel_figures;
 
 typedef struct {

@@ -1,10 +1,13 @@
 /* The state of moat-tunnel's link through the gateway (tunnel_sctp.c: DTLS,
  * SCTP and the loop; tunnel_whip.c: the WHIP session, the UDP socket and
- * ICE), private to those two files. One thread (the link's poll loop) owns
- * it all. */
+ * ICE), private to those two files. The link is one or more lanes
+ * (sctp_link: a WHIP session, its ICE path, DTLS and SCTP association)
+ * under one sctp_tunnel that reads the TUN device and picks each packet's
+ * lane (tunnel_lane.h). One thread (the tunnel's poll loop) owns it all. */
 #ifndef TUNNEL_SCTP_LINK_H
 #define TUNNEL_SCTP_LINK_H
 
+#include "tunnel_lane.h"
 #include "tunnel_run.h"
 #include "tunnel_udp_batch.h"
 
@@ -25,9 +28,15 @@
 
 typedef enum { LINK_CHECKING, LINK_DTLS, LINK_UP, LINK_ENDED } link_state;
 
+typedef struct sctp_tunnel sctp_tunnel;
+
 typedef struct {
     tunnel_run *run;
-    whip_client *http;
+    sctp_tunnel *tunnel;
+    unsigned lane;     /* its index in the tunnel */
+    char *url;         /* the WHIP URL this lane POSTs to */
+    bool opened;       /* its offer was POSTed (lanes open one after another) */
+    whip_client *http; /* the tunnel's */
     moat_dtls_context *dtls_context;
     int fd;
     struct sockaddr_in6 local;
@@ -58,16 +67,25 @@ typedef struct {
     bool blocked;                         /* the SCTP send buffer is full: the TUN device waits */
     uint8_t pending[TUNNEL_MAX_MTU + 64]; /* the packet the send buffer refused */
     size_t pending_length;                /* 0: none */
-    double next_check_s, last_answer_s, last_tick_s, setup_deadline_s;
+    double next_check_s, last_answer_s, setup_deadline_s;
     bool failed;
     /* Datagrams sent while the loop handles a wake-up wait here and leave
      * together before it polls again (batching true meanwhile); outside
      * that (setup, hang-up) each leaves at once. */
     tunnel_udp_batch *batch;
     bool batching;
-    tunnel_udp_reads *reads;
-    bool trace; /* MOAT_TUNNEL_TRACE */
+    tunnel_udp_reads *reads; /* the tunnel's */
+    bool trace;              /* MOAT_TUNNEL_TRACE */
 } sctp_link;
+
+struct sctp_tunnel {
+    tunnel_run *run;
+    sctp_link lanes[TUNNEL_MAX_LANES];
+    unsigned n_lanes;
+    unsigned n_opened;  /* lanes 0 .. n_opened - 1 have POSTed their offers */
+    unsigned n_up;      /* lanes whose association is up */
+    double last_tick_s; /* the SCTP stack's timers (one stack for all lanes) */
+};
 
 /* tunnel_sctp.c */
 /* Ends the run with a failure (what says why). */

@@ -129,21 +129,23 @@ static moat_ice_client *new_ice(const sctp_link *l)
 int tunnel_whip_open(sctp_link *l)
 {
     char error[512];
-    const tunnel_options *o = l->run->options;
     l->fd = bound_socket();
     if (l->fd < 0 || moat_ice_credentials_generate(l->local_ufrag, l->local_pwd) != 0) {
         tunnel_link_fail(l, "cannot open the UDP socket");
         return -1;
     }
-    whip_learn_local_address(l->run->options->whip_url, l->fd, &l->local);
+    whip_learn_local_address(l->url, l->fd, &l->local);
     char *offer = build_offer(l);
     char *answer = NULL;
-    int rc = whip_client_post_offer(l->http, o->whip_url, offer, &answer, &l->resource_url, error,
+    int rc = whip_client_post_offer(l->http, l->url, offer, &answer, &l->resource_url, error,
                                     sizeof error);
     g_free(offer);
     if (rc != 0) {
         char text[600];
-        snprintf(text, sizeof text, "WHIP: %s", error);
+        if (l->tunnel && l->tunnel->n_lanes > 1)
+            snprintf(text, sizeof text, "WHIP (lane %u): %s", l->lane, error);
+        else
+            snprintf(text, sizeof text, "WHIP: %s", error);
         tunnel_link_fail(l, text);
         return -1;
     }

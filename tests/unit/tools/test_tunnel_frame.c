@@ -147,6 +147,31 @@ static void test_sctp_congestion(void)
         -1);
 }
 
+/* --lanes: 1 to 8 for sctp (default TUNNEL_DEFAULT_LANES), refused for the
+ * baselines (one connection each). */
+static void test_lanes_option(void)
+{
+    tunnel_options o;
+    char error[256];
+    g_assert_cmpint(parse("moat-tunnel --address 10.0.0.1/24 --whip u", &o, error), ==, 0);
+    g_assert_cmpuint(o.lanes, ==, TUNNEL_DEFAULT_LANES);
+    g_assert_cmpint(parse("moat-tunnel --address 10.0.0.1/24 --whip u --lanes 1", &o, error), ==,
+                    0);
+    g_assert_cmpuint(o.lanes, ==, 1);
+    g_assert_cmpint(parse("moat-tunnel --address 10.0.0.1/24 --whip u --lanes 8", &o, error), ==,
+                    0);
+    g_assert_cmpuint(o.lanes, ==, 8);
+    g_assert_cmpint(parse("moat-tunnel --address 10.0.0.1/24 --whip u --lanes 0", &o, error), ==,
+                    -1);
+    g_assert_cmpint(parse("moat-tunnel --address 10.0.0.1/24 --whip u --lanes 9", &o, error), ==,
+                    -1);
+    g_assert_cmpint(parse("moat-tunnel --address 10.0.0.1/24 --transport tcp --listen a:1 "
+                          "--peer-fingerprint AB --lanes 2",
+                          &o, error),
+                    ==, -1);
+    g_assert_nonnull(strstr(error, "--lanes"));
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -154,5 +179,6 @@ int main(int argc, char **argv)
     g_test_add_func("/tunnel/frame/bad_lengths", test_bad_lengths);
     g_test_add_func("/tunnel/options", test_options);
     g_test_add_func("/tunnel/options/sctp_congestion", test_sctp_congestion);
+    g_test_add_func("/tunnel/options/lanes", test_lanes_option);
     return g_test_run();
 }

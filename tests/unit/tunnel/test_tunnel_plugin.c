@@ -2,7 +2,11 @@
  * and a 409 (conflict) for a third, a message relayed only to the other
  * peer on that peer's channel, drops counted by reason (no peer, no
  * channel, not binary, oversized, relay refused), the partner told to
- * leave when one peer goes, and the tunnel's figures on /metrics. */
+ * leave when one peer goes, and the tunnel's figures on /metrics. Lanes:
+ * several sessions per peer (a key and a lane number), lane i relayed to
+ * the other peer's lane i (or its first open lane), a third key, a lane of
+ * an unknown key, a taken lane and one past the cap refused, and any lane
+ * leaving ends every other lane. */
 #include "tunnel.h"
 
 #include "sctp/data_channel.h"
@@ -181,10 +185,98 @@ static void test_refusals(void)
     plugin()->destroy();
 }
 
+#define KEY_A "aaaaaaaaaaaaaaaa1"
+#define KEY_B "bbbbbbbbbbbbbbbb2"
+
+static void test_lanes(void)
+{
+    g_assert_cmpint(plugin()->init(&gateway), ==, 0);
+    fake_session a0 = {1}, a1 = {2}, b0 = {3}, b1 = {4}, x = {5};
+    const char *error = NULL;
+    /* A lane of a key no side holds: 404, and nothing is created. */
+    g_assert_null(join(&x, "lab/" KEY_A "/1", &error));
+    g_assert_true(g_str_has_prefix(error, MOAT_PLUGIN_ERROR_NOT_FOUND));
+    g_assert_cmpfloat(metric("moat_tunnel_refused_total{reason=\"no_such_peer\"}"), ==, 1);
+    g_assert_cmpfloat(metric("moat_tunnel_tunnels"), ==, 0);
+    void *pa0 = join(&a0, "lab/" KEY_A "/0", &error);
+    void *pa1 = join(&a1, "lab/" KEY_A "/1", &error);
+    void *pb0 = join(&b0, "lab/" KEY_B "/0", &error);
+    g_assert_nonnull(pa0);
+    g_assert_nonnull(pa1);
+    g_assert_nonnull(pb0);
+    g_assert_cmpfloat(metric("moat_tunnel_peers"), ==, 2);
+    g_assert_cmpfloat(metric("moat_tunnel_lanes"), ==, 3);
+    /* A third key, a one-lane third peer, a taken lane, the cap, a lane of
+     * a key that is not the tunnel's, malformed lanes. */
+    g_assert_null(join(&x, "lab/cccccccccccccccc3/0", &error));
+    g_assert_true(g_str_has_prefix(error, MOAT_PLUGIN_ERROR_CONFLICT));
+    g_assert_null(join(&x, "lab", &error));
+    g_assert_true(g_str_has_prefix(error, MOAT_PLUGIN_ERROR_CONFLICT));
+    g_assert_cmpfloat(metric("moat_tunnel_refused_total{reason=\"full\"}"), ==, 2);
+    g_assert_null(join(&x, "lab/" KEY_A "/1", &error));
+    g_assert_true(g_str_has_prefix(error, MOAT_PLUGIN_ERROR_CONFLICT));
+    g_assert_cmpfloat(metric("moat_tunnel_refused_total{reason=\"lane_taken\"}"), ==, 1);
+    g_assert_null(join(&x, "lab/" KEY_A "/8", &error));
+    g_assert_true(g_str_has_prefix(error, MOAT_PLUGIN_ERROR_CONFLICT));
+    g_assert_cmpfloat(metric("moat_tunnel_refused_total{reason=\"lane_cap\"}"), ==, 1);
+    g_assert_null(join(&x, "lab/cccccccccccccccc3/2", &error));
+    g_assert_true(g_str_has_prefix(error, MOAT_PLUGIN_ERROR_NOT_FOUND));
+    const char *malformed[] = {"lab/" KEY_A,       "lab/short/1",          "lab/" KEY_A "/",
+                               "lab/" KEY_A "/01", "lab/" KEY_A "/x",      "lab/" KEY_A "/1/2",
+                               "lab/" KEY_A "/-1", "lab/a.b.c.d.e.f.g.h/1"};
+    for (size_t i = 0; i < G_N_ELEMENTS(malformed); i++) {
+        g_assert_null(join(&x, malformed[i], &error));
+        g_assert_true(g_str_has_prefix(error, MOAT_PLUGIN_ERROR_NOT_FOUND));
+    }
+    g_assert_cmpfloat(metric("moat_tunnel_refused_total{reason=\"bad_lane\"}"), ==,
+                      G_N_ELEMENTS(malformed));
+    g_assert_cmpfloat(metric("moat_tunnel_lanes"), ==, 3);
+    /* b has one lane: a's lane 1 falls back to b's lane 0. */
+    plugin()->on_channel(pa0, 1, "tunnel", true);
+    plugin()->on_channel(pa1, 3, "tunnel", true);
+    plugin()->on_channel(pb0, 5, "tunnel", true);
+    plugin()->on_data(pa1, 3, MOAT_SCTP_PPID_BINARY, packet, 100);
+    g_assert_cmpint(b0.relayed, ==, 1);
+    g_assert_cmpint(b0.last_stream, ==, 5);
+    /* b's lane 1 arrives: lane 1 goes to lane 1, lane 0 to lane 0, both ways. */
+    void *pb1 = join(&b1, "lab/" KEY_B "/1", &error);
+    g_assert_nonnull(pb1);
+    plugin()->on_channel(pb1, 7, "tunnel", true);
+    plugin()->on_data(pa1, 3, MOAT_SCTP_PPID_BINARY, packet, 100);
+    plugin()->on_data(pa0, 1, MOAT_SCTP_PPID_BINARY, packet, 100);
+    g_assert_cmpint(b1.relayed, ==, 1);
+    g_assert_cmpint(b1.last_stream, ==, 7);
+    g_assert_cmpint(b0.relayed, ==, 2);
+    plugin()->on_data(pb1, 7, MOAT_SCTP_PPID_BINARY, packet, 100);
+    g_assert_cmpint(a1.relayed, ==, 1);
+    g_assert_cmpint(a1.last_stream, ==, 3);
+    g_assert_cmpint(a0.relayed, ==, 0);
+    /* Lane 1 of a leaves: every other lane, a's own too, ends. */
+    plugin()->detach(pa1);
+    plugin()->on_timer(pa0, 1);
+    plugin()->on_timer(pb0, 1);
+    plugin()->on_timer(pb1, 1);
+    g_assert_true(a0.closed);
+    g_assert_true(b0.closed);
+    g_assert_true(b1.closed);
+    plugin()->detach(pa0);
+    plugin()->detach(pb0);
+    plugin()->detach(pb1);
+    g_assert_cmpfloat(metric("moat_tunnel_tunnels"), ==, 0);
+    g_assert_cmpfloat(metric("moat_tunnel_lanes"), ==, 0);
+    g_assert_cmpint(a0.refs + a1.refs + b0.refs + b1.refs, ==, 0);
+    /* Placement: lane i on the name's worker + i. */
+    int base = plugin()->place("whip", "lab", 4);
+    g_assert_cmpint(plugin()->place("whip", "lab/" KEY_A "/0", 4), ==, base);
+    g_assert_cmpint(plugin()->place("whip", "lab/" KEY_B "/3", 4), ==, (base + 3) % 4);
+    plugin()->destroy();
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
     g_test_add_func("/tunnel/two_peers_and_a_conflict", test_two_peers_and_a_conflict);
     g_test_add_func("/tunnel/refusals", test_refusals);
+    g_test_add_func("/tunnel/lanes", test_lanes);
     return g_test_run();
 }
