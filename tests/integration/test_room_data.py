@@ -101,3 +101,30 @@ def test_room_data_channel_cross_worker(gateway):
     delivered = gateway.metric("moat_relay_delivered_data_messages_total") - before
     assert delivered >= 2 * (MESSAGES + MESSAGES // 10), delivered
     assert gateway.metric('moat_relay_dropped_data_messages_total{reason="queue_full"}') == 0
+
+
+def test_closed_by_the_room_ends_after_its_drain(gateway):
+    """DELETE of a room closes its peers' sessions from the plugin
+    (close_session). A session with data channels first drains what it
+    queued, then ends: it must leave the registry even though its peer is
+    still there answering consent checks."""
+    async def scenario():
+        pub = await publisher(gateway.base, "gone")
+        sub = await subscriber(gateway.base, "gone")
+        await asyncio.sleep(0.5)
+        assert gateway.metric("moat_sessions") == 2
+        status, _ = api(gateway, "DELETE", "/api/rooms/gone")
+        assert status == 204
+        left = None
+        for i in range(100):  # the drain takes at most 5 s
+            if gateway.metric("moat_sessions") == 0:
+                left = i / 10
+                break
+            await asyncio.sleep(0.1)
+        for peer in (sub, pub):
+            await close(peer)
+        return left
+
+    left = asyncio.run(scenario())
+    assert left is not None, "sessions closed by the room stayed in the registry"
+    print(f"room sessions left the registry {left:.1f} s after the room's deletion")
