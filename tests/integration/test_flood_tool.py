@@ -238,7 +238,7 @@ def test_reception_reports_give_the_gateway_an_rtt(gw):
     caches (docs/MEMORY.md)."""
     wait_until_calm(gw)
     process = subprocess.Popen([str(FLOOD), "--whip", whip(gw), "--media", "video",
-                                "--duration", "4", "--json", "--quiet"],
+                                "--duration", "6", "--json", "--quiet"],
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     rtts = []
     while process.poll() is None and not rtts:
