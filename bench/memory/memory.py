@@ -15,6 +15,11 @@ largest of a few samples taken while they are all connected. Profiles:
     second, echoed);
   - flood_video: moat-flood --media video (VP8-shaped, 30 fps, ~110
     packets/s, keyframe bursts): the load of issue 22's 781 KB figure.
+    moat-flood reports its reception (LSR/DLSR) each second as a browser
+    does, so the gateway learns each session's RTT; RSS is read once every
+    session knows it and its DTLS retired, after the next heap trim. The
+    line also gives how many sessions knew their RTT and the gateway's own
+    count of retransmission arena bytes per session (/api/stats).
 The echo plugin sends everything back, so each session both receives and
 sends every stream. Other work on the machine does not change RSS much,
 but the load average is printed.
@@ -30,6 +35,7 @@ import argparse
 import asyncio
 import json
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -49,6 +55,7 @@ from datachannel_peer import rfc8841_offer  # noqa: E402
 
 QUICK = os.environ.get("MOAT_BENCH_QUICK", "0") not in ("", "0")
 SETTLE_S = 1.0 if QUICK else 8.0  # the longest wait for a heap trim (settled)
+RTT_WAIT_S = 4.0 if QUICK else 15.0  # the longest wait for flood_video's RTTs
 
 
 def rss_bytes(pid):
@@ -180,30 +187,71 @@ async def aiortc_profile(gateway, n, hold, audio, video, data):
     return (max(samples) - before) / n, connected
 
 
+def transports(gateway):
+    """The sessions' entries in /api/stats (rtt_ms, retransmit_cache_bytes)."""
+    with urllib.request.urlopen(gateway.base + "/api/stats", timeout=5) as r:
+        return json.loads(r.read())["transports"]
+
+
+def wait_for_rtt(gateway, n):
+    """Until the gateway knows every session's round-trip time (moat-flood's
+    reception reports, LSR/DLSR: one of the gateway's SRs and one of ours,
+    1-2 s) and has retired their DTLS, at most RTT_WAIT_S: the caches are
+    then sized by the RTT (0.2 s + 4 RTT, at least 0.3 s, docs/MEMORY.md)
+    and shrink within a few packets. Returns how many know their RTT."""
+    deadline = time.monotonic() + RTT_WAIT_S
+    while True:
+        known = sum(1 for t in transports(gateway) if t.get("rtt_ms") is not None)
+        retired = gateway.metric("moat_dtls_retired_total")
+        if (known >= n and retired >= n + 1) or time.monotonic() > deadline:
+            return known
+        time.sleep(0.2)
+
+
 def flood_profile(build, gateway, n, hold):
-    """RSS delta per session with moat-flood --media video sessions."""
+    """RSS delta per session with moat-flood --media video sessions, in the
+    steady state as the aiortc profiles read it: every session connected,
+    its RTT learned, its DTLS retired, then after the worker's next heap
+    trim. Returns (bytes per session, sessions connected, sessions with an
+    RTT, retransmission arena bytes per session)."""
     flood = str(build / "tools" / "moat-flood")
     url = gateway.base + "/whip/echo"
     subprocess.run([flood, "--whip", url, "--sessions", "1", "--media", "video", "--duration",
                     "1", "--quiet"], capture_output=True, timeout=60)
-    time.sleep(1.0)
+    time.sleep(0.5)
+    asyncio.run(settled(gateway))
     before = gateway.rss()
+    # Ended by SIGINT once measured (it then DELETEs every session).
     process = subprocess.Popen([flood, "--whip", url, "--sessions", str(n), "--media", "video",
-                                "--duration", str(hold + 1), "--quiet", "--json"],
+                                "--duration", "600", "--quiet", "--json"],
                                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-    samples, connected = [], 0
-    start = time.monotonic()
-    while process.poll() is None and time.monotonic() - start < hold + 60:
-        time.sleep(0.5)
-        sessions = gateway.sessions()
-        if sessions >= n:
-            connected = sessions
-            samples.append(gateway.rss())
-    out, _ = process.communicate(timeout=60)
-    report = json.loads(out) if out.strip() else {}
+    samples, connected, known, cache = [], 0, 0, 0
+    try:
+        deadline = time.monotonic() + 60
+        while gateway.sessions() < n and process.poll() is None:
+            if time.monotonic() > deadline:
+                break
+            time.sleep(0.2)
+        if process.poll() is None and gateway.sessions() >= n:
+            known = wait_for_rtt(gateway, n)
+            asyncio.run(settled(gateway))
+            end = time.monotonic() + hold
+            while time.monotonic() < end:
+                time.sleep(1.0)
+                samples.append(gateway.rss())
+            connected = gateway.sessions()
+            cache = sum(t.get("retransmit_cache_bytes", 0) for t in transports(gateway)) / n
+    finally:
+        if process.poll() is None:
+            process.send_signal(signal.SIGINT)
+        try:
+            process.communicate(timeout=60)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.communicate()
     if not samples:
-        return 0.0, report.get("sessions_connected", 0)
-    return (max(samples) - before) / n, connected
+        return 0.0, connected, known, cache
+    return (max(samples) - before) / n, connected, known, cache
 
 
 def main():
@@ -236,11 +284,13 @@ def main():
     if "flood_video" in wanted:
         gateway = Gateway(build)
         try:
-            per, connected = flood_profile(build, gateway, args.flood_sessions, args.hold)
+            per, connected, known, cache = flood_profile(build, gateway, args.flood_sessions,
+                                                         args.hold)
         finally:
             gateway.stop()
         results["flood_video"] = per
         print(f"memory profile=flood_video sessions={args.flood_sessions} connected={connected} "
+              f"rtt_known={known} retransmit_cache_per_session={cache:.0f} "
               f"bytes_per_session={per:.0f} ({per / 1024:.0f} KiB)")
     print(f"load average after: {os.getloadavg()[0]:.1f}")
     print("memory bytes_per_session " + " ".join(f"{k}={v:.0f}" for k, v in results.items()))

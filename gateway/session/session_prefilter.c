@@ -176,6 +176,16 @@ moat_guard_load moat_session_guard_load(const moat_session *session, bool enforc
     return load;
 }
 
+/* The bytes of the retransmission arenas of what the session sends. */
+static json_int_t retransmit_cache_bytes(const moat_session *session)
+{
+    size_t bytes = 0;
+    for (size_t i = 0; i < session->n_outgoing; i++)
+        if (session->outgoing[i].cache)
+            bytes += moat_retransmit_cache_bytes(session->outgoing[i].cache);
+    return (json_int_t)bytes;
+}
+
 json_t *moat_session_describe(const moat_session *session)
 {
     json_t *drops = json_object();
@@ -200,6 +210,12 @@ json_t *moat_session_describe(const moat_session *session)
     if (description) {
         json_object_set_new(description, "datachannel", moat_session_data_describe(session));
         json_object_set_new(description, "bwe", moat_session_bwe_describe(session));
+        /* From the peer's reception reports (LSR/DLSR); null before one. */
+        json_object_set_new(description, "rtt_ms",
+                            session->rtt_us ? json_real((double)session->rtt_us / 1000.0)
+                                            : json_null());
+        json_object_set_new(description, "retransmit_cache_bytes",
+                            json_integer(retransmit_cache_bytes(session)));
     }
     return description;
 }

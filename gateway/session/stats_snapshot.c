@@ -4,6 +4,7 @@
 #include "session/session.h"
 
 #include <jansson.h>
+#include <stdlib.h>
 
 /* Beyond this many transports /metrics keeps only totals (cardinality). */
 #define MAX_TRANSPORT_SERIES 100
@@ -14,7 +15,9 @@ typedef struct snapshot_reply snapshot_reply;
 struct moat_stats_snapshot {
     moat_gateway *gateway;
     guint timer;
-    json_t **latest; /* per worker; owned */
+    /* Per worker, as JSON text (owned, free()): a few hundred bytes a
+     * session where the tree took about 4 KB (docs/MEMORY.md). */
+    char **latest;
     unsigned n_workers;
     /* Replies in flight hold a reference, so a stop never frees under them. */
     gint refcount;
@@ -32,7 +35,7 @@ static void snapshot_unref(moat_stats_snapshot *snapshot)
     if (!g_atomic_int_dec_and_test(&snapshot->refcount))
         return;
     for (unsigned i = 0; i < snapshot->n_workers; i++)
-        json_decref(snapshot->latest[i]);
+        free(snapshot->latest[i]);
     g_free(snapshot->latest);
     g_free(snapshot);
 }
@@ -43,10 +46,12 @@ static gboolean store_reply(gpointer data)
     snapshot_reply *reply = data;
     moat_stats_snapshot *snapshot = reply->snapshot;
     json_t *description = g_atomic_pointer_get(&reply->description);
-    if (!snapshot->stopped && reply->worker < snapshot->n_workers) {
-        json_decref(snapshot->latest[reply->worker]);
-        snapshot->latest[reply->worker] = description;
-        reply->description = NULL;
+    if (!snapshot->stopped && reply->worker < snapshot->n_workers && description) {
+        char *text = json_dumps(description, JSON_COMPACT);
+        if (text) {
+            free(snapshot->latest[reply->worker]);
+            snapshot->latest[reply->worker] = text;
+        }
     }
     return G_SOURCE_REMOVE;
 }
@@ -100,7 +105,7 @@ moat_stats_snapshot *moat_stats_snapshot_start(moat_gateway *gateway)
     moat_stats_snapshot *snapshot = g_new0(moat_stats_snapshot, 1);
     snapshot->gateway = gateway;
     snapshot->n_workers = gateway->n_workers;
-    snapshot->latest = g_new0(json_t *, gateway->n_workers);
+    snapshot->latest = g_new0(char *, gateway->n_workers);
     snapshot->refcount = 1;
     snapshot->timer = g_timeout_add(REFRESH_MS, refresh, snapshot);
     refresh(snapshot);
@@ -128,15 +133,22 @@ static bool public_label(moat_stats_snapshot *snapshot, const char *id, char *ou
     return true;
 }
 
+/* A worker's latest description as a tree (the caller's reference), NULL
+ * before its first. */
+static json_t *latest_tree(const moat_stats_snapshot *snapshot, unsigned worker)
+{
+    const char *text = snapshot->latest[worker];
+    return text ? json_loads(text, 0, NULL) : NULL;
+}
+
 char *moat_stats_snapshot_json(moat_stats_snapshot *snapshot, bool reveal_resources)
 {
     json_t *workers = json_array();
     json_t *transports = json_array();
     for (unsigned i = 0; i < snapshot->n_workers; i++) {
-        json_t *worker = snapshot->latest[i];
-        if (!worker)
+        json_t *copy = latest_tree(snapshot, i);
+        if (!copy)
             continue;
-        json_t *copy = json_deep_copy(worker);
         json_t *sessions = json_object_get(copy, "transports");
         size_t index;
         json_t *transport;
@@ -166,7 +178,7 @@ char *moat_stats_snapshot_json(moat_stats_snapshot *snapshot, bool reveal_resour
 
 /* The sender-side estimate toward each transport-cc peer (bounded series)
  * and how many peers have one. */
-static void render_bwe(moat_stats_snapshot *snapshot, GString *out)
+static void render_bwe(moat_stats_snapshot *snapshot, json_t *const *trees, GString *out)
 {
     g_string_append(out, "# HELP moat_bwe_estimate_bps The gateway's bandwidth estimate toward a "
                          "transport-cc peer (bits/s)\n# TYPE moat_bwe_estimate_bps gauge\n");
@@ -174,7 +186,7 @@ static void render_bwe(moat_stats_snapshot *snapshot, GString *out)
                                   "arrived (bits/s)\n# TYPE moat_bwe_acked_bps gauge\n");
     unsigned written = 0, estimating = 0;
     for (unsigned i = 0; i < snapshot->n_workers; i++) {
-        json_t *transports = json_object_get(snapshot->latest[i], "transports");
+        json_t *transports = json_object_get(trees[i], "transports");
         size_t index;
         json_t *transport;
         json_array_foreach(transports, index, transport)
@@ -209,8 +221,10 @@ void moat_stats_snapshot_prometheus(moat_stats_snapshot *snapshot, GString *out)
     g_string_append(out, "# HELP moat_detector_state Detector state per transport "
                          "(1 enforcing, 0 off)\n# TYPE moat_detector_state gauge\n");
     unsigned written = 0, enforcing = 0;
+    json_t **trees = g_new0(json_t *, snapshot->n_workers ? snapshot->n_workers : 1);
     for (unsigned i = 0; i < snapshot->n_workers; i++) {
-        json_t *transports = json_object_get(snapshot->latest[i], "transports");
+        trees[i] = latest_tree(snapshot, i);
+        json_t *transports = json_object_get(trees[i], "transports");
         size_t index;
         json_t *transport;
         json_array_foreach(transports, index, transport)
@@ -234,9 +248,12 @@ void moat_stats_snapshot_prometheus(moat_stats_snapshot *snapshot, GString *out)
     g_string_append(out, "# HELP moat_detector_worker_state Worker socket detector state\n"
                          "# TYPE moat_detector_worker_state gauge\n");
     for (unsigned i = 0; i < snapshot->n_workers; i++) {
-        if (snapshot->latest[i])
+        if (trees[i])
             g_string_append_printf(out, "moat_detector_worker_state{worker=\"%u\"} %d\n", i,
-                                   json_is_true(json_object_get(snapshot->latest[i], "enforcing")));
+                                   json_is_true(json_object_get(trees[i], "enforcing")));
     }
-    render_bwe(snapshot, out);
+    render_bwe(snapshot, trees, out);
+    for (unsigned i = 0; i < snapshot->n_workers; i++)
+        json_decref(trees[i]);
+    g_free(trees);
 }

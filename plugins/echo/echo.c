@@ -45,13 +45,14 @@ static void *echo_attach(moat_plugin_session *handle, const moat_session_info *i
         *error = "bad session description";
         return NULL;
     }
-    moat_echo_session *s = g_new0(moat_echo_session, 1);
+    moat_echo_session *s = g_malloc0(sizeof *s + info->n_media * sizeof s->streams[0]);
     s->handle = handle;
     s->gateway = echo_gateway;
     s->n_media = info->n_media;
-    s->media = g_new0(moat_media_info, info->n_media ? info->n_media : 1);
     for (size_t i = 0; i < info->n_media; i++) {
-        s->media[i] = info->media[i];
+        s->streams[i].kind = info->media[i].kind;
+        s->streams[i].peer_receives = info->media[i].peer_receives;
+        s->streams[i].local_ssrc = info->media[i].local_ssrc;
         /* A declared SSRC is the stream; an undeclared one is learned. */
         s->streams[i].primary_known = info->media[i].remote_ssrc != 0;
         s->streams[i].primary_ssrc = info->media[i].remote_ssrc;
@@ -64,7 +65,6 @@ static void *echo_attach(moat_plugin_session *handle, const moat_session_info *i
 static void echo_detach(void *state)
 {
     moat_echo_session *s = state;
-    g_free(s->media);
     g_free(s);
 }
 
@@ -106,17 +106,16 @@ static void echo_on_media(void *state, moat_rtp_packet *p)
         !is_echoed_stream(s, p))
         return;
     size_t index = (size_t)p->media_index;
-    const moat_media_info *m = &s->media[index];
     moat_echo_stream *st = &s->streams[index];
     if (!st->seen) {
         st->seen = true;
         /* Echoed video must start on a keyframe the peer has not sent yet. */
-        if (m->kind == MOAT_MEDIA_KIND_VIDEO && m->peer_receives)
+        if (st->kind == MOAT_MEDIA_KIND_VIDEO && st->peer_receives)
             moat_echo_request_keyframe(s, index);
     }
-    if (!m->peer_receives)
+    if (!st->peer_receives)
         return;
-    moat_rtp_set_ssrc(p->data, m->local_ssrc);
+    moat_rtp_set_ssrc(p->data, st->local_ssrc);
     if (s->gateway->send_rtp(s->handle, p->data, p->length) == 0)
         atomic_fetch_add_explicit(&s->echoed_rtp, 1, memory_order_relaxed);
 }
@@ -126,7 +125,7 @@ static void echo_on_media(void *state, moat_rtp_packet *p)
 static void relay_keyframe_request(moat_echo_session *s, uint32_t local_ssrc)
 {
     int index = moat_echo_media_by_local_ssrc(s, local_ssrc);
-    if (index >= 0 && s->media[index].peer_receives)
+    if (index >= 0 && s->streams[index].peer_receives)
         moat_echo_request_keyframe(s, (size_t)index);
 }
 

@@ -15,7 +15,7 @@ bool moat_echo_request_keyframe(moat_echo_session *s, size_t index)
     uint8_t buf[16];
     moat_rtcp_writer w;
     moat_rtcp_writer_init(&w, buf, sizeof(buf));
-    if (moat_rtcp_build_pli(&w, s->media[index].local_ssrc, st->primary_ssrc) != MOAT_RTP_OK)
+    if (moat_rtcp_build_pli(&w, s->streams[index].local_ssrc, st->primary_ssrc) != MOAT_RTP_OK)
         return false;
     if (s->gateway->send_rtcp(s->handle, buf, w.length) != 0)
         return false;

@@ -5,7 +5,7 @@
 int moat_echo_media_by_local_ssrc(const moat_echo_session *s, uint32_t ssrc)
 {
     for (size_t i = 0; i < s->n_media; i++) {
-        if (s->media[i].local_ssrc == ssrc)
+        if (s->streams[i].local_ssrc == ssrc)
             return (int)i;
     }
     return -1;

@@ -231,6 +231,29 @@ def test_each_media_kind_is_echoed(gw, media):
         assert session["sent"] > 2 * 30  # 30 fps, several packets per keyframe
 
 
+def test_reception_reports_give_the_gateway_an_rtt(gw):
+    """moat-flood reports on what it receives as a browser does (a reception
+    report block with LSR/DLSR in its SR each second): the gateway learns
+    the round-trip time of its sessions, which sizes their retransmission
+    caches (docs/MEMORY.md)."""
+    wait_until_calm(gw)
+    process = subprocess.Popen([str(FLOOD), "--whip", whip(gw), "--media", "video",
+                                "--duration", "6", "--json", "--quiet"],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    rtts = []
+    while process.poll() is None and not rtts:
+        transports = json.loads(gw.get("/api/stats"))["transports"]
+        rtts = [t["rtt_ms"] for t in transports if t.get("rtt_ms") is not None]
+        time.sleep(0.2)
+    stdout, stderr = process.communicate(timeout=30)
+    assert process.returncode == 0, stderr
+    assert rtts and 0 < rtts[0] < 1000, "the gateway never learned an RTT"
+    session = json.loads(stdout)["sessions"][0]
+    assert session["sender_reports_received"] > 0  # the gateway's SRs on the echoes
+    assert session["reception_reports"] > 0
+    assert json.loads(stdout)["legitimate"]["reception_reports"] >= session["reception_reports"]
+
+
 def wait_for_no_sessions(gateway):
     for _ in range(50):
         if json.loads(gateway.get("/api/sessions"))["sessions"] == []:

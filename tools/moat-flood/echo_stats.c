@@ -1,6 +1,6 @@
 /* One session's measurements of its echoed packets: loss, interarrival jitter
- * (RFC 3550 A.8, via the gateway's receive statistics) and round-trip time
- * from each packet's probe. */
+ * (RFC 3550 A.8, via the gateway's receive statistics), round-trip time
+ * from each packet's probe, and the reception report on the echoed stream. */
 #include "echo_stats.h"
 
 #include <string.h>
@@ -34,6 +34,21 @@ void echo_stats_on_echo(echo_stats *e, uint32_t ssrc, uint16_t sequence, uint32_
     }
     uint32_t arrival = (uint32_t)(now_us * e->clock_rate / 1000000u);
     moat_rtp_receive_stats_update(&e->stream, sequence, timestamp, arrival);
+}
+
+bool echo_stats_on_sender_report(echo_stats *e, uint32_t ssrc, uint64_t ntp_timestamp,
+                                 uint64_t now_us)
+{
+    if (!e->stream_started || ssrc != e->stream.ssrc)
+        return false;
+    moat_rtp_receive_stats_on_sr(&e->stream, ntp_timestamp, now_us);
+    e->sender_reports++;
+    return true;
+}
+
+bool echo_stats_report_block(echo_stats *e, uint64_t now_us, moat_rtcp_report_block *out)
+{
+    return e->stream_started && moat_rtp_receive_stats_fill_report(&e->stream, now_us, out);
 }
 
 double echo_stats_loss(const echo_stats *e)

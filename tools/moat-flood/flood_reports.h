@@ -20,7 +20,8 @@ typedef struct {
     uint64_t sent, received;
     double loss;
     double rtt_mean_ms;
-    double jitter_ms; /* mean over sessions that received echoes */
+    double jitter_ms;           /* mean over sessions that received echoes */
+    uint64_t reception_reports; /* report blocks on the echoes, in our SRs */
 } flood_legit_totals;
 void flood_legit_totals_get(const flood_result *r, flood_legit_totals *out);
 

@@ -117,6 +117,7 @@ typedef struct {
     uint64_t octets_sent;
     uint64_t send_errors;
     uint64_t rtcp_sent;
+    uint64_t reception_reports; /* report blocks on the echoed stream sent in our SRs */
 
     /* For the attack thread */
     struct sockaddr_in6 remote;    /* the selected gateway address */

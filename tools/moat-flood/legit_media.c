@@ -103,7 +103,7 @@ static uint64_t ntp_now(void)
     return (((uint64_t)now.tv_sec + NTP_UNIX_OFFSET) << 32) | fraction;
 }
 
-static void send_report(flood_session *s)
+static void send_report(flood_session *s, uint64_t now_us)
 {
     uint8_t packet[FLOOD_PACKET_CAPACITY];
     moat_rtcp_writer writer;
@@ -115,6 +115,9 @@ static void send_report(flood_session *s)
     report.rtp_timestamp = s->source.timestamp;
     report.packet_count = (uint32_t)s->echo.sent;
     report.octet_count = (uint32_t)s->octets_sent;
+    /* An active sender reports its reception in its SR (RFC 3550 §6.4). */
+    if (echo_stats_report_block(&s->echo, now_us, &report.reports[0]))
+        report.n_reports = 1;
     if (moat_rtcp_build_sr(&writer, &report) != MOAT_RTP_OK ||
         moat_rtcp_build_sdes_cname(&writer, s->ssrc, "moat-flood", 10) != MOAT_RTP_OK)
         return;
@@ -125,8 +128,10 @@ static void send_report(flood_session *s)
         s->send_errors++;
         return;
     }
-    if (flood_session_send(s, packet, length, NULL) == 0)
+    if (flood_session_send(s, packet, length, NULL) == 0) {
         s->rtcp_sent++;
+        s->reception_reports += report.n_reports;
+    }
 }
 
 void legit_media_send_due(flood_session *s, uint64_t now_us)
@@ -136,7 +141,7 @@ void legit_media_send_due(flood_session *s, uint64_t now_us)
     while (rtp_source_frame_due(&s->source, now_us))
         send_frame(s, now_us);
     if (now_us >= s->next_report_us) {
-        send_report(s);
+        send_report(s, now_us);
         s->next_report_us = now_us + REPORT_INTERVAL_US;
     }
 }
@@ -149,13 +154,18 @@ uint64_t legit_media_next_due_us(const flood_session *s)
     return frame < s->next_report_us ? frame : s->next_report_us;
 }
 
-static void on_rtcp(flood_session *s, const uint8_t *packet, size_t length)
+static void on_rtcp(flood_session *s, const uint8_t *packet, size_t length, uint64_t now_us)
 {
     s->echo.rtcp_received++;
     moat_rtcp_iter it;
     moat_rtcp_header header;
     moat_rtcp_iter_init(&it, packet, length);
     while (moat_rtcp_iter_next(&it, &header) > 0) {
+        moat_rtcp_sr report;
+        if (header.type == MOAT_RTCP_SR && moat_rtcp_parse_sr(&header, &report) == MOAT_RTP_OK) {
+            echo_stats_on_sender_report(&s->echo, report.ssrc, report.ntp_timestamp, now_us);
+            continue;
+        }
         moat_rtcp_fb feedback;
         if (header.type != MOAT_RTCP_PSFB || moat_rtcp_parse_fb(&header, &feedback) != MOAT_RTP_OK)
             continue;
@@ -198,7 +208,7 @@ void legit_media_on_srtp(flood_session *s, uint8_t *data, size_t length, uint64_
         return;
     }
     if (rtcp)
-        on_rtcp(s, data, length);
+        on_rtcp(s, data, length, now_us);
     else
         on_rtp(s, data, length, now_us);
 }

@@ -1,6 +1,7 @@
 /* --json: the machine-readable summary. "sent" counts packets per attack
- * class, "sessions" has each session's loss (a fraction), jitter_ms and
- * rtt_ms (the mean; null without echoes). */
+ * class, "sessions" has each session's loss (a fraction), jitter_ms,
+ * rtt_ms (the mean; null without echoes) and the RTCP it sent and received
+ * (reception_reports: report blocks on the echoes in its SRs). */
 #include "flood_reports.h"
 #include "target_policy.h"
 #include "whip_session.h"
@@ -40,6 +41,8 @@ static json_t *session_json(const flood_session *s)
     json_object_set_new(o, "rtt_max_ms", e->rtt_samples ? json_real(e->rtt_max_ms) : json_null());
     json_object_set_new(o, "rtcp_sent", json_integer((json_int_t)s->rtcp_sent));
     json_object_set_new(o, "rtcp_received", json_integer((json_int_t)e->rtcp_received));
+    json_object_set_new(o, "reception_reports", json_integer((json_int_t)s->reception_reports));
+    json_object_set_new(o, "sender_reports_received", json_integer((json_int_t)e->sender_reports));
     json_object_set_new(o, "consent_responses", json_integer((json_int_t)s->consent_responses));
     json_object_set_new(o, "unprotect_failures", json_integer((json_int_t)e->unprotect_failures));
     json_object_set_new(o, "send_errors", json_integer((json_int_t)s->send_errors));
@@ -111,6 +114,8 @@ int report_json(FILE *out, const flood_result *r, char *error, size_t error_size
     json_object_set_new(legit, "loss", json_real(totals.loss));
     json_object_set_new(legit, "jitter_ms", json_real(totals.jitter_ms));
     json_object_set_new(legit, "rtt_ms", number_or_null(totals.rtt_mean_ms));
+    json_object_set_new(legit, "reception_reports",
+                        json_integer((json_int_t)totals.reception_reports));
     json_object_set_new(root, "legitimate", legit);
     json_object_set_new(root, "sessions", sessions);
     int status =

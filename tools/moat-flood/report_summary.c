@@ -16,6 +16,7 @@ void flood_legit_totals_get(const flood_result *r, flood_legit_totals *out)
         const echo_stats *e = &r->sessions[i].echo;
         out->sent += e->sent;
         out->received += e->received < e->sent ? e->received : e->sent;
+        out->reception_reports += r->sessions[i].reception_reports;
         rtt_sum += e->rtt_sum_ms;
         rtt_samples += e->rtt_samples;
         if (e->stream_started) {
@@ -69,6 +70,8 @@ static void print_session(FILE *out, const flood_session *s)
     if (e->rtt_samples > 0)
         fprintf(out, " rtt %.3f/%.3f/%.3f ms", e->rtt_min_ms, echo_stats_rtt_mean_ms(e),
                 e->rtt_max_ms);
+    fprintf(out, " reports sent %llu (reception %llu)", (unsigned long long)s->rtcp_sent,
+            (unsigned long long)s->reception_reports);
     if (s->error[0] != '\0')
         fprintf(out, "  (%s)", s->error);
     fprintf(out, "\n");
@@ -97,6 +100,7 @@ void report_summary(FILE *out, const flood_result *r)
             totals.jitter_ms);
     if (totals.rtt_mean_ms >= 0)
         fprintf(out, ", mean rtt %.3f ms", totals.rtt_mean_ms);
+    fprintf(out, ", reception reports sent %llu", (unsigned long long)totals.reception_reports);
     fprintf(out, "\n");
     if (totals.sent > 0 && totals.received == 0)
         fprintf(out, "  no packet came back: the endpoint does not echo (try /whip/echo on Moat), "
