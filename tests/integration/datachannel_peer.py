@@ -338,12 +338,17 @@ async def bulk_run(url, sessions, count, size, window_bytes, timeout_s, wait_pmt
     still get every echo, byte-exact and in order, before its channel
     closes. Prints one JSON line and exits."""
     deadline = time.monotonic() + timeout_s
+    # The counter is the gateway's total since it started: earlier runs on
+    # the same gateway count in it (without this baseline, a second run hung
+    # up while its last messages were still on their way to the gateway,
+    # which then could not echo them into a closing association).
+    before = (await gateway_metrics(url)).get("moat_datachannel_messages_received_total", 0)
     started = await asyncio.gather(*(bulk_session(url, s, count, size, window_bytes, deadline,
                                                   wait_pmtu)
                                      for s in range(sessions)))
     while time.monotonic() < deadline:
         metrics = await gateway_metrics(url)
-        if (metrics.get("moat_datachannel_messages_received_total", 0) >= sessions * count
+        if (metrics.get("moat_datachannel_messages_received_total", 0) - before >= sessions * count
                 and all(len(peer.channels[0].received) >= 0.9 * count for peer, _ in started)):
             break
         await asyncio.sleep(0.05)
