@@ -7,6 +7,7 @@
  * file owns the tunnel's poll loop: datagrams in, packets from the TUN
  * device out, timers, and each lane's recovery (an ICE restart) when its
  * path stops answering. Any lane ending ends the tunnel. */
+#include "tunnel_lane_url.h"
 #include "tunnel_sctp_link.h"
 
 #include "sctp/sctp_stack.h"
@@ -17,7 +18,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
 #include <sys/socket.h>
 #include <unistd.h>
 #include <usrsctp.h>
@@ -513,36 +513,6 @@ static void loop(sctp_tunnel *t)
     }
 }
 
-/* A random key naming this peer to the gateway for its lanes (hex). */
-static void peer_key(char key[33])
-{
-    uint8_t bytes[16];
-    if (getrandom(bytes, sizeof bytes, 0) != (ssize_t)sizeof bytes) {
-        for (size_t i = 0; i < sizeof bytes; i++)
-            bytes[i] = (uint8_t)g_random_int_range(0, 256);
-    }
-    for (size_t i = 0; i < sizeof bytes; i++)
-        snprintf(key + 2 * i, 3, "%02x", bytes[i]);
-}
-
-/* The lanes' URLs: the WHIP URL itself for one lane (a one-lane peer, as
- * before lanes), URL/<key>/<lane> for several. */
-static void lane_urls(sctp_tunnel *t)
-{
-    const char *base = t->run->options->whip_url;
-    if (t->n_lanes == 1) {
-        t->lanes[0].url = g_strdup(base);
-        return;
-    }
-    char key[33];
-    peer_key(key);
-    size_t length = strlen(base);
-    while (length > 0 && base[length - 1] == '/')
-        length--;
-    for (unsigned i = 0; i < t->n_lanes; i++)
-        t->lanes[i].url = g_strdup_printf("%.*s/%s/%u", (int)length, base, key, i);
-}
-
 static void lane_free(sctp_link *l, bool report_delete)
 {
     char error[256];
@@ -582,9 +552,11 @@ int tunnel_sctp_run(tunnel_run *run)
     moat_dtls_context *dtls_context = moat_dtls_context_new(run->certificate, error, sizeof error);
     whip_client *http = whip_client_new(run->options->token, HTTP_TIMEOUT_S);
     tunnel_udp_reads *reads = g_malloc(sizeof *reads);
-    lane_urls(t);
+    char *urls[TUNNEL_MAX_LANES];
+    tunnel_lane_urls(urls, t->n_lanes, run->options->whip_url);
     for (unsigned i = 0; i < t->n_lanes; i++) {
         sctp_link *l = &t->lanes[i];
+        l->url = urls[i];
         l->run = run;
         l->tunnel = t;
         l->lane = i;
