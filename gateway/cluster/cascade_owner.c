@@ -161,8 +161,9 @@ static void serve_close(void *user, const moat_http_request *request, moat_http_
 void moat_cascade_owner_register(moat_cascade *cascade)
 {
     moat_gateway *gateway = cascade->cluster->gateway;
-    moat_http_route_register(gateway, "POST", "/api/cluster/cascade", serve_open, cascade);
-    moat_http_route_register(gateway, "POST", "/api/cluster/cascade/close", serve_close, cascade);
+    moat_http_node_route_register(gateway, "POST", "/api/cluster/cascade", serve_open, cascade);
+    moat_http_node_route_register(gateway, "POST", "/api/cluster/cascade/close", serve_close,
+                                  cascade);
 }
 
 /* Forgets legs whose session ended (the edge went quiet or closed it). */

@@ -67,15 +67,26 @@ typedef struct {
     const char *path;
     moat_http_route_fn handler;
     void *user;
+    bool node_only; /* the handler authenticates a cluster node itself */
 } registered_route;
+
+static void add_route(moat_gateway *gateway, registered_route route)
+{
+    if (!gateway->http_routes)
+        gateway->http_routes = g_array_new(FALSE, FALSE, sizeof(registered_route));
+    g_array_append_val(gateway->http_routes, route);
+}
 
 void moat_http_route_register(moat_gateway *gateway, const char *method, const char *path,
                               moat_http_route_fn handler, void *user)
 {
-    if (!gateway->http_routes)
-        gateway->http_routes = g_array_new(FALSE, FALSE, sizeof(registered_route));
-    registered_route route = {method, path, handler, user};
-    g_array_append_val(gateway->http_routes, route);
+    add_route(gateway, (registered_route){method, path, handler, user, false});
+}
+
+void moat_http_node_route_register(moat_gateway *gateway, const char *method, const char *path,
+                                   moat_http_route_fn handler, void *user)
+{
+    add_route(gateway, (registered_route){method, path, handler, user, true});
 }
 
 void moat_http_offer_hook_set(moat_gateway *gateway, moat_http_offer_hook_fn hook, void *user)
@@ -102,13 +113,16 @@ void moat_http_health_hook_set(moat_gateway *gateway, moat_http_health_hook_fn h
     gateway->health_hook_user = user;
 }
 
-/* A route a feature registered for exactly this method and path, or false. */
+/* A route a feature registered for exactly this method and path, of the
+ * kind asked (node_only or not), or false. */
 static bool serve_registered(moat_gateway *gateway, const moat_http_request *request,
-                             moat_http_response *response, const char *method, const char *path)
+                             moat_http_response *response, const char *method, const char *path,
+                             bool node_only)
 {
     for (guint i = 0; gateway->http_routes && i < gateway->http_routes->len; i++) {
         const registered_route *route = &g_array_index(gateway->http_routes, registered_route, i);
-        if (strcmp(route->method, method) == 0 && strcmp(route->path, path) == 0) {
+        if (route->node_only == node_only && strcmp(route->method, method) == 0 &&
+            strcmp(route->path, path) == 0) {
             route->handler(route->user, request, response);
             return true;
         }
@@ -507,14 +521,17 @@ void moat_http_route(moat_gateway *gateway, const moat_http_request *request,
     /* A session's resource id is its capability (RFC 9725): its WHIP
      * resource, its message and recording routes take it without the token;
      * the session API checks the name. Everything else under /api/ needs
-     * the token when there is one. */
+     * the token when there is one, except the routes other cluster nodes
+     * call, whose handlers check the node credential. */
+    if (api && serve_registered(gateway, request, response, method, path, true))
+        return;
     if (api && !acts_on_session(path) && has_token(config->token) && !privileged) {
         unauthorized(response, "");
         return;
     }
     if (whip)
         serve_whip(gateway, request, response);
-    else if (api && serve_registered(gateway, request, response, method, path))
+    else if (api && serve_registered(gateway, request, response, method, path, false))
         return;
     else if (api) {
         if (!admit_create(gateway, request, response, path))

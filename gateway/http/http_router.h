@@ -18,6 +18,13 @@ typedef void (*moat_http_route_fn)(void *user, const moat_http_request *request,
 /* Before the first request; `method` and `path` are static strings. */
 void moat_http_route_register(moat_gateway *gateway, const char *method, const char *path,
                               moat_http_route_fn handler, void *user);
+/* The same for a route only other cluster nodes call (a cascade link): the
+ * handler checks the caller's node credential itself, so the router does
+ * not ask for this node's API token, which the other nodes need not share
+ * (each node may have generated its own). Origin and body limit still
+ * apply. */
+void moat_http_node_route_register(moat_gateway *gateway, const char *method, const char *path,
+                                   moat_http_route_fn handler, void *user);
 
 /* A feature above this layer (cluster/) may answer a WHIP/WHEP offer for a
  * plugin's resource (a room: `resource` non-empty) itself: a redirect, an

@@ -314,3 +314,40 @@ def test_two_rooms_cascaded_between_the_same_two_nodes_each_get_their_media(redi
         await close(subs[1], pubs[1])
 
     asyncio.run(run())
+
+
+def test_nodes_with_their_own_api_tokens_still_open_cascade_links(redis, nodes_factory):
+    """Each node with its own API token (as each generates one when its API
+    listens beyond loopback and none is configured): the edge's link request
+    carries the cluster's node credential, not the owner's API token, and
+    must still be served. Before, the owner answered 401 and no edge
+    subscriber got media (seen in the device's cluster capacity run)."""
+    gws = [nodes_factory(redis, f"n{i}", extra=("--token", f"node-{i}-" + "x" * 24))
+           for i in range(2)]
+    wait_for("both nodes listed", lambda: all_listed(gws))
+    owner, edge = gws
+    request = urllib.request.Request(edge.base + "/api/cluster/drain", method="POST",
+                                     headers=edge.auth())
+    with urllib.request.urlopen(request, timeout=5):
+        pass
+    wait_for("the edge draining on the owner", lambda: any(
+        n["id"] == "n1" and n["state"] == "draining"
+        for n in json.loads(owner.get("/api/cluster"))["nodes"]))
+    room = room_name()
+
+    async def run():
+        pub = await publish(f"{owner.base}/whip/room/{room}")
+        sub = await subscribe(f"{edge.base}/whep/room/{room}?edge=")
+        assert sub["location"].startswith(edge.base), sub["location"]
+        await media_arrives(sub)
+        assert owner.metric("moat_cluster_cascade_legs") == 1
+        await close(sub, pub)
+
+    asyncio.run(run())
+    # The node route is open to nodes only: without the credential, 403
+    # even with the owner's own API token.
+    request = urllib.request.Request(owner.base + "/api/cluster/cascade", method="POST",
+                                     data=b"{}", headers=owner.auth())
+    with pytest.raises(urllib.error.HTTPError) as refused:
+        urllib.request.urlopen(request, timeout=5)
+    assert refused.value.code == 403
