@@ -102,7 +102,7 @@ for k in 1 2; do $CURL -s -XPOST http://127.0.0.1:$((19100 + k))/api/cluster/dra
 for i in $(seq 40); do  # until the owner sees both edges draining
   [ "$($CURL -s http://127.0.0.1:19100/api/cluster | grep -o '"draining"' | wc -l)" -ge 2 ] && break; sleep 0.25
 done
-first3=$(( (good1 > 0 ? 2 * good1 : 3) )); first3=$(( (first3 + 2) / 3 * 3 ))
+first3=$(( good1 > 0 ? (5 * good1 / 2 + 2) / 3 * 3 : 3 ))
 good3=$(ramp 3 $first3 3 ${R3MAX:-$((4 * (good1 > 0 ? good1 : 3)))})
 $CURL -s http://127.0.0.1:19100/metrics | grep -v "^#" | grep -E "cascade|dropped|relay" | grep -v " 0$" >cluster_metrics.txt
 stop_all

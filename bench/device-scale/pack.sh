@@ -13,5 +13,5 @@ for d in build/plugins/*/; do n=$(basename $d); mkdir -p $p/plugins/$n; cp $d/*.
 ldd $p/moat $p/moat-flood $p/redis-server $p/curl $p/plugins/*/*.so |
   awk '/=>/ {print $3} /ld-linux/ {print $1}' | sort -u | while read l; do cp -L "$l" $p/lib/; done
 here=$(dirname "$0")
-cp "$here/scale.sh" "$here/cluster_scale.sh" "$here/device-run.sh" $p/
+cp "$here/scale.sh" "$here/cluster_scale.sh" "$here/device-run.sh" "$here/sample.py" $p/
 tar -C $t -cJf "$out" pkg; rm -rf $t; ls -la "$out"

@@ -18,6 +18,7 @@ for W in ${WS:-1 2 4}; do
     curl -s -XPOST -H 'Content-Type: application/json' -d "{\"name\":\"r$r\",\"max_subscribers\":1000}" http://127.0.0.1:$HTTP/api/rooms >/dev/null
   done
   c0=$(awk '{print $14+$15}' /proc/$GW/stat); t0=$(date +%s.%N)
+  python3 sample.py $GW http://127.0.0.1:$HTTP/metrics & SAMPLER=$!
   for r in $(seq $R); do
     $LD ./moat-flood --whip http://127.0.0.1:$HTTP/whip/room/r$r --whep http://127.0.0.1:$HTTP/whep/room/r$r \
       --subscribers $N --duration $DUR --drain 1 --setup-timeout 40 --json --quiet > f_${W}_$r.json 2>f_${W}_$r.err &
@@ -25,6 +26,7 @@ for W in ${WS:-1 2 4}; do
   done
   wait "${pids[@]}"
   c1=$(awk '{print $14+$15}' /proc/$GW/stat); t1=$(date +%s.%N)
+  kill -TERM $SAMPLER; wait $SAMPLER
   python3 - "$W" "$R" "$N" "$c0" "$c1" "$t0" "$t1" <<'PY'
 import json, sys, glob
 W, R, N = map(int, sys.argv[1:4]); c0, c1, t0, t1 = map(float, sys.argv[4:8])

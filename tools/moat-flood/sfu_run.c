@@ -246,14 +246,19 @@ static void run_media(sfu_state *st)
             janus_client_keepalive(st->janus.client, error, sizeof error);
             next_keepalive = now + JANUS_KEEPALIVE_US;
         }
-        if (now < next_report || o->quiet)
+        if (now < next_report)
+            continue;
+        /* The report's deadline moves on when quiet too: pump() waits for
+         * it, and one left in the past made every wait zero (a busy loop
+         * that took a whole core from the gateway it measured). */
+        next_report += interval;
+        if (o->quiet)
             continue;
         uint64_t received = received_total(r);
         sfu_report_progress(stderr, r, (double)(now - start) / 1e6, r->published - published_before,
                             received - received_before, o->interval_s);
         published_before = r->published;
         received_before = received;
-        next_report += interval;
     }
     r->interrupted = *st->stop != 0;
     uint64_t stopped = flood_now_us();
