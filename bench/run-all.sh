@@ -11,9 +11,9 @@ build=${1:-build}
 quick=${MOAT_BENCH_QUICK:-0}
 [ "$quick" = 0 ] && quick=
 QUICK_LIMIT_S=${QUICK_LIMIT_S:-300}
-ALL="srtpplus datachannel flood paced handover relay sfu sfu_quality cluster memory transcode voip tunnel"
+ALL="srtpplus datachannel flood paced handover relay sfu sfu_quality cluster memory transcode voip tunnel device_scale"
 LANE_A="sfu_quality memory cluster voip datachannel transcode srtpplus"
-LANE_B="tunnel paced flood sfu handover relay"
+LANE_B="tunnel paced flood sfu handover relay device_scale"
 
 # run_lane BENCH...: runs each in turn; exit status 1 if any failed.
 run_lane() {

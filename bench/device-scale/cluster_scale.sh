@@ -12,11 +12,12 @@
 # and last:
 #   cluster_capacity one_node=<subs> three_nodes=<subs> ratio=<three/one>
 # Env: N (subscribers per room, 200), DUR (s, 6), LOSS (0.01), R1 (first
-# one-node step, 3), R1MAX (12), R3MAX (rooms, 4 x the one-node rooms).
+# one-node step, 3), R1MAX (12), R3MAX (rooms, 4 x the one-node rooms),
+# REDIS_PORT (16379), HTTP_BASE (19100), MEDIA_BASE (44000).
 cd "$(dirname "$0")"
 LD="./lib/ld-linux-x86-64.so.2 --library-path ./lib"
 N=${N:-200}; DUR=${DUR:-6}; LOSS=${LOSS:-0.01}; R1=${R1:-3}; R1MAX=${R1MAX:-12}
-REDIS_PORT=${REDIS_PORT:-16379}; PASSWORD=device-scale-$$
+REDIS_PORT=${REDIS_PORT:-16379}; HB=${HTTP_BASE:-19100}; MB=${MEDIA_BASE:-44000}; PASSWORD=device-scale-$$
 export MOAT_CLUSTER_PASSWORD=$PASSWORD
 ulimit -n 65536
 CURL=curl; command -v curl >/dev/null || CURL="$LD ./curl"
@@ -28,17 +29,17 @@ redis_up() {
   sleep 0.5
 }
 
-# node_up K: node nK (HTTP 19100+K, media 44000+100K), one worker.
+# node_up K: node nK (HTTP $HB+K, media $MB+100K), one worker.
 node_up() {
   local k=$1
-  $LD ./moat --http-bind 127.0.0.1 --http-port $((19100 + k)) --media-port $((44000 + 100 * k)) --workers 1 \
+  $LD ./moat --http-bind 127.0.0.1 --http-port $(($HB + k)) --media-port $(($MB + 100 * k)) --workers 1 \
     --plugin-dir ./plugins --candidate-addresses 127.0.0.1 --log-level warn --ng-port 0 \
     --whip-rate-per-ip 0 --max-pending-sessions 0 --max-sessions 0 --max-connections 0 \
     --max-connections-per-source 0 --max-pending-per-source 0 \
     --cluster-redis 127.0.0.1:$REDIS_PORT --cluster-node-id n$k --cluster-drain-timeout 1 \
     >node_$k.log 2>&1 &
   NODE[$k]=$!
-  for i in $(seq 80); do $CURL -sf http://127.0.0.1:$((19100 + k))/healthz >/dev/null && return; sleep 0.25; done
+  for i in $(seq 80); do $CURL -sf http://127.0.0.1:$(($HB + k))/healthz >/dev/null && return; sleep 0.25; done
   echo "node n$k did not come up"; tail -5 node_$k.log
 }
 
@@ -50,9 +51,9 @@ step() {
   for k in $(seq 0 $((K - 1))); do c0[$k]=$(cpu_of ${NODE[$k]}); done
   t0=$(date +%s.%N)
   for r in $(seq 0 $((R - 1))); do
-    k=$((r % K)); local whep=http://127.0.0.1:$((19100 + k))/whep/room/s${K}_${R}_$r
+    k=$((r % K)); local whep=http://127.0.0.1:$(($HB + k))/whep/room/s${K}_${R}_$r
     [ $k -ne 0 ] && whep="$whep?edge="
-    timeout 120 $LD ./moat-flood --whip http://127.0.0.1:19100/whip/room/s${K}_${R}_$r \
+    timeout 120 $LD ./moat-flood --whip http://127.0.0.1:$HB/whip/room/s${K}_${R}_$r \
       --whep "$whep" --subscribers $N --duration $DUR --drain 1 --setup-timeout 40 --json --quiet \
       >c_${K}_${R}_$r.json 2>c_${K}_${R}_$r.err &
     pids+=($!)
@@ -98,13 +99,13 @@ redis_up; node_up 0
 good1=$(ramp 1 $R1 1 $R1MAX)
 stop_all
 redis_up; for k in 0 1 2; do node_up $k; done
-for k in 1 2; do $CURL -s -XPOST http://127.0.0.1:$((19100 + k))/api/cluster/drain >/dev/null; done
+for k in 1 2; do $CURL -s -XPOST http://127.0.0.1:$(($HB + k))/api/cluster/drain >/dev/null; done
 for i in $(seq 40); do  # until the owner sees both edges draining
-  [ "$($CURL -s http://127.0.0.1:19100/api/cluster | grep -o '"draining"' | wc -l)" -ge 2 ] && break; sleep 0.25
+  [ "$($CURL -s http://127.0.0.1:$HB/api/cluster | grep -o '"draining"' | wc -l)" -ge 2 ] && break; sleep 0.25
 done
 first3=$(( good1 > 0 ? (5 * good1 / 2 + 2) / 3 * 3 : 3 ))
 good3=$(ramp 3 $first3 3 ${R3MAX:-$((4 * (good1 > 0 ? good1 : 3)))})
-$CURL -s http://127.0.0.1:19100/metrics | grep -v "^#" | grep -E "cascade|dropped|relay" | grep -v " 0$" >cluster_metrics.txt
+$CURL -s http://127.0.0.1:$HB/metrics | grep -v "^#" | grep -E "cascade|dropped|relay" | grep -v " 0$" >cluster_metrics.txt
 stop_all
 # A ramp that never failed gives a lower bound only: said as capped=.
 capped=""; [ $((good1 + 1)) -gt $R1MAX ] && capped="${capped}one_node,"

@@ -7,7 +7,7 @@ N=${N:-400}; DUR=${DUR:-8}
 ulimit -n 65536
 nproc; uname -r; for t in curl python3; do command -v $t >/dev/null || echo "missing $t"; done
 for W in ${WS:-1 2 4}; do
-  HTTP=$((18900 + W)); MEDIA=$((41000 + W * 100))
+  HTTP=$((${HTTP_BASE:-18900} + W)); MEDIA=$((${MEDIA_BASE:-41000} + W * 100))
   $LD ./moat --http-bind 127.0.0.1 --http-port $HTTP --media-port $MEDIA --workers $W --plugin-dir ./plugins --candidate-addresses 127.0.0.1 --log-level warn \
      --whip-rate-per-ip 0 --max-pending-sessions 0 --max-sessions 0 --ng-port 0 --max-connections 0 \
      --max-connections-per-source 0 --max-pending-per-source 0 >gw_$W.log 2>&1 &
