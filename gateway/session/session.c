@@ -14,8 +14,11 @@
 
 /* A session whose DTLS never completes is closed after this long. */
 #define SESSION_SETUP_TIMEOUT_US (30ull * 1000000ull)
-/* How long a graceful end waits for the peer to acknowledge queued data. */
+/* How long a graceful end waits for the peer to acknowledge more of its
+ * queued data: the wait starts again whenever it does (a slow peer that
+ * keeps acknowledging gets everything), up to SESSION_DRAIN_MAX_US in all. */
 #define SESSION_DRAIN_TIMEOUT_US (5ull * 1000000ull)
+#define SESSION_DRAIN_MAX_US     (60ull * 1000000ull)
 /* How often a connected session offers its DTLS record buffers back
  * (moat_dtls_transport_trim: only when no datagram came or went since). */
 #define DTLS_TRIM_INTERVAL_US (1000000ull)
@@ -405,10 +408,24 @@ static void retire_dtls_when_done(moat_session *session)
     moat_counter_add(&moat_worker_counters_mut(session->worker)->dtls_retired, 1);
 }
 
+/* A drain ends once everything is acknowledged, after
+ * SESSION_DRAIN_TIMEOUT_US without the peer acknowledging more, or after
+ * SESSION_DRAIN_MAX_US. */
+static bool drain_over(moat_session *session, uint64_t now_us)
+{
+    if (moat_session_data_drained(session))
+        return true;
+    size_t pending = moat_session_data_pending_bytes(session);
+    if (pending < session->drain_pending_bytes)
+        session->drain_deadline_us = now_us + SESSION_DRAIN_TIMEOUT_US;
+    session->drain_pending_bytes = pending;
+    return now_us > session->drain_deadline_us ||
+           now_us - session->drain_started_us > SESSION_DRAIN_MAX_US;
+}
+
 bool moat_session_tick(moat_session *session, uint64_t now_us)
 {
-    if (session->draining && session->end_reason == NULL &&
-        (moat_session_data_drained(session) || now_us > session->drain_deadline_us))
+    if (session->draining && session->end_reason == NULL && drain_over(session, now_us))
         return false;
     if (session->ending)
         return false;
@@ -494,7 +511,9 @@ void moat_session_end(moat_session *session, const char *reason)
     if (graceful && moat_session_data_begin_drain(session)) {
         session->draining = true;
         session->drain_reason = g_strdup(reason);
-        session->drain_deadline_us = moat_worker_now_us(session->worker) + SESSION_DRAIN_TIMEOUT_US;
+        session->drain_started_us = moat_worker_now_us(session->worker);
+        session->drain_deadline_us = session->drain_started_us + SESSION_DRAIN_TIMEOUT_US;
+        session->drain_pending_bytes = moat_session_data_pending_bytes(session);
         session->ending = false;
         moat_log_debug("session", "session %s: draining data channels before close",
                        session->label);

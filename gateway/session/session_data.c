@@ -394,6 +394,13 @@ bool moat_session_data_drained(const moat_session *session)
     return !session->sctp || !session->sctp_up;
 }
 
+size_t moat_session_data_pending_bytes(const moat_session *session)
+{
+    if (!session->sctp || !session->sctp_up)
+        return 0;
+    return session->data_queued_bytes + moat_sctp_association_buffered_amount(session->sctp);
+}
+
 /* The peer took nothing for MOAT_DATA_STALL_US: what other sessions relayed
  * to it is dropped and counted, so that one stalled subscriber cannot stop
  * its publisher (and every other subscriber) for good. Its own echoes stay

@@ -205,7 +205,9 @@ struct moat_session {
     bool dtls_application_seen;
     /* A graceful end waits for SCTP to drain before close_notify. */
     bool draining;
-    uint64_t drain_deadline_us;
+    uint64_t drain_deadline_us; /* moved on whenever the peer acknowledges more */
+    uint64_t drain_started_us;
+    size_t drain_pending_bytes; /* still to deliver at the last tick */
     char *drain_reason;
 
     /* Flood defence */
@@ -377,6 +379,9 @@ void moat_session_data_clear(moat_session *session);
 /* Starts a graceful SCTP shutdown; false when there is nothing to drain. */
 bool moat_session_data_begin_drain(moat_session *session);
 bool moat_session_data_drained(const moat_session *session);
+/* Bytes the data channels still have to deliver: queued in the session and
+ * in the association, sent or not, until the peer acknowledges them. */
+size_t moat_session_data_pending_bytes(const moat_session *session);
 /* Sends one message to the session's peer, or queues it while the SCTP send
  * buffer is full. Made from the message the calling thread is delivering
  * (moat_data_flow_source) when there is one. 0, or -1 refused (counted as a

@@ -330,11 +330,13 @@ async def bulk_session(url, session, count, size, window_bytes, deadline, wait_p
     return peer, messages
 
 
-async def bulk_run(url, sessions, count, size, window_bytes, timeout_s, wait_pmtu=0.0):
+async def bulk_run(url, sessions, count, size, window_bytes, timeout_s, wait_pmtu=0.0,
+                   hang_up_at=0.9):
     """sessions peers at once, each sending count messages of size bytes
     (never more than window_bytes ahead of its echoes). Once the gateway has
-    every message and 90 % of the echoes are back (the rest must drain
-    within the gateway's 5 s bound), all hang up with DELETE, and each must
+    every message and a fraction hang_up_at of the echoes are back (the rest
+    must drain while the peer keeps acknowledging), all hang up with
+    DELETE, and each must
     still get every echo, byte-exact and in order, before its channel
     closes. Prints one JSON line and exits."""
     deadline = time.monotonic() + timeout_s
@@ -349,9 +351,11 @@ async def bulk_run(url, sessions, count, size, window_bytes, timeout_s, wait_pmt
     while time.monotonic() < deadline:
         metrics = await gateway_metrics(url)
         if (metrics.get("moat_datachannel_messages_received_total", 0) - before >= sessions * count
-                and all(len(peer.channels[0].received) >= 0.9 * count for peer, _ in started)):
+                and all(len(peer.channels[0].received) >= hang_up_at * count
+                        for peer, _ in started)):
             break
         await asyncio.sleep(0.05)
+    hung_up = time.monotonic()
     statuses = await asyncio.gather(*(peer.delete() for peer, _ in started))
     results = []
     for peer, messages in started:
@@ -366,6 +370,7 @@ async def bulk_run(url, sessions, count, size, window_bytes, timeout_s, wait_pmt
             "received": len(channel.received),
             "received_when_closed": channel.received_when_closed,
             "exact": channel.received == messages,
+            "closed_after_hang_up_s": round(time.monotonic() - hung_up, 2),
         })
         await peer.close()
     print(json.dumps({"delete_statuses": statuses, "sessions": results}), flush=True)
@@ -392,10 +397,13 @@ def main():
     bulk.add_argument("--wait-pmtu", type=float, default=0.0,
                       help="wait at most this long after the channel opens for the "
                            "gateway's path MTU searches to end (/api/stats)")
+    bulk.add_argument("--hang-up-at", type=float, default=0.9,
+                      help="hang up once the gateway has every message and this "
+                           "fraction of the echoes is back")
     args = parser.parse_args()
     if args.command == "bulk":
         asyncio.run(bulk_run(args.url, args.sessions, args.count, args.size, args.window,
-                             args.timeout, args.wait_pmtu))
+                             args.timeout, args.wait_pmtu, args.hang_up_at))
         return
     asyncio.run(lossy_run(args.url, args.count, args.size, args.rate, args.settle, args.timeout))
 
