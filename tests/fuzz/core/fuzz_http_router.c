@@ -71,6 +71,18 @@ static uint16_t free_udp_port(void)
     return ntohs(address.sin6_port);
 }
 
+static void serve_node_route(void *user, const moat_http_request *request,
+                             moat_http_response *response)
+{
+    (void)user;
+    const char *credential = moat_http_request_header(request, "X-Moat-Forwarded");
+    if (!credential || strcmp(credential, "fuzz-node") != 0) {
+        moat_http_response_error(response, 403, "forbidden", "nodes only");
+        return;
+    }
+    moat_http_response_set(response, 204, NULL, NULL, 0);
+}
+
 static void fail(const char *what, const char *error)
 {
     fprintf(stderr, "fuzz_http_router: %s: %s\n", what, error);
@@ -134,6 +146,9 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
     moat_whip_bind_gateway(gateway);
     moat_http_router_init(gateway);
     moat_app_register_http_routes(gateway); /* GET /api/calls */
+    /* A node-only route (as cluster/cascade_owner.c registers): reached
+     * without the API token, its handler checks the node credential. */
+    moat_http_node_route_register(gateway, "POST", "/api/cluster/cascade", serve_node_route, NULL);
     open_admission = gateway->admission;
     tight_admission = moat_admission_new(1, 1, 4);
     if (moat_worker_start(gateway->workers[0], error, sizeof error) != 0)
