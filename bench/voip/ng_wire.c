@@ -229,12 +229,16 @@ int ng_sdp_media(ng_text sdp, struct sockaddr_in *out)
 
 int ng_cookie_parse(ng_text cookie, const char *run, unsigned *index, ng_command *command)
 {
-    char text[64] = {0};
+    /* Two zero bytes past the longest cookie: the checks below read up to
+     * two bytes past the number, which may end at the cookie's last byte. */
+    enum { MAX_COOKIE = 63 };
+    char text[MAX_COOKIE + 3] = {0};
     size_t run_len = strlen(run);
-    if (cookie.len >= sizeof text || cookie.len < run_len + 4)
+    if (cookie.len > MAX_COOKIE || cookie.len < run_len + 4)
         return -1;
     memcpy(text, cookie.data, cookie.len);
-    if (memcmp(text, run, run_len) != 0 || text[run_len] != '_')
+    if (memcmp(text, run, run_len) != 0 || text[run_len] != '_' || text[run_len + 1] < '0' ||
+        text[run_len + 1] > '9')
         return -1;
     char *end = NULL;
     unsigned long i = strtoul(text + run_len + 1, &end, 10);
