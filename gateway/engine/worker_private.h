@@ -59,6 +59,8 @@ struct moat_worker {
     /* Kernel receive time of the datagram being dispatched (monotonic, us);
      * now_us outside the receive loop. Feeds the detectors only. */
     uint64_t arrival_us;
+    /* The media socket's drop count at the last tick (SO_MEMINFO, wraps). */
+    uint32_t socket_drops_seen;
     unsigned session_count; /* read by the control thread */
     moat_counters counters;
     moat_ice_checker *ice_checker;

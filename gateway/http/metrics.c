@@ -47,6 +47,10 @@ static const counter_metric counter_metrics[] = {
      offsetof(moat_counters, rtcp_sent)},
     {"moat_datagrams_received_total", "UDP datagrams received on media ports",
      offsetof(moat_counters, datagrams_received)},
+    {"moat_socket_dropped_datagrams_total",
+     "Datagrams the kernel dropped at the media sockets: receive queue full (a worker fell "
+     "behind) or refused by the kernel prefilter (also in moat_kernel_dropped_packets_total)",
+     offsetof(moat_counters, socket_drops)},
     {"moat_bytes_received_total", "UDP payload bytes received on media ports",
      offsetof(moat_counters, bytes_received)},
     {"moat_bytes_sent_total", "UDP payload bytes sent from media ports",
