@@ -425,7 +425,9 @@ static bool drain_over(moat_session *session, uint64_t now_us)
 
 bool moat_session_tick(moat_session *session, uint64_t now_us)
 {
-    if (session->draining && session->end_reason == NULL && drain_over(session, now_us))
+    /* A session its plugin closed drains too: its end reason is set before
+     * the drain starts, and the drain's bound applies all the same. */
+    if (session->draining && drain_over(session, now_us))
         return false;
     if (session->ending)
         return false;
