@@ -337,18 +337,6 @@ static void trim_heap(moat_worker *worker)
     moat_counter_add(&worker->counters.heap_trim_ns, ns);
 }
 
-/* What the kernel dropped at the media socket since the last tick (its
- * queue full while the worker fell behind, or the kernel prefilter):
- * SO_MEMINFO's running count, read once a tick. */
-static void note_socket_drops(moat_worker *worker, const moat_socket_load *socket)
-{
-    if (!socket->valid || socket->drops == worker->socket_drops_seen)
-        return;
-    moat_counter_add(&worker->counters.socket_drops,
-                     (uint32_t)(socket->drops - worker->socket_drops_seen));
-    worker->socket_drops_seen = (uint32_t)socket->drops;
-}
-
 static void tick_sessions(moat_worker *worker)
 {
     uint64_t expirations;
@@ -359,7 +347,7 @@ static void tick_sessions(moat_worker *worker)
      * its own associations' pending work delivered on its own thread. */
     moat_sctp_stack_handle_timers((uint32_t)(expirations * MOAT_WORKER_TICK_MS));
     moat_socket_load socket = moat_socket_load_read(worker->socket_fd);
-    note_socket_drops(worker, &socket);
+    moat_worker_note_socket_drops(worker, &socket);
     if (worker->prefilter) {
         moat_worker_report_detector(worker, moat_detector_tick(&worker->detector, worker->now_us));
         if (moat_load_monitor_tick(&worker->load, &socket))

@@ -142,6 +142,18 @@ static uint64_t arrival_of(const moat_worker *worker, const struct msghdr *messa
     return (uint64_t)arrival;
 }
 
+/* What the kernel dropped at the media socket since the last tick (its
+ * queue full while the worker fell behind, or the kernel prefilter):
+ * SO_MEMINFO's running count, read once a tick. */
+void moat_worker_note_socket_drops(moat_worker *worker, const moat_socket_load *socket)
+{
+    if (!socket->valid || socket->drops == worker->socket_drops_seen)
+        return;
+    moat_counter_add(&moat_worker_counters_mut(worker)->socket_drops,
+                     (uint32_t)(socket->drops - worker->socket_drops_seen));
+    worker->socket_drops_seen = (uint32_t)socket->drops;
+}
+
 void moat_worker_receive(moat_worker *worker, int socket_fd, moat_receive_batch *batch)
 {
     moat_counters *counters = moat_worker_counters_mut(worker);

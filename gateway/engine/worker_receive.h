@@ -5,6 +5,7 @@
 
 #include "engine/packet_info.h"
 #include "engine/worker.h"
+#include "prefilter/load_monitor.h"
 
 #include <sys/socket.h>
 
@@ -43,6 +44,9 @@ void moat_receive_batch_clear(moat_receive_batch *batch);
 /* Drains the socket (bounded number of batches per call, so timers and tasks
  * still run under a flood) and dispatches every datagram. */
 void moat_worker_receive(moat_worker *worker, int socket_fd, moat_receive_batch *batch);
+/* Counts what the kernel dropped at the socket since the last call (its
+ * SO_MEMINFO running count, read by the caller once a tick). */
+void moat_worker_note_socket_drops(moat_worker *worker, const moat_socket_load *socket);
 
 /* One datagram, as the receive loop hands it on: demultiplexed and given to
  * the session owning its 5-tuple (STUN: its ufrag), or dropped with a
