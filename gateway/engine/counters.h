@@ -43,6 +43,8 @@ typedef struct {
     uint64_t datagrams_received;
     uint64_t stun_requests;
     uint64_t nacked_retransmissions;
+    /* Second copies of those, to peers whose NACKs show a lossy path. */
+    uint64_t nacked_retransmission_copies;
     uint64_t dtls_handshakes_completed;
     uint64_t dtls_handshakes_failed;
     /* Media-only sessions whose DTLS dropped OpenSSL's SSL (session.c). */

@@ -71,6 +71,12 @@ typedef struct {
      * SSRC with its own sequence numbers (session_media.c), 0 none. */
     uint32_t rtx_ssrc;
     uint16_t rtx_sequence;
+    /* The share of what this stream sent that the peer NACKed, per mille,
+     * judged over at least MOAT_NACK_LOSS_WINDOW packets (session_media.c):
+     * on a path that loses 1-20 %, each retransmission goes out twice. */
+    uint32_t nack_window_base; /* packets_sent when the window began */
+    uint32_t nack_window_nacked;
+    uint16_t nack_loss_permille;
 } moat_outgoing_stream;
 
 /* What a session keeps of the SDP negotiation once it exists: the

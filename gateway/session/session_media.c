@@ -67,9 +67,18 @@ moat_outgoing_stream *moat_session_outgoing_stream(moat_session *session, uint32
     return NULL;
 }
 
-/* Protects a plaintext packet into the worker's send batch. */
-int moat_session_send_protected(moat_session *session, const uint8_t *packet, size_t length,
-                                bool rtcp)
+/* Retransmissions go out twice while a stream's NACKs cover 1-20 % of what
+ * it sent over at least this many packets (retransmission_copies). */
+#define MOAT_NACK_LOSS_WINDOW 200u
+#define MOAT_NACK_COPY_MIN    10u
+#define MOAT_NACK_COPY_MAX    200u
+
+/* Protects a plaintext packet into the worker's send batch; `copies` > 1
+ * queues the same protected datagram again (the receiver's SRTP drops a
+ * copy as a replay once one got through, so a second copy counts only when
+ * the first was lost). */
+static int send_protected(moat_session *session, const uint8_t *packet, size_t length, bool rtcp,
+                          unsigned copies)
 {
     if (!session->srtp || !session->has_selected || session->ending)
         return -1;
@@ -94,10 +103,45 @@ int moat_session_send_protected(moat_session *session, const uint8_t *packet, si
             0)
         return -1;
     /* The worker counts it once the kernel took it (moat_worker_flush). */
-    moat_worker_send_commit(session->worker, &session->selected, length,
-                            rtcp ? MOAT_SEND_RTCP : MOAT_SEND_RTP);
+    moat_send_kind kind = rtcp ? MOAT_SEND_RTCP : MOAT_SEND_RTP;
+    moat_worker_send_commit(session->worker, &session->selected, length, kind);
     moat_counter_add(rtcp ? &session->counters.rtcp_sent : &session->counters.rtp_sent, 1);
+    for (unsigned i = 1; i < copies; i++) {
+        /* A slot other than buffer's (a flush starts again at slot 0, and
+         * buffer was the last one then). */
+        uint8_t *copy = moat_worker_send_buffer(session->worker, &capacity);
+        memcpy(copy, buffer, length);
+        moat_worker_send_commit(session->worker, &session->selected, length, kind);
+    }
     return 0;
+}
+
+int moat_session_send_protected(moat_session *session, const uint8_t *packet, size_t length,
+                                bool rtcp)
+{
+    return send_protected(session, packet, length, rtcp, 1);
+}
+
+/* How many copies of a retransmission the stream's path calls for, after
+ * counting this NACK's `n` sequence numbers: two when the peer NACKed
+ * between MOAT_NACK_COPY_MIN and MOAT_NACK_COPY_MAX per mille of what the
+ * stream sent over the last window (random loss a second copy beats at
+ * the cost of that share again; above it, loss is congestion that more
+ * packets would feed), else one. */
+static unsigned retransmission_copies(moat_outgoing_stream *stream, int n)
+{
+    stream->nack_window_nacked += n > 0 ? (uint32_t)n : 0;
+    uint32_t sent = stream->packets_sent - stream->nack_window_base;
+    if (sent >= MOAT_NACK_LOSS_WINDOW) {
+        uint64_t permille = (uint64_t)stream->nack_window_nacked * 1000u / sent;
+        stream->nack_loss_permille = (uint16_t)(permille > 1000 ? 1000 : permille);
+        stream->nack_window_base = stream->packets_sent;
+        stream->nack_window_nacked = 0;
+    }
+    return stream->nack_loss_permille >= MOAT_NACK_COPY_MIN &&
+                   stream->nack_loss_permille <= MOAT_NACK_COPY_MAX
+               ? 2
+               : 1;
 }
 
 #define MOAT_RTX_BUFFER 1600
@@ -169,6 +213,7 @@ static void answer_nack(moat_session *session, const moat_rtcp_fb *feedback, uns
         return;
     uint16_t sequences[256];
     int n = moat_rtcp_nack_expand(feedback, sequences, G_N_ELEMENTS(sequences));
+    unsigned copies = retransmission_copies(stream, n);
     uint64_t now = moat_worker_now_us(session->worker);
     for (int i = 0; i < n; i++) {
         uint8_t rebuilt[MOAT_RETRANSMIT_MAX_PACKET];
@@ -184,8 +229,15 @@ static void answer_nack(moat_session *session, const moat_rtcp_fb *feedback, uns
             packet = rtx;
             length = (size_t)wrapped;
         }
-        if (moat_session_send_protected(session, packet, length, false) == 0)
-            moat_counter_add(&moat_worker_counters_mut(session->worker)->nacked_retransmissions, 1);
+        /* The second copy pays the stream's retransmission budget too: a
+         * peer NACKing on purpose gets no more than the budget allows. */
+        unsigned sending =
+            copies > 1 && !moat_retransmit_budget_take(&stream->budget, length, now) ? 1 : copies;
+        if (send_protected(session, packet, length, false, sending) != 0)
+            continue;
+        moat_counters *counters = moat_worker_counters_mut(session->worker);
+        moat_counter_add(&counters->nacked_retransmissions, 1);
+        moat_counter_add(&counters->nacked_retransmission_copies, sending - 1);
     }
 }
 

@@ -133,3 +133,83 @@ def test_cross_worker_nacks_rebuild_the_packet_sent(gateway):
         await close(pub)
 
     asyncio.run(run())
+
+
+async def nacking_viewer(gateway, room, every):
+    """A subscriber that NACKs every `every`-th media packet it receives
+    (as a receiver on a path losing 1/every would) and counts, on the wire
+    before SRTP, how many copies of each RTX packet arrive."""
+    sub = await subscribe(gateway.base, room)
+    answer = sub["pc"].remoteDescription.sdp
+    video = answer[answer.index("m=video"):]
+    fid = re.search(r"a=ssrc-group:FID (\d+) (\d+)", video)
+    assert fid, video
+    media_ssrc, rtx_ssrc = int(fid.group(1)), int(fid.group(2))
+    receiver = None
+    for _ in range(100):
+        receiver = next((r for r in sub["pc"].getReceivers()
+                         if r.track and r.track.kind == "video"), None)
+        if receiver:
+            break
+        await asyncio.sleep(0.05)
+    state = {"media": 0, "nacked": 0, "rtx_copies": {}}
+    ice = receiver.transport.transport
+    receive = ice._recv
+
+    async def wire():
+        data = await receive()
+        if len(data) >= 12 and 128 <= data[0] < 192 and not 72 <= (data[1] & 0x7f) <= 76:
+            if int.from_bytes(data[8:12], "big") == rtx_ssrc:
+                seq = int.from_bytes(data[2:4], "big")
+                state["rtx_copies"][seq] = state["rtx_copies"].get(seq, 0) + 1
+        return data
+
+    ice._recv = wire
+    handle = receiver._handle_rtp_packet
+
+    async def nacking(packet, arrival_time_ms):
+        await handle(packet, arrival_time_ms)
+        if packet.ssrc != media_ssrc:
+            return
+        state["media"] += 1
+        if state["media"] % every == 0:
+            state["nacked"] += 1
+            await receiver.transport._send_rtp(bytes(RtcpRtpfbPacket(
+                fmt=RTCP_RTPFB_NACK, ssrc=1234, media_ssrc=media_ssrc,
+                lost=[packet.sequence_number])))
+
+    receiver._handle_rtp_packet = nacking
+    return sub, state
+
+
+def test_retransmissions_go_twice_on_a_lossy_path(gateway):
+    """A viewer whose NACKs cover 5 % of its video gets each retransmission
+    twice (a second chance if the first is lost too); one whose NACKs cover
+    0.5 %, in the same room and run, gets one. Before: one copy each."""
+    async def run():
+        pub = await publish(gateway.base, "rtxtwice")
+        await asyncio.sleep(1.0)
+        lossy, lossy_state = await nacking_viewer(gateway, "rtxtwice", 20)
+        clean, clean_state = await nacking_viewer(gateway, "rtxtwice", 200)
+        # The judgement needs 200 packets sent; aiortc's pattern runs at
+        # about 60 video packets a second.
+        for _ in range(150):
+            if lossy_state["media"] >= 700:
+                break
+            await asyncio.sleep(0.1)
+        await asyncio.sleep(0.5)
+        for peer in (lossy, clean, pub):
+            await close(peer)
+        return lossy_state, clean_state
+
+    lossy, clean = asyncio.run(run())
+    print("lossy viewer:", lossy["media"], "media,", lossy["nacked"], "NACKed, RTX copies",
+          sorted(lossy["rtx_copies"].values()))
+    print("clean viewer:", clean["media"], "media,", clean["nacked"], "NACKed, RTX copies",
+          sorted(clean["rtx_copies"].values()))
+    assert lossy["media"] >= 400 and lossy["nacked"] >= 20, lossy
+    twice = sum(1 for n in lossy["rtx_copies"].values() if n == 2)
+    assert twice >= lossy["nacked"] // 2, lossy
+    assert max(lossy["rtx_copies"].values()) == 2, lossy
+    assert clean["rtx_copies"] and set(clean["rtx_copies"].values()) == {1}, clean
+    assert gateway.metric("moat_nack_retransmission_copies_total") >= twice
