@@ -154,6 +154,13 @@ class MoatSfu:
 
     def stop(self):
         if self.gateway:
+            try:
+                m = self.gateway.metrics()
+                progress(f"  moat: {m.get('moat_nack_retransmissions_total', 0):.0f} "
+                         f"retransmissions, {m.get('moat_nack_retransmission_copies_total', 0):.0f}"
+                         " second copies")
+            except OSError:
+                pass
             self.gateway.stop()
             self.gateway = None
 
@@ -261,6 +268,11 @@ def sample_for(viewer, seconds, widths, until=None, interval=0.2):
     return hit
 
 
+def set_window(seconds):
+    global WINDOW_S
+    WINDOW_S = seconds
+
+
 def measure_steady(viewer):
     time.sleep(WARM_S)
     widths = []
@@ -355,7 +367,11 @@ def main():
     parser.add_argument("--build", default=str(ROOT / "build"))
     parser.add_argument("--conditions", default="clean" if QUICK else "clean,loss2,loss5,step")
     parser.add_argument("--no-janus", action="store_true")
+    parser.add_argument("--window", type=float, default=WINDOW_S,
+                        help="seconds of each steady condition's window (default %(default)s): "
+                        "a freeze or two in 20 s does not separate two SFUs at 2 %% loss")
     args = parser.parse_args()
+    set_window(args.window)
     build = Path(args.build)
     conditions = args.conditions.split(",")
     if os.geteuid() != 0 or chromium_path() is None:
