@@ -50,6 +50,18 @@ async def subscribe(base, room, publisher=None):
     return {"pc": pc, "recorders": recorders, "resource": base + location}
 
 
+async def video_receiver(sub):
+    """The subscriber's video receiver once its track exists (None after
+    5 s)."""
+    for _ in range(100):
+        receiver = next((r for r in sub["pc"].getReceivers()
+                         if r.track and r.track.kind == "video"), None)
+        if receiver:
+            return receiver
+        await asyncio.sleep(0.05)
+    return None
+
+
 async def close(peer):
     await whip_delete(peer["resource"])
     await peer["pc"].close()
@@ -263,12 +275,7 @@ def test_subscriber_nack_and_pli(gateway):
         await asyncio.sleep(1.0)
         sub = await subscribe(gateway.base, "fb")
         seen = {"seqs": []}
-        for _ in range(100):
-            receiver = next((r for r in sub["pc"].getReceivers()
-                             if r.track and r.track.kind == "video"), None)
-            if receiver:
-                break
-            await asyncio.sleep(0.05)
+        receiver = await video_receiver(sub)
         handle = receiver._handle_rtp_packet
 
         async def recording(packet, arrival_time_ms):

@@ -12,7 +12,17 @@ import re
 
 from aiortc.rtp import RTCP_RTPFB_NACK, RtcpRtpfbPacket
 
-from test_room import api, close, publish, subscribe
+from test_room import api, close, publish, subscribe, video_receiver
+
+
+def video_answer(sub):
+    """The video m-line of the subscriber's answer and its (media, RTX)
+    SSRCs from a=ssrc-group:FID."""
+    answer = sub["pc"].remoteDescription.sdp
+    video = answer[answer.index("m=video"):]
+    fid = re.search(r"a=ssrc-group:FID (\d+) (\d+)", video)
+    assert fid, "no RTX SSRC in the answer:\n" + video
+    return video, int(fid.group(1)), int(fid.group(2))
 
 
 def test_subscriber_nacks_are_answered_with_rtx(gateway):
@@ -20,20 +30,10 @@ def test_subscriber_nacks_are_answered_with_rtx(gateway):
         pub = await publish(gateway.base, "rtx")
         await asyncio.sleep(1.0)
         sub = await subscribe(gateway.base, "rtx")
-        answer = sub["pc"].remoteDescription.sdp
-        video = answer[answer.index("m=video"):]
-        fid = re.search(r"a=ssrc-group:FID (\d+) (\d+)", video)
-        assert fid, "no RTX SSRC in the answer:\n" + video
-        media_ssrc, rtx_ssrc = int(fid.group(1)), int(fid.group(2))
+        video, media_ssrc, rtx_ssrc = video_answer(sub)
         rtx_pts = {int(pt) for pt in re.findall(r"a=rtpmap:(\d+) rtx/90000", video)}
         assert rtx_pts, video
-        receiver = None
-        for _ in range(100):
-            receiver = next((r for r in sub["pc"].getReceivers()
-                             if r.track and r.track.kind == "video"), None)
-            if receiver:
-                break
-            await asyncio.sleep(0.05)
+        receiver = await video_receiver(sub)
         seen = {"media": [], "rtx": []}
         handle = receiver._handle_rtp_packet
 
@@ -73,18 +73,8 @@ def test_cross_worker_nacks_rebuild_the_packet_sent(gateway):
     assert status == 201, room
 
     async def watch(sub):
-        answer = sub["pc"].remoteDescription.sdp
-        video = answer[answer.index("m=video"):]
-        fid = re.search(r"a=ssrc-group:FID (\d+) (\d+)", video)
-        assert fid, video
-        media_ssrc, rtx_ssrc = int(fid.group(1)), int(fid.group(2))
-        receiver = None
-        for _ in range(100):
-            receiver = next((r for r in sub["pc"].getReceivers()
-                             if r.track and r.track.kind == "video"), None)
-            if receiver:
-                break
-            await asyncio.sleep(0.05)
+        _, media_ssrc, rtx_ssrc = video_answer(sub)
+        receiver = await video_receiver(sub)
         seen = {"media": {}, "order": [], "rtx": {}}
         handle = receiver._handle_rtp_packet
 
@@ -140,18 +130,8 @@ async def nacking_viewer(gateway, room, every):
     (as a receiver on a path losing 1/every would) and counts, on the wire
     before SRTP, how many copies of each RTX packet arrive."""
     sub = await subscribe(gateway.base, room)
-    answer = sub["pc"].remoteDescription.sdp
-    video = answer[answer.index("m=video"):]
-    fid = re.search(r"a=ssrc-group:FID (\d+) (\d+)", video)
-    assert fid, video
-    media_ssrc, rtx_ssrc = int(fid.group(1)), int(fid.group(2))
-    receiver = None
-    for _ in range(100):
-        receiver = next((r for r in sub["pc"].getReceivers()
-                         if r.track and r.track.kind == "video"), None)
-        if receiver:
-            break
-        await asyncio.sleep(0.05)
+    _, media_ssrc, rtx_ssrc = video_answer(sub)
+    receiver = await video_receiver(sub)
     state = {"media": 0, "nacked": 0, "rtx_copies": {}}
     ice = receiver.transport.transport
     receive = ice._recv

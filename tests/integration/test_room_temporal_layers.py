@@ -13,7 +13,7 @@ import pytest
 from aiortc.rtp import RTCP_PSFB_APP, RtcpPsfbPacket, pack_remb_fci
 
 from chromium import Chromium, chromium_path
-from test_room import api, close, subscribe
+from test_room import api, close, subscribe, video_receiver
 
 pytestmark = pytest.mark.skipif(chromium_path() is None, reason="chromium not installed")
 
@@ -70,13 +70,7 @@ def test_temporal_layers_dropped_for_a_low_estimate(gateway):
             room = await wait_api(gateway, l1t3, 40)
             assert l1t3(room), f"no L1T3 layers measured: {room}"
             sub = await subscribe(gateway.base, "tl")
-            receiver = None
-            for _ in range(100):
-                receiver = next((r for r in sub["pc"].getReceivers()
-                                 if r.track and r.track.kind == "video"), None)
-                if receiver:
-                    break
-                await asyncio.sleep(0.05)
+            receiver = await video_receiver(sub)
             assert receiver, "no video receiver"
             seen = []
             handle = receiver._handle_rtp_packet
