@@ -255,6 +255,16 @@ void moat_session_media_tick(moat_session *session, uint64_t now_us);
 moat_outgoing_stream *moat_session_outgoing_stream(moat_session *session, uint32_t ssrc);
 int moat_session_send_protected(moat_session *session, const uint8_t *packet, size_t length,
                                 bool rtcp);
+/* The same, queueing the protected datagram `copies` times (the receiver's
+ * SRTP drops a copy as a replay once one got through). */
+int moat_session_send_protected_copies(moat_session *session, const uint8_t *packet, size_t length,
+                                       bool rtcp, unsigned copies);
+/* session_retransmit.c: answers one NACK (within the stream's budget and
+ * the RTCP packet's count, *answered), and repairs the packets that
+ * transport-cc feedback reported lost (moat_session_bwe_feedback calls it
+ * with the estimator's lost sequence numbers). */
+void moat_session_answer_nack(moat_session *session, const moat_rtcp_fb *feedback,
+                              unsigned *answered);
 /* Source packets older than this are not resent. */
 #define MOAT_SESSION_RETRANSMIT_MAX_AGE_US 2000000ull
 /* session_plugin_calls.c: sizes (creates, grows, shrinks) a retransmission

@@ -1,12 +1,11 @@
 /* The session's media: SRTP in and out, RTP stream statistics, RTCP
- * (receiver/sender reports, NACK answered from the retransmission cache,
- * feedback handed to the plugin) and the calls plugins send through. */
+ * (receiver/sender reports; NACKs go to session_retransmit.c, the rest to
+ * the plugin) and the calls plugins send through. */
 #include "session/session_internal.h"
 
 #include "rtp/rtcp_feedback.h"
 #include "rtp/rtcp_packet.h"
 #include "rtp/rtp_packet.h"
-#include "rtp/rtx.h"
 #include "srtpplus.h"
 
 #include <glib.h>
@@ -67,18 +66,12 @@ moat_outgoing_stream *moat_session_outgoing_stream(moat_session *session, uint32
     return NULL;
 }
 
-/* Retransmissions go out twice while a stream's NACKs cover 1-20 % of what
- * it sent over at least this many packets (retransmission_copies). */
-#define MOAT_NACK_LOSS_WINDOW 200u
-#define MOAT_NACK_COPY_MIN    10u
-#define MOAT_NACK_COPY_MAX    200u
-
 /* Protects a plaintext packet into the worker's send batch; `copies` > 1
  * queues the same protected datagram again (the receiver's SRTP drops a
  * copy as a replay once one got through, so a second copy counts only when
  * the first was lost). */
-static int send_protected(moat_session *session, const uint8_t *packet, size_t length, bool rtcp,
-                          unsigned copies)
+int moat_session_send_protected_copies(moat_session *session, const uint8_t *packet, size_t length,
+                                       bool rtcp, unsigned copies)
 {
     if (!session->srtp || !session->has_selected || session->ending)
         return -1;
@@ -119,126 +112,7 @@ static int send_protected(moat_session *session, const uint8_t *packet, size_t l
 int moat_session_send_protected(moat_session *session, const uint8_t *packet, size_t length,
                                 bool rtcp)
 {
-    return send_protected(session, packet, length, rtcp, 1);
-}
-
-/* How many copies of a retransmission the stream's path calls for, after
- * counting this NACK's `n` sequence numbers: two when the peer NACKed
- * between MOAT_NACK_COPY_MIN and MOAT_NACK_COPY_MAX per mille of what the
- * stream sent over the last window (random loss a second copy beats at
- * the cost of that share again; above it, loss is congestion that more
- * packets would feed), else one. */
-static unsigned retransmission_copies(moat_outgoing_stream *stream, int n)
-{
-    stream->nack_window_nacked += n > 0 ? (uint32_t)n : 0;
-    uint32_t sent = stream->packets_sent - stream->nack_window_base;
-    if (sent >= MOAT_NACK_LOSS_WINDOW) {
-        uint64_t permille = (uint64_t)stream->nack_window_nacked * 1000u / sent;
-        stream->nack_loss_permille = (uint16_t)(permille > 1000 ? 1000 : permille);
-        stream->nack_window_base = stream->packets_sent;
-        stream->nack_window_nacked = 0;
-    }
-    return stream->nack_loss_permille >= MOAT_NACK_COPY_MIN &&
-                   stream->nack_loss_permille <= MOAT_NACK_COPY_MAX
-               ? 2
-               : 1;
-}
-
-#define MOAT_RTX_BUFFER 1600
-
-/* The RTX packet of a cached one when the stream has an RTX SSRC and the
- * packet's codec an rtx payload type (its length); 0 to send it as it is. */
-static int rtx_of(moat_session *session, moat_outgoing_stream *stream, const uint8_t *packet,
-                  size_t length, uint8_t *out, size_t capacity)
-{
-    if (!stream->rtx_ssrc || length < 2 || stream->media_index < 0 ||
-        (size_t)stream->media_index >= session->n_media)
-        return 0;
-    const moat_media_info *m = &session->media[stream->media_index];
-    uint8_t pt = packet[1] & 0x7f, rtx_pt = 0;
-    for (size_t c = 0; c < m->n_codecs && !rtx_pt; c++) {
-        if (m->codecs[c].payload_type == pt)
-            rtx_pt = m->codecs[c].rtx_payload_type;
-    }
-    if (!rtx_pt)
-        return 0;
-    int n = moat_rtx_wrap(packet, length, rtx_pt, stream->rtx_sequence, stream->rtx_ssrc, out,
-                          capacity);
-    if (n > 0)
-        stream->rtx_sequence++;
-    return n > 0 ? n : 0;
-}
-
-/* The packet sent as `sequence` for a resend now: rebuilt from the
- * worker's shared source when the stream forwarded it (a gone source is a
- * counted drop), else from the stream's own cache. 0, or -1 with nothing to
- * send. The stream's byte budget and the RTCP packet's count (*answered)
- * bound what is resent; refusals are counted drops. */
-static int resend_packet(moat_session *session, moat_outgoing_stream *stream, uint16_t sequence,
-                         uint64_t now, unsigned answered, uint8_t *rebuilt, const uint8_t **packet,
-                         size_t *length)
-{
-    int status = moat_session_rebuild_forwarded(session, stream, sequence, now, rebuilt, length);
-    if (status == MOAT_RTP_ERR_NO_SPACE)
-        moat_session_drop(session, MOAT_DROP_NACK_GONE);
-    if (status == MOAT_RTP_OK) {
-        *packet = rebuilt;
-        if (answered < MOAT_RETRANSMIT_MAX_PER_RTCP &&
-            moat_retransmit_budget_take(&stream->budget, *length, now))
-            return 0;
-        moat_session_drop(session, MOAT_DROP_NACK_LIMIT);
-        return -1;
-    }
-    if (status != MOAT_RTP_ERR_NOT_FOUND || !stream->cache ||
-        moat_retransmit_cache_get(stream->cache, sequence, packet, length) != 0)
-        return -1;
-    if (answered >= MOAT_RETRANSMIT_MAX_PER_RTCP ||
-        !moat_retransmit_budget_take(&stream->budget, *length, now)) {
-        moat_session_drop(session, MOAT_DROP_NACK_LIMIT);
-        return -1;
-    }
-    if (moat_retransmit_cache_resend(stream->cache, sequence, now, packet, length) != 0) {
-        moat_retransmit_budget_give_back(&stream->budget, *length);
-        return -1;
-    }
-    return 0;
-}
-
-/* Answers one NACK from the stream's cache or map, within the stream's
- * byte budget and the RTCP packet's count (*answered). */
-static void answer_nack(moat_session *session, const moat_rtcp_fb *feedback, unsigned *answered)
-{
-    moat_outgoing_stream *stream = moat_session_outgoing_stream(session, feedback->media_ssrc);
-    if (!stream || (!stream->cache && !stream->map))
-        return;
-    uint16_t sequences[256];
-    int n = moat_rtcp_nack_expand(feedback, sequences, G_N_ELEMENTS(sequences));
-    unsigned copies = retransmission_copies(stream, n);
-    uint64_t now = moat_worker_now_us(session->worker);
-    for (int i = 0; i < n; i++) {
-        uint8_t rebuilt[MOAT_RETRANSMIT_MAX_PACKET];
-        const uint8_t *packet;
-        size_t length;
-        if (resend_packet(session, stream, sequences[i], now, *answered, rebuilt, &packet,
-                          &length) != 0)
-            continue;
-        (*answered)++;
-        uint8_t rtx[MOAT_RTX_BUFFER];
-        int wrapped = rtx_of(session, stream, packet, length, rtx, sizeof rtx);
-        if (wrapped > 0) {
-            packet = rtx;
-            length = (size_t)wrapped;
-        }
-        /* The second copy pays the stream's retransmission budget too: a
-         * peer NACKing on purpose gets no more than the budget allows. */
-        unsigned sending =
-            copies > 1 && !moat_retransmit_budget_take(&stream->budget, length, now) ? 1 : copies;
-        if (send_protected(session, packet, length, false, sending) != 0)
-            continue;
-        moat_counters *counters = moat_worker_counters_mut(session->worker);
-        moat_counter_add(&counters->nacked_retransmissions, 1);
-        moat_counter_add(&counters->nacked_retransmission_copies, sending - 1);
-    }
+    return moat_session_send_protected_copies(session, packet, length, rtcp, 1);
 }
 
 static uint64_t ntp_now(void);
@@ -286,7 +160,7 @@ static void handle_rtcp(moat_session *session, uint8_t *packet, size_t length)
             if (moat_rtcp_parse_fb(&header, &feedback) != 0)
                 continue;
             if (moat_rtcp_fb_is_nack(&feedback))
-                answer_nack(session, &feedback, &answered);
+                moat_session_answer_nack(session, &feedback, &answered);
             else if (feedback.type == MOAT_RTCP_RTPFB && feedback.fmt == MOAT_RTCP_FMT_TRANSPORT_CC)
                 moat_session_bwe_feedback(session, &feedback);
             else
