@@ -158,7 +158,8 @@ class MoatSfu:
                 m = self.gateway.metrics()
                 progress(f"  moat: {m.get('moat_nack_retransmissions_total', 0):.0f} "
                          f"retransmissions, {m.get('moat_nack_retransmission_copies_total', 0):.0f}"
-                         " second copies")
+                         f" second copies, {m.get('moat_feedback_repairs_total', 0):.0f} repairs of "
+                         "losses transport-cc feedback reported before a NACK")
             except OSError:
                 pass
             self.gateway.stop()

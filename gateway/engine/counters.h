@@ -45,6 +45,9 @@ typedef struct {
     uint64_t nacked_retransmissions;
     /* Second copies of those, to peers whose NACKs show a lossy path. */
     uint64_t nacked_retransmission_copies;
+    /* Retransmissions of packets transport-cc feedback reported lost before
+     * a NACK for them came (their NACK lost, or a lost retransmission). */
+    uint64_t feedback_repairs;
     uint64_t dtls_handshakes_completed;
     uint64_t dtls_handshakes_failed;
     /* Media-only sessions whose DTLS dropped OpenSSL's SSL (session.c). */

@@ -166,6 +166,13 @@ int moat_retransmit_cache_resend(moat_retransmit_cache *c, uint16_t seq, uint64_
     return MOAT_RTP_OK;
 }
 
+bool moat_retransmit_cache_resent_after(const moat_retransmit_cache *c, uint16_t seq,
+                                        uint64_t after_us)
+{
+    const slot *s = find(c, seq);
+    return s != NULL && s->resent && s->resent_us > after_us;
+}
+
 size_t moat_retransmit_cache_slots(const moat_retransmit_cache *c)
 {
     return c->mask + 1;

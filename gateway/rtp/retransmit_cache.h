@@ -6,6 +6,7 @@
 #ifndef MOAT_RETRANSMIT_CACHE_H
 #define MOAT_RETRANSMIT_CACHE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -55,6 +56,10 @@ int moat_retransmit_cache_get_stored(const moat_retransmit_cache *c, uint16_t se
  * min_resend_interval_us ago. *packet stays valid until the next store. */
 int moat_retransmit_cache_resend(moat_retransmit_cache *c, uint16_t seq, uint64_t now_us,
                                  const uint8_t **packet, size_t *length);
+
+/* Whether `seq` is held and was last resent after `after_us`. */
+bool moat_retransmit_cache_resent_after(const moat_retransmit_cache *c, uint16_t seq,
+                                        uint64_t after_us);
 
 /* How many packets it holds at most. */
 size_t moat_retransmit_cache_slots(const moat_retransmit_cache *c);

@@ -98,6 +98,14 @@ int moat_retransmit_map_rebuild(moat_retransmit_map *map, uint16_t sequence, uin
     return MOAT_RTP_OK;
 }
 
+bool moat_retransmit_map_resent_after(const moat_retransmit_map *map, uint16_t sequence,
+                                      uint64_t after_us)
+{
+    const entry *e = &map->entries[sequence & map->mask];
+    return e->source_id != 0 && e->rewrite.sequence == sequence && e->resent &&
+           e->resent_us > after_us;
+}
+
 void moat_retransmit_map_clear(moat_retransmit_map *map)
 {
     memset(map->entries, 0, (map->mask + 1) * sizeof(entry));

@@ -58,6 +58,11 @@ int moat_retransmit_map_rebuild(moat_retransmit_map *map, uint16_t sequence, uin
                                 moat_retransmit_resolve_fn resolve, void *user, uint8_t *out,
                                 size_t capacity, size_t *length);
 
+/* Whether the packet sent as `sequence` is recorded and was last resent
+ * after `after_us`. */
+bool moat_retransmit_map_resent_after(const moat_retransmit_map *map, uint16_t sequence,
+                                      uint64_t after_us);
+
 /* Forgets every packet. */
 void moat_retransmit_map_clear(moat_retransmit_map *map);
 

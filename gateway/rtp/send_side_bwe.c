@@ -5,7 +5,7 @@
 
 #include <string.h>
 
-enum { SENT = 1, ACKED = 2, PROBE = 4 };
+enum { SENT = 1, ACKED = 2, PROBE = 4, LOST = 8 };
 
 #define INITIAL_THRESHOLD  12.5
 #define THRESHOLD_GAIN     4.0
@@ -321,10 +321,25 @@ static void update_rate(moat_ssbwe *e, uint64_t now_us)
     e->delay_bps = clamp_bps(grown);
 }
 
+/* A packet reported not received before one received in the same
+ * feedback (index received_after - 1): queued once for the caller's
+ * repair. Probe padding needs none. */
+static void note_lost(moat_ssbwe *e, long slot, size_t i, size_t received_after)
+{
+    if (i >= received_after || (e->flags[slot] & (LOST | PROBE)))
+        return;
+    e->flags[slot] |= LOST;
+    if (e->n_lost < MOAT_SSBWE_LOST_QUEUE)
+        e->lost[e->n_lost++] = e->seq_of[slot];
+}
+
 void moat_ssbwe_on_feedback(moat_ssbwe *e, uint16_t base_seq, const int64_t *arrival_us, size_t n,
                             uint64_t now_us)
 {
     e->stats.feedbacks++;
+    size_t received_after = 0; /* one past the last status received */
+    for (size_t i = 0; i < n; i++)
+        received_after = arrival_us[i] >= 0 ? i + 1 : received_after;
     for (size_t i = 0; i < n; i++) {
         uint16_t seq = (uint16_t)(base_seq + i);
         long slot = known_slot(e, seq);
@@ -336,6 +351,7 @@ void moat_ssbwe_on_feedback(moat_ssbwe *e, uint16_t base_seq, const int64_t *arr
         if (arrival_us[i] < 0) {
             e->stats.packets_lost++;
             e->loss_lost++;
+            note_lost(e, slot, i, received_after);
             if (probe && e->probe_have_first)
                 on_probe_packet(e, -1, 0);
             continue;
@@ -354,6 +370,25 @@ void moat_ssbwe_on_feedback(moat_ssbwe *e, uint16_t base_seq, const int64_t *arr
     if (e->probe_have_first && !e->probing && e->probe_started_us &&
         (covered || now_us - e->probe_started_us >= PROBE_JUDGE_US))
         judge_probe(e);
+}
+
+size_t moat_ssbwe_take_lost(moat_ssbwe *e, uint16_t *out, size_t capacity)
+{
+    size_t n = e->n_lost < capacity ? e->n_lost : capacity;
+    memcpy(out, e->lost, n * sizeof *out);
+    memmove(e->lost, e->lost + n, (e->n_lost - n) * sizeof *out);
+    e->n_lost = (uint8_t)(e->n_lost - n);
+    return n;
+}
+
+int64_t moat_ssbwe_sent_us(const moat_ssbwe *e, uint16_t seq)
+{
+    uint16_t age = (uint16_t)(e->next_seq - 1 - seq);
+    size_t slot = seq % MOAT_SSBWE_HISTORY;
+    if (e->stats.packets_sent == 0 || age >= MOAT_SSBWE_HISTORY || e->seq_of[slot] != seq ||
+        !(e->flags[slot] & SENT))
+        return -1;
+    return e->send_us[slot];
 }
 
 uint64_t moat_ssbwe_estimate(const moat_ssbwe *e)

@@ -43,6 +43,7 @@
 #define MOAT_SSBWE_LOSS_PACKETS   40      /* loss judged over at least this many */
 #define MOAT_SSBWE_DECREASE_GAP   300000u /* between two delay-based cuts */
 #define MOAT_SSBWE_PROBE_MIN_PKTS 8
+#define MOAT_SSBWE_LOST_QUEUE     64
 
 typedef enum {
     MOAT_SSBWE_NORMAL = 0,
@@ -108,6 +109,12 @@ typedef struct {
     bool probe_overuse;
     int probe_result; /* 1 confirmed, -1 failed, 0 none since the last take */
 
+    /* Sequence numbers feedback newly reported lost (each once), for the
+     * caller to repair: moat_ssbwe_take_lost. Full: the rest wait for a
+     * NACK. */
+    uint16_t lost[MOAT_SSBWE_LOST_QUEUE];
+    uint8_t n_lost;
+
     moat_ssbwe_stats stats;
 } moat_ssbwe;
 
@@ -120,6 +127,13 @@ uint16_t moat_ssbwe_on_send(moat_ssbwe *e, size_t bytes, uint64_t now_us, bool p
  * on the peer's clock, -1 not received (transport_cc.h moat_twcc_parse). */
 void moat_ssbwe_on_feedback(moat_ssbwe *e, uint16_t base_seq, const int64_t *arrival_us, size_t n,
                             uint64_t now_us);
+/* Moves up to `capacity` of the sequence numbers feedback reported lost
+ * since the last call (a status "not received" before one received in the
+ * same feedback, each reported once) into out; returns how many. */
+size_t moat_ssbwe_take_lost(moat_ssbwe *e, uint16_t *out, size_t capacity);
+/* When `seq` was sent (µs, the caller's clock); -1 when it is not in the
+ * history. */
+int64_t moat_ssbwe_sent_us(const moat_ssbwe *e, uint16_t seq);
 /* The estimate (bits/s): min(delay-based, loss-based). */
 uint64_t moat_ssbwe_estimate(const moat_ssbwe *e);
 /* Starts a probe toward target_bps (the caller sends the padding, marked

@@ -38,12 +38,15 @@ void moat_session_bwe_init(moat_session *session)
     session->twcc_id = id; /* BUNDLE: one id for the transport */
     session->bwe = g_new(moat_ssbwe, 1);
     moat_ssbwe_init(session->bwe, INITIAL_BPS);
+    session->twcc_sent = g_new0(moat_twcc_sent, MOAT_TWCC_SENT_HISTORY);
 }
 
 void moat_session_bwe_free(moat_session *session)
 {
     g_free(session->bwe);
     session->bwe = NULL;
+    g_free(session->twcc_sent);
+    session->twcc_sent = NULL;
     memset(&session->probe, 0, sizeof session->probe);
 }
 
@@ -110,6 +113,7 @@ void moat_session_bwe_stamp(moat_session *session, uint8_t *buffer, size_t *leng
         return;
     uint64_t now = moat_worker_now_us(session->worker);
     moat_ssbwe_on_send(e, *length, now, false);
+    moat_session_note_sent(session, buffer, *length, seq);
     if (session->probe.active)
         session->probe.bytes_sent += *length;
 }
@@ -140,6 +144,7 @@ void moat_session_bwe_feedback(moat_session *session, const moat_rtcp_fb *feedba
     moat_ssbwe_on_feedback(session->bwe, header.base_seq, arrival, (size_t)n,
                            moat_worker_now_us(session->worker));
     count_estimator_changes(session, &before);
+    moat_session_repair_lost(session);
 }
 
 /* The RTX stream and payload type padding goes on: a video m-line's. */

@@ -184,6 +184,9 @@ struct moat_session {
      * estimator on the peer's feedback (session_bwe.c), when an m-line the
      * peer receives on took the extension; NULL otherwise. */
     moat_ssbwe *bwe;
+    /* What each recent transport-wide sequence number carried, for repairs
+     * of what the feedback reports lost (session_retransmit.c); with bwe. */
+    struct moat_twcc_sent_s *twcc_sent;
     struct {
         bool active;
         uint64_t target_bps, start_us, end_us, bytes_sent;
@@ -265,6 +268,24 @@ int moat_session_send_protected_copies(moat_session *session, const uint8_t *pac
  * with the estimator's lost sequence numbers). */
 void moat_session_answer_nack(moat_session *session, const moat_rtcp_fb *feedback,
                               unsigned *answered);
+/* What a transport-wide sequence number carried: a media packet of
+ * outgoing[stream] (sequence: its own), an RTX packet repairing one
+ * (sequence: the repaired one), or nothing to repair (probe padding, or a
+ * stream the session does not know). */
+#define MOAT_TWCC_SENT_HISTORY 1024u
+enum { MOAT_TWCC_SENT_NONE = 0, MOAT_TWCC_SENT_MEDIA, MOAT_TWCC_SENT_RTX };
+typedef struct moat_twcc_sent_s {
+    uint16_t transport_sequence;
+    uint16_t sequence;
+    uint8_t stream;
+    uint8_t kind;
+} moat_twcc_sent;
+/* Notes what `packet` (plaintext RTP, stamped) carried. */
+void moat_session_note_sent(moat_session *session, const uint8_t *packet, size_t length,
+                            uint16_t transport_sequence);
+/* Resends what the last feedback newly reported lost and no NACK has
+ * repaired since it left, within the streams' budgets. */
+void moat_session_repair_lost(moat_session *session);
 /* Source packets older than this are not resent. */
 #define MOAT_SESSION_RETRANSMIT_MAX_AGE_US 2000000ull
 /* session_plugin_calls.c: sizes (creates, grows, shrinks) a retransmission

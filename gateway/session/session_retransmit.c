@@ -5,6 +5,8 @@
 #include "session/session_internal.h"
 
 #include "rtp/rtcp_feedback.h"
+#include "rtp/rtp_bytes.h"
+#include "rtp/rtp_packet.h"
 #include "rtp/rtx.h"
 
 #include <glib.h>
@@ -99,8 +101,45 @@ static int resend_packet(moat_session *session, moat_outgoing_stream *stream, ui
     return 0;
 }
 
-/* Answers one NACK from the stream's cache or map, within the stream's
- * byte budget and the RTCP packet's count (*answered). */
+/* Whether a packet the feedback reported lost (sent at sent_us) still
+ * needs a repair: not when it was resent after that transmission left
+ * (its NACK came first). A lost retransmission was itself sent at its last
+ * resend, so it is repaired again. */
+static bool repair_due(const moat_outgoing_stream *stream, uint16_t sequence, uint64_t sent_us)
+{
+    if (stream->map && moat_retransmit_map_resent_after(stream->map, sequence, sent_us))
+        return false;
+    return !(stream->cache && moat_retransmit_cache_resent_after(stream->cache, sequence, sent_us));
+}
+
+/* Resends the packet the stream sent as `sequence` (as RTX where
+ * negotiated), `copies` times if the budget allows; how many copies went,
+ * 0 when there was nothing to send (refusals counted). */
+static unsigned resend_one(moat_session *session, moat_outgoing_stream *stream, uint16_t sequence,
+                           unsigned answered, unsigned copies, uint64_t now)
+{
+    uint8_t rebuilt[MOAT_RETRANSMIT_MAX_PACKET];
+    const uint8_t *packet;
+    size_t length;
+    if (resend_packet(session, stream, sequence, now, answered, rebuilt, &packet, &length) != 0)
+        return 0;
+    uint8_t rtx[MOAT_RTX_BUFFER];
+    int wrapped = rtx_of(session, stream, packet, length, rtx, sizeof rtx);
+    if (wrapped > 0) {
+        packet = rtx;
+        length = (size_t)wrapped;
+    }
+    /* The second copy pays the stream's retransmission budget too: a peer
+     * NACKing on purpose gets no more than the budget allows. */
+    unsigned sending =
+        copies > 1 && !moat_retransmit_budget_take(&stream->budget, length, now) ? 1 : copies;
+    if (moat_session_send_protected_copies(session, packet, length, false, sending) != 0)
+        return 0;
+    moat_counter_add(&moat_worker_counters_mut(session->worker)->nacked_retransmission_copies,
+                     sending - 1);
+    return sending;
+}
+
 void moat_session_answer_nack(moat_session *session, const moat_rtcp_fb *feedback,
                               unsigned *answered)
 {
@@ -111,28 +150,64 @@ void moat_session_answer_nack(moat_session *session, const moat_rtcp_fb *feedbac
     int n = moat_rtcp_nack_expand(feedback, sequences, G_N_ELEMENTS(sequences));
     unsigned copies = retransmission_copies(stream, n);
     uint64_t now = moat_worker_now_us(session->worker);
+    moat_counters *counters = moat_worker_counters_mut(session->worker);
     for (int i = 0; i < n; i++) {
-        uint8_t rebuilt[MOAT_RETRANSMIT_MAX_PACKET];
-        const uint8_t *packet;
-        size_t length;
-        if (resend_packet(session, stream, sequences[i], now, *answered, rebuilt, &packet,
-                          &length) != 0)
+        if (resend_one(session, stream, sequences[i], *answered, copies, now) == 0)
             continue;
         (*answered)++;
-        uint8_t rtx[MOAT_RTX_BUFFER];
-        int wrapped = rtx_of(session, stream, packet, length, rtx, sizeof rtx);
-        if (wrapped > 0) {
-            packet = rtx;
-            length = (size_t)wrapped;
-        }
-        /* The second copy pays the stream's retransmission budget too: a
-         * peer NACKing on purpose gets no more than the budget allows. */
-        unsigned sending =
-            copies > 1 && !moat_retransmit_budget_take(&stream->budget, length, now) ? 1 : copies;
-        if (moat_session_send_protected_copies(session, packet, length, false, sending) != 0)
-            continue;
-        moat_counters *counters = moat_worker_counters_mut(session->worker);
         moat_counter_add(&counters->nacked_retransmissions, 1);
-        moat_counter_add(&counters->nacked_retransmission_copies, sending - 1);
+    }
+}
+
+void moat_session_note_sent(moat_session *session, const uint8_t *packet, size_t length,
+                            uint16_t transport_sequence)
+{
+    if (!session->twcc_sent || length < 12)
+        return;
+    moat_twcc_sent *entry = &session->twcc_sent[transport_sequence % MOAT_TWCC_SENT_HISTORY];
+    entry->kind = MOAT_TWCC_SENT_NONE;
+    uint32_t ssrc = moat_rd32(packet + 8);
+    for (size_t i = 0; i < session->n_outgoing && i <= UINT8_MAX; i++) {
+        const moat_outgoing_stream *stream = &session->outgoing[i];
+        if (ssrc == stream->ssrc) {
+            *entry = (moat_twcc_sent){transport_sequence, moat_rd16(packet + 2), (uint8_t)i,
+                                      MOAT_TWCC_SENT_MEDIA};
+            return;
+        }
+        /* An RTX packet carries what it repairs first in its payload;
+         * padding-only probes repair nothing. */
+        moat_rtp_header header;
+        if (ssrc == stream->rtx_ssrc && stream->rtx_ssrc &&
+            moat_rtp_parse(packet, length, &header) == MOAT_RTP_OK && !header.padding &&
+            header.payload_length >= 2) {
+            *entry = (moat_twcc_sent){transport_sequence, moat_rd16(packet + header.payload_offset),
+                                      (uint8_t)i, MOAT_TWCC_SENT_RTX};
+            return;
+        }
+    }
+}
+
+void moat_session_repair_lost(moat_session *session)
+{
+    uint16_t lost[MOAT_SSBWE_LOST_QUEUE];
+    size_t n = moat_ssbwe_take_lost(session->bwe, lost, G_N_ELEMENTS(lost));
+    if (!session->twcc_sent)
+        return;
+    uint64_t now = moat_worker_now_us(session->worker);
+    unsigned answered = 0;
+    for (size_t i = 0; i < n; i++) {
+        const moat_twcc_sent *entry = &session->twcc_sent[lost[i] % MOAT_TWCC_SENT_HISTORY];
+        int64_t sent_us = moat_ssbwe_sent_us(session->bwe, lost[i]);
+        if (entry->kind == MOAT_TWCC_SENT_NONE || entry->transport_sequence != lost[i] ||
+            sent_us < 0 || entry->stream >= session->n_outgoing)
+            continue;
+        moat_outgoing_stream *stream = &session->outgoing[entry->stream];
+        if (!stream->nack || !repair_due(stream, entry->sequence, (uint64_t)sent_us))
+            continue;
+        unsigned copies = retransmission_copies(stream, 0);
+        if (resend_one(session, stream, entry->sequence, answered, copies, now) == 0)
+            continue;
+        answered++;
+        moat_counter_add(&moat_worker_counters_mut(session->worker)->feedback_repairs, 1);
     }
 }
