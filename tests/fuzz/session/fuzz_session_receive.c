@@ -1,7 +1,8 @@
 /* libFuzzer target for a session's receive path: worker dispatch (RFC 7983
  * demux, ufrag and tuple lookup), STUN checks and their rate limit, DTLS
  * before a handshake, the stream guard, the detector, SRTP and SRTCP
- * (including NACKs answered from the retransmission cache) against a live
+ * (including NACKs answered from the retransmission cache, transport-cc
+ * feedback and the repairs of what it reports lost) against a live
  * session keyed with known SRTP keys.
  *
  * Input: a sequence of records, each [flags][length hi][length lo][bytes].
@@ -24,6 +25,9 @@ static uint64_t now_us = 1000000;
 static void setup(void)
 {
     session_harness_init(&harness);
+    /* transport-cc toward the peer: its feedback reaches the estimator
+     * and the repairs of what it reports lost. */
+    harness.negotiation.media[0].transport_cc_extension_id = 3;
     moat_worker_set_now_us(harness.worker, now_us);
     session_harness_create(&harness, NULL);
     session_harness_key(&harness);
