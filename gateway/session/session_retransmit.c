@@ -24,8 +24,11 @@
  * between MOAT_NACK_COPY_MIN and MOAT_NACK_COPY_MAX per mille of what the
  * stream sent over the last window (random loss a second copy beats at
  * the cost of that share again; above it, loss is congestion that more
- * packets would feed), else one. */
-static unsigned retransmission_copies(moat_outgoing_stream *stream, int n)
+ * packets would feed), else one; one too while the estimator toward a
+ * transport-cc peer sees its queue grow (overuse: the loss is a full
+ * queue's). */
+static unsigned retransmission_copies(const moat_session *session, moat_outgoing_stream *stream,
+                                      int n)
 {
     stream->nack_window_nacked += n > 0 ? (uint32_t)n : 0;
     uint32_t sent = stream->packets_sent - stream->nack_window_base;
@@ -35,6 +38,8 @@ static unsigned retransmission_copies(moat_outgoing_stream *stream, int n)
         stream->nack_window_base = stream->packets_sent;
         stream->nack_window_nacked = 0;
     }
+    if (session->bwe && moat_ssbwe_usage_now(session->bwe) == MOAT_SSBWE_OVERUSING)
+        return 1;
     return stream->nack_loss_permille >= MOAT_NACK_COPY_MIN &&
                    stream->nack_loss_permille <= MOAT_NACK_COPY_MAX
                ? 2
@@ -148,7 +153,7 @@ void moat_session_answer_nack(moat_session *session, const moat_rtcp_fb *feedbac
         return;
     uint16_t sequences[256];
     int n = moat_rtcp_nack_expand(feedback, sequences, G_N_ELEMENTS(sequences));
-    unsigned copies = retransmission_copies(stream, n);
+    unsigned copies = retransmission_copies(session, stream, n);
     uint64_t now = moat_worker_now_us(session->worker);
     moat_counters *counters = moat_worker_counters_mut(session->worker);
     for (int i = 0; i < n; i++) {
@@ -204,7 +209,7 @@ void moat_session_repair_lost(moat_session *session)
         moat_outgoing_stream *stream = &session->outgoing[entry->stream];
         if (!stream->nack || !repair_due(stream, entry->sequence, (uint64_t)sent_us))
             continue;
-        unsigned copies = retransmission_copies(stream, 0);
+        unsigned copies = retransmission_copies(session, stream, 0);
         if (resend_one(session, stream, entry->sequence, answered, copies, now) == 0)
             continue;
         answered++;
