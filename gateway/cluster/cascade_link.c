@@ -135,13 +135,16 @@ char *moat_cascade_offer(bool publisher)
                            "a=fmtp:%d minptime=10;useinbandfec=1\r\n",
                            MOAT_CASCADE_PT_OPUS, direction, MOAT_CASCADE_PT_OPUS,
                            MOAT_CASCADE_PT_OPUS);
-    int vp8 = MOAT_CASCADE_PT_VP8;
+    int vp8 = MOAT_CASCADE_PT_VP8, rtx = MOAT_CASCADE_PT_RTX;
+    /* RTX (RFC 4588): the owner answers the edge's NACKs on each stream's
+     * own RTX SSRC ("rtx_ssrcs" of the answer). */
     g_string_append_printf(sdp,
-                           "m=video 9 UDP/TLS/RTP/SAVPF %d\r\nc=IN IP4 0.0.0.0\r\na=mid:1\r\n"
+                           "m=video 9 UDP/TLS/RTP/SAVPF %d %d\r\nc=IN IP4 0.0.0.0\r\na=mid:1\r\n"
                            "a=%s\r\na=rtcp-mux\r\na=rtpmap:%d VP8/90000\r\n"
                            "a=rtcp-fb:%d nack\r\na=rtcp-fb:%d nack pli\r\n"
-                           "a=rtcp-fb:%d ccm fir\r\na=rtcp-fb:%d goog-remb\r\n",
-                           vp8, direction, vp8, vp8, vp8, vp8, vp8);
+                           "a=rtcp-fb:%d ccm fir\r\na=rtcp-fb:%d goog-remb\r\n"
+                           "a=rtpmap:%d rtx/90000\r\na=fmtp:%d apt=%d\r\n",
+                           vp8, rtx, direction, vp8, vp8, vp8, vp8, vp8, rtx, rtx, vp8);
     if (publisher) {
         /* Every layer of the owner's source, each on its own SSRC
          * (declared to the leg, not carried in a rid extension). */

@@ -24,6 +24,7 @@
  * the other expects). */
 #define MOAT_CASCADE_PT_OPUS 111
 #define MOAT_CASCADE_PT_VP8  96
+#define MOAT_CASCADE_PT_RTX  97
 /* Simulcast over a link: the owner's leg sends layer l of its source
  * (in the publisher's a=simulcast order) on its own SSRC, answered as
  * "layer_ssrcs"; the edge's leg declares them as rids s0, s1, s2 (its
@@ -67,7 +68,9 @@ bool moat_cascade_address(const char *text, uint16_t port, struct sockaddr_in6 *
 char *moat_cascade_offer(bool publisher);
 
 /* "layer_ssrcs" of an owner's answer: up to `max` SSRCs, each 1..2^32-1;
- * how many (0 when absent or malformed: the link then carries no layers). */
+ * how many (0 when absent or malformed: the link then carries no layers).
+ * Its "rtx_ssrcs" too: [the plain video's RTX, then each layer's], read
+ * the same way. */
 size_t moat_cascade_layer_ssrcs_parse(const json_t *array, uint32_t *out, size_t max);
 
 /* The first a=ssrc of each of the first two m-lines of an answer (the

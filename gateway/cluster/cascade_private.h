@@ -38,6 +38,9 @@ typedef struct {
     /* what it sends each simulcast layer on (cascade_link.h), n_layers */
     uint32_t layer_ssrcs[MOAT_CASCADE_LINK_LAYERS];
     size_t n_layers;
+    /* RTX: the plain video's, then each layer's (all or none), n_rtx */
+    uint32_t rtx_ssrcs[1 + MOAT_CASCADE_LINK_LAYERS];
+    size_t n_rtx;
     GPtrArray *subscribers; /* session ids of the local subscribers it feeds */
     GList *waiting;         /* pending_offer *: waiting for the link */
 } cascade_link;

@@ -43,6 +43,9 @@ typedef struct {
     uint64_t datagrams_received;
     uint64_t stun_requests;
     uint64_t nacked_retransmissions;
+    /* RTX (RFC 4588) packets received and unwrapped onto their stream
+     * (session_media.c: a peer or a cascade link repairing a loss). */
+    uint64_t rtx_received;
     uint64_t dtls_handshakes_completed;
     uint64_t dtls_handshakes_failed;
     /* Media-only sessions whose DTLS dropped OpenSSL's SSL (session.c). */

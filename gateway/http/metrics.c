@@ -55,6 +55,8 @@ static const counter_metric counter_metrics[] = {
      offsetof(moat_counters, stun_requests)},
     {"moat_nack_retransmissions_total", "RTP packets resent in answer to NACKs",
      offsetof(moat_counters, nacked_retransmissions)},
+    {"moat_rtx_received_total", "RTX (RFC 4588) retransmissions received and unwrapped",
+     offsetof(moat_counters, rtx_received)},
     {"moat_transport_cc_feedback_total",
      "transport-wide congestion control feedback packets sent (RTPFB FMT 15)",
      offsetof(moat_counters, transport_cc_feedback_sent)},

@@ -5,7 +5,7 @@
 #define MOAT_SESSION_INTERNAL_H
 
 /* Peer SSRCs a cascade leg routes by (session_cascade.h). */
-#define MOAT_SESSION_CASCADE_SSRCS 8
+#define MOAT_SESSION_CASCADE_SSRCS 12
 /* Streams whose keyframe requests are coalesced one by one (a simulcast
  * m-line's layers). */
 #define MOAT_SESSION_LAYER_KEYFRAMES 4

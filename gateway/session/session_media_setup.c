@@ -132,7 +132,9 @@ void moat_session_media_init(moat_session *session, const moat_sdp_negotiation *
                  l++) {
                 out->local_layer_ssrcs[l] = random_ssrc();
                 out->n_local_layers = l + 1;
-                add_outgoing(session, n_outgoing, in, out, out->local_layer_ssrcs[l], 0);
+                /* Each layer its own RTX stream where the answer took RTX. */
+                add_outgoing(session, n_outgoing, in, out, out->local_layer_ssrcs[l],
+                             in->local_rtx_ssrc ? random_ssrc() : 0);
             }
         }
     }

@@ -10,17 +10,25 @@ decodes that layer's size (320 for l, 640 for m); a switch on the edge asks
 the real publisher for a keyframe of the wanted layer through the link and
 the picture resumes at the new size. Before this, the owner's leg was one
 subscriber carrying one layer: the edge's copy had no simulcast publisher
-(409 not_simulcast) and both edge subscribers got the same picture."""
+and both edge subscribers got the same picture.
+
+RTX on the link: with every 15th packet from the owner's media port to the
+edge's dropped (iptables, those two ports only), the edge's NACKs are
+answered with RTX (RFC 4588) on each stream's own RTX SSRC, unwrapped on
+the edge (moat_rtx_received_total), for a plain publisher's video and for
+each simulcast layer; before, the owner resent plain duplicates."""
 import asyncio
+import contextlib
 import json
 import shutil
+import subprocess
 import time
 
 import pytest
 
 from chromium import Chromium, chromium_path
-from cluster_helpers import (all_listed, close, nodes_factory, redis, room_name,  # noqa: F401
-                             subscribe, wait_for)
+from cluster_helpers import (all_listed, close, media_arrives, nodes_factory, owner_of,  # noqa: F401
+                             publish, redis, room_name, subscribe, wait_for)
 from test_room import api
 
 pytestmark = [
@@ -58,6 +66,56 @@ async def shows(sub, width, timeout):
         await asyncio.sleep(0.1)
     raise AssertionError(f"wanted {width} wide, last {recorder.last_size}, "
                          f"sizes {recorder.sizes}, {recorder.frames} frames")
+
+
+@contextlib.contextmanager
+def lossy_link(owner, edge, every=15):
+    """Drops every `every`th UDP packet from the owner's media port to the
+    edge's (the cascade link only: both ports are this test's)."""
+    rule = ["OUTPUT", "-o", "lo", "-p", "udp", "--sport", str(owner.media_port), "--dport",
+            str(edge.media_port), "-m", "statistic", "--mode", "nth", "--every", str(every), "--packet", "0",
+            "-j", "DROP"]
+    subprocess.run(["iptables", "-I", *rule], check=True)
+    try:
+        yield
+    finally:
+        subprocess.run(["iptables", "-D", *rule], check=True)
+
+
+async def repaired_with_rtx(edge, subs, wanted=20, timeout=10):
+    """The edge unwraps RTX from the link while its subscribers keep
+    decoding."""
+    before = edge.metric("moat_rtx_received_total") or 0
+    frames = [s["recorders"]["video"].frames for s in subs]
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if (edge.metric("moat_rtx_received_total") or 0) - before >= wanted:
+            break
+        await asyncio.sleep(0.2)
+    got = (edge.metric("moat_rtx_received_total") or 0) - before
+    assert got >= wanted, f"{got} RTX packets reached the edge"
+    for sub, count in zip(subs, frames):
+        assert sub["recorders"]["video"].frames > count + 10, (count, sub["recorders"]["video"].frames)
+
+
+def test_rtx_on_the_link_for_a_plain_publisher(redis, nodes_factory):
+    gws = [nodes_factory(redis, f"n{i}") for i in range(2)]
+    wait_for("both nodes listed", lambda: all_listed(gws))
+    room = room_name()
+
+    async def run():
+        pub = await publish(f"{gws[0].base}/whip/room/{room}")
+        owner = owner_of(gws, room)[0]
+        edge = gws[1] if owner is gws[0] else gws[0]
+        sub = await subscribe(f"{edge.base}/whep/room/{room}?edge=")
+        await media_arrives(sub)
+        links = json.loads(edge.get("/api/cluster/cascade"))["links"]
+        assert links[0]["rtx"] is True, links
+        with lossy_link(owner, edge):
+            await repaired_with_rtx(edge, [sub])
+        await close(sub, pub)
+
+    asyncio.run(run())
 
 
 def test_every_layer_crosses_the_link_and_edge_subscribers_choose(redis, nodes_factory):
@@ -103,6 +161,13 @@ def test_every_layer_crosses_the_link_and_edge_subscribers_choose(redis, nodes_f
         assert status == 200, body
         await shows(subs[0], WIDTHS["m"], 10)
         await shows(subs[1], WIDTHS["m"], 5)
+        # Losses on the link: each layer's NACKs answered with RTX.
+        status, body = api(edge, "POST", f"/api/rooms/{room}/subscribers/{ids[1]}/layer",
+                           {"rid": link_rid["l"]})
+        assert status == 200, body
+        await shows(subs[1], WIDTHS["l"], 10)
+        with lossy_link(owner, edge):
+            await repaired_with_rtx(edge, subs)
         await close(*subs)
 
     try:
