@@ -27,8 +27,8 @@ import time
 import pytest
 
 from chromium import Chromium, chromium_path
-from cluster_helpers import (all_listed, close, media_arrives, nodes_factory, owner_of,  # noqa: F401
-                             publish, redis, room_name, subscribe, wait_for)
+from cluster_helpers import (all_listed, close, media_arrives, nodes_factory,  # noqa: F401
+                             owner_of, publish, redis, room_name, subscribe, wait_for)
 from test_room import api
 
 pytestmark = [
@@ -73,8 +73,8 @@ def lossy_link(owner, edge, every=15):
     """Drops every `every`th UDP packet from the owner's media port to the
     edge's (the cascade link only: both ports are this test's)."""
     rule = ["OUTPUT", "-o", "lo", "-p", "udp", "--sport", str(owner.media_port), "--dport",
-            str(edge.media_port), "-m", "statistic", "--mode", "nth", "--every", str(every), "--packet", "0",
-            "-j", "DROP"]
+            str(edge.media_port), "-m", "statistic", "--mode", "nth", "--every", str(every),
+            "--packet", "0", "-j", "DROP"]
     subprocess.run(["iptables", "-I", *rule], check=True)
     try:
         yield
@@ -95,7 +95,8 @@ async def repaired_with_rtx(edge, subs, wanted=20, timeout=10):
     got = (edge.metric("moat_rtx_received_total") or 0) - before
     assert got >= wanted, f"{got} RTX packets reached the edge"
     for sub, count in zip(subs, frames):
-        assert sub["recorders"]["video"].frames > count + 10, (count, sub["recorders"]["video"].frames)
+        now = sub["recorders"]["video"].frames
+        assert now > count + 10, (count, now)
 
 
 def test_rtx_on_the_link_for_a_plain_publisher(redis, nodes_factory):

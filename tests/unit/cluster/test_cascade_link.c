@@ -127,6 +127,11 @@ static void test_offers(void)
     g_assert_nonnull(strstr(publisher, "a=rtpmap:96 VP8/90000"));
     g_assert_nonnull(strstr(subscriber, "a=rtcp-fb:96 nack pli"));
     g_assert_nonnull(strstr(subscriber, "a=rtcp-fb:96 goog-remb"));
+    /* RTX on both ends; layers declared by the edge's (sending) side only. */
+    g_assert_nonnull(strstr(publisher, "a=fmtp:97 apt=96"));
+    g_assert_nonnull(strstr(subscriber, "a=fmtp:97 apt=96"));
+    g_assert_nonnull(strstr(publisher, "a=simulcast:send s0;s1;s2"));
+    g_assert_null(strstr(subscriber, "a=simulcast"));
     g_free(publisher);
     g_free(subscriber);
 }
@@ -162,6 +167,7 @@ static void test_publisher_offer_negotiates_layers(void)
     for (size_t l = 0; l < MOAT_CASCADE_LINK_LAYERS; l++)
         g_assert_cmpstr(video->rids[l], ==, moat_cascade_layer_rids[l]);
     g_assert_cmpuint(negotiation->media[0].n_rids, ==, 0);
+    g_assert_cmpuint(video->rtx_payload_types[0], ==, MOAT_CASCADE_PT_RTX);
     moat_sdp_free(offer);
     g_free(answer);
     g_free(negotiation);
