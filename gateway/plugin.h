@@ -91,6 +91,13 @@ typedef struct {
     moat_extension_ids extensions;
     char rids[3][MOAT_PLUGIN_RID_SIZE]; /* simulcast layers the peer sends */
     size_t n_rids;
+    /* Cascade legs only (moat_session_info.cascade): on a video m-line the
+     * peer receives, the SSRCs the gateway sends each simulcast layer of
+     * the source on (layer l of the source on local_layer_ssrcs[l]; a
+     * source without layers goes on local_ssrc). n_local_layers 0
+     * elsewhere. */
+    uint32_t local_layer_ssrcs[3];
+    size_t n_local_layers;
 } moat_media_info;
 
 /* v2: one authenticated, decrypted RTP packet as the core demultiplexed it
@@ -145,6 +152,12 @@ typedef struct {
     const char *endpoint;
     const char *resource;
     int worker_index; /* the worker the session runs on */
+    /* A cascade leg (another Moat node, gateway/cluster/): as a
+     * subscriber it takes every simulcast layer of its source (each on
+     * its own SSRC, media[].local_layer_ssrcs); as a publisher its video
+     * comes either as simulcast layers (its rids) or, from a source
+     * without layers, as one plain stream. */
+    bool cascade;
 } moat_session_info;
 
 /* v2: attach errors starting with these prefixes map to HTTP 404 and 503;

@@ -93,7 +93,8 @@ static void refuse_waiting(cascade_link *link, unsigned status, const char *deta
 /* The edge's leg, started towards `remote` (or, when the link failed,
  * towards nowhere and hung up at once: a created session must start to
  * end). */
-static bool start_leg(cascade_link *link, const char *media, int port, json_t *ssrcs)
+static bool start_leg(cascade_link *link, const char *media, int port, json_t *ssrcs,
+                      json_t *layer_ssrcs, json_t *rtx_ssrcs)
 {
     moat_cluster *cluster = link->cascade->cluster;
     moat_path path = {0};
@@ -109,12 +110,27 @@ static bool start_leg(cascade_link *link, const char *media, int port, json_t *s
         json_int_t value = json_is_integer(ssrc) ? json_integer_value(ssrc) : 0;
         link->owner_ssrcs[i] = value > 0 && value <= (json_int_t)UINT32_MAX ? (uint32_t)value : 0;
     }
+    link->n_layers =
+        moat_cascade_layer_ssrcs_parse(layer_ssrcs, link->layer_ssrcs, MOAT_CASCADE_LINK_LAYERS);
+    link->n_rtx =
+        moat_cascade_layer_ssrcs_parse(rtx_ssrcs, link->rtx_ssrcs, 1 + MOAT_CASCADE_LINK_LAYERS);
+    if (link->n_rtx != 1 + link->n_layers)
+        link->n_rtx = 0; /* all or none */
+    uint32_t routed[2 + MOAT_CASCADE_LINK_LAYERS * 2 + 1] = {link->owner_ssrcs[0],
+                                                             link->owner_ssrcs[1]};
+    size_t n_routed = 2;
+    for (size_t l = 0; l < link->n_layers; l++)
+        routed[n_routed++] = link->layer_ssrcs[l];
+    for (size_t r = 0; r < link->n_rtx; r++)
+        routed[n_routed++] = link->rtx_ssrcs[r];
     moat_srtp_keying keys;
     moat_cascade_keying(&keys, link->to_owner, link->to_edge);
     /* Routed by the owner leg's SSRCs: the links of other rooms from the
      * same owner come from the same socket to the same one here. */
     moat_session_start_cascade(link->leg, link->leg_worker, &path, &keys, MOAT_CASCADE_CONSENT_MS,
-                               link->owner_ssrcs, usable ? 2 : 0);
+                               routed, usable ? n_routed : 0, link->layer_ssrcs,
+                               link->n_rtx ? link->rtx_ssrcs + 1 : NULL,
+                               usable ? link->n_layers : 0);
     OPENSSL_cleanse(&keys, sizeof keys);
     link->leg = NULL;
     if (!usable) {
@@ -137,7 +153,8 @@ static void link_answered(void *user, moat_http_response *response)
     const char *media = json_string_value(json_object_get(body, "media"));
     json_t *port = json_object_get(body, "port");
     bool ok = id && strlen(id) < sizeof link->remote_id && json_is_integer(port) &&
-              start_leg(link, media, (int)json_integer_value(port), json_object_get(body, "ssrcs"));
+              start_leg(link, media, (int)json_integer_value(port), json_object_get(body, "ssrcs"),
+                        json_object_get(body, "layer_ssrcs"), json_object_get(body, "rtx_ssrcs"));
     if (ok) {
         snprintf(link->remote_id, sizeof link->remote_id, "%s", id);
         link->state = LINK_UP;
@@ -151,7 +168,7 @@ static void link_answered(void *user, moat_http_response *response)
         g_list_free(waiting);
     } else {
         if (link->leg)
-            start_leg(link, NULL, 0, NULL);
+            start_leg(link, NULL, 0, NULL, NULL, NULL);
         cascade->links_failed++;
         moat_log_warn("cluster", "cascade: room %s/%s: the owner %s refused the link (%u)",
                       link->plugin, link->room, link->owner, response->status);
@@ -191,8 +208,10 @@ static cascade_link *open_link(moat_cascade *cascade, pending_offer *offer,
     char *sdp = moat_cascade_offer(true);
     char error[256] = "";
     moat_whip_created created;
-    moat_whip_setup_result result = moat_whip_session_create(
-        gateway, plugin, "whip", offer->room, sdp, strlen(sdp), &created, error, sizeof error);
+    moat_whip_local leg = {.cascade = true};
+    moat_whip_setup_result result =
+        moat_whip_session_create_local(gateway, plugin, "whip", offer->room, sdp, strlen(sdp), &leg,
+                                       &created, error, sizeof error);
     g_free(sdp);
     if (result != MOAT_WHIP_SETUP_OK) {
         link_free(link);
@@ -326,12 +345,16 @@ static void serve_list(void *user, const moat_http_request *request, moat_http_r
     g_hash_table_iter_init(&iter, cascade->links);
     while (g_hash_table_iter_next(&iter, NULL, &value)) {
         cascade_link *link = value;
+        json_t *layers = json_array();
+        for (size_t l = 0; l < link->n_layers; l++)
+            json_array_append_new(layers, json_integer((json_int_t)link->layer_ssrcs[l]));
         json_array_append_new(
-            links, json_pack("{s:s, s:s, s:s, s:s, s:i, s:[I,I]}", "plugin", link->plugin, "room",
-                             link->room, "owner", link->owner, "state",
+            links, json_pack("{s:s, s:s, s:s, s:s, s:i, s:[I,I], s:o, s:b}", "plugin", link->plugin,
+                             "room", link->room, "owner", link->owner, "state",
                              link->state == LINK_UP ? "up" : "connecting", "subscribers",
                              (int)link->subscribers->len, "owner_ssrcs",
-                             (json_int_t)link->owner_ssrcs[0], (json_int_t)link->owner_ssrcs[1]));
+                             (json_int_t)link->owner_ssrcs[0], (json_int_t)link->owner_ssrcs[1],
+                             "layer_ssrcs", layers, "rtx", link->n_rtx > 0));
     }
     json_t *legs = json_array();
     g_hash_table_iter_init(&iter, cascade->owner_legs);

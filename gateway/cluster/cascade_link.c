@@ -135,14 +135,48 @@ char *moat_cascade_offer(bool publisher)
                            "a=fmtp:%d minptime=10;useinbandfec=1\r\n",
                            MOAT_CASCADE_PT_OPUS, direction, MOAT_CASCADE_PT_OPUS,
                            MOAT_CASCADE_PT_OPUS);
-    int vp8 = MOAT_CASCADE_PT_VP8;
+    int vp8 = MOAT_CASCADE_PT_VP8, rtx = MOAT_CASCADE_PT_RTX;
+    /* RTX (RFC 4588): the owner answers the edge's NACKs on each stream's
+     * own RTX SSRC ("rtx_ssrcs" of the answer). */
     g_string_append_printf(sdp,
-                           "m=video 9 UDP/TLS/RTP/SAVPF %d\r\nc=IN IP4 0.0.0.0\r\na=mid:1\r\n"
+                           "m=video 9 UDP/TLS/RTP/SAVPF %d %d\r\nc=IN IP4 0.0.0.0\r\na=mid:1\r\n"
                            "a=%s\r\na=rtcp-mux\r\na=rtpmap:%d VP8/90000\r\n"
                            "a=rtcp-fb:%d nack\r\na=rtcp-fb:%d nack pli\r\n"
-                           "a=rtcp-fb:%d ccm fir\r\na=rtcp-fb:%d goog-remb\r\n",
-                           vp8, direction, vp8, vp8, vp8, vp8, vp8);
+                           "a=rtcp-fb:%d ccm fir\r\na=rtcp-fb:%d goog-remb\r\n"
+                           "a=rtpmap:%d rtx/90000\r\na=fmtp:%d apt=%d\r\n",
+                           vp8, rtx, direction, vp8, vp8, vp8, vp8, vp8, rtx, rtx, vp8);
+    if (publisher) {
+        /* Every layer of the owner's source, each on its own SSRC
+         * (declared to the leg, not carried in a rid extension). */
+        g_string_append(
+            sdp,
+            "a=extmap:" G_STRINGIFY(
+                MOAT_CASCADE_RID_EXTENSION) " urn:ietf:params:rtp-hdrext:sdes:rtp-stream-id\r\n");
+        for (int l = 0; l < MOAT_CASCADE_LINK_LAYERS; l++)
+            g_string_append_printf(sdp, "a=rid:%s send\r\n", moat_cascade_layer_rids[l]);
+        g_string_append(sdp, "a=simulcast:send ");
+        for (int l = 0; l < MOAT_CASCADE_LINK_LAYERS; l++)
+            g_string_append_printf(sdp, "%s%s", l ? ";" : "", moat_cascade_layer_rids[l]);
+        g_string_append(sdp, "\r\n");
+    }
     return g_string_free(sdp, FALSE);
+}
+
+const char *const moat_cascade_layer_rids[MOAT_CASCADE_LINK_LAYERS] = {"s0", "s1", "s2"};
+
+size_t moat_cascade_layer_ssrcs_parse(const json_t *array, uint32_t *out, size_t max)
+{
+    size_t n = 0;
+    if (!json_is_array(array) || json_array_size(array) > max)
+        return 0;
+    for (size_t i = 0; i < json_array_size(array); i++) {
+        json_t *item = json_array_get(array, i);
+        json_int_t value = json_is_integer(item) ? json_integer_value(item) : 0;
+        if (value < 1 || value > (json_int_t)UINT32_MAX)
+            return 0;
+        out[n++] = (uint32_t)value;
+    }
+    return n;
 }
 
 void moat_cascade_answer_ssrcs(const char *sdp, uint32_t ssrcs[2])

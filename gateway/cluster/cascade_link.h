@@ -10,6 +10,7 @@
 
 #include "cluster/cluster_keys.h"
 
+#include <jansson.h>
 #include <netinet/in.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -23,6 +24,15 @@
  * the other expects). */
 #define MOAT_CASCADE_PT_OPUS 111
 #define MOAT_CASCADE_PT_VP8  96
+#define MOAT_CASCADE_PT_RTX  97
+/* Simulcast over a link: the owner's leg sends layer l of its source
+ * (in the publisher's a=simulcast order) on its own SSRC, answered as
+ * "layer_ssrcs"; the edge's leg declares them as rids s0, s1, s2 (its
+ * offer's a=simulcast:send), so the edge's copy of the room has a
+ * simulcast publisher whose layers are named by position. */
+#define MOAT_CASCADE_LINK_LAYERS   3
+#define MOAT_CASCADE_RID_EXTENSION 4
+extern const char *const moat_cascade_layer_rids[MOAT_CASCADE_LINK_LAYERS];
 /* The request body is refused above this size. */
 #define MOAT_CASCADE_REQUEST_MAX 2048
 
@@ -56,6 +66,12 @@ bool moat_cascade_address(const char *text, uint16_t port, struct sockaddr_in6 *
  * NACK, PLI, FIR and REMB; ICE and DTLS attributes are placeholders the
  * leg never uses. g_malloc'd. */
 char *moat_cascade_offer(bool publisher);
+
+/* "layer_ssrcs" of an owner's answer: up to `max` SSRCs, each 1..2^32-1;
+ * how many (0 when absent or malformed: the link then carries no layers).
+ * Its "rtx_ssrcs" too: [the plain video's RTX, then each layer's], read
+ * the same way. */
+size_t moat_cascade_layer_ssrcs_parse(const json_t *array, uint32_t *out, size_t max);
 
 /* The first a=ssrc of each of the first two m-lines of an answer (the
  * owner's leg: audio, video), 0 where none. */

@@ -81,8 +81,12 @@ static bool open_leg(moat_cascade *cascade, const moat_cascade_request *link,
     char *offer = moat_cascade_offer(false);
     char error[256] = "";
     moat_whip_created created;
-    moat_whip_setup_result result = moat_whip_session_create(
-        gateway, plugin, "whep", link->room, offer, strlen(offer), &created, error, sizeof error);
+    /* A subscriber that takes every simulcast layer of its source, each on
+     * its own SSRC (the edge's subscribers choose among them there). */
+    moat_whip_local relay = {.cascade = true, .relay_layers = MOAT_CASCADE_LINK_LAYERS};
+    moat_whip_setup_result result =
+        moat_whip_session_create_local(gateway, plugin, "whep", link->room, offer, strlen(offer),
+                                       &relay, &created, error, sizeof error);
     g_free(offer);
     if (result != MOAT_WHIP_SETUP_OK) {
         moat_whip_reply_refused(response, error);
@@ -91,10 +95,25 @@ static bool open_leg(moat_cascade *cascade, const moat_cascade_request *link,
     uint32_t ssrcs[2];
     moat_cascade_answer_ssrcs(created.answer, ssrcs);
     g_free(created.answer);
+    uint32_t layers[MOAT_CASCADE_LINK_LAYERS], layer_rtx[MOAT_CASCADE_LINK_LAYERS];
+    size_t n_layers =
+        moat_session_layer_ssrcs(created.session, layers, layer_rtx, MOAT_CASCADE_LINK_LAYERS);
+    json_t *layer_ssrcs = json_array();
+    for (size_t l = 0; l < n_layers; l++)
+        json_array_append_new(layer_ssrcs, json_integer((json_int_t)layers[l]));
+    /* RTX: the plain video's, then each layer's (all or none). */
+    json_t *rtx_ssrcs = json_array();
+    uint32_t video_rtx = moat_session_video_rtx_ssrc(created.session);
+    bool rtx = video_rtx != 0;
+    for (size_t l = 0; l < n_layers; l++)
+        rtx = rtx && layer_rtx[l] != 0;
+    for (size_t l = 0; rtx && l <= n_layers; l++)
+        json_array_append_new(rtx_ssrcs,
+                              json_integer((json_int_t)(l ? layer_rtx[l - 1] : video_rtx)));
     moat_srtp_keying keys;
     moat_cascade_keying(&keys, link->to_edge, link->to_owner);
     moat_session_start_cascade(created.session, created.record->worker, &path, &keys,
-                               MOAT_CASCADE_CONSENT_MS, &link->ssrc, 1);
+                               MOAT_CASCADE_CONSENT_MS, &link->ssrc, 1, NULL, NULL, 0);
     OPENSSL_cleanse(&keys, sizeof keys);
     g_ptr_array_add(room->sessions, g_strdup(created.record->id));
     g_hash_table_replace(cascade->owner_legs, g_strdup(created.record->id), g_strdup(link->edge));
@@ -103,10 +122,11 @@ static bool open_leg(moat_cascade *cascade, const moat_cascade_request *link,
         "cluster", "cascade: room %s/%s feeds edge %s (%s:%u) from session %" G_GUINT64_FORMAT,
         link->plugin, link->room, link->edge, link->media, link->port, created.record->serial);
     reply_json(response, 201,
-               json_pack("{s:s, s:s, s:i, s:[I,I]}", "id", created.record->id, "media",
+               json_pack("{s:s, s:s, s:i, s:[I,I], s:o, s:o}", "id", created.record->id, "media",
                          cluster->advertise_media, "port",
                          (int)moat_worker_port(created.record->worker), "ssrcs",
-                         (json_int_t)ssrcs[0], (json_int_t)ssrcs[1]));
+                         (json_int_t)ssrcs[0], (json_int_t)ssrcs[1], "layer_ssrcs", layer_ssrcs,
+                         "rtx_ssrcs", rtx_ssrcs));
     return true;
 }
 

@@ -35,8 +35,14 @@ typedef struct {
     uint8_t to_edge[MOAT_CASCADE_KEYING], to_owner[MOAT_CASCADE_KEYING];
     char remote_id[65];      /* the owner's leg, for the close request */
     uint32_t owner_ssrcs[2]; /* what the owner's leg sends (audio, video), 0 unknown */
-    GPtrArray *subscribers;  /* session ids of the local subscribers it feeds */
-    GList *waiting;          /* pending_offer *: waiting for the link */
+    /* what it sends each simulcast layer on (cascade_link.h), n_layers */
+    uint32_t layer_ssrcs[MOAT_CASCADE_LINK_LAYERS];
+    size_t n_layers;
+    /* RTX: the plain video's, then each layer's (all or none), n_rtx */
+    uint32_t rtx_ssrcs[1 + MOAT_CASCADE_LINK_LAYERS];
+    size_t n_rtx;
+    GPtrArray *subscribers; /* session ids of the local subscribers it feeds */
+    GList *waiting;         /* pending_offer *: waiting for the link */
 } cascade_link;
 
 struct moat_cascade {

@@ -115,6 +115,18 @@ static void owner_read(void *user, const redisReply *reply, const char *error)
         call_respond(call, &response);
         return;
     }
+    /* A subscriber served here as a cascade edge is in this node's copy
+     * of the room: its own API (its layer) is answered here; any other
+     * subscriber's goes to the owner. */
+    if (strstr(call->path, "/subscribers/")) {
+        serve_local(cluster, call->method, call->path, call->body, call->body_length, &response);
+        if (response.status != 404) {
+            moat_http_response_header(&response, "X-Moat-Node", cluster->node_id);
+            call_respond(call, &response);
+            return;
+        }
+        moat_http_response_clear(&response);
+    }
     snprintf(call->owner, sizeof call->owner, "%s", owner);
     moat_cluster_rpc_request(cluster->rpc, owner, call->method, call->path, call->body,
                              call->body_length, owner_answered, call);

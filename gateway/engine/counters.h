@@ -48,6 +48,9 @@ typedef struct {
     /* Retransmissions of packets transport-cc feedback reported lost before
      * a NACK for them came (their NACK lost, or a lost retransmission). */
     uint64_t feedback_repairs;
+    /* RTX (RFC 4588) packets received and unwrapped onto their stream
+     * (session_media.c: a peer or a cascade link repairing a loss). */
+    uint64_t rtx_received;
     uint64_t dtls_handshakes_completed;
     uint64_t dtls_handshakes_failed;
     /* Media-only sessions whose DTLS dropped OpenSSL's SSL (session.c). */

@@ -65,6 +65,8 @@ static const counter_metric counter_metrics[] = {
     {"moat_feedback_repairs_total",
      "Retransmissions of packets transport-cc feedback reported lost that no NACK had repaired",
      offsetof(moat_counters, feedback_repairs)},
+    {"moat_rtx_received_total", "RTX (RFC 4588) retransmissions received and unwrapped",
+     offsetof(moat_counters, rtx_received)},
     {"moat_transport_cc_feedback_total",
      "transport-wide congestion control feedback packets sent (RTPFB FMT 15)",
      offsetof(moat_counters, transport_cc_feedback_sent)},

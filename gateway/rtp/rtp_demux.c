@@ -201,6 +201,21 @@ static moat_demux_stream *learn(moat_rtp_demux *demux, uint32_t ssrc, int index,
     return s;
 }
 
+bool moat_rtp_demux_declare(moat_rtp_demux *demux, uint32_t ssrc, int media_index, const char *rid,
+                            bool rtx)
+{
+    if (ssrc == 0 || media_index < 0 || (size_t)media_index >= demux->n_media ||
+        demux->n_streams >= MOAT_DEMUX_MAX_STREAMS || find_stream(demux, ssrc))
+        return false;
+    moat_demux_stream *s = &demux->streams[demux->n_streams++];
+    memset(s, 0, sizeof *s);
+    s->ssrc = ssrc;
+    s->media_index = media_index;
+    s->rtx = rtx;
+    copy_string(s->rid, (const uint8_t *)rid, strlen(rid));
+    return true;
+}
+
 static uint64_t extend(moat_demux_stream *s, uint16_t sequence)
 {
     if (!s)

@@ -44,6 +44,14 @@ void moat_rtp_demux_init(moat_rtp_demux *demux, const moat_media_info *media, si
  * (length shrinks by 2) when its original stream and payload type are known. */
 int moat_rtp_demux_packet(moat_rtp_demux *demux, uint8_t *data, size_t length, size_t capacity,
                           uint64_t arrival_us, moat_rtp_packet *out);
+/* Declares that `ssrc` is the simulcast layer `rid` of m-line
+ * `media_index` (an RTX stream repairing that layer when `rtx`), as if its
+ * first packet had carried the rid header extension: a cascade leg
+ * (session_cascade.h) is told its layers' SSRCs over the control plane and
+ * its packets carry no rid. False when the table is full, the SSRC known
+ * or the index out of range. */
+bool moat_rtp_demux_declare(moat_rtp_demux *demux, uint32_t ssrc, int media_index, const char *rid,
+                            bool rtx);
 /* The same for a packet the caller already parsed into `header`. */
 void moat_rtp_demux_parsed(moat_rtp_demux *demux, uint8_t *data, size_t length, size_t capacity,
                            const moat_rtp_header *header, uint64_t arrival_us,

@@ -148,6 +148,8 @@ moat_session *moat_session_new(const moat_session_params *params, char *error, s
                              ? MOAT_DTLS_ROLE_CLIENT
                              : MOAT_DTLS_ROLE_SERVER;
     moat_log_limiter_init(&session->log_limiter, 5, 10 * 1000000ull);
+    session->cascade_created = params->cascade;
+    session->relay_layers = params->relay_layers < 3 ? params->relay_layers : 3;
     moat_session_media_init(session, negotiation);
     moat_session_prefilter_init(session, params->prefilter);
 
@@ -161,6 +163,7 @@ moat_session *moat_session_new(const moat_session_params *params, char *error, s
         .endpoint = params->endpoint ? params->endpoint : "whip",
         .resource = params->resource ? params->resource : "",
         .worker_index = session->worker ? (int)moat_worker_index(session->worker) : -1,
+        .cascade = session->cascade_created,
     };
     const char *plugin_error = "plugin refused the session";
     session->plugin_state = session->plugin->attach(session->handle, &info, &plugin_error);

@@ -48,6 +48,12 @@ typedef struct {
     moat_session_ended_fn on_ended;
     const char *endpoint; /* plugin API v2 moat_session_info; NULL: "whip" */
     const char *resource; /* NULL: "" */
+    /* A cascade leg (session_cascade.h): the plugin is told
+     * (moat_session_info.cascade), and each video m-line the peer receives
+     * gets `relay_layers` more outgoing SSRCs, one per simulcast layer of
+     * its source (moat_media_info.local_layer_ssrcs; at most 3). */
+    bool cascade;
+    size_t relay_layers;
 } moat_session_params;
 
 /* Control thread. Attaches the plugin; NULL with a message on failure. */

@@ -5,7 +5,7 @@
 #define MOAT_SESSION_INTERNAL_H
 
 /* Peer SSRCs a cascade leg routes by (session_cascade.h). */
-#define MOAT_SESSION_CASCADE_SSRCS 4
+#define MOAT_SESSION_CASCADE_SSRCS 12
 /* Streams whose keyframe requests are coalesced one by one (a simulcast
  * m-line's layers). */
 #define MOAT_SESSION_LAYER_KEYFRAMES 4
@@ -127,6 +127,9 @@ struct moat_session {
     uint64_t consent_timeout_us;
     /* A cascade leg (session_cascade.c): no ICE, authenticated media is consent. */
     bool cascade_leg;
+    /* Made as one (moat_session_params.cascade): the plugin was told. */
+    bool cascade_created;
+    size_t relay_layers; /* moat_session_params.relay_layers, for media init */
     /* Its peer's SSRCs, when the leg shares its 5-tuple with the other legs
      * between the same two worker sockets (moat_worker_bind_route); none:
      * it owns the tuple alone. */

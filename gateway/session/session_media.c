@@ -359,6 +359,10 @@ void moat_session_deliver_rtp(moat_session *session, uint8_t *data, size_t lengt
     if (session->plugin->on_media) {
         moat_rtp_packet packet;
         moat_rtp_demux_parsed(&session->demux, data, length, capacity, &header, now, &packet);
+        if (packet.repaired) {
+            moat_counter_add(&moat_worker_counters_mut(session->worker)->rtx_received, 1);
+            moat_counter_add(&session->counters.rtx_received, 1);
+        }
         session->plugin->on_media(session->plugin_state, &packet);
     } else if (session->plugin->on_rtp) {
         session->plugin->on_rtp(session->plugin_state, data, length, capacity);

@@ -68,6 +68,26 @@ static void init_transport_cc_both(moat_session *session)
     moat_session_bwe_init(session);
 }
 
+/* One outgoing stream of the m-line `out` (the last described) on `ssrc`. */
+static void add_outgoing(moat_session *session, size_t capacity,
+                         const moat_sdp_negotiated_media *in, const moat_media_info *out,
+                         uint32_t ssrc, uint32_t rtx_ssrc)
+{
+    if (session->n_outgoing >= capacity)
+        return;
+    moat_outgoing_stream *stream = &session->outgoing[session->n_outgoing++];
+    memset(stream, 0, sizeof *stream);
+    stream->ssrc = ssrc;
+    stream->media_index = (int)(session->n_media - 1);
+    stream->clock_rate = in->n_payload_types ? in->clock_rates[0] : 90000;
+    stream->kind = in->kind;
+    stream->rtx_ssrc = rtx_ssrc;
+    stream->rtx_sequence = (uint16_t)random_ssrc();
+    for (size_t c = 0; c < out->n_codecs; c++)
+        stream->nack |= (out->codecs[c].rtcp_fb & MOAT_RTCP_FB_NACK) != 0;
+    moat_retransmit_budget_init(&stream->budget);
+}
+
 void moat_session_media_init(moat_session *session, const moat_sdp_negotiation *negotiation)
 {
     session->n_media = 0;
@@ -80,7 +100,10 @@ void moat_session_media_init(moat_session *session, const moat_sdp_negotiation *
     size_t n_outgoing = 0;
     for (size_t i = 0; i < n_lines; i++) {
         const moat_sdp_negotiated_media *in = &negotiation->media[i];
-        n_outgoing += in->accepted && in->peer_receives && in->local_ssrc;
+        bool sends = in->accepted && in->peer_receives && in->local_ssrc;
+        n_outgoing += sends;
+        if (sends && in->kind == MOAT_MEDIA_KIND_VIDEO)
+            n_outgoing += session->relay_layers;
     }
     if (n_outgoing > MOAT_SESSION_MAX_STREAMS)
         n_outgoing = MOAT_SESSION_MAX_STREAMS;
@@ -103,18 +126,16 @@ void moat_session_media_init(moat_session *session, const moat_sdp_negotiation *
         out->n_payload_types = n;
         out->mid_extension_id = in->mid_extension_id;
         describe_codecs(in, out);
-        if (out->peer_receives && out->local_ssrc && session->n_outgoing < n_outgoing) {
-            moat_outgoing_stream *stream = &session->outgoing[session->n_outgoing++];
-            memset(stream, 0, sizeof *stream);
-            stream->ssrc = out->local_ssrc;
-            stream->media_index = (int)(session->n_media - 1);
-            stream->clock_rate = in->n_payload_types ? in->clock_rates[0] : 90000;
-            stream->kind = in->kind;
-            stream->rtx_ssrc = in->local_rtx_ssrc;
-            stream->rtx_sequence = (uint16_t)random_ssrc();
-            for (size_t c = 0; c < out->n_codecs; c++)
-                stream->nack |= (out->codecs[c].rtcp_fb & MOAT_RTCP_FB_NACK) != 0;
-            moat_retransmit_budget_init(&stream->budget);
+        if (out->peer_receives && out->local_ssrc) {
+            add_outgoing(session, n_outgoing, in, out, out->local_ssrc, in->local_rtx_ssrc);
+            for (size_t l = 0; out->kind == MOAT_MEDIA_KIND_VIDEO && l < session->relay_layers;
+                 l++) {
+                out->local_layer_ssrcs[l] = random_ssrc();
+                out->n_local_layers = l + 1;
+                /* Each layer its own RTX stream where the answer took RTX. */
+                add_outgoing(session, n_outgoing, in, out, out->local_layer_ssrcs[l],
+                             in->local_rtx_ssrc ? random_ssrc() : 0);
+            }
         }
     }
     session->rtcp_ssrc = session->n_outgoing ? session->outgoing[0].ssrc : random_ssrc();

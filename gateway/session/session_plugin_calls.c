@@ -158,10 +158,45 @@ static int gateway_send_rtp(moat_plugin_session *handle, const uint8_t *packet, 
     return moat_session_send_rtp_accounted(session, stream, packet, length, header.payload_length);
 }
 
+/* Plugin RTCP a cascade leg rewrites at most (larger goes out as it is). */
+#define MOAT_RTCP_CASCADE_MAX 1500
+
+/* A cascade leg's RTCP goes out from the one SSRC the other node routes
+ * its packets by (session_cascade.h): the plugin's NACKs and REMB name a
+ * media SSRC of the m-line as their sender, which the other node would
+ * drop as unknown_ssrc. Every packet of the compound has its sender SSRC
+ * at offset 4; false when the compound is malformed. */
+static bool cascade_sender(const moat_session *session, uint8_t *packet, size_t length)
+{
+    size_t at = 0;
+    while (at < length) {
+        if (length - at < 8)
+            return false;
+        size_t size = ((size_t)packet[at + 2] << 8 | packet[at + 3]) * 4 + 4;
+        if (size > length - at)
+            return false;
+        packet[at + 4] = (uint8_t)(session->rtcp_ssrc >> 24);
+        packet[at + 5] = (uint8_t)(session->rtcp_ssrc >> 16);
+        packet[at + 6] = (uint8_t)(session->rtcp_ssrc >> 8);
+        packet[at + 7] = (uint8_t)session->rtcp_ssrc;
+        at += size;
+    }
+    return true;
+}
+
 static int gateway_send_rtcp(moat_plugin_session *handle, const uint8_t *packet, size_t length)
 {
     moat_session *session = moat_session_handle_get(handle);
-    return session ? moat_session_send_protected(session, packet, length, true) : -1;
+    if (!session)
+        return -1;
+    if (session->cascade_leg && length <= MOAT_RTCP_CASCADE_MAX) {
+        uint8_t copy[MOAT_RTCP_CASCADE_MAX];
+        memcpy(copy, packet, length);
+        if (!cascade_sender(session, copy, length))
+            return -1;
+        return moat_session_send_protected(session, copy, length, true);
+    }
+    return moat_session_send_protected(session, packet, length, true);
 }
 
 static int gateway_send_data(moat_plugin_session *handle, uint16_t stream_id, uint32_t ppid,

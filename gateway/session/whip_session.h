@@ -43,9 +43,12 @@ moat_whip_setup_result moat_whip_session_create_counted(moat_gateway *gateway,
  * leg that Moat offered): the session answers the party's SDP with these
  * ICE credentials and per-m-line SSRCs instead of new ones. */
 typedef struct {
-    const char *ufrag, *pwd;
+    const char *ufrag, *pwd; /* NULL: new ones */
     const uint32_t *ssrcs;
     size_t n_ssrcs;
+    /* A cascade leg (moat_session_params.cascade, relay_layers). */
+    bool cascade;
+    size_t relay_layers;
 } moat_whip_local;
 
 /* moat_whip_session_create with `local` (NULL: new credentials and SSRCs). */

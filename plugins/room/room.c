@@ -197,6 +197,7 @@ static void *room_attach(moat_plugin_session *handle, const moat_session_info *i
     peer->gateway = room_gateway;
     peer->room = r;
     peer->publisher = publisher;
+    peer->relay = info->cascade;
     g_strlcpy(peer->session_id, info->session_id ? info->session_id : "", sizeof peer->session_id);
     peer->worker = info->worker_index;
     peer->n_media = info->n_media;
@@ -311,8 +312,9 @@ static void room_on_media(void *state, moat_rtp_packet *p)
     arm_timer(peer);
     int kind = p->kind == MOAT_MEDIA_KIND_VIDEO ? 1 : 0;
     int layer = kind == 1 ? room_simulcast_layer_of(peer, p) : -1;
-    if (kind == 1 && peer->n_layers > 0 && layer < 0)
-        return; /* simulcast video of no known layer */
+    if (kind == 1 && peer->n_layers > 0 && layer < 0 && !peer->relay)
+        return; /* simulcast video of no known layer (a cascade leg's plain video is
+                   a source without layers on the other node) */
     uint32_t expected = 0;
     if (atomic_load(&peer->ssrcs[kind]) == 0 && p->payload_length > 0)
         atomic_compare_exchange_strong(&peer->ssrcs[kind], &expected, p->ssrc);
@@ -407,7 +409,10 @@ static void room_on_rtcp(void *state, const uint8_t *packet, size_t length)
         moat_rtcp_fb fb;
         if (h.type != MOAT_RTCP_PSFB || moat_rtcp_parse_fb(&h, &fb) != MOAT_RTP_OK)
             continue;
-        if (moat_rtcp_fb_is_pli(&fb) || moat_rtcp_fb_is_fir(&fb))
+        if ((moat_rtcp_fb_is_pli(&fb) || moat_rtcp_fb_is_fir(&fb)) && peer->relay &&
+            room_simulcast_relay_keyframe(peer, &fb))
+            atomic_fetch_add_explicit(&peer->keyframe_requests, 1, memory_order_relaxed);
+        else if (moat_rtcp_fb_is_pli(&fb) || moat_rtcp_fb_is_fir(&fb))
             keyframe = true;
         else if (moat_rtcp_fb_is_remb(&fb))
             room_feedback_note_remb(peer, &fb, peer->gateway->now_us());

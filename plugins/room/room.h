@@ -177,6 +177,13 @@ typedef struct room_peer {
         uint8_t payload_type;
     } line_cache[2];
     room_out_stream out[2];
+    /* A cascade leg (moat_session_info.cascade, gateway/cluster/): as a
+     * subscriber it takes every simulcast layer of its source, layer l
+     * rewritten into relay_out[l] and sent on its m-line's
+     * local_layer_ssrcs[l] (no layer choice: the other node's subscribers
+     * choose); as a publisher its plain (non-layer) video is forwarded too. */
+    bool relay;
+    room_out_stream relay_out[ROOM_MAX_LAYERS];
     bool timer_armed;
     bool video_flowing; /* a video packet reached the peer: it asked for a keyframe */
     bool hung_up;

@@ -199,6 +199,17 @@ int room_forward(room_peer *s, moat_rtp_packet *p, moat_media_kind *kind)
                              memory_order_relaxed))
         return -1; /* configured off (room_message.c) */
     room_out_stream *out = &s->out[codec->kind == MOAT_MEDIA_KIND_VIDEO ? 1 : 0];
+    uint32_t out_ssrc = s->media[line].local_ssrc;
+    int relay_layer = s->relay && codec->kind == MOAT_MEDIA_KIND_VIDEO
+                          ? room_simulcast_relay_layer(s, p->ssrc)
+                          : -1;
+    if (relay_layer >= 0) {
+        /* A cascade leg: each layer its own stream, as the source sent it. */
+        if ((size_t)relay_layer >= s->media[line].n_local_layers)
+            return -1;
+        out = &s->relay_out[relay_layer];
+        out_ssrc = s->media[line].local_layer_ssrcs[relay_layer];
+    }
     uint64_t now = s->gateway->now_us();
     bool source_changed = out->started && out->source_ssrc != p->ssrc;
     moat_video_descriptor vd = {0};
@@ -226,7 +237,7 @@ int room_forward(room_peer *s, moat_rtp_packet *p, moat_media_kind *kind)
         out->last_us = now;
     }
     moat_rtp_rewrite rw = {
-        .ssrc = s->media[line].local_ssrc,
+        .ssrc = out_ssrc,
         .timestamp = timestamp,
         .sequence = sequence,
         .payload_type = pt,

@@ -5,6 +5,7 @@
  * subscriber receives; a publisher's "max_bitrate" (bits/s, 0 none) caps the
  * REMB it is sent (room_feedback.c). */
 #include "room.h"
+#include "room_simulcast.h"
 
 #include <jansson.h>
 #include <stdlib.h>
@@ -27,10 +28,12 @@ static char *refusal(const char *error, const char *detail)
 static char *describe(room_peer *peer)
 {
     char source[ROOM_PEER_ID_SIZE] = "";
+    json_t *layer = NULL;
     if (!peer->publisher) {
         pthread_mutex_lock(&peer->room->lock);
         if (peer->source)
             g_strlcpy(source, peer->source->id, sizeof source);
+        layer = room_simulcast_describe_subscriber(peer);
         pthread_mutex_unlock(&peer->room->lock);
     }
     json_t *o =
@@ -40,6 +43,8 @@ static char *describe(room_peer *peer)
                   (json_int_t)atomic_load(&peer->packets));
     if (!peer->publisher)
         json_object_set_new(o, "publisher", source[0] ? json_string(source) : json_null());
+    if (layer) /* its simulcast layer (room_simulcast.h) */
+        json_object_set_new(o, "layer", layer);
     int stream = atomic_load(&peer->data_stream);
     json_object_set_new(o, "data_channel", stream ? json_integer(stream - 1) : json_null());
     if (peer->publisher) {

@@ -298,16 +298,71 @@ static void switched_event(room_peer *s, int layer)
     s->gateway->publish_event(topic, json);
 }
 
+/* None of the source's layers was seen: its video comes plain (a cascade
+ * leg fed by a source without layers; a local publisher's layer packets
+ * are learned before they are relayed). */
+static bool no_layer_seen(const room_peer *s)
+{
+    for (size_t l = 0; l < s->n_source_layers; l++) {
+        if (s->layer_ssrcs[l])
+            return false;
+    }
+    return true;
+}
+
+int room_simulcast_relay_layer(room_peer *s, uint32_t ssrc)
+{
+    if (ssrc == s->plain_ssrc)
+        return -1;
+    int layer = subscriber_layer(s, ssrc);
+    if (layer >= 0)
+        return layer;
+    refresh_source(s, NULL, NULL);
+    layer = subscriber_layer(s, ssrc);
+    if (layer < 0)
+        s->plain_ssrc = ssrc; /* until the source changes */
+    return layer;
+}
+
+bool room_simulcast_relay_keyframe(room_peer *s, const moat_rtcp_fb *fb)
+{
+    uint32_t ssrcs[4];
+    size_t n = 0;
+    if (moat_rtcp_fb_is_pli(fb)) {
+        ssrcs[n++] = fb->media_ssrc;
+    } else {
+        moat_rtcp_fir_entry entries[4];
+        int count = moat_rtcp_parse_fir(fb, entries, 4);
+        for (int i = 0; i < count && n < 4; i++)
+            ssrcs[n++] = entries[i].ssrc;
+    }
+    unsigned layers = 0;
+    for (size_t i = 0; i < s->n_media; i++) {
+        const moat_media_info *m = &s->media[i];
+        for (size_t l = 0; l < m->n_local_layers && l < ROOM_MAX_LAYERS; l++) {
+            for (size_t k = 0; k < n; k++)
+                layers |= (m->local_layer_ssrcs[l] == ssrcs[k]) ? 1u << l : 0u;
+        }
+    }
+    if (!layers)
+        return false;
+    pthread_mutex_lock(&s->room->lock);
+    if (s->source)
+        atomic_fetch_or(&s->source->keyframe_layers, layers);
+    pthread_mutex_unlock(&s->room->lock);
+    return true;
+}
+
 int room_simulcast_forward(room_peer *s, const moat_rtp_packet *p, const room_codec *codec)
 {
-    if (codec->kind != MOAT_MEDIA_KIND_VIDEO || p->ssrc == s->plain_ssrc)
+    if (codec->kind != MOAT_MEDIA_KIND_VIDEO || p->ssrc == s->plain_ssrc || s->relay)
         return 0;
     int layer = subscriber_layer(s, p->ssrc);
     if (layer < 0 || s->layer.target < 0) {
         uint32_t bitrates[ROOM_MAX_LAYERS], temporal[ROOM_MAX_LAYERS][ROOM_TEMPORAL_LAYERS];
         refresh_source(s, bitrates, temporal);
         layer = subscriber_layer(s, p->ssrc);
-        if (layer < 0 && s->n_source_layers == 0) {
+        if (layer < 0 && (s->n_source_layers == 0 || no_layer_seen(s))) {
             s->plain_ssrc = p->ssrc;
             return 0;
         }
@@ -329,7 +384,7 @@ int room_simulcast_forward(room_peer *s, const moat_rtp_packet *p, const room_co
 
 void room_simulcast_tick(room_peer *s, uint64_t now_us)
 {
-    if (s->publisher || s->layer_source == NULL)
+    if (s->publisher || s->layer_source == NULL || s->relay)
         return;
     uint32_t bitrates[ROOM_MAX_LAYERS], temporal[ROOM_MAX_LAYERS][ROOM_TEMPORAL_LAYERS];
     refresh_source(s, bitrates, temporal);

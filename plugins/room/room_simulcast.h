@@ -9,6 +9,8 @@
 
 #include "room.h"
 
+#include "rtp/rtcp_feedback.h"
+
 #include <jansson.h>
 
 /* Publisher, at attach: the layers of its simulcast video m-line. */
@@ -39,6 +41,16 @@ void room_simulcast_feedback(room_peer *s, const uint8_t *packet, size_t length,
  * those layers, one PLI each, so viewers of the other layers are not sent
  * a keyframe they did not need). */
 void room_simulcast_ask_keyframes(room_peer *publisher, int video_index);
+
+/* A cascade leg subscriber's worker (room.h relay): the source layer a
+ * video packet of `ssrc` belongs to, -1 when the source has none (it then
+ * goes on the plain video SSRC). */
+int room_simulcast_relay_layer(room_peer *s, uint32_t ssrc);
+/* A cascade leg subscriber's worker: a PLI or FIR from the other node
+ * naming one of the layer SSRCs we send asks the source for a keyframe on
+ * that layer only; false when it names none (the caller asks for every
+ * layer). */
+bool room_simulcast_relay_keyframe(room_peer *s, const moat_rtcp_fb *fb);
 
 /* Room lock held: the "layers" of a publisher, the "layer" of a
  * subscriber (NULL when not simulcast). */

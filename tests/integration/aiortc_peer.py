@@ -74,6 +74,7 @@ class Recorder:
         self.samples = []
         self.sample_rate = None
         self.sizes = set()
+        self.last_size = None
         self.task = asyncio.ensure_future(self._run())
 
     async def _run(self):
@@ -89,6 +90,7 @@ class Recorder:
                     self.sample_rate = frame.sample_rate
                 else:
                     self.sizes.add((frame.width, frame.height))
+                    self.last_size = (frame.width, frame.height)
                     frame.to_ndarray(format="rgb24")  # proves it decodes
         except (MediaStreamError, asyncio.CancelledError):
             pass

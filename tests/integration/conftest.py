@@ -91,6 +91,9 @@ SERIAL_PAIRED_FILES = {
     # echo and decode (no bitrate or deadline judged): beside one other
     # test, not beside the parallel stage's three workers
     "test_chromium_demo.py", "test_chromium_room.py",
+    # a Chromium three-layer publisher on one cluster node, two aiortc
+    # viewers on another through a cascade link (decoding judged)
+    "test_cluster_cascade_simulcast.py",
     "test_datachannel_chromium.py", "test_datachannel_plpmtud_chromium.py",
     # Firefox and Chromium publishing and watching each other, judged on
     # decoding only (its simulcast test, with 0.5 s deadlines, is marked

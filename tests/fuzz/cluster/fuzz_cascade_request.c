@@ -1,7 +1,9 @@
 /* Cascade link requests as the owner's POST /api/cluster/cascade receives
  * them (after the forward token: from a node, or from whoever learned the
  * token): the parser must refuse or accept without reading past the input,
- * and an accepted request must round-trip through its JSON unchanged. */
+ * and an accepted request must round-trip through its JSON unchanged. The
+ * same input is read as an owner's answer too (its SSRCs in SDP and its
+ * "layer_ssrcs"), as the edge reads one. */
 #include "cluster/cascade_link.h"
 
 #include <glib.h>
@@ -31,6 +33,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     char *text = g_strndup(copy, size);
     moat_cascade_answer_ssrcs(text, ssrcs);
     g_free(text);
+    /* The owner's answer's "layer_ssrcs", as the edge reads it: at most
+     * MOAT_CASCADE_LINK_LAYERS, each nonzero. */
+    json_t *answer = json_loadb(copy, size, JSON_DECODE_ANY, NULL);
+    uint32_t layers[MOAT_CASCADE_LINK_LAYERS];
+    size_t n = moat_cascade_layer_ssrcs_parse(json_object_get(answer, "layer_ssrcs"), layers,
+                                              MOAT_CASCADE_LINK_LAYERS);
+    for (size_t l = 0; l < n; l++)
+        if (n > MOAT_CASCADE_LINK_LAYERS || layers[l] == 0)
+            abort();
+    json_decref(answer);
     free(copy);
     return 0;
 }

@@ -2,6 +2,7 @@
  * owner (round trip, hostile bodies refused), the synthetic offers, the
  * owner's SSRCs from its answer, and the edge's decision per poll. */
 #include "cluster/cascade_link.h"
+#include "sdp/sdp.h"
 
 #include <glib.h>
 #include <arpa/inet.h>
@@ -126,8 +127,67 @@ static void test_offers(void)
     g_assert_nonnull(strstr(publisher, "a=rtpmap:96 VP8/90000"));
     g_assert_nonnull(strstr(subscriber, "a=rtcp-fb:96 nack pli"));
     g_assert_nonnull(strstr(subscriber, "a=rtcp-fb:96 goog-remb"));
+    /* RTX on both ends; layers declared by the edge's (sending) side only. */
+    g_assert_nonnull(strstr(publisher, "a=fmtp:97 apt=96"));
+    g_assert_nonnull(strstr(subscriber, "a=fmtp:97 apt=96"));
+    g_assert_nonnull(strstr(publisher, "a=simulcast:send s0;s1;s2"));
+    g_assert_null(strstr(subscriber, "a=simulcast"));
     g_free(publisher);
     g_free(subscriber);
+}
+
+/* The edge leg's offer declares the link's simulcast layers (s0, s1, s2)
+ * and the negotiation keeps them: the edge's copy of the room sees a
+ * simulcast publisher. */
+static void test_publisher_offer_negotiates_layers(void)
+{
+    char *offer_text = moat_cascade_offer(true);
+    char error[256] = "";
+    moat_sdp *offer = moat_sdp_parse(offer_text, strlen(offer_text), error, sizeof error);
+    g_assert_nonnull(offer);
+    moat_sdp_answer_params params = {
+        .ice_ufrag = "abcd",
+        .ice_pwd = "abcdefghijklmnopqrstuvwx",
+        .fingerprint_sha256 = "00:00:00:00:00:00:00:00:00:00:00:00:00:00:00:00:00:00:00:00:"
+                              "00:00:00:00:00:00:00:00:00:00:00:00",
+        .setup = MOAT_SDP_SETUP_PASSIVE,
+        .cname = "moat",
+    };
+    moat_sdp_negotiation *negotiation = g_new0(moat_sdp_negotiation, 1);
+    char *answer = NULL;
+    int created = moat_sdp_answer_create(offer, &params, negotiation, &answer, error, sizeof error);
+    if (created != 0)
+        g_printerr("%s\n", error);
+    g_assert_cmpint(created, ==, 0);
+    g_assert_cmpuint(negotiation->n_media, ==, 2);
+    const moat_sdp_negotiated_media *video = &negotiation->media[1];
+    g_assert_true(video->peer_sends);
+    g_assert_cmpuint(video->rid_extension_id, ==, MOAT_CASCADE_RID_EXTENSION);
+    g_assert_cmpuint(video->n_rids, ==, MOAT_CASCADE_LINK_LAYERS);
+    for (size_t l = 0; l < MOAT_CASCADE_LINK_LAYERS; l++)
+        g_assert_cmpstr(video->rids[l], ==, moat_cascade_layer_rids[l]);
+    g_assert_cmpuint(negotiation->media[0].n_rids, ==, 0);
+    g_assert_cmpuint(video->rtx_payload_types[0], ==, MOAT_CASCADE_PT_RTX);
+    moat_sdp_free(offer);
+    g_free(answer);
+    g_free(negotiation);
+    g_free(offer_text);
+}
+
+static void test_layer_ssrcs_parse(void)
+{
+    uint32_t out[3];
+    json_t *good = json_loads("[1, 4294967295, 7]", 0, NULL);
+    g_assert_cmpuint(moat_cascade_layer_ssrcs_parse(good, out, 3), ==, 3);
+    g_assert_cmpuint(out[1], ==, 4294967295u);
+    const char *bad[] = {"[0]", "[4294967296]", "[1,2,3,4]", "[\"1\"]", "{}", "-1"};
+    for (size_t i = 0; i < G_N_ELEMENTS(bad); i++) {
+        json_t *value = json_loads(bad[i], JSON_DECODE_ANY, NULL);
+        g_assert_cmpuint(moat_cascade_layer_ssrcs_parse(value, out, 3), ==, 0);
+        json_decref(value);
+    }
+    g_assert_cmpuint(moat_cascade_layer_ssrcs_parse(NULL, out, 3), ==, 0);
+    json_decref(good);
 }
 
 static void test_answer_ssrcs(void)
@@ -173,6 +233,8 @@ int main(int argc, char **argv)
     g_test_add_func("/cascade/request/hostile", test_request_refuses_hostile);
     g_test_add_func("/cascade/offers", test_offers);
     g_test_add_func("/cascade/answer-ssrcs", test_answer_ssrcs);
+    g_test_add_func("/cascade/publisher-offer-layers", test_publisher_offer_negotiates_layers);
+    g_test_add_func("/cascade/layer-ssrcs", test_layer_ssrcs_parse);
     g_test_add_func("/cascade/request-ssrc-optional", test_request_ssrc_optional);
     g_test_add_func("/cascade/decide", test_decide);
     g_test_add_func("/cascade/address", test_address);

@@ -271,6 +271,38 @@ static void test_simulcast_layers(fixture *f, gconstpointer data)
 }
 
 /* More SSRCs than the table holds: still routed, by the slower paths. */
+/* A cascade leg's layers are declared (their packets carry no mid or rid):
+ * each packet of a declared SSRC reaches its m-line named by its rid, and
+ * a declared RTX stream is unwrapped onto its layer. */
+static void test_declared_layers(fixture *f, gconstpointer data)
+{
+    g_assert_true(moat_rtp_demux_declare(&f->demux, 0x5000, 1, "s0", false));
+    g_assert_true(moat_rtp_demux_declare(&f->demux, 0x5001, 1, "s1", false));
+    g_assert_true(moat_rtp_demux_declare(&f->demux, 0x5101, 1, "s1", true));
+    g_assert_false(moat_rtp_demux_declare(&f->demux, 0x5000, 1, "s2", false)); /* known */
+    g_assert_false(moat_rtp_demux_declare(&f->demux, 0x5002, 2, "s2", false)); /* no m-line */
+    g_assert_false(moat_rtp_demux_declare(&f->demux, 0, 1, "s2", false));
+    uint8_t p[256];
+    moat_rtp_packet out;
+    for (int i = 0; i < 2; i++) {
+        size_t n = payload(p, header(p, 96, (uint16_t)(10 + i), 0, 0x5000 + (uint32_t)i), 10);
+        g_assert_cmpint(moat_rtp_demux_packet(&f->demux, p, n, sizeof p, 0, &out), ==, 0);
+        g_assert_cmpint(out.media_index, ==, 1);
+        g_assert_cmpstr(out.rid, ==, i ? "s1" : "s0");
+        g_assert_false(out.repaired);
+    }
+    /* RTX of layer s1: OSN 11 in its first two payload bytes. */
+    size_t n = header(p, 97, 500, 0, 0x5101);
+    p[n] = 0;
+    p[n + 1] = 11;
+    n = payload(p, n + 2, 10);
+    g_assert_cmpint(moat_rtp_demux_packet(&f->demux, p, n, sizeof p, 0, &out), ==, 0);
+    g_assert_true(out.repaired);
+    g_assert_cmpuint(out.ssrc, ==, 0x5001);
+    g_assert_cmpuint(out.sequence, ==, 11);
+    g_assert_cmpstr(out.rid, ==, "s1");
+}
+
 static void test_table_full(fixture *f, gconstpointer data)
 {
     uint8_t p[64];
@@ -293,6 +325,7 @@ int main(int argc, char **argv)
     ADD("/demux/extended-sequence", test_extended_sequence);
     ADD("/demux/rtx-unwrapped", test_rtx_unwrapped);
     ADD("/demux/rtx-by-repaired-rid", test_rtx_by_repaired_rid);
+    ADD("/demux/declared-layers", test_declared_layers);
     ADD("/demux/table-full", test_table_full);
     ADD("/demux/simulcast-layers", test_simulcast_layers);
 #undef ADD
