@@ -428,8 +428,7 @@ static bool drain_over(moat_session *session, uint64_t now_us)
 
 bool moat_session_tick(moat_session *session, uint64_t now_us)
 {
-    /* A session its plugin closed drains too: its end reason is set before
-     * the drain starts, and the drain's bound applies all the same. */
+    /* Closed by its plugin or not (end_reason set or not): the bound holds. */
     if (session->draining && drain_over(session, now_us))
         return false;
     if (session->ending)
