@@ -411,9 +411,8 @@ static void retire_dtls_when_done(moat_session *session)
     moat_counter_add(&moat_worker_counters_mut(session->worker)->dtls_retired, 1);
 }
 
-/* A drain ends once everything is acknowledged, after
- * SESSION_DRAIN_TIMEOUT_US without the peer acknowledging more, or after
- * SESSION_DRAIN_MAX_US. */
+/* A drain ends once all is acknowledged, after SESSION_DRAIN_TIMEOUT_US
+ * without the peer acknowledging more, or after SESSION_DRAIN_MAX_US. */
 static bool drain_over(moat_session *session, uint64_t now_us)
 {
     if (moat_session_data_drained(session))
@@ -428,8 +427,7 @@ static bool drain_over(moat_session *session, uint64_t now_us)
 
 bool moat_session_tick(moat_session *session, uint64_t now_us)
 {
-    /* Closed by its plugin or not (end_reason set or not): the bound holds. */
-    if (session->draining && drain_over(session, now_us))
+    if (session->draining && drain_over(session, now_us)) /* closed by its plugin too */
         return false;
     if (session->ending)
         return false;
