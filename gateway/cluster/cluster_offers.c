@@ -129,6 +129,10 @@ static char *owner_url(const moat_cluster_node *owner, const char *path)
 static void forwarded(void *user, moat_http_response *response)
 {
     pending_offer *offer = user;
+    /* PATCH and DELETE come here too, for clients that reach this node
+     * only (cluster_resources.c). */
+    if (response->status == 201)
+        moat_cluster_resource_location(response, offer->owner);
     moat_cluster_pending_respond(offer, response);
 }
 
@@ -138,6 +142,7 @@ static void route_to_owner(pending_offer *offer, const moat_cluster_node *owner)
     char *url = owner_url(owner, offer->path);
     if (cluster->proxy) {
         cluster->offers[OFFER_PROXY]++;
+        snprintf(offer->owner, sizeof offer->owner, "%s", owner->id);
         moat_http_request request = moat_cluster_pending_request(offer);
         moat_cluster_proxy_forward(cluster->forwarder, url, &request, cluster->forward_token,
                                    forwarded, offer);

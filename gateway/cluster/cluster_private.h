@@ -38,6 +38,13 @@ typedef enum {
 
 extern const char *const moat_cluster_offer_kind_names[];
 
+/* PATCH/DELETE on a via/ resource path (cluster_resources.c). */
+typedef enum {
+    RESOURCE_FORWARDED, /* sent to the owner */
+    RESOURCE_REFUSED,   /* malformed, wrong method, owner gone */
+    RESOURCE_OUTCOME_COUNT
+} resource_outcome;
+
 typedef struct {
     char key[320];
     char plugin[MOAT_CLUSTER_NAME_MAX];
@@ -71,6 +78,7 @@ struct moat_cluster {
     uint64_t drain_deadline_ms;
     guint drain_timer;
     uint64_t offers[OFFER_KIND_COUNT];
+    uint64_t resource_requests[RESOURCE_OUTCOME_COUNT];
     uint64_t records_rejected;
     uint64_t rooms_lost;
     struct moat_cascade *cascade; /* rooms spanning nodes (cascade.h) */
@@ -90,6 +98,7 @@ typedef struct {
     char room[MOAT_CLUSTER_NAME_MAX];
     char key[320];
     char target[MOAT_CLUSTER_NAME_MAX]; /* the placement's choice; "" : none */
+    char owner[MOAT_CLUSTER_NAME_MAX];  /* forwarded to (proxy) */
     bool edge; /* WHEP ?edge=: served here through a cascade link (cascade.h) */
     uint64_t sent_ms;
     moat_http_respond_fn respond;
@@ -111,6 +120,13 @@ bool moat_cluster_offer_hook(void *user, const moat_http_request *request,
 void moat_cluster_pending_respond(pending_offer *offer, moat_http_response *response);
 /* The offer as a request again (its copies of the original's parts). */
 moat_http_request moat_cluster_pending_request(const pending_offer *offer);
+/* PATCH/DELETE of /whip/resource/via/... forwarded to the owner
+ * (cluster_resources.c; http_router.h's resource hook). */
+bool moat_cluster_resource_hook(void *user, const moat_http_request *request,
+                                moat_http_response *response, const char *rest);
+/* A forwarded offer's 201: its Location (the owner's) made this node's via/
+ * path naming `owner`. */
+void moat_cluster_resource_location(moat_http_response *response, const char *owner);
 /* Routes and hooks (cluster_api.c). */
 void moat_cluster_serve_cluster(void *user, const moat_http_request *request,
                                 moat_http_response *response);

@@ -8,7 +8,7 @@ import socket
 import subprocess
 import time
 import uuid
-from urllib.parse import urlsplit
+from urllib.parse import urljoin, urlsplit
 
 import aiohttp
 import pytest
@@ -135,7 +135,10 @@ async def post_offer(url, sdp, follow=True):
         async with http.post(url, data=sdp, headers={"Content-Type": "application/sdp"},
                              allow_redirects=follow) as r:
             history = [(h.status, h.headers.get("Location")) for h in r.history]
-            return r.status, await r.text(), r.headers.get("Location"), history
+            # A Location relative to the URL answered (a proxying node's own).
+            location = r.headers.get("Location")
+            location = urljoin(str(r.url), location) if location else None
+            return r.status, await r.text(), location, history
 
 
 async def publish(url):
