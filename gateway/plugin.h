@@ -145,6 +145,11 @@ typedef struct {
     const char *endpoint;
     const char *resource;
     int worker_index; /* the worker the session runs on */
+    /* A cluster's cascade leg (gateway/cluster/): the owner's subscriber
+     * that feeds another node's copy of the room. A plugin with its own
+     * subscriber cap does not count it against that cap (the edge's
+     * subscribers are what the cap is about), within its hard limits. */
+    bool cascade_leg;
 } moat_session_info;
 
 /* v2: attach errors starting with these prefixes map to HTTP 404 and 503;

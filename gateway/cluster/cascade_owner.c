@@ -81,8 +81,12 @@ static bool open_leg(moat_cascade *cascade, const moat_cascade_request *link,
     char *offer = moat_cascade_offer(false);
     char error[256] = "";
     moat_whip_created created;
-    moat_whip_setup_result result = moat_whip_session_create(
-        gateway, plugin, "whep", link->room, offer, strlen(offer), &created, error, sizeof error);
+    /* A cascade leg: not counted against the room's own subscriber cap
+     * (edges serve the subscribers the owner's room has no place for). */
+    moat_whip_local leg = {.cascade_leg = true};
+    moat_whip_setup_result result =
+        moat_whip_session_create_local(gateway, plugin, "whep", link->room, offer, strlen(offer),
+                                       &leg, &created, error, sizeof error);
     g_free(offer);
     if (result != MOAT_WHIP_SETUP_OK) {
         moat_whip_reply_refused(response, error);

@@ -8,6 +8,8 @@
 
 const char *const moat_cluster_offer_kind_names[] = {"local", "fallback", "redirect", "proxy",
                                                      "refused"};
+const char *const moat_cluster_cascade_reason_names[] = {"asked", "node_full", "room_full",
+                                                         "region"};
 
 /* ---- /api/cluster and /metrics ------------------------------------------------------ */
 
@@ -141,6 +143,13 @@ void moat_cluster_metrics(void *user, GString *out)
         "moat_cluster_forwards_busy_total %" G_GUINT64_FORMAT "\n",
         cluster->resource_requests[RESOURCE_FORWARDED],
         cluster->resource_requests[RESOURCE_REFUSED], moat_cluster_proxy_busy(cluster->forwarder));
+    g_string_append(out, "# HELP moat_cluster_cascade_chosen_total WHEP subscribers served "
+                         "here through a cascade, by why\n"
+                         "# TYPE moat_cluster_cascade_chosen_total counter\n");
+    for (int reason = 0; reason < CASCADE_REASON_COUNT; reason++)
+        g_string_append_printf(
+            out, "moat_cluster_cascade_chosen_total{reason=\"%s\"} %" G_GUINT64_FORMAT "\n",
+            moat_cluster_cascade_reason_names[reason], cluster->cascade_reasons[reason]);
     if (cluster->rpc)
         moat_cluster_rpc_metrics(cluster->rpc, out);
     moat_cascade_metrics(cluster->cascade, out);

@@ -38,6 +38,17 @@ typedef enum {
 
 extern const char *const moat_cluster_offer_kind_names[];
 
+/* Why a WHEP subscriber was served here through a cascade (cluster_offers.c). */
+typedef enum {
+    CASCADE_ASKED,     /* ?edge=, or [cluster] cascade = always */
+    CASCADE_NODE_FULL, /* the owner at its [limits] max_sessions */
+    CASCADE_ROOM_FULL, /* the room at its own max_subscribers */
+    CASCADE_REGION,    /* this node in another region than the owner */
+    CASCADE_REASON_COUNT
+} cascade_reason;
+
+extern const char *const moat_cluster_cascade_reason_names[];
+
 /* PATCH/DELETE on a via/ resource path (cluster_resources.c). */
 typedef enum {
     RESOURCE_FORWARDED, /* sent to the owner */
@@ -50,7 +61,9 @@ typedef struct {
     char plugin[MOAT_CLUSTER_NAME_MAX];
     char room[MOAT_CLUSTER_NAME_MAX];
     moat_lease lease;
-    GPtrArray *sessions; /* resource ids of this node's sessions in it */
+    GPtrArray *sessions;   /* resource ids of this node's sessions in it */
+    bool full_marked;      /* its full key set in Redis (at its subscriber cap) */
+    uint64_t full_sent_ms; /* when the key was last set or deleted */
     struct moat_cluster *cluster;
 } owned_room;
 
@@ -79,6 +92,7 @@ struct moat_cluster {
     guint drain_timer;
     uint64_t offers[OFFER_KIND_COUNT];
     uint64_t resource_requests[RESOURCE_OUTCOME_COUNT];
+    uint64_t cascade_reasons[CASCADE_REASON_COUNT];
     uint64_t records_rejected;
     uint64_t rooms_lost;
     struct moat_cascade *cascade; /* rooms spanning nodes (cascade.h) */
@@ -110,6 +124,10 @@ extern const char moat_cluster_claim_script[];
 
 uint64_t moat_cluster_now_ms(void);
 void moat_cluster_fill_own_record(moat_cluster *cluster, moat_cluster_node *node);
+/* Sets (PX lease) or deletes the room's full key in Redis when its being at
+ * its own subscriber cap changed or the key is due for a refresh: other
+ * nodes then serve its WHEP subscribers through cascades (cluster.c). */
+void moat_cluster_room_full_update(moat_cluster *cluster, owned_room *room);
 /* The owned room for `key`, made when `create` allows (cluster.c). */
 owned_room *moat_cluster_room_take(moat_cluster *cluster, const char *key, const char *plugin,
                                    const char *name, bool confirmed, uint64_t sent_ms);

@@ -161,6 +161,7 @@ moat_session *moat_session_new(const moat_session_params *params, char *error, s
         .endpoint = params->endpoint ? params->endpoint : "whip",
         .resource = params->resource ? params->resource : "",
         .worker_index = session->worker ? (int)moat_worker_index(session->worker) : -1,
+        .cascade_leg = params->cascade_leg,
     };
     const char *plugin_error = "plugin refused the session";
     session->plugin_state = session->plugin->attach(session->handle, &info, &plugin_error);

@@ -48,6 +48,7 @@ typedef struct {
     moat_session_ended_fn on_ended;
     const char *endpoint; /* plugin API v2 moat_session_info; NULL: "whip" */
     const char *resource; /* NULL: "" */
+    bool cascade_leg;     /* moat_session_info.cascade_leg */
 } moat_session_params;
 
 /* Control thread. Attaches the plugin; NULL with a message on failure. */

@@ -147,7 +147,7 @@ static moat_whip_setup_result create(moat_gateway *gateway, const moat_plugin *p
     new_etag(record->etag, sizeof record->etag);
     char ufrag[MOAT_ICE_UFRAG_LENGTH + 1], pwd[MOAT_ICE_PWD_LENGTH + 1];
     moat_ice_credentials_generate(ufrag, pwd);
-    if (local) {
+    if (local && local->ufrag && local->pwd) {
         g_strlcpy(ufrag, local->ufrag, sizeof ufrag);
         g_strlcpy(pwd, local->pwd, sizeof pwd);
     }
@@ -207,6 +207,7 @@ static moat_whip_setup_result create(moat_gateway *gateway, const moat_plugin *p
         .on_ended = moat_whip_session_ended,
         .endpoint = endpoint,
         .resource = resource,
+        .cascade_leg = local && local->cascade_leg,
     };
     moat_session *session = moat_session_new(&session_params, error, error_size);
     g_free(negotiation);

@@ -41,11 +41,14 @@ moat_whip_setup_result moat_whip_session_create_counted(moat_gateway *gateway,
 
 /* What Moat already announced in an offer of its own (a call's WebRTC
  * leg that Moat offered): the session answers the party's SDP with these
- * ICE credentials and per-m-line SSRCs instead of new ones. */
+ * ICE credentials (NULL: new ones) and per-m-line SSRCs instead of new
+ * ones. cascade_leg: the session is a cluster's cascade leg
+ * (moat_session_info.cascade_leg). */
 typedef struct {
     const char *ufrag, *pwd;
     const uint32_t *ssrcs;
     size_t n_ssrcs;
+    bool cascade_leg;
 } moat_whip_local;
 
 /* moat_whip_session_create with `local` (NULL: new credentials and SSRCs). */

@@ -249,10 +249,10 @@ char *room_api_error(int *status, int code, const char *error, const char *detai
 /* Room lock held. */
 static json_t *describe(room *r, bool full)
 {
-    json_t *o =
-        json_pack("{s:s, s:i, s:i, s:i, s:i}", "name", r->name, "max_publishers", r->max_publishers,
-                  "max_subscribers", r->max_subscribers, "publisher_count", (int)r->n_publishers,
-                  "subscriber_count", (int)r->n_subscribers);
+    json_t *o = json_pack("{s:s, s:i, s:i, s:i, s:i, s:i}", "name", r->name, "max_publishers",
+                          r->max_publishers, "max_subscribers", r->max_subscribers,
+                          "publisher_count", (int)r->n_publishers, "subscriber_count",
+                          (int)r->n_subscribers, "cascade_legs", (int)r->n_cascade_legs);
     if (!full)
         return o;
     json_t *pubs = json_array(), *subs = json_array();
