@@ -177,14 +177,14 @@ static const char *no_header(const void *context, const char *name)
 }
 
 /* The room at its own subscriber cap, cascade legs left out, as its
- * plugin's API describes it here (max_subscribers, subscriber_count,
- * cascade_legs); false for a plugin without them. */
+ * plugin's API says here (GET <api_path>/<room>/capacity: {"full": true});
+ * false for a plugin without it. */
 static bool room_at_cap(moat_cluster *cluster, const owned_room *room)
 {
     const moat_plugin *plugin = moat_plugin_registry_find(cluster->gateway->plugins, room->plugin);
     if (!plugin || !plugin->api_path)
         return false;
-    char *path = g_strconcat(plugin->api_path, "/", room->room, NULL);
+    char *path = g_strconcat(plugin->api_path, "/", room->room, "/capacity", NULL);
     moat_http_request request = {
         .method = "GET", .path = path, .body = "", .peer = "", .header = no_header};
     moat_http_response response = {0};
@@ -192,11 +192,7 @@ static bool room_at_cap(moat_cluster *cluster, const owned_room *room)
     if (moat_http_serve_plugin_api_local(cluster->gateway, &request, &response) &&
         response.status == 200 && response.body) {
         json_t *info = json_loadb(response.body, response.body_length, 0, NULL);
-        json_t *max = json_object_get(info, "max_subscribers");
-        json_t *count = json_object_get(info, "subscriber_count");
-        json_int_t legs = json_integer_value(json_object_get(info, "cascade_legs"));
-        full = json_is_integer(max) && json_is_integer(count) &&
-               json_integer_value(count) - legs >= json_integer_value(max);
+        full = json_is_true(json_object_get(info, "full"));
         json_decref(info);
     }
     moat_http_response_clear(&response);
@@ -315,7 +311,9 @@ static void rooms_tick(moat_cluster *cluster)
             continue;
         }
         moat_lease_action action = moat_lease_tick(&room->lease, now, used);
-        if (action != MOAT_LEASE_RELEASE)
+        /* A room becomes full by a subscriber's offer, which checks it
+         * (cluster_offers.c); the tick refreshes or clears a full one. */
+        if (action != MOAT_LEASE_RELEASE && room->full_marked)
             moat_cluster_room_full_update(cluster, room);
         if (action == MOAT_LEASE_RENEW) {
             room_send(cluster, room, true);

@@ -279,7 +279,7 @@ static void claim_reply(void *user, const redisReply *reply, const char *error)
                      reply->element[2]->integer == 1;
     const char *region = cluster->gateway->config.cluster_region;
     bool far = strcmp(cluster->gateway->config.cluster_cascade, "ask") != 0 && *region &&
-               *owner.region && strcmp(region, owner.region) != 0;
+               *owner.region && strcmp(region, owner.region) != 0 && !cluster->draining;
     if (offer->edge || ((owner_full || room_full || far) && strcmp(offer->endpoint, "whep") == 0)) {
         cluster->cascade_reasons[offer->edge ? CASCADE_ASKED
                                  : room_full ? CASCADE_ROOM_FULL

@@ -62,6 +62,9 @@ def test_a_full_room_is_served_by_another_node_through_a_cascade(redis, nodes_fa
         # The owner's leg is outside the room's cap.
         info = room_info(a, room)
         assert info["subscriber_count"] == 2 and info["cascade_legs"] == 1, info
+        capacity = json.loads(a.get(f"/api/rooms/{room}/capacity"))
+        assert capacity == {"max_subscribers": 1, "subscribers": 1, "cascade_legs": 1,
+                            "full": True}, capacity
         # Posted to the owner: its refusal names the other node (307,
         # ?edge=), which serves it from the same link.
         third = await subscribe(f"{a.base}/whep/room/{room}")
