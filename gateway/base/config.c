@@ -236,9 +236,11 @@ static const option_spec options[] = {
      "redirect", 0, 0,
      "redirect | proxy: a WHIP/WHEP offer for a room another node owns gets 307 to it, or is "
      "forwarded to it and its answer returned"},
-    {"cluster", "cascade", "cluster-cascade", OPTION_STRING, FIELD(cluster_cascade), "ask", 0, 0,
-     "ask | always: a WHEP subscriber of a room another node owns is served by the node it "
-     "reaches, through a cascade link from the owner, only when it asks (?edge=), or always"},
+    {"cluster", "cascade", "cluster-cascade", OPTION_STRING, FIELD(cluster_cascade), "region", 0, 0,
+     "ask | region | always: a WHEP subscriber of a room another node owns is served by the node "
+     "it reaches, through a cascade link from the owner, when it asks (?edge=), when the owner "
+     "or the room is full (any value), when that node's region differs from the owner's "
+     "(region, always), or always"},
     {"cluster", "lease_ms", "cluster-lease-ms", OPTION_INT, FIELD(cluster_lease_ms), "5000", 1000,
      600000,
      "lifetime of a node's record and of a room's ownership unless renewed (renewed every "
@@ -497,9 +499,9 @@ int moat_config_validate(const moat_config *config, char *error, size_t error_si
             return -1;
         }
         const char *cascade = config->cluster_cascade;
-        if (strcmp(cascade, "ask") && strcmp(cascade, "always")) {
-            snprintf(error, error_size, "[cluster] cascade = \"%s\": expected ask or always",
-                     cascade);
+        if (strcmp(cascade, "ask") && strcmp(cascade, "region") && strcmp(cascade, "always")) {
+            snprintf(error, error_size,
+                     "[cluster] cascade = \"%s\": expected ask, region or always", cascade);
             return -1;
         }
         const char *advertise = config->cluster_advertise_http;

@@ -39,17 +39,21 @@ static const char register_script[] =
 
 /* The room's owner after the call: an owner whose node record is gone is
  * dead and replaced; with no owner, ARGV[1] takes it when ARGV[3] is "1";
- * the owner named ARGV[1] has its lease renewed. Returns {owner, record}
- * ({"", ""}: nobody). KEYS: room key; ARGV: candidate, lease ms, claim. */
+ * the owner named ARGV[1] has its lease renewed. Returns {owner, record,
+ * full} ({"", "", 0}: nobody); full is 1 while the optional KEYS[2] (the
+ * room's full key) exists. KEYS: room key[, full key]; ARGV: candidate,
+ * lease ms, claim. */
 const char moat_cluster_claim_script[] =
+    "local full = 0 "
+    "if KEYS[2] and redis.call('EXISTS', KEYS[2]) == 1 then full = 1 end "
     "local cur = redis.call('GET', KEYS[1]) "
     "if cur and cur ~= ARGV[1] and redis.call('EXISTS', 'moat:node:' .. cur) == 0 then "
     "  cur = false end "
     "if not cur then "
-    "  if ARGV[3] ~= '1' then return {'', ''} end "
+    "  if ARGV[3] ~= '1' then return {'', '', 0} end "
     "  redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2]) cur = ARGV[1] "
     "elseif cur == ARGV[1] then redis.call('PEXPIRE', KEYS[1], ARGV[2]) end "
-    "return {cur, redis.call('GET', 'moat:node:' .. cur) or ''}";
+    "return {cur, redis.call('GET', 'moat:node:' .. cur) or '', full}";
 
 /* Deletes the room key if this node owns it. KEYS: room; ARGV: id. */
 static const char release_script[] =
@@ -163,6 +167,66 @@ owned_room *moat_cluster_room_take(moat_cluster *cluster, const char *key, const
     return room;
 }
 
+/* ---- rooms at their own subscriber cap -------------------------------------------- */
+
+static void ignore_reply(void *user, const redisReply *reply, const char *error) {}
+
+static const char *no_header(const void *context, const char *name)
+{
+    return NULL;
+}
+
+/* The room at its own subscriber cap, cascade legs left out, as its
+ * plugin's API says here (GET <api_path>/<room>/capacity: {"full": true});
+ * false for a plugin without it. */
+static bool room_at_cap(moat_cluster *cluster, const owned_room *room)
+{
+    const moat_plugin *plugin = moat_plugin_registry_find(cluster->gateway->plugins, room->plugin);
+    if (!plugin || !plugin->api_path)
+        return false;
+    char *path = g_strconcat(plugin->api_path, "/", room->room, "/capacity", NULL);
+    moat_http_request request = {
+        .method = "GET", .path = path, .body = "", .peer = "", .header = no_header};
+    moat_http_response response = {0};
+    bool full = false;
+    if (moat_http_serve_plugin_api_local(cluster->gateway, &request, &response) &&
+        response.status == 200 && response.body) {
+        json_t *info = json_loadb(response.body, response.body_length, 0, NULL);
+        full = json_is_true(json_object_get(info, "full"));
+        json_decref(info);
+    }
+    moat_http_response_clear(&response);
+    g_free(path);
+    return full;
+}
+
+void moat_cluster_room_full_update(moat_cluster *cluster, owned_room *room)
+{
+    if (moat_redis_link_state(cluster->redis) != MOAT_REDIS_UP ||
+        room->lease.state != MOAT_LEASE_OWNED)
+        return;
+    bool full = room_at_cap(cluster, room);
+    uint64_t now = moat_cluster_now_ms();
+    /* A full room's key is refreshed before it expires; a change at once. */
+    if (full == room->full_marked && (!full || now - room->full_sent_ms < cluster->lease_ms / 2))
+        return;
+    char key[320], ttl[24];
+    if (!moat_cluster_room_full_key(room->plugin, room->room, key, sizeof key))
+        return;
+    snprintf(ttl, sizeof ttl, "%" G_GUINT64_FORMAT, cluster->lease_ms);
+    const char *set[] = {"SET", key, "1", "PX", ttl};
+    const char *del[] = {"DEL", key};
+    const char **argv = full ? set : del;
+    size_t argc = full ? G_N_ELEMENTS(set) : G_N_ELEMENTS(del);
+    size_t lengths[G_N_ELEMENTS(set)];
+    for (size_t i = 0; i < argc; i++)
+        lengths[i] = strlen(argv[i]);
+    if (moat_redis_command(cluster->redis, ignore_reply, NULL, argc, argv, lengths)) {
+        room->full_marked = full;
+        room->full_sent_ms = now;
+    }
+}
+
 /* A local session of the room is still in the registry (pruning the rest). */
 static bool room_used(moat_cluster *cluster, owned_room *room)
 {
@@ -201,8 +265,6 @@ static void renewal_reply(void *user, const redisReply *reply, const char *error
     }
     g_free(sent);
 }
-
-static void ignore_reply(void *user, const redisReply *reply, const char *error) {}
 
 static void room_send(moat_cluster *cluster, owned_room *room, bool renew)
 {
@@ -249,6 +311,10 @@ static void rooms_tick(moat_cluster *cluster)
             continue;
         }
         moat_lease_action action = moat_lease_tick(&room->lease, now, used);
+        /* A room becomes full by a subscriber's offer, which checks it
+         * (cluster_offers.c); the tick refreshes or clears a full one. */
+        if (action != MOAT_LEASE_RELEASE && room->full_marked)
+            moat_cluster_room_full_update(cluster, room);
         if (action == MOAT_LEASE_RENEW) {
             room_send(cluster, room, true);
         } else if (action == MOAT_LEASE_RELEASE) {
@@ -412,6 +478,7 @@ moat_cluster *moat_cluster_start(moat_gateway *gateway, char *error, size_t erro
                              cluster);
     cluster->cascade = moat_cascade_new(cluster);
     moat_http_offer_hook_set(gateway, moat_cluster_offer_hook, cluster);
+    moat_http_resource_hook_set(gateway, moat_cluster_resource_hook, cluster);
     moat_http_api_hook_set(gateway, moat_cluster_api_hook, cluster);
     moat_http_metrics_hook_set(gateway, moat_cluster_metrics, cluster);
     moat_http_health_hook_set(gateway, moat_cluster_health, cluster);
@@ -428,6 +495,7 @@ void moat_cluster_free(moat_cluster *cluster)
     moat_gateway *gateway = cluster->gateway;
     if (gateway->http_offer_hook_user == cluster) {
         moat_http_offer_hook_set(gateway, NULL, NULL);
+        moat_http_resource_hook_set(gateway, NULL, NULL);
         moat_http_api_hook_set(gateway, NULL, NULL);
         moat_http_metrics_hook_set(gateway, NULL, NULL);
     }

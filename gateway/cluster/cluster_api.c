@@ -8,6 +8,8 @@
 
 const char *const moat_cluster_offer_kind_names[] = {"local", "fallback", "redirect", "proxy",
                                                      "refused"};
+const char *const moat_cluster_cascade_reason_names[] = {"asked", "node_full", "room_full",
+                                                         "region"};
 
 /* ---- /api/cluster and /metrics ------------------------------------------------------ */
 
@@ -129,6 +131,25 @@ void moat_cluster_metrics(void *user, GString *out)
         g_string_append_printf(out,
                                "moat_cluster_offers_total{route=\"%s\"} %" G_GUINT64_FORMAT "\n",
                                moat_cluster_offer_kind_names[kind], cluster->offers[kind]);
+    g_string_append_printf(
+        out,
+        "# HELP moat_cluster_resource_requests_total PATCH/DELETE on resources of other nodes "
+        "(proxy mode's via/ Locations), forwarded to the owner or refused\n"
+        "# TYPE moat_cluster_resource_requests_total counter\n"
+        "moat_cluster_resource_requests_total{outcome=\"forwarded\"} %" G_GUINT64_FORMAT "\n"
+        "moat_cluster_resource_requests_total{outcome=\"refused\"} %" G_GUINT64_FORMAT "\n"
+        "# HELP moat_cluster_forwards_busy_total Requests to other nodes refused because too "
+        "many were in flight\n# TYPE moat_cluster_forwards_busy_total counter\n"
+        "moat_cluster_forwards_busy_total %" G_GUINT64_FORMAT "\n",
+        cluster->resource_requests[RESOURCE_FORWARDED],
+        cluster->resource_requests[RESOURCE_REFUSED], moat_cluster_proxy_busy(cluster->forwarder));
+    g_string_append(out, "# HELP moat_cluster_cascade_chosen_total WHEP subscribers served "
+                         "here through a cascade, by why\n"
+                         "# TYPE moat_cluster_cascade_chosen_total counter\n");
+    for (int reason = 0; reason < CASCADE_REASON_COUNT; reason++)
+        g_string_append_printf(
+            out, "moat_cluster_cascade_chosen_total{reason=\"%s\"} %" G_GUINT64_FORMAT "\n",
+            moat_cluster_cascade_reason_names[reason], cluster->cascade_reasons[reason]);
     if (cluster->rpc)
         moat_cluster_rpc_metrics(cluster->rpc, out);
     moat_cascade_metrics(cluster->cascade, out);

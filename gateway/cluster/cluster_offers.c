@@ -76,14 +76,18 @@ static void serve_here(moat_cluster *cluster, const moat_http_request *request,
                        uint64_t sent_ms)
 {
     moat_whip_handle_offer(cluster->gateway, request, response, endpoint, plugin, resource);
-    if (response->status != 201)
-        return;
-    const char *location = moat_http_response_get_header(response, "Location");
+    const char *location =
+        response->status == 201 ? moat_http_response_get_header(response, "Location") : NULL;
     const char *id = location ? strstr(location, "/whip/resource/") : NULL;
-    if (!id)
-        return;
-    owned_room *room = moat_cluster_room_take(cluster, key, plugin, room_name, confirmed, sent_ms);
-    g_ptr_array_add(room->sessions, g_strdup(id + strlen("/whip/resource/")));
+    owned_room *room =
+        id ? moat_cluster_room_take(cluster, key, plugin, room_name, confirmed, sent_ms)
+           : g_hash_table_lookup(cluster->rooms, key);
+    if (id)
+        g_ptr_array_add(room->sessions, g_strdup(id + strlen("/whip/resource/")));
+    /* A subscriber more (or one refused): the other nodes learn at once
+     * whether the room is at its own cap. */
+    if (room && strcmp(endpoint, "whep") == 0)
+        moat_cluster_room_full_update(cluster, room);
 }
 
 static void refuse_draining(moat_http_response *response)
@@ -91,6 +95,72 @@ static void refuse_draining(moat_http_response *response)
     moat_http_response_header(response, "Retry-After", "5");
     moat_http_response_error(response, 503, "draining",
                              "this node is draining and no other node takes new rooms");
+}
+
+/* The owner's URL for the offer's path: its advertised base and the path,
+ * percent-encoded where it is not a plain path character. */
+static char *owner_url(const moat_cluster_node *owner, const char *path)
+{
+    char *escaped = g_uri_escape_string(path, "/", FALSE);
+    char *url = g_strconcat(owner->http, escaped, NULL);
+    g_free(escaped);
+    return url;
+}
+
+/* ?edge= names another node: 307 to it, the parameter kept. */
+static void redirect_to_edge(moat_cluster *cluster, const moat_http_request *request,
+                             moat_http_response *response, const char *edge)
+{
+    const moat_cluster_node *node = g_hash_table_lookup(cluster->nodes, edge);
+    if (!node || !moat_cluster_node_id_valid(edge)) {
+        moat_http_response_error(response, 404, "unknown_node", "no live node named in edge=");
+        return;
+    }
+    char *url = owner_url(node, request->path);
+    char *escaped = g_uri_escape_string(edge, NULL, FALSE);
+    char *location = g_strconcat(url, "?edge=", escaped, NULL);
+    moat_http_response_header(response, "Location", location);
+    char *body = g_strdup_printf("{\"redirect\":\"%s\"}", location);
+    moat_http_response_set(response, 307, "application/json", body, strlen(body));
+    g_free(escaped);
+    g_free(location);
+    g_free(url);
+}
+
+/* The live serving node other than this one with the fewest sessions,
+ * this node's region first; NULL when there is none. */
+static const moat_cluster_node *an_edge(moat_cluster *cluster)
+{
+    const char *region = cluster->gateway->config.cluster_region;
+    const moat_cluster_node *best = NULL;
+    GHashTableIter iter;
+    gpointer value;
+    g_hash_table_iter_init(&iter, cluster->nodes);
+    while (g_hash_table_iter_next(&iter, NULL, &value)) {
+        const moat_cluster_node *node = value;
+        if (node->draining || strcmp(node->id, cluster->node_id) == 0)
+            continue;
+        bool near = strcmp(node->region, region) == 0;
+        bool best_near = best && strcmp(best->region, region) == 0;
+        if (!best || (near && !best_near) || (near == best_near && node->sessions < best->sessions))
+            best = node;
+    }
+    return best;
+}
+
+/* The owner's own refusal of a WHEP subscriber because the room is at its
+ * max_subscribers (redirect mode, the client's own offer): 307 to another
+ * node with ?edge=, which serves it through a cascade. */
+static void refused_to_edge(moat_cluster *cluster, const moat_http_request *request,
+                            moat_http_response *response, const char *endpoint, const char *key)
+{
+    owned_room *room = g_hash_table_lookup(cluster->rooms, key);
+    const moat_cluster_node *edge = an_edge(cluster);
+    if (cluster->proxy || strcmp(endpoint, "whep") != 0 || response->status != 503 || !room ||
+        !room->full_marked || !edge)
+        return;
+    cluster->cascade_reasons[CASCADE_ROOM_FULL]++;
+    redirect_to_edge(cluster, request, response, edge->id);
 }
 
 /* Answers and forgets a pending offer. */
@@ -113,22 +183,18 @@ static void pending_serve_here(pending_offer *offer, bool confirmed, offer_kind 
     else
         serve_here(cluster, &request, &response, offer->endpoint, offer->plugin, offer->resource,
                    offer->room, offer->key, confirmed, offer->sent_ms);
+    if (kind == OFFER_LOCAL)
+        refused_to_edge(cluster, &request, &response, offer->endpoint, offer->key);
     moat_cluster_pending_respond(offer, &response);
-}
-
-/* The owner's URL for the offer's path: its advertised base and the path,
- * percent-encoded where it is not a plain path character. */
-static char *owner_url(const moat_cluster_node *owner, const char *path)
-{
-    char *escaped = g_uri_escape_string(path, "/", FALSE);
-    char *url = g_strconcat(owner->http, escaped, NULL);
-    g_free(escaped);
-    return url;
 }
 
 static void forwarded(void *user, moat_http_response *response)
 {
     pending_offer *offer = user;
+    /* PATCH and DELETE come here too, for clients that reach this node
+     * only (cluster_resources.c). */
+    if (response->status == 201)
+        moat_cluster_resource_location(response, offer->owner);
     moat_cluster_pending_respond(offer, response);
 }
 
@@ -138,6 +204,7 @@ static void route_to_owner(pending_offer *offer, const moat_cluster_node *owner)
     char *url = owner_url(owner, offer->path);
     if (cluster->proxy) {
         cluster->offers[OFFER_PROXY]++;
+        snprintf(offer->owner, sizeof offer->owner, "%s", owner->id);
         moat_http_request request = moat_cluster_pending_request(offer);
         moat_cluster_proxy_forward(cluster->forwarder, url, &request, cluster->forward_token,
                                    forwarded, offer);
@@ -167,7 +234,7 @@ static void claim_reply(void *user, const redisReply *reply, const char *error)
         moat_cluster_pending_respond(offer, &response);
         return;
     }
-    if (!reply || reply->type != REDIS_REPLY_ARRAY || reply->elements != 2 ||
+    if (!reply || reply->type != REDIS_REPLY_ARRAY || reply->elements < 2 ||
         reply->element[0]->type != REDIS_REPLY_STRING ||
         reply->element[1]->type != REDIS_REPLY_STRING) {
         moat_log_warn("cluster", "room %s/%s: no owner from Redis (%s): served here", offer->plugin,
@@ -203,10 +270,21 @@ static void claim_reply(void *user, const redisReply *reply, const char *error)
         moat_cluster_pending_respond(offer, &response);
         return;
     }
-    /* A subscriber the owner has no room for (at its [limits]
-     * max_sessions, as its record says) is served here through a cascade. */
+    /* A subscriber is served here through a cascade when the owner has no
+     * room for it (at its [limits] max_sessions, as its record says, or
+     * the room at its own max_subscribers, as its full key says), or when
+     * it chose this node in another region than the owner's. */
     bool owner_full = owner.max_sessions > 0 && owner.sessions >= owner.max_sessions;
-    if (offer->edge || (owner_full && strcmp(offer->endpoint, "whep") == 0)) {
+    bool room_full = reply->elements >= 3 && reply->element[2]->type == REDIS_REPLY_INTEGER &&
+                     reply->element[2]->integer == 1;
+    const char *region = cluster->gateway->config.cluster_region;
+    bool far = strcmp(cluster->gateway->config.cluster_cascade, "ask") != 0 && *region &&
+               *owner.region && strcmp(region, owner.region) != 0 && !cluster->draining;
+    if (offer->edge || ((owner_full || room_full || far) && strcmp(offer->endpoint, "whep") == 0)) {
+        cluster->cascade_reasons[offer->edge ? CASCADE_ASKED
+                                 : room_full ? CASCADE_ROOM_FULL
+                                 : far       ? CASCADE_REGION
+                                             : CASCADE_NODE_FULL]++;
         moat_cascade_edge_offer(cluster->cascade, offer, &owner);
         return;
     }
@@ -260,18 +338,29 @@ static void pending_start(void *data, moat_http_respond_fn respond, void *respon
         place(cluster, offer->target, sizeof offer->target);
     char lease[24];
     snprintf(lease, sizeof lease, "%" G_GUINT64_FORMAT, cluster->lease_ms);
+    /* A WHEP offer also asks whether the room is at its own cap. */
+    char full_key[320];
+    bool whep = strcmp(offer->endpoint, "whep") == 0 &&
+                moat_cluster_room_full_key(offer->plugin, offer->room, full_key, sizeof full_key);
     const char *argv[] = {"EVAL",
                           moat_cluster_claim_script,
-                          "1",
+                          whep ? "2" : "1",
                           offer->key,
+                          whep ? full_key : NULL,
                           *offer->target ? offer->target : cluster->node_id,
                           lease,
                           *offer->target || (offer->edge && !cluster->draining) ? "1" : "0"};
-    size_t lengths[7];
-    for (size_t i = 0; i < 7; i++)
-        lengths[i] = strlen(argv[i]);
+    size_t argc = 0;
+    const char *args[8];
+    size_t lengths[8];
+    for (size_t i = 0; i < G_N_ELEMENTS(argv); i++) {
+        if (!argv[i])
+            continue;
+        args[argc] = argv[i];
+        lengths[argc++] = strlen(argv[i]);
+    }
     offer->sent_ms = moat_cluster_now_ms();
-    if (!moat_redis_command(cluster->redis, claim_reply, offer, 7, argv, lengths))
+    if (!moat_redis_command(cluster->redis, claim_reply, offer, (int)argc, args, lengths))
         pending_serve_here(offer, false, OFFER_FALLBACK);
 }
 
@@ -307,26 +396,6 @@ static bool edge_asked(const moat_http_request *request, char *edge, size_t size
     if (params)
         g_hash_table_destroy(params);
     return asked;
-}
-
-/* ?edge= names another node: 307 to it, the parameter kept. */
-static void redirect_to_edge(moat_cluster *cluster, const moat_http_request *request,
-                             moat_http_response *response, const char *edge)
-{
-    const moat_cluster_node *node = g_hash_table_lookup(cluster->nodes, edge);
-    if (!node || !moat_cluster_node_id_valid(edge)) {
-        moat_http_response_error(response, 404, "unknown_node", "no live node named in edge=");
-        return;
-    }
-    char *url = owner_url(node, request->path);
-    char *escaped = g_uri_escape_string(edge, NULL, FALSE);
-    char *location = g_strconcat(url, "?edge=", escaped, NULL);
-    moat_http_response_header(response, "Location", location);
-    char *body = g_strdup_printf("{\"redirect\":\"%s\"}", location);
-    moat_http_response_set(response, 307, "application/json", body, strlen(body));
-    g_free(escaped);
-    g_free(location);
-    g_free(url);
 }
 
 bool moat_cluster_offer_hook(void *user, const moat_http_request *request,
@@ -368,6 +437,7 @@ bool moat_cluster_offer_hook(void *user, const moat_http_request *request,
         cluster->offers[OFFER_LOCAL]++;
         serve_here(cluster, request, response, endpoint, plugin, resource, room_name, key, false,
                    0);
+        refused_to_edge(cluster, request, response, endpoint, key);
         return true;
     }
     if (moat_redis_link_state(cluster->redis) != MOAT_REDIS_UP) {

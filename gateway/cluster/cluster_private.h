@@ -38,12 +38,32 @@ typedef enum {
 
 extern const char *const moat_cluster_offer_kind_names[];
 
+/* Why a WHEP subscriber was served here through a cascade (cluster_offers.c). */
+typedef enum {
+    CASCADE_ASKED,     /* ?edge=, or [cluster] cascade = always */
+    CASCADE_NODE_FULL, /* the owner at its [limits] max_sessions */
+    CASCADE_ROOM_FULL, /* the room at its own max_subscribers */
+    CASCADE_REGION,    /* this node in another region than the owner */
+    CASCADE_REASON_COUNT
+} cascade_reason;
+
+extern const char *const moat_cluster_cascade_reason_names[];
+
+/* PATCH/DELETE on a via/ resource path (cluster_resources.c). */
+typedef enum {
+    RESOURCE_FORWARDED, /* sent to the owner */
+    RESOURCE_REFUSED,   /* malformed, wrong method, owner gone */
+    RESOURCE_OUTCOME_COUNT
+} resource_outcome;
+
 typedef struct {
     char key[320];
     char plugin[MOAT_CLUSTER_NAME_MAX];
     char room[MOAT_CLUSTER_NAME_MAX];
     moat_lease lease;
-    GPtrArray *sessions; /* resource ids of this node's sessions in it */
+    GPtrArray *sessions;   /* resource ids of this node's sessions in it */
+    bool full_marked;      /* its full key set in Redis (at its subscriber cap) */
+    uint64_t full_sent_ms; /* when the key was last set or deleted */
     struct moat_cluster *cluster;
 } owned_room;
 
@@ -71,6 +91,8 @@ struct moat_cluster {
     uint64_t drain_deadline_ms;
     guint drain_timer;
     uint64_t offers[OFFER_KIND_COUNT];
+    uint64_t resource_requests[RESOURCE_OUTCOME_COUNT];
+    uint64_t cascade_reasons[CASCADE_REASON_COUNT];
     uint64_t records_rejected;
     uint64_t rooms_lost;
     struct moat_cascade *cascade; /* rooms spanning nodes (cascade.h) */
@@ -90,6 +112,7 @@ typedef struct {
     char room[MOAT_CLUSTER_NAME_MAX];
     char key[320];
     char target[MOAT_CLUSTER_NAME_MAX]; /* the placement's choice; "" : none */
+    char owner[MOAT_CLUSTER_NAME_MAX];  /* forwarded to (proxy) */
     bool edge; /* WHEP ?edge=: served here through a cascade link (cascade.h) */
     uint64_t sent_ms;
     moat_http_respond_fn respond;
@@ -101,6 +124,10 @@ extern const char moat_cluster_claim_script[];
 
 uint64_t moat_cluster_now_ms(void);
 void moat_cluster_fill_own_record(moat_cluster *cluster, moat_cluster_node *node);
+/* Sets (PX lease) or deletes the room's full key in Redis when its being at
+ * its own subscriber cap changed or the key is due for a refresh: other
+ * nodes then serve its WHEP subscribers through cascades (cluster.c). */
+void moat_cluster_room_full_update(moat_cluster *cluster, owned_room *room);
 /* The owned room for `key`, made when `create` allows (cluster.c). */
 owned_room *moat_cluster_room_take(moat_cluster *cluster, const char *key, const char *plugin,
                                    const char *name, bool confirmed, uint64_t sent_ms);
@@ -111,6 +138,13 @@ bool moat_cluster_offer_hook(void *user, const moat_http_request *request,
 void moat_cluster_pending_respond(pending_offer *offer, moat_http_response *response);
 /* The offer as a request again (its copies of the original's parts). */
 moat_http_request moat_cluster_pending_request(const pending_offer *offer);
+/* PATCH/DELETE of /whip/resource/via/... forwarded to the owner
+ * (cluster_resources.c; http_router.h's resource hook). */
+bool moat_cluster_resource_hook(void *user, const moat_http_request *request,
+                                moat_http_response *response, const char *rest);
+/* A forwarded offer's 201: its Location (the owner's) made this node's via/
+ * path naming `owner`. */
+void moat_cluster_resource_location(moat_http_response *response, const char *owner);
 /* Routes and hooks (cluster_api.c). */
 void moat_cluster_serve_cluster(void *user, const moat_http_request *request,
                                 moat_http_response *response);

@@ -10,7 +10,9 @@ struct moat_cluster_proxy {
     SoupSession *session;
     unsigned timeout_ms;
     GList *in_flight;
+    unsigned n_in_flight;
     uint64_t failures;
+    uint64_t busy;
 };
 
 typedef struct {
@@ -22,6 +24,9 @@ typedef struct {
     moat_cluster_proxy_done_fn done;
     void *user;
 } forward;
+
+/* Request headers passed on to the owner (Content-Type goes with the body). */
+static const char *const request_headers[] = {"Authorization", "If-Match"};
 
 /* Answer headers passed back to the client (WHIP's own). */
 static const char *const answer_headers[] = {"Location", "ETag", "Link", "Accept-Patch",
@@ -41,6 +46,7 @@ static void finish(forward *job, moat_http_response *response)
 {
     moat_cluster_proxy *proxy = job->proxy;
     proxy->in_flight = g_list_remove(proxy->in_flight, job);
+    proxy->n_in_flight--;
     if (job->timer)
         g_source_remove(job->timer);
     if (response->status >= 500 && response->status != 503)
@@ -60,6 +66,8 @@ static const char *static_content_type(const char *type)
         return "application/sdp";
     if (g_ascii_strncasecmp(type, "application/json", 16) == 0)
         return "application/json";
+    if (g_ascii_strncasecmp(type, "application/trickle-ice-sdpfrag", 31) == 0)
+        return "application/trickle-ice-sdpfrag";
     return "application/octet-stream";
 }
 
@@ -111,31 +119,51 @@ static gboolean timed_out(gpointer data)
     return G_SOURCE_REMOVE;
 }
 
+/* Answers `done` at once with an error of our own. */
+static void refuse(moat_cluster_proxy *proxy, unsigned status, const char *code, const char *detail,
+                   moat_cluster_proxy_done_fn done, void *user)
+{
+    moat_http_response response = {0};
+    if (status == 503)
+        moat_http_response_header(&response, "Retry-After", "1");
+    moat_http_response_error(&response, status, code, "%s", detail);
+    done(user, &response);
+    moat_http_response_clear(&response);
+}
+
 void moat_cluster_proxy_forward(moat_cluster_proxy *proxy, const char *url,
                                 const moat_http_request *request, const char *token,
                                 moat_cluster_proxy_done_fn done, void *user)
 {
-    SoupMessage *message = soup_message_new("POST", url);
+    if (proxy->n_in_flight >= MOAT_CLUSTER_PROXY_MAX_IN_FLIGHT) {
+        proxy->busy++;
+        refuse(proxy, 503, "forwards_busy",
+               "this node has too many requests in flight to other nodes", done, user);
+        return;
+    }
+    const char *method = request->method && *request->method ? request->method : "POST";
+    SoupMessage *message = soup_message_new(method, url);
     if (!message) {
-        moat_http_response response = {0};
-        moat_http_response_error(&response, 502, "owner_unusable", "the owner's URL is invalid");
         proxy->failures++;
-        done(user, &response);
-        moat_http_response_clear(&response);
+        refuse(proxy, 502, "owner_unusable", "the owner's URL is invalid", done, user);
         return;
     }
     soup_message_add_flags(message, SOUP_MESSAGE_NO_REDIRECT);
     SoupMessageHeaders *headers = soup_message_get_request_headers(message);
-    const char *authorization = moat_http_request_header(request, "Authorization");
-    if (authorization)
-        soup_message_headers_replace(headers, "Authorization", authorization);
+    for (size_t i = 0; i < G_N_ELEMENTS(request_headers); i++) {
+        const char *value = moat_http_request_header(request, request_headers[i]);
+        if (value)
+            soup_message_headers_replace(headers, request_headers[i], value);
+    }
     soup_message_headers_replace(headers, "X-Moat-Forwarded", token);
     if (request->peer && *request->peer)
         soup_message_headers_replace(headers, "X-Forwarded-For", request->peer);
-    const char *type = moat_http_request_header(request, "Content-Type");
-    GBytes *body = g_bytes_new(request->body ? request->body : "", request->body_length);
-    soup_message_set_request_body_from_bytes(message, type ? type : "application/sdp", body);
-    g_bytes_unref(body);
+    if (strcmp(method, "POST") == 0 || request->body_length > 0) {
+        const char *type = moat_http_request_header(request, "Content-Type");
+        GBytes *body = g_bytes_new(request->body ? request->body : "", request->body_length);
+        soup_message_set_request_body_from_bytes(message, type ? type : "application/sdp", body);
+        g_bytes_unref(body);
+    }
     forward *job = g_new0(forward, 1);
     job->proxy = proxy;
     job->message = message;
@@ -144,6 +172,7 @@ void moat_cluster_proxy_forward(moat_cluster_proxy *proxy, const char *url,
     job->user = user;
     job->timer = g_timeout_add(proxy->timeout_ms, timed_out, job);
     proxy->in_flight = g_list_prepend(proxy->in_flight, job);
+    proxy->n_in_flight++;
     soup_session_send_and_read_async(proxy->session, message, G_PRIORITY_DEFAULT, job->cancellable,
                                      answered, job);
 }
@@ -167,4 +196,9 @@ void moat_cluster_proxy_free(moat_cluster_proxy *proxy)
 uint64_t moat_cluster_proxy_failures(const moat_cluster_proxy *proxy)
 {
     return proxy ? proxy->failures : 0;
+}
+
+uint64_t moat_cluster_proxy_busy(const moat_cluster_proxy *proxy)
+{
+    return proxy ? proxy->busy : 0;
 }

@@ -1,8 +1,9 @@
-/* Forwards a WHIP/WHEP offer to the room's owner and brings its answer back
- * (signalling = proxy): libsoup's client on the control thread, Moat's own
- * timeout, no redirects followed, the answer's body bounded. The owner's
- * 201 carries an absolute Location, so PATCH and DELETE go to it directly.
- * Control thread only. */
+/* Forwards a request to another node and brings its answer back: a
+ * WHIP/WHEP offer to the room's owner (signalling = proxy), PATCH and
+ * DELETE of a resource the owner made (cluster_resources.c), cascade link
+ * requests. libsoup's client on the control thread, Moat's own timeout, no
+ * redirects followed, the answer's body bounded, at most
+ * MOAT_CLUSTER_PROXY_MAX_IN_FLIGHT forwards at once. Control thread only. */
 #ifndef MOAT_CLUSTER_PROXY_H
 #define MOAT_CLUSTER_PROXY_H
 
@@ -14,6 +15,8 @@ typedef struct moat_cluster_proxy moat_cluster_proxy;
 
 /* Answers over this size are refused (502). */
 #define MOAT_CLUSTER_PROXY_MAX_ANSWER (256 * 1024)
+/* Forwards in flight at most; more are answered 503 forwards_busy at once. */
+#define MOAT_CLUSTER_PROXY_MAX_IN_FLIGHT 512
 
 moat_cluster_proxy *moat_cluster_proxy_new(unsigned timeout_ms);
 /* Cancels forwards in flight: each is answered (502) before this returns. */
@@ -22,11 +25,14 @@ void moat_cluster_proxy_free(moat_cluster_proxy *proxy);
 /* Called exactly once with the owner's answer or a 502/504 of our own; the
  * callee takes the response's contents. */
 typedef void (*moat_cluster_proxy_done_fn)(void *user, moat_http_response *response);
-/* POSTs `request`'s body (Content-Type, Authorization kept) to `url` with
- * X-Moat-Forwarded: `token`. */
+/* Sends `request` (its method, POST when none; its body with its
+ * Content-Type; Authorization and If-Match kept) to `url` with
+ * X-Moat-Forwarded: `token` and X-Forwarded-For: the request's peer. */
 void moat_cluster_proxy_forward(moat_cluster_proxy *proxy, const char *url,
                                 const moat_http_request *request, const char *token,
                                 moat_cluster_proxy_done_fn done, void *user);
 uint64_t moat_cluster_proxy_failures(const moat_cluster_proxy *proxy);
+/* Forwards refused because MOAT_CLUSTER_PROXY_MAX_IN_FLIGHT were in flight. */
+uint64_t moat_cluster_proxy_busy(const moat_cluster_proxy *proxy);
 
 #endif

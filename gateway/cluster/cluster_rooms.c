@@ -106,7 +106,7 @@ static void owner_read(void *user, const redisReply *reply, const char *error)
         call_respond(call, &response);
         return;
     }
-    bool read = reply && reply->type == REDIS_REPLY_ARRAY && reply->elements == 2 &&
+    bool read = reply && reply->type == REDIS_REPLY_ARRAY && reply->elements >= 2 &&
                 reply->element[0]->type == REDIS_REPLY_STRING;
     const char *owner = read ? reply->element[0]->str : "";
     /* No owner, this node, or Redis did not say: answered here. */

@@ -95,6 +95,12 @@ void moat_http_offer_hook_set(moat_gateway *gateway, moat_http_offer_hook_fn hoo
     gateway->http_offer_hook_user = user;
 }
 
+void moat_http_resource_hook_set(moat_gateway *gateway, moat_http_resource_hook_fn hook, void *user)
+{
+    gateway->http_resource_hook = (void (*)(void))hook;
+    gateway->http_resource_hook_user = user;
+}
+
 void moat_http_api_hook_set(moat_gateway *gateway, moat_http_api_hook_fn hook, void *user)
 {
     gateway->http_api_hook = (void (*)(void))hook;
@@ -392,7 +398,11 @@ static void serve_whip(moat_gateway *gateway, const moat_http_request *request,
 {
     const char *path = request->path;
     if (g_str_has_prefix(path, "/whip/resource/")) {
-        moat_whip_handle_resource(gateway, request, response, path + strlen("/whip/resource/"));
+        const char *rest = path + strlen("/whip/resource/");
+        moat_http_resource_hook_fn hook = (moat_http_resource_hook_fn)gateway->http_resource_hook;
+        if (hook && hook(gateway->http_resource_hook_user, request, response, rest))
+            return;
+        moat_whip_handle_resource(gateway, request, response, rest);
         return;
     }
     bool whep = g_str_has_prefix(path, "/whep/");

@@ -35,6 +35,16 @@ typedef bool (*moat_http_offer_hook_fn)(void *user, const moat_http_request *req
                                         moat_http_response *response, const char *endpoint,
                                         const char *plugin, const char *resource);
 void moat_http_offer_hook_set(moat_gateway *gateway, moat_http_offer_hook_fn hook, void *user);
+/* A feature above this layer (cluster/) may answer a request on a WHIP
+ * resource path (/whip/resource/<rest>, PATCH or DELETE; `rest` may hold a
+ * '/' when the feature made the Location) itself: an error or a deferred
+ * whole reply, returning true; false leaves it to this node's sessions.
+ * No token is asked (the resource URL is the capability). One hook; before
+ * the first request. */
+typedef bool (*moat_http_resource_hook_fn)(void *user, const moat_http_request *request,
+                                           moat_http_response *response, const char *rest);
+void moat_http_resource_hook_set(moat_gateway *gateway, moat_http_resource_hook_fn hook,
+                                 void *user);
 /* A feature above this layer (cluster/) may answer a plugin API request
  * (/api/rooms...) itself, a deferred whole reply from another node
  * (response->deferred_reply), returning true; false leaves it to this

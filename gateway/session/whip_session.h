@@ -41,7 +41,9 @@ moat_whip_setup_result moat_whip_session_create_counted(moat_gateway *gateway,
 
 /* What Moat already announced in an offer of its own (a call's WebRTC
  * leg that Moat offered): the session answers the party's SDP with these
- * ICE credentials and per-m-line SSRCs instead of new ones. */
+ * ICE credentials (NULL: new ones) and per-m-line SSRCs instead of new
+ * ones. cascade: the session is a cluster's cascade leg
+ * (moat_session_info.cascade). */
 typedef struct {
     const char *ufrag, *pwd; /* NULL: new ones */
     const uint32_t *ssrcs;

@@ -67,9 +67,12 @@ const char *room_join(room *r, room_peer *peer, const char *source_id)
         if (!source) {
             error = source_id[0] ? MOAT_PLUGIN_ERROR_NOT_FOUND "no such publisher in the room"
                                  : MOAT_PLUGIN_ERROR_NOT_FOUND "the room has no publisher";
-        } else if (r->n_subscribers >= (size_t)r->max_subscribers) {
+        } else if (r->n_subscribers >= ROOM_MAX_SUBSCRIBERS ||
+                   (!peer->cascade_leg &&
+                    r->n_subscribers - r->n_cascade_legs >= (size_t)r->max_subscribers)) {
             error = MOAT_PLUGIN_ERROR_FULL "the room has its maximum of subscribers";
         } else {
+            r->n_cascade_legs += peer->cascade_leg;
             snprintf(peer->id, sizeof peer->id, "s%" G_GUINT64_FORMAT, (guint64)++r->serial);
             g_strlcpy(peer->source_id, source_id, sizeof peer->source_id);
             peer->source = source;
@@ -126,6 +129,7 @@ void room_leave(room_peer *peer)
         for (size_t i = 0; i < r->n_subscribers; i++) {
             if (r->subscribers[i] == peer) {
                 r->subscribers[i] = r->subscribers[--r->n_subscribers];
+                r->n_cascade_legs -= peer->cascade_leg;
                 room_event(r, "left", "subscriber", peer->id, NULL);
                 break;
             }
@@ -198,6 +202,7 @@ static void *room_attach(moat_plugin_session *handle, const moat_session_info *i
     peer->room = r;
     peer->publisher = publisher;
     peer->relay = info->cascade;
+    peer->cascade_leg = !publisher && info->cascade;
     g_strlcpy(peer->session_id, info->session_id ? info->session_id : "", sizeof peer->session_id);
     peer->worker = info->worker_index;
     peer->n_media = info->n_media;

@@ -115,6 +115,7 @@ typedef struct room_peer {
     const moat_gateway_calls *gateway;
     room *room;
     bool publisher;
+    bool cascade_leg; /* a cluster's cascade leg: outside max_subscribers */
     char id[ROOM_PEER_ID_SIZE];
     char session_id[40]; /* the gateway's session id, fixed at attach */
     int worker;
@@ -216,6 +217,7 @@ struct room {
     size_t n_publishers;
     room_peer **subscribers; /* ROOM_MAX_SUBSCRIBERS slots */
     size_t n_subscribers;
+    size_t n_cascade_legs; /* of n_subscribers: not counted against max_subscribers */
     int max_publishers, max_subscribers;
     int publisher_worker, subscriber_worker; /* forced placement, -1: none */
     uint64_t serial;                         /* peer ids */

@@ -249,10 +249,10 @@ char *room_api_error(int *status, int code, const char *error, const char *detai
 /* Room lock held. */
 static json_t *describe(room *r, bool full)
 {
-    json_t *o =
-        json_pack("{s:s, s:i, s:i, s:i, s:i}", "name", r->name, "max_publishers", r->max_publishers,
-                  "max_subscribers", r->max_subscribers, "publisher_count", (int)r->n_publishers,
-                  "subscriber_count", (int)r->n_subscribers);
+    json_t *o = json_pack("{s:s, s:i, s:i, s:i, s:i, s:i}", "name", r->name, "max_publishers",
+                          r->max_publishers, "max_subscribers", r->max_subscribers,
+                          "publisher_count", (int)r->n_publishers, "subscriber_count",
+                          (int)r->n_subscribers, "cascade_legs", (int)r->n_cascade_legs);
     if (!full)
         return o;
     json_t *pubs = json_array(), *subs = json_array();
@@ -383,6 +383,26 @@ static char *create(const char *body, size_t length, int *status)
     return reply(status, 201, described);
 }
 
+/* GET /api/rooms/<room>/capacity: the subscriber cap and its use, cascade
+ * legs left out; cheap (no peer list), for a cluster's owner that tells
+ * the other nodes when the room is full. */
+static char *capacity(const char *name, size_t length, int *status)
+{
+    char *room_name = g_strndup(name, length);
+    room *r = room_name_valid(room_name, length) ? room_acquire(room_name, false) : NULL;
+    g_free(room_name);
+    if (!r)
+        return error_reply(status, 404, "unknown_room", "no such room");
+    pthread_mutex_lock(&r->lock);
+    size_t subscribers = r->n_subscribers - r->n_cascade_legs;
+    json_t *o = json_pack("{s:i, s:i, s:i, s:b}", "max_subscribers", r->max_subscribers,
+                          "subscribers", (int)subscribers, "cascade_legs", (int)r->n_cascade_legs,
+                          "full", subscribers >= (size_t)r->max_subscribers);
+    pthread_mutex_unlock(&r->lock);
+    room_release(r);
+    return reply(status, 200, o);
+}
+
 /* Removes the room from the table; its peers leave on their own workers. */
 static char *delete_room(const char *name, int *status)
 {
@@ -428,6 +448,8 @@ char *room_handle_api(const char *method, const char *path, const char *body, si
                            "GET /api/rooms/<room>/events is a WebSocket (Upgrade: websocket)");
     if (strstr(name, "/subscribers/"))
         return room_simulcast_api(method, name, body, length, status);
+    if (g_str_has_suffix(name, "/capacity") && get)
+        return capacity(name, strlen(name) - strlen("/capacity"), status);
     if (!room_name_valid(name, strlen(name)))
         return error_reply(status, 404, "unknown_room", "no such room");
     if (strcmp(method, "DELETE") == 0)

@@ -8,7 +8,7 @@ import socket
 import subprocess
 import time
 import uuid
-from urllib.parse import urlsplit
+from urllib.parse import urljoin, urlsplit
 
 import aiohttp
 import pytest
@@ -135,7 +135,20 @@ async def post_offer(url, sdp, follow=True):
         async with http.post(url, data=sdp, headers={"Content-Type": "application/sdp"},
                              allow_redirects=follow) as r:
             history = [(h.status, h.headers.get("Location")) for h in r.history]
-            return r.status, await r.text(), r.headers.get("Location"), history
+            location = r.headers.get("Location")
+            # The URL answered, for a relative Location.
+            answered[url] = str(r.url)
+            return r.status, await r.text(), location, history
+
+
+# post_offer's URL -> the URL that answered it (after redirects).
+answered = {}
+
+
+def absolute(url, location):
+    """A Location (relative: a proxying node's own, or a node without a
+    cluster) made absolute against the URL that answered the offer."""
+    return urljoin(answered.get(url, url), location) if location else None
 
 
 async def publish(url):
@@ -146,7 +159,8 @@ async def publish(url):
     status, body, location, history = await post_offer(url, pc.localDescription.sdp)
     assert status == 201, f"WHIP answered {status}: {body}"
     await pc.setRemoteDescription(RTCSessionDescription(sdp=body, type="answer"))
-    return {"pc": pc, "location": location, "history": history}
+    return {"pc": pc, "location": absolute(url, location), "raw_location": location,
+            "history": history}
 
 
 async def subscribe(url, follow=True):
@@ -163,7 +177,8 @@ async def subscribe(url, follow=True):
     status, body, location, history = await post_offer(url, pc.localDescription.sdp, follow)
     assert status == 201, f"WHEP answered {status}: {body}"
     await pc.setRemoteDescription(RTCSessionDescription(sdp=body, type="answer"))
-    return {"pc": pc, "recorders": recorders, "location": location, "history": history}
+    return {"pc": pc, "recorders": recorders, "location": absolute(url, location),
+            "raw_location": location, "history": history}
 
 
 async def close(*peers):

@@ -73,7 +73,10 @@ def run_cross_node_subscriber(redis, nodes_factory, mode):
         assert len(owners) == 1, "one owner"
         owner = owners[0]
         other = b if owner is a else a
-        assert base_of(pub["location"]) == owner.base, pub
+        # The publisher's Location: the owner's, or (proxied by a) a's own.
+        via = mode == "proxy" and owner is not a
+        assert base_of(pub["location"]) == (a.base if via else owner.base), pub
+        assert ("/whip/resource/via/" in pub["location"]) == via, pub
         url = f"{other.base}/whep/room/{room}"
         if mode == "redirect":
             # Without following: a 307 naming the owner's advertised URL.
@@ -88,8 +91,15 @@ def run_cross_node_subscriber(redis, nodes_factory, mode):
             assert [s for s, _ in sub["history"]] == [307]
         else:
             assert sub["history"] == []
-        # Either way the owner's 201 names the owner, absolutely.
-        assert base_of(sub["location"]) == owner.base
+        # Redirected, the owner's 201 names the owner, absolutely; proxied,
+        # the Location is the proxying node's own, naming the owner
+        # (PATCH and DELETE forwarded: test_cluster_proxy.py).
+        if mode == "redirect":
+            assert base_of(sub["location"]) == owner.base
+        else:
+            # Relative: it resolves against the URL the client used.
+            assert sub["raw_location"].startswith("/whip/resource/via/"), sub
+            assert sub["location"].startswith(f"{other.base}/whip/resource/via/"), sub
         await media_arrives(sub)
         routed = other.metric(f'moat_cluster_offers_total{{route="{mode}"}}')
         assert routed >= 1
@@ -389,8 +399,8 @@ def test_without_cluster_no_cluster_code_runs(gateway):
 
     async def run():
         pub = await publish(f"{gateway.base}/whip/room/{room_name()}")
-        assert pub["location"].startswith("/whip/resource/")
-        pub["location"] = gateway.base + pub["location"]
+        assert pub["raw_location"].startswith("/whip/resource/")
+        assert pub["location"] == gateway.base + pub["raw_location"]
         await close(pub)
 
     asyncio.run(run())

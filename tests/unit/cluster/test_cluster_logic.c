@@ -152,6 +152,46 @@ static void test_keys(void)
     char *long_name = g_strnfill(200, 'x');
     g_assert_false(moat_cluster_room_of_resource(long_name, room, sizeof room));
     g_free(long_name);
+    g_assert_true(moat_cluster_room_full_key("room", "lobby", out, sizeof out));
+    g_assert_cmpstr(out, ==, "moat:full:room:lobby");
+    g_assert_false(moat_cluster_room_full_key("room", "a:b", out, sizeof out));
+}
+
+/* Proxy mode's Locations naming the owner: a round trip for any node id,
+ * anything malformed refused, a path without via/ left to the node. */
+static void test_via_paths(void)
+{
+    char path[512], node[MOAT_CLUSTER_NAME_MAX], id[48];
+    g_assert_true(moat_cluster_via_path("host:8088/x", "0123abcd", path, sizeof path));
+    g_assert_cmpstr(path, ==, "/whip/resource/via/686f73743a383038382f78/0123abcd");
+    const char *rest = path + strlen("/whip/resource/");
+    g_assert_cmpint(moat_cluster_via_parse(rest, node, sizeof node, id, sizeof id), ==,
+                    MOAT_CLUSTER_VIA_OK);
+    g_assert_cmpstr(node, ==, "host:8088/x");
+    g_assert_cmpstr(id, ==, "0123abcd");
+    g_assert_false(moat_cluster_via_path("n0", "a/b", path, sizeof path));
+    g_assert_false(moat_cluster_via_path("n 0", "ab", path, sizeof path));
+    g_assert_false(moat_cluster_via_path("n0", "", path, sizeof path));
+    char small[24];
+    g_assert_false(moat_cluster_via_path("n0", "0123456789", small, sizeof small));
+    g_assert_cmpint(moat_cluster_via_parse("0123abcd", node, sizeof node, id, sizeof id), ==,
+                    MOAT_CLUSTER_VIA_NONE);
+    const char *bad[] = {
+        "via/",          "via/6e30",      "via/6e3/ab",
+        "via/zz/ab",     "via/6e30/",     "via/6e30/a/b",
+        "via/6e3000/ab", "via/6e2030/ab", "via//ab",
+        "via/6e30/a.b",  "via/6E30/a%2f", "via/6e30/0123456789012345678901234567890123456789"};
+    for (size_t i = 0; i < G_N_ELEMENTS(bad); i++)
+        g_assert_cmpint(moat_cluster_via_parse(bad[i], node, sizeof node, id, sizeof id), ==,
+                        MOAT_CLUSTER_VIA_INVALID);
+    /* Upper-case hex is still hex. */
+    g_assert_cmpint(moat_cluster_via_parse("via/6E30/ab", node, sizeof node, id, sizeof id), ==,
+                    MOAT_CLUSTER_VIA_OK);
+    g_assert_cmpstr(node, ==, "n0");
+    /* A node id too long for the caller's buffer. */
+    char tiny[2];
+    g_assert_cmpint(moat_cluster_via_parse("via/6e30/ab", tiny, sizeof tiny, id, sizeof id), ==,
+                    MOAT_CLUSTER_VIA_INVALID);
 }
 
 static void test_node_record_round_trip(void)
@@ -342,6 +382,7 @@ int main(int argc, char **argv)
     g_test_add_func("/cluster/lease/lost-released", test_lease_lost_and_released);
     g_test_add_func("/cluster/lease/unconfirmed", test_lease_unconfirmed_renews_at_once);
     g_test_add_func("/cluster/keys", test_keys);
+    g_test_add_func("/cluster/keys/via", test_via_paths);
     g_test_add_func("/cluster/message/round-trip", test_message_round_trip);
     g_test_add_func("/cluster/message/refusals", test_message_refusals);
     g_test_add_func("/cluster/message/paths-merge", test_message_paths_and_merge);
