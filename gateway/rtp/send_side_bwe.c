@@ -53,17 +53,23 @@ uint16_t moat_ssbwe_on_send(moat_ssbwe *e, size_t bytes, uint64_t now_us, bool p
     return seq;
 }
 
-/* The history slot of `seq` when it was sent, is recent and not
- * acknowledged yet; -1 otherwise. */
-static long known_slot(const moat_ssbwe *e, uint16_t seq)
+/* The history slot of `seq` when it was sent and is recent; -1 otherwise. */
+static long sent_slot(const moat_ssbwe *e, uint16_t seq)
 {
     uint16_t age = (uint16_t)(e->next_seq - 1 - seq);
     if (e->stats.packets_sent == 0 || age >= MOAT_SSBWE_HISTORY)
         return -1;
     size_t slot = seq % MOAT_SSBWE_HISTORY;
-    if (e->seq_of[slot] != seq || !(e->flags[slot] & SENT) || (e->flags[slot] & ACKED))
+    if (e->seq_of[slot] != seq || !(e->flags[slot] & SENT))
         return -1;
     return (long)slot;
+}
+
+/* The same, not acknowledged yet. */
+static long known_slot(const moat_ssbwe *e, uint16_t seq)
+{
+    long slot = sent_slot(e, seq);
+    return slot >= 0 && !(e->flags[slot] & ACKED) ? slot : -1;
 }
 
 /* ---- trendline and overuse detector ---- */
@@ -383,12 +389,8 @@ size_t moat_ssbwe_take_lost(moat_ssbwe *e, uint16_t *out, size_t capacity)
 
 int64_t moat_ssbwe_sent_us(const moat_ssbwe *e, uint16_t seq)
 {
-    uint16_t age = (uint16_t)(e->next_seq - 1 - seq);
-    size_t slot = seq % MOAT_SSBWE_HISTORY;
-    if (e->stats.packets_sent == 0 || age >= MOAT_SSBWE_HISTORY || e->seq_of[slot] != seq ||
-        !(e->flags[slot] & SENT))
-        return -1;
-    return e->send_us[slot];
+    long slot = sent_slot(e, seq);
+    return slot >= 0 ? e->send_us[slot] : -1;
 }
 
 uint64_t moat_ssbwe_estimate(const moat_ssbwe *e)

@@ -46,8 +46,6 @@ static unsigned retransmission_copies(const moat_session *session, moat_outgoing
                : 1;
 }
 
-#define MOAT_RTX_BUFFER 1600
-
 /* The RTX packet of a cached one when the stream has an RTX SSRC and the
  * packet's codec an rtx payload type (its length); 0 to send it as it is. */
 static int rtx_of(moat_session *session, moat_outgoing_stream *stream, const uint8_t *packet,
