@@ -120,6 +120,14 @@ def test_forged_via_paths_touch_no_other_session(redis, nodes_factory):
             ("DELETE", f"/whip/resource/via/6e2030/{uuid.uuid4().hex}", "unknown_session"),
             ("DELETE", f"/whip/resource/via/{owner_hex}/{'a' * 40}", "unknown_session"),
             ("DELETE", "/whip/resource/via/", "unknown_session"),
+            # At the limits: a node id of 127 bytes (the most a name holds)
+            # is looked up and absent, one of 128 is malformed; an id of 39
+            # characters reaches the owner, who never made it.
+            ("DELETE", f"/whip/resource/via/{('a' * 127).encode().hex()}/{uuid.uuid4().hex}",
+             "owner_gone"),
+            ("DELETE", f"/whip/resource/via/{('a' * 128).encode().hex()}/{uuid.uuid4().hex}",
+             "unknown_session"),
+            ("DELETE", f"/whip/resource/via/{owner_hex}/{'a' * 39}", "unknown_session"),
             # Only PATCH and DELETE are forwarded.
             ("GET", f"/whip/resource/via/{owner_hex}/{uuid.uuid4().hex}", "method_not_allowed"),
         ]
@@ -131,7 +139,7 @@ def test_forged_via_paths_touch_no_other_session(redis, nodes_factory):
             assert 400 <= status < 500, (method, path, status, body)
             assert headers["Content-Type"].startswith("application/json"), (path, headers)
             assert json.loads(body)["error"] == error, (path, body)
-        assert other.metric('moat_cluster_resource_requests_total{outcome="forwarded"}') == 2
+        assert other.metric('moat_cluster_resource_requests_total{outcome="forwarded"}') == 3
         assert other.metric('moat_cluster_resource_requests_total{outcome="refused"}') >= 9
         # The real subscriber and the publisher are untouched.
         assert subscribers(owner, room) == 1
