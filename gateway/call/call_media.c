@@ -33,6 +33,7 @@ static const char *drop_names[MOAT_CALL_DROP_REASON_COUNT] = {
     [MOAT_CALL_DROP_SRTP_TAG] = "srtp_tag",
     [MOAT_CALL_DROP_LOOP] = "loop",
     [MOAT_CALL_DROP_TOO_BIG] = "too_big",
+    [MOAT_CALL_DROP_SOCKET_QUEUE] = "socket_queue",
 };
 
 const char *moat_call_drop_reason_name(moat_call_drop_reason reason)
@@ -40,10 +41,39 @@ const char *moat_call_drop_reason_name(moat_call_drop_reason reason)
     return reason < MOAT_CALL_DROP_REASON_COUNT ? drop_names[reason] : "unknown";
 }
 
+static void drop_many(call_leg *leg, moat_call_drop_reason reason, uint64_t n)
+{
+    moat_counter_add(&leg->dropped, n);
+    moat_counter_add(&leg->stream->context->counters.dropped[reason], n);
+}
+
 void moat_call_leg_drop(call_leg *leg, moat_call_drop_reason reason)
 {
-    moat_counter_add(&leg->dropped, 1);
-    moat_counter_add(&leg->stream->context->counters.dropped[reason], 1);
+    drop_many(leg, reason, 1);
+}
+
+/* What the kernel dropped at this socket while its queue was full: each
+ * datagram carries the socket's running drop count at its queueing
+ * (SO_RXQ_OVFL, call_ports.c), so the batch's last one that has it tells
+ * the drops before it; counted once, as they first show. */
+static void note_queue_drops(call_leg *leg, bool on_rtcp_socket, int n)
+{
+    moat_call_worker *w = leg->stream->context;
+    uint32_t *seen = on_rtcp_socket ? &leg->rtcp_queue_drops : &leg->rtp_queue_drops;
+    for (int i = n - 1; i >= 0; i--) {
+        struct msghdr *message = &w->rx[i].msg_hdr;
+        for (struct cmsghdr *c = CMSG_FIRSTHDR(message); c; c = CMSG_NXTHDR(message, c)) {
+            if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SO_RXQ_OVFL ||
+                c->cmsg_len < CMSG_LEN(sizeof(uint32_t)))
+                continue;
+            uint32_t drops;
+            memcpy(&drops, CMSG_DATA(c), sizeof drops);
+            if (drops != *seen)
+                drop_many(leg, MOAT_CALL_DROP_SOCKET_QUEUE, (uint32_t)(drops - *seen));
+            *seen = drops;
+            return;
+        }
+    }
 }
 
 /* Whether a datagram from `from` may enter this leg (call_learning.h); the
@@ -251,11 +281,14 @@ static int relay_batch(call_leg *from, bool on_rtcp_socket)
 {
     moat_call_worker *w = from->stream->context;
     int fd = on_rtcp_socket ? from->rtcp_fd : from->rtp_fd;
-    for (int i = 0; i < CALL_BATCH; i++)
+    for (int i = 0; i < CALL_BATCH; i++) {
         w->rx[i].msg_hdr.msg_namelen = sizeof(struct sockaddr_in6);
+        w->rx[i].msg_hdr.msg_controllen = sizeof w->rx_control[i];
+    }
     int n = recvmmsg(fd, w->rx, CALL_BATCH, MSG_DONTWAIT, NULL);
     if (n <= 0)
         return 0;
+    note_queue_drops(from, on_rtcp_socket, n);
     call_leg *to = from->other;
     unsigned count[3] = {0, 0, 0};
     for (int i = 0; i < n; i++) {

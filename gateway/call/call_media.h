@@ -38,6 +38,7 @@ typedef enum {
     MOAT_CALL_DROP_SRTP_TAG,       /* SDES leg with SRTP+, before the HMAC: wrong tag */
     MOAT_CALL_DROP_LOOP,           /* sent by one of Moat's own leg sockets */
     MOAT_CALL_DROP_TOO_BIG,        /* larger than the relay MTU (MOAT_RELAY_MTU) */
+    MOAT_CALL_DROP_SOCKET_QUEUE,   /* the kernel's: the leg's receive queue was full */
     MOAT_CALL_DROP_REASON_COUNT
 } moat_call_drop_reason;
 

@@ -28,6 +28,11 @@ struct moat_call_worker {
     struct mmsghdr rx[CALL_BATCH];
     struct iovec rx_iov[CALL_BATCH];
     struct sockaddr_in6 rx_from[CALL_BATCH];
+    /* each datagram's SO_RXQ_OVFL count (note_queue_drops) */
+    union {
+        struct cmsghdr align;
+        uint8_t bytes[CMSG_SPACE(sizeof(uint32_t))];
+    } rx_control[CALL_BATCH];
     /* Send slots: RTP, RTCP on the RTCP socket, RTCP on the RTP socket (mux). */
     struct mmsghdr tx[3][CALL_BATCH];
     struct iovec tx_iov[3][CALL_BATCH];
@@ -60,6 +65,8 @@ struct call_leg {
     /* single writer (the worker), read by the control thread */
     moat_call_flow_counters rtp, rtcp;
     uint64_t relayed, dropped;
+    /* worker thread: each socket's SO_RXQ_OVFL count already counted */
+    uint32_t rtp_queue_drops, rtcp_queue_drops;
     uint32_t last_ssrc;
     uint32_t flags; /* bit 0: has_ssrc, bit 1: latched */
 };

@@ -76,8 +76,11 @@ static int bind_one(const moat_call_ports *ports, uint16_t port)
     int fd = socket(AF_INET6, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     if (fd < 0)
         return -1;
-    int off = 0;
+    int off = 0, on = 1;
     setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &off, sizeof off);
+    /* Each datagram carries the socket's drop count (call_media.c counts
+     * what a full queue lost). */
+    setsockopt(fd, SOL_SOCKET, SO_RXQ_OVFL, &on, sizeof on);
     struct sockaddr_in6 local = {
         .sin6_family = AF_INET6, .sin6_port = htons(port), .sin6_addr = ports->bind_address};
     if (bind(fd, (struct sockaddr *)&local, sizeof local) < 0) {

@@ -33,6 +33,7 @@ moat_call_worker *moat_call_worker_new(moat_worker *worker)
         context->rx[i].msg_hdr.msg_iov = &context->rx_iov[i];
         context->rx[i].msg_hdr.msg_iovlen = 1;
         context->rx[i].msg_hdr.msg_name = &context->rx_from[i];
+        context->rx[i].msg_hdr.msg_control = &context->rx_control[i];
         for (int k = 0; k < 3; k++) {
             context->tx[k][i].msg_hdr.msg_iov = &context->tx_iov[k][i];
             context->tx[k][i].msg_hdr.msg_iovlen = 1;

@@ -1,4 +1,5 @@
-"""What the kernel drops at a worker's media socket is counted.
+"""What the kernel drops at a worker's media socket, and at a call leg's,
+is counted.
 
 A worker that falls behind (CPU saturated, or stopped) lets its socket's
 receive queue fill; the kernel then drops datagrams before Moat ever sees
@@ -11,9 +12,11 @@ the socket, exactly (loopback loses nothing else)."""
 import os
 import signal
 import socket
+import struct
 import time
 
 from conftest import Gateway
+from voip_peers import ng_relay, sdp_port, udp_phone
 
 DROPPED = "moat_socket_dropped_datagrams_total"
 RECEIVED = "moat_datagrams_received_total"
@@ -62,3 +65,70 @@ def test_a_stalled_worker_counts_what_the_kernel_dropped():
         assert gw.drops("unknown_tuple") + gw.drops("malformed") >= received
     finally:
         assert gw.stop() == 0
+
+
+def sdp(port):
+    return ("v=0\r\no=- 1 1 IN IP4 127.0.0.1\r\ns=-\r\nc=IN IP4 127.0.0.1\r\nt=0 0\r\n"
+            f"m=audio {port} RTP/AVP 8\r\na=rtpmap:8 PCMA/8000\r\na=sendrecv\r\n")
+
+
+def rtp(seq):
+    return struct.pack("!BBHII", 0x80, 8, seq & 0xFFFF, seq * 160, 0xCA11) + bytes(160)
+
+
+def call_totals(gw):
+    """(RTP the call legs relayed, every datagram they dropped, by reason)."""
+    metrics = gw.metrics()
+    relayed = metrics.get('moat_call_relayed_packets_total{kind="rtp"}', 0.0)
+    drops = {k.split('reason="')[1].rstrip('"}'): v for k, v in metrics.items()
+             if k.startswith("moat_call_dropped_packets_total{")}
+    return relayed, drops
+
+
+def test_a_stalled_call_leg_counts_what_the_kernel_dropped():
+    """A plain call leg's own socket: the same accounting, through
+    SO_RXQ_OVFL (each datagram carries its socket's running drop count), so
+    the drops show with the first datagram read after them: one more is
+    sent once the backlog is read. Before, a leg's queue overflowing showed
+    on no counter."""
+    with ng_relay() as (gw, client, _):
+        caller, callee = udp_phone(2.0), udp_phone(2.0)
+        offer = client.command("offer", call_id="stall", from_tag="caller",
+                               sdp=sdp(caller.getsockname()[1]))
+        assert offer["result"] == "ok", offer
+        answer = client.command("answer", call_id="stall", from_tag="caller",
+                                to_tag="callee", sdp=sdp(callee.getsockname()[1]))
+        assert answer["result"] == "ok", answer
+        to_caller = sdp_port(answer["sdp"])  # the port the caller sends to
+        caller.sendto(rtp(0), ("127.0.0.1", to_caller))
+        assert callee.recv(4096) == rtp(0)
+        # The callee reads no more: its own queue overflows, Moat's sends succeed.
+        relayed0, drops0 = call_totals(gw)
+        os.kill(gw.process.pid, signal.SIGSTOP)
+        try:
+            for seq in range(1, COUNT + 1):
+                caller.sendto(rtp(seq), ("127.0.0.1", to_caller))
+        finally:
+            os.kill(gw.process.pid, signal.SIGCONT)
+        last, deadline = None, time.monotonic() + 10
+        while time.monotonic() < deadline:
+            now = call_totals(gw)
+            if now == last:
+                break
+            last = now
+            time.sleep(0.3)
+        caller.sendto(rtp(COUNT + 1), ("127.0.0.1", to_caller))
+        deadline, sent = time.monotonic() + 5, COUNT + 1
+        while time.monotonic() < deadline:
+            relayed, drops = call_totals(gw)
+            handled = relayed - relayed0 + sum(drops.values()) - sum(drops0.values())
+            if handled >= sent:
+                break
+            time.sleep(0.1)
+        queue = drops.get("socket_queue", 0.0) - drops0.get("socket_queue", 0.0)
+        assert queue > 0, f"the leg's queue overflowed but nothing counts it: {drops}"
+        assert relayed - relayed0 > 0
+        assert handled == sent, (relayed - relayed0, drops)
+        caller.close()
+        callee.close()
+        assert client.command("delete", call_id="stall")["result"] == "ok"
