@@ -72,6 +72,7 @@ typedef struct {
     uint8_t transport_wide_cc;
     uint8_t audio_level;
     uint8_t video_orientation;
+    uint8_t playout_delay; /* written by the core toward a lossy viewer (session_playout.c) */
 } moat_extension_ids;
 
 typedef struct {

@@ -116,6 +116,11 @@ static const option_spec options[] = {
      0, 0, "announce loopback addresses as candidates"},
     {"media", "consent_timeout_s", "consent-timeout", OPTION_INT, FIELD(consent_timeout_s), "30", 5,
      3600, "seconds without a valid STUN check before a transport is closed"},
+    {"media", "lossy_playout_delay_max_ms", "lossy-playout-delay-max", OPTION_INT,
+     FIELD(lossy_playout_delay_max_ms), "400", 0, 10000,
+     "toward a viewer whose NACKs cover 1 % or more of the video sent to it, ask its jitter "
+     "buffer (playout-delay header extension) to hold video about 1.5 round trips, at most this "
+     "many ms, so a retransmission arrives before its frame is due; 0 = never"},
     {"media", "port_min", "media-port-min", OPTION_INT, FIELD(media_port_min), "30000", 1024, 65535,
      "first UDP port of call legs (ng offers: RTP even, RTCP = RTP + 1) and RTP ingests"},
     {"media", "port_max", "media-port-max", OPTION_INT, FIELD(media_port_max), "39999", 1024, 65535,

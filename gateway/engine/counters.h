@@ -48,6 +48,9 @@ typedef struct {
     /* Retransmissions of packets transport-cc feedback reported lost before
      * a NACK for them came (their NACK lost, or a lost retransmission). */
     uint64_t feedback_repairs;
+    /* Times a viewer's video stream began to carry a playout delay for its
+     * jitter buffer (session_playout.c: its NACKs showed a lossy path). */
+    uint64_t playout_delays_asked;
     /* RTX (RFC 4588) packets received and unwrapped onto their stream
      * (session_media.c: a peer or a cascade link repairing a loss). */
     uint64_t rtx_received;

@@ -16,6 +16,7 @@
 #define URI_VIDEO_ORIENTATION "urn:3gpp:video-orientation"
 #define URI_RID               "urn:ietf:params:rtp-hdrext:sdes:rtp-stream-id"
 #define URI_REPAIRED_RID      "urn:ietf:params:rtp-hdrext:sdes:repaired-rtp-stream-id"
+#define URI_PLAYOUT_DELAY     "http://www.webrtc.org/experiments/rtp-hdrext/playout-delay"
 
 static const char *const accepted_extensions[] = {
     URI_MID,
@@ -26,6 +27,7 @@ static const char *const accepted_extensions[] = {
     URI_RID,
     URI_REPAIRED_RID,
     MOAT_SDP_URI_TRANSPORT_CC,
+    URI_PLAYOUT_DELAY,
 };
 
 #define DEFAULT_MAX_MESSAGE_SIZE        262144
@@ -120,7 +122,10 @@ static void select_extmaps(const moat_sdp_media *m, moat_sdp_plan_media *pm)
         if (!extension_accepted(m->extmaps[i].uri) ||
             (rid_extension(m->extmaps[i].uri) && !simulcast) ||
             (strcmp(m->extmaps[i].uri, MOAT_SDP_URI_TRANSPORT_CC) == 0 &&
-             !moat_sdp_direction_sends(m->direction) && !moat_sdp_direction_receives(m->direction)))
+             !moat_sdp_direction_sends(m->direction) && !moat_sdp_direction_receives(m->direction)) ||
+            /* a delay only the receiver of Moat's media applies */
+            (strcmp(m->extmaps[i].uri, URI_PLAYOUT_DELAY) == 0 &&
+             !moat_sdp_direction_receives(m->direction)))
             continue;
         bool duplicate = false;
         for (size_t j = 0; j < pm->n_extmaps && !duplicate; j++)
@@ -340,6 +345,8 @@ static void fill_rtp(const moat_sdp_media *m, const moat_sdp_plan_media *pm,
             nm->repaired_rid_extension_id = id;
         else if (strcmp(x->uri, MOAT_SDP_URI_TRANSPORT_CC) == 0)
             nm->transport_cc_extension_id = id;
+        else if (strcmp(x->uri, URI_PLAYOUT_DELAY) == 0)
+            nm->playout_delay_extension_id = id;
     }
     remote_ssrcs(m, nm);
 }

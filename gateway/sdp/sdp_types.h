@@ -202,6 +202,7 @@ typedef struct {
     uint8_t rid_extension_id;
     uint8_t repaired_rid_extension_id;
     uint8_t transport_cc_extension_id; /* answered where media flows either way */
+    uint8_t playout_delay_extension_id; /* what Moat sends may ask for a jitter buffer */
     /* Simulcast layers the peer sends (a=rid ... recv in the answer), in
      * its preference order; 0 when the m-line is not simulcast. */
     char rids[MOAT_SDP_MAX_ANSWER_RIDS][MOAT_PLUGIN_RID_SIZE];

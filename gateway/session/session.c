@@ -152,7 +152,7 @@ moat_session *moat_session_new(const moat_session_params *params, char *error, s
     session->relay_layers = params->relay_layers < 3 ? params->relay_layers : 3;
     moat_session_media_init(session, negotiation);
     moat_session_prefilter_init(session, params->prefilter);
-
+    session->playout_max_ms = (uint16_t)MIN(params->lossy_playout_delay_max_ms, 10000u);
     session->plugin = params->plugin;
     session->handle = moat_session_handle_new(session, session->worker);
     moat_session_info info = {

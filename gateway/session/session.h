@@ -32,6 +32,9 @@ typedef struct {
     const char *local_pwd;
     const moat_plugin *plugin;
     uint32_t consent_timeout_s;
+    /* The most playout delay asked of a lossy viewer (session_playout.c);
+     * 0: never asked. */
+    uint32_t lossy_playout_delay_max_ms;
     /* A session with no valid ICE check this long after its start ends
      * ("ice timeout"); 0 = only the DTLS setup timeout applies. */
     uint32_t pending_timeout_s;

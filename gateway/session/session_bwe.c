@@ -7,6 +7,7 @@
 
 #include "engine/worker.h"
 #include "rtp/rtp_bytes.h"
+#include "rtp/rtp_extension_put.h"
 
 #include <glib.h>
 #include <jansson.h>
@@ -50,57 +51,12 @@ void moat_session_bwe_free(moat_session *session)
     memset(&session->probe, 0, sizeof session->probe);
 }
 
-/* Writes `seq` into the packet's one-byte-header extension `id`: in place
- * when the element is there, appended to a one-byte-header block, or in a
- * new block. false when the packet cannot take it (a two-byte block, no
- * room, malformed). */
+/* Writes `seq` into the packet's one-byte-header extension `id`
+ * (rtp_extension_put.h). */
 static bool put_sequence(uint8_t *d, size_t *length, size_t capacity, uint8_t id, uint16_t seq)
 {
-    size_t n = *length;
-    if (n < 12 || n + 8 > capacity)
-        return false;
-    size_t start = 12 + 4u * (d[0] & 0x0f);
-    if (start > n)
-        return false;
-    if (!(d[0] & 0x10)) {
-        memmove(d + start + 8, d + start, n - start);
-        const uint8_t block[8] = {
-            0xbe, 0xde, 0, 1, (uint8_t)(id << 4 | 1), (uint8_t)(seq >> 8), (uint8_t)seq, 0};
-        memcpy(d + start, block, sizeof block);
-        d[0] |= 0x10;
-        *length = n + 8;
-        return true;
-    }
-    if (start + 4 > n || moat_rd16(d + start) != 0xbede)
-        return false;
-    size_t words = moat_rd16(d + start + 2);
-    size_t end = start + 4 + 4 * words;
-    if (end > n)
-        return false;
-    for (size_t i = start + 4; i < end;) {
-        if (d[i] == 0) {
-            i++;
-            continue;
-        }
-        uint8_t element = d[i] >> 4;
-        size_t size = (size_t)(d[i] & 0x0f) + 1;
-        if (element == 15 || i + 1 + size > end)
-            break;
-        if (element == id) {
-            if (size != 2)
-                return false;
-            moat_wr16(d + i + 1, seq);
-            return true;
-        }
-        i += 1 + size;
-    }
-    memmove(d + end + 4, d + end, n - end);
-    d[end] = (uint8_t)(id << 4 | 1);
-    moat_wr16(d + end + 1, seq);
-    d[end + 3] = 0;
-    moat_wr16(d + start + 2, (uint16_t)(words + 1));
-    *length = n + 4;
-    return true;
+    const uint8_t value[2] = {(uint8_t)(seq >> 8), (uint8_t)seq};
+    return moat_rtp_put_extension(d, length, capacity, id, value, sizeof value);
 }
 
 void moat_session_bwe_stamp(moat_session *session, uint8_t *buffer, size_t *length, size_t capacity)

@@ -72,11 +72,15 @@ typedef struct {
     uint32_t rtx_ssrc;
     uint16_t rtx_sequence;
     /* The share of what this stream sent that the peer NACKed, per mille,
-     * judged over at least MOAT_NACK_LOSS_WINDOW packets (session_media.c):
+     * judged over at least MOAT_NACK_LOSS_WINDOW packets (session_retransmit.c):
      * on a path that loses 1-20 %, each retransmission goes out twice. */
     uint32_t nack_window_base; /* packets_sent when the window began */
     uint32_t nack_window_nacked;
     uint16_t nack_loss_permille;
+    /* session_playout.c: video toward a viewer that took the playout-delay
+     * extension; asking now (a lossy path), asked ever (then every packet
+     * says the delay, 0 once the loss stopped). */
+    bool playout_on, playout_asked;
 } moat_outgoing_stream;
 
 /* What a session keeps of the SDP negotiation once it exists: the
@@ -183,6 +187,10 @@ struct moat_session {
      * answer took its header extension (that id); NULL otherwise. */
     moat_twcc_recorder *twcc;
     uint8_t twcc_id;
+    /* The playout-delay extension's id toward the peer (BUNDLE: one), 0
+     * none, and the most delay asked (session_playout.c); 0: never asked. */
+    uint8_t playout_id;
+    uint16_t playout_max_ms;
     /* Transport-wide sequence numbers on what we send and the sender-side
      * estimator on the peer's feedback (session_bwe.c), when an m-line the
      * peer receives on took the extension; NULL otherwise. */
@@ -325,6 +333,17 @@ void moat_session_bwe_init(moat_session *session);
 void moat_session_bwe_free(moat_session *session);
 /* Stamps the transport-wide sequence number on an outgoing RTP packet in
  * `buffer` (growing it by up to 8 bytes) and remembers it. */
+/* The window over which a stream's NACKed share is judged, in packets sent. */
+#define MOAT_NACK_LOSS_WINDOW 200u
+
+/* Writes the playout delay the stream of this RTP packet (or its RTX)
+ * asks of the peer's jitter buffer, if any (session_playout.c); the
+ * packet grows by up to 8 bytes within `capacity`. Worker thread. */
+void moat_session_playout_stamp(moat_session *session, uint8_t *buffer, size_t *length,
+                                size_t capacity);
+/* The playout-delay extension's id from the negotiated m-lines. */
+void moat_session_playout_init(moat_session *session);
+
 void moat_session_bwe_stamp(moat_session *session, uint8_t *buffer, size_t *length,
                             size_t capacity);
 /* The peer's transport-cc feedback. */

@@ -80,8 +80,10 @@ int moat_session_send_protected_copies(moat_session *session, const uint8_t *pac
     if (length + 64 > capacity)
         return -1;
     memcpy(buffer, packet, length);
-    if (!rtcp) /* room left for SRTP's tag and SRTP+ */
+    if (!rtcp) { /* room left for SRTP's tag and SRTP+; the estimator sees the final size */
+        moat_session_playout_stamp(session, buffer, &length, capacity - 56);
         moat_session_bwe_stamp(session, buffer, &length, capacity - 56);
+    }
     /* SRTP+: the chain block goes into the plaintext, the tag after SRTP. */
     if (session->srtpplus_tx && !rtcp &&
         srtpplus_sender_prepare_rtp(session->srtpplus_tx, buffer, &length, capacity) != 0)

@@ -43,6 +43,7 @@ static void describe_codecs(const moat_sdp_negotiated_media *in, moat_media_info
     out->extensions.rid = in->rid_extension_id;
     out->extensions.repaired_rid = in->repaired_rid_extension_id;
     out->extensions.transport_wide_cc = in->transport_cc_extension_id;
+    out->extensions.playout_delay = in->playout_delay_extension_id;
     for (size_t r = 0; r < in->n_rids && r < G_N_ELEMENTS(out->rids); r++)
         g_strlcpy(out->rids[r], in->rids[r], sizeof out->rids[r]);
     out->n_rids = in->n_rids < G_N_ELEMENTS(out->rids) ? in->n_rids : G_N_ELEMENTS(out->rids);
@@ -141,6 +142,7 @@ void moat_session_media_init(moat_session *session, const moat_sdp_negotiation *
     session->rtcp_ssrc = session->n_outgoing ? session->outgoing[0].ssrc : random_ssrc();
     moat_rtp_demux_init(&session->demux, session->media, session->n_media);
     init_transport_cc_both(session);
+    moat_session_playout_init(session);
 }
 
 void moat_session_media_clear(moat_session *session)

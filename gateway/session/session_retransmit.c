@@ -14,8 +14,7 @@
 
 #define MOAT_RTX_BUFFER 1600
 /* Retransmissions go out twice while a stream's NACKs cover 1-20 % of what
- * it sent over at least this many packets (retransmission_copies). */
-#define MOAT_NACK_LOSS_WINDOW 200u
+ * it sent over at least MOAT_NACK_LOSS_WINDOW packets (retransmission_copies). */
 #define MOAT_NACK_COPY_MIN    10u
 #define MOAT_NACK_COPY_MAX    200u
 

@@ -199,6 +199,7 @@ static moat_whip_setup_result create(moat_gateway *gateway, const moat_plugin *p
         .local_pwd = pwd,
         .plugin = plugin,
         .consent_timeout_s = (uint32_t)gateway->config.consent_timeout_s,
+        .lossy_playout_delay_max_ms = (uint32_t)gateway->config.lossy_playout_delay_max_ms,
         .pending_timeout_s = (uint32_t)gateway->config.pending_timeout_s,
         .pending_counter = &gateway->pending_sessions,
         .source_pending_counter = source_pending,

@@ -32,7 +32,8 @@ async def whep_post(url, offer):
             return r.status, await r.text(), r.headers.get("Location"), r.headers.get("Content-Type")
 
 
-async def subscribe(base, room, publisher=None):
+async def subscribe(base, room, publisher=None, munge=None):
+    """A WHEP subscriber (aiortc); `munge` rewrites its offer's SDP first."""
     pc = RTCPeerConnection()
     pc.addTransceiver("audio", direction="recvonly")
     pc.addTransceiver("video", direction="recvonly")
@@ -44,7 +45,8 @@ async def subscribe(base, room, publisher=None):
 
     await pc.setLocalDescription(await pc.createOffer())
     url = f"{base}/whep/room/{room}" + (f"/{publisher}" if publisher else "")
-    status, body, location, _ = await whep_post(url, pc.localDescription.sdp)
+    offer = pc.localDescription.sdp
+    status, body, location, _ = await whep_post(url, munge(offer) if munge else offer)
     assert status == 201, f"WHEP answered {status}: {body}"
     await pc.setRemoteDescription(RTCSessionDescription(sdp=body, type="answer"))
     return {"pc": pc, "recorders": recorders, "resource": base + location}

@@ -125,23 +125,67 @@ def test_cross_worker_nacks_rebuild_the_packet_sent(gateway):
     asyncio.run(run())
 
 
-async def nacking_viewer(gateway, room, every):
+PLAYOUT_URI = "http://www.webrtc.org/experiments/rtp-hdrext/playout-delay"
+PLAYOUT_ID = 12
+
+
+def offer_playout_delay(sdp):
+    """Chromium's offer has the playout-delay extension; aiortc's does not:
+    added to the video m-line."""
+    head, video = sdp.split("m=video", 1)
+    lines = video.split("\r\n")
+    lines.insert(1, f"a=extmap:{PLAYOUT_ID} {PLAYOUT_URI}")
+    return head + "m=video" + "\r\n".join(lines)
+
+
+def extension_element(data, wanted):
+    """The value of one-byte-header extension element `wanted` in an RTP
+    datagram (header extensions are not encrypted by SRTP), None absent."""
+    if not data[0] & 0x10:
+        return None
+    start = 12 + 4 * (data[0] & 0x0F)
+    if len(data) < start + 4 or data[start:start + 2] != b"\xbe\xde":
+        return None
+    end = start + 4 + 4 * int.from_bytes(data[start + 2:start + 4], "big")
+    i = start + 4
+    while i < min(end, len(data)):
+        if data[i] == 0:
+            i += 1
+            continue
+        element, size = data[i] >> 4, (data[i] & 0x0F) + 1
+        if element == wanted:
+            return data[i + 1:i + 1 + size]
+        i += 1 + size
+    return None
+
+
+async def nacking_viewer(gateway, room, every, munge=None):
     """A subscriber that NACKs every `every`-th media packet it receives
-    (as a receiver on a path losing 1/every would) and counts, on the wire
-    before SRTP, how many copies of each RTX packet arrive."""
-    sub = await subscribe(gateway.base, room)
+    (as a receiver on a path losing 1/every would; `every` is a one-item
+    list the test may change) and counts, on the wire before SRTP, how many
+    copies of each RTX packet arrive, and the playout delays its media
+    packets ask for (min, max in 10 ms units, in order of change)."""
+    sub = await subscribe(gateway.base, room, munge=munge)
     _, media_ssrc, rtx_ssrc = video_answer(sub)
     receiver = await video_receiver(sub)
-    state = {"media": 0, "nacked": 0, "rtx_copies": {}}
+    every = every if isinstance(every, list) else [every]
+    state = {"media": 0, "nacked": 0, "rtx_copies": {}, "playout": [], "every": every}
     ice = receiver.transport.transport
     receive = ice._recv
 
     async def wire():
         data = await receive()
         if len(data) >= 12 and 128 <= data[0] < 192 and not 72 <= (data[1] & 0x7f) <= 76:
-            if int.from_bytes(data[8:12], "big") == rtx_ssrc:
+            ssrc = int.from_bytes(data[8:12], "big")
+            if ssrc == rtx_ssrc:
                 seq = int.from_bytes(data[2:4], "big")
                 state["rtx_copies"][seq] = state["rtx_copies"].get(seq, 0) + 1
+            elif ssrc == media_ssrc:
+                value = extension_element(data, PLAYOUT_ID)
+                delay = (value[0] << 4 | value[1] >> 4, (value[1] & 0x0F) << 8 | value[2]) \
+                    if value and len(value) == 3 else None
+                if not state["playout"] or state["playout"][-1] != delay:
+                    state["playout"].append(delay)
         return data
 
     ice._recv = wire
@@ -152,7 +196,7 @@ async def nacking_viewer(gateway, room, every):
         if packet.ssrc != media_ssrc:
             return
         state["media"] += 1
-        if state["media"] % every == 0:
+        if every[0] and state["media"] % every[0] == 0:
             state["nacked"] += 1
             await receiver.transport._send_rtp(bytes(RtcpRtpfbPacket(
                 fmt=RTCP_RTPFB_NACK, ssrc=1234, media_ssrc=media_ssrc,
@@ -193,3 +237,44 @@ def test_retransmissions_go_twice_on_a_lossy_path(gateway):
     assert max(lossy["rtx_copies"].values()) == 2, lossy
     assert clean["rtx_copies"] and set(clean["rtx_copies"].values()) == {1}, clean
     assert gateway.metric("moat_nack_retransmission_copies_total") >= twice
+
+
+def test_a_lossy_viewer_is_asked_for_a_playout_delay(gateway):
+    """Viewers that offered the playout-delay extension (as Chromium does):
+    one whose NACKs cover 5 % of its video is asked for a playout delay
+    (min = 1.5 round trips + 20 ms, at least 60 ms; max 10 s), so its
+    jitter buffer waits for retransmissions instead of freezing; one whose
+    NACKs cover 0.5 %, in the same run, is never asked. When the lossy one
+    stops NACKing, the ask goes back to 0 once a stale window shows it.
+    Before: no playout delay was ever sent."""
+    async def run():
+        pub = await publish(gateway.base, "playout")
+        await asyncio.sleep(1.0)
+        lossy, lossy_state = await nacking_viewer(gateway, "playout", [20],
+                                                  munge=offer_playout_delay)
+        clean, clean_state = await nacking_viewer(gateway, "playout", 200,
+                                                  munge=offer_playout_delay)
+        for _ in range(150):
+            if lossy_state["media"] >= 500 and lossy_state["playout"][-1:] not in ([None], []):
+                break
+            await asyncio.sleep(0.1)
+        asked_at = lossy_state["media"]
+        lossy_state["every"][0] = 0  # the path stops losing
+        # 800 packets without a NACK closing the window (session_playout.c).
+        for _ in range(250):
+            if lossy_state["playout"][-1:] == [(0, 1000)]:
+                break
+            await asyncio.sleep(0.1)
+        for peer in (lossy, clean, pub):
+            await close(peer)
+        return lossy_state, clean_state, asked_at
+
+    lossy, clean, asked_at = asyncio.run(run())
+    print("lossy viewer playout asks:", lossy["playout"], "first asked by packet", asked_at,
+          "of", lossy["media"])
+    print("clean viewer playout asks:", clean["playout"])
+    asked = [d for d in lossy["playout"] if d]
+    assert asked and asked[0][0] >= 6 and asked[0][1] == 1000, lossy["playout"]
+    assert lossy["playout"][-1] == (0, 1000), lossy["playout"]
+    assert clean["playout"] == [None], clean["playout"]
+    assert gateway.metric("moat_playout_delays_asked_total") >= 1

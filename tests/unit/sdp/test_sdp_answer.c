@@ -117,7 +117,11 @@ static void test_chromium(void)
     g_assert_null(strstr(video_text, "red/"));
     g_assert_nonnull(strstr(video_text, "a=extmap:14 urn:ietf:params:rtp-hdrext:toffset\r\n"));
     g_assert_nonnull(strstr(video_text, "a=extmap:13 urn:3gpp:video-orientation\r\n"));
-    g_assert_null(strstr(video_text, "playout-delay"));
+    /* Chromium sends and receives video: Moat may ask its jitter buffer for
+     * a playout delay (session_playout.c). */
+    g_assert_nonnull(strstr(
+        video_text, "a=extmap:5 http://www.webrtc.org/experiments/rtp-hdrext/playout-delay\r\n"));
+    g_assert_cmpuint(video->playout_delay_extension_id, ==, 5);
     g_assert_null(strstr(video_text, "rtp-stream-id"));
     g_assert_nonnull(strstr(video_text, "a=msid:moat video1\r\n"));
     g_free(video_text);
@@ -164,6 +168,9 @@ static void test_transport_cc(void)
     g_assert_cmpuint(moat_test_count(video, " transport-cc\r\n"), ==, 3); /* 96 106 98 */
     g_assert_nonnull(strstr(video, "a=rtcp-fb:96 nack\r\n"));
     g_assert_nonnull(strstr(video, "a=rtcp-fb:96 goog-remb\r\n"));
+    /* A publisher receives nothing from Moat: no playout delay to ask for. */
+    g_assert_null(strstr(video, "playout-delay"));
+    g_assert_cmpuint(n.media[1].playout_delay_extension_id, ==, 0);
     g_free(video);
     g_free(answer);
     g_free(publisher);
@@ -182,6 +189,7 @@ static void test_transport_cc(void)
     g_assert_nonnull(strstr(video, "a=rtcp-fb:96 nack\r\n"));
     g_assert_nonnull(strstr(video, "a=fmtp:97 apt=96\r\n"));
     g_assert_cmpuint(n.media[1].rtx_payload_types[0], ==, 97);
+    g_assert_cmpuint(n.media[1].playout_delay_extension_id, ==, 5);
     g_free(video);
     g_free(answer);
     g_free(viewer);
