@@ -57,7 +57,7 @@ typedef struct {
     bool include_loopback;
     int consent_timeout_s;
     int lossy_playout_delay_max_ms; /* 0: never ask a viewer for a playout delay */
-    int media_port_min; /* call legs (ng): RTP/RTCP port pairs from this range */
+    int media_port_min;             /* call legs (ng): RTP/RTCP port pairs from this range */
     int media_port_max;
     /* [dtls] */
     char *certificate;

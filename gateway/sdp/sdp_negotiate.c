@@ -122,7 +122,8 @@ static void select_extmaps(const moat_sdp_media *m, moat_sdp_plan_media *pm)
         if (!extension_accepted(m->extmaps[i].uri) ||
             (rid_extension(m->extmaps[i].uri) && !simulcast) ||
             (strcmp(m->extmaps[i].uri, MOAT_SDP_URI_TRANSPORT_CC) == 0 &&
-             !moat_sdp_direction_sends(m->direction) && !moat_sdp_direction_receives(m->direction)) ||
+             !moat_sdp_direction_sends(m->direction) &&
+             !moat_sdp_direction_receives(m->direction)) ||
             /* a delay only the receiver of Moat's media applies */
             (strcmp(m->extmaps[i].uri, URI_PLAYOUT_DELAY) == 0 &&
              !moat_sdp_direction_receives(m->direction)))

@@ -201,7 +201,7 @@ typedef struct {
     uint8_t abs_send_time_extension_id;
     uint8_t rid_extension_id;
     uint8_t repaired_rid_extension_id;
-    uint8_t transport_cc_extension_id; /* answered where media flows either way */
+    uint8_t transport_cc_extension_id;  /* answered where media flows either way */
     uint8_t playout_delay_extension_id; /* what Moat sends may ask for a jitter buffer */
     /* Simulcast layers the peer sends (a=rid ... recv in the answer), in
      * its preference order; 0 when the m-line is not simulcast. */

@@ -15,8 +15,8 @@
 #define MOAT_RTX_BUFFER 1600
 /* Retransmissions go out twice while a stream's NACKs cover 1-20 % of what
  * it sent over at least MOAT_NACK_LOSS_WINDOW packets (retransmission_copies). */
-#define MOAT_NACK_COPY_MIN    10u
-#define MOAT_NACK_COPY_MAX    200u
+#define MOAT_NACK_COPY_MIN 10u
+#define MOAT_NACK_COPY_MAX 200u
 
 /* How many copies of a retransmission the stream's path calls for, after
  * counting this NACK's `n` sequence numbers: two when the peer NACKed
