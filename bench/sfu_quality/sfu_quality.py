@@ -159,7 +159,9 @@ class MoatSfu:
                 progress(f"  moat: {m.get('moat_nack_retransmissions_total', 0):.0f} "
                          f"retransmissions, {m.get('moat_nack_retransmission_copies_total', 0):.0f}"
                          f" second copies, {m.get('moat_feedback_repairs_total', 0):.0f} repairs of "
-                         "losses transport-cc feedback reported before a NACK")
+                         "losses transport-cc feedback reported before a NACK, "
+                         f"{m.get('moat_playout_delays_asked_total', 0):.0f} playout delays "
+                         "asked (a viewer's NACKs showed a lossy path)")
             except OSError:
                 pass
             self.gateway.stop()
