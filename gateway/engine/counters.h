@@ -89,9 +89,10 @@ typedef struct {
     uint64_t bwe_padding_packets;
     uint64_t bwe_padding_bytes;
     /* malloc_trim calls after handshake bursts, and their time (heap_trim.h). */
-    /* Datagrams the kernel dropped at the worker's media socket: its
-     * receive queue was full (the worker fell behind), or the kernel
-     * prefilter refused them (those are also in its own counters). */
+    /* Datagrams the kernel dropped at the worker's media socket (and at its
+     * plain RTP ingests' sockets): the receive queue was full (the worker
+     * fell behind), or the kernel prefilter refused them (those are also
+     * in its own counters). */
     uint64_t socket_drops;
     uint64_t heap_trims;
     uint64_t heap_trim_ns;

@@ -166,6 +166,7 @@ struct moat_session {
     struct sockaddr_in6 plain_source;
     uint64_t plain_idle_timeout_us; /* no valid packet this long: the ingest ends; 0: never */
     uint64_t plain_last_rx_us;      /* the last valid packet (or the start) */
+    uint32_t plain_queue_drops;     /* its socket's SO_RXQ_OVFL count already counted */
 
     /* Media */
     moat_session_negotiation negotiation;

@@ -7,6 +7,8 @@
  * tick), so an abandoned one frees its socket. */
 #include "session/session_internal.h"
 
+#include "engine/counters.h"
+#include "engine/worker.h"
 #include "rtp/rtp_packet.h"
 
 #include <errno.h>
@@ -18,6 +20,9 @@
 
 void moat_session_plain_start(moat_session *session)
 {
+    /* Each datagram carries the socket's drop count (note_queue_drops). */
+    int on = 1;
+    setsockopt(session->plain_fd, SOL_SOCKET, SO_RXQ_OVFL, &on, sizeof on);
     session->plain_last_rx_us = session->created_us;
     moat_worker_add_plain(session->worker, session->plain_fd, session);
 }
@@ -73,16 +78,45 @@ void moat_session_plain_handle(moat_session *session, const struct sockaddr_in6 
     moat_session_deliver_rtp(session, data, length, capacity, now_us);
 }
 
+/* What the kernel dropped at the ingest's socket while its queue was full
+ * (the worker behind or stalled): the running count the datagram carries
+ * (SO_RXQ_OVFL), counted with the worker socket's drops as it first shows. */
+static void note_queue_drops(moat_session *session, struct msghdr *message)
+{
+    for (struct cmsghdr *c = CMSG_FIRSTHDR(message); c; c = CMSG_NXTHDR(message, c)) {
+        if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SO_RXQ_OVFL ||
+            c->cmsg_len < CMSG_LEN(sizeof(uint32_t)))
+            continue;
+        uint32_t drops;
+        memcpy(&drops, CMSG_DATA(c), sizeof drops);
+        if (drops != session->plain_queue_drops)
+            moat_counter_add(&moat_worker_counters_mut(session->worker)->socket_drops,
+                             (uint32_t)(drops - session->plain_queue_drops));
+        session->plain_queue_drops = drops;
+        return;
+    }
+}
+
 void moat_session_plain_receive(moat_session *session)
 {
     uint8_t buffer[MOAT_DATAGRAM_CAPACITY];
+    union {
+        struct cmsghdr align;
+        uint8_t bytes[CMSG_SPACE(sizeof(uint32_t))];
+    } control;
     for (int i = 0; i < PLAIN_BATCH && session->plain_fd >= 0 && !session->ending; i++) {
         struct sockaddr_in6 from;
-        socklen_t from_length = sizeof from;
-        ssize_t n = recvfrom(session->plain_fd, buffer, sizeof buffer - 64, MSG_TRUNC,
-                             (struct sockaddr *)&from, &from_length);
+        struct iovec iov = {buffer, sizeof buffer - 64};
+        struct msghdr message = {.msg_name = &from,
+                                 .msg_namelen = sizeof from,
+                                 .msg_iov = &iov,
+                                 .msg_iovlen = 1,
+                                 .msg_control = &control,
+                                 .msg_controllen = sizeof control};
+        ssize_t n = recvmsg(session->plain_fd, &message, MSG_TRUNC);
         if (n < 0)
             return;
+        note_queue_drops(session, &message);
         /* MSG_TRUNC: n is the datagram's length, larger than what was read. */
         moat_session_plain_handle(session, &from, buffer, (size_t)n, sizeof buffer);
     }

@@ -72,8 +72,8 @@ def sdp(port):
             f"m=audio {port} RTP/AVP 8\r\na=rtpmap:8 PCMA/8000\r\na=sendrecv\r\n")
 
 
-def rtp(seq):
-    return struct.pack("!BBHII", 0x80, 8, seq & 0xFFFF, seq * 160, 0xCA11) + bytes(160)
+def rtp(seq, pt=8):
+    return struct.pack("!BBHII", 0x80, pt, seq & 0xFFFF, seq * 160, 0xCA11) + bytes(160)
 
 
 def call_totals(gw):
@@ -132,3 +132,53 @@ def test_a_stalled_call_leg_counts_what_the_kernel_dropped():
         caller.close()
         callee.close()
         assert client.command("delete", call_id="stall")["result"] == "ok"
+
+
+def test_a_stalled_ingest_counts_what_the_kernel_dropped():
+    """A plain RTP ingest's own socket, the same way (SO_RXQ_OVFL): its
+    drops join the worker socket's count once a datagram after them is
+    read. Before, an ingest's full queue showed on no counter."""
+    from test_room import api
+    gw = Gateway(["--prefilter-kernel", "off"], workers=1)
+    try:
+        status, body = api(gw, "POST", "/api/rooms/stall/ingest",
+                           {"audio": {"codec": "opus", "pt": 111}, "source": "127.0.0.1"})
+        assert status == 201, body
+        port = body["port"]
+        sender = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+
+        def received():
+            status, room = api(gw, "GET", "/api/rooms/stall")
+            return room["publishers"][0]["packets"] if status == 200 and room["publishers"] else 0
+
+        sender.sendto(rtp(0, 111), ("127.0.0.1", port))
+        deadline = time.monotonic() + 5
+        while received() < 1 and time.monotonic() < deadline:
+            time.sleep(0.1)
+        base_received, base_dropped = received(), gw.metric(DROPPED)
+        os.kill(gw.process.pid, signal.SIGSTOP)
+        try:
+            for seq in range(1, COUNT + 1):
+                sender.sendto(rtp(seq, 111), ("127.0.0.1", port))
+        finally:
+            os.kill(gw.process.pid, signal.SIGCONT)
+        last, deadline = None, time.monotonic() + 10
+        while time.monotonic() < deadline:
+            now = received()
+            if now == last:
+                break
+            last = now
+            time.sleep(0.3)
+        sender.sendto(rtp(COUNT + 1, 111), ("127.0.0.1", port))
+        sent, deadline = COUNT + 1, time.monotonic() + 5
+        while time.monotonic() < deadline:
+            got = received() - base_received
+            dropped = gw.metric(DROPPED) - base_dropped
+            if got + dropped >= sent:
+                break
+            time.sleep(0.1)
+        sender.close()
+        assert dropped > 0, f"the ingest's queue overflowed but nothing counts it (got {got})"
+        assert got + dropped == sent, (got, dropped)
+    finally:
+        assert gw.stop() == 0
