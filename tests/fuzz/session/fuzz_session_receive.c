@@ -28,6 +28,8 @@ static void setup(void)
     /* transport-cc toward the peer: its feedback reaches the estimator
      * and the repairs of what it reports lost. */
     harness.negotiation.media[0].transport_cc_extension_id = 3;
+    /* and the playout delay a NACKing peer is asked for (session_playout.c) */
+    harness.negotiation.media[0].playout_delay_extension_id = 5;
     moat_worker_set_now_us(harness.worker, now_us);
     session_harness_create(&harness, NULL);
     session_harness_key(&harness);
