@@ -8,6 +8,7 @@
 #include "call/call_transcode.h"
 
 #include "engine/counters.h"
+#include "engine/packet_info.h"
 #include "engine/relay.h"
 #include "rtp/rtp_packet.h"
 #include "srtp/srtp_session.h"
@@ -60,19 +61,14 @@ static void note_queue_drops(call_leg *leg, bool on_rtcp_socket, int n)
 {
     moat_call_worker *w = leg->stream->context;
     uint32_t *seen = on_rtcp_socket ? &leg->rtcp_queue_drops : &leg->rtp_queue_drops;
+    uint32_t drops;
     for (int i = n - 1; i >= 0; i--) {
-        struct msghdr *message = &w->rx[i].msg_hdr;
-        for (struct cmsghdr *c = CMSG_FIRSTHDR(message); c; c = CMSG_NXTHDR(message, c)) {
-            if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SO_RXQ_OVFL ||
-                c->cmsg_len < CMSG_LEN(sizeof(uint32_t)))
-                continue;
-            uint32_t drops;
-            memcpy(&drops, CMSG_DATA(c), sizeof drops);
-            if (drops != *seen)
-                drop_many(leg, MOAT_CALL_DROP_SOCKET_QUEUE, (uint32_t)(drops - *seen));
-            *seen = drops;
-            return;
-        }
+        if (!moat_packet_info_get_queue_drops(&w->rx[i].msg_hdr, &drops))
+            continue;
+        if (drops != *seen)
+            drop_many(leg, MOAT_CALL_DROP_SOCKET_QUEUE, (uint32_t)(drops - *seen));
+        *seen = drops;
+        return;
     }
 }
 

@@ -58,6 +58,19 @@ bool moat_packet_info_get_arrival(const struct msghdr *message, uint64_t *realti
     return false;
 }
 
+bool moat_packet_info_get_queue_drops(const struct msghdr *message, uint32_t *drops)
+{
+    for (struct cmsghdr *c = CMSG_FIRSTHDR((struct msghdr *)message); c;
+         c = CMSG_NXTHDR((struct msghdr *)message, c)) {
+        if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SO_RXQ_OVFL ||
+            c->cmsg_len < CMSG_LEN(sizeof(uint32_t)))
+            continue;
+        memcpy(drops, CMSG_DATA(c), sizeof *drops);
+        return true;
+    }
+    return false;
+}
+
 void moat_packet_info_set_source(struct msghdr *message, moat_packet_info_buffer *buffer,
                                  const struct in6_addr *local)
 {

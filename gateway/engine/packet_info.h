@@ -23,6 +23,10 @@ int moat_packet_info_enable(int fd);
 /* The kernel's receive time of a message (CLOCK_REALTIME, microseconds);
  * false when the control data carries none. */
 bool moat_packet_info_get_arrival(const struct msghdr *message, uint64_t *realtime_us);
+/* The socket's running count of datagrams the kernel dropped, as of this
+ * message's queueing (SO_RXQ_OVFL, set on the socket by its owner); false
+ * when the control data carries none. */
+bool moat_packet_info_get_queue_drops(const struct msghdr *message, uint32_t *drops);
 /* Reads the destination address from a received message's control data;
  * leaves `local` zeroed (the unspecified address) when there is none. */
 void moat_packet_info_get_destination(const struct msghdr *message, struct in6_addr *local);

@@ -8,6 +8,7 @@
 #include "session/session_internal.h"
 
 #include "engine/counters.h"
+#include "engine/packet_info.h"
 #include "engine/worker.h"
 #include "rtp/rtp_packet.h"
 
@@ -81,20 +82,14 @@ void moat_session_plain_handle(moat_session *session, const struct sockaddr_in6 
 /* What the kernel dropped at the ingest's socket while its queue was full
  * (the worker behind or stalled): the running count the datagram carries
  * (SO_RXQ_OVFL), counted with the worker socket's drops as it first shows. */
-static void note_queue_drops(moat_session *session, struct msghdr *message)
+static void note_queue_drops(moat_session *session, const struct msghdr *message)
 {
-    for (struct cmsghdr *c = CMSG_FIRSTHDR(message); c; c = CMSG_NXTHDR(message, c)) {
-        if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SO_RXQ_OVFL ||
-            c->cmsg_len < CMSG_LEN(sizeof(uint32_t)))
-            continue;
-        uint32_t drops;
-        memcpy(&drops, CMSG_DATA(c), sizeof drops);
-        if (drops != session->plain_queue_drops)
-            moat_counter_add(&moat_worker_counters_mut(session->worker)->socket_drops,
-                             (uint32_t)(drops - session->plain_queue_drops));
-        session->plain_queue_drops = drops;
+    uint32_t drops;
+    if (!moat_packet_info_get_queue_drops(message, &drops) || drops == session->plain_queue_drops)
         return;
-    }
+    moat_counter_add(&moat_worker_counters_mut(session->worker)->socket_drops,
+                     (uint32_t)(drops - session->plain_queue_drops));
+    session->plain_queue_drops = drops;
 }
 
 void moat_session_plain_receive(moat_session *session)
