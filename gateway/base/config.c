@@ -256,6 +256,14 @@ static const option_spec options[] = {
      FIELD(cluster_drain_timeout_s), "10", 0, 86400,
      "on SIGTERM a cluster node drains: it leaves placement and exits once its sessions end, or "
      "after this many seconds (a second SIGTERM exits at once)"},
+    {"cluster", "keep_calls", "cluster-keep-calls", OPTION_BOOL, FIELD(cluster_keep_calls), "true",
+     0, 0,
+     "ng calls without a WebRTC leg are written to Redis (moat:calls:<node_id>) and restored on "
+     "their ports and keys when this node starts again with the same node_id"},
+    {"cluster", "restored_call_idle_s", "cluster-restored-call-idle", OPTION_INT,
+     FIELD(cluster_restored_call_idle_s), "60", 0, 86400,
+     "a restored call on which no party sends a packet within this many seconds ends (its "
+     "parties hung up while the node was down); 0 = never"},
 };
 
 #define OPTION_COUNT (sizeof options / sizeof options[0])

@@ -115,6 +115,8 @@ typedef struct {
     int cluster_lease_ms;     /* node record and room ownership lifetime */
     int cluster_timeout_ms;   /* Redis command and forwarded request timeout */
     int cluster_drain_timeout_s;
+    bool cluster_keep_calls;          /* ng calls kept in Redis over a restart */
+    int cluster_restored_call_idle_s; /* a restored call without media ends after this */
 } moat_config;
 
 /* Fills defaults. */

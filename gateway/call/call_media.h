@@ -101,9 +101,12 @@ typedef struct {
 
 typedef struct moat_call_stream moat_call_stream;
 
-/* Allocates two port pairs and registers them on the context's worker.
- * NULL when the range is exhausted. */
-moat_call_stream *moat_call_stream_new(moat_call_worker *context, moat_call_ports *ports);
+/* Allocates two port pairs and registers them on the context's worker:
+ * anywhere in the range, or (`at` non-NULL) the pairs at at[0] (side 0)
+ * and at[1] (a restored call's). NULL when the range is exhausted or a
+ * wanted pair is not free. */
+moat_call_stream *moat_call_stream_new(moat_call_worker *context, moat_call_ports *ports,
+                                       const uint16_t *at);
 /* The RTP port of leg `side` (0 or 1); RTCP is port + 1. */
 uint16_t moat_call_stream_port(const moat_call_stream *stream, int side);
 void moat_call_stream_set_endpoint(moat_call_stream *stream, int side,

@@ -144,6 +144,18 @@ uint16_t moat_call_ports_allocate(moat_call_ports *ports, int *rtp_fd, int *rtcp
     return chosen == SIZE_MAX ? 0 : (uint16_t)(ports->first + 2 * chosen);
 }
 
+uint16_t moat_call_ports_allocate_at(moat_call_ports *ports, uint16_t port, int *rtp_fd,
+                                     int *rtcp_fd)
+{
+    if (port < ports->first || port > ports->last || (port - ports->first) % 2)
+        return 0;
+    size_t index = (size_t)(port - ports->first) / 2;
+    g_mutex_lock(&ports->lock);
+    bool taken = take(ports, index, rtp_fd, rtcp_fd);
+    g_mutex_unlock(&ports->lock);
+    return taken ? port : 0;
+}
+
 void moat_call_ports_release(moat_call_ports *ports, uint16_t port, int rtp_fd, int rtcp_fd)
 {
     if (rtp_fd >= 0)

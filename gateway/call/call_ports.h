@@ -22,6 +22,10 @@ void moat_call_ports_free(moat_call_ports *ports);
  * (non-blocking, dual-stack). 0 when every pair is in use ("Ran out of
  * ports"). */
 uint16_t moat_call_ports_allocate(moat_call_ports *ports, int *rtp_fd, int *rtcp_fd);
+/* The pair at `port` exactly (a restored call's: call_journal.h): 0 when
+ * it is outside the range, odd-aligned, in use or does not bind. */
+uint16_t moat_call_ports_allocate_at(moat_call_ports *ports, uint16_t port, int *rtp_fd,
+                                     int *rtcp_fd);
 /* Closes both sockets and returns the pair. Any thread. */
 void moat_call_ports_release(moat_call_ports *ports, uint16_t port, int rtp_fd, int rtcp_fd);
 size_t moat_call_ports_in_use(moat_call_ports *ports);

@@ -18,6 +18,9 @@ static void call_free(void *data)
     moat_call *call = data;
     if (call->delete_timer)
         g_source_remove(call->delete_timer);
+    if (call->idle_timer)
+        g_source_remove(call->idle_timer);
+    moat_call_restore_withdraw(call);
     for (int side = 0; side < 2; side++)
         moat_call_webrtc_free(call->webrtc[side]); /* before the streams: call_webrtc.h */
     for (int side = 0; side < 2; side++)
@@ -29,6 +32,7 @@ static void call_free(void *data)
     g_free(call->offer_text);
     g_free(call->id);
     moat_call_sdes_clear(&call->sdes);
+    moat_call_journal_free(call->journal);
     explicit_bzero(call->sdp, sizeof call->sdp); /* a=crypto keys */
     g_free(call);
 }
@@ -112,7 +116,8 @@ void moat_call_registry_free(moat_call_registry *registry)
 {
     if (!registry)
         return;
-    g_hash_table_destroy(registry->calls); /* stopped workers close the legs at once */
+    registry->sink = (moat_call_journal_sink){0}; /* shutdown keeps the records */
+    g_hash_table_destroy(registry->calls);        /* stopped workers close the legs at once */
     for (unsigned i = 0; i < registry->n_contexts; i++)
         moat_call_worker_free(registry->contexts[i]);
     g_free(registry->contexts);
@@ -148,17 +153,28 @@ static moat_call *call_new(moat_call_registry *registry, const char *call_id, co
     call->tags[0] = g_strdup(tag);
     call->context = pick_context(registry);
     call->created_s = g_get_real_time() / G_USEC_PER_SEC;
+    call->journal = moat_call_restore_journal_for_new(registry);
+    call->sdes.journal = call->journal;
     g_hash_table_insert(registry->calls, call->id, call);
     return call;
 }
 
-/* One stream per m-line: a re-offer with more m-lines adds streams. */
+/* One stream per m-line: a re-offer with more m-lines adds streams, on
+ * the ports the journal recorded when the call is being restored. */
 static bool ensure_streams(moat_call *call, size_t n_media)
 {
     while (call->n_streams < n_media) {
-        moat_call_stream *stream = moat_call_stream_new(call->context, call->registry->ports);
+        uint16_t at[2];
+        bool recorded = moat_call_journal_take_ports(call->journal, at);
+        moat_call_stream *stream =
+            moat_call_stream_new(call->context, call->registry->ports, recorded ? at : NULL);
         if (!stream)
             return false;
+        if (!recorded) {
+            at[0] = moat_call_stream_port(stream, 0);
+            at[1] = moat_call_stream_port(stream, 1);
+            moat_call_journal_add_ports(call->journal, at);
+        }
         call->streams[call->n_streams++] = stream;
     }
     return true;
@@ -341,8 +357,8 @@ static bool admit_new_call(moat_call_registry *registry, const moat_ng_request *
     return false;
 }
 
-void moat_call_offer(moat_call_registry *registry, const moat_ng_request *request,
-                     moat_call_reply *reply)
+void moat_call_offer_unjournaled(moat_call_registry *registry, const moat_ng_request *request,
+                                 moat_call_reply *reply)
 {
     moat_call_sdp sdp;
     if (!moat_call_request_check_ids(request, false, reply) ||
@@ -410,6 +426,7 @@ void moat_call_offer(moat_call_registry *registry, const moat_ng_request *reques
                               : g_strndup(request->sdp, request->sdp_length);
     call->has_sdp[side] = true;
     call->offer_side = side;
+    moat_call_restore_note(call, request);
 }
 
 void moat_call_answer_mux(const moat_call_sdp *answer, const bool *offered, bool *out)
@@ -475,6 +492,7 @@ void moat_call_answer(moat_call_registry *registry, const moat_ng_request *reque
         set_endpoints(call, offerer, &call->sdp[offerer], request, mux);
     call->sdp[answerer] = sdp;
     call->has_sdp[answerer] = true;
+    moat_call_restore_note(call, request);
 }
 
 static gboolean delete_later(void *data)
@@ -507,6 +525,7 @@ void moat_call_delete(moat_call_registry *registry, const moat_ng_request *reque
     }
     if (!call->delete_timer)
         call->delete_timer = g_timeout_add_seconds((guint)delay, delete_later, call);
+    moat_call_restore_withdraw(call); /* a restart must not bring it back */
 }
 
 int moat_call_query(moat_call_registry *registry, const char *call_id, moat_call_view *out)

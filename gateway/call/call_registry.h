@@ -107,6 +107,41 @@ size_t moat_call_count(moat_call_registry *registry);
  * MOAT_CALL_SDP_MAX_MEDIA entries of `out`. */
 void moat_call_answer_mux(const moat_call_sdp *answer, const bool *offered, bool *out);
 
+/* Keeping calls over a restart (call_restore.c): every restorable call's
+ * record (call_journal.h: its ng commands and the ports and keys Moat
+ * chose) is put to a store after each offer and answer that changed it,
+ * and removed when the call is deleted; a node started again hands the
+ * records back to moat_call_registry_restore, which replays them on the
+ * same ports with the same keys. Calls with a WebRTC leg (DTLS keys) are
+ * not kept. The store (the cluster's Redis) is the caller's; Moat's own
+ * shutdown leaves the records in it. */
+typedef struct {
+    /* `record` is `length` octets, valid during the call; secrets inside. */
+    void (*put)(void *user, const char *call_id, const uint8_t *record, size_t length);
+    void (*remove)(void *user, const char *call_id);
+    void *user;
+} moat_call_journal_sink;
+
+typedef enum {
+    MOAT_CALL_RESTORED,        /* rebuilt on its recorded ports and keys */
+    MOAT_CALL_RESTORE_FAILED,  /* malformed, ports taken, a step refused */
+    MOAT_CALL_RESTORE_SKIPPED, /* a call by that id exists already */
+    MOAT_CALL_RESTORE_IDLE,    /* restored, but no packet within restore_idle_s: ended */
+    MOAT_CALL_RESTORE_OUTCOMES
+} moat_call_restore_outcome;
+
+/* sink NULL: no journaling (the default). restore_idle_s: a restored call
+ * on which no leg receives a packet within it ends (its parties are gone). */
+void moat_call_registry_set_journal(moat_call_registry *registry,
+                                    const moat_call_journal_sink *sink, int restore_idle_s);
+/* Puts every restorable call's record again (the store came back). */
+void moat_call_registry_journal_all(moat_call_registry *registry);
+/* Rebuilds one call from its record. The outcome; `error` says why for
+ * FAILED. */
+moat_call_restore_outcome moat_call_registry_restore(moat_call_registry *registry,
+                                                     const uint8_t *record, size_t length,
+                                                     char *error, size_t error_size);
+
 /* Prometheus lines of the call layer (metrics.c style). */
 void moat_call_registry_metrics(moat_call_registry *registry, GString *out);
 

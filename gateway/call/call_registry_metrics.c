@@ -50,6 +50,15 @@ void moat_call_registry_metrics(moat_call_registry *registry, GString *out)
                            "moat_ng_worker_load_percent %u\n",
                            registry->refused_load_limit, registry->refused_worker_load,
                            registry->load.percent);
+    static const char *const outcomes[MOAT_CALL_RESTORE_OUTCOMES] = {"restored", "failed",
+                                                                     "skipped", "idle"};
+    g_string_append(out, "# HELP moat_calls_restored_total Call records read back after a "
+                         "restart, by outcome (idle: restored, then ended without media)\n"
+                         "# TYPE moat_calls_restored_total counter\n");
+    for (int o = 0; o < MOAT_CALL_RESTORE_OUTCOMES; o++)
+        g_string_append_printf(out,
+                               "moat_calls_restored_total{outcome=\"%s\"} %" G_GUINT64_FORMAT "\n",
+                               outcomes[o], registry->restored[o]);
     g_string_append_printf(out,
                            "# HELP moat_calls Calls relayed for a SIP proxy (ng protocol)\n"
                            "# TYPE moat_calls gauge\nmoat_calls %u\n"

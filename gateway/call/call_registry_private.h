@@ -4,6 +4,7 @@
 #define MOAT_CALL_REGISTRY_PRIVATE_H
 
 #include "call/call_registry.h"
+#include "call/call_journal.h"
 #include "call/call_load.h"
 #include "call/call_sdes.h"
 #include "call/call_webrtc_offer.h"
@@ -24,6 +25,12 @@ struct moat_call_registry {
     int max_load;  /* [ng] max_load: workers' CPU percent; 0: no limit */
     moat_call_load load;
     bool draining; /* new calls refused */
+    /* Restoring calls after a restart (call_restore.c) */
+    moat_call_journal_sink sink;  /* put NULL: calls are not journaled */
+    int restore_idle_s;           /* a restored call without a packet this long ends */
+    moat_call_journal *restoring; /* the journal the next new call takes (a restore) */
+    bool replaying;               /* a restore's steps are running: nothing is put */
+    uint64_t restored[MOAT_CALL_RESTORE_OUTCOMES];
     uint64_t refused_load_limit;
     uint64_t refused_worker_load; /* of those: over max_load */
 };
@@ -47,7 +54,22 @@ typedef struct {
     /* Moat's offer to a WebRTC party, until its answer (call_webrtc_offer.h) */
     moat_call_webrtc_offered *offered[2];
     guint delete_timer;
-    moat_call_sdes sdes; /* SDES-SRTP termination per leg (call_sdes.h) */
+    moat_call_sdes sdes;        /* SDES-SRTP termination per leg (call_sdes.h) */
+    moat_call_journal *journal; /* owned: what rebuilds the call (call_journal.h) */
+    bool journaled;             /* its record is in the sink's store */
+    guint idle_timer;           /* a restored call: ends unless media arrives */
 } moat_call;
+
+/* call_restore.c, for call_registry.c: the journal a new call starts with
+ * (a restore's, or a fresh one); the command that just succeeded on the
+ * call, recorded and written to the store; the store's copy withdrawn (a
+ * deleted or freed call). */
+moat_call_journal *moat_call_restore_journal_for_new(moat_call_registry *registry);
+/* The offer itself (call_registry.c); moat_call_offer (call_restore.c)
+ * wraps it to forget the keys of an offer that failed. */
+void moat_call_offer_unjournaled(moat_call_registry *registry, const moat_ng_request *request,
+                                 moat_call_reply *reply);
+void moat_call_restore_note(moat_call *call, const moat_ng_request *request);
+void moat_call_restore_withdraw(moat_call *call);
 
 #endif

@@ -44,10 +44,18 @@ static int key_leg(moat_call_stream *stream, int side, const moat_sdp_crypto *lo
     return status;
 }
 
+/* A key Moat just wrote: a restored call's is the one it had (its journal
+ * holds it), a new call's is recorded. */
+static void journal_key(moat_call_journal *journal, moat_sdp_crypto *crypto)
+{
+    if (journal && !moat_call_journal_take_key(journal, crypto->key_salt, crypto->key_salt_length))
+        moat_call_journal_add_key(journal, crypto->key_salt, crypto->key_salt_length);
+}
+
 /* The SRTP party offered: answer one of its lines and key its leg now. */
-static int answer_party(moat_call_sdes_leg *leg, const moat_call_sdp_media *media,
-                        const moat_sdes_policy *policy, moat_call_stream *stream, int side,
-                        char *error, size_t error_size)
+static int answer_party(moat_call_sdes_leg *leg, moat_call_journal *journal,
+                        const moat_call_sdp_media *media, const moat_sdes_policy *policy,
+                        moat_call_stream *stream, int side, char *error, size_t error_size)
 {
     int chosen = moat_sdp_crypto_choose(media->crypto, media->n_crypto, policy);
     if (chosen < 0) {
@@ -59,6 +67,7 @@ static int answer_party(moat_call_sdes_leg *leg, const moat_call_sdp_media *medi
         snprintf(error, error_size, "%s", why);
         return -1;
     }
+    journal_key(journal, &leg->local);
     leg->srtpplus = media->srtpplus_prn;
     if (key_leg(stream, side, &leg->local, &media->crypto[chosen], leg->srtpplus, error,
                 error_size) != 0)
@@ -69,8 +78,8 @@ static int answer_party(moat_call_sdes_leg *leg, const moat_call_sdp_media *medi
 
 /* The plain party offered, the other gets SRTP: fresh keys for each
  * allowed suite, tags 1..n. */
-static int offer_party(moat_call_sdes_leg *leg, const moat_sdes_policy *policy, char *error,
-                       size_t error_size)
+static int offer_party(moat_call_sdes_leg *leg, moat_call_journal *journal,
+                       const moat_sdes_policy *policy, char *error, size_t error_size)
 {
     moat_srtp_profile suites[MOAT_CALL_SDES_MAX_OFFERED];
     size_t n = moat_sdp_crypto_offer_suites(policy, suites, MOAT_CALL_SDES_MAX_OFFERED);
@@ -81,6 +90,7 @@ static int offer_party(moat_call_sdes_leg *leg, const moat_sdes_policy *policy, 
     for (size_t i = 0; i < n; i++) {
         if (moat_sdes_generate(suites[i], (uint32_t)i + 1, &leg->offered[i], error, error_size))
             return -1;
+        journal_key(journal, &leg->offered[i]);
     }
     leg->n_offered = n;
     leg->terminated = true;
@@ -118,10 +128,11 @@ int moat_call_sdes_offer(moat_call_sdes *sdes, int side, const moat_call_sdp *sd
         bool other_srtp = wanted ? is_srtp(wanted) : party_srtp;
         int status = 0;
         if (party_srtp && !other_srtp) {
-            status = answer_party(own, media, &policy, streams[i], side, error, error_size);
+            status = answer_party(own, sdes->journal, media, &policy, streams[i], side, error,
+                                  error_size);
             how->replace_crypto[i] = true; /* the plain party gets none */
         } else if (!party_srtp && other_srtp) {
-            status = offer_party(far, &policy, error, error_size);
+            status = offer_party(far, sdes->journal, &policy, error, error_size);
             how->replace_crypto[i] = true;
             how->crypto[i] = far->offered;
             how->n_crypto[i] = far->n_offered;

@@ -4,13 +4,15 @@
  * the party's a=crypto lines (honouring SDES-off / only- / no-) and answers
  * it with its own key; as the offerer it offers fresh keys for the allowed
  * suites and keys the leg from the line the party's answer picks (by tag).
- * Keys come from the CSPRNG (srtp/sdes_keys.h) and go to the leg's SRTP
+ * Keys come from the CSPRNG (srtp/sdes_keys.h), or from the call's
+ * journal when it is being restored (call_journal.h), and go to the leg's SRTP
  * session (moat_call_stream_set_srtp), which authenticates every packet
  * before it may latch. Transports that do not change are relayed as they
  * are (end-to-end SRTP untouched). Control thread. */
 #ifndef MOAT_CALL_SDES_H
 #define MOAT_CALL_SDES_H
 
+#include "call/call_journal.h"
 #include "call/call_media.h"
 #include "call/call_sdp.h"
 #include "ng/ng_request.h"
@@ -30,6 +32,9 @@ typedef struct {
 
 typedef struct {
     moat_call_sdes_leg legs[2][MOAT_CALL_SDP_MAX_MEDIA]; /* [side][m-line] */
+    /* The call's journal (not owned; NULL: none): each key Moat writes is
+     * recorded there, or taken from it when the call is being restored. */
+    moat_call_journal *journal;
 } moat_call_sdes;
 
 /* An offer from `side` (its SDP parsed in sdp): decides each m-line's

@@ -135,7 +135,8 @@ static void detach_task(moat_worker *worker, void *data)
     release_stream(stream);
 }
 
-moat_call_stream *moat_call_stream_new(moat_call_worker *context, moat_call_ports *ports)
+moat_call_stream *moat_call_stream_new(moat_call_worker *context, moat_call_ports *ports,
+                                       const uint16_t *at)
 {
     moat_call_stream *stream = g_new0(moat_call_stream, 1);
     stream->context = context;
@@ -147,7 +148,8 @@ moat_call_stream *moat_call_stream_new(moat_call_worker *context, moat_call_port
         leg->rtp_fd = leg->rtcp_fd = -1;
         leg->endpoint.latching = true;
         leg->endpoint.learning = context->learning;
-        leg->port = moat_call_ports_allocate(ports, &leg->rtp_fd, &leg->rtcp_fd);
+        leg->port = at ? moat_call_ports_allocate_at(ports, at[side], &leg->rtp_fd, &leg->rtcp_fd)
+                       : moat_call_ports_allocate(ports, &leg->rtp_fd, &leg->rtcp_fd);
         if (leg->port == 0) {
             release_stream(stream);
             return NULL;

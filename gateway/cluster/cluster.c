@@ -340,6 +340,7 @@ static void on_redis_state(void *user, bool up)
         /* Re-register and re-claim at once, not at the next tick. */
         cluster->register_in_flight = false;
         tick(cluster);
+        moat_cluster_calls_link_up(cluster->calls);
     }
 }
 
@@ -458,6 +459,7 @@ moat_cluster *moat_cluster_start(moat_gateway *gateway, char *error, size_t erro
     moat_placement_recent_init(&cluster->recent, cluster->lease_ms);
     unsigned timeout_ms = (unsigned)gateway->config.cluster_timeout_ms;
     cluster->forwarder = moat_cluster_proxy_new(MAX(timeout_ms * 5, 2000u));
+    cluster->calls = moat_cluster_calls_new(cluster); /* before the link can come up */
     cluster->redis =
         moat_redis_link_new(gateway->config.cluster_redis, gateway->config.cluster_password,
                             timeout_ms, on_redis_state, cluster, error, error_size);
@@ -510,6 +512,8 @@ void moat_cluster_free(moat_cluster *cluster)
     cluster->cascade = NULL;
     moat_redis_link_free(cluster->redis); /* answers what is unanswered */
     cluster->redis = NULL;
+    moat_cluster_calls_free(cluster->calls); /* after the link: its replies reach it */
+    cluster->calls = NULL;
     moat_cluster_rpc_free(cluster->rpc); /* after Redis: its PUBLISH replies look it up */
     cluster->rpc = NULL;
     while (cluster->pending) {

@@ -58,6 +58,12 @@ void moat_cluster_serve_cluster(void *user, const moat_http_request *request,
         "command_timeouts", (json_int_t)counters->command_timeouts, "command_errors",
         (json_int_t)counters->command_errors, "auth_failures", (json_int_t)counters->auth_failures,
         "nodes", nodes, "nodes_age_ms", (json_int_t)age, "rooms", rooms);
+    if (body)
+        json_object_set_new(
+            body, "calls",
+            json_pack("{s:b, s:b, s:I}", "kept", cluster->calls != NULL, "loaded",
+                      moat_cluster_calls_loaded(cluster->calls), "writes_failed",
+                      (json_int_t)moat_cluster_calls_writes_failed(cluster->calls)));
     char *text = body ? json_dumps(body, JSON_COMPACT) : NULL;
     json_decref(body);
     char *copy = g_strdup(text ? text : "{}");
@@ -150,6 +156,12 @@ void moat_cluster_metrics(void *user, GString *out)
         g_string_append_printf(
             out, "moat_cluster_cascade_chosen_total{reason=\"%s\"} %" G_GUINT64_FORMAT "\n",
             moat_cluster_cascade_reason_names[reason], cluster->cascade_reasons[reason]);
+    g_string_append_printf(out,
+                           "# HELP moat_cluster_call_writes_failed_total Call record writes to "
+                           "Redis that failed or waited for the link (rewritten when it is back)\n"
+                           "# TYPE moat_cluster_call_writes_failed_total counter\n"
+                           "moat_cluster_call_writes_failed_total %" G_GUINT64_FORMAT "\n",
+                           moat_cluster_calls_writes_failed(cluster->calls));
     if (cluster->rpc)
         moat_cluster_rpc_metrics(cluster->rpc, out);
     moat_cascade_metrics(cluster->cascade, out);

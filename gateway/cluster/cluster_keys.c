@@ -52,6 +52,14 @@ bool moat_cluster_room_full_key(const char *plugin, const char *room, char *out,
     return n > 0 && (size_t)n < size;
 }
 
+bool moat_cluster_calls_key(const char *id, char *out, size_t size)
+{
+    if (!moat_cluster_node_id_valid(id))
+        return false;
+    int n = snprintf(out, size, "moat:calls:%s", id);
+    return n > 0 && (size_t)n < size;
+}
+
 #define VIA_PREFIX "via/"
 /* The owners' resource ids (session_registry.h: 32 hex digits today). */
 #define VIA_ID_MAX 39

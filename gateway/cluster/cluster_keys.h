@@ -21,6 +21,10 @@ bool moat_cluster_room_key(const char *plugin, const char *room, char *out, size
 /* "moat:full:<plugin>:<room>": set by the room's owner while the room is
  * at its own subscriber cap; false when invalid or too long. */
 bool moat_cluster_room_full_key(const char *plugin, const char *room, char *out, size_t size);
+/* "moat:calls:<id>": the hash of a node's call records (call-id ->
+ * record, cluster_calls.c); false when it does not fit or the id is
+ * invalid. */
+bool moat_cluster_calls_key(const char *id, char *out, size_t size);
 /* The room a WHIP/WHEP resource names: its first path segment ("lobby" of
  * "lobby/p1"); false when it is not a valid room name. */
 bool moat_cluster_room_of_resource(const char *resource, char *out, size_t size);

@@ -6,6 +6,7 @@
 
 #include "cluster/cluster.h"
 
+#include "cluster/cluster_calls.h"
 #include "cluster/cluster_keys.h"
 #include "cluster/cluster_proxy.h"
 #include "cluster/lease.h"
@@ -96,6 +97,7 @@ struct moat_cluster {
     uint64_t records_rejected;
     uint64_t rooms_lost;
     struct moat_cascade *cascade; /* rooms spanning nodes (cascade.h) */
+    moat_cluster_calls *calls;    /* ng calls kept over a restart (cluster_calls.h) */
 };
 
 typedef struct {

@@ -1,0 +1,166 @@
+"""Calls kept over a restart ([cluster] keep_calls): a cluster node writes
+each ng call's record (its offer and answer, the ports and SDES keys it
+chose) to Redis; killed (SIGKILL) and started again with the same node id,
+it replays the records on the same ports with the same keys, so the phones,
+which never learn of the restart, go on sending to the ports they have and
+hear each other again: a plain RTP call and a plain-to-SDES-SRTP call (the
+SRTP party decrypts with the key it was given before the restart). ng
+commands for the restored calls work (query, delete; delete removes the
+record). A restored call whose parties never send again ends after
+restored_call_idle_s. Hostile records (garbage, another version, a step
+that is not an offer or answer, ports outside the range) are refused and
+counted; the node keeps running and drops them from Redis."""
+import base64
+import os
+import socket
+import time
+
+import pytest
+
+from cluster_helpers import PASSWORD, Redis, cluster, wait_for
+from conftest import Gateway, free_port
+from ng_client import NgClient, bencode
+from test_voip_sdes import crypto_lines, phone_sdp, port_of, rtp, session, udp
+
+IDLE_S = 6
+
+
+@pytest.fixture
+def redis_server():
+    r = Redis()
+    yield r
+    r.stop()
+
+
+def node(redis, name, low, extra=()):
+    return Gateway(workers=1, env={"MOAT_CLUSTER_PASSWORD": PASSWORD}, extra_args=[*extra,
+        "--cluster-redis", f"127.0.0.1:{redis.port}", "--cluster-node-id", name,
+        "--cluster-lease-ms", "2000", "--cluster-restored-call-idle", str(IDLE_S),
+        "--media-port-min", str(low), "--media-port-max", str(low + 39),
+        "--call-allow-loopback-destinations"])
+
+
+def restored(gw, outcome):
+    return gw.metric(f'moat_calls_restored_total{{outcome="{outcome}"}}')
+
+
+def record_fields(redis, name):
+    """The call-ids of the node's records in Redis."""
+    reply = redis.command("HKEYS", f"moat:calls:{name}")
+    return {line.decode() for line in reply.split(b"\r\n")
+            if line and not line.startswith((b"*", b"$"))}
+
+
+def relays(a, b, to_port, seq):
+    """a sends one RTP packet to Moat's port facing it; b gets it."""
+    a.sendto(rtp(seq), ("127.0.0.1", to_port))
+    return b.recv(2048)
+
+
+def plain_call(ng, call_id, caller, callee):
+    offer = ng.command("offer", call_id=call_id, from_tag="a",
+                       sdp=phone_sdp(caller.getsockname()[1]))
+    assert offer["result"] == "ok", offer
+    answer = ng.command("answer", call_id=call_id, from_tag="a", to_tag="b",
+                        sdp=phone_sdp(callee.getsockname()[1]))
+    assert answer["result"] == "ok", answer
+    # Moat's port the callee sends to, and the one the caller sends to.
+    return port_of(offer["sdp"]), port_of(answer["sdp"])
+
+
+def sdes_call(ng, call_id, caller, callee):
+    offer = ng.command("offer", call_id=call_id, from_tag="plain",
+                       sdp=phone_sdp(caller.getsockname()[1]), transport_protocol="RTP/SAVP")
+    assert offer["result"] == "ok", offer
+    tag, suite, moat_key = crypto_lines(offer["sdp"])[0]
+    my_key = os.urandom(30)
+    line = f"{tag} {suite} inline:{base64.b64encode(my_key).decode()}"
+    answer = ng.command("answer", call_id=call_id, from_tag="plain", to_tag="sdes",
+                        sdp=phone_sdp(callee.getsockname()[1], [line]))
+    assert answer["result"] == "ok", answer
+    return port_of(offer["sdp"]), port_of(answer["sdp"]), suite, moat_key, my_key
+
+
+def test_calls_survive_a_restart_on_their_ports_and_keys(redis_server):
+    low = free_port(socket.SOCK_DGRAM, 40)
+    low += low & 1
+    name = f"calls-{os.getpid()}"
+    gw = node(redis_server, name, low)
+    ng = NgClient(gw.ng_port)
+    caller, callee = udp(), udp()
+    s_caller, s_callee = udp(), udp()
+    g_caller, g_callee = udp(), udp()
+    try:
+        wait_for("the node's Redis link", lambda: cluster(gw)["redis"]["up"])
+        to_callee, to_caller = plain_call(ng, "plain-1", caller, callee)
+        s_to_callee, s_to_caller, suite, moat_key, my_key = sdes_call(ng, "sdes-1", s_caller,
+                                                                       s_callee)
+        plain_call(ng, "gone-1", g_caller, g_callee)  # its parties never come back
+        receive = session(suite, moat_key, False)
+        send = session(suite, my_key, True)
+        for seq in range(1, 4):
+            assert relays(caller, callee, to_caller, seq) == rtp(seq)
+            assert relays(callee, caller, to_callee, seq) == rtp(seq)
+            assert receive.unprotect(relays(s_caller, s_callee, s_to_caller, seq)) == rtp(seq)
+            s_callee.sendto(send.protect(rtp(seq)), ("127.0.0.1", s_to_callee))
+            assert s_caller.recv(2048) == rtp(seq)
+        wait_for("three records in Redis",
+                 lambda: record_fields(redis_server, name) == {"plain-1", "sdes-1", "gone-1"})
+        # Records that must not become calls, and must not stop the others.
+        def record(call_id, steps, ports, version=1):
+            return bencode({"v": version, "call-id": call_id, "created": 0,
+                            "steps": [bencode(step) for step in steps], "ports": ports,
+                            "keys": []})
+        offer = {"command": "offer", "call-id": "off-range", "from-tag": "a",
+                 "sdp": phone_sdp(9)}
+        # The restarted node's own media socket (chosen here): a replayed
+        # offer goes through the same destination checks as a live one.
+        own_port = free_port(socket.SOCK_DGRAM)
+        at_self = {"command": "offer", "call-id": "at-self", "from-tag": "a",
+                   "sdp": phone_sdp(own_port)}
+        hostile = {
+            "garbage": b"\x00not bencode",
+            "other-version": record("other-version", [offer], [], version=99),
+            "ping-step": record("ping-step", [{"command": "ping"}], []),
+            "off-range": record("off-range", [offer], [2, 4]),  # not Moat's ports
+            "at-self": record("at-self", [at_self], []),
+        }
+        for field, value in hostile.items():
+            redis_server.command("HSET", f"moat:calls:{name}", field, value)
+
+        gw.process.kill()
+        gw.process.wait(timeout=10)
+        # Same node id: its records are read back.
+        gw = node(redis_server, name, low, extra=["--media-port", str(own_port)])
+        ng.close()
+        ng = NgClient(gw.ng_port)
+        wait_for("the calls restored", lambda: restored(gw, "restored") == 3)
+        assert restored(gw, "failed") == len(hostile), "each hostile record refused"
+        assert gw.process.poll() is None
+
+        # The phones send to the ports they had; media crosses both ways.
+        for seq in range(4, 8):
+            assert relays(caller, callee, to_caller, seq) == rtp(seq)
+            assert relays(callee, caller, to_callee, seq) == rtp(seq)
+            assert receive.unprotect(relays(s_caller, s_callee, s_to_caller, seq)) == rtp(seq)
+            s_callee.sendto(send.protect(rtp(seq)), ("127.0.0.1", s_to_callee))
+            assert s_caller.recv(2048) == rtp(seq)
+
+        query = ng.command("query", call_id="plain-1")
+        assert query["result"] == "ok", query
+        assert ng.command("delete", call_id="plain-1", delete_delay=0)["result"] == "ok"
+        wait_for("the deleted call's record gone",
+                 lambda: "plain-1" not in record_fields(redis_server, name))
+
+        # The call nobody came back to ends after restored_call_idle_s; the
+        # one with media stays.
+        wait_for("the idle restored call ended", lambda: restored(gw, "idle") == 1,
+                 timeout=IDLE_S + 10)
+        assert ng.command("query", call_id="gone-1")["result"] == "error"
+        assert ng.command("query", call_id="sdes-1")["result"] == "ok"
+        assert record_fields(redis_server, name) == {"sdes-1"}
+    finally:
+        ng.close()
+        for s in (caller, callee, s_caller, s_callee, g_caller, g_callee):
+            s.close()
+        assert gw.stop() == 0, f"log in {gw.log_path}"
