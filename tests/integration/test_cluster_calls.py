@@ -9,10 +9,12 @@ commands for the restored calls work (query, delete; delete removes the
 record). A restored call whose parties never send again ends after
 restored_call_idle_s. Hostile records (garbage, another version, a step
 that is not an offer or answer, ports outside the range) are refused and
-counted; the node keeps running and drops them from Redis."""
+counted; the node keeps running and drops them from Redis. Through a Redis
+outage calls relay as ever and the hash is rewritten when Redis is back."""
 import base64
 import os
 import socket
+import time
 import time
 
 import pytest
@@ -163,5 +165,45 @@ def test_calls_survive_a_restart_on_their_ports_and_keys(redis_server):
     finally:
         ng.close()
         for s in (caller, callee, s_caller, s_callee, g_caller, g_callee):
+            s.close()
+        assert gw.stop() == 0, f"log in {gw.log_path}"
+
+
+def test_calls_relay_through_a_redis_outage_and_their_records_are_rewritten(redis_server):
+    """Redis stopped for 10 s: an established call's media keeps flowing; a
+    call made and one deleted meanwhile cannot be written (counted); when
+    Redis is back (empty: it keeps nothing on disk) the node rewrites the
+    hash to exactly the calls it has."""
+    low = free_port(socket.SOCK_DGRAM, 40)
+    low += low & 1
+    name = f"outage-{os.getpid()}"
+    gw = node(redis_server, name, low)
+    ng = NgClient(gw.ng_port)
+    sockets = [udp() for _ in range(6)]
+    try:
+        wait_for("the node's Redis link", lambda: cluster(gw)["redis"]["up"])
+        to_callee, to_caller = plain_call(ng, "kept", sockets[0], sockets[1])
+        plain_call(ng, "ended", sockets[2], sockets[3])
+        wait_for("two records", lambda: record_fields(redis_server, name) == {"kept", "ended"})
+        redis_server.stop()
+        wait_for("Redis seen down", lambda: not cluster(gw)["redis"]["up"])
+        failed_before = gw.metric("moat_cluster_call_writes_failed_total")
+        plain_call(ng, "during", sockets[4], sockets[5])
+        assert ng.command("delete", call_id="ended", delete_delay=0)["result"] == "ok"
+        assert gw.metric("moat_cluster_call_writes_failed_total") >= failed_before + 3
+        deadline = time.monotonic() + 10
+        seq = 0
+        while time.monotonic() < deadline:  # the outage: media as ever
+            seq += 1
+            assert relays(sockets[0], sockets[1], to_caller, seq) == rtp(seq)
+            assert relays(sockets[1], sockets[0], to_callee, seq) == rtp(seq)
+            time.sleep(0.02)
+        redis_server.start()
+        wait_for("the hash rewritten", lambda: record_fields(redis_server, name) ==
+                 {"kept", "during"}, timeout=20)
+        assert cluster(gw)["calls"]["loaded"]
+    finally:
+        ng.close()
+        for s in sockets:
             s.close()
         assert gw.stop() == 0, f"log in {gw.log_path}"
