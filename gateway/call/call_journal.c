@@ -14,6 +14,8 @@ struct moat_call_journal {
     GPtrArray *keys; /* GBytes (wiped on free) */
     size_t key_cursor;
     bool unrestorable;
+    moat_call_journal_srtp srtp[MOAT_CALL_JOURNAL_MAX_STREAMS][2];   /* live */
+    moat_call_journal_srtp resume[MOAT_CALL_JOURNAL_MAX_STREAMS][2]; /* read back */
 };
 
 static void bytes_wipe_free(gpointer data)
@@ -119,6 +121,71 @@ void moat_call_journal_add_key(moat_call_journal *journal, const uint8_t *key, s
     journal->key_cursor = journal->keys->len;
 }
 
+static bool moved(moat_srtp_position held, moat_srtp_position now)
+{
+    if (held.valid != now.valid || held.ssrc != now.ssrc || held.roc != now.roc)
+        return true;
+    uint16_t step = (uint16_t)(now.seq - held.seq);
+    return step >= MOAT_CALL_JOURNAL_SEQ_STEP && step <= 65536 - MOAT_CALL_JOURNAL_SEQ_STEP;
+}
+
+bool moat_call_journal_note_srtp(moat_call_journal *journal, size_t index, int side,
+                                 const moat_call_journal_srtp *at)
+{
+    if (index >= MOAT_CALL_JOURNAL_MAX_STREAMS)
+        return false;
+    moat_call_journal_srtp *held = &journal->srtp[index][side & 1];
+    if (!moved(held->sent, at->sent) && !moved(held->received, at->received))
+        return false;
+    *held = *at;
+    return true;
+}
+
+void moat_call_journal_forget_srtp(moat_call_journal *journal)
+{
+    memset(journal->srtp, 0, sizeof journal->srtp);
+}
+
+bool moat_call_journal_resume_srtp(const moat_call_journal *journal, size_t index, int side,
+                                   moat_call_journal_srtp *out)
+{
+    if (index >= MOAT_CALL_JOURNAL_MAX_STREAMS)
+        return false;
+    *out = journal->resume[index][side & 1];
+    return out->sent.valid || out->received.valid;
+}
+
+void moat_call_journal_end_resume(moat_call_journal *journal)
+{
+    memset(journal->resume, 0, sizeof journal->resume);
+}
+
+static moat_bencode *srtp_list(const moat_call_journal *journal)
+{
+    moat_bencode *list = moat_bencode_new_list();
+    for (size_t i = 0; i < MOAT_CALL_JOURNAL_MAX_STREAMS; i++) {
+        for (int side = 0; side < 2; side++) {
+            const moat_call_journal_srtp *at = &journal->srtp[i][side];
+            if (!at->sent.valid && !at->received.valid)
+                continue;
+            int64_t values[] = {(int64_t)i,
+                                side,
+                                at->sent.ssrc,
+                                at->sent.roc,
+                                at->sent.seq,
+                                at->received.ssrc,
+                                at->received.roc,
+                                at->received.seq,
+                                at->sent.valid | at->received.valid << 1};
+            moat_bencode *entry = moat_bencode_new_list();
+            for (size_t v = 0; v < G_N_ELEMENTS(values); v++)
+                moat_bencode_append(entry, moat_bencode_new_integer(values[v]));
+            moat_bencode_append(list, entry);
+        }
+    }
+    return list;
+}
+
 static moat_bencode *bytes_list(GPtrArray *items)
 {
     moat_bencode *list = moat_bencode_new_list();
@@ -145,6 +212,7 @@ bool moat_call_journal_encode(const moat_call_journal *journal, const char *call
         moat_bencode_append(ports, moat_bencode_new_integer(journal->ports[i]));
     moat_bencode_set(record, "ports", ports);
     moat_bencode_set(record, "keys", bytes_list(journal->keys));
+    moat_bencode_set(record, "srtp", srtp_list(journal));
     guint before = out->len;
     moat_bencode_encode(record, out);
     moat_bencode_free(record); /* its copies of the keys: freed unwiped (glib strings) */
@@ -261,6 +329,46 @@ static bool read_choices(moat_call_journal *journal, const moat_bencode *record,
     return true;
 }
 
+/* "srtp" (optional): [stream, side, sent ssrc, roc, seq, received ssrc,
+ * roc, seq, valid bits] each. */
+static bool read_srtp(moat_call_journal *journal, const moat_bencode *record, char *error,
+                      size_t error_size)
+{
+    if (!moat_bencode_get(record, "srtp"))
+        return true;
+    const moat_bencode *list =
+        list_of(record, "srtp", 2 * MOAT_CALL_JOURNAL_MAX_STREAMS, error, error_size);
+    if (!list)
+        return false;
+    static const int64_t max[9] = {MOAT_CALL_JOURNAL_MAX_STREAMS - 1,
+                                   1,
+                                   UINT32_MAX,
+                                   0xffff,
+                                   0xffff,
+                                   UINT32_MAX,
+                                   0xffff,
+                                   0xffff,
+                                   3};
+    for (size_t e = 0; e < moat_bencode_count(list); e++) {
+        const moat_bencode *entry = moat_bencode_item(list, e, NULL, NULL);
+        int64_t v[9];
+        bool ok =
+            moat_bencode_type_of(entry) == MOAT_BENCODE_LIST && moat_bencode_count(entry) == 9;
+        for (size_t k = 0; ok && k < 9; k++)
+            ok = moat_bencode_integer(moat_bencode_item(entry, k, NULL, NULL), &v[k]) &&
+                 v[k] >= 0 && v[k] <= max[k];
+        if (!ok) {
+            snprintf(error, error_size, "srtp entry %zu is not 9 integers in range", e);
+            return false;
+        }
+        moat_call_journal_srtp at = {
+            {(uint32_t)v[2], (uint32_t)v[3], (uint16_t)v[4], (v[8] & 1) != 0},
+            {(uint32_t)v[5], (uint32_t)v[6], (uint16_t)v[7], (v[8] & 2) != 0}};
+        journal->srtp[v[0]][v[1]] = journal->resume[v[0]][v[1]] = at;
+    }
+    return true;
+}
+
 moat_call_journal *moat_call_journal_decode(const uint8_t *data, size_t length,
                                             moat_call_journal_header *header, char *error,
                                             size_t error_size)
@@ -279,7 +387,8 @@ moat_call_journal *moat_call_journal_decode(const uint8_t *data, size_t length,
     moat_call_journal *journal = moat_call_journal_new();
     bool ok = read_header(record, header, error, error_size) &&
               read_steps(journal, record, error, error_size) &&
-              read_choices(journal, record, error, error_size);
+              read_choices(journal, record, error, error_size) &&
+              read_srtp(journal, record, error, error_size);
     moat_bencode_free(record);
     if (!ok) {
         moat_call_journal_free(journal);

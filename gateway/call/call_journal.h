@@ -10,7 +10,8 @@
  * makes a fresh choice and `add`s it (recording). The record is a bencode
  * dictionary (binary-safe, the ng code's own encoder and bounded parser):
  *   {"v": 1, "call-id": s, "created": i, "steps": [s...], "ports": [i...],
- *    "keys": [s...]}
+ *    "keys": [s...], "srtp": [[stream, side, sent ssrc, roc, seq,
+ *    received ssrc, roc, seq, valid bits]...]}
  * where each step is an encoded ng dictionary. It holds secrets (the SDES
  * keys, and the a=crypto lines inside the steps' SDPs): callers keep it on
  * a private Redis only. Not thread-safe; one owner (the call). */
@@ -18,18 +19,25 @@
 #define MOAT_CALL_JOURNAL_H
 
 #include "ng/bencode.h"
+#include "srtp/srtp_session.h"
 
 #include <glib.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
-#define MOAT_CALL_JOURNAL_VERSION   1
-#define MOAT_CALL_JOURNAL_MAX_STEPS 32           /* offers and answers; past it: not restorable */
-#define MOAT_CALL_JOURNAL_MAX_PORTS 32           /* leg ports (two per stream) */
-#define MOAT_CALL_JOURNAL_MAX_KEYS  256          /* SDES key||salt strings */
-#define MOAT_CALL_JOURNAL_MAX_KEY   64           /* octets of one */
-#define MOAT_CALL_JOURNAL_MAX_BYTES (512 * 1024) /* an encoded record */
+#define MOAT_CALL_JOURNAL_VERSION     1
+#define MOAT_CALL_JOURNAL_MAX_STEPS   32           /* offers and answers; past it: not restorable */
+#define MOAT_CALL_JOURNAL_MAX_PORTS   32           /* leg ports (two per stream) */
+#define MOAT_CALL_JOURNAL_MAX_KEYS    256          /* SDES key||salt strings */
+#define MOAT_CALL_JOURNAL_MAX_KEY     64           /* octets of one */
+#define MOAT_CALL_JOURNAL_MAX_BYTES   (512 * 1024) /* an encoded record */
+#define MOAT_CALL_JOURNAL_MAX_STREAMS 16           /* SDES positions: one per stream and side */
+/* A live position is written again once its sequence number moved this far
+ * (or its SSRC or rollover changed): what a restart finds is then never
+ * half the sequence space behind, so the first packet after it tells a
+ * wrap since (srtp_session.h). */
+#define MOAT_CALL_JOURNAL_SEQ_STEP 16384
 
 typedef struct moat_call_journal moat_call_journal;
 
@@ -59,6 +67,26 @@ void moat_call_journal_add_key(moat_call_journal *journal, const uint8_t *key, s
  * commands that succeeded takes the keys they wrote. */
 size_t moat_call_journal_key_mark(const moat_call_journal *journal);
 void moat_call_journal_rollback_keys(moat_call_journal *journal, size_t mark);
+
+/* An SDES leg's SRTP streams (stream `index`, `side`): sent to the party
+ * and received from it. */
+typedef struct {
+    moat_srtp_position sent, received;
+} moat_call_journal_srtp;
+
+/* Live: where the leg's streams stand now; true when that differs enough
+ * from what the journal holds to be written (SEQ_STEP above). */
+bool moat_call_journal_note_srtp(moat_call_journal *journal, size_t index, int side,
+                                 const moat_call_journal_srtp *at);
+/* New keys (a command re-keyed the legs): the positions held no longer
+ * apply. */
+void moat_call_journal_forget_srtp(moat_call_journal *journal);
+/* A record read back: the positions it held, for the replay to resume the
+ * legs' streams at (true when there is one for that leg), until
+ * moat_call_journal_end_resume. */
+bool moat_call_journal_resume_srtp(const moat_call_journal *journal, size_t index, int side,
+                                   moat_call_journal_srtp *out);
+void moat_call_journal_end_resume(moat_call_journal *journal);
 
 /* The record (appended to `out`); false when unrestorable or over
  * MOAT_CALL_JOURNAL_MAX_BYTES. */

@@ -167,6 +167,10 @@ static bool unprotect_from(call_leg *from, uint8_t *data, size_t *length, bool r
                       : moat_srtp_unprotect_rtp(from->srtp, data, length);
     moat_call_leg_guard_result(from->guard, data, length, rtcp, status == MOAT_SRTP_OK, &state,
                                now);
+    if (status == MOAT_SRTP_OK && !rtcp)
+        __atomic_store_n(&from->srtp_at[1],
+                         moat_call_srtp_pack(moat_srtp_session_position(from->srtp, true)),
+                         __ATOMIC_RELAXED);
     if (status == MOAT_SRTP_OK)
         return true;
     moat_counter_add(&flow->errors, 1);
@@ -181,6 +185,10 @@ static bool protect_for(call_leg *to, uint8_t *data, size_t *length, bool rtcp)
         return false;
     int status = rtcp ? moat_srtp_protect_rtcp(to->srtp, data, length, CALL_BUFFER)
                       : moat_srtp_protect_rtp(to->srtp, data, length, CALL_BUFFER);
+    if (status == MOAT_SRTP_OK && !rtcp)
+        __atomic_store_n(&to->srtp_at[0],
+                         moat_call_srtp_pack(moat_srtp_session_position(to->srtp, false)),
+                         __ATOMIC_RELAXED);
     return status == MOAT_SRTP_OK &&
            moat_call_leg_guard_tag(to->guard, data, length, CALL_BUFFER, rtcp) == 0;
 }

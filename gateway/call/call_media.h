@@ -17,6 +17,7 @@
 #include "engine/worker.h"
 #include "plugin.h"
 #include "srtp/srtp_keying.h"
+#include "srtp/srtp_session.h"
 
 #include <netinet/in.h>
 #include <stdbool.h>
@@ -97,6 +98,9 @@ typedef struct {
     uint32_t last_ssrc;
     bool has_ssrc;
     bool latched;
+    /* An SDES leg's RTP streams: what Moat last protected for this party
+     * and last authenticated from it (srtp_session.h), for a restart. */
+    moat_srtp_position srtp_sent, srtp_received;
 } moat_call_leg_counters;
 
 typedef struct moat_call_stream moat_call_stream;
@@ -115,10 +119,13 @@ void moat_call_stream_set_endpoint(moat_call_stream *stream, int side,
  * unprotected (and only an authenticated packet can latch its address),
  * what it is sent is protected, with the leg's prefilter before the HMAC
  * (call_leg_guard.h; SRTP+ prn tags both ways when `srtpplus`). NULL: plain
- * RTP again. The keying is not kept. 0, or -1 with error (the leg is
- * unchanged). */
+ * RTP again. The keying is not kept. `resume` (NULL: none): where this
+ * leg's streams stood in the process before a restart, [0] sent to the
+ * party, [1] received from it (moat_srtp_session_resume). 0, or -1 with
+ * error (the leg is unchanged). */
 int moat_call_stream_set_srtp(moat_call_stream *stream, int side, const moat_srtp_keying *keying,
-                              bool srtpplus, char *error, size_t error_size);
+                              bool srtpplus, const moat_srtp_position *resume, char *error,
+                              size_t error_size);
 /* Stops relaying at once (delete with delay 0 before the free, or a held
  * call); packets are then counted as stopped. */
 void moat_call_stream_stop(moat_call_stream *stream);

@@ -69,7 +69,23 @@ struct call_leg {
     uint32_t rtp_queue_drops, rtcp_queue_drops;
     uint32_t last_ssrc;
     uint32_t flags; /* bit 0: has_ssrc, bit 1: latched */
+    /* SDES leg: its streams' positions (moat_call_srtp_pack), [0] sent to
+     * the party, [1] received; 0: none. Worker writes, control reads. */
+    uint64_t srtp_at[2];
 };
+
+/* A stream position in one word: SSRC, the rollover's low 16 bits, the
+ * sequence number (a rollover past 65535 is four billion packets). */
+static inline uint64_t moat_call_srtp_pack(moat_srtp_position at)
+{
+    return at.valid ? (uint64_t)at.ssrc << 32 | (uint64_t)(at.roc & 0xffff) << 16 | at.seq : 0;
+}
+
+static inline moat_srtp_position moat_call_srtp_unpack(uint64_t word)
+{
+    return (moat_srtp_position){(uint32_t)(word >> 32), (uint32_t)(word >> 16) & 0xffff,
+                                (uint16_t)word, word != 0};
+}
 
 struct moat_call_stream {
     moat_call_worker *context;

@@ -116,8 +116,8 @@ void moat_call_registry_free(moat_call_registry *registry)
 {
     if (!registry)
         return;
-    registry->sink = (moat_call_journal_sink){0}; /* shutdown keeps the records */
-    g_hash_table_destroy(registry->calls);        /* stopped workers close the legs at once */
+    moat_call_registry_set_journal(registry, NULL, 0); /* shutdown keeps the records */
+    g_hash_table_destroy(registry->calls);             /* stopped workers close the legs at once */
     for (unsigned i = 0; i < registry->n_contexts; i++)
         moat_call_worker_free(registry->contexts[i]);
     g_free(registry->contexts);

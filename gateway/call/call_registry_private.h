@@ -29,6 +29,7 @@ struct moat_call_registry {
     moat_call_journal_sink sink;  /* put NULL: calls are not journaled */
     int restore_idle_s;           /* a restored call without a packet this long ends */
     moat_call_journal *restoring; /* the journal the next new call takes (a restore) */
+    guint srtp_timer;             /* SDES legs' stream positions journaled (call_restore.c) */
     bool replaying;               /* a restore's steps are running: nothing is put */
     uint64_t restored[MOAT_CALL_RESTORE_OUTCOMES];
     uint64_t refused_load_limit;
@@ -59,6 +60,9 @@ typedef struct {
     bool journaled;             /* its record is in the sink's store */
     guint idle_timer;           /* a restored call: ends unless media arrives */
 } moat_call;
+
+/* How often the SDES legs' stream positions are looked at (call_restore.c). */
+#define MOAT_CALL_SRTP_SNAPSHOT_S 2
 
 /* call_restore.c, for call_registry.c: the journal a new call starts with
  * (a restore's, or a fresh one); the command that just succeeded on the

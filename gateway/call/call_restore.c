@@ -9,11 +9,20 @@
 #include <stdio.h>
 #include <string.h>
 
+static gboolean snapshot_srtp(void *data);
+
 void moat_call_registry_set_journal(moat_call_registry *registry,
                                     const moat_call_journal_sink *sink, int restore_idle_s)
 {
     registry->sink = sink ? *sink : (moat_call_journal_sink){0};
     registry->restore_idle_s = restore_idle_s;
+    if (registry->srtp_timer && !registry->sink.put) {
+        g_source_remove(registry->srtp_timer);
+        registry->srtp_timer = 0;
+    }
+    if (!registry->srtp_timer && registry->sink.put)
+        registry->srtp_timer =
+            g_timeout_add_seconds(MOAT_CALL_SRTP_SNAPSHOT_S, snapshot_srtp, registry);
 }
 
 moat_call_journal *moat_call_restore_journal_for_new(moat_call_registry *registry)
@@ -47,6 +56,8 @@ static void put(moat_call *call)
 void moat_call_restore_note(moat_call *call, const moat_ng_request *request)
 {
     moat_call_journal_add_step(call->journal, request->dictionary);
+    if (!call->registry->replaying)
+        moat_call_journal_forget_srtp(call->journal); /* the command re-keyed the legs */
     if (has_webrtc(call)) {
         /* Its DTLS keys are not in the commands: it cannot be rebuilt. */
         moat_call_journal_set_unrestorable(call->journal);
@@ -86,6 +97,36 @@ void moat_call_registry_journal_all(moat_call_registry *registry)
         if (!call->delete_timer)
             put(call);
     }
+}
+
+/* Every MOAT_CALL_SRTP_SNAPSHOT_S: where each SDES leg's streams stand (the
+ * workers publish it per packet), written when it moved enough
+ * (call_journal.h): a restart then resumes them at the right rollover. */
+static gboolean snapshot_srtp(void *data)
+{
+    moat_call_registry *registry = data;
+    GHashTableIter it;
+    gpointer value;
+    g_hash_table_iter_init(&it, registry->calls);
+    while (g_hash_table_iter_next(&it, NULL, &value)) {
+        moat_call *call = value;
+        if (!call->journaled || call->delete_timer)
+            continue;
+        bool moved = false;
+        for (size_t i = 0; i < call->n_streams; i++) {
+            for (int side = 0; side < 2; side++) {
+                if (!call->sdes.legs[side][i].keyed)
+                    continue;
+                moat_call_leg_counters counters;
+                moat_call_stream_read(call->streams[i], side, &counters);
+                moat_call_journal_srtp at = {counters.srtp_sent, counters.srtp_received};
+                moved |= moat_call_journal_note_srtp(call->journal, i, side, &at);
+            }
+        }
+        if (moved)
+            put(call);
+    }
+    return G_SOURCE_CONTINUE;
 }
 
 /* ---- restoring ------------------------------------------------------------------- */
@@ -195,7 +236,8 @@ moat_call_restore_outcome moat_call_registry_restore(moat_call_registry *registr
     if (!ok)
         return restore_failed(registry, call ? header.call_id : NULL);
     call->created_s = header.created_s;
-    call->journaled = true; /* its record is the one just read */
+    call->journaled = true;                /* its record is the one just read */
+    moat_call_journal_end_resume(journal); /* later re-keyings start fresh streams */
     if (registry->restore_idle_s > 0)
         call->idle_timer = g_timeout_add_seconds((guint)registry->restore_idle_s, idle_check, call);
     registry->restored[MOAT_CALL_RESTORED]++;

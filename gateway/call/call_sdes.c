@@ -29,15 +29,23 @@ static void leg_reset(moat_call_sdes_leg *leg)
     explicit_bzero(leg, sizeof *leg);
 }
 
-/* Keys the leg of `side` on stream: our line and the party's. */
-static int key_leg(moat_call_stream *stream, int side, const moat_sdp_crypto *local,
-                   const moat_sdp_crypto *remote, bool srtpplus, char *error, size_t error_size)
+/* Keys the leg of `side` on stream `index`: our line and the party's; a
+ * restored call's legs resume their streams where the process before left
+ * them (the journal's positions, call_journal.h). */
+static int key_leg(moat_call_stream *stream, size_t index, int side, moat_call_journal *journal,
+                   const moat_sdp_crypto *local, const moat_sdp_crypto *remote, bool srtpplus,
+                   char *error, size_t error_size)
 {
     moat_srtp_keying keying;
     char why[160] = "";
+    moat_call_journal_srtp at;
+    bool resume = journal && moat_call_journal_resume_srtp(journal, index, side, &at);
+    moat_srtp_position positions[2] = {resume ? at.sent : (moat_srtp_position){0},
+                                       resume ? at.received : (moat_srtp_position){0}};
     int status = moat_sdes_keying(local, remote, &keying, why, sizeof why);
     if (status == 0)
-        status = moat_call_stream_set_srtp(stream, side, &keying, srtpplus, why, sizeof why);
+        status = moat_call_stream_set_srtp(stream, side, &keying, srtpplus,
+                                           resume ? positions : NULL, why, sizeof why);
     moat_sdes_keying_clear(&keying);
     if (status != 0)
         snprintf(error, error_size, "SDES: %s", why);
@@ -55,7 +63,8 @@ static void journal_key(moat_call_journal *journal, moat_sdp_crypto *crypto)
 /* The SRTP party offered: answer one of its lines and key its leg now. */
 static int answer_party(moat_call_sdes_leg *leg, moat_call_journal *journal,
                         const moat_call_sdp_media *media, const moat_sdes_policy *policy,
-                        moat_call_stream *stream, int side, char *error, size_t error_size)
+                        moat_call_stream *stream, size_t index, int side, char *error,
+                        size_t error_size)
 {
     int chosen = moat_sdp_crypto_choose(media->crypto, media->n_crypto, policy);
     if (chosen < 0) {
@@ -69,8 +78,8 @@ static int answer_party(moat_call_sdes_leg *leg, moat_call_journal *journal,
     }
     journal_key(journal, &leg->local);
     leg->srtpplus = media->srtpplus_prn;
-    if (key_leg(stream, side, &leg->local, &media->crypto[chosen], leg->srtpplus, error,
-                error_size) != 0)
+    if (key_leg(stream, index, side, journal, &leg->local, &media->crypto[chosen], leg->srtpplus,
+                error, error_size) != 0)
         return -1;
     leg->terminated = leg->keyed = true;
     return 0;
@@ -128,7 +137,7 @@ int moat_call_sdes_offer(moat_call_sdes *sdes, int side, const moat_call_sdp *sd
         bool other_srtp = wanted ? is_srtp(wanted) : party_srtp;
         int status = 0;
         if (party_srtp && !other_srtp) {
-            status = answer_party(own, sdes->journal, media, &policy, streams[i], side, error,
+            status = answer_party(own, sdes->journal, media, &policy, streams[i], i, side, error,
                                   error_size);
             how->replace_crypto[i] = true; /* the plain party gets none */
         } else if (!party_srtp && other_srtp) {
@@ -143,9 +152,10 @@ int moat_call_sdes_offer(moat_call_sdes *sdes, int side, const moat_call_sdp *sd
         /* A leg that no longer terminates goes back to plain relaying. */
         char ignored[8];
         if (was_keyed[0] && !own->keyed)
-            moat_call_stream_set_srtp(streams[i], side, NULL, false, ignored, sizeof ignored);
+            moat_call_stream_set_srtp(streams[i], side, NULL, false, NULL, ignored, sizeof ignored);
         if (was_keyed[1] && !far->terminated)
-            moat_call_stream_set_srtp(streams[i], other, NULL, false, ignored, sizeof ignored);
+            moat_call_stream_set_srtp(streams[i], other, NULL, false, NULL, ignored,
+                                      sizeof ignored);
     }
     return 0;
 }
@@ -188,8 +198,8 @@ int moat_call_sdes_answer(moat_call_sdes *sdes, int answerer, const moat_call_sd
             }
             own->local = own->offered[j];
             own->srtpplus = media->srtpplus_prn;
-            if (key_leg(streams[i], answerer, &own->local, &media->crypto[k], own->srtpplus, error,
-                        error_size) != 0)
+            if (key_leg(streams[i], i, answerer, sdes->journal, &own->local, &media->crypto[k],
+                        own->srtpplus, error, error_size) != 0)
                 return -1;
             own->keyed = true;
             for (size_t o = 0; o < own->n_offered; o++)

@@ -238,6 +238,9 @@ static void srtp_task(moat_worker *worker, void *data)
                                  moat_worker_now_us(worker));
     moat_srtp_session *old = leg->srtp;
     moat_call_leg_guard *old_guard = leg->guard;
+    /* New keys, new streams: no position until a packet goes through. */
+    __atomic_store_n(&leg->srtp_at[0], 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&leg->srtp_at[1], 0, __ATOMIC_RELAXED);
     leg->srtp = update->srtp;
     leg->guard = update->guard;
     update->srtp = old;
@@ -246,7 +249,8 @@ static void srtp_task(moat_worker *worker, void *data)
 }
 
 int moat_call_stream_set_srtp(moat_call_stream *stream, int side, const moat_srtp_keying *keying,
-                              bool srtpplus, char *error, size_t error_size)
+                              bool srtpplus, const moat_srtp_position *resume, char *error,
+                              size_t error_size)
 {
     moat_srtp_session *srtp = NULL;
     moat_call_leg_guard *guard = NULL;
@@ -254,6 +258,13 @@ int moat_call_stream_set_srtp(moat_call_stream *stream, int side, const moat_srt
         srtp = moat_srtp_session_new(keying, error, error_size);
         if (!srtp)
             return -1;
+        /* Not used by the worker yet: the streams it takes over are set now. */
+        if (resume && (moat_srtp_session_resume(srtp, keying, false, resume[0]) != MOAT_SRTP_OK ||
+                       moat_srtp_session_resume(srtp, keying, true, resume[1]) != MOAT_SRTP_OK)) {
+            moat_srtp_session_free(srtp);
+            snprintf(error, error_size, "cannot resume the SRTP streams");
+            return -1;
+        }
         guard = moat_call_leg_guard_new(keying, srtpplus);
         if (!guard) {
             moat_srtp_session_free(srtp);
@@ -330,6 +341,8 @@ void moat_call_stream_read(const moat_call_stream *stream, int side, moat_call_l
     out->last_ssrc = __atomic_load_n(&leg->last_ssrc, __ATOMIC_RELAXED);
     out->has_ssrc = flags & 1u;
     out->latched = flags & 2u;
+    out->srtp_sent = moat_call_srtp_unpack(__atomic_load_n(&leg->srtp_at[0], __ATOMIC_RELAXED));
+    out->srtp_received = moat_call_srtp_unpack(__atomic_load_n(&leg->srtp_at[1], __ATOMIC_RELAXED));
 }
 
 void moat_call_stream_free(moat_call_stream *stream)

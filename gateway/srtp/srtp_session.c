@@ -18,11 +18,19 @@
 
 #define REPLAY_WINDOW 1024
 
+/* [0] outbound, [1] inbound */
+typedef struct {
+    moat_srtp_position at;  /* where the stream was (a resumed stream's, until it goes) */
+    bool resuming;          /* `at` names a stream another process ran */
+    moat_srtp_position now; /* the last packet through */
+} direction_state;
+
 struct moat_srtp_session {
     srtp_t outbound;
     srtp_t inbound;
     size_t rtp_overhead;
     size_t rtcp_overhead;
+    direction_state directions[2];
 };
 
 static gpointer library_init_once(gpointer unused)
@@ -213,9 +221,75 @@ static int unprotect(srtp_t ctx, srtp_transform transform, uint8_t *packet, size
     return rc;
 }
 
+/* RTP's SSRC and sequence number (the header was checked by the caller's
+ * parse; only the fixed 12 bytes are read here). */
+static bool rtp_ids(const uint8_t *packet, size_t length, uint32_t *ssrc, uint16_t *seq)
+{
+    if (packet == NULL || length < 12)
+        return false;
+    *seq = (uint16_t)(packet[2] << 8 | packet[3]);
+    *ssrc = (uint32_t)packet[8] << 24 | (uint32_t)packet[9] << 16 | (uint32_t)packet[10] << 8 |
+            packet[11];
+    return true;
+}
+
+/* The rollover `seq` implies against a stream that stood at `at`. */
+static uint32_t implied_roc(moat_srtp_position at, uint16_t seq)
+{
+    if (seq < at.seq && at.seq - seq > 0x8000)
+        return at.roc + 1; /* wrapped since */
+    if (seq > at.seq && seq - at.seq > 0x8000 && at.roc > 0)
+        return at.roc - 1; /* from before the last wrap */
+    return at.roc;
+}
+
+/* Before a packet of a resumed stream: libsrtp takes it at the implied
+ * rollover (srtp_set_stream_roc: its next packet's index). */
+static void before(srtp_t ctx, direction_state *d, const uint8_t *packet, size_t length)
+{
+    uint32_t ssrc;
+    uint16_t seq;
+    if (!d->resuming || !rtp_ids(packet, length, &ssrc, &seq) || ssrc != d->at.ssrc)
+        return;
+    /* Every packet until one goes through (0 too: "none pending", which a
+     * stream that never had a packet takes as rollover 0): a forged packet
+     * before the first real one leaves nothing behind. */
+    srtp_set_stream_roc(ctx, ssrc, implied_roc(d->at, seq));
+}
+
+/* After a packet went through: where its stream stands now. */
+static void after(direction_state *d, const uint8_t *packet, size_t length)
+{
+    uint32_t ssrc;
+    uint16_t seq;
+    if (!rtp_ids(packet, length, &ssrc, &seq))
+        return;
+    if (d->resuming && ssrc == d->at.ssrc) {
+        d->now = (moat_srtp_position){ssrc, implied_roc(d->at, seq), seq, true};
+        d->resuming = false; /* libsrtp carries the index on from here */
+        return;
+    }
+    if (!d->now.valid || d->now.ssrc != ssrc) {
+        d->now = (moat_srtp_position){ssrc, 0, seq, true};
+        return;
+    }
+    if (seq < d->now.seq && d->now.seq - seq > 0x8000)
+        d->now.roc++;
+    else if (seq > d->now.seq && seq - d->now.seq > 0x8000)
+        return; /* a late packet from before the wrap */
+    if (seq > d->now.seq || d->now.seq - seq > 0x8000)
+        d->now.seq = seq;
+}
+
 int moat_srtp_protect_rtp(moat_srtp_session *s, uint8_t *packet, size_t *length, size_t capacity)
 {
-    return protect(s->outbound, srtp_protect, s->rtp_overhead, packet, length, capacity);
+    direction_state *d = &s->directions[0];
+    if (length)
+        before(s->outbound, d, packet, *length);
+    int rc = protect(s->outbound, srtp_protect, s->rtp_overhead, packet, length, capacity);
+    if (rc == MOAT_SRTP_OK)
+        after(d, packet, *length);
+    return rc;
 }
 
 int moat_srtp_protect_rtcp(moat_srtp_session *s, uint8_t *packet, size_t *length, size_t capacity)
@@ -225,7 +299,51 @@ int moat_srtp_protect_rtcp(moat_srtp_session *s, uint8_t *packet, size_t *length
 
 int moat_srtp_unprotect_rtp(moat_srtp_session *s, uint8_t *packet, size_t *length)
 {
-    return unprotect(s->inbound, srtp_unprotect, packet, length);
+    direction_state *d = &s->directions[1];
+    if (length)
+        before(s->inbound, d, packet, *length);
+    int rc = unprotect(s->inbound, srtp_unprotect, packet, length);
+    if (rc == MOAT_SRTP_OK)
+        after(d, packet, *length);
+    return rc;
+}
+
+moat_srtp_position moat_srtp_session_position(const moat_srtp_session *s, bool inbound)
+{
+    return s->directions[inbound ? 1 : 0].now;
+}
+
+int moat_srtp_session_resume(moat_srtp_session *s, const moat_srtp_keying *keys, bool inbound,
+                             moat_srtp_position at)
+{
+    if (!at.valid || at.roc == 0)
+        return MOAT_SRTP_OK; /* a fresh stream's rollover is right already */
+    size_t key_length = moat_srtp_profile_key_length(keys->profile);
+    size_t salt_length = moat_srtp_profile_salt_length(keys->profile);
+    srtp_policy_t policy;
+    memset(&policy, 0, sizeof policy);
+    size_t rtp_tag = 0, rtcp_tag = 0;
+    if (key_length == 0 || keys->key_length != key_length || keys->salt_length != salt_length ||
+        set_crypto_policies(keys->profile, &policy, &rtp_tag, &rtcp_tag) != 0)
+        return MOAT_SRTP_ERR_OTHER;
+    policy.window_size = REPLAY_WINDOW;
+    policy.allow_repeat_tx = 1;
+    policy.ssrc.type = ssrc_specific;
+    policy.ssrc.value = at.ssrc;
+    uint8_t master[MOAT_SRTP_MAX_KEY_LENGTH + MOAT_SRTP_MAX_SALT_LENGTH];
+    memcpy(master, inbound ? keys->remote_key : keys->local_key, key_length);
+    memcpy(master + key_length, inbound ? keys->remote_salt : keys->local_salt, salt_length);
+    policy.key = master;
+    /* The stream must exist for its rollover to be set before its first
+     * packet (a template's streams appear only with one). */
+    srtp_err_status_t status = srtp_add_stream(inbound ? s->inbound : s->outbound, &policy);
+    OPENSSL_cleanse(master, sizeof master);
+    if (status != srtp_err_status_ok)
+        return MOAT_SRTP_ERR_OTHER;
+    direction_state *d = &s->directions[inbound ? 1 : 0];
+    d->at = at;
+    d->resuming = true;
+    return MOAT_SRTP_OK;
 }
 
 int moat_srtp_unprotect_rtcp(moat_srtp_session *s, uint8_t *packet, size_t *length)

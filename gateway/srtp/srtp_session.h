@@ -4,6 +4,7 @@
 #ifndef MOAT_SRTP_SESSION_H
 #define MOAT_SRTP_SESSION_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -47,6 +48,31 @@ int moat_srtp_protect_rtcp(moat_srtp_session *s, uint8_t *packet, size_t *length
  * MOAT_SRTP_ERR_OTHER. */
 int moat_srtp_unprotect_rtp(moat_srtp_session *s, uint8_t *packet, size_t *length);
 int moat_srtp_unprotect_rtcp(moat_srtp_session *s, uint8_t *packet, size_t *length);
+
+/* Where an RTP stream stands: its SSRC, rollover counter and highest
+ * sequence number (the packet index is roc << 16 | seq, RFC 3711 3.3.1). */
+typedef struct {
+    uint32_t ssrc;
+    uint32_t roc;
+    uint16_t seq;
+    bool valid; /* a packet of this direction went through */
+} moat_srtp_position;
+
+/* The position of the stream the last RTP packet protected (inbound false)
+ * or authenticated (inbound true) belonged to; a stream that wraps its
+ * sequence number (in order, a step back of more than half the space)
+ * counts a rollover. */
+moat_srtp_position moat_srtp_session_position(const moat_srtp_session *s, bool inbound);
+
+/* A session that takes over a stream another process ran with the same
+ * keys (a restored call: call/call_restore.c): the stream of `ssrc` in
+ * that direction stood at (roc, seq). A fresh libsrtp stream would assume
+ * rollover 0; instead each packet of that SSRC, until one goes through, is
+ * taken at the rollover its sequence number implies against seq (roc + 1
+ * after a wrap since). `keys` must be the session's own. MOAT_SRTP_OK, or
+ * MOAT_SRTP_ERR_OTHER (libsrtp refused the stream). */
+int moat_srtp_session_resume(moat_srtp_session *s, const moat_srtp_keying *keys, bool inbound,
+                             moat_srtp_position at);
 
 /* "libsrtp2 2.5.0" */
 const char *moat_srtp_library_version(void);

@@ -21,7 +21,7 @@ import pytest
 
 from cluster_helpers import PASSWORD, Redis, cluster, wait_for
 from conftest import Gateway, free_port
-from ng_client import NgClient, bencode
+from ng_client import NgClient, bdecode, bencode
 from test_voip_sdes import crypto_lines, phone_sdp, port_of, rtp, session, udp
 
 IDLE_S = 6
@@ -206,4 +206,59 @@ def test_calls_relay_through_a_redis_outage_and_their_records_are_rewritten(redi
         ng.close()
         for s in sockets:
             s.close()
+        assert gw.stop() == 0, f"log in {gw.log_path}"
+
+
+def record_of(redis, name, call_id):
+    """The call's record in Redis, decoded."""
+    reply = redis.command("HGET", f"moat:calls:{name}", call_id)
+    if reply.startswith(b"$-1"):
+        return None
+    header, rest = reply.split(b"\r\n", 1)
+    value, _ = bdecode(rest[:int(header[1:])])
+    return value
+
+
+def test_an_sdes_call_past_its_rollover_survives_a_restart(redis_server):
+    """SRTP's packet index is the rollover counter and the sequence number,
+    and the counter is in no packet: a process that restarts with ROC 0 on a
+    stream that wrapped fails every packet. Both SRTP streams of an SDES leg
+    wrap (sequence numbers from 65,000); the node writes where they stand;
+    killed and started again, it resumes them at rollover 1, and the SRTP
+    party, which never restarted, keeps decrypting and being decrypted."""
+    low = free_port(socket.SOCK_DGRAM, 40)
+    low += low & 1
+    name = f"roc-{os.getpid()}"
+    gw = node(redis_server, name, low)
+    ng = NgClient(gw.ng_port)
+    caller, callee = udp(), udp()
+    try:
+        wait_for("the node's Redis link", lambda: cluster(gw)["redis"]["up"])
+        to_callee, to_caller, suite, moat_key, my_key = sdes_call(ng, "roc-1", caller, callee)
+        receive = session(suite, moat_key, False)
+        send = session(suite, my_key, True)
+
+        def crosses(sequence):
+            for n in sequence:
+                seq = n & 0xFFFF
+                assert receive.unprotect(relays(caller, callee, to_caller, seq)) == rtp(seq)
+                callee.sendto(send.protect(rtp(seq)), ("127.0.0.1", to_callee))
+                assert caller.recv(2048) == rtp(seq)
+
+        crosses(range(65000, 65536 + 300))  # both streams wrap: rollover 1
+
+        def rollovers():
+            record = record_of(redis_server, name, "roc-1") or {}
+            return [(entry[3], entry[6]) for entry in record.get("srtp", [])]
+        wait_for("both streams' rollover written", lambda: rollovers() == [(1, 1)])
+
+        gw.process.kill()
+        gw.process.wait(timeout=10)
+        gw = node(redis_server, name, low)
+        wait_for("the call restored", lambda: restored(gw, "restored") == 1)
+        crosses(range(65536 + 300, 65536 + 400))
+    finally:
+        ng.close()
+        caller.close()
+        callee.close()
         assert gw.stop() == 0, f"log in {gw.log_path}"

@@ -212,8 +212,12 @@ def test_forged_flood_from_the_phone_address_dropped_before_hmac(voip):
         raise AssertionError(f"a forged packet was relayed: {data[:12].hex()}")
     before_hmac = sum(drops(gw, r) for r in PREFILTER_REASONS)
     authenticated_and_failed = drops(gw, "srtp_auth")
-    assert before_hmac + authenticated_and_failed <= forged
-    assert before_hmac >= forged // 2, (before_hmac, authenticated_and_failed)
+    # On a busy host the kernel drops some at the leg's full socket queue:
+    # those never reach the HMAC either (and are counted).
+    in_kernel = drops(gw, "socket_queue")
+    assert before_hmac + authenticated_and_failed + in_kernel <= forged
+    assert before_hmac + in_kernel >= forged // 2, (before_hmac, in_kernel,
+                                                    authenticated_and_failed)
     caller.settimeout(2)
     for seq in range(21, 26):
         callee.sendto(send_srtp.protect(rtp(seq)), ("127.0.0.1", to_callee))

@@ -108,6 +108,20 @@ static void test_journal_round_trip(void)
     memset(key, 0xab, sizeof key);
     g_assert_false(moat_call_journal_take_key(j, back, sizeof back));
     moat_call_journal_add_key(j, key, sizeof key);
+    /* An SDES leg's stream positions: written when new, when the rollover
+     * or SSRC changes or the sequence number moved a quarter of its space. */
+    moat_call_journal_srtp at = {{0x1234, 0, 100, true}, {0x5678, 2, 65000, true}};
+    g_assert_true(moat_call_journal_note_srtp(j, 1, 1, &at));
+    at.sent.seq = 100 + MOAT_CALL_JOURNAL_SEQ_STEP - 1;
+    g_assert_false(moat_call_journal_note_srtp(j, 1, 1, &at));
+    at.sent.seq = 100 + MOAT_CALL_JOURNAL_SEQ_STEP;
+    g_assert_true(moat_call_journal_note_srtp(j, 1, 1, &at));
+    at.received.roc = 3;
+    at.received.seq = 10;
+    g_assert_true(moat_call_journal_note_srtp(j, 1, 1, &at));
+    g_assert_false(moat_call_journal_note_srtp(j, MOAT_CALL_JOURNAL_MAX_STREAMS, 0, &at));
+    moat_call_journal_srtp none;
+    g_assert_false(moat_call_journal_resume_srtp(j, 1, 1, &none)); /* live, not read back */
     GByteArray *record = g_byte_array_new();
     g_assert_true(moat_call_journal_encode(j, "rt-1", 1234, record));
     moat_call_journal_free(j);
@@ -130,6 +144,13 @@ static void test_journal_round_trip(void)
     g_assert_true(moat_call_journal_take_key(j, back, sizeof back));
     g_assert_cmpmem(back, sizeof back, key, sizeof key);
     g_assert_true(moat_call_journal_replayed_all(j));
+    moat_call_journal_srtp resumed;
+    g_assert_true(moat_call_journal_resume_srtp(j, 1, 1, &resumed));
+    g_assert_cmpmem(&resumed, sizeof resumed, &at, sizeof at);
+    g_assert_false(moat_call_journal_resume_srtp(j, 1, 0, &resumed));
+    g_assert_false(moat_call_journal_note_srtp(j, 1, 1, &at)); /* the live copy too */
+    moat_call_journal_end_resume(j);
+    g_assert_false(moat_call_journal_resume_srtp(j, 1, 1, &resumed));
     moat_call_journal_free(j);
     g_byte_array_free(record, TRUE);
 }
@@ -214,6 +235,21 @@ static void test_journal_refusals(void)
     snprintf(text, sizeof text, "d7:call-id1:x7:createdi0e4:keysl0:e5:portsle5:stepsl18:%se1:vi1ee",
              step);
     refused(text, "key 0 is not");
+    snprintf(text, sizeof text,
+             "d7:call-id1:x7:createdi0e4:keysle5:portsle4:srtplli16ei0ei1ei1ei1ei1ei1ei1ei3eee"
+             "5:stepsl18:%se1:vi1ee",
+             step);
+    refused(text, "srtp entry 0 is not 9 integers in range"); /* stream 16 */
+    snprintf(text, sizeof text,
+             "d7:call-id1:x7:createdi0e4:keysle5:portsle4:srtplli0ei0ei1ei1ei65536ei1ei1ei1ei3eee"
+             "5:stepsl18:%se1:vi1ee",
+             step);
+    refused(text, "srtp entry 0 is not 9 integers in range"); /* sequence 65536 */
+    snprintf(text, sizeof text,
+             "d7:call-id1:x7:createdi0e4:keysle5:portsle4:srtplli0ei0ee"
+             "e5:stepsl18:%se1:vi1ee",
+             step);
+    refused(text, "srtp entry 0 is not 9 integers in range"); /* too short */
     GString *many = g_string_new("d7:call-id1:x7:createdi0e4:keysle5:portsl");
     for (int i = 0; i <= MOAT_CALL_JOURNAL_MAX_PORTS; i++)
         g_string_append(many, "i2e");
