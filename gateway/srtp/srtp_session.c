@@ -31,6 +31,7 @@ struct moat_srtp_session {
     size_t rtp_overhead;
     size_t rtcp_overhead;
     direction_state directions[2];
+    bool track; /* keep `now` (moat_srtp_session_track_positions) */
 };
 
 static gpointer library_init_once(gpointer unused)
@@ -249,7 +250,7 @@ static void before(srtp_t ctx, direction_state *d, const uint8_t *packet, size_t
 {
     uint32_t ssrc;
     uint16_t seq;
-    if (!d->resuming || !rtp_ids(packet, length, &ssrc, &seq) || ssrc != d->at.ssrc)
+    if (!rtp_ids(packet, length, &ssrc, &seq) || ssrc != d->at.ssrc)
         return;
     /* Every packet until one goes through (0 too: "none pending", which a
      * stream that never had a packet takes as rollover 0): a forged packet
@@ -284,10 +285,10 @@ static void after(direction_state *d, const uint8_t *packet, size_t length)
 int moat_srtp_protect_rtp(moat_srtp_session *s, uint8_t *packet, size_t *length, size_t capacity)
 {
     direction_state *d = &s->directions[0];
-    if (length)
+    if (d->resuming && length)
         before(s->outbound, d, packet, *length);
     int rc = protect(s->outbound, srtp_protect, s->rtp_overhead, packet, length, capacity);
-    if (rc == MOAT_SRTP_OK)
+    if (rc == MOAT_SRTP_OK && (s->track || d->resuming))
         after(d, packet, *length);
     return rc;
 }
@@ -300,12 +301,17 @@ int moat_srtp_protect_rtcp(moat_srtp_session *s, uint8_t *packet, size_t *length
 int moat_srtp_unprotect_rtp(moat_srtp_session *s, uint8_t *packet, size_t *length)
 {
     direction_state *d = &s->directions[1];
-    if (length)
+    if (d->resuming && length)
         before(s->inbound, d, packet, *length);
     int rc = unprotect(s->inbound, srtp_unprotect, packet, length);
-    if (rc == MOAT_SRTP_OK)
+    if (rc == MOAT_SRTP_OK && (s->track || d->resuming))
         after(d, packet, *length);
     return rc;
+}
+
+void moat_srtp_session_track_positions(moat_srtp_session *s)
+{
+    s->track = true;
 }
 
 moat_srtp_position moat_srtp_session_position(const moat_srtp_session *s, bool inbound)

@@ -58,10 +58,13 @@ typedef struct {
     bool valid; /* a packet of this direction went through */
 } moat_srtp_position;
 
+/* Positions are kept only on sessions that ask (a call's SDES legs; a
+ * room's sessions never pay for them). */
+void moat_srtp_session_track_positions(moat_srtp_session *s);
 /* The position of the stream the last RTP packet protected (inbound false)
  * or authenticated (inbound true) belonged to; a stream that wraps its
  * sequence number (in order, a step back of more than half the space)
- * counts a rollover. */
+ * counts a rollover. Invalid unless tracked. */
 moat_srtp_position moat_srtp_session_position(const moat_srtp_session *s, bool inbound);
 
 /* A session that takes over a stream another process ran with the same

@@ -55,6 +55,7 @@ static moat_srtp_session *session(moat_srtp_keying k)
     char error[128];
     moat_srtp_session *s = moat_srtp_session_new(&k, error, sizeof error);
     g_assert_nonnull(s);
+    moat_srtp_session_track_positions(s);
     return s;
 }
 
@@ -111,6 +112,12 @@ static void run_profile(moat_srtp_profile profile)
     g_assert_cmpint(moat_srtp_session_resume(b3, &b_keys, true, old), ==, MOAT_SRTP_OK);
     g_assert_cmpint(cross(a2, b3, 10), ==, MOAT_SRTP_OK);
     g_assert_cmpuint(moat_srtp_session_position(b3, true).roc, ==, 2);
+
+    /* Untracked (a room's session): no position kept. */
+    char error[128];
+    moat_srtp_session *plain = moat_srtp_session_new(&b_keys, error, sizeof error);
+    g_assert_false(moat_srtp_session_position(plain, true).valid);
+    moat_srtp_session_free(plain);
 
     /* Rollover 0: nothing to resume. */
     moat_srtp_position zero = {SSRC, 0, 100, true};
