@@ -42,6 +42,14 @@ def node(redis, name, low, extra=()):
         "--call-allow-loopback-destinations"])
 
 
+def first_node(redis, prefix):
+    """A node of its own name and call port range (even-aligned)."""
+    low = free_port(socket.SOCK_DGRAM, 40)
+    low += low & 1
+    name = f"{prefix}-{os.getpid()}"
+    return node(redis, name, low), name, low
+
+
 def restored(gw, outcome):
     return gw.metric(f'moat_calls_restored_total{{outcome="{outcome}"}}')
 
@@ -84,10 +92,7 @@ def sdes_call(ng, call_id, caller, callee):
 
 
 def test_calls_survive_a_restart_on_their_ports_and_keys(redis_server):
-    low = free_port(socket.SOCK_DGRAM, 40)
-    low += low & 1
-    name = f"calls-{os.getpid()}"
-    gw = node(redis_server, name, low)
+    gw, name, low = first_node(redis_server, "calls")
     ng = NgClient(gw.ng_port)
     caller, callee = udp(), udp()
     s_caller, s_callee = udp(), udp()
@@ -174,10 +179,7 @@ def test_calls_relay_through_a_redis_outage_and_their_records_are_rewritten(redi
     call made and one deleted meanwhile cannot be written (counted); when
     Redis is back (empty: it keeps nothing on disk) the node rewrites the
     hash to exactly the calls it has."""
-    low = free_port(socket.SOCK_DGRAM, 40)
-    low += low & 1
-    name = f"outage-{os.getpid()}"
-    gw = node(redis_server, name, low)
+    gw, name, low = first_node(redis_server, "outage")
     ng = NgClient(gw.ng_port)
     sockets = [udp() for _ in range(6)]
     try:
@@ -226,10 +228,7 @@ def test_an_sdes_call_past_its_rollover_survives_a_restart(redis_server):
     wrap (sequence numbers from 65,000); the node writes where they stand;
     killed and started again, it resumes them at rollover 1, and the SRTP
     party, which never restarted, keeps decrypting and being decrypted."""
-    low = free_port(socket.SOCK_DGRAM, 40)
-    low += low & 1
-    name = f"roc-{os.getpid()}"
-    gw = node(redis_server, name, low)
+    gw, name, low = first_node(redis_server, "roc")
     ng = NgClient(gw.ng_port)
     caller, callee = udp(), udp()
     try:
