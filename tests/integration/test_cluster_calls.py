@@ -91,6 +91,7 @@ def sdes_call(ng, call_id, caller, callee):
     return port_of(offer["sdp"]), port_of(answer["sdp"]), suite, moat_key, my_key
 
 
+@pytest.mark.hostile  # the records it plants: restored by the ASan/UBSan build
 def test_calls_survive_a_restart_on_their_ports_and_keys(redis_server):
     gw, name, low = first_node(redis_server, "calls")
     ng = NgClient(gw.ng_port)
