@@ -159,8 +159,10 @@ static gboolean idle_check(void *data)
     return G_SOURCE_REMOVE;
 }
 
-static bool replay_step(moat_call_registry *registry, const moat_bencode *step, size_t index,
-                        char *error, size_t error_size)
+/* One recorded command, which must be an offer or answer for the record's
+ * own call (a step naming another call would make a call nobody journals). */
+static bool replay_step(moat_call_registry *registry, const char *call_id, const moat_bencode *step,
+                        size_t index, char *error, size_t error_size)
 {
     moat_ng_request request;
     char why[160] = "";
@@ -169,6 +171,8 @@ static bool replay_step(moat_call_registry *registry, const moat_bencode *step, 
         snprintf(error, error_size, "step %zu: %s", index, why);
     } else if (request.command != MOAT_NG_OFFER && request.command != MOAT_NG_ANSWER) {
         snprintf(error, error_size, "step %zu is not an offer or answer", index);
+    } else if (!request.call_id || strcmp(request.call_id, call_id) != 0) {
+        snprintf(error, error_size, "step %zu names another call", index);
     } else {
         moat_call_reply reply = {0};
         if (request.command == MOAT_NG_OFFER)
@@ -215,7 +219,8 @@ moat_call_restore_outcome moat_call_registry_restore(moat_call_registry *registr
     registry->replaying = true;
     bool ok = true;
     for (guint i = 0; ok && i < steps->len; i++) {
-        ok = replay_step(registry, g_ptr_array_index(steps, i), i, error, error_size);
+        ok = replay_step(registry, header.call_id, g_ptr_array_index(steps, i), i, error,
+                         error_size);
         moat_call *call = g_hash_table_lookup(registry->calls, header.call_id);
         if (ok && (!call || call->journal != journal)) {
             snprintf(error, error_size, "step %u did not make the call %s", i, header.call_id);

@@ -138,6 +138,8 @@ def test_calls_survive_a_restart_on_their_ports_and_keys(redis_server):
             "ping-step": record("ping-step", [{"command": "ping"}], []),
             "off-range": record("off-range", [offer], [2, 4]),  # not Moat's ports
             "at-self": record("at-self", [at_self], []),
+            # Its one step would make a call of another id.
+            "other-call": record("other-call", [{**offer, "call-id": "stray"}], []),
         }
         for field, value in hostile.items():
             redis_server.command("HSET", f"moat:calls:{name}", field, value)
@@ -150,6 +152,7 @@ def test_calls_survive_a_restart_on_their_ports_and_keys(redis_server):
         ng = NgClient(gw.ng_port)
         wait_for("the calls restored", lambda: restored(gw, "restored") == 3)
         assert restored(gw, "failed") == len(hostile), "each hostile record refused"
+        assert ng.command("query", call_id="stray")["result"] == "error"
         assert gw.process.poll() is None
 
         # The phones send to the ports they had; media crosses both ways.
