@@ -357,8 +357,8 @@ static bool admit_new_call(moat_call_registry *registry, const moat_ng_request *
     return false;
 }
 
-void moat_call_offer_unjournaled(moat_call_registry *registry, const moat_ng_request *request,
-                                 moat_call_reply *reply)
+void moat_call_offer_run(moat_call_registry *registry, const moat_ng_request *request,
+                         moat_call_reply *reply)
 {
     moat_call_sdp sdp;
     if (!moat_call_request_check_ids(request, false, reply) ||

@@ -71,8 +71,8 @@ typedef struct {
 moat_call_journal *moat_call_restore_journal_for_new(moat_call_registry *registry);
 /* The offer itself (call_registry.c); moat_call_offer (call_restore.c)
  * wraps it to forget the keys of an offer that failed. */
-void moat_call_offer_unjournaled(moat_call_registry *registry, const moat_ng_request *request,
-                                 moat_call_reply *reply);
+void moat_call_offer_run(moat_call_registry *registry, const moat_ng_request *request,
+                         moat_call_reply *reply);
 void moat_call_restore_note(moat_call *call, const moat_ng_request *request);
 void moat_call_restore_withdraw(moat_call *call);
 

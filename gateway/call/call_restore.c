@@ -82,7 +82,7 @@ void moat_call_offer(moat_call_registry *registry, const moat_ng_request *reques
     moat_call *call =
         request->call_id ? g_hash_table_lookup(registry->calls, request->call_id) : NULL;
     size_t mark = call ? moat_call_journal_key_mark(call->journal) : 0;
-    moat_call_offer_unjournaled(registry, request, reply);
+    moat_call_offer_run(registry, request, reply);
     if (call && reply->error[0] && g_hash_table_lookup(registry->calls, request->call_id) == call)
         moat_call_journal_rollback_keys(call->journal, mark);
 }

@@ -79,26 +79,59 @@ static int set_crypto_policies(moat_srtp_profile profile, srtp_policy_t *policy,
     return -1;
 }
 
-static srtp_t create_context(const srtp_policy_t *base, srtp_ssrc_type_t direction,
-                             const uint8_t *key, size_t key_length, const uint8_t *salt,
-                             size_t salt_length, char *error, size_t error_size)
+/* The policy both directions share: the profile's crypto, the replay
+ * window, repeated indexes allowed. 0, or -1 with error. */
+static int base_policy(const moat_srtp_keying *keys, srtp_policy_t *policy, size_t *rtp_tag,
+                       size_t *rtcp_tag, char *error, size_t error_size)
+{
+    size_t key_length = moat_srtp_profile_key_length(keys->profile);
+    size_t salt_length = moat_srtp_profile_salt_length(keys->profile);
+    memset(policy, 0, sizeof *policy);
+    if (key_length == 0 || set_crypto_policies(keys->profile, policy, rtp_tag, rtcp_tag) != 0) {
+        snprintf(error, error_size, "unsupported SRTP profile %d", (int)keys->profile);
+        return -1;
+    }
+    if (keys->key_length != key_length || keys->salt_length != salt_length) {
+        snprintf(error, error_size, "%s needs a %zu-byte key and %zu-byte salt, got %zu and %zu",
+                 moat_srtp_profile_name(keys->profile), key_length, salt_length, keys->key_length,
+                 keys->salt_length);
+        return -1;
+    }
+    policy->window_size = REPLAY_WINDOW;
+    /* A NACK answer re-sends a packet with its original sequence number. */
+    policy->allow_repeat_tx = 1;
+    return 0;
+}
+
+/* Keys `policy` with one direction's master key (our key outbound, the
+ * peer's inbound) and makes a context of it, or (into != NULL) adds it to
+ * that context as one more stream. */
+static srtp_err_status_t keyed(srtp_policy_t policy, const moat_srtp_keying *keys, bool inbound,
+                               srtp_t into, srtp_t *created)
 {
     /* libsrtp wants the master key immediately followed by the master salt. */
     uint8_t master[MOAT_SRTP_MAX_KEY_LENGTH + MOAT_SRTP_MAX_SALT_LENGTH];
-    memcpy(master, key, key_length);
-    memcpy(master + key_length, salt, salt_length);
-
-    srtp_policy_t policy = *base;
-    policy.ssrc.type = direction;
+    memcpy(master, inbound ? keys->remote_key : keys->local_key, keys->key_length);
+    memcpy(master + keys->key_length, inbound ? keys->remote_salt : keys->local_salt,
+           keys->salt_length);
     policy.key = master;
-
-    srtp_t ctx = NULL;
-    srtp_err_status_t status = srtp_create(&ctx, &policy);
+    srtp_err_status_t status =
+        into ? srtp_add_stream(into, &policy) : srtp_create(created, &policy);
     /* libsrtp has copied and expanded the key; no copy of it stays here. */
     OPENSSL_cleanse(master, sizeof master);
+    return status;
+}
+
+static srtp_t create_context(const srtp_policy_t *base, const moat_srtp_keying *keys, bool inbound,
+                             char *error, size_t error_size)
+{
+    srtp_policy_t policy = *base;
+    policy.ssrc.type = inbound ? ssrc_any_inbound : ssrc_any_outbound;
+    srtp_t ctx = NULL;
+    srtp_err_status_t status = keyed(policy, keys, inbound, NULL, &ctx);
     if (status != srtp_err_status_ok) {
         snprintf(error, error_size, "srtp_create (%s) failed: libsrtp error %d",
-                 direction == ssrc_any_outbound ? "outbound" : "inbound", (int)status);
+                 inbound ? "inbound" : "outbound", (int)status);
         return NULL;
     }
     return ctx;
@@ -111,45 +144,24 @@ moat_srtp_session *moat_srtp_session_new(const moat_srtp_keying *keys, char *err
         snprintf(error, error_size, "no SRTP keying");
         return NULL;
     }
-    size_t key_length = moat_srtp_profile_key_length(keys->profile);
-    size_t salt_length = moat_srtp_profile_salt_length(keys->profile);
-    if (key_length == 0) {
-        snprintf(error, error_size, "unsupported SRTP profile %d", (int)keys->profile);
+    srtp_policy_t policy;
+    size_t rtp_tag = 0, rtcp_tag = 0;
+    if (base_policy(keys, &policy, &rtp_tag, &rtcp_tag, error, error_size) != 0)
         return NULL;
-    }
-    if (keys->key_length != key_length || keys->salt_length != salt_length) {
-        snprintf(error, error_size, "%s needs a %zu-byte key and %zu-byte salt, got %zu and %zu",
-                 moat_srtp_profile_name(keys->profile), key_length, salt_length, keys->key_length,
-                 keys->salt_length);
-        return NULL;
-    }
     if (moat_srtp_library_init() != MOAT_SRTP_OK) {
         snprintf(error, error_size, "srtp_init failed");
         return NULL;
     }
 
-    srtp_policy_t policy;
-    memset(&policy, 0, sizeof policy);
-    size_t rtp_tag = 0, rtcp_tag = 0;
-    if (set_crypto_policies(keys->profile, &policy, &rtp_tag, &rtcp_tag) != 0) {
-        snprintf(error, error_size, "unsupported SRTP profile %d", (int)keys->profile);
-        return NULL;
-    }
-    policy.window_size = REPLAY_WINDOW;
-    /* A NACK answer re-sends a packet with its original sequence number. */
-    policy.allow_repeat_tx = 1;
-
     moat_srtp_session *s = g_new0(moat_srtp_session, 1);
     s->rtp_overhead = rtp_tag;
     s->rtcp_overhead = rtcp_tag + SRTCP_INDEX_LENGTH;
-    s->outbound = create_context(&policy, ssrc_any_outbound, keys->local_key, key_length,
-                                 keys->local_salt, salt_length, error, error_size);
+    s->outbound = create_context(&policy, keys, false, error, error_size);
     if (s->outbound == NULL) {
         moat_srtp_session_free(s);
         return NULL;
     }
-    s->inbound = create_context(&policy, ssrc_any_inbound, keys->remote_key, key_length,
-                                keys->remote_salt, salt_length, error, error_size);
+    s->inbound = create_context(&policy, keys, true, error, error_size);
     if (s->inbound == NULL) {
         moat_srtp_session_free(s);
         return NULL;
@@ -324,27 +336,17 @@ int moat_srtp_session_resume(moat_srtp_session *s, const moat_srtp_keying *keys,
 {
     if (!at.valid || at.roc == 0)
         return MOAT_SRTP_OK; /* a fresh stream's rollover is right already */
-    size_t key_length = moat_srtp_profile_key_length(keys->profile);
-    size_t salt_length = moat_srtp_profile_salt_length(keys->profile);
     srtp_policy_t policy;
-    memset(&policy, 0, sizeof policy);
     size_t rtp_tag = 0, rtcp_tag = 0;
-    if (key_length == 0 || keys->key_length != key_length || keys->salt_length != salt_length ||
-        set_crypto_policies(keys->profile, &policy, &rtp_tag, &rtcp_tag) != 0)
+    char ignored[160];
+    if (base_policy(keys, &policy, &rtp_tag, &rtcp_tag, ignored, sizeof ignored) != 0)
         return MOAT_SRTP_ERR_OTHER;
-    policy.window_size = REPLAY_WINDOW;
-    policy.allow_repeat_tx = 1;
     policy.ssrc.type = ssrc_specific;
     policy.ssrc.value = at.ssrc;
-    uint8_t master[MOAT_SRTP_MAX_KEY_LENGTH + MOAT_SRTP_MAX_SALT_LENGTH];
-    memcpy(master, inbound ? keys->remote_key : keys->local_key, key_length);
-    memcpy(master + key_length, inbound ? keys->remote_salt : keys->local_salt, salt_length);
-    policy.key = master;
     /* The stream must exist for its rollover to be set before its first
      * packet (a template's streams appear only with one). */
-    srtp_err_status_t status = srtp_add_stream(inbound ? s->inbound : s->outbound, &policy);
-    OPENSSL_cleanse(master, sizeof master);
-    if (status != srtp_err_status_ok)
+    if (keyed(policy, keys, inbound, inbound ? s->inbound : s->outbound, NULL) !=
+        srtp_err_status_ok)
         return MOAT_SRTP_ERR_OTHER;
     direction_state *d = &s->directions[inbound ? 1 : 0];
     d->at = at;
