@@ -140,6 +140,9 @@ def test_calls_survive_a_restart_on_their_ports_and_keys(redis_server):
             "at-self": record("at-self", [at_self], []),
             # Its one step would make a call of another id.
             "other-call": record("other-call", [{**offer, "call-id": "stray"}], []),
+            # Over the record limit (512 KiB): refused before parsing.
+            "oversized": record("oversized", [{**offer, "call-id": "oversized",
+                                                "pad": "x" * (512 * 1024)}], []),
         }
         for field, value in hostile.items():
             redis_server.command("HSET", f"moat:calls:{name}", field, value)
