@@ -12,7 +12,7 @@ the picture resumes at the new size. Before this, the owner's leg was one
 subscriber carrying one layer: the edge's copy had no simulcast publisher
 and both edge subscribers got the same picture.
 
-RTX on the link: with every 15th packet from the owner's media port to the
+RTX on the link: with every 8th packet from the owner's media port to the
 edge's dropped (iptables, those two ports only), the edge's NACKs are
 answered with RTX (RFC 4588) on each stream's own RTX SSRC, unwrapped on
 the edge (moat_rtx_received_total), for a plain publisher's video and for
@@ -69,7 +69,7 @@ async def shows(sub, width, timeout):
 
 
 @contextlib.contextmanager
-def lossy_link(owner, edge, every=15):
+def lossy_link(owner, edge, every=8):
     """Drops every `every`th UDP packet from the owner's media port to the
     edge's (the cascade link only: both ports are this test's)."""
     rule = ["OUTPUT", "-o", "lo", "-p", "udp", "--sport", str(owner.media_port), "--dport",
@@ -82,7 +82,7 @@ def lossy_link(owner, edge, every=15):
         subprocess.run(["iptables", "-D", *rule], check=True)
 
 
-async def repaired_with_rtx(edge, subs, wanted=20, timeout=10):
+async def repaired_with_rtx(edge, subs, wanted=20, timeout=25):
     """The edge unwraps RTX from the link while its subscribers keep
     decoding."""
     before = edge.metric("moat_rtx_received_total") or 0
