@@ -193,17 +193,36 @@ static bool gateway_own_port(void *user, uint16_t port)
     return search.found;
 }
 
-/* The call layer: its legs' ports and the address its SDPs announce
- * ([media] announced_address, else the first IPv4 candidate address). */
-static int start_calls(moat_gateway *gateway, char *error, size_t error_size)
+/* Rank of a candidate address for call SDPs: IPv4 before IPv6 (phones and
+ * proxies mostly speak IPv4), an interface's address before loopback (a
+ * phone on another host cannot reach 127.0.0.1 or ::1). Lower is better. */
+static int call_address_rank(const char *address)
+{
+    bool v6 = strchr(address, ':') != NULL;
+    bool loopback = v6 ? strcmp(address, "::1") == 0 : strncmp(address, "127.", 4) == 0;
+    return (loopback ? 2 : 0) + (v6 ? 1 : 0);
+}
+
+/* The address call SDPs announce: [media] announced_address, else the
+ * best-ranked candidate address (the first of equal rank), else loopback. */
+static const char *call_address(const moat_gateway *gateway)
 {
     const char *address = gateway->config.announced_address;
-    for (size_t i = 0; !(address && *address) && i < gateway->n_candidate_addresses; i++) {
-        if (!strchr(gateway->candidate_addresses[i], ':'))
-            address = gateway->candidate_addresses[i];
+    if (address && *address)
+        return address;
+    address = NULL;
+    for (size_t i = 0; i < gateway->n_candidate_addresses; i++) {
+        const char *candidate = gateway->candidate_addresses[i];
+        if (!address || call_address_rank(candidate) < call_address_rank(address))
+            address = candidate;
     }
-    if (!(address && *address))
-        address = gateway->n_candidate_addresses ? gateway->candidate_addresses[0] : "127.0.0.1";
+    return address ? address : "127.0.0.1";
+}
+
+/* The call layer: its legs' ports and the address its SDPs announce. */
+static int start_calls(moat_gateway *gateway, char *error, size_t error_size)
+{
+    const char *address = call_address(gateway);
     moat_call_settings settings = {
         .workers = gateway->workers,
         .n_workers = gateway->n_workers,
@@ -344,6 +363,9 @@ int moat_gateway_start(moat_gateway *gateway, char *error, size_t error_size)
                   moat_certificate_fingerprint(gateway->certificate));
     for (size_t i = 0; i < gateway->n_candidate_addresses; i++)
         moat_log_info("gateway", "candidate address %s", gateway->candidate_addresses[i]);
+    if (gateway->config.ng_port)
+        moat_log_info("gateway", "call SDPs announce %s ([media] announced_address sets it)",
+                      call_address(gateway));
     warn_unwritable_record_dir(gateway);
     return 0;
 }
