@@ -38,14 +38,19 @@ static bool take_string(json_t *object, const char *name, char *out, size_t size
 }
 
 /* Exactly MOAT_CASCADE_KEYING bytes of base64. */
+_Static_assert(MOAT_CASCADE_KEYING == 28, "the refusal below names 28 bytes");
 static bool take_keying(json_t *object, const char *name, uint8_t *out)
 {
     const char *value = json_string_value(json_object_get(object, name));
-    if (!value || strlen(value) != 40) /* 30 bytes: 40 characters, no padding */
+    /* Padded base64: 4 characters for every 3 bytes or part of 3. */
+    if (!value || strlen(value) != 4 * ((MOAT_CASCADE_KEYING + 2) / 3))
         return false;
-    for (const char *c = value; *c; c++)
-        if (!g_ascii_isalnum(*c) && *c != '+' && *c != '/')
+    bool padding = false;
+    for (const char *c = value; *c; c++) {
+        padding = padding || *c == '=';
+        if (padding ? *c != '=' : !g_ascii_isalnum(*c) && *c != '+' && *c != '/')
             return false;
+    }
     gsize length = 0;
     guchar *decoded = g_base64_decode(value, &length);
     bool ok = decoded && length == MOAT_CASCADE_KEYING;
@@ -105,7 +110,7 @@ bool moat_cascade_request_parse(const char *body, size_t length, moat_cascade_re
         problem = "port: 1 to 65535";
     else if (!take_keying(object, "to_edge", out->to_edge) ||
              !take_keying(object, "to_owner", out->to_owner))
-        problem = "to_edge and to_owner: 30 bytes of base64 each";
+        problem = "to_edge and to_owner: 28 bytes of base64 each";
     else if (ssrc && (ssrc_value < 1 || ssrc_value > (json_int_t)UINT32_MAX))
         problem = "ssrc: 1 to 4294967295";
     json_decref(object);

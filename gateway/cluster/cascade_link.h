@@ -16,9 +16,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* SRTP_AES128_CM_SHA1_80: master key and salt of one direction. */
+/* SRTP_AEAD_AES_128_GCM (RFC 7714): master key and salt of one direction. */
 #define MOAT_CASCADE_KEY_LENGTH  16
-#define MOAT_CASCADE_SALT_LENGTH 14
+#define MOAT_CASCADE_SALT_LENGTH 12
 #define MOAT_CASCADE_KEYING      (MOAT_CASCADE_KEY_LENGTH + MOAT_CASCADE_SALT_LENGTH)
 /* Payload types both synthetic offers use (so what one end sends is what
  * the other expects). */

@@ -31,7 +31,7 @@ bool moat_cascade_local_address(moat_cluster *cluster, struct in6_addr *out)
 void moat_cascade_keying(moat_srtp_keying *keys, const uint8_t *local, const uint8_t *remote)
 {
     memset(keys, 0, sizeof *keys);
-    keys->profile = MOAT_SRTP_PROFILE_AES128_CM_SHA1_80;
+    keys->profile = MOAT_SRTP_PROFILE_AEAD_AES_128_GCM;
     keys->key_length = MOAT_CASCADE_KEY_LENGTH;
     keys->salt_length = MOAT_CASCADE_SALT_LENGTH;
     memcpy(keys->local_key, local, MOAT_CASCADE_KEY_LENGTH);

@@ -204,7 +204,7 @@ def test_cascade_always_serves_every_subscriber_where_it_arrives(redis, nodes_fa
 def test_link_requests_need_the_cluster_token_and_a_sane_body(redis, nodes_factory):
     gw = nodes_factory(redis, "n0")
     token = hashlib.sha256(f"moat-cluster-forward:{PASSWORD}".encode()).hexdigest()
-    key = base64.b64encode(bytes(range(30))).decode()
+    key = base64.b64encode(bytes(range(28))).decode()
     good = {"plugin": "room", "room": room_name(), "edge": "n9", "media": "127.0.0.1",
             "port": 9, "to_edge": key, "to_owner": key}
 
@@ -229,6 +229,7 @@ def test_link_requests_need_the_cluster_token_and_a_sane_body(redis, nodes_facto
     for bad in (b"", b"[]", b"{" * 5000, json.dumps({**good, "port": 0}).encode(),
                 json.dumps({**good, "media": "example.com"}).encode(),
                 json.dumps({**good, "to_owner": key[:-4]}).encode(),
+                json.dumps({**good, "to_owner": base64.b64encode(bytes(30)).decode()}).encode(),
                 json.dumps({**good, "room": "a/b"}).encode()):
         status, body = post("/api/cluster/cascade", bad, forwarded)
         assert status in (400, 413), (bad[:40], status, body)

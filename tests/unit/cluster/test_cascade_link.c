@@ -60,7 +60,7 @@ static void test_request_ssrc_optional(void)
 
 static void test_request_refuses_hostile(void)
 {
-    const char *key = "AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwd"; /* 30 bytes */
+    const char *key = "AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGw=="; /* 28 bytes */
     char body[1024];
     const char *ssrcs[] = {"0", "4294967296", "-1", "\"1\""};
     for (size_t i = 0; i < G_N_ELEMENTS(ssrcs); i++) {
@@ -99,9 +99,14 @@ static void test_request_refuses_hostile(void)
     expect_refused(body, "base64");
     snprintf(body, sizeof body,
              "{\"plugin\":\"room\",\"room\":\"r\",\"edge\":\"n1\",\"media\":\"::1\","
-             "\"port\":9,\"to_edge\":\"%s\",\"to_owner\":\"%.39s=\"}",
-             key, key);
-    expect_refused(body, "base64");
+             "\"port\":9,\"to_edge\":\"%s\",\"to_owner\":\"%.20s=%s\"}",
+             key, key, key + 21);
+    expect_refused(body, "base64"); /* padding inside */
+    snprintf(body, sizeof body,
+             "{\"plugin\":\"room\",\"room\":\"r\",\"edge\":\"n1\",\"media\":\"::1\","
+             "\"port\":9,\"to_edge\":\"%s\",\"to_owner\":\"%s\"}",
+             key, "AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwd");
+    expect_refused(body, "base64"); /* 30 bytes: the old SHA1_80 keying */
     /* Duplicate names are refused, not resolved either way. */
     snprintf(body, sizeof body,
              "{\"plugin\":\"room\",\"room\":\"r\",\"room\":\"s\",\"edge\":\"n1\",\"media\":\"::1\","
