@@ -108,7 +108,9 @@ static const option_spec options[] = {
     {"media", "port", "media-port", OPTION_INT, FIELD(media_port), "20000", 1, 65535,
      "first UDP media port; worker i uses port + i"},
     {"media", "announced_address", "announced-address", OPTION_STRING, FIELD(announced_address), "",
-     0, 0, "public address announced as a candidate (1:1 NAT)"},
+     0, 0,
+     "public address announced as a candidate (1:1 NAT) and in call SDPs; empty = calls name "
+     "the first non-loopback IPv4 candidate"},
     {"media", "candidate_addresses", "candidate-addresses", OPTION_STRING,
      FIELD(candidate_addresses), "", 0, 0,
      "comma-separated host candidate addresses; empty = the interfaces' addresses"},
