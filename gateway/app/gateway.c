@@ -219,6 +219,23 @@ static const char *call_address(const moat_gateway *gateway)
     return address ? address : "127.0.0.1";
 }
 
+/* Says which address call SDPs name; a loopback one (a host with no other
+ * address, or one set so) is a warning: phones elsewhere cannot reach it. */
+static void log_call_address(const moat_gateway *gateway)
+{
+    if (!gateway->config.ng_port)
+        return;
+    const char *address = call_address(gateway);
+    if (call_address_rank(address) >= 2)
+        moat_log_warn("gateway",
+                      "call SDPs announce %s, a loopback address: phones on other hosts cannot "
+                      "reach it; set [media] announced_address",
+                      address);
+    else
+        moat_log_info("gateway", "call SDPs announce %s ([media] announced_address sets it)",
+                      address);
+}
+
 /* The call layer: its legs' ports and the address its SDPs announce. */
 static int start_calls(moat_gateway *gateway, char *error, size_t error_size)
 {
@@ -363,9 +380,7 @@ int moat_gateway_start(moat_gateway *gateway, char *error, size_t error_size)
                   moat_certificate_fingerprint(gateway->certificate));
     for (size_t i = 0; i < gateway->n_candidate_addresses; i++)
         moat_log_info("gateway", "candidate address %s", gateway->candidate_addresses[i]);
-    if (gateway->config.ng_port)
-        moat_log_info("gateway", "call SDPs announce %s ([media] announced_address sets it)",
-                      call_address(gateway));
+    log_call_address(gateway);
     warn_unwritable_record_dir(gateway);
     return 0;
 }

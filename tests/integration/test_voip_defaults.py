@@ -5,7 +5,8 @@ and two phones on the LAN address set up a call over ng
 (ng_call_probe.py). The rewritten SDPs must name the LAN address, and RTP
 sent there must cross both ways. Before, call SDPs announced the first IPv4
 candidate, which was 127.0.0.1 (loopback comes first): a phone on another
-host sent its media to itself."""
+host sent its media to itself. A host with loopback alone gets a warning
+at start-up naming [media] announced_address."""
 import json
 import re
 import subprocess
@@ -57,3 +58,19 @@ def test_call_sdps_announce_the_lan_address_by_default(host):
     log = gw.log_text()
     assert "candidate address 127.0.0.1" in log  # loopback is a candidate, and first
     assert re.search(rf'msg="call SDPs announce {re.escape(LAN)} ', log), log[-2000:]
+
+
+def test_a_host_with_loopback_alone_is_warned_about():
+    """No interface address but loopback: calls can only name 127.0.0.1,
+    and the start-up log says so as a warning naming the setting."""
+    ns = f"moat-vd-{uuid.uuid4().hex[:6]}"
+    sh("ip", "netns", "add", ns)
+    try:
+        sh("ip", "-n", ns, "link", "set", "lo", "up")
+        gw = Gateway(netns=ns, candidate_addresses=None, workers=1)
+        assert gw.stop() == 0
+    finally:
+        subprocess.run(["ip", "netns", "del", ns], capture_output=True)
+    log = gw.log_text()
+    assert re.search(r'level=warn component=gateway msg="call SDPs announce 127\.0\.0\.1, a '
+                     r'loopback address: .*set \[media\] announced_address"', log), log[-2000:]
