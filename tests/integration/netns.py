@@ -1,6 +1,8 @@
 """Two network namespaces joined by a veth pair: test hosts of our own, for
 peers (like libnice) that will not pair a loopback candidate with their own
-addresses. Both ends live only inside namespaces this test creates."""
+addresses. Both ends live only inside namespaces this test creates. And
+lan_host: one namespace standing for a (multi-homed) host."""
+import contextlib
 import subprocess
 import time
 import uuid
@@ -42,3 +44,26 @@ class NetnsPair:
     def close(self):
         for ns in (self.server, self.client):
             subprocess.run(["ip", "netns", "del", ns], capture_output=True)
+
+
+@contextlib.contextmanager
+def lan_host(prefix, addresses=(), v6=None):
+    """A namespace standing for a host: lo up, and when `addresses` (IPv4)
+    or `v6` are given, a LAN interface lan0 (one end of a veth pair whose
+    other end is up in the same namespace) holding them. Yields its name;
+    deleted on exit."""
+    ns = f"{prefix}-{uuid.uuid4().hex[:6]}"
+    sh("ip", "netns", "add", ns)
+    try:
+        sh("ip", "-n", ns, "link", "set", "lo", "up")
+        if addresses or v6:
+            sh("ip", "-n", ns, "link", "add", "lan0", "type", "veth", "peer", "name", "lan1")
+            sh("ip", "-n", ns, "link", "set", "lan1", "up")
+            for address in addresses:
+                sh("ip", "-n", ns, "addr", "add", f"{address}/24", "dev", "lan0")
+            if v6:
+                sh("ip", "-n", ns, "addr", "add", f"{v6}/64", "dev", "lan0", "nodad")
+            sh("ip", "-n", ns, "link", "set", "lan0", "up")
+        yield ns
+    finally:
+        subprocess.run(["ip", "netns", "del", ns], capture_output=True)

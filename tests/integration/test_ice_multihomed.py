@@ -14,12 +14,12 @@ import re
 import subprocess
 import sys
 import time
-import uuid
 
 import aioice.stun as stun
 import pytest
 
 from conftest import ROOT, Gateway
+from netns import lan_host
 from spoof import udp_datagram
 
 FLOOD = ROOT / "build" / "tools" / "moat-flood"
@@ -29,26 +29,11 @@ LAN_SECOND = "10.77.0.2"
 V6 = "fd77::1"
 
 
-def sh(*args):
-    subprocess.run(args, check=True, capture_output=True, text=True)
-
-
 @pytest.fixture
 def multihomed():
     """A namespace with lo, a LAN address (two, for migration) and IPv6."""
-    ns = f"moat-mh-{uuid.uuid4().hex[:6]}"
-    sh("ip", "netns", "add", ns)
-    try:
-        sh("ip", "-n", ns, "link", "set", "lo", "up")
-        sh("ip", "-n", ns, "link", "add", "lan0", "type", "veth", "peer", "name", "lan1")
-        sh("ip", "-n", ns, "link", "set", "lan1", "up")
-        sh("ip", "-n", ns, "addr", "add", f"{LAN}/24", "dev", "lan0")
-        sh("ip", "-n", ns, "addr", "add", f"{LAN_SECOND}/24", "dev", "lan0")
-        sh("ip", "-n", ns, "addr", "add", f"{V6}/64", "dev", "lan0", "nodad")
-        sh("ip", "-n", ns, "link", "set", "lan0", "up")
+    with lan_host("moat-mh", (LAN, LAN_SECOND), V6) as ns:
         yield ns
-    finally:
-        subprocess.run(["ip", "netns", "del", ns], capture_output=True)
 
 
 def default_gateway(ns):

@@ -10,36 +10,22 @@ at start-up naming [media] announced_address."""
 import json
 import re
 import subprocess
-import uuid
 
 import pytest
 
 from conftest import ROOT, Gateway
+from netns import lan_host
 
 PYTHON = ROOT / ".venv" / "bin" / "python"
 PROBE = ROOT / "tests" / "integration" / "ng_call_probe.py"
 LAN = "10.78.0.1"
 
 
-def sh(*args):
-    subprocess.run(args, check=True, capture_output=True, text=True)
-
-
 @pytest.fixture
 def host():
     """A namespace with lo and a LAN address (and IPv6 beside it)."""
-    ns = f"moat-vd-{uuid.uuid4().hex[:6]}"
-    sh("ip", "netns", "add", ns)
-    try:
-        sh("ip", "-n", ns, "link", "set", "lo", "up")
-        sh("ip", "-n", ns, "link", "add", "lan0", "type", "veth", "peer", "name", "lan1")
-        sh("ip", "-n", ns, "link", "set", "lan1", "up")
-        sh("ip", "-n", ns, "addr", "add", f"{LAN}/24", "dev", "lan0")
-        sh("ip", "-n", ns, "addr", "add", "fd78::1/64", "dev", "lan0", "nodad")
-        sh("ip", "-n", ns, "link", "set", "lan0", "up")
+    with lan_host("moat-vd", (LAN,), "fd78::1") as ns:
         yield ns
-    finally:
-        subprocess.run(["ip", "netns", "del", ns], capture_output=True)
 
 
 def test_call_sdps_announce_the_lan_address_by_default(host):
@@ -63,14 +49,9 @@ def test_call_sdps_announce_the_lan_address_by_default(host):
 def test_a_host_with_loopback_alone_is_warned_about():
     """No interface address but loopback: calls can only name 127.0.0.1,
     and the start-up log says so as a warning naming the setting."""
-    ns = f"moat-vd-{uuid.uuid4().hex[:6]}"
-    sh("ip", "netns", "add", ns)
-    try:
-        sh("ip", "-n", ns, "link", "set", "lo", "up")
+    with lan_host("moat-vd") as ns:
         gw = Gateway(netns=ns, candidate_addresses=None, workers=1)
         assert gw.stop() == 0
-    finally:
-        subprocess.run(["ip", "netns", "del", ns], capture_output=True)
     log = gw.log_text()
     assert re.search(r'level=warn component=gateway msg="call SDPs announce 127\.0\.0\.1, a '
                      r'loopback address: .*set \[media\] announced_address"', log), log[-2000:]
