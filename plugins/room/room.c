@@ -320,6 +320,9 @@ static void room_on_media(void *state, moat_rtp_packet *p)
     if (kind == 1 && peer->n_layers > 0 && layer < 0 && !peer->relay)
         return; /* simulcast video of no known layer (a cascade leg's plain video is
                    a source without layers on the other node) */
+    if (kind == 1 && peer->relay && p->payload_length > 0)
+        atomic_store_explicit(layer < 0 ? &peer->relay_plain_us : &peer->relay_layer_us,
+                              p->arrival_us, memory_order_relaxed);
     uint32_t expected = 0;
     if (atomic_load(&peer->ssrcs[kind]) == 0 && p->payload_length > 0)
         atomic_compare_exchange_strong(&peer->ssrcs[kind], &expected, p->ssrc);

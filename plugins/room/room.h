@@ -154,6 +154,11 @@ typedef struct room_peer {
     _Atomic uint64_t level_us;
     room_layer layers[ROOM_MAX_LAYERS]; /* simulcast video, n_layers of them */
     size_t n_layers;
+    /* A cascade leg publisher (relay): when its last plain video packet and
+     * its last layer packet arrived (µs, packet clock; 0 never). The other
+     * node's source may send plain video on a link that offers layers
+     * (room_simulcast_layered). */
+    _Atomic uint64_t relay_plain_us, relay_layer_us;
     /* Loss recovery and padding on the way in (room_recovery.h): the
      * worker's state (allocated on the first packet), counters for the API. */
     struct room_recovery *recovery;

@@ -429,11 +429,22 @@ void room_simulcast_feedback(room_peer *s, const uint8_t *packet, size_t length,
     }
 }
 
+bool room_simulcast_layered(const room_peer *p)
+{
+    if (p->n_layers == 0)
+        return false;
+    if (!p->relay)
+        return true;
+    uint64_t plain = atomic_load_explicit(&p->relay_plain_us, memory_order_relaxed);
+    uint64_t layer = atomic_load_explicit(&p->relay_layer_us, memory_order_relaxed);
+    return plain == 0 || (layer != 0 && layer + LAYER_STALE_US > plain);
+}
+
 /* ---- JSON ---- */
 
 json_t *room_simulcast_describe_publisher(const room_peer *p)
 {
-    if (p->n_layers == 0)
+    if (!room_simulcast_layered(p))
         return NULL;
     json_t *layers = json_array();
     for (size_t l = 0; l < p->n_layers; l++) {
@@ -469,7 +480,7 @@ static json_t *rid_or_null(const room_peer *source, int layer)
 
 json_t *room_simulcast_describe_subscriber(const room_peer *s)
 {
-    if (!s->source || s->source->n_layers == 0)
+    if (!s->source || !room_simulcast_layered(s->source))
         return NULL;
     /* The highest TID forwarded and wanted (ROOM_TEMPORAL_ALL: all). */
     return json_pack("{s:o, s:o, s:s, s:I, s:i, s:i}", "current",

@@ -52,6 +52,13 @@ int room_simulcast_relay_layer(room_peer *s, uint32_t ssrc);
  * layer). */
 bool room_simulcast_relay_keyframe(room_peer *s, const moat_rtcp_fb *fb);
 
+/* Any thread: whether the publisher sends simulcast layers. A local
+ * publisher does when its SDP names rids; a cascade leg (relay) offers
+ * layers on every link, and does not once its video came plain (the other
+ * node's source has no layers) with no layer packet within the last
+ * LAYER_STALE_US before that. */
+bool room_simulcast_layered(const room_peer *publisher);
+
 /* Room lock held: the "layers" of a publisher, the "layer" of a
  * subscriber (NULL when not simulcast). */
 json_t *room_simulcast_describe_publisher(const room_peer *publisher);

@@ -37,7 +37,7 @@ static char *request_layer(room *r, const char *id, const char *rid, int *status
     room_peer *s = find_subscriber(r, id);
     if (!s)
         return room_api_error(status, 404, "unknown_subscriber", "no such subscriber in the room");
-    if (!s->source || s->source->n_layers == 0)
+    if (!s->source || !room_simulcast_layered(s->source))
         return room_api_error(status, 409, "not_simulcast",
                               "the subscriber's publisher does not send simulcast layers");
     int request = ROOM_LAYER_REQUEST_AUTO;

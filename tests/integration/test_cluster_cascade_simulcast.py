@@ -12,6 +12,10 @@ the picture resumes at the new size. Before this, the owner's leg was one
 subscriber carrying one layer: the edge's copy had no simulcast publisher
 and both edge subscribers got the same picture.
 
+A plain publisher's video on a link that offers layers: the edge's copy of
+the room shows no layers for it and refuses a layer pin (409), as the
+owner does; before, it showed a silent target layer and took the pin.
+
 RTX on the link: with every 8th packet from the owner's media port to the
 edge's dropped (iptables, those two ports only), the edge's NACKs are
 answered with RTX (RFC 4588) on each stream's own RTX SSRC, unwrapped on
@@ -112,6 +116,16 @@ def test_rtx_on_the_link_for_a_plain_publisher(redis, nodes_factory):
         await media_arrives(sub)
         links = json.loads(edge.get("/api/cluster/cascade"))["links"]
         assert links[0]["rtx"] is True, links
+        # The link offers three layers, but this source sends plain video:
+        # the edge's copy of the room says so (no layers, no layer to pin).
+        wait_for("plain video on the edge", lambda: sub["recorders"]["video"].frames > 5)
+        info = peer_info(edge, sub)
+        assert "layer" not in info, info
+        status, body = api(edge, "POST", f"/api/rooms/{room}/subscribers/{info['id']}/layer",
+                           {"rid": "s1"})
+        assert status == 409 and body["error"] == "not_simulcast", (status, body)
+        status, body = api(edge, "GET", f"/api/rooms/{room}")
+        assert status == 200 and "layers" not in body["publishers"][0], body
         with lossy_link(owner, edge):
             await repaired_with_rtx(edge, [sub])
         await close(sub, pub)
