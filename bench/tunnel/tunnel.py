@@ -14,6 +14,13 @@ each mode relative to UDP, and the last line
 `tunnel rtt71_sctp_vs_tcp=.. rtt71_unordered_vs_ordered=.. rtt7_sctp_vs_udp=..
 loss1_sctp_vs_tcp=..`.
 
+Beside each run's throughput: the CPU of each process on the path while
+the flows ran (% of a core: the gateway, for the SCTP modes, both peers,
+the link emulator and the inner flows' two processes) and their sum per
+inner packet (received payload / 1120 bytes, a full 1172-byte packet's), and
+after the table the median of those per condition and mode: on a host whose
+cores are all busy it says what each encapsulation costs.
+
 The table has a fifth column beside the study's four: "unreliable", SCTP
 with max-retransmits 0 (each packet sent once, lost ones abandoned), the
 data channel's closest analogue of UDP encapsulation on a lossy path.
@@ -77,6 +84,22 @@ class Link:
         self.process.wait(timeout=30)
 
 
+CLK_TCK = os.sysconf("SC_CLK_TCK")
+# TCP payload of one full inner packet: the TUN MTU (moat-tunnel's 1172)
+# less 20 bytes of IPv4 and 32 of TCP with timestamps.
+INNER_PAYLOAD = 1172 - 52
+CPU_PARTS = ("gateway", "peer A", "peer B", "link", "flows")
+
+
+def cpu_s(pid):
+    """A process's CPU seconds (all its threads), 0 once it is gone."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / CLK_TCK
+
+
 def start_peer(build, netns, index, args, log):
     p = subprocess.Popen(["ip", "netns", "exec", netns, str(build / "tools" / "moat-tunnel"),
                           "--tun", f"mbt{index}", "--address", f"{ADDRESSES[index]}/24",
@@ -121,10 +144,22 @@ def one_run(build, link, gateway, mode, ids, flows, seconds, n, cc, lanes=None):
         source = subprocess.Popen(["ip", "netns", "exec", link.sender, sys.executable,
                                    str(FLOWS_PY), "source", ADDRESSES[1], "5201", str(flows),
                                    str(seconds), cc])
+        pids = {"gateway": [gateway.process.pid], "peer A": [peers[1].pid],
+                "peer B": [peers[0].pid], "link": [link.process.pid],
+                "flows": [sink.pid, source.pid]}
+        before = {k: sum(cpu_s(p) for p in v) for k, v in pids.items()}
+        started = time.monotonic()
         line = sink.stdout.readline().split()
+        # Read before the flows exit (a finished process has no /proc entry).
+        after = {k: sum(cpu_s(p) for p in v) for k, v in pids.items()}
+        elapsed = time.monotonic() - started
         sink.wait(timeout=60)
         source.wait(timeout=60)
-        return float(line[1]) * 8 / 1e6 if line else 0.0
+        bytes_per_s = float(line[1]) if line else 0.0
+        cpu = {k: (after[k] - before[k]) / elapsed for k in pids}
+        if mode not in SCTP_MODES:
+            cpu["gateway"] = 0.0  # idle meanwhile: not on this path
+        return bytes_per_s * 8 / 1e6, cpu, bytes_per_s / INNER_PAYLOAD
     finally:
         for p in peers:
             if p.poll() is None:
@@ -178,7 +213,7 @@ def main():
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     ids = [identity(f"bench-tunnel-{os.getpid()}-{i}") for i in range(2)]
     wanted = opts.conditions.split(",")
-    results = {}
+    results, us_per_packet = {}, {}
     n = 0
     for name, rtt, loss in CONDITIONS:
         if name not in wanted:
@@ -189,15 +224,21 @@ def main():
             gateway = Gateway(netns=link.receiver, address=link.receiver_address, workers=2,
                               extra_args=["--token", TOKEN])
             figures = {c: [] for c in columns}
+            costs = {c: [] for c in columns}
             for run in range(opts.runs):
                 for label, mode, lanes in cells:  # alternating, as the study did
                     n += 1
-                    mbps = one_run(build, link, gateway, mode, ids, opts.flows, opts.seconds, n,
-                                   opts.tcp_cc, lanes)
+                    mbps, cpu, pps = one_run(build, link, gateway, mode, ids, opts.flows,
+                                             opts.seconds, n, opts.tcp_cc, lanes)
                     figures[label].append(mbps)
+                    per_packet = sum(cpu.values()) / pps * 1e6 if pps > 0 else 0.0
+                    costs[label].append(per_packet)
                     print(f"  {name} run {run + 1} {label}"
-                          f"{f' (lanes {lanes})' if lanes else ''}: {mbps:.1f} Mbit/s", flush=True)
+                          f"{f' (lanes {lanes})' if lanes else ''}: {mbps:.1f} Mbit/s; cpu % of a "
+                          "core: " + ", ".join(f"{k} {v * 100:.0f}" for k, v in cpu.items()) +
+                          f"; {per_packet:.1f} us per inner packet", flush=True)
             results[name] = {m: statistics.median(v) for m, v in figures.items()}
+            us_per_packet[name] = {m: statistics.median(v) for m, v in costs.items()}
         finally:
             if gateway:
                 gateway.stop()
@@ -210,6 +251,10 @@ def main():
         texts = [f"{row.get(m, 0):9.1f} ({ratio(row.get(m, 0), row.get('udp', 0)):5.2f}x)"
                  for m in shown]
         print(f"{name:10} " + " ".join(f"{c:>20}" for c in texts))
+    print("\nCPU of every process on the path (gateway, both peers, link emulator, inner "
+          "flows) per inner packet, us (median of runs)")
+    for name, row in us_per_packet.items():
+        print(f"{name:10} " + " ".join(f"{row.get(m, 0):>20.1f}" for m in shown))
     if len(lane_counts) > 1:
         for name, row in results.items():
             pairs = [f"{m}/l{k}_vs_l{lane_counts[0]}="
