@@ -1,6 +1,9 @@
-/* The lane of an IP packet (tunnel_lane.h): FNV-1a over the flow's
- * endpoints in a fixed order (the lower address/port pair first), the
- * protocol and its ports. */
+/* The flow key and lane of an IP packet (tunnel_lane.h): FNV-1a over the
+ * flow's endpoints in a fixed order (the lower address/port pair first),
+ * the protocol and its ports, then MurmurHash3's finalizer: FNV-1a's low
+ * bits are weak (the lowest is the parity of the bytes' lowest bits), and
+ * Linux gives connect() even ports, so without it every TCP flow between
+ * two hosts had the same low bit and used half of 8 lanes. */
 #include "tunnel_lane.h"
 
 #include <string.h>
@@ -35,43 +38,58 @@ static uint32_t flow_hash(const uint8_t *a, const uint8_t *b, size_t address_len
     h = fnv(h, ports_a, 2);
     h = fnv(h, b, address_length);
     h = fnv(h, ports_b, 2);
+    h ^= h >> 16;
+    h *= 0x85ebca6bu;
+    h ^= h >> 13;
+    h *= 0xc2b2ae35u;
+    h ^= h >> 16;
     return h;
 }
 
-static unsigned ipv4_lane(const uint8_t *p, size_t length, unsigned lanes)
+static bool ipv4_flow(const uint8_t *p, size_t length, uint32_t *key)
 {
     size_t header = (size_t)(p[0] & 0x0f) * 4;
     if (length < 20 || header < 20 || length < header + 4)
-        return 0;
+        return false;
     /* More fragments, or a fragment offset: ports are not in every piece. */
     if ((p[6] & 0x3f) != 0 || p[7] != 0)
-        return 0;
+        return false;
     uint8_t protocol = p[9];
     if (protocol != PROTO_TCP && protocol != PROTO_UDP)
-        return 0;
-    return flow_hash(p + 12, p + 16, 4, p + header, protocol) % lanes;
+        return false;
+    *key = flow_hash(p + 12, p + 16, 4, p + header, protocol);
+    return true;
 }
 
-static unsigned ipv6_lane(const uint8_t *p, size_t length, unsigned lanes)
+static bool ipv6_flow(const uint8_t *p, size_t length, uint32_t *key)
 {
     if (length < 40 + 4)
-        return 0;
+        return false;
     uint8_t next = p[6]; /* extension headers (fragments among them): lane 0 */
     if (next != PROTO_TCP && next != PROTO_UDP)
-        return 0;
-    return flow_hash(p + 8, p + 24, 16, p + 40, next) % lanes;
+        return false;
+    *key = flow_hash(p + 8, p + 24, 16, p + 40, next);
+    return true;
+}
+
+bool tunnel_flow_of(const uint8_t *packet, size_t length, uint32_t *key)
+{
+    if (!packet || length == 0 || !key)
+        return false;
+    switch (packet[0] >> 4) {
+    case 4:
+        return ipv4_flow(packet, length, key);
+    case 6:
+        return ipv6_flow(packet, length, key);
+    default:
+        return false;
+    }
 }
 
 unsigned tunnel_lane_of(const uint8_t *packet, size_t length, unsigned lanes)
 {
-    if (lanes <= 1 || !packet || length == 0)
+    uint32_t key;
+    if (lanes <= 1 || !tunnel_flow_of(packet, length, &key))
         return 0;
-    switch (packet[0] >> 4) {
-    case 4:
-        return ipv4_lane(packet, length, lanes);
-    case 6:
-        return ipv6_lane(packet, length, lanes);
-    default:
-        return 0;
-    }
+    return key % lanes;
 }

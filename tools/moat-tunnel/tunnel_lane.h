@@ -7,12 +7,18 @@
 #ifndef TUNNEL_LANE_H
 #define TUNNEL_LANE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #define TUNNEL_MAX_LANES 8 /* the gateway's cap per peer (plugins/tunnel) */
 
-/* The lane, 0 to lanes - 1 (0 when lanes is 0 or 1). */
+/* The packet's flow key (the same both ways of a flow, well mixed in every
+ * bit); false for what goes to lane 0. */
+bool tunnel_flow_of(const uint8_t *packet, size_t length, uint32_t *key);
+
+/* The lane by the key alone, 0 to lanes - 1 (0 when lanes is 0 or 1):
+ * what tunnel_flows.h falls back to when its table is full. */
 unsigned tunnel_lane_of(const uint8_t *packet, size_t length, unsigned lanes);
 
 #endif

@@ -263,7 +263,7 @@ static bool all_blocked(const sctp_tunnel *t)
  * several lanes, a packet for a lane that already has one waiting is
  * dropped (lane_full) rather than stall the other lanes' flows: the full
  * queue of a router on that lane's path. */
-static void forward_tun(sctp_tunnel *t)
+static void forward_tun(sctp_tunnel *t, double now)
 {
     static uint8_t packet[TUNNEL_MAX_MTU + 64];
     for (unsigned i = 0; i < t->n_lanes; i++) {
@@ -275,7 +275,7 @@ static void forward_tun(sctp_tunnel *t)
         long n = tunnel_run_read_tun(t->run, packet, sizeof packet);
         if (n <= 0)
             return;
-        sctp_link *l = &t->lanes[tunnel_lane_of(packet, (size_t)n, t->n_lanes)];
+        sctp_link *l = &t->lanes[tunnel_flows_lane(&t->flows, packet, (size_t)n, t->n_lanes, now)];
         if (l->pending_length) {
             t->run->figures.lost[TUNNEL_LOSS_LANE_FULL]++;
             continue;
@@ -478,6 +478,7 @@ static void loop(sctp_tunnel *t)
     for (unsigned i = 0; i < t->n_lanes; i++)
         t->lanes[i].trace = trace;
     t->last_tick_s = now;
+    tunnel_flows_init(&t->flows, now);
     while (!tunnel_stop_requested && !any_ended(t)) {
         open_next_lane(t);
         if (any_ended(t))
@@ -497,7 +498,7 @@ static void loop(sctp_tunnel *t)
         }
         if (ready > 0 && (pfd[n].revents & POLLIN)) {
             if (tunnel_up(t))
-                forward_tun(t);
+                forward_tun(t, now);
             else
                 drain_tun(t);
         }

@@ -7,6 +7,7 @@
 #ifndef TUNNEL_SCTP_LINK_H
 #define TUNNEL_SCTP_LINK_H
 
+#include "tunnel_flows.h"
 #include "tunnel_lane.h"
 #include "tunnel_run.h"
 #include "tunnel_udp_batch.h"
@@ -85,6 +86,7 @@ struct sctp_tunnel {
     unsigned n_opened;  /* lanes 0 .. n_opened - 1 have POSTed their offers */
     unsigned n_up;      /* lanes whose association is up */
     double last_tick_s; /* the SCTP stack's timers (one stack for all lanes) */
+    tunnel_flows flows; /* the lane of each flow we send */
 };
 
 /* tunnel_sctp.c */

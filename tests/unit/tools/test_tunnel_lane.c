@@ -57,6 +57,19 @@ static void test_flows_keep_their_lane(void)
         g_assert_cmpuint(used[i], >, 4);
 }
 
+/* Linux gives connect() even ports: flows from one host to one port
+ * differ in even source ports alone, and still use every one of 8 lanes
+ * (FNV-1a's low bits alone used half of them). */
+static void test_even_ports_use_every_lane(void)
+{
+    uint8_t p[80];
+    unsigned used[8] = {0};
+    for (uint16_t port = 40000; port < 40000 + 2 * 64; port += 2)
+        used[tunnel_lane_of(p, ipv4(p, 6, 1, port, 2, 5201), 8)]++;
+    for (int i = 0; i < 8; i++)
+        g_assert_cmpuint(used[i], >, 2);
+}
+
 static void test_lane_zero(void)
 {
     uint8_t p[80];
@@ -98,6 +111,7 @@ static void test_lane_zero(void)
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
+    g_test_add_func("/tunnel-lane/even-ports", test_even_ports_use_every_lane);
     g_test_add_func("/tunnel/lane/flows_keep_their_lane", test_flows_keep_their_lane);
     g_test_add_func("/tunnel/lane/lane_zero", test_lane_zero);
     return g_test_run();
