@@ -30,9 +30,13 @@ with a list each SCTP mode runs once per count, alternating with the rest,
 its column named mode/lK, and the last line takes the last count's figures
 (and says which: lanes=K), after a line per condition comparing each count
 with the first.
+--tcp-lanes K gives the TCP baseline K TLS connections (moat-tunnel
+--transport tcp --lanes K), the flows spread over them as over the SCTP
+lanes: with K equal to the SCTP lane count the comparison is window for
+window (the study's is one connection against one association).
 --conditions, --modes, --runs, --seconds and --flows narrow a run. MOAT_BENCH_QUICK=1:
-one condition (7 ms), two flows for 2 s, one run per mode; the figures mean
-nothing."""
+one condition (7 ms), two flows for 2 s, one run per mode, the TCP baseline
+on two connections (so that path runs too); the figures mean nothing."""
 import argparse
 import os
 import signal
@@ -119,7 +123,7 @@ def wait_connected(log_path, processes, timeout=30):
     raise RuntimeError("moat-tunnel did not connect: " + Path(log_path).read_text())
 
 
-def one_run(build, link, gateway, mode, ids, flows, seconds, n, cc, lanes=None):
+def one_run(build, link, gateway, mode, ids, flows, seconds, n, cc, lanes=None, tcp_lanes=1):
     log_path = ARTIFACTS / f"bench-tunnel-{os.getpid()}-{n}.log"
     log = open(log_path, "w")
     if mode in SCTP_MODES:
@@ -128,7 +132,7 @@ def one_run(build, link, gateway, mode, ids, flows, seconds, n, cc, lanes=None):
         args = [common, common]
     else:
         where = f"{link.receiver_address}:{4500 + n % 1000}"
-        extra = ["--tcp-congestion", cc] if mode == "tcp" else []
+        extra = ["--tcp-congestion", cc, "--lanes", str(tcp_lanes)] if mode == "tcp" else []
         args = [[*extra, "--transport", mode, "--connect", where, "--cert", ids[0][0], "--key",
                  ids[0][1], "--peer-fingerprint", ids[1][2]],
                 [*extra, "--transport", mode, "--listen", where, "--cert", ids[1][0], "--key",
@@ -188,6 +192,10 @@ def main():
     parser.add_argument("--lanes", default=DEFAULT_LANES,
                         help="moat-tunnel --lanes for the SCTP modes: K, or a list (1,4) to "
                              "compare, alternating")
+    parser.add_argument("--tcp-lanes", type=int, default=2 if QUICK else 1, choices=range(1, 9),
+                        help="TLS/TCP connections of the TCP baseline, the flows spread over "
+                             "them as over SCTP lanes (default 1, the study's; K against K "
+                             "SCTP lanes compares window for window)")
     parser.add_argument("--tcp-cc", default="cubic",
                         help="TCP congestion control of the inner flows and of the TCP "
                              "baseline's connection, per socket (the study's Linux used cubic; "
@@ -208,7 +216,8 @@ def main():
         if mode in SCTP_MODES and len(lane_counts) > 1:
             return f"{mode}/l{lanes}"
         return mode
-    print(f"SCTP lanes: {opts.lanes} (moat-tunnel --lanes)", flush=True)
+    print(f"SCTP lanes: {opts.lanes} (moat-tunnel --lanes); TCP baseline: {opts.tcp_lanes} "
+          f"connection{'s' if opts.tcp_lanes > 1 else ''}", flush=True)
     build = Path(opts.build)
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     ids = [identity(f"bench-tunnel-{os.getpid()}-{i}") for i in range(2)]
@@ -229,7 +238,8 @@ def main():
                 for label, mode, lanes in cells:  # alternating, as the study did
                     n += 1
                     mbps, cpu, pps = one_run(build, link, gateway, mode, ids, opts.flows,
-                                             opts.seconds, n, opts.tcp_cc, lanes)
+                                             opts.seconds, n, opts.tcp_cc, lanes,
+                                             opts.tcp_lanes)
                     figures[label].append(mbps)
                     per_packet = sum(cpu.values()) / pps * 1e6 if pps > 0 else 0.0
                     costs[label].append(per_packet)
@@ -270,7 +280,7 @@ def main():
           f"{ratio(get('rtt71', 'unordered'), get('rtt71', 'ordered')):.2f} "
           f"rtt7_sctp_vs_udp={ratio(get('rtt7', 'ordered'), get('rtt7', 'udp')):.2f} "
           f"loss1_sctp_vs_tcp={ratio(get('loss1', 'ordered'), get('loss1', 'tcp')):.2f} "
-          f"lanes={last_lanes}")
+          f"lanes={last_lanes} tcp_lanes={opts.tcp_lanes}")
     return 0 if results else 1
 
 

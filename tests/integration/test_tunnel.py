@@ -77,11 +77,11 @@ class Tunnel:
             self.peers.append(TunnelPeer(
                 self.net, 0, ARTIFACTS, "--transport", mode, "--listen",
                 f"{TunnelNet.PEERS[0]}:{port}", "--cert", ids[0][0], "--key", ids[0][1],
-                "--peer-fingerprint", ids[1][2]))
+                "--peer-fingerprint", ids[1][2], *self.peer_args))
             self.peers.append(TunnelPeer(
                 self.net, 1, ARTIFACTS, "--transport", mode, "--connect",
                 f"{TunnelNet.PEERS[0]}:{port}", "--cert", ids[1][0], "--key", ids[1][1],
-                "--peer-fingerprint", ids[0][2]))
+                "--peer-fingerprint", ids[0][2], *self.peer_args))
         for p in self.peers:
             p.wait_connected()
 
@@ -186,6 +186,29 @@ def test_tcp_transfer_arrives_byte_exact(tunnel_factory, mode):
         share = int(summary["packets_out"]) // (2 * FLOWS)  # half a flow's packets
         assert sum(1 for v in lanes if v > share) >= 2, lanes
         assert sum(lanes) == int(summary["packets_out"])
+
+
+@pytest.mark.serial
+def test_tcp_baseline_with_several_connections(tunnel_factory):
+    """--lanes K for the TCP baseline (bench/tunnel --tcp-lanes): K TLS
+    connections, the flows spread over them as over SCTP lanes (fewest
+    first), each flow byte-exact."""
+    t = tunnel_factory("tcp", lanes=4)
+    assert "4 connections" in t.peers[0].text(), t.peers[0].text()
+    assert t.ping(3) == 3
+    per_flow = 2_000_000
+    sent, received = t.transfer_flows(FLOWS, per_flow)
+    assert sorted(sent) == [str(i) for i in range(FLOWS)], sent
+    for flow, line in sent.items():
+        assert line.startswith(f"{per_flow} sha256 "), line
+        assert received.get(flow) == line, (flow, line, received)
+    for p in t.peers:
+        p.stop()
+    summary = t.peers[0].summary()
+    lanes = [int(v) for v in summary["lane_packets_out"].split(",")]
+    # FLOWS (8) new flows over 4 connections: two each, so every one carried.
+    assert summary["lanes"] == "4" and len(lanes) == 4 and min(lanes) > 0, lanes
+    assert sum(lanes) == int(summary["packets_out"])
 
 
 def test_third_peer_is_refused(tunnel_factory):

@@ -29,7 +29,8 @@ const char tunnel_options_usage[] =
     "                            sctp: the association's congestion control (default rfc2581)\n"
     "  --lanes K                 sctp: K associations (WHIP sessions, 1 to 8; default 8), each\n"
     "                            its own congestion window; each TCP/UDP flow keeps to one lane,\n"
-    "                            a new flow taking the lane with the fewest\n"
+    "                            a new flow taking the lane with the fewest; tcp: K TLS\n"
+    "                            connections (default 1), the flows spread the same way\n"
     "  --tun NAME                the TUN device's name (default: the kernel's choice)\n"
     "  --address CIDR            our IPv4 address in the tunnel, e.g. 10.99.0.1/24\n"
     "  --mtu N                   the TUN device's MTU (default 1172: one packet, one SCTP\n"
@@ -112,8 +113,8 @@ static const char *check(const tunnel_options *o)
             return "--transport tcp|udp needs --peer-fingerprint (the other end's identity)";
         if (o->mode != TUNNEL_MODE_ORDERED)
             return "--mode is for --transport sctp";
-        if (o->lanes_set)
-            return "--lanes is for --transport sctp";
+        if (o->lanes_set && o->transport == TUNNEL_TRANSPORT_UDP)
+            return "--lanes is for --transport sctp|tcp";
     }
     if (!o->cert != !o->key)
         return "--cert and --key go together";

@@ -3,8 +3,14 @@
  * peers, with the cipher suite the gateway's DTLS negotiates
  * (ECDHE-ECDSA-AES128-GCM-SHA256) and the peer's certificate checked by its
  * sha-256 fingerprint (both ends present one). Each packet is one SSL_write
- * (one record). The --listen side accepts one connection; TCP keepalive
- * with a user timeout of --dead is the keepalive. */
+ * (one record). --lanes K (default 1, the study's baseline) makes K
+ * connections, each its own congestion window, and puts each flow we send
+ * on one of them as the SCTP lanes do (tunnel_flows.h): the fair baseline
+ * for K SCTP lanes. The --listen side accepts K connections (in the order
+ * the other side makes them, one handshake after another); what arrives on
+ * any goes to the TUN device. TCP keepalive with a user timeout of --dead
+ * is the keepalive. */
+#include "tunnel_flows.h"
 #include "tunnel_frame.h"
 #include "tunnel_run.h"
 
@@ -19,6 +25,7 @@
 #include <openssl/ssl.h>
 #include <poll.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -26,16 +33,24 @@
 #define TLS_CIPHER     "ECDHE-ECDSA-AES128-GCM-SHA256"
 #define READS_PER_TURN 64
 
+/* One TCP connection. */
 typedef struct {
-    tunnel_run *run;
     int fd;
-    SSL_CTX *ctx;
     SSL *ssl;
-    bool up, ended, failed;
     tunnel_frame_reader reader;
     uint8_t pending[TUNNEL_FRAME_HEADER + TUNNEL_MAX_MTU + 64]; /* a write to retry */
     size_t pending_length;
+    unsigned lane;
 } tls_link;
+
+typedef struct {
+    tunnel_run *run;
+    SSL_CTX *ctx;
+    tls_link links[TUNNEL_MAX_LANES];
+    unsigned n_links;
+    bool up, ended, failed;
+    tunnel_flows flows; /* the connection of each flow we send */
+} tls_tunnel;
 
 static int accept_any(int ok, X509_STORE_CTX *store)
 {
@@ -87,63 +102,99 @@ static int set_congestion(int fd, const tunnel_options *o, char *error, size_t e
     return -1;
 }
 
-/* Blocks (with poll, so a signal ends it) until the TCP connection exists. */
-static int connect_tcp(tls_link *l, char *error, size_t error_size)
+/* A socket for `where`, with --tcp-congestion; -1 with error. */
+static int tcp_socket(const tunnel_options *o, const char *where, struct sockaddr_in6 *address,
+                      char *error, size_t error_size)
 {
-    const tunnel_options *o = l->run->options;
-    struct sockaddr_in6 address;
-    const char *where = o->listen ? o->listen : o->connect;
-    if (target_policy_resolve(where, true, &address, error, error_size) != 0)
+    if (target_policy_resolve(where, true, address, error, error_size) != 0)
         return -1;
     int fd = socket(AF_INET6, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    int off = 0, on = 1;
-    if (fd < 0)
+    int off = 0;
+    if (fd < 0) {
+        snprintf(error, error_size, "socket: %s", strerror(errno));
         return -1;
+    }
     setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &off, sizeof off);
     if (set_congestion(fd, o, error, error_size) != 0) {
         close(fd);
         return -1;
     }
-    if (o->listen) {
-        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, sizeof on);
-        if (bind(fd, (struct sockaddr *)&address, sizeof address) != 0 || listen(fd, 1) != 0) {
-            snprintf(error, error_size, "listen %s: %s", where, strerror(errno));
+    return fd;
+}
+
+/* Blocks (with poll, so a signal ends it) until one connection arrives. */
+static int accept_one(int listener)
+{
+    struct pollfd pfd = {.fd = listener, .events = POLLIN};
+    while (!tunnel_stop_requested && poll(&pfd, 1, 200) <= 0) {
+    }
+    return tunnel_stop_requested ? -1 : accept4(listener, NULL, NULL, SOCK_CLOEXEC);
+}
+
+/* Blocks until connected (the listener may not be there yet). */
+static int connect_one(const tunnel_options *o, char *error, size_t error_size)
+{
+    struct sockaddr_in6 address;
+    int fd = tcp_socket(o, o->connect, &address, error, error_size);
+    double deadline = tunnel_now_s() + o->setup_timeout_s;
+    while (fd >= 0 && connect(fd, (struct sockaddr *)&address, sizeof address) != 0) {
+        if ((errno != ECONNREFUSED && errno != EINTR) || tunnel_now_s() > deadline ||
+            tunnel_stop_requested) {
+            snprintf(error, error_size, "connect %s: %s", o->connect, strerror(errno));
             close(fd);
             return -1;
         }
-        struct pollfd pfd = {.fd = fd, .events = POLLIN};
-        while (!tunnel_stop_requested && poll(&pfd, 1, 200) <= 0) {
-        }
-        l->fd = tunnel_stop_requested ? -1 : accept4(fd, NULL, NULL, SOCK_CLOEXEC);
-        close(fd);
-    } else {
-        double deadline = tunnel_now_s() + o->setup_timeout_s;
-        while (connect(fd, (struct sockaddr *)&address, sizeof address) != 0) {
-            if ((errno != ECONNREFUSED && errno != EINTR) || tunnel_now_s() > deadline ||
-                tunnel_stop_requested) {
-                snprintf(error, error_size, "connect %s: %s", where, strerror(errno));
-                close(fd);
-                return -1;
-            }
-            usleep(100000); /* the listener is not there yet: try again */
-        }
-        l->fd = fd;
+        usleep(100000); /* the listener is not there yet: try again */
     }
-    if (l->fd < 0) {
-        snprintf(error, error_size, "no connection");
-        return -1;
-    }
-    set_keepalive(l->fd, o);
-    return 0;
+    return fd;
 }
 
-static int handshake(tls_link *l, char *error, size_t error_size)
+static int handshake(tls_tunnel *t, tls_link *l, char *error, size_t error_size);
+
+/* Every connection, each with its handshake done, one after another. */
+static int open_connections(tls_tunnel *t, char *error, size_t error_size)
 {
-    const tunnel_options *o = l->run->options;
-    l->ctx = make_context(l->run, o->listen != NULL, error, error_size);
-    if (!l->ctx)
+    const tunnel_options *o = t->run->options;
+    int listener = -1, on = 1;
+    if (o->listen) {
+        struct sockaddr_in6 address;
+        listener = tcp_socket(o, o->listen, &address, error, error_size);
+        if (listener < 0)
+            return -1;
+        setsockopt(listener, SOL_SOCKET, SO_REUSEADDR, &on, sizeof on);
+        if (bind(listener, (struct sockaddr *)&address, sizeof address) != 0 ||
+            listen(listener, (int)t->n_links) != 0) {
+            snprintf(error, error_size, "listen %s: %s", o->listen, strerror(errno));
+            close(listener);
+            return -1;
+        }
+    }
+    int rc = 0;
+    for (unsigned i = 0; i < t->n_links && rc == 0; i++) {
+        tls_link *l = &t->links[i];
+        l->fd = o->listen ? accept_one(listener) : connect_one(o, error, error_size);
+        if (l->fd < 0) {
+            if (o->listen)
+                snprintf(error, error_size, "no connection");
+            rc = -1;
+            break;
+        }
+        set_keepalive(l->fd, o);
+        rc = handshake(t, l, error, error_size);
+    }
+    if (listener >= 0)
+        close(listener);
+    return rc;
+}
+
+static int handshake(tls_tunnel *t, tls_link *l, char *error, size_t error_size)
+{
+    const tunnel_options *o = t->run->options;
+    if (!t->ctx)
+        t->ctx = make_context(t->run, o->listen != NULL, error, error_size);
+    if (!t->ctx)
         return -1;
-    l->ssl = SSL_new(l->ctx);
+    l->ssl = SSL_new(t->ctx);
     SSL_set_fd(l->ssl, l->fd);
     int rc = o->listen ? SSL_accept(l->ssl) : SSL_connect(l->ssl);
     if (rc != 1) {
@@ -178,39 +229,64 @@ static int flush_pending(tls_link *l)
     return e == SSL_ERROR_WANT_WRITE || e == SSL_ERROR_WANT_READ ? 0 : -1;
 }
 
-static void forward_tun(tls_link *l)
+static void fail(tls_tunnel *t, const char *why)
 {
-    for (int i = 0; i < READS_PER_TURN && l->pending_length == 0; i++) {
-        long n = tunnel_run_read_tun(l->run, l->pending + TUNNEL_FRAME_HEADER,
-                                     sizeof l->pending - TUNNEL_FRAME_HEADER);
-        if (n <= 0 || tunnel_frame_header((size_t)n, l->pending) != 0)
+    tunnel_run_end(t->run, "%s", why);
+    t->failed = t->ended = true;
+}
+
+static bool all_pending(const tls_tunnel *t)
+{
+    for (unsigned i = 0; i < t->n_links; i++) {
+        if (t->links[i].pending_length == 0)
+            return false;
+    }
+    return true;
+}
+
+/* Packets from the TUN device onto their flows' connections. A packet for
+ * a connection with a write waiting is dropped (lane_full), as on the SCTP
+ * lanes; while every connection has one the TUN device is not read. */
+static void forward_tun(tls_tunnel *t, double now)
+{
+    uint8_t frame[TUNNEL_FRAME_HEADER + TUNNEL_MAX_MTU + 64];
+    for (int i = 0; i < READS_PER_TURN && !t->ended && !all_pending(t); i++) {
+        long n = tunnel_run_read_tun(t->run, frame + TUNNEL_FRAME_HEADER,
+                                     sizeof frame - TUNNEL_FRAME_HEADER);
+        if (n <= 0 || tunnel_frame_header((size_t)n, frame) != 0)
             return;
-        l->pending_length = TUNNEL_FRAME_HEADER + (size_t)n;
-        l->run->figures.packets_out++;
-        l->run->figures.bytes_out += (uint64_t)n;
-        if (flush_pending(l) < 0) {
-            tunnel_run_end(l->run, "the TLS connection failed");
-            l->failed = l->ended = true;
+        tls_link *l = &t->links[tunnel_flows_lane(&t->flows, frame + TUNNEL_FRAME_HEADER, (size_t)n,
+                                                  t->n_links, now)];
+        if (l->pending_length) {
+            t->run->figures.lost[TUNNEL_LOSS_LANE_FULL]++;
+            continue;
         }
+        memcpy(l->pending, frame, TUNNEL_FRAME_HEADER + (size_t)n);
+        l->pending_length = TUNNEL_FRAME_HEADER + (size_t)n;
+        t->run->figures.packets_out++;
+        t->run->figures.bytes_out += (uint64_t)n;
+        if (t->n_links > 1)
+            t->run->figures.lane_packets_out[l->lane]++;
+        if (flush_pending(l) < 0)
+            fail(t, "the TLS connection failed");
     }
 }
 
-static void receive(tls_link *l)
+static void receive(tls_tunnel *t, tls_link *l)
 {
     uint8_t buffer[16384];
-    for (int i = 0; i < READS_PER_TURN && !l->ended; i++) {
+    for (int i = 0; i < READS_PER_TURN && !t->ended; i++) {
         int n = SSL_read(l->ssl, buffer, sizeof buffer);
         if (n <= 0) {
             int e = SSL_get_error(l->ssl, n);
             if (e == SSL_ERROR_WANT_READ || e == SSL_ERROR_WANT_WRITE)
                 return;
             if (e == SSL_ERROR_ZERO_RETURN) {
-                tunnel_run_end(l->run, "the other peer closed the tunnel");
+                tunnel_run_end(t->run, "the other peer closed the tunnel");
+                t->ended = true;
             } else {
-                tunnel_run_end(l->run, "the TLS connection failed");
-                l->failed = true;
+                fail(t, "the TLS connection failed");
             }
-            l->ended = true;
             return;
         }
         size_t used = 0;
@@ -220,58 +296,82 @@ static void receive(tls_link *l)
             long took =
                 tunnel_frame_feed(&l->reader, buffer + used, (size_t)n - used, &packet, &length);
             if (took < 0) {
-                tunnel_run_end(l->run, "the peer sent a bad frame length");
-                l->failed = l->ended = true;
+                fail(t, "the peer sent a bad frame length");
                 return;
             }
             used += (size_t)took;
+            if (packet && t->n_links > 1)
+                t->run->figures.lane_packets_in[l->lane]++;
             if (packet)
-                tunnel_run_deliver(l->run, packet, length);
+                tunnel_run_deliver(t->run, packet, length);
         }
     }
 }
 
+/* One wake-up: what each connection received, waiting writes, the TUN. */
+static void turn(tls_tunnel *t)
+{
+    struct pollfd pfd[TUNNEL_MAX_LANES + 1];
+    unsigned n = t->n_links;
+    for (unsigned i = 0; i < n; i++)
+        pfd[i] = (struct pollfd){.fd = t->links[i].fd,
+                                 .events = POLLIN | (t->links[i].pending_length ? POLLOUT : 0)};
+    pfd[n] = (struct pollfd){.fd = t->run->tun_fd, .events = all_pending(t) ? 0 : POLLIN};
+    int ready = poll(pfd, n + 1, 200);
+    for (unsigned i = 0; ready > 0 && i < n && !t->ended; i++) {
+        if (pfd[i].revents & (POLLIN | POLLERR | POLLHUP))
+            receive(t, &t->links[i]);
+    }
+    for (unsigned i = 0; i < n && !t->ended; i++) {
+        if (t->links[i].pending_length && flush_pending(&t->links[i]) < 0)
+            fail(t, "the TLS connection failed");
+    }
+    if (!t->ended && ready > 0 && (pfd[n].revents & POLLIN))
+        forward_tun(t, tunnel_now_s());
+}
+
 int tunnel_tls_run(tunnel_run *run)
 {
-    tls_link l;
-    memset(&l, 0, sizeof l);
-    l.run = run;
-    l.fd = -1;
-    tunnel_frame_reader_init(&l.reader, run->options->mtu);
-    char error[300];
-    if (connect_tcp(&l, error, sizeof error) != 0 || handshake(&l, error, sizeof error) != 0) {
-        if (!tunnel_stop_requested) {
-            tunnel_run_end(run, "%s", error);
-            l.failed = true;
-        }
-        l.ended = true;
-    } else {
-        l.up = true;
-        run->connected_s = tunnel_now_s();
-        fprintf(stderr, "moat-tunnel: connected (tcp/TLS, device %s, mtu %u)\n", run->tun_name,
-                run->options->mtu);
+    tls_tunnel *t = calloc(1, sizeof *t);
+    if (!t) {
+        tunnel_run_end(run, "out of memory");
+        return -1;
     }
-    while (!tunnel_stop_requested && !l.ended) {
-        struct pollfd pfd[2] = {
-            {.fd = l.fd, .events = POLLIN | (l.pending_length ? POLLOUT : 0)},
-            {.fd = run->tun_fd, .events = l.pending_length ? 0 : POLLIN},
-        };
-        int ready = poll(pfd, 2, 200);
-        if (ready > 0 && (pfd[0].revents & (POLLIN | POLLERR | POLLHUP)))
-            receive(&l);
-        if (!l.ended && l.pending_length && flush_pending(&l) < 0) {
-            tunnel_run_end(run, "the TLS connection failed");
-            l.failed = l.ended = true;
-        }
-        if (!l.ended && ready > 0 && (pfd[1].revents & POLLIN))
-            forward_tun(&l);
+    t->run = run;
+    t->n_links = run->options->lanes_set ? run->options->lanes : 1;
+    if (t->n_links > 1)
+        run->figures.lanes = t->n_links;
+    tunnel_flows_init(&t->flows, tunnel_now_s());
+    for (unsigned i = 0; i < t->n_links; i++) {
+        t->links[i].fd = -1;
+        t->links[i].lane = i;
+        tunnel_frame_reader_init(&t->links[i].reader, run->options->mtu);
+    }
+    char error[300];
+    if (open_connections(t, error, sizeof error) != 0) {
+        if (!tunnel_stop_requested)
+            fail(t, error);
+        t->ended = true;
+    } else {
+        t->up = true;
+        run->connected_s = tunnel_now_s();
+        fprintf(stderr, "moat-tunnel: connected (tcp/TLS, %u connection%s, device %s, mtu %u)\n",
+                t->n_links, t->n_links == 1 ? "" : "s", run->tun_name, run->options->mtu);
+    }
+    while (!tunnel_stop_requested && !t->ended) {
+        turn(t);
         tunnel_run_progress(run, "up");
     }
-    if (l.ssl && l.up && !l.failed)
-        SSL_shutdown(l.ssl);
-    SSL_free(l.ssl);
-    SSL_CTX_free(l.ctx);
-    if (l.fd >= 0)
-        close(l.fd);
-    return l.failed ? -1 : 0;
+    for (unsigned i = 0; i < t->n_links; i++) {
+        tls_link *l = &t->links[i];
+        if (l->ssl && t->up && !t->failed)
+            SSL_shutdown(l->ssl);
+        SSL_free(l->ssl);
+        if (l->fd >= 0)
+            close(l->fd);
+    }
+    SSL_CTX_free(t->ctx);
+    bool failed = t->failed;
+    free(t);
+    return failed ? -1 : 0;
 }

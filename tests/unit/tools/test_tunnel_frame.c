@@ -147,8 +147,8 @@ static void test_sctp_congestion(void)
         -1);
 }
 
-/* --lanes: 1 to 8 for sctp (default TUNNEL_DEFAULT_LANES), refused for the
- * baselines (one connection each). */
+/* --lanes: 1 to 8 for sctp (default TUNNEL_DEFAULT_LANES) and for the TCP
+ * baseline (K connections; one unless set), refused for UDP's. */
 static void test_lanes_option(void)
 {
     tunnel_options o;
@@ -166,6 +166,16 @@ static void test_lanes_option(void)
     g_assert_cmpint(parse("moat-tunnel --address 10.0.0.1/24 --whip u --lanes 9", &o, error), ==,
                     -1);
     g_assert_cmpint(parse("moat-tunnel --address 10.0.0.1/24 --transport tcp --listen a:1 "
+                          "--peer-fingerprint AB",
+                          &o, error),
+                    ==, 0);
+    g_assert_false(o.lanes_set);
+    g_assert_cmpint(parse("moat-tunnel --address 10.0.0.1/24 --transport tcp --listen a:1 "
+                          "--peer-fingerprint AB --lanes 2",
+                          &o, error),
+                    ==, 0);
+    g_assert_cmpuint(o.lanes, ==, 2);
+    g_assert_cmpint(parse("moat-tunnel --address 10.0.0.1/24 --transport udp --listen a:1 "
                           "--peer-fingerprint AB --lanes 2",
                           &o, error),
                     ==, -1);
