@@ -149,7 +149,33 @@ static int connect_one(const tunnel_options *o, char *error, size_t error_size)
     return fd;
 }
 
-static int handshake(tls_tunnel *t, tls_link *l, char *error, size_t error_size);
+static int handshake(tls_tunnel *t, tls_link *l, char *error, size_t error_size)
+{
+    const tunnel_options *o = t->run->options;
+    if (!t->ctx)
+        t->ctx = make_context(t->run, o->listen != NULL, error, error_size);
+    if (!t->ctx)
+        return -1;
+    l->ssl = SSL_new(t->ctx);
+    SSL_set_fd(l->ssl, l->fd);
+    int rc = o->listen ? SSL_accept(l->ssl) : SSL_connect(l->ssl);
+    if (rc != 1) {
+        snprintf(error, error_size, "TLS handshake: %s", ERR_reason_error_string(ERR_get_error()));
+        return -1;
+    }
+    X509 *peer = SSL_get1_peer_certificate(l->ssl);
+    char fingerprint[160] = "";
+    bool match = peer &&
+                 moat_fingerprint_of_x509(peer, "sha-256", fingerprint, sizeof fingerprint) == 0 &&
+                 moat_fingerprint_equal(fingerprint, o->peer_fingerprint);
+    X509_free(peer);
+    if (!match) {
+        snprintf(error, error_size, "the peer's certificate is not %s", o->peer_fingerprint);
+        return -1;
+    }
+    fcntl(l->fd, F_SETFL, fcntl(l->fd, F_GETFL) | O_NONBLOCK);
+    return 0;
+}
 
 /* Every connection, each with its handshake done, one after another. */
 static int open_connections(tls_tunnel *t, char *error, size_t error_size)
@@ -187,46 +213,31 @@ static int open_connections(tls_tunnel *t, char *error, size_t error_size)
     return rc;
 }
 
-static int handshake(tls_tunnel *t, tls_link *l, char *error, size_t error_size)
+/* Writes `frame` on l: 1 written, 0 kept in l->pending to retry, -1 the
+ * connection failed. */
+static int write_frame(tls_link *l, const uint8_t *frame, size_t length)
 {
-    const tunnel_options *o = t->run->options;
-    if (!t->ctx)
-        t->ctx = make_context(t->run, o->listen != NULL, error, error_size);
-    if (!t->ctx)
+    int n = SSL_write(l->ssl, frame, (int)length);
+    if (n > 0)
+        return 1;
+    int e = SSL_get_error(l->ssl, n);
+    if (e != SSL_ERROR_WANT_WRITE && e != SSL_ERROR_WANT_READ)
         return -1;
-    l->ssl = SSL_new(t->ctx);
-    SSL_set_fd(l->ssl, l->fd);
-    int rc = o->listen ? SSL_accept(l->ssl) : SSL_connect(l->ssl);
-    if (rc != 1) {
-        snprintf(error, error_size, "TLS handshake: %s", ERR_reason_error_string(ERR_get_error()));
-        return -1;
-    }
-    X509 *peer = SSL_get1_peer_certificate(l->ssl);
-    char fingerprint[160] = "";
-    bool match = peer &&
-                 moat_fingerprint_of_x509(peer, "sha-256", fingerprint, sizeof fingerprint) == 0 &&
-                 moat_fingerprint_equal(fingerprint, o->peer_fingerprint);
-    X509_free(peer);
-    if (!match) {
-        snprintf(error, error_size, "the peer's certificate is not %s", o->peer_fingerprint);
-        return -1;
-    }
-    fcntl(l->fd, F_SETFL, fcntl(l->fd, F_GETFL) | O_NONBLOCK);
+    if (frame != l->pending)
+        memcpy(l->pending, frame, length);
+    l->pending_length = length;
     return 0;
 }
 
-/* 1 written, 0 wait (pending kept), -1 the connection failed. */
+/* 1 written (or nothing waited), 0 wait (pending kept), -1 failed. */
 static int flush_pending(tls_link *l)
 {
     if (l->pending_length == 0)
         return 1;
-    int n = SSL_write(l->ssl, l->pending, (int)l->pending_length);
-    if (n > 0) {
+    int rc = write_frame(l, l->pending, l->pending_length);
+    if (rc == 1)
         l->pending_length = 0;
-        return 1;
-    }
-    int e = SSL_get_error(l->ssl, n);
-    return e == SSL_ERROR_WANT_WRITE || e == SSL_ERROR_WANT_READ ? 0 : -1;
+    return rc;
 }
 
 static void fail(tls_tunnel *t, const char *why)
@@ -261,13 +272,11 @@ static void forward_tun(tls_tunnel *t, double now)
             t->run->figures.lost[TUNNEL_LOSS_LANE_FULL]++;
             continue;
         }
-        memcpy(l->pending, frame, TUNNEL_FRAME_HEADER + (size_t)n);
-        l->pending_length = TUNNEL_FRAME_HEADER + (size_t)n;
         t->run->figures.packets_out++;
         t->run->figures.bytes_out += (uint64_t)n;
         if (t->n_links > 1)
             t->run->figures.lane_packets_out[l->lane]++;
-        if (flush_pending(l) < 0)
+        if (write_frame(l, frame, TUNNEL_FRAME_HEADER + (size_t)n) < 0)
             fail(t, "the TLS connection failed");
     }
 }
