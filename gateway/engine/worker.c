@@ -24,7 +24,6 @@
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
-#include <sys/timerfd.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -135,7 +134,6 @@ moat_worker *moat_worker_new(unsigned index, const char *bind_address, uint16_t 
     worker->socket_fd = fd;
     worker->epoll_fd = epoll_create1(EPOLL_CLOEXEC);
     worker->event_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-    worker->timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
     g_mutex_init(&worker->task_lock);
     g_queue_init(&worker->tasks);
     worker->accepting_tasks = true;
@@ -149,7 +147,7 @@ moat_worker *moat_worker_new(unsigned index, const char *bind_address, uint16_t 
     worker->route_tuples = g_hash_table_new_full(tuple_hash, tuple_equal, g_free, NULL);
     moat_receive_batch_init(&worker->receive);
     moat_worker_send_batch_init(worker);
-    if (worker->epoll_fd < 0 || worker->event_fd < 0 || worker->timer_fd < 0) {
+    if (worker->epoll_fd < 0 || worker->event_fd < 0) {
         snprintf(error, error_size, "cannot create worker event sources: %s", strerror(errno));
         moat_worker_free(worker);
         return NULL;
@@ -337,20 +335,35 @@ static void trim_heap(moat_worker *worker)
     moat_counter_add(&worker->counters.heap_trim_ns, ns);
 }
 
+/* The session tick runs once it is due and the loop is awake anyway: the
+ * loop sleeps at most TICK_SLACK_US past the due time, so a worker that
+ * receives media every few milliseconds is not woken a second time for its
+ * timers (a wake-up costs more than the tick of a few sessions). Ticks come
+ * MOAT_WORKER_TICK_MS to MOAT_WORKER_TICK_MS + TICK_SLACK_US apart. */
+#define TICK_SLACK_US (MOAT_WORKER_TICK_MS * 1000u / 2)
+
+/* What usrsctp's clock has not been given yet, in whole milliseconds. */
+static uint32_t sctp_clock_advance(moat_worker *worker)
+{
+    uint64_t ms = (worker->now_us - worker->sctp_clock_us) / 1000u;
+    worker->sctp_clock_us += ms * 1000u;
+    return ms > UINT32_MAX ? UINT32_MAX : (uint32_t)ms;
+}
+
 static void tick_sessions(moat_worker *worker)
 {
-    uint64_t expirations;
-    ssize_t got = read(worker->timer_fd, &expirations, sizeof expirations);
-    if (got != sizeof expirations)
-        expirations = 1;
+    uint64_t elapsed_us = worker->now_us - worker->last_tick_us;
+    worker->last_tick_us = worker->now_us;
+    worker->next_tick_us = worker->now_us + MOAT_WORKER_TICK_MS * 1000u;
+    worker->ticks++;
     /* usrsctp's clock: the first worker to call drives it, every worker gets
      * its own associations' pending work delivered on its own thread. */
-    moat_sctp_stack_handle_timers((uint32_t)(expirations * MOAT_WORKER_TICK_MS));
+    moat_sctp_stack_handle_timers(sctp_clock_advance(worker));
     moat_socket_load socket = moat_socket_load_read(worker->socket_fd);
     moat_worker_note_socket_drops(worker, &socket);
     if (worker->prefilter) {
         moat_worker_report_detector(worker, moat_detector_tick(&worker->detector, worker->now_us));
-        if (moat_load_monitor_tick(&worker->load, &socket))
+        if (moat_load_monitor_tick(&worker->load, &socket, elapsed_us))
             moat_counter_add(&worker->counters.overloaded_ticks, 1);
         set_polling(worker, moat_load_monitor_polling(&worker->load));
     }
@@ -366,6 +379,25 @@ static void tick_sessions(moat_worker *worker)
     if (worker->kernel)
         moat_worker_kernel_sync(worker, worker->kernel);
     trim_heap(worker);
+}
+
+/* How long the loop may sleep: until the tick's slack runs out, or one
+ * polling slice while the socket is polled. */
+static struct timespec wait_timeout(const moat_worker *worker)
+{
+    uint64_t deadline = worker->next_tick_us + TICK_SLACK_US;
+    uint64_t wait_us = deadline > worker->now_us ? deadline - worker->now_us : 0;
+    if (worker->polling) {
+        uint64_t slice = moat_load_monitor_slice_us(&worker->load);
+        if (slice < wait_us)
+            wait_us = slice;
+    }
+    return (struct timespec){(time_t)(wait_us / 1000000u), (long)(wait_us % 1000000u) * 1000L};
+}
+
+uint64_t moat_worker_ticks(const moat_worker *worker)
+{
+    return worker->ticks;
 }
 
 void moat_worker_set_relay(moat_worker *worker, struct moat_relay *relay)
@@ -445,8 +477,8 @@ static void *worker_main(void *arg)
     pthread_setname_np(pthread_self(), name);
     struct epoll_event events[4];
     while (worker->running) {
-        struct timespec slice = {0, (long)moat_load_monitor_slice_us(&worker->load) * 1000L};
-        int n = epoll_pwait2(worker->epoll_fd, events, 4, worker->polling ? &slice : NULL, NULL);
+        struct timespec timeout = wait_timeout(worker);
+        int n = epoll_pwait2(worker->epoll_fd, events, 4, &timeout, NULL);
         worker->now_us = monotonic_us();
         worker->arrival_us = worker->now_us;
         if (worker->polling)
@@ -457,11 +489,11 @@ static void *worker_main(void *arg)
                 moat_worker_receive(worker, worker->socket_fd, &worker->receive);
             else if (fd == worker->event_fd)
                 run_tasks(worker);
-            else if (fd == worker->timer_fd)
-                tick_sessions(worker);
             else
                 receive_extra(worker, fd);
         }
+        if (worker->now_us >= worker->next_tick_us)
+            tick_sessions(worker);
         if (worker->relay)
             moat_relay_drain(worker->relay, worker->index);
         moat_worker_flush(worker);
@@ -490,19 +522,19 @@ static void stop_task(moat_worker *worker, void *data)
 
 int moat_worker_start(moat_worker *worker, char *error, size_t error_size)
 {
-    int fds[] = {worker->socket_fd, worker->event_fd, worker->timer_fd};
-    for (int i = 0; i < 3; i++) {
+    int fds[] = {worker->socket_fd, worker->event_fd};
+    for (int i = 0; i < 2; i++) {
         struct epoll_event event = {.events = EPOLLIN, .data.fd = fds[i]};
         if (epoll_ctl(worker->epoll_fd, EPOLL_CTL_ADD, fds[i], &event) < 0) {
             snprintf(error, error_size, "epoll_ctl: %s", strerror(errno));
             return -1;
         }
     }
-    struct itimerspec tick = {.it_interval = {0, MOAT_WORKER_TICK_MS * 1000000L},
-                              .it_value = {0, MOAT_WORKER_TICK_MS * 1000000L}};
-    timerfd_settime(worker->timer_fd, 0, &tick, NULL);
     worker->running = true;
     worker->now_us = monotonic_us();
+    worker->last_tick_us = worker->now_us;
+    worker->sctp_clock_us = worker->now_us;
+    worker->next_tick_us = worker->now_us + MOAT_WORKER_TICK_MS * 1000u;
     worker->arrival_us = worker->now_us;
     __atomic_store_n(&worker->heartbeat_us, worker->now_us, __ATOMIC_RELAXED);
     /* Set before the thread exists, so the thread never sees it change. */
@@ -567,8 +599,6 @@ void moat_worker_free(moat_worker *worker)
     moat_ice_checker_free(worker->ice_checker);
     moat_receive_batch_clear(&worker->receive);
     moat_kernel_filter_free(worker->kernel);
-    if (worker->timer_fd >= 0)
-        close(worker->timer_fd);
     if (worker->event_fd >= 0)
         close(worker->event_fd);
     if (worker->epoll_fd >= 0)

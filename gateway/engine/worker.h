@@ -106,8 +106,12 @@ void moat_worker_note_wake(moat_worker *worker, unsigned datagrams, bool drained
  * streams, MOAT_GUARD_CHANCE_ALL unless it is overloaded. */
 uint32_t moat_worker_admission_chance(const moat_worker *worker);
 uint64_t moat_worker_now_us(const moat_worker *worker);
+/* Worker thread: how many session ticks have run (one every
+ * MOAT_WORKER_TICK_MS to 1.5 x MOAT_WORKER_TICK_MS, with the loop's next
+ * wake-up after it is due). */
+uint64_t moat_worker_ticks(const moat_worker *worker);
 /* Any thread: microseconds since the worker's loop last went round (it does
- * at least every MOAT_WORKER_TICK_MS while it runs); UINT64_MAX when the
+ * at least every MOAT_WORKER_TICK_MS and a half while it runs); UINT64_MAX when the
  * worker is not started. /healthz calls a worker stuck beyond a second. */
 uint64_t moat_worker_heartbeat_age_us(const moat_worker *worker);
 /* When the kernel received the datagram being dispatched (same clock as

@@ -34,7 +34,6 @@ struct moat_worker {
     int socket_fd;
     int epoll_fd;
     int event_fd;
-    int timer_fd;
     pthread_t thread;
     /* Read from any thread: started is written by the thread that starts and
      * stops the worker, owner by the worker thread itself before it runs
@@ -53,8 +52,14 @@ struct moat_worker {
     bool accepting_tasks;
 
     uint64_t now_us;
+    /* The session tick (worker.c): when the next is due, when the last ran,
+     * how many have run, and how far usrsctp's clock has been advanced. */
+    uint64_t next_tick_us;
+    uint64_t last_tick_us;
+    uint64_t ticks;
+    uint64_t sctp_clock_us;
     /* now_us at the end of the worker loop's last turn (at least every
-     * MOAT_WORKER_TICK_MS while it runs); atomic: /healthz reads it. */
+     * MOAT_WORKER_TICK_MS and a half while it runs); atomic: /healthz reads it. */
     uint64_t heartbeat_us;
     /* Kernel receive time of the datagram being dispatched (monotonic, us);
      * now_us outside the receive loop. Feeds the detectors only. */

@@ -29,17 +29,25 @@ void moat_load_monitor_note_wake(moat_load_monitor *monitor, unsigned datagrams,
         monitor->backlogged_wakes++;
 }
 
-static void update_polling(moat_load_monitor *monitor)
+/* The rate since the last tick, as datagrams per 10 ms (the thresholds'
+ * unit); a tick that came early or late counts for its real length. */
+static uint64_t per_10ms(uint64_t datagrams, uint64_t elapsed_us)
 {
-    uint64_t per_tick = monitor->datagrams - monitor->datagrams_at_tick;
+    if (elapsed_us == 0)
+        elapsed_us = 1;
+    return datagrams * 10000u / elapsed_us;
+}
+
+static void update_polling(moat_load_monitor *monitor, uint64_t elapsed_us)
+{
+    uint64_t rate = per_10ms(monitor->datagrams - monitor->datagrams_at_tick, elapsed_us);
     monitor->datagrams_at_tick = monitor->datagrams;
-    if (!monitor->polling && per_tick >= MOAT_LOAD_POLL_ON_PER_TICK)
+    if (!monitor->polling && rate >= MOAT_LOAD_POLL_ON_PER_TICK)
         monitor->polling = true;
-    else if (monitor->polling && per_tick <= MOAT_LOAD_POLL_OFF_PER_TICK)
+    else if (monitor->polling && rate <= MOAT_LOAD_POLL_OFF_PER_TICK)
         monitor->polling = false;
-    /* A tick is 10 ms: per_tick datagrams arrive in 10000 us. */
-    uint64_t slice =
-        per_tick ? MOAT_LOAD_POLL_BATCH * 10000u / per_tick : MOAT_LOAD_POLL_MAX_SLICE_US;
+    /* rate datagrams arrive in 10000 us. */
+    uint64_t slice = rate ? MOAT_LOAD_POLL_BATCH * 10000u / rate : MOAT_LOAD_POLL_MAX_SLICE_US;
     if (slice < MOAT_LOAD_POLL_MIN_SLICE_US)
         slice = MOAT_LOAD_POLL_MIN_SLICE_US;
     if (slice > MOAT_LOAD_POLL_MAX_SLICE_US)
@@ -47,9 +55,10 @@ static void update_polling(moat_load_monitor *monitor)
     monitor->slice_us = (uint32_t)slice;
 }
 
-bool moat_load_monitor_tick(moat_load_monitor *monitor, const moat_socket_load *socket)
+bool moat_load_monitor_tick(moat_load_monitor *monitor, const moat_socket_load *socket,
+                            uint64_t elapsed_us)
 {
-    update_polling(monitor);
+    update_polling(monitor, elapsed_us);
     /* Shedding loses packets that would otherwise only be late: it engages
      * only when the queue is on its way to overflowing, not when a wake-up
      * merely found a backlog (a worker descheduled for a few milliseconds). */

@@ -26,7 +26,7 @@ typedef struct {
     uint32_t slice_us;          /* the timer's period while polling */
 } moat_load_monitor;
 
-/* Interrupt moderation: above this many datagrams per tick (10 ms) the
+/* Interrupt moderation: above this many datagrams per 10 ms the
  * worker stops waking up per arrival and reads the socket on a timer instead
  * (a flood arrives spread out, so waking per arrival costs a wake-up per few
  * packets); below the lower mark it goes back. The period is chosen for about
@@ -50,8 +50,10 @@ void moat_load_monitor_init(moat_load_monitor *monitor);
 /* After each wake-up's receive loop: datagrams read, and whether the socket
  * ran dry (false: the per-wake cap ended it with datagrams still queued). */
 void moat_load_monitor_note_wake(moat_load_monitor *monitor, unsigned datagrams, bool drained);
-/* Timer tick; returns true when this tick saw overload. */
-bool moat_load_monitor_tick(moat_load_monitor *monitor, const moat_socket_load *socket);
+/* Timer tick, elapsed_us after the last (ticks are 10 to 15 ms apart);
+ * returns true when this tick saw overload. */
+bool moat_load_monitor_tick(moat_load_monitor *monitor, const moat_socket_load *socket,
+                            uint64_t elapsed_us);
 uint32_t moat_load_monitor_chance(const moat_load_monitor *monitor);
 /* Whether the worker should poll its socket on a timer (updated each tick). */
 static inline bool moat_load_monitor_polling(const moat_load_monitor *monitor)

@@ -102,7 +102,7 @@ static bool sync_due(const moat_session *session, const moat_kf_state *state, in
 {
     if (enforcing || (state->shared.sessions[slot].flags & MOAT_KF_SESSION_ENFORCING))
         return true;
-    uint64_t tick = moat_worker_now_us(session->worker) / (MOAT_WORKER_TICK_MS * 1000u);
+    uint64_t tick = moat_worker_ticks(session->worker);
     return (tick + (uint64_t)slot) % CALM_SYNC_TICKS == 0;
 }
 
