@@ -38,7 +38,12 @@ struct moat_dtls_transport {
     char remote_alg[ALGORITHM_MAX_LENGTH];
     char remote_fingerprint[MOAT_FINGERPRINT_MAX_LENGTH];
     moat_srtp_profile profile;
-    unsigned flight_retransmits;  /* of the flight in flight; reset per flight */
+    unsigned flight_retransmits; /* of the flight in flight; reset per flight */
+    /* OpenSSL reported no retransmission timer running, and none has
+     * started since (retransmit_timer clears it): the session tick need
+     * not ask again (DTLSv1_get_timeout is an SSL_ctrl, a few hundred
+     * nanoseconds per session per tick). */
+    bool timer_stopped;
     gint64 handshake_deadline_us; /* monotonic */
     moat_dtls_transport_stats stats;
     uint64_t trim_seen; /* datagrams both ways at the last moat_dtls_transport_trim */
@@ -71,8 +76,10 @@ static unsigned int retransmit_timer(SSL *ssl, unsigned int previous_us)
 {
     moat_dtls_transport *t = SSL_get_app_data(ssl);
     if (previous_us == 0) {
-        if (t != NULL)
+        if (t != NULL) {
             t->flight_retransmits = 0;
+            t->timer_stopped = false;
+        }
         return MOAT_DTLS_INITIAL_RETRANSMIT_MS * 1000u;
     }
     if (t != NULL) {
@@ -395,10 +402,14 @@ int64_t moat_dtls_transport_timeout_ms(moat_dtls_transport *t)
     if (t == NULL || t->ssl == NULL ||
         (t->state != MOAT_DTLS_CONNECTING && t->state != MOAT_DTLS_CONNECTED))
         return -1;
+    if (t->state == MOAT_DTLS_CONNECTED && t->timer_stopped)
+        return -1;
     int64_t ms = -1;
     struct timeval left;
     if (DTLSv1_get_timeout(t->ssl, &left) == 1)
         ms = (int64_t)left.tv_sec * 1000 + (left.tv_usec + 999) / 1000;
+    else
+        t->timer_stopped = true;
     if (t->state == MOAT_DTLS_CONNECTING) {
         gint64 until = t->handshake_deadline_us - g_get_monotonic_time();
         int64_t deadline_ms = until > 0 ? (until + 999) / 1000 : 0;
