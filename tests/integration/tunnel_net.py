@@ -66,13 +66,13 @@ class TunnelNet:
 class TunnelPeer:
     """moat-tunnel in peer namespace `index` (its output in the log file)."""
 
-    def __init__(self, net, index, log_dir, *args, address=None):
+    def __init__(self, net, index, log_dir, *args, address=None, binary=None):
         self.net = net
         self.index = index
         self.address = address or TUNNEL_ADDRESSES[index]
         self.log_path = Path(log_dir) / f"moat-tunnel-{net.tag}-{index}.log"
         self.log = open(self.log_path, "w")
-        self.process = net.popen(index, str(MOAT_TUNNEL), "--tun", f"mtun{index}",
+        self.process = net.popen(index, str(binary or MOAT_TUNNEL), "--tun", f"mtun{index}",
                                  "--address", f"{self.address}/24", "--progress", "1", *args,
                                  stdout=self.log, stderr=subprocess.STDOUT)
 

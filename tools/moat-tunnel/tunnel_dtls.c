@@ -2,8 +2,12 @@
  * directly between the two peers with the gateway's DTLS transport
  * (dtls/dtls_transport.h: OpenSSL, the same cipher suites and certificate
  * check by fingerprint as the data channel). The --listen side answers the
- * first peer that writes to it (the socket is then connected to it: nothing
- * else reaches the handshake); the --connect side is the DTLS client. A
+ * first sender of a ClientHello (the socket is then connected to it:
+ * nothing else reaches the handshake); when that handshake fails or is not
+ * done within LISTEN_HANDSHAKE_S, the sender is refused and the listener
+ * listens again, so a stranger who writes first delays the peer but does
+ * not become it. Other datagrams before that are ignored. The --connect
+ * side is the DTLS client. A
  * record of one byte is a keepalive (0: ping, 1: pong), never an IP
  * packet. */
 #include "tunnel_run.h"
@@ -21,14 +25,22 @@
 
 #define DATAGRAM_SIZE  (16384 + 256)
 #define READS_PER_TURN 64
+/* How long the listener gives a sender to finish the handshake. */
+#define LISTEN_HANDSHAKE_S 5.0
 
 typedef struct {
     tunnel_run *run;
     int fd;
     bool connected_socket;
     moat_dtls_transport *dtls;
+    moat_dtls_context *context;
     bool up, ended, failed;
-    double last_heard_s, next_keepalive_s;
+    /* Listener: the sender being tried failed (reason) or ran out of time:
+     * refuse it and listen again (out of the transport's callback). */
+    bool refuse;
+    char refuse_reason[160];
+    struct sockaddr_in6 sender; /* listener: the sender being tried, or the peer */
+    double last_heard_s, next_keepalive_s, adopted_s;
 } dtls_link;
 
 static void link_send(void *user, const uint8_t *datagram, size_t length)
@@ -66,6 +78,11 @@ static void link_data(void *user, const uint8_t *data, size_t length)
 static void link_closed(void *user, moat_dtls_state state, const char *reason)
 {
     dtls_link *l = user;
+    if (l->run->options->listen && !l->up) {
+        l->refuse = true;
+        snprintf(l->refuse_reason, sizeof l->refuse_reason, "DTLS failed: %s", reason);
+        return;
+    }
     if (state == MOAT_DTLS_CLOSED) {
         tunnel_run_end(l->run, "the other peer closed the tunnel");
     } else {
@@ -109,11 +126,56 @@ static int open_socket(dtls_link *l, const tunnel_options *o, char *error, size_
     return 0;
 }
 
-/* Listener: the first datagram's sender becomes the peer. */
-static void adopt_peer(dtls_link *l, const struct sockaddr_in6 *from)
+/* A DTLS handshake record holding a ClientHello (RFC 6347 §4.1, §4.2.2):
+ * content type 22, then the handshake type 1 after the 13-byte header. */
+static bool is_client_hello(const uint8_t *datagram, size_t length)
 {
-    if (connect(l->fd, (const struct sockaddr *)from, sizeof *from) == 0)
-        l->connected_socket = true;
+    return length >= 13 + 12 && datagram[0] == 22 && datagram[13] == 1;
+}
+
+/* Listener: the sender of a ClientHello is tried as the peer. */
+static bool adopt_peer(dtls_link *l, const struct sockaddr_in6 *from, const uint8_t *datagram,
+                       size_t length, double now)
+{
+    if (!is_client_hello(datagram, length) ||
+        connect(l->fd, (const struct sockaddr *)from, sizeof *from) != 0) {
+        l->run->figures.refused++;
+        return false;
+    }
+    l->connected_socket = true;
+    l->adopted_s = now;
+    l->sender = *from;
+    return true;
+}
+
+/* Datagrams queued before the socket was connected may come from others. */
+static bool from_sender(const dtls_link *l, const struct sockaddr_in6 *from)
+{
+    return !l->run->options->listen ||
+           (from->sin6_port == l->sender.sin6_port &&
+            memcmp(&from->sin6_addr, &l->sender.sin6_addr, sizeof from->sin6_addr) == 0);
+}
+
+static int start_transport(dtls_link *l, char *error, size_t error_size);
+
+/* Listener: the sender tried failed; forget it and listen again (with a
+ * new transport: a failed one stays failed). */
+static void refuse_sender(dtls_link *l)
+{
+    struct sockaddr unspecified = {.sa_family = AF_UNSPEC};
+    connect(l->fd, &unspecified, sizeof unspecified); /* dissolves the association */
+    if (l->connected_socket) {
+        l->run->figures.refused++;
+        fprintf(stderr, "moat-tunnel: refused a sender: %s\n", l->refuse_reason);
+    } /* else no sender yet: the transport's own handshake deadline passed */
+    l->connected_socket = false;
+    l->refuse = false;
+    moat_dtls_transport_free(l->dtls);
+    char error[256];
+    if (start_transport(l, error, sizeof error) != 0) {
+        tunnel_run_end(l->run, "DTLS: %s", error);
+        l->failed = l->ended = true;
+    }
 }
 
 static void receive(dtls_link *l, double now)
@@ -124,10 +186,11 @@ static void receive(dtls_link *l, double now)
         socklen_t from_length = sizeof from;
         ssize_t n =
             recvfrom(l->fd, buffer, sizeof buffer, 0, (struct sockaddr *)&from, &from_length);
-        if (n <= 0)
+        if (n <= 0 || l->refuse)
             return;
-        if (!l->connected_socket)
-            adopt_peer(l, &from);
+        if (!l->connected_socket ? !adopt_peer(l, &from, buffer, (size_t)n, now)
+                                 : !from_sender(l, &from))
+            continue;
         l->last_heard_s = now;
         moat_dtls_transport_receive(l->dtls, buffer, (size_t)n);
     }
@@ -157,7 +220,17 @@ static void timers(dtls_link *l, double now)
     if (!l->up) {
         if (moat_dtls_transport_timeout_ms(l->dtls) == 0)
             moat_dtls_transport_handle_timeout(l->dtls);
-        if (l->connected_socket && now - l->run->started_s > o->setup_timeout_s && !l->ended) {
+        if (o->listen && l->connected_socket && !l->refuse &&
+            now - l->adopted_s > LISTEN_HANDSHAKE_S) {
+            l->refuse = true;
+            snprintf(l->refuse_reason, sizeof l->refuse_reason,
+                     "the DTLS handshake was not done in %.0f s", LISTEN_HANDSHAKE_S);
+        }
+        if (l->refuse) {
+            refuse_sender(l);
+            return;
+        }
+        if (!o->listen && now - l->run->started_s > o->setup_timeout_s && !l->ended) {
             tunnel_run_end(l->run, "the DTLS handshake did not complete");
             l->failed = l->ended = true;
         }
@@ -175,24 +248,36 @@ static void timers(dtls_link *l, double now)
     }
 }
 
+static int start_transport(dtls_link *l, char *error, size_t error_size)
+{
+    const tunnel_options *o = l->run->options;
+    l->dtls = moat_dtls_transport_new(
+        l->context, o->listen ? MOAT_DTLS_ROLE_SERVER : MOAT_DTLS_ROLE_CLIENT, "sha-256",
+        o->peer_fingerprint, &callbacks, l, error, error_size);
+    if (!l->dtls)
+        return -1;
+    if (moat_dtls_transport_start(l->dtls) != MOAT_DTLS_OK) {
+        snprintf(error, error_size, "cannot start");
+        return -1;
+    }
+    return 0;
+}
+
 int tunnel_dtls_run(tunnel_run *run)
 {
     const tunnel_options *o = run->options;
     dtls_link l = {.run = run, .fd = -1};
     char error[256];
-    moat_dtls_context *context = moat_dtls_context_new(run->certificate, error, sizeof error);
-    if (!context || open_socket(&l, o, error, sizeof error) != 0) {
+    l.context = moat_dtls_context_new(run->certificate, error, sizeof error);
+    if (!l.context || open_socket(&l, o, error, sizeof error) != 0) {
         tunnel_run_end(run, "%s", error);
-        moat_dtls_context_free(context);
+        moat_dtls_context_free(l.context);
         if (l.fd >= 0)
             close(l.fd);
         return -1;
     }
-    l.dtls = moat_dtls_transport_new(
-        context, o->listen ? MOAT_DTLS_ROLE_SERVER : MOAT_DTLS_ROLE_CLIENT, "sha-256",
-        o->peer_fingerprint, &callbacks, &l, error, sizeof error);
-    if (!l.dtls || moat_dtls_transport_start(l.dtls) != MOAT_DTLS_OK) {
-        tunnel_run_end(run, "DTLS: %s", l.dtls ? "cannot start" : error);
+    if (start_transport(&l, error, sizeof error) != 0) {
+        tunnel_run_end(run, "DTLS: %s", error);
         l.failed = l.ended = true;
     }
     double now = tunnel_now_s();
@@ -212,7 +297,7 @@ int tunnel_dtls_run(tunnel_run *run)
     if (l.dtls && l.up && !l.ended)
         moat_dtls_transport_shutdown(l.dtls); /* close_notify: the other end stops cleanly */
     moat_dtls_transport_free(l.dtls);
-    moat_dtls_context_free(context);
+    moat_dtls_context_free(l.context);
     close(l.fd);
     return l.failed ? -1 : 0;
 }

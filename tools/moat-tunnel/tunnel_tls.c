@@ -8,8 +8,11 @@
  * on one of them as the SCTP lanes do (tunnel_flows.h): the fair baseline
  * for K SCTP lanes. The --listen side accepts K connections (in the order
  * the other side makes them, one handshake after another); what arrives on
- * any goes to the TUN device. TCP keepalive with a user timeout of --dead
- * is the keepalive. */
+ * any goes to the TUN device. A connection whose handshake fails (junk, a
+ * certificate that is not --peer-fingerprint, silence beyond
+ * LISTEN_HANDSHAKE_S) is refused and the listener takes the next: who
+ * connects first does not decide who the peer is. TCP keepalive with a user
+ * timeout of --dead is the keepalive. */
 #include "tunnel_flows.h"
 #include "tunnel_frame.h"
 #include "tunnel_run.h"
@@ -32,6 +35,12 @@
 
 #define TLS_CIPHER     "ECDHE-ECDSA-AES128-GCM-SHA256"
 #define READS_PER_TURN 64
+/* How long the listener gives one connection to prove it is the peer: a
+ * TLS handshake is a few round trips; a stranger that connects and stays
+ * silent holds the listener no longer than this. */
+#define LISTEN_HANDSHAKE_S 5.0
+/* Connections that may wait while the listener refuses one. */
+#define LISTEN_BACKLOG_EXTRA 8
 
 /* One TCP connection. */
 typedef struct {
@@ -149,7 +158,36 @@ static int connect_one(const tunnel_options *o, char *error, size_t error_size)
     return fd;
 }
 
-static int handshake(tls_tunnel *t, tls_link *l, char *error, size_t error_size)
+/* The TLS handshake on a non-blocking socket, given until `deadline`
+ * (tunnel_now_s): 1 done, 0 out of time or stopped, -1 failed. */
+static int handshake_until(SSL *ssl, int fd, bool server, double deadline, char *error,
+                           size_t error_size)
+{
+    for (;;) {
+        ERR_clear_error();
+        int rc = server ? SSL_accept(ssl) : SSL_connect(ssl);
+        if (rc == 1)
+            return 1;
+        int e = SSL_get_error(ssl, rc);
+        if (e != SSL_ERROR_WANT_READ && e != SSL_ERROR_WANT_WRITE) {
+            unsigned long code = ERR_get_error();
+            snprintf(error, error_size, "TLS handshake: %s",
+                     code ? ERR_reason_error_string(code)
+                          : (e == SSL_ERROR_ZERO_RETURN || rc == 0 ? "connection closed"
+                                                                   : strerror(errno)));
+            return -1;
+        }
+        double left = deadline - tunnel_now_s();
+        if (left <= 0 || tunnel_stop_requested) {
+            snprintf(error, error_size, "TLS handshake: not done in time");
+            return 0;
+        }
+        struct pollfd pfd = {.fd = fd, .events = e == SSL_ERROR_WANT_READ ? POLLIN : POLLOUT};
+        poll(&pfd, 1, left < 0.2 ? (int)(left * 1000) + 1 : 200);
+    }
+}
+
+static int handshake(tls_tunnel *t, tls_link *l, double deadline, char *error, size_t error_size)
 {
     const tunnel_options *o = t->run->options;
     if (!t->ctx)
@@ -158,11 +196,9 @@ static int handshake(tls_tunnel *t, tls_link *l, char *error, size_t error_size)
         return -1;
     l->ssl = SSL_new(t->ctx);
     SSL_set_fd(l->ssl, l->fd);
-    int rc = o->listen ? SSL_accept(l->ssl) : SSL_connect(l->ssl);
-    if (rc != 1) {
-        snprintf(error, error_size, "TLS handshake: %s", ERR_reason_error_string(ERR_get_error()));
+    fcntl(l->fd, F_SETFL, fcntl(l->fd, F_GETFL) | O_NONBLOCK);
+    if (handshake_until(l->ssl, l->fd, o->listen != NULL, deadline, error, error_size) != 1)
         return -1;
-    }
     X509 *peer = SSL_get1_peer_certificate(l->ssl);
     char fingerprint[160] = "";
     bool match = peer &&
@@ -173,8 +209,40 @@ static int handshake(tls_tunnel *t, tls_link *l, char *error, size_t error_size)
         snprintf(error, error_size, "the peer's certificate is not %s", o->peer_fingerprint);
         return -1;
     }
-    fcntl(l->fd, F_SETFL, fcntl(l->fd, F_GETFL) | O_NONBLOCK);
     return 0;
+}
+
+static void drop_link(tls_link *l)
+{
+    SSL_free(l->ssl);
+    l->ssl = NULL;
+    if (l->fd >= 0)
+        close(l->fd);
+    l->fd = -1;
+}
+
+/* The listener's next connection that proves to be the peer: one that fails
+ * its handshake is refused (counted, said on stderr) and the next taken. */
+static int accept_peer(tls_tunnel *t, tls_link *l, int listener, char *error, size_t error_size)
+{
+    for (;;) {
+        l->fd = accept_one(listener);
+        if (l->fd < 0) {
+            snprintf(error, error_size, "no connection");
+            return -1;
+        }
+        set_keepalive(l->fd, t->run->options);
+        char why[200];
+        if (handshake(t, l, tunnel_now_s() + LISTEN_HANDSHAKE_S, why, sizeof why) == 0)
+            return 0;
+        drop_link(l);
+        if (!t->ctx || tunnel_stop_requested) {
+            snprintf(error, error_size, "%s", why);
+            return -1;
+        }
+        t->run->figures.refused++;
+        fprintf(stderr, "moat-tunnel: refused a connection: %s\n", why);
+    }
 }
 
 /* Every connection, each with its handshake done, one after another. */
@@ -189,24 +257,27 @@ static int open_connections(tls_tunnel *t, char *error, size_t error_size)
             return -1;
         setsockopt(listener, SOL_SOCKET, SO_REUSEADDR, &on, sizeof on);
         if (bind(listener, (struct sockaddr *)&address, sizeof address) != 0 ||
-            listen(listener, (int)t->n_links) != 0) {
+            listen(listener, (int)t->n_links + LISTEN_BACKLOG_EXTRA) != 0) {
             snprintf(error, error_size, "listen %s: %s", o->listen, strerror(errno));
             close(listener);
             return -1;
         }
     }
     int rc = 0;
+    double deadline = tunnel_now_s() + o->setup_timeout_s;
     for (unsigned i = 0; i < t->n_links && rc == 0; i++) {
         tls_link *l = &t->links[i];
-        l->fd = o->listen ? accept_one(listener) : connect_one(o, error, error_size);
+        if (o->listen) {
+            rc = accept_peer(t, l, listener, error, error_size);
+            continue;
+        }
+        l->fd = connect_one(o, error, error_size);
         if (l->fd < 0) {
-            if (o->listen)
-                snprintf(error, error_size, "no connection");
             rc = -1;
             break;
         }
         set_keepalive(l->fd, o);
-        rc = handshake(t, l, error, error_size);
+        rc = handshake(t, l, deadline, error, error_size);
     }
     if (listener >= 0)
         close(listener);
