@@ -48,35 +48,12 @@ import urllib.request
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "bench"))
+from process_cpu import cpu_s  # noqa: E402
 QUICK = os.environ.get("MOAT_BENCH_QUICK", "0") not in ("", "0")
-CLK_TCK = os.sysconf("SC_CLK_TCK")
 INTERVAL_S = 0.5
 # moat-flood's progress line: "... | N subscribers receive X pps | ..."
 PROGRESS = re.compile(r"subscribers receive ([0-9.]+) pps")
-
-
-def cpu_s(pid):
-    """A process's CPU seconds: the sum of its threads' run time in
-    nanoseconds (/proc/<pid>/task/*/schedstat), else clock ticks."""
-    try:
-        tasks = os.listdir(f"/proc/{pid}/task")
-        total = 0
-        for task in tasks:
-            try:
-                with open(f"/proc/{pid}/task/{task}/schedstat") as f:
-                    total += int(f.read().split()[0])
-            except (OSError, ValueError, IndexError):
-                pass
-        if total > 0:
-            return total / 1e9
-    except OSError:
-        pass
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            fields = f.read().rsplit(")", 1)[1].split()
-        return (int(fields[11]) + int(fields[12])) / CLK_TCK
-    except OSError:
-        return 0.0
 
 
 def percentile(values, p):

@@ -48,6 +48,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tests" / "integration"))
+sys.path.insert(0, str(ROOT / "bench"))
+from process_cpu import cpu_s  # noqa: E402
 from conftest import ARTIFACTS, Gateway  # noqa: E402
 
 QUICK = os.environ.get("MOAT_BENCH_QUICK", "0") not in ("", "0")
@@ -88,20 +90,10 @@ class Link:
         self.process.wait(timeout=30)
 
 
-CLK_TCK = os.sysconf("SC_CLK_TCK")
 # TCP payload of one full inner packet: the TUN MTU (moat-tunnel's 1172)
 # less 20 bytes of IPv4 and 32 of TCP with timestamps.
 INNER_PAYLOAD = 1172 - 52
 CPU_PARTS = ("gateway", "peer A", "peer B", "link", "flows")
-
-
-def cpu_s(pid):
-    """A process's CPU seconds (all its threads), 0 once it is gone."""
-    try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    except OSError:
-        return 0.0
-    return (int(fields[11]) + int(fields[12])) / CLK_TCK
 
 
 def start_peer(build, netns, index, args, log):
