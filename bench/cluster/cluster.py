@@ -32,7 +32,8 @@ edge subscriber's first packet to a second before the end).
 
 Last line: cluster nodes=3 subscribers=<total in the CPU runs>
 cascade_cost_ratio=<> hop_ms_p50=<> hop_ms_p99=<> loss_max=<>
-Machine noise (other work on the same cores) moves every figure; compare
+Each alternation's own ratio is printed too: their spread is the run's
+noise. Machine noise (other work on the same cores) moves every figure; compare
 only within one run."""
 import argparse
 import asyncio
@@ -238,6 +239,11 @@ def cost_ratio(args, owner, edges, gws, n):
 
     def mean(values):
         return sum(values) / len(values)
+    # Each alternation's own ratio: their spread is the run's noise.
+    pairs = [c / max(lo, 1e-12) for c, lo in zip(cascade_cost, local_cost)]
+    print(f"  {n} subscribers: each alternation's steady ratio "
+          f"{', '.join(f'{r:.3f}' for r in pairs)} (spread {max(pairs) - min(pairs):.3f})",
+          flush=True)
     return (mean(cascade_cost) / max(mean(local_cost), 1e-12),
             mean(cascade_whole) / max(mean(local_whole), 1e-12), worst)
 
