@@ -115,6 +115,13 @@ struct moat_worker {
     bool send_gso;
 };
 
+/* worker_tick.c, worker thread: the tick's clocks at start; how long the
+ * loop may sleep (the tick's slack, or a polling slice); the tick itself,
+ * run by the loop once now_us reaches next_tick_us. */
+void moat_worker_tick_start(moat_worker *worker);
+struct timespec moat_worker_tick_wait(const moat_worker *worker);
+void moat_worker_tick(moat_worker *worker);
+
 /* worker_send.c: points each send slot's header at its buffer and address. */
 void moat_worker_send_batch_init(moat_worker *worker);
 
