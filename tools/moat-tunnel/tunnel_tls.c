@@ -159,7 +159,8 @@ static int connect_one(const tunnel_options *o, char *error, size_t error_size)
 }
 
 /* The TLS handshake on a non-blocking socket, given until `deadline`
- * (tunnel_now_s): 1 done, 0 out of time or stopped, -1 failed. */
+ * (tunnel_now_s): 0 done, -1 failed, out of time or stopped (error says
+ * which). */
 static int handshake_until(SSL *ssl, int fd, bool server, double deadline, char *error,
                            size_t error_size)
 {
@@ -167,7 +168,7 @@ static int handshake_until(SSL *ssl, int fd, bool server, double deadline, char 
         ERR_clear_error();
         int rc = server ? SSL_accept(ssl) : SSL_connect(ssl);
         if (rc == 1)
-            return 1;
+            return 0;
         int e = SSL_get_error(ssl, rc);
         if (e != SSL_ERROR_WANT_READ && e != SSL_ERROR_WANT_WRITE) {
             unsigned long code = ERR_get_error();
@@ -180,7 +181,7 @@ static int handshake_until(SSL *ssl, int fd, bool server, double deadline, char 
         double left = deadline - tunnel_now_s();
         if (left <= 0 || tunnel_stop_requested) {
             snprintf(error, error_size, "TLS handshake: not done in time");
-            return 0;
+            return -1;
         }
         struct pollfd pfd = {.fd = fd, .events = e == SSL_ERROR_WANT_READ ? POLLIN : POLLOUT};
         poll(&pfd, 1, left < 0.2 ? (int)(left * 1000) + 1 : 200);
@@ -197,7 +198,7 @@ static int handshake(tls_tunnel *t, tls_link *l, double deadline, char *error, s
     l->ssl = SSL_new(t->ctx);
     SSL_set_fd(l->ssl, l->fd);
     fcntl(l->fd, F_SETFL, fcntl(l->fd, F_GETFL) | O_NONBLOCK);
-    if (handshake_until(l->ssl, l->fd, o->listen != NULL, deadline, error, error_size) != 1)
+    if (handshake_until(l->ssl, l->fd, o->listen != NULL, deadline, error, error_size) != 0)
         return -1;
     X509 *peer = SSL_get1_peer_certificate(l->ssl);
     char fingerprint[160] = "";
