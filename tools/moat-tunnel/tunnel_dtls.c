@@ -10,6 +10,7 @@
  * side is the DTLS client. A
  * record of one byte is a keepalive (0: ping, 1: pong), never an IP
  * packet. */
+#include "tunnel_hello.h"
 #include "tunnel_run.h"
 
 #include "dtls/dtls_context.h"
@@ -126,18 +127,11 @@ static int open_socket(dtls_link *l, const tunnel_options *o, char *error, size_
     return 0;
 }
 
-/* A DTLS handshake record holding a ClientHello (RFC 6347 §4.1, §4.2.2):
- * content type 22, then the handshake type 1 after the 13-byte header. */
-static bool is_client_hello(const uint8_t *datagram, size_t length)
-{
-    return length >= 13 + 12 && datagram[0] == 22 && datagram[13] == 1;
-}
-
 /* Listener: the sender of a ClientHello is tried as the peer. */
 static bool adopt_peer(dtls_link *l, const struct sockaddr_in6 *from, const uint8_t *datagram,
                        size_t length, double now)
 {
-    if (!is_client_hello(datagram, length) ||
+    if (!tunnel_is_client_hello(datagram, length) ||
         connect(l->fd, (const struct sockaddr *)from, sizeof *from) != 0) {
         l->run->figures.refused++;
         return false;
