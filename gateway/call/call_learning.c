@@ -59,12 +59,26 @@ static moat_call_source_verdict fixed(const moat_call_source_rule *rule,
                                                                   : MOAT_CALL_SOURCE_DROP;
 }
 
+/* sdp mode: a leg latched to another port of its SDP's IP (NAT, or a
+ * stranger on the party's host or behind its NAT who spoke first) moves to
+ * the exact address its SDP names when that speaks: the address signalling
+ * named, on the same IP. Never away from it, never to a new IP. */
+static bool sdp_address_takes_over(const moat_call_source_rule *rule,
+                                   const struct sockaddr_in6 *from)
+{
+    return rule->latching && rule->learning == MOAT_CALL_LEARNING_SDP && known(rule->sdp) &&
+           moat_call_same_address(rule->sdp, from) &&
+           !moat_call_same_address(rule->sdp, rule->latched);
+}
+
 moat_call_source_verdict moat_call_source_decide(const moat_call_source_rule *rule,
                                                  const struct sockaddr_in6 *from)
 {
-    if (rule->latched)
-        return moat_call_same_address(rule->latched, from) ? MOAT_CALL_SOURCE_ACCEPT
-                                                           : MOAT_CALL_SOURCE_DROP;
+    if (rule->latched) {
+        if (moat_call_same_address(rule->latched, from))
+            return MOAT_CALL_SOURCE_ACCEPT;
+        return sdp_address_takes_over(rule, from) ? MOAT_CALL_SOURCE_LATCH : MOAT_CALL_SOURCE_DROP;
+    }
     if (!rule->latching || rule->learning == MOAT_CALL_LEARNING_OFF)
         return fixed(rule, from);
     /* RTCP follows RTP: only the IP its RTP latched to. */

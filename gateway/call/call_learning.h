@@ -7,12 +7,16 @@
  *
  * [call] learning:
  *   sdp (default)  only packets from the IP address the party's SDP names
- *                  (any port, for NAT); the first one latches the port.
+ *                  (any port, for NAT); the first one latches the port,
+ *                  and the exact SDP address (IP and port), when it
+ *                  speaks later, takes the leg over once (a same-IP
+ *                  stranger who spoke first keeps nothing).
  *   heuristic      the first sender latches (symmetric RTP as it was).
  *   off            send to the SDP address, accept only exactly it.
  * In every mode a latched leg accepts its latched address alone until new
- * signalling; RTCP latches only to the IP its RTP latched to (before that,
- * sdp mode: the SDP IP; heuristic: nothing); ng asymmetric never latches
+ * signalling (sdp mode: or its exact SDP address, as above; never a new
+ * IP); RTCP latches only to the IP its RTP latched to (before that, sdp
+ * mode: the SDP IP; heuristic: nothing); ng asymmetric never latches
  * (strict-source: exactly the SDP address, else the mode's IP rule; the
  * heuristic mode then accepts any source, as before). */
 #ifndef MOAT_CALL_LEARNING_H

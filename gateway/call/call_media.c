@@ -92,7 +92,8 @@ static moat_call_source_verdict source_verdict(const call_leg *leg, const struct
 
 /* The leg sends to `from` from now on: after its packet passed the leg's
  * authentication (SDES legs), so that a forged packet never moves it.
- * Only this leg: a packet never latches the other one. */
+ * Only this leg: a packet never latches the other one. Muxed RTCP follows
+ * RTP, also when RTP moves to its exact SDP address (call_learning.h). */
 static void latch(call_leg *leg, const struct sockaddr_in6 *from, bool rtcp)
 {
     if (rtcp) {
@@ -100,9 +101,10 @@ static void latch(call_leg *leg, const struct sockaddr_in6 *from, bool rtcp)
         leg->rtcp_latched = true;
         return;
     }
+    bool moving = leg->latched;
     leg->rtp_to = *from;
     leg->latched = true;
-    if (leg->endpoint.rtcp_mux && !leg->rtcp_latched) {
+    if (leg->endpoint.rtcp_mux && (!leg->rtcp_latched || moving)) {
         leg->rtcp_to = *from;
         leg->rtcp_latched = true;
     }

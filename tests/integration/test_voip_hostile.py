@@ -5,6 +5,8 @@ on 127.0.0.1 and a third party on 127.0.0.2:
   * a third party's datagram to the callee-facing port before the callee
     speaks neither latches the leg nor gets the caller's audio, and cannot
     inject; the callee's packets flow ([call] learning = sdp, the default);
+    a stranger on the callee's own IP who speaks first loses the leg to the
+    callee's exact SDP address;
   * SDPs aiming a leg at Moat's own sockets (ng, HTTP, worker, another
     leg), at multicast, link-local or the unspecified network get an ng
     error with an error-reason, with and without
@@ -158,6 +160,32 @@ def test_third_party_cannot_latch_before_the_callee(relay):
     assert query["tags"]["callee"]["medias"][0]["streams"][0]["stats"]["packets"] == 5, query
 
 
+def test_same_host_stranger_first_loses_the_leg_to_the_callee(relay):
+    """A stranger on the callee's own IP (another port: its host, or its
+    NAT) speaks first and latches the callee-facing port; the callee's
+    exact SDP address then takes the leg over: the caller's audio goes to
+    the callee, the stranger can no longer inject. (Before: the callee's
+    packets were dropped as "source" for the whole call.)"""
+    gw, client, _ = relay
+    caller, callee, stranger = udp(), udp(), udp()
+    to_callee, to_caller = offer_answer(client, "same-host", caller, callee)
+    stranger.sendto(rtp(1, 0xBAD), ("127.0.0.1", to_callee))
+    assert caller.recv(4096) == rtp(1, 0xBAD)  # sdp mode: its IP, any port (NAT)
+    for seq in range(1, 6):
+        callee.sendto(rtp(seq, 0xCA11EE), ("127.0.0.1", to_callee))
+        assert caller.recv(4096) == rtp(seq, 0xCA11EE)
+    for seq in range(1, 6):
+        caller.sendto(rtp(seq, 0xCA11), ("127.0.0.1", to_caller))
+        assert callee.recv(4096) == rtp(seq, 0xCA11)
+    for seq in range(10, 20):
+        stranger.sendto(rtp(seq, 0xBAD), ("127.0.0.1", to_callee))
+    assert silent(caller)
+    assert wait_metric(lambda: call_drops(gw, "source"), lambda v: v >= 10) >= 10
+    query = client.command("query", call_id="same-host")
+    assert query["result"] == "ok", query
+    assert query["tags"]["callee"]["medias"][0]["streams"][0]["stats"]["packets"] == 6, query
+
+
 def test_heuristic_learning_is_opt_in():
     """[call] learning = heuristic latches the first sender as before, but
     never re-latches to another address without signalling."""
@@ -166,6 +194,7 @@ def test_heuristic_learning_is_opt_in():
         caller, callee, other = udp(), udp(), udp("127.0.0.2")
         to_callee, to_caller = offer_answer(client, "heur", caller, callee)
         other.sendto(rtp(1, 0x0123), ("127.0.0.1", to_callee))  # latches (opt-in)
+        assert caller.recv(4096) == rtp(1, 0x0123)  # relayed: the latch is done
         caller.sendto(rtp(2, 0xCA11), ("127.0.0.1", to_caller))
         assert other.recv(4096) == rtp(2, 0xCA11)
         callee.sendto(rtp(3, 0xCA11EE), ("127.0.0.1", to_callee))  # no re-latch

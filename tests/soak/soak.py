@@ -9,17 +9,25 @@ Load, all on loopback, all bounded by --seconds:
   * moat-flood cycles: a few WHIP sessions with media, every other cycle
     with floods (forged SRTP/SRTCP, random SSRCs, STUN, malformed) switched
     on and off inside it;
-  * WHIP offers that never connect (pending sessions), deleted later.
+  * WHIP offers that never connect (pending sessions), deleted later;
+  * SFU rooms: a moat-flood publisher and subscribers in a fresh room per
+    cycle (WHIP and WHEP), every subscriber's loss checked;
+  * ng calls: offer, answer, plain RTP both ways, then delete; every other
+    call also gets datagrams at the receive buffer's limits (1, 1980, 8192
+    and 65507 bytes) and a stranger's RTP at its legs.
 
 Prints one summary line:
   soak seconds=... sessions=... flood_cycles=... rss_mib=start->end fds=start->end asan=clean result=ok
 """
 import argparse
 import asyncio
+import json
 import os
 import random
+import re
 import signal
 import statistics
+import struct
 import subprocess
 import sys
 import threading
@@ -33,6 +41,7 @@ from aiortc import RTCPeerConnection  # noqa: E402
 from aiortc_peer import echo_call, whip_delete, whip_publish  # noqa: E402
 from conftest import free_port  # noqa: E402
 from datachannel_peer import DataChannelPeer  # noqa: E402
+from ng_client import NgClient  # noqa: E402
 
 import socket  # noqa: E402
 import urllib.request  # noqa: E402
@@ -116,6 +125,8 @@ class Gateway:
              "--ng-bind", "127.0.0.1", "--ng-port", str(self.ng_port),
              "--candidate-addresses", "127.0.0.1", "--log-level", "info",
              "--consent-timeout", "10",
+             # The soak's phones are on this host (never Moat's own sockets).
+             "--call-allow-loopback-destinations", "true",
              # Every client of the soak is this one host, many sessions at
              # once: the per-source cap on sessions waiting for ICE is lifted.
              "--max-pending-per-source", "0"],
@@ -181,6 +192,8 @@ class Load:
         self.sessions = 0
         self.failures = []
         self.flood_cycles = 0
+        self.room_cycles = 0
+        self.calls = 0
         self.pending = []
 
     def left(self):
@@ -234,26 +247,113 @@ class Load:
                 await whip_delete(self.pending.pop(0))
             await asyncio.sleep(self.rng.uniform(0.5, 2.0))
 
+    def run_flood(self, what, args):
+        """One moat-flood run; its stdout, or None (the failure recorded)."""
+        try:
+            result = subprocess.run([str(self.flood), *args], capture_output=True, text=True,
+                                    timeout=60)
+        except subprocess.TimeoutExpired:
+            self.failures.append(f"{what}: moat-flood did not finish")
+            return None
+        if result.returncode != 0:
+            self.failures.append(f"{what}: moat-flood exited {result.returncode}: "
+                                 f"{result.stderr.strip()[-300:]}")
+            return None
+        return result.stdout
+
     def flood_loop(self):
         while self.left() > 12:
-            attack = self.flood_cycles % 2 == 1
-            args = [str(self.flood), "--whip", self.gw.base + "/whip/echo", "--sessions", "3",
+            args = ["--whip", self.gw.base + "/whip/echo", "--sessions", "3",
                     "--media", self.rng.choice(["g711", "opus", "video"]), "--duration", "6",
                     "--quiet", "--setup-timeout", "10"]
-            if attack:
+            if self.flood_cycles % 2 == 1:
                 args += ["--attack", "forged-own,random-ssrc,forged-rtcp,replay,stun-flood,malformed",
                          "--rate", "1500", "--attack-after", "1", "--attack-for", "3"]
-            try:
-                result = subprocess.run(args, capture_output=True, text=True, timeout=60)
-                if result.returncode != 0:
-                    self.failures.append(f"moat-flood exited {result.returncode}: "
-                                         f"{result.stderr.strip()[-300:]}")
-                else:
-                    self.sessions += 3
-            except subprocess.TimeoutExpired:
-                self.failures.append("moat-flood did not finish")
+            if self.run_flood("flood cycle", args) is not None:
+                self.sessions += 3
             self.flood_cycles += 1
             time.sleep(self.rng.uniform(0.5, 1.5))
+
+    def room_loop(self):
+        """A room per cycle: one publisher, three subscribers, then all
+        leave (the room goes with its last member)."""
+        while self.left() > 12:
+            room = f"soak{self.room_cycles}"
+            out = self.run_flood("room cycle", [
+                "--whip", f"{self.gw.base}/whip/room/{room}",
+                "--whep", f"{self.gw.base}/whep/room/{room}", "--subscribers", "3",
+                "--duration", "5", "--setup-timeout", "10", "--drain", "1", "--json"])
+            if out is not None:
+                try:
+                    received = [s["received"] for s in json.loads(out)["per_subscriber"]]
+                except (ValueError, KeyError) as e:
+                    received = [repr(e)]
+                if len(received) != 3 or min(received) == 0:
+                    self.failures.append(f"room subscribers received {received}")
+                self.sessions += 4
+            self.room_cycles += 1
+            time.sleep(self.rng.uniform(0.5, 1.5))
+
+    def one_call(self, client, call_id, hostile):
+        phones = []
+        try:
+            for _ in range(3):
+                s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+                s.bind(("127.0.0.1", 0))
+                s.settimeout(1.0)
+                phones.append(s)
+            caller, callee, stranger = phones
+            offer = client.command("offer", call_id=call_id, from_tag="a",
+                                   sdp=phone_sdp(caller.getsockname()[1], 1))
+            answer = client.command("answer", call_id=call_id, from_tag="a", to_tag="b",
+                                    sdp=phone_sdp(callee.getsockname()[1], 2))
+            if offer.get("result") != "ok" or answer.get("result") != "ok":
+                self.failures.append(f"call {call_id}: {offer.get('error-reason', offer.get('result'))}/"
+                                     f"{answer.get('result')}")
+                return
+            to_callee_leg, to_caller_leg = sdp_port(answer["sdp"]), sdp_port(offer["sdp"])
+            if hostile:
+                # A stranger on the phones' own IP speaks first: it latches
+                # both legs until each phone's exact SDP address speaks
+                # (call_learning.h), and gets what is relayed meanwhile.
+                for leg in (to_callee_leg, to_caller_leg):
+                    for size in (1, 1980, 8192, 65507):
+                        stranger.sendto(bytes(size), ("127.0.0.1", leg))
+                    stranger.sendto(rtp_packet(0, 0x5555), ("127.0.0.1", leg))
+                caller.sendto(rtp_packet(0, 0x1111), ("127.0.0.1", to_callee_leg))
+                callee.sendto(rtp_packet(0, 0x2222), ("127.0.0.1", to_caller_leg))
+                time.sleep(0.1)
+                for s in phones:
+                    drain_count(s, 100, timeout=0.1)
+            for seq in range(1, 21):
+                caller.sendto(rtp_packet(seq, 0x1111), ("127.0.0.1", to_callee_leg))
+                callee.sendto(rtp_packet(seq, 0x2222), ("127.0.0.1", to_caller_leg))
+            if hostile:
+                stranger.sendto(rtp_packet(99, 0x5555), ("127.0.0.1", to_callee_leg))
+            got = [drain_count(callee, 20), drain_count(caller, 20)]
+            if min(got) < 15:
+                self.failures.append(f"call {call_id}: RTP forward/back {got} of 20")
+            leaked = drain_count(stranger, 100, timeout=0.1) if hostile else 0
+            if leaked:
+                self.failures.append(f"call {call_id}: the stranger got {leaked} packets "
+                                     "after both phones spoke")
+            reply = client.command("delete", call_id=call_id, from_tag="a", delete_delay=0)
+            if reply.get("result") != "ok":
+                self.failures.append(f"call {call_id} delete: {reply.get('result')}")
+            self.calls += 1
+        finally:
+            for s in phones:
+                s.close()
+
+    def call_loop(self):
+        client = NgClient(self.gw.ng_port)
+        while self.left() > 6:
+            try:
+                self.one_call(client, f"soak-{self.calls}-{self.rng.getrandbits(32):08x}",
+                              hostile=self.calls % 2 == 1)
+            except Exception as e:  # noqa: BLE001 - recorded, the soak goes on
+                self.failures.append(f"call: {e!r}")
+            time.sleep(self.rng.uniform(0.2, 0.8))
 
     async def run(self):
         loop = asyncio.get_running_loop()
@@ -270,13 +370,45 @@ class Load:
                 loop.default_exception_handler(context)
 
         loop.set_exception_handler(quiet)
-        flood = threading.Thread(target=self.flood_loop, daemon=True)
-        flood.start()
+        threads = [threading.Thread(target=loop_body, daemon=True)
+                   for loop_body in (self.flood_loop, self.room_loop, self.call_loop)]
+        for thread in threads:
+            thread.start()
         await asyncio.gather(self.datachannel_loop(), self.media_loop(), self.pending_loop())
         for resource in self.pending:
             await whip_delete(resource)
         self.pending.clear()
-        await asyncio.get_running_loop().run_in_executor(None, flood.join)
+        for thread in threads:
+            await asyncio.get_running_loop().run_in_executor(None, thread.join)
+
+
+def phone_sdp(port, session):
+    return ("v=0\r\n"
+            f"o=- {session} 1 IN IP4 127.0.0.1\r\n"
+            "s=-\r\nc=IN IP4 127.0.0.1\r\nt=0 0\r\n"
+            f"m=audio {port} RTP/AVP 8\r\na=rtpmap:8 PCMA/8000\r\na=sendrecv\r\n")
+
+
+def sdp_port(sdp):
+    """The m=audio port of a rewritten SDP (a leg of Moat's)."""
+    return int(re.search(r"^m=audio (\d+) ", sdp, re.M).group(1))
+
+
+def rtp_packet(seq, ssrc):
+    return struct.pack("!BBHII", 0x80, 8, seq, seq * 160, ssrc) + bytes(160)
+
+
+def drain_count(sock, most, timeout=None):
+    got = 0
+    if timeout is not None:
+        sock.settimeout(timeout)
+    try:
+        while got < most:
+            sock.recvfrom(2048)
+            got += 1
+    except socket.timeout:
+        pass
+    return got
 
 
 def median(values):
@@ -315,6 +447,12 @@ def main():
             time.sleep(0.5)
         if gw.metric("moat_sessions") > 0:
             problems.append(f"{gw.metric('moat_sessions'):.0f} sessions left after hang-up")
+        for gauge in ("moat_calls", "moat_call_legs"):
+            if gw.metric(gauge) > 0:
+                problems.append(f"{gauge} {gw.metric(gauge):.0f} after every call was deleted")
+        rooms = json.loads(gw.get("/api/rooms")).get("rooms", [])
+        if rooms:
+            problems.append(f"rooms left after every member left: {rooms[:3]}")
         time.sleep(2)
         end_fds = fd_count(gw.process.pid)
         end_kinds = describe_fds(gw.process.pid, gw.http_port)
@@ -368,7 +506,10 @@ def main():
     for failure in load.failures[:5]:
         print(f"# load: {failure}")
     result = "ok" if not problems else "FAILED"
+    if load.room_cycles == 0 or load.calls == 0:
+        problems.append(f"room cycles {load.room_cycles}, calls {load.calls}: a loop never ran")
     print(f"soak seconds={seconds} sessions={load.sessions} flood_cycles={load.flood_cycles} "
+          f"room_cycles={load.room_cycles} calls={load.calls} "
           f"rss_mib={rss_start:.0f}->{rss_end:.0f} (peak {rss_peak:.0f}) "
           f"fds={idle_fds}->{end_fds} (peak {fds_peak}, http_close_wait={http_close_wait}) "
           f"asan={'clean' if not sanitizer else 'REPORT'} result={result}")

@@ -169,15 +169,34 @@ static void test_learning(void)
     /* No SDP address yet (before the answer): nothing. */
     g_assert_cmpint(decide(MOAT_CALL_LEARNING_SDP, true, false, false, &none, NULL, NULL, &sdp), ==,
                     MOAT_CALL_SOURCE_DROP);
-    /* Latched: only that address, in every mode (no re-latch without signalling). */
+    /* Latched: only that address, in every mode (no re-latch without
+     * signalling), except that in sdp mode the exact SDP address takes a
+     * leg latched to another port of its IP over, once. */
+    struct sockaddr_in6 stranger = addr("10.0.0.5", 40999);
     for (int mode = 0; mode < 3; mode++) {
         g_assert_cmpint(decide(mode, true, false, false, &sdp, &nat, NULL, &nat), ==,
                         MOAT_CALL_SOURCE_ACCEPT);
         g_assert_cmpint(decide(mode, true, false, false, &sdp, &nat, NULL, &sdp), ==,
-                        MOAT_CALL_SOURCE_DROP);
+                        mode == MOAT_CALL_LEARNING_SDP ? MOAT_CALL_SOURCE_LATCH
+                                                       : MOAT_CALL_SOURCE_DROP);
         g_assert_cmpint(decide(mode, true, false, false, &sdp, &nat, NULL, &other), ==,
                         MOAT_CALL_SOURCE_DROP);
+        g_assert_cmpint(decide(mode, true, false, false, &sdp, &nat, NULL, &stranger), ==,
+                        MOAT_CALL_SOURCE_DROP);
+        /* Latched to the exact SDP address: nobody moves it, same IP or not. */
+        g_assert_cmpint(decide(mode, true, false, false, &sdp, &sdp, NULL, &nat), ==,
+                        MOAT_CALL_SOURCE_DROP);
+        g_assert_cmpint(decide(mode, true, false, false, &sdp, &sdp, NULL, &sdp), ==,
+                        MOAT_CALL_SOURCE_ACCEPT);
+        /* Asymmetric legs never latch, so never move. */
+        g_assert_cmpint(decide(mode, false, false, false, &sdp, &nat, NULL, &sdp), ==,
+                        MOAT_CALL_SOURCE_DROP);
     }
+    /* RTCP on its own socket: the exact SDP RTCP address takes over too. */
+    struct sockaddr_in6 rtcp_exact = addr("10.0.0.5", 6001), rtcp_other = addr("10.0.0.5", 41000);
+    g_assert_cmpint(decide(MOAT_CALL_LEARNING_SDP, true, false, true, &rtcp_exact, &rtcp_other,
+                           &nat, &rtcp_exact),
+                    ==, MOAT_CALL_SOURCE_LATCH);
     /* heuristic: the first sender latches, whoever it is. */
     g_assert_cmpint(
         decide(MOAT_CALL_LEARNING_HEURISTIC, true, false, false, &sdp, NULL, NULL, &other), ==,
