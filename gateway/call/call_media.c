@@ -97,11 +97,15 @@ static moat_call_source_verdict source_verdict(const call_leg *leg, const struct
 static void latch(call_leg *leg, const struct sockaddr_in6 *from, bool rtcp)
 {
     if (rtcp) {
+        if (leg->rtcp_latched)
+            moat_counter_add(&leg->stream->context->counters.moved_to_sdp_address, 1);
         leg->rtcp_to = *from;
         leg->rtcp_latched = true;
         return;
     }
     bool moving = leg->latched;
+    if (moving)
+        moat_counter_add(&leg->stream->context->counters.moved_to_sdp_address, 1);
     leg->rtp_to = *from;
     leg->latched = true;
     if (leg->endpoint.rtcp_mux && (!leg->rtcp_latched || moving)) {

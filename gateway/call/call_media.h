@@ -51,6 +51,9 @@ typedef struct {
     uint64_t rtp_relayed;
     uint64_t rtcp_relayed;
     uint64_t bytes_relayed;
+    /* Legs latched to another port of their SDP's IP that their exact SDP
+     * address took over (call_learning.h): a stranger spoke first. */
+    uint64_t moved_to_sdp_address;
     uint64_t dropped[MOAT_CALL_DROP_REASON_COUNT];
 } moat_call_worker_counters;
 

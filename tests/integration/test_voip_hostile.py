@@ -181,6 +181,7 @@ def test_same_host_stranger_first_loses_the_leg_to_the_callee(relay):
         stranger.sendto(rtp(seq, 0xBAD), ("127.0.0.1", to_callee))
     assert silent(caller)
     assert wait_metric(lambda: call_drops(gw, "source"), lambda v: v >= 10) >= 10
+    assert gw.metric("moat_call_legs_moved_to_sdp_address_total") == 1
     query = client.command("query", call_id="same-host")
     assert query["result"] == "ok", query
     assert query["tags"]["callee"]["medias"][0]["streams"][0]["stats"]["packets"] == 6, query
