@@ -127,6 +127,10 @@ static int parse_arguments(int argc, char **argv, moat_config *config, bool *che
         if (equals) {
             *equals = '\0';
             value = equals + 1;
+        } else if (!moat_config_option_known(name)) {
+            snprintf(error, error_size, "unknown option --%s (see --help)", name);
+            g_free(name);
+            return -1;
         } else if (moat_config_option_is_bool(name) &&
                    (i + 1 >= argc || g_str_has_prefix(argv[i + 1], "--"))) {
             value = "true"; /* a flag alone */

@@ -432,17 +432,23 @@ int moat_config_apply_environment(moat_config *config, char *error, size_t error
     return 0;
 }
 
+static const option_spec *find_option(const char *cli_name)
+{
+    for (size_t i = 0; i < OPTION_COUNT; i++)
+        if (strcmp(options[i].cli_name, cli_name) == 0)
+            return &options[i];
+    return NULL;
+}
+
 int moat_config_set_by_option(moat_config *config, const char *option, const char *value,
                               char *error, size_t error_size)
 {
-    for (size_t i = 0; i < OPTION_COUNT; i++) {
-        if (strcmp(options[i].cli_name, option) == 0) {
-            char origin[80];
-            snprintf(origin, sizeof origin, "--%s", option);
-            return set_value(config, &options[i], value, origin, error, error_size);
-        }
-    }
-    return 1;
+    const option_spec *spec = find_option(option);
+    if (spec == NULL)
+        return 1;
+    char origin[80];
+    snprintf(origin, sizeof origin, "--%s", option);
+    return set_value(config, spec, value, origin, error, error_size);
 }
 
 int moat_config_validate(const moat_config *config, char *error, size_t error_size)
@@ -541,12 +547,14 @@ bool moat_config_cluster_enabled(const moat_config *config)
     return config->cluster_redis && *config->cluster_redis;
 }
 
+bool moat_config_option_known(const char *option)
+{
+    return find_option(option) != NULL;
+}
+
 bool moat_config_option_is_bool(const char *option)
 {
-    for (size_t i = 0; i < OPTION_COUNT; i++)
-        if (strcmp(options[i].cli_name, option) == 0)
-            return options[i].type == OPTION_BOOL;
-    return false;
+    return find_option(option) && find_option(option)->type == OPTION_BOOL;
 }
 
 void moat_config_print_options(void)

@@ -140,8 +140,10 @@ int moat_config_validate(const moat_config *config, char *error, size_t error_si
 bool moat_config_get_int(const moat_config *config, const char *section, const char *key,
                          int *value);
 
-/* Whether --option is a true/false one (then its value may be left out:
- * "--flag" alone means true). */
+/* Whether --option (its long name without the dashes) is a config option;
+ * whether it is a true/false one (then its value may be left out: "--flag"
+ * alone means true). */
+bool moat_config_option_known(const char *option);
 bool moat_config_option_is_bool(const char *option);
 /* [cluster] redis is set: this node joins a cluster (gateway/cluster/). */
 bool moat_config_cluster_enabled(const moat_config *config);

@@ -70,6 +70,19 @@ def test_bad_config_values(tmp_path):
     assert result.returncode != 0 and "log_level" in result.stderr
 
 
+def test_unknown_options_are_named_as_unknown():
+    """An unknown option is called unknown, last on the line or not (it was
+    "needs a value" when nothing followed it); a known one without its
+    value needs a value."""
+    for args in (("--verbose",), ("--verbose", "--check-config"), ("--verbose=1",),
+                 ("--check-config", "--no-such-flag")):
+        result = run(*args)
+        assert result.returncode == 2, (args, result.stderr)
+        assert "unknown option --" in result.stderr, (args, result.stderr)
+    result = run("--check-config", "--workers")
+    assert result.returncode == 2 and "--workers needs a value" in result.stderr, result.stderr
+
+
 def test_shipped_config_file_is_valid():
     from conftest import ROOT
     result = run("--config", str(ROOT / "config" / "moat.conf"), "--check-config")
