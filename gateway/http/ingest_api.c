@@ -2,10 +2,13 @@
  * WHIP has, plus a quota per source), the JSON request, the synthetic offer
  * that describes the sender's codecs to the ordinary session setup, and the
  * UDP socket from [media] port_min..port_max handed to the session
- * (session_plain.c receives on it and ends it when it idles). */
+ * (session_plain.c receives on it and ends it when it idles), with the SRTP
+ * keys of ingest_srtp.c when the request asks for SRTP. */
 #include "http/ingest_api.h"
 
 #include "http/http_router.h"
+#include "http/ingest_srtp.h"
+#include "sdp/sdes_keys.h"
 #include "session/session.h"
 #include "http/whip_api.h"
 #include "session/whip_session.h"
@@ -218,16 +221,31 @@ static void start_ingest(moat_gateway *gateway, const moat_plugin *plugin, const
         moat_http_response_error(response, 400, "bad_source", "source: an IP address");
         return;
     }
+    moat_srtp_keying keys = {0};
+    char *key_text = NULL;
+    const char *suite = NULL;
+    json_t *srtp = json_object_get(body, "srtp");
+    char problem_text[160];
+    if (srtp && moat_ingest_srtp_parse(srtp, &keys, &key_text, &suite, problem_text,
+                                       sizeof problem_text) != 0) {
+        json_decref(body);
+        moat_http_response_error(response, 400, "bad_srtp", "%s", problem_text);
+        return;
+    }
     const char *problem = NULL;
     char *offer = synthetic_offer(body, &problem);
     json_decref(body);
     if (!offer) {
+        moat_sdes_keying_clear(&keys);
+        moat_ingest_srtp_free_key(key_text);
         moat_http_response_error(response, 400, "bad_codecs", "%s", problem);
         return;
     }
     uint16_t port = 0;
     int fd = open_socket(&gateway->config, &port);
     if (fd < 0) {
+        moat_sdes_keying_clear(&keys);
+        moat_ingest_srtp_free_key(key_text);
         g_free(offer);
         moat_http_response_error(response, 503, "no_port",
                                  "cannot open a UDP port in [media] port_min..port_max: %s",
@@ -240,6 +258,8 @@ static void start_ingest(moat_gateway *gateway, const moat_plugin *plugin, const
         gateway, plugin, "whip", resource, offer, strlen(offer), &created, error, sizeof error);
     g_free(offer);
     if (result != MOAT_WHIP_SETUP_OK) {
+        moat_sdes_keying_clear(&keys);
+        moat_ingest_srtp_free_key(key_text);
         close(fd);
         if (result == MOAT_WHIP_SETUP_BAD_OFFER)
             moat_http_response_error(response, 400, "bad_codecs", "%s", error);
@@ -253,6 +273,9 @@ static void start_ingest(moat_gateway *gateway, const moat_plugin *plugin, const
     g_strlcpy(created.record->ingest_source, source_key, sizeof created.record->ingest_source);
     moat_session_set_plain(created.session, fd, source_value ? &source : NULL,
                            (uint32_t)gateway->config.ingest_idle_timeout_s);
+    if (key_text)
+        moat_session_set_plain_keys(created.session, &keys);
+    moat_sdes_keying_clear(&keys);
     created.record->udp_port = port; /* one of Moat's own sockets (call legs never aim at it) */
     char label[24];
     g_snprintf(label, sizeof label, "%" G_GUINT64_FORMAT, created.record->serial);
@@ -260,9 +283,15 @@ static void start_ingest(moat_gateway *gateway, const moat_plugin *plugin, const
         g_strdup_printf("%s/%s/ingest/%s", plugin->api_path, resource, created.record->id);
     moat_whip_session_start(created.session, created.record->worker, NULL, NULL, NULL);
     moat_http_response_header(response, "Location", location);
-    reply_json(response, 201,
-               json_pack("{s:s, s:s, s:s, s:i, s:b}", "id", label, "resource", location, "address",
-                         gateway->config.media_bind, "port", (int)port, "rtcp_mux", 1));
+    json_t *reply =
+        json_pack("{s:s, s:s, s:s, s:i, s:b}", "id", label, "resource", location, "address",
+                  gateway->config.media_bind, "port", (int)port, "rtcp_mux", 1);
+    /* The key goes to the API caller only (token, or the loopback API). */
+    if (key_text && reply)
+        json_object_set_new(reply, "srtp",
+                            json_pack("{s:s, s:s}", "suite", suite, "key", key_text));
+    reply_json(response, 201, reply);
+    moat_ingest_srtp_free_key(key_text);
     g_free(location);
 }
 

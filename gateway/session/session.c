@@ -104,8 +104,7 @@ static const moat_dtls_callbacks dtls_callbacks = {
     .closed = dtls_closed,
 };
 
-/* The transport's part of the negotiation; the m-lines go to
- * moat_session_media_init. */
+/* The transport's part of the negotiation (the m-lines: media_init). */
 static void keep_negotiation(moat_session_negotiation *out, const moat_sdp_negotiation *in)
 {
     g_strlcpy(out->remote_fingerprint_alg, in->remote_fingerprint_alg,
@@ -589,6 +588,7 @@ void moat_session_free(moat_session *session)
     }
     if (session->plain_fd >= 0) /* never started: no worker registration to undo */
         close(session->plain_fd);
+    moat_session_plain_clear_keys(session); /* keys of an ingest that never started */
     moat_session_clear_tap(session);
     moat_session_data_clear(session);
     moat_session_media_clear(session);

@@ -9,6 +9,7 @@
 #include "engine/worker.h"
 #include "plugin.h"
 #include "prefilter/prefilter_settings.h"
+#include "srtp/srtp_keying.h"
 
 #include <netinet/in.h>
 #include <stdbool.h>
@@ -82,6 +83,14 @@ void moat_session_bypass_handshake(moat_session *session, const moat_path *path,
  * (0: never) the session ends ("ingest idle") and its socket closes. */
 void moat_session_set_plain(moat_session *session, int fd, const struct sockaddr_in6 *source,
                             uint32_t idle_timeout_s);
+/* Control thread, after moat_session_set_plain and before the session
+ * starts: the ingest receives SRTP with these keys (remote: the sender's;
+ * copied), through the same prefilter stages and srtp_unprotect as a
+ * WebRTC publisher; only an authenticated packet latches the sender, and
+ * only authenticated ones keep the ingest from its idle timeout. */
+void moat_session_set_plain_keys(moat_session *session, const moat_srtp_keying *keys);
+/* Wipes and frees keys set but never installed (the session never started). */
+void moat_session_plain_clear_keys(moat_session *session);
 /* Worker thread: registers / unregisters and closes the socket. */
 void moat_session_plain_start(moat_session *session);
 void moat_session_plain_stop(moat_session *session);

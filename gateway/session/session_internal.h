@@ -158,8 +158,9 @@ struct moat_session {
     uint64_t dtls_seen;    /* DTLS datagrams both ways at the last trim */
     moat_srtp_session *srtp;
 
-    /* Plain RTP ingest (session_plain.c): no ICE, DTLS or SRTP; its own UDP
-     * socket, latched to the first source. plain_fd < 0: a WebRTC session. */
+    /* RTP ingest (session_plain.c): no ICE or DTLS, plain RTP or SRTP with
+     * keys from the API; its own UDP socket, latched to the first source.
+     * plain_fd < 0: a WebRTC session. */
     int plain_fd;
     bool plain_source_fixed; /* plain_source given by the API: only its address is accepted */
     bool plain_latched;
@@ -167,6 +168,10 @@ struct moat_session {
     uint64_t plain_idle_timeout_us; /* no valid packet this long: the ingest ends; 0: never */
     uint64_t plain_last_rx_us;      /* the last valid packet (or the start) */
     uint32_t plain_queue_drops;     /* its socket's SO_RXQ_OVFL count already counted */
+    /* SRTP ingest: the sender's keys until the worker installs them at
+     * start (then session->srtp authenticates, and only an authentic
+     * packet latches the sender); owned, wiped when freed. */
+    moat_srtp_keying *plain_keys;
 
     /* Media */
     moat_session_negotiation negotiation;

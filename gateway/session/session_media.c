@@ -246,28 +246,28 @@ static void receive_rtcp(moat_session *session, uint8_t *data, size_t length, bo
 
 /* The receive path of DESIGN.md: structure, SRTP+ tag or stream guard, budget,
  * then srtp_unprotect; cheapest first, each drop with its reason. */
-void moat_session_handle_srtp(moat_session *session, uint8_t *data, size_t length, size_t capacity)
+bool moat_session_handle_srtp(moat_session *session, uint8_t *data, size_t length, size_t capacity)
 {
     moat_session_prefilter_packet(session);
     if (!session->srtp || session->ending) {
         moat_session_drop(session, MOAT_DROP_NOT_READY);
-        return;
+        return false;
     }
     uint64_t now = moat_worker_now_us(session->worker);
     bool enforcing = moat_session_enforcing(session);
     if (moat_rtp_is_rtcp(data, length)) {
         if (length < 8) {
             moat_session_drop(session, MOAT_DROP_MALFORMED);
-            return;
+            return false;
         }
         receive_rtcp(session, data, length, enforcing, now);
-        return;
+        return false;
     }
     /* Before authentication only the fixed header is read: the padding count
      * is encrypted, and libsrtp checks the rest itself. */
     if (length < 12) {
         moat_session_drop(session, MOAT_DROP_MALFORMED);
-        return;
+        return false;
     }
     uint32_t ssrc =
         (uint32_t)data[8] << 24 | (uint32_t)data[9] << 16 | (uint32_t)data[10] << 8 | data[11];
@@ -279,7 +279,7 @@ void moat_session_handle_srtp(moat_session *session, uint8_t *data, size_t lengt
             session->srtpplus_rx, data, length, enforcing, now * 1000u, &check);
         if (srtpplus_verdict_is_drop(verdict)) {
             moat_session_drop(session, reason_of(verdict));
-            return;
+            return false;
         }
         length = check.len;
     } else {
@@ -288,13 +288,13 @@ void moat_session_handle_srtp(moat_session *session, uint8_t *data, size_t lengt
             moat_stream_guard_check_rtp(&session->guard, ssrc, sequence, &load, now, &index);
         if (verdict != MOAT_GUARD_PASS) {
             moat_session_drop(session, guard_reason(verdict));
-            return;
+            return false;
         }
     }
     int status = moat_srtp_unprotect_rtp(session->srtp, data, &length);
     if (status != MOAT_SRTP_OK) {
         unprotect_failed(session, status);
-        return;
+        return false;
     }
     if (session->srtpplus_rx) {
         if (srtpplus_receiver_confirm_rtp(session->srtpplus_rx, data, &length, check.index) ==
@@ -309,6 +309,7 @@ void moat_session_handle_srtp(moat_session *session, uint8_t *data, size_t lengt
     if (session->cascade_leg)
         session->last_consent_us = now;
     moat_session_deliver_rtp(session, data, length, capacity, now);
+    return true;
 }
 
 /* The transport-wide sequence number of a packet, for the feedback. */

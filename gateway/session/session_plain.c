@@ -1,9 +1,11 @@
-/* Owns the plain RTP ingest leg of a session: its UDP socket, the sender it
+/* Owns the RTP ingest leg of a session: its UDP socket, the sender it
  * accepts (given by the API or latched on the first packet) and the hand-off
  * of each packet to the same delivery as decrypted SRTP. Plain RTP carries no
  * authentication: anyone who can reach the port before the real sender (or
- * spoof the latched address) can inject media; "source" narrows that. An
- * ingest that receives no valid RTP for its idle timeout ends (session.c's
+ * spoof the latched address) can inject media; "source" narrows that. With
+ * SRTP keys (the API's "srtp") each packet takes the WebRTC receive path
+ * (prefilter, srtp_unprotect) and only an authentic one latches the sender.
+ * An ingest that receives no valid RTP for its idle timeout ends (session.c's
  * tick), so an abandoned one frees its socket. */
 #include "session/session_internal.h"
 
@@ -13,14 +15,44 @@
 #include "rtp/rtp_packet.h"
 
 #include <errno.h>
+#include <glib.h>
+#include <openssl/crypto.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #define PLAIN_BATCH 64 /* datagrams per wake-up, then other work runs */
 
+void moat_session_set_plain_keys(moat_session *session, const moat_srtp_keying *keys)
+{
+    moat_session_plain_clear_keys(session);
+    session->plain_keys = g_memdup2(keys, sizeof *keys);
+}
+
+void moat_session_plain_clear_keys(moat_session *session)
+{
+    if (!session->plain_keys)
+        return;
+    OPENSSL_cleanse(session->plain_keys, sizeof *session->plain_keys);
+    g_free(session->plain_keys);
+    session->plain_keys = NULL;
+}
+
+/* SRTP ingest: the keys go where a finished DTLS handshake would put them. */
+static void install_keys(moat_session *session)
+{
+    if (moat_session_media_keys(session, session->plain_keys) != 0 ||
+        moat_session_prefilter_keys(session, session->plain_keys) != 0) {
+        session->end_reason = "srtp setup failed";
+        session->ending = true;
+    }
+    moat_session_plain_clear_keys(session);
+}
+
 void moat_session_plain_start(moat_session *session)
 {
+    if (session->plain_keys)
+        install_keys(session);
     /* Each datagram carries the socket's drop count (note_queue_drops). */
     int on = 1;
     setsockopt(session->plain_fd, SOL_SOCKET, SO_RXQ_OVFL, &on, sizeof on);
@@ -45,15 +77,16 @@ static bool same_address(const struct sockaddr_in6 *a, const struct sockaddr_in6
 /* Latching: the first sender's address (matching "source" when given) is
  * the only one accepted from then on, from any port, so that audio and video
  * may come from two sockets of one sender (two udpsinks). */
-static bool accept_source(moat_session *session, const struct sockaddr_in6 *from)
+static bool source_allowed(const moat_session *session, const struct sockaddr_in6 *from)
 {
-    if (session->plain_latched || session->plain_source_fixed) {
-        if (!same_address(&session->plain_source, from))
-            return false;
-    }
+    return !(session->plain_latched || session->plain_source_fixed) ||
+           same_address(&session->plain_source, from);
+}
+
+static void latch_source(moat_session *session, const struct sockaddr_in6 *from)
+{
     session->plain_source = *from;
     session->plain_latched = true;
-    return true;
 }
 
 void moat_session_plain_handle(moat_session *session, const struct sockaddr_in6 *from,
@@ -63,7 +96,7 @@ void moat_session_plain_handle(moat_session *session, const struct sockaddr_in6 
         moat_session_drop(session, MOAT_DROP_TRUNCATED);
         return;
     }
-    if (from->sin6_family != AF_INET6 || !accept_source(session, from)) {
+    if (from->sin6_family != AF_INET6 || !source_allowed(session, from)) {
         moat_session_drop(session, MOAT_DROP_UNKNOWN_TUPLE);
         return;
     }
@@ -75,8 +108,15 @@ void moat_session_plain_handle(moat_session *session, const struct sockaddr_in6 
     if (moat_rtp_is_rtcp(data, length))
         return;
     uint64_t now_us = moat_worker_now_us(session->worker);
+    if (session->srtp) {
+        /* Prefilter, srtp_unprotect and delivery; a drop is counted there. */
+        if (!moat_session_handle_srtp(session, data, length, capacity))
+            return;
+    } else {
+        moat_session_deliver_rtp(session, data, length, capacity, now_us);
+    }
+    latch_source(session, from);
     session->plain_last_rx_us = now_us; /* what keeps the ingest from its idle timeout */
-    moat_session_deliver_rtp(session, data, length, capacity, now_us);
 }
 
 /* What the kernel dropped at the ingest's socket while its queue was full

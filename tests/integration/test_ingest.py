@@ -2,33 +2,64 @@
 port; a GStreamer pipeline (440 Hz audiotestsrc through opusenc, videotestsrc
 through vp8enc, two udpsinks) sends plain RTP there and becomes the room's
 publisher; an aiortc WHEP subscriber hears 440 Hz and decodes the video.
-DELETE on the returned resource ends it. Hostile requests get JSON 4xx."""
+With "srtp" the same pipeline sends SRTP through GStreamer's srtpenc, keyed
+with the key Moat's 201 returns. DELETE on the returned resource ends it.
+Hostile requests get JSON 4xx (test_ingest_srtp_hostile.py: SRTP's)."""
 import asyncio
+import base64
 import subprocess
 import time
+
+import pytest
 
 from test_room import api, check_media, close, subscribe
 
 CODECS = {"audio": {"codec": "opus", "pt": 111}, "video": {"codec": "vp8", "pt": 96}}
 
 
-def sender(port):
+# GStreamer srtpenc's names for the SDES suites.
+SRTPENC = {"AES_CM_128_HMAC_SHA1_80": ("aes-128-icm", "hmac-sha1-80"),
+           "AES_CM_128_HMAC_SHA1_32": ("aes-128-icm", "hmac-sha1-32"),
+           "AEAD_AES_128_GCM": ("aes-128-gcm", "null")}
+
+
+def srtp_stage(srtp):
+    """srtpenc keyed as the ingest's 201 said, or nothing for plain RTP."""
+    if not srtp:
+        return []
+    cipher, auth = SRTPENC[srtp["suite"]]
+    key = base64.b64decode(srtp["key"]).hex()
+    return ["!", "srtpenc", f"key={key}", f"rtp-cipher={cipher}", f"rtp-auth={auth}",
+            f"rtcp-cipher={cipher}", f"rtcp-auth={auth}"]
+
+
+def sender(port, srtp=None):
     return subprocess.Popen(
         ["gst-launch-1.0", "-q",
          "audiotestsrc", "is-live=true", "freq=440", "!", "audioconvert", "!", "audioresample",
-         "!", "opusenc", "!", "rtpopuspay", "pt=111", "!", "udpsink", "host=127.0.0.1",
-         f"port={port}",
+         "!", "opusenc", "!", "rtpopuspay", "pt=111", *srtp_stage(srtp), "!", "udpsink",
+         "host=127.0.0.1", f"port={port}",
          "videotestsrc", "is-live=true", "!", "video/x-raw,width=320,height=240,framerate=30/1",
-         "!", "vp8enc", "deadline=1", "keyframe-max-dist=30", "!", "rtpvp8pay", "pt=96", "!",
-         "udpsink", "host=127.0.0.1", f"port={port}"],
+         "!", "vp8enc", "deadline=1", "keyframe-max-dist=30", "!", "rtpvp8pay", "pt=96",
+         *srtp_stage(srtp), "!", "udpsink", "host=127.0.0.1", f"port={port}"],
         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
 
 
-def test_gstreamer_ingest_reaches_whep_subscribers(gateway):
-    status, body = api(gateway, "POST", "/api/rooms/live/ingest", dict(CODECS, source="127.0.0.1"))
+@pytest.mark.parametrize("suite", [None, "AES_CM_128_HMAC_SHA1_80", "AEAD_AES_128_GCM"],
+                         ids=["plain", "srtp", "srtp-gcm"])
+def test_gstreamer_ingest_reaches_whep_subscribers(gateway, suite):
+    request = dict(CODECS, source="127.0.0.1")
+    if suite:
+        request["srtp"] = {"suite": suite}
+    status, body = api(gateway, "POST", "/api/rooms/live/ingest", request)
     assert status == 201, body
     assert body["rtcp_mux"] is True and body["resource"].startswith("/api/rooms/live/ingest/")
-    gst = sender(body["port"])
+    assert ("srtp" in body) == bool(suite), body
+    if suite:
+        assert body["srtp"]["suite"] == suite and len(base64.b64decode(body["srtp"]["key"])) == \
+            (28 if "GCM" in suite else 30), body
+    before = gateway.drops("auth")
+    gst = sender(body["port"], body.get("srtp"))
     try:
         async def run():
             deadline = time.time() + 10
@@ -47,6 +78,7 @@ def test_gstreamer_ingest_reaches_whep_subscribers(gateway):
     finally:
         gst.terminate()
         gst.wait(timeout=10)
+    assert gateway.drops("auth") == before  # every packet authenticated
     assert api(gateway, "DELETE", body["resource"])[0] == 204
     deadline = time.time() + 5
     while time.time() < deadline:

@@ -10,8 +10,9 @@
  * Sessions, all keyed as a finished handshake would (session_harness):
  *   worker 0: echo; room "r" publisher and one subscriber; ingest into room
  *             "i" (plain RTP, latched) and one subscriber; a subscriber of
- *             room "q".
- *   worker 1: room "q" publisher; subscribers of rooms "r" and "i".
+ *             room "q"; a subscriber of room "s".
+ *   worker 1: room "q" publisher; subscribers of rooms "r" and "i"; an
+ *             SRTP ingest into room "s" (keys as the API's "srtp" gives).
  *
  * Input: records [target][flags][length hi][length lo][bytes].
  * target: low 3 bits pick the session (ENDPOINTS below), bits 3-4 the
@@ -49,6 +50,7 @@ typedef struct {
     const char *endpoint;
     const char *resource;
     bool plain;
+    bool srtp; /* an SRTP ingest (plain too) */
 } endpoint_spec;
 
 /* Publishers come before their subscribers (a room is made by its
@@ -58,12 +60,13 @@ static const endpoint_spec ENDPOINTS[] = {
     {"ingest-i", 0, "room", "whip", "i", true}, {"pub-q", 1, "room", "whip", "q", false},
     {"sub-r0", 0, "room", "whep", "r", false},  {"sub-r1", 1, "room", "whep", "r", false},
     {"sub-i0", 0, "room", "whep", "i", false},  {"sub-i1", 1, "room", "whep", "i", false},
-    {"sub-q0", 0, "room", "whep", "q", false},
+    {"sub-q0", 0, "room", "whep", "q", false},  {"ingest-s", 1, "room", "whip", "s", true, true},
+    {"sub-s0", 0, "room", "whep", "s", false},
 };
 #define N_ENDPOINTS (sizeof ENDPOINTS / sizeof ENDPOINTS[0])
-/* What the fuzzer sends to: every session but subscribers of the same
- * room twice over (target & 7). */
-static const unsigned TARGETS[8] = {0, 1, 2, 3, 4, 5, 6, 8};
+/* What the fuzzer sends to: every publisher and ingest, one subscriber of
+ * each room on worker 0 (target & 7). */
+static const unsigned TARGETS[8] = {0, 1, 2, 3, 4, 9, 6, 8};
 /* Every buffer's limit and one past it: relay MTU, its copy, the receive
  * capacity, the datagram capacity. */
 static const size_t LIMITS[] = {1499, 1500, 1501, 1563, 1564, 1565, 1983, 1984, 1985, 2048};
@@ -139,7 +142,9 @@ static void setup(void)
             h->negotiation.media[0].peer_sends = false;
         h->negotiation.media[0].local_ssrc = HARNESS_LOCAL_SSRC + i;
         drive(spec->worker);
-        if (spec->plain) {
+        if (spec->srtp) {
+            session_harness_create_plain_srtp(h, NULL);
+        } else if (spec->plain) {
             session_harness_create_plain(h, NULL);
         } else {
             session_harness_create(h, NULL);

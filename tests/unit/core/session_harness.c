@@ -120,7 +120,7 @@ void session_harness_init_on(session_harness *h, moat_worker *worker)
 }
 
 static void create(session_harness *h, void *dtls_context, int plain_fd,
-                   const struct sockaddr_in6 *source)
+                   const struct sockaddr_in6 *source, const moat_srtp_keying *plain_keys)
 {
     char error[256];
     moat_session_params params = {
@@ -143,25 +143,41 @@ static void create(session_harness *h, void *dtls_context, int plain_fd,
         g_error("session: %s", error);
     if (plain_fd >= 0)
         moat_session_set_plain(h->session, plain_fd, source, 0);
+    if (plain_keys)
+        moat_session_set_plain_keys(h->session, plain_keys);
     moat_session_start(h->session);
 }
 
 void session_harness_create(session_harness *h, void *dtls_context)
 {
-    create(h, dtls_context, -1, NULL);
+    create(h, dtls_context, -1, NULL, NULL);
 }
 
-void session_harness_create_plain(session_harness *h, const struct sockaddr_in6 *source)
+static int plain_socket(session_harness *h)
 {
     int fd = socket(AF_INET6, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     struct sockaddr_in6 local = {.sin6_family = AF_INET6, .sin6_addr = in6addr_loopback};
     if (fd < 0 || bind(fd, (struct sockaddr *)&local, sizeof local) != 0)
         g_error("plain socket: %s", strerror(errno));
     h->plain_fd = fd;
-    create(h, NULL, fd, source);
+    return fd;
 }
 
-void session_harness_key(session_harness *h)
+void session_harness_create_plain(session_harness *h, const struct sockaddr_in6 *source)
+{
+    create(h, NULL, plain_socket(h), source, NULL);
+}
+
+static void make_keys(session_harness *h);
+
+void session_harness_create_plain_srtp(session_harness *h, const struct sockaddr_in6 *source)
+{
+    make_keys(h);
+    create(h, NULL, plain_socket(h), source, &h->keys);
+}
+
+/* Random keys for the session and the peer's two SRTP sessions. */
+static void make_keys(session_harness *h)
 {
     moat_srtp_keying *k = &h->keys;
     k->profile = MOAT_SRTP_PROFILE_AES128_CM_SHA1_80;
@@ -181,7 +197,12 @@ void session_harness_key(session_harness *h)
     h->peer_rx = moat_srtp_session_new(&peer, error, sizeof error);
     if (!h->peer_srtp || !h->peer_rx)
         g_error("peer srtp: %s", error);
-    moat_session_bypass_handshake(h->session, &h->path, k);
+}
+
+void session_harness_key(session_harness *h)
+{
+    make_keys(h);
+    moat_session_bypass_handshake(h->session, &h->path, &h->keys);
 }
 
 void session_harness_flush(session_harness *h)

@@ -56,6 +56,9 @@ void session_harness_create(session_harness *h, void *dtls_context);
  * loopback socket, h->plain_fd; latched to the first sender unless
  * `source`), as POST .../ingest does, and starts it on the worker. */
 void session_harness_create_plain(session_harness *h, const struct sockaddr_in6 *source);
+/* The same for an SRTP ingest (moat_session_set_plain_keys, as "srtp" in
+ * the request does): random keys, the peer's sessions protect with them. */
+void session_harness_create_plain_srtp(session_harness *h, const struct sockaddr_in6 *source);
 /* Random SRTP keys installed as a finished handshake would. */
 void session_harness_key(session_harness *h);
 /* Sends through the gateway's worker batch now. */
