@@ -12,6 +12,8 @@ Load, all on loopback, all bounded by --seconds:
   * WHIP offers that never connect (pending sessions), deleted later;
   * SFU rooms: a moat-flood publisher and subscribers in a fresh room per
     cycle (WHIP and WHEP), every subscriber's loss checked;
+  * SRTP ingest: POST .../ingest with "srtp", authentic SRTP (pylibsrtp,
+    the 201's key) and forgeries from a stranger, then DELETE;
   * ng calls: offer, answer, plain RTP both ways, then delete; every other
     call also gets datagrams at the receive buffer's limits (1, 1980, 8192
     and 65507 bytes) and a stranger's RTP at its legs.
@@ -21,6 +23,7 @@ Prints one summary line:
 """
 import argparse
 import asyncio
+import base64
 import json
 import os
 import random
@@ -38,12 +41,14 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tests" / "integration"))
 
 from aiortc import RTCPeerConnection  # noqa: E402
+from pylibsrtp import Policy, Session  # noqa: E402
 from aiortc_peer import echo_call, whip_delete, whip_publish  # noqa: E402
 from conftest import free_port  # noqa: E402
 from datachannel_peer import DataChannelPeer  # noqa: E402
 from ng_client import NgClient  # noqa: E402
 
 import socket  # noqa: E402
+import urllib.error  # noqa: E402
 import urllib.request  # noqa: E402
 
 SANITIZER_MARKS = ("AddressSanitizer", "LeakSanitizer", "runtime error:", "UndefinedBehaviorSanitizer")
@@ -194,6 +199,7 @@ class Load:
         self.flood_cycles = 0
         self.room_cycles = 0
         self.calls = 0
+        self.ingests = 0
         self.pending = []
 
     def left(self):
@@ -294,6 +300,51 @@ class Load:
             self.room_cycles += 1
             time.sleep(self.rng.uniform(0.5, 1.5))
 
+    def one_ingest(self, n):
+        """An SRTP ingest: a stranger's forgeries first, then 30 authentic
+        packets (the room's publisher counts them), then DELETE."""
+        room = f"ingest{n}"
+        status, body = api_call(self.gw.base, "POST", f"/api/rooms/{room}/ingest", {
+            "audio": {"codec": "opus", "pt": 111}, "srtp": {"suite": "AES_CM_128_HMAC_SHA1_80"}})
+        if status != 201:
+            self.failures.append(f"SRTP ingest: {status} {body}")
+            return
+        sender = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        stranger = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        try:
+            target = ("127.0.0.1", body["port"])
+            forged = srtp_sender(os.urandom(30))
+            for seq in range(1, 11):
+                stranger.sendto(forged.protect(rtp_packet(seq, 0x7777, pt=111)), target)
+            mine = srtp_sender(base64.b64decode(body["srtp"]["key"]))
+            for seq in range(100, 130):
+                sender.sendto(mine.protect(rtp_packet(seq, 0x7777, pt=111)), target)
+            deadline = time.monotonic() + 5
+            packets = 0
+            while time.monotonic() < deadline and packets < 30:
+                time.sleep(0.1)
+                _, room_body = api_call(self.gw.base, "GET", f"/api/rooms/{room}")
+                publishers = (room_body or {}).get("publishers") or [{}]
+                packets = publishers[0].get("packets", 0)
+            if packets != 30:
+                self.failures.append(f"SRTP ingest: the publisher counted {packets} of 30")
+            self.sessions += 1
+            self.ingests += 1
+        finally:
+            sender.close()
+            stranger.close()
+            api_call(self.gw.base, "DELETE", body["resource"])
+
+    def ingest_loop(self):
+        n = 0
+        while self.left() > 8:
+            try:
+                self.one_ingest(n)
+            except Exception as e:  # noqa: BLE001 - recorded, the soak goes on
+                self.failures.append(f"SRTP ingest: {e!r}")
+            n += 1
+            time.sleep(self.rng.uniform(0.5, 1.5))
+
     def one_call(self, client, call_id, hostile):
         phones = []
         try:
@@ -371,7 +422,8 @@ class Load:
 
         loop.set_exception_handler(quiet)
         threads = [threading.Thread(target=loop_body, daemon=True)
-                   for loop_body in (self.flood_loop, self.room_loop, self.call_loop)]
+                   for loop_body in (self.flood_loop, self.room_loop, self.call_loop,
+                                     self.ingest_loop)]
         for thread in threads:
             thread.start()
         await asyncio.gather(self.datachannel_loop(), self.media_loop(), self.pending_loop())
@@ -394,8 +446,27 @@ def sdp_port(sdp):
     return int(re.search(r"^m=audio (\d+) ", sdp, re.M).group(1))
 
 
-def rtp_packet(seq, ssrc):
-    return struct.pack("!BBHII", 0x80, 8, seq, seq * 160, ssrc) + bytes(160)
+def rtp_packet(seq, ssrc, pt=8):
+    return struct.pack("!BBHII", 0x80, pt, seq, seq * 160, ssrc) + bytes(160)
+
+
+def srtp_sender(key):
+    return Session(Policy(key=key, srtp_profile=Policy.SRTP_PROFILE_AES128_CM_SHA1_80,
+                          ssrc_type=Policy.SSRC_ANY_OUTBOUND))
+
+
+def api_call(base, method, path, body=None):
+    """(status, JSON body or None) of one API request."""
+    data = None if body is None else json.dumps(body).encode()
+    request = urllib.request.Request(base + path, data=data, method=method,
+                                     headers={"Content-Type": "application/json"})
+    try:
+        with urllib.request.urlopen(request, timeout=5) as r:
+            text = r.read().decode()
+            return r.status, json.loads(text) if text else None
+    except urllib.error.HTTPError as e:
+        text = e.read().decode()
+        return e.code, json.loads(text) if text.startswith("{") else text
 
 
 def drain_count(sock, most, timeout=None):
@@ -506,10 +577,11 @@ def main():
     for failure in load.failures[:5]:
         print(f"# load: {failure}")
     result = "ok" if not problems else "FAILED"
-    if load.room_cycles == 0 or load.calls == 0:
-        problems.append(f"room cycles {load.room_cycles}, calls {load.calls}: a loop never ran")
+    if load.room_cycles == 0 or load.calls == 0 or load.ingests == 0:
+        problems.append(f"room cycles {load.room_cycles}, calls {load.calls}, SRTP ingests "
+                        f"{load.ingests}: a loop never ran")
     print(f"soak seconds={seconds} sessions={load.sessions} flood_cycles={load.flood_cycles} "
-          f"room_cycles={load.room_cycles} calls={load.calls} "
+          f"room_cycles={load.room_cycles} calls={load.calls} srtp_ingests={load.ingests} "
           f"rss_mib={rss_start:.0f}->{rss_end:.0f} (peak {rss_peak:.0f}) "
           f"fds={idle_fds}->{end_fds} (peak {fds_peak}, http_close_wait={http_close_wait}) "
           f"asan={'clean' if not sanitizer else 'REPORT'} result={result}")
