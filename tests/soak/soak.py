@@ -46,9 +46,9 @@ from aiortc_peer import echo_call, whip_delete, whip_publish  # noqa: E402
 from conftest import free_port  # noqa: E402
 from datachannel_peer import DataChannelPeer  # noqa: E402
 from ng_client import NgClient  # noqa: E402
+from test_room import api  # noqa: E402
 
 import socket  # noqa: E402
-import urllib.error  # noqa: E402
 import urllib.request  # noqa: E402
 
 SANITIZER_MARKS = ("AddressSanitizer", "LeakSanitizer", "runtime error:", "UndefinedBehaviorSanitizer")
@@ -304,7 +304,7 @@ class Load:
         """An SRTP ingest: a stranger's forgeries first, then 30 authentic
         packets (the room's publisher counts them), then DELETE."""
         room = f"ingest{n}"
-        status, body = api_call(self.gw.base, "POST", f"/api/rooms/{room}/ingest", {
+        status, body = api(self.gw, "POST", f"/api/rooms/{room}/ingest", {
             "audio": {"codec": "opus", "pt": 111}, "srtp": {"suite": "AES_CM_128_HMAC_SHA1_80"}})
         if status != 201:
             self.failures.append(f"SRTP ingest: {status} {body}")
@@ -323,7 +323,7 @@ class Load:
             packets = 0
             while time.monotonic() < deadline and packets < 30:
                 time.sleep(0.1)
-                _, room_body = api_call(self.gw.base, "GET", f"/api/rooms/{room}")
+                _, room_body = api(self.gw, "GET", f"/api/rooms/{room}")
                 publishers = (room_body or {}).get("publishers") or [{}]
                 packets = publishers[0].get("packets", 0)
             if packets != 30:
@@ -333,7 +333,7 @@ class Load:
         finally:
             sender.close()
             stranger.close()
-            api_call(self.gw.base, "DELETE", body["resource"])
+            api(self.gw, "DELETE", body["resource"])
 
     def ingest_loop(self):
         n = 0
@@ -454,19 +454,6 @@ def srtp_sender(key):
     return Session(Policy(key=key, srtp_profile=Policy.SRTP_PROFILE_AES128_CM_SHA1_80,
                           ssrc_type=Policy.SSRC_ANY_OUTBOUND))
 
-
-def api_call(base, method, path, body=None):
-    """(status, JSON body or None) of one API request."""
-    data = None if body is None else json.dumps(body).encode()
-    request = urllib.request.Request(base + path, data=data, method=method,
-                                     headers={"Content-Type": "application/json"})
-    try:
-        with urllib.request.urlopen(request, timeout=5) as r:
-            text = r.read().decode()
-            return r.status, json.loads(text) if text else None
-    except urllib.error.HTTPError as e:
-        text = e.read().decode()
-        return e.code, json.loads(text) if text.startswith("{") else text
 
 
 def drain_count(sock, most, timeout=None):
