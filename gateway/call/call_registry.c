@@ -260,10 +260,6 @@ static bool offer_webrtc_leg(moat_call *call, int side, const moat_ng_request *r
 {
     g_free(reply->sdp); /* the phone's rewritten SDP is not for the party */
     reply->sdp = NULL;
-    for (size_t i = 0; i < sdp->n_media; i++)
-        if (strstr(sdp->media[i].proto, "SAVP"))
-            return moat_call_request_fail(
-                reply, "Offering a WebRTC leg to an SDES-SRTP party is not supported%s", NULL);
     char error[160];
     moat_call_webrtc_offered *offered = moat_call_webrtc_offer_new(
         &call->registry->webrtc, call->context, request, error, sizeof error);
@@ -405,10 +401,12 @@ void moat_call_offer_run(moat_call_registry *registry, const moat_ng_request *re
         call->rtcp_mux_offered[i] = mux[i];
     }
     moat_call_sdp_rewrite sdes = {0};
-    /* A WebRTC party's SRTP is its session's (DTLS-SRTP), not SDES. */
-    if ((!webrtc && !offer_webrtc &&
-         moat_call_sdes_offer(&call->sdes, side, &sdp, request, call->streams, &sdes, reply->error,
-                              sizeof reply->error) != 0) ||
+    /* A WebRTC party's SRTP is its session's (DTLS-SRTP); an SDES phone
+     * facing it is terminated as if it faced a plain phone. */
+    call->sdes.webrtc[side] = webrtc;
+    call->sdes.webrtc[1 - side] = offer_webrtc || call->webrtc[1 - side];
+    if (moat_call_sdes_offer(&call->sdes, side, &sdp, request, call->streams, &sdes, reply->error,
+                             sizeof reply->error) != 0 ||
         !rewrite_for(call, 1 - side, request, &sdp, mux, &sdes, reply) ||
         !moat_call_request_transcode_offer(request, reply) ||
         (offer_webrtc && !offer_webrtc_leg(call, 1 - side, request, &sdp, reply))) {
@@ -470,9 +468,10 @@ void moat_call_answer(moat_call_registry *registry, const moat_ng_request *reque
     bool mux[MOAT_CALL_SDP_MAX_MEDIA];
     moat_call_answer_mux(&sdp, call->rtcp_mux_offered, mux);
     moat_call_sdp_rewrite sdes = {0};
-    if ((!call->webrtc[offerer] && !answered_webrtc &&
-         moat_call_sdes_answer(&call->sdes, answerer, &sdp, call->streams, &sdes, reply->error,
-                               sizeof reply->error) != 0) ||
+    call->sdes.webrtc[offerer] = call->webrtc[offerer] != NULL;
+    call->sdes.webrtc[answerer] = answered_webrtc;
+    if (moat_call_sdes_answer(&call->sdes, answerer, &sdp, call->streams, &sdes, reply->error,
+                              sizeof reply->error) != 0 ||
         !rewrite_for(call, offerer, &plain, &sdp, mux, &sdes, reply))
         return;
     moat_call_transcode_answer(call->offer_text, request, call->streams, sdp.n_media, offerer,

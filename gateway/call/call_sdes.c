@@ -24,6 +24,13 @@ static moat_sdes_policy policy_of(const moat_ng_request *request)
     };
 }
 
+/* The transport of the party on `side` as SDES sees it: a WebRTC party's
+ * media reaches the legs decrypted by its session. */
+static const char *party_proto(const moat_call_sdes *sdes, int side, const char *proto)
+{
+    return sdes->webrtc[side] ? "RTP/AVP" : proto;
+}
+
 static void leg_reset(moat_call_sdes_leg *leg)
 {
     explicit_bzero(leg, sizeof *leg);
@@ -114,26 +121,27 @@ int moat_call_sdes_offer(moat_call_sdes *sdes, int side, const moat_call_sdp *sd
     int other = 1 - side;
     for (size_t i = 0; i < sdp->n_media; i++) {
         const moat_call_sdp_media *media = &sdp->media[i];
+        const char *proto = party_proto(sdes, side, media->proto);
         moat_call_sdes_leg *own = &sdes->legs[side][i], *far = &sdes->legs[other][i];
         bool was_keyed[2] = {own->keyed, far->keyed};
         /* A re-offer without transport-protocol (Kamailio's in-dialog
          * rtpengine_manage()) keeps the other party's transport. */
         char far_proto[sizeof far->proto];
         g_strlcpy(far_proto, far->proto, sizeof far_proto);
-        const char *wanted = request->transport_protocol;
-        if (!wanted && far_proto[0] && is_srtp(far_proto) != is_srtp(media->proto)) {
+        const char *wanted = sdes->webrtc[other] ? "RTP/AVP" : request->transport_protocol;
+        if (!wanted && far_proto[0] && is_srtp(far_proto) != is_srtp(proto)) {
             wanted = far_proto;
             how->media_transport[i] = far_proto; /* copied into the rewrite below */
         }
         leg_reset(own);
         leg_reset(far);
-        g_strlcpy(own->proto, media->proto, sizeof own->proto);
-        g_strlcpy(far->proto, wanted ? wanted : media->proto, sizeof far->proto);
+        g_strlcpy(own->proto, proto, sizeof own->proto);
+        g_strlcpy(far->proto, wanted ? wanted : proto, sizeof far->proto);
         if (how->media_transport[i])
             how->media_transport[i] = far->proto; /* far_proto dies with this iteration */
         if (media->port == 0)
             continue;
-        bool party_srtp = is_srtp(media->proto);
+        bool party_srtp = is_srtp(proto);
         bool other_srtp = wanted ? is_srtp(wanted) : party_srtp;
         int status = 0;
         if (party_srtp && !other_srtp) {
@@ -186,7 +194,7 @@ int moat_call_sdes_answer(moat_call_sdes *sdes, int answerer, const moat_call_sd
     for (size_t i = 0; i < sdp->n_media; i++) {
         moat_call_sdes_leg *own = &sdes->legs[answerer][i], *far = &sdes->legs[offerer][i];
         const moat_call_sdp_media *media = &sdp->media[i];
-        g_strlcpy(own->proto, media->proto, sizeof own->proto);
+        g_strlcpy(own->proto, party_proto(sdes, answerer, media->proto), sizeof own->proto);
         if (own->terminated && !own->keyed && media->port != 0) {
             size_t j = 0;
             int k = picked_line(own, media, &j);

@@ -8,7 +8,9 @@
  * journal when it is being restored (call_journal.h), and go to the leg's SRTP
  * session (moat_call_stream_set_srtp), which authenticates every packet
  * before it may latch. Transports that do not change are relayed as they
- * are (end-to-end SRTP untouched). Control thread. */
+ * are (end-to-end SRTP untouched). A WebRTC party's media is plain RTP at
+ * Moat (its session terminates DTLS-SRTP), so an SDES phone facing one is
+ * terminated like one facing a plain phone. Control thread. */
 #ifndef MOAT_CALL_SDES_H
 #define MOAT_CALL_SDES_H
 
@@ -35,6 +37,9 @@ typedef struct {
     /* The call's journal (not owned; NULL: none): each key Moat writes is
      * recorded there, or taken from it when the call is being restored. */
     moat_call_journal *journal;
+    /* Set by the caller before each offer and answer: the party on side s
+     * is a WebRTC party (its transport counts as RTP/AVP here). */
+    bool webrtc[2];
 } moat_call_sdes;
 
 /* An offer from `side` (its SDP parsed in sdp): decides each m-line's

@@ -167,19 +167,6 @@ def test_client_answer_missing_credentials_is_refused(voip, mutate, reason):
     assert gw.metric("moat_call_webrtc_legs") == 0
 
 
-def test_sdes_phone_to_webrtc_is_refused_cleanly(voip):
-    """Not supported yet: a clear error, not a broken SDP."""
-    _, client = voip
-    phone = udp()
-    sdp = phone_offer(phone.getsockname()[1]).replace("RTP/AVP", "RTP/SAVP") + (
-        "a=crypto:1 AES_CM_128_HMAC_SHA1_80 inline:WVNfX19zZW1jdGwgKCkgewkyMjA7fQp9CnVubGVz\r\n")
-    reply = client.command("offer", call_id="wc-sdes", from_tag="phone", sdp=sdp, ICE="force",
-                           DTLS="passive", transport_protocol="UDP/TLS/RTP/SAVPF")
-    assert reply["result"] == "error", reply
-    assert "SDES" in reply["error-reason"], reply
-    assert client.command("ping")["result"] == "pong"
-
-
 def test_delete_before_the_client_answers(voip):
     """An unanswered WebRTC offer holds no session; delete frees the call."""
     gw, client = voip
