@@ -30,10 +30,37 @@ static moat_call_address_kind classify_v4(const uint8_t *b)
     return MOAT_CALL_ADDRESS_OK;
 }
 
+/* The IPv4 address an IPv6 address stands for where a translator or
+ * tunnel would deliver it (RFC 4291's deprecated IPv4-compatible ::a.b.c.d,
+ * RFC 6052's NAT64 64:ff9b::a.b.c.d, RFC 3056's 6to4 2002:AABB:CCDD::/48),
+ * as a mapped address; false when it stands for none. */
+bool moat_call_address_embedded_v4(const struct in6_addr *address, struct in6_addr *mapped)
+{
+    static const uint8_t zero[12] = {0};
+    static const uint8_t nat64[12] = {0, 0x64, 0xff, 0x9b, 0, 0, 0, 0, 0, 0, 0, 0};
+    const uint8_t *b = address->s6_addr, *v4 = NULL;
+    if (memcmp(b, zero, 12) == 0 && !IN6_IS_ADDR_UNSPECIFIED(address) &&
+        !IN6_IS_ADDR_LOOPBACK(address))
+        v4 = b + 12;
+    else if (memcmp(b, nat64, 12) == 0)
+        v4 = b + 12;
+    else if (b[0] == 0x20 && b[1] == 0x02)
+        v4 = b + 2;
+    if (!v4)
+        return false;
+    memset(mapped, 0, sizeof *mapped);
+    mapped->s6_addr[10] = mapped->s6_addr[11] = 0xff;
+    memcpy(&mapped->s6_addr[12], v4, 4);
+    return true;
+}
+
 moat_call_address_kind moat_call_address_classify(const struct in6_addr *address)
 {
+    struct in6_addr embedded;
     if (is_mapped(address))
         return classify_v4(&address->s6_addr[12]);
+    if (moat_call_address_embedded_v4(address, &embedded))
+        return classify_v4(&embedded.s6_addr[12]);
     if (IN6_IS_ADDR_LOOPBACK(address))
         return MOAT_CALL_ADDRESS_LOOPBACK;
     if (IN6_IS_ADDR_UNSPECIFIED(address))
@@ -203,7 +230,9 @@ int moat_call_destination_check(const moat_call_destination_policy *policy,
     uint16_t port = ntohs(to->sin6_port);
     bool (*is_host)(const struct in6_addr *) =
         policy->is_host ? policy->is_host : moat_call_address_is_host;
-    if (own_port(policy, port) && is_host(&to->sin6_addr)) {
+    struct in6_addr v4; /* where a NAT64 or tunnel would take it */
+    bool embedded = moat_call_address_embedded_v4(&to->sin6_addr, &v4);
+    if (own_port(policy, port) && (is_host(&to->sin6_addr) || (embedded && is_host(&v4)))) {
         snprintf(reason, reason_size, "media address %s port %u is one of Moat's own sockets", text,
                  port);
         return -1;
@@ -216,7 +245,8 @@ int moat_call_destination_check(const moat_call_destination_policy *policy,
                  moat_call_address_kind_name(kind));
         return -1;
     }
-    if (moat_call_networks_contain(policy->denied, policy->n_denied, &to->sin6_addr)) {
+    if (moat_call_networks_contain(policy->denied, policy->n_denied, &to->sin6_addr) ||
+        (embedded && moat_call_networks_contain(policy->denied, policy->n_denied, &v4))) {
         snprintf(reason, reason_size, "media address %s is in [call] denied_networks", text);
         return -1;
     }

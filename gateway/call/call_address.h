@@ -22,9 +22,16 @@ typedef enum {
 } moat_call_address_kind;
 
 /* IPv4 addresses as IPv4-mapped IPv6 (::ffff:a.b.c.d), as everywhere in
- * the call layer. */
+ * the call layer; an address with an embedded IPv4 one (below) is
+ * classified by that. */
 moat_call_address_kind moat_call_address_classify(const struct in6_addr *address);
 const char *moat_call_address_kind_name(moat_call_address_kind kind);
+
+/* An IPv6 address that stands for an IPv4 one where a translator or tunnel
+ * delivers it (IPv4-compatible ::a.b.c.d, NAT64 64:ff9b::a.b.c.d, 6to4
+ * 2002:AABB:CCDD::/48): true, with that IPv4 address mapped in *mapped.
+ * Classification, the own-socket check and denied_networks look at both. */
+bool moat_call_address_embedded_v4(const struct in6_addr *address, struct in6_addr *mapped);
 
 /* One CIDR of [call] denied_networks; IPv4 ones are stored mapped, their
  * prefix + 96. */

@@ -229,14 +229,20 @@ def test_destinations_aiming_at_moat_are_refused(allow_loopback):
         cases = [(f"127.0.0.1:{name}", "127.0.0.1", port, "own sockets")
                  for name, port in targets.items()]
         cases.append(("[::1]:ng", "::1", gw.ng_port, "own sockets"))
+        # IPv6 forms a translator or tunnel takes to 127.0.0.1 (IPv4-compatible,
+        # NAT64, 6to4).
+        cases += [(f"[{v6}]:ng", v6, gw.ng_port, "own sockets")
+                  for v6 in ("::127.0.0.1", "64:ff9b::127.0.0.1", "2002:7f00:1::1")]
         host = host_address()
         if host:  # this host's own (non-loopback) address with Moat's ports
             cases += [(f"{host}:ng", host, gw.ng_port, "own sockets"),
-                      (f"{host}:worker", host, gw.media_port, "own sockets")]
+                      (f"{host}:worker", host, gw.media_port, "own sockets"),
+                      (f"[64:ff9b::{host}]:ng", f"64:ff9b::{host}", gw.ng_port, "own sockets")]
         cases += [("0.0.0.1", "0.0.0.1", 4000, "unspecified"),
                   ("multicast", "224.0.0.1", 4000, "multicast"),
                   ("link-local", "169.254.10.20", 4000, "link-local"),
-                  ("broadcast", "255.255.255.255", 4000, "broadcast")]
+                  ("broadcast", "255.255.255.255", 4000, "broadcast"),
+                  ("nat64-multicast", "64:ff9b::224.0.0.1", 4000, "multicast")]
         if not allow_loopback:
             cases.append(("loopback", "127.0.0.1", phone.getsockname()[1], "loopback"))
         ng_before = gw.metric('moat_ng_requests_total{command="offer"}')

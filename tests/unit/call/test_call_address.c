@@ -48,6 +48,16 @@ static void test_classify(void)
         {"fd00::1", MOAT_CALL_ADDRESS_OK},
         {"198.51.100.7", MOAT_CALL_ADDRESS_OK},
         {"2001:db8::1", MOAT_CALL_ADDRESS_OK},
+        /* Addresses a translator or tunnel takes to their IPv4 part. */
+        {"::127.0.0.1", MOAT_CALL_ADDRESS_LOOPBACK},
+        {"::224.0.0.1", MOAT_CALL_ADDRESS_MULTICAST},
+        {"64:ff9b::127.0.0.1", MOAT_CALL_ADDRESS_LOOPBACK},
+        {"64:ff9b::169.254.1.1", MOAT_CALL_ADDRESS_LINK_LOCAL},
+        {"64:ff9b::0.0.0.0", MOAT_CALL_ADDRESS_UNSPECIFIED},
+        {"64:ff9b::198.51.100.7", MOAT_CALL_ADDRESS_OK},
+        {"2002:7f00:1::1", MOAT_CALL_ADDRESS_LOOPBACK},
+        {"2002:c633:6407::1", MOAT_CALL_ADDRESS_OK},
+        {"::10.1.2.3", MOAT_CALL_ADDRESS_OK},
     };
     for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
         struct sockaddr_in6 a = addr(cases[i].text, 1);
@@ -115,8 +125,14 @@ static void test_destinations(void)
             .own = {fake_own_port, NULL},
             .is_host = fake_is_host,
         };
-        struct sockaddr_in6 own[] = {addr("127.0.0.1", 2223), addr("127.0.0.1", 8088),
-                                     addr("::1", 2223), addr("203.0.113.9", 2223)};
+        struct sockaddr_in6 own[] = {addr("127.0.0.1", 2223),
+                                     addr("127.0.0.1", 8088),
+                                     addr("::1", 2223),
+                                     addr("203.0.113.9", 2223),
+                                     addr("::127.0.0.1", 2223),
+                                     addr("::203.0.113.9", 2223),
+                                     addr("64:ff9b::203.0.113.9", 2223),
+                                     addr("2002:cb00:7109::1", 2223)};
         for (size_t i = 0; i < G_N_ELEMENTS(own); i++) {
             g_assert_cmpint(moat_call_destination_check(&policy, &own[i], reason, sizeof reason),
                             ==, -1);
@@ -127,15 +143,17 @@ static void test_destinations(void)
                         allow ? 0 : -1);
         if (!allow)
             g_assert_nonnull(strstr(reason, "127.0.0.1 is loopback"));
-        const char *never[] = {"224.0.0.1", "169.254.1.1", "255.255.255.255", "ff02::1",
-                               "198.51.100.20"};
+        const char *never[] = {"224.0.0.1",         "169.254.1.1",       "255.255.255.255",
+                               "ff02::1",           "198.51.100.20",     "64:ff9b::198.51.100.20",
+                               "2002:c633:6414::1", "64:ff9b::224.0.0.1"};
         for (size_t i = 0; i < G_N_ELEMENTS(never); i++) {
             struct sockaddr_in6 a = addr(never[i], 6000);
             g_assert_cmpint(moat_call_destination_check(&policy, &a, reason, sizeof reason), ==,
                             -1);
         }
         /* Private ranges and the host's own address on another port stay allowed. */
-        const char *fine[] = {"10.0.0.5", "192.168.1.20", "fd00::7", "203.0.113.9"};
+        const char *fine[] = {"10.0.0.5", "192.168.1.20", "fd00::7", "203.0.113.9",
+                              "64:ff9b::192.0.2.80"};
         for (size_t i = 0; i < G_N_ELEMENTS(fine); i++) {
             struct sockaddr_in6 a = addr(fine[i], 6000);
             g_assert_cmpint(moat_call_destination_check(&policy, &a, reason, sizeof reason), ==, 0);
