@@ -30,7 +30,7 @@ import threading
 import time
 
 import pytest
-from aiortc import RTCPeerConnection, RTCRtpSender
+from aiortc import RTCPeerConnection, RTCRtpSender, RTCSessionDescription
 from pylibsrtp import Policy, Session
 from pylibsrtp._binding import ffi as srtp_ffi
 
@@ -447,6 +447,86 @@ def test_datagram_sizes_webrtc_phone_port(relay):
             assert wait_metric(lambda: call_drops(gw, "too_big"),
                                lambda v: v >= before + 6) == before + 6
             assert client.command("ping")["result"] == "pong"
+        finally:
+            await pc.close()
+
+    asyncio.run(scenario())
+
+
+def big_srtp_sender(key):
+    """pylibsrtp outbound session whose work buffer takes 2 KB packets."""
+    send = Session(Policy(key=key, srtp_profile=Policy.SRTP_PROFILE_AES128_CM_SHA1_80,
+                          ssrc_type=Policy.SSRC_ANY_OUTBOUND))
+    send._cdata = srtp_ffi.new("char[]", 4096)
+    send._buffer = srtp_ffi.buffer(send._cdata)
+    return send
+
+
+def test_datagram_sizes_sdes_phone_facing_webrtc(relay):
+    """An SDES phone's leg in a WebRTC-to-SIP call: authentic SRTP at every
+    size limit from the phone, then forgeries of the same sizes from it and
+    from a stranger; what decrypts to more than the relay MTU is dropped
+    (too_big), nothing crashes, and the WebRTC party's audio still reaches
+    the phone, protected with the key Moat offered it."""
+    gw, client, _ = relay
+    phone, stranger = udp(), udp()
+
+    async def scenario():
+        pc, offer_sdp = await webrtc_offer_sdp()
+        try:
+            offer = client.command("offer", call_id="wsdes", from_tag="webrtc", sdp=offer_sdp,
+                                   transport_protocol="RTP/SAVP", ICE="remove", DTLS="off")
+            assert offer["result"] == "ok", offer
+            tag, key = re.search(r"^a=crypto:(\d+) AES_CM_128_HMAC_SHA1_80 inline:(\S+)",
+                                 offer["sdp"], re.M).groups()
+            mine = os.urandom(30)
+            text = ("v=0\r\no=- 7 1 IN IP4 127.0.0.1\r\ns=-\r\nc=IN IP4 127.0.0.1\r\nt=0 0\r\n"
+                    f"m=audio {phone.getsockname()[1]} RTP/SAVP 0\r\na=rtpmap:0 PCMU/8000\r\n"
+                    f"a=crypto:{tag} AES_CM_128_HMAC_SHA1_80 "
+                    f"inline:{base64.b64encode(mine).decode()}\r\n")
+            answer = client.command("answer", call_id="wsdes", from_tag="webrtc",
+                                    to_tag="phone", sdp=text, ICE="force", DTLS="passive",
+                                    transport_protocol="UDP/TLS/RTP/SAVPF")
+            assert answer["result"] == "ok", answer
+            to_leg = port_of(offer["sdp"])
+            send, seq = big_srtp_sender(mine), [100]
+
+            def authentic(n):
+                if n < 22:
+                    return b"\x80" * n
+                seq[0] += 1
+                return send.protect(struct.pack("!BBHII", 0x80, 0, seq[0], seq[0] * 160, 0x70)
+                                    + bytes(n - 22))
+
+            def forged(n):
+                return struct.pack("!BBHII", 0x80, 0, 7, 160, 0x70) + os.urandom(max(0, n - 12))
+
+            before = call_drops(gw, "too_big")
+            send_sizes(phone, to_leg, authentic)
+            send_sizes(phone, to_leg, forged)
+            send_sizes(stranger, to_leg, forged)
+            # decrypted 1984 -> 1974: over the relay MTU; 1985 is truncated
+            assert wait_metric(lambda: call_drops(gw, "too_big"),
+                               lambda v: v >= before + 1) == before + 1
+            assert client.command("ping")["result"] == "pong"
+            # aiortc's PCMU reaches the phone protected with Moat's key.
+            await pc.setRemoteDescription(RTCSessionDescription(sdp=answer["sdp"],
+                                                                type="answer"))
+            receive = Session(Policy(key=base64.b64decode(key),
+                                     srtp_profile=Policy.SRTP_PROFILE_AES128_CM_SHA1_80,
+                                     ssrc_type=Policy.SSRC_ANY_INBOUND))
+            heard, deadline = 0, time.monotonic() + 10
+            phone.settimeout(0.2)
+            while heard < 20 and time.monotonic() < deadline:
+                try:
+                    data = await asyncio.get_running_loop().run_in_executor(
+                        None, phone.recv, 4096)
+                except socket.timeout:
+                    continue
+                if len(data) > 1 and not 192 <= data[1] <= 223:
+                    assert receive.unprotect(data)[1] & 0x7F == 0
+                    heard += 1
+            assert heard >= 20, heard
         finally:
             await pc.close()
 
