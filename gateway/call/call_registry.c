@@ -433,6 +433,23 @@ void moat_call_answer_mux(const moat_call_sdp *answer, const bool *offered, bool
         out[i] = i < answer->n_media && answer->media[i].rtcp_mux && offered[i];
 }
 
+/* Where an answer's media may go: a WebRTC answer only to Moat's WebRTC
+ * offer (its session talks to the party); every other answer's addresses
+ * become the legs' destinations and must pass the destination policy. A
+ * WebRTC-looking answer to a plain offer would otherwise skip that check
+ * and aim a leg anywhere, Moat's own ng socket included. */
+static bool check_answer_media(moat_call *call, bool answered_webrtc, const moat_call_sdp *sdp,
+                               moat_call_reply *reply)
+{
+    if (!moat_call_sdp_is_webrtc(sdp))
+        return moat_call_request_check_destinations(&call->registry->destinations, sdp, reply);
+    if (!answered_webrtc)
+        return moat_call_request_fail(
+            reply, "A WebRTC answer (ICE, DTLS) to an offer Moat made without a WebRTC leg%s",
+            NULL);
+    return true;
+}
+
 void moat_call_answer(moat_call_registry *registry, const moat_ng_request *request,
                       moat_call_reply *reply)
 {
@@ -445,11 +462,11 @@ void moat_call_answer(moat_call_registry *registry, const moat_ng_request *reque
         return;
     }
     int offerer = call->offer_side, answerer = 1 - offerer;
+    bool answered_webrtc = call->offered[answerer] != NULL;
     if (!moat_call_request_parse_sdp(request, &sdp, reply) ||
         !moat_call_request_check_transport(request, &sdp, call->webrtc[offerer] != NULL, false,
                                            reply) ||
-        (!moat_call_sdp_is_webrtc(&sdp) &&
-         !moat_call_request_check_destinations(&registry->destinations, &sdp, reply))) {
+        !check_answer_media(call, answered_webrtc, &sdp, reply)) {
         explicit_bzero(&sdp, sizeof sdp); /* a=crypto keys */
         return;
     }
@@ -457,7 +474,6 @@ void moat_call_answer(moat_call_registry *registry, const moat_ng_request *reque
         moat_call_request_fail(reply, "Ran out of ports%s", NULL);
         return;
     }
-    bool answered_webrtc = call->offered[answerer] != NULL;
     if (answered_webrtc && !answer_webrtc_leg(call, answerer, request, &sdp, reply))
         return;
     moat_ng_request plain = *request;

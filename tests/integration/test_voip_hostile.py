@@ -282,6 +282,55 @@ def test_destinations_aiming_at_moat_are_refused(allow_loopback):
         finish(gw, client)
 
 
+def webrtc_looking(text):
+    """A plain SDP dressed as WebRTC: DTLS transport, ICE credentials and a
+    fingerprint (what makes Moat hand an SDP to a WebRTC session)."""
+    return text.replace("RTP/AVP", "UDP/TLS/RTP/SAVPF") + (
+        "a=ice-ufrag:abcd\r\na=ice-pwd:abcdefghijklmnopqrstuvwx\r\n"
+        "a=fingerprint:sha-256 " + ":".join(["AB"] * 32) + "\r\na=setup:active\r\n")
+
+
+@pytest.mark.parametrize("allow_loopback", [False, True], ids=["default", "allow-loopback"])
+def test_webrtc_looking_answer_cannot_aim_a_leg_at_moat(allow_loopback):
+    """The callee answers a plain offer with an SDP that looks like WebRTC
+    and names Moat's ng socket. Such an answer once skipped the destination
+    check (WebRTC media goes through a session, not to the SDP's address)
+    and became the leg's destination: the caller's RTP, crafted as an ng
+    command, then deleted another call through Moat's own ng socket. Now it
+    is refused, the call is unchanged, and the caller's packet goes nowhere."""
+    gw, client, _ = start(["--call-allow-loopback-destinations"] if allow_loopback else [])
+    try:
+        caller, other = udp(), udp()
+        phones = "127.0.0.1" if allow_loopback else "192.0.2.10"  # TEST-NET: never answers
+        victim = client.command("offer", call_id="victim", from_tag="v",
+                                sdp=sdp(other.getsockname()[1], phones))
+        assert victim["result"] == "ok", victim
+        offer = client.command("offer", call_id="x", from_tag="a",
+                               sdp=sdp(caller.getsockname()[1], phones))
+        assert offer["result"] == "ok", offer
+        for address in ("127.0.0.1", host_address() or "127.0.0.1"):
+            reply = client.command("answer", call_id="x", from_tag="a", to_tag="b",
+                                   sdp=webrtc_looking(sdp(gw.ng_port, address)))
+            assert reply["result"] == "error", reply
+            assert "WebRTC answer" in reply["error-reason"], reply
+        # A genuine answer still works; the caller's ng-shaped RTP reaches
+        # the callee, not the ng socket.
+        callee = udp()
+        reply = client.command("answer", call_id="x", from_tag="a", to_tag="b",
+                               sdp=sdp(callee.getsockname()[1], phones))
+        assert reply["result"] == "ok", reply
+        body = b"d7:command6:delete7:call-id6:victime"
+        packet = struct.pack("!BBHII", 0x80, 8, 0x4142, 0x41424344, 0x45464748) + b"x " + body
+        deletes = gw.metric('moat_ng_requests_total{command="delete"}')
+        if allow_loopback:
+            caller.sendto(packet, ("127.0.0.1", port_of(reply["sdp"])))
+            assert callee.recv(2048) == packet
+        assert gw.metric('moat_ng_requests_total{command="delete"}') == deletes
+        assert sorted(client.command("list")["calls"]) == ["victim", "x"]
+    finally:
+        finish(gw, client)
+
+
 def test_answer_naming_own_leg_does_not_loop(relay):
     gw, client, _ = relay
     caller = udp()
