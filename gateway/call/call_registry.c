@@ -366,7 +366,7 @@ void moat_call_offer_run(moat_call_registry *registry, const moat_ng_request *re
         return;
     }
     bool webrtc = moat_call_sdp_is_webrtc(&sdp);
-    bool offer_webrtc = !webrtc && moat_call_request_wants_webrtc(request);
+    bool offer_webrtc = moat_call_request_wants_webrtc(request);
     moat_call *call = g_hash_table_lookup(registry->calls, request->call_id);
     if (call && call->delete_timer) {
         g_hash_table_remove(registry->calls, request->call_id); /* a new call, same id */

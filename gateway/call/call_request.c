@@ -81,19 +81,17 @@ bool moat_call_request_wants_webrtc(const moat_ng_request *request)
 
 /* Which WebRTC legs Moat runs: a WebRTC offerer (its session answers it)
  * or a WebRTC answerer (Moat offers it a session: `offering`), facing a
- * plain or SDES phone, so ICE=force or a DTLS transport are accepted for
- * a plain offer and for the answer back to a WebRTC offerer (`to_webrtc`).
- * Moat does not bridge two WebRTC parties. SDES-SRTP is terminated
- * (call_sdes.h) or, without a transport change, relayed end to end as is. */
+ * plain or SDES phone or another WebRTC party (each has its own session;
+ * Moat relays between them), so ICE=force or a DTLS transport are
+ * accepted for an offer and for the answer back to a WebRTC offerer
+ * (`to_webrtc`). SDES-SRTP is terminated (call_sdes.h) or, without a
+ * transport change, relayed end to end as is. */
 bool moat_call_request_check_transport(const moat_ng_request *request, const moat_call_sdp *sdp,
                                        bool to_webrtc, bool offering, moat_call_reply *reply)
 {
     bool wants = moat_call_request_wants_webrtc(request);
     char error[160];
     if (moat_call_sdp_is_webrtc(sdp)) {
-        if (to_webrtc || wants)
-            return moat_call_request_fail(reply, "WebRTC to WebRTC calls are not supported%s",
-                                          NULL);
         if (moat_call_sdp_check_webrtc(sdp, error, sizeof error) != 0)
             return moat_call_request_fail(reply, "Failed to parse SDP: %s", error);
         return true;

@@ -1,0 +1,86 @@
+"""WebRTC to WebRTC through the ng protocol, as Kamailio drives a call
+between two SIP-over-WebSocket clients with rtpengine_manage() and ICE=force,
+DTLS=passive, UDP/TLS/RTP/SAVPF both ways: the caller's offer gets a
+session of its own (Moat answers it), the callee gets Moat's own WebRTC
+offer and its answer a second session; Moat relays the decrypted RTP
+between them (no transcoding: both speak Opus). Two aiortc peers, 440 Hz
+and 660 Hz: each must hear the other's tone; delete ends both sessions."""
+import asyncio
+import re
+import time
+
+import pytest
+from aiortc import RTCPeerConnection, RTCSessionDescription
+
+from aiortc_peer import Recorder, ToneTrack
+from test_voip_transcode import voip  # noqa: F401 (fixture)
+from test_voip_webrtc import webrtc_offer
+
+SECONDS = 6
+WEBRTC = {"ICE": "force", "DTLS": "passive", "transport_protocol": "UDP/TLS/RTP/SAVPF"}
+
+
+async def answering_peer(offer_sdp, hz):
+    pc = RTCPeerConnection()
+    tracks = []
+    pc.on("track", lambda track: tracks.append(Recorder(track)))
+    await pc.setRemoteDescription(RTCSessionDescription(sdp=offer_sdp, type="offer"))
+    pc.getTransceivers()[0].sender.replaceTrack(ToneTrack(hz))
+    pc.getTransceivers()[0].direction = "sendrecv"
+    await pc.setLocalDescription(await pc.createAnswer())
+    return pc, tracks
+
+
+def heard(tracks):
+    return tracks[0].dominant_frequency(skip_seconds=1.0) if tracks and tracks[0].samples else 0
+
+
+def test_webrtc_client_calls_webrtc_client(voip):
+    gw, client = voip
+
+    async def scenario():
+        caller, caller_tracks = await webrtc_offer(True)
+        offer = client.command("offer", call_id="ww-1", from_tag="alice",
+                               sdp=caller.localDescription.sdp, **WEBRTC)
+        assert offer["result"] == "ok", offer
+        sdp = offer["sdp"]
+        # The callee gets Moat's own offer: its ICE-lite and fingerprint,
+        # not the caller's.
+        for present in ("a=ice-lite", "a=fingerprint:sha-256 ", "a=setup:passive",
+                        "UDP/TLS/RTP/SAVPF", "opus/48000/2"):
+            assert present in sdp, (present, sdp)
+        caller_fingerprint = re.search(r"^a=fingerprint:(.*)$", caller.localDescription.sdp,
+                                       re.M).group(1).strip()
+        assert caller_fingerprint not in sdp
+        callee, callee_tracks = await answering_peer(sdp, 660.0)
+        answer = client.command("answer", call_id="ww-1", from_tag="alice", to_tag="bob",
+                                sdp=callee.localDescription.sdp, **WEBRTC)
+        assert answer["result"] == "ok", answer
+        back = answer["sdp"]
+        assert "a=ice-lite" in back and "a=fingerprint:sha-256" in back, back
+        assert "a=setup:passive" in back, back
+        await caller.setRemoteDescription(RTCSessionDescription(sdp=back, type="answer"))
+        await asyncio.sleep(SECONDS)
+        sessions = gw.metric("moat_sessions")
+        legs = gw.metric("moat_call_webrtc_legs")
+        query = client.command("query", call_id="ww-1")
+        result = heard(caller_tracks), heard(callee_tracks), sessions, legs, query
+        await caller.close()
+        await callee.close()
+        return result
+
+    caller_heard, callee_heard, sessions, legs, query = asyncio.run(scenario())
+    assert abs(callee_heard - 440) < 15, callee_heard
+    assert abs(caller_heard - 660) < 15, caller_heard
+    assert sessions == 2 and legs == 2, (sessions, legs)
+    assert query["result"] == "ok", query
+    for tag in ("alice", "bob"):
+        assert query["tags"][tag]["medias"][0]["protocol"] == "UDP/TLS/RTP/SAVPF", query
+    assert client.command("delete", call_id="ww-1", delete_delay=0)["result"] == "ok"
+    assert gw.metric("moat_call_webrtc_legs") == 0
+    for _ in range(50):
+        if gw.metric("moat_sessions") == 0:
+            break
+        time.sleep(0.1)
+    else:
+        pytest.fail("a WebRTC leg's session outlived the call")
