@@ -6,6 +6,8 @@ offer and its answer a second session; Moat relays the decrypted RTP
 between them (no transcoding: both speak Opus). Two aiortc peers, 440 Hz
 and 660 Hz: each must hear the other's tone; delete ends both sessions."""
 import asyncio
+import errno
+import json
 import re
 import time
 
@@ -13,6 +15,7 @@ import pytest
 from aiortc import RTCPeerConnection, RTCSessionDescription
 
 from aiortc_peer import Recorder, ToneTrack
+from chromium import Chromium, chromium_path
 from test_voip_transcode import voip  # noqa: F401 (fixture)
 from test_voip_webrtc import webrtc_offer
 
@@ -84,3 +87,99 @@ def test_webrtc_client_calls_webrtc_client(voip):
         time.sleep(0.1)
     else:
         pytest.fail("a WebRTC leg's session outlived the call")
+
+
+CHROMIUM_ANSWER = """
+(async () => {
+  const audio = new AudioContext();
+  const tone = audio.createOscillator();
+  tone.frequency.value = 660;
+  const out = audio.createMediaStreamDestination();
+  tone.connect(out);
+  tone.start();
+  const pc = new RTCPeerConnection();
+  window.pc = pc;
+  window.peak = [];
+  pc.ontrack = (event) => {
+    // Remote audio reaches WebAudio only while a media element plays it.
+    const element = new Audio();
+    element.muted = true;
+    element.srcObject = event.streams[0] || new MediaStream([event.track]);
+    element.play();
+    const analyser = audio.createAnalyser();
+    analyser.fftSize = 8192;
+    audio.createMediaStreamSource(new MediaStream([event.track])).connect(analyser);
+    const bins = new Float32Array(analyser.frequencyBinCount);
+    setInterval(() => {
+      analyser.getFloatFrequencyData(bins);
+      let best = 0;
+      for (let i = 1; i < bins.length; i++) if (bins[i] > bins[best]) best = i;
+      window.peak.push([best * audio.sampleRate / analyser.fftSize, bins[best]]);
+    }, 200);
+  };
+  await pc.setRemoteDescription({type: 'offer', sdp: OFFER});
+  const transceiver = pc.getTransceivers()[0];
+  transceiver.direction = 'sendrecv';
+  await transceiver.sender.replaceTrack(out.stream.getAudioTracks()[0]);
+  await pc.setLocalDescription(await pc.createAnswer());
+  return pc.localDescription.sdp;
+})()
+"""
+
+CHROMIUM_STATS = """
+(async () => {
+  const report = await window.pc.getStats();
+  const out = {};
+  report.forEach(s => {
+    if (s.type === 'inbound-rtp' && s.kind === 'audio') out.received = s.packetsReceived;
+    if (s.type === 'outbound-rtp' && s.kind === 'audio') out.sent = s.packetsSent;
+  });
+  const loud = window.peak.filter(p => p[1] > -70).map(p => p[0]);
+  out.peaks = loud.slice(-10);
+  return JSON.stringify(out);
+})()
+"""
+
+
+@pytest.mark.skipif(chromium_path() is None, reason="chromium not installed")
+def test_aiortc_calls_chromium(voip):
+    """The callee is headless Chromium (its own WebRTC stack, a 660 Hz
+    WebAudio oscillator as its microphone): aiortc hears 660 Hz, and
+    Chromium's analyser finds aiortc's 440 Hz in what it receives."""
+    gw, client = voip
+
+    async def scenario():
+        browser = Chromium(gw.base + "/", extra_flags=["--autoplay-policy=no-user-gesture-required"])
+        caller = None
+        try:
+            await browser.attach()
+            caller, caller_tracks = await webrtc_offer(True)
+            offer = client.command("offer", call_id="wc-1", from_tag="aiortc",
+                                   sdp=caller.localDescription.sdp, **WEBRTC)
+            assert offer["result"] == "ok", offer
+            script = CHROMIUM_ANSWER.replace("OFFER", json.dumps(offer["sdp"]))
+            answer_sdp = await browser.evaluate(script)
+            answer = client.command("answer", call_id="wc-1", from_tag="aiortc",
+                                    to_tag="chromium", sdp=answer_sdp, **WEBRTC)
+            assert answer["result"] == "ok", answer
+            await caller.setRemoteDescription(RTCSessionDescription(sdp=answer["sdp"],
+                                                                    type="answer"))
+            await asyncio.sleep(SECONDS)
+            stats = json.loads(await browser.evaluate(CHROMIUM_STATS))
+            return heard(caller_tracks), stats
+        finally:
+            if caller:
+                await caller.close()
+            try:
+                await browser.close_async()
+            except OSError as error:
+                if error.errno != errno.ENOTEMPTY:
+                    raise
+
+    caller_heard, stats = asyncio.run(scenario())
+    assert stats.get("sent", 0) > 100 and stats.get("received", 0) > 100, stats
+    assert abs(caller_heard - 660) < 15, (caller_heard, stats)
+    peaks = stats["peaks"]
+    assert peaks and all(abs(p - 440) < 15 for p in peaks), stats
+    assert client.command("delete", call_id="wc-1", delete_delay=0)["result"] == "ok"
+    assert gw.metric("moat_call_webrtc_legs") == 0
