@@ -434,16 +434,18 @@ void moat_call_answer_mux(const moat_call_sdp *answer, const bool *offered, bool
 }
 
 /* Where an answer's media may go: a WebRTC answer only to Moat's WebRTC
- * offer (its session talks to the party); every other answer's addresses
- * become the legs' destinations and must pass the destination policy. A
- * WebRTC-looking answer to a plain offer would otherwise skip that check
- * and aim a leg anywhere, Moat's own ng socket included. */
-static bool check_answer_media(moat_call *call, bool answered_webrtc, const moat_call_sdp *sdp,
+ * offer, or repeated by a party whose session already runs (its session
+ * talks to the party; the SDP's addresses are never destinations); every
+ * other answer's addresses become the legs' destinations and must pass the
+ * destination policy. A WebRTC-looking answer to a plain offer would
+ * otherwise skip that check and aim a leg anywhere, Moat's own ng socket
+ * included. */
+static bool check_answer_media(moat_call *call, int answerer, const moat_call_sdp *sdp,
                                moat_call_reply *reply)
 {
     if (!moat_call_sdp_is_webrtc(sdp))
         return moat_call_request_check_destinations(&call->registry->destinations, sdp, reply);
-    if (!answered_webrtc)
+    if (!call->offered[answerer] && !call->webrtc[answerer])
         return moat_call_request_fail(
             reply, "A WebRTC answer (ICE, DTLS) to an offer Moat made without a WebRTC leg%s",
             NULL);
@@ -466,7 +468,7 @@ void moat_call_answer(moat_call_registry *registry, const moat_ng_request *reque
     if (!moat_call_request_parse_sdp(request, &sdp, reply) ||
         !moat_call_request_check_transport(request, &sdp, call->webrtc[offerer] != NULL, false,
                                            reply) ||
-        !check_answer_media(call, answered_webrtc, &sdp, reply)) {
+        !check_answer_media(call, answerer, &sdp, reply)) {
         explicit_bzero(&sdp, sizeof sdp); /* a=crypto keys */
         return;
     }
@@ -485,7 +487,7 @@ void moat_call_answer(moat_call_registry *registry, const moat_ng_request *reque
     moat_call_answer_mux(&sdp, call->rtcp_mux_offered, mux);
     moat_call_sdp_rewrite sdes = {0};
     call->sdes.webrtc[offerer] = call->webrtc[offerer] != NULL;
-    call->sdes.webrtc[answerer] = answered_webrtc;
+    call->sdes.webrtc[answerer] = answered_webrtc || call->webrtc[answerer];
     if (moat_call_sdes_answer(&call->sdes, answerer, &sdp, call->streams, &sdes, reply->error,
                               sizeof reply->error) != 0 ||
         !rewrite_for(call, offerer, &plain, &sdp, mux, &sdes, reply))

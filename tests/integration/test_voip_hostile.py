@@ -631,3 +631,59 @@ def test_webrtc_call_deleted_or_reoffered_before_the_answer():
         thread.join()
     assert gw.metric("moat_sessions") == 0
     finish(gw, client)
+
+
+def test_webrtc_to_webrtc_deleted_reoffered_or_answered_twice():
+    """Both parties WebRTC (two sessions per call): a call deleted before
+    the answer, a caller re-offering (its session and Moat's offer to the
+    callee replaced), an answer repeated, and a callee's answer that is not
+    WebRTC: every session ends with its call, nothing leaks (ASan)."""
+    gw, client, _ = start(["--call-allow-loopback-destinations"])
+    webrtc = {"ICE": "force", "DTLS": "passive", "transport_protocol": "UDP/TLS/RTP/SAVPF"}
+
+    async def callee_answer(offer_sdp):
+        pc = RTCPeerConnection()
+        await pc.setRemoteDescription(RTCSessionDescription(sdp=offer_sdp, type="offer"))
+        await pc.setLocalDescription(await pc.createAnswer())
+        return pc, pc.localDescription.sdp
+
+    async def scenario():
+        pcs = []
+        try:
+            for round_ in range(3):
+                call_id = f"ww-{round_}"
+                for _ in range(2):  # an offer, then the caller's re-offer
+                    pc, offer_sdp = await webrtc_offer_sdp()
+                    pcs.append(pc)
+                    offer = client.command("offer", call_id=call_id, from_tag="a",
+                                           sdp=offer_sdp, **webrtc)
+                    assert offer["result"] == "ok", offer
+                if round_ == 0:  # deleted before any answer
+                    assert client.command("delete", call_id=call_id,
+                                          delete_delay=0)["result"] == "ok"
+                    continue
+                if round_ == 2:  # a plain answer to Moat's WebRTC offer
+                    plain = sdp(udp().getsockname()[1])
+                    reply = client.command("answer", call_id=call_id, from_tag="a",
+                                           to_tag="b", sdp=plain, **webrtc)
+                    assert reply["result"] == "error", reply
+                pc, answer_sdp = await callee_answer(offer["sdp"])
+                pcs.append(pc)
+                for _ in range(2):  # the same answer twice
+                    reply = client.command("answer", call_id=call_id, from_tag="a",
+                                           to_tag="b", sdp=answer_sdp, **webrtc)
+                    assert reply["result"] == "ok", reply
+                assert client.command("delete", call_id=call_id, delete_delay=0)["result"] == "ok"
+        finally:
+            for pc in pcs:
+                await pc.close()
+
+    asyncio.run(scenario())
+    for _ in range(50):
+        if gw.metric("moat_sessions") == 0:
+            break
+        time.sleep(0.1)
+    assert gw.metric("moat_sessions") == 0
+    assert gw.metric("moat_call_webrtc_legs") == 0
+    assert client.command("ping")["result"] == "pong"
+    finish(gw, client)
