@@ -16,7 +16,9 @@ Load, all on loopback, all bounded by --seconds:
     the 201's key) and forgeries from a stranger, then DELETE;
   * ng calls: offer, answer, plain RTP both ways, then delete; every other
     call also gets datagrams at the receive buffer's limits (1, 1980, 8192
-    and 65507 bytes) and a stranger's RTP at its legs.
+    and 65507 bytes) and a stranger's RTP at its legs;
+  * WebRTC calls over ng (soak_webrtc_calls.py): aiortc to an SDES phone
+    and aiortc to aiortc, media both ways, then delete.
 
 Prints one summary line:
   soak seconds=... sessions=... flood_cycles=... rss_mib=start->end fds=start->end asan=clean result=ok
@@ -28,7 +30,6 @@ import json
 import os
 import random
 import re
-import signal
 import statistics
 import struct
 import subprocess
@@ -43,131 +44,15 @@ sys.path.insert(0, str(ROOT / "tests" / "integration"))
 from aiortc import RTCPeerConnection  # noqa: E402
 from pylibsrtp import Policy, Session  # noqa: E402
 from aiortc_peer import echo_call, whip_delete, whip_publish  # noqa: E402
-from conftest import free_port  # noqa: E402
 from datachannel_peer import DataChannelPeer  # noqa: E402
 from ng_client import NgClient  # noqa: E402
 from test_room import api  # noqa: E402
+from soak_gateway import Gateway, describe_fds, fd_count, rss_kib  # noqa: E402
+from soak_webrtc_calls import webrtc_call  # noqa: E402
 
 import socket  # noqa: E402
-import urllib.request  # noqa: E402
 
 SANITIZER_MARKS = ("AddressSanitizer", "LeakSanitizer", "runtime error:", "UndefinedBehaviorSanitizer")
-
-
-def rss_kib(pid):
-    with open(f"/proc/{pid}/status") as f:
-        for line in f:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1])
-    return 0
-
-
-def fd_count(pid):
-    return len(os.listdir(f"/proc/{pid}/fd"))
-
-
-def describe_fds(pid, port):
-    """{kind: count} of the process's descriptors, TCP ones on `port` by
-    state, for the failure message."""
-    states = {}
-    for table in ("tcp", "tcp6"):
-        try:
-            with open(f"/proc/{pid}/net/{table}") as f:
-                next(f)
-                for line in f:
-                    fields = line.split()
-                    states[fields[9]] = (int(fields[1].rsplit(":", 1)[1], 16), fields[3])
-        except OSError:
-            pass
-    for table in ("udp", "udp6", "unix", "netlink"):
-        try:
-            with open(f"/proc/{pid}/net/{table}") as f:
-                next(f)
-                for line in f:
-                    fields = line.split()
-                    inode = fields[6] if table == "unix" else \
-                        (fields[9] if table.startswith("udp") else fields[9])
-                    states.setdefault(inode, (table, 0))
-        except (OSError, IndexError):
-            pass
-    kinds = {}
-    for fd in os.listdir(f"/proc/{pid}/fd"):
-        try:
-            target = os.readlink(f"/proc/{pid}/fd/{fd}")
-        except OSError:
-            continue
-        if target.startswith("socket:["):
-            inode = target[8:-1]
-            known = states.get(inode)
-            if known is None:
-                kind = "socket"
-            elif isinstance(known[0], int):
-                kind = "tcp:%d:%s" % known
-            else:
-                kind = known[0]
-        else:
-            kind = target.split(":")[0]
-        kinds[kind] = kinds.get(kind, 0) + 1
-    return kinds
-
-
-class Gateway:
-    def __init__(self, binary, artifacts):
-        self.http_port = free_port()
-        self.media_port = free_port(socket.SOCK_DGRAM, 2)
-        # Its own ng port: the default (2223) may be another gateway's while
-        # the quick benchmarks run beside the soak (make test).
-        self.ng_port = free_port(socket.SOCK_DGRAM)
-        self.log_path = artifacts / f"soak-moat-{self.http_port}.log"
-        env = dict(os.environ)
-        # A small quarantine keeps ASan's own memory from hiding a trend.
-        env.setdefault("ASAN_OPTIONS", "detect_leaks=1:quarantine_size_mb=16:malloc_context_size=8")
-        env.setdefault("UBSAN_OPTIONS", "print_stacktrace=1")
-        self.log = open(self.log_path, "w")
-        self.process = subprocess.Popen(
-            [str(binary), "--http-bind", "127.0.0.1", "--http-port", str(self.http_port),
-             "--media-port", str(self.media_port), "--workers", "2",
-             "--ng-bind", "127.0.0.1", "--ng-port", str(self.ng_port),
-             "--candidate-addresses", "127.0.0.1", "--log-level", "info",
-             "--consent-timeout", "10",
-             # The soak's phones are on this host (never Moat's own sockets).
-             "--call-allow-loopback-destinations", "true",
-             # Every client of the soak is this one host, many sessions at
-             # once: the per-source cap on sessions waiting for ICE is lifted.
-             "--max-pending-per-source", "0"],
-            stdout=self.log, stderr=subprocess.STDOUT, env=env)
-        self.base = f"http://127.0.0.1:{self.http_port}"
-        deadline = time.time() + 30
-        while time.time() < deadline:
-            if self.process.poll() is not None:
-                raise RuntimeError("moat exited: " + self.log_path.read_text()[-4000:])
-            try:
-                self.get("/healthz")
-                return
-            except OSError:
-                time.sleep(0.2)
-        raise RuntimeError("moat did not come up")
-
-    def get(self, path):
-        with urllib.request.urlopen(self.base + path, timeout=5) as r:
-            return r.read().decode()
-
-    def metric(self, name):
-        for line in self.get("/metrics").splitlines():
-            if line.startswith(name + " "):
-                return float(line.split()[1])
-        return 0.0
-
-    def stop(self):
-        if self.process.poll() is None:
-            self.process.send_signal(signal.SIGTERM)
-            try:
-                self.process.wait(timeout=60)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
-        self.log.close()
-        return self.process.returncode
 
 
 class Sampler(threading.Thread):
@@ -200,6 +85,7 @@ class Load:
         self.room_cycles = 0
         self.calls = 0
         self.ingests = 0
+        self.webrtc_calls = 0
         self.pending = []
 
     def left(self):
@@ -406,6 +292,22 @@ class Load:
                 self.failures.append(f"call: {e!r}")
             time.sleep(self.rng.uniform(0.2, 0.8))
 
+    def webrtc_call_loop(self):
+        client = NgClient(self.gw.ng_port, timeout=10.0)
+
+        async def calls():
+            while self.left() > 8:
+                call_id = f"soak-webrtc-{self.webrtc_calls}-{self.rng.getrandbits(32):08x}"
+                try:
+                    failure = await webrtc_call(client, call_id, self.webrtc_calls % 2 == 0)
+                except Exception as e:  # noqa: BLE001 - recorded, the soak goes on
+                    failure = repr(e)
+                if failure:
+                    self.failures.append(f"WebRTC call {call_id}: {failure}")
+                self.webrtc_calls += 1
+                await asyncio.sleep(self.rng.uniform(0.3, 1.0))
+        asyncio.run(calls())
+
     async def run(self):
         loop = asyncio.get_running_loop()
         default = loop.get_exception_handler()
@@ -423,7 +325,7 @@ class Load:
         loop.set_exception_handler(quiet)
         threads = [threading.Thread(target=loop_body, daemon=True)
                    for loop_body in (self.flood_loop, self.room_loop, self.call_loop,
-                                     self.ingest_loop)]
+                                     self.ingest_loop, self.webrtc_call_loop)]
         for thread in threads:
             thread.start()
         await asyncio.gather(self.datachannel_loop(), self.media_loop(), self.pending_loop())
@@ -564,11 +466,12 @@ def main():
     for failure in load.failures[:5]:
         print(f"# load: {failure}")
     result = "ok" if not problems else "FAILED"
-    if load.room_cycles == 0 or load.calls == 0 or load.ingests == 0:
+    if min(load.room_cycles, load.calls, load.ingests, load.webrtc_calls) == 0:
         problems.append(f"room cycles {load.room_cycles}, calls {load.calls}, SRTP ingests "
-                        f"{load.ingests}: a loop never ran")
+                        f"{load.ingests}, WebRTC calls {load.webrtc_calls}: a loop never ran")
     print(f"soak seconds={seconds} sessions={load.sessions} flood_cycles={load.flood_cycles} "
-          f"room_cycles={load.room_cycles} calls={load.calls} srtp_ingests={load.ingests} "
+          f"room_cycles={load.room_cycles} calls={load.calls} webrtc_calls={load.webrtc_calls} "
+          f"srtp_ingests={load.ingests} "
           f"rss_mib={rss_start:.0f}->{rss_end:.0f} (peak {rss_peak:.0f}) "
           f"fds={idle_fds}->{end_fds} (peak {fds_peak}, http_close_wait={http_close_wait}) "
           f"asan={'clean' if not sanitizer else 'REPORT'} result={result}")
