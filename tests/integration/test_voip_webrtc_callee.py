@@ -19,7 +19,7 @@ from aiortc import RTCPeerConnection, RTCSessionDescription
 
 from aiortc_peer import Recorder, ToneTrack
 from test_voip_transcode import frequency, udp, ulaw_decode, voip  # noqa: F401 (fixture)
-from test_voip_webrtc import phone_answer, run_phone
+from test_voip_webrtc import phone_answer, run_phone, wait_sessions_gone
 
 SECONDS = 6
 
@@ -40,12 +40,13 @@ def client_answer(client, call_id, sdp):
                           sdp=sdp, transport_protocol="RTP/AVP", ICE="remove", DTLS="off")
 
 
-async def webrtc_answer(offer_sdp):
+async def webrtc_answer(offer_sdp, hz=440.0):
+    """aiortc answering Moat's offer with a tone; (pc, recorded tracks)."""
     pc = RTCPeerConnection()
     tracks = []
     pc.on("track", lambda track: tracks.append(Recorder(track)))
     await pc.setRemoteDescription(RTCSessionDescription(sdp=offer_sdp, type="offer"))
-    pc.getTransceivers()[0].sender.replaceTrack(ToneTrack(440.0))
+    pc.getTransceivers()[0].sender.replaceTrack(ToneTrack(hz))
     pc.getTransceivers()[0].direction = "sendrecv"
     await pc.setLocalDescription(await pc.createAnswer())
     return pc, tracks
@@ -119,12 +120,7 @@ def test_pcmu_phone_calls_webrtc_client(voip):
     assert sessions == 1  # the WebRTC leg is a core session
     assert client.command("delete", call_id="wc-1", delete_delay=0)["result"] == "ok"
     assert gw.metric("moat_call_webrtc_legs") == 0
-    for _ in range(50):
-        if gw.metric("moat_sessions") == 0:
-            break
-        time.sleep(0.1)
-    else:
-        pytest.fail("the WebRTC leg's session outlived the call")
+    wait_sessions_gone(gw)
 
 
 def without(attribute):

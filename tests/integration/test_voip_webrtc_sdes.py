@@ -17,12 +17,12 @@ import struct
 import threading
 import time
 
-from aiortc import RTCPeerConnection, RTCSessionDescription
+from aiortc import RTCSessionDescription
 
-from aiortc_peer import Recorder, ToneTrack
 from test_voip_sdes import session
 from test_voip_transcode import frequency, rtp, tone, udp, ulaw_decode, ulaw_encode, voip  # noqa: F401
 from test_voip_webrtc import webrtc_offer
+from test_voip_webrtc_callee import webrtc_answer
 
 SECONDS = 6
 SUITE = "AES_CM_128_HMAC_SHA1_80"
@@ -110,6 +110,15 @@ async def talk(phone, moat_port, pc, tracks):
     return heard
 
 
+async def stranger_then_phone(gw, phone, leg_port, pc, tracks):
+    """A stranger's forgeries at the phone's leg first (they never latch
+    it), then the call: (phone, what aiortc heard, SRTP drops meanwhile)."""
+    before = srtp_drops(gw)
+    forge_at(leg_port)
+    heard = await talk(phone, leg_port, pc, tracks)
+    return phone, heard, srtp_drops(gw) - before
+
+
 def check_heard(gw, client, call_id, phone, heard_by_webrtc):
     packets, heard_by_phone = phone.heard()
     assert packets > 50, f"the phone decrypted {packets} PCMU packets ({phone.failed} failed)"
@@ -147,13 +156,9 @@ def test_webrtc_caller_to_sdes_phone(voip):
                                 DTLS="passive", transport_protocol="UDP/TLS/RTP/SAVPF")
         assert answer["result"] == "ok", answer
         assert "UDP/TLS/RTP/SAVPF" in answer["sdp"] and "a=crypto" not in answer["sdp"]
-        # A stranger first: its forgeries never latch the phone's leg.
-        before = srtp_drops(gw)
-        forge_at(media_port(sdp))
-        phone = SrtpPhone(sock, my_key, moat_key)
         await pc.setRemoteDescription(RTCSessionDescription(sdp=answer["sdp"], type="answer"))
-        heard = await talk(phone, media_port(sdp), pc, tracks)
-        return phone, heard, srtp_drops(gw) - before
+        return await stranger_then_phone(gw, SrtpPhone(sock, my_key, moat_key), media_port(sdp),
+                                         pc, tracks)
 
     phone, heard, dropped = asyncio.run(scenario())
     assert dropped >= 200, dropped
@@ -177,13 +182,7 @@ def test_sdes_phone_calls_webrtc_client(voip):
         assert offer["result"] == "ok", offer
         sdp = offer["sdp"]
         assert "a=crypto" not in sdp and "a=fingerprint:sha-256" in sdp, sdp
-        pc = RTCPeerConnection()
-        tracks = []
-        pc.on("track", lambda track: tracks.append(Recorder(track)))
-        await pc.setRemoteDescription(RTCSessionDescription(sdp=sdp, type="offer"))
-        pc.getTransceivers()[0].sender.replaceTrack(ToneTrack(440.0))
-        pc.getTransceivers()[0].direction = "sendrecv"
-        await pc.setLocalDescription(await pc.createAnswer())
+        pc, tracks = await webrtc_answer(sdp)
         answer = client.command("answer", call_id="ws-2", from_tag="phone", to_tag="webrtc",
                                 sdp=pc.localDescription.sdp, transport_protocol="RTP/AVP",
                                 ICE="remove", DTLS="off")
@@ -194,11 +193,8 @@ def test_sdes_phone_calls_webrtc_client(voip):
             assert absent not in back, back
         lines = crypto_lines(back)
         assert [(t, s) for t, s, _ in lines] == [(1, SUITE)], back
-        before = srtp_drops(gw)
-        forge_at(media_port(back))
-        phone = SrtpPhone(sock, my_key, lines[0][2])
-        heard = await talk(phone, media_port(back), pc, tracks)
-        return phone, heard, srtp_drops(gw) - before
+        return await stranger_then_phone(gw, SrtpPhone(sock, my_key, lines[0][2]),
+                                         media_port(back), pc, tracks)
 
     phone, heard, dropped = asyncio.run(scenario())
     assert dropped >= 200, dropped

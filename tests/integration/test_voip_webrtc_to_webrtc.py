@@ -9,29 +9,17 @@ import asyncio
 import errno
 import json
 import re
-import time
 
 import pytest
-from aiortc import RTCPeerConnection, RTCSessionDescription
+from aiortc import RTCSessionDescription
 
-from aiortc_peer import Recorder, ToneTrack
 from chromium import Chromium, chromium_path
 from test_voip_transcode import voip  # noqa: F401 (fixture)
-from test_voip_webrtc import webrtc_offer
+from test_voip_webrtc import wait_sessions_gone, webrtc_offer
+from test_voip_webrtc_callee import webrtc_answer
 
 SECONDS = 6
 WEBRTC = {"ICE": "force", "DTLS": "passive", "transport_protocol": "UDP/TLS/RTP/SAVPF"}
-
-
-async def answering_peer(offer_sdp, hz):
-    pc = RTCPeerConnection()
-    tracks = []
-    pc.on("track", lambda track: tracks.append(Recorder(track)))
-    await pc.setRemoteDescription(RTCSessionDescription(sdp=offer_sdp, type="offer"))
-    pc.getTransceivers()[0].sender.replaceTrack(ToneTrack(hz))
-    pc.getTransceivers()[0].direction = "sendrecv"
-    await pc.setLocalDescription(await pc.createAnswer())
-    return pc, tracks
 
 
 def heard(tracks):
@@ -55,7 +43,7 @@ def test_webrtc_client_calls_webrtc_client(voip):
         caller_fingerprint = re.search(r"^a=fingerprint:(.*)$", caller.localDescription.sdp,
                                        re.M).group(1).strip()
         assert caller_fingerprint not in sdp
-        callee, callee_tracks = await answering_peer(sdp, 660.0)
+        callee, callee_tracks = await webrtc_answer(sdp, 660.0)
         answer = client.command("answer", call_id="ww-1", from_tag="alice", to_tag="bob",
                                 sdp=callee.localDescription.sdp, **WEBRTC)
         assert answer["result"] == "ok", answer
@@ -81,12 +69,7 @@ def test_webrtc_client_calls_webrtc_client(voip):
         assert query["tags"][tag]["medias"][0]["protocol"] == "UDP/TLS/RTP/SAVPF", query
     assert client.command("delete", call_id="ww-1", delete_delay=0)["result"] == "ok"
     assert gw.metric("moat_call_webrtc_legs") == 0
-    for _ in range(50):
-        if gw.metric("moat_sessions") == 0:
-            break
-        time.sleep(0.1)
-    else:
-        pytest.fail("a WebRTC leg's session outlived the call")
+    wait_sessions_gone(gw)
 
 
 CHROMIUM_ANSWER = """
