@@ -237,60 +237,6 @@ static bool rewrite_for(moat_call *call, int to_side, const moat_ng_request *req
     return true;
 }
 
-/* ng codec-transcode: the codecs Moat adds to the rewritten offer. */
-/* A WebRTC party on `side`: its session answers its offer; from now on
- * that answer stands for the offer (its codecs are what the party sends). */
-static bool start_webrtc(moat_call *call, int side, const moat_ng_request *request,
-                         moat_call_reply *reply)
-{
-    char error[160];
-    moat_call_webrtc_free(call->webrtc[side]);
-    call->webrtc[side] = moat_call_webrtc_new(&call->registry->webrtc, call->context, request->sdp,
-                                              request->sdp_length, call->streams, call->n_streams,
-                                              side, error, sizeof error);
-    if (!call->webrtc[side])
-        return moat_call_request_fail(reply, "WebRTC offer refused: %s", error);
-    return true;
-}
-
-/* The party on `side` gets Moat's WebRTC offer instead of the rewritten
- * one; its session comes with its answer (answer_webrtc_leg). */
-static bool offer_webrtc_leg(moat_call *call, int side, const moat_ng_request *request,
-                             const moat_call_sdp *sdp, moat_call_reply *reply)
-{
-    g_free(reply->sdp); /* the phone's rewritten SDP is not for the party */
-    reply->sdp = NULL;
-    char error[160];
-    moat_call_webrtc_offered *offered = moat_call_webrtc_offer_new(
-        &call->registry->webrtc, call->context, request, error, sizeof error);
-    if (!offered)
-        return moat_call_request_fail(reply, "Cannot offer a WebRTC leg: %s", error);
-    moat_call_webrtc_offer_free(call->offered[side]);
-    call->offered[side] = offered;
-    reply->sdp = g_strdup(moat_call_webrtc_offer_text(offered));
-    return true;
-}
-
-/* The WebRTC party on `side` answered Moat's offer: its session. */
-static bool answer_webrtc_leg(moat_call *call, int side, const moat_ng_request *request,
-                              const moat_call_sdp *sdp, moat_call_reply *reply)
-{
-    if (!moat_call_sdp_is_webrtc(sdp))
-        return moat_call_request_fail(
-            reply, "The answer to Moat's WebRTC offer is not WebRTC (ICE, DTLS)%s", NULL);
-    char error[160];
-    moat_call_webrtc *leg = moat_call_webrtc_answered(
-        &call->registry->webrtc, call->context, call->offered[side], request->sdp,
-        request->sdp_length, call->streams, call->n_streams, side, error, sizeof error);
-    if (!leg)
-        return moat_call_request_fail(reply, "WebRTC answer refused: %s", error);
-    moat_call_webrtc_free(call->webrtc[side]);
-    call->webrtc[side] = leg;
-    moat_call_webrtc_offer_free(call->offered[side]);
-    call->offered[side] = NULL;
-    return true;
-}
-
 /* Which side sent an offer: side 1 when it is the answerer's tag (a
  * re-INVITE from the callee), else side 0 (a new from-tag replaces it). */
 static int offer_side(moat_call *call, const char *from_tag)
@@ -386,7 +332,7 @@ void moat_call_offer_run(moat_call_registry *registry, const moat_ng_request *re
         return;
     }
     int side = offer_side(call, request->from_tag);
-    if (webrtc && !start_webrtc(call, side, request, reply)) {
+    if (webrtc && !moat_call_start_webrtc(call, side, request, reply)) {
         explicit_bzero(&sdp, sizeof sdp); /* a=crypto keys */
         if (created)
             g_hash_table_remove(registry->calls, request->call_id);
@@ -409,7 +355,7 @@ void moat_call_offer_run(moat_call_registry *registry, const moat_ng_request *re
                              sizeof reply->error) != 0 ||
         !rewrite_for(call, 1 - side, request, &sdp, mux, &sdes, reply) ||
         !moat_call_request_transcode_offer(request, reply) ||
-        (offer_webrtc && !offer_webrtc_leg(call, 1 - side, request, &sdp, reply))) {
+        (offer_webrtc && !moat_call_offer_webrtc_leg(call, 1 - side, request, &sdp, reply))) {
         if (created)
             g_hash_table_remove(registry->calls, request->call_id);
         return;
@@ -433,25 +379,6 @@ void moat_call_answer_mux(const moat_call_sdp *answer, const bool *offered, bool
         out[i] = i < answer->n_media && answer->media[i].rtcp_mux && offered[i];
 }
 
-/* Where an answer's media may go: a WebRTC answer only to Moat's WebRTC
- * offer, or repeated by a party whose session already runs (its session
- * talks to the party; the SDP's addresses are never destinations); every
- * other answer's addresses become the legs' destinations and must pass the
- * destination policy. A WebRTC-looking answer to a plain offer would
- * otherwise skip that check and aim a leg anywhere, Moat's own ng socket
- * included. */
-static bool check_answer_media(moat_call *call, int answerer, const moat_call_sdp *sdp,
-                               moat_call_reply *reply)
-{
-    if (!moat_call_sdp_is_webrtc(sdp))
-        return moat_call_request_check_destinations(&call->registry->destinations, sdp, reply);
-    if (!call->offered[answerer] && !call->webrtc[answerer])
-        return moat_call_request_fail(
-            reply, "A WebRTC answer (ICE, DTLS) to an offer Moat made without a WebRTC leg%s",
-            NULL);
-    return true;
-}
-
 void moat_call_answer(moat_call_registry *registry, const moat_ng_request *request,
                       moat_call_reply *reply)
 {
@@ -468,7 +395,7 @@ void moat_call_answer(moat_call_registry *registry, const moat_ng_request *reque
     if (!moat_call_request_parse_sdp(request, &sdp, reply) ||
         !moat_call_request_check_transport(request, &sdp, call->webrtc[offerer] != NULL, false,
                                            reply) ||
-        !check_answer_media(call, answerer, &sdp, reply)) {
+        !moat_call_check_answer_media(call, answerer, request, &sdp, reply)) {
         explicit_bzero(&sdp, sizeof sdp); /* a=crypto keys */
         return;
     }
@@ -476,7 +403,7 @@ void moat_call_answer(moat_call_registry *registry, const moat_ng_request *reque
         moat_call_request_fail(reply, "Ran out of ports%s", NULL);
         return;
     }
-    if (answered_webrtc && !answer_webrtc_leg(call, answerer, request, &sdp, reply))
+    if (answered_webrtc && !moat_call_answer_webrtc_leg(call, answerer, request, &sdp, reply))
         return;
     moat_ng_request plain = *request;
     if (answered_webrtc && !plain.transport_protocol)
@@ -498,7 +425,8 @@ void moat_call_answer(moat_call_registry *registry, const moat_ng_request *reque
         /* The WebRTC party gets its session's answer, whatever the phone's
          * transport: the streams transcode or relay between them. */
         g_free(reply->sdp);
-        reply->sdp = g_strdup(moat_call_webrtc_answer(call->webrtc[offerer]));
+        reply->sdp = g_strdup(
+            moat_call_webrtc_describe(call->webrtc[offerer], request->sdp, request->sdp_length));
         moat_call_webrtc_start(call->webrtc[offerer]);
     }
     if (answered_webrtc)

@@ -76,4 +76,20 @@ void moat_call_offer_run(moat_call_registry *registry, const moat_ng_request *re
 void moat_call_restore_note(moat_call *call, const moat_ng_request *request);
 void moat_call_restore_withdraw(moat_call *call);
 
+/* WebRTC parties (call_registry_webrtc.c); each false with the reply's
+ * error. The party on `side` offered: its session answers (a running one
+ * goes on when the offer keeps its ICE credentials and fingerprint). */
+bool moat_call_start_webrtc(moat_call *call, int side, const moat_ng_request *request,
+                            moat_call_reply *reply);
+/* The party on `side` gets Moat's WebRTC offer (or, its session running,
+ * the description it has with the offer's directions) as reply->sdp. */
+bool moat_call_offer_webrtc_leg(moat_call *call, int side, const moat_ng_request *request,
+                                const moat_call_sdp *sdp, moat_call_reply *reply);
+/* The party on `side` answered Moat's offer: its session. */
+bool moat_call_answer_webrtc_leg(moat_call *call, int side, const moat_ng_request *request,
+                                 const moat_call_sdp *sdp, moat_call_reply *reply);
+/* Whether the answer from `answerer` may be taken (see the function). */
+bool moat_call_check_answer_media(moat_call *call, int answerer, const moat_ng_request *request,
+                                  const moat_call_sdp *sdp, moat_call_reply *reply);
+
 #endif

@@ -3,6 +3,8 @@
  * (call_webrtc.h). */
 #include "call/call_webrtc.h"
 
+#include "call/call_webrtc_describe.h"
+
 #include "call/call_sdp.h"
 #include "session/session.h"
 #include "session/session_registry.h"
@@ -16,9 +18,22 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* One m-line's numbering towards the party: the sequence numbers and
+ * timestamps it gets go on across a change of what feeds the m-line (a new
+ * transcoder after a re-INVITE, a phone restarting its stream), which the
+ * party's SRTP would otherwise drop as replays (sequence numbers behind
+ * its last) or its jitter buffer misplace. Worker only. */
+typedef struct {
+    bool started;
+    uint32_t source_ssrc;
+    uint16_t last_in, seq_offset, last_out;
+    uint32_t last_in_ts, ts_offset, last_out_ts, ts_step;
+} numbering;
+
 /* Shared by the plugin state of a session and the call's leg; fields other
  * than refs are touched on the worker only (after creation). */
 typedef struct {
+    numbering numbering[MOAT_CALL_SDP_MAX_MEDIA];
     atomic_int refs;
     bool unlinked; /* the call let go of its streams */
     moat_call_stream *streams[MOAT_CALL_SDP_MAX_MEDIA];
@@ -36,6 +51,8 @@ struct moat_call_webrtc {
     moat_worker *worker;
     char session_id[40];
     char *answer;
+    char *described; /* what the party last got from Moat (call_webrtc_describe.h) */
+    char party[MOAT_CALL_WEBRTC_IDENTITY_SIZE]; /* its ICE credentials and fingerprint */
     bridge *bridge;
     moat_session *pending; /* created, not started yet (owned) */
     /* Its handle, held from creation until the start hands it to the
@@ -89,22 +106,69 @@ static void call_on_media(void *state, moat_rtp_packet *packet)
 /* What the call sends the party (relay_rtp) leaves with the SSRC Moat's
  * answer announced on the m-line carrying its payload type, so that the
  * core's sender reports and retransmissions cover it. */
+static uint32_t read32(const uint8_t *p)
+{
+    return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
+
+static void write32(uint8_t *p, uint32_t v)
+{
+    p[0] = (uint8_t)(v >> 24);
+    p[1] = (uint8_t)(v >> 16);
+    p[2] = (uint8_t)(v >> 8);
+    p[3] = (uint8_t)v;
+}
+
+/* A jump this far either way is a new stream, not loss or reordering. */
+#define RESTART_DISTANCE 3000u
+
+/* Rewrites the packet's sequence number and timestamp so that a restarted
+ * source continues right after what the party got last. */
+static void continue_numbering(numbering *n, uint8_t *data)
+{
+    uint32_t source = read32(data + 8), ts = read32(data + 4);
+    uint16_t seq = (uint16_t)(data[2] << 8 | data[3]);
+    uint16_t ahead = (uint16_t)(seq - n->last_in), behind = (uint16_t)(n->last_in - seq);
+    bool restart = n->started && (source != n->source_ssrc ||
+                                  (ahead > RESTART_DISTANCE && behind > RESTART_DISTANCE));
+    if (restart) {
+        n->seq_offset = (uint16_t)(n->last_out + 1u - seq);
+        n->ts_offset = n->last_out_ts + n->ts_step - ts;
+    }
+    uint16_t out = (uint16_t)(seq + n->seq_offset);
+    uint32_t out_ts = ts + n->ts_offset;
+    if (!n->started || restart || (ahead > 0 && ahead < 0x8000u)) {
+        if (n->started && !restart && ahead == 1 && ts != n->last_in_ts)
+            n->ts_step = ts - n->last_in_ts; /* one packet's duration */
+        n->last_in = seq;
+        n->last_in_ts = ts;
+        n->last_out = out;
+        n->last_out_ts = out_ts;
+    }
+    n->started = true;
+    n->source_ssrc = source;
+    data[2] = (uint8_t)(out >> 8);
+    data[3] = (uint8_t)out;
+    write32(data + 4, out_ts);
+}
+
 static void call_on_relay(void *state, moat_rtp_packet *packet)
 {
     bridge *b = state;
     uint32_t ssrc = 0;
+    size_t index = 0;
     for (size_t i = 0; i < b->n_media && !ssrc; i++) {
         const moat_media_info *media = &b->media[i];
         for (size_t k = 0; k < media->n_payload_types; k++)
-            if (media->payload_types[k] == packet->payload_type)
+            if (media->payload_types[k] == packet->payload_type) {
                 ssrc = media->local_ssrc;
+                index = i;
+            }
     }
     if (!ssrc || packet->length < 12)
         return;
-    packet->data[8] = (uint8_t)(ssrc >> 24);
-    packet->data[9] = (uint8_t)(ssrc >> 16);
-    packet->data[10] = (uint8_t)(ssrc >> 8);
-    packet->data[11] = (uint8_t)ssrc;
+    continue_numbering(&b->numbering[index], packet->data);
+    write32(packet->data + 8, ssrc);
     b->calls->send_rtp(b->session, packet->data, packet->length);
 }
 
@@ -235,6 +299,9 @@ moat_call_webrtc *moat_call_webrtc_new_local(const moat_call_webrtc_env *env,
     leg->worker = created.record->worker;
     g_strlcpy(leg->session_id, created.record->id, sizeof leg->session_id);
     leg->answer = first_codecs_only(created.answer, n_streams);
+    leg->described = g_strdup(leg->answer);
+    if (!moat_call_webrtc_identity(offer, length, leg->party))
+        leg->party[0] = '\0'; /* never the same party: a new session each time */
     leg->bridge = b;
     /* Until the start, the worker must not drive this session (the control
      * thread may still free it): the legs only stop accepting and relaying. */
@@ -253,6 +320,37 @@ moat_call_webrtc *moat_call_webrtc_new_local(const moat_call_webrtc_env *env,
 const char *moat_call_webrtc_answer(const moat_call_webrtc *leg)
 {
     return leg->answer;
+}
+
+size_t moat_call_webrtc_n_streams(const moat_call_webrtc *leg)
+{
+    return leg->n_streams;
+}
+
+bool moat_call_webrtc_same_party(const moat_call_webrtc *leg, const char *sdp, size_t length)
+{
+    char party[MOAT_CALL_WEBRTC_IDENTITY_SIZE];
+    size_t m_lines = 0;
+    for (const char *m = sdp; (m = g_strstr_len(m, (gssize)(sdp + length - m), "\nm=")); m++)
+        m_lines++; /* the session bridges exactly its streams */
+    return leg->party[0] && m_lines == leg->n_streams &&
+           moat_call_webrtc_identity(sdp, length, party) && strcmp(party, leg->party) == 0;
+}
+
+const char *moat_call_webrtc_describe(moat_call_webrtc *leg, const char *other, size_t length)
+{
+    char *text = moat_call_webrtc_redescribe(leg->described, other, length);
+    if (text) {
+        g_free(leg->described);
+        leg->described = text;
+    }
+    return leg->described;
+}
+
+void moat_call_webrtc_set_described(moat_call_webrtc *leg, const char *text)
+{
+    g_free(leg->described);
+    leg->described = g_strdup(text);
 }
 
 void moat_call_webrtc_start(moat_call_webrtc *leg)
@@ -301,5 +399,6 @@ void moat_call_webrtc_free(moat_call_webrtc *leg)
         moat_whip_session_hang_up(leg->gateway, record);
     }
     g_free(leg->answer);
+    g_free(leg->described);
     g_free(leg);
 }

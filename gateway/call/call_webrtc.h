@@ -47,6 +47,19 @@ moat_call_webrtc *moat_call_webrtc_new_local(const moat_call_webrtc_env *env,
 /* Moat's answer for the party (ICE-lite candidates, fingerprint,
  * setup:passive); owned by the leg. */
 const char *moat_call_webrtc_answer(const moat_call_webrtc *leg);
+/* How many m-lines the session bridges. */
+size_t moat_call_webrtc_n_streams(const moat_call_webrtc *leg);
+/* Whether `sdp` (the party's new offer or answer) keeps the ICE
+ * credentials and fingerprint the session was made with: a renegotiation
+ * the session follows, not an ICE or DTLS restart. */
+bool moat_call_webrtc_same_party(const moat_call_webrtc *leg, const char *sdp, size_t length);
+/* What Moat tells the party now: the description it has (initially
+ * Moat's answer, or Moat's offer it answered: set_described) with each
+ * m-line's direction from the other party's SDP `other`
+ * (call_webrtc_describe.h). Owned by the leg until the next call. */
+const char *moat_call_webrtc_describe(moat_call_webrtc *leg, const char *other, size_t length);
+/* The description Moat gave the party when Moat made the offer. */
+void moat_call_webrtc_set_described(moat_call_webrtc *leg, const char *text);
 /* Hands the session to its worker: at the ng answer, when the party gets
  * Moat's answer, so that ringing does not count against the session's ICE
  * and DTLS timeouts. Later calls do nothing. */

@@ -108,8 +108,11 @@ moat_call_webrtc *moat_call_webrtc_answered(const moat_call_webrtc_env *env,
         .ssrcs = offered->ssrcs,
         .n_ssrcs = offered->n_ssrcs,
     };
-    return moat_call_webrtc_new_local(env, context, answer, length, &local, streams, n_streams,
-                                      side, error, error_size);
+    moat_call_webrtc *leg = moat_call_webrtc_new_local(env, context, answer, length, &local,
+                                                       streams, n_streams, side, error, error_size);
+    if (leg)
+        moat_call_webrtc_set_described(leg, offered->text); /* what the party has of Moat */
+    return leg;
 }
 
 void moat_call_webrtc_offer_free(moat_call_webrtc_offered *offered)

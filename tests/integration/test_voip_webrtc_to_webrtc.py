@@ -124,6 +124,20 @@ CHROMIUM_STATS = """
 """
 
 
+async def page_loaded(browser, path):
+    """Until the page Chromium was started on has loaded (evaluating while
+    it navigates away from about:blank fails)."""
+    for _ in range(100):
+        try:
+            if await browser.evaluate(f"location.pathname === {json.dumps(path)} && "
+                                      "document.readyState === 'complete'"):
+                return
+        except RuntimeError:
+            pass  # the execution context went with the navigation
+        await asyncio.sleep(0.1)
+    raise RuntimeError(f"chromium did not load {path}")
+
+
 @pytest.mark.skipif(chromium_path() is None, reason="chromium not installed")
 def test_aiortc_calls_chromium(voip):
     """The callee is headless Chromium (its own WebRTC stack, a 660 Hz
@@ -132,10 +146,11 @@ def test_aiortc_calls_chromium(voip):
     gw, client = voip
 
     async def scenario():
-        browser = Chromium(gw.base + "/", extra_flags=["--autoplay-policy=no-user-gesture-required"])
+        browser = Chromium(gw.base + "/healthz", extra_flags=["--autoplay-policy=no-user-gesture-required"])
         caller = None
         try:
             await browser.attach()
+            await page_loaded(browser, "/healthz")
             caller, caller_tracks = await webrtc_offer(True)
             offer = client.command("offer", call_id="wc-1", from_tag="aiortc",
                                    sdp=caller.localDescription.sdp, **WEBRTC)
