@@ -1,15 +1,50 @@
 /* libFuzzer target: the call layer's SDP parser, its WebRTC classification
  * and rewriter (call/call_sdp.h) on hostile SIP bodies. The rewrite runs
  * with codec stripping and a transport change so every line path is
- * taken. */
+ * taken. The same body is also the other party's SDP of a renegotiation
+ * (call/call_webrtc_describe.h): Moat's description for a WebRTC party,
+ * redescribed with the body's directions, must keep the party's ICE
+ * credentials, fingerprint and m-lines and parse again. */
 #include "call/call_sdp.h"
+#include "call/call_webrtc_describe.h"
+
+#include <string.h>
 
 #include <glib.h>
 #include <stddef.h>
 #include <stdint.h>
 
+static const char DESCRIBED[] =
+    "v=0\r\no=- 42 2 IN IP4 0.0.0.0\r\ns=-\r\nt=0 0\r\na=group:BUNDLE 0 1\r\n"
+    "a=ice-lite\r\na=ice-ufrag:moatufrg\r\na=ice-pwd:moatpasswordmoatpassword\r\n"
+    "a=fingerprint:sha-256 AB:CD:EF\r\n"
+    "m=audio 9 UDP/TLS/RTP/SAVPF 111\r\nc=IN IP4 127.0.0.1\r\na=mid:0\r\na=sendrecv\r\n"
+    "a=setup:passive\r\na=rtpmap:111 opus/48000/2\r\na=ssrc:1 cname:moat\r\n"
+    "m=audio 9 UDP/TLS/RTP/SAVPF 0\r\nc=IN IP4 127.0.0.1\r\na=mid:1\r\n"
+    "a=setup:passive\r\na=rtpmap:0 PCMU/8000\r\n";
+
+static void redescribe(const char *text, size_t size)
+{
+    char party[MOAT_CALL_WEBRTC_IDENTITY_SIZE], before[MOAT_CALL_WEBRTC_IDENTITY_SIZE],
+        after[MOAT_CALL_WEBRTC_IDENTITY_SIZE];
+    (void)moat_call_webrtc_identity(text, size, party);
+    char *out = moat_call_webrtc_redescribe(DESCRIBED, text, size);
+    if (!out)
+        __builtin_trap(); /* DESCRIBED has its o= line */
+    moat_call_sdp a, b;
+    char error[160];
+    if (!moat_call_webrtc_identity(DESCRIBED, sizeof DESCRIBED - 1, before) ||
+        !moat_call_webrtc_identity(out, strlen(out), after) || strcmp(before, after) != 0 ||
+        moat_call_sdp_parse(DESCRIBED, sizeof DESCRIBED - 1, &a, error, sizeof error) != 0 ||
+        moat_call_sdp_parse(out, strlen(out), &b, error, sizeof error) != 0 ||
+        a.n_media != b.n_media)
+        __builtin_trap();
+    g_free(out);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
+    redescribe((const char *)data, size);
     moat_call_sdp sdp;
     char error[160];
     const char *text = (const char *)data;
