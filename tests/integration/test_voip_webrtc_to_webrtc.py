@@ -4,7 +4,9 @@ DTLS=passive, UDP/TLS/RTP/SAVPF both ways: the caller's offer gets a
 session of its own (Moat answers it), the callee gets Moat's own WebRTC
 offer and its answer a second session; Moat relays the decrypted RTP
 between them (no transcoding: both speak Opus). Two aiortc peers, 440 Hz
-and 660 Hz: each must hear the other's tone; delete ends both sessions."""
+and 660 Hz: each must hear the other's tone, also after the caller held and
+resumed the call (re-INVITEs keep both sessions); delete ends both.
+aiortc also calls headless Chromium."""
 import asyncio
 import errno
 import json
@@ -23,7 +25,12 @@ WEBRTC = {"ICE": "force", "DTLS": "passive", "transport_protocol": "UDP/TLS/RTP/
 
 
 def heard(tracks):
-    return tracks[0].dominant_frequency(skip_seconds=1.0) if tracks and tracks[0].samples else 0
+    """What the newest received track (a hold may end one) heard."""
+    return tracks[-1].dominant_frequency(skip_seconds=1.0) if tracks and tracks[-1].samples else 0
+
+
+def ice_ufrag(sdp):
+    return re.search(r"^a=ice-ufrag:(\S+)", sdp, re.M).group(1)
 
 
 def test_webrtc_client_calls_webrtc_client(voip):
@@ -51,6 +58,25 @@ def test_webrtc_client_calls_webrtc_client(voip):
         assert "a=ice-lite" in back and "a=fingerprint:sha-256" in back, back
         assert "a=setup:passive" in back, back
         await caller.setRemoteDescription(RTCSessionDescription(sdp=back, type="answer"))
+        await asyncio.sleep(SECONDS / 2)
+        # The caller holds and resumes (two re-INVITEs through the proxy):
+        # both sessions go on, each party gets what it has of Moat.
+        for how in ("sendonly", "sendrecv"):
+            caller.getTransceivers()[0].direction = how
+            await caller.setLocalDescription(await caller.createOffer())
+            again = client.command("offer", call_id="ww-1", from_tag="alice",
+                                   sdp=caller.localDescription.sdp, **WEBRTC)
+            assert again["result"] == "ok", again
+            assert ice_ufrag(again["sdp"]) == ice_ufrag(sdp), again["sdp"]
+            await callee.setRemoteDescription(RTCSessionDescription(sdp=again["sdp"],
+                                                                    type="offer"))
+            await callee.setLocalDescription(await callee.createAnswer())
+            answer = client.command("answer", call_id="ww-1", from_tag="alice", to_tag="bob",
+                                    sdp=callee.localDescription.sdp, **WEBRTC)
+            assert answer["result"] == "ok", answer
+            assert ice_ufrag(answer["sdp"]) == ice_ufrag(back), answer["sdp"]
+            await caller.setRemoteDescription(RTCSessionDescription(sdp=answer["sdp"],
+                                                                    type="answer"))
         await asyncio.sleep(SECONDS)
         sessions = gw.metric("moat_sessions")
         legs = gw.metric("moat_call_webrtc_legs")
