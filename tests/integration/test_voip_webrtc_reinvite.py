@@ -162,3 +162,47 @@ def test_webrtc_caller_holds_and_resumes(voip):
     assert len(pcmu) > 50, f"after the resume the phone got {len(pcmu)} PCMU packets"
     assert samples > 0 and abs(heard - 660) < 15, (samples, heard)
     assert client.command("delete", call_id="ri-2", delete_delay=0)["result"] == "ok"
+
+
+def test_phone_holds_and_resumes_a_webrtc_caller(voip):
+    """The phone, callee of a WebRTC caller, sends the re-INVITEs: the
+    caller gets Moat's answer as the offer (its session's ICE credentials,
+    fingerprint and DTLS role), with the phone's directions."""
+    gw, client = voip
+    phone = udp()
+
+    async def scenario():
+        pc, tracks = await webrtc_offer(True)
+        flags = dict(transport_protocol="RTP/AVP", ICE="remove", DTLS="off",
+                     codec={"transcode": ["PCMU"]})
+        back = dict(ICE="force", DTLS="passive", transport_protocol="UDP/TLS/RTP/SAVPF")
+        offer = client.command("offer", call_id="ri-3", from_tag="webrtc",
+                               sdp=pc.localDescription.sdp, **flags)
+        assert offer["result"] == "ok", offer
+        first = client.command("answer", call_id="ri-3", from_tag="webrtc", to_tag="phone",
+                               sdp=phone_answer(phone.getsockname()[1]), **back)
+        assert first["result"] == "ok", first
+        await pc.setRemoteDescription(RTCSessionDescription(sdp=first["sdp"], type="answer"))
+        to_moat = sdp_port(offer["sdp"])
+        assert len(await talk(phone, to_moat)) > 50
+        for how, caller_how in (("sendonly", "recvonly"), ("sendrecv", "sendrecv")):
+            again = client.command("offer", call_id="ri-3", from_tag="phone", to_tag="webrtc",
+                                   sdp=held(phone_answer(phone.getsockname()[1]), how), **back)
+            assert again["result"] == "ok", again
+            same_session(first["sdp"], again["sdp"])
+            assert direction(again["sdp"]) == how, again["sdp"]
+            await pc.setRemoteDescription(RTCSessionDescription(sdp=again["sdp"], type="offer"))
+            await pc.setLocalDescription(await pc.createAnswer())
+            reply = client.command("answer", call_id="ri-3", from_tag="phone", to_tag="webrtc",
+                                   sdp=pc.localDescription.sdp, **flags)
+            assert reply["result"] == "ok", reply
+            assert direction(reply["sdp"]) == caller_how, reply["sdp"]
+            assert gw.metric("moat_sessions") == 1
+        pcmu, heard, samples = await talk_after_resume(phone, to_moat, tracks)
+        await pc.close()
+        return pcmu, heard, samples
+
+    pcmu, heard, samples = asyncio.run(scenario())
+    assert len(pcmu) > 50, f"after the resume the phone got {len(pcmu)} PCMU packets"
+    assert samples > 0 and abs(heard - 660) < 15, (samples, heard)
+    assert client.command("delete", call_id="ri-3", delete_delay=0)["result"] == "ok"
