@@ -43,6 +43,9 @@ bool moat_call_start_webrtc(moat_call *call, int side, const moat_ng_request *re
     if (call->webrtc[side] &&
         moat_call_webrtc_same_party(call->webrtc[side], request->sdp, request->sdp_length))
         return true; /* a re-offer (hold, a session refresh): its session goes on */
+    if (call->webrtc[side] && call->n_streams == moat_call_webrtc_n_streams(call->webrtc[side]) &&
+        moat_call_webrtc_restart_ice(call->webrtc[side], request->sdp, request->sdp_length))
+        return true; /* an ICE restart (a network change): DTLS and SRTP go on */
     moat_call_webrtc_free(call->webrtc[side]);
     call->webrtc[side] = moat_call_webrtc_new(&call->registry->webrtc, call->context, request->sdp,
                                               request->sdp_length, call->streams, call->n_streams,

@@ -337,6 +337,41 @@ bool moat_call_webrtc_same_party(const moat_call_webrtc *leg, const char *sdp, s
            moat_call_webrtc_identity(sdp, length, party) && strcmp(party, leg->party) == 0;
 }
 
+/* "<ufrag> <pwd> <fingerprint>": the fingerprint part (after two spaces). */
+static const char *fingerprint_part(const char *identity)
+{
+    const char *space = strchr(identity, ' ');
+    space = space ? strchr(space + 1, ' ') : NULL;
+    return space ? space + 1 : "";
+}
+
+bool moat_call_webrtc_restart_ice(moat_call_webrtc *leg, const char *sdp, size_t length)
+{
+    char party[MOAT_CALL_WEBRTC_IDENTITY_SIZE], error[160];
+    if (leg->pending || !leg->party[0] || !moat_call_webrtc_identity(sdp, length, party) ||
+        strcmp(fingerprint_part(party), fingerprint_part(leg->party)) != 0)
+        return false;
+    moat_session_record *record =
+        moat_session_registry_find(leg->gateway->sessions, leg->session_id);
+    char **parts = g_strsplit(party, " ", 3);
+    bool ok =
+        record && g_strv_length(parts) == 3 && strlen(parts[0]) <= 256 && strlen(parts[1]) <= 256;
+    char *fragment = ok ? moat_whip_session_restart(leg->gateway, record, parts[0], parts[1], error,
+                                                    sizeof error)
+                        : NULL;
+    char *described = fragment ? moat_call_webrtc_new_credentials(
+                                     leg->described, record->local_ufrag, record->local_pwd)
+                               : NULL;
+    g_strfreev(parts);
+    g_free(fragment);
+    if (!described)
+        return false;
+    g_free(leg->described);
+    leg->described = described;
+    g_strlcpy(leg->party, party, sizeof leg->party);
+    return true;
+}
+
 const char *moat_call_webrtc_describe(moat_call_webrtc *leg, const char *other, size_t length)
 {
     char *text = moat_call_webrtc_redescribe(leg->described, other, length);

@@ -53,6 +53,12 @@ size_t moat_call_webrtc_n_streams(const moat_call_webrtc *leg);
  * credentials and fingerprint the session was made with: a renegotiation
  * the session follows, not an ICE or DTLS restart. */
 bool moat_call_webrtc_same_party(const moat_call_webrtc *leg, const char *sdp, size_t length);
+/* The party re-offered with new ICE credentials but its fingerprint and
+ * m-lines (an ICE restart: a network change): the running session restarts
+ * ICE with new local credentials (DTLS and SRTP kept, as for WHIP) and the
+ * description gets them. False (nothing changed) when it is not that, or
+ * the session is not running. */
+bool moat_call_webrtc_restart_ice(moat_call_webrtc *leg, const char *sdp, size_t length);
 /* What Moat tells the party now: the description it has (initially
  * Moat's answer, or Moat's offer it answered: set_described) with each
  * m-line's direction from the other party's SDP `other`

@@ -139,6 +139,43 @@ static char *with_directions(char **lines, const int *wanted, size_t n)
     return g_string_free(out, FALSE);
 }
 
+/* `text` (Moat's own, its lines) with its o= version one higher; NULL if
+ * it has none. */
+static char *bumped(char **lines)
+{
+    GString *out = g_string_new(NULL);
+    bool done = false;
+    for (char **l = lines; *l; l++) {
+        if (!**l)
+            continue;
+        if (!done && strncmp(*l, "o=", 2) == 0 && bump_origin(*l, out)) {
+            done = true;
+            continue;
+        }
+        g_string_append_printf(out, "%s\r\n", *l);
+    }
+    if (!done) {
+        g_string_free(out, TRUE);
+        return NULL;
+    }
+    return g_string_free(out, FALSE);
+}
+
+char *moat_call_webrtc_new_credentials(const char *described, const char *ufrag, const char *pwd)
+{
+    char **lines = lines_of(described, strlen(described));
+    for (char **l = lines; *l; l++) {
+        bool is_ufrag = strncmp(*l, "a=ice-ufrag:", 12) == 0;
+        if (is_ufrag || strncmp(*l, "a=ice-pwd:", 10) == 0) {
+            g_free(*l);
+            *l = g_strdup_printf("a=ice-%s:%s", is_ufrag ? "ufrag" : "pwd", is_ufrag ? ufrag : pwd);
+        }
+    }
+    char *out = bumped(lines);
+    g_strfreev(lines);
+    return out;
+}
+
 char *moat_call_webrtc_redescribe(const char *described, const char *other, size_t other_length)
 {
     int wanted[MOAT_CALL_SDP_MAX_MEDIA];
@@ -149,22 +186,8 @@ char *moat_call_webrtc_redescribe(const char *described, const char *other, size
     if (strcmp(text, described) == 0)
         return text;
     lines = lines_of(text, strlen(text));
-    GString *out = g_string_new(NULL);
-    bool bumped = false;
-    for (char **l = lines; *l; l++) {
-        if (!**l)
-            continue;
-        if (!bumped && strncmp(*l, "o=", 2) == 0 && bump_origin(*l, out)) {
-            bumped = true;
-            continue;
-        }
-        g_string_append_printf(out, "%s\r\n", *l);
-    }
+    char *out = bumped(lines);
     g_strfreev(lines);
     g_free(text);
-    if (!bumped) {
-        g_string_free(out, TRUE);
-        return NULL;
-    }
-    return g_string_free(out, FALSE);
+    return out;
 }

@@ -20,6 +20,11 @@
 bool moat_call_webrtc_identity(const char *text, size_t length,
                                char out[MOAT_CALL_WEBRTC_IDENTITY_SIZE]);
 
+/* `described` with its a=ice-ufrag and a=ice-pwd values replaced (an ICE
+ * restart: Moat's new credentials) and the o= version incremented. g_free;
+ * NULL when it has no o= line. */
+char *moat_call_webrtc_new_credentials(const char *described, const char *ufrag, const char *pwd);
+
 /* `described` with each m-section's direction set to that of the same
  * m-section of `other` (the other party's SDP; its session-level direction
  * applies where an m-section has none; none at all: sendrecv), and the o=

@@ -93,7 +93,7 @@ SERIAL_PAIRED_FILES = {
     "test_chromium_demo.py", "test_chromium_room.py",
     # aiortc calling headless Chromium through two WebRTC call legs, a tone
     # each way judged by frequency
-    "test_voip_webrtc_to_webrtc.py",
+    "test_voip_webrtc_to_webrtc.py", "test_voip_webrtc_ice_restart.py",
     # a Chromium three-layer publisher on one cluster node, two aiortc
     # viewers on another through a cascade link (decoding judged)
     "test_cluster_cascade_simulcast.py",
