@@ -10,6 +10,7 @@
 #include <openssl/err.h>
 
 #include "dtls_datagram_bio.h"
+#include "dtls_listen.h"
 #include "openssl_error.h"
 #include "srtp/srtp_keying.h"
 
@@ -69,6 +70,9 @@ static int configure(SSL_CTX *ssl, const moat_certificate *cert, char *error, si
     SSL_CTX_set_options(ssl, SSL_OP_NO_QUERY_MTU | SSL_OP_NO_TICKET | SSL_OP_NO_RENEGOTIATION |
                                  SSL_OP_CIPHER_SERVER_PREFERENCE);
     SSL_CTX_clear_options(ssl, SSL_OP_COOKIE_EXCHANGE);
+    /* Cookies answer only for a listening transport (dtls_listen.h), on
+     * which DTLSv1_listen sets SSL_OP_COOKIE_EXCHANGE. */
+    moat_dtls_listen_install(ssl);
     SSL_CTX_set_session_cache_mode(ssl, SSL_SESS_CACHE_OFF);
     /* Record buffers (about 17 KB a connection) only while a record is in
      * them: a media-only session uses DTLS for its handshake, then rarely. */

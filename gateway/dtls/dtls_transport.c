@@ -3,7 +3,7 @@
  * the SDP fingerprint, exports DTLS-SRTP keys and carries SCTP as app data;
  * once retired (media only) it drops OpenSSL and keeps dtls_retired.c's
  * state for the closing alerts. */
-#include "dtls_transport.h"
+#include "dtls_transport_private.h"
 
 #include <stdint.h>
 #include <stdio.h>
@@ -14,42 +14,9 @@
 #include <openssl/err.h>
 #include <openssl/objects.h>
 
-#include "dtls_datagram_bio.h"
 #include "dtls_retired.h"
 #include "dtls_srtp_export.h"
-#include "fingerprint.h"
 #include "openssl_error.h"
-
-#define ALGORITHM_MAX_LENGTH 16
-#define REASON_MAX_LENGTH    256
-
-struct moat_dtls_transport {
-    SSL *ssl; /* NULL once retired */
-    /* Set by moat_dtls_transport_retire: the peer's key and our
-     * close_notify; owned. */
-    moat_dtls_retired *retired;
-    bool capturing;         /* OpenSSL's writes go to retired->close_notify */
-    bool close_notify_sent; /* the retired close_notify, sent at most once */
-    moat_dtls_datagram_link link;
-    moat_dtls_role role;
-    moat_dtls_state state;
-    moat_dtls_callbacks callbacks;
-    void *user;
-    char remote_alg[ALGORITHM_MAX_LENGTH];
-    char remote_fingerprint[MOAT_FINGERPRINT_MAX_LENGTH];
-    moat_srtp_profile profile;
-    unsigned flight_retransmits; /* of the flight in flight; reset per flight */
-    /* OpenSSL reported no retransmission timer running, and none has
-     * started since (retransmit_timer clears it): the session tick need
-     * not ask again (DTLSv1_get_timeout is an SSL_ctrl, a few hundred
-     * nanoseconds per session per tick). */
-    bool timer_stopped;
-    gint64 handshake_deadline_us; /* monotonic */
-    moat_dtls_transport_stats stats;
-    uint64_t trim_seen; /* datagrams both ways at the last moat_dtls_transport_trim */
-    bool buffers_freed; /* by trim; taken back before OpenSSL reads or writes */
-    char reason[REASON_MAX_LENGTH];
-};
 
 const char *moat_dtls_state_name(moat_dtls_state state)
 {
@@ -279,9 +246,7 @@ static void complete_handshake(moat_dtls_transport *t)
     OPENSSL_cleanse(&keys, sizeof keys);
 }
 
-/* Runs OpenSSL on whatever the datagram BIO holds: the handshake until it
- * needs more input, then application data. */
-static void advance(moat_dtls_transport *t)
+void moat_dtls_transport_advance(moat_dtls_transport *t)
 {
     if (t->state == MOAT_DTLS_CONNECTING) {
         ERR_clear_error();
@@ -315,7 +280,7 @@ int moat_dtls_transport_start(moat_dtls_transport *t)
         return MOAT_DTLS_OK;
     }
     SSL_set_connect_state(t->ssl);
-    advance(t);
+    moat_dtls_transport_advance(t);
     return t->state == MOAT_DTLS_FAILED ? MOAT_DTLS_ERR_FAILED : MOAT_DTLS_OK;
 }
 
@@ -383,6 +348,8 @@ int moat_dtls_transport_receive(moat_dtls_transport *t, const uint8_t *datagram,
         return MOAT_DTLS_ERR_STATE;
     if (t->ssl == NULL)
         return receive_retired(t, datagram, length);
+    if (t->listener != NULL)
+        return moat_dtls_listener_receive(t, datagram, length);
 
     if (!restore_buffers(t)) {
         finish(t, MOAT_DTLS_FAILED, "out of memory");
@@ -390,7 +357,7 @@ int moat_dtls_transport_receive(moat_dtls_transport *t, const uint8_t *datagram,
     }
     t->link.incoming = datagram;
     t->link.incoming_length = length;
-    advance(t);
+    moat_dtls_transport_advance(t);
     /* Never leave a pointer to the caller's buffer behind. */
     t->link.incoming = NULL;
     t->link.incoming_length = 0;
@@ -399,7 +366,7 @@ int moat_dtls_transport_receive(moat_dtls_transport *t, const uint8_t *datagram,
 
 int64_t moat_dtls_transport_timeout_ms(moat_dtls_transport *t)
 {
-    if (t == NULL || t->ssl == NULL ||
+    if (t == NULL || t->ssl == NULL || t->listener != NULL ||
         (t->state != MOAT_DTLS_CONNECTING && t->state != MOAT_DTLS_CONNECTED))
         return -1;
     if (t->state == MOAT_DTLS_CONNECTED && t->timer_stopped)
@@ -421,7 +388,7 @@ int64_t moat_dtls_transport_timeout_ms(moat_dtls_transport *t)
 
 void moat_dtls_transport_handle_timeout(moat_dtls_transport *t)
 {
-    if (t == NULL || t->ssl == NULL ||
+    if (t == NULL || t->ssl == NULL || t->listener != NULL ||
         (t->state != MOAT_DTLS_CONNECTING && t->state != MOAT_DTLS_CONNECTED))
         return;
     if (t->state == MOAT_DTLS_CONNECTING && g_get_monotonic_time() >= t->handshake_deadline_us) {
@@ -581,6 +548,7 @@ void moat_dtls_transport_free(moat_dtls_transport *t)
         return;
     /* Frees the BIO too; SSL_free sends nothing. */
     SSL_free(t->ssl);
+    moat_dtls_listener_free(t->listener);
     if (t->retired != NULL)
         OPENSSL_cleanse(t->retired, sizeof *t->retired);
     g_free(t->retired);

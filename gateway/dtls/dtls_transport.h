@@ -76,6 +76,10 @@ typedef struct {
     uint64_t datagrams_sent;
     uint64_t bytes_sent;
     uint64_t retransmits; /* handshake flights re-sent after a timeout */
+    /* Listening (dtls_listen.h): HelloVerifyRequests sent, and datagrams
+     * the stateless listener dropped (not a ClientHello, or unparsable). */
+    uint64_t hello_verify_requests;
+    uint64_t listen_dropped;
     /* Records a retired transport dropped, by moat_dtls_retired_drop. */
     uint64_t retired_dropped[MOAT_DTLS_RETIRED_DROP_COUNT];
     bool retired; /* moat_dtls_transport_retire succeeded */

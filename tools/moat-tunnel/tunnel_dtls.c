@@ -1,19 +1,23 @@
 /* The UDP baseline: one IP packet per DTLS 1.2 record over UDP, spoken
  * directly between the two peers with the gateway's DTLS transport
  * (dtls/dtls_transport.h: OpenSSL, the same cipher suites and certificate
- * check by fingerprint as the data channel). The --listen side answers the
- * first sender of a ClientHello (the socket is then connected to it:
- * nothing else reaches the handshake); when that handshake fails or is not
- * done within LISTEN_HANDSHAKE_S, the sender is refused and the listener
- * listens again, so a stranger who writes first delays the peer but does
- * not become it. Other datagrams before that are ignored. The --connect
- * side is the DTLS client. A
+ * check by fingerprint as the data channel). The --listen side is a
+ * stateless DTLS listener (dtls/dtls_listen.h): a ClientHello gets a
+ * HelloVerifyRequest with a cookie bound to its source, and only the sender
+ * who returns the cookie is tried as the peer (the socket is then connected
+ * to it: nothing else reaches the handshake), so a forged source gets one
+ * small datagram, never a certificate flight, and holds nothing. When the
+ * tried sender's handshake fails or is not done within LISTEN_HANDSHAKE_S,
+ * it is refused and the listener listens again, so a stranger who writes
+ * first delays the peer but does not become it. Other datagrams before that
+ * are ignored. The --connect side is the DTLS client. A
  * record of one byte is a keepalive (0: ping, 1: pong), never an IP
  * packet. */
 #include "tunnel_hello.h"
 #include "tunnel_run.h"
 
 #include "dtls/dtls_context.h"
+#include "dtls/dtls_listen.h"
 #include "dtls/dtls_transport.h"
 #include "target_policy.h"
 
@@ -40,7 +44,8 @@ typedef struct {
      * refuse it and listen again (out of the transport's callback). */
     bool refuse;
     char refuse_reason[160];
-    struct sockaddr_in6 sender; /* listener: the sender being tried, or the peer */
+    struct sockaddr_in6 sender;    /* listener: the sender being tried, or the peer */
+    struct sockaddr_in6 answer_to; /* listening: the source of the datagram in hand */
     double last_heard_s, next_keepalive_s, adopted_s;
 } dtls_link;
 
@@ -49,6 +54,9 @@ static void link_send(void *user, const uint8_t *datagram, size_t length)
     dtls_link *l = user;
     if (l->connected_socket)
         send(l->fd, datagram, length, 0);
+    else if (l->run->options->listen) /* a HelloVerifyRequest, or the first flight */
+        sendto(l->fd, datagram, length, 0, (const struct sockaddr *)&l->answer_to,
+               sizeof l->answer_to);
 }
 
 static void link_connected(void *user, const moat_srtp_keying *keys)
@@ -127,13 +135,32 @@ static int open_socket(dtls_link *l, const tunnel_options *o, char *error, size_
     return 0;
 }
 
-/* Listener: the sender of a ClientHello is tried as the peer. */
-static bool adopt_peer(dtls_link *l, const struct sockaddr_in6 *from, const uint8_t *datagram,
-                       size_t length, double now)
+/* Listener: a ClientHello is answered with a cookie, and the sender that
+ * returns it is tried as the peer (the transport has sent its first flight
+ * by then). */
+static bool listen_for_peer(dtls_link *l, const struct sockaddr_in6 *from, const uint8_t *datagram,
+                            size_t length, double now)
 {
-    if (!tunnel_is_client_hello(datagram, length) ||
-        connect(l->fd, (const struct sockaddr *)from, sizeof *from) != 0) {
+    if (!tunnel_is_client_hello(datagram, length)) {
         l->run->figures.refused++;
+        return false;
+    }
+    moat_dtls_transport_stats before, after;
+    moat_dtls_transport_stats_get(l->dtls, &before);
+    l->answer_to = *from;
+    moat_dtls_transport_listen_source(l->dtls, from, sizeof *from);
+    moat_dtls_transport_receive(l->dtls, datagram, length);
+    moat_dtls_transport_stats_get(l->dtls, &after);
+    uint64_t answered = after.hello_verify_requests - before.hello_verify_requests;
+    l->run->figures.hello_verify_requests += answered;
+    if (moat_dtls_transport_listening(l->dtls)) {
+        if (answered == 0)
+            l->run->figures.refused++; /* a ClientHello that did not parse */
+        return false;
+    }
+    if (connect(l->fd, (const struct sockaddr *)from, sizeof *from) != 0) {
+        l->refuse = true;
+        snprintf(l->refuse_reason, sizeof l->refuse_reason, "connect: %s", strerror(errno));
         return false;
     }
     l->connected_socket = true;
@@ -182,8 +209,12 @@ static void receive(dtls_link *l, double now)
             recvfrom(l->fd, buffer, sizeof buffer, 0, (struct sockaddr *)&from, &from_length);
         if (n <= 0 || l->refuse)
             return;
-        if (!l->connected_socket ? !adopt_peer(l, &from, buffer, (size_t)n, now)
-                                 : !from_sender(l, &from))
+        if (!l->connected_socket) {
+            if (listen_for_peer(l, &from, buffer, (size_t)n, now))
+                l->last_heard_s = now;
+            continue;
+        }
+        if (!from_sender(l, &from))
             continue;
         l->last_heard_s = now;
         moat_dtls_transport_receive(l->dtls, buffer, (size_t)n);
@@ -250,7 +281,8 @@ static int start_transport(dtls_link *l, char *error, size_t error_size)
         o->peer_fingerprint, &callbacks, l, error, error_size);
     if (!l->dtls)
         return -1;
-    if (moat_dtls_transport_start(l->dtls) != MOAT_DTLS_OK) {
+    int rc = o->listen ? moat_dtls_transport_listen(l->dtls) : moat_dtls_transport_start(l->dtls);
+    if (rc != MOAT_DTLS_OK) {
         snprintf(error, error_size, "cannot start");
         return -1;
     }

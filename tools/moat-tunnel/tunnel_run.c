@@ -78,11 +78,13 @@ void tunnel_run_summary(const tunnel_run *run)
            tunnel_transport_name(run->options->transport), tunnel_mode_name(run->options->mode),
            run->tun_name, run->options->mtu, now - run->started_s, up);
     printf("summary packets_out=%llu bytes_out=%llu packets_in=%llu bytes_in=%llu "
-           "keepalives_sent=%llu keepalives_answered=%llu reconnects=%llu refused=%llu\n",
+           "keepalives_sent=%llu keepalives_answered=%llu reconnects=%llu refused=%llu "
+           "hello_verify_requests=%llu\n",
            (unsigned long long)f->packets_out, (unsigned long long)f->bytes_out,
            (unsigned long long)f->packets_in, (unsigned long long)f->bytes_in,
            (unsigned long long)f->keepalives_sent, (unsigned long long)f->keepalives_answered,
-           (unsigned long long)f->reconnects, (unsigned long long)f->refused);
+           (unsigned long long)f->reconnects, (unsigned long long)f->refused,
+           (unsigned long long)f->hello_verify_requests);
     /* The process's CPU time per packet carried (both ways): what bounds
      * the tunnel's rate when the cores, not the path, are the limit. */
     struct rusage usage;

@@ -29,10 +29,11 @@ typedef struct {
     uint64_t lost[TUNNEL_LOSS_REASON_COUNT];
     uint64_t keepalives_sent, keepalives_answered;
     uint64_t reconnects;
-    uint64_t refused;             /* baselines' --listen: strangers refused before the peer */
-    unsigned lanes;               /* sctp: the lanes the figures above sum */
-    uint64_t lane_packets_out[8]; /* sctp: TUN -> peer, per lane */
-    uint64_t lane_packets_in[8];  /* sctp: peer -> TUN, per lane */
+    uint64_t refused;               /* baselines' --listen: strangers refused before the peer */
+    uint64_t hello_verify_requests; /* udp --listen: cookies sent (dtls/dtls_listen.h) */
+    unsigned lanes;                 /* sctp: the lanes the figures above sum */
+    uint64_t lane_packets_out[8];   /* sctp: TUN -> peer, per lane */
+    uint64_t lane_packets_in[8];    /* sctp: peer -> TUN, per lane */
 } tunnel_figures;
 
 typedef struct {

@@ -1,5 +1,7 @@
 /* libFuzzer target for a server-side DTLS transport. The first input byte
- * picks a mode:
+ * picks a mode (bit 1: the server is a stateless listener, dtls_listen.h,
+ * each datagram from one of two sources; while it listens, one datagram
+ * in gets at most one smaller datagram out):
  *   even: the rest is a series of datagrams (16-bit big-endian length, then
  *         bytes) fed straight to a fresh server;
  *   odd:  a real client handshakes with the server and the rest of the input
@@ -16,6 +18,7 @@
 
 #include "dtls/certificate.h"
 #include "dtls/dtls_context.h"
+#include "dtls/dtls_listen.h"
 #include "dtls/dtls_transport.h"
 
 #define MAX_QUEUED   64
@@ -126,6 +129,9 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
     return 0;
 }
 
+/* This input's server listens statelessly (the mode byte's bit 1). */
+static bool listening;
+
 static moat_dtls_transport *make(moat_dtls_context *ctx, moat_dtls_role role,
                                  const moat_certificate *peer, side *s)
 {
@@ -133,18 +139,44 @@ static moat_dtls_transport *make(moat_dtls_context *ctx, moat_dtls_role role,
     moat_dtls_transport *t =
         moat_dtls_transport_new(ctx, role, "sha-256", moat_certificate_fingerprint(peer),
                                 &callbacks, s, error, sizeof error);
-    if (t == NULL || moat_dtls_transport_start(t) != MOAT_DTLS_OK)
+    bool listen = listening && role == MOAT_DTLS_ROLE_SERVER;
+    if (t == NULL ||
+        (listen ? moat_dtls_transport_listen(t) : moat_dtls_transport_start(t)) != MOAT_DTLS_OK)
         abort();
     return t;
 }
 
-static void deliver_all(side *from, moat_dtls_transport *to)
+/* One datagram to the server from source 0 or 1 (a listener's cookie binds
+ * it); a listener that goes on listening answered with at most one
+ * datagram, no longer than what it was sent. */
+static void server_receive(moat_dtls_transport *server, side *s, unsigned source,
+                           const uint8_t *data, size_t length)
+{
+    if (!moat_dtls_transport_listening(server)) {
+        moat_dtls_transport_receive(server, data, length);
+        return;
+    }
+    static const char *sources[] = {"source-a", "source-b"};
+    if (moat_dtls_transport_listen_source(server, sources[source % 2], 8) != MOAT_DTLS_OK)
+        abort();
+    guint before = g_queue_get_length(&s->outbox);
+    moat_dtls_transport_receive(server, data, length);
+    if (!moat_dtls_transport_listening(server))
+        return;
+    guint after = g_queue_get_length(&s->outbox);
+    if (after > before + 1)
+        abort();
+    if (after == before + 1 && g_bytes_get_size(g_queue_peek_tail(&s->outbox)) > length)
+        abort();
+}
+
+static void deliver_all(side *from, moat_dtls_transport *to, side *to_side)
 {
     GBytes *b;
     while ((b = g_queue_pop_head(&from->outbox)) != NULL) {
         gsize n = 0;
         const uint8_t *d = g_bytes_get_data(b, &n);
-        moat_dtls_transport_receive(to, d, n);
+        server_receive(to, to_side, 0, d, n);
         g_bytes_unref(b);
     }
 }
@@ -179,14 +211,14 @@ static void finish_session(input *in, moat_dtls_transport *server, side *server_
             moat_dtls_transport_send(client, data, length);
     }
     if (client) {
-        deliver_all(client_side, server);
-        deliver_all(server_side, client);
+        deliver_all(client_side, server, server_side);
+        deliver_all(server_side, client, client_side);
     }
     moat_dtls_transport_timeout_ms(server);
     moat_dtls_transport_handle_timeout(server);
     moat_dtls_transport_shutdown(server);
     if (client)
-        deliver_all(server_side, client);
+        deliver_all(server_side, client, client_side);
 }
 
 static void run_raw(input *in)
@@ -198,7 +230,7 @@ static void run_raw(input *in)
     const uint8_t *data;
     size_t length;
     for (int i = 0; i < MAX_STEPS && take_chunk(in, &data, &length); i++) {
-        moat_dtls_transport_receive(server, data, length);
+        server_receive(server, &s, (unsigned)i, data, length);
         check_state(server, &s);
         /* Our own output is discarded as a lossy network would. */
         g_queue_clear_full(&s.outbox, (GDestroyNotify)g_bytes_unref);
@@ -209,7 +241,8 @@ static void run_raw(input *in)
     g_queue_clear_full(&s.outbox, (GDestroyNotify)g_bytes_unref);
 }
 
-static void forward_mutated(input *in, GBytes *datagram, moat_dtls_transport *server)
+static void forward_mutated(input *in, GBytes *datagram, moat_dtls_transport *server,
+                            side *server_side)
 {
     gsize n = 0;
     const uint8_t *original = g_bytes_get_data(datagram, &n);
@@ -241,10 +274,10 @@ static void forward_mutated(input *in, GBytes *datagram, moat_dtls_transport *se
         break;
     case 5:
         if (take_chunk(in, &data, &length))
-            moat_dtls_transport_receive(server, data, length);
+            server_receive(server, server_side, 1, data, length);
         break;
     }
-    moat_dtls_transport_receive(server, copy, n);
+    server_receive(server, server_side, value, copy, n);
 }
 
 static void run_proxied(input *in)
@@ -263,13 +296,13 @@ static void run_proxied(input *in)
             const uint8_t *data;
             size_t length;
             if (take_chunk(in, &data, &length))
-                moat_dtls_transport_receive(server, data, length);
+                server_receive(server, &s, 1, data, length);
         } else {
-            forward_mutated(in, next, server);
+            forward_mutated(in, next, server, &s);
             g_bytes_unref(next);
         }
         check_state(server, &s);
-        deliver_all(&s, client);
+        deliver_all(&s, client, &c);
     }
     finish_session(in, server, &s, client, &c);
     check_state(server, &s);
@@ -285,6 +318,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     uint8_t mode = 0;
     if (!take_u8(&in, &mode))
         return 0;
+    listening = mode & 2;
     if (mode % 2 == 0)
         run_raw(&in);
     else
