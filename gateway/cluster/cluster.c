@@ -480,6 +480,7 @@ moat_cluster *moat_cluster_start(moat_gateway *gateway, char *error, size_t erro
                              cluster);
     cluster->cascade = moat_cascade_new(cluster);
     moat_http_offer_hook_set(gateway, moat_cluster_offer_hook, cluster);
+    moat_http_forward_token_set(gateway, cluster->forward_token);
     moat_http_resource_hook_set(gateway, moat_cluster_resource_hook, cluster);
     moat_http_api_hook_set(gateway, moat_cluster_api_hook, cluster);
     moat_http_metrics_hook_set(gateway, moat_cluster_metrics, cluster);
@@ -497,6 +498,7 @@ void moat_cluster_free(moat_cluster *cluster)
     moat_gateway *gateway = cluster->gateway;
     if (gateway->http_offer_hook_user == cluster) {
         moat_http_offer_hook_set(gateway, NULL, NULL);
+        moat_http_forward_token_set(gateway, NULL);
         moat_http_resource_hook_set(gateway, NULL, NULL);
         moat_http_api_hook_set(gateway, NULL, NULL);
         moat_http_metrics_hook_set(gateway, NULL, NULL);

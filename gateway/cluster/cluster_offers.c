@@ -414,14 +414,10 @@ bool moat_cluster_offer_hook(void *user, const moat_http_request *request,
         /* The client's address, not the forwarding node's, for the
          * per-source pending cap and the log. */
         moat_http_request client = *request;
-        const char *from = moat_http_request_header(request, "X-Forwarded-For");
-        GInetAddress *address = from ? g_inet_address_new_from_string(from) : NULL;
-        if (address)
-            client.peer = from;
+        client.peer = moat_http_offer_source(cluster->gateway, request);
         cluster->offers[OFFER_LOCAL]++;
         serve_here(cluster, &client, response, endpoint, plugin, resource, room_name, key, false,
                    0);
-        g_clear_object(&address);
         return true;
     }
     char edge[MOAT_CLUSTER_NAME_MAX];

@@ -26,6 +26,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <openssl/crypto.h>
+
 /* Source buckets kept at once by the per-source offer limit. */
 #define ADMISSION_MAX_SOURCES 16384
 /* Request log lines: this many per interval, then a count of the rest. */
@@ -93,6 +95,24 @@ void moat_http_offer_hook_set(moat_gateway *gateway, moat_http_offer_hook_fn hoo
 {
     gateway->http_offer_hook = (void (*)(void))hook;
     gateway->http_offer_hook_user = user;
+}
+
+void moat_http_forward_token_set(moat_gateway *gateway, const char *token)
+{
+    snprintf(gateway->http_forward_token, sizeof gateway->http_forward_token, "%s",
+             token ? token : "");
+}
+
+const char *moat_http_offer_source(const moat_gateway *gateway, const moat_http_request *request)
+{
+    size_t length = strlen(gateway->http_forward_token);
+    const char *token = moat_http_request_header(request, "X-Moat-Forwarded");
+    const char *client = moat_http_request_header(request, "X-Forwarded-For");
+    if (length == 0 || token == NULL || client == NULL || strlen(token) != length ||
+        CRYPTO_memcmp(token, gateway->http_forward_token, length) != 0 ||
+        !g_hostname_is_ip_address(client))
+        return request->peer;
+    return client;
 }
 
 void moat_http_resource_hook_set(moat_gateway *gateway, moat_http_resource_hook_fn hook, void *user)

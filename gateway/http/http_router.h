@@ -35,6 +35,15 @@ typedef bool (*moat_http_offer_hook_fn)(void *user, const moat_http_request *req
                                         moat_http_response *response, const char *endpoint,
                                         const char *plugin, const char *resource);
 void moat_http_offer_hook_set(moat_gateway *gateway, moat_http_offer_hook_fn hook, void *user);
+/* The cluster's forward token (cluster.c; NULL or "": none): an offer that
+ * carries it in X-Moat-Forwarded came through another node of the cluster,
+ * which applied its own policy to the client and says who that is in
+ * X-Forwarded-For. Before the first request, or from the control thread. */
+void moat_http_forward_token_set(moat_gateway *gateway, const char *token);
+/* The address an offer counts against (rate limit, pending caps, logs):
+ * a forwarding node's client (above; an IP address), else the peer. Never
+ * a privilege: only the peer's own address is. */
+const char *moat_http_offer_source(const moat_gateway *gateway, const moat_http_request *request);
 /* A feature above this layer (cluster/) may answer a request on a WHIP
  * resource path (/whip/resource/<rest>, PATCH or DELETE; `rest` may hold a
  * '/' when the feature made the Location) itself: an error or a deferred

@@ -24,11 +24,15 @@ static void retry_after(moat_http_response *response, unsigned seconds)
 bool moat_whip_admit(moat_gateway *gateway, const moat_http_request *request,
                      moat_http_response *response)
 {
+    /* A node that forwarded the offer counted its client already; here it
+     * counts against that client too, not against the node (whose address
+     * all its clients would share). */
+    const char *source = moat_http_offer_source(gateway, request);
     unsigned wait_s =
-        moat_admission_take(gateway->admission, request->peer, (uint64_t)g_get_monotonic_time());
+        moat_admission_take(gateway->admission, source, (uint64_t)g_get_monotonic_time());
     if (wait_s == 0)
         return true;
-    moat_http_note_refusal(gateway, MOAT_REFUSED_RATE_LIMITED, request->peer);
+    moat_http_note_refusal(gateway, MOAT_REFUSED_RATE_LIMITED, source);
     moat_http_response_error(response, 429, "rate_limited",
                              "too many offers from this address; retry in %u s", wait_s);
     retry_after(response, wait_s);

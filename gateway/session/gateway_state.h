@@ -71,6 +71,8 @@ typedef struct moat_gateway {
      * names no HTTP type. NULL: none. */
     void (*http_offer_hook)(void);
     void *http_offer_hook_user;
+    /* The cluster's forward token (moat_http_forward_token_set); "": none. */
+    char http_forward_token[65];
     void (*http_resource_hook)(void);
     void *http_resource_hook_user;
     void (*http_api_hook)(void);

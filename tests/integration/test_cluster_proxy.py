@@ -4,7 +4,11 @@ for a room node A owns gets a Location on B (/whip/resource/via/<A in
 hex>/<id>); its PATCH (trickle, ICE restart with If-Match and ETag) and its
 DELETE through B reach the session on A and come back with A's status,
 ETag and body, and the DELETE ends the session on A. Forged, malformed and
-unknown via/ paths through B get a 4xx JSON and touch no other session."""
+unknown via/ paths through B get a 4xx JSON and touch no other session.
+The owner counts a forwarded offer against the client B names, not against
+B: one client's offers through B cannot use up the offer rate of every
+other client behind B, and a client cannot choose whom it counts against
+by sending X-Forwarded-For itself."""
 import asyncio
 import http.client
 import json
@@ -25,11 +29,13 @@ TRICKLE = b"a=candidate:1 1 udp 2130706431 192.0.2.1 9 typ host\r\n"
 RESTART = b"a=ice-ufrag:efgh\r\na=ice-pwd:zyxwvutsrqponmlkjihgfedc\r\n"
 
 
-def request(base, method, path, body=None, headers=None):
+def request(base, method, path, body=None, headers=None, source=None):
     """(status, headers, body bytes): the path sent as it is (no
-    normalisation of dots), never raising for an HTTP error status."""
+    normalisation of dots), never raising for an HTTP error status; from
+    the address `source` when given."""
     parts = urlsplit(base)
-    connection = http.client.HTTPConnection(parts.hostname, parts.port, timeout=10)
+    connection = http.client.HTTPConnection(parts.hostname, parts.port, timeout=10,
+                                            source_address=(source, 0) if source else None)
     try:
         connection.request(method, path, body=body, headers=headers or {})
         reply = connection.getresponse()
@@ -146,4 +152,41 @@ def test_forged_via_paths_touch_no_other_session(redis, nodes_factory):
         await media_arrives(sub)
         await close(sub, pub)
 
+    asyncio.run(run())
+
+
+def test_offer_rate_counts_the_client_behind_the_proxying_node(redis, nodes_factory):
+    """Default limits (10 offers/s, a burst of 30 per source): a client
+    sends 30 junk offers through the node that does not own the room; a
+    second client behind that node is still heard by the owner (its junk
+    gets the owner's 400, not 429). A client that names another address in
+    X-Forwarded-For without the node credential is counted as itself."""
+    gws = [nodes_factory(redis, f"n{i}", "proxy") for i in range(2)]
+    wait_for("both nodes listed", lambda: all_listed(gws))
+    room = room_name()
+
+    async def run():
+        pub = await publish(f"{gws[0].base}/whip/room/{room}")
+        try:
+            owner = owner_of(gws, room)[0]
+            other = gws[1] if owner is gws[0] else gws[0]
+            await asyncio.to_thread(offers, owner, other)
+        finally:
+            await close(pub)
+
+    def offers(owner, other):
+        sdp = {"Content-Type": "application/sdp"}
+        path = f"/whep/room/{room}"
+        statuses = [request(other.base, "POST", path, b"junk", sdp, source="127.0.0.2")[0]
+                    for _ in range(30)]
+        assert 429 not in statuses, statuses
+        status, _, body = request(other.base, "POST", path, b"v=0\r\n", sdp, source="127.0.0.3")
+        assert status == 400 and json.loads(body)["error"] == "bad_sdp", body
+        # Straight to the owner, naming someone else: its own bucket empties.
+        forged = dict(sdp, **{"X-Forwarded-For": "192.0.2.77", "X-Moat-Forwarded": "0" * 64})
+        statuses = [request(owner.base, "POST", path, b"junk", forged, source="127.0.0.4")[0]
+                    for _ in range(40)]
+        assert statuses.count(429) >= 5, statuses
+        status, _, body = request(owner.base, "POST", path, b"junk", sdp, source="127.0.0.4")
+        assert status == 429 and json.loads(body)["error"] == "rate_limited", body
     asyncio.run(run())
