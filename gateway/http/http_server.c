@@ -298,13 +298,15 @@ static void route(SoupServer *server, SoupServerMessage *message, const char *pa
 }
 
 /* A plugin's API path has handlers of its own (libsoup picks the longest
- * path): its resource event upgrades are left for events.c's WebSocket
- * handler, everything else is routed as usual. */
+ * path): its resource event upgrades go to events.c, everything else is
+ * routed as usual. */
 static void route_plugin_api(SoupServer *server, SoupServerMessage *message, const char *path,
                              GHashTable *query, gpointer user_data)
 {
-    if (moat_events_is_resource_upgrade(message, path))
+    if (moat_events_is_resource_upgrade(message, path)) {
+        moat_events_serve_resource_upgrade(message, path);
         return;
+    }
     route(server, message, path, query, user_data);
 }
 

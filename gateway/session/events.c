@@ -5,11 +5,16 @@
  * Each listener holds the events not yet handed to libsoup in a queue of its
  * own, handed over only while its socket takes them, so that a client that
  * stops reading holds at most [http] event_queue_bytes (that queue plus
- * what the kernel has not sent) before it is closed. */
+ * what the kernel has not sent) before it is closed. The upgrade is
+ * answered here and the connection taken from libsoup: each listener is an
+ * event_socket.h (send-only, what the client sends bounded and never kept),
+ * not libsoup's WebSocket connection, which buffers, inflates and answers
+ * whatever a client sends without a bound. */
 #include "session/events.h"
 
 #include "base/bearer.h"
 
+#include "session/event_socket.h"
 #include "session/http_admission.h"
 
 #include <stdbool.h>
@@ -22,15 +27,20 @@
 #define EVENTS_PATH     "/api/events"
 #define EVENTS_SUFFIX   "/events"
 #define SOURCE_KEY_SIZE 64
+/* What a listener may send (event_socket.h): nothing but pings and its
+ * close, so a small budget; a data frame (skipped) up to MAX_CLIENT_FRAME. */
+#define MAX_CLIENT_FRAME    1024
+#define INBOUND_BURST_BYTES (16 * 1024)
+#define INBOUND_BYTES_PER_S 1024
+/* RFC 6455 §7.4.1 */
+#define CLOSE_POLICY_VIOLATION 1008
+#define CLOSE_GOING_AWAY       1001
 
 typedef struct {
-    SoupWebsocketConnection *connection;
+    moat_event_socket *ws;
     char *topic;
     char source[SOURCE_KEY_SIZE]; /* moat_admission_source_key of its peer */
-    GSocket *socket;              /* NULL when libsoup did not say (then no queue) */
-    GQueue pending;               /* JSON texts (owned) not yet handed to libsoup */
-    size_t pending_bytes;
-    GSource *writable; /* armed while pending waits for the socket */
+    GSocket *socket;              /* NULL when libsoup did not say */
 } listener;
 
 /* Control thread only; set by moat_events_start. */
@@ -43,25 +53,22 @@ static uint64_t counts[MOAT_EVENTS_COUNT_KINDS];
 static void listener_free(gpointer data)
 {
     listener *l = data;
-    if (l->writable) {
-        g_source_destroy(l->writable);
-        g_source_unref(l->writable);
-    }
-    g_queue_clear_full(&l->pending, g_free);
-    g_signal_handlers_disconnect_matched(l->connection, G_SIGNAL_MATCH_DATA, 0, 0, NULL, NULL, l);
-    if (soup_websocket_connection_get_state(l->connection) == SOUP_WEBSOCKET_STATE_OPEN)
-        soup_websocket_connection_close(l->connection, SOUP_WEBSOCKET_CLOSE_GOING_AWAY, NULL);
-    g_object_unref(l->connection);
+    if (moat_event_socket_open(l->ws))
+        moat_event_socket_close(l->ws, CLOSE_GOING_AWAY, NULL);
+    moat_event_socket_free(l->ws);
     if (l->socket)
         g_object_unref(l->socket);
     g_free(l->topic);
     g_free(l);
 }
 
-static void on_closed(SoupWebsocketConnection *connection, gpointer data)
+static void on_ended(void *user, moat_event_socket_end why)
 {
+    if (why == MOAT_EVENT_SOCKET_SENT_TOO_MUCH || why == MOAT_EVENT_SOCKET_PROTOCOL)
+        counts[why == MOAT_EVENT_SOCKET_SENT_TOO_MUCH ? MOAT_EVENTS_CLOSED_INBOUND
+                                                      : MOAT_EVENTS_CLOSED_PROTOCOL]++;
     if (listeners)
-        g_ptr_array_remove_fast(listeners, data);
+        g_ptr_array_remove_fast(listeners, user);
 }
 
 static bool authorized(SoupServerMessage *message)
@@ -95,8 +102,21 @@ moat_events_verdict moat_events_admit(const char *peer)
     return MOAT_EVENTS_ADMITTED;
 }
 
-static void add_listener(SoupWebsocketConnection *connection, SoupServerMessage *message,
-                         const char *topic)
+static const moat_event_socket_limits client_limits = {
+    .inbound_burst = INBOUND_BURST_BYTES,
+    .inbound_per_s = INBOUND_BYTES_PER_S,
+    .max_frame = MAX_CLIENT_FRAME,
+};
+
+/* A refused upgrade still gets its close frame, then the connection ends. */
+static void refuse_listener(GIOStream *stream, const char *reason)
+{
+    moat_event_socket *ws = moat_event_socket_new(stream, &client_limits, NULL, NULL);
+    moat_event_socket_close(ws, CLOSE_POLICY_VIOLATION, reason);
+    moat_event_socket_free(ws);
+}
+
+static void add_listener(GIOStream *stream, SoupServerMessage *message, const char *topic)
 {
     const char *peer = soup_server_message_get_remote_host(message);
     moat_events_verdict verdict = moat_events_admit(peer);
@@ -106,33 +126,79 @@ static void add_listener(SoupWebsocketConnection *connection, SoupServerMessage 
         if (verdict != MOAT_EVENTS_ADMITTED)
             counts[verdict == MOAT_EVENTS_FULL ? MOAT_EVENTS_REFUSED_FULL
                                                : MOAT_EVENTS_REFUSED_SOURCE_FULL]++;
-        soup_websocket_connection_close(connection, SOUP_WEBSOCKET_CLOSE_POLICY_VIOLATION,
-                                        verdict != MOAT_EVENTS_ADMITTED
-                                            ? "too many event listeners"
-                                            : "a topic (and the token, when set) is required");
+        refuse_listener(stream, verdict != MOAT_EVENTS_ADMITTED
+                                    ? "too many event listeners"
+                                    : "a topic (and the token, when set) is required");
         return;
     }
     listener *l = g_new0(listener, 1);
-    l->connection = g_object_ref(connection);
     l->topic = g_strdup(topic);
     moat_admission_source_key(peer, l->source, sizeof l->source);
     GSocket *socket = g_object_get_data(G_OBJECT(message), MOAT_EVENTS_SOCKET_KEY);
     if (!socket)
         socket = soup_server_message_get_socket(message);
     l->socket = socket ? g_object_ref(socket) : NULL;
-    g_queue_init(&l->pending);
-    g_signal_connect(connection, "closed", G_CALLBACK(on_closed), l);
+    l->ws = moat_event_socket_new(stream, &client_limits, on_ended, l);
     g_ptr_array_add(listeners, l);
 }
 
-static void on_websocket(SoupServer *server, SoupServerMessage *message, const char *path,
-                         SoupWebsocketConnection *connection, gpointer data)
+/* libsoup wrote the 101: the connection is ours from here. */
+static void on_upgraded(SoupServerMessage *message, gpointer data)
 {
-    GUri *uri = soup_server_message_get_uri(message);
-    GHashTable *query = g_uri_get_query(uri) ? soup_form_decode(g_uri_get_query(uri)) : NULL;
-    add_listener(connection, message, query ? g_hash_table_lookup(query, "topic") : NULL);
-    if (query)
-        g_hash_table_unref(query);
+    char *topic = data;
+    g_object_ref(message);
+    GIOStream *stream = soup_server_message_steal_connection(message);
+    if (stream)
+        add_listener(stream, message, topic);
+    g_object_unref(message);
+}
+
+static void json_error(SoupServerMessage *message, unsigned status, const char *error,
+                       const char *detail)
+{
+    char *body = g_strdup_printf("{\"error\":\"%s\",\"detail\":\"%s\",\"status\":%u}", error,
+                                 detail, status);
+    soup_server_message_set_status(message, status, NULL);
+    soup_server_message_set_response(message, "application/json", SOUP_MEMORY_TAKE, body,
+                                     strlen(body));
+}
+
+static void free_topic(gpointer data, GClosure *closure)
+{
+    g_free(data);
+}
+
+/* An upgrade for `topic` (NULL: none named; refused after the upgrade, as a
+ * WebSocket client expects): a plain request gets 426, a broken handshake
+ * 400, a good one 101 without extensions (no permessage-deflate). */
+static void accept_upgrade(SoupServerMessage *message, const char *topic)
+{
+    const char *upgrade =
+        soup_message_headers_get_one(soup_server_message_get_request_headers(message), "Upgrade");
+    if (!upgrade || g_ascii_strcasecmp(upgrade, "websocket") != 0) {
+        json_error(message, 426, "websocket_required",
+                   "events are a WebSocket: send Upgrade: websocket");
+        soup_message_headers_replace(soup_server_message_get_response_headers(message), "Upgrade",
+                                     "websocket");
+        return;
+    }
+    GError *error = NULL;
+    if (!soup_websocket_server_check_handshake(message, NULL, NULL, NULL, &error)) {
+        g_clear_error(&error);
+        json_error(message, 400, "bad_websocket_handshake",
+                   "the WebSocket handshake is incomplete or of another version");
+        return;
+    }
+    if (!soup_websocket_server_process_handshake(message, NULL, NULL, NULL, NULL))
+        return; /* libsoup has set the error status */
+    g_signal_connect_data(message, "wrote-informational", G_CALLBACK(on_upgraded),
+                          g_strdup(topic ? topic : ""), free_topic, 0);
+}
+
+static void on_events_request(SoupServer *server, SoupServerMessage *message, const char *path,
+                              GHashTable *query, gpointer data)
+{
+    accept_upgrade(message, query ? g_hash_table_lookup(query, "topic") : NULL);
 }
 
 bool moat_events_is_upgrade(SoupServerMessage *message, const char *path)
@@ -178,22 +244,23 @@ bool moat_events_is_resource_upgrade(SoupServerMessage *message, const char *pat
     return false;
 }
 
-static void on_resource_websocket(SoupServer *server, SoupServerMessage *message, const char *path,
-                                  SoupWebsocketConnection *connection, gpointer data)
+void moat_events_serve_resource_upgrade(SoupServerMessage *message, const char *path)
 {
     char topic[MAX_TOPIC_SIZE];
-    bool ok = moat_events_resource_topic(data, path, topic, sizeof topic);
-    add_listener(connection, message, ok ? topic : NULL);
+    for (guint i = 0; resource_prefixes && i < resource_prefixes->len; i++) {
+        if (moat_events_resource_topic(g_ptr_array_index(resource_prefixes, i), path, topic,
+                                       sizeof topic)) {
+            accept_upgrade(message, topic);
+            return;
+        }
+    }
+    accept_upgrade(message, NULL);
 }
 
 void moat_events_add_resource_path(SoupServer *server, const char *prefix)
 {
-    if (!resource_prefixes)
-        return;
-    char *owned = g_strdup(prefix);
-    g_ptr_array_add(resource_prefixes, owned);
-    soup_server_add_websocket_handler(server, owned, NULL, NULL, on_resource_websocket, owned,
-                                      NULL);
+    if (resource_prefixes)
+        g_ptr_array_add(resource_prefixes, g_strdup(prefix));
 }
 
 void moat_events_start(SoupServer *server, const char *token, const moat_events_limits *given)
@@ -208,7 +275,7 @@ void moat_events_start(SoupServer *server, const char *token, const moat_events_
     listeners = g_ptr_array_new_with_free_func(listener_free);
     resource_prefixes = g_ptr_array_new_with_free_func(g_free);
     events_token = g_strdup(token);
-    soup_server_add_websocket_handler(server, EVENTS_PATH, NULL, NULL, on_websocket, NULL, NULL);
+    soup_server_add_handler(server, EVENTS_PATH, on_events_request, NULL, NULL);
 }
 
 void moat_events_stop(void)
@@ -256,50 +323,14 @@ static size_t kernel_unsent(const listener *l)
     return (size_t)queued;
 }
 
-static bool socket_writable(const listener *l)
-{
-    return !l->socket || (g_socket_condition_check(l->socket, G_IO_OUT) & G_IO_OUT);
-}
-
-static void flush(listener *l);
-
-static gboolean on_writable(GSocket *socket, GIOCondition condition, gpointer data)
-{
-    listener *l = data;
-    g_source_unref(l->writable);
-    l->writable = NULL;
-    flush(l);
-    return G_SOURCE_REMOVE;
-}
-
-/* Hands queued events to libsoup while the socket takes them; waits for it
- * to drain otherwise. */
-static void flush(listener *l)
-{
-    while (!g_queue_is_empty(&l->pending) && socket_writable(l) &&
-           soup_websocket_connection_get_state(l->connection) == SOUP_WEBSOCKET_STATE_OPEN) {
-        char *json = g_queue_pop_head(&l->pending);
-        l->pending_bytes -= strlen(json);
-        soup_websocket_connection_send_text(l->connection, json);
-        g_free(json);
-    }
-    if (!g_queue_is_empty(&l->pending) && !l->writable && l->socket) {
-        l->writable = g_socket_create_source(l->socket, G_IO_OUT, NULL);
-        g_source_set_callback(l->writable, G_SOURCE_FUNC(on_writable), l, NULL);
-        g_source_attach(l->writable, NULL);
-    }
-}
-
 /* Queues one event; false when the listener's unsent bytes would pass the
  * bound (the caller closes it). */
 static bool enqueue(listener *l, const char *json)
 {
     size_t length = strlen(json);
-    if (l->pending_bytes + kernel_unsent(l) + length > limits.queue_bytes)
+    if (moat_event_socket_unsent(l->ws) + kernel_unsent(l) + length > limits.queue_bytes)
         return false;
-    g_queue_push_tail(&l->pending, g_strdup(json));
-    l->pending_bytes += length;
-    flush(l);
+    moat_event_socket_send_text(l->ws, json);
     return true;
 }
 
@@ -310,8 +341,7 @@ static gboolean deliver(gpointer data)
         events_tap(events_tap_user, e->topic, e->json);
     for (guint i = 0; listeners && i < listeners->len;) {
         listener *l = g_ptr_array_index(listeners, i);
-        if (strcmp(l->topic, e->topic) != 0 ||
-            soup_websocket_connection_get_state(l->connection) != SOUP_WEBSOCKET_STATE_OPEN ||
+        if (strcmp(l->topic, e->topic) != 0 || !moat_event_socket_open(l->ws) ||
             enqueue(l, e->json)) {
             i++;
             continue;
@@ -363,8 +393,11 @@ void moat_events_metrics(GString *out)
         out,
         "# HELP moat_event_listeners_closed_total Event listeners closed by the gateway, by "
         "reason\n# TYPE moat_event_listeners_closed_total counter\n"
-        "moat_event_listeners_closed_total{reason=\"queue_full\"} %" G_GUINT64_FORMAT "\n",
-        counts[MOAT_EVENTS_CLOSED_QUEUE_FULL]);
+        "moat_event_listeners_closed_total{reason=\"queue_full\"} %" G_GUINT64_FORMAT "\n"
+        "moat_event_listeners_closed_total{reason=\"sent_too_much\"} %" G_GUINT64_FORMAT "\n"
+        "moat_event_listeners_closed_total{reason=\"protocol\"} %" G_GUINT64_FORMAT "\n",
+        counts[MOAT_EVENTS_CLOSED_QUEUE_FULL], counts[MOAT_EVENTS_CLOSED_INBOUND],
+        counts[MOAT_EVENTS_CLOSED_PROTOCOL]);
 }
 
 static void publish(const char *topic, const char *json, bool relayed)

@@ -11,7 +11,9 @@
  * once and [http] max_event_listeners_per_source from one IPv4 address or
  * IPv6 /64; a listener whose unsent events (its own queue plus what the
  * kernel has not delivered) would pass [http] event_queue_bytes is closed and
- * counted (moat_event_listeners_closed_total{reason="queue_full"}). */
+ * counted (moat_event_listeners_closed_total{reason="queue_full"}); one that
+ * sends past a small budget or a refused frame is cut off
+ * (event_socket.h; reason="sent_too_much" or "protocol"). */
 #ifndef MOAT_EVENTS_H
 #define MOAT_EVENTS_H
 
@@ -53,6 +55,8 @@ typedef enum {
     MOAT_EVENTS_REFUSED_ORIGIN,
     MOAT_EVENTS_REFUSED_HOST,
     MOAT_EVENTS_CLOSED_QUEUE_FULL,
+    MOAT_EVENTS_CLOSED_INBOUND,  /* it sent past its budget (event_socket.h) */
+    MOAT_EVENTS_CLOSED_PROTOCOL, /* it sent a frame RFC 6455 or the limits refuse */
     MOAT_EVENTS_COUNT_KINDS
 } moat_events_count;
 /* Control thread. */
@@ -64,6 +68,9 @@ void moat_events_metrics(GString *out);
  * handler on the same path that leaves these upgrades alone
  * (moat_events_is_resource_upgrade). */
 void moat_events_add_resource_path(SoupServer *server, const char *prefix);
+/* Control thread: the handler of a resource path added above answers its
+ * event upgrades with this (426, 400 or 101; then the listener). */
+void moat_events_serve_resource_upgrade(SoupServerMessage *message, const char *path);
 /* Control thread: whether `message` is a WebSocket upgrade for a resource
  * path added above. */
 bool moat_events_is_resource_upgrade(SoupServerMessage *message, const char *path);
