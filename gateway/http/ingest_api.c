@@ -91,6 +91,12 @@ static char *synthetic_offer(json_t *body, const char **error)
         *error = add_media(media, body, "video", audio ? 1 : 0, &video);
     if (!*error && !audio && !video)
         *error = "name \"audio\" and/or \"video\"";
+    /* One sender, one payload type per m-line: the packets are told apart
+     * by it alone. */
+    if (!*error && audio && video &&
+        json_integer_value(json_object_get(json_object_get(body, "audio"), "pt")) ==
+            json_integer_value(json_object_get(json_object_get(body, "video"), "pt")))
+        *error = "audio and video need different payload types";
     if (*error) {
         g_string_free(media, TRUE);
         g_string_free(sdp, TRUE);

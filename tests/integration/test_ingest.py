@@ -97,6 +97,8 @@ def test_ingest_refuses_hostile_input(gateway):
         {"audio": {"codec": "mp3", "pt": 111}},
         {"video": {"codec": "vp8", "pt": 300}},
         {"video": {"codec": "opus", "pt": 96}},
+        # One payload type for both: video would be taken for Opus.
+        {"audio": {"codec": "opus", "pt": 100}, "video": {"codec": "vp8", "pt": 100}},
         {"audio": "opus"},
         {},
         dict(CODECS, source="not-an-address"),
