@@ -81,3 +81,41 @@ def test_malformed_and_oversized_messages_are_dropped(gateway):
     assert m['moat_tunnel_dropped_messages_total{reason="oversized"}'] == 1
     assert m["moat_tunnel_refused_total{reason=\"full\"}"] == 0
     assert gateway.process.poll() is None
+
+
+def test_closing_the_first_channel_moves_delivery_to_another(gateway):
+    """A peer with two channels closes the one the gateway delivered to:
+    its other open channel takes over (before, every later packet was
+    dropped as no_channel)."""
+    url = gateway.base + "/whip/tunnel/twochannels"
+
+    async def scenario():
+        sender = await Peer(url).connect()
+        receiver = Peer(url)
+        second = receiver.pc.createDataChannel("second")
+        on_second = []
+        second.on("message", on_second.append)
+        second_open = asyncio.Event()
+        second.on("open", second_open.set)
+        await receiver.connect()
+        await asyncio.wait_for(second_open.wait(), 15)
+        ip = bytes([0x45]) + os.urandom(59)
+        deadline = time.monotonic() + 10
+        while not receiver.received and time.monotonic() < deadline:
+            sender.channel.send(ip)
+            await asyncio.sleep(0.1)
+        assert receiver.received and not on_second, "delivered to the first channel first"
+        receiver.channel.close()
+        await asyncio.sleep(1.0)
+        for _ in range(20):
+            sender.channel.send(ip)
+            await asyncio.sleep(0.02)
+        deadline = time.monotonic() + 5
+        while len(on_second) < 20 and time.monotonic() < deadline:
+            await asyncio.sleep(0.05)
+        assert len(on_second) == 20, len(on_second)
+        await sender.close()
+        await receiver.close()
+
+    asyncio.run(scenario())
+    assert gateway.metrics()['moat_tunnel_dropped_messages_total{reason="no_channel"}'] == 0
