@@ -6,13 +6,16 @@
  * (one record). --lanes K (default 1, the study's baseline) makes K
  * connections, each its own congestion window, and puts each flow we send
  * on one of them as the SCTP lanes do (tunnel_flows.h): the fair baseline
- * for K SCTP lanes. The --listen side accepts K connections (in the order
- * the other side makes them, one handshake after another); what arrives on
- * any goes to the TUN device. A connection whose handshake fails (junk, a
- * certificate that is not --peer-fingerprint, silence beyond
- * LISTEN_HANDSHAKE_S) is refused and the listener takes the next: who
- * connects first does not decide who the peer is. TCP keepalive with a user
- * timeout of --dead is the keepalive. */
+ * for K SCTP lanes. The --listen side accepts K connections that prove to
+ * be the peer, running the handshakes of up to LISTEN_CANDIDATES
+ * connections side by side (LISTEN_CANDIDATES_PER_SOURCE from one address;
+ * a newer connection displaces the oldest that has sent nothing);
+ * what arrives on any goes to the TUN device. A connection whose handshake
+ * fails (junk, a certificate that is not --peer-fingerprint, silence beyond
+ * LISTEN_HANDSHAKE_S) is refused: who connects first does not decide who
+ * the peer is, and strangers that connect and stay silent do not hold up
+ * the peer's own connection. TCP keepalive with a user timeout of --dead is
+ * the keepalive. */
 #include "tunnel_flows.h"
 #include "tunnel_frame.h"
 #include "tunnel_run.h"
@@ -39,8 +42,12 @@
  * TLS handshake is a few round trips; a stranger that connects and stays
  * silent holds the listener no longer than this. */
 #define LISTEN_HANDSHAKE_S 5.0
-/* Connections that may wait while the listener refuses one. */
+/* Connections that may wait to be accepted. */
 #define LISTEN_BACKLOG_EXTRA 8
+/* Handshakes the listener runs at once, and from one address; a newer
+ * connection displaces the oldest silent one beyond that. */
+#define LISTEN_CANDIDATES            16
+#define LISTEN_CANDIDATES_PER_SOURCE 8
 
 /* One TCP connection. */
 typedef struct {
@@ -131,15 +138,6 @@ static int tcp_socket(const tunnel_options *o, const char *where, struct sockadd
     return fd;
 }
 
-/* Blocks (with poll, so a signal ends it) until one connection arrives. */
-static int accept_one(int listener)
-{
-    struct pollfd pfd = {.fd = listener, .events = POLLIN};
-    while (!tunnel_stop_requested && poll(&pfd, 1, 200) <= 0) {
-    }
-    return tunnel_stop_requested ? -1 : accept4(listener, NULL, NULL, SOCK_CLOEXEC);
-}
-
 /* Blocks until connected (the listener may not be there yet). */
 static int connect_one(const tunnel_options *o, char *error, size_t error_size)
 {
@@ -188,6 +186,20 @@ static int handshake_until(SSL *ssl, int fd, bool server, double deadline, char 
     }
 }
 
+/* Whether the handshake's certificate is --peer-fingerprint. */
+static bool peer_matches(const tunnel_options *o, SSL *ssl, char *error, size_t error_size)
+{
+    X509 *peer = SSL_get1_peer_certificate(ssl);
+    char fingerprint[160] = "";
+    bool match = peer &&
+                 moat_fingerprint_of_x509(peer, "sha-256", fingerprint, sizeof fingerprint) == 0 &&
+                 moat_fingerprint_equal(fingerprint, o->peer_fingerprint);
+    X509_free(peer);
+    if (!match)
+        snprintf(error, error_size, "the peer's certificate is not %s", o->peer_fingerprint);
+    return match;
+}
+
 static int handshake(tls_tunnel *t, tls_link *l, double deadline, char *error, size_t error_size)
 {
     const tunnel_options *o = t->run->options;
@@ -200,50 +212,166 @@ static int handshake(tls_tunnel *t, tls_link *l, double deadline, char *error, s
     fcntl(l->fd, F_SETFL, fcntl(l->fd, F_GETFL) | O_NONBLOCK);
     if (handshake_until(l->ssl, l->fd, o->listen != NULL, deadline, error, error_size) != 0)
         return -1;
-    X509 *peer = SSL_get1_peer_certificate(l->ssl);
-    char fingerprint[160] = "";
-    bool match = peer &&
-                 moat_fingerprint_of_x509(peer, "sha-256", fingerprint, sizeof fingerprint) == 0 &&
-                 moat_fingerprint_equal(fingerprint, o->peer_fingerprint);
-    X509_free(peer);
-    if (!match) {
-        snprintf(error, error_size, "the peer's certificate is not %s", o->peer_fingerprint);
-        return -1;
-    }
-    return 0;
+    return peer_matches(o, l->ssl, error, error_size) ? 0 : -1;
 }
 
-static void drop_link(tls_link *l)
+/* A connection whose handshake the listener runs. */
+typedef struct {
+    int fd;
+    SSL *ssl;
+    short events; /* what its handshake waits for */
+    double deadline;
+    struct sockaddr_in6 from;
+} candidate;
+
+typedef struct {
+    tls_tunnel *t;
+    candidate list[LISTEN_CANDIDATES];
+    unsigned n;
+} candidates;
+
+/* Ends candidate i (the last takes its place); counted and said. */
+static void refuse(candidates *c, unsigned i, const char *why)
 {
-    SSL_free(l->ssl);
-    l->ssl = NULL;
-    if (l->fd >= 0)
-        close(l->fd);
-    l->fd = -1;
+    SSL_free(c->list[i].ssl);
+    close(c->list[i].fd);
+    c->list[i] = c->list[--c->n];
+    c->t->run->figures.refused++;
+    fprintf(stderr, "moat-tunnel: refused a connection: %s\n", why);
 }
 
-/* The listener's next connection that proves to be the peer: one that fails
- * its handshake is refused (counted, said on stderr) and the next taken. */
-static int accept_peer(tls_tunnel *t, tls_link *l, int listener, char *error, size_t error_size)
+static unsigned from_source(const candidates *c, const struct sockaddr_in6 *from)
+{
+    unsigned n = 0;
+    for (unsigned i = 0; i < c->n; i++)
+        n += memcmp(&c->list[i].from.sin6_addr, &from->sin6_addr, sizeof from->sin6_addr) == 0;
+    return n;
+}
+
+/* The candidate a new connection displaces (when the listener is full, or
+ * holds LISTEN_CANDIDATES_PER_SOURCE from the new one's address: then one
+ * of those): the oldest that has sent nothing yet, else the oldest. A
+ * stranger's silent connections never keep out a newer one. */
+static unsigned displaced(const candidates *c, const struct sockaddr_in6 *same_source)
+{
+    unsigned victim = c->n;
+    bool victim_silent = false;
+    for (unsigned i = 0; i < c->n; i++) {
+        const candidate *k = &c->list[i];
+        if (same_source &&
+            memcmp(&k->from.sin6_addr, &same_source->sin6_addr, sizeof same_source->sin6_addr) != 0)
+            continue;
+        bool silent = SSL_in_before(k->ssl);
+        if (victim == c->n || (silent && !victim_silent) ||
+            (silent == victim_silent && k->deadline < c->list[victim].deadline)) {
+            victim = i;
+            victim_silent = silent;
+        }
+    }
+    return victim;
+}
+
+/* Takes every connection the listener holds. */
+static void take_connections(candidates *c, int listener)
 {
     for (;;) {
-        l->fd = accept_one(listener);
-        if (l->fd < 0) {
-            snprintf(error, error_size, "no connection");
-            return -1;
-        }
-        set_keepalive(l->fd, t->run->options);
-        char why[200];
-        if (handshake(t, l, tunnel_now_s() + LISTEN_HANDSHAKE_S, why, sizeof why) == 0)
-            return 0;
-        drop_link(l);
-        if (!t->ctx || tunnel_stop_requested) {
-            snprintf(error, error_size, "%s", why);
-            return -1;
-        }
-        t->run->figures.refused++;
-        fprintf(stderr, "moat-tunnel: refused a connection: %s\n", why);
+        struct sockaddr_in6 from;
+        socklen_t length = sizeof from;
+        int fd = accept4(listener, (struct sockaddr *)&from, &length, SOCK_CLOEXEC | SOCK_NONBLOCK);
+        if (fd < 0)
+            return;
+        if (from_source(c, &from) >= LISTEN_CANDIDATES_PER_SOURCE)
+            refuse(c, displaced(c, &from), "displaced by a newer connection from its address");
+        else if (c->n == LISTEN_CANDIDATES)
+            refuse(c, displaced(c, NULL), "displaced by a newer connection");
+        set_keepalive(fd, c->t->run->options);
+        candidate *k = &c->list[c->n++];
+        *k = (candidate){.fd = fd,
+                         .ssl = SSL_new(c->t->ctx),
+                         .events = POLLIN,
+                         .deadline = tunnel_now_s() + LISTEN_HANDSHAKE_S,
+                         .from = from};
+        SSL_set_fd(k->ssl, fd);
     }
+}
+
+/* One step of candidate i's handshake: 1 it proved to be the peer, 0 it
+ * waits, -1 refused (and removed). */
+static int step(candidates *c, unsigned i)
+{
+    candidate *k = &c->list[i];
+    char why[200];
+    ERR_clear_error();
+    int rc = SSL_accept(k->ssl);
+    if (rc == 1) {
+        if (peer_matches(c->t->run->options, k->ssl, why, sizeof why))
+            return 1;
+        refuse(c, i, why);
+        return -1;
+    }
+    int e = SSL_get_error(k->ssl, rc);
+    if (e == SSL_ERROR_WANT_READ || e == SSL_ERROR_WANT_WRITE) {
+        k->events = e == SSL_ERROR_WANT_READ ? POLLIN : POLLOUT;
+        return 0;
+    }
+    unsigned long code = ERR_get_error();
+    snprintf(why, sizeof why, "TLS handshake: %s",
+             code
+                 ? ERR_reason_error_string(code)
+                 : (e == SSL_ERROR_ZERO_RETURN || rc == 0 ? "connection closed" : strerror(errno)));
+    refuse(c, i, why);
+    return -1;
+}
+
+/* One poll of the listener and the candidates; moves those that proved to
+ * be the peer into t->links from *accepted on. */
+static void listen_turn(candidates *c, int listener, unsigned *accepted)
+{
+    tls_tunnel *t = c->t;
+    struct pollfd pfd[LISTEN_CANDIDATES + 1];
+    unsigned polled = c->n;
+    for (unsigned i = 0; i < polled; i++)
+        pfd[i] = (struct pollfd){.fd = c->list[i].fd, .events = c->list[i].events};
+    pfd[polled] = (struct pollfd){.fd = listener, .events = POLLIN};
+    poll(pfd, polled + 1, 200);
+    /* From the last: a refusal moves the last candidate into its place. */
+    for (unsigned i = polled; i-- > 0 && *accepted < t->n_links;) {
+        int rc = pfd[i].revents ? step(c, i) : 0;
+        if (rc == 0 && tunnel_now_s() >= c->list[i].deadline) {
+            refuse(c, i, "TLS handshake: not done in time");
+        } else if (rc == 1) {
+            t->links[*accepted].fd = c->list[i].fd;
+            t->links[*accepted].ssl = c->list[i].ssl;
+            ++*accepted;
+            c->list[i] = c->list[--c->n];
+        }
+    }
+    if (pfd[polled].revents & POLLIN)
+        take_connections(c, listener);
+}
+
+/* The first t->n_links connections that prove to be the peer, into
+ * t->links; blocks (with poll, so a signal ends it). */
+static int accept_peers(tls_tunnel *t, int listener, char *error, size_t error_size)
+{
+    if (!t->ctx)
+        t->ctx = make_context(t->run, true, error, error_size);
+    if (!t->ctx)
+        return -1;
+    /* Every connection waiting is taken at once: accept4 must not block. */
+    fcntl(listener, F_SETFL, fcntl(listener, F_GETFL) | O_NONBLOCK);
+    candidates c = {.t = t};
+    unsigned accepted = 0;
+    while (accepted < t->n_links && !tunnel_stop_requested)
+        listen_turn(&c, listener, &accepted);
+    for (; c.n > 0; c.n--) {
+        SSL_free(c.list[c.n - 1].ssl);
+        close(c.list[c.n - 1].fd);
+    }
+    if (accepted == t->n_links)
+        return 0;
+    snprintf(error, error_size, "no connection");
+    return -1;
 }
 
 /* Every connection, each with its handshake done, one after another. */
@@ -264,14 +392,15 @@ static int open_connections(tls_tunnel *t, char *error, size_t error_size)
             return -1;
         }
     }
+    if (o->listen) {
+        int rc = accept_peers(t, listener, error, error_size);
+        close(listener);
+        return rc;
+    }
     int rc = 0;
     double deadline = tunnel_now_s() + o->setup_timeout_s;
     for (unsigned i = 0; i < t->n_links && rc == 0; i++) {
         tls_link *l = &t->links[i];
-        if (o->listen) {
-            rc = accept_peer(t, l, listener, error, error_size);
-            continue;
-        }
         l->fd = connect_one(o, error, error_size);
         if (l->fd < 0) {
             rc = -1;
@@ -280,8 +409,6 @@ static int open_connections(tls_tunnel *t, char *error, size_t error_size)
         set_keepalive(l->fd, o);
         rc = handshake(t, l, deadline, error, error_size);
     }
-    if (listener >= 0)
-        close(listener);
     return rc;
 }
 
