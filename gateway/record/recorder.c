@@ -5,6 +5,7 @@
 
 #include "base/log.h"
 #include "record/record_ring.h"
+#include "record/record_ssrc.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -22,12 +23,15 @@
 #define IDLE_WAIT_US      5000
 #define FINISH_TIMEOUT    (5 * GST_SECOND)
 #define JITTER_LATENCY_MS 300
+/* Video SSRCs (simulcast layers) compared before one is recorded. */
+#define VIDEO_CHOOSE_US 500000
 
 enum { STREAM_AUDIO, STREAM_VIDEO, STREAM_COUNT };
 
 typedef struct {
     bool used;
     moat_tap_codec codec;
+    moat_record_ssrc ssrc; /* worker only */
     GstElement *src;
 } record_stream;
 
@@ -40,7 +44,6 @@ struct moat_recorder {
     atomic_bool attached;
     atomic_bool detached;
     atomic_uint_fast64_t dropped; /* written by the worker only */
-    bool keyframe_asked;          /* worker only */
     /* Recorder thread only. */
     GThread *thread;
     GstElement *pipeline;
@@ -130,19 +133,30 @@ static void tap_attach(void *user, const moat_tap_codec *codecs, size_t n_codecs
     atomic_store_explicit(&recorder->attached, true, memory_order_release);
 }
 
+static uint32_t ssrc_of(const uint8_t *packet)
+{
+    return (uint32_t)packet[8] << 24 | (uint32_t)packet[9] << 16 | (uint32_t)packet[10] << 8 |
+           packet[11];
+}
+
 static bool tap_rtp(void *user, const uint8_t *packet, size_t length, uint64_t arrival_us)
 {
     moat_recorder *recorder = user;
+    if (length < 12)
+        return false;
     int stream = stream_of(recorder, packet[1] & 0x7f);
     if (stream < 0)
         return false; /* RTX, FEC or a codec we do not record */
+    /* One SSRC per track: of simulcast layers, the largest. */
+    moat_record_ssrc_verdict verdict =
+        moat_record_ssrc_choose(&recorder->streams[stream].ssrc, ssrc_of(packet), length,
+                                arrival_us, stream == STREAM_VIDEO ? VIDEO_CHOOSE_US : 0);
+    if (verdict == MOAT_RECORD_SSRC_SKIP)
+        return false;
     if (!moat_record_ring_push(recorder->ring, packet, length, arrival_us))
         atomic_fetch_add_explicit(&recorder->dropped, 1, memory_order_relaxed);
-    if (stream == STREAM_VIDEO && !recorder->keyframe_asked) {
-        recorder->keyframe_asked = true;
-        return true;
-    }
-    return false;
+    /* A keyframe to start the video from, on the SSRC it records. */
+    return stream == STREAM_VIDEO && verdict == MOAT_RECORD_SSRC_RECORD_FIRST;
 }
 
 static void tap_detach(void *user)

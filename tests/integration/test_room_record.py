@@ -84,3 +84,42 @@ def test_room_recording_refusals(recording_gateway):
         await close(pub)
 
     asyncio.run(run())
+
+
+def test_recording_of_several_layers_keeps_the_largest(recording_gateway):
+    """An ingest sender with three VP8 SSRCs on one payload type (simulcast
+    layers 640x480 at 1 Mbit/s, 320x240 at 300 kbit/s, 160x120 at 100
+    kbit/s): the recording's one video track is the largest layer alone
+    (before, all three went into it and it decoded at whichever size the
+    decoder met last)."""
+    import subprocess
+    gateway, folder = recording_gateway
+    status, body = api(gateway, "POST", "/api/rooms/layers/ingest",
+                       {"video": {"codec": "vp8", "pt": 96}})
+    assert status == 201, body
+    args = []
+    for i, (w, h, rate) in enumerate([(640, 480, 1000000), (320, 240, 300000),
+                                      (160, 120, 100000)]):
+        args += ["videotestsrc", "is-live=true", "pattern=ball", "!",
+                 f"video/x-raw,width={w},height={h},framerate=30/1", "!", "vp8enc",
+                 f"target-bitrate={rate}", "deadline=1", "keyframe-max-dist=30", "!",
+                 "rtpvp8pay", "pt=96", f"ssrc={i + 1}", "!", "udpsink", "host=127.0.0.1",
+                 f"port={body['port']}"]
+    sender = subprocess.Popen(["gst-launch-1.0", "-q", *args], stdout=subprocess.DEVNULL,
+                              stderr=subprocess.DEVNULL)
+    try:
+        time.sleep(1.0)
+        status, started = api(gateway, "POST", "/api/rooms/layers/recording")
+        assert status == 201, started
+        time.sleep(4)
+        assert api(gateway, "DELETE", "/api/rooms/layers/recording")[0] == 200
+    finally:
+        sender.terminate()
+        sender.wait(timeout=10)
+    wait_recordings_closed(gateway)
+    path = folder / started["file"]
+    out = subprocess.run(["gst-launch-1.0", "-m", "filesrc", f"location={path}", "!",
+                          "matroskademux", "!", "vp8dec", "!", "fakesink", "-v"],
+                         capture_output=True, text=True, timeout=60).stdout
+    widths = set(re.findall(r"width=\(int\)(\d+)", out))
+    assert widths == {"640"}, widths
