@@ -6,6 +6,8 @@
  * consent (the owner died or stopped feeding it). */
 #include "cluster/cascade_private.h"
 
+#include "sdp/sdp.h"
+
 #include "session/session_cascade.h"
 #include "session/whip_session.h"
 
@@ -262,6 +264,16 @@ void moat_cascade_edge_offer(moat_cascade *cascade, pending_offer *offer,
         moat_cluster_pending_respond(offer, &refusal);
         return;
     }
+    /* Nothing opens a link (a leg on the owner, every layer sent here) for
+     * an offer the subscriber's own session would refuse anyway. */
+    char error[256];
+    moat_sdp *sdp = moat_sdp_parse(offer->body, offer->body_length, error, sizeof error);
+    if (!sdp) {
+        moat_http_response_error(&refusal, 400, "bad_sdp", "%s", error);
+        moat_cluster_pending_respond(offer, &refusal);
+        return;
+    }
+    moat_sdp_free(sdp);
     if (!open_link(cascade, offer, owner, &refusal))
         moat_cluster_pending_respond(offer, &refusal);
 }

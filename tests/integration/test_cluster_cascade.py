@@ -352,3 +352,32 @@ def test_nodes_with_their_own_api_tokens_still_open_cascade_links(redis, nodes_f
     with pytest.raises(urllib.error.HTTPError) as refused:
         urllib.request.urlopen(request, timeout=5)
     assert refused.value.code == 403
+
+
+def test_an_edge_offer_that_does_not_parse_opens_no_link(redis, nodes_factory):
+    """WHEP ?edge= with an SDP the subscriber's session would refuse: 400
+    bad_sdp from the edge before any link opens (before, the owner made a
+    leg sending every layer to the edge, which closed at its next poll)."""
+    gws = [nodes_factory(redis, f"n{i}") for i in range(2)]
+    wait_for("both nodes listed", lambda: all_listed(gws))
+    room = room_name()
+
+    async def run():
+        pub = await publish(f"{gws[0].base}/whip/room/{room}")
+        try:
+            owner = owner_of(gws, room)[0]
+            edge = gws[1] if owner is gws[0] else gws[0]
+            for body in (b"v=0\r\n", b"junk", b"v=0\r\no=- 1 1 IN IP4 0.0.0.0\r\ns=-\r\nt=0 0\r\n"):
+                request = urllib.request.Request(
+                    f"{edge.base}/whep/room/{room}?edge=", data=body, method="POST",
+                    headers={"Content-Type": "application/sdp"})
+                try:
+                    urllib.request.urlopen(request, timeout=5)
+                    assert False, "accepted"
+                except urllib.error.HTTPError as e:
+                    assert e.code == 400 and json.loads(e.read())["error"] == "bad_sdp"
+            assert edge.metric('moat_cluster_cascade_links_total{outcome="opened"}') == 0
+            assert owner.metric("moat_cluster_cascade_legs") == 0
+        finally:
+            await close(pub)
+    asyncio.run(run())
