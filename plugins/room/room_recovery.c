@@ -8,6 +8,10 @@
 
 #include <string.h>
 
+/* A packet this much older than the newest seen is a sender's restart,
+ * not a late one. */
+#define LATE_WINDOW 1000
+
 static bool newer16(uint16_t a, uint16_t b)
 {
     return (int16_t)(uint16_t)(a - b) > 0;
@@ -116,6 +120,20 @@ bool room_recovery_on_packet(room_peer *peer, moat_rtp_packet *p)
             return false;
         }
         send_due(peer, s, p->arrival_us);
+    }
+    /* Older than the newest seen, by less than a restart's jump. */
+    bool late = s->started && !newer16(p->sequence, s->newest) &&
+                (uint16_t)(s->newest - p->sequence) < LATE_WINDOW;
+    if (!late) {
+        s->started = true;
+        s->newest = p->sequence;
+    }
+    if (p->payload_length == 0 && late) {
+        /* Padding that comes after a newer packet was relayed: the packets
+         * after it were numbered without it, so it leaves a hole (closing
+         * up now would give the next packet a number already used). */
+        atomic_fetch_add_explicit(&stats->padding_dropped, 1, memory_order_relaxed);
+        return false;
     }
     if (p->payload_length == 0) {
         /* Padding only (a sender's bandwidth probe): nothing to relay, and

@@ -30,6 +30,8 @@ typedef struct {
     uint16_t dropped;                    /* padding-only packets dropped, mod 2^16 */
     uint16_t drops[ROOM_RECOVERY_DROPS]; /* the latest of them (a ring) */
     size_t n_drops, next_drop;
+    bool started;
+    uint16_t newest; /* the newest sequence number seen (before rewriting) */
 } room_recovery_stream;
 
 struct room_recovery {
