@@ -30,14 +30,26 @@ static void remove_at(moat_nack_tracker *t, size_t i)
     t->n_missing--;
 }
 
-static void add_missing(moat_nack_tracker *t, uint16_t seq, uint64_t now_us)
+/* The `count` sequence numbers from `first` on go missing; past
+ * MOAT_NACK_MAX_MISSING the oldest go (counted as given up). One move of
+ * the list whatever the gap: a sender's jumps cannot cost a memmove per
+ * missing packet. */
+static void add_missing_run(moat_nack_tracker *t, uint16_t first, size_t count, uint64_t now_us)
 {
-    if (t->n_missing == MOAT_NACK_MAX_MISSING) {
-        remove_at(t, 0); /* the oldest goes */
-        t->counters.given_up++;
-        t->overflowed++;
+    size_t total = t->n_missing + count;
+    if (total > MOAT_NACK_MAX_MISSING) {
+        size_t evict = total - MOAT_NACK_MAX_MISSING;
+        t->counters.given_up += evict;
+        t->overflowed += evict;
+        size_t old = evict < t->n_missing ? evict : t->n_missing;
+        memmove(&t->missing[0], &t->missing[old], (t->n_missing - old) * sizeof t->missing[0]);
+        t->n_missing -= old;
+        first = (uint16_t)(first + (evict - old)); /* new ones that would go at once */
+        count -= evict - old;
     }
-    t->missing[t->n_missing++] = (moat_nack_missing){.seq = seq, .missing_us = now_us};
+    for (size_t i = 0; i < count; i++)
+        t->missing[t->n_missing++] =
+            (moat_nack_missing){.seq = (uint16_t)(first + i), .missing_us = now_us};
 }
 
 static void sample_rtt(moat_nack_tracker *t, uint64_t sample)
@@ -82,11 +94,10 @@ moat_nack_verdict moat_nack_on_packet(moat_nack_tracker *t, uint16_t seq, uint64
             t->n_missing = 0;
             memset(t->received, 0, sizeof t->received);
         }
-        for (uint16_t s = (uint16_t)(t->highest + 1); s != seq; s++) {
+        for (uint16_t s = (uint16_t)(t->highest + 1); s != seq; s++)
             set_bit(t, s, false);
-            if (!restart)
-                add_missing(t, s, now_us);
-        }
+        if (!restart)
+            add_missing_run(t, (uint16_t)(t->highest + 1), (size_t)diff - 1, now_us);
         t->highest = seq;
         set_bit(t, seq, true);
         return MOAT_NACK_NEW;

@@ -119,6 +119,39 @@ static void test_bounded(void)
     g_assert_cmpuint(gave_up, ==, 0);
 }
 
+/* Gaps that overflow the list again and again (a sender jumping by 499
+ * each packet): the list is always the newest MOAT_NACK_MAX_MISSING, in
+ * order, everything older given up; a partly kept old list too. */
+static void test_overflow_keeps_the_newest(void)
+{
+    moat_nack_tracker t;
+    moat_nack_init(&t);
+    uint64_t now = 1000000;
+    uint16_t seq = 65000; /* across the wrap */
+    moat_nack_on_packet(&t, seq, now);
+    uint64_t missing_total = 0;
+    for (int i = 0; i < 50; i++) {
+        seq = (uint16_t)(seq + 499);
+        missing_total += 498;
+        g_assert_cmpint(moat_nack_on_packet(&t, seq, now), ==, MOAT_NACK_NEW);
+        g_assert_cmpuint(t.n_missing, ==, MOAT_NACK_MAX_MISSING);
+        for (size_t k = 0; k < t.n_missing; k++)
+            g_assert_cmpuint(t.missing[k].seq, ==, (uint16_t)(seq - MOAT_NACK_MAX_MISSING + k));
+    }
+    g_assert_cmpuint(t.counters.given_up, ==, missing_total - MOAT_NACK_MAX_MISSING);
+    /* 100 missing, then 200 more: the oldest 44 go, 56 stay in front. */
+    moat_nack_init(&t);
+    moat_nack_on_packet(&t, 0, now);
+    moat_nack_on_packet(&t, 101, now);
+    moat_nack_on_packet(&t, 302, now);
+    g_assert_cmpuint(t.n_missing, ==, MOAT_NACK_MAX_MISSING);
+    g_assert_cmpuint(t.missing[0].seq, ==, 45);
+    g_assert_cmpuint(t.missing[55].seq, ==, 100);
+    g_assert_cmpuint(t.missing[56].seq, ==, 102);
+    g_assert_cmpuint(t.missing[255].seq, ==, 301);
+    g_assert_cmpuint(t.counters.given_up, ==, 44);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -126,5 +159,6 @@ int main(int argc, char **argv)
     g_test_add_func("/nack-tracker/give-up", test_give_up);
     g_test_add_func("/nack-tracker/wrap-restart-old", test_wrap_restart_old);
     g_test_add_func("/nack-tracker/bounded", test_bounded);
+    g_test_add_func("/nack-tracker/overflow-keeps-the-newest", test_overflow_keeps_the_newest);
     return g_test_run();
 }
