@@ -223,6 +223,10 @@ static bool flush_queue(moat_session *session)
             moat_counters *counters = moat_worker_counters_mut(session->worker);
             moat_counter_add(&counters->data_messages_sent, 1);
             moat_counter_add(&counters->data_bytes_sent, message->length);
+        } else {
+            /* Its channel closed while it waited, or the peer cannot take
+             * it: not sent, and said so. */
+            moat_session_drop(session, MOAT_DROP_DATA_REFUSED);
         }
         g_free(message);
     }
@@ -240,6 +244,10 @@ static void shutdown_when_flushed(moat_session *session)
 static void sctp_writable(void *user)
 {
     moat_session *session = user;
+    /* The peer acknowledged half the send buffer: it reads again, so what
+     * is relayed to it queues (with backpressure) instead of being shed. */
+    session->data_stalled = false;
+    session->data_progress_us = moat_worker_now_us(session->worker);
     if (session->draining)
         shutdown_when_flushed(session);
     else
@@ -347,6 +355,7 @@ int moat_session_data_send_from(moat_session *session, moat_plugin_session *sour
     if (g_queue_is_empty(&session->data_queue)) {
         int status = moat_sctp_association_send(session->sctp, stream_id, ppid, data, length);
         if (status == 0) {
+            session->data_stalled = false; /* it takes data again */
             moat_counters *counters = moat_worker_counters_mut(session->worker);
             moat_counter_add(&counters->data_messages_sent, 1);
             moat_counter_add(&counters->data_bytes_sent, length);

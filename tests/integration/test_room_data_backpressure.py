@@ -223,3 +223,72 @@ def test_stalled_subscriber_holds_the_publisher_back_only_so_long():
         assert gw.drops("datachannel_limit") == 0
     finally:
         assert gw.stop() == 0
+
+
+def test_a_subscriber_that_recovers_from_a_stall_gets_backpressure_again():
+    """After its relayed messages were shed (a 10 s stall), the subscriber
+    reads again, merely slower than the publisher: every later message
+    reaches it, with backpressure on the publisher and no drop (before, the
+    stall mark was never cleared once its queue was empty, and whenever its
+    send buffer was full the publisher's messages were dropped as
+    datachannel_stalled: 72 of 256 arrived)."""
+    gw = Gateway(extra_args=["--datachannel-session-bytes", str(SESSION_BYTES)])
+    rng = random.Random("recovers")
+    stalled_phase = [b"A" + i.to_bytes(4, "big") + rng.randbytes(MESSAGE - 5) for i in range(256)]
+    later = [b"B" + i.to_bytes(4, "big") + rng.randbytes(MESSAGE - 5) for i in range(256)]
+
+    async def quiet(received, seconds):
+        """Until nothing arrived for `seconds` (at most a minute)."""
+        end = time.monotonic() + 60
+        while time.monotonic() < end:
+            n = len(received)
+            await asyncio.sleep(seconds)
+            if len(received) == n:
+                return
+
+    async def scenario():
+        pub_pc, pub_resource, channel = await publisher(gw.base, "recovers")
+        pc, resource, received, _ = await subscriber(gw.base, "recovers", slow=False)
+        sctp = pc.sctp
+        handle = sctp._handle_data
+        state = {"stalled": True, "pause": 0.0}
+
+        async def gated(data):
+            if state["stalled"]:
+                return
+            if state["pause"]:
+                await asyncio.sleep(state["pause"])
+            await handle(data)
+        sctp._handle_data = gated
+        try:
+            await send_buffered(channel, stalled_phase, time.monotonic() + 40)
+            for _ in range(60):
+                if gw.drops("datachannel_stalled") > 0:
+                    break
+                await asyncio.sleep(0.5)
+            assert gw.drops("datachannel_stalled") > 0
+            state["stalled"] = False
+            # Recovered once SCTP's retransmissions reach it again.
+            for _ in range(120):
+                if received:
+                    break
+                await asyncio.sleep(0.5)
+            assert received, "the subscriber got nothing after the stall"
+            await quiet(received, 3)
+            shed = gw.drops("datachannel_stalled")
+            state["pause"] = 0.001  # slower than the publisher
+            await send_buffered(channel, later, time.monotonic() + 60)
+            await quiet(received, 3)
+            return [m for m in received if m[:1] == b"B"], gw.drops("datachannel_stalled") - shed
+        finally:
+            await whip_delete(resource)
+            await pc.close()
+            await whip_delete(pub_resource)
+            await pub_pc.close()
+
+    try:
+        got, dropped = asyncio.run(scenario())
+        assert dropped == 0 and got == later, f"{len(got)} of {len(later)}, {dropped} dropped"
+        assert gw.drops("datachannel_limit") == 0
+    finally:
+        assert gw.stop() == 0
