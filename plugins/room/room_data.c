@@ -1,20 +1,38 @@
 /* A publisher's data channel messages reach its subscribers: each message
  * goes to every subscriber watching it that has a data channel open, on
- * that channel (its first open one), through the core's relay_data (bounded
- * per subscriber, drops counted by the core and here). */
+ * that channel (its first open one; another open one when that closes),
+ * through the core's relay_data (bounded per subscriber, drops counted by
+ * the core and here). */
 #include "room.h"
 
 #include <string.h>
 
+/* Remembers an open channel, or forgets a closed one (the peer's worker). */
+static void track_channel(room_peer *peer, uint16_t stream_id, bool open)
+{
+    for (size_t i = 0; i < peer->n_open_streams; i++) {
+        if (peer->open_streams[i] != stream_id)
+            continue;
+        if (!open)
+            peer->open_streams[i] = peer->open_streams[--peer->n_open_streams];
+        return;
+    }
+    if (open && peer->n_open_streams < ROOM_TRACKED_CHANNELS)
+        peer->open_streams[peer->n_open_streams++] = stream_id;
+}
+
 void room_data_on_channel(void *state, uint16_t stream_id, const char *label, bool open)
 {
     room_peer *peer = state;
+    track_channel(peer, stream_id, open);
     int expected = 0;
-    if (open)
+    if (open) {
         atomic_compare_exchange_strong(&peer->data_stream, &expected, (int)stream_id + 1);
-    else {
+    } else {
+        /* The channel messages went to closed: another open one takes over. */
         expected = (int)stream_id + 1;
-        atomic_compare_exchange_strong(&peer->data_stream, &expected, 0);
+        int next = peer->n_open_streams ? (int)peer->open_streams[0] + 1 : 0;
+        atomic_compare_exchange_strong(&peer->data_stream, &expected, next);
     }
 }
 
@@ -23,14 +41,14 @@ typedef struct {
     uint16_t stream_id;
 } data_target;
 
-/* Up to `max` subscribers of `publisher` with a channel, from index *from
- * on, referenced; *from moves past those scanned. Room lock held. */
-static size_t take_targets(room *r, room_peer *publisher, size_t *from, data_target *targets,
-                           size_t max)
+/* Every subscriber of `publisher` with a channel, referenced, into
+ * targets (room lock held: the whole list at once, so that one leaving
+ * meanwhile cannot move another past the scan). */
+static size_t take_targets(room *r, room_peer *publisher, data_target *targets)
 {
     size_t n = 0;
-    for (; *from < r->n_subscribers && n < max; (*from)++) {
-        room_peer *s = r->subscribers[*from];
+    for (size_t i = 0; i < r->n_subscribers; i++) {
+        room_peer *s = r->subscribers[i];
         int stream = atomic_load(&s->data_stream);
         if (s->source != publisher || stream == 0)
             continue;
@@ -48,21 +66,19 @@ void room_data_on_data(void *state, uint16_t stream_id, uint32_t ppid, const uin
     if (peer->hung_up || !peer->publisher || !peer->gateway->relay_data)
         return;
     atomic_fetch_add_explicit(&peer->data_messages, 1, memory_order_relaxed);
-    data_target targets[ROOM_FANOUT_CHUNK];
+    data_target on_stack[ROOM_FANOUT_CHUNK];
     room *r = peer->room;
-    size_t from = 0;
-    for (;;) {
-        pthread_mutex_lock(&r->lock);
-        size_t n = take_targets(r, peer, &from, targets, ROOM_FANOUT_CHUNK);
-        bool more = from < r->n_subscribers;
-        pthread_mutex_unlock(&r->lock);
-        for (size_t i = 0; i < n; i++) {
-            if (peer->gateway->relay_data(targets[i].handle, targets[i].stream_id, ppid, data,
-                                          length) != 0)
-                atomic_fetch_add_explicit(&peer->data_dropped, 1, memory_order_relaxed);
-            peer->gateway->handle_unref(targets[i].handle);
-        }
-        if (!more)
-            break;
+    pthread_mutex_lock(&r->lock);
+    data_target *targets =
+        r->n_subscribers <= ROOM_FANOUT_CHUNK ? on_stack : g_new(data_target, r->n_subscribers);
+    size_t n = take_targets(r, peer, targets);
+    pthread_mutex_unlock(&r->lock);
+    for (size_t i = 0; i < n; i++) {
+        if (peer->gateway->relay_data(targets[i].handle, targets[i].stream_id, ppid, data,
+                                      length) != 0)
+            atomic_fetch_add_explicit(&peer->data_dropped, 1, memory_order_relaxed);
+        peer->gateway->handle_unref(targets[i].handle);
     }
+    if (targets != on_stack)
+        g_free(targets);
 }

@@ -128,3 +128,45 @@ def test_closed_by_the_room_ends_after_its_drain(gateway):
     left = asyncio.run(scenario())
     assert left is not None, "sessions closed by the room stayed in the registry"
     print(f"room sessions left the registry {left:.1f} s after the room's deletion")
+
+
+def test_a_subscriber_closing_its_first_channel_gets_data_on_its_second(gateway):
+    """A subscriber with two data channels closes the one the room
+    delivered to: the publisher's later messages arrive on the other
+    (before, none arrived although a channel stayed open)."""
+    async def run():
+        pub = await publisher(gateway.base, "twochannels")
+        pc = RTCPeerConnection()
+        pc.addTransceiver("audio", direction="recvonly")
+        got = {"a": [], "b": []}
+        channels, opened = {}, {}
+        for name in ("a", "b"):
+            channels[name] = pc.createDataChannel(name)
+            opened[name] = asyncio.Event()
+            channels[name].on("open", opened[name].set)
+            channels[name].on("message", lambda m, name=name: got[name].append(m))
+        await pc.setLocalDescription(await pc.createOffer())
+        status, body, location, _ = await whep_post(f"{gateway.base}/whep/room/twochannels",
+                                                    pc.localDescription.sdp)
+        assert status == 201, body
+        await pc.setRemoteDescription(RTCSessionDescription(sdp=body, type="answer"))
+        await asyncio.wait_for(asyncio.gather(opened["a"].wait(), opened["b"].wait()), 10)
+        for _ in range(50):
+            pub["channel"].send("before")
+            await asyncio.sleep(0.1)
+            if got["a"] or got["b"]:
+                break
+        first = "a" if got["a"] else "b"
+        other = "b" if first == "a" else "a"
+        channels[first].close()
+        await asyncio.sleep(1.0)
+        for i in range(5):
+            pub["channel"].send(f"after{i}")
+        for _ in range(50):
+            if len(got[other]) >= 5:
+                break
+            await asyncio.sleep(0.1)
+        assert got[other] == [f"after{i}" for i in range(5)], got
+        await close({"pc": pc, "resource": gateway.base + location})
+        await close(pub)
+    asyncio.run(run())
