@@ -148,6 +148,7 @@ void moat_whip_handle_offer(moat_gateway *gateway, const moat_http_request *requ
         return;
     }
     moat_session_record *record = created.record;
+    record->whip_resource = true;
     moat_record_api_session_created(gateway, created.session, record);
     /* The label, never the resource id: the id is the session's capability. */
     moat_http_log(gateway, "session %" G_GUINT64_FORMAT ": created on worker %u for %s",
@@ -240,7 +241,9 @@ void moat_whip_handle_resource(moat_gateway *gateway, const moat_http_request *r
                                moat_http_response *response, const char *session_id)
 {
     moat_session_record *record = moat_session_registry_find(gateway->sessions, session_id);
-    if (!record) {
+    /* An ingest, a call leg or a cascade leg is no WHIP resource, even to
+     * whoever knows its id. */
+    if (!record || !record->whip_resource) {
         moat_http_response_error(response, 404, "unknown_session", "no such WHIP resource");
         return;
     }

@@ -528,20 +528,25 @@ void moat_session_restart_ice(moat_session *session, const char *local_ufrag, co
 {
     /* The old ufrag keeps answering until the peer's first check with the new
      * one, so media never stops during the restart; DTLS and SRTP are kept. */
-    moat_ice_pairs_restart(&session->pairs);
-    if (session->previous_local_ufrag[0])
-        moat_worker_unbind_ufrag(session->worker, session->previous_local_ufrag, session);
-    g_strlcpy(session->previous_local_ufrag, session->local_ufrag,
-              sizeof session->previous_local_ufrag);
-    g_strlcpy(session->previous_local_pwd, session->local_pwd, sizeof session->previous_local_pwd);
-    g_strlcpy(session->previous_remote_ufrag, session->remote_ufrag,
-              sizeof session->previous_remote_ufrag);
+    if (session->previous_local_ufrag[0]) {
+        /* The last restart is not done: the previous credentials are still
+         * the ones in use, and the never-used current ones give way (one
+         * generation of pairs for both). */
+        moat_worker_unbind_ufrag(session->worker, session->local_ufrag, session);
+    } else {
+        moat_ice_pairs_restart(&session->pairs);
+        g_strlcpy(session->previous_local_ufrag, session->local_ufrag,
+                  sizeof session->previous_local_ufrag);
+        g_strlcpy(session->previous_local_pwd, session->local_pwd,
+                  sizeof session->previous_local_pwd);
+        g_strlcpy(session->previous_remote_ufrag, session->remote_ufrag,
+                  sizeof session->previous_remote_ufrag);
+    }
     g_strlcpy(session->local_ufrag, local_ufrag, sizeof session->local_ufrag);
     g_strlcpy(session->local_pwd, local_pwd, sizeof session->local_pwd);
     g_strlcpy(session->remote_ufrag, remote_ufrag, sizeof session->remote_ufrag);
     g_strlcpy(session->remote_pwd, remote_pwd, sizeof session->remote_pwd);
     moat_worker_bind_ufrag(session->worker, session->local_ufrag, session);
-    moat_ice_pairs_restart(&session->pairs);
     moat_session_log_repeating(session, MOAT_LOG_INFO, "session", "session %s: ICE restart",
                                session->label);
 }

@@ -20,6 +20,10 @@ typedef struct {
     char mids[16][32];
     size_t n_mids;
     uint64_t created_us;
+    /* Made by a WHIP or WHEP offer: its resource URL (/whip/resource/<id>)
+     * answers PATCH and DELETE. Ingests, call legs and cascade legs are
+     * ended through their own APIs only. */
+    bool whip_resource;
     /* RTP ingest (ingest_api.c): the plugin resource (room) it publishes to,
      * whose DELETE route alone ends it, and the source key it counts
      * against (http_admission.h). Empty for other sessions. */
