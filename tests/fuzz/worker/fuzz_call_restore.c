@@ -84,5 +84,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         fprintf(stderr, "outcome %d %s\n", (int)outcome, error);
     moat_call_registry_journal_all(fixture.registry); /* re-encodes what was rebuilt */
     delete_all();
+    while (g_main_context_iteration(NULL, FALSE))
+        ; /* what the control thread's loop would run (deferred frees: a
+           * transcoder's threads and sockets) */
     return 0;
 }
