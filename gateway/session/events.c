@@ -158,7 +158,8 @@ static void json_error(SoupServerMessage *message, unsigned status, const char *
 {
     char *body = g_strdup_printf("{\"error\":\"%s\",\"detail\":\"%s\",\"status\":%u}", error,
                                  detail, status);
-    soup_server_message_set_status(message, status, NULL);
+    /* libsoup has no phrase of its own for 426. */
+    soup_server_message_set_status(message, status, status == 426 ? "Upgrade Required" : NULL);
     soup_server_message_set_response(message, "application/json", SOUP_MEMORY_TAKE, body,
                                      strlen(body));
 }
