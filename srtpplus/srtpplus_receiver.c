@@ -275,8 +275,17 @@ static __attribute__((noinline)) enum srtpplus_verdict check_rtp(struct srtpplus
 
     uint32_t slot = 0;
     struct srtpplus_receiver_stream *stream = find_stream(rx, ssrc, &slot);
-    if (!stream)
-        return enforcing ? spend_budget(rx, SRTPPLUS_BUDGET_UNKNOWN_SSRC, now_ns) : SRTPPLUS_PASS;
+    if (!stream) {
+        if (!enforcing)
+            return SRTPPLUS_PASS;
+        /* A stream not yet followed: tag_prn of its first index (ROC 0) is
+         * right in both schemes, so a genuine sender's packets pass by their
+         * tag instead of competing with forgeries for the budget. */
+        uint32_t expected;
+        if (inline_tag(rx, SRTPPLUS_KIND_RTP, ssrc, seq, &expected) && expected == tag)
+            return SRTPPLUS_PASS;
+        return spend_budget(rx, SRTPPLUS_BUDGET_UNKNOWN_SSRC, now_ns);
+    }
 
     const struct srtpplus_replay *replay = &stream->rtp_replay;
     if (!replay->started) {
@@ -375,10 +384,16 @@ static enum srtpplus_verdict check_rtcp(struct srtpplus_receiver *rx, const uint
 
     uint32_t slot = 0;
     struct srtpplus_receiver_stream *stream = find_stream(rx, ssrc, &slot);
-    if (!stream)
-        return spend_budget(rx, SRTPPLUS_BUDGET_RTCP, now_ns);
-    const struct srtpplus_replay *replay = &stream->rtcp_replay;
     uint32_t expected;
+    if (!stream) {
+        /* SRTCP's tag is tag_prn in both schemes, known for any sender SSRC
+         * (a receive-only leg's random RTCP SSRC included): a genuine one
+         * passes by it, a forged one competes for the budget. */
+        if (inline_tag(rx, SRTPPLUS_KIND_RTCP, ssrc, index, &expected) && expected == tag)
+            return SRTPPLUS_PASS;
+        return spend_budget(rx, SRTPPLUS_BUDGET_RTCP, now_ns);
+    }
+    const struct srtpplus_replay *replay = &stream->rtcp_replay;
     if (!replay->started) {
         if (inline_tag(rx, SRTPPLUS_KIND_RTCP, ssrc, index, &expected) && expected == tag)
             return SRTPPLUS_PASS;

@@ -68,7 +68,10 @@ int srtpplus_receiver_remove_ssrc(struct srtpplus_receiver *rx, uint32_t ssrc);
 /* The verification budget has one token bucket per class of unverifiable
  * packet, so a flood of one class cannot starve the others: RTP of known
  * SSRCs, SRTCP (its own, so real NACK/PLI/SR survive a forged SRTCP flood),
- * and RTP of SSRCs the receiver does not know. */
+ * and RTP of SSRCs the receiver does not know. A packet of an SSRC not
+ * tracked whose tag is tag_prn of its index (RTP at ROC 0; any SRTCP)
+ * passes by it and spends nothing: a genuine new sender, or a receive-only
+ * leg's RTCP SSRC, never competes with forgeries for these tokens. */
 enum srtpplus_budget_class {
     SRTPPLUS_BUDGET_RTP = 0,
     SRTPPLUS_BUDGET_RTCP,

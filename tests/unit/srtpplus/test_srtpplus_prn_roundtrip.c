@@ -305,15 +305,28 @@ static void test_unknown_ssrc_budget(void)
     send_run(&f, 500, N, wire, NULL);
     struct srtpplus_check chk;
     const uint64_t second = 1000000000ull;
-    /* A burst of 20 unverifiable packets at t = 1 s, then nothing until tokens return. */
+    /* Untracked, a genuine packet passes by its tag (tag_prn at ROC 0)... */
+    g_assert_cmpint(
+        srtpplus_receiver_check_rtp(f.rx, wire[0].data, wire[0].len, true, second, &chk), ==,
+        SRTPPLUS_PASS);
+    /* ...while forged tags compete for the budget: a burst of 20 at t = 1 s,
+     * then nothing until tokens return; genuine ones still pass. */
+    struct test_packet forged[21];
+    for (int i = 0; i < 21; i++) {
+        forged[i] = wire[i];
+        forged[i].data[forged[i].len - 1] ^= 0x5a;
+    }
     for (int i = 0; i < 20; i++)
         g_assert_cmpint(
-            srtpplus_receiver_check_rtp(f.rx, wire[i].data, wire[i].len, true, second, &chk), ==,
-            SRTPPLUS_UNVERIFIED_BUDGET_OK);
+            srtpplus_receiver_check_rtp(f.rx, forged[i].data, forged[i].len, true, second, &chk),
+            ==, SRTPPLUS_UNVERIFIED_BUDGET_OK);
+    g_assert_cmpint(
+        srtpplus_receiver_check_rtp(f.rx, forged[20].data, forged[20].len, true, second, &chk), ==,
+        SRTPPLUS_DROP_BUDGET);
     g_assert_cmpint(
         srtpplus_receiver_check_rtp(f.rx, wire[20].data, wire[20].len, true, second, &chk), ==,
-        SRTPPLUS_DROP_BUDGET);
-    g_assert_cmpint(srtpplus_receiver_check_rtp(f.rx, wire[20].data, wire[20].len, true,
+        SRTPPLUS_PASS);
+    g_assert_cmpint(srtpplus_receiver_check_rtp(f.rx, forged[20].data, forged[20].len, true,
                                                 second + second / 20, &chk),
                     ==, SRTPPLUS_UNVERIFIED_BUDGET_OK);
 
@@ -399,6 +412,60 @@ static void run_profile(enum srtpplus_profile profile)
     run_rtcp(profile);
 }
 
+/* An SRTCP packet: header of a receiver report from `ssrc`, the E bit and
+ * `index`, room for an 80-bit HMAC (zeros: only the tag is checked here). */
+static size_t srtcp_packet(uint8_t *p, uint32_t ssrc, uint32_t index)
+{
+    memset(p, 0, 64);
+    p[0] = 0x80;
+    p[1] = 201;
+    p[3] = 1;
+    for (int i = 0; i < 4; i++) {
+        p[4 + i] = (uint8_t)(ssrc >> (24 - 8 * i));
+        p[8 + i] = (uint8_t)((0x80000000u | index) >> (24 - 8 * i));
+    }
+    return 12 + 10;
+}
+
+/* A sender SSRC that never sent RTP (a receive-only leg's RTCP SSRC): its
+ * SRTCP passes by its tag_prn while forged SRTCP from random SSRCs has
+ * spent the RTCP budget. */
+static void test_untracked_rtcp_sender_passes_by_its_tag(void)
+{
+    uint8_t key[16], salt[14];
+    memset(key, 7, sizeof key);
+    memset(salt, 9, sizeof salt);
+    struct srtpplus_sender_config tc;
+    srtpplus_sender_config_init(&tc, SRTPPLUS_SCHEME_PRN, SRTPPLUS_PROFILE_AES128_CM_SHA1_80);
+    struct srtpplus_sender *tx = NULL;
+    g_assert_cmpint(srtpplus_sender_new(&tc, key, 16, salt, 14, &tx), ==, SRTPPLUS_OK);
+    struct srtpplus_receiver_config rc;
+    srtpplus_receiver_config_init(&rc, SRTPPLUS_SCHEME_PRN, SRTPPLUS_PROFILE_AES128_CM_SHA1_80);
+    rc.budget_rate = rc.budget_burst = 48;
+    struct srtpplus_receiver *rx = NULL;
+    g_assert_cmpint(srtpplus_receiver_new(&rc, key, 16, salt, 14, &rx), ==, SRTPPLUS_OK);
+    g_assert_cmpint(srtpplus_receiver_add_ssrc(rx, 0xAAAA0001, 0), ==, SRTPPLUS_OK);
+    uint64_t now = 1000000000ull;
+    struct srtpplus_check chk;
+    uint8_t p[64];
+    unsigned forged_through = 0;
+    for (uint32_t i = 0; i < 500; i++) {
+        size_t len = srtcp_packet(p, 0x10000 + i, 1000 + i);
+        memcpy(p + len, "\x01\x02\x03\x04", 4);
+        forged_through += !srtpplus_verdict_is_drop(
+            srtpplus_receiver_check_rtcp(rx, p, len + 4, true, now, &chk));
+    }
+    g_assert_cmpuint(forged_through, <=, 48);
+    for (uint32_t index = 1; index <= 10; index++) {
+        size_t len = srtcp_packet(p, 0xBBBB0002, index);
+        g_assert_cmpint(srtpplus_sender_append_tag_rtcp(tx, p, &len, sizeof p), ==, SRTPPLUS_OK);
+        g_assert_cmpint(srtpplus_receiver_check_rtcp(rx, p, len, true, now, &chk), ==,
+                        SRTPPLUS_PASS);
+    }
+    srtpplus_receiver_free(rx);
+    srtpplus_sender_free(tx);
+}
+
 static void test_profile_sha1_80(void)
 {
     run_profile(SRTPPLUS_PROFILE_AES128_CM_SHA1_80);
@@ -425,6 +492,8 @@ int main(int argc, char **argv)
     g_test_add_func("/srtpplus/prn/duplicates-and-forgeries", test_duplicates_and_forgeries);
     g_test_add_func("/srtpplus/prn/plausibility-and-malformed", test_plausibility_and_malformed);
     g_test_add_func("/srtpplus/prn/unknown-ssrc-budget", test_unknown_ssrc_budget);
+    g_test_add_func("/srtpplus/prn/untracked-rtcp-sender",
+                    test_untracked_rtcp_sender_passes_by_its_tag);
     g_test_add_func("/srtpplus/prn/profile-sha1-80", test_profile_sha1_80);
     g_test_add_func("/srtpplus/prn/profile-sha1-32", test_profile_sha1_32);
     g_test_add_func("/srtpplus/prn/profile-gcm", test_profile_gcm);
