@@ -49,6 +49,14 @@ moat_call_leg_guard *moat_call_leg_guard_new(const moat_srtp_keying *keying, boo
     return guard;
 }
 
+void moat_call_leg_guard_resume(moat_call_leg_guard *guard, const moat_srtp_position resume[2])
+{
+    if (guard && guard->tx && resume[0].valid)
+        srtpplus_sender_add_ssrc(guard->tx, resume[0].ssrc, resume[0].roc);
+    if (guard && guard->rx && resume[1].valid)
+        srtpplus_receiver_add_ssrc(guard->rx, resume[1].ssrc, resume[1].roc);
+}
+
 void moat_call_leg_guard_free(moat_call_leg_guard *guard)
 {
     if (!guard)

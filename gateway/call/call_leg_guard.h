@@ -17,6 +17,7 @@
 #include "prefilter/prefilter_settings.h"
 #include "prefilter/stream_guard.h"
 #include "srtp/srtp_keying.h"
+#include "srtp/srtp_session.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -47,6 +48,11 @@ typedef struct {
  * `srtpplus`. NULL on an SRTP+ key error. */
 moat_call_leg_guard *moat_call_leg_guard_new(const moat_srtp_keying *keying, bool srtpplus);
 void moat_call_leg_guard_free(moat_call_leg_guard *guard);
+/* Control thread, before first use: the streams a restored call takes over
+ * (call_restore.c) stood at these positions ([0] what Moat sent, [1] what
+ * the party sent, as moat_srtp_session_resume takes them): SRTP+ follows
+ * them from their rollover counters, as libsrtp does, not from 0. */
+void moat_call_leg_guard_resume(moat_call_leg_guard *guard, const moat_srtp_position resume[2]);
 /* Worker thread, before first use; settings NULL: [prefilter] defaults. */
 void moat_call_leg_guard_init(moat_call_leg_guard *guard, const moat_prefilter_settings *settings,
                               uint64_t now_us);

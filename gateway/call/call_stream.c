@@ -272,6 +272,8 @@ int moat_call_stream_set_srtp(moat_call_stream *stream, int side, const moat_srt
             snprintf(error, error_size, "cannot key SRTP+");
             return -1;
         }
+        if (resume)
+            moat_call_leg_guard_resume(guard, resume);
     }
     srtp_update *update = g_new(srtp_update, 1);
     *update = (srtp_update){stream, side & 1, srtp, guard};
