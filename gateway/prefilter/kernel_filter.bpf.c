@@ -92,8 +92,16 @@ static __always_inline __u32 check_rtp(struct __sk_buff *skb, struct moat_kf_ses
             break;
         }
     }
-    if (!entry)
+    if (!entry) {
+        /* Not followed (yet): a trickle goes to user space, whose budget
+         * and authentication learn a genuine stream; the rest dies here. */
+        __u64 now = bpf_ktime_get_ns();
+        if (now >= session->unknown_next_ns) {
+            session->unknown_next_ns = now + MOAT_KF_UNKNOWN_SSRC_INTERVAL_NS;
+            return PASS;
+        }
         return drop(session, MOAT_KF_DROP_UNKNOWN_SSRC);
+    }
     if (!(entry->flags & MOAT_KF_SSRC_HAS_HIGHEST))
         return PASS;
     __u64 highest = entry->highest;

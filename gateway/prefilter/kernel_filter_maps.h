@@ -71,7 +71,16 @@ struct moat_kf_session {
     moat_kf_u32 min_rtp_len; /* shortest plausible SRTP packet (+ tag) */
     struct moat_kf_ssrc ssrcs[MOAT_KF_SESSION_SSRCS];
     moat_kf_u64 dropped[MOAT_KF_REASON_COUNT]; /* atomic adds by the program */
+    /* When the next packet of an SSRC not in ssrcs[] may go to user space
+     * (bpf_ktime_get_ns; written by the program only, racy by design). */
+    moat_kf_u64 unknown_next_ns;
 };
+
+/* One packet of SSRCs the filter does not follow per this interval goes to
+ * user space, as its unknown-SSRC budget (20/s) would let it: a stream the
+ * SDP did not declare (rid simulcast, an undeclared RTX, a later track) is
+ * learned from its first authenticated packet instead of dying here. */
+#define MOAT_KF_UNKNOWN_SSRC_INTERVAL_NS 50000000ull
 
 /* Expected RTP tags by index: slot (index & (SIZE - 1)) holds
  * key << 32 | tag with key = (index >> SHIFT) + 1 (0: empty). */
