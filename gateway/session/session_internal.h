@@ -512,4 +512,10 @@ static inline void moat_session_drop(moat_session *session, moat_drop_reason rea
 void moat_session_deliver_rtp(moat_session *session, uint8_t *data, size_t length, size_t capacity,
                               uint64_t now);
 
+/* session_ice.c, for session.c: what the pair table decided, applied to the
+ * worker's tuple table; a selected pair (starts DTLS the first time). */
+void moat_session_apply_bindings(moat_session *session, const moat_ice_pairs_outcome *outcome,
+                                 const struct sockaddr_in6 *remote);
+void moat_session_select_tuple(moat_session *session, const moat_path *path);
+
 #endif

@@ -1,0 +1,155 @@
+/* Owns a session's ICE-lite side: authenticated checks (rate-limited
+ * before the HMAC) and what they bind and select, and ICE restarts with
+ * the previous credentials answering until the peer moves. */
+#include "session/session_internal.h"
+#include "engine/worker_receive.h"
+
+#include "ice/ice_checker.h"
+#include "ice/stun_username.h"
+
+#include <arpa/inet.h>
+#include <string.h>
+
+/* Applies what the pair table decided to the worker's tuple table. */
+void moat_session_apply_bindings(moat_session *session, const moat_ice_pairs_outcome *outcome,
+                                 const struct sockaddr_in6 *remote)
+{
+    if (outcome->unbind)
+        moat_worker_unbind_tuple(session->worker, &outcome->evicted, session);
+    if (outcome->bind)
+        moat_worker_bind_tuple(session->worker, remote, session);
+}
+
+void moat_session_select_tuple(moat_session *session, const moat_path *path)
+{
+    const struct sockaddr_in6 *from = &path->remote;
+    bool changed =
+        !session->has_selected || session->selected.remote.sin6_port != from->sin6_port ||
+        memcmp(&session->selected.remote.sin6_addr, &from->sin6_addr, sizeof from->sin6_addr) != 0;
+    session->selected = *path;
+    session->has_selected = true;
+    if (changed) {
+        char text[INET6_ADDRSTRLEN];
+        inet_ntop(AF_INET6, &from->sin6_addr, text, sizeof text);
+        moat_session_log_repeating(session, MOAT_LOG_INFO, "session",
+                                   "session %s: selected pair [%s]:%u", session->label, text,
+                                   ntohs(from->sin6_port));
+    }
+    if (!session->dtls_started && session->dtls) {
+        session->dtls_started = true;
+        moat_dtls_transport_start(session->dtls);
+    }
+}
+
+/* What an authenticated check means for this session's pairs: true when it
+ * is accepted (outcome filled). A refused check gets no answer, so its
+ * sender learns nothing and binds nothing. */
+static bool pair_accepts(moat_session *session, const moat_path *path, const uint8_t *request,
+                         const moat_ice_check_info *info, bool previous,
+                         moat_ice_pairs_outcome *outcome)
+{
+    /* Another session's tuple stays that session's: an authenticated peer of
+     * one session cannot take over (or spoof its way into) another's. */
+    moat_session *owner = moat_worker_session_by_tuple(session->worker, &path->remote);
+    if (owner != NULL && owner != session)
+        return false;
+    moat_ice_check_event event = {
+        .remote = &path->remote,
+        .local = &path->local,
+        .remote_priority = info->priority,
+        .local_priority = moat_worker_local_priority(session->worker, &path->local),
+        .nominated = info->use_candidate,
+        .previous_generation = previous,
+        .transaction = request + 8,
+        .now_us = moat_worker_now_us(session->worker),
+    };
+    return moat_ice_pairs_on_check(&session->pairs, &event, outcome) == MOAT_ICE_PAIRS_ACCEPTED;
+}
+
+void moat_session_handle_stun(moat_session *session, const moat_path *path, const uint8_t *data,
+                              size_t length)
+{
+    const struct sockaddr_in6 *from = &path->remote;
+    /* Before any HMAC: the ufrag travels in clear, so anyone can make us
+     * verify checks for this session. */
+    moat_token_bucket *bucket = moat_ice_pairs_has_remote(&session->pairs, from)
+                                    ? &session->stun_known
+                                    : &session->stun_new;
+    if (!moat_token_bucket_take(bucket, moat_worker_now_us(session->worker))) {
+        moat_session_drop(session, MOAT_DROP_STUN_RATE);
+        return;
+    }
+    uint8_t reply[1280];
+    size_t reply_length = sizeof reply;
+    moat_ice_check_info info;
+    char ufrag[257];
+    bool previous = session->previous_local_ufrag[0] &&
+                    moat_stun_local_ufrag(data, length, ufrag, sizeof ufrag) == 0 &&
+                    strcmp(ufrag, session->previous_local_ufrag) == 0;
+    const char *local_ufrag = previous ? session->previous_local_ufrag : session->local_ufrag;
+    const char *local_pwd = previous ? session->previous_local_pwd : session->local_pwd;
+    const char *remote_ufrag = previous ? session->previous_remote_ufrag : session->remote_ufrag;
+    moat_ice_check_result result = moat_ice_checker_handle_request(
+        moat_worker_ice_checker(session->worker), data, length, local_ufrag, local_pwd,
+        remote_ufrag[0] ? remote_ufrag : NULL, (const struct sockaddr *)from, sizeof *from, reply,
+        &reply_length, &info);
+    if (result != MOAT_ICE_CHECK_OK) {
+        /* Only an authenticated role conflict gets an answer (a signed 487). */
+        if (result == MOAT_ICE_CHECK_ROLE_CONFLICT && reply_length > 0) {
+            moat_worker_send(session->worker, path, reply, reply_length);
+            return;
+        }
+        moat_session_drop(session, result == MOAT_ICE_CHECK_MALFORMED ? MOAT_DROP_MALFORMED
+                                                                      : MOAT_DROP_STUN_AUTH);
+        return;
+    }
+    moat_ice_pairs_outcome outcome;
+    if (!pair_accepts(session, path, data, &info, previous, &outcome)) {
+        moat_session_drop(session, MOAT_DROP_ICE_PAIR);
+        return;
+    }
+    moat_worker_send(session->worker, path, reply, reply_length);
+    moat_session_apply_bindings(session, &outcome, from);
+    /* Consent (RFC 7675) is per pair: checks on other pairs do not keep the
+     * selected one alive. */
+    if (outcome.refreshes_consent)
+        session->last_consent_us = moat_worker_now_us(session->worker);
+    if (!previous && session->previous_local_ufrag[0]) {
+        /* The restarted credentials are in use: the old ones stop working. */
+        moat_worker_unbind_ufrag(session->worker, session->previous_local_ufrag, session);
+        session->previous_local_ufrag[0] = '\0';
+        moat_session_log_repeating(session, MOAT_LOG_INFO, "session",
+                                   "session %s: ICE restart complete, new credentials in use",
+                                   session->label);
+    }
+    if (outcome.selection_changed)
+        moat_session_select_tuple(session, path);
+}
+
+void moat_session_restart_ice(moat_session *session, const char *local_ufrag, const char *local_pwd,
+                              const char *remote_ufrag, const char *remote_pwd)
+{
+    /* The old ufrag keeps answering until the peer's first check with the new
+     * one, so media never stops during the restart; DTLS and SRTP are kept. */
+    if (session->previous_local_ufrag[0]) {
+        /* The last restart is not done: the previous credentials are still
+         * the ones in use, and the never-used current ones give way (one
+         * generation of pairs for both). */
+        moat_worker_unbind_ufrag(session->worker, session->local_ufrag, session);
+    } else {
+        moat_ice_pairs_restart(&session->pairs);
+        g_strlcpy(session->previous_local_ufrag, session->local_ufrag,
+                  sizeof session->previous_local_ufrag);
+        g_strlcpy(session->previous_local_pwd, session->local_pwd,
+                  sizeof session->previous_local_pwd);
+        g_strlcpy(session->previous_remote_ufrag, session->remote_ufrag,
+                  sizeof session->previous_remote_ufrag);
+    }
+    g_strlcpy(session->local_ufrag, local_ufrag, sizeof session->local_ufrag);
+    g_strlcpy(session->local_pwd, local_pwd, sizeof session->local_pwd);
+    g_strlcpy(session->remote_ufrag, remote_ufrag, sizeof session->remote_ufrag);
+    g_strlcpy(session->remote_pwd, remote_pwd, sizeof session->remote_pwd);
+    moat_worker_bind_ufrag(session->worker, session->local_ufrag, session);
+    moat_session_log_repeating(session, MOAT_LOG_INFO, "session", "session %s: ICE restart",
+                               session->label);
+}
