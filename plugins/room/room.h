@@ -20,6 +20,7 @@
 #include "room_temporal.h"
 #include "rtp/rtcp_feedback.h"
 #include "rtp/video_descriptor.h"
+#include "sctp/open_channels.h"
 
 #include <glib.h>
 #include <pthread.h>
@@ -110,9 +111,6 @@ typedef struct {
     room_gap_map sequence_gaps, picture_gaps;
 } room_out_stream;
 
-/* Open data channels of one peer remembered for the relay's choice. */
-#define ROOM_TRACKED_CHANNELS 16
-
 typedef struct room_peer {
     moat_plugin_session *handle;
     const moat_gateway_calls *gateway;
@@ -127,10 +125,7 @@ typedef struct room_peer {
     atomic_uint_fast64_t packets; /* received (publisher) or forwarded (subscriber) */
     atomic_bool muted[2];         /* audio, video not forwarded (room_message.c) */
     atomic_int data_stream;       /* an open data channel's stream id + 1 (the first), 0 none */
-    /* Its open channels' stream ids (its worker only), so that another
-     * takes data_stream's place when that one closes. */
-    uint16_t open_streams[ROOM_TRACKED_CHANNELS];
-    size_t n_open_streams;
+    moat_open_channels channels;  /* its worker only: who takes data_stream's place */
     atomic_uint_fast64_t data_messages; /* publisher: data channel messages received */
     atomic_uint_fast64_t data_dropped;  /* publisher: deliveries to subscribers refused */
     /* REMB (room_feedback.c). Publisher: its own cap (bits/s, 0 none), the

@@ -7,31 +7,17 @@
 
 #include <string.h>
 
-/* Remembers an open channel, or forgets a closed one (the peer's worker). */
-static void track_channel(room_peer *peer, uint16_t stream_id, bool open)
-{
-    for (size_t i = 0; i < peer->n_open_streams; i++) {
-        if (peer->open_streams[i] != stream_id)
-            continue;
-        if (!open)
-            peer->open_streams[i] = peer->open_streams[--peer->n_open_streams];
-        return;
-    }
-    if (open && peer->n_open_streams < ROOM_TRACKED_CHANNELS)
-        peer->open_streams[peer->n_open_streams++] = stream_id;
-}
-
 void room_data_on_channel(void *state, uint16_t stream_id, const char *label, bool open)
 {
     room_peer *peer = state;
-    track_channel(peer, stream_id, open);
+    moat_open_channels_note(&peer->channels, stream_id, open);
     int expected = 0;
     if (open) {
         atomic_compare_exchange_strong(&peer->data_stream, &expected, (int)stream_id + 1);
     } else {
         /* The channel messages went to closed: another open one takes over. */
         expected = (int)stream_id + 1;
-        int next = peer->n_open_streams ? (int)peer->open_streams[0] + 1 : 0;
+        int next = moat_open_channels_any(&peer->channels);
         atomic_compare_exchange_strong(&peer->data_stream, &expected, next);
     }
 }

@@ -28,6 +28,7 @@
 #define MOAT_TUNNEL_H
 
 #include "plugin.h"
+#include "sctp/open_channels.h"
 
 #include <glib.h>
 #include <stdatomic.h>
@@ -70,20 +71,14 @@ typedef enum {
 
 typedef struct tunnel tunnel;
 
-/* Open channels of one peer remembered for the relay's choice. */
-#define TUNNEL_TRACKED_CHANNELS 16
-
 typedef struct tunnel_peer {
     moat_plugin_session *handle;
     const moat_gateway_calls *gateway;
     tunnel *tunnel;
-    int slot;               /* the side, 0 or 1, fixed at attach */
-    int lane;               /* 0 to TUNNEL_MAX_LANES - 1, fixed at attach */
-    atomic_int data_stream; /* an open channel's stream id + 1 (the first), 0 none */
-    /* Its open channels' stream ids (its worker only), so that another
-     * takes data_stream's place when that one closes. */
-    uint16_t open_streams[TUNNEL_TRACKED_CHANNELS];
-    size_t n_open_streams;
+    int slot;                      /* the side, 0 or 1, fixed at attach */
+    int lane;                      /* 0 to TUNNEL_MAX_LANES - 1, fixed at attach */
+    atomic_int data_stream;        /* an open channel's stream id + 1 (the first), 0 none */
+    moat_open_channels channels;   /* its worker only: who takes data_stream's place */
     atomic_bool partner_left;      /* a partner was here and left: end the session */
     atomic_uint_fast64_t received; /* messages it sent us */
     atomic_uint_fast64_t relayed;  /* of those, handed to the other peer */
