@@ -130,6 +130,12 @@ def owner_of(gws, room):
     return owners
 
 
+def owner_and_other(gws, room):
+    """Of two nodes: the room's owner, and the node that does not own it."""
+    owner = owner_of(gws, room)[0]
+    return owner, gws[1] if owner is gws[0] else gws[0]
+
+
 async def post_offer(url, sdp, follow=True):
     async with aiohttp.ClientSession() as http:
         async with http.post(url, data=sdp, headers={"Content-Type": "application/sdp"},

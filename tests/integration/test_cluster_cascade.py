@@ -23,8 +23,8 @@ import urllib.request
 import aiohttp
 import pytest
 
-from cluster_helpers import (PASSWORD, all_listed, close, media_arrives, nodes_factory, owner_of,  # noqa: F401
-                             publish, redis, room_name, subscribe, wait_for)
+from cluster_helpers import (PASSWORD, all_listed, close, media_arrives, nodes_factory, owner_and_other,  # noqa: F401
+                             owner_of, publish, redis, room_name, subscribe, wait_for)
 from spoof import flood
 
 pytestmark = pytest.mark.skipif(shutil.which("redis-server") is None,
@@ -365,8 +365,7 @@ def test_an_edge_offer_that_does_not_parse_opens_no_link(redis, nodes_factory):
     async def run():
         pub = await publish(f"{gws[0].base}/whip/room/{room}")
         try:
-            owner = owner_of(gws, room)[0]
-            edge = gws[1] if owner is gws[0] else gws[0]
+            owner, edge = owner_and_other(gws, room)
             for body in (b"v=0\r\n", b"junk", b"v=0\r\no=- 1 1 IN IP4 0.0.0.0\r\ns=-\r\nt=0 0\r\n"):
                 request = urllib.request.Request(
                     f"{edge.base}/whep/room/{room}?edge=", data=body, method="POST",

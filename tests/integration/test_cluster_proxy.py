@@ -18,8 +18,8 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from cluster_helpers import (all_listed, close, media_arrives, nodes_factory, owner_of,  # noqa: F401
-                             publish, redis, room_name, subscribe, wait_for)
+from cluster_helpers import (all_listed, close, media_arrives, nodes_factory, owner_and_other,  # noqa: F401
+                             owner_of, publish, redis, room_name, subscribe, wait_for)
 
 pytestmark = pytest.mark.skipif(shutil.which("redis-server") is None,
                                 reason="redis-server is not installed (scripts/install-deps.sh)")
@@ -168,9 +168,7 @@ def test_offer_rate_counts_the_client_behind_the_proxying_node(redis, nodes_fact
     async def run():
         pub = await publish(f"{gws[0].base}/whip/room/{room}")
         try:
-            owner = owner_of(gws, room)[0]
-            other = gws[1] if owner is gws[0] else gws[0]
-            await asyncio.to_thread(offers, owner, other)
+            await asyncio.to_thread(offers, *owner_and_other(gws, room))
         finally:
             await close(pub)
 
