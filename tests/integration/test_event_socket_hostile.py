@@ -134,6 +134,11 @@ def test_a_polite_listener_gets_its_pong_and_close(make_gateway):
     s.settimeout(5)
     s.sendall(frame(0x9, b"are you there"))
     assert read_frame(s) == (0xA, b"are you there")
+    # Frames at the size limit (1 KiB) are skipped and the listener stays;
+    # the ping after them is still answered.
+    s.sendall(frame(0x2, b"x" * 1024) + frame(0x1, b"y" * 1024, fin=False) +
+              frame(0x0, b"z" * 1024) + frame(0x9, b"still"))
+    assert read_frame(s) == (0xA, b"still")
     # A message from the client (not expected, skipped), then a close.
     s.sendall(frame(0x1, b'{"hello":1}') + frame(0x8, struct.pack(">H", 1000) + b"bye"))
     assert read_frame(s) == (0x8, struct.pack(">H", 1000))
@@ -146,3 +151,29 @@ def test_a_polite_listener_gets_its_pong_and_close(make_gateway):
         assert False, "no 426"
     except urllib.error.HTTPError as e:
         assert e.code == 426 and b"websocket_required" in e.read()
+
+
+def test_a_frame_one_byte_over_the_limit_ends_the_listener(make_gateway):
+    gw = make_gateway()
+    status, head, s = websocket(gw, "/api/events?topic=rooms/limit")
+    assert " 101 " in status, head
+    s.settimeout(5)
+    s.sendall(frame(0x2, b"x" * 1025))
+    try:
+        assert s.recv(1) == b""
+    except ConnectionResetError:
+        pass
+    s.close()
+    assert wait_for(lambda: gw.metric(
+        'moat_event_listeners_closed_total{reason="protocol"}') == 1)
+    # A control frame longer than 125 bytes too.
+    status, head, s = websocket(gw, "/api/events?topic=rooms/limit")
+    s.settimeout(5)
+    s.sendall(frame(0x9, b"p" * 126))
+    try:
+        assert s.recv(1) == b""
+    except ConnectionResetError:
+        pass
+    s.close()
+    assert wait_for(lambda: gw.metric(
+        'moat_event_listeners_closed_total{reason="protocol"}') == 2)
