@@ -339,33 +339,8 @@ static void room_on_media(void *state, moat_rtp_packet *p)
         room_simulcast_ask_keyframes(peer, video_index(peer));
     atomic_fetch_add_explicit(&peer->packets, 1, memory_order_relaxed);
     if (room_fanout_send(peer, p, layer))
-        return; /* one ring slot per worker (room_fanout.h) */
-    /* Simulcast layers: the targets are taken (and referenced) under the room's lock and
-     * served outside it: a subscriber on this worker is served right away
-     * and may take the lock itself (room_forward.c). */
-    moat_plugin_session *targets[ROOM_FANOUT_CHUNK];
-    room *r = peer->room;
-    size_t from = 0;
-    for (;;) {
-        size_t n = 0, scanned = 0;
-        pthread_mutex_lock(&r->lock);
-        for (size_t i = from; i < r->n_subscribers && n < ROOM_FANOUT_CHUNK; i++, scanned++) {
-            if (r->subscribers[i]->source != peer ||
-                !room_simulcast_wants(r->subscribers[i], layer))
-                continue;
-            targets[n] = r->subscribers[i]->handle;
-            peer->gateway->handle_ref(targets[n++]);
-        }
-        bool more = from + scanned < r->n_subscribers;
-        pthread_mutex_unlock(&r->lock);
-        if (n)
-            peer->gateway->relay_rtp_many(targets, n, p->data, p->length);
-        for (size_t i = 0; i < n; i++)
-            peer->gateway->handle_unref(targets[i]);
-        if (!more)
-            break;
-        from += scanned;
-    }
+        return;                             /* one ring slot per worker (room_fanout.h) */
+    room_fanout_send_layer(peer, p, layer); /* simulcast layers: per packet */
 }
 
 /* Subscriber: the publisher it watches is asked for a keyframe (on its own

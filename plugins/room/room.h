@@ -166,6 +166,10 @@ typedef struct room_peer {
     struct room_recovery *recovery;
     room_recovery_stats recovery_stats;
     moat_plugin_fanout *fanout; /* its subscribers (room_fanout.h), NULL: none */
+    /* Simulcast fan-out's targets of one packet (room_fanout.c), its worker
+     * only: grown under the room's lock to the subscriber count. */
+    moat_plugin_session **layer_targets;
+    size_t layer_targets_size;
 
     /* subscriber */
     char source_id[ROOM_PEER_ID_SIZE]; /* "" follows the room's current publisher */

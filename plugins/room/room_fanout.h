@@ -3,7 +3,7 @@
  * someone joins or leaves (or a subscriber follows another publisher), and
  * a packet takes one relay ring slot per worker its subscribers are on, not
  * one per subscriber. Simulcast layers (chosen per subscriber, packet by
- * packet) still go through relay_rtp_many (room.c). */
+ * packet) go through relay_rtp_many after a scan of the room. */
 #ifndef MOAT_ROOM_FANOUT_H
 #define MOAT_ROOM_FANOUT_H
 
@@ -18,5 +18,9 @@ void room_fanout_rebuild(room *r);
 /* The publisher's worker: false when the packet must take the scan path
  * (no list, or a simulcast layer's packet). */
 bool room_fanout_send(room_peer *publisher, const moat_rtp_packet *p, int layer);
+/* The publisher's worker: the packet to every subscriber watching `layer`
+ * (room_simulcast_wants), taken in one hold of the room's lock into the
+ * publisher's layer_targets (its worker's, freed by room_fanout_close). */
+void room_fanout_send_layer(room_peer *publisher, const moat_rtp_packet *p, int layer);
 
 #endif
