@@ -115,11 +115,21 @@ static bool rid_extension(const char *uri)
     return strcmp(uri, URI_RID) == 0 || strcmp(uri, URI_REPAIRED_RID) == 0;
 }
 
+/* Extensions Moat writes into what it sends: its writer takes one-byte
+ * headers (ids 1-14, rtp_extension_put.h), so a larger id is not answered
+ * rather than promised and never sent. */
+static bool written_and_out_of_range(const moat_sdp_extmap *x)
+{
+    bool written =
+        strcmp(x->uri, MOAT_SDP_URI_TRANSPORT_CC) == 0 || strcmp(x->uri, URI_PLAYOUT_DELAY) == 0;
+    return written && (x->id < 1 || x->id > 14);
+}
+
 static void select_extmaps(const moat_sdp_media *m, moat_sdp_plan_media *pm)
 {
     bool simulcast = simulcast_offered(m);
     for (size_t i = 0; i < m->n_extmaps; i++) {
-        if (!extension_accepted(m->extmaps[i].uri) ||
+        if (!extension_accepted(m->extmaps[i].uri) || written_and_out_of_range(&m->extmaps[i]) ||
             (rid_extension(m->extmaps[i].uri) && !simulcast) ||
             (strcmp(m->extmaps[i].uri, MOAT_SDP_URI_TRANSPORT_CC) == 0 &&
              !moat_sdp_direction_sends(m->direction) &&

@@ -281,6 +281,12 @@ static int parse_media_line(parser *p, moat_sdp_span value)
 /* A section ends at the next m= line or at the end of the text. */
 static int finish_section(parser *p)
 {
+    if (p->current_index == SIZE_MAX && p->current->fingerprint[0] == '\0') {
+        /* The session's: m-lines may carry usable ones (sdp_resolve.c). */
+        p->state.session_unsupported_fingerprint_line = p->unsupported_fingerprint_line;
+        p->unsupported_fingerprint_line = 0;
+        return 0;
+    }
     if (p->unsupported_fingerprint_line != 0 && p->current->fingerprint[0] == '\0') {
         p->line_no = p->unsupported_fingerprint_line;
         return fail(p, "a=fingerprint", "unsupported hash");

@@ -124,6 +124,11 @@ int moat_sdp_resolve(moat_sdp_parse_state *state, char *error, size_t error_size
             return missing(i, m, "a=ice-ufrag", error, error_size);
         if (m->ice_pwd[0] == '\0')
             return missing(i, m, "a=ice-pwd", error, error_size);
+        if (m->fingerprint[0] == '\0' && state->session_unsupported_fingerprint_line != 0) {
+            moat_sdp_errorf(error, error_size, "line %zu: a=fingerprint: unsupported hash",
+                            state->session_unsupported_fingerprint_line);
+            return -1;
+        }
         if (m->fingerprint[0] == '\0')
             return missing(i, m, "a=fingerprint", error, error_size);
         if (m->setup == MOAT_SDP_SETUP_NONE)

@@ -207,6 +207,37 @@ static void test_transport_cc(void)
     g_free(no_twcc);
 }
 
+/* Extensions Moat writes (transport-cc, playout-delay) at an id its
+ * one-byte writer cannot put (15-255, RFC 8285 two-byte headers) are not
+ * answered, rather than promised and never sent: the viewer falls back to
+ * REMB. */
+static void test_written_extensions_past_one_byte_ids(void)
+{
+    moat_sdp_answer_params params = moat_test_answer_params();
+    moat_sdp_negotiation n;
+    char *viewer = moat_test_replace(moat_test_offer_chromium, "a=sendrecv", "a=recvonly");
+    char *twcc = moat_test_replace(viewer, "a=extmap:3 " MOAT_TEST_TWCC_URI,
+                                   "a=extmap:20 " MOAT_TEST_TWCC_URI);
+    char *offer = moat_test_replace(
+        twcc, "a=extmap:5 http://www.webrtc.org/experiments/rtp-hdrext/playout-delay",
+        "a=extmap:16 http://www.webrtc.org/experiments/rtp-hdrext/playout-delay");
+    g_assert_nonnull(strstr(offer, "a=extmap:20 "));
+    g_assert_nonnull(strstr(offer, "a=extmap:16 "));
+    char *answer = moat_test_answer_ok(offer, &params, &n);
+    g_assert_null(strstr(answer, MOAT_TEST_TWCC_URI));
+    g_assert_null(strstr(answer, " transport-cc\r\n"));
+    g_assert_null(strstr(answer, "playout-delay"));
+    g_assert_nonnull(strstr(answer, "a=rtcp-fb:96 goog-remb\r\n"));
+    for (size_t i = 0; i < 2; i++) {
+        g_assert_cmpuint(n.media[i].transport_cc_extension_id, ==, 0);
+        g_assert_cmpuint(n.media[i].playout_delay_extension_id, ==, 0);
+    }
+    g_free(answer);
+    g_free(offer);
+    g_free(twcc);
+    g_free(viewer);
+}
+
 static void test_firefox(void)
 {
     moat_sdp_answer_params params = moat_test_answer_params();
@@ -438,6 +469,7 @@ int main(int argc, char **argv)
     g_test_add_func("/sdp/answer/chromium", test_chromium);
     g_test_add_func("/sdp/answer/firefox", test_firefox);
     g_test_add_func("/sdp/answer/transport-cc", test_transport_cc);
+    g_test_add_func("/sdp/answer/written-extension-ids", test_written_extensions_past_one_byte_ids);
     g_test_add_func("/sdp/answer/aiortc-exact", test_aiortc_exact);
     g_test_add_func("/sdp/answer/rejections", test_rejections);
     g_test_add_func("/sdp/answer/errors", test_errors);

@@ -311,6 +311,35 @@ static void test_attribute_forms(void)
     g_free(dropped);
 }
 
+/* RFC 8122: a media-level fingerprint replaces the session's, so a session
+ * line with a hash Moat does not take matters only to an m-line left
+ * without one of its own. */
+static void test_session_fingerprint_of_an_unsupported_hash(void)
+{
+    char *sha1 = moat_test_replace(moat_test_offer_firefox, "a=fingerprint:sha-256 34:60:BE",
+                                   "a=fingerprint:sha-1 34:60:BE");
+    parse_fails(g_strdup(sha1), "line 5: a=fingerprint: unsupported hash");
+#define OWN                                                                                        \
+    "a=fingerprint:sha-256 27:A0:AE:B3:FE:00:11:22:33:44:55:66:77:88:99:AA:BB:CC:DD:EE:FF:00:11:"  \
+    "22:33:44:55:66:77:88:99:AA\r\n"
+    /* Each m-line with its own. */
+    char *text = moat_test_replace(sha1, "a=setup:actpass\r\n", OWN "a=setup:actpass\r\n");
+    moat_sdp *sdp = parse_ok(text);
+    for (size_t i = 0; i < 2; i++) {
+        g_assert_cmpstr(sdp->media[i].fingerprint_alg, ==, "sha-256");
+        g_assert_true(g_str_has_prefix(sdp->media[i].fingerprint, "27:A0:AE:B3:FE"));
+    }
+    moat_sdp_free(sdp);
+    g_free(text);
+    /* Only the first, and no BUNDLE to lend it: the second has none usable. */
+    char *unbundled = moat_test_replace(sha1, "a=group:BUNDLE 0 1\r\n", "");
+    text = moat_test_replace(unbundled, "a=mid:0\r\n", "a=mid:0\r\n" OWN);
+    parse_fails(text, "line 5: a=fingerprint: unsupported hash");
+#undef OWN
+    g_free(unbundled);
+    g_free(sha1);
+}
+
 static void test_srtpplus_attributes(void)
 {
     char *text = moat_test_replace(moat_test_offer_aiortc, "a=setup:actpass\r\n",
@@ -527,6 +556,8 @@ int main(int argc, char **argv)
     g_test_init(&argc, &argv, NULL);
     g_test_add_func("/sdp/parse/chromium", test_chromium);
     g_test_add_func("/sdp/parse/firefox", test_firefox);
+    g_test_add_func("/sdp/parse/session-fingerprint-unsupported",
+                    test_session_fingerprint_of_an_unsupported_hash);
     g_test_add_func("/sdp/parse/aiortc", test_aiortc);
     g_test_add_func("/sdp/parse/lf-equals-crlf", test_lf_equals_crlf);
     g_test_add_func("/sdp/parse/bundle-inheritance", test_bundle_inheritance);
