@@ -40,7 +40,9 @@ bool moat_call_request_check_ids(const moat_ng_request *request, bool need_to_ta
 
 /* Every address a party's SDP would have its leg send to (c= with each
  * m= port, and RTCP: a=rtcp or port + 1) must be an allowed destination
- * (call_address.h); WebRTC parties are reached through their session. */
+ * (call_address.h); WebRTC parties are reached through their session.
+ * RTCP is checked even where the SDP offers a=rtcp-mux: whether the leg
+ * muxes is only settled by the answer (and rtcp-mux-demux). */
 bool moat_call_request_check_destinations(const moat_call_destination_policy *destinations,
                                           const moat_call_sdp *sdp, moat_call_reply *reply)
 {
@@ -52,13 +54,9 @@ bool moat_call_request_check_destinations(const moat_call_destination_policy *de
         struct sockaddr_in6 to = media->rtp;
         if (moat_call_destination_check(destinations, &to, reason, sizeof reason) != 0)
             return moat_call_request_fail(reply, "Refused media destination: %s", reason);
-        uint16_t rtcp =
-            media->rtcp_port ? media->rtcp_port : (uint16_t)(ntohs(media->rtp.sin6_port) + 1);
-        if (!media->rtcp_mux || media->rtcp_port) {
-            to.sin6_port = htons(rtcp);
-            if (moat_call_destination_check(destinations, &to, reason, sizeof reason) != 0)
-                return moat_call_request_fail(reply, "Refused media destination: %s", reason);
-        }
+        if (moat_call_rtcp_destination(media, &to) &&
+            moat_call_destination_check(destinations, &to, reason, sizeof reason) != 0)
+            return moat_call_request_fail(reply, "Refused media destination: %s", reason);
     }
     return true;
 }

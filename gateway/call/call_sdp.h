@@ -50,6 +50,11 @@ typedef struct {
 int moat_call_sdp_parse(const char *text, size_t length, moat_call_sdp *out, char *error,
                         size_t error_size);
 
+/* Where the party's RTCP goes when the leg does not mux: a=rtcp's port,
+ * else the RTP port + 1, on the RTP address; false when there is none
+ * (m-line disabled or held, or an RTP port of 65535 with no a=rtcp). */
+bool moat_call_rtcp_destination(const moat_call_sdp_media *media, struct sockaddr_in6 *to);
+
 /* Whether the party is a WebRTC client: an m-line in use with a DTLS
  * transport (UDP/TLS/RTP/SAVPF) or a fingerprint. ICE alone is not enough:
  * SIP phones may run ICE (RFC 5245) over plain RTP. */

@@ -252,3 +252,15 @@ int moat_call_sdp_check_webrtc(const moat_call_sdp *sdp, char *error, size_t err
     }
     return 0;
 }
+
+bool moat_call_rtcp_destination(const moat_call_sdp_media *media, struct sockaddr_in6 *to)
+{
+    if (media->port == 0 || media->rtp.sin6_family != AF_INET6)
+        return false;
+    uint16_t rtp = ntohs(media->rtp.sin6_port);
+    if (!media->rtcp_port && rtp == UINT16_MAX)
+        return false;
+    *to = media->rtp;
+    to->sin6_port = htons(media->rtcp_port ? media->rtcp_port : (uint16_t)(rtp + 1));
+    return true;
+}

@@ -276,6 +276,48 @@ def test_destinations_aiming_at_moat_are_refused(allow_loopback):
         finish(gw, client)
 
 
+def test_rtcp_of_a_leg_that_ends_up_not_muxed_cannot_aim_at_moat(relay):
+    """a=rtcp-mux in an SDP only asks: an answer without it (or Moat's own
+    offer without it) leaves the leg sending RTCP to the RTP port + 1. An
+    offer whose port + 1 is Moat's ng socket, answered without rtcp-mux,
+    would have the callee's RTCP (an ng command after a cookie) reach ng as
+    Moat itself, and ng's reply come back: refused, on either side."""
+    gw, client, low = relay
+    victim = client.command("offer", call_id="victim", from_tag="v",
+                            sdp=sdp(udp().getsockname()[1]))
+    assert victim["result"] == "ok", victim
+    callee = udp()
+    # Offer side: m= port ng - 1 with a=rtcp-mux.
+    offer = client.command("offer", call_id="mux-flip", from_tag="a",
+                           sdp=sdp(gw.ng_port - 1, extra="a=rtcp-mux\r\n"))
+    assert offer["result"] == "error", offer
+    assert "own sockets" in offer["error-reason"], offer
+    # Answer side: a plain offer (Moat offers the callee no rtcp-mux), the
+    # answer names port ng - 1 with a=rtcp-mux.
+    caller = udp()
+    offer = client.command("offer", call_id="mux-answer", from_tag="a",
+                           sdp=sdp(caller.getsockname()[1]))
+    assert offer["result"] == "ok", offer
+    assert "a=rtcp-mux" not in offer["sdp"], offer["sdp"]
+    answer = client.command("answer", call_id="mux-answer", from_tag="a", to_tag="b",
+                            sdp=sdp(gw.ng_port - 1, extra="a=rtcp-mux\r\n"))
+    assert answer["result"] == "error", answer
+    assert "own sockets" in answer["error-reason"], answer
+    # A mux'd phone elsewhere is still fine.
+    fine = client.command("offer", call_id="mux-fine", from_tag="a",
+                          sdp=sdp(callee.getsockname()[1], extra="a=rtcp-mux\r\n"))
+    assert fine["result"] == "ok", fine
+    # The attack's packet: an RTCP-looking ng delete to every RTCP port Moat
+    # gave out, from the callee. The victim call survives.
+    from ng_client import bencode
+    packet = b"\x80\xc9\x00\x01AAAA " + bencode({"command": "delete", "call-id": "victim"})
+    for reply in (offer, fine):
+        callee.sendto(packet, ("127.0.0.1", port_of(reply["sdp"]) + 1))
+    time.sleep(0.5)
+    assert gw.metric('moat_ng_requests_total{command="delete"}') == 0
+    assert "victim" in client.command("list").get("calls", [])
+
+
 def webrtc_looking(text):
     """A plain SDP dressed as WebRTC: DTLS transport, ICE credentials and a
     fingerprint (what makes Moat hand an SDP to a WebRTC session)."""
