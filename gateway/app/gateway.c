@@ -409,7 +409,9 @@ void moat_gateway_stop(moat_gateway *gateway)
     moat_gateway_ng_stop(gateway);
     moat_http_server_stop(gateway->http);
     gateway->http = NULL;
-    if (gateway->sessions && moat_session_registry_count(gateway->sessions) > 0)
+    /* Sessions hung up before the stop may still be draining: every
+     * worker's sessions count, listed or not. */
+    if (gateway->sessions)
         drain_sessions(gateway);
     moat_stats_snapshot_stop(gateway->stats);
     gateway->stats = NULL;

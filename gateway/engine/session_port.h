@@ -41,6 +41,9 @@ const char *moat_session_end_reason(const moat_session *session);
 /* Ends the session: plugin hang-up, close_notify, notification, then the
  * worker frees it. */
 void moat_session_end(moat_session *session, const char *reason);
+/* Whether an end already began a drain of its data channels (a second end
+ * would cut it short). */
+bool moat_session_draining(const moat_session *session);
 /* Frees everything; only the worker's table calls this. */
 void moat_session_free(moat_session *session);
 

@@ -417,8 +417,10 @@ static void *worker_main(void *arg)
 static void end_sessions_task(moat_worker *worker, void *data)
 {
     GList *sessions = g_hash_table_get_values(worker->sessions_by_id);
-    for (GList *it = sessions; it; it = it->next)
-        moat_session_end(it->data, "shutdown");
+    for (GList *it = sessions; it; it = it->next) {
+        if (!moat_session_draining(it->data)) /* a drain under way ends itself */
+            moat_session_end(it->data, "shutdown");
+    }
     g_list_free(sessions);
 }
 
@@ -472,8 +474,10 @@ void moat_worker_stop(moat_worker *worker)
     run_tasks(worker); /* tasks that raced with the stop still release their data */
     /* Sessions end here, on the joining thread, now that the worker is gone. */
     GList *sessions = g_hash_table_get_values(worker->sessions_by_id);
-    for (GList *it = sessions; it; it = it->next)
-        moat_session_end(it->data, "shutdown");
+    for (GList *it = sessions; it; it = it->next) {
+        if (!moat_session_draining(it->data)) /* a drain under way ends itself */
+            moat_session_end(it->data, "shutdown");
+    }
     g_list_free(sessions);
     moat_worker_flush(worker);
     __atomic_store_n(&worker->started, false, __ATOMIC_RELEASE);

@@ -57,7 +57,8 @@ struct moat_relay *moat_worker_relay(const moat_worker *worker);
 /* Any thread: wakes the worker's loop (relay rings, tasks). */
 void moat_worker_wake(moat_worker *worker);
 int moat_worker_start(moat_worker *worker, char *error, size_t error_size);
-/* Ends every session gracefully (data channels drain first); any thread.
+/* Ends every session gracefully (data channels drain first; one already
+ * draining is left to finish); any thread.
  * Sessions leave the worker as they finish. */
 void moat_worker_end_sessions(moat_worker *worker);
 /* Asks the thread to finish, waits for it, and closes every session (a

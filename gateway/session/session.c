@@ -377,6 +377,11 @@ static void finish_end(moat_session *session, const char *reason)
     moat_worker_remove_session(session->worker, session);
 }
 
+bool moat_session_draining(const moat_session *session)
+{
+    return session->draining;
+}
+
 void moat_session_end(moat_session *session, const char *reason)
 {
     if (session->draining) {

@@ -6,13 +6,15 @@
 #include <stdio.h>
 
 struct moat_session_registry {
-    GHashTable *by_id; /* id -> record (owned) */
+    GHashTable *by_id;  /* id -> record (owned) */
+    GHashTable *ending; /* ids (owned) hung up, their end not yet reported */
 };
 
 moat_session_registry *moat_session_registry_new(void)
 {
     moat_session_registry *registry = g_new0(moat_session_registry, 1);
     registry->by_id = g_hash_table_new_full(g_str_hash, g_str_equal, NULL, g_free);
+    registry->ending = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
     return registry;
 }
 
@@ -21,6 +23,7 @@ void moat_session_registry_free(moat_session_registry *registry)
     if (!registry)
         return;
     g_hash_table_destroy(registry->by_id);
+    g_hash_table_destroy(registry->ending);
     g_free(registry);
 }
 
@@ -36,12 +39,22 @@ moat_session_record *moat_session_registry_find(moat_session_registry *registry,
 
 bool moat_session_registry_remove(moat_session_registry *registry, const char *id)
 {
-    return g_hash_table_remove(registry->by_id, id);
+    bool ending = g_hash_table_remove(registry->ending, id);
+    return g_hash_table_remove(registry->by_id, id) || ending;
+}
+
+bool moat_session_registry_hang_up(moat_session_registry *registry, const char *id)
+{
+    if (!g_hash_table_contains(registry->by_id, id))
+        return false;
+    g_hash_table_add(registry->ending, g_strdup(id));
+    g_hash_table_remove(registry->by_id, id);
+    return true;
 }
 
 size_t moat_session_registry_count(const moat_session_registry *registry)
 {
-    return g_hash_table_size(registry->by_id);
+    return g_hash_table_size(registry->by_id) + g_hash_table_size(registry->ending);
 }
 
 void moat_session_registry_foreach(moat_session_registry *registry,

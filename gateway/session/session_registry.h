@@ -40,8 +40,15 @@ void moat_session_registry_free(moat_session_registry *registry);
 /* Takes ownership of `record` (g_malloc'd). */
 void moat_session_registry_add(moat_session_registry *registry, moat_session_record *record);
 moat_session_record *moat_session_registry_find(moat_session_registry *registry, const char *id);
-/* Returns true when it was there. */
+/* Returns true when it was there (listed, or hung up and still ending). */
 bool moat_session_registry_remove(moat_session_registry *registry, const char *id);
+/* A hang-up the session's worker has yet to finish (a drain may keep the
+ * session for up to a minute): the record is no longer found or listed,
+ * but the session still counts until moat_session_registry_remove (its
+ * end reported). Returns true when the record was listed. */
+bool moat_session_registry_hang_up(moat_session_registry *registry, const char *id);
+/* Listed records plus hung-up sessions still ending: what the session cap
+ * counts. */
 size_t moat_session_registry_count(const moat_session_registry *registry);
 /* Calls fn for each record, in no particular order. */
 void moat_session_registry_foreach(moat_session_registry *registry,

@@ -346,5 +346,6 @@ static void end_session_task(moat_worker *worker, void *data)
 void moat_whip_session_hang_up(moat_gateway *gateway, moat_session_record *record)
 {
     moat_worker_post(record->worker, end_session_task, g_strdup(record->id), g_free);
-    moat_session_registry_remove(gateway->sessions, record->id);
+    /* Counted until its worker reports the end (a drain takes a while). */
+    moat_session_registry_hang_up(gateway->sessions, record->id);
 }
