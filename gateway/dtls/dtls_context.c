@@ -65,6 +65,10 @@ static int configure(SSL_CTX *ssl, const moat_certificate *cert, char *error, si
                        accept_any_certificate);
     /* Records are read one datagram at a time by the datagram BIO. */
     SSL_CTX_set_read_ahead(ssl, 0);
+    /* The longest handshake message OpenSSL reassembles (its default is
+     * 100 KiB, each a buffer a peer's first fragment allocates): WebRTC
+     * certificates take under 2 KB. */
+    SSL_CTX_set_max_cert_list(ssl, MOAT_DTLS_MAX_HANDSHAKE_MESSAGE);
     /* The MTU is set per transport; querying a socket makes no sense here.
      * A session cache would be state shared, and locked, across workers. */
     SSL_CTX_set_options(ssl, SSL_OP_NO_QUERY_MTU | SSL_OP_NO_TICKET | SSL_OP_NO_RENEGOTIATION |

@@ -67,6 +67,16 @@ moat_dtls_record_result moat_dtls_record_scan(const uint8_t *datagram, size_t le
     return MOAT_DTLS_RECORD_OK;
 }
 
+size_t moat_dtls_record_count_protected(const uint8_t *datagram, size_t length)
+{
+    size_t offset = 0, count = 0;
+    moat_dtls_record record;
+    while (offset < length &&
+           moat_dtls_record_next(datagram, length, &offset, &record) == MOAT_DTLS_RECORD_OK)
+        count += record.epoch != 0;
+    return count;
+}
+
 const char *moat_dtls_record_result_name(moat_dtls_record_result result)
 {
     switch (result) {
@@ -86,6 +96,8 @@ const char *moat_dtls_record_result_name(moat_dtls_record_result result)
         return "too_long";
     case MOAT_DTLS_RECORD_SHORT_PROTECTED:
         return "short_protected";
+    case MOAT_DTLS_RECORD_EARLY_PROTECTED:
+        return "early_protected";
     case MOAT_DTLS_RECORD_RESULT_COUNT:
         break;
     }

@@ -306,6 +306,22 @@ static size_t shortest_protected_record(const moat_dtls_transport *t)
     }
 }
 
+/* Before the handshake completes a peer has few reasons to send encrypted
+ * records (its Finished, each retransmission of it; a server's first data
+ * after its own Finished), and OpenSSL keeps each one it cannot read yet in
+ * a whole 16.7 KB read buffer (up to 100 of them): past the cap the
+ * datagram is dropped. */
+static bool early_protected_allowed(moat_dtls_transport *t, const uint8_t *datagram, size_t length)
+{
+    size_t protected = moat_dtls_record_count_protected(datagram, length);
+    if (protected == 0)
+        return true;
+    if (t->early_protected + protected > MOAT_DTLS_MAX_EARLY_PROTECTED)
+        return false;
+    t->early_protected += (unsigned)protected;
+    return true;
+}
+
 /* A retired transport only listens for the peer's closing alert. */
 static int receive_retired(moat_dtls_transport *t, const uint8_t *datagram, size_t length)
 {
@@ -346,6 +362,11 @@ int moat_dtls_transport_receive(moat_dtls_transport *t, const uint8_t *datagram,
     t->stats.records_received += records;
     if (t->state != MOAT_DTLS_CONNECTING && t->state != MOAT_DTLS_CONNECTED)
         return MOAT_DTLS_ERR_STATE;
+    if (t->state == MOAT_DTLS_CONNECTING && !early_protected_allowed(t, datagram, length)) {
+        t->stats.datagrams_rejected++;
+        t->stats.rejected[MOAT_DTLS_RECORD_EARLY_PROTECTED]++;
+        return MOAT_DTLS_ERR_MALFORMED;
+    }
     if (t->ssl == NULL)
         return receive_retired(t, datagram, length);
     if (t->listener != NULL)

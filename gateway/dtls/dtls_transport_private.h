@@ -38,6 +38,10 @@ struct moat_dtls_transport {
      * nanoseconds per session per tick). */
     bool timer_stopped;
     gint64 handshake_deadline_us; /* monotonic */
+    /* Encrypted records taken before the handshake completed (a client's
+     * Finished and its retransmissions, a server's first data): capped,
+     * as OpenSSL keeps each in a whole read buffer until the epoch turns. */
+    unsigned early_protected;
     moat_dtls_transport_stats stats;
     uint64_t trim_seen; /* datagrams both ways at the last moat_dtls_transport_trim */
     bool buffers_freed; /* by trim; taken back before OpenSSL reads or writes */
