@@ -194,6 +194,10 @@ int moat_rtcp_build_remb(moat_rtcp_writer *w, uint32_t sender_ssrc, uint64_t bit
 {
     if (n_ssrcs > 255 || (n_ssrcs > 0 && ssrcs == NULL))
         return MOAT_RTP_ERR_INVALID;
+    /* Receivers read the rate into a signed 64-bit value (libwebrtc drops
+     * a REMB past INT64_MAX as invalid). */
+    if (bitrate > INT64_MAX)
+        bitrate = INT64_MAX;
     unsigned exponent = 0;
     while ((bitrate >> exponent) > REMB_MANTISSA)
         exponent++;

@@ -19,7 +19,10 @@ void room_feedback_note_remb(room_peer *subscriber, const moat_rtcp_fb *fb, uint
     moat_rtcp_remb remb;
     if (moat_rtcp_parse_remb(fb, &remb) != MOAT_RTP_OK || remb.bitrate == 0)
         return;
-    atomic_store_explicit(&subscriber->estimate_bps, remb.bitrate, memory_order_relaxed);
+    /* Past any cap the API takes (REMB reaches 2^64): as told to the
+     * publisher and shown by the API, the largest rate Moat knows. */
+    uint64_t bps = remb.bitrate < ROOM_MAX_BITRATE ? remb.bitrate : ROOM_MAX_BITRATE;
+    atomic_store_explicit(&subscriber->estimate_bps, bps, memory_order_relaxed);
     atomic_store_explicit(&subscriber->estimate_us, now_us, memory_order_relaxed);
 }
 

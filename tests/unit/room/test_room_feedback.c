@@ -3,6 +3,7 @@
  * not throttle the publisher for every other viewer, and nothing goes below
  * the floor. */
 #include "room.h"
+#include "rtp/rtcp_packet.h"
 
 #include <glib.h>
 #include <string.h>
@@ -50,11 +51,31 @@ static void test_floor(void)
     g_assert_cmpuint(room_feedback_aggregate(NULL, 0, 100000), ==, 0);
 }
 
+/* A viewer's REMB past any rate the API takes (exponent 63: about 2^64)
+ * is kept as ROOM_MAX_BITRATE, not passed on (libwebrtc drops a REMB past
+ * INT64_MAX as invalid) nor shown as -1 by the API. */
+static void test_absurd_remb_is_clamped(void)
+{
+    static const uint8_t huge[] = {0x8F, 206, 0x00, 0x04, 0,   0,   0,    1,    0,    0,
+                                   0,    0,   'R',  'E',  'M', 'B', 0x00, 0xFF, 0xFF, 0xFF};
+    moat_rtcp_iter it;
+    moat_rtcp_header h;
+    moat_rtcp_iter_init(&it, huge, sizeof huge);
+    g_assert_cmpint(moat_rtcp_iter_next(&it, &h), ==, 1);
+    moat_rtcp_fb fb;
+    g_assert_cmpint(moat_rtcp_parse_fb(&h, &fb), ==, MOAT_RTP_OK);
+    room_peer viewer = {0};
+    room_feedback_note_remb(&viewer, &fb, 1000);
+    g_assert_cmpuint(atomic_load(&viewer.estimate_bps), ==, ROOM_MAX_BITRATE);
+    g_assert_cmpuint(atomic_load(&viewer.estimate_us), ==, 1000);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
     g_test_add_func("/room/feedback/outlier", test_one_low_viewer_is_an_outlier);
     g_test_add_func("/room/feedback/slow-viewer", test_slow_but_not_outlying_viewer_counts);
     g_test_add_func("/room/feedback/floor", test_floor);
+    g_test_add_func("/room/feedback/absurd-remb", test_absurd_remb_is_clamped);
     return g_test_run();
 }

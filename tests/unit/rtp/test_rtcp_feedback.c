@@ -184,6 +184,13 @@ static void test_remb(void)
     fb = parse_only_fb(huge, sizeof(huge));
     g_assert_cmpint(moat_rtcp_parse_remb(&fb, &remb), ==, MOAT_RTP_OK);
     g_assert_cmpuint(remb.bitrate, ==, UINT64_MAX);
+    /* Built from that, it stays a rate a signed 64-bit reader takes. */
+    moat_rtcp_writer_init(&w, buf, sizeof(buf));
+    g_assert_cmpint(moat_rtcp_build_remb(&w, 0x77, UINT64_MAX, NULL, 0), ==, MOAT_RTP_OK);
+    fb = parse_only_fb(buf, w.length);
+    g_assert_cmpint(moat_rtcp_parse_remb(&fb, &remb), ==, MOAT_RTP_OK);
+    g_assert_cmpuint(remb.bitrate, <=, INT64_MAX);
+    g_assert_cmpuint(remb.bitrate, >, INT64_MAX - (INT64_MAX >> 17));
 
     /* An SSRC count larger than the packet. */
     static const uint8_t short_list[] = {0x8F, 206, 0x00, 0x04, 0,   0,   0,    1,    0, 0,
