@@ -176,6 +176,11 @@ static void on_list(void *context, const moat_ng_request *request, moat_bencode 
     g_free(ids);
 }
 
+static bool refuse_own_source(void *context, const struct sockaddr *from, socklen_t from_length)
+{
+    return moat_call_registry_is_own_source(context, from, from_length);
+}
+
 moat_ng_handlers moat_call_ng_handlers(moat_call_registry *registry)
 {
     return (moat_ng_handlers){
@@ -185,5 +190,6 @@ moat_ng_handlers moat_call_ng_handlers(moat_call_registry *registry)
         .delete_call = on_delete,
         .query = on_query,
         .list = on_list,
+        .refuse_source = refuse_own_source,
     };
 }

@@ -47,6 +47,29 @@ static bool own_port(void *user, uint16_t port)
            registry->outside.is_own_port(registry->outside.user, port);
 }
 
+bool moat_call_registry_is_own_source(const moat_call_registry *registry,
+                                      const struct sockaddr *from, socklen_t from_length)
+{
+    struct in6_addr address;
+    uint16_t port;
+    if (from->sa_family == AF_INET && from_length >= (socklen_t)sizeof(struct sockaddr_in)) {
+        const struct sockaddr_in *v4 = (const struct sockaddr_in *)from;
+        memset(&address, 0, sizeof address);
+        address.s6_addr[10] = address.s6_addr[11] = 0xff;
+        memcpy(&address.s6_addr[12], &v4->sin_addr, 4);
+        port = ntohs(v4->sin_port);
+    } else if (from->sa_family == AF_INET6 &&
+               from_length >= (socklen_t)sizeof(struct sockaddr_in6)) {
+        const struct sockaddr_in6 *v6 = (const struct sockaddr_in6 *)from;
+        address = v6->sin6_addr;
+        port = ntohs(v6->sin6_port);
+    } else {
+        return false;
+    }
+    /* The port first: getifaddrs only for one of ours. */
+    return own_port((void *)registry, port) && moat_call_address_is_host(&address);
+}
+
 /* This host's addresses now (getifaddrs), for the loop guard. */
 static size_t host_addresses(struct in6_addr *out, size_t capacity)
 {

@@ -50,6 +50,10 @@ void moat_call_registry_free(moat_call_registry *registry);
  * max_calls and max_load ("load limit" / "Parallel session limit
  * reached"); the calls already relayed go on (answer, delete, re-offers). */
 void moat_call_registry_set_draining(moat_call_registry *registry, bool draining);
+/* Whether `from` is one of Moat's own sockets (a leg's, or the gateway's
+ * others) on this host: what must never send ng requests. */
+bool moat_call_registry_is_own_source(const moat_call_registry *registry,
+                                      const struct sockaddr *from, socklen_t from_length);
 
 typedef struct {
     char *sdp;         /* offer/answer: the rewritten SDP (owned; g_free) */

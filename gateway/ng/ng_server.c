@@ -16,7 +16,7 @@ static const char *const error_names[NG_ERROR_COUNT] = {
     [NG_ERROR_NOT_BENCODE] = "not_bencode", [NG_ERROR_NOT_DICTIONARY] = "not_dictionary",
     [NG_ERROR_BAD_REQUEST] = "bad_request", [NG_ERROR_UNKNOWN_COMMAND] = "unknown_command",
     [NG_ERROR_MISSING_KEY] = "missing_key", [NG_ERROR_HANDLER] = "handler_error",
-    [NG_ERROR_SEND] = "send_failed",
+    [NG_ERROR_SEND] = "send_failed",        [NG_ERROR_OWN_SOURCE] = "own_source",
 };
 
 moat_ng_server *moat_ng_server_new_detached(const moat_ng_handlers *handlers)
@@ -143,6 +143,11 @@ void moat_ng_server_process_from(moat_ng_server *server, const uint8_t *datagram
     const uint8_t *space = datagram ? memchr(datagram, ' ', length) : NULL;
     if (!space || space == datagram) {
         server->errors[NG_ERROR_NO_COOKIE]++;
+        return;
+    }
+    if (from && server->handlers.refuse_source &&
+        server->handlers.refuse_source(server->handlers.context, from, from_length)) {
+        server->errors[NG_ERROR_OWN_SOURCE]++;
         return;
     }
     size_t cookie_length = (size_t)(space - datagram);

@@ -29,6 +29,12 @@ typedef struct moat_ng_server moat_ng_server;
 typedef void (*moat_ng_handler_fn)(void *context, const moat_ng_request *request,
                                    moat_bencode *reply);
 
+/* Optional: true for a source that must never speak ng (one of Moat's own
+ * media sockets, should media ever be relayed to the ng socket): the
+ * datagram is dropped unanswered and counted. Control thread. */
+typedef bool (*moat_ng_source_filter_fn)(void *context, const struct sockaddr *from,
+                                         socklen_t from_length);
+
 typedef struct {
     void *context;
     moat_ng_handler_fn offer;
@@ -36,6 +42,7 @@ typedef struct {
     moat_ng_handler_fn delete_call;
     moat_ng_handler_fn query;
     moat_ng_handler_fn list;
+    moat_ng_source_filter_fn refuse_source;
 } moat_ng_handlers;
 
 /* Binds bind:port (port 0: NULL without error, the protocol is off). NULL

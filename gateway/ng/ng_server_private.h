@@ -18,6 +18,7 @@ typedef enum {
     NG_ERROR_MISSING_KEY,     /* call-id, from-tag or sdp missing */
     NG_ERROR_HANDLER,         /* the handler answered "error" */
     NG_ERROR_SEND,            /* the reply could not be sent */
+    NG_ERROR_OWN_SOURCE,      /* from one of Moat's own sockets: dropped without reply */
     NG_ERROR_COUNT
 } ng_error_reason;
 

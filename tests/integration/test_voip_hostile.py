@@ -318,6 +318,46 @@ def test_rtcp_of_a_leg_that_ends_up_not_muxed_cannot_aim_at_moat(relay):
     assert "victim" in client.command("list").get("calls", [])
 
 
+def spoofed_udp(source_port, dest_port, payload, address="127.0.0.1"):
+    """One IPv4/UDP datagram from address:source_port (a raw socket: the
+    tests run as root), UDP checksum 0 (none, RFC 768)."""
+    udp_header = struct.pack("!HHHH", source_port, dest_port, 8 + len(payload), 0)
+    total = 20 + len(udp_header) + len(payload)
+    source = socket.inet_aton(address)
+    ip = struct.pack("!BBHHHBBH4s4s", 0x45, 0, total, 0, 0, 64, socket.IPPROTO_UDP, 0,
+                     source, source)
+    with socket.socket(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_RAW) as raw:
+        raw.sendto(ip + udp_header + payload, (address, 0))
+
+
+def test_ng_requests_from_moats_own_sockets_are_dropped(relay):
+    """Defence in depth behind the destination checks: whatever path could
+    ever relay a datagram to the ng socket, it would come from one of
+    Moat's own sockets on this host, and the ng socket drops those
+    unanswered (counted as own_source). Forged here with a raw socket from
+    a call leg's port, the HTTP port and a worker port; the same request
+    from an ordinary port runs."""
+    gw, client, low = relay
+    victim = client.command("offer", call_id="victim", from_tag="v",
+                            sdp=sdp(udp().getsockname()[1]))
+    assert victim["result"] == "ok", victim
+    leg = port_of(victim["sdp"])
+    from ng_client import bencode
+    request = b"own1 " + bencode({"command": "delete", "call-id": "victim"})
+    for port in (leg, leg + 1, gw.http_port, gw.media_port):
+        spoofed_udp(port, gw.ng_port, request)
+    assert wait_metric(lambda: gw.metric('moat_ng_errors_total{reason="own_source"}'),
+                       lambda v: v >= 4) == 4
+    assert gw.metric('moat_ng_requests_total{command="delete"}') == 0
+    assert "victim" in client.command("list").get("calls", [])
+    # From a port that is not Moat's: the delete runs.
+    free = udp()
+    spoofed_udp(free.getsockname()[1], gw.ng_port, request)
+    assert wait_metric(lambda: gw.metric('moat_ng_requests_total{command="delete"}'),
+                       lambda v: v >= 1) == 1
+    assert free.recv(4096).startswith(b"own1 d")
+
+
 def webrtc_looking(text):
     """A plain SDP dressed as WebRTC: DTLS transport, ICE credentials and a
     fingerprint (what makes Moat hand an SDP to a WebRTC session)."""

@@ -146,6 +146,33 @@ static void test_retransmission(void)
     moat_ng_server_stop(server);
 }
 
+/* A source the filter refuses (in the gateway: one of Moat's own sockets)
+ * gets no reply, runs nothing, and is counted. */
+static bool refuse_port_5062(void *context, const struct sockaddr *from, socklen_t from_length)
+{
+    return from->sa_family == AF_INET &&
+           ntohs(((const struct sockaddr_in *)from)->sin_port) == 5062;
+}
+
+static void test_refused_source(void)
+{
+    counting c = {0};
+    moat_ng_handlers handlers = {
+        .context = &c, .offer = on_offer, .refuse_source = refuse_port_5062};
+    moat_ng_server *server = moat_ng_server_new_detached(&handlers);
+    struct sockaddr_in own = {.sin_family = AF_INET, .sin_port = htons(5062)};
+    struct sockaddr_in proxy = {.sin_family = AF_INET, .sin_port = htons(5060)};
+    expect(exchange_from(server, "k1", offer_json, (struct sockaddr *)&own, sizeof own), "");
+    g_assert_cmpint(c.offers, ==, 0);
+    g_free(exchange_from(server, "k1", offer_json, (struct sockaddr *)&proxy, sizeof proxy));
+    g_assert_cmpint(c.offers, ==, 1);
+    GString *metrics = g_string_new(NULL);
+    moat_ng_server_metrics(server, metrics);
+    g_assert_nonnull(strstr(metrics->str, "moat_ng_errors_total{reason=\"own_source\"} 1\n"));
+    g_string_free(metrics, TRUE);
+    moat_ng_server_stop(server);
+}
+
 static void test_errors(void)
 {
     counting c = {0};
@@ -271,6 +298,7 @@ int main(int argc, char **argv)
     g_test_add_func("/ng-server/ping-and-cookie", test_ping_and_cookie);
     g_test_add_func("/ng-server/retransmission", test_retransmission);
     g_test_add_func("/ng-server/errors", test_errors);
+    g_test_add_func("/ng-server/refused-source", test_refused_source);
     g_test_add_func("/ng-server/cache-bounds", test_cache_bounds);
     g_test_add_func("/ng-server/many-cookies", test_many_cookies);
     return g_test_run();
