@@ -241,6 +241,11 @@ char *moat_metrics_render(moat_gateway *gateway)
                            "# TYPE moat_sessions gauge\nmoat_sessions %zu\n",
                            moat_session_registry_count(gateway->sessions));
     g_string_append_printf(out,
+                           "# HELP moat_sessions_ending Sessions hung up and still draining "
+                           "(they count against max_sessions)\n"
+                           "# TYPE moat_sessions_ending gauge\nmoat_sessions_ending %zu\n",
+                           moat_session_registry_count_ending(gateway->sessions));
+    g_string_append_printf(out,
                            "# HELP moat_pending_sessions Sessions not yet ICE-connected\n"
                            "# TYPE moat_pending_sessions gauge\nmoat_pending_sessions %d\n",
                            g_atomic_int_get(&gateway->pending_sessions));

@@ -43,8 +43,10 @@ bool moat_whip_admit_session_cap(moat_gateway *gateway, const moat_http_request 
                                  moat_http_response *response)
 {
     const moat_config *config = &gateway->config;
-    if (config->max_sessions > 0 &&
-        moat_session_registry_count(gateway->sessions) >= (size_t)config->max_sessions) {
+    /* Sessions hung up but still draining hold their resources too. */
+    size_t held = moat_session_registry_count(gateway->sessions) +
+                  moat_session_registry_count_ending(gateway->sessions);
+    if (config->max_sessions > 0 && held >= (size_t)config->max_sessions) {
         moat_http_note_refusal(gateway, MOAT_REFUSED_MAX_SESSIONS, request->peer);
         moat_http_response_error(response, 503, "max_sessions",
                                  "the gateway holds its maximum of %d sessions",

@@ -54,7 +54,12 @@ bool moat_session_registry_hang_up(moat_session_registry *registry, const char *
 
 size_t moat_session_registry_count(const moat_session_registry *registry)
 {
-    return g_hash_table_size(registry->by_id) + g_hash_table_size(registry->ending);
+    return g_hash_table_size(registry->by_id);
+}
+
+size_t moat_session_registry_count_ending(const moat_session_registry *registry)
+{
+    return g_hash_table_size(registry->ending);
 }
 
 void moat_session_registry_foreach(moat_session_registry *registry,

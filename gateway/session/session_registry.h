@@ -47,9 +47,11 @@ bool moat_session_registry_remove(moat_session_registry *registry, const char *i
  * but the session still counts until moat_session_registry_remove (its
  * end reported). Returns true when the record was listed. */
 bool moat_session_registry_hang_up(moat_session_registry *registry, const char *id);
-/* Listed records plus hung-up sessions still ending: what the session cap
- * counts. */
+/* Listed records (sessions in use). */
 size_t moat_session_registry_count(const moat_session_registry *registry);
+/* Hung-up sessions still ending: with the listed ones, what the session
+ * cap counts. */
+size_t moat_session_registry_count_ending(const moat_session_registry *registry);
 /* Calls fn for each record, in no particular order. */
 void moat_session_registry_foreach(moat_session_registry *registry,
                                    void (*fn)(moat_session_record *record, void *user), void *user);

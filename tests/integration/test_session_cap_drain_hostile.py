@@ -69,12 +69,14 @@ def test_deleted_sessions_still_draining_count_against_the_cap(monkeypatch):
                 # Both are draining on their worker: the cap is reached.
                 third = await open_and_delete(http, gateway.base, peers)
                 assert third[0] == 503 and "max_sessions" in third[1], third
-                assert gateway.metric("moat_sessions") == 2
+                assert gateway.metric("moat_sessions_ending") == 2
+                assert gateway.metric("moat_sessions") == 0
                 # The drains end on their bound (5 s without progress).
                 deadline = time.monotonic() + 20
-                while gateway.metric("moat_sessions") > 0 and time.monotonic() < deadline:
+                while (gateway.metric("moat_sessions_ending") > 0 and
+                       time.monotonic() < deadline):
                     await asyncio.sleep(0.2)
-                assert gateway.metric("moat_sessions") == 0
+                assert gateway.metric("moat_sessions_ending") == 0
                 again = await open_and_delete(http, gateway.base, peers)
                 assert again[0] == 201, again
             finally:
