@@ -7,15 +7,34 @@
 #define JUMP_SECONDS      5
 #define NS_PER_SECOND     1000000000LL
 #define FRAMES_PER_SECOND 50 /* 20 ms */
+/* Clock rates above this (none is near it) are clamped, so that every
+ * product below stays far inside 64 bits. */
+#define MAX_CLOCK (1u << 24)
+
+static uint32_t clock_of(uint32_t rate)
+{
+    if (!rate)
+        return 8000;
+    return rate < MAX_CLOCK ? rate : MAX_CLOCK;
+}
 
 void moat_transcode_timeline_init(moat_transcode_timeline *timeline, uint32_t in_clock,
                                   uint32_t out_clock, uint32_t out_base)
 {
     *timeline = (moat_transcode_timeline){
-        .in_clock = in_clock ? in_clock : 8000,
-        .out_clock = out_clock ? out_clock : 8000,
+        .in_clock = clock_of(in_clock),
+        .out_clock = clock_of(out_clock),
         .out_base = out_base,
     };
+}
+
+/* ticks * num / den, truncated toward zero like the plain expression:
+ * whole `den`s and the remainder are scaled apart, so for |ticks| up to
+ * (MOAT_TRANSCODE_TIMELINE_SECONDS + 2^31) * den, num <= 10^9 and
+ * den <= MAX_CLOCK no product leaves 64 bits. */
+static int64_t scale(int64_t ticks, int64_t num, int64_t den)
+{
+    return ticks / den * num + ticks % den * num / den;
 }
 
 static void anchor(moat_transcode_timeline *timeline, uint32_t timestamp)
@@ -37,11 +56,17 @@ bool moat_transcode_timeline_audio(moat_transcode_timeline *timeline, uint32_t t
     int64_t jump = (int64_t)timeline->in_clock * JUMP_SECONDS;
     if (delta <= 0 && delta >= -jump)
         return false;
-    if (delta > jump || delta < -jump)
+    if (delta >= jump || delta < -jump)
         delta = timeline->in_clock / FRAMES_PER_SECOND;
+    if (timeline->last_ext + delta >
+        (int64_t)timeline->in_clock * MOAT_TRANSCODE_TIMELINE_SECONDS) {
+        anchor(timeline, timestamp); /* bounded: starts over, like a new sender */
+        *time_ns = 0;
+        return true;
+    }
     timeline->last_ts = timestamp;
     timeline->last_ext += delta;
-    *time_ns = (uint64_t)(timeline->last_ext * NS_PER_SECOND / timeline->in_clock);
+    *time_ns = (uint64_t)scale(timeline->last_ext, NS_PER_SECOND, timeline->in_clock);
     return true;
 }
 
@@ -50,7 +75,7 @@ uint32_t moat_transcode_timeline_event(moat_transcode_timeline *timeline, uint32
     if (!timeline->anchored)
         anchor(timeline, timestamp);
     int64_t ext = timeline->last_ext + (int32_t)(timestamp - timeline->last_ts);
-    int64_t scaled = ext * timeline->out_clock / timeline->in_clock;
+    int64_t scaled = scale(ext, timeline->out_clock, timeline->in_clock);
     return timeline->out_base + (uint32_t)scaled;
 }
 

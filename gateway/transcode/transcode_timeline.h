@@ -14,12 +14,18 @@
 #define MOAT_TRANSCODE_EVENT_PAYLOAD 4
 #define MOAT_TRANSCODE_EVENT_PACKET  (12 + MOAT_TRANSCODE_EVENT_PAYLOAD)
 
+/* How far the timeline runs from its anchor (68 years) before it starts
+ * over at 0: only a party whose timestamps run far ahead of real time gets
+ * there, and bounded, the nanoseconds never overflow. */
+#define MOAT_TRANSCODE_TIMELINE_SECONDS (INT64_C(1) << 31)
+
 typedef struct {
     uint32_t in_clock, out_clock; /* RTP clock rates of the two sides' audio */
     uint32_t out_base;            /* output timestamp of the anchor */
     bool anchored;
     uint32_t last_ts; /* newest input audio timestamp */
-    int64_t last_ext; /* its input ticks since the anchor */
+    int64_t last_ext; /* its input ticks since the anchor, at most
+                       * in_clock * MOAT_TRANSCODE_TIMELINE_SECONDS */
 } moat_transcode_timeline;
 
 void moat_transcode_timeline_init(moat_transcode_timeline *timeline, uint32_t in_clock,
@@ -27,9 +33,11 @@ void moat_transcode_timeline_init(moat_transcode_timeline *timeline, uint32_t in
 
 /* An input audio packet's time on the pipeline's timeline, in nanoseconds
  * from the anchor. False for a packet not newer than the newest one seen
- * (late or duplicate: the caller drops it). A jump of more than a few
- * seconds either way (a restarted sender) re-anchors: the packet follows
- * the newest one by 20 ms. */
+ * (late or duplicate: the caller drops it). A jump of 5 s or more forward,
+ * or more than 5 s back (a restarted sender), re-anchors: the packet
+ * follows the newest one by 20 ms. A packet that would take the timeline
+ * past MOAT_TRANSCODE_TIMELINE_SECONDS starts it over at 0. Clock rates
+ * (init) of 0 mean 8000; above 2^24 they are clamped. */
 bool moat_transcode_timeline_audio(moat_transcode_timeline *timeline, uint32_t timestamp,
                                    uint64_t *time_ns);
 

@@ -1,6 +1,8 @@
 /* The transcoder's timeline without GStreamer: unwrapping across the 32-bit
- * wrap, late and duplicate packets, a restarted sender, events mapped onto
- * the output clock, the 20 ms frame grid and the re-stamped event packet. */
+ * wrap, late and duplicate packets, a restarted sender, a sender whose
+ * timestamps run far ahead of real time (no overflow, a bounded timeline),
+ * events mapped onto the output clock, the 20 ms frame grid and the
+ * re-stamped event packet. */
 #include "transcode/transcode_timeline.h"
 
 #include <glib.h>
@@ -23,6 +25,69 @@ static void test_audio_unwrap_and_late(void)
     g_assert_cmpuint(ns, ==, 80000000);
     g_assert_true(moat_transcode_timeline_audio(&t, 0x800000a0u, &ns));
     g_assert_cmpuint(ns, ==, 100000000);
+}
+
+/* Timestamps 5 s apart, exactly the restart limit: each one is a restart,
+ * 20 ms after the previous packet. (Taken as 5 s of media, 38,431 of them
+ * overflowed the nanoseconds: UBSan stops the test.) */
+static void test_jump_of_the_limit_restarts(void)
+{
+    moat_transcode_timeline t;
+    moat_transcode_timeline_init(&t, 48000, 8000, 1);
+    uint64_t ns;
+    uint32_t ts = 77;
+    for (int i = 0; i < 40000; i++, ts += 240000) {
+        g_assert_true(moat_transcode_timeline_audio(&t, ts, &ns));
+        g_assert_cmpuint(ns, ==, (uint64_t)i * 20000000u);
+    }
+}
+
+/* Just under the limit: 5 s of media a packet is taken as such, past where
+ * ticks * 10^9 leaves 64 bits, and the nanoseconds stay exact. */
+static void test_far_ahead_exact(void)
+{
+    moat_transcode_timeline t;
+    moat_transcode_timeline_init(&t, 48000, 8000, 1);
+    uint64_t ns;
+    uint32_t ts = 0;
+    for (uint64_t i = 0; i < 40000; i++, ts += 239999) {
+        g_assert_true(moat_transcode_timeline_audio(&t, ts, &ns));
+        uint64_t ticks = i * 239999;
+        g_assert_cmpuint(ns, ==, ticks / 48000 * 1000000000u + ticks % 48000 * 1000000000u / 48000);
+    }
+    g_assert_cmpuint(ns, >, (uint64_t)INT64_MAX / 48000);
+}
+
+/* At MOAT_TRANSCODE_TIMELINE_SECONDS the timeline starts over at 0; up to
+ * it, audio and events map without overflow. */
+static void test_bounded(void)
+{
+    moat_transcode_timeline t;
+    moat_transcode_timeline_init(&t, 8000, 48000, 1000);
+    uint64_t ns;
+    g_assert_true(moat_transcode_timeline_audio(&t, 500, &ns));
+    const int64_t end = 8000 * MOAT_TRANSCODE_TIMELINE_SECONDS;
+    t.last_ext = end - 160; /* as if 68 years had gone by */
+    g_assert_true(moat_transcode_timeline_audio(&t, 660, &ns));
+    g_assert_cmpuint(ns, ==, (uint64_t)MOAT_TRANSCODE_TIMELINE_SECONDS * 1000000000u);
+    g_assert_cmpint(t.last_ext, ==, end);
+    /* 6 * 8000 * 2^31 output ticks from the anchor: 0 modulo 2^32. */
+    g_assert_cmpuint(moat_transcode_timeline_event(&t, 660), ==, 1000);
+    g_assert_cmpuint(moat_transcode_timeline_event(&t, 660 + 0x7fffffffu), ==,
+                     1000 + 6u * 0x7fffffffu);
+    g_assert_true(moat_transcode_timeline_audio(&t, 820, &ns));
+    g_assert_cmpuint(ns, ==, 0);
+    g_assert_true(moat_transcode_timeline_audio(&t, 980, &ns));
+    g_assert_cmpuint(ns, ==, 20000000);
+    g_assert_cmpuint(moat_transcode_timeline_event(&t, 980), ==, 1000 + 960);
+
+    /* Clock rates far beyond any codec's are clamped, not overflowed. */
+    moat_transcode_timeline wide;
+    moat_transcode_timeline_init(&wide, 0xffffffffu, 0xffffffffu, 0);
+    g_assert_true(moat_transcode_timeline_audio(&wide, 0, &ns));
+    wide.last_ext = (int64_t)wide.in_clock * MOAT_TRANSCODE_TIMELINE_SECONDS;
+    g_assert_cmpuint(moat_transcode_timeline_event(&wide, 0x7fffffffu), ==,
+                     (uint32_t)(wide.last_ext + 0x7fffffff));
 }
 
 static void test_event_mapping(void)
@@ -78,6 +143,10 @@ int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
     g_test_add_func("/transcode_timeline/audio_unwrap_and_late", test_audio_unwrap_and_late);
+    g_test_add_func("/transcode_timeline/jump_of_the_limit_restarts",
+                    test_jump_of_the_limit_restarts);
+    g_test_add_func("/transcode_timeline/far_ahead_exact", test_far_ahead_exact);
+    g_test_add_func("/transcode_timeline/bounded", test_bounded);
     g_test_add_func("/transcode_timeline/event_mapping", test_event_mapping);
     g_test_add_func("/transcode_timeline/frame_grid", test_frame_grid);
     g_test_add_func("/transcode_timeline/event_packet", test_event_packet);
