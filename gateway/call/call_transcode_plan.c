@@ -26,7 +26,17 @@ bool moat_call_transcode_offer(const moat_ng_request *request, char **sdp, char 
     return true;
 }
 
-/* The transcoders of one m-line, or none; false with a warning. */
+/* The m-line is relayed as is: whatever transcoder an earlier answer put on
+ * the stream is taken off it (else it would eat the new codec's packets). */
+static bool relay_as_is(moat_call_stream *stream, size_t index, const char *error, char *warning,
+                        size_t warning_size)
+{
+    moat_call_stream_set_transcode(stream, NULL);
+    snprintf(warning, warning_size, "m-line %zu relayed as is: %s", index, error);
+    return false;
+}
+
+/* The transcoders of one m-line, or none; false with a warning (and none). */
 static bool plan_stream(const char *offer_sdp, const moat_ng_request *request, size_t index,
                         moat_call_stream *stream, int offerer, char **sdp, char *warning,
                         size_t warning_size)
@@ -38,10 +48,8 @@ static bool plan_stream(const char *offer_sdp, const moat_ng_request *request, s
                                      sizeof error) != 0 ||
         moat_transcode_sdp_codecs_of(request->sdp, request->sdp_length, index, &answered, error,
                                      sizeof error) != 0 ||
-        moat_transcode_plan_make(&offered, &answered, &plan, error, sizeof error) != 0) {
-        snprintf(warning, warning_size, "m-line %zu relayed as is: %s", index, error);
-        return false;
-    }
+        moat_transcode_plan_make(&offered, &answered, &plan, error, sizeof error) != 0)
+        return relay_as_is(stream, index, error, warning, warning_size);
     if (!plan.transcode) {
         moat_call_stream_set_transcode(stream, NULL);
         return true;
@@ -50,17 +58,12 @@ static bool plan_stream(const char *offer_sdp, const moat_ng_request *request, s
     codecs[offerer & 1] = plan.sides[0];
     codecs[1 - (offerer & 1)] = plan.sides[1];
     GString *out = g_string_new(NULL);
+    moat_call_transcode *transcode = NULL;
     if (moat_transcode_sdp_restrict(*sdp, strlen(*sdp), index, &plan.sides[0], out, error,
-                                    sizeof error) != 0) {
-        snprintf(warning, warning_size, "m-line %zu relayed as is: %s", index, error);
+                                    sizeof error) != 0 ||
+        !(transcode = moat_call_transcode_new(codecs, error, sizeof error))) {
         g_string_free(out, TRUE);
-        return false;
-    }
-    moat_call_transcode *transcode = moat_call_transcode_new(codecs, error, sizeof error);
-    if (!transcode) {
-        snprintf(warning, warning_size, "m-line %zu relayed as is: %s", index, error);
-        g_string_free(out, TRUE);
-        return false;
+        return relay_as_is(stream, index, error, warning, warning_size);
     }
     moat_call_stream_set_transcode(stream, transcode);
     g_free(*sdp);

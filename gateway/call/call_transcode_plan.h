@@ -20,7 +20,9 @@ bool moat_call_transcode_offer(const moat_ng_request *request, char **sdp, char 
 /* offer_sdp: the offer as the offerer sent it; the request carries the
  * answer; *sdp is the rewritten answer for the offerer (replaced when a
  * stream is transcoded). Streams whose codecs match get no transcoder.
- * Problems (no common codec, a failed pipeline) become a warning. */
+ * Problems (no common codec, a failed pipeline) become a warning and leave
+ * the stream without a transcoder, relayed as is (one an earlier answer
+ * set up is taken off). */
 void moat_call_transcode_answer(const char *offer_sdp, const moat_ng_request *request,
                                 moat_call_stream *const *streams, size_t n_streams, int offerer,
                                 char **sdp, char *warning, size_t warning_size);

@@ -5,7 +5,8 @@ Each phone sends a tone (440 Hz from the PCMU phone, 660 Hz from the Opus
 phone), decodes what it receives (G.711 by hand, Opus with PyAV) and must
 hear the other's tone; payload types, SSRC, timestamp steps and sequence
 numbers are those of its own codec. A telephone-event from the PCMU phone
-reaches the Opus phone re-stamped on the 48 kHz clock."""
+reaches the Opus phone re-stamped on the 48 kHz clock. A re-answer Moat
+cannot transcode takes the transcoders off and is relayed as is."""
 import fractions
 import math
 import re
@@ -290,3 +291,61 @@ def test_transcoded_to_an_sdes_leg(voip):
     audio = check_stream(got_at_pcmu, 0, 160)
     hz = frequency([ulaw_decode(b) for p in audio for b in p[12:]][1600:], 8000)
     assert abs(hz - 660) < 10, hz
+
+
+def g729_phone_sdp(port):
+    return ("v=0\r\no=- 2 2 IN IP4 127.0.0.1\r\ns=-\r\nc=IN IP4 127.0.0.1\r\nt=0 0\r\n"
+            f"m=audio {port} RTP/AVP 18\r\na=rtpmap:18 G729/8000\r\na=sendrecv\r\n")
+
+
+def bad_rtpmap_phone_sdp(port):
+    return ("v=0\r\no=- 2 2 IN IP4 127.0.0.1\r\ns=-\r\nc=IN IP4 127.0.0.1\r\nt=0 0\r\n"
+            f"m=audio {port} RTP/AVP 0\r\na=rtpmap:0 PCMU\r\na=sendrecv\r\n")
+
+
+@pytest.mark.parametrize("reanswer, pt", [(g729_phone_sdp, 18), (bad_rtpmap_phone_sdp, 0)],
+                         ids=["g729", "bad_rtpmap"])
+def test_reanswer_that_cannot_transcode_relays_as_is(voip, reanswer, pt):
+    """A transcoded call re-offered and re-answered with a codec Moat cannot
+    transcode (G.729), or with an rtpmap it cannot read: the reply warns
+    the m-line is relayed as is, and it is: the transcoders are gone and
+    the answerer's packets reach the offerer unchanged (the old transcoder
+    used to stay on the stream and drop them all as invalid)."""
+    gw, client = voip
+    pcmu_phone, other_phone = udp(), udp()
+    offer = dict(call_id="tc-re", from_tag="pcmu", codec={"transcode": ["opus"]},
+                 sdp=pcmu_phone_sdp(pcmu_phone.getsockname()[1]))
+    assert client.command("offer", **offer)["result"] == "ok"
+    answer = client.command("answer", call_id="tc-re", from_tag="pcmu", to_tag="opus",
+                            sdp=opus_phone_sdp(other_phone.getsockname()[1]))
+    assert answer["result"] == "ok" and "warning" not in answer, answer
+    assert gw.metric("moat_transcoders") == 2
+
+    reoffer = client.command("offer", **offer)
+    assert reoffer["result"] == "ok", reoffer
+    reanswered = client.command("answer", call_id="tc-re", from_tag="pcmu", to_tag="opus",
+                                sdp=reanswer(other_phone.getsockname()[1]))
+    assert reanswered["result"] == "ok", reanswered
+    assert "m-line 0 relayed as is" in reanswered.get("warning", ""), reanswered
+    deadline = time.monotonic() + 5
+    while gw.metric("moat_transcoders") and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert gw.metric("moat_transcoders") == 0
+
+    to_other_side, to_pcmu_side = sdp_port(reoffer["sdp"]), sdp_port(reanswered["sdp"])
+    invalid_before = gw.metric('moat_transcode_dropped_packets_total{reason="invalid"}')
+    sent, got_at_pcmu, got_at_other = [], [], []
+    for n in range(50):
+        packet = rtp(pt, n, n * 160, 0x7290, bytes([n]) * 20)
+        sent.append(packet)
+        other_phone.sendto(packet, ("127.0.0.1", to_other_side))
+        pcmu_phone.sendto(rtp(0, n, n * 160, 0xAAAA, bytes(160)), ("127.0.0.1", to_pcmu_side))
+        drain(pcmu_phone, got_at_pcmu, time.monotonic() + 0.01)
+        drain(other_phone, got_at_other, time.monotonic() + 0.01)
+    drain(pcmu_phone, got_at_pcmu, time.monotonic() + 0.5)
+    drain(other_phone, got_at_other, time.monotonic() + 0.1)
+    assert len(got_at_pcmu) >= 45, len(got_at_pcmu)
+    assert all(p[1] & 0x7F == pt and p[12:] == sent[struct.unpack("!H", p[2:4])[0]][12:]
+               for p in got_at_pcmu)
+    assert len(got_at_other) >= 45 and all(p[1] & 0x7F == 0 for p in got_at_other)
+    assert gw.metric('moat_transcode_dropped_packets_total{reason="invalid"}') == invalid_before
