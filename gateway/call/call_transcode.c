@@ -51,7 +51,8 @@ int moat_call_transcode_fd(const moat_call_transcode *transcode)
 void moat_call_transcode_push(moat_call_transcode *transcode, int side, const uint8_t *packet,
                               size_t length)
 {
-    moat_transcoder_push(transcode->directions[side & 1].transcoder, packet, length);
+    moat_transcoder_push(transcode->directions[side & 1].transcoder, packet, length,
+                         g_get_monotonic_time());
 }
 
 void moat_call_transcode_woken(moat_call_transcode *transcode)

@@ -27,7 +27,8 @@ moat_call_transcode *moat_call_transcode_new(const moat_transcoder_codec codecs[
 /* Readable when output is queued; the worker polls it with the legs. */
 int moat_call_transcode_fd(const moat_call_transcode *transcode);
 
-/* Worker: a plaintext RTP packet leg `side` received. */
+/* Worker: a plaintext RTP packet leg `side` received, just now (its
+ * arrival time is what the transcoder's real-time meter goes by). */
 void moat_call_transcode_push(moat_call_transcode *transcode, int side, const uint8_t *packet,
                               size_t length);
 /* Worker: clears the fd's wake-up, then pops until 0 (none left). Copies

@@ -25,7 +25,8 @@ void moat_transcode_metrics(GString *out)
         "moat_transcode_dropped_packets_total{reason=\"queue_full\"} %" G_GUINT64_FORMAT "\n"
         "moat_transcode_dropped_packets_total{reason=\"invalid\"} %" G_GUINT64_FORMAT "\n"
         "moat_transcode_dropped_packets_total{reason=\"late\"} %" G_GUINT64_FORMAT "\n"
+        "moat_transcode_dropped_packets_total{reason=\"too_fast\"} %" G_GUINT64_FORMAT "\n"
         "moat_transcode_dropped_packets_total{reason=\"dtmf_unsupported\"} %" G_GUINT64_FORMAT "\n",
         live, t.packets_in, t.packets_out, t.dtmf_events, t.dropped_queue_full, t.dropped_invalid,
-        t.dropped_late, t.dropped_dtmf);
+        t.dropped_late, t.dropped_too_fast, t.dropped_dtmf);
 }

@@ -14,10 +14,11 @@
 
 static const moat_transcode_codec known_codecs[] = {
     {"opus", "OPUS", "rtpopusdepay", "opusdec", "opusenc", "rtpopuspay", 48000, 48000,
-     "audio-type=voice frame-size=20 bitrate=32000"},
-    {"PCMU", "PCMU", "rtppcmudepay", "mulawdec", "mulawenc", "rtppcmupay", 8000, 8000, ""},
-    {"PCMA", "PCMA", "rtppcmadepay", "alawdec", "alawenc", "rtppcmapay", 8000, 8000, ""},
-    {"G722", "G722", "rtpg722depay", "avdec_g722", "avenc_g722", "rtpg722pay", 8000, 16000, ""},
+     "audio-type=voice frame-size=20 bitrate=32000", 0},
+    {"PCMU", "PCMU", "rtppcmudepay", "mulawdec", "mulawenc", "rtppcmupay", 8000, 8000, "", 8},
+    {"PCMA", "PCMA", "rtppcmadepay", "alawdec", "alawenc", "rtppcmapay", 8000, 8000, "", 8},
+    {"G722", "G722", "rtpg722depay", "avdec_g722", "avenc_g722", "rtpg722pay", 8000, 16000, "",
+     8}, /* 64 kbit/s */
 };
 #define KNOWN_CODECS G_N_ELEMENTS(known_codecs)
 

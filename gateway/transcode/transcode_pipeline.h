@@ -16,6 +16,7 @@ typedef struct {
     uint32_t rtp_clock; /* RTP clock rate (8000 for G.722, RFC 3551 section 4.5.2) */
     int sample_rate;    /* the encoder's input rate */
     const char *encoder_options;
+    unsigned bytes_per_ms; /* payload bytes a millisecond; 0: Opus (its TOC says) */
 } moat_transcode_codec;
 
 /* The known codec named `name` (case-insensitive) whose elements are all

@@ -7,6 +7,7 @@
 #include "record/record_ring.h"
 #include "rtp/rtp_bytes.h"
 #include "rtp/rtp_packet.h"
+#include "transcode/transcode_meter.h"
 #include "transcode/transcode_pipeline.h"
 #include "transcode/transcode_timeline.h"
 
@@ -24,6 +25,7 @@
 typedef struct {
     uint8_t payload_type, dtmf_payload_type;
     uint32_t dtmf_clock;
+    unsigned bytes_per_ms; /* the audio's, for the meter */
 } side;
 
 struct moat_transcoder {
@@ -33,9 +35,12 @@ struct moat_transcoder {
     moat_record_ring *ring;
     /* Counters: each written by one thread, read by any. */
     atomic_uint_fast64_t packets_in, dropped_queue_full, dropped_invalid; /* pusher */
+    atomic_uint_fast64_t dropped_too_fast;                                /* pusher */
     atomic_uint_fast64_t dropped_late, dtmf_events, dropped_dtmf;         /* feeder */
     atomic_uint_fast64_t packets_out;                                     /* under output_lock */
     atomic_bool failed, stop;
+    /* Pushing thread only. */
+    moat_transcode_meter meter;
     /* Feeding thread only. */
     GThread *feeder;
     moat_transcode_timeline timeline;
@@ -166,7 +171,8 @@ static gpointer feeder_main(gpointer data)
 
 /* ---- the media worker ---- */
 
-void moat_transcoder_push(moat_transcoder *transcoder, const uint8_t *packet, size_t length)
+void moat_transcoder_push(moat_transcoder *transcoder, const uint8_t *packet, size_t length,
+                          int64_t arrival_us)
 {
     moat_rtp_header header;
     if (moat_rtp_parse(packet, length, &header) != MOAT_RTP_OK || header.payload_length == 0 ||
@@ -177,6 +183,14 @@ void moat_transcoder_push(moat_transcoder *transcoder, const uint8_t *packet, si
         return;
     }
     atomic_fetch_add_explicit(&transcoder->packets_in, 1, memory_order_relaxed);
+    if (header.payload_type == transcoder->in.payload_type &&
+        !moat_transcode_meter_admit(&transcoder->meter, arrival_us,
+                                    moat_transcode_payload_us(transcoder->in.bytes_per_ms,
+                                                              packet + header.payload_offset,
+                                                              header.payload_length))) {
+        atomic_fetch_add_explicit(&transcoder->dropped_too_fast, 1, memory_order_relaxed);
+        return;
+    }
     if (!moat_record_ring_push(transcoder->ring, packet, length, 0))
         atomic_fetch_add_explicit(&transcoder->dropped_queue_full, 1, memory_order_relaxed);
 }
@@ -196,6 +210,7 @@ void moat_transcoder_get_stats(const moat_transcoder *transcoder, moat_transcode
         .packets_out = atomic_load_explicit(&t->packets_out, memory_order_relaxed),
         .dropped_queue_full = atomic_load_explicit(&t->dropped_queue_full, memory_order_relaxed),
         .dropped_invalid = atomic_load_explicit(&t->dropped_invalid, memory_order_relaxed),
+        .dropped_too_fast = atomic_load_explicit(&t->dropped_too_fast, memory_order_relaxed),
         .dtmf_events = atomic_load_explicit(&t->dtmf_events, memory_order_relaxed),
         .dropped_late = atomic_load_explicit(&t->dropped_late, memory_order_relaxed),
         .dropped_dtmf = atomic_load_explicit(&t->dropped_dtmf, memory_order_relaxed),
@@ -211,6 +226,7 @@ static void add_stats(moat_transcoder_stats *sum, const moat_transcoder_stats *s
     sum->packets_out += stats->packets_out;
     sum->dropped_queue_full += stats->dropped_queue_full;
     sum->dropped_invalid += stats->dropped_invalid;
+    sum->dropped_too_fast += stats->dropped_too_fast;
     sum->dtmf_events += stats->dtmf_events;
     sum->dropped_late += stats->dropped_late;
     sum->dropped_dtmf += stats->dropped_dtmf;
@@ -237,6 +253,7 @@ static side side_of(const moat_transcoder_codec *codec, const moat_transcode_cod
         .payload_type = codec->payload_type & 0x7f,
         .dtmf_payload_type = codec->dtmf_payload_type & 0x7f,
         .dtmf_clock = codec->dtmf_clock_rate ? codec->dtmf_clock_rate : known->rtp_clock,
+        .bytes_per_ms = known->bytes_per_ms,
     };
 }
 
@@ -270,6 +287,7 @@ static moat_transcoder *transcoder_alloc(const moat_transcoder_codec *input,
     transcoder->next_sequence = (uint16_t)g_random_int();
     transcoder->ring = moat_record_ring_new(QUEUE_SLOTS);
     g_mutex_init(&transcoder->output_lock);
+    moat_transcode_meter_init(&transcoder->meter);
     moat_transcode_timeline_init(&transcoder->timeline, in->rtp_clock, out->rtp_clock,
                                  g_random_int());
     return transcoder;

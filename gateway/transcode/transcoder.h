@@ -7,6 +7,11 @@
  * telephone-event packets bypass the pipeline and are re-stamped onto the
  * output stream (payload type, SSRC, clock rate, one sequence).
  *
+ * Input is metered against its arrival times (transcode_meter.h): audio
+ * beyond 1.2 s of media a second plus a 500 ms burst is dropped and
+ * counted, so the output never runs much faster than real time, however
+ * small or fast the party's packets.
+ *
  * Threads: moat_transcoder_push may be called from any one thread at a time
  * (the leg's worker); it never blocks: a full input queue drops and counts.
  * The output callback runs on the transcoder's threads (GStreamer's
@@ -42,6 +47,7 @@ typedef struct {
     uint64_t packets_out;
     uint64_t dropped_queue_full; /* push found the input queue full */
     uint64_t dropped_invalid;    /* not RTP, or a payload type of neither codec */
+    uint64_t dropped_too_fast;   /* audio beyond the real-time meter */
     uint64_t dtmf_events;        /* telephone-event packets passed through */
     uint64_t dropped_late;       /* audio not newer than the newest (reordered, duplicate) */
     uint64_t dropped_dtmf;       /* telephone-event with none on the output side */
@@ -57,8 +63,13 @@ moat_transcoder *moat_transcoder_new(const moat_transcoder_codec *input,
                                      const moat_transcoder_codec *output, uint32_t output_ssrc,
                                      moat_transcoder_output_fn output_fn, void *context,
                                      char *error, size_t error_size);
-/* Plaintext RTP in the input codec (or its telephone-event). */
-void moat_transcoder_push(moat_transcoder *transcoder, const uint8_t *packet, size_t length);
+/* Plaintext RTP in the input codec (or its telephone-event), arrived at
+ * `arrival_us` on a monotonic microsecond clock (a call's worker: now).
+ * The meter holds the media of the audio against these times; a caller
+ * that replays a recorded stream faster than real time (a test, a
+ * benchmark) passes the times it would have arrived at. */
+void moat_transcoder_push(moat_transcoder *transcoder, const uint8_t *packet, size_t length,
+                          int64_t arrival_us);
 void moat_transcoder_get_stats(const moat_transcoder *transcoder, moat_transcoder_stats *stats);
 void moat_transcoder_free(moat_transcoder *transcoder);
 

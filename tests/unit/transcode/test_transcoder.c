@@ -2,8 +2,12 @@
  * PCMU -> Opus, Opus -> PCMU and PCMU -> G.722 -> PCMA and is still 440 Hz,
  * with the output payload type, SSRC, timestamp steps and continuous
  * sequence numbers; telephone-events are re-stamped onto the output stream;
- * a burst beyond the queue is dropped and counted; free with packets in
- * flight is clean. Opus is encoded and decoded with libopus, G.711 by hand. */
+ * input faster than real time (120 ms Opus packets 1 ms apart) is metered,
+ * its output bounded by the arrival times; a burst beyond the queue is
+ * dropped and counted; free with packets in flight is clean. Sources pass
+ * the arrival times of a real-time stream (20 ms a packet) and push as
+ * fast as the pipeline goes. Opus is encoded and decoded with libopus,
+ * G.711 by hand. */
 #include "transcode/transcoder.h"
 
 #include "tone.h"
@@ -20,6 +24,7 @@
 #define TONE_HZ      440.0
 #define TONE_PACKETS 150 /* 3 s */
 #define WAIT_US      (15 * G_USEC_PER_SEC)
+#define FRAME_US     20000 /* a real-time source's packets arrive this far apart */
 
 typedef struct {
     GMutex lock;
@@ -119,7 +124,7 @@ static void push_pcmu_tone(moat_transcoder *transcoder, moat_transcoder *downstr
             payload[i] = tone_ulaw_encode(pcm[i]);
         size_t length = tone_rtp(packet, 0, (uint16_t)(1000 + n), first_ts + (uint32_t)n * 160,
                                  SSRC_IN, payload, sizeof payload);
-        moat_transcoder_push(transcoder, packet, length);
+        moat_transcoder_push(transcoder, packet, length, (int64_t)n * FRAME_US);
         g_usleep(2000);
         throttle(transcoder);
         if (downstream)
@@ -140,7 +145,7 @@ static void push_opus_tone(moat_transcoder *transcoder, int packets)
         g_assert_cmpint(bytes, >, 0);
         size_t length = tone_rtp(packet, PT_OPUS, (uint16_t)(7 + n), 5000 + (uint32_t)n * 960,
                                  SSRC_IN, payload, (size_t)bytes);
-        moat_transcoder_push(transcoder, packet, length);
+        moat_transcoder_push(transcoder, packet, length, (int64_t)n * FRAME_US);
         g_usleep(2000);
         throttle(transcoder);
     }
@@ -229,7 +234,10 @@ static void test_pcmu_to_opus(void)
     moat_transcoder *transcoder = make(&pcmu, &opus, collect, &c);
     push_pcmu_tone(transcoder, NULL, 123456, TONE_PACKETS);
     wait_for_output(transcoder, TONE_PACKETS - 5);
+    moat_transcoder_stats stats;
+    moat_transcoder_get_stats(transcoder, &stats);
     moat_transcoder_free(transcoder);
+    g_assert_cmpuint(stats.dropped_too_fast, ==, 0);
     check_stream(&c, PT_OPUS, 960);
     double hz = opus_frequency(&c);
     g_test_message("PCMU -> Opus: %u packets, %.1f Hz", c.packets->len, hz);
@@ -248,7 +256,9 @@ static void test_opus_to_pcmu(void)
     moat_transcoder_get_stats(transcoder, &stats);
     moat_transcoder_free(transcoder);
     g_assert_cmpuint(stats.packets_in, ==, TONE_PACKETS);
-    g_assert_cmpuint(stats.dropped_queue_full + stats.dropped_invalid + stats.dropped_late, ==, 0);
+    g_assert_cmpuint(stats.dropped_queue_full + stats.dropped_invalid + stats.dropped_late +
+                         stats.dropped_too_fast,
+                     ==, 0);
     check_stream(&c, 0, 160);
     double hz = g711_frequency(&c, false);
     g_test_message("Opus -> PCMU: %u packets, %.1f Hz", c.packets->len, hz);
@@ -256,10 +266,13 @@ static void test_opus_to_pcmu(void)
     collector_clear(&c);
 }
 
-/* PCMU -> G.722 -> PCMA: the first transcoder's output feeds the second. */
+/* PCMU -> G.722 -> PCMA: the first transcoder's output feeds the second,
+ * 20 ms a packet apart like the first's input. */
 static void chain(void *context, const uint8_t *packet, size_t length)
 {
-    moat_transcoder_push(context, packet, length);
+    moat_transcoder_stats stats;
+    moat_transcoder_get_stats(context, &stats);
+    moat_transcoder_push(context, packet, length, (int64_t)stats.packets_in * FRAME_US);
 }
 
 static void test_g722_pcma_chain(void)
@@ -274,7 +287,9 @@ static void test_g722_pcma_chain(void)
     moat_transcoder_get_stats(second, &stats);
     moat_transcoder_free(first);
     moat_transcoder_free(second);
-    g_assert_cmpuint(stats.dropped_queue_full + stats.dropped_invalid + stats.dropped_late, ==, 0);
+    g_assert_cmpuint(stats.dropped_queue_full + stats.dropped_invalid + stats.dropped_late +
+                         stats.dropped_too_fast,
+                     ==, 0);
     check_stream(&c, 8, 160);
     double hz = g711_frequency(&c, true);
     g_test_message("PCMU -> G.722 -> PCMA: %u packets, %.1f Hz", c.packets->len, hz);
@@ -310,7 +325,7 @@ static void test_dtmf_restamp(void)
         uint8_t packet[32];
         size_t length = event_packet(packet, PT_DTMF_8K, i == 0, (uint16_t)(1050 + i), t0 + 8000,
                                      i >= 3, durations[i]);
-        moat_transcoder_push(transcoder, packet, length);
+        moat_transcoder_push(transcoder, packet, length, 50 * FRAME_US);
     }
     wait_for_output(transcoder, 45 + 6);
     moat_transcoder_stats stats;
@@ -359,8 +374,8 @@ static void test_dtmf_without_counterpart(void)
     for (int i = 0; i < 3; i++) {
         uint8_t packet[32];
         size_t length = event_packet(packet, PT_DTMF_8K, i == 0, (uint16_t)i, 1000, false, 160);
-        moat_transcoder_push(transcoder, packet, length);
-        moat_transcoder_push(reverse, packet, length);
+        moat_transcoder_push(transcoder, packet, length, 0);
+        moat_transcoder_push(reverse, packet, length, 0);
     }
     moat_transcoder_stats stats;
     gint64 deadline = g_get_monotonic_time() + WAIT_US;
@@ -387,19 +402,19 @@ static void test_invalid_and_late(void)
     collector_init(&c);
     moat_transcoder *transcoder = make(&pcmu, &pcma, collect, &c);
     uint8_t payload[160] = {0xff}, packet[200];
-    moat_transcoder_push(transcoder, payload, 5); /* shorter than a header */
+    moat_transcoder_push(transcoder, payload, 5, 0); /* shorter than a header */
     size_t length = tone_rtp(packet, 96, 1, 0, SSRC_IN, payload, sizeof payload);
-    moat_transcoder_push(transcoder, packet, length); /* neither codec */
+    moat_transcoder_push(transcoder, packet, length, 0); /* neither codec */
     length = tone_rtp(packet, 0, 1, 0, SSRC_IN, payload, sizeof payload);
     packet[0] = 0x40; /* version 1 */
-    moat_transcoder_push(transcoder, packet, length);
+    moat_transcoder_push(transcoder, packet, length, 0);
     length = tone_rtp(packet, 0, 1, 0, SSRC_IN, payload, 0); /* no payload */
-    moat_transcoder_push(transcoder, packet, length);
+    moat_transcoder_push(transcoder, packet, length, 0);
     const uint32_t timestamps[] = {0, 160, 160, 80, 320};
     for (int i = 0; i < 5; i++) {
         length =
             tone_rtp(packet, 0, (uint16_t)(2 + i), timestamps[i], SSRC_IN, payload, sizeof payload);
-        moat_transcoder_push(transcoder, packet, length);
+        moat_transcoder_push(transcoder, packet, length, (int64_t)i * FRAME_US);
     }
     moat_transcoder_stats stats;
     gint64 deadline = g_get_monotonic_time() + WAIT_US;
@@ -415,8 +430,55 @@ static void test_invalid_and_late(void)
     collector_clear(&c);
 }
 
-/* 10000 packets at once, far more than the queue: push never waits, the
- * excess is counted, and freeing with the rest in flight is clean. */
+/* 120 ms Opus packets (a few dozen bytes each) arriving 1 ms apart,
+ * timestamps 120 ms apart: each decodes to six 20 ms PCMU packets. The
+ * meter lets through what the arrival times allow (1.2 s of media a second
+ * and a 500 ms burst); the rest is dropped and counted. Unmetered, all 400
+ * made 2,400 packets. */
+static void test_faster_than_real_time(void)
+{
+    collector c;
+    collector_init(&c);
+    moat_transcoder *transcoder = make(&opus, &pcmu, collect, &c);
+    int error;
+    OpusEncoder *encoder = opus_encoder_create(48000, 1, OPUS_APPLICATION_VOIP, &error);
+    g_assert_cmpint(error, ==, OPUS_OK);
+    g_assert_cmpint(opus_encoder_ctl(encoder, OPUS_SET_BITRATE(6000)), ==, OPUS_OK);
+    int16_t pcm[5760];
+    uint8_t payload[1000], packet[1100];
+    for (int n = 0; n < 400; n++) {
+        tone_fill(pcm, 5760, TONE_HZ, 48000, (uint64_t)n * 5760);
+        int bytes = opus_encode(encoder, pcm, 5760, payload, sizeof payload);
+        g_assert_cmpint(bytes, >, 0);
+        size_t length = tone_rtp(packet, PT_OPUS, (uint16_t)n, (uint32_t)n * 5760, SSRC_IN, payload,
+                                 (size_t)bytes);
+        moat_transcoder_push(transcoder, packet, length, (int64_t)n * 1000);
+    }
+    opus_encoder_destroy(encoder);
+    moat_transcoder_stats stats;
+    moat_transcoder_get_stats(transcoder, &stats);
+    /* 500 ms at once, then 1.2 x 399 ms: 8 packets of 120 ms. */
+    g_assert_cmpuint(stats.packets_in, ==, 400);
+    g_assert_cmpuint(stats.dropped_too_fast, ==, 400 - 8);
+    g_assert_cmpuint(stats.dropped_queue_full, ==, 0);
+    wait_for_output(transcoder, 8 * 6 - 6);
+    moat_transcoder_get_stats(transcoder, &stats);
+    moat_transcoder_free(transcoder);
+    g_test_message("%u packets out of 8 x 120 ms", c.packets->len);
+    g_assert_cmpuint(c.packets->len, <=, 8 * 6);
+    g_assert_cmpuint(c.packets->len, >=, 8 * 6 - 6);
+    for (guint i = 0; i < c.packets->len; i++) {
+        size_t length;
+        const uint8_t *p = packet_at(&c, i, &length);
+        g_assert_cmpuint(p[1] & 0x7f, ==, 0);
+        g_assert_cmpuint(length, ==, 12 + 160);
+    }
+    collector_clear(&c);
+}
+
+/* 10000 packets at once, far more than the queue (as if the pipeline had
+ * fallen 200 s behind a real-time source): push never waits, the excess is
+ * counted, and freeing with the rest in flight is clean. */
 static void test_burst_then_free(void)
 {
     collector c;
@@ -427,7 +489,7 @@ static void test_burst_then_free(void)
     for (int n = 0; n < 10000; n++) {
         size_t length =
             tone_rtp(packet, 0, (uint16_t)n, (uint32_t)n * 160, SSRC_IN, payload, sizeof payload);
-        moat_transcoder_push(transcoder, packet, length);
+        moat_transcoder_push(transcoder, packet, length, (int64_t)n * FRAME_US);
     }
     moat_transcoder_stats stats;
     moat_transcoder_get_stats(transcoder, &stats);
@@ -437,6 +499,7 @@ static void test_burst_then_free(void)
     g_assert_cmpuint(stats.packets_in, ==, 10000);
     g_assert_cmpuint(stats.dropped_queue_full, >, 0);
     g_assert_cmpuint(stats.dropped_queue_full, <, 10000);
+    g_assert_cmpuint(stats.dropped_too_fast, ==, 0);
     collector_clear(&c);
 }
 
@@ -455,7 +518,7 @@ static void test_free_in_flight(void)
         for (int n = 0; n < 40; n++) {
             size_t length = tone_rtp(packet, 0, (uint16_t)n, (uint32_t)(round * 40 + n) * 160,
                                      SSRC_IN, payload, sizeof payload);
-            moat_transcoder_push(first, packet, length);
+            moat_transcoder_push(first, packet, length, (int64_t)(round * 40 + n) * FRAME_US);
         }
         g_usleep(5000);
     }
@@ -474,6 +537,7 @@ int main(int argc, char **argv)
     g_test_add_func("/transcoder/dtmf_restamp", test_dtmf_restamp);
     g_test_add_func("/transcoder/dtmf_without_counterpart", test_dtmf_without_counterpart);
     g_test_add_func("/transcoder/invalid_and_late", test_invalid_and_late);
+    g_test_add_func("/transcoder/faster_than_real_time", test_faster_than_real_time);
     g_test_add_func("/transcoder/burst_then_free", test_burst_then_free);
     g_test_add_func("/transcoder/free_in_flight", test_free_in_flight);
     return g_test_run();
