@@ -118,6 +118,30 @@ void moat_config_clear(moat_config *config)
     }
 }
 
+/* One key of the file: a value GLib cannot read (not UTF-8) is an error
+ * naming the key, never an empty value. GLib's text for it quotes the value
+ * (a token, a password): not repeated. A value with an unknown escape (a\qb)
+ * GLib still returns as written: kept, as before. */
+static int set_file_value(moat_config *config, const option_spec *spec, GKeyFile *file,
+                          const char *path, char *error, size_t error_size)
+{
+    GError *gerror = NULL;
+    char *value = g_key_file_get_string(file, spec->section, spec->key, &gerror);
+    bool encoding = g_error_matches(gerror, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_UNKNOWN_ENCODING);
+    if (!value) {
+        snprintf(error, error_size, "%s: [%s] %s: %s", path, spec->section, spec->key,
+                 encoding ? "the value is not UTF-8 (the file must be UTF-8)"
+                 : gerror ? gerror->message
+                          : "cannot read the value");
+        g_clear_error(&gerror);
+        return -1;
+    }
+    g_clear_error(&gerror);
+    int status = set_value(config, spec, g_strstrip(value), path, error, error_size);
+    g_free(value);
+    return status;
+}
+
 int moat_config_load_file(moat_config *config, const char *path, char *error, size_t error_size)
 {
     GKeyFile *file = g_key_file_new();
@@ -146,10 +170,7 @@ int moat_config_load_file(moat_config *config, const char *path, char *error, si
                 status = -1;
                 break;
             }
-            char *value = g_key_file_get_string(file, groups[g], keys[k], NULL);
-            status =
-                set_value(config, spec, value ? g_strstrip(value) : "", path, error, error_size);
-            g_free(value);
+            status = set_file_value(config, spec, file, path, error, error_size);
         }
         g_strfreev(keys);
     }

@@ -70,6 +70,20 @@ def test_bad_config_values(tmp_path):
     assert result.returncode != 0 and "log_level" in result.stderr
 
 
+def test_config_value_not_utf8(tmp_path):
+    """A Latin-1 value was read as "" (the API token off, the gateway open):
+    --check-config and the start refuse it, naming the key, not the value."""
+    conf = tmp_path / "latin1.conf"
+    conf.write_bytes(b"[http]\nbind = 127.0.0.1\ntoken = s3cr\xe9t\n")
+    result = run("--config", str(conf), "--check-config")
+    assert result.returncode != 0, result.stdout
+    assert "[http] token: the value is not UTF-8" in result.stderr, result.stderr
+    assert "s3cr" not in result.stderr
+    result = run("--config", str(conf), "--http-port", str(free_port()), "--media-port",
+                 str(free_port(socket.SOCK_DGRAM, 1)), "--workers", "1", "--ng-port", "0")
+    assert result.returncode != 0 and "[http] token" in result.stderr, result.stderr
+
+
 def test_unknown_options_are_named_as_unknown():
     """An unknown option is called unknown, last on the line or not (it was
     "needs a value" when nothing followed it); a known one without its

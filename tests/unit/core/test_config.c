@@ -76,6 +76,38 @@ static void test_file_values_and_errors(void)
     moat_config_clear(&config);
 }
 
+/* A value that is not UTF-8 (a Latin-1 file) was read as "" and started
+ * with the option off (no API token): now an error naming the key, without
+ * the value. */
+static void test_file_value_not_utf8(void)
+{
+    static const char *const cases[][2] = {
+        {"[http]\ntoken = s3cr\xe9t\n", "[http] token"},
+        {"[http]\nwhip_token = wh\xe9p\n", "[http] whip_token"},
+        {"[call]\ndenied_networks = 10.0.0.0/8 # caf\xe9"
+         "\n",
+         "[call] denied_networks"},
+        {"[dtls]\ncertificate = /etc/moat/c\xe9rt.pem\n", "[dtls] certificate"},
+        {"[record]\ndir = /srv/r\xe9"
+         "c\n",
+         "[record] dir"},
+    };
+    for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+        moat_config config;
+        moat_config_init(&config);
+        char error[256] = "";
+        char *path = write_config(cases[i][0]);
+        g_assert_cmpint(moat_config_load_file(&config, path, error, sizeof error), ==, -1);
+        g_assert_nonnull(strstr(error, path));
+        g_assert_nonnull(strstr(error, cases[i][1]));
+        g_assert_nonnull(strstr(error, "not UTF-8"));
+        g_assert_null(strstr(error, "s3cr"));
+        g_unlink(path);
+        g_free(path);
+        moat_config_clear(&config);
+    }
+}
+
 static void test_options_environment_and_validation(void)
 {
     moat_config config;
@@ -140,6 +172,7 @@ int main(int argc, char **argv)
     g_test_init(&argc, &argv, NULL);
     g_test_add_func("/config/defaults", test_defaults);
     g_test_add_func("/config/file", test_file_values_and_errors);
+    g_test_add_func("/config/file-not-utf8", test_file_value_not_utf8);
     g_test_add_func("/config/options-environment-validation",
                     test_options_environment_and_validation);
     g_test_add_func("/worker/first-octet-demux", test_first_octet_demux);
