@@ -264,22 +264,27 @@ static int start_calls(moat_gateway *gateway, char *error, size_t error_size)
     return gateway->calls ? 0 : -1;
 }
 
-/* An API listening beyond loopback never runs open (api_token.h). The
- * token itself is never printed: only where it is. */
-static int prepare_api_token(moat_gateway *gateway, char *error, size_t error_size)
+/* An API listening beyond loopback never runs open (api_token.h): the
+ * token is generated before the HTTP server starts (it checks it), and
+ * written to its file by write_api_token once every port is bound. */
+static int generate_api_token(moat_gateway *gateway, char *error, size_t error_size)
 {
-    char *written = NULL;
-    if (moat_api_token_prepare(&gateway->config, &written, error, error_size) != 0)
+    return moat_api_token_generate(&gateway->config, &gateway->token_path, error, error_size);
+}
+
+/* The token itself is never printed: only where it is. */
+static int write_api_token(moat_gateway *gateway, char *error, size_t error_size)
+{
+    if (!gateway->token_path)
+        return 0;
+    if (moat_api_token_write(gateway->token_path, gateway->config.token, error, error_size) != 0)
         return -1;
-    if (written) {
-        char *absolute = g_canonicalize_filename(written, NULL);
-        moat_log_warn("http",
-                      "no [http] token is configured and the API listens on %s: generated one "
-                      "and wrote it to %s (mode 0600); send it as Authorization: Bearer <token>",
-                      gateway->config.http_bind, absolute);
-        g_free(absolute);
-        g_free(written);
-    }
+    char *absolute = g_canonicalize_filename(gateway->token_path, NULL);
+    moat_log_warn("http",
+                  "no [http] token is configured and the API listens on %s: generated one "
+                  "and wrote it to %s (mode 0600); send it as Authorization: Bearer <token>",
+                  gateway->config.http_bind, absolute);
+    g_free(absolute);
     return 0;
 }
 
@@ -353,7 +358,7 @@ int moat_gateway_start(moat_gateway *gateway, char *error, size_t error_size)
     if (start_calls(gateway, error, error_size) != 0)
         return -1;
     moat_whip_bind_gateway(gateway);
-    if (prepare_api_token(gateway, error, error_size) != 0)
+    if (generate_api_token(gateway, error, error_size) != 0)
         return -1;
     gateway->http = moat_http_server_start(gateway, error, error_size);
     if (!gateway->http)
@@ -371,6 +376,10 @@ int moat_gateway_start(moat_gateway *gateway, char *error, size_t error_size)
         if (moat_worker_start(gateway->workers[i], error, error_size) != 0)
             return -1;
     }
+    /* Last: a start that failed on a port in use (a Moat already running)
+     * has not replaced that Moat's token file. */
+    if (write_api_token(gateway, error, error_size) != 0)
+        return -1;
     gateway->stats = moat_stats_snapshot_start(gateway);
     moat_log_info("gateway", "moat %s up: %s %s:%d, %u media workers on udp %d-%d, fingerprint %s",
                   MOAT_VERSION, *gateway->config.http_tls_cert ? "https" : "http",
@@ -442,4 +451,6 @@ void moat_gateway_stop(moat_gateway *gateway)
     moat_certificate_free(gateway->certificate);
     gateway->dtls_context = NULL;
     gateway->certificate = NULL;
+    g_free(gateway->token_path);
+    gateway->token_path = NULL;
 }

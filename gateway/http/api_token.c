@@ -52,39 +52,63 @@ static int make_folder(const char *path, char *error, size_t error_size)
     return status;
 }
 
+/* A file already at `path` is replaced only when it is this user's own
+ * regular file (lstat: a symbolic link is not followed). */
+static const char *replaceable(const char *path)
+{
+    struct stat info;
+    if (lstat(path, &info) != 0)
+        return errno == ENOENT ? NULL : "cannot inspect it";
+    if (!S_ISREG(info.st_mode))
+        return "not a regular file";
+    if (info.st_uid != geteuid())
+        return "owned by another user";
+    return NULL;
+}
+
+static const char *write_all(int fd, const char *token)
+{
+    size_t length = strlen(token);
+    if (fchmod(fd, 0600) != 0)
+        return "cannot make it private (chmod 0600)";
+    if (write(fd, token, length) != (ssize_t)length || write(fd, "\n", 1) != 1)
+        return "write failed";
+    return NULL;
+}
+
 int moat_api_token_write(const char *path, const char *token, char *error, size_t error_size)
 {
     if (make_folder(path, error, error_size) != 0)
         return -1;
-    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
-    if (fd < 0) {
-        snprintf(error, error_size, "[http] token_file: cannot write %s: %s", path,
-                 g_strerror(errno));
-        return -1;
-    }
-    struct stat info;
-    const char *problem = NULL;
-    if (fstat(fd, &info) != 0 || !S_ISREG(info.st_mode))
-        problem = "not a regular file";
-    else if (info.st_uid != geteuid())
-        problem = "owned by another user";
-    else if (fchmod(fd, 0600) != 0)
-        problem = "cannot make it private (chmod 0600)";
-    size_t length = strlen(token);
-    if (!problem && (write(fd, token, length) != (ssize_t)length || write(fd, "\n", 1) != 1))
-        problem = "write failed";
-    if (close(fd) != 0 && !problem)
-        problem = "close failed";
+    const char *problem = replaceable(path);
     if (problem) {
         snprintf(error, error_size, "[http] token_file: %s: %s", path, problem);
         return -1;
     }
-    return 0;
+    char *temporary = g_strconcat(path, ".XXXXXX", NULL);
+    int fd = g_mkstemp_full(temporary, O_WRONLY | O_CLOEXEC, 0600);
+    if (fd < 0) {
+        snprintf(error, error_size, "[http] token_file: cannot write beside %s: %s", path,
+                 g_strerror(errno));
+        g_free(temporary);
+        return -1;
+    }
+    problem = write_all(fd, token);
+    if (close(fd) != 0 && !problem)
+        problem = "close failed";
+    if (!problem && rename(temporary, path) != 0)
+        problem = "cannot rename the new file over it";
+    if (problem) {
+        g_unlink(temporary);
+        snprintf(error, error_size, "[http] token_file: %s: %s", path, problem);
+    }
+    g_free(temporary);
+    return problem ? -1 : 0;
 }
 
-int moat_api_token_prepare(moat_config *config, char **written, char *error, size_t error_size)
+int moat_api_token_generate(moat_config *config, char **path, char *error, size_t error_size)
 {
-    *written = NULL;
+    *path = NULL;
     if ((config->token && *config->token) || moat_api_token_bind_is_loopback(config->http_bind))
         return 0;
     unsigned char bytes[TOKEN_BYTES];
@@ -95,14 +119,9 @@ int moat_api_token_prepare(moat_config *config, char **written, char *error, siz
     char token[2 * TOKEN_BYTES + 1];
     for (size_t i = 0; i < sizeof bytes; i++)
         snprintf(token + 2 * i, 3, "%02x", bytes[i]);
-    char *path = config->token_file && *config->token_file ? g_strdup(config->token_file)
-                                                           : moat_api_token_default_path();
-    if (moat_api_token_write(path, token, error, error_size) != 0) {
-        g_free(path);
-        return -1;
-    }
     g_free(config->token);
     config->token = g_strdup(token);
-    *written = path;
+    *path = config->token_file && *config->token_file ? g_strdup(config->token_file)
+                                                      : moat_api_token_default_path();
     return 0;
 }

@@ -54,6 +54,9 @@ typedef struct moat_gateway {
     char candidate_addresses[MOAT_MAX_CANDIDATE_ADDRESSES][64];
     size_t n_candidate_addresses;
     uint64_t started_us;
+    /* Where a generated API token is written once every port is bound
+     * (api_token.h); NULL: none generated. Start-up only. */
+    char *token_path;
     /* Admission control (control thread) */
     moat_admission *admission;
     moat_admission *create_admission; /* POST to a plugin's api_path (room creation) */

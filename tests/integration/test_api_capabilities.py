@@ -9,13 +9,15 @@ import asyncio
 import json
 import os
 import re
+import socket
 import stat
+import subprocess
 import time
 
 import pytest
 
 from aiortc_peer import echo_call
-from conftest import Gateway
+from conftest import MOAT, Gateway, free_port
 from hostile_http import post_offer, request
 
 
@@ -62,6 +64,25 @@ def test_token_generated_when_the_api_binds_every_address(make_gateway):
                                 {"audio": {"codec": "opus", "pt": 111}}, auth)
     assert status == 201, ingest
     assert request(gw, "DELETE", ingest["resource"], headers=auth)[0] == 204
+
+
+def test_failed_second_start_leaves_the_token_file(make_gateway):
+    """A second Moat started by mistake on the same HTTP port fails ("in
+    use"); it wrote its own token over the running one's file first, which
+    then answered 401 to whoever read it. The file is written once every
+    port is bound."""
+    gw = make_gateway("--http-bind", "0.0.0.0")
+    token = gw.token_file.read_text().strip()
+    env = {**os.environ, "MOAT_HTTP_TOKEN_FILE": str(gw.token_file)}
+    second = subprocess.run(
+        [str(MOAT), "--http-bind", "0.0.0.0", "--http-port", str(gw.http_port), "--media-port",
+         str(free_port(socket.SOCK_DGRAM)), "--workers", "1", "--ng-port", "0"],
+        capture_output=True, text=True, timeout=30, env=env)
+    assert second.returncode != 0 and "HTTP port" in second.stderr, second.stderr
+    assert gw.token_file.read_text().strip() == token
+    assert [p.name for p in gw.token_file.parent.glob(gw.token_file.name + ".*")] == []
+    auth = {"Authorization": "Bearer " + token}
+    assert request(gw, "GET", "/api/sessions", headers=auth)[0] == 200
 
 
 def test_loopback_api_without_token_stays_open(make_gateway):
