@@ -163,6 +163,22 @@ static void set_state(moat_redis_link *link, moat_redis_state state)
         link->on_state(link->user, up);
 }
 
+/* A connect that failed, at once (an unresolvable host, a missing unix
+ * socket) or later: one warning naming the address and the reason, kept as
+ * the link's error. Each attempt waits for the backoff (at most one a
+ * BACKOFF_MAX_MS), which bounds these lines. */
+static void connect_failed(moat_redis_link *link, const char *reason, char *why, size_t why_size)
+{
+    if (link->socket_path)
+        snprintf(why, why_size, "cannot connect to %s: %s", link->socket_path, reason);
+    else if (strchr(link->host, ':'))
+        snprintf(why, why_size, "cannot connect to [%s]:%d: %s", link->host, link->port, reason);
+    else
+        snprintf(why, why_size, "cannot connect to %s:%d: %s", link->host, link->port, reason);
+    if (!link->freeing)
+        moat_log_warn("cluster", "redis: %s", why);
+}
+
 static gboolean reconnect_due(gpointer data)
 {
     moat_redis_link *link = data;
@@ -265,8 +281,7 @@ static void on_connect(const redisAsyncContext *context, int status)
             link->connect_timer = 0;
         }
         char why[200];
-        snprintf(why, sizeof why, "cannot connect: %s", context->errstr);
-        moat_log_warn("cluster", "redis: %s", why);
+        connect_failed(link, context->errstr, why, sizeof why);
         /* hiredis frees the context after this callback. */
         link->state = MOAT_REDIS_CONNECTING; /* not AUTH_FAILED any more */
         link_lost(link, why);
@@ -292,7 +307,7 @@ static void connect_now(moat_redis_link *link)
                                                    : redisAsyncConnect(link->host, link->port);
     if (!context || context->err) {
         char why[200];
-        snprintf(why, sizeof why, "cannot connect: %s", context ? context->errstr : "no memory");
+        connect_failed(link, context ? context->errstr : "no memory", why, sizeof why);
         if (context)
             redisAsyncFree(context);
         link_lost(link, why);

@@ -389,6 +389,28 @@ def test_redis_on_a_unix_socket(tmp_path):
         log.close()
 
 
+@pytest.mark.parametrize("address, shown", [
+    ("redis-typo.invalid:6379", "redis-typo.invalid:6379"),
+    ("/nonexistent/redis.sock", "/nonexistent/redis.sock")])
+def test_a_redis_address_that_fails_at_once_is_logged(address, shown):
+    """A connect that fails before any socket exists (a host that does not
+    resolve, a unix socket that is not there) was retried with no log line at
+    all: now a warning naming the address and the reason, and the link says
+    down."""
+    gw = Gateway(workers=1, env={"MOAT_CLUSTER_PASSWORD": PASSWORD}, extra_args=(
+        "--cluster-redis", address, "--cluster-node-id", "typo0"))
+    try:
+        line = wait_for("a warning", lambda: next(
+            (l for l in gw.log_text().splitlines()
+             if "level=warn" in l and f"cannot connect to {shown}: " in l), None))
+        assert line.split(f"cannot connect to {shown}: ")[1].strip('"'), line
+        view = cluster(gw)
+        assert not view["redis"]["up"] and shown in view["redis"]["error"], view
+        assert gw.metric("moat_cluster_redis_up") == 0
+    finally:
+        assert gw.stop() == 0
+
+
 def test_without_cluster_no_cluster_code_runs(gateway):
     """No [cluster]: no /api/cluster, no cluster metrics, relative Locations."""
     with pytest.raises(urllib.error.HTTPError) as error:
