@@ -65,23 +65,39 @@ static void raise_permitted_bpf(void)
         moat_log_warn("gateway", "cannot raise CAP_BPF: the kernel filter may be unavailable");
 }
 
-static gboolean on_signal(gpointer data)
+/* SIGINT: stop now (sessions still end as on a hang-up). */
+static gboolean on_sigint(gpointer data)
 {
-    moat_log_info("gateway", "signal received, shutting down");
-    g_main_loop_quit(data);
+    moat_gateway *gateway = data;
+    moat_log_info("gateway", "SIGINT received, shutting down");
+    g_main_loop_quit(gateway->loop);
     return G_SOURCE_REMOVE;
 }
 
-/* SIGTERM: a cluster node drains first (out of placement while its sessions
- * end, [cluster] drain_timeout_s at most; a second SIGTERM stops it now). */
-static gboolean on_sigterm(gpointer data)
+/* SIGTERM, and SIGHUP alike (its default action killed the process without
+ * ending sessions or finishing recordings): a cluster node drains first
+ * (out of placement while its sessions end, [cluster] drain_timeout_s at
+ * most; a second signal stops it now). */
+static gboolean graceful_stop(moat_gateway *gateway, const char *signal_name)
 {
-    moat_gateway *gateway = data;
-    if (!gateway->cluster)
-        return on_signal(gateway->loop);
-    moat_log_info("gateway", "SIGTERM: draining before shutting down");
+    if (!gateway->cluster) {
+        moat_log_info("gateway", "%s received, shutting down", signal_name);
+        g_main_loop_quit(gateway->loop);
+        return G_SOURCE_REMOVE;
+    }
+    moat_log_info("gateway", "%s: draining before shutting down", signal_name);
     moat_cluster_drain_and_quit(gateway->cluster, gateway->loop);
     return G_SOURCE_CONTINUE;
+}
+
+static gboolean on_sigterm(gpointer data)
+{
+    return graceful_stop(data, "SIGTERM");
+}
+
+static gboolean on_sighup(gpointer data)
+{
+    return graceful_stop(data, "SIGHUP");
 }
 
 static int parse_arguments(int argc, char **argv, moat_config *config, bool *check_only,
@@ -191,7 +207,8 @@ int main(int argc, char **argv)
     }
     gateway.loop = g_main_loop_new(NULL, FALSE);
     g_unix_signal_add(SIGTERM, on_sigterm, &gateway);
-    g_unix_signal_add(SIGINT, on_signal, gateway.loop);
+    g_unix_signal_add(SIGHUP, on_sighup, &gateway);
+    g_unix_signal_add(SIGINT, on_sigint, &gateway);
     g_main_loop_run(gateway.loop);
     moat_gateway_stop(&gateway);
     g_main_loop_unref(gateway.loop);

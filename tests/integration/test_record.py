@@ -7,6 +7,7 @@ code) records the same way."""
 import asyncio
 import json
 import re
+import signal
 import subprocess
 import time
 import urllib.error
@@ -214,9 +215,11 @@ def test_srtpplus_session_records(tmp_path, scheme):
         assert gateway.stop() == 0, f"moat exited badly; log in {gateway.log_path}"
 
 
-def test_shutdown_finishes_open_recordings(tmp_path):
-    """SIGTERM while a session records: the gateway ends the session, the
-    recorder finishes the file, then the gateway exits cleanly."""
+@pytest.mark.parametrize("stop_signal", [signal.SIGTERM, signal.SIGHUP], ids=["SIGTERM", "SIGHUP"])
+def test_shutdown_finishes_open_recordings(tmp_path, stop_signal):
+    """SIGTERM (or SIGHUP, which killed the process before) while a session
+    records: the gateway ends the session, the recorder finishes the file,
+    then the gateway exits cleanly and says so."""
     folder = tmp_path / "rec"
     gateway = Gateway(workers=1, extra_args=["--record-dir", str(folder),
                                              "--record-all-sessions", "true"])
@@ -228,10 +231,14 @@ def test_shutdown_finishes_open_recordings(tmp_path):
         while gateway.metric("moat_rtp_packets_received_total") < 100 and time.time() < deadline:
             time.sleep(0.1)
         time.sleep(2)
+        gateway.process.send_signal(stop_signal)
+        gateway.process.wait(timeout=15)
         assert gateway.stop() == 0, f"moat exited badly; log in {gateway.log_path}"
     finally:
         flood.kill()
         flood.wait()
+    log = gateway.log_text()
+    assert f"{stop_signal.name} received, shutting down" in log and "msg=\"stopped\"" in log, log
     files = list(folder.glob("*.mkv"))
     assert len(files) == 1, files
     duration, out = discover(files[0])
