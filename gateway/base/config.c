@@ -5,8 +5,10 @@
 
 #include "base/log.h"
 
+#include <arpa/inet.h>
 #include <errno.h>
 #include <glib.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,10 +38,15 @@ static int set_value(moat_config *config, const option_spec *spec, const char *v
     }
     case OPTION_DOUBLE: {
         char *end = NULL;
+        errno = 0;
         double parsed = g_ascii_strtod(value, &end);
-        if (end == value || *end != '\0' || !(parsed > 0)) {
-            snprintf(error, error_size, "%s: [%s] %s = \"%s\": expected a positive number", origin,
-                     spec->section, spec->key, value);
+        /* inf, nan and 1e999 are not settings: refused, as is anything past
+         * the option's bound (its users cast products of it to integers). */
+        if (errno || end == value || *end != '\0' || !isfinite(parsed) || !(parsed > 0) ||
+            parsed > (double)spec->max) {
+            snprintf(error, error_size,
+                     "%s: [%s] %s = \"%s\": expected a positive number, at most %ld", origin,
+                     spec->section, spec->key, value, spec->max);
             return -1;
         }
         *(double *)field = parsed;
@@ -215,8 +222,31 @@ int moat_config_set_by_option(moat_config *config, const char *option, const cha
     return set_value(config, spec, value, origin, error, error_size);
 }
 
+static bool is_ip_address(const char *text)
+{
+    unsigned char probe[16];
+    return inet_pton(AF_INET, text, probe) == 1 || inet_pton(AF_INET6, text, probe) == 1;
+}
+
+/* [media] announced_address goes into ICE candidates and call SDPs' c= and
+ * a=rtcp lines as written: an IP address only (no host name, no space, no
+ * CR or LF). The value is shown escaped. */
+static int check_announced_address(const moat_config *config, char *error, size_t error_size)
+{
+    const char *address = config->announced_address;
+    if (!address || !*address || is_ip_address(address))
+        return 0;
+    char *shown = g_strescape(address, NULL);
+    snprintf(error, error_size, "[media] announced_address = \"%s\": expected an IP address",
+             shown);
+    g_free(shown);
+    return -1;
+}
+
 int moat_config_validate(const moat_config *config, char *error, size_t error_size)
 {
+    if (check_announced_address(config, error, error_size) != 0)
+        return -1;
     if (moat_log_level_parse(config->log_level) < 0) {
         snprintf(error, error_size,
                  "[general] log_level = \"%s\": expected error, warn, info or debug",

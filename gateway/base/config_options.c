@@ -122,7 +122,7 @@ const option_spec moat_config_options[] = {
     {"prefilter", "hold_ms", "detector-hold-ms", OPTION_INT, FIELD(detector_hold_ms), "2000", 100,
      600000, "time without anomaly before the detector switches off"},
     {"prefilter", "rate_factor", "detector-rate-factor", OPTION_DOUBLE, FIELD(detector_rate_factor),
-     "4.0", 0, 0, "ingress rate above this multiple of the learned baseline is an anomaly"},
+     "4.0", 0, 1000, "ingress rate above this multiple of the learned baseline is an anomaly"},
     {"prefilter", "auth_failures_per_s", "detector-auth-failures", OPTION_INT,
      FIELD(detector_auth_failures_per_s), "50", 1, 1000000,
      "srtp_unprotect failures per second that count as an anomaly"},
@@ -131,7 +131,7 @@ const option_spec moat_config_options[] = {
     {"prefilter", "budget_min_pps", "budget-min-pps", OPTION_INT, FIELD(budget_min_pps), "20", 1,
      1000000, "floor of that verification budget, packets per second"},
     {"prefilter", "legacy_budget_factor", "legacy-budget-factor", OPTION_DOUBLE,
-     FIELD(legacy_budget_factor), "2.0", 0, 0,
+     FIELD(legacy_budget_factor), "2.0", 0, 1000,
      "peers without SRTP+, worker overloaded: a flooded stream keeps at least this multiple of its "
      "learned rate, admitted with one chance for every packet"},
     {"limits", "datachannel_session_bytes", "datachannel-session-bytes", OPTION_INT,

@@ -17,7 +17,7 @@ typedef struct {
     option_type type;
     size_t offset;
     const char *default_value;
-    long min, max; /* for integers */
+    long min, max; /* integers: the range; decimals: max bounds (min: above 0) */
     const char *help;
 } option_spec;
 

@@ -88,8 +88,11 @@ static moat_guarded_stream *find(moat_stream_guard *guard, uint32_t ssrc)
 static void set_budget(moat_stream_guard *guard, moat_guarded_stream *stream)
 {
     double rate = stream->learned_pps * guard->config.budget_factor;
-    uint32_t budget =
-        rate > guard->config.budget_min_pps ? (uint32_t)rate : guard->config.budget_min_pps;
+    /* Clamped before the cast: a rate past UINT32_MAX (or not a number)
+     * would make it undefined. */
+    uint32_t budget = !(rate > guard->config.budget_min_pps) ? guard->config.budget_min_pps
+                      : rate >= (double)UINT32_MAX           ? UINT32_MAX
+                                                             : (uint32_t)rate;
     if (budget == stream->budget_rate)
         return;
     stream->budget_rate = budget;

@@ -84,6 +84,19 @@ def test_config_value_not_utf8(tmp_path):
     assert result.returncode != 0 and "[http] token" in result.stderr, result.stderr
 
 
+def test_values_the_start_would_misuse_fail_check_config():
+    """announced_address goes into SDP c= lines and candidates as written;
+    decimal options were cast to integers on the packet path."""
+    for args, expect in ((("--announced-address", "bogus host"), "[media] announced_address"),
+                         (("--announced-address", "192.0.2.1\r\na=x"), "announced_address"),
+                         (("--legacy-budget-factor", "1e300"), "at most 1000"),
+                         (("--detector-rate-factor", "inf"), "at most 1000")):
+        result = run(*args, "--check-config")
+        assert result.returncode == 2 and expect in result.stderr, (args, result.stderr)
+        assert len(result.stderr.splitlines()) == 1, result.stderr
+    assert run("--announced-address", "2001:db8::5", "--check-config").returncode == 0
+
+
 def test_unknown_options_are_named_as_unknown():
     """An unknown option is called unknown, last on the line or not (it was
     "needs a value" when nothing followed it); a known one without its

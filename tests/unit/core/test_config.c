@@ -55,6 +55,7 @@ static void test_file_values_and_errors(void)
         {"[http]\nport = 80x\n", "expected an integer"},
         {"[media]\ninclude_loopback = maybe\n", "expected true or false"},
         {"[prefilter]\nrate_factor = -1\n", "expected a positive number"},
+        {"[prefilter]\nlegacy_budget_factor = inf\n", "expected a positive number, at most 1000"},
         {"[nosuch]\nkey = 1\n", "unknown option [nosuch] key"},
         {"not a key file at all\n", "cannot read config file"},
     };
@@ -148,6 +149,59 @@ static void test_options_environment_and_validation(void)
     moat_config_clear(&config);
 }
 
+/* Decimal options took inf, nan and 1e999 (then cast to integers on the
+ * packet path); now finite, above 0, at most the option's bound. */
+static void test_decimal_bounds(void)
+{
+    moat_config config;
+    moat_config_init(&config);
+    char error[256] = "";
+    static const char *const refused[] = {"inf", "-inf", "nan",    "1e999", "1e300", "1000.5",
+                                          "0",   "-1",   "1e-999", "0x",    "4.0 "};
+    static const char *const options[] = {"detector-rate-factor", "legacy-budget-factor"};
+    for (size_t o = 0; o < G_N_ELEMENTS(options); o++) {
+        for (size_t i = 0; i < G_N_ELEMENTS(refused); i++) {
+            error[0] = '\0';
+            g_assert_cmpint(
+                moat_config_set_by_option(&config, options[o], refused[i], error, sizeof error), ==,
+                -1);
+            g_assert_nonnull(strstr(error, "expected a positive number, at most 1000"));
+        }
+        g_assert_cmpint(moat_config_set_by_option(&config, options[o], "1000", error, sizeof error),
+                        ==, 0);
+        g_assert_cmpint(moat_config_set_by_option(&config, options[o], "0.5", error, sizeof error),
+                        ==, 0);
+    }
+    g_assert_cmpfloat(config.detector_rate_factor, ==, 0.5);
+    g_assert_cmpfloat(config.legacy_budget_factor, ==, 0.5);
+    moat_config_clear(&config);
+}
+
+/* [media] announced_address went into candidates and SDP c= lines
+ * unchecked (a host name, a space, CR LF); candidate_addresses was checked. */
+static void test_announced_address(void)
+{
+    moat_config config;
+    moat_config_init(&config);
+    char error[256] = "";
+    static const char *const refused[] = {"bogus host", "bogus",          "192.0.2.1\r\na=x",
+                                          "192.0.2.1 ", "2001:db8::1/64", "example.com"};
+    for (size_t i = 0; i < G_N_ELEMENTS(refused); i++) {
+        moat_config_set_by_option(&config, "announced-address", refused[i], error, sizeof error);
+        error[0] = '\0';
+        g_assert_cmpint(moat_config_validate(&config, error, sizeof error), ==, -1);
+        g_assert_nonnull(strstr(error, "[media] announced_address"));
+        g_assert_null(strchr(error, '\n'));
+        g_assert_null(strchr(error, '\r'));
+    }
+    static const char *const accepted[] = {"", "203.0.113.5", "2001:db8::1", "::ffff:192.0.2.1"};
+    for (size_t i = 0; i < G_N_ELEMENTS(accepted); i++) {
+        moat_config_set_by_option(&config, "announced-address", accepted[i], error, sizeof error);
+        g_assert_cmpint(moat_config_validate(&config, error, sizeof error), ==, 0);
+    }
+    moat_config_clear(&config);
+}
+
 static void test_first_octet_demux(void)
 {
     /* RFC 7983 ranges, edges included. */
@@ -175,6 +229,8 @@ int main(int argc, char **argv)
     g_test_add_func("/config/file-not-utf8", test_file_value_not_utf8);
     g_test_add_func("/config/options-environment-validation",
                     test_options_environment_and_validation);
+    g_test_add_func("/config/decimal-bounds", test_decimal_bounds);
+    g_test_add_func("/config/announced-address", test_announced_address);
     g_test_add_func("/worker/first-octet-demux", test_first_octet_demux);
     return g_test_run();
 }

@@ -158,6 +158,24 @@ static void test_window_accessor(void)
     g_assert_false(moat_stream_guard_highest(&guard, 43, &highest));
 }
 
+/* A budget past UINT32_MAX (a huge legacy_budget_factor) was cast to
+ * uint32_t as it came: undefined, in practice 0. Now clamped. */
+static void test_budget_clamped_before_the_cast(void)
+{
+    moat_stream_guard guard;
+    moat_stream_guard_config c = config();
+    c.budget_factor = 1e300;
+    moat_stream_guard_init(&guard, &c);
+    moat_stream_guard_declare(&guard, 0x1234, 50);
+    g_assert_cmpuint(guard.n_streams, ==, 1);
+    g_assert_cmpuint(guard.streams[0].budget_rate, ==, UINT32_MAX);
+    g_assert_cmpuint(guard.streams[0].admission.allowance, >, 0);
+    c.budget_factor = 2.0;
+    moat_stream_guard_init(&guard, &c);
+    moat_stream_guard_declare(&guard, 0x1234, 50);
+    g_assert_cmpuint(guard.streams[0].budget_rate, ==, 100);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -166,5 +184,6 @@ int main(int argc, char **argv)
     g_test_add_func("/stream-guard/certain-failures-only", test_certain_failures_only);
     g_test_add_func("/stream-guard/fair-admission", test_fair_admission_under_overload);
     g_test_add_func("/stream-guard/window-accessor", test_window_accessor);
+    g_test_add_func("/stream-guard/budget-clamped", test_budget_clamped_before_the_cast);
     return g_test_run();
 }
