@@ -2,11 +2,11 @@
  * defaults, then --config FILE, then MOAT_<SECTION>_<KEY> environment
  * variables, then command-line options. */
 #include "base/config.h"
+#include "app/config_check.h"
 #include "app/gateway.h"
 #include "cluster/cluster.h"
 #include "base/log.h"
 #include "base/version.h"
-#include "http/http_tls.h"
 
 #include <linux/capability.h>
 #include <sys/syscall.h>
@@ -164,11 +164,10 @@ static int parse_arguments(int argc, char **argv, moat_config *config, bool *che
         if (status != 0)
             return -1;
     }
-    if (moat_config_validate(config, error, error_size) != 0)
-        return -1;
-    /* Files the configuration names are read now: a bad one is a
-     * configuration error (status 2), found by --check-config too. */
-    return moat_http_tls_check(config, error, error_size);
+    /* What the start would refuse (files it names, bind addresses, the
+     * cluster's settings) is a configuration error (status 2), found by
+     * --check-config too. */
+    return moat_app_config_check(config, error, error_size);
 }
 
 int main(int argc, char **argv)

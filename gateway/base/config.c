@@ -243,9 +243,31 @@ static int check_announced_address(const moat_config *config, char *error, size_
     return -1;
 }
 
+/* [media] candidate_addresses: comma-separated IP addresses. */
+static int check_candidate_addresses(const moat_config *config, char *error, size_t error_size)
+{
+    if (!config->candidate_addresses || !*config->candidate_addresses)
+        return 0;
+    char **parts = g_strsplit(config->candidate_addresses, ",", -1);
+    int status = 0;
+    for (char **part = parts; *part && status == 0; part++) {
+        char *text = g_strstrip(*part);
+        if (is_ip_address(text))
+            continue;
+        char *shown = g_strescape(text, NULL);
+        snprintf(error, error_size, "[media] candidate_addresses: \"%s\" is not an IP address",
+                 shown);
+        g_free(shown);
+        status = -1;
+    }
+    g_strfreev(parts);
+    return status;
+}
+
 int moat_config_validate(const moat_config *config, char *error, size_t error_size)
 {
-    if (check_announced_address(config, error, error_size) != 0)
+    if (check_announced_address(config, error, error_size) != 0 ||
+        check_candidate_addresses(config, error, error_size) != 0)
         return -1;
     if (moat_log_level_parse(config->log_level) < 0) {
         snprintf(error, error_size,

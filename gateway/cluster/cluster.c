@@ -400,21 +400,44 @@ static void default_advertise(moat_cluster *cluster)
              v6 ? "[" : "", host, v6 ? "]" : "", config->http_port);
 }
 
+/* [cluster] node_id, else "<host name>:<HTTP port>". */
+static void node_id_of(const moat_config *config, char *out, size_t size)
+{
+    if (*config->cluster_node_id)
+        snprintf(out, size, "%s", config->cluster_node_id);
+    else
+        snprintf(out, size, "%s:%d", g_get_host_name(), config->http_port);
+}
+
+int moat_cluster_check_config(const moat_config *config, char *error, size_t error_size)
+{
+    char id[MOAT_CLUSTER_NAME_MAX];
+    char key[200];
+    node_id_of(config, id, sizeof id);
+    if (!moat_cluster_node_id_valid(id) || !moat_cluster_node_key(id, key, sizeof key) ||
+        strlen(config->cluster_node_id) >= sizeof id) {
+        char *shown = g_strescape(config->cluster_node_id[0] ? config->cluster_node_id : id, NULL);
+        snprintf(error, error_size,
+                 "[cluster] node_id \"%s\": 1-127 printable characters without spaces", shown);
+        g_free(shown);
+        return -1;
+    }
+    const char *advertise = config->cluster_advertise_http;
+    if (*advertise && !moat_cluster_url_safe(advertise)) {
+        snprintf(error, error_size, "[cluster] advertise_http \"%s\" is not a usable URL",
+                 advertise);
+        return -1;
+    }
+    return moat_redis_link_check_address(config->cluster_redis, error, error_size);
+}
+
 static int configure(moat_cluster *cluster, char *error, size_t error_size)
 {
     moat_config *config = &cluster->gateway->config;
-    if (*config->cluster_node_id)
-        snprintf(cluster->node_id, sizeof cluster->node_id, "%s", config->cluster_node_id);
-    else
-        snprintf(cluster->node_id, sizeof cluster->node_id, "%s:%d", g_get_host_name(),
-                 config->http_port);
-    if (!moat_cluster_node_id_valid(cluster->node_id) ||
-        !moat_cluster_node_key(cluster->node_id, cluster->node_key, sizeof cluster->node_key)) {
-        snprintf(error, error_size,
-                 "[cluster] node_id \"%s\": 1-127 printable characters without spaces",
-                 cluster->node_id);
+    if (moat_cluster_check_config(config, error, error_size) != 0)
         return -1;
-    }
+    node_id_of(config, cluster->node_id, sizeof cluster->node_id);
+    moat_cluster_node_key(cluster->node_id, cluster->node_key, sizeof cluster->node_key);
     if (*config->cluster_advertise_http)
         snprintf(cluster->advertise_http, sizeof cluster->advertise_http, "%s",
                  config->cluster_advertise_http);

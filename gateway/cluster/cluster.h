@@ -15,6 +15,11 @@
 
 typedef struct moat_cluster moat_cluster;
 
+/* The [cluster] settings moat_cluster_start would refuse (the node id, the
+ * Redis address, advertise_http), checked without connecting: 0, or -1 with
+ * one line in `error`. --check-config runs it; so does the start. */
+int moat_cluster_check_config(const moat_config *config, char *error, size_t error_size);
+
 /* Connects to Redis (asynchronously: a node starts even with Redis down)
  * and registers the routes and hooks. NULL with `error` on bad settings. */
 moat_cluster *moat_cluster_start(moat_gateway *gateway, char *error, size_t error_size);

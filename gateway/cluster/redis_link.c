@@ -465,6 +465,15 @@ static bool parse_address(moat_redis_link *link, const char *address, char *erro
     return true;
 }
 
+int moat_redis_link_check_address(const char *address, char *error, size_t error_size)
+{
+    moat_redis_link probe = {0};
+    bool ok = parse_address(&probe, address, error, error_size);
+    g_free(probe.host);
+    g_free(probe.socket_path);
+    return ok ? 0 : -1;
+}
+
 moat_redis_link *moat_redis_link_new(const char *address, const char *password, unsigned timeout_ms,
                                      moat_redis_state_fn on_state, void *user, char *error,
                                      size_t error_size)

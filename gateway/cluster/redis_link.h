@@ -37,6 +37,10 @@ typedef struct {
     uint64_t auth_failures;
 } moat_redis_counters;
 
+/* Whether `address` is one moat_redis_link_new takes (no connection made):
+ * 0, or -1 with a message. For --check-config. */
+int moat_redis_link_check_address(const char *address, char *error, size_t error_size);
+
 /* `address`: HOST:PORT, [V6]:PORT or /path/to/socket. Starts connecting on
  * the thread-default main context. NULL with `error` on a bad address. */
 moat_redis_link *moat_redis_link_new(const char *address, const char *password, unsigned timeout_ms,

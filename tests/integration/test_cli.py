@@ -97,6 +97,34 @@ def test_values_the_start_would_misuse_fail_check_config():
     assert run("--announced-address", "2001:db8::5", "--check-config").returncode == 0
 
 
+def test_check_config_refuses_what_the_start_refuses(tmp_path):
+    """--check-config said "configuration ok" for settings the start then
+    refused; now each is one error line and status 2, nothing bound."""
+    cases = [
+        (("--certificate", str(tmp_path / "missing.pem"), "--private-key",
+          str(tmp_path / "missing.key")), "[dtls] certificate: cannot read certificate"),
+        (("--http-bind", "notanaddress"), '[http] bind = "notanaddress": not an IP address'),
+        (("--media-bind", "notanaddress"), '[media] bind = "notanaddress": not an IP address'),
+        (("--ng-bind", "notanaddress"), '[ng] bind = "notanaddress": not an IP address'),
+        (("--candidate-addresses", "192.0.2.1, nohost"), "[media] candidate_addresses"),
+        (("--call-denied-networks", "garbage"), "[call] denied_networks"),
+        (("--cluster-redis", "h:99999", "--cluster-password", "x"), "[cluster] redis"),
+        (("--cluster-redis", "h:1", "--cluster-password", "x", "--cluster-node-id", "a b"),
+         "[cluster] node_id"),
+    ]
+    for args, expect in cases:
+        result = run(*args, "--check-config")
+        assert result.returncode == 2 and expect in result.stderr, (args, result.stderr)
+        assert len(result.stderr.splitlines()) == 1 and not result.stdout, result
+    # The same values, well formed, pass; an ng socket that is off is not checked.
+    assert run("--ng-port", "0", "--ng-bind", "notanaddress", "--check-config").returncode == 0
+    result = run("--http-bind", "::1", "--media-bind", "0.0.0.0", "--ng-bind", "::1",
+                 "--call-denied-networks", "10.0.0.0/8, fd00::/8", "--cluster-redis",
+                 "[::1]:6379", "--cluster-password", "x", "--cluster-node-id", "n1:8088",
+                 "--check-config")
+    assert result.returncode == 0, result.stderr
+
+
 def test_unknown_options_are_named_as_unknown():
     """An unknown option is called unknown, last on the line or not (it was
     "needs a value" when nothing followed it); a known one without its
