@@ -5,6 +5,7 @@
  * (session_plain.c receives on it and ends it when it idles), with the SRTP
  * keys of ingest_srtp.c when the request asks for SRTP. */
 #include "http/ingest_api.h"
+#include "base/json_body.h"
 
 #include "http/http_router.h"
 #include "http/ingest_srtp.h"
@@ -215,8 +216,10 @@ static void start_ingest(moat_gateway *gateway, const moat_plugin *plugin, const
     json_t *body = json_loadb(request->body ? request->body : "", request->body_length,
                               JSON_REJECT_DUPLICATES, &jerror);
     if (!json_is_object(body)) {
+        char detail[256];
+        moat_json_body_detail(body, request->body_length ? &jerror : NULL, detail, sizeof detail);
         json_decref(body);
-        moat_http_response_error(response, 400, "bad_json", "the body must be a JSON object");
+        moat_http_response_error(response, 400, "bad_json", detail);
         return;
     }
     struct sockaddr_in6 source;

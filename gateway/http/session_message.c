@@ -4,6 +4,7 @@
  * a session ending meanwhile is simply not found), and the plugin's reply
  * goes back to the control thread, which completes the held HTTP request. */
 #include "http/session_message.h"
+#include "base/json_body.h"
 
 #include "session/session_internal.h"
 
@@ -150,11 +151,14 @@ void moat_session_message_request(moat_gateway *gateway, const moat_http_request
                                          : NULL;
     bool object = json_is_object(value);
     char *text = object ? json_dumps(value, JSON_COMPACT) : NULL;
-    json_decref(value);
     if (!text) {
-        moat_http_response_error(response, 400, "bad_json", "the body must be a JSON object");
+        char detail[256];
+        moat_json_body_detail(value, request->body_length ? &error : NULL, detail, sizeof detail);
+        json_decref(value);
+        moat_http_response_error(response, 400, "bad_json", detail);
         return;
     }
+    json_decref(value);
     session_message *m = g_new0(session_message, 1);
     m->worker = record->worker;
     g_strlcpy(m->session_id, record->id, sizeof m->session_id);

@@ -97,10 +97,13 @@ char *room_handle_message(void *state, const char *json)
 {
     room_peer *peer = state;
     json_t *request = json_loads(json ? json : "", JSON_REJECT_DUPLICATES, NULL);
-    const char *name = json_string_value(json_object_get(request, "request"));
+    json_t *kind = json_object_get(request, "request");
+    const char *name = json_string_value(kind);
     char *reply = NULL;
     if (!json_is_object(request))
         reply = refusal("bad_json", "a JSON object is expected");
+    else if (kind && !name)
+        reply = refusal("unknown_request", "request: a string, info or configure");
     else if (!name || strcmp(name, "info") == 0)
         reply = describe(peer);
     else if (strcmp(name, "configure") != 0)

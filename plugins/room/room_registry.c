@@ -4,6 +4,8 @@
 #include "room_recovery.h"
 #include "room_simulcast.h"
 
+#include "base/json_body.h"
+
 #include <jansson.h>
 #include <string.h>
 
@@ -332,8 +334,10 @@ static char *create(const char *body, size_t length, int *status)
     json_error_t jerror;
     json_t *json = json_loadb(body, length, JSON_REJECT_DUPLICATES, &jerror);
     if (!json || !json_is_object(json)) {
+        char detail[256];
+        moat_json_body_detail(json, length ? &jerror : NULL, detail, sizeof detail);
         json_decref(json);
-        return error_reply(status, 400, "bad_json", "the body must be a JSON object");
+        return error_reply(status, 400, "bad_json", detail);
     }
     const char *name = json_string_value(json_object_get(json, "name"));
     int max_pubs = ROOM_MAX_PUBLISHERS, max_subs = ROOM_DEFAULT_SUBS, pub_worker = -1,

@@ -4,6 +4,8 @@
  * thread here). */
 #include "room_simulcast.h"
 
+#include "base/json_body.h"
+
 #include <string.h>
 
 /* "<room>/subscribers/<id>/layer" into its two names; false when the
@@ -69,6 +71,12 @@ char *room_simulcast_api(const char *method, const char *rest, const char *body,
         return room_api_error(status, 405, "method_not_allowed", "POST a layer");
     json_error_t jerror;
     json_t *json = body ? json_loadb(body, length, JSON_REJECT_DUPLICATES, &jerror) : NULL;
+    if (body && length && !json_is_object(json)) {
+        char detail[256];
+        moat_json_body_detail(json, &jerror, detail, sizeof detail);
+        json_decref(json);
+        return room_api_error(status, 400, "bad_json", detail);
+    }
     const char *rid = json_is_object(json) ? json_string_value(json_object_get(json, "rid")) : NULL;
     if (!rid || !rid[0] || strlen(rid) >= MOAT_PLUGIN_RID_SIZE) {
         json_decref(json);

@@ -351,3 +351,40 @@ def test_one_subscribers_remb_of_one_bit_does_not_throttle_the_publisher(make_ga
         await close(publisher)
 
     asyncio.run(run())
+
+
+def test_invalid_json_bodies_say_what_is_wrong(make_gateway):
+    """/api/rooms, /ingest, /layer and /message answered "the body must be a
+    JSON object" whatever was wrong; a 400 now carries jansson's words
+    (invalid UTF-8, trailing junk, a duplicate key: what and at which byte),
+    as printable ASCII. {"request": 5} to /message was answered as info."""
+    gw = make_gateway()
+    status, _, ingest = http(gw, "POST", "/api/rooms/r0/ingest",
+                             {"audio": {"codec": "opus", "pt": 111}})
+    assert status == 201, ingest
+    session = ingest["resource"].rsplit("/", 1)[1]
+    paths = ["/api/rooms", "/api/rooms/r0/ingest", "/api/rooms/r0/subscribers/x/layer",
+             f"/api/sessions/{session}/message"]
+    bodies = [(b'{"name":"\xff\xfe"}', "unable to decode byte 0xff"),
+              (b'{"name":"ab"} x', "end of file expected"),
+              (b'{"name":"ab"}\x00junk', "at byte"),
+              (b'{"name":"a","name":"b"}', "duplicate object key"),
+              (b'{"name":', "at byte")]
+    for path in paths:
+        for body, expect in bodies:
+            status, _, reply = http(gw, "POST", path, body)
+            assert status == 400 and reply["error"] == "bad_json", (path, body, status, reply)
+            detail = reply["detail"]
+            assert detail.startswith("the body is not valid JSON: ") and expect in detail, \
+                (path, body, detail)
+            assert all(" " <= c <= "~" for c in detail), detail
+        # Valid JSON of another type keeps the old words.
+        status, _, reply = http(gw, "POST", path, b"[1]")
+        assert status == 400 and reply["detail"] == "the body must be a JSON object", (path, reply)
+    for request in (5, None, True, ["info"], {"a": 1}):
+        status, _, reply = http(gw, "POST", f"/api/sessions/{session}/message",
+                                {"request": request})
+        assert status == 400 and reply["error"] == "unknown_request", (request, status, reply)
+    status, _, reply = http(gw, "POST", f"/api/sessions/{session}/message", {"request": "info"})
+    assert status == 200, reply
+    assert http(gw, "DELETE", ingest["resource"])[0] == 204
