@@ -25,16 +25,31 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* SET this node's record, index it, read every live record back (dropping
- * ids whose record expired). KEYS: node key, index; ARGV: id, record, ms. */
+/* SET this node's record, index it, read every live record back. An id
+ * whose record expired, or whose key holds something other than a string
+ * (a stray HSET: its GET would fail the whole script, every tick, on every
+ * node), leaves the index; an index that is not a set is replaced (every
+ * node adds itself again within a tick). Returns {unusable, records...}:
+ * how many ids (and indexes) were thrown out as unusable, then the records.
+ * KEYS: node key, index; ARGV: id, record, ms. */
 static const char register_script[] =
+    "local unusable = 0 "
+    "local index = redis.call('TYPE', KEYS[2]).ok "
+    "if index ~= 'set' and index ~= 'none' then "
+    "  redis.call('DEL', KEYS[2]) unusable = 1 end "
     "redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3]) "
     "redis.call('SADD', KEYS[2], ARGV[1]) "
-    "local out = {} "
+    "local out = {0} "
     "for _, id in ipairs(redis.call('SMEMBERS', KEYS[2])) do "
-    "  local record = redis.call('GET', 'moat:node:' .. id) "
-    "  if record then table.insert(out, record) else redis.call('SREM', KEYS[2], id) end "
+    "  local key = 'moat:node:' .. id "
+    "  local kind = redis.call('TYPE', key).ok "
+    "  if kind == 'string' then table.insert(out, redis.call('GET', key)) "
+    "  else "
+    "    redis.call('SREM', KEYS[2], id) "
+    "    if kind ~= 'none' then unusable = unusable + 1 end "
+    "  end "
     "end "
+    "out[1] = unusable "
     "return out";
 
 /* The room's owner after the call: an owner whose node record is gone is
@@ -100,8 +115,14 @@ static void registry_read(void *user, const redisReply *reply, const char *error
             moat_log_warn("cluster", "registry: %s", reply->str);
         return;
     }
+    if (reply->elements < 1 || reply->element[0]->type != REDIS_REPLY_INTEGER) {
+        moat_log_warn("cluster", "registry: unexpected reply to the register script");
+        return;
+    }
+    /* Ids the script took out of the index (their keys unusable). */
+    cluster->records_rejected += (uint64_t)MAX(reply->element[0]->integer, 0);
     g_hash_table_remove_all(cluster->nodes);
-    for (size_t i = 0; i < reply->elements && i < MOAT_CLUSTER_MAX_NODES; i++) {
+    for (size_t i = 1; i < reply->elements && i <= MOAT_CLUSTER_MAX_NODES; i++) {
         const redisReply *element = reply->element[i];
         moat_cluster_node node;
         char why[96];
