@@ -28,10 +28,13 @@
 /* SET this node's record, index it, read every live record back. An id
  * whose record expired, or whose key holds something other than a string
  * (a stray HSET: its GET would fail the whole script, every tick, on every
- * node), leaves the index; an index that is not a set is replaced (every
- * node adds itself again within a tick). Returns {unusable, records...}:
- * how many ids (and indexes) were thrown out as unusable, then the records.
- * KEYS: node key, index; ARGV: id, record, ms. */
+ * node) or a string longer than a record may be (ARGV[4] bytes: read
+ * whole by every node every tick, only to be refused, it took the link
+ * past its timeout), leaves the index; an index that is not a set is
+ * replaced (every node adds itself again within a tick). Returns
+ * {unusable, records...}: how many ids (and indexes) were thrown out as
+ * unusable, then the records. KEYS: node key, index; ARGV: id, record, ms,
+ * the most bytes a record may have. */
 static const char register_script[] =
     "local unusable = 0 "
     "local index = redis.call('TYPE', KEYS[2]).ok "
@@ -43,7 +46,8 @@ static const char register_script[] =
     "for _, id in ipairs(redis.call('SMEMBERS', KEYS[2])) do "
     "  local key = 'moat:node:' .. id "
     "  local kind = redis.call('TYPE', key).ok "
-    "  if kind == 'string' then table.insert(out, redis.call('GET', key)) "
+    "  if kind == 'string' and redis.call('STRLEN', key) <= tonumber(ARGV[4]) then "
+    "    table.insert(out, redis.call('GET', key)) "
     "  else "
     "    redis.call('SREM', KEYS[2], id) "
     "    if kind ~= 'none' then unusable = unusable + 1 end "
@@ -143,15 +147,17 @@ static void registry_write(moat_cluster *cluster)
     moat_cluster_node self;
     moat_cluster_fill_own_record(cluster, &self);
     char *record = moat_cluster_node_to_json(&self);
-    char ttl[24];
+    char ttl[24], max_bytes[24];
     snprintf(ttl, sizeof ttl, "%" G_GUINT64_FORMAT, cluster->lease_ms);
+    snprintf(max_bytes, sizeof max_bytes, "%d", MOAT_CLUSTER_RECORD_MAX_BYTES);
     const char *argv[] = {
         "EVAL",           register_script, "2", cluster->node_key, MOAT_CLUSTER_NODES_KEY,
-        cluster->node_id, record,          ttl};
-    size_t lengths[8];
-    for (size_t i = 0; i < 8; i++)
+        cluster->node_id, record,          ttl, max_bytes};
+    size_t lengths[G_N_ELEMENTS(argv)];
+    for (size_t i = 0; i < G_N_ELEMENTS(argv); i++)
         lengths[i] = strlen(argv[i]);
-    if (moat_redis_command(cluster->redis, registry_read, cluster, 8, argv, lengths))
+    if (moat_redis_command(cluster->redis, registry_read, cluster, G_N_ELEMENTS(argv), argv,
+                           lengths))
         cluster->register_in_flight = true;
     g_free(record);
 }

@@ -49,3 +49,25 @@ def test_a_wrong_typed_node_key_leaves_the_registry(redis, nodes_factory):
     assert a.metric("moat_cluster_records_rejected_total") + \
         b.metric("moat_cluster_records_rejected_total") + \
         c.metric("moat_cluster_records_rejected_total") > rejected
+
+
+def test_a_huge_node_record_is_not_read(redis, nodes_factory):
+    """A record of megabytes under a listed id was returned whole by the
+    register script to every node, every tick, to be refused by the parser
+    (> 4 KiB) only after hiredis had read it all; at 200 MB that took the
+    link past its timeout, over and over. Now the script measures it
+    (STRLEN) and takes the id out of the index without reading it."""
+    a = nodes_factory(redis, "n0")
+    wait_for("n0 listed", lambda: listed(a) == {"n0"})
+    redis.command("SETRANGE", "moat:node:big", str(4 * 1024 * 1024 - 1), "x")
+    redis.command("SADD", "moat:nodes", "big")
+    b = nodes_factory(redis, "n1")
+    wait_for("the huge record's id out of the index", lambda: not in_index(redis, "big"))
+    wait_for("n1 listed by both", lambda: listed(a) == listed(b) == {"n0", "n1"})
+    # Refused once, by the script, not read and refused every tick.
+    rejected = a.metric("moat_cluster_records_rejected_total") + \
+        b.metric("moat_cluster_records_rejected_total")
+    assert rejected == 1
+    for gw in (a, b):
+        link = cluster(gw)["redis"]
+        assert link["up"] and link["reconnects"] == 0 and link["command_timeouts"] == 0, link
