@@ -124,11 +124,13 @@ static bool parse_request(json_t *root, moat_cluster_message *out, moat_cluster_
     return true;
 }
 
+/* A reply's status is relayed as an HTTP response's final status: 1xx is
+ * none (libsoup writes a 100's interim head again and again, forever). */
 static bool parse_reply(json_t *root, moat_cluster_message *out)
 {
     json_t *status = json_object_get(root, "status");
     if (!copy_string(root, "id", out->id, sizeof out->id) || !json_is_integer(status) ||
-        json_integer_value(status) < 100 || json_integer_value(status) > 599)
+        json_integer_value(status) < 200 || json_integer_value(status) > 599)
         return false;
     out->status = (unsigned)json_integer_value(status);
     return copy_body(root, out, false);

@@ -50,7 +50,7 @@ typedef struct {
     char method[8];                            /* request: GET POST DELETE PATCH PUT */
     char path[MOAT_CLUSTER_PATH_MAX];          /* request: "/api/..." printable, no ".." */
     char topic[MOAT_CLUSTER_TOPIC_MAX];        /* event: "rooms/<room>" */
-    unsigned status;                           /* reply: 100..599 */
+    unsigned status;                           /* reply: 200..599 (a final status) */
     char *body; /* request, reply, event (the event's JSON object); owned */
     size_t body_length;
 } moat_cluster_message;

@@ -90,8 +90,13 @@ static void owner_answered(void *user, unsigned status, const char *body, size_t
 {
     api_call *call = user;
     moat_http_response response = {0};
-    moat_http_response_set(&response, status, length ? "application/json" : NULL,
-                           length ? g_strndup(body, length) : NULL, length);
+    /* Only a final status is relayed (cluster_message.c refuses others). */
+    if (status < 200 || status > 599)
+        moat_http_response_error(&response, 502, "bad_answer",
+                                 "the room's owner answered with no final status");
+    else
+        moat_http_response_set(&response, status, length ? "application/json" : NULL,
+                               length ? g_strndup(body, length) : NULL, length);
     moat_http_response_header(&response, "X-Moat-Node", call->owner);
     call_respond(call, &response);
 }

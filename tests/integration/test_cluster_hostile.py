@@ -1,13 +1,20 @@
 """A hostile or broken cluster Redis (gateway/cluster/): what one bad key or
 a silent network does to every node. A node's key that is not a string, or
 an index of nodes that is not a set, is thrown out of the registry (counted)
-instead of failing the register script on every node, every tick.
-redis-server and the nodes are this test's own (loopback, free ports)."""
+instead of failing the register script on every node, every tick; a
+record of megabytes is measured in Redis and dropped, never read. A node's
+pub/sub reply without a final status (1xx) is dropped, not relayed as an
+HTTP status. redis-server and the nodes are this test's own (loopback, free ports)."""
+import json
 import shutil
+import socket
+import threading
+import time
 
 import pytest
 
-from cluster_helpers import cluster, nodes_factory, redis, wait_for  # noqa: F401
+from cluster_helpers import (PASSWORD, cluster, nodes_factory, redis,  # noqa: F401
+                             room_name, wait_for)
 
 pytestmark = pytest.mark.skipif(shutil.which("redis-server") is None,
                                 reason="redis-server is not installed")
@@ -71,3 +78,98 @@ def test_a_huge_node_record_is_not_read(redis, nodes_factory):
     for gw in (a, b):
         link = cluster(gw)["redis"]
         assert link["up"] and link["reconnects"] == 0 and link["command_timeouts"] == 0, link
+
+
+def resp(*words):
+    out = f"*{len(words)}\r\n".encode()
+    for w in words:
+        w = w.encode() if isinstance(w, str) else w
+        out += f"${len(w)}\r\n".encode() + w + b"\r\n"
+    return out
+
+
+class FakeNode:
+    """A node "f1" of this test's own: a record in the registry, subscribed
+    to its channel, answering every request with the status it is given."""
+
+    def __init__(self, redis, status):
+        self.redis = redis
+        self.status = status
+        self.answered = 0
+        record = {"id": "f1", "http": "http://127.0.0.1:1", "state": "serving"}
+        redis.command("SET", "moat:node:f1", json.dumps(record), "PX", "60000")
+        redis.command("SADD", "moat:nodes", "f1")
+        self.sub = socket.create_connection(("127.0.0.1", redis.port))
+        self.sub.sendall(resp("AUTH", PASSWORD) + resp("SUBSCRIBE", "moat:rpc:f1"))
+        self.sub.settimeout(0.2)
+        self.stopping = False
+        self.thread = threading.Thread(target=self.serve, daemon=True)
+        self.thread.start()
+
+    def serve(self):
+        data = b""
+        while not self.stopping:
+            try:
+                chunk = self.sub.recv(65536)
+            except socket.timeout:
+                continue
+            if not chunk:
+                return
+            data += chunk
+            while (start := data.find(b'{"v"')) >= 0 and (end := data.find(b"\r\n", start)) >= 0:
+                request = json.loads(data[start:end])
+                data = data[end:]
+                reply = {"v": 1, "kind": "reply", "from": "f1", "id": request["id"],
+                         "status": self.status, "body": "{}"}
+                self.redis.command("PUBLISH", request["reply_to"], json.dumps(reply))
+                self.answered += 1
+
+    def stop(self):
+        self.stopping = True
+        self.thread.join(timeout=5)
+        self.sub.close()
+
+
+def http_exchange(gw, path, seconds):
+    """What the node sends for a GET within `seconds` (Connection: close)."""
+    s = socket.create_connection(("127.0.0.1", gw.http_port))
+    s.sendall(f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n"
+              f"Authorization: Bearer {gw.token}\r\n\r\n".encode())
+    s.settimeout(0.2)
+    data = b""
+    deadline = time.time() + seconds
+    while time.time() < deadline and len(data) < 1_000_000:
+        try:
+            chunk = s.recv(65536)
+        except socket.timeout:
+            continue
+        if not chunk:
+            break
+        data += chunk
+    s.close()
+    return data
+
+
+def test_a_reply_without_a_final_status_is_dropped(redis, nodes_factory):
+    """A node's reply with status 100 (the parser took 100..599) was relayed
+    as the final status of the room API answer: libsoup wrote "100 Continue"
+    heads in a loop for as long as the client read. Now a reply's status is
+    200..599; anything else is dropped as malformed (counted) and the
+    request ends as one the owner did not answer."""
+    a = nodes_factory(redis, "n0", extra=("--token", "tok"))
+    fake = FakeNode(redis, 100)
+    try:
+        wait_for("f1 listed", lambda: listed(a) == {"n0", "f1"})
+        room = room_name()
+        redis.command("SET", f"moat:room:room:{room}", "f1", "PX", "60000")
+        malformed = a.metric('moat_cluster_messages_dropped_total{reason="malformed"}')
+        data = http_exchange(a, f"/api/rooms/{room}", 4)
+        head = data.split(b"\r\n", 1)[0]
+        assert head == b"HTTP/1.1 504 Gateway Timeout", (len(data), data[:300])
+        assert b" 100 " not in data and len(data) < 4096, (len(data), data[:300])
+        assert fake.answered == 1  # the request was not run again and again
+        assert b"node_timeout" in data
+        assert a.metric('moat_cluster_messages_dropped_total{reason="malformed"}') == \
+            malformed + 1
+    finally:
+        fake.stop()

@@ -308,6 +308,20 @@ static void test_message_refusals(void)
     g_assert_cmpint(
         refused("{\"v\":1,\"kind\":\"reply\",\"from\":\"a\",\"id\":\"1\",\"status\":99}"), ==,
         MOAT_CLUSTER_DROP_MALFORMED);
+    /* 1xx is no final status: relayed as one, libsoup wrote "100 Continue"
+     * heads forever. */
+    static const int not_final[] = {100, 101, 199, 600};
+    for (size_t i = 0; i < G_N_ELEMENTS(not_final); i++) {
+        char reply[128];
+        g_snprintf(reply, sizeof reply,
+                   "{\"v\":1,\"kind\":\"reply\",\"from\":\"a\",\"id\":\"1\",\"status\":%d}",
+                   not_final[i]);
+        g_assert_cmpint(refused(reply), ==, MOAT_CLUSTER_DROP_MALFORMED);
+    }
+    moat_cluster_message interim = {.kind = MOAT_CLUSTER_MSG_REPLY, .status = 100};
+    g_strlcpy(interim.from, "a", sizeof interim.from);
+    g_strlcpy(interim.id, "1", sizeof interim.id);
+    g_assert_null(moat_cluster_message_to_json(&interim, NULL));
     g_assert_cmpint(refused("{\"v\":1,\"kind\":\"reply\",\"from\":\"a\",\"from\":\"b\",\"id\":"
                             "\"1\",\"status\":200}"),
                     ==, MOAT_CLUSTER_DROP_MALFORMED);
