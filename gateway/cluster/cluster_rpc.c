@@ -327,6 +327,10 @@ void moat_cluster_rpc_metrics(const moat_cluster_rpc *rpc, GString *out)
         out,
         "# HELP moat_cluster_subscriber_up 1 while this node's pub/sub link to Redis is up\n"
         "# TYPE moat_cluster_subscriber_up gauge\nmoat_cluster_subscriber_up %d\n"
+        "# HELP moat_cluster_subscriber_reconnects_total Pub/sub links to Redis re-established "
+        "(lost, or silent past timeout_ms)\n"
+        "# TYPE moat_cluster_subscriber_reconnects_total counter\n"
+        "moat_cluster_subscriber_reconnects_total %" G_GUINT64_FORMAT "\n"
         "# HELP moat_cluster_requests_total Requests to other nodes over pub/sub, by outcome\n"
         "# TYPE moat_cluster_requests_total counter\n"
         "moat_cluster_requests_total{outcome=\"sent\"} %" G_GUINT64_FORMAT "\n"
@@ -338,8 +342,8 @@ void moat_cluster_rpc_metrics(const moat_cluster_rpc *rpc, GString *out)
         "moat_cluster_events_relayed_total{direction=\"in\"} %" G_GUINT64_FORMAT "\n"
         "# HELP moat_cluster_messages_dropped_total Pub/sub messages refused, by reason\n"
         "# TYPE moat_cluster_messages_dropped_total counter\n",
-        moat_cluster_rpc_up(rpc), rpc->sent, rpc->timed_out, rpc->served, rpc->events_out,
-        rpc->events_in);
+        moat_cluster_rpc_up(rpc), moat_redis_link_counters(rpc->subscriber)->reconnects, rpc->sent,
+        rpc->timed_out, rpc->served, rpc->events_out, rpc->events_in);
     for (int reason = 0; reason < MOAT_CLUSTER_DROP_COUNT; reason++)
         g_string_append_printf(
             out, "moat_cluster_messages_dropped_total{reason=\"%s\"} %" G_GUINT64_FORMAT "\n",

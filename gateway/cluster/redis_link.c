@@ -18,6 +18,8 @@
 /* Consecutive command timeouts after which the link is presumed stuck
  * (Redis stopped, a black-holed route) and dropped. */
 #define STUCK_AFTER_TIMEOUTS 3
+/* A subscribing connection is probed this often (subscriptions below). */
+#define PROBE_INTERVAL_MS 1000
 
 typedef struct {
     GSource source;
@@ -48,6 +50,8 @@ struct moat_redis_link {
     moat_redis_message_fn on_message;
     void *message_user;
     uint64_t messages;
+    guint probe_timer;    /* subscriber links: every PROBE_INTERVAL_MS */
+    guint probe_deadline; /* a probe awaits its answer (timeout_ms) */
 };
 
 typedef struct {
@@ -195,6 +199,10 @@ static void link_lost(moat_redis_link *link, const char *why)
         g_source_remove(link->connect_timer);
         link->connect_timer = 0;
     }
+    if (link->probe_deadline) {
+        g_source_remove(link->probe_deadline);
+        link->probe_deadline = 0;
+    }
     link->context = NULL;
     source_drop(link);
     if (why && *why)
@@ -287,6 +295,10 @@ static void on_connect(const redisAsyncContext *context, int status)
         link_lost(link, why);
         return;
     }
+    /* hiredis 0.14 leaves it off; a silent peer is then found only by the
+     * link's own timeouts (and probes, for a subscriber). */
+    if (!link->socket_path)
+        redisEnableKeepAlive((redisContext *)&context->c);
     set_state(link, MOAT_REDIS_AUTHENTICATING);
     const char *argv[] = {"AUTH", link->password};
     size_t lengths[] = {4, strlen(link->password)};
@@ -384,14 +396,53 @@ bool moat_redis_command(moat_redis_link *link, moat_redis_reply_fn fn, void *use
 
 /* ---- subscriptions ------------------------------------------------------------- */
 
-/* Every reply on a subscribing connection: the SUBSCRIBE confirmations and
- * each ["message", channel, payload]. hiredis keeps this callback for the
- * connection's life and calls it with NULL when it goes. */
+/* A subscribing connection sends nothing of its own after SUBSCRIBE, so a
+ * silent partition (no FIN, no RST) would leave it up forever, receiving
+ * nothing. Every PROBE_INTERVAL_MS it SUBSCRIBEs again to a channel it is
+ * on (a no-op for Redis) and is dropped (reconnected, subscribed again)
+ * when nothing at all arrives within timeout_ms. Not PING: hiredis 0.14
+ * files a subscribed connection's PING callback where the ["pong", ""]
+ * reply never reaches it, and keeps it until the connection ends. */
+static gboolean probe_unanswered(gpointer data)
+{
+    moat_redis_link *link = data;
+    link->probe_deadline = 0;
+    link->counters.command_timeouts++;
+    drop_connection(link, "subscribed connection silent (probe unanswered)");
+    return G_SOURCE_REMOVE;
+}
+
+static void subscription_reply(redisAsyncContext *context, void *r, void *privdata);
+
+static gboolean probe_due(gpointer data)
+{
+    moat_redis_link *link = data;
+    if (link->state != MOAT_REDIS_UP || !link->context || link->probe_deadline || !link->channels ||
+        !link->channels[0])
+        return G_SOURCE_CONTINUE;
+    const char *argv[] = {"SUBSCRIBE", link->channels[0]};
+    size_t lengths[] = {strlen(argv[0]), strlen(argv[1])};
+    if (redisAsyncCommandArgv(link->context, subscription_reply, link, 2, argv, lengths) ==
+        REDIS_OK)
+        link->probe_deadline = g_timeout_add(link->timeout_ms, probe_unanswered, link);
+    return G_SOURCE_CONTINUE;
+}
+
+/* Every reply on a subscribing connection: the SUBSCRIBE confirmations
+ * (probes' too) and each ["message", channel, payload]; any of them shows
+ * the connection alive. hiredis keeps this callback for the connection's
+ * life and calls it with NULL when it goes. */
 static void subscription_reply(redisAsyncContext *context, void *r, void *privdata)
 {
     moat_redis_link *link = privdata;
     redisReply *reply = r;
-    if (!reply || !link || link->freeing || link->context != context || !link->on_message)
+    if (!reply || !link || link->freeing || link->context != context)
+        return;
+    if (link->probe_deadline) {
+        g_source_remove(link->probe_deadline);
+        link->probe_deadline = 0;
+    }
+    if (!link->on_message)
         return;
     if (reply->type != REDIS_REPLY_ARRAY || reply->elements != 3 ||
         reply->element[0]->type != REDIS_REPLY_STRING ||
@@ -429,6 +480,8 @@ void moat_redis_link_subscribe(moat_redis_link *link, const char *const *channel
     link->channels = g_strdupv((char **)channels);
     link->on_message = fn;
     link->message_user = user;
+    if (!link->probe_timer)
+        link->probe_timer = g_timeout_add(PROBE_INTERVAL_MS, probe_due, link);
     subscribe_now(link);
 }
 
@@ -502,8 +555,14 @@ void moat_redis_link_free(moat_redis_link *link)
         g_source_remove(link->reconnect_timer);
     if (link->connect_timer)
         g_source_remove(link->connect_timer);
+    if (link->probe_timer)
+        g_source_remove(link->probe_timer);
+    if (link->probe_deadline)
+        g_source_remove(link->probe_deadline);
     link->connect_timer = 0;
     link->reconnect_timer = 0;
+    link->probe_timer = 0;
+    link->probe_deadline = 0;
     if (link->context) {
         redisAsyncContext *context = link->context;
         context->data = NULL;

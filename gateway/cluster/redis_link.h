@@ -59,7 +59,10 @@ typedef void (*moat_redis_message_fn)(void *user, const char *channel, const cha
 /* Makes the link a subscriber: SUBSCRIBE to `channels` (NULL-terminated,
  * copied) now if up and again each time it comes up; its messages go to
  * `fn`. A subscribing link takes no other command (hiredis: a separate
- * connection for SUBSCRIBE). Once, before or after the link is up. */
+ * connection for SUBSCRIBE). It probes its connection every second and
+ * drops it (counted as a command timeout, reconnected, subscribed again)
+ * when Redis says nothing within the timeout: a silent partition is found.
+ * Once, before or after the link is up. */
 void moat_redis_link_subscribe(moat_redis_link *link, const char *const *channels,
                                moat_redis_message_fn fn, void *user);
 /* Bulk messages received on subscribed channels. */

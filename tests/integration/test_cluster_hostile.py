@@ -4,12 +4,16 @@ an index of nodes that is not a set, is thrown out of the registry (counted)
 instead of failing the register script on every node, every tick; a
 record of megabytes is measured in Redis and dropped, never read. A node's
 pub/sub reply without a final status (1xx) is dropped, not relayed as an
-HTTP status. redis-server and the nodes are this test's own (loopback, free ports)."""
+HTTP status. A silent partition (no FIN, no RST) between a node and Redis
+is found on the pub/sub connection too, which then reconnects.
+redis-server and the nodes are this test's own (loopback, free ports)."""
 import json
+import select
 import shutil
 import socket
 import threading
 import time
+import types
 
 import pytest
 
@@ -173,3 +177,104 @@ def test_a_reply_without_a_final_status_is_dropped(redis, nodes_factory):
             malformed + 1
     finally:
         fake.stop()
+
+
+class SilencingProxy:
+    """A TCP proxy between a node and Redis. silence(): every connection
+    open now, and every one made while silent, goes quiet both ways without
+    being closed (a partition: no FIN, no RST); resume(): connections made
+    from then on are relayed again (the quiet ones stay quiet)."""
+
+    def __init__(self, upstream_port):
+        self.upstream_port = upstream_port
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.port = self.listener.getsockname()[1]
+        self.silent = False
+        self.relayed = {}  # socket -> its peer, for connections not silenced
+        self.held = []  # silenced sockets, kept open
+        self.lock = threading.Lock()
+        self.running = True
+        self.thread = threading.Thread(target=self.run, daemon=True)
+        self.thread.start()
+
+    def silence(self):
+        with self.lock:
+            self.silent = True
+            self.held += list(self.relayed)
+            self.relayed.clear()
+
+    def resume(self):
+        with self.lock:
+            self.silent = False
+
+    def accept(self):
+        client, _ = self.listener.accept()
+        upstream = socket.create_connection(("127.0.0.1", self.upstream_port))
+        with self.lock:
+            if self.silent:
+                self.held += [client, upstream]
+            else:
+                self.relayed[client] = upstream
+                self.relayed[upstream] = client
+
+    def run(self):
+        while self.running:
+            with self.lock:
+                watched = list(self.relayed)
+            ready, _, _ = select.select([self.listener, *watched], [], [], 0.05)
+            for sock in ready:
+                if sock is self.listener:
+                    self.accept()
+                    continue
+                with self.lock:
+                    peer = self.relayed.get(sock)
+                if peer is None:
+                    continue  # silenced meanwhile
+                try:
+                    data = sock.recv(65536)
+                    if data:
+                        peer.sendall(data)
+                        continue
+                except OSError:
+                    pass
+                with self.lock:
+                    self.relayed.pop(sock, None)
+                    self.relayed.pop(peer, None)
+                sock.close()
+                peer.close()
+
+    def close(self):
+        self.running = False
+        self.thread.join(timeout=5)
+        with self.lock:
+            for sock in [*self.relayed, *self.held, self.listener]:
+                sock.close()
+
+
+def test_a_silent_partition_is_found_on_the_pubsub_connection(redis, nodes_factory):
+    """The subscribing connection sent nothing after SUBSCRIBE and had no
+    timeout or keepalive: after a silent partition it stayed "up" forever,
+    receiving nothing (requests to the node timed out, room events were
+    lost). Now it is probed every second: found silent within timeout_ms
+    of a probe, it reconnects and subscribes again once Redis answers."""
+    proxy = SilencingProxy(redis.port)
+    try:
+        a = nodes_factory(redis, "n0")
+        b = nodes_factory(types.SimpleNamespace(port=proxy.port), "n1")
+        wait_for("both nodes listed", lambda: listed(a) == listed(b) == {"n0", "n1"})
+        assert b.metric("moat_cluster_subscriber_up") == 1
+        proxy.silence()
+        silenced = time.time()
+        wait_for("n1's pub/sub link found down",
+                 lambda: b.metric("moat_cluster_subscriber_up") == 0, timeout=6)
+        assert time.time() - silenced < 5
+        proxy.resume()
+        wait_for("n1's pub/sub link back",
+                 lambda: b.metric("moat_cluster_subscriber_up") == 1 and
+                 cluster(b)["redis"]["up"], timeout=15)
+        assert b.metric("moat_cluster_subscriber_reconnects_total") >= 1
+        # A request from n0 to n1 over pub/sub is answered again.
+        wait_for("n1 answers n0's room listing",
+                 lambda: json.loads(a.get("/api/rooms"))["nodes"].get("n1") == "ok", timeout=10)
+    finally:
+        proxy.close()
