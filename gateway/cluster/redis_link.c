@@ -1,9 +1,8 @@
 /* Owns the cluster's Redis connection: connect, AUTH, reconnect with
- * backoff, per-command timeouts (redis_link.h). hiredis's own GLib adapter
- * (hiredis/adapters/glib.h) would call redisAsyncHandleRead on a context
- * that redisAsyncHandleWrite just freed (a write error with both events
- * pending), so this file carries the same few lines with that guard. */
+ * backoff, per-command timeouts, subscriptions and their probes
+ * (redis_link.h); the event-loop glue is redis_source.c. */
 #include "cluster/redis_link.h"
+#include "cluster/redis_source.h"
 
 #include "base/log.h"
 
@@ -21,12 +20,6 @@
 /* A subscribing connection is probed this often (subscriptions below). */
 #define PROBE_INTERVAL_MS 1000
 
-typedef struct {
-    GSource source;
-    GPollFD poll_fd;
-    redisAsyncContext *context; /* NULL once hiredis frees it */
-} link_source;
-
 struct moat_redis_link {
     char *host;
     int port;
@@ -36,7 +29,7 @@ struct moat_redis_link {
     moat_redis_state_fn on_state;
     void *user;
     redisAsyncContext *context;
-    link_source *source;
+    moat_redis_source *source;
     moat_redis_state state;
     guint reconnect_timer;
     guint connect_timer;
@@ -65,94 +58,9 @@ typedef struct {
 static void connect_now(moat_redis_link *link);
 static void subscribe_now(moat_redis_link *link);
 
-/* ---- the event-loop glue ---------------------------------------------------- */
-
-static void source_update(link_source *source, gushort add, gushort remove)
-{
-    source->poll_fd.events = (gushort)((source->poll_fd.events | add) & ~remove);
-    GMainContext *context = g_source_get_context(&source->source);
-    if (context)
-        g_main_context_wakeup(context);
-}
-
-static void add_read(void *data)
-{
-    source_update(data, G_IO_IN, 0);
-}
-static void del_read(void *data)
-{
-    source_update(data, 0, G_IO_IN);
-}
-static void add_write(void *data)
-{
-    source_update(data, G_IO_OUT, 0);
-}
-static void del_write(void *data)
-{
-    source_update(data, 0, G_IO_OUT);
-}
-
-static void cleanup(void *data)
-{
-    link_source *source = data;
-    source->poll_fd.events = 0;
-    source->context = NULL;
-}
-
-static gboolean source_prepare(GSource *base, gint *timeout)
-{
-    link_source *source = (link_source *)base;
-    *timeout = -1;
-    return (source->poll_fd.events & source->poll_fd.revents) != 0;
-}
-
-static gboolean source_check(GSource *base)
-{
-    link_source *source = (link_source *)base;
-    return (source->poll_fd.events & source->poll_fd.revents) != 0;
-}
-
-static gboolean source_dispatch(GSource *base, GSourceFunc callback, gpointer data)
-{
-    link_source *source = (link_source *)base;
-    gushort revents = source->poll_fd.revents;
-    source->poll_fd.revents = 0;
-    if ((revents & (G_IO_OUT | G_IO_ERR | G_IO_HUP)) && source->context)
-        redisAsyncHandleWrite(source->context);
-    if ((revents & (G_IO_IN | G_IO_ERR | G_IO_HUP)) && source->context)
-        redisAsyncHandleRead(source->context);
-    return G_SOURCE_CONTINUE;
-}
-
-static GSourceFuncs source_funcs = {
-    .prepare = source_prepare,
-    .check = source_check,
-    .dispatch = source_dispatch,
-};
-
-static link_source *source_attach(redisAsyncContext *context)
-{
-    link_source *source = (link_source *)g_source_new(&source_funcs, sizeof(link_source));
-    source->context = context;
-    source->poll_fd.fd = context->c.fd;
-    g_source_add_poll(&source->source, &source->poll_fd);
-    context->ev.addRead = add_read;
-    context->ev.delRead = del_read;
-    context->ev.addWrite = add_write;
-    context->ev.delWrite = del_write;
-    context->ev.cleanup = cleanup;
-    context->ev.data = source;
-    g_source_attach(&source->source, g_main_context_get_thread_default());
-    return source;
-}
-
 static void source_drop(moat_redis_link *link)
 {
-    if (!link->source)
-        return;
-    link->source->context = NULL;
-    g_source_destroy(&link->source->source);
-    g_source_unref(&link->source->source);
+    moat_redis_source_drop(link->source);
     link->source = NULL;
 }
 
@@ -329,7 +237,7 @@ static void connect_now(moat_redis_link *link)
         set_state(link, MOAT_REDIS_CONNECTING);
     context->data = link;
     link->context = context;
-    link->source = source_attach(context);
+    link->source = moat_redis_source_attach(context);
     redisAsyncSetConnectCallback(context, on_connect);
     redisAsyncSetDisconnectCallback(context, on_disconnect);
     link->connect_timer = g_timeout_add(MAX(link->timeout_ms, 1000u), connect_timed_out, link);
