@@ -207,3 +207,18 @@ async def echo_call(base, seconds, audio=True, video=True, on_running=None, ice_
         "links": links,
         "elapsed": time.time() - started,
     }
+
+
+def ignore_sctp_shutdown(monkeypatch):
+    """Makes every aiortc SCTP association in this test deaf to SHUTDOWN (a
+    broken or hostile stack that keeps ICE consent alive): a session that
+    hangs up on it drains until its bound."""
+    from aiortc import rtcsctptransport
+    original = rtcsctptransport.RTCSctpTransport._receive_chunk
+
+    async def deaf(self, chunk):
+        if isinstance(chunk, rtcsctptransport.ShutdownChunk):
+            return
+        await original(self, chunk)
+
+    monkeypatch.setattr(rtcsctptransport.RTCSctpTransport, "_receive_chunk", deaf)

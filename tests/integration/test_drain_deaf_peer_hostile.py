@@ -12,9 +12,8 @@ import asyncio
 import time
 
 import pytest
-from aiortc import rtcsctptransport
 
-from aiortc_peer import whip_delete
+from aiortc_peer import ignore_sctp_shutdown, whip_delete
 from conftest import Gateway
 from test_tunnel_lanes_hostile import TOKEN, Lane, until
 
@@ -24,14 +23,7 @@ DRAIN_WITHOUT_PROGRESS_S = 5
 
 
 def test_a_session_closed_by_its_plugin_ends_when_its_peer_ignores_shutdown(monkeypatch):
-    original = rtcsctptransport.RTCSctpTransport._receive_chunk
-
-    async def deaf(self, chunk):
-        if isinstance(chunk, rtcsctptransport.ShutdownChunk):
-            return
-        await original(self, chunk)
-
-    monkeypatch.setattr(rtcsctptransport.RTCSctpTransport, "_receive_chunk", deaf)
+    ignore_sctp_shutdown(monkeypatch)
     gateway = Gateway(extra_args=["--token", TOKEN])
     base = gateway.base + "/whip/tunnel/"
 

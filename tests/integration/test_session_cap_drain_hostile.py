@@ -18,8 +18,9 @@ import time
 
 import aiohttp
 import pytest
-from aiortc import RTCPeerConnection, RTCSessionDescription, rtcsctptransport
+from aiortc import RTCPeerConnection, RTCSessionDescription
 
+from aiortc_peer import ignore_sctp_shutdown
 from conftest import Gateway
 
 pytestmark = pytest.mark.hostile
@@ -50,14 +51,7 @@ async def open_and_delete(http, base, peers):
 
 
 def test_deleted_sessions_still_draining_count_against_the_cap(monkeypatch):
-    original = rtcsctptransport.RTCSctpTransport._receive_chunk
-
-    async def deaf(self, chunk):
-        if isinstance(chunk, rtcsctptransport.ShutdownChunk):
-            return
-        await original(self, chunk)
-
-    monkeypatch.setattr(rtcsctptransport.RTCSctpTransport, "_receive_chunk", deaf)
+    ignore_sctp_shutdown(monkeypatch)
     gateway = Gateway(extra_args=["--max-sessions", "2", "--whip-rate-per-ip", "0"])
 
     async def scenario():
@@ -90,14 +84,7 @@ def test_deleted_sessions_still_draining_count_against_the_cap(monkeypatch):
 
 
 def test_sigterm_waits_for_a_drain_begun_by_delete(monkeypatch):
-    original = rtcsctptransport.RTCSctpTransport._receive_chunk
-
-    async def deaf(self, chunk):
-        if isinstance(chunk, rtcsctptransport.ShutdownChunk):
-            return
-        await original(self, chunk)
-
-    monkeypatch.setattr(rtcsctptransport.RTCSctpTransport, "_receive_chunk", deaf)
+    ignore_sctp_shutdown(monkeypatch)
     gateway = Gateway()
 
     async def scenario():
