@@ -93,17 +93,20 @@ void moat_worker_dispatch(moat_worker *worker, const moat_path *path, uint8_t *d
         drop(worker, MOAT_DROP_MALFORMED);
         return;
     }
-    moat_session *session = moat_worker_session_by_tuple(worker, &path->remote);
-    if (!session && class == MOAT_PACKET_SRTP && g_hash_table_size(worker->route_tuples) > 0 &&
-        g_hash_table_contains(worker->route_tuples, &path->remote)) {
-        /* A shared tuple: an SSRC none of its sessions owns is dropped here,
-         * for a lookup (a forgery from a spoofed node address, mostly). */
+    moat_session *session = NULL;
+    if (class == MOAT_PACKET_SRTP && moat_worker_is_route_tuple(worker, &path->remote)) {
+        /* A cascade link's tuple, routed by SSRC first (a session that took
+         * the tuple before the link opened does not get its packets); an
+         * SSRC none of its legs owns is dropped here, for a lookup (a
+         * forgery from a spoofed node address, mostly). */
         session = by_route(worker, path, data, length);
-        if (!session) {
+        if (!session && !moat_worker_session_by_tuple(worker, &path->remote)) {
             drop(worker, MOAT_DROP_UNKNOWN_SSRC);
             return;
         }
     }
+    if (!session)
+        session = moat_worker_session_by_tuple(worker, &path->remote);
     if (!session) {
         drop(worker, MOAT_DROP_UNKNOWN_TUPLE);
         return;

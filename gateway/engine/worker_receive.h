@@ -54,6 +54,9 @@ void moat_worker_note_socket_drops(moat_worker *worker, const moat_socket_load *
 void moat_worker_dispatch(moat_worker *worker, const moat_path *path, uint8_t *data, size_t length);
 
 moat_session *moat_worker_session_by_tuple(moat_worker *worker, const struct sockaddr_in6 *remote);
+/* Whether cascade legs share `remote` (moat_worker_bind_route): it is
+ * theirs, routed by SSRC, and no other session may take it. */
+bool moat_worker_is_route_tuple(moat_worker *worker, const struct sockaddr_in6 *remote);
 /* The session owning (remote, ssrc) on a shared tuple (moat_worker_bind_route). */
 moat_session *moat_worker_session_by_route(moat_worker *worker, const struct sockaddr_in6 *remote,
                                            uint32_t ssrc);

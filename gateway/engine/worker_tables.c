@@ -183,6 +183,12 @@ moat_session *moat_worker_session_by_tuple(moat_worker *worker, const struct soc
     return g_hash_table_lookup(worker->sessions_by_tuple, remote);
 }
 
+bool moat_worker_is_route_tuple(moat_worker *worker, const struct sockaddr_in6 *remote)
+{
+    return g_hash_table_size(worker->route_tuples) > 0 &&
+           g_hash_table_contains(worker->route_tuples, remote);
+}
+
 moat_session *moat_worker_session_by_ufrag(moat_worker *worker, const char *ufrag)
 {
     return g_hash_table_lookup(worker->sessions_by_ufrag, ufrag);

@@ -53,6 +53,11 @@ static bool pair_accepts(moat_session *session, const moat_path *path, const uin
     moat_session *owner = moat_worker_session_by_tuple(session->worker, &path->remote);
     if (owner != NULL && owner != session)
         return false;
+    /* Nor a cascade link's: its legs route by SSRC and own no tuple, and a
+     * check spoofed from the other node's address would take the link's
+     * packets (every room's between the two nodes). */
+    if (!session->cascade_leg && moat_worker_is_route_tuple(session->worker, &path->remote))
+        return false;
     moat_ice_check_event event = {
         .remote = &path->remote,
         .local = &path->local,
