@@ -95,13 +95,12 @@ static void refuse_waiting(cascade_link *link, unsigned status, const char *deta
 /* The edge's leg, started towards `remote` (or, when the link failed,
  * towards nowhere and hung up at once: a created session must start to
  * end). */
-static bool start_leg(cascade_link *link, const char *media, int port, json_t *ssrcs,
+static bool start_leg(cascade_link *link, const char *media, json_int_t port, json_t *ssrcs,
                       json_t *layer_ssrcs, json_t *rtx_ssrcs)
 {
     moat_cluster *cluster = link->cascade->cluster;
     moat_path path = {0};
-    bool usable = media && port > 0 && port < 65536 &&
-                  moat_cascade_address(media, (uint16_t)port, &path.remote) &&
+    bool usable = moat_cascade_peer_address(cluster, media, port, &path.remote) &&
                   moat_cascade_local_address(cluster, &path.local);
     if (!usable) {
         moat_cascade_address("::1", 9, &path.remote);
@@ -155,7 +154,7 @@ static void link_answered(void *user, moat_http_response *response)
     const char *media = json_string_value(json_object_get(body, "media"));
     json_t *port = json_object_get(body, "port");
     bool ok = id && strlen(id) < sizeof link->remote_id && json_is_integer(port) &&
-              start_leg(link, media, (int)json_integer_value(port), json_object_get(body, "ssrcs"),
+              start_leg(link, media, json_integer_value(port), json_object_get(body, "ssrcs"),
                         json_object_get(body, "layer_ssrcs"), json_object_get(body, "rtx_ssrcs"));
     if (ok) {
         snprintf(link->remote_id, sizeof link->remote_id, "%s", id);

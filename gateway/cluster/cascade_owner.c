@@ -5,6 +5,7 @@
  * (X-Moat-Forwarded), which only nodes knowing the cluster password have. */
 #include "cluster/cascade_private.h"
 
+#include "call/call_registry.h"
 #include "session/session_cascade.h"
 #include "session/whip_session.h"
 #include "http/whip_api.h"
@@ -26,6 +27,17 @@ bool moat_cascade_local_address(moat_cluster *cluster, struct in6_addr *out)
         return false;
     *out = address.sin6_addr;
     return true;
+}
+
+bool moat_cascade_peer_address(moat_cluster *cluster, const char *media, json_int_t port,
+                               struct sockaddr_in6 *out)
+{
+    if (!media || port <= 0 || port > UINT16_MAX ||
+        !moat_cascade_address(media, (uint16_t)port, out))
+        return false;
+    const moat_call_registry *calls = cluster->gateway->calls;
+    return !calls || !moat_call_registry_is_own_source(calls, (const struct sockaddr *)out,
+                                                       (socklen_t)sizeof *out);
 }
 
 void moat_cascade_keying(moat_srtp_keying *keys, const uint8_t *local, const uint8_t *remote)
@@ -73,9 +85,10 @@ static bool open_leg(moat_cascade *cascade, const moat_cascade_request *link,
     }
     const moat_plugin *plugin = moat_plugin_registry_find(gateway->plugins, link->plugin);
     moat_path path = {0};
-    if (!plugin || !moat_cascade_address(link->media, link->port, &path.remote) ||
+    if (!plugin || !moat_cascade_peer_address(cluster, link->media, link->port, &path.remote) ||
         !moat_cascade_local_address(cluster, &path.local)) {
-        moat_http_response_error(response, 400, "bad_link", "no such plugin or address");
+        moat_http_response_error(response, 400, "bad_link",
+                                 "no such plugin, or an address that is not a peer node's");
         return false;
     }
     char *offer = moat_cascade_offer(false);

@@ -56,6 +56,11 @@ struct moat_cascade {
 
 bool moat_cascade_token_valid(moat_cluster *cluster, const moat_http_request *request);
 bool moat_cascade_local_address(moat_cluster *cluster, struct in6_addr *out);
+/* The other node's link address, parsed into *out: false when it does not
+ * parse or names one of this node's own sockets (a leg aimed there would
+ * feed itself, its own RTCP keeping its consent). */
+bool moat_cascade_peer_address(moat_cluster *cluster, const char *media, json_int_t port,
+                               struct sockaddr_in6 *out);
 /* SRTP keying of a leg: `local` protects what it sends. */
 void moat_cascade_keying(moat_srtp_keying *keys, const uint8_t *local, const uint8_t *remote);
 void moat_cascade_owner_register(moat_cascade *cascade);
