@@ -54,6 +54,9 @@ typedef struct {
     /* Legs latched to another port of their SDP's IP that their exact SDP
      * address took over (call_learning.h): a stranger spoke first. */
     uint64_t moved_to_sdp_address;
+    /* SDES legs' libsrtp streams removed (least recently used) to make room
+     * for a new SSRC's (srtp_session.h: at most 64 a direction). */
+    uint64_t srtp_streams_evicted;
     uint64_t dropped[MOAT_CALL_DROP_REASON_COUNT];
 } moat_call_worker_counters;
 

@@ -82,11 +82,16 @@ void moat_call_registry_metrics(moat_call_registry *registry, GString *out)
         "# HELP moat_call_legs_moved_to_sdp_address_total Latched flows (RTP or RTCP) that "
         "their exact SDP address took over from another port of its IP\n"
         "# TYPE moat_call_legs_moved_to_sdp_address_total counter\n"
-        "moat_call_legs_moved_to_sdp_address_total %" G_GUINT64_FORMAT "\n",
+        "moat_call_legs_moved_to_sdp_address_total %" G_GUINT64_FORMAT "\n"
+        "# HELP moat_call_srtp_streams_evicted_total SDES legs' SRTP streams removed (least "
+        "recently used) to make room for a new SSRC's: each direction keeps at most 64\n"
+        "# TYPE moat_call_srtp_streams_evicted_total counter\n"
+        "moat_call_srtp_streams_evicted_total %" G_GUINT64_FORMAT "\n",
         sum_counter(registry, offsetof(moat_call_worker_counters, rtp_relayed)),
         sum_counter(registry, offsetof(moat_call_worker_counters, rtcp_relayed)),
         sum_counter(registry, offsetof(moat_call_worker_counters, bytes_relayed)),
-        sum_counter(registry, offsetof(moat_call_worker_counters, moved_to_sdp_address)));
+        sum_counter(registry, offsetof(moat_call_worker_counters, moved_to_sdp_address)),
+        sum_counter(registry, offsetof(moat_call_worker_counters, srtp_streams_evicted)));
     g_string_append(out, "# HELP moat_call_dropped_packets_total Datagrams call legs dropped, "
                          "by reason\n# TYPE moat_call_dropped_packets_total counter\n");
     for (int r = 0; r < MOAT_CALL_DROP_REASON_COUNT; r++)

@@ -259,6 +259,7 @@ int moat_call_stream_set_srtp(moat_call_stream *stream, int side, const moat_srt
         if (!srtp)
             return -1;
         moat_srtp_session_track_positions(srtp); /* for a restart (call_restore.c) */
+        moat_srtp_session_count_evictions(srtp, &stream->context->counters.srtp_streams_evicted);
         /* Not used by the worker yet: the streams it takes over are set now. */
         if (resume && (moat_srtp_session_resume(srtp, keying, false, resume[0]) != MOAT_SRTP_OK ||
                        moat_srtp_session_resume(srtp, keying, true, resume[1]) != MOAT_SRTP_OK)) {

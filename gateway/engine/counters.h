@@ -95,6 +95,9 @@ typedef struct {
      * fell behind), or the kernel prefilter refused them (those are also
      * in its own counters). */
     uint64_t socket_drops;
+    /* libsrtp streams a session removed to make room for a new SSRC's: a
+     * direction holds at most MOAT_SRTP_MAX_STREAMS (srtp_session.h). */
+    uint64_t srtp_streams_evicted;
     uint64_t heap_trims;
     uint64_t heap_trim_ns;
     uint64_t dropped[MOAT_DROP_REASON_COUNT];

@@ -92,6 +92,10 @@ static const counter_metric counter_metrics[] = {
      offsetof(moat_counters, bwe_padding_packets)},
     {"moat_bwe_padding_bytes_total", "Bytes of padding-only RTX packets sent for probes",
      offsetof(moat_counters, bwe_padding_bytes)},
+    {"moat_srtp_streams_evicted_total",
+     "SRTP streams a WebRTC or ingest session removed (least recently used) to make room for "
+     "a new SSRC's: each direction keeps at most 64",
+     offsetof(moat_counters, srtp_streams_evicted)},
     {"moat_heap_trims_total", "malloc_trim calls after handshake bursts (heap_trim.h)",
      offsetof(moat_counters, heap_trims)},
     {"moat_heap_trim_nanoseconds_total", "time the workers spent in malloc_trim",

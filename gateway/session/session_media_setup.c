@@ -180,5 +180,8 @@ int moat_session_media_keys(moat_session *session, const moat_srtp_keying *keys)
                          error);
         return -1;
     }
+    /* Streams evicted for a new SSRC's (srtp_session.h), on /metrics. */
+    moat_srtp_session_count_evictions(
+        session->srtp, &moat_worker_counters_mut(session->worker)->srtp_streams_evicted);
     return 0;
 }

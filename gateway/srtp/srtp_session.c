@@ -1,8 +1,11 @@
 /* One SRTP session (RFC 3711) on libsrtp: an outbound context keyed with our
  * DTLS-SRTP key and an inbound one with the peer's, protect and unprotect of
- * RTP and RTCP, and the status mapping (one media worker only). */
+ * RTP and RTCP, the bound on each context's streams (srtp_stream_table.h)
+ * and the status mapping (one media worker only). */
 #include "srtp_session.h"
+#include "srtp_stream_table.h"
 
+#include <arpa/inet.h>
 #include <limits.h>
 #include <stdio.h>
 #include <string.h>
@@ -20,9 +23,11 @@
 
 /* [0] outbound, [1] inbound */
 typedef struct {
-    moat_srtp_position at;  /* where the stream was (a resumed stream's, until it goes) */
-    bool resuming;          /* `at` names a stream another process ran */
-    moat_srtp_position now; /* the last packet through */
+    moat_srtp_position at;          /* where the stream was (a resumed stream's, until it goes) */
+    bool resuming;                  /* `at` names a stream another process ran */
+    moat_srtp_position now;         /* the last packet through */
+    moat_srtp_stream_table streams; /* the SSRCs libsrtp holds a stream for */
+    uint64_t evicted;               /* streams removed to make room */
 } direction_state;
 
 struct moat_srtp_session {
@@ -31,7 +36,8 @@ struct moat_srtp_session {
     size_t rtp_overhead;
     size_t rtcp_overhead;
     direction_state directions[2];
-    bool track; /* keep `now` (moat_srtp_session_track_positions) */
+    bool track;                 /* keep `now` (moat_srtp_session_track_positions) */
+    uint64_t *eviction_counter; /* moat_srtp_session_count_evictions; NULL none */
 };
 
 static gpointer library_init_once(gpointer unused)
@@ -294,12 +300,66 @@ static void after(direction_state *d, const uint8_t *packet, size_t length)
         d->now.seq = seq;
 }
 
+/* The SSRC libsrtp files a packet under: RTP's (bytes 8-11) or the SRTCP
+ * sender's (bytes 4-7); false when too short for libsrtp to look one up. */
+static bool stream_ssrc(const uint8_t *packet, const size_t *length, bool rtcp, uint32_t *ssrc)
+{
+    size_t at = rtcp ? 4 : 8;
+    if (packet == NULL || length == NULL || *length < at + 4)
+        return false;
+    *ssrc = (uint32_t)packet[at] << 24 | (uint32_t)packet[at + 1] << 16 |
+            (uint32_t)packet[at + 2] << 8 | packet[at + 3];
+    return true;
+}
+
+static bool libsrtp_holds(srtp_t ctx, uint32_t ssrc)
+{
+    uint32_t roc;
+    return srtp_get_stream_roc(ctx, ssrc, &roc) == srtp_err_status_ok;
+}
+
+static void count_eviction(moat_srtp_session *s, direction_state *d)
+{
+    d->evicted++;
+    /* The worker's counter: single writer, relaxed (engine/counters.h). */
+    if (s->eviction_counter)
+        __atomic_store_n(s->eviction_counter,
+                         __atomic_load_n(s->eviction_counter, __ATOMIC_RELAXED) + 1,
+                         __ATOMIC_RELAXED);
+}
+
+/* After libsrtp took a packet of `ssrc` (`ok`: it went through): the
+ * direction's table follows the streams libsrtp holds. A new SSRC's stream,
+ * which this very packet made from the template, takes the slot of the least
+ * recently used one (never a resumed stream still waiting for its first
+ * packet), whose libsrtp stream is removed: between packets a context holds
+ * at most MOAT_SRTP_MAX_STREAMS. Inbound, libsrtp makes a stream only for a
+ * packet that authenticated, so a forgery neither adds nor evicts one. */
+static void note_stream(moat_srtp_session *s, bool inbound, uint32_t ssrc, bool ok)
+{
+    direction_state *d = &s->directions[inbound ? 1 : 0];
+    srtp_t ctx = inbound ? s->inbound : s->outbound;
+    if (ok ? moat_srtp_stream_table_touch(&d->streams, ssrc)
+           : moat_srtp_stream_table_holds(&d->streams, ssrc) || !libsrtp_holds(ctx, ssrc))
+        return;
+    uint32_t evicted;
+    if (!moat_srtp_stream_table_add(&d->streams, ssrc, d->resuming ? &d->at.ssrc : NULL, &evicted))
+        return;
+    /* libsrtp files streams under the SSRC in network order. */
+    if (srtp_remove_stream(ctx, htonl(evicted)) == srtp_err_status_ok)
+        count_eviction(s, d);
+}
+
 int moat_srtp_protect_rtp(moat_srtp_session *s, uint8_t *packet, size_t *length, size_t capacity)
 {
     direction_state *d = &s->directions[0];
+    uint32_t ssrc;
+    bool has_ssrc = stream_ssrc(packet, length, false, &ssrc);
     if (d->resuming && length)
         before(s->outbound, d, packet, *length);
     int rc = protect(s->outbound, srtp_protect, s->rtp_overhead, packet, length, capacity);
+    if (has_ssrc)
+        note_stream(s, false, ssrc, rc == MOAT_SRTP_OK);
     if (rc == MOAT_SRTP_OK && (s->track || d->resuming))
         after(d, packet, *length);
     return rc;
@@ -307,17 +367,36 @@ int moat_srtp_protect_rtp(moat_srtp_session *s, uint8_t *packet, size_t *length,
 
 int moat_srtp_protect_rtcp(moat_srtp_session *s, uint8_t *packet, size_t *length, size_t capacity)
 {
-    return protect(s->outbound, srtp_protect_rtcp, s->rtcp_overhead, packet, length, capacity);
+    uint32_t ssrc;
+    bool has_ssrc = stream_ssrc(packet, length, true, &ssrc);
+    int rc = protect(s->outbound, srtp_protect_rtcp, s->rtcp_overhead, packet, length, capacity);
+    if (has_ssrc)
+        note_stream(s, false, ssrc, rc == MOAT_SRTP_OK);
+    return rc;
 }
 
 int moat_srtp_unprotect_rtp(moat_srtp_session *s, uint8_t *packet, size_t *length)
 {
     direction_state *d = &s->directions[1];
+    uint32_t ssrc;
+    bool has_ssrc = stream_ssrc(packet, length, false, &ssrc);
     if (d->resuming && length)
         before(s->inbound, d, packet, *length);
     int rc = unprotect(s->inbound, srtp_unprotect, packet, length);
+    if (has_ssrc)
+        note_stream(s, true, ssrc, rc == MOAT_SRTP_OK);
     if (rc == MOAT_SRTP_OK && (s->track || d->resuming))
         after(d, packet, *length);
+    return rc;
+}
+
+int moat_srtp_unprotect_rtcp(moat_srtp_session *s, uint8_t *packet, size_t *length)
+{
+    uint32_t ssrc;
+    bool has_ssrc = stream_ssrc(packet, length, true, &ssrc);
+    int rc = unprotect(s->inbound, srtp_unprotect_rtcp, packet, length);
+    if (has_ssrc)
+        note_stream(s, true, ssrc, rc == MOAT_SRTP_OK);
     return rc;
 }
 
@@ -329,6 +408,21 @@ void moat_srtp_session_track_positions(moat_srtp_session *s)
 moat_srtp_position moat_srtp_session_position(const moat_srtp_session *s, bool inbound)
 {
     return s->directions[inbound ? 1 : 0].now;
+}
+
+void moat_srtp_session_count_evictions(moat_srtp_session *s, uint64_t *counter)
+{
+    s->eviction_counter = counter;
+}
+
+size_t moat_srtp_session_streams(const moat_srtp_session *s, bool inbound)
+{
+    return moat_srtp_stream_table_count(&s->directions[inbound ? 1 : 0].streams);
+}
+
+uint64_t moat_srtp_session_evictions(const moat_srtp_session *s, bool inbound)
+{
+    return s->directions[inbound ? 1 : 0].evicted;
 }
 
 int moat_srtp_session_resume(moat_srtp_session *s, const moat_srtp_keying *keys, bool inbound,
@@ -351,10 +445,7 @@ int moat_srtp_session_resume(moat_srtp_session *s, const moat_srtp_keying *keys,
     direction_state *d = &s->directions[inbound ? 1 : 0];
     d->at = at;
     d->resuming = true;
+    /* Counted like any stream, and kept until its first packet goes through. */
+    note_stream(s, inbound, at.ssrc, true);
     return MOAT_SRTP_OK;
-}
-
-int moat_srtp_unprotect_rtcp(moat_srtp_session *s, uint8_t *packet, size_t *length)
-{
-    return unprotect(s->inbound, srtp_unprotect_rtcp, packet, length);
 }

@@ -1,6 +1,9 @@
-/* One SRTP session per DTLS-SRTP transport: an outbound libsrtp context keyed
- * with our key and an inbound one keyed with the peer's. A session is used by
- * one media worker only; libsrtp contexts are not thread-safe. */
+/* One SRTP session per DTLS-SRTP transport (or SDES call leg): an outbound
+ * libsrtp context keyed with our key and an inbound one keyed with the
+ * peer's. Each context makes a stream for every new SSRC it sees; a session
+ * keeps at most MOAT_SRTP_MAX_STREAMS (srtp_stream_table.h) per direction
+ * and removes the least recently used one to make room. A session is used
+ * by one media worker only; libsrtp contexts are not thread-safe. */
 #ifndef MOAT_SRTP_SESSION_H
 #define MOAT_SRTP_SESSION_H
 
@@ -72,10 +75,23 @@ moat_srtp_position moat_srtp_session_position(const moat_srtp_session *s, bool i
  * that direction stood at (roc, seq). A fresh libsrtp stream would assume
  * rollover 0; instead each packet of that SSRC, until one goes through, is
  * taken at the rollover its sequence number implies against seq (roc + 1
- * after a wrap since). `keys` must be the session's own. MOAT_SRTP_OK, or
+ * after a wrap since); until then its stream is never the one evicted for a
+ * new SSRC's. `keys` must be the session's own. MOAT_SRTP_OK, or
  * MOAT_SRTP_ERR_OTHER (libsrtp refused the stream). */
 int moat_srtp_session_resume(moat_srtp_session *s, const moat_srtp_keying *keys, bool inbound,
                              moat_srtp_position at);
+
+/* Streams each direction holds (at most MOAT_SRTP_MAX_STREAMS between
+ * packets), and how many were removed to make room for a new SSRC's. An
+ * evicted stream that comes back starts afresh (rollover 0, an empty replay
+ * window), as a new SSRC would. */
+size_t moat_srtp_session_streams(const moat_srtp_session *s, bool inbound);
+uint64_t moat_srtp_session_evictions(const moat_srtp_session *s, bool inbound);
+/* Before first use: each eviction, either direction, also adds 1 to
+ * *counter (NULL: none), a counter of the worker that uses the session
+ * (single writer, relaxed, as engine/counters.h's); it must outlive the
+ * session. */
+void moat_srtp_session_count_evictions(moat_srtp_session *s, uint64_t *counter);
 
 /* "libsrtp2 2.5.0" */
 const char *moat_srtp_library_version(void);
