@@ -219,7 +219,7 @@ static void start_ingest(moat_gateway *gateway, const moat_plugin *plugin, const
         char detail[256];
         moat_json_body_detail(body, request->body_length ? &jerror : NULL, detail, sizeof detail);
         json_decref(body);
-        moat_http_response_error(response, 400, "bad_json", detail);
+        moat_http_response_error(response, 400, "bad_json", "%s", detail);
         return;
     }
     struct sockaddr_in6 source;

@@ -155,7 +155,7 @@ void moat_session_message_request(moat_gateway *gateway, const moat_http_request
         char detail[256];
         moat_json_body_detail(value, request->body_length ? &error : NULL, detail, sizeof detail);
         json_decref(value);
-        moat_http_response_error(response, 400, "bad_json", detail);
+        moat_http_response_error(response, 400, "bad_json", "%s", detail);
         return;
     }
     json_decref(value);

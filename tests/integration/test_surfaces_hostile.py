@@ -369,7 +369,9 @@ def test_invalid_json_bodies_say_what_is_wrong(make_gateway):
               (b'{"name":"ab"} x', "end of file expected"),
               (b'{"name":"ab"}\x00junk', "at byte"),
               (b'{"name":"a","name":"b"}', "duplicate object key"),
-              (b'{"name":', "at byte")]
+              (b'{"name":', "at byte"),
+              # jansson quotes the bytes near the error: never a format string
+              (b'{"a":"%n%n%s%s', '"%n%n%s%s')]
     for path in paths:
         for body, expect in bodies:
             status, _, reply = http(gw, "POST", path, body)
