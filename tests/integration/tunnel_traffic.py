@@ -21,6 +21,16 @@
                                               STUN-looking junk) at DST:PORT;
                                               prints how many. Only for the
                                               test's own namespaces.
+  tunnel_traffic.py inject DEVICE SRC DST PORT TEXT
+                                              one UDP datagram from SRC (any
+                                              source) to DST:PORT written out
+                                              of DEVICE, the peer's own TUN
+                                              device (AF_PACKET): its
+                                              moat-tunnel carries it as it is;
+                                              TEXT "junk": 41 bytes that are
+                                              not an IP packet
+  tunnel_traffic.py receive PORT SECONDS      UDP on PORT: "listening", then
+                                              "got SRC TEXT" per datagram
 """
 import hashlib
 import os
@@ -181,6 +191,29 @@ def flood(src, dst, dport, rate, seconds):
     print(sent, flush=True)
 
 
+def inject(device, src, dst, dport, text):
+    s = socket.socket(socket.AF_PACKET, socket.SOCK_DGRAM, socket.htons(0x0800))
+    s.bind((device, 0x0800))
+    packet = (b"\x70" + b"x" * 40 if text == "junk"
+              else udp_datagram(src, 4000, dst, dport, text.encode()))
+    s.send(packet)
+    print("injected", len(packet), flush=True)
+
+
+def receive(port, seconds):
+    u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    u.bind(("0.0.0.0", port))
+    u.settimeout(0.2)
+    say("listening")
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        try:
+            data, source_address = u.recvfrom(65536)
+        except socket.timeout:
+            continue
+        say(f"got {source_address[0]} {data.decode(errors='replace')}")
+
+
 if __name__ == "__main__":
     cmd = sys.argv[1]
     if cmd == "ping":
@@ -189,6 +222,10 @@ if __name__ == "__main__":
         source(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]))
     elif cmd == "flood":
         flood(sys.argv[2], sys.argv[3], int(sys.argv[4]), int(sys.argv[5]), float(sys.argv[6]))
+    elif cmd == "inject":
+        inject(sys.argv[2], sys.argv[3], sys.argv[4], int(sys.argv[5]), sys.argv[6])
+    elif cmd == "receive":
+        receive(int(sys.argv[2]), float(sys.argv[3]))
     elif cmd == "sink":
         sink(int(sys.argv[2]), int(sys.argv[3]))
     elif cmd == "sinks":

@@ -49,6 +49,11 @@ int main(int argc, char **argv)
     tunnel_run run;
     memset(&run, 0, sizeof run);
     run.options = &options;
+    if (tunnel_source_rule_init(&run.sources, options.address, options.allow_any_source) != 0) {
+        fprintf(stderr, "moat-tunnel: --address %s is not an IPv4 CIDR (a.b.c.d/len)\n",
+                options.address);
+        return 2;
+    }
     run.started_s = tunnel_now_s();
     run.certificate = load_identity(&options, error, sizeof error);
     if (!run.certificate) {

@@ -1,5 +1,6 @@
 /* Creating and configuring the TUN device with ioctls (tun_device.h). */
 #include "tun_device.h"
+#include "tunnel_source.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -23,34 +24,11 @@ static const char *permission_hint(int error)
                : "";
 }
 
-/* "a.b.c.d/len" into address and netmask; false when it is not one. */
-static bool parse_cidr(const char *cidr, struct in_addr *address, struct in_addr *mask)
-{
-    char text[32];
-    const char *slash = strchr(cidr, '/');
-    size_t n = slash ? (size_t)(slash - cidr) : strlen(cidr);
-    if (n == 0 || n >= sizeof text)
-        return false;
-    memcpy(text, cidr, n);
-    text[n] = '\0';
-    if (inet_pton(AF_INET, text, address) != 1)
-        return false;
-    long bits = 32;
-    if (slash) {
-        char *end = NULL;
-        bits = strtol(slash + 1, &end, 10);
-        if (!end || *end || end == slash + 1 || bits < 1 || bits > 32)
-            return false;
-    }
-    mask->s_addr = htonl(bits == 32 ? 0xffffffffu : ~(0xffffffffu >> bits));
-    return true;
-}
-
 static int configure(const char *ifname, const char *cidr, unsigned mtu, char *error,
                      size_t error_size)
 {
     struct in_addr address, mask;
-    if (!parse_cidr(cidr, &address, &mask)) {
+    if (!tunnel_cidr_parse(cidr, &address, &mask)) {
         snprintf(error, error_size, "--address %s is not an IPv4 CIDR (a.b.c.d/len)", cidr);
         return -1;
     }

@@ -34,6 +34,12 @@ const char tunnel_options_usage[] =
     "                            connections (default 1), the flows spread the same way\n"
     "  --tun NAME                the TUN device's name (default: the kernel's choice)\n"
     "  --address CIDR            our IPv4 address in the tunnel, e.g. 10.99.0.1/24\n"
+    "  --allow-any-source        write packets from the peer to the TUN device whatever\n"
+    "                            their source; by default only IPv4 from --address's\n"
+    "                            subnet (not ours) and link-local IPv6 pass, the rest is\n"
+    "                            dropped (foreign_source in the summary), so the peer\n"
+    "                            cannot inject packets from other addresses into this\n"
+    "                            host or the networks it routes to\n"
     "  --mtu N                   the TUN device's MTU (default 1172: one packet, one SCTP\n"
     "                            chunk, one DTLS record)\n"
     "  --keepalive S             keepalive (ICE consent) interval (default 2)\n"
@@ -145,6 +151,7 @@ enum {
     OPT_TCP_CC,
     OPT_SCTP_CC,
     OPT_LANES,
+    OPT_ANY_SOURCE,
     OPT_HELP,
 };
 
@@ -169,6 +176,7 @@ static const struct option long_options[] = {
     {"tcp-congestion", required_argument, NULL, OPT_TCP_CC},
     {"sctp-congestion", required_argument, NULL, OPT_SCTP_CC},
     {"lanes", required_argument, NULL, OPT_LANES},
+    {"allow-any-source", no_argument, NULL, OPT_ANY_SOURCE},
     {"help", no_argument, NULL, OPT_HELP},
     {NULL, 0, NULL, 0},
 };
@@ -250,6 +258,9 @@ static bool take(tunnel_options *o, int opt, const char *v)
     case OPT_LANES:
         o->lanes_set = true;
         return parse_unsigned(v, 1, TUNNEL_MAX_LANES, &o->lanes);
+    case OPT_ANY_SOURCE:
+        o->allow_any_source = true;
+        return true;
     case OPT_HELP:
         o->help = true;
         return true;

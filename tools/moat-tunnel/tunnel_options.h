@@ -51,6 +51,7 @@ typedef struct {
     tunnel_sctp_cc sctp_cc;
     unsigned lanes; /* sctp: associations (WHIP sessions), 1 to TUNNEL_MAX_LANES */
     bool lanes_set;
+    bool allow_any_source; /* packets from the peer may have any source (tunnel_source.h) */
     bool help;
 } tunnel_options;
 

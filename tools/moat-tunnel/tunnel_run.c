@@ -12,7 +12,8 @@
 volatile sig_atomic_t tunnel_stop_requested;
 
 static const char *const loss_names[TUNNEL_LOSS_REASON_COUNT] = {
-    "not_connected", "send_failed", "tun_write", "bad_message", "lane_full",
+    "not_connected", "send_failed", "tun_write",      "bad_message",
+    "lane_full",     "not_ip",      "foreign_source",
 };
 
 double tunnel_now_s(void)
@@ -26,6 +27,12 @@ void tunnel_run_deliver(tunnel_run *run, const uint8_t *packet, size_t length)
 {
     if (length == 0 || length > run->options->mtu) {
         run->figures.lost[TUNNEL_LOSS_BAD_MESSAGE]++;
+        return;
+    }
+    tunnel_source_verdict verdict = tunnel_source_check(&run->sources, packet, length);
+    if (verdict != TUNNEL_SOURCE_ALLOWED) {
+        run->figures.lost[verdict == TUNNEL_SOURCE_NOT_IP ? TUNNEL_LOSS_NOT_IP
+                                                          : TUNNEL_LOSS_FOREIGN_SOURCE]++;
         return;
     }
     if (write(run->tun_fd, packet, length) != (ssize_t)length) {

@@ -12,6 +12,7 @@
 
 #include "dtls/certificate.h"
 #include "tunnel_options.h"
+#include "tunnel_source.h"
 
 /* Why a packet did not make it (summary: dropped{reason}). */
 typedef enum {
@@ -20,6 +21,8 @@ typedef enum {
     TUNNEL_LOSS_TUN_WRITE,         /* the TUN device refused a received packet */
     TUNNEL_LOSS_BAD_MESSAGE,       /* received: not binary, empty or over the MTU */
     TUNNEL_LOSS_LANE_FULL,         /* its lane's send buffer was full (other lanes were not) */
+    TUNNEL_LOSS_NOT_IP,            /* received: not an IPv4/IPv6 packet whose header fits */
+    TUNNEL_LOSS_FOREIGN_SOURCE,    /* received: a source outside the tunnel (tunnel_source.h) */
     TUNNEL_LOSS_REASON_COUNT,
 } tunnel_loss_reason;
 
@@ -38,6 +41,7 @@ typedef struct {
 
 typedef struct {
     const tunnel_options *options;
+    tunnel_source_rule sources; /* what the peer's packets may come from */
     int tun_fd;
     char tun_name[16];
     moat_certificate *certificate;
@@ -52,7 +56,8 @@ extern volatile sig_atomic_t tunnel_stop_requested;
 
 double tunnel_now_s(void);
 
-/* A packet from the peer goes to the TUN device (counted). */
+/* A packet from the peer goes to the TUN device (counted) when it is an
+ * IP packet that run->sources allows; dropped by reason otherwise. */
 void tunnel_run_deliver(tunnel_run *run, const uint8_t *packet, size_t length);
 
 /* Reads one packet from the TUN device into buffer (capacity bytes): its
