@@ -203,7 +203,7 @@ static double measure_restart(flood_session *s, bench *b, const struct sockaddr_
     uint64_t start = flood_now_us();
     uint64_t received = s->echo.received;
     whip_client *old = b->env.http;
-    b->env.http = whip_client_new(NULL, 10);
+    b->env.http = whip_client_new(NULL, 10, NULL);
     int moved = flood_session_restart_ice(s, to, start);
     whip_client_free(b->env.http);
     b->env.http = old;
@@ -219,7 +219,7 @@ static double measure_restart(flood_session *s, bench *b, const struct sockaddr_
 static double measure_reconnect(bench *b, const struct sockaddr_in6 *from)
 {
     uint64_t start = flood_now_us();
-    whip_client *http = whip_client_new(NULL, 10);
+    whip_client *http = whip_client_new(NULL, 10, NULL);
     flood_session_env env = b->env;
     env.http = http;
     env.bind_local = from;
@@ -310,7 +310,7 @@ static int bench_rtt(bench *b, unsigned rtt_ms, const char *moat, handover_figur
     } else if ((b->gateway = start_gateway(b->link, moat)) > 0) {
         if (enter_namespace(netns_link_namespace(b->link, NETNS_LINK_SENDER)) == 0 &&
             gateway_up()) {
-            b->env.http = whip_client_new(NULL, 10);
+            b->env.http = whip_client_new(NULL, 10, NULL);
             status = measure(b, out);
             whip_client_free(b->env.http);
             b->env.http = NULL;

@@ -115,7 +115,7 @@ static int open_sessions(run_state *st, char *error, size_t error_size)
         moat_dtls_context_set_srtp_profiles(st->env.dtls_context, o->srtp_profiles, error,
                                             error_size) != 0)
         return 2;
-    st->env.http = whip_client_new(o->token, HTTP_TIMEOUT_S);
+    st->env.http = whip_client_new(o->token, HTTP_TIMEOUT_S, st->stop);
     if (st->env.http == NULL) {
         snprintf(error, error_size, "cannot create the HTTP client");
         return 1;

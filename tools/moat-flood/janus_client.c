@@ -1,7 +1,9 @@
 /* Janus HTTP API client: requests with transactions, replies checked for
- * "error", events read by long polling GET <base>/<session>. */
+ * "error", events read by long polling GET <base>/<session>; every exchange
+ * bounded by http_guard.h. */
 #include "janus_client.h"
 #include "flood_clock.h"
+#include "http_guard.h"
 
 #include <glib.h>
 #include <inttypes.h>
@@ -12,9 +14,12 @@
 /* Janus holds a long poll up to 30 s when it has no event. */
 #define REQUEST_TIMEOUT_S 35
 #define EVENTS_PER_POLL   8
+/* A reply's body at most (EVENTS_PER_POLL events, each with its SDP). */
+#define REPLY_LIMIT (1024 * 1024)
 
 struct janus_client {
     SoupSession *http;
+    http_guard guard;
     char *base;
     uint64_t session;
     uint64_t next_transaction;
@@ -23,24 +28,24 @@ struct janus_client {
 /* Sends msg and parses the JSON body; NULL with a message. */
 static json_t *exchange(janus_client *c, SoupMessage *msg, char *error, size_t error_size)
 {
-    GError *send_error = NULL;
-    GBytes *body = soup_session_send_and_read(c->http, msg, NULL, &send_error);
-    if (body == NULL) {
-        snprintf(error, error_size, "Janus %s: %s", soup_message_get_method(msg),
-                 send_error->message);
-        g_error_free(send_error);
+    http_answer reply;
+    char why[400];
+    if (http_guard_exchange(&c->guard, c->http, msg, REPLY_LIMIT, &reply, why, sizeof why) != 0) {
+        snprintf(error, error_size, "Janus %s", why);
         return NULL;
     }
-    guint status = soup_message_get_status(msg);
     gsize length = 0;
-    const char *data = g_bytes_get_data(body, &length);
+    const char *data = g_bytes_get_data(reply.body, &length);
     json_error_t parse_error;
-    json_t *json = status == 200 ? json_loadb(data, length, 0, &parse_error) : NULL;
-    if (status != 200)
-        snprintf(error, error_size, "Janus: HTTP %u", status);
+    bool parse = reply.status == 200 && !reply.over_limit;
+    json_t *json = parse ? json_loadb(data, length, 0, &parse_error) : NULL;
+    if (reply.status != 200)
+        snprintf(error, error_size, "Janus: HTTP %u", reply.status);
+    else if (reply.over_limit)
+        snprintf(error, error_size, "Janus: a reply over %d bytes", REPLY_LIMIT);
     else if (json == NULL)
         snprintf(error, error_size, "Janus: bad JSON: %s", parse_error.text);
-    g_bytes_unref(body);
+    g_bytes_unref(reply.body);
     return json;
 }
 
@@ -90,9 +95,11 @@ static int reply_id(json_t *reply, uint64_t *id, char *error, size_t error_size)
     return 0;
 }
 
-janus_client *janus_client_new(const char *base_url, char *error, size_t error_size)
+janus_client *janus_client_new(const char *base_url, const volatile sig_atomic_t *signals,
+                               char *error, size_t error_size)
 {
     janus_client *c = g_new0(janus_client, 1);
+    c->guard = (http_guard){.timeout_s = REQUEST_TIMEOUT_S, .signals = signals};
     c->http = soup_session_new_with_options("timeout", REQUEST_TIMEOUT_S, "user-agent",
                                             "moat-flood/" MOAT_VERSION, NULL);
     c->base = g_strdup(base_url);

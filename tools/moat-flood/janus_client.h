@@ -7,14 +7,19 @@
 #define JANUS_CLIENT_H
 
 #include <jansson.h>
+#include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
 
 typedef struct janus_client janus_client;
 
 /* base_url: the API root, e.g. http://10.77.0.2:8088/janus. Creates the
- * Janus session. NULL with a message on failure. */
-janus_client *janus_client_new(const char *base_url, char *error, size_t error_size);
+ * Janus session. Each request ends within 35 s (a long poll's 30 s and
+ * some), its reply read to 1 MiB, and at once when signals (the tool's
+ * SIGINT/SIGTERM count, or NULL) changes (http_guard.h). NULL with a
+ * message on failure. */
+janus_client *janus_client_new(const char *base_url, const volatile sig_atomic_t *signals,
+                               char *error, size_t error_size);
 /* Destroys the Janus session (its handles go with it) and frees. */
 void janus_client_free(janus_client *c);
 

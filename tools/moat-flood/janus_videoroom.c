@@ -12,10 +12,11 @@
 #define JOIN_ATTEMPTS 20
 #define JOIN_RETRY_US 100000
 
-int janus_videoroom_open(janus_videoroom *v, const char *base_url, char *error, size_t error_size)
+int janus_videoroom_open(janus_videoroom *v, const char *base_url,
+                         const volatile sig_atomic_t *signals, char *error, size_t error_size)
 {
     memset(v, 0, sizeof *v);
-    v->client = janus_client_new(base_url, error, error_size);
+    v->client = janus_client_new(base_url, signals, error, error_size);
     if (v->client == NULL)
         return -1;
     if (janus_client_attach(v->client, PLUGIN, &v->publisher_handle, error, error_size) != 0)

@@ -5,6 +5,7 @@
 #ifndef JANUS_VIDEOROOM_H
 #define JANUS_VIDEOROOM_H
 
+#include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -19,7 +20,8 @@ typedef struct {
 
 /* Creates the Janus session, attaches the publisher's handle and creates a
  * room with a random id. -1 with a message. */
-int janus_videoroom_open(janus_videoroom *v, const char *base_url, char *error, size_t error_size);
+int janus_videoroom_open(janus_videoroom *v, const char *base_url,
+                         const volatile sig_atomic_t *signals, char *error, size_t error_size);
 /* A flood_offer_exchange (user: the janus_videoroom): joins the publisher
  * with offer and returns Janus's answer. No resource URL. */
 int janus_videoroom_publish(void *user, const char *offer, char **answer, char **resource_url,

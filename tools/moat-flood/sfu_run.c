@@ -127,7 +127,7 @@ static int prepare(sfu_state *st, char *error, size_t error_size)
     if (o->srtp_profiles != NULL && moat_dtls_context_set_srtp_profiles(
                                         st->dtls_context, o->srtp_profiles, error, error_size) != 0)
         return 2;
-    st->http = whip_client_new(o->token, HTTP_TIMEOUT_S);
+    st->http = whip_client_new(o->token, HTTP_TIMEOUT_S, st->stop);
     if (st->http == NULL) {
         snprintf(error, error_size, "cannot create the HTTP client");
         return 1;
@@ -142,7 +142,7 @@ static int prepare(sfu_state *st, char *error, size_t error_size)
     st->publisher_env.url = first;
     st->subscriber_env.url = st->use_janus ? o->janus_url : o->whep_url;
     if (st->use_janus) {
-        if (janus_videoroom_open(&st->janus, o->janus_url, error, error_size) != 0)
+        if (janus_videoroom_open(&st->janus, o->janus_url, st->stop, error, error_size) != 0)
             return 1;
         st->publisher_env.exchange = janus_videoroom_publish;
         st->publisher_env.exchange_user = &st->janus;

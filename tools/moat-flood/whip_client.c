@@ -1,7 +1,9 @@
 /* The HTTP half of WHIP (RFC 9725) on libsoup's synchronous API: POST the
  * offer (retrying 429/503 after Retry-After), read the answer and Location,
- * PATCH for an ICE restart, DELETE the resource. */
+ * PATCH for an ICE restart, DELETE the resource; every exchange bounded by
+ * http_guard.h. */
 #include "whip_client.h"
+#include "http_guard.h"
 
 #include <glib.h>
 #include <libsoup/soup.h>
@@ -9,14 +11,22 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* An SDP answer's body at most; a PATCH's answer (an SDP fragment) and a
+ * DELETE's at most HTTP_GUARD_ERROR_BODY_LIMIT. */
+#define ANSWER_LIMIT   65536
+#define FRAGMENT_LIMIT HTTP_GUARD_ERROR_BODY_LIMIT
+
 struct whip_client {
     SoupSession *session;
     char *authorization; /* "Bearer ..." or NULL */
+    http_guard guard;
 };
 
-whip_client *whip_client_new(const char *token, unsigned timeout_s)
+whip_client *whip_client_new(const char *token, unsigned timeout_s,
+                             const volatile sig_atomic_t *signals)
 {
     whip_client *c = g_new0(whip_client, 1);
+    c->guard = (http_guard){.timeout_s = timeout_s, .signals = signals};
     c->session = soup_session_new_with_options("timeout", timeout_s, "idle-timeout", timeout_s,
                                                "user-agent", "moat-flood/" MOAT_VERSION, NULL);
     if (c->session == NULL) {
@@ -52,8 +62,10 @@ static void first_line(GBytes *body, char *out, size_t size)
     out[n] = '\0';
 }
 
-/* Sends msg; returns the body (or NULL with error filled). */
-static GBytes *send(whip_client *c, SoupMessage *msg, char *error, size_t error_size)
+/* Sends msg; 0 with *answer (its body at most limit bytes, over_limit when
+ * a 2xx body was longer), or -1 with error filled. */
+static int send(whip_client *c, SoupMessage *msg, size_t limit, http_answer *answer, char *error,
+                size_t error_size)
 {
     if (c->authorization != NULL)
         soup_message_headers_replace(soup_message_get_request_headers(msg), "Authorization",
@@ -61,16 +73,7 @@ static GBytes *send(whip_client *c, SoupMessage *msg, char *error, size_t error_
     /* A redirect could point anywhere: the target policy checks the URLs
      * given, so none is followed. */
     soup_message_add_flags(msg, SOUP_MESSAGE_NO_REDIRECT);
-    GError *send_error = NULL;
-    GBytes *body = soup_session_send_and_read(c->session, msg, NULL, &send_error);
-    if (body == NULL) {
-        char *uri = g_uri_to_string(soup_message_get_uri(msg));
-        snprintf(error, error_size, "%s %s: %s", soup_message_get_method(msg), uri,
-                 send_error->message);
-        g_free(uri);
-        g_error_free(send_error);
-    }
-    return body;
+    return http_guard_exchange(&c->guard, c->session, msg, limit, answer, error, error_size);
 }
 
 /* A refusal a gateway asks us to retry (429 Too Many Requests, 503 with
@@ -91,6 +94,29 @@ static int retry_after_s(SoupMessage *msg)
     return seconds > WHIP_RETRY_MAX_WAIT_S ? WHIP_RETRY_MAX_WAIT_S : (int)seconds;
 }
 
+/* A 201's Location resolved against url into *resource_url: 0, or -1 with
+ * a message. */
+static int take_location(SoupMessage *msg, const char *url, char **resource_url, char *error,
+                         size_t error_size)
+{
+    const char *location =
+        soup_message_headers_get_one(soup_message_get_response_headers(msg), "Location");
+    if (location == NULL) {
+        snprintf(error, error_size, "WHIP POST %s: 201 without a Location header", url);
+        return -1;
+    }
+    GError *resolve_error = NULL;
+    char *resolved = g_uri_resolve_relative(url, location, G_URI_FLAGS_NONE, &resolve_error);
+    if (resolved == NULL) {
+        snprintf(error, error_size, "WHIP POST %s: bad Location %s: %s", url, location,
+                 resolve_error->message);
+        g_error_free(resolve_error);
+        return -1;
+    }
+    *resource_url = resolved;
+    return 0;
+}
+
 static int post_offer_once(whip_client *c, const char *url, const char *offer, char **answer,
                            char **resource_url, int *retry_s, char *error, size_t error_size)
 {
@@ -103,36 +129,24 @@ static int post_offer_once(whip_client *c, const char *url, const char *offer, c
     GBytes *request = g_bytes_new(offer, strlen(offer));
     soup_message_set_request_body_from_bytes(msg, "application/sdp", request);
     g_bytes_unref(request);
-    GBytes *body = send(c, msg, error, error_size);
-    int result = -1;
-    if (body != NULL) {
-        guint status = soup_message_get_status(msg);
-        const char *location =
-            soup_message_headers_get_one(soup_message_get_response_headers(msg), "Location");
+    http_answer reply;
+    int result = send(c, msg, ANSWER_LIMIT, &reply, error, error_size);
+    if (result == 0) {
         char line[200];
-        first_line(body, line, sizeof line);
-        if (status != 201) {
+        first_line(reply.body, line, sizeof line);
+        result = -1;
+        if (reply.status != 201) {
             *retry_s = retry_after_s(msg);
-            snprintf(error, error_size, "WHIP POST %s: HTTP %u %s", url, status, line);
-        } else if (location == NULL) {
-            snprintf(error, error_size, "WHIP POST %s: 201 without a Location header", url);
-        } else {
-            GError *resolve_error = NULL;
-            char *resolved =
-                g_uri_resolve_relative(url, location, G_URI_FLAGS_NONE, &resolve_error);
-            if (resolved == NULL) {
-                snprintf(error, error_size, "WHIP POST %s: bad Location %s: %s", url, location,
-                         resolve_error->message);
-                g_error_free(resolve_error);
-            } else {
-                gsize length = 0;
-                const char *data = g_bytes_get_data(body, &length);
-                *answer = g_strndup(data, length);
-                *resource_url = resolved;
-                result = 0;
-            }
+            snprintf(error, error_size, "WHIP POST %s: HTTP %u %s", url, reply.status, line);
+        } else if (reply.over_limit) {
+            snprintf(error, error_size, "WHIP POST %s: an answer over %d bytes", url, ANSWER_LIMIT);
+        } else if (take_location(msg, url, resource_url, error, error_size) == 0) {
+            gsize length = 0;
+            const char *data = g_bytes_get_data(reply.body, &length);
+            *answer = g_strndup(data, length);
+            result = 0;
         }
-        g_bytes_unref(body);
+        g_bytes_unref(reply.body);
     }
     g_object_unref(msg);
     return result;
@@ -143,7 +157,8 @@ int whip_client_post_offer(whip_client *c, const char *url, const char *offer, c
 {
     /* A gateway's admission control (per-source offer rate, pending-session
      * cap) refuses with Retry-After: a load tool paces its setup to it
-     * instead of failing the session, within a bounded total wait. */
+     * instead of failing the session, within a bounded total wait (which a
+     * signal cuts short). */
     int waited_s = 0;
     for (;;) {
         int retry_s = -1;
@@ -152,7 +167,8 @@ int whip_client_post_offer(whip_client *c, const char *url, const char *offer, c
         if (retry_s < 0 || waited_s >= WHIP_RETRY_TOTAL_S)
             return -1;
         int wait_s = retry_s > 0 ? retry_s : 1;
-        g_usleep((gulong)wait_s * G_USEC_PER_SEC);
+        if (http_guard_sleep(&c->guard, (unsigned)wait_s) != 0)
+            return -1;
         waited_s += wait_s;
     }
 }
@@ -164,18 +180,22 @@ int whip_client_delete(whip_client *c, const char *resource_url, char *error, si
         snprintf(error, error_size, "bad resource URL %s", resource_url);
         return -1;
     }
-    GBytes *body = send(c, msg, error, error_size);
-    int result = -1;
-    if (body != NULL) {
-        guint status = soup_message_get_status(msg);
-        if (status >= 200 && status < 300) {
-            result = 0;
-        } else {
+    http_answer reply;
+    int result = send(c, msg, FRAGMENT_LIMIT, &reply, error, error_size);
+    /* A server that held one hang-up to its deadline, or whose hang-up a
+     * signal cut short, is not asked for the others (N sessions would wait
+     * N deadlines). */
+    if (result != 0 && c->guard.last_cut)
+        c->guard.gave_up = true;
+    if (result == 0) {
+        if (reply.status < 200 || reply.status >= 300) {
             char line[200];
-            first_line(body, line, sizeof line);
-            snprintf(error, error_size, "WHIP DELETE %s: HTTP %u %s", resource_url, status, line);
+            first_line(reply.body, line, sizeof line);
+            snprintf(error, error_size, "WHIP DELETE %s: HTTP %u %s", resource_url, reply.status,
+                     line);
+            result = -1;
         }
-        g_bytes_unref(body);
+        g_bytes_unref(reply.body);
     }
     g_object_unref(msg);
     return result;
@@ -193,21 +213,25 @@ int whip_client_patch_ice(whip_client *c, const char *resource_url, const char *
     soup_message_set_request_body_from_bytes(msg, "application/trickle-ice-sdpfrag", request);
     g_bytes_unref(request);
     soup_message_headers_replace(soup_message_get_request_headers(msg), "If-Match", "*");
-    GBytes *body = send(c, msg, error, error_size);
-    int result = -1;
-    if (body != NULL) {
-        guint status = soup_message_get_status(msg);
+    http_answer reply;
+    int result = send(c, msg, FRAGMENT_LIMIT, &reply, error, error_size);
+    if (result == 0) {
         gsize length = 0;
-        const char *data = g_bytes_get_data(body, &length);
-        if (status == 200) {
+        const char *data = g_bytes_get_data(reply.body, &length);
+        result = -1;
+        if (reply.status != 200) {
+            char line[200];
+            first_line(reply.body, line, sizeof line);
+            snprintf(error, error_size, "WHIP PATCH %s: HTTP %u %s", resource_url, reply.status,
+                     line);
+        } else if (reply.over_limit) {
+            snprintf(error, error_size, "WHIP PATCH %s: an answer over %d bytes", resource_url,
+                     FRAGMENT_LIMIT);
+        } else {
             *answer = g_strndup(data, length);
             result = 0;
-        } else {
-            char line[200];
-            first_line(body, line, sizeof line);
-            snprintf(error, error_size, "WHIP PATCH %s: HTTP %u %s", resource_url, status, line);
         }
-        g_bytes_unref(body);
+        g_bytes_unref(reply.body);
     }
     g_object_unref(msg);
     return result;

@@ -1,15 +1,24 @@
 /* The HTTP half of WHIP (RFC 9725) on libsoup's synchronous API: POST an
- * offer, read the answer and the resource's Location, DELETE the resource. */
+ * offer, read the answer and the resource's Location, DELETE the resource.
+ * One thread uses a client (each request blocks it, within its deadline). */
 #ifndef WHIP_CLIENT_H
 #define WHIP_CLIENT_H
 
+#include <signal.h>
 #include <stddef.h>
 
 typedef struct whip_client whip_client;
 
 /* token: "Authorization: Bearer <token>" on every request, or NULL.
- * timeout_s bounds every request. NULL on allocation failure. */
-whip_client *whip_client_new(const char *token, unsigned timeout_s);
+ * timeout_s bounds each request as a whole (connecting, sending, the
+ * answer's headers and body, however slowly they come); an answer's body is
+ * read to a bound (an SDP answer 64 KiB, a PATCH's or DELETE's or an error's
+ * 4 KiB: more is an error, or for an error status ignored). signals: the
+ * count the tool's SIGINT/SIGTERM handler raises, or NULL: a request in
+ * flight when it changes ends at once ("interrupted"), and none is sent
+ * after a second signal. NULL on allocation failure. */
+whip_client *whip_client_new(const char *token, unsigned timeout_s,
+                             const volatile sig_atomic_t *signals);
 void whip_client_free(whip_client *c);
 
 /* Redirects are not followed (a 3xx is an error): every URL the tool
@@ -20,7 +29,7 @@ void whip_client_free(whip_client *c);
  * 503 carrying Retry-After is retried after that wait (each wait at most
  * WHIP_RETRY_MAX_WAIT_S, all of them at most WHIP_RETRY_TOTAL_S). Otherwise
  * -1 with a message that names the status and the body's first line. May
- * block the calling thread while it waits. */
+ * block the calling thread while it waits (a signal ends the wait). */
 #define WHIP_RETRY_MAX_WAIT_S 5
 #define WHIP_RETRY_TOTAL_S    30
 int whip_client_post_offer(whip_client *c, const char *url, const char *offer, char **answer,
@@ -33,7 +42,10 @@ int whip_client_post_offer(whip_client *c, const char *url, const char *offer, c
 int whip_client_patch_ice(whip_client *c, const char *resource_url, const char *fragment,
                           char **answer, char *error, size_t error_size);
 
-/* DELETEs a resource. 0 on a 2xx status, -1 with a message otherwise. */
+/* DELETEs a resource. 0 on a 2xx status, -1 with a message otherwise. A
+ * DELETE that ran out of time or was interrupted by a signal ends the
+ * client's requests: the hang-up of further sessions is not sent (they end
+ * at the gateway's timeouts). */
 int whip_client_delete(whip_client *c, const char *resource_url, char *error, size_t error_size);
 
 #endif

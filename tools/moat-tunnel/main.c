@@ -14,7 +14,7 @@
 static void on_signal(int signal_number)
 {
     (void)signal_number;
-    tunnel_stop_requested = 1;
+    tunnel_stop_requested = tunnel_stop_requested + 1;
 }
 
 static void install_signals(void)

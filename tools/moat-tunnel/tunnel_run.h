@@ -51,7 +51,9 @@ typedef struct {
     char end_reason[200];
 } tunnel_run;
 
-/* Set by SIGINT/SIGTERM. */
+/* The count of SIGINT/SIGTERM received: the run stops at the first; a WHIP
+ * request in flight is cancelled when it changes, none is sent after the
+ * second (http_guard.h). */
 extern volatile sig_atomic_t tunnel_stop_requested;
 
 double tunnel_now_s(void);

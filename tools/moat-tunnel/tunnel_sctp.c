@@ -14,6 +14,7 @@
 
 #include <errno.h>
 #include <glib.h>
+#include <math.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -551,7 +552,10 @@ int tunnel_sctp_run(tunnel_run *run)
         return -1;
     }
     moat_dtls_context *dtls_context = moat_dtls_context_new(run->certificate, error, sizeof error);
-    whip_client *http = whip_client_new(run->options->token, HTTP_TIMEOUT_S);
+    /* Each WHIP request's deadline: --setup-timeout when shorter. */
+    double setup_s = ceil(run->options->setup_timeout_s);
+    unsigned http_s = setup_s < HTTP_TIMEOUT_S ? (unsigned)setup_s : HTTP_TIMEOUT_S;
+    whip_client *http = whip_client_new(run->options->token, http_s, &tunnel_stop_requested);
     tunnel_udp_reads *reads = g_malloc(sizeof *reads);
     char *urls[TUNNEL_MAX_LANES];
     tunnel_lane_urls(urls, t->n_lanes, run->options->whip_url);

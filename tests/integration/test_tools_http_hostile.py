@@ -1,0 +1,162 @@
+"""The client tools (moat-flood, moat-tunnel) against a hostile WHIP server
+(hostile_whip.py, in a namespace of the test's own with the tool): every
+answer is read to a bound and every request ends within its deadline, so
+an endless body (201 or 400) is an error at once with the tool's memory
+flat (it runs under a 2 GB address-space cap: before, it grew ~0.5 GB/s
+until that cap aborted it), a body trickling one byte a second ends at the
+deadline (libsoup's timeout bounds only a silence: before, never), a
+server that holds a hang-up (DELETE) to its deadline is not asked for the
+other sessions' (N sessions would wait N deadlines), and SIGINT during such
+a request ends the tool at once with its summary (before, the signal
+waited for the request). The tools' release builds run
+(ASan reserves more address space than the cap)."""
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from netns import lan_host
+from tunnel_net import MOAT_TUNNEL
+
+pytestmark = pytest.mark.hostile
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parents[1]
+# MOAT_FLOOD_BINARY picks another build of moat-flood (MOAT_TUNNEL_BINARY: tunnel_net.py).
+FLOOD = Path(os.environ.get("MOAT_FLOOD_BINARY") or ROOT / "build" / "tools" / "moat-flood")
+TUNNEL = MOAT_TUNNEL
+MEMORY_CAP = 2_000_000_000
+TOOLS = ("flood", "tunnel")
+
+
+class Server:
+    """hostile_whip.py in namespace ns; .port, .requests()."""
+
+    def __init__(self, ns, mode, *args):
+        self.process = subprocess.Popen(
+            ["ip", "netns", "exec", ns, sys.executable, str(HERE / "hostile_whip.py"), mode,
+             *args], stdout=subprocess.PIPE, text=True)
+        line = self.process.stdout.readline().split()
+        assert line and line[0] == "listening", line
+        self.port = int(line[1])
+        self.lines = []
+
+    def url(self, path="/whip/tunnel/t"):
+        return f"http://127.0.0.1:{self.port}{path}"
+
+    def wait_for_request(self, timeout=10):
+        deadline = time.time() + timeout
+        os.set_blocking(self.process.stdout.fileno(), False)
+        while time.time() < deadline:
+            line = self.process.stdout.readline()
+            if line:
+                self.lines.append(line.strip())
+                return line.strip()
+            time.sleep(0.05)
+        raise AssertionError("no request reached the server")
+
+    def requests(self):
+        self.process.kill()
+        out, _ = self.process.communicate(timeout=10)
+        return self.lines + [line for line in out.splitlines() if line.startswith("request ")]
+
+
+@pytest.fixture
+def ns():
+    with lan_host("mth") as name:
+        servers = []
+        yield name, servers
+        for s in servers:
+            if s.process.poll() is None:
+                s.process.kill()
+                s.process.wait()
+
+
+def command(ns, tool, url, *extra):
+    """The tool against url in ns, under the address-space cap."""
+    if tool == "flood":
+        args = [str(FLOOD), "--whip", url, "--duration", "1", "--quiet", *extra]
+    else:
+        args = [str(TUNNEL), "--whip", url, "--address", "10.88.0.1/24", "--lanes", "1",
+                "--progress", "0", *extra]
+    return ["ip", "netns", "exec", ns, "prlimit", f"--as={MEMORY_CAP}", *args]
+
+
+def run_tool(ns, tool, url, *extra, timeout=60):
+    started = time.monotonic()
+    r = subprocess.run(command(ns, tool, url, *extra), capture_output=True, timeout=timeout)
+    return r, time.monotonic() - started
+
+
+def text(r):
+    return (r.stdout + r.stderr).decode(errors="replace")
+
+
+@pytest.mark.parametrize("tool", TOOLS)
+@pytest.mark.parametrize("mode,expected", [("endless", "an answer over 65536 bytes"),
+                                           ("endless-error", "HTTP 400 aaaa")])
+def test_an_endless_answer_body_is_an_error(ns, tool, mode, expected):
+    name, servers = ns
+    server = Server(name, mode)
+    servers.append(server)
+    r, elapsed = run_tool(name, tool, server.url())
+    assert r.returncode == 1, text(r)
+    assert expected in text(r), text(r)
+    assert elapsed < 10, text(r)
+
+
+@pytest.mark.parametrize("tool", TOOLS)
+def test_a_trickling_answer_ends_at_the_deadline(ns, tool):
+    """moat-flood's requests have 10 s, moat-tunnel's 5 s (or its setup
+    timeout when shorter)."""
+    name, servers = ns
+    server = Server(name, "trickle")
+    servers.append(server)
+    extra = ["--setup-timeout", "2"] if tool == "tunnel" else []
+    r, elapsed = run_tool(name, tool, server.url(), *extra, timeout=40)
+    assert r.returncode == 1, text(r)
+    limit = 10 if tool == "flood" else 2
+    assert f"no complete answer within {limit} s" in text(r), text(r)
+    assert elapsed < limit + 5, (elapsed, text(r))
+
+
+@pytest.mark.parametrize("tool", TOOLS)
+def test_sigint_ends_a_request_at_once(ns, tool):
+    name, servers = ns
+    server = Server(name, "trickle")
+    servers.append(server)
+    process = subprocess.Popen(command(name, tool, server.url()), stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE)
+    try:
+        assert server.wait_for_request().startswith("request POST")
+        time.sleep(0.5)
+        process.send_signal(signal.SIGINT)
+        started = time.monotonic()
+        out, err = process.communicate(timeout=5)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    assert time.monotonic() - started < 3
+    output = (out + err).decode(errors="replace")
+    assert "interrupted" in output, output
+    if tool == "tunnel":
+        assert 'summary end="WHIP: POST' in output, output
+
+
+def test_a_held_hang_up_is_not_repeated_for_every_session(ns):
+    """Three sessions POSTed; the first DELETE trickles to its deadline
+    (10 s) and the other two are not sent."""
+    name, servers = ns
+    server = Server(name, "hangup-trickle")
+    servers.append(server)
+    r, elapsed = run_tool(name, "flood", server.url("/whip/x"), "--sessions", "3",
+                          "--setup-timeout", "1", timeout=60)
+    assert r.returncode == 1, text(r)
+    assert elapsed < 20, (elapsed, text(r))
+    methods = [line.split()[1] for line in server.requests()]
+    assert methods == ["POST"] * 3 + ["DELETE"], methods
