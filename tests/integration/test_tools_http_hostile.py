@@ -8,7 +8,10 @@ deadline (libsoup's timeout bounds only a silence: before, never), a
 server that holds a hang-up (DELETE) to its deadline is not asked for the
 other sessions' (N sessions would wait N deadlines), and SIGINT during such
 a request ends the tool at once with its summary (before, the signal
-waited for the request). The tools' release builds run
+waited for the request). The resource a 201 names (Location) must be on
+the WHIP URL's origin before a PATCH or DELETE carries the bearer token
+there: a Location on another port is refused and nothing is sent to it
+(before, the hang-up DELETE took the token there). The tools' release builds run
 (ASan reserves more address space than the cap)."""
 import os
 import signal
@@ -160,3 +163,27 @@ def test_a_held_hang_up_is_not_repeated_for_every_session(ns):
     assert elapsed < 20, (elapsed, text(r))
     methods = [line.split()[1] for line in server.requests()]
     assert methods == ["POST"] * 3 + ["DELETE"], methods
+
+
+@pytest.mark.parametrize("tool", TOOLS)
+@pytest.mark.parametrize("elsewhere", [True, False], ids=["another-origin", "same-origin"])
+def test_the_token_stays_on_the_whip_origin(ns, tool, elsewhere):
+    name, servers = ns
+    thief = Server(name, "answer")
+    servers.append(thief)
+    location = [f"http://127.0.0.1:{thief.port}/stolen"] if elsewhere else []
+    server = Server(name, "answer", *location)
+    servers.append(server)
+    extra = ["--setup-timeout", "1"] if tool == "tunnel" else []
+    r, elapsed = run_tool(name, tool, server.url(), "--token", "SECRETTOKEN", *extra)
+    assert r.returncode == 1, text(r)
+    assert thief.requests() == [], text(r)
+    requests = server.requests()
+    assert requests[0].startswith("request POST ") and "Bearer_SECRETTOKEN" in requests[0]
+    if elsewhere:
+        assert "is not on the WHIP URL's origin" in text(r), text(r)
+        assert len(requests) == 1, requests
+    else:
+        # The hang-up goes to the resource, with the token.
+        assert requests[1].startswith("request DELETE /resource/1 "), requests
+        assert "Bearer_SECRETTOKEN" in requests[1], requests

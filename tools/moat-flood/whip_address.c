@@ -1,4 +1,4 @@
-/* Addresses and SDP fragment values for WHIP clients (whip_address.h). */
+/* Addresses, SDP fragment values and origins for WHIP clients (whip_address.h). */
 #include "whip_address.h"
 
 #include <arpa/inet.h>
@@ -88,4 +88,32 @@ bool whip_fragment_value(const char *fragment, const char *name, char *out, size
     memcpy(out, at, n);
     out[n] = '\0';
     return true;
+}
+
+/* The port url names, or its scheme's default; -1 for another scheme
+ * without one. */
+static int origin_port(GUri *uri)
+{
+    int port = g_uri_get_port(uri);
+    if (port > 0)
+        return port;
+    const char *scheme = g_uri_get_scheme(uri);
+    return g_ascii_strcasecmp(scheme, "http") == 0    ? 80
+           : g_ascii_strcasecmp(scheme, "https") == 0 ? 443
+                                                      : -1;
+}
+
+bool whip_same_origin(const char *url, const char *other)
+{
+    GUri *a = g_uri_parse(url, G_URI_FLAGS_NONE, NULL);
+    GUri *b = g_uri_parse(other, G_URI_FLAGS_NONE, NULL);
+    bool same = a != NULL && b != NULL && g_uri_get_host(a) != NULL && g_uri_get_host(b) != NULL &&
+                g_ascii_strcasecmp(g_uri_get_scheme(a), g_uri_get_scheme(b)) == 0 &&
+                g_ascii_strcasecmp(g_uri_get_host(a), g_uri_get_host(b)) == 0 &&
+                origin_port(a) == origin_port(b) && origin_port(a) > 0;
+    if (a != NULL)
+        g_uri_unref(a);
+    if (b != NULL)
+        g_uri_unref(b);
+    return same;
 }

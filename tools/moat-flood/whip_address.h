@@ -1,7 +1,8 @@
 /* What a WHIP client learns about addresses and ICE credentials, shared by
  * moat-flood's sessions and moat-tunnel: a numeric SDP candidate as a
  * dual-stack socket address, the local address its host candidate announces,
- * and a value of an ICE restart's SDP fragment. Pure or socket-local; no
+ * a value of an ICE restart's SDP fragment, and whether a resource URL is on
+ * the WHIP URL's origin. Pure or socket-local; no
  * state, any thread. */
 #ifndef WHIP_ADDRESS_H
 #define WHIP_ADDRESS_H
@@ -25,5 +26,11 @@ void whip_learn_local_address(const char *url, int fd, struct sockaddr_in6 *loca
 /* The value of an a=<name>: line of an SDP fragment (name includes "a=" and
  * the colon) into out; false when absent, empty or longer than size - 1. */
 bool whip_fragment_value(const char *fragment, const char *name, char *out, size_t size);
+
+/* Whether url and other are absolute URLs of the same origin: the same
+ * scheme, host (ASCII case ignored) and port (the scheme's default when
+ * absent: 80 http, 443 https). What a WHIP resource (Location) must share
+ * with the WHIP URL before the bearer token goes to it. */
+bool whip_same_origin(const char *url, const char *other);
 
 #endif

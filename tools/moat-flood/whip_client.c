@@ -4,6 +4,7 @@
  * http_guard.h. */
 #include "whip_client.h"
 #include "http_guard.h"
+#include "whip_address.h"
 
 #include <glib.h>
 #include <libsoup/soup.h>
@@ -64,8 +65,8 @@ static void first_line(GBytes *body, char *out, size_t size)
 
 /* Sends msg; 0 with *answer (its body at most limit bytes, over_limit when
  * a 2xx body was longer), or -1 with error filled. */
-static int send(whip_client *c, SoupMessage *msg, size_t limit, http_answer *answer, char *error,
-                size_t error_size)
+static int exchange(whip_client *c, SoupMessage *msg, size_t limit, http_answer *answer,
+                    char *error, size_t error_size)
 {
     if (c->authorization != NULL)
         soup_message_headers_replace(soup_message_get_request_headers(msg), "Authorization",
@@ -94,8 +95,8 @@ static int retry_after_s(SoupMessage *msg)
     return seconds > WHIP_RETRY_MAX_WAIT_S ? WHIP_RETRY_MAX_WAIT_S : (int)seconds;
 }
 
-/* A 201's Location resolved against url into *resource_url: 0, or -1 with
- * a message. */
+/* A 201's Location resolved against url into *resource_url, when it is on
+ * url's origin: 0, or -1 with a message. */
 static int take_location(SoupMessage *msg, const char *url, char **resource_url, char *error,
                          size_t error_size)
 {
@@ -111,6 +112,16 @@ static int take_location(SoupMessage *msg, const char *url, char **resource_url,
         snprintf(error, error_size, "WHIP POST %s: bad Location %s: %s", url, location,
                  resolve_error->message);
         g_error_free(resolve_error);
+        return -1;
+    }
+    /* DELETE and PATCH carry the bearer token: never to another origin
+     * (another host or port, or http after https). */
+    if (!whip_same_origin(url, resolved)) {
+        snprintf(error, error_size,
+                 "WHIP POST %s: Location %s is not on the WHIP URL's origin (scheme, host and "
+                 "port): not used",
+                 url, resolved);
+        g_free(resolved);
         return -1;
     }
     *resource_url = resolved;
@@ -130,7 +141,7 @@ static int post_offer_once(whip_client *c, const char *url, const char *offer, c
     soup_message_set_request_body_from_bytes(msg, "application/sdp", request);
     g_bytes_unref(request);
     http_answer reply;
-    int result = send(c, msg, ANSWER_LIMIT, &reply, error, error_size);
+    int result = exchange(c, msg, ANSWER_LIMIT, &reply, error, error_size);
     if (result == 0) {
         char line[200];
         first_line(reply.body, line, sizeof line);
@@ -181,7 +192,7 @@ int whip_client_delete(whip_client *c, const char *resource_url, char *error, si
         return -1;
     }
     http_answer reply;
-    int result = send(c, msg, FRAGMENT_LIMIT, &reply, error, error_size);
+    int result = exchange(c, msg, FRAGMENT_LIMIT, &reply, error, error_size);
     /* A server that held one hang-up to its deadline, or whose hang-up a
      * signal cut short, is not asked for the others (N sessions would wait
      * N deadlines). */
@@ -214,7 +225,7 @@ int whip_client_patch_ice(whip_client *c, const char *resource_url, const char *
     g_bytes_unref(request);
     soup_message_headers_replace(soup_message_get_request_headers(msg), "If-Match", "*");
     http_answer reply;
-    int result = send(c, msg, FRAGMENT_LIMIT, &reply, error, error_size);
+    int result = exchange(c, msg, FRAGMENT_LIMIT, &reply, error, error_size);
     if (result == 0) {
         gsize length = 0;
         const char *data = g_bytes_get_data(reply.body, &length);

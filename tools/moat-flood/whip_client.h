@@ -25,7 +25,9 @@ void whip_client_free(whip_client *c);
  * contacts has passed the target policy. */
 
 /* POSTs offer to url. On 201 Created returns 0 with *answer (the SDP) and
- * *resource_url (Location resolved against url), both g_malloc'd. A 429 or
+ * *resource_url (Location resolved against url), both g_malloc'd; a
+ * Location on another origin than url's (scheme, host, port) is an error
+ * and not used, as PATCH and DELETE carry the token. A 429 or
  * 503 carrying Retry-After is retried after that wait (each wait at most
  * WHIP_RETRY_MAX_WAIT_S, all of them at most WHIP_RETRY_TOTAL_S). Otherwise
  * -1 with a message that names the status and the body's first line. May

@@ -53,6 +53,26 @@ static void test_fragment_value(void)
 }
 
 /* Without a resolvable host only the bound port is known. */
+static void test_same_origin(void)
+{
+    const char *whip = "http://127.0.0.1:8088/whip/echo";
+    g_assert_true(whip_same_origin(whip, "http://127.0.0.1:8088/whip/resource/abc"));
+    g_assert_true(whip_same_origin("http://GW.example/whip/x", "HTTP://gw.example:80/r/1"));
+    g_assert_true(whip_same_origin("https://gw.example/whip/x", "https://gw.example:443/r/1"));
+    g_assert_true(whip_same_origin("http://[::1]:8088/whip/x", "http://[::1]:8088/r/1"));
+    /* Another port, host or scheme (http after https), or no URL at all. */
+    g_assert_false(whip_same_origin(whip, "http://127.0.0.1:18331/stolen"));
+    g_assert_false(whip_same_origin(whip, "http://127.0.0.2:8088/whip/resource/abc"));
+    g_assert_false(whip_same_origin(whip, "https://127.0.0.1:8088/whip/resource/abc"));
+    g_assert_false(whip_same_origin("https://gw.example/whip/x", "http://gw.example/r/1"));
+    g_assert_false(whip_same_origin("https://gw.example/whip/x", "http://gw.example:443/r/1"));
+    g_assert_false(whip_same_origin("http://gw.example/whip/x", "http://gw.example.evil/r/1"));
+    g_assert_false(whip_same_origin(whip, "/whip/resource/abc"));
+    g_assert_false(whip_same_origin(whip, "file:///etc/passwd"));
+    g_assert_false(whip_same_origin("ftp://gw/x", "ftp://gw/y"));
+    g_assert_false(whip_same_origin(whip, "http://127.0.0.1:8088@evil:80/r"));
+}
+
 static void test_local_address_port(void)
 {
     int fd = socket(AF_INET6, SOCK_DGRAM, 0);
@@ -73,5 +93,6 @@ int main(int argc, char **argv)
     g_test_add_func("/whip_address/candidate", test_candidate_address);
     g_test_add_func("/whip_address/fragment", test_fragment_value);
     g_test_add_func("/whip_address/local_port", test_local_address_port);
+    g_test_add_func("/whip_address/same_origin", test_same_origin);
     return g_test_run();
 }
