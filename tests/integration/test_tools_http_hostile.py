@@ -11,9 +11,13 @@ a request ends the tool at once with its summary (before, the signal
 waited for the request). The resource a 201 names (Location) must be on
 the WHIP URL's origin before a PATCH or DELETE carries the bearer token
 there: a Location on another port is refused and nothing is sent to it
-(before, the hang-up DELETE took the token there). The tools' release builds run
+(before, the hang-up DELETE took the token there). What a server says
+reaches the terminal and moat-tunnel's summary as printable ASCII, the
+summary's end="..." with its quotes escaped (before, a 400 body's escape
+sequences went raw to the terminal and its quotes forged summary fields). The tools' release builds run
 (ASan reserves more address space than the cap)."""
 import os
+import shlex
 import signal
 import subprocess
 import sys
@@ -187,3 +191,24 @@ def test_the_token_stays_on_the_whip_origin(ns, tool, elsewhere):
         # The hang-up goes to the resource, with the token.
         assert requests[1].startswith("request DELETE /resource/1 "), requests
         assert "Bearer_SECRETTOKEN" in requests[1], requests
+
+
+@pytest.mark.parametrize("tool", TOOLS)
+def test_a_server_message_reaches_the_terminal_as_plain_text(ns, tool):
+    name, servers = ns
+    server = Server(name, "escapes")
+    servers.append(server)
+    r, _ = run_tool(name, tool, server.url())
+    assert r.returncode == 1, text(r)
+    output = r.stdout + r.stderr
+    assert all(32 <= b < 127 or b == 10 for b in output), output
+    assert b"HTTP 400 ?]0;PWNED??[2J?[31mred" in output, output
+    if tool == "tunnel":
+        end = [line for line in r.stdout.decode().splitlines()
+               if line.startswith("summary end=")]
+        assert len(end) == 1, r.stdout
+        # One field: the server's quotes are escaped, its "packets_in=999"
+        # and "end=" stay inside the value.
+        fields = shlex.split(end[0])
+        assert len(fields) == 2 and fields[1].startswith("end=WHIP: "), fields
+        assert 'red" packets_in=999 end="fake' in fields[1], fields

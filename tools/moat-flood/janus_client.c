@@ -4,6 +4,7 @@
 #include "janus_client.h"
 #include "flood_clock.h"
 #include "http_guard.h"
+#include "tool_text.h"
 
 #include <glib.h>
 #include <inttypes.h>
@@ -78,6 +79,7 @@ static json_t *post(janus_client *c, const char *path, json_t *request, char *er
         const char *reason =
             json_string_value(json_object_get(json_object_get(reply, "error"), "reason"));
         snprintf(error, error_size, "Janus refused: %s", reason != NULL ? reason : "no reason");
+        tool_text_printable(error);
         json_decref(reply);
         reply = NULL;
     }
@@ -187,6 +189,7 @@ static int take_event(json_t *event, uint64_t handle, json_t **out, char *error,
     const char *failure = plugin_error(event);
     if (failure != NULL) {
         snprintf(error, error_size, "Janus videoroom: %s", failure);
+        tool_text_printable(error);
         return -1;
     }
     if (json_object_get(event, "jsep") == NULL)

@@ -4,9 +4,11 @@
  * (reception_reports: report blocks on the echoes in its SRs). */
 #include "flood_reports.h"
 #include "target_policy.h"
+#include "tool_text.h"
 #include "whip_session.h"
 
 #include <arpa/inet.h>
+#include <glib.h>
 #include <jansson.h>
 #include <stdio.h>
 
@@ -15,13 +17,27 @@ static json_t *number_or_null(double value)
     return value >= 0 ? json_real(value) : json_null();
 }
 
+/* text as a JSON string; text that is not UTF-8 (jansson refuses it) as
+ * its printable ASCII copy (tool_text.h), so the key is never lost. */
+static json_t *json_text(const char *text)
+{
+    json_t *value = json_string(text);
+    if (value != NULL)
+        return value;
+    char *copy = g_strdup(text);
+    tool_text_printable(copy);
+    value = json_string(copy);
+    g_free(copy);
+    return value;
+}
+
 static json_t *session_json(const flood_session *s)
 {
     const echo_stats *e = &s->echo;
     json_t *o = json_object();
     json_object_set_new(o, "index", json_integer(s->index));
     json_object_set_new(o, "state", json_string(flood_session_state_name(s->state)));
-    json_object_set_new(o, "error", s->error[0] ? json_string(s->error) : json_null());
+    json_object_set_new(o, "error", s->error[0] ? json_text(s->error) : json_null());
     json_object_set_new(o, "srtp_profile",
                         s->profile != 0 ? json_string(moat_srtp_profile_name(s->profile))
                                         : json_null());

@@ -6,6 +6,7 @@
 #include "janus_videoroom.h"
 #include "sfu_peer.h"
 #include "target_policy.h"
+#include "tool_text.h"
 #include "whip_session.h"
 
 #include "dtls/certificate.h"
@@ -210,6 +211,8 @@ static int open_all(sfu_state *st, char *error, size_t error_size)
             g_strlcpy(r->first_failure, s->error[0] ? s->error : "interrupted",
                       sizeof r->first_failure);
     }
+    /* In the JSON (json_pack refuses text that is not UTF-8) and on stderr. */
+    tool_text_printable(r->first_failure);
     if (r->n_connected == 0 && r->n_subscribers > 0) {
         snprintf(error, error_size, "no subscriber connected (first: %s)", r->first_failure);
         return 1;

@@ -4,6 +4,7 @@
  * http_guard.h. */
 #include "whip_client.h"
 #include "http_guard.h"
+#include "tool_text.h"
 #include "whip_address.h"
 
 #include <glib.h>
@@ -48,7 +49,8 @@ void whip_client_free(whip_client *c)
     g_free(c);
 }
 
-/* The first line of a body, for error messages (JSON errors fit on one). */
+/* The first line of a body, for error messages (JSON errors fit on one),
+ * printable ASCII only (tool_text.h). */
 static void first_line(GBytes *body, char *out, size_t size)
 {
     out[0] = '\0';
@@ -61,6 +63,7 @@ static void first_line(GBytes *body, char *out, size_t size)
         n++;
     memcpy(out, data, n);
     out[n] = '\0';
+    tool_text_printable(out);
 }
 
 /* Sends msg; 0 with *answer (its body at most limit bytes, over_limit when
@@ -105,6 +108,12 @@ static int take_location(SoupMessage *msg, const char *url, char **resource_url,
     if (location == NULL) {
         snprintf(error, error_size, "WHIP POST %s: 201 without a Location header", url);
         return -1;
+    }
+    for (const unsigned char *p = (const unsigned char *)location; *p; p++) {
+        if (*p <= 0x20 || *p >= 0x7f) {
+            snprintf(error, error_size, "WHIP POST %s: a Location that is not a URL", url);
+            return -1;
+        }
     }
     GError *resolve_error = NULL;
     char *resolved = g_uri_resolve_relative(url, location, G_URI_FLAGS_NONE, &resolve_error);
@@ -175,6 +184,9 @@ int whip_client_post_offer(whip_client *c, const char *url, const char *offer, c
         int retry_s = -1;
         if (post_offer_once(c, url, offer, answer, resource_url, &retry_s, error, error_size) == 0)
             return 0;
+        /* What the server said (the status line's text, Location) is in the
+         * message: never a byte a terminal would act on. */
+        tool_text_printable(error);
         if (retry_s < 0 || waited_s >= WHIP_RETRY_TOTAL_S)
             return -1;
         int wait_s = retry_s > 0 ? retry_s : 1;
@@ -189,6 +201,7 @@ int whip_client_delete(whip_client *c, const char *resource_url, char *error, si
     SoupMessage *msg = soup_message_new("DELETE", resource_url);
     if (msg == NULL) {
         snprintf(error, error_size, "bad resource URL %s", resource_url);
+        tool_text_printable(error);
         return -1;
     }
     http_answer reply;
@@ -209,6 +222,8 @@ int whip_client_delete(whip_client *c, const char *resource_url, char *error, si
         g_bytes_unref(reply.body);
     }
     g_object_unref(msg);
+    if (result != 0)
+        tool_text_printable(error);
     return result;
 }
 
@@ -218,6 +233,7 @@ int whip_client_patch_ice(whip_client *c, const char *resource_url, const char *
     SoupMessage *msg = soup_message_new("PATCH", resource_url);
     if (msg == NULL) {
         snprintf(error, error_size, "bad resource URL %s", resource_url);
+        tool_text_printable(error);
         return -1;
     }
     GBytes *request = g_bytes_new(fragment, strlen(fragment));
@@ -245,5 +261,7 @@ int whip_client_patch_ice(whip_client *c, const char *resource_url, const char *
         g_bytes_unref(reply.body);
     }
     g_object_unref(msg);
+    if (result != 0)
+        tool_text_printable(error);
     return result;
 }

@@ -30,7 +30,9 @@ void whip_client_free(whip_client *c);
  * and not used, as PATCH and DELETE carry the token. A 429 or
  * 503 carrying Retry-After is retried after that wait (each wait at most
  * WHIP_RETRY_MAX_WAIT_S, all of them at most WHIP_RETRY_TOTAL_S). Otherwise
- * -1 with a message that names the status and the body's first line. May
+ * -1 with a message that names the status and the body's first line (every
+ * message of this client is printable ASCII: what the server said, with
+ * its control and non-ASCII bytes replaced, tool_text.h). May
  * block the calling thread while it waits (a signal ends the wait). */
 #define WHIP_RETRY_MAX_WAIT_S 5
 #define WHIP_RETRY_TOTAL_S    30

@@ -7,6 +7,7 @@
 #include "session_parts.h"
 #include "sfu_peer.h"
 #include "target_policy.h"
+#include "tool_text.h"
 #include "whip_address.h"
 
 #include <errno.h>
@@ -31,6 +32,8 @@ void session_fail(flood_session *s, const char *format, ...)
     va_start(args, format);
     vsnprintf(s->error, sizeof s->error, format, args);
     va_end(args);
+    /* Printed and put in JSON as it is: plain printable text only. */
+    tool_text_printable(s->error);
     s->state = FLOOD_SESSION_FAILED;
 }
 

@@ -1,6 +1,7 @@
 /* Moving packets between the TUN device and a transport, and the figures
  * moat-tunnel reports (tunnel_run.h). */
 #include "tunnel_run.h"
+#include "tool_text.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -59,6 +60,9 @@ void tunnel_run_end(tunnel_run *run, const char *format, ...)
     va_start(args, format);
     vsnprintf(run->end_reason, sizeof run->end_reason, format, args);
     va_end(args);
+    /* It may quote a server (a WHIP error's body, a Location): printed on
+     * stderr and in the summary, so plain printable text only. */
+    tool_text_printable(run->end_reason);
 }
 
 void tunnel_run_progress(tunnel_run *run, const char *state)
@@ -114,6 +118,8 @@ void tunnel_run_summary(const tunnel_run *run)
     printf("summary dropped");
     for (int r = 0; r < TUNNEL_LOSS_REASON_COUNT; r++)
         printf(" %s=%llu", loss_names[r], (unsigned long long)f->lost[r]);
-    printf("\nsummary end=\"%s\"\n", run->end_reason[0] ? run->end_reason : "stopped");
+    char end[2 * sizeof run->end_reason];
+    tool_text_quoted(run->end_reason[0] ? run->end_reason : "stopped", end, sizeof end);
+    printf("\nsummary end=\"%s\"\n", end);
     fflush(stdout);
 }

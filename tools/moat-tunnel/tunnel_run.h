@@ -69,10 +69,12 @@ long tunnel_run_read_tun(tunnel_run *run, uint8_t *buffer, size_t capacity);
 /* A progress line on stderr when one is due. */
 void tunnel_run_progress(tunnel_run *run, const char *state);
 
-/* The summary (stdout), once at the end. */
+/* The summary (stdout), once at the end; end="..." has '"' and '\\'
+ * escaped. */
 void tunnel_run_summary(const tunnel_run *run);
 
-/* Keeps the first reason the run ended for. */
+/* Keeps the first reason the run ended for (printable ASCII only: bytes
+ * that are not become '?', tool_text.h). */
 void tunnel_run_end(tunnel_run *run, const char *format, ...) __attribute__((format(printf, 2, 3)));
 
 /* The transports: each runs its poll loop until the stop request, the
