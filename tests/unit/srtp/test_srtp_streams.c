@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "srtp/srtp_session.h"
+#include "srtp_test_keys.h"
 #include "srtp/srtp_stream_table.h"
 
 #define FRESH 10000u
@@ -17,19 +18,7 @@
 
 static moat_srtp_keying keys_for(bool flip)
 {
-    moat_srtp_profile profile = MOAT_SRTP_PROFILE_AES128_CM_SHA1_80;
-    moat_srtp_keying k = {.profile = profile,
-                          .key_length = moat_srtp_profile_key_length(profile),
-                          .salt_length = moat_srtp_profile_salt_length(profile)};
-    for (size_t i = 0; i < sizeof k.local_key; i++) {
-        k.local_key[i] = (uint8_t)(flip ? 0xb0 + i : 0xa0 + i);
-        k.remote_key[i] = (uint8_t)(flip ? 0xa0 + i : 0xb0 + i);
-    }
-    for (size_t i = 0; i < sizeof k.local_salt; i++) {
-        k.local_salt[i] = (uint8_t)(flip ? 0x50 + i : 0x40 + i);
-        k.remote_salt[i] = (uint8_t)(flip ? 0x40 + i : 0x50 + i);
-    }
-    return k;
+    return srtp_test_keys(MOAT_SRTP_PROFILE_AES128_CM_SHA1_80, flip);
 }
 
 static moat_srtp_session *session(bool flip)
