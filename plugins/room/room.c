@@ -323,9 +323,9 @@ static void room_on_media(void *state, moat_rtp_packet *p)
     if (kind == 1 && peer->relay && p->payload_length > 0)
         atomic_store_explicit(layer < 0 ? &peer->relay_plain_us : &peer->relay_layer_us,
                               p->arrival_us, memory_order_relaxed);
-    uint32_t expected = 0;
-    if (atomic_load(&peer->ssrcs[kind]) == 0 && p->payload_length > 0)
-        atomic_compare_exchange_strong(&peer->ssrcs[kind], &expected, p->ssrc);
+    if (atomic_load(&peer->ssrcs[kind]) == 0 && p->payload_length > 0 &&
+        !room_ssrc_claim(peer, &peer->ssrcs[kind], p->ssrc))
+        return; /* another publisher's SSRC (room_ssrc.c) */
     if (layer < 0 && atomic_load(&peer->ssrcs[kind]) != p->ssrc)
         return; /* one stream per kind, or one per simulcast layer */
     if (!room_recovery_on_packet(peer, p))

@@ -149,6 +149,9 @@ typedef struct room_peer {
     atomic_bool keyframe_wanted; /* a keyframe on every layer */
     atomic_uint keyframe_layers; /* bit per simulcast layer: a keyframe on that one */
     _Atomic uint32_t ssrcs[2];   /* first media SSRC per kind (audio, video), 0 unknown */
+    /* Packets dropped because another publisher of the room had claimed
+     * their SSRC first (room_ssrc.c); its worker writes, the API reads. */
+    atomic_uint_fast64_t ssrc_refused;
     /* RFC 6464 audio level, smoothed: -dBov x 256 (0 loudest, 127 x 256
      * silence), and when it was last updated (µs, gateway clock). */
     uint32_t level_smoothed;
@@ -315,6 +318,12 @@ json_t *room_bwe_describe(const room_peer *s);
 
 /* room_data.c: data channel messages from a publisher to its subscribers
  * (moat_plugin.on_data and on_channel, the peer's worker). */
+/* A publisher's worker: `ssrc` stored in `slot` (one of the publisher's
+ * ssrcs[] or layers[].ssrc) unless another publisher of the room already
+ * sends it; false (the packet is the caller's to drop, counted here) when
+ * one does. Takes the room's lock. (room_ssrc.c) */
+bool room_ssrc_claim(room_peer *publisher, _Atomic uint32_t *slot, uint32_t ssrc);
+
 void room_data_on_data(void *state, uint16_t stream_id, uint32_t ppid, const uint8_t *data,
                        size_t length);
 void room_data_on_channel(void *state, uint16_t stream_id, const char *label, bool open);

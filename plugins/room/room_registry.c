@@ -265,6 +265,8 @@ static json_t *describe(room *r, bool full)
                                 (json_int_t)atomic_load(&p->remb_sent), "remb_bitrate",
                                 (json_int_t)atomic_load(&p->remb_bps));
         room_recovery_describe(p, pub);
+        json_object_set_new(pub, "ssrc_refused",
+                            json_integer((json_int_t)atomic_load(&p->ssrc_refused)));
         if (atomic_load(&p->level_us))
             json_object_set_new(pub, "audio_level_dbov",
                                 json_real(-(double)atomic_load(&p->level) / 256.0));

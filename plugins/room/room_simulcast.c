@@ -105,8 +105,9 @@ int room_simulcast_layer_of(room_peer *peer, const moat_rtp_packet *p)
         return -1;
     int layer = layer_by_rid(peer, p->rid);
     if (layer >= 0 &&
-        atomic_load_explicit(&peer->layers[layer].ssrc, memory_order_relaxed) != p->ssrc)
-        atomic_store(&peer->layers[layer].ssrc, p->ssrc);
+        atomic_load_explicit(&peer->layers[layer].ssrc, memory_order_relaxed) != p->ssrc &&
+        !room_ssrc_claim(peer, &peer->layers[layer].ssrc, p->ssrc))
+        return -1; /* another publisher's SSRC (room_ssrc.c) */
     if (layer < 0)
         layer = layer_by_ssrc(peer, p->ssrc);
     return layer;
