@@ -60,6 +60,11 @@ typedef struct {
     /* Media-only sessions whose DTLS dropped OpenSSL's SSL (session.c). */
     uint64_t dtls_retired;
     uint64_t consent_expired;
+    /* ICE nominations that would move an established session to another
+     * remote address, held until its media came from there (ice_pairs.h),
+     * and the moves that then happened. */
+    uint64_t ice_moves_pending;
+    uint64_t ice_moves_confirmed;
     uint64_t detector_switches_on;
     uint64_t detector_switches_off;
     uint64_t worker_detector_switches_on;

@@ -29,9 +29,12 @@ void moat_session_handle_stun(moat_session *session, const moat_path *path, cons
  * flood detector does not count. */
 bool moat_session_handle_dtls(moat_session *session, const moat_path *path, const uint8_t *data,
                               size_t length);
-/* An SRTP or SRTCP datagram from the peer (or an SRTP ingest's sender);
- * true when it was SRTP that authenticated and was delivered. */
-bool moat_session_handle_srtp(moat_session *session, uint8_t *data, size_t length, size_t capacity);
+/* An SRTP or SRTCP datagram from the peer (or an SRTP ingest's sender:
+ * path NULL); true when it was SRTP that authenticated and was delivered.
+ * Whatever authenticates from path confirms an ICE move pending there
+ * (ice/ice_pairs.h). */
+bool moat_session_handle_srtp(moat_session *session, const moat_path *path, uint8_t *data,
+                              size_t length, size_t capacity);
 /* Plain RTP ingest (session_plain.c): the session's own socket is readable. */
 void moat_session_plain_receive(moat_session *session);
 

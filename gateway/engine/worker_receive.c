@@ -121,7 +121,7 @@ void moat_worker_dispatch(moat_worker *worker, const moat_path *path, uint8_t *d
         return;
     }
     moat_worker_note_datagram(worker);
-    moat_session_handle_srtp(session, data, length, MOAT_DATAGRAM_CAPACITY);
+    moat_session_handle_srtp(session, path, data, length, MOAT_DATAGRAM_CAPACITY);
 }
 
 static int64_t clock_us(clockid_t clock)

@@ -146,6 +146,12 @@ static const counter_metric counter_metrics[] = {
      offsetof(moat_counters, overloaded_ticks)},
     {"moat_consent_expired_total", "transports closed because ICE consent expired",
      offsetof(moat_counters, consent_expired)},
+    {"moat_ice_moves_pending_total",
+     "nominations of another remote address held until media came from it",
+     offsetof(moat_counters, ice_moves_pending)},
+    {"moat_ice_moves_confirmed_total",
+     "sessions moved to another remote address once its media came",
+     offsetof(moat_counters, ice_moves_confirmed)},
 };
 
 static uint64_t sum_field(moat_gateway *gateway, size_t offset)

@@ -8,6 +8,7 @@ void moat_ice_pairs_init(moat_ice_pairs *p)
 {
     memset(p, 0, sizeof *p);
     p->selected = -1;
+    p->pending = -1;
 }
 
 uint64_t moat_ice_pair_priority(uint32_t controlling, uint32_t controlled)
@@ -79,6 +80,8 @@ static int new_slot(moat_ice_pairs *p, moat_ice_pairs_outcome *out)
         if (oldest < 0 || p->pairs[i].last_check_us < p->pairs[oldest].last_check_us)
             oldest = i;
     }
+    if (oldest == p->pending)
+        p->pending = -1;
     struct sockaddr_in6 evicted = p->pairs[oldest].remote;
     memset(&p->pairs[oldest].remote, 0, sizeof p->pairs[oldest].remote);
     if (!moat_ice_pairs_has_remote(p, &evicted)) {
@@ -146,16 +149,37 @@ moat_ice_pairs_verdict moat_ice_pairs_on_check(moat_ice_pairs *p, const moat_ice
      * that checks in again (a late retransmission, consent) does not take
      * the selection back from a newer nomination. */
     if (p->selected < 0 || (e->nominated && displaces(pair, &current, e->now_us))) {
+        if (p->selected >= 0 && e->confirm_by_media && current.nominated &&
+            !same_remote(&pair->remote, &current.remote)) {
+            p->pending = index; /* moves when its media comes (confirm) */
+            out->selection_pending = true;
+            return MOAT_ICE_PAIRS_ACCEPTED;
+        }
         p->selected = index;
+        p->pending = -1;
         out->selection_changed = true;
         out->refreshes_consent = true;
     }
     return MOAT_ICE_PAIRS_ACCEPTED;
 }
 
+bool moat_ice_pairs_confirm(moat_ice_pairs *p, const struct sockaddr_in6 *remote,
+                            const struct in6_addr *local)
+{
+    if (p->pending < 0)
+        return false;
+    const moat_ice_pair *pair = &p->pairs[p->pending];
+    if (!same_remote(&pair->remote, remote) || memcmp(&pair->local, local, sizeof *local) != 0)
+        return false;
+    p->selected = p->pending;
+    p->pending = -1;
+    return true;
+}
+
 void moat_ice_pairs_restart(moat_ice_pairs *p)
 {
     p->generation++;
+    p->pending = -1; /* the old generation's: the new one nominates again */
 }
 
 const moat_ice_pair *moat_ice_pairs_selected(const moat_ice_pairs *p)

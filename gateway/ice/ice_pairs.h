@@ -25,6 +25,16 @@
  *  - A transaction id seen recently from another tuple is a replay (the
  *    integrity does not cover the source address): it is refused, so a
  *    captured check re-sent from a forged source cannot move the media.
+ *  - Once the transport is up (confirm_by_media), a nomination that would
+ *    move media to another remote tuple leaves it pending until something
+ *    no replay can forge arrives from that tuple: an SRTP or SRTCP packet
+ *    that authenticated (libsrtp's replay window) or DTLS application data
+ *    (the record layer's): moat_ice_pairs_confirm. The few transaction ids
+ *    remembered above do not stop a check captured longer ago, re-sent from
+ *    another address; a peer that really moved sends media from its new
+ *    address at once (a receive-only peer, RTCP), so the move waits for its
+ *    first packet, no longer. Until then the selected pair keeps media and
+ *    consent.
  *  - Only a check on the selected pair refreshes consent. */
 #ifndef MOAT_ICE_PAIRS_H
 #define MOAT_ICE_PAIRS_H
@@ -57,6 +67,7 @@ typedef struct {
     moat_ice_pair pairs[MOAT_ICE_PAIRS_MAX];
     size_t n_pairs;
     int selected; /* index in pairs, -1 when none */
+    int pending;  /* a nominated pair waiting for media from its remote, -1 none */
     uint32_t generation;
     struct {
         uint8_t id[12];
@@ -73,6 +84,7 @@ typedef struct {
     uint32_t local_priority;
     bool nominated;
     bool previous_generation;   /* made with the credentials before the last restart */
+    bool confirm_by_media;      /* a move to another remote waits for its media */
     const uint8_t *transaction; /* 12 bytes */
     uint64_t now_us;
 } moat_ice_check_event;
@@ -88,6 +100,7 @@ typedef struct {
     struct sockaddr_in6 evicted;
     bool selection_changed; /* the selected pair is now this check's pair */
     bool refreshes_consent; /* the check was on the selected pair */
+    bool selection_pending; /* this check's pair waits for media (confirm) */
 } moat_ice_pairs_outcome;
 
 void moat_ice_pairs_init(moat_ice_pairs *p);
@@ -105,6 +118,11 @@ moat_ice_pairs_verdict moat_ice_pairs_on_check(moat_ice_pairs *p, const moat_ice
 
 /* Whether any pair uses this remote tuple. */
 bool moat_ice_pairs_has_remote(const moat_ice_pairs *p, const struct sockaddr_in6 *remote);
+
+/* Authenticated, replay-protected media arrived from remote on local: true
+ * when that makes the pending pair the selected one. */
+bool moat_ice_pairs_confirm(moat_ice_pairs *p, const struct sockaddr_in6 *remote,
+                            const struct in6_addr *local);
 
 /* New credentials were installed: a new generation begins. */
 void moat_ice_pairs_restart(moat_ice_pairs *p);

@@ -249,6 +249,8 @@ bool moat_session_handle_dtls(moat_session *session, const moat_path *path, cons
     session->dtls_application_seen = false;
     if (moat_dtls_transport_receive(session->dtls, data, length) != 0)
         moat_session_drop(session, MOAT_DROP_DTLS);
+    if (session->dtls_application_seen)
+        moat_session_confirm_path(session, path);
     return session->dtls_application_seen;
 }
 

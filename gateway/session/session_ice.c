@@ -66,6 +66,7 @@ static bool pair_accepts(moat_session *session, const moat_path *path, const uin
         .nominated = info->use_candidate,
         .previous_generation = previous,
         .transaction = request + 8,
+        .confirm_by_media = session->dtls_connected || session->srtp != NULL,
         .now_us = moat_worker_now_us(session->worker),
     };
     return moat_ice_pairs_on_check(&session->pairs, &event, outcome) == MOAT_ICE_PAIRS_ACCEPTED;
@@ -129,6 +130,19 @@ void moat_session_handle_stun(moat_session *session, const moat_path *path, cons
     }
     if (outcome.selection_changed)
         moat_session_select_tuple(session, path);
+    if (outcome.selection_pending)
+        moat_counter_add(&moat_worker_counters_mut(session->worker)->ice_moves_pending, 1);
+}
+
+void moat_session_confirm_path(moat_session *session, const moat_path *path)
+{
+    if (session->pairs.pending < 0 ||
+        !moat_ice_pairs_confirm(&session->pairs, &path->remote, &path->local))
+        return;
+    /* The pair passed a check (pending) and its peer now sends from it. */
+    session->last_consent_us = moat_worker_now_us(session->worker);
+    moat_counter_add(&moat_worker_counters_mut(session->worker)->ice_moves_confirmed, 1);
+    moat_session_select_tuple(session, path);
 }
 
 void moat_session_restart_ice(moat_session *session, const char *local_ufrag, const char *local_pwd,

@@ -517,5 +517,8 @@ void moat_session_deliver_rtp(moat_session *session, uint8_t *data, size_t lengt
 void moat_session_apply_bindings(moat_session *session, const moat_ice_pairs_outcome *outcome,
                                  const struct sockaddr_in6 *remote);
 void moat_session_select_tuple(moat_session *session, const moat_path *path);
+/* Authenticated, replay-protected traffic (SRTP, SRTCP, DTLS application
+ * data) arrived from path: a move to it that waited for media happens. */
+void moat_session_confirm_path(moat_session *session, const moat_path *path);
 
 #endif

@@ -213,8 +213,8 @@ static void unprotect_failed(moat_session *session, int status)
     moat_session_drop(session, status == MOAT_SRTP_ERR_REPLAY ? MOAT_DROP_REPLAY : MOAT_DROP_AUTH);
 }
 
-static void receive_rtcp(moat_session *session, uint8_t *data, size_t length, bool enforcing,
-                         uint64_t now)
+static void receive_rtcp(moat_session *session, const moat_path *path, uint8_t *data, size_t length,
+                         bool enforcing, uint64_t now)
 {
     moat_guard_load load = moat_session_guard_load(session, enforcing);
     struct srtpplus_check check = {.len = length};
@@ -237,6 +237,8 @@ static void receive_rtcp(moat_session *session, uint8_t *data, size_t length, bo
     }
     if (session->srtpplus_rx)
         srtpplus_receiver_confirm_rtcp(session->srtpplus_rx, check.ssrc, check.index);
+    if (path)
+        moat_session_confirm_path(session, path);
     if (session->cascade_leg)
         session->last_consent_us = now;
     moat_counter_add(&moat_worker_counters_mut(session->worker)->rtcp_received, 1);
@@ -246,7 +248,8 @@ static void receive_rtcp(moat_session *session, uint8_t *data, size_t length, bo
 
 /* The receive path of DESIGN.md: structure, SRTP+ tag or stream guard, budget,
  * then srtp_unprotect; cheapest first, each drop with its reason. */
-bool moat_session_handle_srtp(moat_session *session, uint8_t *data, size_t length, size_t capacity)
+bool moat_session_handle_srtp(moat_session *session, const moat_path *path, uint8_t *data,
+                              size_t length, size_t capacity)
 {
     moat_session_prefilter_packet(session);
     if (!session->srtp || session->ending) {
@@ -260,7 +263,7 @@ bool moat_session_handle_srtp(moat_session *session, uint8_t *data, size_t lengt
             moat_session_drop(session, MOAT_DROP_MALFORMED);
             return false;
         }
-        receive_rtcp(session, data, length, enforcing, now);
+        receive_rtcp(session, path, data, length, enforcing, now);
         return false;
     }
     /* Before authentication only the fixed header is read: the padding count
@@ -306,6 +309,8 @@ bool moat_session_handle_srtp(moat_session *session, uint8_t *data, size_t lengt
     } else {
         moat_stream_guard_confirm_rtp(&session->guard, ssrc, index, now);
     }
+    if (path)
+        moat_session_confirm_path(session, path);
     if (session->cascade_leg)
         session->last_consent_us = now;
     moat_session_deliver_rtp(session, data, length, capacity, now);

@@ -110,7 +110,7 @@ void moat_session_plain_handle(moat_session *session, const struct sockaddr_in6 
     uint64_t now_us = moat_worker_now_us(session->worker);
     if (session->srtp) {
         /* Prefilter, srtp_unprotect and delivery; a drop is counted there. */
-        if (!moat_session_handle_srtp(session, data, length, capacity))
+        if (!moat_session_handle_srtp(session, NULL, data, length, capacity))
             return;
     } else {
         moat_session_deliver_rtp(session, data, length, capacity, now_us);

@@ -145,7 +145,7 @@ static void test_nack_flood_bounded_by_media_rate(void)
         uint8_t nack[1500];
         size_t length = build_nack(&h, sequence, 8, nack, sizeof nack);
         nack_bytes += length;
-        moat_session_handle_srtp(h.session, nack, length, sizeof nack);
+        moat_session_handle_srtp(h.session, NULL, nack, length, sizeof nack);
         session_harness_flush(&h);
         out_bytes += session_harness_drain_peer(&h, NULL);
     }
@@ -182,7 +182,7 @@ static void test_one_nack_answers_a_bounded_number(void)
     uint8_t nack[1500];
     size_t length = build_nack(&h, 799, 8, nack, sizeof nack);
     uint64_t before = counter(&h, offsetof(moat_counters, nacked_retransmissions));
-    moat_session_handle_srtp(h.session, nack, length, sizeof nack);
+    moat_session_handle_srtp(h.session, NULL, nack, length, sizeof nack);
     session_harness_flush(&h);
     size_t datagrams;
     session_harness_drain_peer(&h, &datagrams);
@@ -234,7 +234,7 @@ static void peer_reports_rtt(session_harness *h, uint32_t rtt)
     moat_rtcp_writer_init(&w, plain, sizeof plain);
     g_assert_cmpint(moat_rtcp_build_rr(&w, HARNESS_REMOTE_SSRC, &block, 1), ==, 0);
     size_t length = session_harness_peer_protect_rtcp(h, plain, w.length, rr, sizeof rr);
-    moat_session_handle_srtp(h->session, rr, length, sizeof rr);
+    moat_session_handle_srtp(h->session, NULL, rr, length, sizeof rr);
 }
 
 /* `n` packets at 400 a second; returns the cache's arena bytes after. */

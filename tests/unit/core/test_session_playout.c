@@ -53,7 +53,7 @@ static void nack(session_harness *h, uint16_t last, int n)
         moat_rtcp_build_nack(&w, HARNESS_REMOTE_SSRC, HARNESS_LOCAL_SSRC, lost, (size_t)n), ==, 0);
     size_t length = session_harness_peer_protect_rtcp(h, plain, w.length, out, sizeof out);
     g_assert_cmpuint(length, >, 0);
-    moat_session_handle_srtp(h->session, out, length, sizeof out);
+    moat_session_handle_srtp(h->session, NULL, out, length, sizeof out);
     session_harness_flush(h);
     session_harness_drain_peer(h, NULL);
 }

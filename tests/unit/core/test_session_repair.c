@@ -70,7 +70,7 @@ static void peer_feedback(session_harness *h, size_t count, const int *lost, siz
         moat_twcc_build(&w, HARNESS_REMOTE_SSRC, HARNESS_LOCAL_SSRC, 0, arrival, count, 0), ==, 0);
     size_t length = session_harness_peer_protect_rtcp(h, plain, w.length, out, sizeof out);
     g_assert_cmpuint(length, >, 0);
-    moat_session_handle_srtp(h->session, out, length, sizeof out);
+    moat_session_handle_srtp(h->session, NULL, out, length, sizeof out);
     session_harness_flush(h);
 }
 
@@ -83,7 +83,7 @@ static void peer_nacks(session_harness *h, uint16_t sequence)
     g_assert_cmpint(moat_rtcp_build_nack(&w, HARNESS_REMOTE_SSRC, HARNESS_LOCAL_SSRC, &sequence, 1),
                     ==, 0);
     size_t length = session_harness_peer_protect_rtcp(h, plain, w.length, out, sizeof out);
-    moat_session_handle_srtp(h->session, out, length, sizeof out);
+    moat_session_handle_srtp(h->session, NULL, out, length, sizeof out);
     session_harness_flush(h);
 }
 

@@ -81,7 +81,7 @@ static void nack(session_harness *h, uint16_t seq)
     g_assert_cmpint(moat_rtcp_build_nack(&w, HARNESS_REMOTE_SSRC, HARNESS_LOCAL_SSRC, &seq, 1), ==,
                     0);
     size_t length = session_harness_peer_protect_rtcp(h, plain, w.length, out, sizeof out);
-    moat_session_handle_srtp(h->session, out, length, sizeof out);
+    moat_session_handle_srtp(h->session, NULL, out, length, sizeof out);
     session_harness_flush(h);
 }
 

@@ -33,7 +33,7 @@ static void peer_sends(session_harness *h, uint32_t ssrc, uint16_t sequence)
     }
     size_t length = 12 + 40;
     g_assert_cmpint(moat_srtp_protect_rtp(h->peer_srtp, packet, &length, sizeof packet), ==, 0);
-    moat_session_handle_srtp(h->session, packet, length, sizeof packet);
+    moat_session_handle_srtp(h->session, NULL, packet, length, sizeof packet);
 }
 
 static const moat_incoming_stream *find(const moat_session *session, uint32_t ssrc)

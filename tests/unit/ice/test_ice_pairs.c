@@ -160,6 +160,68 @@ static void test_migration_at_equal_priority(void)
     g_assert_true(selected_is(&p, 7, 0));
 }
 
+/* Once the transport is up, a nomination from another remote (a replayed
+ * capture as much as a real move) waits for media from there; media and
+ * consent stay on the selected pair meanwhile. */
+static void test_a_move_waits_for_media_from_the_new_remote(void)
+{
+    moat_ice_pairs p;
+    moat_ice_pairs_init(&p);
+    check c;
+    accepted(&p, make(&c, 1, 0, true, 0));
+    make(&c, 7, 0, true, SECOND);
+    c.event.confirm_by_media = true;
+    moat_ice_pairs_outcome out = accepted(&p, &c);
+    g_assert_true(out.bind && out.selection_pending);
+    g_assert_false(out.selection_changed || out.refreshes_consent);
+    g_assert_true(selected_is(&p, 1, 0));
+    /* The selected pair's consent checks still count. */
+    make(&c, 1, 0, false, SECOND + 10);
+    c.event.confirm_by_media = true;
+    g_assert_true(accepted(&p, &c).refreshes_consent);
+    /* Media from anywhere else confirms nothing. */
+    struct sockaddr_in6 r1 = remote(1), r7 = remote(7);
+    struct in6_addr l0 = local(0), l1 = local(1);
+    g_assert_false(moat_ice_pairs_confirm(&p, &r1, &l0));
+    g_assert_false(moat_ice_pairs_confirm(&p, &r7, &l1));
+    g_assert_true(selected_is(&p, 1, 0));
+    /* Its own media moves it, once. */
+    g_assert_true(moat_ice_pairs_confirm(&p, &r7, &l0));
+    g_assert_true(selected_is(&p, 7, 0));
+    g_assert_false(moat_ice_pairs_confirm(&p, &r7, &l0));
+    /* Before the transport is up nothing waits. */
+    moat_ice_pairs_init(&p);
+    accepted(&p, make(&c, 1, 0, true, 0));
+    out = accepted(&p, make(&c, 7, 0, true, SECOND));
+    g_assert_true(out.selection_changed && !out.selection_pending);
+    g_assert_true(selected_is(&p, 7, 0));
+}
+
+/* A pending move is forgotten by an ICE restart, and by its pair's eviction. */
+static void test_a_pending_move_ends_with_a_restart(void)
+{
+    moat_ice_pairs p;
+    moat_ice_pairs_init(&p);
+    check c;
+    accepted(&p, make(&c, 1, 0, true, 0));
+    make(&c, 7, 0, true, SECOND);
+    c.event.confirm_by_media = true;
+    g_assert_true(accepted(&p, &c).selection_pending);
+    moat_ice_pairs_restart(&p);
+    struct sockaddr_in6 r7 = remote(7);
+    struct in6_addr l0 = local(0);
+    g_assert_false(moat_ice_pairs_confirm(&p, &r7, &l0));
+    g_assert_true(selected_is(&p, 1, 0));
+    /* Pending again, then pushed out by checks from eight other tuples. */
+    make(&c, 7, 0, true, 2 * SECOND);
+    c.event.confirm_by_media = true;
+    g_assert_true(accepted(&p, &c).selection_pending);
+    for (unsigned r = 10; r < 10 + MOAT_ICE_PAIRS_MAX; r++)
+        accepted(&p, make(&c, r, 0, false, 3 * SECOND + r));
+    g_assert_false(moat_ice_pairs_confirm(&p, &r7, &l0));
+    g_assert_true(selected_is(&p, 1, 0));
+}
+
 static void test_restart_is_a_new_ice_session(void)
 {
     moat_ice_pairs p;
@@ -250,6 +312,9 @@ int main(int argc, char **argv)
                     test_lower_priority_waits_for_the_selected_pair_to_go_quiet);
     g_test_add_func("/ice/pairs/migration-equal-priority", test_migration_at_equal_priority);
     g_test_add_func("/ice/pairs/restart", test_restart_is_a_new_ice_session);
+    g_test_add_func("/ice/pairs/move-waits-for-media",
+                    test_a_move_waits_for_media_from_the_new_remote);
+    g_test_add_func("/ice/pairs/pending-move-forgotten", test_a_pending_move_ends_with_a_restart);
     g_test_add_func("/ice/pairs/replay", test_replay_from_another_tuple_is_refused);
     g_test_add_func("/ice/pairs/eviction", test_eviction_spares_the_selected_pair);
     g_test_add_func("/ice/pairs/shared-remote", test_shared_remote_is_unbound_with_its_last_pair);
