@@ -60,11 +60,15 @@ static const char register_script[] =
  * dead and replaced; with no owner, ARGV[1] takes it when ARGV[3] is "1";
  * the owner named ARGV[1] has its lease renewed. Returns {owner, record,
  * full} ({"", "", 0}: nobody); full is 1 while the optional KEYS[2] (the
- * room's full key) exists. KEYS: room key[, full key]; ARGV: candidate,
- * lease ms, claim. */
+ * room's full key) exists. A room key that is not a string (no node writes
+ * one) is removed first: its GET would fail the script for that room on
+ * every node for good, and each node would serve the room as its own.
+ * KEYS: room key[, full key]; ARGV: candidate, lease ms, claim. */
 const char moat_cluster_claim_script[] =
     "local full = 0 "
     "if KEYS[2] and redis.call('EXISTS', KEYS[2]) == 1 then full = 1 end "
+    "local kind = redis.call('TYPE', KEYS[1]).ok "
+    "if kind ~= 'string' and kind ~= 'none' then redis.call('DEL', KEYS[1]) end "
     "local cur = redis.call('GET', KEYS[1]) "
     "if cur and cur ~= ARGV[1] and redis.call('EXISTS', 'moat:node:' .. cur) == 0 then "
     "  cur = false end "
@@ -72,11 +76,15 @@ const char moat_cluster_claim_script[] =
     "  if ARGV[3] ~= '1' then return {'', '', 0} end "
     "  redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2]) cur = ARGV[1] "
     "elseif cur == ARGV[1] then redis.call('PEXPIRE', KEYS[1], ARGV[2]) end "
-    "return {cur, redis.call('GET', 'moat:node:' .. cur) or '', full}";
+    "local record = '' "
+    "if redis.call('TYPE', 'moat:node:' .. cur).ok == 'string' then "
+    "  record = redis.call('GET', 'moat:node:' .. cur) end "
+    "return {cur, record, full}";
 
 /* Deletes the room key if this node owns it. KEYS: room; ARGV: id. */
 static const char release_script[] =
-    "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end "
+    "if redis.call('TYPE', KEYS[1]).ok == 'string' and redis.call('GET', KEYS[1]) == ARGV[1] "
+    "then return redis.call('DEL', KEYS[1]) end "
     "return 0";
 
 uint64_t moat_cluster_now_ms(void)

@@ -278,3 +278,34 @@ def test_a_silent_partition_is_found_on_the_pubsub_connection(redis, nodes_facto
                  lambda: json.loads(a.get("/api/rooms"))["nodes"].get("n1") == "ok", timeout=10)
     finally:
         proxy.close()
+
+
+def test_a_wrong_typed_room_key_is_replaced_by_a_claim(redis, nodes_factory):
+    """`HSET moat:room:room:<r>` (no expiry) made the claim script's GET
+    fail (WRONGTYPE) for that room on every node, for good: each node then
+    took the room as its own without a lease, so two publishers posted to
+    two nodes got two rooms. Now the claim replaces the key, and both
+    publishers end on the room's one owner."""
+    import asyncio
+    from cluster_helpers import close, publish
+
+    a = nodes_factory(redis, "n0")
+    b = nodes_factory(redis, "n1")
+    wait_for("both listed", lambda: listed(a) == listed(b) == {"n0", "n1"})
+    room = room_name()
+    key = f"moat:room:room:{room}"
+    redis.command("HSET", key, "x", "y")
+
+    async def run():
+        first = await publish(f"{a.base}/whip/room/{room}")
+        second = await publish(f"{b.base}/whip/room/{room}")
+        try:
+            assert redis.command("TYPE", key) == b"+string\r\n"
+            owner = {b"$2\r\nn0\r\n": a, b"$2\r\nn1\r\n": b}[redis.command("GET", key)]
+            # Both publishers are in the owner's one room.
+            for peer in (first, second):
+                assert peer["location"].startswith(owner.base), (peer["location"], owner.base)
+        finally:
+            await close(first, second)
+
+    asyncio.run(run())
