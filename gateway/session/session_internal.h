@@ -508,8 +508,9 @@ static inline void moat_session_drop(moat_session *session, moat_drop_reason rea
 }
 
 /* session_media.c: a parsed, authentic (or plain, for ingest) RTP packet
- * goes to the receive statistics, the tap and the plugin. */
-void moat_session_deliver_rtp(moat_session *session, uint8_t *data, size_t length, size_t capacity,
+ * goes to the receive statistics, the tap and the plugin; false (counted
+ * malformed) when it does not parse as RTP. */
+bool moat_session_deliver_rtp(moat_session *session, uint8_t *data, size_t length, size_t capacity,
                               uint64_t now);
 
 /* session_ice.c, for session.c: what the pair table decided, applied to the

@@ -313,8 +313,7 @@ bool moat_session_handle_srtp(moat_session *session, const moat_path *path, uint
         moat_session_confirm_path(session, path);
     if (session->cascade_leg)
         session->last_consent_us = now;
-    moat_session_deliver_rtp(session, data, length, capacity, now);
-    return true;
+    return moat_session_deliver_rtp(session, data, length, capacity, now);
 }
 
 /* The transport-wide sequence number of a packet, for the feedback. */
@@ -343,14 +342,14 @@ static void send_transport_cc(moat_session *session, uint64_t now_us)
                          (uint64_t)built);
 }
 
-void moat_session_deliver_rtp(moat_session *session, uint8_t *data, size_t length, size_t capacity,
+bool moat_session_deliver_rtp(moat_session *session, uint8_t *data, size_t length, size_t capacity,
                               uint64_t now)
 {
     moat_rtp_header header;
     if (moat_rtp_parse(data, length, &header) != 0) {
         /* Authentic but not RTP we can relay (e.g. bad padding from the peer). */
         moat_session_drop(session, MOAT_DROP_MALFORMED);
-        return;
+        return false;
     }
     moat_counter_add(&moat_worker_counters_mut(session->worker)->rtp_received, 1);
     moat_counter_add(&session->counters.rtp_received, 1);
@@ -375,6 +374,7 @@ void moat_session_deliver_rtp(moat_session *session, uint8_t *data, size_t lengt
     } else if (session->plugin->on_rtp) {
         session->plugin->on_rtp(session->plugin_state, data, length, capacity);
     }
+    return true;
 }
 
 static uint64_t ntp_now(void)

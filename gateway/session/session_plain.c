@@ -112,8 +112,8 @@ void moat_session_plain_handle(moat_session *session, const struct sockaddr_in6 
         /* Prefilter, srtp_unprotect and delivery; a drop is counted there. */
         if (!moat_session_handle_srtp(session, NULL, data, length, capacity))
             return;
-    } else {
-        moat_session_deliver_rtp(session, data, length, capacity, now_us);
+    } else if (!moat_session_deliver_rtp(session, data, length, capacity, now_us)) {
+        return; /* not RTP (counted): it neither latches nor keeps the ingest alive */
     }
     latch_source(session, from);
     session->plain_last_rx_us = now_us; /* what keeps the ingest from its idle timeout */
