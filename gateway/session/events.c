@@ -199,6 +199,12 @@ static void accept_upgrade(SoupServerMessage *message, const char *topic)
 static void on_events_request(SoupServer *server, SoupServerMessage *message, const char *path,
                               GHashTable *query, gpointer data)
 {
+    /* libsoup hands this handler every path under it too: only the path
+     * itself is the events socket (and the one http_server.c checks). */
+    if (strcmp(path, EVENTS_PATH) != 0) {
+        json_error(message, 404, "not_found", "no events socket at this path: use /api/events");
+        return;
+    }
     accept_upgrade(message, query ? g_hash_table_lookup(query, "topic") : NULL);
 }
 
@@ -208,7 +214,10 @@ bool moat_events_is_upgrade(SoupServerMessage *message, const char *path)
         soup_message_headers_get_one(soup_server_message_get_request_headers(message), "Upgrade");
     if (!upgrade || g_ascii_strcasecmp(upgrade, "websocket") != 0)
         return false;
-    return strcmp(path, EVENTS_PATH) == 0 || moat_events_is_resource_upgrade(message, path);
+    /* Every path this file's handler is given (the handler answers only
+     * EVENTS_PATH itself), so the Origin and Host checks run for all. */
+    return strcmp(path, EVENTS_PATH) == 0 || g_str_has_prefix(path, EVENTS_PATH "/") ||
+           moat_events_is_resource_upgrade(message, path);
 }
 
 bool moat_events_resource_topic(const char *prefix, const char *path, char *topic, size_t size)

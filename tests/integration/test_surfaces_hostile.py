@@ -95,6 +95,16 @@ def test_event_upgrade_from_a_foreign_origin_is_refused(make_gateway):
     s.close()
     assert " 403 " in status, head
     assert gw.metric('moat_event_listeners_refused_total{reason="origin_not_allowed"}') == 1
+    # Paths under /api/events went to the same handler without the check
+    # (101 to any origin); now the check runs, and only the path itself is
+    # a socket.
+    for path in ("/api/events/x?topic=rooms/a", "/api/events/?topic=rooms/a"):
+        status, head, s = websocket(gw, path, origin="http://evil.example")
+        s.close()
+        assert " 403 " in status, (path, head)
+        status, head, s = websocket(gw, path)
+        s.close()
+        assert " 404 " in status, (path, head)
     # The gateway's own origin is fine, and so is no Origin (a native client).
     for origin in (f"http://127.0.0.1:{gw.http_port}", None):
         status, head, s = websocket(gw, "/api/rooms/a/events", origin=origin)
