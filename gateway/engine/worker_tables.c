@@ -87,7 +87,9 @@ bool moat_worker_bind_tuple(moat_worker *worker, const struct sockaddr_in6 *remo
     if (owner != NULL)
         return false;
     g_hash_table_insert(worker->sessions_by_tuple, g_memdup2(remote, sizeof *remote), session);
-    if (worker->kernel)
+    /* A cascade link's tuple stays the routes' pass entry in the kernel
+     * filter (a leg on it checks its own packets in user space). */
+    if (worker->kernel && !moat_worker_is_route_tuple(worker, remote))
         moat_kernel_filter_bind_tuple(worker->kernel, session, remote);
     return true;
 }
@@ -98,7 +100,7 @@ void moat_worker_unbind_tuple(moat_worker *worker, const struct sockaddr_in6 *re
     if (g_hash_table_lookup(worker->sessions_by_tuple, remote) != session)
         return;
     g_hash_table_remove(worker->sessions_by_tuple, remote);
-    if (worker->kernel)
+    if (worker->kernel && !moat_worker_is_route_tuple(worker, remote))
         moat_kernel_filter_unbind_tuple(worker->kernel, remote);
 }
 
@@ -134,6 +136,10 @@ static void route_tuple_unref(moat_worker *worker, const struct sockaddr_in6 *re
         moat_kernel_filter_forget(worker->kernel, key);
     }
     g_hash_table_remove(worker->route_tuples, remote);
+    /* A session that holds the tuple outright keeps it in the filter. */
+    moat_session *owner = g_hash_table_lookup(worker->sessions_by_tuple, remote);
+    if (worker->kernel && owner)
+        moat_kernel_filter_bind_tuple(worker->kernel, owner, remote);
 }
 
 /* The key of a per-SSRC route: address and port only (no flow info or

@@ -3,6 +3,8 @@
  * removes one (the tables only compare session pointers, so stand-ins do). */
 #include "engine/worker.h"
 #include "engine/worker_receive.h"
+#include "prefilter/kernel_filter.h"
+#include "prefilter/kernel_filter_state.h"
 
 #include <arpa/inet.h>
 #include <string.h>
@@ -107,12 +109,49 @@ static void test_local_priority(void)
     moat_worker_free(worker);
 }
 
+/* Tuples in the kernel filter's map (needs BPF: skipped without). */
+static size_t kernel_tuples(moat_worker *worker)
+{
+    moat_kernel_filter *filter = (moat_kernel_filter *)moat_worker_kernel_filter(worker);
+    return moat_kf_state_tuples(moat_kernel_filter_state(filter), NULL);
+}
+
+/* A cascade leg may hold a link tuple outright beside the routes on it: its
+ * binding and unbinding leave the routes' entry in the kernel filter (it
+ * took the tuple out, and the kernel dropped every link packet as an
+ * unknown tuple), and the last route leaving leaves the leg's. */
+static void test_kernel_filter_keeps_a_shared_link_tuple(void)
+{
+    moat_worker *worker = new_worker();
+    char error[256];
+    if (moat_worker_attach_kernel_filter(worker, error, sizeof error) != 0) {
+        moat_worker_free(worker);
+        g_test_skip(error);
+        return;
+    }
+    struct sockaddr_in6 a = tuple("::ffff:10.0.0.2", 5000);
+    g_assert_true(moat_worker_bind_route(worker, &a, 11, alice));
+    g_assert_cmpuint(kernel_tuples(worker), ==, 1);
+    g_assert_true(moat_worker_bind_tuple(worker, &a, mallory));
+    moat_worker_unbind_tuple(worker, &a, mallory);
+    g_assert_cmpuint(kernel_tuples(worker), ==, 1); /* the routes still use it */
+    g_assert_true(moat_worker_bind_tuple(worker, &a, mallory));
+    moat_worker_unbind_route(worker, &a, 11, alice);
+    g_assert_cmpuint(kernel_tuples(worker), ==, 1); /* the leg still holds it */
+    moat_worker_unbind_tuple(worker, &a, mallory);
+    g_assert_cmpuint(kernel_tuples(worker), ==, 0);
+    moat_worker_detach_kernel_filter(worker);
+    moat_worker_free(worker);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
     g_test_add_func("/core/worker-tables/tuple", test_tuple_cannot_be_taken_over);
     g_test_add_func("/core/worker-tables/ufrag", test_ufrag_cannot_be_taken_over);
     g_test_add_func("/core/worker-tables/routes", test_routes_share_a_tuple_by_ssrc);
+    g_test_add_func("/core/worker-tables/kernel-link-tuple",
+                    test_kernel_filter_keeps_a_shared_link_tuple);
     g_test_add_func("/core/worker-tables/local-priority", test_local_priority);
     return g_test_run();
 }
