@@ -77,6 +77,8 @@ static moat_nack_verdict late(moat_nack_tracker *t, uint16_t seq, uint64_t now_u
     return MOAT_NACK_NEW; /* reordered, or given up already */
 }
 
+_Static_assert(MOAT_NACK_MAX_GAP < MOAT_NACK_WINDOW, "a gap's walk stays inside the window");
+
 moat_nack_verdict moat_nack_on_packet(moat_nack_tracker *t, uint16_t seq, uint64_t now_us)
 {
     if (!t->started) {
@@ -94,10 +96,14 @@ moat_nack_verdict moat_nack_on_packet(moat_nack_tracker *t, uint16_t seq, uint64
             t->n_missing = 0;
             memset(t->received, 0, sizeof t->received);
         }
-        for (uint16_t s = (uint16_t)(t->highest + 1); s != seq; s++)
-            set_bit(t, s, false);
-        if (!restart)
+        /* A restart's memset cleared the window: walking its gap (up to
+         * 32,766 sequence numbers, chosen by the sender) would repeat that
+         * work on every packet. A gap is at most MOAT_NACK_MAX_GAP. */
+        if (!restart) {
+            for (uint16_t s = (uint16_t)(t->highest + 1); s != seq; s++)
+                set_bit(t, s, false);
             add_missing_run(t, (uint16_t)(t->highest + 1), (size_t)diff - 1, now_us);
+        }
         t->highest = seq;
         set_bit(t, seq, true);
         return MOAT_NACK_NEW;
