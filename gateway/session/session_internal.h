@@ -493,6 +493,18 @@ bool moat_session_log_allow(moat_session *session, bool repeating, moat_log_leve
 #define moat_session_log_repeating(session, level, component, ...)                                 \
     moat_session_log_as(session, true, level, component, __VA_ARGS__)
 
+/* A forgery at this transport: its detector counts it; the worker's
+ * (floods spread over transports none of which sees enough alone) only
+ * while this transport's own is off: one peer failing its own session's
+ * HMAC, enforced against already, cannot switch its whole worker on. */
+static inline void moat_session_note_forgery(moat_session *session)
+{
+    bool own = moat_detector_enforcing(&session->detector);
+    moat_session_prefilter_bad(session);
+    if (!own)
+        moat_worker_note_bad_datagram(session->worker);
+}
+
 /* Counts a drop for this transport and its worker. */
 static inline void moat_session_drop(moat_session *session, moat_drop_reason reason)
 {
@@ -501,10 +513,8 @@ static inline void moat_session_drop(moat_session *session, moat_drop_reason rea
     /* Only proof of forgery feeds the detectors: a failed HMAC or a wrong
      * SRTP+ tag. Drops the prefilter itself causes (budget, unknown SSRC,
      * index) would keep it enforcing on its own evidence. */
-    if (reason == MOAT_DROP_AUTH || reason == MOAT_DROP_TAG) {
-        moat_session_prefilter_bad(session);
-        moat_worker_note_bad_datagram(session->worker);
-    }
+    if (reason == MOAT_DROP_AUTH || reason == MOAT_DROP_TAG)
+        moat_session_note_forgery(session);
 }
 
 /* session_media.c: a parsed, authentic (or plain, for ingest) RTP packet

@@ -47,10 +47,8 @@ static void take_drops(moat_session *session, moat_kf_state *state, int slot)
      * every datagram is ingress, a wrong tag is proof of forgery. */
     for (uint64_t i = capped(total); i > 0; i--)
         moat_session_prefilter_packet(session);
-    for (uint64_t i = capped(delta[MOAT_KF_DROP_TAG]); i > 0; i--) {
-        moat_session_prefilter_bad(session);
-        moat_worker_note_bad_datagram(session->worker);
-    }
+    for (uint64_t i = capped(delta[MOAT_KF_DROP_TAG]); i > 0; i--)
+        moat_session_note_forgery(session);
 }
 
 static bool highest_of(const moat_session *session, uint32_t ssrc, uint64_t *highest)
