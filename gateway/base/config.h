@@ -85,6 +85,9 @@ typedef struct {
     /* [record] */
     char *record_dir; /* empty: recording off */
     bool record_all_sessions;
+    int record_max_files_per_session; /* recordings one session starts in its life; 0: no limit */
+    int record_max_file_mib;          /* a file is finished at this size; 0: no limit */
+    int record_min_free_mib;          /* less free in the folder refuses a start; 0: no check */
     /* [room] the room plugin's (read through moat_gateway_calls.config_int) */
     int room_max_rooms;
     int room_empty_ttl_s;

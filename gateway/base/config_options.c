@@ -157,6 +157,17 @@ const option_spec moat_config_options[] = {
      "folder recordings are written to; empty = recording off"},
     {"record", "all_sessions", "record-all-sessions", OPTION_BOOL, FIELD(record_all_sessions),
      "false", 0, 0, "record every session from its start (needs [record] dir)"},
+    {"record", "max_files_per_session", "record-max-files-per-session", OPTION_INT,
+     FIELD(record_max_files_per_session), "8", 0, 1000000,
+     "recordings one session may start over its life (each POST after a DELETE is another file); "
+     "more get 409; 0 = no limit"},
+    {"record", "max_file_mib", "record-max-file-mib", OPTION_INT, FIELD(record_max_file_mib),
+     "2048", 0, 16777216,
+     "a recording's file is finished once this many MiB of media went into it; 0 = no limit"},
+    {"record", "min_free_mib", "record-min-free-mib", OPTION_INT, FIELD(record_min_free_mib), "256",
+     0, 16777216,
+     "a recording is refused (507) while the folder's file system has less free, MiB; 0 = no "
+     "check"},
     {"room", "max_rooms", "room-max-rooms", OPTION_INT, FIELD(room_max_rooms), "1000", 1, 10000,
      "rooms at once (explicit and implicit); more creations get 503"},
     {"room", "empty_ttl_s", "room-empty-ttl", OPTION_INT, FIELD(room_empty_ttl_s), "300", 1, 604800,

@@ -9,9 +9,11 @@
 
 #include <string.h>
 
-/* Session id -> file name of its recording, relative to [record] dir.
- * Control thread only. */
+/* Session id -> file name of its recording, relative to [record] dir; and
+ * session id -> recordings it has started, for [record]
+ * max_files_per_session. Control thread only. */
 static GHashTable *recordings;
+static GHashTable *started;
 
 typedef struct {
     char id[40];
@@ -39,16 +41,38 @@ static void tap_release(void *data)
     g_free(request);
 }
 
-/* Forgets recordings of sessions that have ended (their files are closed). */
-static void forget_ended(moat_gateway *gateway)
+static void forget_ended_in(moat_gateway *gateway, GHashTable *table)
 {
     GHashTableIter it;
     gpointer key;
-    g_hash_table_iter_init(&it, recordings);
+    g_hash_table_iter_init(&it, table);
     while (g_hash_table_iter_next(&it, &key, NULL)) {
         if (!moat_session_registry_find(gateway->sessions, key))
             g_hash_table_iter_remove(&it);
     }
+}
+
+/* Forgets recordings of sessions that have ended (their files are closed). */
+static void forget_ended(moat_gateway *gateway)
+{
+    if (!recordings) {
+        recordings = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
+        started = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+    }
+    forget_ended_in(gateway, recordings);
+    forget_ended_in(gateway, started);
+}
+
+static unsigned started_by(const moat_session_record *record)
+{
+    return started ? GPOINTER_TO_UINT(g_hash_table_lookup(started, record->id)) : 0;
+}
+
+/* Remembers the new recording of the session: its file, one more start. */
+static void note_started(const moat_session_record *record, char *file)
+{
+    g_hash_table_replace(recordings, g_strdup(record->id), file);
+    g_hash_table_replace(started, g_strdup(record->id), GUINT_TO_POINTER(started_by(record) + 1));
 }
 
 /* Files are named by the session's public label, never by its id: the id is
@@ -57,15 +81,18 @@ static moat_recorder *new_recorder(moat_gateway *gateway, const moat_session_rec
                                    const char *prefix, char **path, char *error, size_t error_size,
                                    moat_record_failure *failure)
 {
-    if (!recordings)
-        recordings = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
     forget_ended(gateway);
     char name[160];
     if (prefix)
         g_strlcpy(name, prefix, sizeof name);
     else
         g_snprintf(name, sizeof name, "session-%" G_GUINT64_FORMAT, record->serial);
-    return moat_recorder_new(gateway->config.record_dir, name, path, error, error_size, failure);
+    moat_recorder_limits limits = {
+        .max_file_bytes = (uint64_t)gateway->config.record_max_file_mib << 20,
+        .min_free_bytes = (uint64_t)gateway->config.record_min_free_mib << 20,
+    };
+    return moat_recorder_new(gateway->config.record_dir, name, &limits, path, error, error_size,
+                             failure);
 }
 
 static void fail(moat_record_api_result *result, unsigned status, const char *error,
@@ -85,10 +112,22 @@ static void start(moat_gateway *gateway, moat_session_record *record, const char
         return;
     }
     char error[256] = "";
+    int max_files = gateway->config.record_max_files_per_session;
+    if (max_files > 0 && started_by(record) >= (unsigned)max_files) {
+        g_snprintf(error, sizeof error,
+                   "the session has started its %d recordings ([record] max_files_per_session)",
+                   max_files);
+        fail(result, 409, "too_many_recordings", error);
+        return;
+    }
     char *file = NULL;
     moat_record_failure failure = MOAT_RECORD_FAILURE_NONE;
     moat_recorder *recorder =
         new_recorder(gateway, record, prefix, &file, error, sizeof error, &failure);
+    if (!recorder && failure == MOAT_RECORD_FAILURE_SPACE) {
+        fail(result, 507, "insufficient_storage", error);
+        return;
+    }
     if (!recorder && failure != MOAT_RECORD_FAILURE_NONE) {
         fail(result, 500, "recording_failed", error);
         return;
@@ -101,7 +140,7 @@ static void start(moat_gateway *gateway, moat_session_record *record, const char
     g_strlcpy(request->id, record->id, sizeof request->id);
     request->tap = moat_recorder_tap(recorder);
     moat_worker_post(record->worker, tap_task, request, tap_release);
-    g_hash_table_replace(recordings, g_strdup(record->id), g_strdup(file));
+    note_started(record, g_strdup(file));
     result->status = 201;
     result->file = file;
 }
@@ -156,7 +195,7 @@ void moat_record_api_session_created(moat_gateway *gateway, moat_session *sessio
         return;
     }
     moat_session_set_tap(session, moat_recorder_tap(recorder));
-    g_hash_table_replace(recordings, g_strdup(record->id), file);
+    note_started(record, file);
 }
 
 void moat_record_api_metrics(GString *out)
@@ -172,16 +211,26 @@ void moat_record_api_metrics(GString *out)
                            "written, by reason\n"
                            "# TYPE moat_record_failures_total counter\n"
                            "moat_record_failures_total{reason=\"create\"} %" G_GUINT64_FORMAT "\n"
-                           "moat_record_failures_total{reason=\"write\"} %" G_GUINT64_FORMAT "\n",
+                           "moat_record_failures_total{reason=\"write\"} %" G_GUINT64_FORMAT "\n"
+                           "moat_record_failures_total{reason=\"no_space\"} %" G_GUINT64_FORMAT "\n"
+                           "# HELP moat_record_files_at_size_limit_total Recordings whose file "
+                           "was finished at [record] max_file_mib\n"
+                           "# TYPE moat_record_files_at_size_limit_total counter\n"
+                           "moat_record_files_at_size_limit_total %" G_GUINT64_FORMAT "\n",
                            moat_recorder_active(), moat_recorder_dropped_total(),
                            moat_recorder_failures(MOAT_RECORD_FAILURE_CREATE),
-                           moat_recorder_failures(MOAT_RECORD_FAILURE_WRITE));
+                           moat_recorder_failures(MOAT_RECORD_FAILURE_WRITE),
+                           moat_recorder_failures(MOAT_RECORD_FAILURE_SPACE),
+                           moat_recorder_files_at_size_limit());
 }
 
 void moat_record_api_stop(void)
 {
     moat_recorder_wait_idle(6000);
-    if (recordings)
+    if (recordings) {
         g_hash_table_destroy(recordings);
+        g_hash_table_destroy(started);
+    }
     recordings = NULL;
+    started = NULL;
 }

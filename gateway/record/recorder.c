@@ -17,6 +17,7 @@
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #define QUEUE_SLOTS       1024
@@ -44,11 +45,16 @@ struct moat_recorder {
     atomic_bool attached;
     atomic_bool detached;
     atomic_uint_fast64_t dropped; /* written by the worker only */
+    /* Set by the recorder's thread when the file reached max_bytes: the tap
+     * stops queueing. */
+    atomic_bool full;
     /* Recorder thread only. */
     GThread *thread;
     GstElement *pipeline;
     bool playing;
     bool failed;
+    uint64_t max_bytes; /* 0: no limit */
+    uint64_t pushed;    /* bytes of RTP pushed into the pipeline */
 };
 
 /* Recorders whose thread runs, for /metrics and shutdown. Touched by the
@@ -61,6 +67,7 @@ static uint64_t finished_dropped;
  * that could not be written, by failure (any thread). */
 static atomic_uint file_counter;
 static atomic_uint_fast64_t failures[MOAT_RECORD_FAILURE_COUNT];
+static atomic_uint_fast64_t files_at_size_limit;
 
 /* Recorder thread: the file cannot be written (counted once per recorder). */
 static void recorder_failed(moat_recorder *recorder)
@@ -142,7 +149,7 @@ static uint32_t ssrc_of(const uint8_t *packet)
 static bool tap_rtp(void *user, const uint8_t *packet, size_t length, uint64_t arrival_us)
 {
     moat_recorder *recorder = user;
-    if (length < 12)
+    if (length < 12 || atomic_load_explicit(&recorder->full, memory_order_relaxed))
         return false;
     int stream = stream_of(recorder, packet[1] & 0x7f);
     if (stream < 0)
@@ -262,11 +269,27 @@ static void check_bus(moat_recorder *recorder)
     recorder_failed(recorder);
 }
 
+/* The file reached max_bytes: counted and logged once; the recorder's loop
+ * finishes it and the tap stops queueing. */
+static bool reached_size_limit(moat_recorder *recorder, size_t length)
+{
+    if (atomic_load_explicit(&recorder->full, memory_order_relaxed))
+        return true;
+    if (!recorder->max_bytes || recorder->pushed + length <= recorder->max_bytes)
+        return false;
+    atomic_store_explicit(&recorder->full, true, memory_order_relaxed);
+    atomic_fetch_add(&files_at_size_limit, 1);
+    moat_log_warn("record", "%s: %s reached [record] max_file_mib; finished", recorder->name,
+                  recorder->path);
+    return true;
+}
+
 static void push_packet(moat_recorder *recorder, const moat_record_slot *slot)
 {
     int stream = stream_of(recorder, slot->data[1] & 0x7f);
-    if (stream < 0 || recorder->failed)
+    if (stream < 0 || recorder->failed || reached_size_limit(recorder, slot->length))
         return;
+    recorder->pushed += slot->length;
     GstClockTime arrival = (GstClockTime)slot->arrival_us * GST_USECOND;
     if (!recorder->playing) {
         gst_element_set_base_time(recorder->pipeline, arrival);
@@ -347,6 +370,8 @@ static gpointer recorder_main(gpointer data)
         }
         if (detached)
             break;
+        if (recorder->pipeline && atomic_load_explicit(&recorder->full, memory_order_relaxed))
+            finish_file(recorder);
         if (recorder->pipeline && recorder->playing)
             check_bus(recorder);
         g_usleep(IDLE_WAIT_US);
@@ -357,6 +382,25 @@ static gpointer recorder_main(gpointer data)
 }
 
 /* ---- control thread ---- */
+
+/* Whether the file system of `dir` has `min_free` bytes free for an
+ * unprivileged writer; if not, `error` says how much it has. */
+static bool enough_space(const char *dir, uint64_t min_free, char *error, size_t error_size)
+{
+    struct statvfs fs;
+    /* A failed statvfs: creating the file says what is wrong. No blocks at
+     * all: a file system that keeps no count (/proc). */
+    if (min_free == 0 || statvfs(dir, &fs) != 0 || fs.f_blocks == 0)
+        return true;
+    uint64_t available = (uint64_t)fs.f_bavail * fs.f_frsize;
+    if (available >= min_free)
+        return true;
+    snprintf(error, error_size,
+             "the recording folder has %" G_GUINT64_FORMAT " MiB free, less than [record] "
+             "min_free_mib (%" G_GUINT64_FORMAT ")",
+             available >> 20, min_free >> 20);
+    return false;
+}
 
 /* Creates <dir>/<name>-<UTC start>-<counter>.mkv with O_EXCL (an existing
  * file is never truncated: the next counter is tried) and returns its file
@@ -393,7 +437,8 @@ static char *create_file(const char *dir, const char *name)
     return file;
 }
 
-moat_recorder *moat_recorder_new(const char *dir, const char *name, char **file, char *error,
+moat_recorder *moat_recorder_new(const char *dir, const char *name,
+                                 const moat_recorder_limits *limits, char **file, char *error,
                                  size_t error_size, moat_record_failure *failure)
 {
     *failure = MOAT_RECORD_FAILURE_NONE;
@@ -406,8 +451,14 @@ moat_recorder *moat_recorder_new(const char *dir, const char *name, char **file,
         return NULL;
     }
     char *created = NULL;
-    if (g_mkdir_with_parents(dir, 0750) != 0 || g_access(dir, W_OK) != 0 ||
-        !(created = create_file(dir, name))) {
+    bool usable = g_mkdir_with_parents(dir, 0750) == 0 && g_access(dir, W_OK) == 0;
+    if (usable && !enough_space(dir, limits->min_free_bytes, error, error_size)) {
+        *failure = MOAT_RECORD_FAILURE_SPACE;
+        atomic_fetch_add(&failures[MOAT_RECORD_FAILURE_SPACE], 1);
+        moat_log_warn("record", "%s: not recorded: %s", name, error);
+        return NULL;
+    }
+    if (!usable || !(created = create_file(dir, name))) {
         *failure = MOAT_RECORD_FAILURE_CREATE;
         atomic_fetch_add(&failures[MOAT_RECORD_FAILURE_CREATE], 1);
         /* The folder's path is the server's business, not the client's. */
@@ -424,6 +475,8 @@ moat_recorder *moat_recorder_new(const char *dir, const char *name, char **file,
     atomic_init(&recorder->attached, false);
     atomic_init(&recorder->detached, false);
     atomic_init(&recorder->dropped, 0);
+    atomic_init(&recorder->full, false);
+    recorder->max_bytes = limits->max_file_bytes;
     *file = created;
     g_mutex_lock(&active_lock);
     active_recorders = g_list_prepend(active_recorders, recorder);
@@ -436,6 +489,11 @@ moat_recorder *moat_recorder_new(const char *dir, const char *name, char **file,
 uint64_t moat_recorder_failures(moat_record_failure failure)
 {
     return (unsigned)failure < MOAT_RECORD_FAILURE_COUNT ? atomic_load(&failures[failure]) : 0;
+}
+
+uint64_t moat_recorder_files_at_size_limit(void)
+{
+    return atomic_load(&files_at_size_limit);
 }
 
 unsigned moat_recorder_active(void)

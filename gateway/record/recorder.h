@@ -6,7 +6,9 @@
  * worker never blocks and never calls GStreamer. The recorder's own thread
  * drains the queue into the pipeline: appsrc -> rtpjitterbuffer ->
  * depayloader [-> parser] -> matroskamux -> filesink. After the tap's
- * on_detach that thread finishes the file (EOS) and frees the recorder. */
+ * on_detach that thread finishes the file (EOS) and frees the recorder; a
+ * file that reaches its limits->max_file_bytes is finished then, and the tap
+ * queues nothing more. */
 #ifndef MOAT_RECORDER_H
 #define MOAT_RECORDER_H
 
@@ -23,8 +25,15 @@ typedef enum {
     MOAT_RECORD_FAILURE_NONE = 0,
     MOAT_RECORD_FAILURE_CREATE, /* the file could not be created (at start: an API error) */
     MOAT_RECORD_FAILURE_WRITE,  /* the pipeline failed while writing it */
+    MOAT_RECORD_FAILURE_SPACE,  /* the folder had less than min_free_bytes free (an API error) */
     MOAT_RECORD_FAILURE_COUNT
 } moat_record_failure;
+
+/* Bounds of one recording ([record] max_file_mib, min_free_mib); 0: none. */
+typedef struct {
+    uint64_t max_file_bytes; /* media pushed into the file; reaching it finishes the file */
+    uint64_t min_free_bytes; /* free space the folder's file system needs for a start */
+} moat_recorder_limits;
 
 /* Control thread. Creates `dir` if needed, creates the file
  * <dir>/<name>-<UTC start, YYYYmmddTHHMMSSZ>-<counter>.mkv with O_EXCL (two
@@ -32,8 +41,10 @@ typedef enum {
  * never truncated) and starts the recorder's thread. *file is the file's
  * name relative to `dir` (g_free it): what API replies show, never the
  * server's path. NULL with a message (no server path in it) and *failure
- * set when the file cannot be created (counted). */
-moat_recorder *moat_recorder_new(const char *dir, const char *name, char **file, char *error,
+ * set when the file cannot be created or the folder's file system has less
+ * than limits->min_free_bytes free (counted). */
+moat_recorder *moat_recorder_new(const char *dir, const char *name,
+                                 const moat_recorder_limits *limits, char **file, char *error,
                                  size_t error_size, moat_record_failure *failure);
 /* Any thread: recordings that failed so. */
 uint64_t moat_recorder_failures(moat_record_failure failure);
@@ -45,6 +56,8 @@ moat_media_tap moat_recorder_tap(moat_recorder *recorder);
  * recorder's queue ever dropped. */
 unsigned moat_recorder_active(void);
 uint64_t moat_recorder_dropped_total(void);
+/* Any thread: files finished because they reached max_file_bytes. */
+uint64_t moat_recorder_files_at_size_limit(void);
 /* Waits up to `timeout_ms` for every recording to finish its file. */
 void moat_recorder_wait_idle(unsigned timeout_ms);
 

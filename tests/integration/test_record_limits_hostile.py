@@ -1,0 +1,134 @@
+"""Recordings are bounded: a client holding a session's id cannot make files
+without end by cycling POST/DELETE on its recording ([record]
+max_files_per_session, 409 beyond), a file is finished once it holds
+[record] max_file_mib of media (counted; the file plays), and a recording is
+refused with 507 while the folder's file system has less than [record]
+min_free_mib free. The media is plain RTP to an ingest session, sent from
+here (Opus frames of a chosen size)."""
+import json
+import socket
+import struct
+import threading
+import time
+
+import pytest
+
+from conftest import Gateway
+from test_record import discover
+from test_room import api
+
+OPUS = {"audio": {"codec": "opus", "pt": 111}, "source": "127.0.0.1"}
+
+
+def rtp(seq, ts, payload, pt=111, ssrc=0x1234):
+    return struct.pack("!BBHII", 0x80, pt, seq & 0xFFFF, ts & 0xFFFFFFFF, ssrc) + payload
+
+
+@pytest.fixture
+def recording(tmp_path):
+    """make(*args, env=) -> (gateway, recording folder, ingest session id, UDP port)."""
+    gateways = []
+
+    def make(*args, env=None):
+        folder = tmp_path / "rec"
+        gw = Gateway(workers=1, extra_args=["--record-dir", str(folder), *args], env=env)
+        gateways.append(gw)
+        status, body = api(gw, "POST", "/api/rooms/live/ingest", OPUS)
+        assert status == 201, body
+        return gw, folder, body["resource"].rsplit("/", 1)[1], body["port"]
+
+    yield make
+    for gw in gateways:
+        assert gw.stop() == 0, f"moat exited badly; log in {gw.log_path}"
+
+
+class Sender:
+    """Opus frames (TOC 0xf8, one 20 ms frame) to the ingest port, every
+    `interval` seconds, until stopped."""
+
+    def __init__(self, port, payload=b"\xf8\xff\xfe", interval=0.02):
+        self.port, self.payload, self.interval = port, payload, interval
+        self.sent = 0
+        self.running = True
+        self.thread = threading.Thread(target=self.run, daemon=True)
+        self.thread.start()
+
+    def run(self):
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+            while self.running:
+                s.sendto(rtp(self.sent, self.sent * 960, self.payload), ("127.0.0.1", self.port))
+                self.sent += 1
+                time.sleep(self.interval)
+
+    def stop(self):
+        self.running = False
+        self.thread.join()
+
+
+def test_recording_cycles_on_one_session_are_capped(recording):
+    """150 POST/DELETE cycles on one session made 150 files in 6 s; now, at
+    the default [record] max_files_per_session (8), the session's ninth start
+    is refused (409 too_many_recordings, saying why) and eight files exist."""
+    gw, folder, session, port = recording()
+    sender = Sender(port)
+    try:
+        url = f"/api/sessions/{session}/recording"
+        for _ in range(8):
+            status, body = api(gw, "POST", url)
+            assert status == 201, body
+            time.sleep(0.1)
+            assert api(gw, "DELETE", url)[0] == 200
+        for _ in range(5):
+            status, body = api(gw, "POST", url)
+            assert status == 409 and body["error"] == "too_many_recordings", (status, body)
+            assert "max_files_per_session" in json.dumps(body), body
+            assert api(gw, "DELETE", url)[0] == 404
+    finally:
+        sender.stop()
+    deadline = time.time() + 15
+    while gw.metric("moat_recordings_active") and time.time() < deadline:
+        time.sleep(0.1)
+    assert len(list(folder.glob("*.mkv"))) == 8, sorted(folder.iterdir())
+
+
+def test_a_file_reaching_max_file_mib_is_finished(recording):
+    """[record] max_file_mib = 1 (set through the environment, as every
+    option can be) and a sender of 1.2 KB frames: the file is
+    finished near 1 MiB (counted, logged once), plays, and grows no more while
+    the session goes on sending; DELETE still answers its name."""
+    gw, folder, session, port = recording(env={"MOAT_RECORD_MAX_FILE_MIB": "1"})
+    url = f"/api/sessions/{session}/recording"
+    status, body = api(gw, "POST", url)
+    assert status == 201, body
+    path = folder / body["file"]
+    sender = Sender(port, payload=b"\xf8" + bytes(1199), interval=0.002)
+    try:
+        deadline = time.time() + 30
+        while sender.sent * 1212 < 3 << 20 and time.time() < deadline:  # three times the limit
+            time.sleep(0.1)
+        time.sleep(1)
+        size = path.stat().st_size
+        assert (1 << 20) * 3 // 4 <= size <= (1 << 20) + (64 << 10), size
+        time.sleep(1)
+        assert path.stat().st_size == size  # finished: it no longer grows
+    finally:
+        sender.stop()
+    assert gw.metric("moat_record_files_at_size_limit_total") == 1
+    assert gw.metric("moat_record_dropped_packets_total") == 0
+    assert gw.log_text().count("reached [record] max_file_mib") == 1
+    status, body = api(gw, "DELETE", url)
+    assert status == 200 and (folder / body["file"]) == path, body
+    duration, out = discover(path)
+    assert "Opus" in out, out
+
+
+def test_a_recording_is_refused_when_the_folder_lacks_free_space(recording):
+    """min_free_mib above what the disk has free (16 TiB): 507
+    insufficient_storage, no file, no server path in the reply, counted."""
+    gw, folder, session, port = recording("--record-min-free-mib", str(16 << 20))
+    status, body = api(gw, "POST", f"/api/sessions/{session}/recording")
+    assert status == 507 and body["error"] == "insufficient_storage", (status, body)
+    assert "min_free_mib" in json.dumps(body) and str(folder) not in json.dumps(body), body
+    assert list(folder.glob("*.mkv")) == []
+    assert gw.metric('moat_record_failures_total{reason="no_space"}') == 1
+    assert gw.metric("moat_recordings_active") == 0
