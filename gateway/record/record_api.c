@@ -5,6 +5,7 @@
 
 #include "base/log.h"
 #include "session/media_tap.h"
+#include "record/record_ring.h"
 #include "record/recorder.h"
 
 #include <string.h>
@@ -202,11 +203,21 @@ void moat_record_api_metrics(GString *out)
 {
     g_string_append_printf(out,
                            "# HELP moat_recordings_active Recordings whose file is still open\n"
-                           "# TYPE moat_recordings_active gauge\nmoat_recordings_active %u\n"
-                           "# HELP moat_record_dropped_packets_total Packets dropped because a "
-                           "recorder's queue was full\n"
+                           "# TYPE moat_recordings_active gauge\nmoat_recordings_active %u\n",
+                           moat_recorder_active());
+    g_string_append_printf(out,
+                           "# HELP moat_record_dropped_packets_total Packets a recorder dropped, "
+                           "by reason: queue_full (its queue was full), too_big (longer than a "
+                           "queue slot, %d bytes)\n"
                            "# TYPE moat_record_dropped_packets_total counter\n"
-                           "moat_record_dropped_packets_total %" G_GUINT64_FORMAT "\n"
+                           "moat_record_dropped_packets_total{reason=\"queue_full\"} "
+                           "%" G_GUINT64_FORMAT "\n"
+                           "moat_record_dropped_packets_total{reason=\"too_big\"} "
+                           "%" G_GUINT64_FORMAT "\n",
+                           MOAT_RECORD_RING_PACKET_MAX,
+                           moat_recorder_dropped_total(MOAT_RECORD_DROP_QUEUE_FULL),
+                           moat_recorder_dropped_total(MOAT_RECORD_DROP_TOO_BIG));
+    g_string_append_printf(out,
                            "# HELP moat_record_failures_total Recordings that could not be "
                            "written, by reason\n"
                            "# TYPE moat_record_failures_total counter\n"
@@ -217,7 +228,6 @@ void moat_record_api_metrics(GString *out)
                            "was finished at [record] max_file_mib\n"
                            "# TYPE moat_record_files_at_size_limit_total counter\n"
                            "moat_record_files_at_size_limit_total %" G_GUINT64_FORMAT "\n",
-                           moat_recorder_active(), moat_recorder_dropped_total(),
                            moat_recorder_failures(MOAT_RECORD_FAILURE_CREATE),
                            moat_recorder_failures(MOAT_RECORD_FAILURE_WRITE),
                            moat_recorder_failures(MOAT_RECORD_FAILURE_SPACE),

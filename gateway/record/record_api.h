@@ -32,7 +32,7 @@ void moat_record_api_request_named(moat_gateway *gateway, const char *method,
 /* A new session, before moat_session_start: records it when configured to. */
 void moat_record_api_session_created(moat_gateway *gateway, moat_session *session,
                                      const moat_session_record *record);
-/* Prometheus lines: moat_recordings_active, moat_record_dropped_packets_total,
+/* Prometheus lines: moat_recordings_active, moat_record_dropped_packets_total{reason},
  * moat_record_failures_total{reason}, moat_record_files_at_size_limit_total. */
 void moat_record_api_metrics(GString *out);
 /* Shutdown, after the workers are gone: lets the open files finish. */

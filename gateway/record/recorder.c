@@ -44,7 +44,7 @@ struct moat_recorder {
     record_stream streams[STREAM_COUNT];
     atomic_bool attached;
     atomic_bool detached;
-    atomic_uint_fast64_t dropped; /* written by the worker only */
+    atomic_uint_fast64_t dropped[MOAT_RECORD_DROP_COUNT]; /* written by the worker only */
     /* Set by the recorder's thread when the file reached max_bytes: the tap
      * stops queueing. */
     atomic_bool full;
@@ -61,7 +61,7 @@ struct moat_recorder {
  * control thread and recorder threads, never by a media worker. */
 static GMutex active_lock;
 static GList *active_recorders;
-static uint64_t finished_dropped;
+static uint64_t finished_dropped[MOAT_RECORD_DROP_COUNT];
 
 /* Files made by this process (the counter in their names), and recordings
  * that could not be written, by failure (any thread). */
@@ -160,8 +160,13 @@ static bool tap_rtp(void *user, const uint8_t *packet, size_t length, uint64_t a
                                 arrival_us, stream == STREAM_VIDEO ? VIDEO_CHOOSE_US : 0);
     if (verdict == MOAT_RECORD_SSRC_SKIP)
         return false;
-    if (!moat_record_ring_push(recorder->ring, packet, length, arrival_us))
-        atomic_fetch_add_explicit(&recorder->dropped, 1, memory_order_relaxed);
+    moat_record_drop drop = MOAT_RECORD_DROP_COUNT;
+    if (length > MOAT_RECORD_RING_PACKET_MAX)
+        drop = MOAT_RECORD_DROP_TOO_BIG;
+    else if (!moat_record_ring_push(recorder->ring, packet, length, arrival_us))
+        drop = MOAT_RECORD_DROP_QUEUE_FULL;
+    if (drop != MOAT_RECORD_DROP_COUNT)
+        atomic_fetch_add_explicit(&recorder->dropped[drop], 1, memory_order_relaxed);
     /* A keyframe to start the video from, on the SSRC it records. */
     return stream == STREAM_VIDEO && verdict == MOAT_RECORD_SSRC_RECORD_FIRST;
 }
@@ -342,7 +347,8 @@ static void recorder_free(moat_recorder *recorder)
 {
     g_mutex_lock(&active_lock);
     active_recorders = g_list_remove(active_recorders, recorder);
-    finished_dropped += atomic_load_explicit(&recorder->dropped, memory_order_relaxed);
+    for (int i = 0; i < MOAT_RECORD_DROP_COUNT; i++)
+        finished_dropped[i] += atomic_load_explicit(&recorder->dropped[i], memory_order_relaxed);
     g_mutex_unlock(&active_lock);
     moat_log_info("record", "%s: recording ended (%s)", recorder->name, recorder->path);
     moat_record_ring_free(recorder->ring);
@@ -474,7 +480,8 @@ moat_recorder *moat_recorder_new(const char *dir, const char *name,
     recorder->ring = moat_record_ring_new(QUEUE_SLOTS);
     atomic_init(&recorder->attached, false);
     atomic_init(&recorder->detached, false);
-    atomic_init(&recorder->dropped, 0);
+    for (int i = 0; i < MOAT_RECORD_DROP_COUNT; i++)
+        atomic_init(&recorder->dropped[i], 0);
     atomic_init(&recorder->full, false);
     recorder->max_bytes = limits->max_file_bytes;
     *file = created;
@@ -504,13 +511,15 @@ unsigned moat_recorder_active(void)
     return n;
 }
 
-uint64_t moat_recorder_dropped_total(void)
+uint64_t moat_recorder_dropped_total(moat_record_drop reason)
 {
+    if ((unsigned)reason >= MOAT_RECORD_DROP_COUNT)
+        return 0;
     g_mutex_lock(&active_lock);
-    uint64_t total = finished_dropped;
+    uint64_t total = finished_dropped[reason];
     for (GList *l = active_recorders; l; l = l->next) {
         moat_recorder *recorder = l->data;
-        total += atomic_load_explicit(&recorder->dropped, memory_order_relaxed);
+        total += atomic_load_explicit(&recorder->dropped[reason], memory_order_relaxed);
     }
     g_mutex_unlock(&active_lock);
     return total;

@@ -29,6 +29,14 @@ typedef enum {
     MOAT_RECORD_FAILURE_COUNT
 } moat_record_failure;
 
+/* Why the tap dropped a packet it would have recorded (/metrics:
+ * moat_record_dropped_packets_total{reason}). */
+typedef enum {
+    MOAT_RECORD_DROP_QUEUE_FULL, /* the recorder's queue was full */
+    MOAT_RECORD_DROP_TOO_BIG,    /* longer than a queue slot (MOAT_RECORD_RING_PACKET_MAX) */
+    MOAT_RECORD_DROP_COUNT
+} moat_record_drop;
+
 /* Bounds of one recording ([record] max_file_mib, min_free_mib); 0: none. */
 typedef struct {
     uint64_t max_file_bytes; /* media pushed into the file; reaching it finishes the file */
@@ -53,9 +61,9 @@ uint64_t moat_recorder_failures(moat_record_failure failure);
 moat_media_tap moat_recorder_tap(moat_recorder *recorder);
 
 /* Any thread: recordings whose file is still open, and the packets every
- * recorder's queue ever dropped. */
+ * recorder's tap ever dropped for `reason`. */
 unsigned moat_recorder_active(void);
-uint64_t moat_recorder_dropped_total(void);
+uint64_t moat_recorder_dropped_total(moat_record_drop reason);
 /* Any thread: files finished because they reached max_file_bytes. */
 uint64_t moat_recorder_files_at_size_limit(void);
 /* Waits up to `timeout_ms` for every recording to finish its file. */

@@ -113,7 +113,7 @@ def test_api_recording_plays_with_audio_video_and_duration(recording_gateway):
     frequency, frames = decode(files[0], folder.parent)
     assert abs(frequency - 440.0) <= 5.0, frequency
     assert frames >= 20 * (expected - 1), frames
-    assert gateway.metrics()["moat_record_dropped_packets_total"] == 0
+    assert gateway.metric('moat_record_dropped_packets_total{reason="queue_full"}') == 0
     # Stopping a recording that is not running, and an unknown session.
     assert request(gateway, "DELETE", f"/api/sessions/{started['id']}/recording")[0] == 404
     assert request(gateway, "POST", "/api/sessions/nosuch/recording")[0] == 404
@@ -210,7 +210,7 @@ def test_srtpplus_session_records(tmp_path, scheme):
         duration, out = discover(files[0])
         assert "Opus" in out, out
         assert abs(duration - 4.0) <= 1.0, duration
-        assert gateway.metrics()["moat_record_dropped_packets_total"] == 0
+        assert gateway.metric('moat_record_dropped_packets_total{reason="queue_full"}') == 0
     finally:
         assert gateway.stop() == 0, f"moat exited badly; log in {gateway.log_path}"
 

@@ -3,7 +3,8 @@ without end by cycling POST/DELETE on its recording ([record]
 max_files_per_session, 409 beyond), a file is finished once it holds
 [record] max_file_mib of media (counted; the file plays), and a recording is
 refused with 507 while the folder's file system has less than [record]
-min_free_mib free. The media is plain RTP to an ingest session, sent from
+min_free_mib free. Packets longer than the recorder's queue slots (1501 to
+1984 bytes) are counted as too_big, not as a full queue. The media is plain RTP to an ingest session, sent from
 here (Opus frames of a chosen size)."""
 import json
 import socket
@@ -114,7 +115,7 @@ def test_a_file_reaching_max_file_mib_is_finished(recording):
     finally:
         sender.stop()
     assert gw.metric("moat_record_files_at_size_limit_total") == 1
-    assert gw.metric("moat_record_dropped_packets_total") == 0
+    assert gw.metric('moat_record_dropped_packets_total{reason="queue_full"}') == 0
     assert gw.log_text().count("reached [record] max_file_mib") == 1
     status, body = api(gw, "DELETE", url)
     assert status == 200 and (folder / body["file"]) == path, body
@@ -132,3 +133,27 @@ def test_a_recording_is_refused_when_the_folder_lacks_free_space(recording):
     assert list(folder.glob("*.mkv")) == []
     assert gw.metric('moat_record_failures_total{reason="no_space"}') == 1
     assert gw.metric("moat_recordings_active") == 0
+
+
+def test_packets_too_long_for_the_queue_are_counted_as_too_big(recording):
+    """1501-1984-byte packets (the worker takes up to 1984, a queue slot 1500)
+    were counted as queue_full: now as too_big, and the queue is never full."""
+    gw, folder, session, port = recording()
+    status, body = api(gw, "POST", f"/api/sessions/{session}/recording")
+    assert status == 201, body
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+        for seq in range(50):
+            s.sendto(rtp(seq, seq * 960, b"\xf8\xff\xfe"), ("127.0.0.1", port))
+            time.sleep(0.005)
+        sizes = (1500, 1501, 1600, 1983, 1984)
+        for seq, size in enumerate(sizes, start=50):
+            s.sendto(rtp(seq, seq * 960, b"\xf8" + bytes(size - 13)), ("127.0.0.1", port))
+            time.sleep(0.005)
+    too_big = 'moat_record_dropped_packets_total{reason="too_big"}'
+    deadline = time.time() + 5
+    while gw.metric(too_big) < 4 and time.time() < deadline:
+        time.sleep(0.05)
+    assert gw.metric(too_big) == 4
+    assert gw.metric('moat_record_dropped_packets_total{reason="queue_full"}') == 0
+    assert "too_big" in gw.get("/metrics").split("# HELP moat_record_dropped_packets_total")[1]
+    assert api(gw, "DELETE", f"/api/sessions/{session}/recording")[0] == 200
