@@ -17,6 +17,7 @@
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
 
@@ -313,6 +314,13 @@ static void push_packet(moat_recorder *recorder, const moat_record_slot *slot)
     gst_app_src_push_buffer(GST_APP_SRC(recorder->streams[stream].src), buffer);
 }
 
+static void remove_if_empty(const char *path)
+{
+    GStatBuf st;
+    if (g_stat(path, &st) == 0 && S_ISREG(st.st_mode) && st.st_size == 0)
+        g_unlink(path);
+}
+
 static void finish_file(moat_recorder *recorder)
 {
     /* Nothing was ever written: the empty file made at start goes. */
@@ -341,6 +349,10 @@ static void finish_file(moat_recorder *recorder)
     }
     gst_object_unref(recorder->pipeline);
     recorder->pipeline = NULL;
+    /* The pipeline failed before the muxer wrote anything: no empty file
+     * stays behind either. */
+    if (recorder->failed)
+        remove_if_empty(recorder->path);
 }
 
 static void recorder_free(moat_recorder *recorder)

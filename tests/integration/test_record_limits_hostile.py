@@ -4,7 +4,8 @@ max_files_per_session, 409 beyond), a file is finished once it holds
 [record] max_file_mib of media (counted; the file plays), and a recording is
 refused with 507 while the folder's file system has less than [record]
 min_free_mib free. Packets longer than the recorder's queue slots (1501 to
-1984 bytes) are counted as too_big, not as a full queue. The media is plain RTP to an ingest session, sent from
+1984 bytes) are counted as too_big, not as a full queue, and a recording
+whose pipeline fails before writing leaves no empty file. The media is plain RTP to an ingest session, sent from
 here (Opus frames of a chosen size)."""
 import json
 import socket
@@ -157,3 +158,31 @@ def test_packets_too_long_for_the_queue_are_counted_as_too_big(recording):
     assert gw.metric('moat_record_dropped_packets_total{reason="queue_full"}') == 0
     assert "too_big" in gw.get("/metrics").split("# HELP moat_record_dropped_packets_total")[1]
     assert api(gw, "DELETE", f"/api/sessions/{session}/recording")[0] == 200
+
+
+def test_a_recording_that_fails_before_writing_leaves_no_empty_file(recording):
+    """H.264 MTAP16 packets (NAL type 26, which rtph264depay refuses) fail the
+    pipeline before the muxer writes a byte: the empty .mkv made at the start
+    used to stay; now it goes, and the failure is counted."""
+    gw, folder, _, _ = recording()
+    status, body = api(gw, "POST", "/api/rooms/h264/ingest",
+                       {"video": {"codec": "h264", "pt": 96}, "source": "127.0.0.1"})
+    assert status == 201, body
+    session, port = body["resource"].rsplit("/", 1)[1], body["port"]
+    status, body = api(gw, "POST", f"/api/sessions/{session}/recording")
+    assert status == 201, body
+    assert (folder / body["file"]).exists()
+    failed = 'moat_record_failures_total{reason="write"}'
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+        for seq in range(100):
+            s.sendto(rtp(seq, seq * 3000, bytes([26]) + bytes(99), pt=96), ("127.0.0.1", port))
+            time.sleep(0.01)
+            if seq % 10 == 9 and gw.metric(failed):
+                break
+    assert gw.metric(failed) == 1
+    assert api(gw, "DELETE", f"/api/sessions/{session}/recording")[0] == 200
+    deadline = time.time() + 15
+    while gw.metric("moat_recordings_active") and time.time() < deadline:
+        time.sleep(0.1)
+    assert gw.metric("moat_recordings_active") == 0
+    assert list(folder.glob("*.mkv")) == []
