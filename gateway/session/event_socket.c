@@ -28,6 +28,12 @@ struct moat_event_socket {
     uint8_t pending[MOAT_WS_MAX_HEADER + MOAT_WS_MAX_CONTROL_PAYLOAD];
     size_t pending_length;
     uint64_t skip;
+    /* The pong owed for the latest ping, sent once everything queued before
+     * it is written: at most one pong waits however often a client that
+     * does not read pings (§5.5.3 lets only the most recent be answered). */
+    uint8_t pong[MOAT_WS_MAX_CONTROL_PAYLOAD];
+    size_t pong_length;
+    bool pong_owed;
     bool closing; /* our close frame is queued: nothing more is sent or read */
     bool over;    /* ended, or about to report it */
     moat_event_socket_end why;
@@ -82,7 +88,15 @@ static gboolean on_writable(GObject *stream, gpointer data)
 
 static void write_out(moat_event_socket *s)
 {
-    while (!s->over && s->out_sent < s->out->len) {
+    while (!s->over) {
+        if (s->out_sent == s->out->len) {
+            g_byte_array_set_size(s->out, 0);
+            s->out_sent = 0;
+            if (!s->pong_owed || s->closing)
+                return;
+            s->pong_owed = false;
+            queue_frame(s, MOAT_WS_PONG, s->pong, s->pong_length);
+        }
         GError *error = NULL;
         gssize n = g_pollable_output_stream_write_nonblocking(
             s->output, s->out->data + s->out_sent, s->out->len - s->out_sent, NULL, &error);
@@ -102,10 +116,6 @@ static void write_out(moat_event_socket *s)
         }
         s->out_sent += (size_t)n;
     }
-    if (s->out_sent == s->out->len) {
-        g_byte_array_set_size(s->out, 0);
-        s->out_sent = 0;
-    }
 }
 
 /* A whole control frame in s->pending: answered. */
@@ -114,7 +124,9 @@ static void control_frame(moat_event_socket *s, const moat_ws_frame *frame)
     uint8_t *payload = s->pending + frame->header_length;
     moat_ws_unmask(payload, frame->payload_length, frame->mask, 0);
     if (frame->opcode == MOAT_WS_PING && !s->closing) {
-        queue_frame(s, MOAT_WS_PONG, payload, frame->payload_length);
+        memcpy(s->pong, payload, frame->payload_length);
+        s->pong_length = frame->payload_length;
+        s->pong_owed = true;
         write_out(s);
     } else if (frame->opcode == MOAT_WS_CLOSE) {
         /* Answer with its status code (§5.5.1), then it is over. */

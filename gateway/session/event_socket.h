@@ -6,7 +6,9 @@
  * queues a pong per ping, none of it bounded; this one reads at most
  * READ_CHUNK bytes per main-loop turn, keeps nothing (data frames are
  * skipped as they arrive, a ping gets its pong, a close is answered), and
- * ends a client that sends more than its budget.
+ * ends a client that sends more than its budget. While earlier output is
+ * still unsent, only the latest ping's pong waits (RFC 6455 §5.5.3), so a
+ * client that pings and does not read holds at most one pong here.
  *
  * Control thread only (the default main context). The stream is owned from
  * moat_event_socket_new on; `ended` is called at most once, from the
