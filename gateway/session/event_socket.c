@@ -10,6 +10,9 @@
 
 /* Read per main-loop turn: the client cannot hold the control thread. */
 #define READ_CHUNK 4096
+/* RFC 6455 §7.4.1 */
+#define CLOSE_PROTOCOL_ERROR 1002
+#define CLOSE_INVALID_DATA   1007
 
 struct moat_event_socket {
     GIOStream *stream;
@@ -28,6 +31,7 @@ struct moat_event_socket {
     uint8_t pending[MOAT_WS_MAX_HEADER + MOAT_WS_MAX_CONTROL_PAYLOAD];
     size_t pending_length;
     uint64_t skip;
+    bool in_message; /* a data frame without FIN came: continuations follow */
     /* The pong owed for the latest ping, sent once everything queued before
      * it is written: at most one pong waits however often a client that
      * does not read pings (§5.5.3 lets only the most recent be answered). */
@@ -118,6 +122,60 @@ static void write_out(moat_event_socket *s)
     }
 }
 
+/* Fails the connection (§7.1.7): a close frame with `code`, then it ends. */
+static void fail(moat_event_socket *s, uint16_t code)
+{
+    if (!s->closing) {
+        uint8_t payload[2] = {(uint8_t)(code >> 8), (uint8_t)code};
+        queue_frame(s, MOAT_WS_CLOSE, payload, sizeof payload);
+        s->closing = true;
+        write_out(s);
+    }
+    end(s, MOAT_EVENT_SOCKET_PROTOCOL);
+}
+
+/* The codes a peer may send (§7.4.1, §7.4.2): 1004-1006 and 1015 are
+ * reserved, the others below 3000 not defined by RFC 6455. */
+static bool close_code_valid(unsigned code)
+{
+    return (code >= 1000 && code <= 1003) || (code >= 1007 && code <= 1011) ||
+           (code >= 3000 && code <= 4999);
+}
+
+/* Whether text is UTF-8; NUL characters are (GLib's check refuses them). */
+static bool utf8_valid(const uint8_t *text, size_t length)
+{
+    const gchar *at = (const gchar *)text, *stop = at + length, *bad = NULL;
+    while (!g_utf8_validate_len(at, (gsize)(stop - at), &bad)) {
+        if (*bad != '\0')
+            return false;
+        at = bad + 1;
+    }
+    return true;
+}
+
+/* 0 for a close frame's payload that is empty or a valid code and a UTF-8
+ * reason (§5.5.1), else the code to fail the connection with. */
+static uint16_t close_refusal(const uint8_t *payload, size_t length)
+{
+    if (length == 0)
+        return 0;
+    if (length == 1 || !close_code_valid((unsigned)payload[0] << 8 | payload[1]))
+        return CLOSE_PROTOCOL_ERROR;
+    return utf8_valid(payload + 2, length - 2) ? 0 : CLOSE_INVALID_DATA;
+}
+
+/* §5.4: a continuation only inside a message, a new message only after the
+ * last one finished. Data frames are skipped unread: a text message's
+ * UTF-8 is not checked, nothing here interprets it. */
+static bool data_frame_in_sequence(moat_event_socket *s, const moat_ws_frame *frame)
+{
+    if ((frame->opcode == MOAT_WS_CONTINUATION) != s->in_message)
+        return false;
+    s->in_message = !frame->fin;
+    return true;
+}
+
 /* A whole control frame in s->pending: answered. */
 static void control_frame(moat_event_socket *s, const moat_ws_frame *frame)
 {
@@ -129,6 +187,11 @@ static void control_frame(moat_event_socket *s, const moat_ws_frame *frame)
         s->pong_owed = true;
         write_out(s);
     } else if (frame->opcode == MOAT_WS_CLOSE) {
+        uint16_t refusal = close_refusal(payload, frame->payload_length);
+        if (refusal) {
+            fail(s, refusal);
+            return;
+        }
         /* Answer with its status code (§5.5.1), then it is over. */
         if (!s->closing)
             queue_frame(s, MOAT_WS_CLOSE, payload, frame->payload_length >= 2 ? 2 : 0);
@@ -167,6 +230,10 @@ static void take(moat_event_socket *s, const uint8_t *data, size_t length)
         if (r == MOAT_WS_PARSE_NEED_MORE && !(data_frame && frame.header_length > 0))
             continue; /* a header, or a control frame, still arriving */
         if (data_frame) {
+            if (!data_frame_in_sequence(s, &frame)) {
+                fail(s, CLOSE_PROTOCOL_ERROR);
+                return;
+            }
             /* Skipped: whatever of it is not in pending yet. */
             size_t have = s->pending_length - frame.header_length;
             size_t used = have < frame.payload_length ? have : frame.payload_length;

@@ -8,7 +8,11 @@
  * skipped as they arrive, a ping gets its pong, a close is answered), and
  * ends a client that sends more than its budget. While earlier output is
  * still unsent, only the latest ping's pong waits (RFC 6455 §5.5.3), so a
- * client that pings and does not read holds at most one pong here.
+ * client that pings and does not read holds at most one pong here. A close
+ * frame with a 1-byte payload, a code no peer may send or a reason that is
+ * not UTF-8, a continuation outside a message and a new message inside one
+ * fail the connection with close 1002 (1007 for the reason); a text
+ * message's UTF-8 is not checked (its frames are skipped unread).
  *
  * Control thread only (the default main context). The stream is owned from
  * moat_event_socket_new on; `ended` is called at most once, from the

@@ -162,6 +162,108 @@ static void test_each_ping_of_a_reading_client_is_answered(void)
     close_socket(&f);
 }
 
+/* What the socket answers to `data` (then reads nothing more): its reply
+ * bytes into reply, and how it ended (-1: it did not). */
+static int exchange(const uint8_t *data, size_t length, GByteArray **reply)
+{
+    fixture f;
+    open_socket(&f, 0);
+    client_write(&f, data, length);
+    *reply = client_read_all(&f);
+    int ended = f.ended;
+    close_socket(&f);
+    return ended;
+}
+
+static void assert_close_reply(const uint8_t *data, size_t length, uint16_t code, int why)
+{
+    GByteArray *reply = NULL;
+    int ended = exchange(data, length, &reply);
+    const uint8_t expected[] = {0x80 | MOAT_WS_CLOSE, 2, (uint8_t)(code >> 8), (uint8_t)code};
+    g_assert_cmpmem(reply->data, reply->len, expected, sizeof expected);
+    g_assert_cmpint(ended, ==, why);
+    g_byte_array_unref(reply);
+}
+
+/* A close frame is echoed with its code when it is valid (§5.5.1); one
+ * with a 1-byte payload, a code no peer may send (§7.4) or a reason that
+ * is not UTF-8 is answered with 1002 or 1007 and counted as a protocol
+ * error. */
+static void test_close_frames(void)
+{
+    uint8_t frame[6 + 125];
+    GByteArray *reply = NULL;
+    g_assert_cmpint(exchange(frame, client_frame(MOAT_WS_CLOSE, true, "", 0, frame), &reply), ==,
+                    MOAT_EVENT_SOCKET_PEER_CLOSED);
+    const uint8_t empty[] = {0x80 | MOAT_WS_CLOSE, 0};
+    g_assert_cmpmem(reply->data, reply->len, empty, sizeof empty);
+    g_byte_array_unref(reply);
+    const unsigned valid[] = {1000, 1001, 1002, 1003, 1007, 1008, 1009, 1010, 1011, 3000, 4999};
+    for (size_t i = 0; i < G_N_ELEMENTS(valid); i++) {
+        uint8_t payload[] = {(uint8_t)(valid[i] >> 8), (uint8_t)valid[i], 'b', 'y', 'e'};
+        assert_close_reply(frame, client_frame(MOAT_WS_CLOSE, true, payload, 5, frame), valid[i],
+                           MOAT_EVENT_SOCKET_PEER_CLOSED);
+    }
+    /* A reason may hold any UTF-8, NUL characters and "é" included. */
+    const uint8_t nul_reason[] = {0x03, 0xe8, 'a', 0, 0xc3, 0xa9};
+    assert_close_reply(frame,
+                       client_frame(MOAT_WS_CLOSE, true, nul_reason, sizeof nul_reason, frame),
+                       1000, MOAT_EVENT_SOCKET_PEER_CLOSED);
+    const unsigned invalid[] = {0, 999, 1004, 1005, 1006, 1012, 1015, 2999, 5000, 65535};
+    for (size_t i = 0; i < G_N_ELEMENTS(invalid); i++) {
+        uint8_t payload[] = {(uint8_t)(invalid[i] >> 8), (uint8_t)invalid[i]};
+        assert_close_reply(frame, client_frame(MOAT_WS_CLOSE, true, payload, 2, frame), 1002,
+                           MOAT_EVENT_SOCKET_PROTOCOL);
+    }
+    assert_close_reply(frame, client_frame(MOAT_WS_CLOSE, true, "\x03", 1, frame), 1002,
+                       MOAT_EVENT_SOCKET_PROTOCOL);
+    const uint8_t bad_reason[] = {0x03, 0xe8, 0xff, 0xfe};
+    assert_close_reply(frame,
+                       client_frame(MOAT_WS_CLOSE, true, bad_reason, sizeof bad_reason, frame),
+                       1007, MOAT_EVENT_SOCKET_PROTOCOL);
+    const uint8_t cut_reason[] = {0x03, 0xe8, 'a', 0xe2, 0x82};
+    assert_close_reply(frame,
+                       client_frame(MOAT_WS_CLOSE, true, cut_reason, sizeof cut_reason, frame),
+                       1007, MOAT_EVENT_SOCKET_PROTOCOL);
+}
+
+/* Fragments (§5.4): a continuation without a message started, or a new
+ * message before the last one finished, fails the connection with 1002;
+ * a fragmented message with a ping between its frames is fine. */
+static void test_fragments(void)
+{
+    uint8_t data[4 * (6 + 125)];
+    size_t n = client_frame(MOAT_WS_CONTINUATION, true, "abc", 3, data);
+    n += client_frame(MOAT_WS_PING, true, "p", 1, data + n);
+    assert_close_reply(data, n, 1002, MOAT_EVENT_SOCKET_PROTOCOL);
+
+    n = client_frame(MOAT_WS_TEXT, false, "a", 1, data);
+    n += client_frame(MOAT_WS_TEXT, true, "b", 1, data + n);
+    n += client_frame(MOAT_WS_PING, true, "p", 1, data + n);
+    assert_close_reply(data, n, 1002, MOAT_EVENT_SOCKET_PROTOCOL);
+
+    n = client_frame(MOAT_WS_BINARY, false, "a", 1, data);
+    n += client_frame(MOAT_WS_BINARY, false, "b", 1, data + n);
+    assert_close_reply(data, n, 1002, MOAT_EVENT_SOCKET_PROTOCOL);
+
+    /* A finished message, then a continuation: no message is open. */
+    n = client_frame(MOAT_WS_TEXT, true, "a", 1, data);
+    n += client_frame(MOAT_WS_CONTINUATION, true, "b", 1, data + n);
+    assert_close_reply(data, n, 1002, MOAT_EVENT_SOCKET_PROTOCOL);
+
+    n = client_frame(MOAT_WS_TEXT, false, "a", 1, data);
+    n += client_frame(MOAT_WS_PING, true, "p", 1, data + n);
+    n += client_frame(MOAT_WS_CONTINUATION, false, "b", 1, data + n);
+    n += client_frame(MOAT_WS_CONTINUATION, true, "c", 1, data + n);
+    n += client_frame(MOAT_WS_BINARY, true, "d", 1, data + n);
+    n += client_frame(MOAT_WS_PING, true, "q", 1, data + n);
+    GByteArray *reply = NULL;
+    g_assert_cmpint(exchange(data, n, &reply), ==, -1);
+    const uint8_t pongs[] = {0x80 | MOAT_WS_PONG, 1, 'p', 0x80 | MOAT_WS_PONG, 1, 'q'};
+    g_assert_cmpmem(reply->data, reply->len, pongs, sizeof pongs);
+    g_byte_array_unref(reply);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -169,5 +271,7 @@ int main(int argc, char **argv)
                     test_pings_of_a_client_that_does_not_read);
     g_test_add_func("/event_socket/each_ping_of_a_reading_client_is_answered",
                     test_each_ping_of_a_reading_client_is_answered);
+    g_test_add_func("/event_socket/close_frames", test_close_frames);
+    g_test_add_func("/event_socket/fragments", test_fragments);
     return g_test_run();
 }
