@@ -354,7 +354,9 @@ typedef struct {
     int (*place)(const char *endpoint, const char *resource, unsigned n_workers);
     /* A JSON API under api_path (e.g. "/api/rooms"): the gateway routes
      * requests whose path starts with it here, after authentication.
-     * Returns a g_malloc'd JSON body and sets *status. Control thread. */
+     * Returns a g_malloc'd JSON body and sets *status; a 405's body names
+     * the methods the path takes in "allow" ("GET, HEAD, POST"), which the
+     * gateway sends as the Allow header. Control thread. */
     const char *api_path;
     char *(*handle_api)(const char *method, const char *path, const char *body, size_t length,
                         int *status);

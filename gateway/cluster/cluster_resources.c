@@ -95,9 +95,11 @@ bool moat_cluster_resource_hook(void *user, const moat_http_request *request,
         return false;
     if (via == MOAT_CLUSTER_VIA_INVALID)
         return refuse(cluster, response, 404, "unknown_session", "no such WHIP resource");
-    if (strcmp(request->method, "PATCH") != 0 && strcmp(request->method, "DELETE") != 0)
+    if (strcmp(request->method, "PATCH") != 0 && strcmp(request->method, "DELETE") != 0) {
+        moat_http_response_header(response, "Allow", "PATCH, DELETE");
         return refuse(cluster, response, 405, "method_not_allowed",
                       "a WHIP resource accepts PATCH and DELETE");
+    }
     if (strcmp(node, cluster->node_id) == 0) {
         moat_whip_handle_resource(cluster->gateway, request, response, id);
         return true;

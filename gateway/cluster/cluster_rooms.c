@@ -97,6 +97,7 @@ static void owner_answered(void *user, unsigned status, const char *body, size_t
     else
         moat_http_response_set(&response, status, length ? "application/json" : NULL,
                                length ? g_strndup(body, length) : NULL, length);
+    moat_http_response_allow_from_body(&response);
     moat_http_response_header(&response, "X-Moat-Node", call->owner);
     call_respond(call, &response);
 }

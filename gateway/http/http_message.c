@@ -88,6 +88,48 @@ void moat_http_response_error(moat_http_response *response, unsigned status, con
     moat_http_response_set(response, status, "application/json", body, length);
 }
 
+void moat_http_response_not_allowed(moat_http_response *response, const char *allow,
+                                    const char *detail_format, ...)
+{
+    char detail[512];
+    va_list args;
+    va_start(args, detail_format);
+    vsnprintf(detail, sizeof detail, detail_format, args);
+    va_end(args);
+    moat_http_response_error(response, 405, "method_not_allowed", "%s", detail);
+    moat_http_response_header(response, "Allow", allow);
+}
+
+/* "GET, HEAD, POST": method names (RFC 9110 tokens, upper case here)
+ * separated by ", ". */
+static bool method_list(const char *text)
+{
+    if (strlen(text) > 64)
+        return false;
+    for (const char *at = text;;) {
+        size_t name = strspn(at, "ABCDEFGHIJKLMNOPQRSTUVWXYZ");
+        if (name == 0)
+            return false;
+        at += name;
+        if (*at == '\0')
+            return true;
+        if (strncmp(at, ", ", 2) != 0)
+            return false;
+        at += 2;
+    }
+}
+
+void moat_http_response_allow_from_body(moat_http_response *response)
+{
+    if (response->status != 405 || !response->body)
+        return;
+    json_t *body = json_loadb(response->body, response->body_length, 0, NULL);
+    const char *allow = json_string_value(json_object_get(body, "allow"));
+    if (allow && method_list(allow))
+        moat_http_response_header(response, "Allow", allow);
+    json_decref(body);
+}
+
 void moat_http_response_header(moat_http_response *response, const char *name, const char *value)
 {
     for (size_t i = 0; i < response->n_headers; i++) {

@@ -94,6 +94,14 @@ void moat_http_response_set(moat_http_response *response, unsigned status, const
 /* {"error": code, "detail": detail, "status": status} as the body. */
 void moat_http_response_error(moat_http_response *response, unsigned status, const char *code,
                               const char *detail_format, ...) G_GNUC_PRINTF(4, 5);
+/* A 405 with the JSON error body, and `allow` (the methods the path takes,
+ * "GET, HEAD") as its Allow header (RFC 9110 §15.5.6). */
+void moat_http_response_not_allowed(moat_http_response *response, const char *allow,
+                                    const char *detail_format, ...) G_GNUC_PRINTF(3, 4);
+/* A plugin's 405 reply names the methods in its JSON body's "allow"
+ * (plugin.h handle_api): set as the Allow header when it is a list of
+ * method names. Nothing for other replies. */
+void moat_http_response_allow_from_body(moat_http_response *response);
 /* Adds or replaces a header (the value is copied). */
 void moat_http_response_header(moat_http_response *response, const char *name, const char *value);
 const char *moat_http_response_get_header(const moat_http_response *response, const char *name);

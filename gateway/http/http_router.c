@@ -139,12 +139,14 @@ void moat_http_health_hook_set(moat_gateway *gateway, moat_http_health_hook_fn h
     gateway->health_hook_user = user;
 }
 
-/* A route a feature registered for exactly this method and path, of the
- * kind asked (node_only or not), or false. */
+/* A route a feature registered for exactly this method (HEAD: GET) and
+ * path, of the kind asked (node_only or not), or false. */
 static bool serve_registered(moat_gateway *gateway, const moat_http_request *request,
                              moat_http_response *response, const char *method, const char *path,
                              bool node_only)
 {
+    if (strcmp(method, "HEAD") == 0)
+        method = "GET";
     for (guint i = 0; gateway->http_routes && i < gateway->http_routes->len; i++) {
         const registered_route *route = &g_array_index(gateway->http_routes, registered_route, i);
         if (route->node_only == node_only && strcmp(route->method, method) == 0 &&
@@ -154,6 +156,27 @@ static bool serve_registered(moat_gateway *gateway, const moat_http_request *req
         }
     }
     return false;
+}
+
+/* A path routes were registered for, asked with another method: a 405
+ * naming theirs (GET with HEAD), or false. */
+static bool refuse_registered_method(moat_gateway *gateway, moat_http_response *response,
+                                     const char *path)
+{
+    GString *allow = g_string_new(NULL);
+    for (guint i = 0; gateway->http_routes && i < gateway->http_routes->len; i++) {
+        const registered_route *route = &g_array_index(gateway->http_routes, registered_route, i);
+        if (strcmp(route->path, path) != 0)
+            continue;
+        g_string_append_printf(allow, "%s%s", allow->len ? ", " : "", route->method);
+        if (strcmp(route->method, "GET") == 0)
+            g_string_append(allow, ", HEAD");
+    }
+    bool refused = allow->len > 0;
+    if (refused)
+        moat_http_response_not_allowed(response, allow->str, "%s takes %s", path, allow->str);
+    g_string_free(allow, TRUE);
+    return refused;
 }
 
 void moat_http_log(moat_gateway *gateway, const char *format, ...)
@@ -378,8 +401,8 @@ static void serve_static(moat_gateway *gateway, const moat_http_request *request
 {
     const char *path = request->path;
     if (strcmp(request->method, "GET") != 0 && strcmp(request->method, "HEAD") != 0) {
-        moat_http_response_error(response, 405, "method_not_allowed", "%s is not allowed on %s",
-                                 request->method, path);
+        moat_http_response_not_allowed(response, "GET, HEAD", "%s is not allowed on %s",
+                                       request->method, path);
         return;
     }
     if (strcmp(path, "/") == 0)
@@ -428,8 +451,8 @@ static void serve_whip(moat_gateway *gateway, const moat_http_request *request,
     bool whep = g_str_has_prefix(path, "/whep/");
     const char *rest = path + strlen("/whip/"); /* same length as "/whep/" */
     if (strcmp(request->method, "POST") != 0) {
-        moat_http_response_error(response, 405, "method_not_allowed",
-                                 "POST an SDP offer to a WHIP or WHEP endpoint");
+        moat_http_response_not_allowed(response, "POST",
+                                       "POST an SDP offer to a WHIP or WHEP endpoint");
         return;
     }
     /* /whip/<plugin>[/<resource>]: the resource is the plugin's (rooms). */
@@ -472,6 +495,7 @@ static bool serve_plugin_api(moat_gateway *gateway, const moat_http_request *req
         /* The response takes the body. */
         moat_http_response_set(response, (unsigned)status, body ? "application/json" : NULL, body,
                                body ? strlen(body) : 0);
+        moat_http_response_allow_from_body(response);
         return true;
     }
     return false;
@@ -564,7 +588,8 @@ void moat_http_route(moat_gateway *gateway, const moat_http_request *request,
     else if (api && serve_registered(gateway, request, response, method, path, false))
         return;
     else if (api) {
-        if (!admit_create(gateway, request, response, path))
+        if (refuse_registered_method(gateway, response, path) ||
+            !admit_create(gateway, request, response, path))
             return;
         moat_http_api_hook_fn hook = (moat_http_api_hook_fn)gateway->http_api_hook;
         if (hook && hook(gateway->http_api_hook_user, request, response))

@@ -332,8 +332,9 @@ bool moat_ingest_api_handle(moat_gateway *gateway, const moat_plugin *plugin,
             moat_http_response_error(response, 404, "unknown_ingest", "no such ingest");
         }
     } else {
-        moat_http_response_error(response, 405, "method_not_allowed",
-                                 "POST .../ingest starts an ingest, DELETE its resource ends it");
+        moat_http_response_not_allowed(response, id ? "DELETE" : "POST",
+                                       "POST .../ingest starts an ingest, DELETE its resource ends "
+                                       "it");
     }
     g_free(resource);
     return true;

@@ -130,6 +130,9 @@ static void reply_recording(moat_gateway *gateway, moat_http_response *response,
         char *detail = reply_detail(gateway, result->detail);
         moat_http_response_error(response, result->status, result->error, "%s", detail);
         g_free(detail);
+        /* The recording routes take POST and DELETE (record_api.h). */
+        if (result->status == 405)
+            moat_http_response_header(response, "Allow", "POST, DELETE");
     } else {
         char *name = reply_file_name(gateway, result->file);
         reply_json(response, result->status, json_pack("{s:s}", "file", name));
@@ -137,6 +140,18 @@ static void reply_recording(moat_gateway *gateway, moat_http_response *response,
     }
     g_free(result->file);
     result->file = NULL;
+}
+
+/* The listings above, which take GET (and HEAD) only. */
+static bool get_only(const char *path)
+{
+    static const char *const paths[] = {"/api/sessions", "/api/stats", "/api/ice-servers",
+                                        "/api/plugins"};
+    for (size_t i = 0; i < G_N_ELEMENTS(paths); i++) {
+        if (strcmp(path, paths[i]) == 0)
+            return true;
+    }
+    return false;
 }
 
 void moat_session_api_handle(moat_gateway *gateway, const moat_http_request *request,
@@ -209,8 +224,12 @@ void moat_session_api_handle(moat_gateway *gateway, const moat_http_request *req
             reply_json(response, 200, describe_record(record, privileged));
             return;
         }
-        moat_http_response_error(response, 405, "method_not_allowed",
-                                 "GET a session; hang up with DELETE on its WHIP resource");
+        moat_http_response_not_allowed(response, "GET, HEAD",
+                                       "GET a session; hang up with DELETE on its WHIP resource");
+        return;
+    }
+    if (get_only(path)) {
+        moat_http_response_not_allowed(response, "GET, HEAD", "%s takes GET", path);
         return;
     }
     moat_http_response_error(response, 404, "not_found", "no API endpoint %s", path);

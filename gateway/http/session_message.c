@@ -135,8 +135,8 @@ void moat_session_message_request(moat_gateway *gateway, const moat_http_request
                                   moat_session_record *record, moat_http_response *response)
 {
     if (strcmp(request->method, "POST") != 0) {
-        moat_http_response_error(response, 405, "method_not_allowed",
-                                 "POST a JSON object to a session's /message");
+        moat_http_response_not_allowed(response, "POST",
+                                       "POST a JSON object to a session's /message");
         return;
     }
     const moat_plugin *plugin = moat_plugin_registry_find(gateway->plugins, record->plugin);

@@ -255,7 +255,7 @@ void moat_whip_handle_resource(moat_gateway *gateway, const moat_http_request *r
         moat_whip_session_hang_up(gateway, record);
         moat_http_response_set(response, 200, NULL, NULL, 0);
     } else {
-        moat_http_response_error(response, 405, "method_not_allowed",
-                                 "a WHIP resource accepts PATCH and DELETE");
+        moat_http_response_not_allowed(response, "PATCH, DELETE",
+                                       "a WHIP resource accepts PATCH and DELETE");
     }
 }

@@ -285,6 +285,8 @@ int room_publisher_session(const char *name, char *id, size_t size, char *label,
 /* room_registry.c: JSON replies of the room API (g_malloc'd body). */
 char *room_api_reply(int *status, int code, void *json);
 char *room_api_error(int *status, int code, const char *error, const char *detail);
+/* A 405 whose body names the methods the path takes ("allow": "POST"). */
+char *room_api_not_allowed(int *status, const char *allow, const char *detail);
 
 /* room.c: joins and leaves under the room's lock. */
 const char *room_join(room *r, room_peer *peer, const char *source_id);

@@ -238,6 +238,20 @@ static char *error_reply(int *status, int code, const char *error, const char *d
                  json_pack("{s:s, s:s, s:i}", "error", error, "detail", detail, "status", code));
 }
 
+/* A 405 naming the methods the path takes in "allow" (the gateway's Allow
+ * header, plugin.h). */
+static char *not_allowed(int *status, const char *allow, const char *detail)
+{
+    return reply(status, 405,
+                 json_pack("{s:s, s:s, s:i, s:s}", "error", "method_not_allowed", "detail", detail,
+                           "status", 405, "allow", allow));
+}
+
+char *room_api_not_allowed(int *status, const char *allow, const char *detail)
+{
+    return not_allowed(status, allow, detail);
+}
+
 char *room_api_reply(int *status, int code, void *json)
 {
     return reply(status, code, json);
@@ -445,7 +459,7 @@ char *room_handle_api(const char *method, const char *path, const char *body, si
             return list_rooms(status);
         if (strcmp(method, "POST") == 0)
             return create(body, length, status);
-        return error_reply(status, 405, "method_not_allowed", "GET or POST /api/rooms");
+        return not_allowed(status, "GET, HEAD, POST", "GET or POST /api/rooms");
     }
     const char *name = rest + 1;
     if (g_str_has_suffix(name, "/events") &&
@@ -456,12 +470,15 @@ char *room_handle_api(const char *method, const char *path, const char *body, si
         return room_simulcast_api(method, name, body, length, status);
     if (g_str_has_suffix(name, "/capacity") && get)
         return capacity(name, strlen(name) - strlen("/capacity"), status);
+    if (g_str_has_suffix(name, "/capacity") &&
+        room_name_valid(name, strlen(name) - strlen("/capacity")))
+        return not_allowed(status, "GET, HEAD", "GET a room's capacity");
     if (!room_name_valid(name, strlen(name)))
         return error_reply(status, 404, "unknown_room", "no such room");
     if (strcmp(method, "DELETE") == 0)
         return delete_room(name, status);
     if (!get)
-        return error_reply(status, 405, "method_not_allowed", "GET or DELETE a room");
+        return not_allowed(status, "GET, HEAD, DELETE", "GET or DELETE a room");
     room *r = room_acquire(name, false);
     if (!r)
         return error_reply(status, 404, "unknown_room", "no such room");

@@ -68,7 +68,7 @@ char *room_simulcast_api(const char *method, const char *rest, const char *body,
         return room_api_error(status, 404, "not_found",
                               "POST /api/rooms/<room>/subscribers/<id>/layer");
     if (strcmp(method, "POST") != 0)
-        return room_api_error(status, 405, "method_not_allowed", "POST a layer");
+        return room_api_not_allowed(status, "POST", "POST a layer");
     json_error_t jerror;
     json_t *json = body ? json_loadb(body, length, JSON_REJECT_DUPLICATES, &jerror) : NULL;
     if (body && length && !json_is_object(json)) {

@@ -77,6 +77,11 @@ def test_room_api_on_a_non_owner_is_answered_by_the_owner(redis, nodes_factory):
         status, _, answer = api(other, "POST", f"/api/rooms/{room}/subscribers/nobody/layer",
                                 {"rid": "auto"})
         assert status == 404 and answer["error"] != "unknown_room", answer
+        # Another method: the owner's 405, its Allow header kept on the way.
+        status, headers, answer = api(other, "PUT", f"/api/rooms/{room}")
+        assert status == 405 and answer["error"] == "method_not_allowed", answer
+        assert headers["Allow"] == "GET, HEAD, DELETE", headers
+        assert headers["X-Moat-Node"] != ("n0" if other is gws[0] else "n1")
         # An unknown room is the owner's 404 when nobody owns it: local.
         status, _, answer = api(other, "GET", f"/api/rooms/{room_name()}")
         assert status == 404 and answer["error"] == "unknown_room"

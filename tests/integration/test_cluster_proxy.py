@@ -145,6 +145,8 @@ def test_forged_via_paths_touch_no_other_session(redis, nodes_factory):
             assert 400 <= status < 500, (method, path, status, body)
             assert headers["Content-Type"].startswith("application/json"), (path, headers)
             assert json.loads(body)["error"] == error, (path, body)
+            if error == "method_not_allowed":
+                assert headers["Allow"] == "PATCH, DELETE", (path, headers)
         assert other.metric('moat_cluster_resource_requests_total{outcome="forwarded"}') == 3
         assert other.metric('moat_cluster_resource_requests_total{outcome="refused"}') >= 9
         # The real subscriber and the publisher are untouched.

@@ -314,6 +314,46 @@ def test_metrics_token(make_gateway):
     assert sessions[0]["resource"] == headers["Location"]
 
 
+def test_405_names_the_allowed_methods(make_gateway):
+    """Every 405 carries Allow with the methods its path takes (RFC 9110
+    §15.5.6), and a GET-only API path answers other methods with 405, not
+    404; the body is the usual JSON error."""
+    gw = make_gateway()
+    status, headers, _ = post_offer(gw)
+    assert status == 201
+    resource = headers["Location"]
+    resource_id = resource.rsplit("/", 1)[1]
+    label = json.loads(gw.get("/api/sessions"))["sessions"][0]["id"]
+    cases = [
+        ("PUT", "/index.html", "GET, HEAD"),
+        ("GET", "/whip/echo", "POST"),
+        ("GET", resource, "PATCH, DELETE"),
+        ("POST", "/api/sessions", "GET, HEAD"),
+        ("FOO", "/api/plugins", "GET, HEAD"),
+        ("DELETE", "/api/stats", "GET, HEAD"),
+        ("PUT", "/api/ice-servers", "GET, HEAD"),
+        ("POST", "/api/calls", "GET, HEAD"),
+        ("POST", f"/api/sessions/{label}", "GET, HEAD"),
+        ("GET", f"/api/sessions/{resource_id}/message", "POST"),
+        ("GET", f"/api/sessions/{resource_id}/recording", "POST, DELETE"),
+        ("GET", "/api/rooms/live/ingest", "POST"),
+        ("GET", "/api/rooms/live/ingest/abc", "DELETE"),
+        ("PUT", "/api/rooms", "GET, HEAD, POST"),
+        ("PUT", "/api/rooms/live", "GET, HEAD, DELETE"),
+        ("POST", "/api/rooms/live/capacity", "GET, HEAD"),
+        ("GET", "/api/rooms/live/subscribers/a/layer", "POST"),
+    ]
+    for method, path, allow in cases:
+        status, headers, body = http(method, gw.base + path)
+        assert status == 405, (method, path, status, body)
+        assert headers["Allow"] == allow, (method, path, headers.get("Allow"))
+        assert json.loads(body)["error"] == "method_not_allowed", (method, path, body)
+    # What Allow names is served: HEAD of GET routes included.
+    for path in ("/api/sessions", "/api/plugins", "/api/stats", "/api/calls"):
+        assert http("HEAD", gw.base + path)[0] == 200, path
+    assert json.loads(gw.get("/healthz"))["status"] == "ok"
+
+
 # ---- 5. CORS ---------------------------------------------------------------------
 
 def test_api_refuses_other_origins(make_gateway):

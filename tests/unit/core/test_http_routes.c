@@ -1,6 +1,7 @@
 /* Routes a feature registers with the router (moat_http_route_register): the
  * router's policy (bearer token, body limit) applies before them, and they
- * answer exactly their method and path. */
+ * answer exactly their method (HEAD for GET) and path; another method on
+ * their path gets 405 with Allow. */
 #include "http/http_router.h"
 
 #include <glib.h>
@@ -20,6 +21,8 @@ static const char *header_of(const void *context, const char *name)
     return g_ascii_strcasecmp(name, "Authorization") == 0 ? context : NULL;
 }
 
+static char allowed[64]; /* the last reply's Allow header, "" without one */
+
 static unsigned route(moat_gateway *gateway, const char *method, const char *path,
                       const char *authorization, size_t body_length)
 {
@@ -32,6 +35,8 @@ static unsigned route(moat_gateway *gateway, const char *method, const char *pat
                                  .header_context = authorization};
     moat_http_response response = {0};
     moat_http_route(gateway, &request, &response);
+    const char *allow = moat_http_response_get_header(&response, "Allow");
+    g_strlcpy(allowed, allow ? allow : "", sizeof allowed);
     unsigned status = response.status;
     moat_http_response_clear(&response);
     return status;
@@ -68,9 +73,36 @@ static void test_registered_route_after_policy(void)
     moat_config_clear(&gateway.config);
 }
 
+/* Another method on a registered path: 405 naming the path's methods (a
+ * GET route takes HEAD too). */
+static void test_registered_path_other_method(void)
+{
+    moat_gateway gateway = {0};
+    moat_config_init(&gateway.config);
+    moat_http_router_init(&gateway);
+    moat_http_route_register(&gateway, "GET", "/api/things", serve_things, "things");
+    moat_http_route_register(&gateway, "DELETE", "/api/things", serve_things, "things");
+    moat_http_node_route_register(&gateway, "POST", "/api/node-things", serve_things, "things");
+    served = 0;
+
+    g_assert_cmpuint(route(&gateway, "HEAD", "/api/things", NULL, 0), ==, 200);
+    g_assert_cmpuint(route(&gateway, "DELETE", "/api/things", NULL, 0), ==, 200);
+    g_assert_cmpint(served, ==, 2);
+    g_assert_cmpuint(route(&gateway, "POST", "/api/things", NULL, 0), ==, 405);
+    g_assert_cmpstr(allowed, ==, "GET, HEAD, DELETE");
+    g_assert_cmpuint(route(&gateway, "GET", "/api/node-things", NULL, 0), ==, 405);
+    g_assert_cmpstr(allowed, ==, "POST");
+    g_assert_cmpint(served, ==, 2);
+
+    moat_http_router_clear(&gateway);
+    moat_source_counts_free(gateway.pending_sources);
+    moat_config_clear(&gateway.config);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
     g_test_add_func("/http/routes/registered-after-policy", test_registered_route_after_policy);
+    g_test_add_func("/http/routes/registered-path-other-method", test_registered_path_other_method);
     return g_test_run();
 }
