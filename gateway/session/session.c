@@ -185,6 +185,7 @@ const char *moat_session_id(const moat_session *session)
 void moat_session_start(moat_session *session)
 {
     char error[256];
+    session->started = true;
     session->created_us = moat_worker_now_us(session->worker);
     session->last_consent_us = session->created_us;
     moat_token_bucket_init(&session->stun_known, STUN_KNOWN_RATE, STUN_KNOWN_BURST,

@@ -115,6 +115,9 @@ struct moat_session {
     char label[24]; /* the public label (sequence number): what log lines name */
     moat_worker *worker;
     moat_session_ended_fn on_ended;
+    /* Set by moat_session_start on its worker: before, the plugin's attach
+     * may still be running (its state not set), so nothing is relayed. */
+    bool started;
     bool ending;
     const char *end_reason;
 

@@ -40,8 +40,8 @@ void moat_session_handle_unref(moat_plugin_session *handle)
 static bool relay_deliver(void *user, void *target, const uint8_t *data, size_t length)
 {
     moat_session *session = moat_session_handle_get(target);
-    if (!session || session->ending || !session->plugin)
-        return false;
+    if (!session || !session->started || session->ending || !session->plugin)
+        return false; /* not started: its plugin's attach may still run */
     /* What is larger than the relay MTU never reaches a copy of that size
      * (moat_session_relay_rtp* drop and count it before this point). */
     if (length > MOAT_RELAY_MTU)

@@ -166,6 +166,60 @@ static const moat_plugin plain_plugin = {
     .attach = plain_attach,
 };
 
+/* A plugin whose session is relayed to while its attach runs (a room's
+ * fan-out rebuilt by the join inside attach, a publisher's worker relaying
+ * at once): the packet reached on_relay with the state attach had not
+ * returned yet (NULL). Nothing is delivered before the session starts on
+ * its worker. */
+static int relays_seen, relays_without_state;
+
+static void *relaying_attach(moat_plugin_session *session, const moat_session_info *info,
+                             const char **error)
+{
+    static const uint8_t packet[12] = {0x80, 96, 0, 1, 0, 0, 0, 1, 0, 0, 0, 7};
+    moat_session_gateway_calls.relay_rtp(session, packet, sizeof packet);
+    return GINT_TO_POINTER(1);
+}
+
+static void relaying_on_relay(void *state, moat_rtp_packet *packet)
+{
+    relays_seen++;
+    relays_without_state += state == NULL;
+}
+
+static const moat_plugin relaying_plugin = {
+    .api_version = MOAT_PLUGIN_API_VERSION,
+    .name = "relaying",
+    .attach = relaying_attach,
+    .on_relay = relaying_on_relay,
+};
+
+static void test_nothing_is_relayed_to_a_session_before_it_starts(void)
+{
+    session_harness h;
+    session_harness_init(&h);
+    moat_worker_drive_from_caller(h.worker, true);
+    moat_session_params params = {
+        .id = "early",
+        .worker = h.worker,
+        .negotiation = &h.negotiation,
+        .local_ufrag = "earlyufrag",
+        .local_pwd = "gatewaypasswordgatewaypa",
+        .plugin = &relaying_plugin,
+        .consent_timeout_s = 30,
+        .prefilter = &h.settings,
+    };
+    char error[256];
+    moat_session *session = moat_session_new(&params, error, sizeof error);
+    g_assert_nonnull(session);
+    g_assert_cmpint(relays_without_state, ==, 0);
+    g_assert_cmpint(relays_seen, ==, 0);
+    moat_session_start(session);
+    moat_session_end(session, "test");
+    moat_worker_drive_from_caller(h.worker, false);
+    session_harness_clear(&h);
+}
+
 /* 500 sessions created and timed out within a second (a WHIP POST flood
  * that never connects) log a bounded number of lines. */
 static void test_session_churn_cannot_flood_the_log(void)
@@ -272,6 +326,8 @@ int main(int argc, char **argv)
     g_test_add_func("/session/receive/stun-flood-rate-limited",
                     test_stun_flood_is_rate_limited_before_the_hmac);
     g_test_add_func("/session/receive/truncated-datagram", test_truncated_datagram_dropped);
+    g_test_add_func("/session/relay/not-before-start",
+                    test_nothing_is_relayed_to_a_session_before_it_starts);
     g_test_add_func("/session/receive/churn-log-bounded", test_session_churn_cannot_flood_the_log);
     g_test_add_func("/worker/current-from-first-task",
                     test_worker_knows_its_thread_from_the_first_task);
