@@ -243,8 +243,11 @@ typedef struct {
      * from on_data, the copy counts against the session that received the
      * message until it is sent: that session stops reading from SCTP while
      * its copies wait (backpressure), so a slow target does not make it
-     * drop what it acknowledged. send_data from on_data does the same. 0
-     * sent or queued, -1 dropped or session ended. */
+     * drop what it acknowledged, also when several sessions relay to one
+     * target (its queue then holds up to each source's high-water mark,
+     * half a session's queue room, per source: past its own limit).
+     * send_data from on_data does the same. 0 sent or queued, -1 dropped
+     * or session ended. */
     int (*relay_data)(moat_plugin_session *session, uint16_t stream_id, uint32_t ppid,
                       const uint8_t *data, size_t length);
     /* The integer option [section] key of the gateway's configuration

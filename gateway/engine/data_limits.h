@@ -7,7 +7,11 @@
  * What a session holds for its data channels is its SCTP association's fixed
  * share (MOAT_SCTP_ASSOCIATION_MEMORY: socket buffers and reassembly,
  * reserved when the association is created) plus the messages queued for
- * it. Both count against the session's limit and the gateway's total.
+ * it. Both count against the session's limit and the gateway's total;
+ * messages other sessions relayed to it (made from what they received and
+ * SCTP acknowledged) are bounded by those sources instead, each stopping
+ * its reading past half its own queue room, so the queue of a session
+ * several sessions relay to may hold more than its own limit.
  * The association's share is its buffers' first MOAT_SCTP_SOCKET_BUFFER_SIZE
  * each way; buffers that grow beyond it (towards the path's bandwidth-delay
  * product, sctp_window.c) charge their growth as it happens, within

@@ -318,10 +318,11 @@ void moat_session_data_receive(moat_session *session, const uint8_t *data, size_
 /* Room in the queue for a message costing `cost`, charged to the
  * gateway's total. A plugin's own message gets what the session's limit
  * leaves and the total allows. One made from an acknowledged message is
- * taken from the session itself (its echo) whatever its queue holds: the
- * session stopped reading before that could outgrow the limit (one message
- * past its high-water mark); from another session (a relay) up to the
- * session's whole limit. It is charged to the total even past it: every
+ * taken whatever the queue holds, from the session itself (its echo) or
+ * from another (a relay): it holds credit on its source, which stops
+ * reading past its own high-water mark, so each source adds at most that
+ * and one delivery's worth to the queue (several sources on one target:
+ * their number times it). It is charged to the total even past it: every
  * session stops reading before the total is spent (total_tight), so what
  * goes past is at most what one delivery makes per worker. */
 static bool admit(moat_session *session, moat_plugin_session *source, size_t cost)
@@ -332,8 +333,6 @@ static bool admit(moat_session *session, moat_plugin_session *source, size_t cos
             return false;
         return !limits || moat_data_limits_charge(limits, cost);
     }
-    if (source != session->handle && session->data_queued_bytes + cost > session_bytes(session))
-        return false;
     if (limits)
         moat_data_limits_charge_force(limits, cost);
     return true;

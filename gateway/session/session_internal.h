@@ -457,10 +457,12 @@ size_t moat_session_data_pending_bytes(const moat_session *session);
 int moat_session_data_send(moat_session *session, uint16_t stream_id, uint32_t ppid,
                            const uint8_t *data, size_t length);
 /* As moat_session_data_send, made from a message `source` received (NULL: a
- * plugin's own message): that is never refused for the queue's limit from
- * the source itself (the echo), and from another session only past the
- * session's whole data-channel limit; what waits is charged to the source,
- * which stops reading while it holds too much. Session's worker. */
+ * plugin's own message): that is never refused for the queue's limit,
+ * whether from the source itself (the echo) or from another session (a
+ * relay); what waits is charged to the source, which stops reading past its
+ * own high-water mark (half its queue room), so a session's queue holds at
+ * most that per source feeding it, past the session's own limit when
+ * several do. Session's worker. */
 int moat_session_data_send_from(moat_session *session, moat_plugin_session *source,
                                 uint16_t stream_id, uint32_t ppid, const uint8_t *data,
                                 size_t length);

@@ -4,10 +4,12 @@
  * message affordable, unlike RTP, which takes the relay's rings). Each
  * target lets at most MOAT_PLUGIN_RELAY_DATA_QUEUE messages wait. A copy of
  * a message some session received holds credit on that session until it is
- * sent (session_data_flow.c): the source stops reading from SCTP before one
- * target's bound or queue limit is reached, so acknowledged data is not
- * dropped for a slow target; what is dropped anyway (a target gone or
- * refusing, several sources on one target) is counted by reason. */
+ * sent (session_data_flow.c): the source stops reading from SCTP past its
+ * own high-water mark, and the target queues the copy whatever its queue
+ * holds (several sources on one target: each adds at most its high-water
+ * mark), so acknowledged data is not dropped for a slow target; what is
+ * dropped anyway (a target gone or refusing, stalled past 10 s, the bound
+ * on messages in transit) is counted by reason. */
 #include "session/session_handle.h"
 #include "session/session_internal.h"
 
