@@ -119,3 +119,44 @@ def test_closing_the_first_channel_moves_delivery_to_another(gateway):
 
     asyncio.run(scenario())
     assert gateway.metrics()['moat_tunnel_dropped_messages_total{reason="no_channel"}'] == 0
+
+
+def test_a_seventeenth_channel_takes_over_when_the_first_sixteen_close(gateway):
+    """A receiving peer with 17 channels closes the first 16: its 17th gets
+    the packets (before, only 16 open channels were remembered and every
+    later packet was dropped as no_channel)."""
+    url = gateway.base + "/whip/tunnel/seventeen"
+
+    async def scenario():
+        sender = await Peer(url).connect()
+        receiver = Peer(url)
+        more = [receiver.pc.createDataChannel(f"c{i}") for i in range(1, 17)]
+        on_last = []
+        more[-1].on("message", on_last.append)
+        await receiver.connect()
+        deadline = time.monotonic() + 15
+        while any(c.readyState != "open" for c in more) and time.monotonic() < deadline:
+            await asyncio.sleep(0.05)
+        assert all(c.readyState == "open" for c in more)
+        ip = bytes([0x45]) + os.urandom(59)
+        deadline = time.monotonic() + 10
+        while not receiver.received and time.monotonic() < deadline:
+            sender.channel.send(ip)
+            await asyncio.sleep(0.1)
+        assert receiver.received and not on_last, "delivered to the first channel first"
+        receiver.channel.close()
+        for c in more[:-1]:
+            c.close()
+        await asyncio.sleep(1.5)
+        for _ in range(20):
+            sender.channel.send(ip)
+            await asyncio.sleep(0.02)
+        deadline = time.monotonic() + 5
+        while len(on_last) < 20 and time.monotonic() < deadline:
+            await asyncio.sleep(0.05)
+        assert len(on_last) == 20, len(on_last)
+        await sender.close()
+        await receiver.close()
+
+    asyncio.run(scenario())
+    assert gateway.metrics()['moat_tunnel_dropped_messages_total{reason="no_channel"}'] == 0

@@ -1,7 +1,8 @@
 /* Unit tests for the room's data-channel fan-out (plugins/room/room_data.c)
  * over a fake gateway: a subscriber leaving while the fan-out relays (the
  * room lock released, as room_leave swap-removes it) costs nobody else the
- * message; a subscriber's second channel takes over when its first closes. */
+ * message; a subscriber's second channel takes over when its first closes,
+ * also its 17th when the first 16 close. */
 #include <glib.h>
 #include <stdlib.h>
 
@@ -78,10 +79,30 @@ static void test_second_channel_takes_over(void)
     free(the_room.subscribers);
 }
 
+/* Before, only 16 open channels were remembered: the 17th was forgotten,
+ * and once the first 16 closed the subscriber got nothing. */
+static void test_seventeenth_channel_takes_over(void)
+{
+    setup();
+    room_peer *s = &subscribers[3]; /* its channel: stream 0 */
+    for (uint16_t id = 2; id <= 32; id += 2)
+        room_data_on_channel(s, id, "more", true);
+    for (uint16_t id = 0; id <= 30; id += 2)
+        room_data_on_channel(s, id, "", false);
+    g_assert_cmpint(atomic_load(&s->data_stream), ==, 33);
+    room_data_on_channel(s, 2047, "last", true);
+    room_data_on_channel(s, 32, "", false);
+    g_assert_cmpint(atomic_load(&s->data_stream), ==, 2048);
+    room_data_on_channel(s, 2047, "", false);
+    g_assert_cmpint(atomic_load(&s->data_stream), ==, 0);
+    free(the_room.subscribers);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
     g_test_add_func("/room/data/leave-mid-fanout", test_a_leave_mid_fanout_costs_nobody_else);
     g_test_add_func("/room/data/second-channel", test_second_channel_takes_over);
+    g_test_add_func("/room/data/seventeenth-channel", test_seventeenth_channel_takes_over);
     return g_test_run();
 }

@@ -6,7 +6,8 @@
  * several sessions per peer (a key and a lane number), lane i relayed to
  * the other peer's lane i (or its first open lane), a third key, a lane of
  * an unknown key, a taken lane and one past the cap refused, and any lane
- * leaving ends every other lane. */
+ * leaving ends every other lane. A peer's 17th channel takes over when its
+ * first 16 close. */
 #include "tunnel.h"
 
 #include "sctp/data_channel.h"
@@ -272,11 +273,41 @@ static void test_lanes(void)
     plugin()->destroy();
 }
 
+/* Before, a peer's open channels past 16 were forgotten: with the first 16
+ * closed, its 17th got nothing (no_channel). */
+static void test_seventeenth_channel_takes_over(void)
+{
+    g_assert_cmpint(plugin()->init(&gateway), ==, 0);
+    fake_session a = {1}, b = {2};
+    const char *error = NULL;
+    void *pa = join(&a, "many", &error);
+    void *pb = join(&b, "many", &error);
+    g_assert_nonnull(pa);
+    g_assert_nonnull(pb);
+    plugin()->on_channel(pa, 0, "tunnel", true);
+    for (uint16_t id = 1; id <= 33; id += 2)
+        plugin()->on_channel(pb, id, "c", true);
+    for (uint16_t id = 1; id <= 31; id += 2)
+        plugin()->on_channel(pb, id, "", false);
+    plugin()->on_data(pa, 0, MOAT_SCTP_PPID_BINARY, packet, 100);
+    g_assert_cmpint(b.relayed, ==, 1);
+    g_assert_cmpint(b.last_stream, ==, 33);
+    g_assert_cmpfloat(metric("moat_tunnel_dropped_messages_total{reason=\"no_channel\"}"), ==, 0);
+    plugin()->on_channel(pb, 33, "", false);
+    plugin()->on_data(pa, 0, MOAT_SCTP_PPID_BINARY, packet, 100);
+    g_assert_cmpint(b.relayed, ==, 1);
+    g_assert_cmpfloat(metric("moat_tunnel_dropped_messages_total{reason=\"no_channel\"}"), ==, 1);
+    plugin()->detach(pa);
+    plugin()->detach(pb);
+    plugin()->destroy();
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
     g_test_add_func("/tunnel/two_peers_and_a_conflict", test_two_peers_and_a_conflict);
     g_test_add_func("/tunnel/refusals", test_refusals);
     g_test_add_func("/tunnel/lanes", test_lanes);
+    g_test_add_func("/tunnel/seventeenth-channel", test_seventeenth_channel_takes_over);
     return g_test_run();
 }
