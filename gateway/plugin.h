@@ -223,7 +223,9 @@ typedef struct {
     size_t (*relay_rtp_many)(moat_plugin_session *const *sessions, size_t n, const uint8_t *packet,
                              size_t length);
     /* Arms the session's one timer: on_timer runs on its worker after
-     * `delay_us` (0 disarms). Owning worker only. */
+     * `delay_us` (0 disarms). Owning worker only, or from attach (before
+     * the session runs: a plugin that must hear of it without any data or
+     * media from its peer). */
     void (*set_timer)(moat_plugin_session *session, uint64_t delay_us);
     /* Asks the peer for a keyframe on m-line `media_index` (PLI, FIR when
      * PLI was not negotiated; on a simulcast m-line for each layer seen);

@@ -228,12 +228,16 @@ static uint64_t gateway_now_us(void)
     return (uint64_t)g_get_monotonic_time();
 }
 
+/* From attach the session does not run on its worker yet (its start task
+ * comes after): the worker's clock is read from the same monotonic clock. */
 static void gateway_set_timer(moat_plugin_session *handle, uint64_t delay_us)
 {
     moat_session *session = moat_session_handle_get(handle);
     if (!session)
         return;
-    session->plugin_timer_us = delay_us == 0 ? 0 : moat_worker_now_us(session->worker) + delay_us;
+    uint64_t now = moat_worker_is_current(session->worker) ? moat_worker_now_us(session->worker)
+                                                           : gateway_now_us();
+    session->plugin_timer_us = delay_us == 0 ? 0 : now + delay_us;
 }
 
 /* PLI for the m-line's media SSRC, or each of its simulcast layers (FIR

@@ -57,6 +57,10 @@ static void *tunnel_attach(moat_plugin_session *handle, const moat_session_info 
     }
     /* The partner relays to this handle from its worker until we leave. */
     tunnel_gateway->handle_ref(handle);
+    /* From the start, not from a first channel or message: a lane whose
+     * only channel is negotiated (no DCEP OPEN) and that sends nothing
+     * still ends when its tunnel does (tunnel_on_timer). */
+    tunnel_gateway->set_timer(handle, TUNNEL_CHECK_US);
     return peer;
 }
 
@@ -74,19 +78,18 @@ static void tunnel_hangup(void *state)
     peer->hung_up = true;
 }
 
-/* The partner left: this end of the link goes too. */
+/* The partner left: this end of the link goes too. Armed at attach, then
+ * every TUNNEL_CHECK_US for the lane's life. */
 static void tunnel_on_timer(void *state, uint64_t now_us)
 {
     tunnel_peer *peer = state;
     (void)now_us;
-    peer->timer_armed = false;
     if (peer->hung_up)
         return;
     if (atomic_load(&peer->partner_left)) {
         peer->gateway->close_session(peer->handle);
         return;
     }
-    peer->timer_armed = true;
     peer->gateway->set_timer(peer->handle, TUNNEL_CHECK_US);
 }
 

@@ -41,7 +41,7 @@
 #define TUNNEL_KEY_SIZE    65
 #define TUNNEL_NAME_SIZE   64
 #define TUNNEL_MAX_TUNNELS 10000
-#define TUNNEL_CHECK_US    100000u /* a peer looks whether its partner left */
+#define TUNNEL_CHECK_US    100000u /* a lane looks whether its tunnel ended, from attach on */
 /* The largest message relayed: an IPv4/IPv6 packet is at most 65535 bytes
  * (no jumbograms), and the core relays at most MOAT_PLUGIN_RELAY_DATA_MAX. */
 #define TUNNEL_MAX_MESSAGE 65535u
@@ -84,9 +84,7 @@ typedef struct tunnel_peer {
     atomic_uint_fast64_t relayed;  /* of those, handed to the other peer */
     atomic_uint_fast64_t relayed_bytes;
     atomic_uint_fast64_t dropped[TUNNEL_DROP_REASON_COUNT];
-    /* own worker only */
-    bool hung_up;
-    bool timer_armed;
+    bool hung_up; /* own worker only */
 } tunnel_peer;
 
 /* One peer of a tunnel: its lanes (sessions). Under the registry lock. */

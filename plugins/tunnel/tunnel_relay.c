@@ -63,8 +63,4 @@ void tunnel_on_channel(void *state, uint16_t stream_id, const char *label, bool 
         int next = moat_open_channels_any(&peer->channels);
         atomic_compare_exchange_strong(&peer->data_stream, &expected, next);
     }
-    if (!peer->timer_armed && peer->gateway->set_timer) {
-        peer->timer_armed = true;
-        peer->gateway->set_timer(peer->handle, TUNNEL_CHECK_US);
-    }
 }

@@ -160,3 +160,39 @@ def test_a_seventeenth_channel_takes_over_when_the_first_sixteen_close(gateway):
 
     asyncio.run(scenario())
     assert gateway.metrics()['moat_tunnel_dropped_messages_total{reason="no_channel"}'] == 0
+
+
+def test_a_peer_with_only_a_negotiated_channel_ends_with_its_partner(gateway):
+    """A peer whose only channel is negotiated (no DCEP OPEN) and that sends
+    nothing is ended when its partner leaves, and a newcomer gets a tunnel
+    of its own (before, its check was armed by a DCEP OPEN only: it stayed,
+    holding its side, and the newcomer was paired with it)."""
+    url = gateway.base + "/whip/tunnel/negotiated"
+
+    def tunnel_figures():
+        m = gateway.metrics()
+        return (m["moat_tunnel_tunnels"], m["moat_tunnel_peers"], m["moat_tunnel_lanes"])
+
+    async def until(predicate, timeout=10):
+        deadline = time.monotonic() + timeout
+        while not predicate() and time.monotonic() < deadline:
+            await asyncio.sleep(0.1)
+        return predicate()
+
+    async def scenario():
+        first = await Peer(url).connect()
+        quiet = RTCPeerConnection()
+        channel = quiet.createDataChannel("tunnel", negotiated=True, id=7)
+        resource, _ = await whip_publish(quiet, url)
+        assert await until(lambda: channel.readyState == "open")
+        assert tunnel_figures() == (1, 2, 2)
+        await first.close()
+        assert await until(lambda: tunnel_figures() == (0, 0, 0)), tunnel_figures()
+        assert await until(lambda: gateway.metrics()["moat_sessions"] == 0)
+        newcomer = await Peer(url).connect()
+        assert tunnel_figures() == (1, 1, 1)
+        await newcomer.close()
+        await whip_delete(resource)
+        await quiet.close()
+
+    asyncio.run(scenario())

@@ -7,7 +7,8 @@
  * the other peer's lane i (or its first open lane), a third key, a lane of
  * an unknown key, a taken lane and one past the cap refused, and any lane
  * leaving ends every other lane. A peer's 17th channel takes over when its
- * first 16 close. */
+ * first 16 close. A peer that never opens a channel (a negotiated one) and
+ * sends nothing still ends when its partner leaves. */
 #include "tunnel.h"
 
 #include "sctp/data_channel.h"
@@ -302,6 +303,31 @@ static void test_seventeenth_channel_takes_over(void)
     plugin()->destroy();
 }
 
+/* Before, the check was armed by a first DCEP OPEN only: a peer whose
+ * channel was negotiated stayed after its partner left, holding its side
+ * for a newcomer. */
+static void test_peer_without_channel_ends_with_its_partner(void)
+{
+    g_assert_cmpint(plugin()->init(&gateway), ==, 0);
+    fake_session a = {1}, b = {2};
+    const char *error = NULL;
+    void *pa = join(&a, "quiet", &error);
+    void *pb = join(&b, "quiet", &error);
+    g_assert_nonnull(pa);
+    g_assert_nonnull(pb);
+    g_assert_cmpuint(b.timer_us, ==, TUNNEL_CHECK_US); /* armed at attach */
+    plugin()->on_channel(pa, 0, "tunnel", true);
+    plugin()->on_timer(pb, 1);
+    g_assert_false(b.closed);
+    g_assert_cmpuint(b.timer_us, ==, TUNNEL_CHECK_US);
+    plugin()->detach(pa);
+    plugin()->on_timer(pb, 1);
+    g_assert_true(b.closed);
+    plugin()->detach(pb);
+    g_assert_cmpfloat(metric("moat_tunnel_tunnels"), ==, 0);
+    plugin()->destroy();
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -309,5 +335,7 @@ int main(int argc, char **argv)
     g_test_add_func("/tunnel/refusals", test_refusals);
     g_test_add_func("/tunnel/lanes", test_lanes);
     g_test_add_func("/tunnel/seventeenth-channel", test_seventeenth_channel_takes_over);
+    g_test_add_func("/tunnel/peer-without-channel-ends",
+                    test_peer_without_channel_ends_with_its_partner);
     return g_test_run();
 }
