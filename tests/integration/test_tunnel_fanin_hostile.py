@@ -12,9 +12,8 @@ import asyncio
 import time
 
 import pytest
-from aiortc import RTCPeerConnection
 
-from aiortc_peer import whip_delete, whip_publish
+from tunnel_peer import TunnelPeer as Lane
 
 pytestmark = pytest.mark.hostile
 
@@ -30,26 +29,6 @@ PAD = bytes(range(256)) * (MESSAGE // 256 + 1)
 def message(lane, seq):
     head = bytes([lane]) + seq.to_bytes(4, "big")
     return head + PAD[:MESSAGE - len(head)]
-
-
-class Lane:
-    def __init__(self, url):
-        self.url = url
-        self.pc = RTCPeerConnection()
-        self.channel = self.pc.createDataChannel("tunnel")
-        self.received = []
-        self.channel.on("message", self.received.append)
-        self.opened = asyncio.Event()
-        self.channel.on("open", self.opened.set)
-
-    async def connect(self):
-        self.resource, _ = await whip_publish(self.pc, self.url)
-        await asyncio.wait_for(self.opened.wait(), 15)
-        return self
-
-    async def close(self):
-        await whip_delete(self.resource)
-        await self.pc.close()
 
 
 def gate(pc):

@@ -12,34 +12,9 @@ import pytest
 from aiortc import RTCPeerConnection
 
 from aiortc_peer import whip_delete, whip_publish
+from tunnel_peer import TunnelPeer as Peer
 
 pytestmark = pytest.mark.hostile
-
-
-class Peer:
-    def __init__(self, url):
-        self.url = url
-        self.pc = RTCPeerConnection()
-        self.channel = self.pc.createDataChannel("tunnel")
-        self.received = []
-        self.channel.on("message", self.received.append)
-        self.opened = asyncio.Event()
-        self.channel.on("open", self.opened.set)
-
-    async def connect(self):
-        self.resource, _ = await whip_publish(self.pc, self.url)
-        await asyncio.wait_for(self.opened.wait(), 15)
-        return self
-
-    async def wait_for(self, n, timeout=10):
-        deadline = time.monotonic() + timeout
-        while len(self.received) < n and time.monotonic() < deadline:
-            await asyncio.sleep(0.02)
-        return len(self.received) >= n
-
-    async def close(self):
-        await whip_delete(self.resource)
-        await self.pc.close()
 
 
 def test_malformed_and_oversized_messages_are_dropped(gateway):

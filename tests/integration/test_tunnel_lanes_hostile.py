@@ -16,7 +16,8 @@ import aiohttp
 import pytest
 from aiortc import RTCPeerConnection
 
-from aiortc_peer import whip_delete, whip_publish
+from aiortc_peer import whip_delete
+from tunnel_peer import TunnelPeer
 from conftest import Gateway
 
 pytestmark = pytest.mark.hostile
@@ -24,24 +25,8 @@ pytestmark = pytest.mark.hostile
 TOKEN = "lanes-hostile-token"
 
 
-class Lane:
-    def __init__(self, url):
-        self.url = url
-        self.pc = RTCPeerConnection()
-        self.channel = self.pc.createDataChannel("tunnel")
-        self.received = []
-        self.channel.on("message", self.received.append)
-        self.opened = asyncio.Event()
-        self.channel.on("open", self.opened.set)
-
-    async def connect(self):
-        self.resource, _ = await whip_publish(self.pc, self.url, token=TOKEN)
-        await asyncio.wait_for(self.opened.wait(), 15)
-        return self
-
-    async def close(self):
-        await whip_delete(self.resource)
-        await self.pc.close()
+def Lane(url):
+    return TunnelPeer(url, token=TOKEN)
 
 
 async def offer_status(url, token=TOKEN):
