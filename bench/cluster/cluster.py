@@ -264,6 +264,10 @@ def main():
     parser.add_argument("--repeat", type=int, default=1 if QUICK else 3)
     parser.add_argument("--latency-seconds", type=float, default=5 if QUICK else 20)
     args = parser.parse_args()
+    if args.latency_seconds < 3:
+        # A second is left out at each end of the window (hop_latency): at 2 s
+        # nothing was matched and the run printed hop 0 ms and loss 1.0.
+        parser.error("--latency-seconds must be at least 3")
     os.environ["MOAT_GATEWAY_BINARY"] = str(args.build / "gateway" / "moat")
     sys.path.insert(0, str(ROOT / "tests" / "integration"))
     from cluster_helpers import Redis, all_listed, room_name, start_node, wait_for
