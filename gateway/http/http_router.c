@@ -13,6 +13,7 @@
 
 #include "session/events.h"
 #include "http/http_host.h"
+#include "http/http_static.h"
 #include "http/ingest_api.h"
 
 #include "base/bearer.h"
@@ -381,48 +382,6 @@ static bool admit_create(moat_gateway *gateway, const moat_http_request *request
     return false;
 }
 
-static const char *content_type_for(const char *path)
-{
-    if (g_str_has_suffix(path, ".html"))
-        return "text/html; charset=utf-8";
-    if (g_str_has_suffix(path, ".js"))
-        return "text/javascript; charset=utf-8";
-    if (g_str_has_suffix(path, ".css"))
-        return "text/css; charset=utf-8";
-    if (g_str_has_suffix(path, ".svg"))
-        return "image/svg+xml";
-    if (g_str_has_suffix(path, ".png"))
-        return "image/png";
-    return "application/octet-stream";
-}
-
-static void serve_static(moat_gateway *gateway, const moat_http_request *request,
-                         moat_http_response *response)
-{
-    const char *path = request->path;
-    if (strcmp(request->method, "GET") != 0 && strcmp(request->method, "HEAD") != 0) {
-        moat_http_response_not_allowed(response, "GET, HEAD", "%s is not allowed on %s",
-                                       request->method, path);
-        return;
-    }
-    if (strcmp(path, "/") == 0)
-        path = "/index.html";
-    /* Only plain names below the web root: no "..", no hidden files. */
-    if (path[0] != '/' || strstr(path, "..") || strstr(path, "/.") || strchr(path, '\\')) {
-        moat_http_response_error(response, 400, "bad_path", "path not allowed");
-        return;
-    }
-    char *file = g_build_filename(gateway->config.web_root, path + 1, NULL);
-    char *contents = NULL;
-    gsize length = 0;
-    if (!g_file_test(file, G_FILE_TEST_IS_REGULAR) ||
-        !g_file_get_contents(file, &contents, &length, NULL))
-        moat_http_response_error(response, 404, "not_found", "no such page: %s", path);
-    else
-        moat_http_response_set(response, 200, content_type_for(file), contents, length);
-    g_free(file);
-}
-
 static void serve_metrics(moat_gateway *gateway, const moat_http_request *request,
                           moat_http_response *response)
 {
@@ -597,5 +556,5 @@ void moat_http_route(moat_gateway *gateway, const moat_http_request *request,
         if (!serve_plugin_api(gateway, request, response, path))
             moat_session_api_handle(gateway, request, response, privileged);
     } else
-        serve_static(gateway, request, response);
+        moat_http_serve_static(gateway, request, response);
 }
