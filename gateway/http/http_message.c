@@ -75,28 +75,33 @@ char *moat_http_error_json(unsigned status, const char *code, const char *detail
     return body;
 }
 
-void moat_http_response_error(moat_http_response *response, unsigned status, const char *code,
-                              const char *detail_format, ...)
+G_GNUC_PRINTF(4, 0)
+static void response_error_v(moat_http_response *response, unsigned status, const char *code,
+                             const char *detail_format, va_list args)
 {
     char detail[512];
-    va_list args;
-    va_start(args, detail_format);
     vsnprintf(detail, sizeof detail, detail_format, args);
-    va_end(args);
     size_t length = 0;
     char *body = moat_http_error_json(status, code, detail, &length);
     moat_http_response_set(response, status, "application/json", body, length);
 }
 
+void moat_http_response_error(moat_http_response *response, unsigned status, const char *code,
+                              const char *detail_format, ...)
+{
+    va_list args;
+    va_start(args, detail_format);
+    response_error_v(response, status, code, detail_format, args);
+    va_end(args);
+}
+
 void moat_http_response_not_allowed(moat_http_response *response, const char *allow,
                                     const char *detail_format, ...)
 {
-    char detail[512];
     va_list args;
     va_start(args, detail_format);
-    vsnprintf(detail, sizeof detail, detail_format, args);
+    response_error_v(response, 405, "method_not_allowed", detail_format, args);
     va_end(args);
-    moat_http_response_error(response, 405, "method_not_allowed", "%s", detail);
     moat_http_response_header(response, "Allow", allow);
 }
 
