@@ -239,15 +239,16 @@ typedef struct {
     void (*publish_event)(const char *topic, const char *json);
     /* Sends a data channel message to `session` from any thread: on its own
      * worker at once (as send_data), otherwise copied and posted to the
-     * owning worker; at most MOAT_PLUGIN_RELAY_DATA_QUEUE messages of at
-     * most MOAT_PLUGIN_RELAY_DATA_MAX bytes wait per target (more drop,
-     * counted in moat_relay_dropped_data_messages_total{reason}). Called
-     * from on_data, the copy counts against the session that received the
-     * message until it is sent: that session stops reading from SCTP while
-     * its copies wait (backpressure), so a slow target does not make it
-     * drop what it acknowledged, also when several sessions relay to one
-     * target (its queue then holds up to each source's high-water mark,
-     * half a session's queue room, per source: past its own limit).
+     * owning worker; messages of at most MOAT_PLUGIN_RELAY_DATA_MAX bytes.
+     * Called from on_data, the copy counts against the session that
+     * received the message until it is sent: that session stops reading
+     * from SCTP while its copies wait (backpressure: bytes, and messages in
+     * transit to other workers), so a slow target or a busy worker does not
+     * make it drop what it acknowledged, also when several sessions relay
+     * to one target (the target then holds up to each source's high-water
+     * marks per source, past its own limits). Outside on_data at most
+     * MOAT_PLUGIN_RELAY_DATA_QUEUE messages wait per target (more drop,
+     * counted in moat_relay_dropped_data_messages_total{reason}).
      * send_data from on_data does the same. 0 sent or queued, -1 dropped
      * or session ended. */
     int (*relay_data)(moat_plugin_session *session, uint16_t stream_id, uint32_t ppid,

@@ -412,9 +412,9 @@ typedef struct {
 } moat_data_credit;
 
 /* Messages posted to other workers a source may have undelivered before it
- * stops reading, and under which it resumes: well under the per-target
- * bound on relayed messages (MOAT_PLUGIN_RELAY_DATA_QUEUE), so one source
- * never meets it. */
+ * stops reading, and under which it resumes. Its copies are never refused
+ * for the target's bound on a plugin's own messages
+ * (MOAT_PLUGIN_RELAY_DATA_QUEUE): this mark is what bounds them. */
 #define MOAT_DATA_FLOW_IN_TRANSIT_HIGH (MOAT_PLUGIN_RELAY_DATA_QUEUE / 2)
 #define MOAT_DATA_FLOW_IN_TRANSIT_LOW  (MOAT_PLUGIN_RELAY_DATA_QUEUE / 4)
 

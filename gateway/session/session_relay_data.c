@@ -2,14 +2,15 @@
  * target's own worker it is sent at once; otherwise a copy rides a worker
  * task to the owner (data channel rates make a malloc and a wake-up per
  * message affordable, unlike RTP, which takes the relay's rings). Each
- * target lets at most MOAT_PLUGIN_RELAY_DATA_QUEUE messages wait. A copy of
- * a message some session received holds credit on that session until it is
- * sent (session_data_flow.c): the source stops reading from SCTP past its
- * own high-water mark, and the target queues the copy whatever its queue
- * holds (several sources on one target: each adds at most its high-water
- * mark), so acknowledged data is not dropped for a slow target; what is
- * dropped anyway (a target gone or refusing, stalled past 10 s, the bound
- * on messages in transit) is counted by reason. */
+ * target lets at most MOAT_PLUGIN_RELAY_DATA_QUEUE of a plugin's own
+ * messages wait. A copy of a message some session received holds credit on
+ * that session until it is sent (session_data_flow.c): the source stops
+ * reading from SCTP past its own high-water marks (bytes, and messages in
+ * transit), and the copy is posted and queued at the target whatever they
+ * hold (several sources on one target: each adds at most its marks), so
+ * acknowledged data is not dropped for a slow target or a busy worker; what
+ * is dropped anyway (a target gone or refusing, stalled past 10 s) is
+ * counted by reason. */
 #include "session/session_handle.h"
 #include "session/session_internal.h"
 
@@ -73,14 +74,19 @@ int moat_session_relay_data(moat_plugin_session *handle, uint16_t stream_id, uin
         moat_relay_count_data_drop(relay, MOAT_RELAY_DATA_TOO_BIG);
         return -1;
     }
+    /* A copy of an acknowledged message is bounded by its source's
+     * in-transit mark, not refused here (several sources may feed one
+     * target); only a plugin's own messages meet the target's bound. */
+    moat_plugin_session *source = moat_data_flow_source();
     if (atomic_fetch_add_explicit(&handle->data_queued, 1, memory_order_relaxed) >=
-        MOAT_PLUGIN_RELAY_DATA_QUEUE) {
+            MOAT_PLUGIN_RELAY_DATA_QUEUE &&
+        !source) {
         atomic_fetch_sub_explicit(&handle->data_queued, 1, memory_order_relaxed);
         moat_relay_count_data_drop(relay, MOAT_RELAY_DATA_QUEUE_FULL);
         return -1;
     }
     relayed_message *m = g_malloc(sizeof *m + length);
-    moat_data_credit_take(&m->credit, moat_data_flow_source(), sizeof *m + length, true);
+    moat_data_credit_take(&m->credit, source, sizeof *m + length, true);
     moat_session_handle_ref(handle);
     m->target = handle;
     m->relay = relay;

@@ -167,6 +167,42 @@ static void test_relay_data_bounds(void)
     moat_relay_free(relay);
 }
 
+/* relay_data made from a message some session received (on_data: the
+ * message is acknowledged) is never refused for the target's bound: three
+ * sources with their 128 each in transit to one target exceed its 256, and
+ * dropping the rest would lose what SCTP acknowledged. The source's own
+ * in-transit mark is what bounds it (it stops reading), and every copy holds
+ * credit on it until it is delivered or dropped. */
+static void test_relay_data_from_a_source_is_queued(void)
+{
+    session_harness h;
+    moat_relay *relay = start(&h);
+    moat_plugin_session *handle = moat_session_plugin_handle(h.session);
+    const moat_gateway_calls *calls = &moat_session_gateway_calls;
+    static uint8_t message[10];
+    const int n = 3 * MOAT_DATA_FLOW_IN_TRANSIT_HIGH;
+    g_assert_cmpint(n, >, MOAT_PLUGIN_RELAY_DATA_QUEUE);
+    moat_plugin_session *outer = moat_data_flow_enter(handle);
+    for (int i = 0; i < n; i++)
+        g_assert_cmpint(calls->relay_data(handle, 1, 51, message, sizeof message), ==, 0);
+    moat_data_flow_leave(outer);
+    g_assert_cmpuint(moat_relay_data_dropped(relay, MOAT_RELAY_DATA_QUEUE_FULL), ==, 0);
+    g_assert_cmpint(atomic_load(&handle->data_queued), ==, n);
+    g_assert_cmpint(atomic_load(&handle->flow_in_transit), ==, n);
+    g_assert_true(moat_data_flow_over(handle, SIZE_MAX));
+    /* Without a source (a plugin's own message) the bound still holds. */
+    g_assert_cmpint(calls->relay_data(handle, 1, 51, message, sizeof message), ==, -1);
+    g_assert_cmpuint(moat_relay_data_dropped(relay, MOAT_RELAY_DATA_QUEUE_FULL), ==, 1);
+    calls->handle_ref(handle);
+    session_harness_clear(&h);
+    g_assert_cmpint(atomic_load(&handle->data_queued), ==, 0);
+    g_assert_cmpint(atomic_load(&handle->flow_in_transit), ==, 0);
+    g_assert_cmpuint(moat_relay_data_dropped(relay, MOAT_RELAY_DATA_TARGET_GONE), ==, (guint64)n);
+    g_assert_cmpint(atomic_load(&handle->refs), ==, 1);
+    calls->handle_unref(handle);
+    moat_relay_free(relay);
+}
+
 static void test_keyframe_request_coalesced(void)
 {
     session_harness h;
@@ -262,6 +298,8 @@ int main(int argc, char **argv)
                     test_ended_session_fails_cleanly);
     g_test_add_func("/session-handle/keyframe-request-coalesced", test_keyframe_request_coalesced);
     g_test_add_func("/session-handle/relay-data-bounds", test_relay_data_bounds);
+    g_test_add_func("/session-handle/relay-data-from-a-source-is-queued",
+                    test_relay_data_from_a_source_is_queued);
     g_test_add_func("/session-handle/layer-keyframe-request", test_layer_keyframe_request);
     return g_test_run();
 }
