@@ -213,9 +213,16 @@ static void handle_patch(moat_gateway *gateway, const moat_http_request *request
         moat_http_response_error(response, 400, "bad_fragment", "%s", error);
         return;
     }
-    bool restart = fragment.ice_ufrag[0] && fragment.ice_pwd[0] &&
-                   (strcmp(fragment.ice_ufrag, record->remote_ufrag) != 0 ||
-                    strcmp(fragment.ice_pwd, record->remote_pwd) != 0);
+    bool new_ufrag = fragment.ice_ufrag[0] && strcmp(fragment.ice_ufrag, record->remote_ufrag) != 0;
+    bool new_pwd = fragment.ice_pwd[0] && strcmp(fragment.ice_pwd, record->remote_pwd) != 0;
+    bool restart = new_ufrag || new_pwd;
+    /* RFC 8839 section 4.4.1.1: a restart changes both; half of one is
+     * neither a trickle of this generation nor a restart. */
+    if (restart && !(fragment.ice_ufrag[0] && fragment.ice_pwd[0])) {
+        moat_http_response_error(response, 400, "incomplete_restart",
+                                 "an ICE restart needs both a=ice-ufrag and a=ice-pwd");
+        return;
+    }
     if (!restart) {
         /* An ICE-lite agent learns the peer's addresses from its checks, so
          * trickled candidates need no action beyond being well-formed. */

@@ -157,6 +157,25 @@ def test_ice_restart_requires_if_match(make_gateway):
     assert http("PATCH", resource, TRICKLE, {**frag, "If-Match": etag})[0] == 412
 
 
+
+def test_half_an_ice_restart_is_refused(make_gateway):
+    """A new ufrag without a password (or a new password without a ufrag) is
+    neither a trickle of the current generation nor a restart (RFC 8839
+    section 4.4.1.1 changes both): 400, and the session keeps its
+    credentials (a full restart with If-Match still works)."""
+    gw = make_gateway()
+    status, headers, _ = post_offer(gw)
+    assert status == 201
+    resource = gw.base + headers["Location"]
+    frag = {"Content-Type": "application/trickle-ice-sdpfrag", "If-Match": "*"}
+    for half in (b"a=ice-ufrag:efgh\r\n", b"a=ice-pwd:zyxwvutsrqponmlkjihgfedc\r\n"):
+        status, _, body = http("PATCH", resource, half, frag)
+        assert status == 400, (half, status, body)
+        assert json.loads(body)["error"] == "incomplete_restart"
+    # The current generation's ufrag alone is a trickle.
+    assert http("PATCH", resource, b"a=ice-ufrag:abcd\r\n", frag)[0] == 204
+    assert http("PATCH", resource, RESTART, frag)[0] == 200
+
 # ---- 2. body limit ------------------------------------------------------------
 
 def send_in_background(sock, data_iter):
