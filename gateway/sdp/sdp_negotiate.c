@@ -171,6 +171,56 @@ static void select_rtx(const moat_sdp_media *m, moat_sdp_plan_media *pm)
                          : NULL;
 }
 
+/* RFC 8843 section 9.1: within a bundle a payload type names one codec
+ * configuration. */
+static bool same_configuration(const moat_sdp_codec *a, const moat_sdp_codec *b)
+{
+    return g_ascii_strcasecmp(a->name, b->name) == 0 && a->clock_rate == b->clock_rate &&
+           a->channels == b->channels && strcmp(a->fmtp, b->fmtp) == 0;
+}
+
+/* The codec or rtx an m-line accepted before `upto` gave `pt`, NULL none. */
+static const moat_sdp_codec *accepted_pt(const moat_sdp_plan *plan, size_t upto, uint8_t pt)
+{
+    for (size_t j = 0; j < upto; j++) {
+        const moat_sdp_plan_media *pm = &plan->media[j];
+        for (size_t c = 0; pm->accepted && c < pm->n_codecs; c++) {
+            if (pm->codecs[c].offered->pt == pt)
+                return pm->codecs[c].offered;
+            if (pm->rtx[c] && pm->rtx[c]->pt == pt)
+                return pm->rtx[c];
+        }
+    }
+    return NULL;
+}
+
+static bool clashes(const moat_sdp_plan *plan, size_t upto, const moat_sdp_codec *codec)
+{
+    const moat_sdp_codec *earlier = accepted_pt(plan, upto, codec->pt);
+    return earlier && !same_configuration(earlier, codec);
+}
+
+/* Leaves out of m-line `index` the codecs (with their rtx) and the rtx
+ * whose payload type an earlier accepted m-line gave another configuration,
+ * so no number is answered for two codecs. Returns how many codecs are left. */
+static size_t drop_payload_type_clashes(const moat_sdp_plan *plan, size_t index,
+                                        moat_sdp_plan_media *pm)
+{
+    size_t kept = 0;
+    for (size_t c = 0; c < pm->n_codecs; c++) {
+        if (clashes(plan, index, pm->codecs[c].offered))
+            continue;
+        pm->codecs[kept] = pm->codecs[c];
+        pm->rtx[kept] = pm->rtx[c] && !clashes(plan, index, pm->rtx[c]) ? pm->rtx[c] : NULL;
+        kept++;
+    }
+    pm->n_codecs = kept;
+    for (size_t c = 0; c < kept; c++)
+        if (!pm->codecs[c].telephone_event)
+            return kept;
+    return 0; /* telephone-event alone carries no media */
+}
+
 static int rejected_rtcp_mux(size_t index, const moat_sdp_media *m, char *error, size_t error_size)
 {
     if (m->mid[0] != '\0')
@@ -204,12 +254,14 @@ static int plan_media(const moat_sdp *offer, const moat_sdp_answer_params *param
                 pm->n_codecs =
                     moat_sdp_codec_filter(pm->codecs, pm->n_codecs, i, m->kind,
                                           params->accept_codec, params->accept_codec_user);
+            select_rtx(m, pm);
+            if (pm->n_codecs)
+                pm->n_codecs = drop_payload_type_clashes(plan, i, pm);
             if (pm->n_codecs == 0)
                 continue;
             if (!m->rtcp_mux)
                 return rejected_rtcp_mux(i, m, error, error_size);
             select_extmaps(m, pm);
-            select_rtx(m, pm);
         }
         pm->accepted = true;
         if (plan->transport == NULL)

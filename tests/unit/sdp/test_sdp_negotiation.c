@@ -230,6 +230,60 @@ static void test_codec_filter(void)
     moat_test_answer_fails(g_strdup(moat_test_offer_aiortc), &params, "no supported codec");
 }
 
+static char *replace_all(const char *offer, const char *const pairs[][2], size_t n)
+{
+    char *text = g_strdup(offer);
+    for (size_t i = 0; i < n; i++) {
+        char *next = moat_test_replace(text, pairs[i][0], pairs[i][1]);
+        g_free(text);
+        text = next;
+    }
+    return text;
+}
+
+static bool answers_pt(const moat_sdp_negotiated_media *m, uint8_t pt)
+{
+    for (size_t c = 0; c < m->n_payload_types; c++)
+        if (m->payload_types[c] == pt || m->rtx_payload_types[c] == pt)
+            return true;
+    return false;
+}
+
+/* RFC 8843 section 9.1: within a bundle one payload type names one codec
+ * configuration. An offer that reuses audio's PT for a video codec (or for
+ * video's rtx) gets that codec left out of the later m-line, not answered
+ * twice with one number. */
+static void test_bundle_payload_type_clash(void)
+{
+    moat_sdp_answer_params params = moat_test_answer_params();
+    moat_sdp_negotiation n;
+    /* VP8 on 96, which audio's opus already has. */
+    const char *const vp8_on_opus[][2] = {
+        {"SAVPF 97 98", "SAVPF 96 98"}, {":97 ", ":96 "}, {"apt=97", "apt=96"}};
+    char *offer = replace_all(moat_test_offer_aiortc, vp8_on_opus, G_N_ELEMENTS(vp8_on_opus));
+    char *answer = moat_test_answer_ok(offer, &params, &n);
+    g_assert_true(n.media[0].accepted && n.media[1].accepted);
+    g_assert_true(answers_pt(&n.media[0], 96));
+    g_assert_false(answers_pt(&n.media[1], 96));
+    g_assert_false(answers_pt(&n.media[1], 98)); /* VP8's rtx goes with it */
+    g_free(answer);
+    g_free(offer);
+    /* Opus on 98, which video's rtx for VP8 has: VP8 stays, without rtx. */
+    const char *const opus_on_rtx[][2] = {{"SAVPF 96 0 8", "SAVPF 98 0 8"},
+                                          {"rtpmap:96 opus", "rtpmap:98 opus"}};
+    offer = replace_all(moat_test_offer_aiortc, opus_on_rtx, G_N_ELEMENTS(opus_on_rtx));
+    answer = moat_test_answer_ok(offer, &params, &n);
+    g_assert_true(answers_pt(&n.media[0], 98));
+    g_assert_false(answers_pt(&n.media[1], 98));
+    g_assert_true(answers_pt(&n.media[1], 97));
+    g_free(answer);
+    g_free(offer);
+    /* The same codec on the same PT in two m-lines is allowed. */
+    answer = moat_test_answer_ok(moat_test_offer_chromium, &params, &n);
+    g_assert_cmpuint(n.media[1].n_payload_types, >, 0);
+    g_free(answer);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -240,5 +294,6 @@ int main(int argc, char **argv)
     g_test_add_func("/sdp/negotiation/given-local-ssrcs", test_given_local_ssrcs);
     g_test_add_func("/sdp/negotiation/max-message-size", test_max_message_size);
     g_test_add_func("/sdp/negotiation/codec-filter", test_codec_filter);
+    g_test_add_func("/sdp/negotiation/bundle-payload-type-clash", test_bundle_payload_type_clash);
     return g_test_run();
 }
