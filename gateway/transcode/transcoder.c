@@ -1,6 +1,7 @@
 /* The transcoder of one call direction: its input queue (filled by the
  * media worker, never blocking), its feeding thread (GStreamer input and
- * telephone-event re-stamping) and its output stage (appsink samples and
+ * telephone-event re-stamping; it sleeps until the worker pushes or the
+ * pipeline posts a message) and its output stage (appsink samples and
  * events renumbered into one sequence, SSRC set). */
 #include "transcode/transcoder.h"
 
@@ -13,14 +14,17 @@
 
 #include <gst/app/gstappsink.h>
 #include <gst/app/gstappsrc.h>
+#include <errno.h>
+#include <poll.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
 
 /* 1.3 s of 20 ms packets: a backlog builds only while the pipeline runs
  * slower than real time, and beyond this it is better dropped than late. */
-#define QUEUE_SLOTS  64
-#define IDLE_WAIT_US 4000
+#define QUEUE_SLOTS 64
 
 typedef struct {
     uint8_t payload_type, dtmf_payload_type;
@@ -39,6 +43,15 @@ struct moat_transcoder {
     atomic_uint_fast64_t dropped_late, dtmf_events, dropped_dtmf;         /* feeder */
     atomic_uint_fast64_t packets_out;                                     /* under output_lock */
     atomic_bool failed, stop;
+    /* The feeder's wake-up. A pusher counts each packet in `pushed` and
+     * then looks at `asleep`; the feeder sets `asleep` and then compares
+     * `pushed` with what it counted before it drained the queue. Both
+     * sequentially consistent, so either the pusher sees the feeder asleep
+     * and writes the eventfd, or the feeder sees the new packet and does
+     * not sleep. free writes the eventfd unconditionally. */
+    atomic_uint_fast64_t pushed;
+    atomic_bool asleep;
+    int wake_fd;
     /* Pushing thread only. */
     moat_transcode_meter meter;
     /* Feeding thread only. */
@@ -150,23 +163,60 @@ static void check_bus(moat_transcoder *transcoder, GstBus *bus)
     }
 }
 
+static bool stopping(moat_transcoder *transcoder)
+{
+    return atomic_load_explicit(&transcoder->stop, memory_order_acquire);
+}
+
+/* Until a packet is pushed after the `seen`th, the pipeline posts a message
+ * or free stops it. */
+static void feeder_wait(moat_transcoder *transcoder, const GPollFD *bus_fd, uint64_t seen)
+{
+    atomic_store(&transcoder->asleep, true);
+    if (atomic_load(&transcoder->pushed) == seen && !stopping(transcoder)) {
+        struct pollfd fds[2] = {{.fd = transcoder->wake_fd, .events = POLLIN},
+                                {.fd = bus_fd->fd, .events = POLLIN}};
+        if (poll(fds, 2, -1) > 0 && (fds[0].revents & POLLIN)) {
+            uint64_t count;
+            (void)!read(transcoder->wake_fd, &count, sizeof count);
+        }
+    }
+    atomic_store(&transcoder->asleep, false);
+}
+
 static gpointer feeder_main(gpointer data)
 {
     moat_transcoder *transcoder = data;
     GstBus *bus = gst_element_get_bus(transcoder->pipeline);
-    while (!atomic_load_explicit(&transcoder->stop, memory_order_acquire)) {
+    GPollFD bus_fd;
+    gst_bus_get_pollfd(bus, &bus_fd);
+    while (!stopping(transcoder)) {
+        uint64_t seen = atomic_load(&transcoder->pushed);
         const moat_record_slot *slot;
-        while ((slot = moat_record_ring_peek(transcoder->ring)) &&
-               !atomic_load_explicit(&transcoder->stop, memory_order_relaxed)) {
+        while ((slot = moat_record_ring_peek(transcoder->ring)) && !stopping(transcoder)) {
             if (!atomic_load_explicit(&transcoder->failed, memory_order_relaxed))
                 feed(transcoder, slot);
             moat_record_ring_release(transcoder->ring);
         }
         check_bus(transcoder, bus);
-        g_usleep(IDLE_WAIT_US);
+        feeder_wait(transcoder, &bus_fd, seen);
     }
     gst_object_unref(bus);
     return NULL;
+}
+
+static void write_wake(moat_transcoder *transcoder)
+{
+    uint64_t one = 1;
+    (void)!write(transcoder->wake_fd, &one, sizeof one);
+}
+
+/* The pushing thread, after a packet went into the queue. */
+static void wake_feeder(moat_transcoder *transcoder)
+{
+    atomic_fetch_add(&transcoder->pushed, 1);
+    if (atomic_load(&transcoder->asleep) && atomic_exchange(&transcoder->asleep, false))
+        write_wake(transcoder);
 }
 
 /* ---- the media worker ---- */
@@ -191,8 +241,11 @@ void moat_transcoder_push(moat_transcoder *transcoder, const uint8_t *packet, si
         atomic_fetch_add_explicit(&transcoder->dropped_too_fast, 1, memory_order_relaxed);
         return;
     }
-    if (!moat_record_ring_push(transcoder->ring, packet, length, 0))
+    if (!moat_record_ring_push(transcoder->ring, packet, length, 0)) {
         atomic_fetch_add_explicit(&transcoder->dropped_queue_full, 1, memory_order_relaxed);
+        return;
+    }
+    wake_feeder(transcoder);
 }
 
 /* ---- any thread ---- */
@@ -286,6 +339,7 @@ static moat_transcoder *transcoder_alloc(const moat_transcoder_codec *input,
     transcoder->output_ssrc = output_ssrc;
     transcoder->next_sequence = (uint16_t)g_random_int();
     transcoder->ring = moat_record_ring_new(QUEUE_SLOTS);
+    transcoder->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
     g_mutex_init(&transcoder->output_lock);
     moat_transcode_meter_init(&transcoder->meter);
     moat_transcode_timeline_init(&transcoder->timeline, in->rtp_clock, out->rtp_clock,
@@ -302,6 +356,8 @@ static void transcoder_release(moat_transcoder *transcoder)
     if (transcoder->pipeline)
         gst_object_unref(transcoder->pipeline);
     moat_record_ring_free(transcoder->ring);
+    if (transcoder->wake_fd >= 0)
+        close(transcoder->wake_fd);
     g_mutex_clear(&transcoder->output_lock);
     g_free(transcoder);
 }
@@ -315,6 +371,11 @@ moat_transcoder *moat_transcoder_new(const moat_transcoder_codec *input,
     if (!check_codecs(input, output, &in, &out, error, error_size))
         return NULL;
     moat_transcoder *transcoder = transcoder_alloc(input, output, in, out, output_ssrc);
+    if (transcoder->wake_fd < 0) {
+        snprintf(error, error_size, "transcoder: eventfd: %s", g_strerror(errno));
+        transcoder_release(transcoder);
+        return NULL;
+    }
     transcoder->output_fn = output_fn;
     transcoder->context = context;
     moat_transcode_pipeline_spec spec = {
@@ -352,6 +413,7 @@ void moat_transcoder_free(moat_transcoder *transcoder)
     if (!transcoder)
         return;
     atomic_store_explicit(&transcoder->stop, true, memory_order_release);
+    write_wake(transcoder);
     /* Stopping unblocks a feeder waiting in appsrc and joins the streaming
      * thread; after the feeder is joined no callback can run. */
     gst_element_set_state(transcoder->pipeline, GST_STATE_NULL);
