@@ -381,10 +381,13 @@ static void on_redis_state(void *user, bool up)
 
 /* ---- life ------------------------------------------------------------------------ */
 
-void moat_cluster_set_draining(moat_cluster *cluster, bool draining)
+bool moat_cluster_set_draining(moat_cluster *cluster, bool draining)
 {
+    /* quit_loop: a SIGTERM drain is under way (moat_cluster_drain_and_quit). */
+    if (!draining && cluster->quit_loop)
+        return false;
     if (cluster->draining == draining)
-        return;
+        return true;
     cluster->draining = draining;
     if (cluster->gateway->calls)
         moat_call_registry_set_draining(cluster->gateway->calls, draining);
@@ -395,6 +398,7 @@ void moat_cluster_set_draining(moat_cluster *cluster, bool draining)
         cluster->register_in_flight = false;
         registry_write(cluster);
     }
+    return true;
 }
 
 static gboolean drain_check(gpointer data)

@@ -26,8 +26,10 @@ moat_cluster *moat_cluster_start(moat_gateway *gateway, char *error, size_t erro
 /* Answers offers still waiting for Redis or an owner (503) and frees. */
 void moat_cluster_free(moat_cluster *cluster);
 
-/* Out of (or back into) placement; this node's rooms keep being served. */
-void moat_cluster_set_draining(moat_cluster *cluster, bool draining);
+/* Out of (or back into) placement; this node's rooms keep being served.
+ * False, nothing changed, when asked back into placement while a SIGTERM
+ * drain is under way (the node quits at its deadline: it takes no room). */
+bool moat_cluster_set_draining(moat_cluster *cluster, bool draining);
 /* SIGTERM: drain, then quit `loop` once no session is left or after
  * [cluster] drain_timeout_s. A second call quits at once. */
 void moat_cluster_drain_and_quit(moat_cluster *cluster, GMainLoop *loop);

@@ -71,9 +71,17 @@ void moat_cluster_serve_cluster(void *user, const moat_http_request *request,
     moat_http_response_set(response, 200, "application/json", copy, strlen(copy));
 }
 
+/* DELETE during a SIGTERM drain is refused: the node quits at its drain
+ * deadline whatever placement says, so it must not take new rooms. */
 static void serve_drain(moat_cluster *cluster, moat_http_response *response, bool draining)
 {
-    moat_cluster_set_draining(cluster, draining);
+    if (!moat_cluster_set_draining(cluster, draining)) {
+        moat_http_response_error(response, 409, "stopping",
+                                 "node %s is stopping after SIGTERM: it stays draining until it "
+                                 "exits",
+                                 cluster->node_id);
+        return;
+    }
     char *body = g_strdup_printf("{\"node\":\"%s\",\"draining\":%s}", cluster->node_id,
                                  draining ? "true" : "false");
     moat_http_response_set(response, 200, "application/json", body, strlen(body));

@@ -291,6 +291,60 @@ def test_sigterm_drains_the_node_then_it_exits(redis, nodes_factory):
     asyncio.run(run())
 
 
+def test_a_sigterm_drain_is_not_undone_by_delete(redis, nodes_factory):
+    """DELETE /api/cluster/drain during a SIGTERM drain would put back in
+    placement a node that still quits at its drain deadline: it is 409
+    stopping, the node stays draining and new rooms go elsewhere."""
+    a = nodes_factory(redis, "n0", extra=("--cluster-drain-timeout", "30",
+                                          "--pending-timeout", "60"))
+    wait_for("n0 listed", lambda: {n["id"] for n in cluster(a)["nodes"]} == {"n0"})
+
+    async def pending_session():
+        # An offer never connected: its session stays pending, so the drain
+        # does not finish at once.
+        pc = RTCPeerConnection()
+        pc.addTransceiver("audio", direction="sendonly")
+        await pc.setLocalDescription(await pc.createOffer())
+        status, body, _, _ = await post_offer(f"{a.base}/whip/room/{room_name()}",
+                                              pc.localDescription.sdp, False)
+        await pc.close()
+        assert status == 201, (status, body)
+
+    asyncio.run(pending_session())
+    b = nodes_factory(redis, "n1")
+    wait_for("both nodes listed", lambda: all_listed([a, b]))
+    a.process.send_signal(signal.SIGTERM)
+    wait_for("n0 draining", lambda: cluster(a)["draining"] is True)
+    request = urllib.request.Request(a.base + "/api/cluster/drain", method="DELETE",
+                                     headers=a.auth())
+    with pytest.raises(urllib.error.HTTPError) as refused:
+        urllib.request.urlopen(request, timeout=5)
+    assert refused.value.code == 409
+    body = json.loads(refused.value.read())
+    assert body["error"] == "stopping" and "SIGTERM" in body["detail"], body
+    time.sleep(0.5)
+    assert cluster(a)["draining"] is True
+    wait_for("n0 still draining in n1's registry", lambda: [
+        n["state"] for n in cluster(b)["nodes"] if n["id"] == "n0"] == ["draining"])
+    assert a.metric("moat_cluster_draining") == 1
+
+    async def new_room():
+        pc = RTCPeerConnection()
+        pc.addTransceiver("audio", direction="sendonly")
+        await pc.setLocalDescription(await pc.createOffer())
+        result = await post_offer(f"{a.base}/whip/room/{room_name()}",
+                                  pc.localDescription.sdp, False)
+        await pc.close()
+        return result
+
+    for _ in range(3):
+        status, body, location, _ = asyncio.run(new_room())
+        assert status == 307 and base_of(location) == b.base, (status, body, location)
+    assert a.process.poll() is None, "the drain waits for the pending session"
+    a.process.send_signal(signal.SIGTERM)  # a second SIGTERM quits at once
+    assert a.process.wait(timeout=10) == 0
+
+
 @pytest.mark.hostile
 def test_forged_records_and_forward_headers_are_refused(redis, nodes_factory):
     """Node records in Redis come from other machines: a record with a header
