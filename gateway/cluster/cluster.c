@@ -32,9 +32,10 @@
  * whole by every node every tick, only to be refused, it took the link
  * past its timeout), leaves the index; an index that is not a set is
  * replaced (every node adds itself again within a tick). Returns
- * {unusable, records...}: how many ids (and indexes) were thrown out as
- * unusable, then the records. KEYS: node key, index; ARGV: id, record, ms,
- * the most bytes a record may have. */
+ * {unusable, id, record, id, record...}: how many ids (and indexes) were
+ * thrown out as unusable, then each id of the index with the record of its
+ * key (registry_read checks that the record names that id). KEYS: node key,
+ * index; ARGV: id, record, ms, the most bytes a record may have. */
 static const char register_script[] =
     "local unusable = 0 "
     "local index = redis.call('TYPE', KEYS[2]).ok "
@@ -47,7 +48,7 @@ static const char register_script[] =
     "  local key = 'moat:node:' .. id "
     "  local kind = redis.call('TYPE', key).ok "
     "  if kind == 'string' and redis.call('STRLEN', key) <= tonumber(ARGV[4]) then "
-    "    table.insert(out, redis.call('GET', key)) "
+    "    table.insert(out, id) table.insert(out, redis.call('GET', key)) "
     "  else "
     "    redis.call('SREM', KEYS[2], id) "
     "    if kind ~= 'none' then unusable = unusable + 1 end "
@@ -118,6 +119,42 @@ void moat_cluster_fill_own_record(moat_cluster *cluster, moat_cluster_node *node
     node->calls = gateway->calls ? (uint32_t)moat_call_count(gateway->calls) : 0;
 }
 
+/* A record refused: counted, and logged at most a few times a minute
+ * (whoever writes Redis could otherwise fill the log every tick). */
+static void record_refused(moat_cluster *cluster, const char *key_id, const char *why)
+{
+    cluster->records_rejected++;
+    uint64_t suppressed = 0;
+    if (moat_log_limiter_allow(&cluster->record_log, (uint64_t)g_get_monotonic_time(), &suppressed))
+        moat_log_warn("cluster",
+                      "hostile: node record under moat:node:%.64s ignored: %s (%" G_GUINT64_FORMAT
+                      " more suppressed)",
+                      key_id, why, suppressed);
+}
+
+/* One {id, record} pair of the register script's reply: indexed under the
+ * id of its key, and only when the record names that same id (a record
+ * under another node's key would otherwise replace that node's entry). */
+static void registry_read_one(moat_cluster *cluster, const redisReply *id, const redisReply *record)
+{
+    moat_cluster_node node;
+    char why[96];
+    if (id->type != REDIS_REPLY_STRING || record->type != REDIS_REPLY_STRING) {
+        record_refused(cluster, "?", "not a string");
+        return;
+    }
+    if (!moat_cluster_node_parse(record->str, record->len, &node, why, sizeof why)) {
+        record_refused(cluster, id->str, why);
+        return;
+    }
+    if (strlen(node.id) != id->len || memcmp(node.id, id->str, id->len) != 0) {
+        cluster->records_misfiled++;
+        record_refused(cluster, id->str, "its id is not its key's");
+        return;
+    }
+    g_hash_table_replace(cluster->nodes, g_strdup(node.id), g_memdup2(&node, sizeof node));
+}
+
 static void registry_read(void *user, const redisReply *reply, const char *error)
 {
     moat_cluster *cluster = user;
@@ -134,17 +171,8 @@ static void registry_read(void *user, const redisReply *reply, const char *error
     /* Ids the script took out of the index (their keys unusable). */
     cluster->records_rejected += (uint64_t)MAX(reply->element[0]->integer, 0);
     g_hash_table_remove_all(cluster->nodes);
-    for (size_t i = 1; i < reply->elements && i <= MOAT_CLUSTER_MAX_NODES; i++) {
-        const redisReply *element = reply->element[i];
-        moat_cluster_node node;
-        char why[96];
-        if (element->type != REDIS_REPLY_STRING ||
-            !moat_cluster_node_parse(element->str, element->len, &node, why, sizeof why)) {
-            cluster->records_rejected++;
-            continue;
-        }
-        g_hash_table_replace(cluster->nodes, g_strdup(node.id), g_memdup2(&node, sizeof node));
-    }
+    for (size_t i = 1; i + 1 < reply->elements && i < 2 * MOAT_CLUSTER_MAX_NODES; i += 2)
+        registry_read_one(cluster, reply->element[i], reply->element[i + 1]);
     cluster->nodes_read_ms = moat_cluster_now_ms();
 }
 
@@ -519,6 +547,7 @@ moat_cluster *moat_cluster_start(moat_gateway *gateway, char *error, size_t erro
     cluster->nodes = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
     cluster->rooms = g_hash_table_new_full(g_str_hash, g_str_equal, NULL, owned_room_free);
     moat_placement_recent_init(&cluster->recent, cluster->lease_ms);
+    moat_log_limiter_init(&cluster->record_log, 5, 60u * G_USEC_PER_SEC);
     unsigned timeout_ms = (unsigned)gateway->config.cluster_timeout_ms;
     cluster->forwarder = moat_cluster_proxy_new(MAX(timeout_ms * 5, 2000u));
     cluster->calls = moat_cluster_calls_new(cluster); /* before the link can come up */

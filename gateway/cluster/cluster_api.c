@@ -126,9 +126,14 @@ void moat_cluster_metrics(void *user, GString *out)
         "# HELP moat_cluster_draining 1 while this node is out of placement\n"
         "# TYPE moat_cluster_draining gauge\nmoat_cluster_draining %d\n"
         "# HELP moat_cluster_records_rejected_total Node records from Redis refused as "
-        "malformed or unusable (not a string; dropped from the index)\n"
+        "malformed or unusable (not a string; dropped from the index; naming another id than "
+        "their key's)\n"
         "# TYPE moat_cluster_records_rejected_total counter\n"
         "moat_cluster_records_rejected_total %" G_GUINT64_FORMAT "\n"
+        "# HELP moat_cluster_records_misfiled_total Of the records refused, those naming another "
+        "id than the moat:node:<id> key they were read from\n"
+        "# TYPE moat_cluster_records_misfiled_total counter\n"
+        "moat_cluster_records_misfiled_total %" G_GUINT64_FORMAT "\n"
         "# HELP moat_cluster_rooms_lost_total Rooms another node took over from this one\n"
         "# TYPE moat_cluster_rooms_lost_total counter\n"
         "moat_cluster_rooms_lost_total %" G_GUINT64_FORMAT "\n"
@@ -140,7 +145,7 @@ void moat_cluster_metrics(void *user, GString *out)
         moat_redis_link_state(cluster->redis) == MOAT_REDIS_UP, counters->reconnects,
         counters->command_timeouts, counters->command_errors, counters->auth_failures,
         g_hash_table_size(cluster->nodes), g_hash_table_size(cluster->rooms), cluster->draining,
-        cluster->records_rejected, cluster->rooms_lost,
+        cluster->records_rejected, cluster->records_misfiled, cluster->rooms_lost,
         moat_cluster_proxy_failures(cluster->forwarder));
     for (int kind = 0; kind < OFFER_KIND_COUNT; kind++)
         g_string_append_printf(out,

@@ -94,7 +94,9 @@ struct moat_cluster {
     uint64_t offers[OFFER_KIND_COUNT];
     uint64_t resource_requests[RESOURCE_OUTCOME_COUNT];
     uint64_t cascade_reasons[CASCADE_REASON_COUNT];
-    uint64_t records_rejected;
+    uint64_t records_rejected;   /* node records refused, whatever why */
+    uint64_t records_misfiled;   /* of those: naming another id than their key's */
+    moat_log_limiter record_log; /* the warnings about them */
     uint64_t rooms_lost;
     struct moat_cascade *cascade; /* rooms spanning nodes (cascade.h) */
     moat_cluster_calls *calls;    /* ng calls kept over a restart (cluster_calls.h) */

@@ -2,7 +2,8 @@
 a silent network does to every node. A node's key that is not a string, or
 an index of nodes that is not a set, is thrown out of the registry (counted)
 instead of failing the register script on every node, every tick; a
-record of megabytes is measured in Redis and dropped, never read. A node's
+record of megabytes is measured in Redis and dropped, never read; a record
+naming another node's id than its key's is ignored. A node's
 pub/sub reply without a final status (1xx) is dropped, not relayed as an
 HTTP status. A silent partition (no FIN, no RST) between a node and Redis
 is found on the pub/sub connection too, which then reconnects.
@@ -82,6 +83,34 @@ def test_a_huge_node_record_is_not_read(redis, nodes_factory):
     for gw in (a, b):
         link = cluster(gw)["redis"]
         assert link["up"] and link["reconnects"] == 0 and link["command_timeouts"] == 0, link
+
+
+def test_a_record_under_another_nodes_key_is_ignored(redis, nodes_factory):
+    """The registry was indexed by the id inside each record, not by the
+    moat:node:<id> key it was read from: a record under key x saying
+    "id":"n1" replaced n1's entry (its URL, its state) on every node. Now a
+    record whose id is not its key's is ignored, counted."""
+    a = nodes_factory(redis, "n0")
+    b = nodes_factory(redis, "n1")
+    wait_for("both listed", lambda: listed(a) == listed(b) == {"n0", "n1"})
+    reply = redis.command("GET", "moat:node:n1")
+    real = json.loads(reply.split(b"\r\n", 1)[1].rsplit(b"\r\n", 1)[0])
+    assert real["id"] == "n1" and real["http"] == b.base
+    impostor = dict(real, http="http://127.0.0.1:9", state="draining")
+    # Several keys, so that one is read after n1's own whatever the order.
+    for i in range(8):
+        redis.command("SET", f"moat:node:x{i}", json.dumps(impostor))
+        redis.command("SADD", "moat:nodes", f"x{i}")
+    wait_for("the misfiled records counted on both", lambda: all(
+        gw.metric("moat_cluster_records_misfiled_total") >= 8 for gw in (a, b)))
+    for _ in range(10):
+        for gw in (a, b):
+            nodes = {n["id"]: n for n in cluster(gw)["nodes"]}
+            assert set(nodes) == {"n0", "n1"}
+            assert nodes["n1"]["http"] == b.base and nodes["n1"]["state"] == "serving", nodes
+        time.sleep(0.2)
+    assert a.metric("moat_cluster_records_rejected_total") >= 8
+    assert "its id is not its key's" in a.log_text()
 
 
 def resp(*words):
