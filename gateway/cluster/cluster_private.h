@@ -128,6 +128,9 @@ extern const char moat_cluster_claim_script[];
 
 uint64_t moat_cluster_now_ms(void);
 void moat_cluster_fill_own_record(moat_cluster *cluster, moat_cluster_node *node);
+/* cluster_registry.c: writes this node's record and reads every live one
+ * back (one request in flight at a time). Control thread. */
+void moat_cluster_registry_write(moat_cluster *cluster);
 /* Sets (PX lease) or deletes the room's full key in Redis when its being at
  * its own subscriber cap changed or the key is due for a refresh: other
  * nodes then serve its WHEP subscribers through cascades (cluster.c). */
