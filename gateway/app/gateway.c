@@ -163,34 +163,16 @@ static int attach_kernel_filters(moat_gateway *gateway, char *error, size_t erro
     return 0;
 }
 
-typedef struct {
-    uint16_t port;
-    bool found;
-} port_search;
-
-static void find_ingest_port(moat_session_record *record, void *user)
-{
-    port_search *search = user;
-    if (record->udp_port && record->udp_port == search->port)
-        search->found = true;
-}
-
 /* The call layer's "own endpoints" query (call/call_address.h): the ports
- * Moat has bound outside the call legs (HTTP, ng, workers, ingest). Only
- * asked for a destination port before its address, so the walk over the
- * sessions is rare. */
+ * Moat has bound outside the call legs: HTTP (TCP), and every UDP socket
+ * the record of its own sockets holds now (ng, workers, ingests). */
 static bool gateway_own_port(void *user, uint16_t port)
 {
     const moat_gateway *gateway = user;
     const moat_config *config = &gateway->config;
     if (port == config->http_port || (config->ng_port && port == config->ng_port))
         return true;
-    if (port >= config->media_port && port < config->media_port + (int)gateway->n_workers)
-        return true;
-    port_search search = {port, false};
-    if (gateway->sessions)
-        moat_session_registry_foreach(gateway->sessions, find_ingest_port, &search);
-    return search.found;
+    return moat_own_sockets_holds(gateway->own_sockets, port);
 }
 
 /* Rank of a candidate address for call SDPs: IPv4 before IPv6 (phones and
@@ -254,6 +236,7 @@ static int start_calls(moat_gateway *gateway, char *error, size_t error_size)
         .allow_loopback_destinations = gateway->config.call_allow_loopback_destinations,
         .denied_networks = gateway->config.call_denied_networks,
         .own = {gateway_own_port, gateway},
+        .own_sockets = gateway->own_sockets,
     };
     if (moat_call_learning_parse(gateway->config.call_learning, &settings.learning) != 0) {
         snprintf(error, error_size, "[call] learning = \"%s\": expected sdp, heuristic or off",
@@ -329,6 +312,7 @@ int moat_gateway_start(moat_gateway *gateway, char *error, size_t error_size)
                  gateway->config.media_port, n);
         return -1;
     }
+    gateway->own_sockets = moat_own_sockets_new();
     gateway->workers = g_new0(moat_worker *, n);
     for (unsigned i = 0; i < n; i++) {
         gateway->workers[i] =
@@ -339,6 +323,7 @@ int moat_gateway_start(moat_gateway *gateway, char *error, size_t error_size)
         set_worker_candidates(gateway, gateway->workers[i]);
         moat_worker_set_prefilter(gateway->workers[i], &gateway->prefilter);
         moat_worker_set_data_limits(gateway->workers[i], &gateway->data_limits);
+        moat_worker_set_own_sockets(gateway->workers[i], gateway->own_sockets);
         gateway->n_workers = i + 1;
     }
     moat_relay_ops relay_ops = moat_session_relay_ops;
@@ -438,6 +423,8 @@ void moat_gateway_stop(moat_gateway *gateway)
     g_free(gateway->workers);
     gateway->workers = NULL;
     gateway->n_workers = 0;
+    moat_own_sockets_free(gateway->own_sockets); /* after every socket it records */
+    gateway->own_sockets = NULL;
     moat_record_api_stop(); /* sessions are gone: let their recordings finish */
     moat_whip_bind_gateway(NULL);
     /* After the workers: no session holds a source's pending count now. */

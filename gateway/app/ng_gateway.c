@@ -21,12 +21,15 @@ int moat_gateway_ng_start(moat_gateway *gateway, char *error, size_t error_size)
         moat_ng_server_start(config->ng_bind, config->ng_port, &handlers, error, error_size);
     if (!gateway->ng)
         return -1;
+    moat_own_sockets_hold(gateway->own_sockets, (uint16_t)config->ng_port);
     moat_log_info("ng", "ng control protocol on udp %s port %d", config->ng_bind, config->ng_port);
     return 0;
 }
 
 void moat_gateway_ng_stop(moat_gateway *gateway)
 {
+    if (gateway->ng)
+        moat_own_sockets_release(gateway->own_sockets, (uint16_t)gateway->config.ng_port);
     moat_ng_server_stop(gateway->ng);
     gateway->ng = NULL;
 }

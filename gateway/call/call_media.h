@@ -14,6 +14,7 @@
 
 #include "call/call_learning.h"
 #include "call/call_ports.h"
+#include "engine/own_sockets.h"
 #include "engine/worker.h"
 #include "plugin.h"
 #include "srtp/srtp_keying.h"
@@ -37,7 +38,7 @@ typedef enum {
     MOAT_CALL_DROP_SRTP_SSRC,      /* SDES leg, before the HMAC: unknown SSRC over its allowance */
     MOAT_CALL_DROP_SRTP_BUDGET,    /* SDES leg, before the HMAC: unverifiable, over budget */
     MOAT_CALL_DROP_SRTP_TAG,       /* SDES leg with SRTP+, before the HMAC: wrong tag */
-    MOAT_CALL_DROP_LOOP,           /* sent by one of Moat's own leg sockets */
+    MOAT_CALL_DROP_LOOP,           /* sent by one of Moat's own sockets (engine/own_sockets.h) */
     MOAT_CALL_DROP_TOO_BIG,        /* larger than the relay MTU (MOAT_RELAY_MTU) */
     MOAT_CALL_DROP_SOCKET_QUEUE,   /* the kernel's: the leg's receive queue was full */
     MOAT_CALL_DROP_REASON_COUNT
@@ -64,18 +65,16 @@ typedef struct moat_call_worker moat_call_worker;
 moat_call_worker *moat_call_worker_new(moat_worker *worker);
 void moat_call_worker_free(moat_call_worker *context);
 moat_worker *moat_call_worker_worker(const moat_call_worker *context);
-/* Control thread, before the context's first stream: what the loop guard
- * knows of Moat's own leg sockets (a datagram from one of them is dropped,
- * counted "loop"): the legs' ports and this host's addresses (copied; up to
- * MOAT_CALL_MAX_HOST_ADDRESSES). */
-#define MOAT_CALL_MAX_HOST_ADDRESSES 32
-void moat_call_worker_set_own(moat_call_worker *context, moat_call_ports *ports,
-                              const struct in6_addr *hosts, size_t n_hosts);
+/* Control thread, before the context's first stream: the record of Moat's
+ * own sockets the loop guard reads (a datagram from one of them is dropped,
+ * counted "loop"); it outlives the context. NULL: no guard. */
+void moat_call_worker_set_own(moat_call_worker *context, const moat_own_sockets *own);
 /* Control thread, before the context's first stream: the learning of legs
  * whose party's SDP is not known yet (default sdp: they accept nothing). */
 void moat_call_worker_set_learning(moat_call_worker *context, moat_call_learning learning);
-/* Worker: whether `source` is one of Moat's own leg sockets (the loop
- * guard: a port the legs hold, on loopback or this host's address). */
+/* Worker: whether `source` is one of Moat's own sockets (the loop guard:
+ * a port Moat holds, a leg's, an ingest's or a worker's, on loopback or
+ * this host's address). */
 bool moat_call_worker_is_own_source(const moat_call_worker *context,
                                     const struct sockaddr_in6 *source);
 const moat_call_worker_counters *moat_call_worker_counters_of(const moat_call_worker *context);

@@ -20,11 +20,9 @@ struct moat_call_worker {
     moat_worker *worker;
     unsigned streams;
     moat_call_worker_counters counters;
-    /* loop guard (moat_call_worker_set_own): read-only once streams exist */
-    moat_call_ports *own_ports;
+    /* loop guard (moat_call_worker_set_own): set before the first stream */
+    const moat_own_sockets *own;
     moat_call_learning learning; /* of new legs, until their SDP */
-    struct in6_addr hosts[MOAT_CALL_MAX_HOST_ADDRESSES];
-    size_t n_hosts;
     struct mmsghdr rx[CALL_BATCH];
     struct iovec rx_iov[CALL_BATCH];
     struct sockaddr_in6 rx_from[CALL_BATCH];

@@ -15,6 +15,7 @@
 
 struct moat_call_ports {
     GMutex lock;
+    moat_own_sockets *own; /* not owned; NULL: none */
     struct in6_addr bind_address;
     uint16_t first; /* even */
     uint16_t last;
@@ -38,7 +39,7 @@ static int parse_bind(const char *text, struct in6_addr *out)
 }
 
 moat_call_ports *moat_call_ports_new(const char *bind_address, int port_min, int port_max,
-                                     char *error, size_t error_size)
+                                     moat_own_sockets *own, char *error, size_t error_size)
 {
     int first = port_min + (port_min & 1);
     if (port_min < 1024 || port_max > 65535 || first + 1 > port_max) {
@@ -55,6 +56,7 @@ moat_call_ports *moat_call_ports_new(const char *bind_address, int port_min, int
         return NULL;
     }
     g_mutex_init(&ports->lock);
+    ports->own = own;
     ports->first = (uint16_t)first;
     ports->n_pairs = (size_t)(port_max - first + 1) / 2;
     ports->last = (uint16_t)(first + 2 * ports->n_pairs - 1);
@@ -119,6 +121,9 @@ static bool take(moat_call_ports *ports, size_t index, int *rtp_fd, int *rtcp_fd
         return false;
     __atomic_store_n(&ports->used[index], 1, __ATOMIC_RELEASE);
     ports->in_use++;
+    uint16_t port = (uint16_t)(ports->first + 2 * index);
+    moat_own_sockets_hold(ports->own, port);
+    moat_own_sockets_hold(ports->own, (uint16_t)(port + 1));
     return true;
 }
 
@@ -158,6 +163,12 @@ uint16_t moat_call_ports_allocate_at(moat_call_ports *ports, uint16_t port, int 
 
 void moat_call_ports_release(moat_call_ports *ports, uint16_t port, int rtp_fd, int rtcp_fd)
 {
+    /* Unmarked before the close: once closed, another socket of Moat (an
+     * ingest) may bind the port and mark it at once. */
+    if (moat_call_ports_holds(ports, port)) {
+        moat_own_sockets_release(ports->own, port);
+        moat_own_sockets_release(ports->own, (uint16_t)(port + 1));
+    }
     if (rtp_fd >= 0)
         close(rtp_fd);
     if (rtcp_fd >= 0)

@@ -7,15 +7,19 @@
 #ifndef MOAT_CALL_PORTS_H
 #define MOAT_CALL_PORTS_H
 
+#include "engine/own_sockets.h"
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 typedef struct moat_call_ports moat_call_ports;
 
-/* NULL with a message when the range or the bind address is invalid. */
+/* NULL with a message when the range or the bind address is invalid.
+ * `own` (NULL: none; it outlives the ports): where each pair's two ports
+ * are marked Moat's own while they are bound (engine/own_sockets.h). */
 moat_call_ports *moat_call_ports_new(const char *bind_address, int port_min, int port_max,
-                                     char *error, size_t error_size);
+                                     moat_own_sockets *own, char *error, size_t error_size);
 void moat_call_ports_free(moat_call_ports *ports);
 
 /* Binds a pair: *rtp_fd on the returned even port, *rtcp_fd on port + 1

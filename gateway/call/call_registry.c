@@ -9,7 +9,6 @@
 #include "call/call_webrtc_offer.h"
 
 #include <arpa/inet.h>
-#include <ifaddrs.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -41,7 +40,7 @@ static void call_free(void *data)
 static bool own_port(void *user, uint16_t port)
 {
     const moat_call_registry *registry = user;
-    if (moat_call_ports_holds(registry->ports, port))
+    if (moat_own_sockets_holds(registry->own, port))
         return true;
     return registry->outside.is_own_port &&
            registry->outside.is_own_port(registry->outside.user, port);
@@ -70,27 +69,6 @@ bool moat_call_registry_is_own_source(const moat_call_registry *registry,
     return own_port((void *)registry, port) && moat_call_address_is_host(&address);
 }
 
-/* This host's addresses now (getifaddrs), for the loop guard. */
-static size_t host_addresses(struct in6_addr *out, size_t capacity)
-{
-    struct ifaddrs *list = NULL;
-    size_t n = 0;
-    if (getifaddrs(&list) != 0)
-        return 0;
-    for (struct ifaddrs *i = list; i && n < capacity; i = i->ifa_next) {
-        const struct sockaddr *sa = i->ifa_addr;
-        if (sa && sa->sa_family == AF_INET) {
-            memset(&out[n], 0, sizeof out[n]);
-            out[n].s6_addr[10] = out[n].s6_addr[11] = 0xff;
-            memcpy(&out[n++].s6_addr[12], &((const struct sockaddr_in *)sa)->sin_addr, 4);
-        } else if (sa && sa->sa_family == AF_INET6) {
-            out[n++] = ((const struct sockaddr_in6 *)sa)->sin6_addr;
-        }
-    }
-    freeifaddrs(list);
-    return n;
-}
-
 moat_call_registry *moat_call_registry_new(const moat_call_settings *settings, char *error,
                                            size_t error_size)
 {
@@ -99,22 +77,26 @@ moat_call_registry *moat_call_registry_new(const moat_call_settings *settings, c
     if (moat_call_networks_parse(settings->denied_networks, &denied, &n_denied, error,
                                  error_size) != 0)
         return NULL;
-    moat_call_ports *ports = moat_call_ports_new(settings->bind_address, settings->port_min,
-                                                 settings->port_max, error, error_size);
+    moat_own_sockets *own = settings->own_sockets;
+    moat_own_sockets *own_made = own ? NULL : moat_own_sockets_new();
+    moat_call_ports *ports =
+        moat_call_ports_new(settings->bind_address, settings->port_min, settings->port_max,
+                            own ? own : own_made, error, error_size);
     if (!ports) {
+        moat_own_sockets_free(own_made);
         g_free(denied);
         return NULL;
     }
     moat_call_registry *registry = g_new0(moat_call_registry, 1);
+    registry->own = own ? own : own_made;
+    registry->own_made = own_made;
     registry->ports = ports;
     registry->calls = g_hash_table_new_full(g_str_hash, g_str_equal, NULL, call_free);
     registry->n_contexts = settings->n_workers;
     registry->contexts = g_new0(moat_call_worker *, settings->n_workers);
-    struct in6_addr hosts[MOAT_CALL_MAX_HOST_ADDRESSES];
-    size_t n_hosts = host_addresses(hosts, MOAT_CALL_MAX_HOST_ADDRESSES);
     for (unsigned i = 0; i < settings->n_workers; i++) {
         registry->contexts[i] = moat_call_worker_new(settings->workers[i]);
-        moat_call_worker_set_own(registry->contexts[i], ports, hosts, n_hosts);
+        moat_call_worker_set_own(registry->contexts[i], registry->own);
         moat_call_worker_set_learning(registry->contexts[i], settings->learning);
     }
     registry->address = g_strdup(settings->address);
@@ -145,6 +127,7 @@ void moat_call_registry_free(moat_call_registry *registry)
         moat_call_worker_free(registry->contexts[i]);
     g_free(registry->contexts);
     moat_call_ports_free(registry->ports);
+    moat_own_sockets_free(registry->own_made);
     g_free(registry->denied);
     g_free(registry->address);
     moat_call_load_clear(&registry->load);

@@ -39,6 +39,10 @@ typedef struct {
     /* Moat's sockets outside the call layer (is_own_port NULL: none); the
      * legs' own range is added here. */
     moat_call_own_endpoints own;
+    /* The record of Moat's own sockets (engine/own_sockets.h), outliving the
+     * registry: the legs mark their ports there and the loop guard reads it.
+     * NULL: the registry keeps one of its own (the legs' ports alone). */
+    moat_own_sockets *own_sockets;
 } moat_call_settings;
 
 moat_call_registry *moat_call_registry_new(const moat_call_settings *settings, char *error,

@@ -12,6 +12,8 @@
 struct moat_call_registry {
     GHashTable *calls; /* call-id -> moat_call (owned) */
     moat_call_ports *ports;
+    moat_own_sockets *own;      /* the legs' ports are marked here (loop guard) */
+    moat_own_sockets *own_made; /* owned: settings gave none */
     moat_call_worker **contexts;
     unsigned n_contexts;
     char *address;

@@ -54,13 +54,9 @@ moat_worker *moat_call_worker_worker(const moat_call_worker *context)
     return context->worker;
 }
 
-void moat_call_worker_set_own(moat_call_worker *context, moat_call_ports *ports,
-                              const struct in6_addr *hosts, size_t n_hosts)
+void moat_call_worker_set_own(moat_call_worker *context, const moat_own_sockets *own)
 {
-    context->own_ports = ports;
-    context->n_hosts =
-        n_hosts < MOAT_CALL_MAX_HOST_ADDRESSES ? n_hosts : MOAT_CALL_MAX_HOST_ADDRESSES;
-    memcpy(context->hosts, hosts, context->n_hosts * sizeof *hosts);
+    context->own = own;
 }
 
 void moat_call_worker_set_learning(moat_call_worker *context, moat_call_learning learning)
@@ -68,20 +64,10 @@ void moat_call_worker_set_learning(moat_call_worker *context, moat_call_learning
     context->learning = learning;
 }
 
-/* Cheapest first: a port the legs hold (two compares and a load), then the
- * address. */
 bool moat_call_worker_is_own_source(const moat_call_worker *context,
                                     const struct sockaddr_in6 *source)
 {
-    if (!context->own_ports || !moat_call_ports_holds(context->own_ports, ntohs(source->sin6_port)))
-        return false;
-    const struct in6_addr *a = &source->sin6_addr;
-    if (IN6_IS_ADDR_LOOPBACK(a) || (IN6_IS_ADDR_V4MAPPED(a) && a->s6_addr[12] == 127))
-        return true;
-    for (size_t i = 0; i < context->n_hosts; i++)
-        if (memcmp(&context->hosts[i], a, sizeof *a) == 0)
-            return true;
-    return false;
+    return moat_own_sockets_is_source(context->own, source);
 }
 
 const moat_call_worker_counters *moat_call_worker_counters_of(const moat_call_worker *context)

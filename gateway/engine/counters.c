@@ -25,6 +25,7 @@ const char *moat_drop_reason_name(moat_drop_reason reason)
         [MOAT_DROP_DATA_STALLED] = "datachannel_stalled",
         [MOAT_DROP_NACK_GONE] = "nack_gone",
         [MOAT_DROP_DATA_REFUSED] = "datachannel_refused",
+        [MOAT_DROP_LOOP] = "loop",
     };
     return reason < MOAT_DROP_REASON_COUNT ? names[reason] : "unknown";
 }

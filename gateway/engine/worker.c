@@ -517,6 +517,7 @@ void moat_worker_free(moat_worker *worker)
         close(worker->event_fd);
     if (worker->epoll_fd >= 0)
         close(worker->epoll_fd);
+    moat_worker_set_own_sockets(worker, NULL); /* its port unmarked before the close */
     close(worker->socket_fd);
     /* A worker that never ran still owes its tasks' data a release. */
     worker_task *entry;

@@ -6,6 +6,7 @@
 #define MOAT_WORKER_H
 
 #include "engine/counters.h"
+#include "engine/own_sockets.h"
 #include "base/log.h"
 #include "prefilter/prefilter_settings.h"
 
@@ -43,6 +44,12 @@ const moat_prefilter_settings *moat_worker_prefilter(const moat_worker *worker);
  * worker without them gives each session the default limit and no total. */
 struct moat_data_limits_s;
 void moat_worker_set_data_limits(moat_worker *worker, struct moat_data_limits_s *limits);
+/* Before start: the record of Moat's own sockets (own_sockets.h; it
+ * outlives the worker). The worker's port is marked there until the worker
+ * is freed; a STUN check from one of them is dropped ("loop"), and the
+ * worker's sessions (an ingest's socket) read it too. NULL: none. */
+void moat_worker_set_own_sockets(moat_worker *worker, moat_own_sockets *own);
+moat_own_sockets *moat_worker_own_sockets(const moat_worker *worker);
 /* Before start: loads the eBPF socket filter onto the worker's socket
  * (prefilter/kernel_filter.h); -1 with the reason when BPF is unavailable. */
 int moat_worker_attach_kernel_filter(moat_worker *worker, char *error, size_t error_size);

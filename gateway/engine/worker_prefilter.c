@@ -1,7 +1,8 @@
 /* A worker socket's defences: its detector (floods spread over many
  * 5-tuples), its load monitor (overload from what the socket shows), the
- * data-channel limits it hands its sessions, and the eBPF kernel filter on
- * its socket. Worker thread, except the setters called before it starts. */
+ * data-channel limits it hands its sessions, the record of Moat's own
+ * sockets its loop guard reads, and the eBPF kernel filter on its socket.
+ * Worker thread, except the setters called before it starts. */
 #include "engine/worker_private.h"
 
 void moat_worker_set_prefilter(moat_worker *worker, const moat_prefilter_settings *settings)
@@ -42,6 +43,18 @@ void moat_worker_set_data_limits(moat_worker *worker, struct moat_data_limits_s 
 struct moat_data_limits_s *moat_worker_data_limits(moat_worker *worker)
 {
     return worker->data_limits;
+}
+
+void moat_worker_set_own_sockets(moat_worker *worker, moat_own_sockets *own)
+{
+    moat_own_sockets_release(worker->own, worker->port);
+    worker->own = own;
+    moat_own_sockets_hold(own, worker->port);
+}
+
+moat_own_sockets *moat_worker_own_sockets(const moat_worker *worker)
+{
+    return worker->own;
 }
 
 int moat_worker_attach_kernel_filter(moat_worker *worker, char *error, size_t error_size)

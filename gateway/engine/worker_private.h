@@ -75,6 +75,7 @@ struct moat_worker {
     moat_log_limiter log_limiter;       /* error, warn and info lines */
     moat_log_limiter debug_log_limiter; /* debug lines: their own budget */
     struct moat_data_limits_s *data_limits;
+    moat_own_sockets *own; /* the loop guard's record (own_sockets.h); NULL: none */
     moat_load_monitor load;
     moat_kernel_filter *kernel; /* NULL: the user-space prefilter works alone */
     struct moat_relay *relay;   /* the routing core's rings (relay.h); NULL: none */

@@ -55,6 +55,12 @@ static void dispatch_stun(moat_worker *worker, const moat_path *path, uint8_t *d
         drop(worker, MOAT_DROP_MALFORMED);
         return;
     }
+    /* A check from one of Moat's own sockets (a call leg steered here)
+     * never makes its tuple a session's: the only way a tuple is learnt. */
+    if (moat_own_sockets_is_source(worker->own, &path->remote)) {
+        drop(worker, MOAT_DROP_LOOP);
+        return;
+    }
     char ufrag[257];
     if (moat_stun_local_ufrag(data, length, ufrag, sizeof ufrag) != 0) {
         drop(worker, MOAT_DROP_MALFORMED);

@@ -126,7 +126,8 @@ static bool parse_address(const char *text, struct sockaddr_in6 *out)
 
 /* A UDP socket on [media] bind with a port from [media] port_min..port_max
  * (shared with call legs: whichever binds a port first has it), tried from
- * a random point of the range on; -1 with errno on failure. */
+ * a random point of the range on; -1 with errno on failure. The session
+ * that takes it marks the port Moat's own (moat_session_set_plain). */
 static int open_socket(const moat_config *config, uint16_t *port)
 {
     struct sockaddr_in6 local;
@@ -285,7 +286,6 @@ static void start_ingest(moat_gateway *gateway, const moat_plugin *plugin, const
     if (key_text)
         moat_session_set_plain_keys(created.session, &keys);
     moat_sdes_keying_clear(&keys);
-    created.record->udp_port = port; /* one of Moat's own sockets (call legs never aim at it) */
     char label[24];
     g_snprintf(label, sizeof label, "%" G_GUINT64_FORMAT, created.record->serial);
     char *location =

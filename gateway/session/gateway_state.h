@@ -40,6 +40,9 @@ typedef struct moat_gateway {
     moat_dtls_context *dtls_context;
     moat_worker **workers;
     unsigned n_workers;
+    /* Moat's own UDP sockets (engine/own_sockets.h): the workers', ng's,
+     * the call legs' and the ingests' ports, for the loop guard. */
+    moat_own_sockets *own_sockets;
     struct moat_relay *relay; /* routing core's cross-worker rings (relay.h) */
     unsigned next_worker;
     moat_plugin_registry *plugins;

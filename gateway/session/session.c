@@ -416,6 +416,7 @@ void moat_session_set_plain(moat_session *session, int fd, const struct sockaddr
                             uint32_t idle_timeout_s)
 {
     session->plain_fd = fd;
+    moat_session_plain_mark_own(session);
     session->plain_idle_timeout_us = (uint64_t)idle_timeout_s * 1000000ull;
     session->dtls_context = NULL;
     session->pending_timeout_us = 0;

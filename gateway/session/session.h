@@ -76,7 +76,10 @@ void moat_session_restart_ice(moat_session *session, const char *local_ufrag, co
 void moat_session_bypass_handshake(moat_session *session, const moat_path *path,
                                    const void *keys /* const moat_srtp_keying * */);
 /* Plain RTP ingest (session_plain.c). Control thread, before the session
- * starts: the session takes `fd` (a bound, non-blocking UDP socket) and
+ * starts: the session takes `fd` (a bound, non-blocking UDP socket), marks
+ * its port as one of Moat's own until it closes it (the worker's
+ * own_sockets.h: no call leg may aim there, and nothing sent from a port
+ * Moat holds on this host is taken: dropped as "loop") and
  * receives plain RTP on it instead of ICE/DTLS/SRTP; `source` (NULL: none)
  * restricts the sender's address, otherwise the first
  * sender is latched. Without a valid RTP packet for `idle_timeout_s`
@@ -91,7 +94,7 @@ void moat_session_set_plain(moat_session *session, int fd, const struct sockaddr
 void moat_session_set_plain_keys(moat_session *session, const moat_srtp_keying *keys);
 /* Wipes and frees keys set but never installed (the session never started). */
 void moat_session_plain_clear_keys(moat_session *session);
-/* Worker thread: registers / unregisters and closes the socket. */
+/* Worker thread: registers / unregisters (unmarks) and closes the socket. */
 void moat_session_plain_start(moat_session *session);
 void moat_session_plain_stop(moat_session *session);
 /* Worker thread: one datagram of `length` bytes (its real length: more than

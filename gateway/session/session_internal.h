@@ -165,6 +165,7 @@ struct moat_session {
      * keys from the API; its own UDP socket, latched to the first source.
      * plain_fd < 0: a WebRTC session. */
     int plain_fd;
+    uint16_t plain_port;     /* plain_fd's, marked Moat's own while it is open (own_sockets.h) */
     bool plain_source_fixed; /* plain_source given by the API: only its address is accepted */
     bool plain_latched;
     struct sockaddr_in6 plain_source;
@@ -387,6 +388,10 @@ int moat_session_relay_data(moat_plugin_session *handle, uint16_t stream_id, uin
 void moat_session_tap_rtp(moat_session *session, const uint8_t *packet, size_t length,
                           uint32_t ssrc, uint64_t now_us);
 
+/* session_plain.c, from moat_session_set_plain (control thread): marks the
+ * ingest socket's port as Moat's own (the worker's own_sockets.h) until
+ * moat_session_plain_stop unmarks it before the close. */
+void moat_session_plain_mark_own(moat_session *session);
 /* session_prefilter.c */
 void moat_session_prefilter_init(moat_session *session, const moat_prefilter_settings *settings);
 int moat_session_prefilter_keys(moat_session *session, const moat_srtp_keying *keys);

@@ -6,7 +6,10 @@
  * SRTP keys (the API's "srtp") each packet takes the WebRTC receive path
  * (prefilter, srtp_unprotect) and only an authentic one latches the sender.
  * An ingest that receives no valid RTP for its idle timeout ends (session.c's
- * tick), so an abandoned one frees its socket. */
+ * tick), so an abandoned one frees its socket. A datagram from one of
+ * Moat's own sockets (a call leg whose party named this port before the
+ * ingest bound it) is dropped as "loop" before anything else: it neither
+ * latches nor delivers (engine/own_sockets.h). */
 #include "session/session_internal.h"
 
 #include "engine/counters.h"
@@ -14,6 +17,7 @@
 #include "engine/worker.h"
 #include "rtp/rtp_packet.h"
 
+#include <arpa/inet.h>
 #include <errno.h>
 #include <glib.h>
 #include <openssl/crypto.h>
@@ -60,11 +64,26 @@ void moat_session_plain_start(moat_session *session)
     moat_worker_add_plain(session->worker, session->plain_fd, session);
 }
 
+void moat_session_plain_mark_own(moat_session *session)
+{
+    struct sockaddr_in6 local;
+    socklen_t length = sizeof local;
+    if (session->plain_fd < 0 ||
+        getsockname(session->plain_fd, (struct sockaddr *)&local, &length) != 0 ||
+        local.sin6_family != AF_INET6)
+        return;
+    session->plain_port = ntohs(local.sin6_port);
+    moat_own_sockets_hold(moat_worker_own_sockets(session->worker), session->plain_port);
+}
+
 void moat_session_plain_stop(moat_session *session)
 {
     if (session->plain_fd < 0)
         return;
     moat_worker_remove_plain(session->worker, session->plain_fd);
+    /* Unmarked before the close: the port may be bound again at once. */
+    moat_own_sockets_release(moat_worker_own_sockets(session->worker), session->plain_port);
+    session->plain_port = 0;
     close(session->plain_fd);
     session->plain_fd = -1;
 }
@@ -94,6 +113,12 @@ void moat_session_plain_handle(moat_session *session, const struct sockaddr_in6 
 {
     if (length > capacity - 64) {
         moat_session_drop(session, MOAT_DROP_TRUNCATED);
+        return;
+    }
+    /* Before the source: a latched sender on this host (loopback) must not
+     * let a call leg's relay in from another of its ports. */
+    if (moat_own_sockets_is_source(moat_worker_own_sockets(session->worker), from)) {
+        moat_session_drop(session, MOAT_DROP_LOOP);
         return;
     }
     if (from->sin6_family != AF_INET6 || !source_allowed(session, from)) {

@@ -30,7 +30,6 @@ typedef struct {
     bool ingest;
     char ingest_resource[128];
     char ingest_source[48];
-    uint16_t udp_port; /* an ingest's own UDP port (Moat's socket); 0: none */
 } moat_session_record;
 
 typedef struct moat_session_registry moat_session_registry;

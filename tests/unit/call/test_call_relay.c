@@ -248,11 +248,15 @@ static void test_rtcp_mux(void)
 }
 
 /* Pairs are picked at random, not in sequence; a full range still runs
- * out; the loop guard knows only held ports on this host's addresses. */
+ * out; the loop guard knows only held ports on this host's addresses, the
+ * legs' and any other socket's Moat marked (an ingest's), while held. */
 static void test_random_ports_and_loop_guard(void)
 {
     char error[160];
-    moat_call_ports *ports = moat_call_ports_new("127.0.0.1", 41500, 41899, error, sizeof error);
+    struct in6_addr host = {.s6_addr = {[10] = 0xff, [11] = 0xff, [12] = 192, 0, 2, 99}};
+    moat_own_sockets *own = moat_own_sockets_new_with_hosts(&host, 1);
+    moat_call_ports *ports =
+        moat_call_ports_new("127.0.0.1", 41500, 41899, own, error, sizeof error);
     g_assert_nonnull(ports);
     uint16_t got[20];
     int fds[20][2];
@@ -270,11 +274,13 @@ static void test_random_ports_and_loop_guard(void)
 
     moat_worker *worker = moat_worker_new(0, "127.0.0.1", 0, error, sizeof error);
     moat_call_worker *context = moat_call_worker_new(worker);
-    struct in6_addr host = {.s6_addr = {[10] = 0xff, [11] = 0xff, [12] = 192, 0, 2, 99}};
-    moat_call_worker_set_own(context, ports, &host, 1);
+    moat_call_worker_set_own(context, own);
     struct sockaddr_in6 from = {.sin6_family = AF_INET6, .sin6_port = htons(got[0])};
     from.sin6_addr = host;
     g_assert_true(moat_call_worker_is_own_source(context, &from));
+    from.sin6_port = htons((uint16_t)(got[0] + 1)); /* its RTCP port */
+    g_assert_true(moat_call_worker_is_own_source(context, &from));
+    from.sin6_port = htons(got[0]);
     inet_pton(AF_INET6, "::ffff:127.0.0.1", &from.sin6_addr);
     g_assert_true(moat_call_worker_is_own_source(context, &from));
     inet_pton(AF_INET6, "::ffff:192.0.2.100", &from.sin6_addr); /* a phone elsewhere */
@@ -282,15 +288,23 @@ static void test_random_ports_and_loop_guard(void)
     from.sin6_addr = host;
     from.sin6_port = htons(6000); /* not a leg's port */
     g_assert_false(moat_call_worker_is_own_source(context, &from));
+    moat_own_sockets_hold(own, 6000); /* now an ingest's */
+    g_assert_true(moat_call_worker_is_own_source(context, &from));
+    moat_own_sockets_release(own, 6000);
+    g_assert_false(moat_call_worker_is_own_source(context, &from));
     moat_call_worker_free(context);
     moat_worker_free(worker);
 
     for (int i = 0; i < 20; i++)
         moat_call_ports_release(ports, got[i], fds[i][0], fds[i][1]);
     g_assert_false(moat_call_ports_holds(ports, got[0]));
+    for (int i = 0; i < 20; i++) /* released pairs are no longer Moat's own */
+        g_assert_false(moat_own_sockets_holds(own, got[i]) ||
+                       moat_own_sockets_holds(own, (uint16_t)(got[i] + 1)));
     moat_call_ports_free(ports);
+    moat_own_sockets_free(own);
 
-    ports = moat_call_ports_new("127.0.0.1", 41900, 41905, error, sizeof error);
+    ports = moat_call_ports_new("127.0.0.1", 41900, 41905, NULL, error, sizeof error);
     int a[3][2];
     uint16_t p[3];
     for (int i = 0; i < 3; i++)

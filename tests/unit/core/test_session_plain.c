@@ -3,11 +3,13 @@
  * latches nothing); an SRTP ingest delivers only what authenticates, a
  * stranger's forgeries sent first latch nothing, and after the latch the
  * stranger's copies of authentic packets and the sender's replays are
- * dropped with their reasons. */
+ * dropped with their reasons; a datagram from one of Moat's own sockets (a
+ * call leg aimed at the ingest's port) is a loop, before or after a latch. */
 #include "session_harness.h"
 
 #include "session/session_internal.h"
 
+#include <arpa/inet.h>
 #include <glib.h>
 #include <string.h>
 
@@ -116,6 +118,44 @@ static void test_plain_ingest_latches_a_valid_packet_only(void)
     session_harness_clear(&h);
 }
 
+static void test_ingest_takes_nothing_from_moats_own_sockets(void)
+{
+    session_harness h;
+    session_harness_init(&h);
+    moat_own_sockets *own = moat_own_sockets_new_with_hosts(NULL, 0);
+    moat_worker_set_own_sockets(h.worker, own);
+    session_harness_create_plain(&h, NULL);
+    uint16_t port = h.session->plain_port;
+    g_assert_cmpuint(port, !=, 0);
+    g_assert_true(moat_own_sockets_holds(own, port)); /* no call leg may aim here */
+    /* A call leg's socket on the sender's (loopback) address. */
+    struct sockaddr_in6 leg = h.path.remote;
+    leg.sin6_port = htons(41002);
+    moat_own_sockets_hold(own, 41002);
+    static uint8_t packet[MOAT_DATAGRAM_CAPACITY];
+
+    feed(&h, &leg, packet, rtp(packet, 1));
+    g_assert_cmpuint(dropped(&h, MOAT_DROP_LOOP), ==, 1);
+    g_assert_cmpuint(delivered(&h), ==, 0);
+    g_assert_false(h.session->plain_latched);
+
+    /* The real sender latches; its address is the leg's, the leg's relay
+     * still takes nothing (the latch is by address). */
+    feed(&h, &h.path.remote, packet, rtp(packet, 2));
+    g_assert_true(h.session->plain_latched);
+    feed(&h, &leg, packet, rtp(packet, 3));
+    g_assert_cmpuint(dropped(&h, MOAT_DROP_LOOP), ==, 2);
+    g_assert_cmpuint(delivered(&h), ==, 1);
+    /* The leg closed: that port is anyone's again. */
+    moat_own_sockets_release(own, 41002);
+    feed(&h, &leg, packet, rtp(packet, 4));
+    g_assert_cmpuint(delivered(&h), ==, 2);
+
+    session_harness_clear(&h);
+    g_assert_false(moat_own_sockets_holds(own, port)); /* unmarked with its close */
+    moat_own_sockets_free(own);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -123,5 +163,7 @@ int main(int argc, char **argv)
                     test_srtp_ingest_latches_only_an_authentic_sender);
     g_test_add_func("/session-plain/plain-latches-valid-only",
                     test_plain_ingest_latches_a_valid_packet_only);
+    g_test_add_func("/session-plain/own-sockets-are-a-loop",
+                    test_ingest_takes_nothing_from_moats_own_sockets);
     return g_test_run();
 }

@@ -1,6 +1,7 @@
 /* The receive path of a worker and a session against hostile input: STUN
  * checks are rate-limited before their HMAC (without starving the peer's
- * consent checks or an ICE restart), datagrams longer than the receive
+ * consent checks or an ICE restart), a check from one of Moat's own
+ * sockets is a loop that selects nothing, datagrams longer than the receive
  * buffer are dropped as truncated, and a worker knows its own thread from
  * the first task it runs. */
 #include "session_harness.h"
@@ -117,6 +118,34 @@ static void test_stun_flood_is_rate_limited_before_the_hmac(void)
     moat_ice_client_free(forger);
     moat_ice_client_free(restarted);
     session_harness_clear(&h);
+}
+
+/* A valid check from a port Moat holds on this host (a call leg steered at
+ * the worker's port) is dropped as a loop before its ufrag is looked up: its
+ * tuple never becomes the session's. From the same port once Moat let it
+ * go, the check is answered. */
+static void test_stun_check_from_an_own_socket_is_a_loop(void)
+{
+    session_harness h;
+    session_harness_init(&h);
+    moat_own_sockets *own = moat_own_sockets_new_with_hosts(NULL, 0);
+    moat_worker_set_own_sockets(h.worker, own);
+    session_harness_create(&h, NULL);
+    moat_ice_client *peer = peer_client(GW_UFRAG, GW_PWD);
+    uint16_t port = ntohs(h.path.remote.sin6_port);
+    moat_own_sockets_hold(own, port);
+    send_check(&h, peer, &h.path, true);
+    g_assert_cmpuint(dropped(&h, MOAT_DROP_LOOP), ==, 1);
+    g_assert_false(h.session->has_selected);
+    moat_own_sockets_release(own, port);
+    send_check(&h, peer, &h.path, true);
+    g_assert_true(h.session->has_selected);
+    g_assert_cmpuint(dropped(&h, MOAT_DROP_LOOP), ==, 1);
+    session_harness_flush(&h);
+    session_harness_drain_peer(&h, NULL);
+    moat_ice_client_free(peer);
+    session_harness_clear(&h);
+    moat_own_sockets_free(own);
 }
 
 /* A datagram longer than the receive buffer is dropped as truncated rather
@@ -325,6 +354,8 @@ int main(int argc, char **argv)
     g_test_init(&argc, &argv, NULL);
     g_test_add_func("/session/receive/stun-flood-rate-limited",
                     test_stun_flood_is_rate_limited_before_the_hmac);
+    g_test_add_func("/session/receive/stun-from-own-socket-is-a-loop",
+                    test_stun_check_from_an_own_socket_is_a_loop);
     g_test_add_func("/session/receive/truncated-datagram", test_truncated_datagram_dropped);
     g_test_add_func("/session/relay/not-before-start",
                     test_nothing_is_relayed_to_a_session_before_it_starts);
