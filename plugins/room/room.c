@@ -372,9 +372,12 @@ static void room_on_relay(void *state, moat_rtp_packet *p)
     }
 }
 
-/* Subscriber feedback: keyframe requests go to the publisher (coalesced
- * there: one flag, and the core's rate limit). NACKs were answered by the
- * core from this subscriber's own retransmission cache. */
+/* Subscriber feedback: keyframe requests go to the publisher, for the
+ * layer this subscriber receives (room_simulcast_viewer_keyframe), at most
+ * one per ROOM_KEYFRAME_REQUEST_INTERVAL_US of this subscriber (the rest
+ * counted), then coalesced there (one flag, and the core's rate limit).
+ * NACKs were answered by the core from this subscriber's own
+ * retransmission cache. */
 static void room_on_rtcp(void *state, const uint8_t *packet, size_t length)
 {
     room_peer *peer = state;
@@ -402,7 +405,8 @@ static void room_on_rtcp(void *state, const uint8_t *packet, size_t length)
     }
     if (keyframe) {
         atomic_fetch_add_explicit(&peer->keyframe_requests, 1, memory_order_relaxed);
-        ask_keyframe(peer);
+        if (room_feedback_keyframe_allowed(peer, peer->gateway->now_us()))
+            room_simulcast_viewer_keyframe(peer);
     }
 }
 

@@ -46,6 +46,21 @@
 #define ROOM_REMB_INTERVAL_US 1000000u
 #define ROOM_ESTIMATE_AGE_US  5000000u
 #define ROOM_MAX_BITRATE      1000000000 /* the largest cap the API takes */
+/* A subscriber's own keyframe requests (its peer's PLI and FIR, a
+ * "configure" turning its video back on) reach its publisher at most once
+ * per this interval (room_feedback_keyframe_allowed); the rest are dropped
+ * and counted (keyframe_requests_dropped). A keyframe costs every viewer
+ * of the stream, or of the layer, several delta frames' bytes and a
+ * quality dip, so one viewer asking every 20 ms would otherwise hold the
+ * encoder at the core's one request per 300 ms per m-line for everyone.
+ * One second is what an honest viewer needs: its first request goes at
+ * once, the keyframe comes a round trip and an encode later (100-300 ms),
+ * and a decoder still without one asks again (browsers repeat while they
+ * wait). LiveKit throttles keyframe requests to a publisher per layer at
+ * 0.5 s (lowest quality) to 1 s (rtc.pli_throttle); this bounds each
+ * viewer instead, and the core's 300 ms (session_plugin_calls.c) bounds
+ * the sum of them. */
+#define ROOM_KEYFRAME_REQUEST_INTERVAL_US 1000000u
 /* The active speaker: the loudest publisher whose smoothed level is above
  * -ROOM_SPEAKER_DBOV and was updated within ROOM_SPEAKER_AGE_US. */
 #define ROOM_SPEAKER_DBOV   70
@@ -142,6 +157,11 @@ typedef struct room_peer {
      * FIR), for the API: a viewer that asks after a layer switch could not
      * decode across it. Written by its worker. */
     atomic_uint_fast64_t keyframe_requests;
+    /* Subscriber: of those, how many were not passed on to the publisher
+     * (ROOM_KEYFRAME_REQUEST_INTERVAL_US), for the API; and when the last
+     * one was passed on (its worker only, gateway clock, 0 never). */
+    atomic_uint_fast64_t keyframe_requests_dropped;
+    uint64_t keyframe_passed_us;
 
     /* publisher */
     room_codec codecs[ROOM_MAX_CODECS]; /* fixed at attach */
@@ -308,6 +328,12 @@ void room_feedback_tick(room_peer *publisher, uint64_t now_us);
 /* The REMB target of `n` subscriber estimates (bits/s; sorts them):
  * outliers left out, never below floor_bps; 0 when n is 0. Pure. */
 uint64_t room_feedback_aggregate(uint64_t *estimates, size_t n, uint64_t floor_bps);
+/* A subscriber's own keyframe request (its worker): true when it goes to
+ * the publisher, at most once per ROOM_KEYFRAME_REQUEST_INTERVAL_US (the
+ * first at once); false when it is dropped (counted). A cascade leg
+ * (relay) always passes: it carries the requests of the other node's
+ * viewers, each bounded there. */
+bool room_feedback_keyframe_allowed(room_peer *subscriber, uint64_t now_us);
 
 /* room_bwe.c: the subscriber's sender-side estimate (its worker): takes it
  * into s->layer and probes toward the next layer over `bitrates`. */

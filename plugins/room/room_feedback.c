@@ -6,7 +6,10 @@
  * own (room_message.c), so its encoder sends what its viewers can take. A simulcast publisher is
  * capped only by those maxima: each viewer picks the layer it can take, and a low viewer's estimate
  * would make the encoder turn its upper layers off. Sent from the publisher's timer, on its worker,
- * when the value changes or every ROOM_REMB_INTERVAL_US. */
+ * when the value changes or every ROOM_REMB_INTERVAL_US. A subscriber's
+ * keyframe requests are bounded here too: one per
+ * ROOM_KEYFRAME_REQUEST_INTERVAL_US reaches its publisher
+ * (room_feedback_keyframe_allowed). */
 #include "room.h"
 
 #include "rtp/rtcp_packet.h"
@@ -141,4 +144,17 @@ void room_feedback_tick(room_peer *publisher, uint64_t now_us)
     publisher->remb_last_us = now_us;
     atomic_store_explicit(&publisher->remb_bps, target, memory_order_relaxed);
     atomic_fetch_add_explicit(&publisher->remb_sent, 1, memory_order_relaxed);
+}
+
+bool room_feedback_keyframe_allowed(room_peer *subscriber, uint64_t now_us)
+{
+    if (subscriber->relay)
+        return true;
+    uint64_t last = subscriber->keyframe_passed_us;
+    if (last != 0 && now_us - last < ROOM_KEYFRAME_REQUEST_INTERVAL_US) {
+        atomic_fetch_add_explicit(&subscriber->keyframe_requests_dropped, 1, memory_order_relaxed);
+        return false;
+    }
+    subscriber->keyframe_passed_us = now_us != 0 ? now_us : 1;
+    return true;
 }

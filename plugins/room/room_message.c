@@ -82,13 +82,13 @@ static bool configure(room_peer *peer, json_t *request)
         if (v)
             atomic_store(&peer->muted[k], !json_is_true(v));
     }
-    /* Resumed video needs a keyframe to be decodable. */
-    if (json_is_true(json_object_get(request, "video"))) {
-        pthread_mutex_lock(&peer->room->lock);
-        room_peer *source = peer->publisher ? peer : peer->source;
-        if (source)
-            atomic_store(&source->keyframe_wanted, true);
-        pthread_mutex_unlock(&peer->room->lock);
+    /* Resumed video needs a keyframe to be decodable: a subscriber's is one
+     * of its keyframe requests (for its layer, within its limit). */
+    if (json_is_true(json_object_get(request, "video")) && peer->publisher) {
+        atomic_store(&peer->keyframe_wanted, true);
+    } else if (json_is_true(json_object_get(request, "video")) &&
+               room_feedback_keyframe_allowed(peer, peer->gateway->now_us())) {
+        room_simulcast_viewer_keyframe(peer);
     }
     return true;
 }

@@ -297,6 +297,8 @@ static json_t *describe(room *r, bool full)
                                 (json_int_t)atomic_load(&s->estimate_bps));
         json_object_set_new(sub, "keyframe_requests",
                             json_integer((json_int_t)atomic_load(&s->keyframe_requests)));
+        json_object_set_new(sub, "keyframe_requests_dropped",
+                            json_integer((json_int_t)atomic_load(&s->keyframe_requests_dropped)));
         json_t *layer = room_simulcast_describe_subscriber(s);
         if (layer)
             json_object_set_new(sub, "layer", layer);

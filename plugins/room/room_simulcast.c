@@ -262,6 +262,18 @@ static void ask_source_keyframe(room_peer *s)
     pthread_mutex_unlock(&s->room->lock);
 }
 
+void room_simulcast_viewer_keyframe(room_peer *s)
+{
+    int current = s->layer.current;
+    pthread_mutex_lock(&s->room->lock);
+    room_peer *source = s->source;
+    if (source && source == s->layer_source && current >= 0 && current < ROOM_MAX_LAYERS)
+        atomic_fetch_or(&source->keyframe_layers, 1u << current);
+    else if (source)
+        atomic_store(&source->keyframe_wanted, true);
+    pthread_mutex_unlock(&s->room->lock);
+}
+
 static void publish_state(room_peer *s)
 {
     atomic_store_explicit(&s->layer_mask, room_layers_mask(&s->layer), memory_order_relaxed);

@@ -36,6 +36,13 @@ void room_simulcast_tick(room_peer *s, uint64_t now_us);
 /* Subscriber's worker: REMB and receiver reports from its peer. */
 void room_simulcast_feedback(room_peer *s, const uint8_t *packet, size_t length, uint64_t now_us);
 
+/* Subscriber's worker: its peer asked for a keyframe (PLI, FIR, video
+ * turned back on). The source is asked for the layer the subscriber
+ * receives, not every layer (whose other viewers need none); for every
+ * layer only when it receives none yet, its source has none (plain video)
+ * or its layer state is still the previous source's. */
+void room_simulcast_viewer_keyframe(room_peer *s);
+
 /* Publisher's worker, on a video packet: sends the keyframe requests its
  * subscribers asked for (keyframe_wanted: every layer; keyframe_layers:
  * those layers, one PLI each, so viewers of the other layers are not sent

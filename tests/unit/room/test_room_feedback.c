@@ -70,6 +70,34 @@ static void test_absurd_remb_is_clamped(void)
     g_assert_cmpuint(atomic_load(&viewer.estimate_us), ==, 1000);
 }
 
+/* A viewer's keyframe requests reach its publisher once a second: the
+ * first at once (also right after joining, and at a clock near zero), the
+ * rest of that second dropped and counted; a cascade leg's always pass
+ * (they are the other node's viewers', each bounded there). */
+static void test_keyframe_requests_once_a_second(void)
+{
+    room_peer viewer = {0};
+    g_assert_true(room_feedback_keyframe_allowed(&viewer, 0));
+    g_assert_false(room_feedback_keyframe_allowed(&viewer, 20000));
+    g_assert_cmpuint(atomic_load(&viewer.keyframe_requests_dropped), ==, 1);
+
+    room_peer flooder = {0};
+    uint64_t now = 5000000;
+    unsigned passed = 0;
+    for (int i = 0; i < 300; i++, now += 20000) /* every 20 ms for 6 s */
+        passed += room_feedback_keyframe_allowed(&flooder, now);
+    g_assert_cmpuint(passed, ==, 6);
+    g_assert_cmpuint(atomic_load(&flooder.keyframe_requests_dropped), ==, 294);
+    /* A second after the last one passed, the next passes. */
+    g_assert_false(room_feedback_keyframe_allowed(&flooder, 11000000 - 1));
+    g_assert_true(room_feedback_keyframe_allowed(&flooder, 11000000));
+
+    room_peer leg = {.relay = true};
+    for (int i = 0; i < 10; i++)
+        g_assert_true(room_feedback_keyframe_allowed(&leg, 5000000 + (uint64_t)i * 20000));
+    g_assert_cmpuint(atomic_load(&leg.keyframe_requests_dropped), ==, 0);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -77,5 +105,7 @@ int main(int argc, char **argv)
     g_test_add_func("/room/feedback/slow-viewer", test_slow_but_not_outlying_viewer_counts);
     g_test_add_func("/room/feedback/floor", test_floor);
     g_test_add_func("/room/feedback/absurd-remb", test_absurd_remb_is_clamped);
+    g_test_add_func("/room/feedback/keyframe-requests-once-a-second",
+                    test_keyframe_requests_once_a_second);
     return g_test_run();
 }

@@ -527,6 +527,49 @@ static void test_repair_bitrate(void)
     pthread_mutex_destroy(&w.r.lock);
 }
 
+/* A viewer's PLI asks the publisher for a keyframe on the layer that
+ * viewer receives only (one PLI for that layer's SSRC): not on every layer,
+ * whose other viewers would all be sent a keyframe they did not need. With
+ * no layer received yet, or its layer state still of a previous source,
+ * every layer. */
+static void test_viewer_keyframe_asks_its_layer(void)
+{
+    world w;
+    world_init(&w);
+    /* Nothing received yet: every layer. */
+    room_simulcast_viewer_keyframe(&w.sub);
+    g_assert_true(atomic_load(&w.pub.keyframe_wanted));
+    g_assert_cmpuint(atomic_load(&w.pub.keyframe_layers), ==, 0);
+    atomic_store(&w.pub.keyframe_wanted, false);
+
+    /* Receiving m (pinned, switched at its keyframe). */
+    atomic_store(&w.sub.layer_request, 1);
+    g_assert_false(feed(&w, SSRC_H, 10, 9000, true));
+    g_assert_true(feed(&w, SSRC_M, 300, 9000, true));
+    g_assert_cmpint(w.sub.layer.current, ==, 1);
+    atomic_store(&w.pub.keyframe_layers, 0u);
+    atomic_store(&w.pub.keyframe_wanted, false);
+    room_simulcast_viewer_keyframe(&w.sub);
+    g_assert_false(atomic_load(&w.pub.keyframe_wanted));
+    g_assert_cmpuint(atomic_load(&w.pub.keyframe_layers), ==, 1u << 1);
+    n_keyframe_asks = 0;
+    room_simulcast_ask_keyframes(&w.pub, 0);
+    g_assert_cmpuint(n_keyframe_asks, ==, 1);
+    g_assert_cmpint(keyframe_asks[0], ==, SSRC_M);
+
+    /* Its source changed, its layer state not refreshed yet: the new
+     * source's every layer (the current index was the old source's). */
+    room_peer other = {.publisher = true, .room = &w.r, .gateway = &fake_gateway};
+    pthread_mutex_lock(&w.r.lock);
+    w.sub.source = &other;
+    pthread_mutex_unlock(&w.r.lock);
+    room_simulcast_viewer_keyframe(&w.sub);
+    g_assert_true(atomic_load(&other.keyframe_wanted));
+    g_assert_cmpuint(atomic_load(&other.keyframe_layers), ==, 0);
+    g_assert_cmpuint(atomic_load(&w.pub.keyframe_layers), ==, 0);
+    pthread_mutex_destroy(&w.r.lock);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -535,5 +578,7 @@ int main(int argc, char **argv)
     g_test_add_func("/room/layers/padding-bitrate", test_padding_bitrate);
     g_test_add_func("/room/layers/temporal-drop", test_temporal_drop);
     g_test_add_func("/room/layers/repair-bitrate", test_repair_bitrate);
+    g_test_add_func("/room/layers/viewer-keyframe-asks-its-layer",
+                    test_viewer_keyframe_asks_its_layer);
     return g_test_run();
 }
