@@ -92,10 +92,17 @@ int moat_retransmit_map_rebuild(moat_retransmit_map *map, uint16_t sequence, uin
     memcpy(out, packet, n);
     if (moat_rtp_rewrite_apply(out, &n, &e->rewrite) != MOAT_RTP_OK)
         return MOAT_RTP_ERR_NO_SPACE;
-    e->resent = true;
-    e->resent_us = now_us;
     *length = n;
     return MOAT_RTP_OK;
+}
+
+void moat_retransmit_map_mark_resent(moat_retransmit_map *map, uint16_t sequence, uint64_t now_us)
+{
+    entry *e = &map->entries[sequence & map->mask];
+    if (e->source_id == 0 || e->rewrite.sequence != sequence)
+        return;
+    e->resent = true;
+    e->resent_us = now_us;
 }
 
 bool moat_retransmit_map_resent_after(const moat_retransmit_map *map, uint16_t sequence,

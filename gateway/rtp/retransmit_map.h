@@ -52,11 +52,18 @@ typedef const moat_retransmit_cache *(*moat_retransmit_resolve_fn)(void *user, u
  * resent less than min_resend_interval_us ago; MOAT_RTP_ERR_NO_SPACE when
  * the map recorded it but its source is gone (freed, or the source cache
  * dropped that packet or holds another under its number) or older than
- * max_age_us, which the caller counts. A resend is recorded only on
- * MOAT_RTP_OK. */
+ * max_age_us, which the caller counts. Records nothing: the caller marks
+ * the resend (moat_retransmit_map_mark_resent) once the packet went, not
+ * when its limits refused it or the send failed (a packet marked but never
+ * resent would be refused to the next NACK and to loss repairs). */
 int moat_retransmit_map_rebuild(moat_retransmit_map *map, uint16_t sequence, uint64_t now_us,
                                 moat_retransmit_resolve_fn resolve, void *user, uint8_t *out,
                                 size_t capacity, size_t *length);
+
+/* The packet sent as `sequence` was resent at now_us: rebuilds within
+ * min_resend_interval_us are rate limited, and moat_retransmit_map_resent_after
+ * sees it. Nothing when the map does not hold it. */
+void moat_retransmit_map_mark_resent(moat_retransmit_map *map, uint16_t sequence, uint64_t now_us);
 
 /* Whether the packet sent as `sequence` is recorded and was last resent
  * after `after_us`. */

@@ -318,7 +318,8 @@ void moat_session_size_cache(moat_retransmit_cache **cache, uint64_t *shrunk_us,
 /* session_rtx_share.c: send_rtp_forward (plugin.h), and a NACK of a
  * forwarded stream's packet rebuilt from the worker's shared source copy
  * into out (capacity MOAT_RETRANSMIT_MAX_PACKET): the map's results
- * (retransmit_map.h). Session's worker. */
+ * (retransmit_map.h; nothing marked resent: the caller marks it with
+ * moat_retransmit_map_mark_resent once it was sent). Session's worker. */
 int moat_session_send_rtp_forward(moat_plugin_session *handle, uint8_t *packet, size_t *length,
                                   uint64_t source_key, const moat_rtp_rewrite *rewrite);
 int moat_session_rebuild_forwarded(moat_session *session, moat_outgoing_stream *stream,

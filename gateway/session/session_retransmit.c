@@ -70,16 +70,19 @@ static int rtx_of(moat_session *session, moat_outgoing_stream *stream, const uin
 
 /* The packet sent as `sequence` for a resend now: rebuilt from the
  * worker's shared source when the stream forwarded it (a gone source is a
- * counted drop), else from the stream's own cache. 0, or -1 with nothing to
- * send. The stream's byte budget and the RTCP packet's count (*answered)
- * bound what is resent; refusals are counted drops. */
+ * counted drop; *rebuilt_shared: the caller marks the resend once it went),
+ * else from the stream's own cache (the resend recorded there). 0, or -1
+ * with nothing to send. The stream's byte budget and the RTCP packet's
+ * count (*answered) bound what is resent; refusals are counted drops and
+ * leave the packet unmarked, so a later NACK or repair still has it. */
 static int resend_packet(moat_session *session, moat_outgoing_stream *stream, uint16_t sequence,
                          uint64_t now, unsigned answered, uint8_t *rebuilt, const uint8_t **packet,
-                         size_t *length)
+                         size_t *length, bool *rebuilt_shared)
 {
     int status = moat_session_rebuild_forwarded(session, stream, sequence, now, rebuilt, length);
     if (status == MOAT_RTP_ERR_NO_SPACE)
         moat_session_drop(session, MOAT_DROP_NACK_GONE);
+    *rebuilt_shared = status == MOAT_RTP_OK;
     if (status == MOAT_RTP_OK) {
         *packet = rebuilt;
         if (answered < MOAT_RETRANSMIT_MAX_PER_RTCP &&
@@ -123,7 +126,9 @@ static unsigned resend_one(moat_session *session, moat_outgoing_stream *stream, 
     uint8_t rebuilt[MOAT_RETRANSMIT_MAX_PACKET];
     const uint8_t *packet;
     size_t length;
-    if (resend_packet(session, stream, sequence, now, answered, rebuilt, &packet, &length) != 0)
+    bool rebuilt_shared;
+    if (resend_packet(session, stream, sequence, now, answered, rebuilt, &packet, &length,
+                      &rebuilt_shared) != 0)
         return 0;
     uint8_t rtx[MOAT_RTX_BUFFER];
     int wrapped = rtx_of(session, stream, packet, length, rtx, sizeof rtx);
@@ -137,6 +142,8 @@ static unsigned resend_one(moat_session *session, moat_outgoing_stream *stream, 
         copies > 1 && !moat_retransmit_budget_take(&stream->budget, length, now) ? 1 : copies;
     if (moat_session_send_protected_copies(session, packet, length, false, sending) != 0)
         return 0;
+    if (rebuilt_shared)
+        moat_retransmit_map_mark_resent(stream->map, sequence, now);
     moat_counter_add(&moat_worker_counters_mut(session->worker)->nacked_retransmission_copies,
                      sending - 1);
     return sending;

@@ -67,22 +67,38 @@ static uint64_t counter(session_harness *h, size_t offset)
         (const uint64_t *)((const char *)moat_worker_counters(h->worker) + offset));
 }
 
-static uint64_t gone(session_harness *h)
+static uint64_t dropped(session_harness *h, moat_drop_reason reason)
 {
-    return counter(h, offsetof(moat_counters, dropped) + sizeof(uint64_t) * MOAT_DROP_NACK_GONE);
+    return counter(h, offsetof(moat_counters, dropped) + sizeof(uint64_t) * reason);
 }
 
-static void nack(session_harness *h, uint16_t seq)
+static uint64_t gone(session_harness *h)
+{
+    return dropped(h, MOAT_DROP_NACK_GONE);
+}
+
+static uint64_t resent(session_harness *h)
+{
+    return counter(h, offsetof(moat_counters, nacked_retransmissions));
+}
+
+/* One SRTCP compound from the peer NACKing `n` sequence numbers. */
+static void nack_many(session_harness *h, const uint16_t *seqs, size_t n)
 {
     uint8_t plain[200], out[300];
     moat_rtcp_writer w;
     moat_rtcp_writer_init(&w, plain, sizeof plain);
     g_assert_cmpint(moat_rtcp_build_rr(&w, HARNESS_REMOTE_SSRC, NULL, 0), ==, 0);
-    g_assert_cmpint(moat_rtcp_build_nack(&w, HARNESS_REMOTE_SSRC, HARNESS_LOCAL_SSRC, &seq, 1), ==,
+    g_assert_cmpint(moat_rtcp_build_nack(&w, HARNESS_REMOTE_SSRC, HARNESS_LOCAL_SSRC, seqs, n), ==,
                     0);
     size_t length = session_harness_peer_protect_rtcp(h, plain, w.length, out, sizeof out);
     moat_session_handle_srtp(h->session, NULL, out, length, sizeof out);
     session_harness_flush(h);
+}
+
+static void nack(session_harness *h, uint16_t seq)
+{
+    nack_many(h, &seq, 1);
 }
 
 static void start(session_harness *h, moat_worker *on, const char *id, const char *ufrag)
@@ -162,9 +178,84 @@ static void test_shared_source_and_gone(void)
     session_harness_clear(&a);
 }
 
+/* The stream's retransmission budget: `tokens` bytes now, no refill
+ * before the next tick (the worker's clock must move for one). */
+static void set_budget(session_harness *h, double tokens, uint64_t now)
+{
+    moat_retransmit_budget *budget = &h->session->outgoing[0].budget;
+    budget->tokens = tokens;
+    budget->refilled_us = now;
+}
+
+/* A NACK that the stream's budget or the RTCP packet's maximum refused
+ * leaves the packet unmarked: the next NACK for it, within the 10 ms resend
+ * interval, is answered (it was refused as rate limited, silently), and a
+ * transport-cc repair still sees it not resent (moat_retransmit_map_resent_after). */
+static void test_refused_resend_is_not_marked(void)
+{
+    session_harness a;
+    start(&a, NULL, "sub-a", "ufraga1");
+    uint64_t now = 1000000;
+    moat_worker_set_now_us(a.worker, now);
+    /* Two seconds: past the first complete rate window the worker's copy
+     * holds over a second of the stream (the last 250 packets or so). */
+    for (uint16_t i = 0; i < 400; i++) {
+        moat_worker_set_now_us(a.worker, now += 5000);
+        forward(&a, KEY_LOW, SOURCE_LOW, (uint16_t)(40000 + i), (uint16_t)(100 + i), NULL, NULL);
+    }
+    session_harness_drain_peer(&a, NULL);
+    const moat_retransmit_map *map = a.session->outgoing[0].map;
+    g_assert_nonnull(map);
+
+    /* The budget is spent: 450 is refused (nack_limit), not marked. */
+    uint64_t limited = dropped(&a, MOAT_DROP_NACK_LIMIT), answered = resent(&a);
+    set_budget(&a, 0, now);
+    nack(&a, 450);
+    g_assert_cmpuint(dropped(&a, MOAT_DROP_NACK_LIMIT), ==, limited + 1);
+    g_assert_cmpuint(resent(&a), ==, answered);
+    g_assert_false(moat_retransmit_map_resent_after(map, 450, 0));
+    /* Budget again 5 ms later: the NACK for it is answered, and marked. */
+    moat_worker_set_now_us(a.worker, now += 5000);
+    set_budget(&a, 1e6, now);
+    nack(&a, 450);
+    g_assert_cmpuint(resent(&a), ==, answered + 1);
+    g_assert_true(moat_retransmit_map_resent_after(map, 450, now - 1));
+    size_t datagrams;
+    session_harness_drain_peer(&a, &datagrams);
+    g_assert_cmpuint(datagrams, >=, 1);
+
+    /* One RTCP packet naming 70: MOAT_RETRANSMIT_MAX_PER_RTCP (64) are
+     * answered and marked, the other 6 refused and not marked. */
+    uint16_t seqs[70];
+    for (size_t i = 0; i < G_N_ELEMENTS(seqs); i++)
+        seqs[i] = (uint16_t)(400 + i);
+    moat_worker_set_now_us(a.worker, now += 20000);
+    set_budget(&a, 1e6, now);
+    limited = dropped(&a, MOAT_DROP_NACK_LIMIT);
+    answered = resent(&a);
+    nack_many(&a, seqs, G_N_ELEMENTS(seqs));
+    g_assert_cmpuint(resent(&a), ==, answered + MOAT_RETRANSMIT_MAX_PER_RTCP);
+    g_assert_cmpuint(dropped(&a, MOAT_DROP_NACK_LIMIT), ==, limited + 6);
+    g_assert_true(moat_retransmit_map_resent_after(map, 463, now - 1));
+    for (uint16_t seq = 464; seq < 470; seq++)
+        g_assert_false(moat_retransmit_map_resent_after(map, seq, 0));
+    session_harness_drain_peer(&a, NULL);
+    /* 5 ms later the NACK of one of them is answered. */
+    moat_worker_set_now_us(a.worker, now += 5000);
+    set_budget(&a, 1e6, now);
+    nack(&a, 469);
+    g_assert_cmpuint(resent(&a), ==, answered + MOAT_RETRANSMIT_MAX_PER_RTCP + 1);
+    g_assert_true(moat_retransmit_map_resent_after(map, 469, now - 1));
+    session_harness_drain_peer(&a, &datagrams);
+    g_assert_cmpuint(datagrams, >=, 1);
+    session_harness_clear(&a);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
     g_test_add_func("/session_rtx_share/shared_source_and_gone", test_shared_source_and_gone);
+    g_test_add_func("/session_rtx_share/refused_resend_is_not_marked",
+                    test_refused_resend_is_not_marked);
     return g_test_run();
 }

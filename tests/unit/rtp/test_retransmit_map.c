@@ -170,11 +170,22 @@ static void test_layer_switch(void)
         g_assert_cmpint(rebuild(map, &s, (uint16_t)(20 + i), now, out, &n), ==, MOAT_RTP_OK);
         g_assert_cmpmem(out, n, sent[i].bytes, sent[i].length);
     }
-    /* Within the resend interval: rate limited; after it: again. */
+    /* A rebuild alone marks nothing (its resend may still be refused, or
+     * fail): rebuilt again at once, not seen as resent. */
     uint8_t out[MOAT_RETRANSMIT_MAX_PACKET];
     size_t n;
+    g_assert_cmpint(rebuild(map, &s, 22, now + 5000, out, &n), ==, MOAT_RTP_OK);
+    g_assert_false(moat_retransmit_map_resent_after(map, 22, 0));
+    /* Marked resent: within the resend interval rate limited; after it,
+     * again. */
+    moat_retransmit_map_mark_resent(map, 22, now);
+    g_assert_true(moat_retransmit_map_resent_after(map, 22, now - 1));
+    g_assert_false(moat_retransmit_map_resent_after(map, 22, now));
     g_assert_cmpint(rebuild(map, &s, 22, now + 5000, out, &n), ==, MOAT_RTP_ERR_RATE_LIMITED);
     g_assert_cmpint(rebuild(map, &s, 22, now + 10000, out, &n), ==, MOAT_RTP_OK);
+    /* A sequence number the map does not hold is not marked. */
+    moat_retransmit_map_mark_resent(map, 30, now);
+    g_assert_false(moat_retransmit_map_resent_after(map, 30, 0));
     /* Never sent: not found. */
     g_assert_cmpint(rebuild(map, &s, 30, now, out, &n), ==, MOAT_RTP_ERR_NOT_FOUND);
     g_assert_cmpint(rebuild(map, &s, 19, now, out, &n), ==, MOAT_RTP_ERR_NOT_FOUND);
