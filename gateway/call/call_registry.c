@@ -243,17 +243,36 @@ static bool rewrite_for(moat_call *call, int to_side, const moat_ng_request *req
     return true;
 }
 
-/* Which side sent an offer: side 1 when it is the answerer's tag (a
- * re-INVITE from the callee), else side 0 (a new from-tag replaces it). */
-static int offer_side(moat_call *call, const char *from_tag)
+/* The side whose tag is `tag`, else -1. */
+static int tag_side(const moat_call *call, const char *tag)
 {
-    if (call->tags[1] && strcmp(call->tags[1], from_tag) == 0)
-        return 1;
-    if (strcmp(call->tags[0], from_tag) != 0) {
-        g_free(call->tags[0]);
-        call->tags[0] = g_strdup(from_tag);
+    for (int side = 0; tag && *tag && side < 2; side++) {
+        if (call->tags[side] && strcmp(call->tags[side], tag) == 0)
+            return side;
     }
-    return 0;
+    return -1;
+}
+
+/* Which side sent an offer: the one its from-tag names; else the other
+ * side of the one its to-tag names (a re-INVITE from a forked callee whose
+ * 200 OK was not the last answer, or the callee's offer before any answer),
+ * which may only be the callee's: the caller's tag is never replaced. -1:
+ * the tags name no party. */
+static int offer_side(const moat_call *call, const moat_ng_request *request)
+{
+    int side = tag_side(call, request->from_tag);
+    if (side >= 0)
+        return side;
+    return tag_side(call, request->to_tag) == 0 ? 1 : -1;
+}
+
+/* The offer from `side` succeeded: its from-tag is now that side's. */
+static void note_tag(moat_call *call, int side, const char *tag)
+{
+    if (call->tags[side] && strcmp(call->tags[side], tag) == 0)
+        return;
+    g_free(call->tags[side]);
+    call->tags[side] = g_strdup(tag);
 }
 
 void moat_call_registry_set_draining(moat_call_registry *registry, bool draining)
@@ -331,13 +350,18 @@ void moat_call_offer_run(moat_call_registry *registry, const moat_ng_request *re
     }
     if (created)
         call = call_new(registry, request->call_id, request->from_tag);
+    int side = offer_side(call, request);
+    if (side < 0) {
+        explicit_bzero(&sdp, sizeof sdp); /* a=crypto keys */
+        moat_call_request_fail(reply, "From-tag and to-tag name no party of the call%s", NULL);
+        return;
+    }
     if (!ensure_streams(call, sdp.n_media)) {
         if (created)
             g_hash_table_remove(registry->calls, request->call_id);
         moat_call_request_fail(reply, "Ran out of ports%s", NULL);
         return;
     }
-    int side = offer_side(call, request->from_tag);
     if (webrtc && !moat_call_start_webrtc(call, side, request, reply)) {
         explicit_bzero(&sdp, sizeof sdp); /* a=crypto keys */
         if (created)
@@ -376,6 +400,7 @@ void moat_call_offer_run(moat_call_registry *registry, const moat_ng_request *re
                               : g_strndup(request->sdp, request->sdp_length);
     call->has_sdp[side] = true;
     call->offer_side = side;
+    note_tag(call, side, request->from_tag);
     moat_call_restore_note(call, request);
 }
 
@@ -414,8 +439,6 @@ void moat_call_answer(moat_call_registry *registry, const moat_ng_request *reque
     moat_ng_request plain = *request;
     if (answered_webrtc && !plain.transport_protocol)
         plain.transport_protocol = "RTP/AVP"; /* the phone's leg is not the party's */
-    if (!call->tags[answerer])
-        call->tags[answerer] = g_strdup(request->to_tag);
     bool mux[MOAT_CALL_SDP_MAX_MEDIA];
     moat_call_answer_mux(&sdp, call->rtcp_mux_offered, mux);
     moat_call_sdp_rewrite sdes = {0};
@@ -443,6 +466,10 @@ void moat_call_answer(moat_call_registry *registry, const moat_ng_request *reque
         set_endpoints(call, offerer, &call->sdp[offerer], request, mux);
     call->sdp[answerer] = sdp;
     call->has_sdp[answerer] = true;
+    /* The latest answer's to-tag is the callee's (a later fork's 200 OK
+     * took the call); the caller answering keeps its own. */
+    if (answerer == 1 || !call->tags[answerer])
+        note_tag(call, answerer, request->to_tag);
     moat_call_restore_note(call, request);
 }
 

@@ -1,10 +1,14 @@
 /* The calls Moat relays for a SIP proxy: a registry of calls by call-id,
  * each with its two parties by tag (side 0: the first offer's from-tag,
- * side 1: the answerer's to-tag) and one stream (two legs, call_media.h)
- * per m-line, all on one worker. Driven by ng commands (offer, answer,
- * delete, query, list: ng/ng_request.h). An offer or answer whose SDP aims
- * a leg at a refused destination (call_address.h) is an error that creates
- * and changes nothing. Control thread only. */
+ * never replaced; side 1: the latest answer's to-tag, so a later fork's
+ * 200 OK takes the call, or the from-tag of an offer whose to-tag is the
+ * caller's) and one stream (two legs, call_media.h) per m-line, all on one
+ * worker. Driven by ng commands (offer, answer, delete, query, list:
+ * ng/ng_request.h). An offer goes to the side its from-tag names, else to
+ * the callee's when its to-tag is the caller's; tags naming no party are
+ * an error. An offer or answer whose SDP aims a leg at a refused
+ * destination (call_address.h) is an error that creates and changes
+ * nothing. Control thread only. */
 #ifndef MOAT_CALL_REGISTRY_H
 #define MOAT_CALL_REGISTRY_H
 

@@ -198,3 +198,80 @@ def test_ng_runs_out_of_ports():
     finally:
         client.close()
         assert gw.stop() == 0
+
+
+def phone_at(ip):
+    """A phone's RTP socket on its own loopback address (127.0.0.x)."""
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    s.bind((ip, 0))
+    s.settimeout(0.02)
+    return s
+
+
+def sdp_at(phone):
+    ip, port = phone.getsockname()
+    return (f"v=0\r\no=- 1 1 IN IP4 {ip}\r\ns=-\r\nc=IN IP4 {ip}\r\nt=0 0\r\n"
+            f"m=audio {port} RTP/AVP 8\r\na=rtpmap:8 PCMA/8000\r\na=sendrecv\r\n")
+
+
+def heard(phone, seconds=0.4):
+    """The SSRCs of the RTP that reached `phone` within `seconds`."""
+    ssrcs, until = set(), time.monotonic() + seconds
+    while time.monotonic() < until:
+        try:
+            data, _ = phone.recvfrom(2048)
+        except OSError:
+            continue
+        ssrcs.add(struct.unpack("!I", data[8:12])[0])
+    return ssrcs
+
+
+def test_ng_forked_answer_then_reinvite_from_the_winning_branch(voip):
+    """A forks to B1 and B2; B1's 200 OK is answered first, B2's last (the
+    call is B2's). B2's re-INVITE (from-tag B2, to-tag A) is the callee's:
+    A keeps its tag and its leg while it is pending and after A's 200 OK,
+    and media goes A <-> B2 (before, B2's SDP went onto the caller's leg:
+    B2 heard itself, and each party was told to move to the other's port)."""
+    gw, client, _ = voip
+    a, b1, b2 = phone_at("127.0.0.1"), phone_at("127.0.0.2"), phone_at("127.0.0.3")
+    offer = client.command("offer", call_id="fork", from_tag="A", sdp=sdp_at(a))
+    assert offer["result"] == "ok", offer
+    leg_b = sdp_port(offer["sdp"])
+    for branch, phone in (("B1", b1), ("B2", b2)):
+        answer = client.command("answer", call_id="fork", from_tag="A", to_tag=branch,
+                                sdp=sdp_at(phone))
+        assert answer["result"] == "ok", answer
+    leg_a = sdp_port(answer["sdp"])
+    assert set(client.command("query", call_id="fork")["tags"]) == {"A", "B2"}
+
+    def talk():
+        for seq in range(10):
+            a.sendto(rtp(seq, 0xA), ("127.0.0.1", leg_a))
+            b2.sendto(rtp(seq, 0xB2), ("127.0.0.1", leg_b))
+            time.sleep(0.01)
+        assert heard(a) == {0xB2}
+        assert heard(b2) == {0xA}
+        assert heard(b1, 0.1) == set()
+
+    talk()
+    reinvite = client.command("offer", call_id="fork", from_tag="B2", to_tag="A",
+                              sdp=sdp_at(b2))
+    assert reinvite["result"] == "ok", reinvite
+    assert sdp_port(reinvite["sdp"]) == leg_a  # A is told to keep its own leg
+    assert set(client.command("query", call_id="fork")["tags"]) == {"A", "B2"}
+    talk()  # while the re-INVITE is pending
+    ok = client.command("answer", call_id="fork", from_tag="B2", to_tag="A", sdp=sdp_at(a))
+    assert ok["result"] == "ok", ok
+    assert sdp_port(ok["sdp"]) == leg_b
+    talk()
+    # A's own re-INVITE afterwards is still A's.
+    again = client.command("offer", call_id="fork", from_tag="A", to_tag="B2", sdp=sdp_at(a))
+    assert again["result"] == "ok" and sdp_port(again["sdp"]) == leg_b, again
+    # Tags that name no party (or a stranger taking the caller's place): refused.
+    for tags in (dict(from_tag="X"), dict(from_tag="X", to_tag="B2")):
+        refused = client.command("offer", call_id="fork", sdp=sdp_at(b1), **tags)
+        assert refused["result"] == "error" and refused["error-reason"], refused
+    assert set(client.command("query", call_id="fork")["tags"]) == {"A", "B2"}
+    talk()
+    for s in (a, b1, b2):
+        s.close()

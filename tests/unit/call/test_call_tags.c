@@ -1,0 +1,166 @@
+/* Which party an ng command names, through the call layer's C API on a
+ * real worker with real UDP sockets: a forked call's later answer makes its
+ * to-tag the callee's, so the winning branch's re-INVITE (its from-tag, the
+ * caller's to-tag) lands on the callee's leg and each party keeps its own
+ * port; an offer whose tags name no party (or would replace the caller's)
+ * is an error that leaves the call as it was. */
+#include <glib.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "call/call_registry.h"
+#include "call_test_support.h"
+
+static uint8_t rtp_packet[172] = {0x80, 8, 0, 1, 0, 0, 0, 160, 0x11, 0x22, 0x33, 0x44};
+
+static uint16_t sdp_port(const char *sdp)
+{
+    const char *m = strstr(sdp, "m=audio ");
+    g_assert_nonnull(m);
+    return (uint16_t)atoi(m + 8);
+}
+
+/* Runs one offer or answer that must succeed; returns the port its
+ * rewritten SDP names. */
+static uint16_t command_ok(call_fixture *f, bool answer, const char *from, const char *to,
+                           uint16_t phone_port)
+{
+    char *sdp = call_phone_sdp(phone_port, NULL, 0);
+    moat_ng_request request = call_request("fork", from, to, sdp);
+    moat_call_reply reply = {0};
+    if (answer)
+        moat_call_answer(f->registry, &request, &reply);
+    else
+        moat_call_offer(f->registry, &request, &reply);
+    g_assert_cmpstr(reply.error, ==, "");
+    uint16_t port = sdp_port(reply.sdp);
+    moat_call_reply_clear(&reply);
+    g_free(sdp);
+    return port;
+}
+
+/* An offer that must be refused. */
+static void offer_refused(call_fixture *f, const char *from, const char *to, uint16_t phone_port)
+{
+    char *sdp = call_phone_sdp(phone_port, NULL, 0);
+    moat_ng_request request = call_request("fork", from, to, sdp);
+    moat_call_reply reply = {0};
+    moat_call_offer(f->registry, &request, &reply);
+    g_assert_cmpstr(reply.error, !=, "");
+    g_assert_null(reply.sdp);
+    g_free(sdp);
+}
+
+static void assert_tags(call_fixture *f, const char *caller, const char *callee)
+{
+    moat_call_view view;
+    g_assert_cmpint(moat_call_query(f->registry, "fork", &view), ==, 0);
+    g_assert_cmpstr(view.sides[0].tag, ==, caller);
+    g_assert_cmpstr(view.sides[1].tag, ==, callee);
+}
+
+/* A's packet to its leg reaches B2 (not B1), B2's to its leg reaches A,
+ * and neither hears itself. */
+static void assert_a_talks_with_b2(int a, uint16_t leg_a, int b1, int b2, uint16_t leg_b)
+{
+    uint8_t buffer[2048];
+    call_send_to(a, leg_a, rtp_packet, sizeof rtp_packet);
+    g_assert_cmpint(call_receive(b2, buffer, sizeof buffer, 2000), ==, sizeof rtp_packet);
+    call_send_to(b2, leg_b, rtp_packet, sizeof rtp_packet);
+    g_assert_cmpint(call_receive(a, buffer, sizeof buffer, 2000), ==, sizeof rtp_packet);
+    g_assert_cmpint(call_receive(b1, buffer, sizeof buffer, 200), ==, -1);
+    g_assert_cmpint(call_receive(b2, buffer, sizeof buffer, 50), ==, -1);
+    g_assert_cmpint(call_receive(a, buffer, sizeof buffer, 50), ==, -1);
+}
+
+/* offer A -> answer B1 -> answer B2 (a second fork's 200 OK) -> offer from
+ * B2 (to-tag A) -> answer from A: B2 is the callee throughout the
+ * re-INVITE, A keeps its tag and its leg, media goes A <-> B2. */
+static void test_forked_answer_then_reinvite(void)
+{
+    call_fixture f;
+    call_fixture_setup(&f, 44000, 44099);
+    uint16_t pa, pb1, pb2;
+    int a = call_udp_socket(&pa), b1 = call_udp_socket(&pb1), b2 = call_udp_socket(&pb2);
+    uint16_t leg_b = command_ok(&f, false, "A", NULL, pa);
+    uint16_t leg_a = command_ok(&f, true, "A", "B1", pb1);
+    g_assert_cmpuint(command_ok(&f, true, "A", "B2", pb2), ==, leg_a);
+    assert_tags(&f, "A", "B2"); /* the latest answer's to-tag is the callee's */
+    assert_a_talks_with_b2(a, leg_a, b1, b2, leg_b);
+
+    /* B2's re-INVITE: A is told to keep sending to its own leg. */
+    g_assert_cmpuint(command_ok(&f, false, "B2", "A", pb2), ==, leg_a);
+    assert_tags(&f, "A", "B2");
+    assert_a_talks_with_b2(a, leg_a, b1, b2, leg_b); /* while it is pending */
+    g_assert_cmpuint(command_ok(&f, true, "B2", "A", pa), ==, leg_b);
+    assert_tags(&f, "A", "B2");
+    assert_a_talks_with_b2(a, leg_a, b1, b2, leg_b);
+
+    /* And again, from A then from B2: nothing flips. */
+    g_assert_cmpuint(command_ok(&f, false, "A", "B2", pa), ==, leg_b);
+    g_assert_cmpuint(command_ok(&f, true, "A", "B2", pb2), ==, leg_a);
+    g_assert_cmpuint(command_ok(&f, false, "B2", "A", pb2), ==, leg_a);
+    g_assert_cmpuint(command_ok(&f, true, "B2", "A", pa), ==, leg_b);
+    assert_tags(&f, "A", "B2");
+    assert_a_talks_with_b2(a, leg_a, b1, b2, leg_b);
+    close(a);
+    close(b1);
+    close(b2);
+    call_fixture_teardown(&f);
+}
+
+/* The callee's early-dialog offer (UPDATE) before any answer: its to-tag
+ * is the caller's, so it is the callee's, and the caller's tag stays. */
+static void test_callee_offer_before_the_answer(void)
+{
+    call_fixture f;
+    call_fixture_setup(&f, 44100, 44199);
+    uint16_t pa, pb;
+    int a = call_udp_socket(&pa), b = call_udp_socket(&pb);
+    uint16_t leg_b = command_ok(&f, false, "A", NULL, pa);
+    uint16_t leg_a = command_ok(&f, false, "B", "A", pb);
+    g_assert_cmpuint(leg_a, !=, leg_b);
+    assert_tags(&f, "A", "B");
+    g_assert_cmpuint(command_ok(&f, true, "B", "A", pa), ==, leg_b);
+    assert_tags(&f, "A", "B");
+    close(a);
+    close(b);
+    call_fixture_teardown(&f);
+}
+
+/* Tags naming no party, or a stranger's from-tag with the callee's to-tag
+ * (it would replace the caller): errors, the call unchanged. */
+static void test_unknown_tags_are_refused(void)
+{
+    call_fixture f;
+    call_fixture_setup(&f, 44200, 44299);
+    uint16_t pa, pb, px;
+    int a = call_udp_socket(&pa), b = call_udp_socket(&pb), x = call_udp_socket(&px);
+    uint16_t leg_b = command_ok(&f, false, "A", NULL, pa);
+    uint16_t leg_a = command_ok(&f, true, "A", "B", pb);
+    offer_refused(&f, "X", NULL, px);
+    offer_refused(&f, "X", "Y", px);
+    offer_refused(&f, "X", "B", px);
+    assert_tags(&f, "A", "B");
+    uint8_t buffer[2048];
+    call_send_to(a, leg_a, rtp_packet, sizeof rtp_packet);
+    g_assert_cmpint(call_receive(b, buffer, sizeof buffer, 2000), ==, sizeof rtp_packet);
+    call_send_to(b, leg_b, rtp_packet, sizeof rtp_packet);
+    g_assert_cmpint(call_receive(a, buffer, sizeof buffer, 2000), ==, sizeof rtp_packet);
+    g_assert_cmpint(call_receive(x, buffer, sizeof buffer, 200), ==, -1);
+    close(a);
+    close(b);
+    close(x);
+    call_fixture_teardown(&f);
+}
+
+int main(int argc, char **argv)
+{
+    g_test_init(&argc, &argv, NULL);
+    g_test_add_func("/call/tags/forked-answer-then-reinvite", test_forked_answer_then_reinvite);
+    g_test_add_func("/call/tags/callee-offer-before-the-answer",
+                    test_callee_offer_before_the_answer);
+    g_test_add_func("/call/tags/unknown-tags-are-refused", test_unknown_tags_are_refused);
+    return g_test_run();
+}
