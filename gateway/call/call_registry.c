@@ -481,6 +481,33 @@ static gboolean delete_later(void *data)
     return G_SOURCE_REMOVE;
 }
 
+/* Whether a delete ends this call, decided as rtpengine does: without a
+ * from-tag it does; else its to-tag (its from-tag when it has none) must
+ * name a party, or, with a to-tag nobody has, its from-tag the caller of a
+ * call not answered yet (a failed INVITE's final reply). A stale BYE of
+ * another dialog on the call-id (a fork whose 200 OK lost) names none. */
+static bool delete_names_the_call(const moat_call *call, const moat_ng_request *request)
+{
+    const char *from = request->from_tag, *to = request->to_tag;
+    if (!from || !*from)
+        return true;
+    bool has_to = to && *to;
+    if (tag_side(call, has_to ? to : from) >= 0)
+        return true;
+    int side = has_to ? tag_side(call, from) : -1;
+    return side >= 0 && !call->tags[1 - side];
+}
+
+/* No such call: ok with a warning, or an error with "fatal" (rtpengine). */
+static void delete_not_found(const moat_ng_request *request, const char *why,
+                             moat_call_reply *reply)
+{
+    if (request->fatal)
+        moat_call_request_fail(reply, "%s", why);
+    else
+        snprintf(reply->warning, sizeof reply->warning, "%s", why);
+}
+
 void moat_call_delete(moat_call_registry *registry, const moat_ng_request *request,
                       moat_call_reply *reply)
 {
@@ -490,11 +517,12 @@ void moat_call_delete(moat_call_registry *registry, const moat_ng_request *reque
     }
     moat_call *call = g_hash_table_lookup(registry->calls, request->call_id);
     if (!call) {
-        if (request->fatal)
-            moat_call_request_fail(reply, "Call-ID not found%s", NULL);
-        else
-            snprintf(reply->warning, sizeof reply->warning, "Call-ID not found");
+        delete_not_found(request, "Call-ID not found", reply);
         return;
+    }
+    if (!delete_names_the_call(call, request)) {
+        delete_not_found(request, "Call-ID not found or tags didn't match", reply);
+        return; /* the call goes on */
     }
     int delay = request->delete_delay_s >= 0 ? request->delete_delay_s : registry->delete_delay_s;
     if (delay == 0) {

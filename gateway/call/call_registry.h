@@ -79,6 +79,10 @@ void moat_call_offer(moat_call_registry *registry, const moat_ng_request *reques
                      moat_call_reply *reply);
 void moat_call_answer(moat_call_registry *registry, const moat_ng_request *request,
                       moat_call_reply *reply);
+/* Ends the call (after delete-delay) when it has no from-tag or its tags
+ * name a party as rtpengine matches them (to-tag first); tags naming no
+ * party leave the call as it was: ok with the warning "Call-ID not found
+ * or tags didn't match", an error with "fatal". */
 void moat_call_delete(moat_call_registry *registry, const moat_ng_request *request,
                       moat_call_reply *reply);
 

@@ -275,3 +275,30 @@ def test_ng_forked_answer_then_reinvite_from_the_winning_branch(voip):
     talk()
     for s in (a, b1, b2):
         s.close()
+
+
+def test_ng_delete_with_tags_of_nobody_keeps_the_call(voip):
+    """A delete naming tags of no party (a stale BYE of another dialog on
+    the call-id) is answered as rtpengine does, ok with a warning (an error
+    with fatal), and the call relays on; the callee's BYE ends it (before,
+    any delete ended the call whatever its tags)."""
+    gw, client, _ = voip
+    caller, callee = udp(), udp()
+    _, answer_sdp = establish(client, "ng-del", caller, callee)
+    for tags in (dict(from_tag="X", to_tag="Y"), dict(from_tag="caller-tag", to_tag="lost-fork")):
+        stale = client.command("delete", call_id="ng-del", delete_delay=0, **tags)
+        assert stale == {"result": "ok", "warning": "Call-ID not found or tags didn't match"}
+        fatal = client.command("delete", call_id="ng-del", delete_delay=0, flags=["fatal"],
+                               **tags)
+        assert fatal == {"result": "error",
+                         "error-reason": "Call-ID not found or tags didn't match"}
+    assert client.command("query", call_id="ng-del")["result"] == "ok"
+    caller.sendto(rtp(1), ("127.0.0.1", sdp_port(answer_sdp)))
+    assert len(callee.recvfrom(2048)[0]) == 172
+    bye = client.command("delete", call_id="ng-del", from_tag="callee-tag",
+                         to_tag="caller-tag", delete_delay=0)
+    assert bye == {"result": "ok"}, bye
+    assert client.command("query", call_id="ng-del")["result"] == "error"
+    assert gw.metric("moat_calls") == 0
+    for s in (caller, callee):
+        s.close()

@@ -60,7 +60,7 @@ static void delete_all(void)
     for (size_t i = 0; i < n; i++)
         copies[i] = g_strdup(ids[i]); /* the list is valid until the next command */
     for (size_t i = 0; i < n; i++) {
-        moat_ng_request request = call_request(copies[i], "x", NULL, NULL);
+        moat_ng_request request = call_request(copies[i], NULL, NULL, NULL); /* any tags */
         request.delete_delay_s = 0;
         moat_call_reply reply = {0};
         moat_call_delete(fixture.registry, &request, &reply);

@@ -3,7 +3,10 @@
  * to-tag the callee's, so the winning branch's re-INVITE (its from-tag, the
  * caller's to-tag) lands on the callee's leg and each party keeps its own
  * port; an offer whose tags name no party (or would replace the caller's)
- * is an error that leaves the call as it was. */
+ * is an error that leaves the call as it was; a delete whose tags name no
+ * party (a stale BYE of another dialog on the call-id) is a warning, or an
+ * error with fatal, and the call relays on, while the usual deletes (no
+ * tags, the caller's from-tag, either party's BYE, a failed INVITE) end it. */
 #include <glib.h>
 #include <stdlib.h>
 #include <string.h>
@@ -155,6 +158,82 @@ static void test_unknown_tags_are_refused(void)
     call_fixture_teardown(&f);
 }
 
+/* A call "del" between A and B (answered unless `answered` is false). */
+static void establish_del(call_fixture *f, bool answered, uint16_t pa, uint16_t pb, uint16_t *leg_a)
+{
+    char *offer_sdp = call_phone_sdp(pa, NULL, 0), *answer_sdp = call_phone_sdp(pb, NULL, 0);
+    moat_call_reply reply = {0};
+    moat_ng_request offer = call_request("del", "A", NULL, offer_sdp);
+    moat_call_offer(f->registry, &offer, &reply);
+    g_assert_cmpstr(reply.error, ==, "");
+    moat_call_reply_clear(&reply);
+    if (answered) {
+        moat_ng_request answer = call_request("del", "A", "B", answer_sdp);
+        moat_call_answer(f->registry, &answer, &reply);
+        g_assert_cmpstr(reply.error, ==, "");
+        *leg_a = sdp_port(reply.sdp);
+        moat_call_reply_clear(&reply);
+    }
+    g_free(offer_sdp);
+    g_free(answer_sdp);
+}
+
+/* delete-delay 0 with these tags; returns whether the call is gone. */
+static bool delete_ends(call_fixture *f, const char *from, const char *to, bool fatal,
+                        moat_call_reply *reply)
+{
+    moat_ng_request del = call_request("del", from, to, NULL);
+    del.delete_delay_s = 0;
+    del.fatal = fatal;
+    *reply = (moat_call_reply){0};
+    moat_call_delete(f->registry, &del, reply);
+    return moat_call_count(f->registry) == 0;
+}
+
+static void test_delete_needs_a_party(void)
+{
+    call_fixture f;
+    call_fixture_setup(&f, 44300, 44399);
+    uint16_t pa, pb, leg_a = 0;
+    int a = call_udp_socket(&pa), b = call_udp_socket(&pb);
+    uint8_t buffer[2048];
+    moat_call_reply reply;
+    establish_del(&f, true, pa, pb, &leg_a);
+    /* Tags of nobody in the call; a stale BYE to a branch that lost (the
+     * caller's from-tag, another to-tag): the call relays on. */
+    const char *stale[][2] = {{"X", "Y"}, {"X", NULL}, {"A", "B1"}};
+    for (size_t i = 0; i < G_N_ELEMENTS(stale); i++) {
+        g_assert_false(delete_ends(&f, stale[i][0], stale[i][1], false, &reply));
+        g_assert_cmpstr(reply.error, ==, "");
+        g_assert_cmpstr(reply.warning, ==, "Call-ID not found or tags didn't match");
+        g_assert_false(delete_ends(&f, stale[i][0], stale[i][1], true, &reply));
+        g_assert_cmpstr(reply.error, ==, "Call-ID not found or tags didn't match");
+    }
+    call_send_to(a, leg_a, rtp_packet, sizeof rtp_packet);
+    g_assert_cmpint(call_receive(b, buffer, sizeof buffer, 2000), ==, sizeof rtp_packet);
+    moat_call_view view;
+    g_assert_cmpint(moat_call_query(f.registry, "del", &view), ==, 0);
+    g_assert_false(view.deleting);
+
+    /* The callee's BYE ends it; so do the caller's, a CANCEL (the caller's
+     * from-tag alone), a delete with only the call-id, and a failed
+     * INVITE's final reply (to-tag of nobody, the call not answered). */
+    g_assert_true(delete_ends(&f, "B", "A", false, &reply));
+    g_assert_cmpstr(reply.warning, ==, "");
+    const char *ends[][2] = {{"A", "B"}, {"A", NULL}, {NULL, NULL}};
+    for (size_t i = 0; i < G_N_ELEMENTS(ends); i++) {
+        establish_del(&f, true, pa, pb, &leg_a);
+        g_assert_true(delete_ends(&f, ends[i][0], ends[i][1], false, &reply));
+        g_assert_cmpstr(reply.error, ==, "");
+        g_assert_cmpstr(reply.warning, ==, "");
+    }
+    establish_del(&f, false, pa, pb, &leg_a);
+    g_assert_true(delete_ends(&f, "A", "486-tag", false, &reply));
+    close(a);
+    close(b);
+    call_fixture_teardown(&f);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -162,5 +241,6 @@ int main(int argc, char **argv)
     g_test_add_func("/call/tags/callee-offer-before-the-answer",
                     test_callee_offer_before_the_answer);
     g_test_add_func("/call/tags/unknown-tags-are-refused", test_unknown_tags_are_refused);
+    g_test_add_func("/call/tags/delete-needs-a-party", test_delete_needs_a_party);
     return g_test_run();
 }
