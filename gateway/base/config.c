@@ -149,16 +149,43 @@ static int set_file_value(moat_config *config, const option_spec *spec, GKeyFile
     return status;
 }
 
-int moat_config_load_file(moat_config *config, const char *path, char *error, size_t error_size)
+/* The file as a key file. A NUL byte is refused: GLib keeps it inside the
+ * value and every reader stops there, so "token=ab\0c0ffee" was the token
+ * "ab" and "port=10\0 00" the port 10, each passing every check. NULL with
+ * one line in `error`. */
+static GKeyFile *read_key_file(const char *path, char *error, size_t error_size)
 {
-    GKeyFile *file = g_key_file_new();
+    char *text = NULL;
+    gsize length = 0;
     GError *gerror = NULL;
-    if (!g_key_file_load_from_file(file, path, G_KEY_FILE_NONE, &gerror)) {
+    if (!g_file_get_contents(path, &text, &length, &gerror)) {
+        snprintf(error, error_size, "cannot read config file %s: %s", path, gerror->message);
+        g_error_free(gerror);
+        return NULL;
+    }
+    const char *nul = memchr(text, '\0', length);
+    if (nul) {
+        snprintf(error, error_size, "%s: NUL byte at offset %zu (a config file is text)", path,
+                 (size_t)(nul - text));
+        g_free(text);
+        return NULL;
+    }
+    GKeyFile *file = g_key_file_new();
+    if (!g_key_file_load_from_data(file, text, length, G_KEY_FILE_NONE, &gerror)) {
         snprintf(error, error_size, "cannot read config file %s: %s", path, gerror->message);
         g_error_free(gerror);
         g_key_file_free(file);
-        return -1;
+        file = NULL;
     }
+    g_free(text);
+    return file;
+}
+
+int moat_config_load_file(moat_config *config, const char *path, char *error, size_t error_size)
+{
+    GKeyFile *file = read_key_file(path, error, error_size);
+    if (!file)
+        return -1;
     int status = 0;
     gsize n_groups = 0;
     char **groups = g_key_file_get_groups(file, &n_groups);

@@ -84,6 +84,23 @@ def test_config_value_not_utf8(tmp_path):
     assert result.returncode != 0 and "[http] token" in result.stderr, result.stderr
 
 
+def test_config_file_with_a_nul_byte(tmp_path):
+    """A NUL byte cut a value short (token = "ab\\0c0ffee..." was the token
+    "ab", port = "10\\0 00" the port 10) and --check-config said ok: the file
+    is refused, at the NUL's offset, by --check-config and the start."""
+    conf = tmp_path / "nul.conf"
+    for text, offset in ((b"[http]\nbind = 127.0.0.1\ntoken = ab\0c0ffee\n", 34),
+                         (b"[http]\nport = 10\0 00\n", 16)):
+        conf.write_bytes(text)
+        result = run("--config", str(conf), "--check-config")
+        assert result.returncode == 2 and not result.stdout, result
+        assert f"{conf}: NUL byte at offset {offset}" in result.stderr, result.stderr
+        assert "c0ffee" not in result.stderr
+        result = run("--config", str(conf), "--http-port", str(free_port()), "--media-port",
+                     str(free_port(socket.SOCK_DGRAM, 1)), "--workers", "1", "--ng-port", "0")
+        assert result.returncode == 2 and "NUL byte" in result.stderr, result.stderr
+
+
 def test_values_the_start_would_misuse_fail_check_config():
     """announced_address goes into SDP c= lines and candidates as written;
     decimal options were cast to integers on the packet path."""

@@ -109,6 +109,38 @@ static void test_file_value_not_utf8(void)
     }
 }
 
+/* A NUL byte cut the value short with no error ("token = ab\0c0ffee" was
+ * the token "ab", "port=10\0 00" the port 10): the file is refused, at the
+ * NUL's offset, and nothing of the value is repeated. */
+static void test_file_with_nul_byte(void)
+{
+    static const struct {
+        const char *text;
+        size_t length;
+        const char *offset;
+    } cases[] = {
+        {"[http]\ntoken = ab\0c0ffee\n", 25, "NUL byte at offset 17"},
+        {"[http]\nport=10\0 00\n", 19, "NUL byte at offset 14"},
+        {"# moat\0\n[http]\nport = 9000\n", 27, "NUL byte at offset 6"},
+    };
+    for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+        moat_config config;
+        moat_config_init(&config);
+        char error[256] = "";
+        char *path = write_config("");
+        g_assert_true(g_file_set_contents(path, cases[i].text, (gssize)cases[i].length, NULL));
+        g_assert_cmpint(moat_config_load_file(&config, path, error, sizeof error), ==, -1);
+        g_assert_nonnull(strstr(error, path));
+        g_assert_nonnull(strstr(error, cases[i].offset));
+        g_assert_null(strstr(error, "c0ffee"));
+        g_assert_cmpstr(config.token, ==, "");
+        g_assert_cmpint(config.http_port, ==, 8088);
+        g_unlink(path);
+        g_free(path);
+        moat_config_clear(&config);
+    }
+}
+
 static void test_options_environment_and_validation(void)
 {
     moat_config config;
@@ -227,6 +259,7 @@ int main(int argc, char **argv)
     g_test_add_func("/config/defaults", test_defaults);
     g_test_add_func("/config/file", test_file_values_and_errors);
     g_test_add_func("/config/file-not-utf8", test_file_value_not_utf8);
+    g_test_add_func("/config/file-nul-byte", test_file_with_nul_byte);
     g_test_add_func("/config/options-environment-validation",
                     test_options_environment_and_validation);
     g_test_add_func("/config/decimal-bounds", test_decimal_bounds);
