@@ -213,17 +213,104 @@ int moat_config_load_file(moat_config *config, const char *path, char *error, si
     return status;
 }
 
+/* MOAT_<SECTION>_<KEY> of an option, in capitals. */
+static char *variable_name(const option_spec *spec)
+{
+    char *name = g_strdup_printf("MOAT_%s_%s", spec->section, spec->key);
+    char *upper = g_ascii_strup(name, -1);
+    g_free(name);
+    return upper;
+}
+
+static bool variable_is_option(const char *name)
+{
+    bool found = false;
+    for (size_t i = 0; i < moat_config_option_count && !found; i++) {
+        char *option = variable_name(&moat_config_options[i]);
+        found = strcmp(option, name) == 0;
+        g_free(option);
+    }
+    return found;
+}
+
+/* Names of the form MOAT_<SECTION>_... that are no option of Moat:
+ * docker-compose.yml's settings of its coturn service, which compose reads
+ * (from .env) and Moat never does. */
+static const char *const foreign_variables[] = {
+    "MOAT_TURN_PORT",  "MOAT_TURN_MIN_PORT",        "MOAT_TURN_MAX_PORT",
+    "MOAT_TURN_REALM", "MOAT_TURN_ALLOWED_PEER_IP",
+};
+
+static bool variable_is_foreign(const char *name)
+{
+    for (size_t i = 0; i < G_N_ELEMENTS(foreign_variables); i++)
+        if (strcmp(foreign_variables[i], name) == 0)
+            return true;
+    return false;
+}
+
+/* The section a name MOAT_<S>_... names (<S> in any case, as the option
+ * names are built from it), or NULL: MOAT_CONFIG, MOAT_GATEWAY_BINARY and
+ * every other MOAT_ name of no section are not configuration variables. */
+static const char *variable_section(const char *name)
+{
+    if (!g_str_has_prefix(name, "MOAT_"))
+        return NULL;
+    const char *start = name + strlen("MOAT_");
+    const char *end = strchr(start, '_');
+    for (size_t i = 0; end && i < moat_config_option_count; i++) {
+        const char *section = moat_config_options[i].section;
+        if (strlen(section) == (size_t)(end - start) &&
+            g_ascii_strncasecmp(section, start, (gsize)(end - start)) == 0)
+            return section;
+    }
+    return NULL;
+}
+
+/* A variable of a section that names none of its options (a misspelt
+ * MOAT_HTTP_METRIC_TOKEN left /metrics open without a word) is the error
+ * an unknown key of the file is. Its value is not repeated. */
+static int check_variable(const char *name, char *error, size_t error_size)
+{
+    const char *section = variable_section(name);
+    if (!section || variable_is_option(name) || variable_is_foreign(name))
+        return 0;
+    char *upper = g_ascii_strup(name, -1);
+    if (variable_is_option(upper)) {
+        snprintf(error, error_size,
+                 "environment variable %s: not read (configuration variables are in capitals: "
+                 "%s)",
+                 name, upper);
+    } else {
+        char *key = g_ascii_strdown(name + strlen("MOAT_") + strlen(section) + 1, -1);
+        snprintf(error, error_size, "environment variable %s: unknown option [%s] %s", name,
+                 section, key);
+        g_free(key);
+    }
+    g_free(upper);
+    return -1;
+}
+
+static int check_variables(char *error, size_t error_size)
+{
+    char **names = g_listenv();
+    int status = 0;
+    for (char **name = names; *name && status == 0; name++)
+        status = check_variable(*name, error, error_size);
+    g_strfreev(names);
+    return status;
+}
+
 int moat_config_apply_environment(moat_config *config, char *error, size_t error_size)
 {
+    if (check_variables(error, error_size) != 0)
+        return -1;
     for (size_t i = 0; i < moat_config_option_count; i++) {
-        char *name = g_strdup_printf("MOAT_%s_%s", moat_config_options[i].section,
-                                     moat_config_options[i].key);
-        char *upper = g_ascii_strup(name, -1);
-        const char *value = getenv(upper);
+        char *name = variable_name(&moat_config_options[i]);
+        const char *value = getenv(name);
         int status =
-            value ? set_value(config, &moat_config_options[i], value, upper, error, error_size) : 0;
+            value ? set_value(config, &moat_config_options[i], value, name, error, error_size) : 0;
         g_free(name);
-        g_free(upper);
         if (status)
             return status;
     }

@@ -129,7 +129,11 @@ void moat_config_clear(moat_config *config);
 /* Loads a config file on top of what is there. Returns 0 or -1 with a message
  * naming the file, the key and the problem. */
 int moat_config_load_file(moat_config *config, const char *path, char *error, size_t error_size);
-/* Applies MOAT_<SECTION>_<KEY> environment variables. */
+/* Applies MOAT_<SECTION>_<KEY> environment variables. A variable whose
+ * <SECTION> is a section (in any case) but that names none of its options
+ * (MOAT_HTTP_METRIC_TOKEN) is -1, as an unknown key of the file is; other
+ * MOAT_ names (MOAT_CONFIG, MOAT_GATEWAY_BINARY, docker-compose.yml's
+ * MOAT_TURN_PORT, ...) are not looked at. */
 int moat_config_apply_environment(moat_config *config, char *error, size_t error_size);
 /* Sets one option by its long command-line name (e.g. "http-port"). Returns 1
  * if the name is not a config option, 0 on success, -1 on a bad value. */

@@ -1,9 +1,12 @@
 """The daemon's command line: --help, --version, and one clear line with a
 non-zero exit for each start-up problem."""
+import os
+import re
 import socket
 import subprocess
+from pathlib import Path
 
-from conftest import MOAT, free_port
+from conftest import MOAT, ROOT, free_port
 
 
 def run(*args, timeout=20):
@@ -165,3 +168,63 @@ def test_environment_overrides(tmp_path):
     result = subprocess.run([str(MOAT), "--check-config"], capture_output=True, text=True,
                             env={"MOAT_HTTP_PORT": "zero"})
     assert result.returncode != 0 and "MOAT_HTTP_PORT" in result.stderr
+
+
+def test_misspelt_environment_variable_is_an_error():
+    """MOAT_HTTP_METRIC_TOKEN=s3cret (for METRICS) was ignored without a word
+    and /metrics stayed open, while the same typo in the file is an error:
+    now it is one too, naming the variable, not its value."""
+    env = {**os.environ, "MOAT_HTTP_METRIC_TOKEN": "s3cret"}
+    result = subprocess.run([str(MOAT), "--check-config"], capture_output=True, text=True,
+                            env=env, timeout=20)
+    assert result.returncode == 2 and not result.stdout, result
+    assert result.stderr == ("moat: environment variable MOAT_HTTP_METRIC_TOKEN: unknown option "
+                             "[http] metric_token\n"), result.stderr
+    result = subprocess.run([str(MOAT), "--http-port", str(free_port()), "--media-port",
+                             str(free_port(socket.SOCK_DGRAM, 1)), "--workers", "1",
+                             "--ng-port", "0"], capture_output=True, text=True, env=env,
+                            timeout=20)
+    assert result.returncode == 2 and "MOAT_HTTP_METRIC_TOKEN" in result.stderr, result.stderr
+    assert "s3cret" not in result.stderr
+
+
+def _environment_names_the_repo_uses():
+    """Every MOAT_ name the scripts, compose file, Dockerfile, Makefile, CI,
+    tools, benchmarks and tests set or read (C code: what it getenv()s; its
+    other MOAT_ words are identifiers). Prose is left out: README.md and
+    config/moat.conf cite a misspelt name as the example of the error, docs/
+    names C constants."""
+    names = set()
+    skip = {".git", ".deps", ".venv", "node_modules"}
+    for path in ROOT.rglob("*"):
+        parts = path.relative_to(ROOT).parts
+        if not path.is_file() or skip & set(parts) or parts[0].startswith("build"):
+            continue
+        if path.resolve() == Path(__file__).resolve():
+            continue  # this file misspells names on purpose
+        if path.suffix in (".md", ".conf", ".so", ".a", ".o", ".png", ".ico", ".webm"):
+            continue
+        try:
+            text = path.read_text()
+        except (UnicodeDecodeError, OSError):
+            continue
+        if path.suffix in (".c", ".h"):
+            names.update(re.findall(r'getenv\("(MOAT_[A-Z0-9_]+)"', text))
+        else:
+            names.update(re.findall(r"\bMOAT_[A-Z0-9_]*[A-Z0-9]\b", text))
+    return names
+
+
+def test_environment_names_the_repo_uses_are_accepted():
+    """The check of MOAT_ variables leaves alone every name of the repo that
+    is no option (MOAT_GATEWAY_BINARY, MOAT_BENCH_QUICK, docker-compose's
+    MOAT_TURN_PORT, ...): all of them set at once, the configuration is ok."""
+    options = {f"MOAT_{section}_{key}".upper() for section, key in
+               re.findall(r"\[(\w+)\] (\w+) \(default", run("--help").stdout)}
+    assert "MOAT_HTTP_METRICS_TOKEN" in options and len(options) > 50
+    others = _environment_names_the_repo_uses() - options - {"MOAT_CONFIG"}
+    assert {"MOAT_GATEWAY_BINARY", "MOAT_TURN_PORT", "MOAT_API_TOKEN"} <= others, others
+    env = {**os.environ, **{name: "1" for name in others}}
+    result = subprocess.run([str(MOAT), "--check-config"], capture_output=True, text=True,
+                            env=env, timeout=20)
+    assert result.returncode == 0 and result.stdout == "configuration ok\n", result.stderr

@@ -181,6 +181,49 @@ static void test_options_environment_and_validation(void)
     moat_config_clear(&config);
 }
 
+/* A misspelt MOAT_<SECTION>_<KEY> was ignored without a word (the same typo
+ * in the file is an error): MOAT_HTTP_METRIC_TOKEN=s3cret left /metrics
+ * open. Now it is an error naming the variable, not its value; MOAT_ names
+ * of no section stay untouched. */
+static void test_environment_unknown_variable(void)
+{
+    static const char *const untouched[] = {
+        "MOAT_GATEWAY_BINARY", "MOAT_BENCH_QUICK", "MOAT_TUNNEL_TRACE", "MOAT_API_TOKEN",
+        "MOAT_CONFIG",         "MOAT_TURN_PORT",   "MOAT_TURN_REALM",   "MOAT_TLS_CERT",
+        "MOAT_PUBLIC_HOST",    "MOAT_TEST_TRACE",  "MOAT_ASAN",         "MOAT_HTTPX_PORT",
+    };
+    for (size_t i = 0; i < G_N_ELEMENTS(untouched); i++)
+        g_setenv(untouched[i], "1", TRUE);
+    moat_config config;
+    moat_config_init(&config);
+    char error[256] = "";
+    g_setenv("MOAT_CLUSTER_PASSWORD", "pw", TRUE);
+    g_assert_cmpint(moat_config_apply_environment(&config, error, sizeof error), ==, 0);
+    g_assert_cmpstr(config.cluster_password, ==, "pw");
+    g_unsetenv("MOAT_CLUSTER_PASSWORD");
+
+    static const char *const refused[][2] = {
+        {"MOAT_HTTP_METRIC_TOKEN", "environment variable MOAT_HTTP_METRIC_TOKEN: unknown option "
+                                   "[http] metric_token"},
+        {"MOAT_NG_PROT", "unknown option [ng] prot"},
+        {"MOAT_HTTP_", "unknown option [http] "},
+        {"MOAT_Http_Metrics_Token", "in capitals: MOAT_HTTP_METRICS_TOKEN"},
+        {"MOAT_general_workers", "in capitals: MOAT_GENERAL_WORKERS"},
+    };
+    for (size_t i = 0; i < G_N_ELEMENTS(refused); i++) {
+        g_setenv(refused[i][0], "s3cret", TRUE);
+        error[0] = '\0';
+        g_assert_cmpint(moat_config_apply_environment(&config, error, sizeof error), ==, -1);
+        g_assert_nonnull(strstr(error, refused[i][1]));
+        g_assert_null(strstr(error, "s3cret"));
+        g_unsetenv(refused[i][0]);
+    }
+    g_assert_cmpint(moat_config_apply_environment(&config, error, sizeof error), ==, 0);
+    for (size_t i = 0; i < G_N_ELEMENTS(untouched); i++)
+        g_unsetenv(untouched[i]);
+    moat_config_clear(&config);
+}
+
 /* Decimal options took inf, nan and 1e999 (then cast to integers on the
  * packet path); now finite, above 0, at most the option's bound. */
 static void test_decimal_bounds(void)
@@ -262,6 +305,7 @@ int main(int argc, char **argv)
     g_test_add_func("/config/file-nul-byte", test_file_with_nul_byte);
     g_test_add_func("/config/options-environment-validation",
                     test_options_environment_and_validation);
+    g_test_add_func("/config/environment-unknown-variable", test_environment_unknown_variable);
     g_test_add_func("/config/decimal-bounds", test_decimal_bounds);
     g_test_add_func("/config/announced-address", test_announced_address);
     g_test_add_func("/worker/first-octet-demux", test_first_octet_demux);
