@@ -1,11 +1,13 @@
 /* Owns the start-up checks that need more than the configuration itself
- * (config_check.h): files, bind addresses, networks, cluster settings. */
+ * (config_check.h): files, bind addresses, networks, the plugin folder,
+ * cluster settings. */
 #include "app/config_check.h"
 
 #include "call/call_address.h"
 #include "cluster/cluster.h"
 #include "dtls/certificate.h"
 #include "http/http_tls.h"
+#include "session/plugin_registry.h"
 
 #include <arpa/inet.h>
 #include <gio/gio.h>
@@ -91,13 +93,25 @@ static int check_denied_networks(const moat_config *config, char *error, size_t 
     return status;
 }
 
+/* [general] plugin_dir is a folder holding plugin modules (loading them is
+ * the start's). */
+static int check_plugin_dir(const moat_config *config, char *error, size_t error_size)
+{
+    char why[400] = "";
+    if (moat_plugin_registry_check(config->plugin_dir, why, sizeof why) == 0)
+        return 0;
+    snprintf(error, error_size, "[general] plugin_dir: %s", why);
+    return -1;
+}
+
 int moat_app_config_check(const moat_config *config, char *error, size_t error_size)
 {
     if (moat_config_validate(config, error, error_size) != 0 ||
         check_binds(config, error, error_size) != 0 ||
         moat_http_tls_check(config, error, error_size) != 0 ||
         check_certificate(config, error, error_size) != 0 ||
-        check_denied_networks(config, error, error_size) != 0)
+        check_denied_networks(config, error, error_size) != 0 ||
+        check_plugin_dir(config, error, error_size) != 0)
         return -1;
     if (moat_config_cluster_enabled(config))
         return moat_cluster_check_config(config, error, error_size);

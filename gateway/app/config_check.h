@@ -2,8 +2,8 @@
  * the values' types and ranges (moat_config_validate), then what the start
  * would refuse further on: the files the configuration names load, the bind
  * addresses parse as their sockets parse them, [call] denied_networks, the
- * [cluster] settings. Nothing is bound or connected. Control thread, at
- * start-up. */
+ * plugin folder holds plugin modules, the [cluster] settings. Nothing is
+ * bound, connected or loaded. Control thread, at start-up. */
 #ifndef MOAT_APP_CONFIG_CHECK_H
 #define MOAT_APP_CONFIG_CHECK_H
 

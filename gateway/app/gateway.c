@@ -305,8 +305,7 @@ int moat_gateway_start(moat_gateway *gateway, char *error, size_t error_size)
         return -1;
     if (gather_candidate_addresses(gateway, error, error_size) != 0)
         return -1;
-    unsigned n = gateway->config.workers > 0 ? (unsigned)gateway->config.workers
-                                             : (unsigned)g_get_num_processors();
+    unsigned n = moat_config_worker_count(&gateway->config);
     if ((unsigned)gateway->config.media_port + n - 1 > 65535) {
         snprintf(error, error_size, "[media] port %d + %u workers runs past port 65535",
                  gateway->config.media_port, n);

@@ -378,6 +378,50 @@ static int check_candidate_addresses(const moat_config *config, char *error, siz
     return status;
 }
 
+/* The call legs' range as call_ports.c lays it out: even/odd pairs from
+ * the first even port, so 30001-30002 holds none. */
+static int check_call_ports(const moat_config *config, char *error, size_t error_size)
+{
+    int first = config->media_port_min + (config->media_port_min & 1);
+    if (first + 1 <= config->media_port_max)
+        return 0;
+    snprintf(error, error_size,
+             "[media] port_min %d .. port_max %d: need at least one even/odd pair (RTP even, "
+             "RTCP = RTP + 1)",
+             config->media_port_min, config->media_port_max);
+    return -1;
+}
+
+/* The workers' ports, [media] port + i for each worker (workers = 0: one
+ * per processor of this machine, as the start counts them), fit below
+ * 65536, and the ng socket is not one of them. */
+static int check_worker_ports(const moat_config *config, char *error, size_t error_size)
+{
+    int n = (int)moat_config_worker_count(config);
+    int last = config->media_port + n - 1;
+    const char *counted = config->workers > 0 ? "" : " (workers = 0: one per processor)";
+    if (last > 65535) {
+        snprintf(error, error_size, "[media] port %d + %d workers%s runs past port 65535",
+                 config->media_port, n, counted);
+        return -1;
+    }
+    if (config->ng_port && config->ng_port >= config->media_port && config->ng_port <= last) {
+        snprintf(error, error_size,
+                 "[ng] port %d is one of the media workers' ports %d-%d ([media] port + %d "
+                 "workers%s)",
+                 config->ng_port, config->media_port, last, n, counted);
+        return -1;
+    }
+    return 0;
+}
+
+static int check_media_ports(const moat_config *config, char *error, size_t error_size)
+{
+    if (check_call_ports(config, error, error_size) != 0)
+        return -1;
+    return check_worker_ports(config, error, error_size);
+}
+
 int moat_config_validate(const moat_config *config, char *error, size_t error_size)
 {
     if (check_announced_address(config, error, error_size) != 0 ||
@@ -431,11 +475,8 @@ int moat_config_validate(const moat_config *config, char *error, size_t error_si
         snprintf(error, error_size, "[record] all_sessions needs [record] dir");
         return -1;
     }
-    if (config->media_port_min + 1 > config->media_port_max) {
-        snprintf(error, error_size, "[media] port_min %d must be below port_max %d",
-                 config->media_port_min, config->media_port_max);
+    if (check_media_ports(config, error, error_size) != 0)
         return -1;
-    }
     if (moat_config_cluster_enabled(config)) {
         if (!config->cluster_password || !*config->cluster_password) {
             snprintf(error, error_size,
@@ -464,12 +505,12 @@ int moat_config_validate(const moat_config *config, char *error, size_t error_si
             return -1;
         }
     }
-    if (config->workers > 0 && config->media_port + config->workers - 1 > 65535) {
-        snprintf(error, error_size, "[media] port %d + %d workers runs past port 65535",
-                 config->media_port, config->workers);
-        return -1;
-    }
     return 0;
+}
+
+unsigned moat_config_worker_count(const moat_config *config)
+{
+    return config->workers > 0 ? (unsigned)config->workers : g_get_num_processors();
 }
 
 bool moat_config_cluster_enabled(const moat_config *config)

@@ -139,8 +139,13 @@ int moat_config_apply_environment(moat_config *config, char *error, size_t error
  * if the name is not a config option, 0 on success, -1 on a bad value. */
 int moat_config_set_by_option(moat_config *config, const char *option, const char *value,
                               char *error, size_t error_size);
-/* Cross-field checks after everything is applied. */
+/* Cross-field checks after everything is applied, of what the start would
+ * refuse for these values (the call legs' port pairs, the workers' ports on
+ * this machine, the ng port outside them, ...). */
 int moat_config_validate(const moat_config *config, char *error, size_t error_size);
+/* Media workers the start runs: [general] workers, or one per processor of
+ * this machine when it is 0. */
+unsigned moat_config_worker_count(const moat_config *config);
 
 /* An integer option (or a boolean one, as 0 or 1) by section and key into *value (plugins read
  * their section through moat_gateway_calls.config_int); false when there is none. */

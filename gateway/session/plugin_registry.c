@@ -58,35 +58,64 @@ static int load_one(moat_plugin_registry *registry, const char *path,
     return 0;
 }
 
-moat_plugin_registry *moat_plugin_registry_load(const char *folder, const moat_gateway_calls *calls,
-                                                char *error, size_t error_size)
+/* Calls `visit` with the path of each plugin module in `folder` until one
+ * fails. Plugins live one folder deep in the build tree
+ * (plugins/echo/moat-echo.so) and flat in an install; both count. -1 with
+ * a message when the folder cannot be read. */
+typedef int (*module_visit)(const char *path, void *user, char *error, size_t error_size);
+
+static int each_module(const char *folder, module_visit visit, void *user, char *error,
+                       size_t error_size)
 {
     GError *gerror = NULL;
     GDir *dir = g_dir_open(folder, 0, &gerror);
     if (!dir) {
         snprintf(error, error_size, "cannot open plugin folder %s: %s", folder, gerror->message);
         g_error_free(gerror);
-        return NULL;
+        return -1;
     }
-    moat_plugin_registry *registry = g_new0(moat_plugin_registry, 1);
-    registry->plugins = g_array_new(FALSE, TRUE, sizeof(loaded_plugin));
     const char *name;
     int status = 0;
-    /* Plugins live one folder deep in the build tree (plugins/echo/moat-echo.so)
-     * and flat in an install; accept both. */
     while ((name = g_dir_read_name(dir)) && status == 0) {
         char *path = g_build_filename(folder, name, NULL);
         if (g_str_has_prefix(name, "moat-") && g_str_has_suffix(name, ".so")) {
-            status = load_one(registry, path, calls, error, error_size);
+            status = visit(path, user, error, error_size);
         } else if (g_file_test(path, G_FILE_TEST_IS_DIR)) {
             char *inner = g_strdup_printf("%s/moat-%s.so", path, name);
             if (g_file_test(inner, G_FILE_TEST_EXISTS))
-                status = load_one(registry, inner, calls, error, error_size);
+                status = visit(inner, user, error, error_size);
             g_free(inner);
         }
         g_free(path);
     }
     g_dir_close(dir);
+    return status;
+}
+
+typedef struct {
+    moat_plugin_registry *registry;
+    const moat_gateway_calls *calls;
+} load_job;
+
+static int load_module(const char *path, void *user, char *error, size_t error_size)
+{
+    load_job *job = user;
+    return load_one(job->registry, path, job->calls, error, error_size);
+}
+
+static int count_module(const char *path, void *user, char *error, size_t error_size)
+{
+    (*(size_t *)user)++;
+    return 0;
+}
+
+moat_plugin_registry *moat_plugin_registry_load(const char *folder, const moat_gateway_calls *calls,
+                                                char *error, size_t error_size)
+{
+    moat_plugin_registry *registry = g_new0(moat_plugin_registry, 1);
+    registry->plugins = g_array_new(FALSE, TRUE, sizeof(loaded_plugin));
+    load_job job = {registry, calls};
+    int status = each_module(folder, load_module, &job, error, error_size);
     if (status == 0 && registry->plugins->len == 0) {
         snprintf(error, error_size, "no plugin found in %s", folder);
         status = -1;
@@ -96,6 +125,18 @@ moat_plugin_registry *moat_plugin_registry_load(const char *folder, const moat_g
         return NULL;
     }
     return registry;
+}
+
+int moat_plugin_registry_check(const char *folder, char *error, size_t error_size)
+{
+    size_t found = 0;
+    if (each_module(folder, count_module, &found, error, error_size) != 0)
+        return -1;
+    if (found == 0) {
+        snprintf(error, error_size, "no plugin found in %s", folder);
+        return -1;
+    }
+    return 0;
 }
 
 const moat_plugin *moat_plugin_registry_find(const moat_plugin_registry *registry, const char *name)

@@ -13,6 +13,10 @@ typedef struct moat_plugin_registry moat_plugin_registry;
  * NULL with a message when the folder cannot be read or no plugin loads. */
 moat_plugin_registry *moat_plugin_registry_load(const char *folder, const moat_gateway_calls *calls,
                                                 char *error, size_t error_size);
+/* What moat_plugin_registry_load refuses before loading anything: the
+ * folder cannot be read, or holds no plugin module. 0, or -1 with a
+ * message. Nothing is loaded (--check-config). */
+int moat_plugin_registry_check(const char *folder, char *error, size_t error_size);
 const moat_plugin *moat_plugin_registry_find(const moat_plugin_registry *registry,
                                              const char *name);
 size_t moat_plugin_registry_count(const moat_plugin_registry *registry);

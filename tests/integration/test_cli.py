@@ -145,6 +145,39 @@ def test_check_config_refuses_what_the_start_refuses(tmp_path):
     assert result.returncode == 0, result.stderr
 
 
+def test_check_config_refuses_port_layouts_the_start_refuses():
+    """Each of these was "configuration ok" and then refused by every start:
+    a call range without an even/odd pair (30001 is rounded up to 30002),
+    workers = 0 counted as no worker (the start runs one per processor),
+    the ng socket on a worker's port."""
+    processors = len(os.sched_getaffinity(0))
+    cases = [
+        (("--media-port-min", "30001", "--media-port-max", "30002"),
+         "[media] port_min 30001 .. port_max 30002: need at least one even/odd pair"),
+        (("--media-port", "21050", "--workers", "2", "--ng-port", "21051"),
+         "[ng] port 21051 is one of the media workers' ports 21050-21051"),
+        (("--plugin-dir", "/nonexistent/plugins"), "[general] plugin_dir: cannot open plugin "
+                                                     "folder /nonexistent/plugins"),
+    ]
+    if processors > 1:
+        cases.append((("--media-port", "65535", "--workers", "0"),
+                      f"[media] port 65535 + {processors} workers (workers = 0: one per "
+                      "processor) runs past port 65535"))
+    for args, expect in cases:
+        result = run(*args, "--check-config")
+        assert result.returncode == 2 and expect in result.stderr, (args, result.stderr)
+        assert len(result.stderr.splitlines()) == 1 and not result.stdout, result
+    # The start refuses them the same way, before anything is bound.
+    result = run("--media-port", "21050", "--workers", "2", "--ng-port", "21051",
+                 "--http-port", str(free_port()))
+    assert result.returncode == 2 and "[ng] port 21051" in result.stderr, result.stderr
+    for args in (("--media-port-min", "30001", "--media-port-max", "30003"),
+                 ("--media-port", str(65536 - processors), "--workers", "0"),
+                 ("--media-port", "21050", "--workers", "2", "--ng-port", "21052")):
+        result = run(*args, "--check-config")
+        assert result.returncode == 0, (args, result.stderr)
+
+
 def test_unknown_options_are_named_as_unknown():
     """An unknown option is called unknown, last on the line or not (it was
     "needs a value" when nothing followed it); a known one without its

@@ -224,6 +224,66 @@ static void test_environment_unknown_variable(void)
     moat_config_clear(&config);
 }
 
+/* Port layouts the start always refused passed validation ("configuration
+ * ok"): a call range with no even/odd pair, workers = 0 counted as no
+ * worker, the ng port on a worker's port. */
+static void test_validate_port_layouts(void)
+{
+    int processors = (int)g_get_num_processors();
+    moat_config config;
+    moat_config_init(&config);
+    char error[256] = "";
+    g_assert_cmpuint(moat_config_worker_count(&config), ==, (unsigned)processors);
+    static const struct {
+        const char *min, *max;
+        bool ok;
+    } ranges[] = {{"30001", "30002", false},
+                  {"30000", "30001", true},
+                  {"30001", "30003", true},
+                  {"30000", "30000", false},
+                  {"65535", "65535", false}};
+    for (size_t i = 0; i < G_N_ELEMENTS(ranges); i++) {
+        moat_config_set_by_option(&config, "media-port-min", ranges[i].min, error, sizeof error);
+        moat_config_set_by_option(&config, "media-port-max", ranges[i].max, error, sizeof error);
+        error[0] = '\0';
+        g_assert_cmpint(moat_config_validate(&config, error, sizeof error), ==,
+                        ranges[i].ok ? 0 : -1);
+        if (!ranges[i].ok)
+            g_assert_nonnull(strstr(error, "even/odd pair"));
+    }
+    moat_config_set_by_option(&config, "media-port-min", "30000", error, sizeof error);
+    moat_config_set_by_option(&config, "media-port-max", "39999", error, sizeof error);
+
+    /* workers = 0: one per processor, as the start counts them. */
+    char port[16];
+    g_snprintf(port, sizeof port, "%d", 65536 - processors);
+    moat_config_set_by_option(&config, "media-port", port, error, sizeof error);
+    g_assert_cmpint(moat_config_validate(&config, error, sizeof error), ==, 0);
+    if (processors > 1) {
+        g_snprintf(port, sizeof port, "%d", 65537 - processors);
+        moat_config_set_by_option(&config, "media-port", port, error, sizeof error);
+        g_assert_cmpint(moat_config_validate(&config, error, sizeof error), ==, -1);
+        g_assert_nonnull(strstr(error, "past port 65535"));
+        g_assert_nonnull(strstr(error, "workers = 0"));
+    }
+
+    /* The ng socket on a worker's port. */
+    moat_config_set_by_option(&config, "media-port", "21050", error, sizeof error);
+    moat_config_set_by_option(&config, "workers", "2", error, sizeof error);
+    static const struct {
+        const char *ng_port;
+        bool ok;
+    } ng[] = {{"21050", false}, {"21051", false}, {"21052", true}, {"21049", true}, {"0", true}};
+    for (size_t i = 0; i < G_N_ELEMENTS(ng); i++) {
+        moat_config_set_by_option(&config, "ng-port", ng[i].ng_port, error, sizeof error);
+        error[0] = '\0';
+        g_assert_cmpint(moat_config_validate(&config, error, sizeof error), ==, ng[i].ok ? 0 : -1);
+        if (!ng[i].ok)
+            g_assert_nonnull(strstr(error, "[ng] port"));
+    }
+    moat_config_clear(&config);
+}
+
 /* Decimal options took inf, nan and 1e999 (then cast to integers on the
  * packet path); now finite, above 0, at most the option's bound. */
 static void test_decimal_bounds(void)
@@ -306,6 +366,7 @@ int main(int argc, char **argv)
     g_test_add_func("/config/options-environment-validation",
                     test_options_environment_and_validation);
     g_test_add_func("/config/environment-unknown-variable", test_environment_unknown_variable);
+    g_test_add_func("/config/validate-port-layouts", test_validate_port_layouts);
     g_test_add_func("/config/decimal-bounds", test_decimal_bounds);
     g_test_add_func("/config/announced-address", test_announced_address);
     g_test_add_func("/worker/first-octet-demux", test_first_octet_demux);
