@@ -9,7 +9,8 @@ const option_spec moat_config_options[] = {
     {"general", "log_level", "log-level", OPTION_STRING, FIELD(log_level), "info", 0, 0,
      "error | warn | info | debug"},
     {"general", "workers", "workers", OPTION_INT, FIELD(workers), "0", 0, 256,
-     "media worker threads; 0 = one per core"},
+     "media worker threads; 0 = one per core (more than the cores add nothing and cost memory "
+     "growing with their square: the start warns)"},
     {"general", "plugin_dir", "plugin-dir", OPTION_STRING, FIELD(plugin_dir),
      MOAT_DEFAULT_PLUGIN_DIR, 0, 0,
      "folder searched for plugin modules (an installed moat: <bindir>/" MOAT_INSTALLED_PLUGIN_DIR

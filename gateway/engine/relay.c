@@ -134,6 +134,15 @@ static void buffer_release(relay_buffer *b)
         pool_return(b);
 }
 
+size_t moat_relay_memory_bytes(unsigned n_workers, size_t ring_slots, size_t pool_buffers)
+{
+    size_t slots = power_of_two(ring_slots < 2 ? 2 : ring_slots);
+    size_t n_rings = (size_t)(n_workers + 1) * n_workers;
+    size_t pool = power_of_two(pool_buffers < 1 ? 1 : pool_buffers);
+    return n_rings * (sizeof(relay_ring) + slots * sizeof(relay_entry)) +
+           (size_t)(n_workers + 1) * pool * sizeof(relay_buffer);
+}
+
 moat_relay *moat_relay_new(unsigned n_workers, size_t ring_slots, size_t pool_buffers,
                            const moat_relay_ops *ops)
 {

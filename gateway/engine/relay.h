@@ -65,6 +65,10 @@ typedef struct moat_relay moat_relay;
 /* ring_slots and pool_buffers are rounded up to powers of two. */
 moat_relay *moat_relay_new(unsigned n_workers, size_t ring_slots, size_t pool_buffers,
                            const moat_relay_ops *ops);
+/* What moat_relay_new allocates for its rings and buffer pools, in bytes:
+ * (n_workers + 1) x n_workers rings, so it grows with the square of the
+ * workers. */
+size_t moat_relay_memory_bytes(unsigned n_workers, size_t ring_slots, size_t pool_buffers);
 /* Releases whatever is still queued. No thread may use the relay any more. */
 void moat_relay_free(moat_relay *relay);
 
