@@ -3,10 +3,11 @@
  * the reason for a drop (worker thread, no allocation). */
 #include "dtls_record.h"
 
-#define CONTENT_TYPE_FIRST 20 /* change_cipher_spec */
-#define CONTENT_TYPE_LAST  25 /* tls12_cid (RFC 9146) */
-#define VERSION_DTLS_1_0   0xFEFF
-#define VERSION_DTLS_1_2   0xFEFD
+#define CONTENT_TYPE_FIRST            20 /* change_cipher_spec */
+#define CONTENT_TYPE_LAST             25 /* tls12_cid (RFC 9146) */
+#define CONTENT_TYPE_APPLICATION_DATA 23
+#define VERSION_DTLS_1_0              0xFEFF
+#define VERSION_DTLS_1_2              0xFEFD
 
 static uint16_t read_u16(const uint8_t *p)
 {
@@ -67,13 +68,29 @@ moat_dtls_record_result moat_dtls_record_scan(const uint8_t *datagram, size_t le
     return MOAT_DTLS_RECORD_OK;
 }
 
-size_t moat_dtls_record_count_protected(const uint8_t *datagram, size_t length)
+size_t moat_dtls_record_first_protected(const uint8_t *datagram, size_t length)
+{
+    size_t offset = 0;
+    moat_dtls_record record;
+    while (offset < length) {
+        size_t at = offset;
+        if (moat_dtls_record_next(datagram, length, &offset, &record) != MOAT_DTLS_RECORD_OK)
+            break;
+        if (record.epoch != 0)
+            return at;
+    }
+    return length;
+}
+
+size_t moat_dtls_record_count_unread(const uint8_t *datagram, size_t length, uint16_t read_epoch)
 {
     size_t offset = 0, count = 0;
     moat_dtls_record record;
     while (offset < length &&
            moat_dtls_record_next(datagram, length, &offset, &record) == MOAT_DTLS_RECORD_OK)
-        count += record.epoch != 0;
+        count +=
+            record.epoch > read_epoch || (read_epoch > 0 && record.epoch == read_epoch &&
+                                          record.content_type == CONTENT_TYPE_APPLICATION_DATA);
     return count;
 }
 

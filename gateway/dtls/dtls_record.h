@@ -21,8 +21,9 @@ typedef enum {
     MOAT_DTLS_RECORD_BAD_LENGTH,       /* fragment runs past the datagram's end */
     MOAT_DTLS_RECORD_TOO_LONG,         /* fragment longer than 2^14 + 2048 */
     MOAT_DTLS_RECORD_SHORT_PROTECTED,  /* encrypted record shorter than its cipher's overhead */
-    /* more encrypted records before the handshake completed than any
-     * handshake sends (the transport's cap; OpenSSL would buffer each) */
+    /* more encrypted records OpenSSL cannot read yet, while the handshake
+     * runs, than any handshake makes it hold (the transport's cap; OpenSSL
+     * would buffer each) */
     MOAT_DTLS_RECORD_EARLY_PROTECTED,
     MOAT_DTLS_RECORD_RESULT_COUNT
 } moat_dtls_record_result;
@@ -46,8 +47,17 @@ moat_dtls_record_result moat_dtls_record_next(const uint8_t *datagram, size_t le
  * min_protected_length applies to records of any epoch but 0, which are
  * encrypted: a legitimate one is never shorter than its cipher's explicit
  * nonce and tag. 0 disables that check. */
-/* The records of epoch > 0 (encrypted) in a datagram the scan passed. */
-size_t moat_dtls_record_count_protected(const uint8_t *datagram, size_t length);
+/* The offset of the first record of epoch > 0 (encrypted) in a datagram the
+ * scan passed; length when it has none. */
+size_t moat_dtls_record_first_protected(const uint8_t *datagram, size_t length);
+
+/* The records of a datagram the scan passed that OpenSSL, reading epoch
+ * read_epoch of a handshake, cannot read now and may keep until its epoch
+ * turns or the handshake ends: those of a later epoch, and once the peer
+ * turned to its first encrypted epoch (read_epoch > 0), application data of
+ * that epoch (kept between the peer's ChangeCipherSpec and its Finished).
+ * With read_epoch 0, every encrypted record. */
+size_t moat_dtls_record_count_unread(const uint8_t *datagram, size_t length, uint16_t read_epoch);
 
 moat_dtls_record_result moat_dtls_record_scan(const uint8_t *datagram, size_t length,
                                               size_t min_protected_length, size_t *record_count);

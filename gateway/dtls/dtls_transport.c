@@ -306,20 +306,81 @@ static size_t shortest_protected_record(const moat_dtls_transport *t)
     }
 }
 
-/* Before the handshake completes a peer has few reasons to send encrypted
- * records (its Finished, each retransmission of it; a server's first data
- * after its own Finished), and OpenSSL keeps each one it cannot read yet in
- * a whole 16.7 KB read buffer (up to 100 of them): past the cap the
- * datagram is dropped. */
-static bool early_protected_allowed(moat_dtls_transport *t, const uint8_t *datagram, size_t length)
+/* Whether OpenSSL has read the peer's ChangeCipherSpec: its read epoch is
+ * then 1, and the records of epoch 1 it held are read (a genuine Finished
+ * that came early) or discarded (a forgery) at its next read. Only full
+ * handshakes run (no resumption, tickets or renegotiation), so after that
+ * the peer's Finished is all that is left to read. */
+static bool peer_cipher_read(const moat_dtls_transport *t)
 {
-    size_t protected = moat_dtls_record_count_protected(datagram, length);
-    if (protected == 0)
+    switch (SSL_get_state(t->ssl)) {
+    case TLS_ST_SR_CHANGE:
+    case TLS_ST_SR_FINISHED:
+    case TLS_ST_CR_CHANGE:
+    case TLS_ST_CR_FINISHED:
         return true;
-    if (t->early_protected + protected > MOAT_DTLS_MAX_EARLY_PROTECTED)
+    default:
         return false;
-    t->early_protected += (unsigned)protected;
+    }
+}
+
+/* Before the handshake completes a peer has few reasons to send encrypted
+ * records OpenSSL cannot read at once (its Finished ahead of its
+ * ChangeCipherSpec, a server's first data after its own Finished), and
+ * OpenSSL keeps each such record in a whole 16.7 KB read buffer (up to 100
+ * of them): past the cap the records are dropped. The cap bounds what
+ * OpenSSL holds now, not what came: anyone can send records from a peer's
+ * address, and a lifetime count they filled refused the peer's own Finished
+ * for good. */
+static bool early_protected_allowed(moat_dtls_transport *t, const uint8_t *records, size_t length)
+{
+    if (!t->peer_cipher_read && peer_cipher_read(t)) {
+        t->peer_cipher_read = true;
+        t->early_protected = 0;
+    }
+    size_t unread = moat_dtls_record_count_unread(records, length, t->peer_cipher_read ? 1 : 0);
+    if (unread == 0)
+        return true;
+    if (t->early_protected + unread > MOAT_DTLS_MAX_EARLY_PROTECTED)
+        return false;
+    t->early_protected += (unsigned)unread;
     return true;
+}
+
+/* Hands one datagram (or a run of its records) to OpenSSL. */
+static int read_records(moat_dtls_transport *t, const uint8_t *records, size_t length)
+{
+    t->link.incoming = records;
+    t->link.incoming_length = length;
+    moat_dtls_transport_advance(t);
+    /* Never leave a pointer to the caller's buffer behind. */
+    t->link.incoming = NULL;
+    t->link.incoming_length = 0;
+    return t->state == MOAT_DTLS_FAILED ? MOAT_DTLS_ERR_FAILED : MOAT_DTLS_OK;
+}
+
+/* While connecting, the records ahead of a datagram's first encrypted one
+ * are read first, on their own: when they end with the peer's
+ * ChangeCipherSpec (as a flight sends it, before its Finished), OpenSSL
+ * reads the encrypted records after it at once and holds none of them. */
+static int receive_connecting(moat_dtls_transport *t, const uint8_t *datagram, size_t length)
+{
+    size_t head = moat_dtls_record_first_protected(datagram, length);
+    if (head > 0 && head < length) {
+        int r = read_records(t, datagram, head);
+        if (t->state == MOAT_DTLS_CONNECTED)
+            return read_records(t, datagram + head, length - head);
+        if (t->state != MOAT_DTLS_CONNECTING)
+            return r;
+        datagram += head;
+        length -= head;
+    }
+    if (!early_protected_allowed(t, datagram, length)) {
+        t->stats.datagrams_rejected++;
+        t->stats.rejected[MOAT_DTLS_RECORD_EARLY_PROTECTED]++;
+        return MOAT_DTLS_ERR_MALFORMED;
+    }
+    return read_records(t, datagram, length);
 }
 
 /* A retired transport only listens for the peer's closing alert. */
@@ -362,13 +423,10 @@ int moat_dtls_transport_receive(moat_dtls_transport *t, const uint8_t *datagram,
     t->stats.records_received += records;
     if (t->state != MOAT_DTLS_CONNECTING && t->state != MOAT_DTLS_CONNECTED)
         return MOAT_DTLS_ERR_STATE;
-    if (t->state == MOAT_DTLS_CONNECTING && !early_protected_allowed(t, datagram, length)) {
-        t->stats.datagrams_rejected++;
-        t->stats.rejected[MOAT_DTLS_RECORD_EARLY_PROTECTED]++;
-        return MOAT_DTLS_ERR_MALFORMED;
-    }
     if (t->ssl == NULL)
         return receive_retired(t, datagram, length);
+    /* Before a valid cookie no cipher is chosen: the scan above dropped
+     * every encrypted record. */
     if (t->listener != NULL)
         return moat_dtls_listener_receive(t, datagram, length);
 
@@ -376,13 +434,9 @@ int moat_dtls_transport_receive(moat_dtls_transport *t, const uint8_t *datagram,
         finish(t, MOAT_DTLS_FAILED, "out of memory");
         return MOAT_DTLS_ERR_FAILED;
     }
-    t->link.incoming = datagram;
-    t->link.incoming_length = length;
-    moat_dtls_transport_advance(t);
-    /* Never leave a pointer to the caller's buffer behind. */
-    t->link.incoming = NULL;
-    t->link.incoming_length = 0;
-    return t->state == MOAT_DTLS_FAILED ? MOAT_DTLS_ERR_FAILED : MOAT_DTLS_OK;
+    if (t->state == MOAT_DTLS_CONNECTING)
+        return receive_connecting(t, datagram, length);
+    return read_records(t, datagram, length);
 }
 
 int64_t moat_dtls_transport_timeout_ms(moat_dtls_transport *t)

@@ -40,9 +40,10 @@ typedef enum {
 #define MOAT_DTLS_MAX_RETRANSMITS 7
 /* Whole handshake, from moat_dtls_transport_start(). */
 #define MOAT_DTLS_HANDSHAKE_TIMEOUT_MS 30000
-/* Encrypted records a transport takes before its handshake completes
- * (dtls_transport.c), and the longest handshake message it reassembles
- * (dtls_context.c; OpenSSL takes at least a record's worth). */
+/* Encrypted records OpenSSL may hold unread while a handshake runs
+ * (dtls_transport.c: a bound on what it holds now, not a lifetime total),
+ * and the longest handshake message it reassembles (dtls_context.c;
+ * OpenSSL takes at least a record's worth). */
 #define MOAT_DTLS_MAX_EARLY_PROTECTED   16
 #define MOAT_DTLS_MAX_HANDSHAKE_MESSAGE 16384
 /* First retransmission timeout; doubles per retransmission up to the max. */

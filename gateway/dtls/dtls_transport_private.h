@@ -38,10 +38,13 @@ struct moat_dtls_transport {
      * nanoseconds per session per tick). */
     bool timer_stopped;
     gint64 handshake_deadline_us; /* monotonic */
-    /* Encrypted records taken before the handshake completed (a client's
-     * Finished and its retransmissions, a server's first data): capped,
-     * as OpenSSL keeps each in a whole read buffer until the epoch turns. */
+    /* Encrypted records taken while connecting that OpenSSL may still hold
+     * (each in a whole read buffer: those of an epoch it cannot read yet,
+     * application data before the peer's Finished): capped. Counted again
+     * from 0 once OpenSSL has read the peer's ChangeCipherSpec
+     * (peer_cipher_read), which makes it read, or discard, what it held. */
     unsigned early_protected;
+    bool peer_cipher_read;
     moat_dtls_transport_stats stats;
     uint64_t trim_seen; /* datagrams both ways at the last moat_dtls_transport_trim */
     bool buffers_freed; /* by trim; taken back before OpenSSL reads or writes */

@@ -111,8 +111,7 @@ void dtls_test_pair_start(dtls_test_pair *p)
     g_assert_cmpint(moat_dtls_transport_start(p->client.transport), ==, MOAT_DTLS_OK);
 }
 
-/* Moves one datagram; returns FALSE when the queue was empty. */
-static gboolean deliver_one(dtls_test_pair *p, dtls_test_endpoint *from, dtls_test_endpoint *to)
+gboolean dtls_test_pair_deliver(dtls_test_pair *p, dtls_test_endpoint *from, dtls_test_endpoint *to)
 {
     GBytes *datagram = g_queue_pop_head(&from->outbox);
     if (datagram == NULL)
@@ -133,8 +132,8 @@ void dtls_test_pair_pump(dtls_test_pair *p)
 {
     gboolean moved = TRUE;
     while (moved) {
-        moved = deliver_one(p, &p->client, &p->server);
-        moved = deliver_one(p, &p->server, &p->client) || moved;
+        moved = dtls_test_pair_deliver(p, &p->client, &p->server);
+        moved = dtls_test_pair_deliver(p, &p->server, &p->client) || moved;
     }
 }
 

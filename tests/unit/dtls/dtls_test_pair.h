@@ -70,6 +70,11 @@ dtls_test_pair *dtls_test_pair_new(const dtls_test_pair_options *options);
 /* Starts the server, then the client. */
 void dtls_test_pair_start(dtls_test_pair *p);
 
+/* Moves the oldest datagram `from` sent to `to` (subject to drop_rate);
+ * FALSE when there was none. */
+gboolean dtls_test_pair_deliver(dtls_test_pair *p, dtls_test_endpoint *from,
+                                dtls_test_endpoint *to);
+
 /* Delivers queued datagrams in both directions (subject to drop_rate) until
  * both queues are empty. */
 void dtls_test_pair_pump(dtls_test_pair *p);

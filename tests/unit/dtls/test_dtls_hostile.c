@@ -5,6 +5,7 @@
 
 #include <glib.h>
 
+#include "dtls/dtls_record.h"
 #include "dtls/dtls_transport.h"
 #include "dtls_test_pair.h"
 
@@ -178,10 +179,126 @@ static void test_malformed_handshake_message(void)
     dtls_test_pair_free(p);
 }
 
+/* `count` records of one type and epoch in one datagram, 40 bytes of noise
+ * each (room for AES-GCM's nonce and tag): what anyone can send from, or
+ * spoof as, a peer's address. */
+static GBytes *forged(guint8 type, guint16 epoch, guint count, GRand *rand)
+{
+    GByteArray *datagram = g_byte_array_new();
+    for (guint i = 0; i < count; i++) {
+        GBytes *r = record(type, 0xfefd, epoch, 40, rand);
+        g_byte_array_append(datagram, g_bytes_get_data(r, NULL), (guint)g_bytes_get_size(r));
+        g_bytes_unref(r);
+    }
+    return g_byte_array_free_to_bytes(datagram);
+}
+
+static guint64 early_refused(moat_dtls_transport *t)
+{
+    moat_dtls_transport_stats s;
+    moat_dtls_transport_stats_get(t, &s);
+    return s.rejected[MOAT_DTLS_RECORD_EARLY_PROTECTED];
+}
+
+/* Forged encrypted records at a server that has chosen its cipher but not
+ * read the client's ChangeCipherSpec: OpenSSL keeps each one (it cannot
+ * read epoch 1 yet) in a read buffer of its own, so past 16 they are
+ * refused. They must not cost the client its handshake: the datagram with
+ * its ChangeCipherSpec and Finished is still read, the held records are
+ * read and discarded once the epoch turns, and the handshake completes. */
+static void test_forged_records_before_the_change_cipher_spec(void)
+{
+    GRand *rand = g_rand_new_with_seed(11);
+    dtls_test_pair *p = dtls_test_pair_new(NULL);
+    dtls_test_pair_start(p);
+    /* The ClientHello: the server picks its cipher and sends its flight. */
+    g_assert_true(dtls_test_pair_deliver(p, &p->client, &p->server));
+    g_assert_false(g_queue_is_empty(&p->server.outbox));
+    g_assert_cmpint(feed(p->server.transport, forged(22, 1, MOAT_DTLS_MAX_EARLY_PROTECTED, rand)),
+                    ==, MOAT_DTLS_OK);
+    for (int i = 0; i < 3; i++)
+        g_assert_cmpint(feed(p->server.transport, forged(22, 1, 1, rand)), ==,
+                        MOAT_DTLS_ERR_MALFORMED);
+    g_assert_cmpuint(early_refused(p->server.transport), ==, 3);
+    g_assert_true(dtls_test_pair_settle(p, 5000));
+    dtls_test_pair_assert_connected(p);
+    g_assert_cmpuint(early_refused(p->server.transport), ==, 3);
+    dtls_test_pair_round_trip(p, &p->client, &p->server, 100);
+    dtls_test_pair_free(p);
+    g_rand_free(rand);
+}
+
+/* Where a datagram's records up to and including its ChangeCipherSpec
+ * end; 0 when it has none. */
+static gsize after_change_cipher_spec(GBytes *datagram)
+{
+    gsize length = 0;
+    const guint8 *d = g_bytes_get_data(datagram, &length);
+    size_t offset = 0;
+    moat_dtls_record r;
+    while (offset < length && moat_dtls_record_next(d, length, &offset, &r) == MOAT_DTLS_RECORD_OK)
+        if (r.content_type == 20)
+            return offset;
+    return 0;
+}
+
+/* The same between the client's ChangeCipherSpec and its Finished, in two
+ * datagrams: the cap now holds what OpenSSL may still keep (application
+ * data until the Finished, records of a later epoch), and the Finished,
+ * which it reads at once, passes whatever the cap holds. */
+static void test_forged_records_before_the_finished(void)
+{
+    GRand *rand = g_rand_new_with_seed(12);
+    dtls_test_pair *p = dtls_test_pair_new(NULL);
+    dtls_test_pair_start(p);
+    g_assert_true(dtls_test_pair_deliver(p, &p->client, &p->server));
+    while (dtls_test_pair_deliver(p, &p->server, &p->client))
+        ;
+    /* The client's flight: deliver all before the datagram with its
+     * ChangeCipherSpec, then that datagram cut after it. */
+    GBytes *flight = NULL;
+    gsize cut = 0;
+    while ((flight = g_queue_pop_head(&p->client.outbox)) != NULL &&
+           (cut = after_change_cipher_spec(flight)) == 0) {
+        gsize n = 0;
+        const guint8 *d = g_bytes_get_data(flight, &n);
+        g_assert_cmpint(moat_dtls_transport_receive(p->server.transport, d, n), ==, MOAT_DTLS_OK);
+        g_bytes_unref(flight);
+    }
+    g_assert_nonnull(flight);
+    g_assert_cmpuint(cut, <, g_bytes_get_size(flight));
+    g_assert_cmpint(feed(p->server.transport, g_bytes_new_from_bytes(flight, 0, cut)), ==,
+                    MOAT_DTLS_OK);
+    g_assert_cmpint(moat_dtls_transport_state(p->server.transport), ==, MOAT_DTLS_CONNECTING);
+
+    g_assert_cmpint(feed(p->server.transport, forged(23, 1, MOAT_DTLS_MAX_EARLY_PROTECTED, rand)),
+                    ==, MOAT_DTLS_OK);
+    g_assert_cmpint(feed(p->server.transport, forged(22, 2, 1, rand)), ==, MOAT_DTLS_ERR_MALFORMED);
+    g_assert_cmpint(feed(p->server.transport, forged(23, 1, 1, rand)), ==, MOAT_DTLS_ERR_MALFORMED);
+    g_assert_cmpuint(early_refused(p->server.transport), ==, 2);
+    /* A forged handshake record of epoch 1 is read (and discarded) at once. */
+    g_assert_cmpint(feed(p->server.transport, forged(22, 1, 1, rand)), ==, MOAT_DTLS_OK);
+
+    GBytes *finished = g_bytes_new_from_bytes(flight, cut, g_bytes_get_size(flight) - cut);
+    g_bytes_unref(flight);
+    g_assert_cmpint(feed(p->server.transport, finished), ==, MOAT_DTLS_OK);
+    g_assert_cmpint(moat_dtls_transport_state(p->server.transport), ==, MOAT_DTLS_CONNECTED);
+    g_assert_true(dtls_test_pair_settle(p, 5000));
+    dtls_test_pair_assert_connected(p);
+    g_assert_cmpuint(early_refused(p->server.transport), ==, 2);
+    dtls_test_pair_round_trip(p, &p->client, &p->server, 100);
+    dtls_test_pair_free(p);
+    g_rand_free(rand);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
     g_test_add_func("/dtls/hostile/garbage", test_garbage);
     g_test_add_func("/dtls/hostile/malformed-handshake", test_malformed_handshake_message);
+    g_test_add_func("/dtls/hostile/forged-records-before-change-cipher-spec",
+                    test_forged_records_before_the_change_cipher_spec);
+    g_test_add_func("/dtls/hostile/forged-records-before-finished",
+                    test_forged_records_before_the_finished);
     return g_test_run();
 }

@@ -48,7 +48,12 @@ static void test_valid(void)
     n += put_record(d + n, 25, 0xfefd, 1, 2, 30);
     g_assert_cmpint(moat_dtls_record_scan(d, n, 0, &count), ==, MOAT_DTLS_RECORD_OK);
     g_assert_cmpuint(count, ==, 3);
-    g_assert_cmpuint(moat_dtls_record_count_protected(d, n), ==, 2); /* epoch 1 twice */
+    g_assert_cmpuint(moat_dtls_record_first_protected(d, n), ==, 13 + 1);
+    /* Epoch 1 twice; once epoch 1 is read, only its application data. */
+    g_assert_cmpuint(moat_dtls_record_count_unread(d, n, 0), ==, 2);
+    g_assert_cmpuint(moat_dtls_record_count_unread(d, n, 1), ==, 1);
+    g_assert_cmpuint(moat_dtls_record_count_unread(d, n, 2), ==, 0);
+    g_assert_cmpuint(moat_dtls_record_first_protected(d, 13 + 1), ==, 13 + 1);
     g_assert_cmpint(moat_dtls_record_scan(d, n, 0, NULL), ==, MOAT_DTLS_RECORD_OK);
     for (guint8 type = 20; type <= 25; type++) {
         n = put_record(d, type, 0xfefd, 0, 0, 4);
