@@ -18,10 +18,11 @@
 /* How often a connected session offers its DTLS record buffers back
  * (moat_dtls_transport_trim: only when no datagram came or went since). */
 #define DTLS_TRIM_INTERVAL_US (1000000ull)
-/* STUN checks per second (and burst) given an HMAC (session_ice.c). A
- * full agent paces new checks at one per 50 ms (RFC 8445 Ta) with
- * retransmissions; consent freshness (RFC 7675) is one check per pair
- * every 4 to 6 s. */
+/* Authenticated STUN checks per second (and burst) a session takes
+ * (session_ice.c; forged ones are refused by their MESSAGE-INTEGRITY
+ * first and take nothing). A full agent paces new checks at one per 50 ms
+ * (RFC 8445 Ta) with retransmissions; consent freshness (RFC 7675) is one
+ * check per pair every 4 to 6 s. */
 #define STUN_KNOWN_RATE  50.0
 #define STUN_KNOWN_BURST 100.0
 #define STUN_NEW_RATE    100.0
@@ -461,6 +462,8 @@ void moat_session_free(moat_session *session)
     moat_session_media_clear(session);
     moat_session_prefilter_clear(session);
     moat_dtls_transport_free(session->dtls);
+    moat_stun_integrity_free(session->stun_integrity);
+    moat_stun_integrity_free(session->stun_integrity_previous);
     g_free(session->drain_reason);
     g_free(session->id);
     g_free(session);

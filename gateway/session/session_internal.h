@@ -19,6 +19,7 @@
 #include "session/session_handle.h"
 #include "dtls/dtls_transport.h"
 #include "ice/ice_pairs.h"
+#include "ice/stun_integrity.h"
 #include "prefilter/detector.h"
 #include "prefilter/prefilter_settings.h"
 #include "prefilter/stream_guard.h"
@@ -145,9 +146,16 @@ struct moat_session {
     uint64_t pending_timeout_us; /* 0: none */
     int *pending_counter;        /* non-NULL while counted as pending */
     int *source_pending_counter; /* the source's pending count; the same lifetime */
-    /* STUN checks allowed an HMAC: from pairs already checked, and from new
-     * sources; a flood on the ufrag (sent in clear) cannot starve consent
-     * checks on the selected pair. */
+    /* MESSAGE-INTEGRITY keys of local_pwd and previous_local_pwd, made
+     * again when the password changes (session_ice.c): every check is
+     * authenticated by one HMAC before it spends anything. */
+    moat_stun_integrity *stun_integrity;
+    moat_stun_integrity *stun_integrity_previous;
+    /* Authenticated checks a session takes: from pairs already checked,
+     * and from new sources. Checks that fail MESSAGE-INTEGRITY take none,
+     * so a flood of forged checks on the ufrag (sent in clear), from any
+     * address, the peer's own included, cannot starve its consent checks,
+     * a move or an ICE restart. */
     moat_token_bucket stun_known;
     moat_token_bucket stun_new;
 

@@ -1,7 +1,8 @@
 /* libFuzzer target for everything the ICE code does with a STUN datagram
- * from the network: classification, USERNAME routing, and the full
- * connectivity check (libnice validation included) with fixed credentials,
- * with the peer seen as IPv4 and as v4-mapped IPv6.
+ * from the network: classification, USERNAME routing, the MESSAGE-INTEGRITY
+ * check sessions run first (stun_integrity.c), and the full connectivity
+ * check (libnice validation included) with fixed credentials, with the peer
+ * seen as IPv4 and as v4-mapped IPv6.
  *
  * A fuzzer cannot forge HMAC-SHA1, so each input is also checked a second
  * time after re-signing it with the fixed password (MESSAGE-INTEGRITY and a
@@ -11,6 +12,7 @@
 #include "ice/ice_checker.h"
 #include "ice/stun_attributes.h"
 #include "ice/stun_classify.h"
+#include "ice/stun_integrity.h"
 #include "ice/stun_username.h"
 
 #include <arpa/inet.h>
@@ -37,6 +39,17 @@ static moat_ice_checker *checker(void)
             abort();
     }
     return c;
+}
+
+static moat_stun_integrity *integrity_key(void)
+{
+    static moat_stun_integrity *key;
+    if (key == NULL) {
+        key = moat_stun_integrity_new(FUZZ_LOCAL_PWD);
+        if (key == NULL)
+            abort();
+    }
+    return key;
 }
 
 static uint32_t crc32_of(const uint8_t *data, size_t length)
@@ -145,12 +158,20 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                                         reply, &reply_length, &info);
     check_reply(r, reply, reply_length);
 
+    if (size >= MOAT_STUN_HEADER_LENGTH)
+        (void)moat_stun_integrity_verify(integrity_key(), copy, size);
+
     if (resign(copy, size)) {
         reply_length = sizeof reply;
         r = moat_ice_checker_handle_request(checker(), copy, size, FUZZ_LOCAL_UFRAG, FUZZ_LOCAL_PWD,
                                             NULL, (const struct sockaddr *)&v4, sizeof v4, reply,
                                             &reply_length, &info);
         check_reply(r, reply, reply_length);
+        /* Sessions refuse before libnice what this check refuses: it must
+         * pass everything libnice authenticates. */
+        if ((r == MOAT_ICE_CHECK_OK || r == MOAT_ICE_CHECK_ROLE_CONFLICT) &&
+            moat_stun_integrity_verify(integrity_key(), copy, size) != MOAT_STUN_INTEGRITY_OK)
+            abort();
     }
 
     free(copy);
