@@ -246,7 +246,14 @@ def _environment_names_the_repo_uses():
         if path.suffix in (".c", ".h"):
             names.update(re.findall(r'getenv\("(MOAT_[A-Z0-9_]+)"', text))
         else:
-            names.update(re.findall(r"\bMOAT_[A-Z0-9_]*[A-Z0-9]\b", text))
+            # Set or read: NAME= / NAME: (shell, make, compose), $NAME,
+            # ${NAME}, $(NAME), or a quoted string (Python's environ keys);
+            # a bare word in a comment names a C constant.
+            names.update(re.findall(
+                r"""(?:[$]\{?|[$]\(|["'])(MOAT_[A-Z0-9_]*[A-Z0-9])\b"""
+                r"""|\b(MOAT_[A-Z0-9_]*[A-Z0-9])(?=[=:])""", text))
+    names = {name for pair in names for name in (pair if isinstance(pair, tuple) else (pair,))
+             if name}
     return names
 
 
