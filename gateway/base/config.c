@@ -249,6 +249,19 @@ static bool variable_is_foreign(const char *name)
     return false;
 }
 
+/* Kubernetes' service links (enableServiceLinks, on by default): for a
+ * Service "moat-turn" every pod gets MOAT_TURN_SERVICE_HOST,
+ * MOAT_TURN_SERVICE_PORT[_<name>], MOAT_TURN_PORT=tcp://...,
+ * MOAT_TURN_PORT_3478_UDP[_PROTO|_PORT|_ADDR]. Not Moat's, left alone. */
+static bool variable_is_service_link(const char *name, const char *value)
+{
+    if (g_regex_match_simple("_SERVICE_(HOST|PORT)(_[A-Z0-9_]+)?$", name, 0, 0) ||
+        g_regex_match_simple("_PORT_[0-9]+_(TCP|UDP|SCTP)(_(PROTO|PORT|ADDR))?$", name, 0, 0))
+        return true;
+    return g_str_has_suffix(name, "_PORT") && value &&
+           g_regex_match_simple("^(tcp|udp|sctp)://", value, 0, 0);
+}
+
 /* The section a name MOAT_<S>_... names (<S> in any case, as the option
  * names are built from it), or NULL: MOAT_CONFIG, MOAT_GATEWAY_BINARY and
  * every other MOAT_ name of no section are not configuration variables. */
@@ -273,7 +286,8 @@ static const char *variable_section(const char *name)
 static int check_variable(const char *name, char *error, size_t error_size)
 {
     const char *section = variable_section(name);
-    if (!section || variable_is_option(name) || variable_is_foreign(name))
+    if (!section || variable_is_option(name) || variable_is_foreign(name) ||
+        variable_is_service_link(name, g_getenv(name)))
         return 0;
     char *upper = g_ascii_strup(name, -1);
     if (variable_is_option(upper)) {

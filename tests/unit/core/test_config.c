@@ -194,6 +194,19 @@ static void test_environment_unknown_variable(void)
     };
     for (size_t i = 0; i < G_N_ELEMENTS(untouched); i++)
         g_setenv(untouched[i], "1", TRUE);
+    /* Kubernetes' service links for Services "moat-turn" and "moat-record". */
+    static const char *const service_links[][2] = {
+        {"MOAT_TURN_SERVICE_HOST", "10.96.0.12"},
+        {"MOAT_TURN_SERVICE_PORT", "3478"},
+        {"MOAT_TURN_SERVICE_PORT_STUN", "3478"},
+        {"MOAT_RECORD_PORT", "tcp://10.96.0.13:80"},
+        {"MOAT_TURN_PORT_3478_UDP", "udp://10.96.0.12:3478"},
+        {"MOAT_TURN_PORT_3478_UDP_PROTO", "udp"},
+        {"MOAT_TURN_PORT_3478_UDP_PORT", "3478"},
+        {"MOAT_TURN_PORT_3478_UDP_ADDR", "10.96.0.12"},
+    };
+    for (size_t i = 0; i < G_N_ELEMENTS(service_links); i++)
+        g_setenv(service_links[i][0], service_links[i][1], TRUE);
     moat_config config;
     moat_config_init(&config);
     char error[256] = "";
@@ -206,6 +219,7 @@ static void test_environment_unknown_variable(void)
         {"MOAT_HTTP_METRIC_TOKEN", "environment variable MOAT_HTTP_METRIC_TOKEN: unknown option "
                                    "[http] metric_token"},
         {"MOAT_NG_PROT", "unknown option [ng] prot"},
+        {"MOAT_RECORD_PORT", "unknown option [record] port"}, /* not a service link's value */
         {"MOAT_HTTP_", "unknown option [http] "},
         {"MOAT_Http_Metrics_Token", "in capitals: MOAT_HTTP_METRICS_TOKEN"},
         {"MOAT_general_workers", "in capitals: MOAT_GENERAL_WORKERS"},
@@ -221,6 +235,8 @@ static void test_environment_unknown_variable(void)
     g_assert_cmpint(moat_config_apply_environment(&config, error, sizeof error), ==, 0);
     for (size_t i = 0; i < G_N_ELEMENTS(untouched); i++)
         g_unsetenv(untouched[i]);
+    for (size_t i = 0; i < G_N_ELEMENTS(service_links); i++)
+        g_unsetenv(service_links[i][0]);
     moat_config_clear(&config);
 }
 
