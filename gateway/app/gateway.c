@@ -335,7 +335,8 @@ int moat_gateway_start(moat_gateway *gateway, char *error, size_t error_size)
                  gateway->config.media_port, n);
         return -1;
     }
-    gateway->own_sockets = moat_own_sockets_new();
+    const char *binds[] = {gateway->config.media_bind, gateway->config.ng_bind};
+    gateway->own_sockets = moat_own_sockets_new_for_binds(binds, G_N_ELEMENTS(binds));
     warn_workers_beyond_processors(n);
     gateway->workers = g_new0(moat_worker *, n);
     for (unsigned i = 0; i < n; i++) {

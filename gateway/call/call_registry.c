@@ -78,7 +78,8 @@ moat_call_registry *moat_call_registry_new(const moat_call_settings *settings, c
                                  error_size) != 0)
         return NULL;
     moat_own_sockets *own = settings->own_sockets;
-    moat_own_sockets *own_made = own ? NULL : moat_own_sockets_new();
+    moat_own_sockets *own_made =
+        own ? NULL : moat_own_sockets_new_for_binds(&settings->bind_address, 1);
     moat_call_ports *ports =
         moat_call_ports_new(settings->bind_address, settings->port_min, settings->port_max,
                             own ? own : own_made, error, error_size);

@@ -1,5 +1,5 @@
 /* Owns the record of Moat's own UDP sockets (own_sockets.h): a hold count
- * per port and the host addresses read at creation. */
+ * per port and the addresses its binds cover, read at creation. */
 #include "engine/own_sockets.h"
 
 #include <arpa/inet.h>
@@ -9,6 +9,7 @@
 
 struct moat_own_sockets {
     uint8_t held[65536]; /* sockets bound on each port (atomic) */
+    bool any_loopback;   /* a wildcard bind: every loopback address is own */
     size_t n_hosts;
     struct in6_addr hosts[MOAT_OWN_SOCKETS_MAX_HOSTS];
 };
@@ -41,17 +42,50 @@ static size_t interface_addresses(struct in6_addr *out, size_t capacity)
 moat_own_sockets *moat_own_sockets_new_with_hosts(const struct in6_addr *hosts, size_t n_hosts)
 {
     moat_own_sockets *own = g_new0(moat_own_sockets, 1);
+    own->any_loopback = true;
     own->n_hosts = MIN(n_hosts, (size_t)MOAT_OWN_SOCKETS_MAX_HOSTS);
     if (own->n_hosts)
         memcpy(own->hosts, hosts, own->n_hosts * sizeof *hosts);
     return own;
 }
 
-moat_own_sockets *moat_own_sockets_new(void)
+/* One bind's address; false for a wildcard or text that is no address. */
+static bool bind_address(const char *text, struct in6_addr *out)
 {
-    struct in6_addr hosts[MOAT_OWN_SOCKETS_MAX_HOSTS];
-    return moat_own_sockets_new_with_hosts(hosts,
-                                           interface_addresses(hosts, MOAT_OWN_SOCKETS_MAX_HOSTS));
+    struct in_addr v4;
+    if (text && inet_pton(AF_INET, text, &v4) == 1)
+        map_v4(out, &v4);
+    else if (!text || inet_pton(AF_INET6, text, out) != 1)
+        return false;
+    return !IN6_IS_ADDR_UNSPECIFIED(out) &&
+           !(IN6_IS_ADDR_V4MAPPED(out) && memcmp(&out->s6_addr[12], "\0\0\0\0", 4) == 0);
+}
+
+static void add_host(moat_own_sockets *own, const struct in6_addr *address)
+{
+    for (size_t i = 0; i < own->n_hosts; i++)
+        if (memcmp(&own->hosts[i], address, sizeof *address) == 0)
+            return;
+    if (own->n_hosts < MOAT_OWN_SOCKETS_MAX_HOSTS)
+        own->hosts[own->n_hosts++] = *address;
+}
+
+moat_own_sockets *moat_own_sockets_new_for_binds(const char *const *binds, size_t n_binds)
+{
+    moat_own_sockets *own = g_new0(moat_own_sockets, 1);
+    for (size_t b = 0; b < n_binds; b++) {
+        struct in6_addr address;
+        if (bind_address(binds[b], &address)) {
+            add_host(own, &address);
+        } else if (!own->any_loopback) {
+            own->any_loopback = true;
+            struct in6_addr hosts[MOAT_OWN_SOCKETS_MAX_HOSTS];
+            size_t n = interface_addresses(hosts, MOAT_OWN_SOCKETS_MAX_HOSTS);
+            for (size_t i = 0; i < n; i++)
+                add_host(own, &hosts[i]);
+        }
+    }
+    return own;
 }
 
 void moat_own_sockets_free(moat_own_sockets *own)
@@ -82,8 +116,8 @@ bool moat_own_sockets_holds(const moat_own_sockets *own, uint16_t port)
 
 static bool is_host(const moat_own_sockets *own, const struct in6_addr *address)
 {
-    if (IN6_IS_ADDR_LOOPBACK(address) ||
-        (IN6_IS_ADDR_V4MAPPED(address) && address->s6_addr[12] == 127))
+    if (own->any_loopback && (IN6_IS_ADDR_LOOPBACK(address) ||
+                              (IN6_IS_ADDR_V4MAPPED(address) && address->s6_addr[12] == 127)))
         return true;
     for (size_t i = 0; i < own->n_hosts; i++)
         if (memcmp(&own->hosts[i], address, sizeof *address) == 0)

@@ -23,9 +23,12 @@
 
 typedef struct moat_own_sockets moat_own_sockets;
 
-/* With this host's interface addresses (getifaddrs, up to
- * MOAT_OWN_SOCKETS_MAX_HOSTS; loopback is always own). */
-moat_own_sockets *moat_own_sockets_new(void);
+/* For sockets bound on `binds` (text addresses: [media] bind, [ng] bind):
+ * a wildcard ("::", "0.0.0.0", or one that does not parse) covers loopback
+ * and this host's interface addresses (getifaddrs, up to
+ * MOAT_OWN_SOCKETS_MAX_HOSTS), any other covers only itself, so a process
+ * using the same port number on another local address is not Moat. */
+moat_own_sockets *moat_own_sockets_new_for_binds(const char *const *binds, size_t n_binds);
 /* With exactly these addresses besides loopback (tests). */
 moat_own_sockets *moat_own_sockets_new_with_hosts(const struct in6_addr *hosts, size_t n_hosts);
 void moat_own_sockets_free(moat_own_sockets *own);
@@ -36,7 +39,7 @@ void moat_own_sockets_release(moat_own_sockets *own, uint16_t port);
 bool moat_own_sockets_holds(const moat_own_sockets *own, uint16_t port);
 
 /* Whether `source` (AF_INET6; IPv4 as v4-mapped) is one of Moat's own
- * sockets: a port it holds, on loopback or one of this host's addresses.
+ * sockets: a port it holds, on an address one of its binds covers.
  * The port first: a datagram from anywhere else costs one byte load. */
 bool moat_own_sockets_is_source(const moat_own_sockets *own, const struct sockaddr_in6 *source);
 
