@@ -106,6 +106,8 @@ typedef struct {
     char *call_learning;                   /* sdp | heuristic | off */
     bool call_allow_loopback_destinations; /* phones on this host (tests) */
     char *call_denied_networks;            /* comma-separated CIDRs legs never send to */
+    int call_media_timeout_s;  /* a call whose legs receive nothing this long ends; 0: never */
+    int call_silent_timeout_s; /* the same for calls not answered yet or held */
     /* [cluster] (gateway/cluster/); cluster_redis empty: a single node */
     char *cluster_redis;    /* HOST:PORT or a unix socket path */
     char *cluster_password; /* Redis AUTH */

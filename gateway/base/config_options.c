@@ -215,6 +215,16 @@ const option_spec moat_config_options[] = {
      "", 0, 0,
      "comma-separated CIDRs (IPv4, IPv6) call legs never send to; an SDP naming one "
      "gets an ng error"},
+    {"call", "media_timeout_s", "call-media-timeout", OPTION_INT, FIELD(call_media_timeout_s), "60",
+     0, 86400,
+     "a call none of whose legs received an RTP or RTCP packet for this many seconds (since it "
+     "was made, last offered or answered, or its last packet) ends as an ng delete with "
+     "delete-delay 0 ends it (rtpengine's timeout); 0 = never"},
+    {"call", "silent_timeout_s", "call-silent-timeout", OPTION_INT, FIELD(call_silent_timeout_s),
+     "3600", 0, 86400,
+     "the same for a call whose parties may rightly be silent: not answered yet, or an m-line "
+     "held (c=0.0.0.0), sendonly, recvonly or inactive (rtpengine's silent-timeout and "
+     "offer-timeout); 0 = never"},
     {"cluster", "redis", "cluster-redis", OPTION_STRING, FIELD(cluster_redis), "", 0, 0,
      "Redis of the cluster: HOST:PORT or a unix socket path; empty = no cluster (one node)"},
     {"cluster", "password", "cluster-password", OPTION_STRING, FIELD(cluster_password), "", 0, 0,

@@ -142,6 +142,9 @@ void moat_call_stream_set_transcode(moat_call_stream *stream, moat_call_transcod
 /* Leg `side`'s RTP socket (fixed for the stream's life). */
 int moat_call_stream_rtp_fd(const moat_call_stream *stream, int side);
 void moat_call_stream_read(const moat_call_stream *stream, int side, moat_call_leg_counters *out);
+/* RTP and RTCP packets both legs accepted from their parties so far (the
+ * media timeout's activity: four counter reads). */
+uint64_t moat_call_stream_received(const moat_call_stream *stream);
 /* WebRTC leg `side`, before its session belongs to the worker (created,
  * not started): its port pair accepts nothing and nothing is relayed to
  * it until moat_call_stream_set_webrtc. The worker never touches a session

@@ -1,5 +1,6 @@
 /* Owns the calls: their registry by call-id, the parties' tags, the
- * streams of each m-line, offer/answer/delete and delete-delay timers. */
+ * streams of each m-line, offer/answer/delete and delete-delay timers
+ * (the media timeout's sweep is call_timeout.c's). */
 #include "call/call_registry.h"
 #include "call/call_registry_private.h"
 #include "call/call_request.h"
@@ -17,8 +18,6 @@ static void call_free(void *data)
     moat_call *call = data;
     if (call->delete_timer)
         g_source_remove(call->delete_timer);
-    if (call->idle_timer)
-        g_source_remove(call->idle_timer);
     moat_call_restore_withdraw(call);
     for (int side = 0; side < 2; side++)
         moat_call_webrtc_free(call->webrtc[side]); /* before the streams: call_webrtc.h */
@@ -115,6 +114,7 @@ moat_call_registry *moat_call_registry_new(const moat_call_settings *settings, c
         .own = {own_port, registry},
     };
     registry->outside = settings->own;
+    moat_call_timeout_init(registry, settings->media_timeout_s, settings->silent_timeout_s);
     return registry;
 }
 
@@ -123,7 +123,8 @@ void moat_call_registry_free(moat_call_registry *registry)
     if (!registry)
         return;
     moat_call_registry_set_journal(registry, NULL, 0); /* shutdown keeps the records */
-    g_hash_table_destroy(registry->calls);             /* stopped workers close the legs at once */
+    moat_call_timeout_stop(registry);
+    g_hash_table_destroy(registry->calls); /* stopped workers close the legs at once */
     for (unsigned i = 0; i < registry->n_contexts; i++)
         moat_call_worker_free(registry->contexts[i]);
     g_free(registry->contexts);
@@ -160,6 +161,7 @@ static moat_call *call_new(moat_call_registry *registry, const char *call_id, co
     call->tags[0] = g_strdup(tag);
     call->context = pick_context(registry);
     call->created_s = g_get_real_time() / G_USEC_PER_SEC;
+    moat_call_timeout_note_signal(call);
     call->journal = moat_call_restore_journal_for_new(registry);
     call->sdes.journal = call->journal;
     g_hash_table_insert(registry->calls, call->id, call);
@@ -402,6 +404,7 @@ void moat_call_offer_run(moat_call_registry *registry, const moat_ng_request *re
     call->has_sdp[side] = true;
     call->offer_side = side;
     note_tag(call, side, request->from_tag);
+    moat_call_timeout_note_signal(call);
     moat_call_restore_note(call, request);
 }
 
@@ -471,6 +474,7 @@ void moat_call_answer(moat_call_registry *registry, const moat_ng_request *reque
      * took the call); the caller answering keeps its own. */
     if (answerer == 1 || !call->tags[answerer])
         note_tag(call, answerer, request->to_tag);
+    moat_call_timeout_note_signal(call);
     moat_call_restore_note(call, request);
 }
 

@@ -8,7 +8,8 @@
  * the callee's when its to-tag is the caller's; tags naming no party are
  * an error. An offer or answer whose SDP aims a leg at a refused
  * destination (call_address.h) is an error that creates and changes
- * nothing. Control thread only. */
+ * nothing. A call whose legs receive nothing for a while ends (the media
+ * timeout: moat_call_registry_sweep). Control thread only. */
 #ifndef MOAT_CALL_REGISTRY_H
 #define MOAT_CALL_REGISTRY_H
 
@@ -29,12 +30,14 @@ typedef struct moat_call_registry moat_call_registry;
 typedef struct {
     moat_worker *const *workers;
     unsigned n_workers;
-    const char *bind_address;    /* [media] bind */
-    int port_min, port_max;      /* [media] port_min, port_max */
-    const char *address;         /* put in c= lines unless the request names media-address */
-    int delete_delay_s;          /* [ng] delete_delay_s: delete without delete-delay */
-    int max_calls;               /* [ng] max_calls: calls at once; 0: no limit */
-    int max_load;                /* [ng] max_load: workers' CPU percent (call_load.h); 0: none */
+    const char *bind_address; /* [media] bind */
+    int port_min, port_max;   /* [media] port_min, port_max */
+    const char *address;      /* put in c= lines unless the request names media-address */
+    int delete_delay_s;       /* [ng] delete_delay_s: delete without delete-delay */
+    int max_calls;            /* [ng] max_calls: calls at once; 0: no limit */
+    int max_load;             /* [ng] max_load: workers' CPU percent (call_load.h); 0: none */
+    /* [call] media_timeout_s, silent_timeout_s (moat_call_registry_sweep); 0: off */
+    int media_timeout_s, silent_timeout_s;
     moat_call_webrtc_env webrtc; /* gateway NULL: WebRTC parties are refused */
     /* [call] (call_learning.h, call_address.h) */
     moat_call_learning learning;
@@ -157,6 +160,34 @@ void moat_call_registry_journal_all(moat_call_registry *registry);
 moat_call_restore_outcome moat_call_registry_restore(moat_call_registry *registry,
                                                      const uint8_t *record, size_t length,
                                                      char *error, size_t error_size);
+
+/* The media timeout, as rtpengine's timeout and silent-timeout: a call none
+ * of whose legs received an RTP or RTCP packet (one a leg accepted: a
+ * stranger's dropped datagrams do not count) for media_timeout_s, counted
+ * from its creation, its last offer or answer that succeeded, or its last
+ * packet, ends as an ng delete with delete-delay 0 ends it (its ports
+ * freed, its record withdrawn, its WebRTC sessions ended). A call whose
+ * parties may rightly be silent gets silent_timeout_s instead: not answered
+ * yet (ringing), or an m-line in use that a party's latest SDP holds
+ * (c=0.0.0.0 on a phone's), makes one-way (sendonly, recvonly) or
+ * inactive. A restored call none of whose parties sent since the restore
+ * ends after restore_idle_s (counted "idle" in moat_calls_restored_total).
+ * Calls in their delete-delay are left to it. A timer runs one sweep over
+ * all calls every second (a quarter of the shortest limit when that is
+ * less), reading the legs' packet counters (no cost on the workers): a call
+ * ends between its limit and its limit plus two sweep periods after its
+ * last packet. Each end is counted by timeout and logged (rate-limited).
+ * For tests: one sweep at monotonic time now_us (g_get_monotonic_time). */
+typedef enum {
+    MOAT_CALL_TIMEOUT_MEDIA,  /* media_timeout_s */
+    MOAT_CALL_TIMEOUT_SILENT, /* silent_timeout_s */
+    MOAT_CALL_TIMEOUTS
+} moat_call_timeout;
+
+void moat_call_registry_sweep(moat_call_registry *registry, int64_t now_us);
+/* Calls ended by `timeout` so far. */
+uint64_t moat_call_registry_timed_out(const moat_call_registry *registry,
+                                      moat_call_timeout timeout);
 
 /* Prometheus lines of the call layer (metrics.c style). */
 void moat_call_registry_metrics(moat_call_registry *registry, GString *out);

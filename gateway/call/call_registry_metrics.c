@@ -1,5 +1,6 @@
-/* The calls' figures on /metrics: calls, legs, free ports, relayed and
- * dropped packets summed over the workers' counters. Control thread. */
+/* The calls' figures on /metrics: calls, legs, free ports, calls ended by
+ * the media timeout, relayed and dropped packets summed over the workers'
+ * counters. Control thread. */
 #include "call/call_registry.h"
 #include "call/call_registry_private.h"
 
@@ -59,6 +60,15 @@ void moat_call_registry_metrics(moat_call_registry *registry, GString *out)
         g_string_append_printf(out,
                                "moat_calls_restored_total{outcome=\"%s\"} %" G_GUINT64_FORMAT "\n",
                                outcomes[o], registry->restored[o]);
+    g_string_append_printf(out,
+                           "# HELP moat_calls_timed_out_total Calls ended because their legs "
+                           "received no packet for [call] media_timeout_s (media) or, not "
+                           "answered or held, silent_timeout_s (silent)\n"
+                           "# TYPE moat_calls_timed_out_total counter\n"
+                           "moat_calls_timed_out_total{timeout=\"media\"} %" G_GUINT64_FORMAT "\n"
+                           "moat_calls_timed_out_total{timeout=\"silent\"} %" G_GUINT64_FORMAT "\n",
+                           registry->timed_out[MOAT_CALL_TIMEOUT_MEDIA],
+                           registry->timed_out[MOAT_CALL_TIMEOUT_SILENT]);
     g_string_append_printf(out,
                            "# HELP moat_calls Calls relayed for a SIP proxy (ng protocol)\n"
                            "# TYPE moat_calls gauge\nmoat_calls %u\n"

@@ -9,6 +9,8 @@
 #include "call/call_sdes.h"
 #include "call/call_webrtc_offer.h"
 
+#include "base/log.h"
+
 struct moat_call_registry {
     GHashTable *calls; /* call-id -> moat_call (owned) */
     moat_call_ports *ports;
@@ -34,6 +36,13 @@ struct moat_call_registry {
     guint srtp_timer;             /* SDES legs' stream positions journaled (call_restore.c) */
     bool replaying;               /* a restore's steps are running: nothing is put */
     uint64_t restored[MOAT_CALL_RESTORE_OUTCOMES];
+    /* Calls whose media stopped (call_timeout.c) */
+    int media_timeout_s;  /* [call] media_timeout_s; 0: off */
+    int silent_timeout_s; /* [call] silent_timeout_s; 0: off */
+    guint sweep_timer;
+    unsigned sweep_interval_ms;
+    uint64_t timed_out[MOAT_CALL_TIMEOUTS];
+    moat_log_limiter timeout_log;
     uint64_t refused_load_limit;
     uint64_t refused_worker_load; /* of those: over max_load */
 };
@@ -60,8 +69,25 @@ typedef struct {
     moat_call_sdes sdes;        /* SDES-SRTP termination per leg (call_sdes.h) */
     moat_call_journal *journal; /* owned: what rebuilds the call (call_journal.h) */
     bool journaled;             /* its record is in the sink's store */
-    guint idle_timer;           /* a restored call: ends unless media arrives */
+    /* The media timeout (call_timeout.c), monotonic microseconds: when the
+     * call was made, last offered or answered, or a sweep last saw its legs'
+     * packet count (media_packets) move; a restored call ends at
+     * restore_deadline_us unless a packet came (0: none pending). */
+    int64_t media_at_us;
+    uint64_t media_packets;
+    int64_t restore_deadline_us;
 } moat_call;
+
+/* call_timeout.c: the limits set and the sweep armed (registry_new); the
+ * sweep started, moved to the shortest limit's pace, or stopped when no
+ * limit is set (set_journal), and stopped for good (registry_free); a
+ * call's clock restarted by its creation, an offer or an answer that
+ * succeeded (rtpengine: signalling refills the streams). */
+void moat_call_timeout_init(moat_call_registry *registry, int media_timeout_s,
+                            int silent_timeout_s);
+void moat_call_timeout_arm(moat_call_registry *registry);
+void moat_call_timeout_stop(moat_call_registry *registry);
+void moat_call_timeout_note_signal(moat_call *call);
 
 /* How often the SDES legs' stream positions are looked at (call_restore.c). */
 #define MOAT_CALL_SRTP_SNAPSHOT_S 2

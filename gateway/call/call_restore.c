@@ -1,8 +1,8 @@
 /* Owns keeping calls over a restart: each restorable call's record put to
  * the registry's sink after every command that changed it and withdrawn
  * when it ends, a record restored by replaying its ng commands on its
- * recorded ports and keys, and the end of restored calls whose parties
- * never came back. Control thread. */
+ * recorded ports and keys, and when a restored call whose parties never
+ * came back ends (call_timeout.c's sweep ends it). Control thread. */
 #include "call/call_registry.h"
 #include "call/call_registry_private.h"
 
@@ -16,6 +16,7 @@ void moat_call_registry_set_journal(moat_call_registry *registry,
 {
     registry->sink = sink ? *sink : (moat_call_journal_sink){0};
     registry->restore_idle_s = restore_idle_s;
+    moat_call_timeout_arm(registry); /* the sweep ends restored calls left idle */
     if (registry->srtp_timer && !registry->sink.put) {
         g_source_remove(registry->srtp_timer);
         registry->srtp_timer = 0;
@@ -131,34 +132,6 @@ static gboolean snapshot_srtp(void *data)
 
 /* ---- restoring ------------------------------------------------------------------- */
 
-static uint64_t packets_received(const moat_call *call)
-{
-    uint64_t total = 0;
-    for (size_t i = 0; i < call->n_streams; i++) {
-        for (int side = 0; side < 2; side++) {
-            moat_call_leg_counters counters;
-            moat_call_stream_read(call->streams[i], side, &counters);
-            total += counters.rtp.packets + counters.rtcp.packets;
-        }
-    }
-    return total;
-}
-
-/* restore_idle_s after a restore: a call none of whose parties sent a
- * packet since is over (they hung up while the node was down; the proxy's
- * delete went nowhere). */
-static gboolean idle_check(void *data)
-{
-    moat_call *call = data;
-    call->idle_timer = 0;
-    moat_call_registry *registry = call->registry;
-    if (packets_received(call) > 0)
-        return G_SOURCE_REMOVE; /* its parties are back */
-    registry->restored[MOAT_CALL_RESTORE_IDLE]++;
-    g_hash_table_remove(registry->calls, call->id);
-    return G_SOURCE_REMOVE;
-}
-
 /* One recorded command, which must be an offer or answer for the record's
  * own call (a step naming another call would make a call nobody journals). */
 static bool replay_step(moat_call_registry *registry, const char *call_id, const moat_bencode *step,
@@ -243,8 +216,12 @@ moat_call_restore_outcome moat_call_registry_restore(moat_call_registry *registr
     call->created_s = header.created_s;
     call->journaled = true;                /* its record is the one just read */
     moat_call_journal_end_resume(journal); /* later re-keyings start fresh streams */
+    /* restore_idle_s from now: a call none of whose parties sent since is
+     * over (they hung up while the node was down; the proxy's delete went
+     * nowhere). The media timeout's sweep ends it (call_timeout.c). */
     if (registry->restore_idle_s > 0)
-        call->idle_timer = g_timeout_add_seconds((guint)registry->restore_idle_s, idle_check, call);
+        call->restore_deadline_us =
+            g_get_monotonic_time() + (int64_t)registry->restore_idle_s * G_USEC_PER_SEC;
     registry->restored[MOAT_CALL_RESTORED]++;
     return MOAT_CALL_RESTORED;
 }

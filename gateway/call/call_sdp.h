@@ -1,6 +1,7 @@
 /* SDP of SIP phones for the call layer: plain RTP/AVP (and SAVP, AVPF)
  * offers and answers without ICE or DTLS. Parsing reads what the relay
- * needs (per m-line: the party's address and ports, rtcp-mux, transport);
+ * needs (per m-line: the party's address and ports, rtcp-mux, transport,
+ * direction);
  * rewriting copies the text line by line and changes only what Moat must:
  * c= (our address), m= ports and transport, o= with replace-origin,
  * a=rtcp/a=rtcp-mux, ICE attributes removed, stripped codecs. Hostile input:
@@ -21,6 +22,14 @@
 #define MOAT_CALL_SDP_MAX_LENGTH 65536
 #define MOAT_CALL_SDP_MAX_CRYPTO 8 /* a=crypto lines kept per m-line */
 
+/* a=sendrecv, sendonly, recvonly, inactive (RFC 4566 section 6). */
+typedef enum {
+    MOAT_CALL_SDP_SENDRECV = 0, /* also without the attribute */
+    MOAT_CALL_SDP_SENDONLY,
+    MOAT_CALL_SDP_RECVONLY,
+    MOAT_CALL_SDP_INACTIVE,
+} moat_call_sdp_direction;
+
 typedef struct {
     char kind[16];           /* audio, video, ... */
     char proto[32];          /* RTP/AVP, RTP/SAVP, ... */
@@ -28,7 +37,8 @@ typedef struct {
     struct sockaddr_in6 rtp; /* the party's RTP address; sin6_family 0: none (0.0.0.0, hold) */
     uint16_t rtcp_port;      /* a=rtcp; 0: RTP port + 1 */
     bool rtcp_mux;
-    bool ice; /* ICE attributes (session or media level) */
+    moat_call_sdp_direction direction; /* media level, else session level */
+    bool ice;                          /* ICE attributes (session or media level) */
     /* WebRTC markers (session or media level): a=ice-ufrag, a=ice-pwd,
      * a=fingerprint. */
     bool ice_ufrag, ice_pwd, fingerprint;

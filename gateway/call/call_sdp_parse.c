@@ -1,5 +1,6 @@
 /* Owns reading a SIP party's SDP for the call layer (call_sdp.h): per
- * m-line the transport, the party's address and ports, rtcp-mux. */
+ * m-line the transport, the party's address and ports, rtcp-mux, the
+ * direction. */
 #include "call/call_sdp.h"
 
 #include "sdp/sdp_lex.h"
@@ -99,6 +100,19 @@ static void note_webrtc(moat_sdp_span name, moat_call_sdp_media *target)
         target->fingerprint = true;
 }
 
+/* a=sendrecv, sendonly, recvonly, inactive: true when the attribute is one. */
+static bool parse_direction(moat_sdp_span value, moat_call_sdp_direction *out)
+{
+    static const char *const names[] = {"sendrecv", "sendonly", "recvonly", "inactive"};
+    for (int i = 0; i < 4; i++) {
+        if (moat_sdp_span_eq(value, names[i])) {
+            *out = (moat_call_sdp_direction)i;
+            return true;
+        }
+    }
+    return false;
+}
+
 static void parse_attribute(moat_sdp_span value, moat_call_sdp_media *media,
                             moat_call_sdp_media *session)
 {
@@ -132,7 +146,8 @@ typedef struct {
     struct sockaddr_in6 session_address;
     bool session_has_address;
     bool media_has_address[MOAT_CALL_SDP_MAX_MEDIA];
-    moat_call_sdp_media session; /* session-level ICE and DTLS markers */
+    bool media_has_direction[MOAT_CALL_SDP_MAX_MEDIA];
+    moat_call_sdp_media session; /* session-level ICE and DTLS markers, direction */
     bool seen_version;
 } parse_state;
 
@@ -164,6 +179,11 @@ static int parse_line(parse_state *state, moat_sdp_span line, char *error, size_
         state->media_has_address[out->n_media - 1] = true;
         return parse_connection(value, &media->rtp, error, error_size);
     case 'a':
+        if (parse_direction(value, media ? &media->direction : &state->session.direction)) {
+            if (media)
+                state->media_has_direction[out->n_media - 1] = true;
+            return 0;
+        }
         parse_attribute(value, media, &state->session);
         return 0;
     default:
@@ -182,6 +202,8 @@ static int resolve_addresses(parse_state *state, char *error, size_t error_size)
         media->ice_pwd = media->ice_pwd || state->session.ice_pwd;
         media->fingerprint = media->fingerprint || state->session.fingerprint;
         media->srtpplus_prn = media->srtpplus_prn || state->session.srtpplus_prn;
+        if (!state->media_has_direction[i])
+            media->direction = state->session.direction;
         if (!state->media_has_address[i]) {
             if (!state->session_has_address && media->port != 0) {
                 moat_sdp_errorf(error, error_size, "m=%s has no c= line", media->kind);

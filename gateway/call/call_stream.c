@@ -335,6 +335,15 @@ void moat_call_stream_read(const moat_call_stream *stream, int side, moat_call_l
     out->srtp_received = moat_call_srtp_unpack(__atomic_load_n(&leg->srtp_at[1], __ATOMIC_RELAXED));
 }
 
+uint64_t moat_call_stream_received(const moat_call_stream *stream)
+{
+    uint64_t total = 0;
+    for (int side = 0; side < 2; side++)
+        total += moat_counter_read(&stream->legs[side].rtp.packets) +
+                 moat_counter_read(&stream->legs[side].rtcp.packets);
+    return total;
+}
+
 void moat_call_stream_free(moat_call_stream *stream)
 {
     if (!stream)

@@ -12,6 +12,12 @@
 
 void call_fixture_setup(call_fixture *f, int port_min, int port_max)
 {
+    call_fixture_setup_timeouts(f, port_min, port_max, 0, 0);
+}
+
+void call_fixture_setup_timeouts(call_fixture *f, int port_min, int port_max, int media_timeout_s,
+                                 int silent_timeout_s)
+{
     char error[256];
     f->worker = moat_worker_new(0, "127.0.0.1", 0, error, sizeof error);
     g_assert_nonnull(f->worker);
@@ -19,6 +25,8 @@ void call_fixture_setup(call_fixture *f, int port_min, int port_max)
     moat_worker *workers[] = {f->worker};
     moat_call_settings settings = {workers, 1, "127.0.0.1", port_min, port_max, "127.0.0.1", 30};
     settings.allow_loopback_destinations = true; /* the phones are loopback sockets */
+    settings.media_timeout_s = media_timeout_s;
+    settings.silent_timeout_s = silent_timeout_s;
     f->registry = moat_call_registry_new(&settings, error, sizeof error);
     g_assert_nonnull(f->registry);
 }

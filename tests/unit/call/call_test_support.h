@@ -17,8 +17,12 @@ typedef struct {
     moat_call_registry *registry;
 } call_fixture;
 
-/* Starts a worker on 127.0.0.1 and a registry over ports port_min..port_max. */
+/* Starts a worker on 127.0.0.1 and a registry over ports port_min..port_max
+ * (no media timeout). */
 void call_fixture_setup(call_fixture *f, int port_min, int port_max);
+/* The same with [call] media_timeout_s and silent_timeout_s. */
+void call_fixture_setup_timeouts(call_fixture *f, int port_min, int port_max, int media_timeout_s,
+                                 int silent_timeout_s);
 /* Stops the worker and frees what call_fixture_setup made. */
 void call_fixture_teardown(call_fixture *f);
 

@@ -4,7 +4,9 @@
  * record (offer, answer, re-offer) rebuilding it in a fresh registry on the
  * same ports, putting back the very record it came from, then skipping it
  * (the call exists), and refusing it while its ports are taken. Freeing a registry keeps the
- * records; a delete withdraws one. */
+ * records; a delete withdraws one. A restored call none of whose parties
+ * sends within restore_idle_s ends (the media timeout's sweep), one whose
+ * party sends stays. */
 #include <glib.h>
 #include <string.h>
 #include <netinet/in.h>
@@ -400,6 +402,70 @@ static void test_registry_restore(void)
     close(callee);
 }
 
+static void test_restored_idle(void)
+{
+    store s;
+    store_init(&s);
+    moat_call_journal_sink sink = {store_put, store_remove, &s};
+    call_fixture f;
+    call_fixture_setup(&f, PORT_MIN, PORT_MAX);
+    moat_call_registry_set_journal(f.registry, &sink, 0);
+    uint16_t caller_port, callee_port;
+    int caller = call_udp_socket(&caller_port), callee = call_udp_socket(&callee_port);
+    char *offer_sdp = call_phone_sdp(caller_port, NULL, 0);
+    char *answer_sdp = call_phone_sdp(callee_port, NULL, 0);
+    const char *ids[] = {"idle-1", "back-1"};
+    for (int i = 0; i < 2; i++) {
+        g_free(run(f.registry, "offer", ids[i], "a", NULL, offer_sdp, NULL));
+        g_free(run(f.registry, "answer", ids[i], "a", "b", answer_sdp, NULL));
+    }
+    GBytes *records[2] = {g_bytes_ref(g_hash_table_lookup(s.records, ids[0])),
+                          g_bytes_ref(g_hash_table_lookup(s.records, ids[1]))};
+    call_fixture_teardown(&f);
+
+    call_fixture_setup(&f, PORT_MIN, PORT_MAX);
+    moat_call_registry_set_journal(f.registry, &sink, 5);
+    char error[192] = "";
+    for (int i = 0; i < 2; i++) {
+        gsize length = 0;
+        const uint8_t *data = g_bytes_get_data(records[i], &length);
+        g_assert_cmpint(moat_call_registry_restore(f.registry, data, length, error, sizeof error),
+                        ==, MOAT_CALL_RESTORED);
+    }
+    int64_t restored = g_get_monotonic_time();
+    uint8_t packet[172] = {0x80, 8, 0, 1, 0, 0, 0, 160, 0x11, 0x22, 0x33, 0x44};
+    call_send_to(caller, port_of(&f, "back-1", 0), packet, sizeof packet);
+    for (int i = 0;; i++) {
+        moat_call_view view;
+        g_assert_cmpint(moat_call_query(f.registry, "back-1", &view), ==, 0);
+        if (view.sides[0].media[0].counters.rtp.packets == 1)
+            break;
+        g_assert_cmpint(i, <, 200);
+        g_usleep(10000);
+    }
+    moat_call_registry_sweep(f.registry, restored + 4 * G_USEC_PER_SEC);
+    g_assert_cmpuint(moat_call_count(f.registry), ==, 2);
+    moat_call_registry_sweep(f.registry, restored + 5 * G_USEC_PER_SEC);
+    moat_call_view view;
+    g_assert_cmpint(moat_call_query(f.registry, "idle-1", &view), ==, -1);
+    g_assert_cmpint(moat_call_query(f.registry, "back-1", &view), ==, 0);
+    g_assert_false(g_hash_table_contains(s.records, "idle-1")); /* withdrawn */
+    g_assert_true(g_hash_table_contains(s.records, "back-1"));
+    GString *metrics = g_string_new(NULL);
+    moat_call_registry_metrics(f.registry, metrics);
+    g_assert_nonnull(strstr(metrics->str, "moat_calls_restored_total{outcome=\"idle\"} 1\n"));
+    g_string_free(metrics, TRUE);
+    call_fixture_teardown(&f);
+
+    g_hash_table_destroy(s.records);
+    g_bytes_unref(records[0]);
+    g_bytes_unref(records[1]);
+    g_free(offer_sdp);
+    g_free(answer_sdp);
+    close(caller);
+    close(callee);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -407,5 +473,6 @@ int main(int argc, char **argv)
     g_test_add_func("/call_journal/limits", test_journal_limits);
     g_test_add_func("/call_journal/refusals", test_journal_refusals);
     g_test_add_func("/call_restore/registry", test_registry_restore);
+    g_test_add_func("/call_restore/idle", test_restored_idle);
     return g_test_run();
 }

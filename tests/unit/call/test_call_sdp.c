@@ -2,7 +2,9 @@
  * parses (no ICE, no DTLS needed), addresses resolve media over session
  * level, hold (0.0.0.0) is no address, rewriting changes c=, m= ports and
  * transport, o= only with replace-origin, removes ICE attributes, adds
- * a=rtcp or a=rtcp-mux, strips codecs, and hostile text is refused. */
+ * a=rtcp or a=rtcp-mux, strips codecs, and hostile text is refused. The
+ * direction (a=sendonly, recvonly, inactive) is read per m-line, a media
+ * level attribute over the session's. */
 #include <glib.h>
 #include <string.h>
 
@@ -52,6 +54,28 @@ static void test_media_level_and_hold(void)
     g_assert_cmpint(sdp.media[1].rtp.sin6_family, ==, AF_INET6);
     g_assert_true(sdp.media[1].rtcp_mux);
     g_assert_cmpuint(sdp.media[1].rtcp_port, ==, 7003);
+}
+
+/* The media timeout's input (call_timeout.c): which m-lines go both ways. */
+static void test_direction(void)
+{
+    const char *text = "v=0\r\nc=IN IP4 192.0.2.1\r\na=inactive\r\n"
+                       "m=audio 7000 RTP/AVP 8\r\n"
+                       "m=audio 7002 RTP/AVP 8\r\na=sendrecv\r\n"
+                       "m=audio 7004 RTP/AVP 8\r\na=sendonly\r\n"
+                       "m=audio 7006 RTP/AVP 8\r\na=recvonly\r\n";
+    moat_call_sdp sdp;
+    char error[128];
+    g_assert_cmpint(moat_call_sdp_parse(text, strlen(text), &sdp, error, sizeof error), ==, 0);
+    g_assert_cmpint(sdp.media[0].direction, ==, MOAT_CALL_SDP_INACTIVE); /* the session's */
+    g_assert_cmpint(sdp.media[1].direction, ==, MOAT_CALL_SDP_SENDRECV);
+    g_assert_cmpint(sdp.media[2].direction, ==, MOAT_CALL_SDP_SENDONLY);
+    g_assert_cmpint(sdp.media[3].direction, ==, MOAT_CALL_SDP_RECVONLY);
+    g_assert_cmpint(moat_call_sdp_parse(phone, strlen(phone), &sdp, error, sizeof error), ==, 0);
+    g_assert_cmpint(sdp.media[0].direction, ==, MOAT_CALL_SDP_SENDRECV);
+    const char *none = "v=0\r\nc=IN IP4 192.0.2.1\r\nm=audio 7000 RTP/AVP 8\r\n";
+    g_assert_cmpint(moat_call_sdp_parse(none, strlen(none), &sdp, error, sizeof error), ==, 0);
+    g_assert_cmpint(sdp.media[0].direction, ==, MOAT_CALL_SDP_SENDRECV); /* RFC 4566's default */
 }
 
 static void test_hostile(void)
@@ -207,6 +231,7 @@ int main(int argc, char **argv)
     g_test_init(&argc, &argv, NULL);
     g_test_add_func("/call/sdp/parse-phone", test_parse_phone);
     g_test_add_func("/call/sdp/media-level-and-hold", test_media_level_and_hold);
+    g_test_add_func("/call/sdp/direction", test_direction);
     g_test_add_func("/call/sdp/hostile", test_hostile);
     g_test_add_func("/call/sdp/rewrite", test_rewrite);
     g_test_add_func("/call/sdp/rewrite-options", test_rewrite_options);
