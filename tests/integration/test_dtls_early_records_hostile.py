@@ -21,7 +21,7 @@ from OpenSSL import SSL
 
 from conftest import Gateway
 from test_dtls_handshake_memory_hostile import (DTLS_DROPS, Peer, client_context, client_hello,
-                                                 pump, record)
+                                                completes, pump, record)
 
 pytestmark = pytest.mark.hostile
 
@@ -63,23 +63,6 @@ def to_second_flight(ctx, gateway):
         flight = pump(connection)
     assert flight, "the gateway's flight never came"
     return peer, connection, flight
-
-
-def completes(connection, peer, seconds=8):
-    """Runs the client until its handshake completes (the gateway's Finished
-    read) or the time is up; the client retransmits as OpenSSL does."""
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        for datagram in peer.drain(0.1):
-            connection.bio_write(datagram)
-        try:
-            connection.do_handshake()
-            return True
-        except SSL.WantReadError:
-            pass
-        for datagram in pump(connection):
-            peer.send(datagram)
-    return False
 
 
 @pytest.fixture

@@ -84,6 +84,20 @@ def api(gateway, method, path, body=None):
         return e.code, json.loads(text) if text else None
 
 
+def count_keyframes(pub):
+    """{"n": keyframes the publisher's video encoder was asked for so far}."""
+    sender = next(s for s in pub["pc"].getSenders() if s.track and s.track.kind == "video")
+    keyframes = {"n": 0}
+    original = sender._send_keyframe
+
+    def counting():
+        keyframes["n"] += 1
+        original()
+
+    sender._send_keyframe = counting
+    return keyframes
+
+
 def check_media(sub, min_audio=150, frequency=440.0):
     audio = sub["recorders"].get("audio")
     video = sub["recorders"].get("video")
@@ -265,15 +279,7 @@ def test_subscriber_nack_and_pli(gateway):
 
     async def run():
         pub = await publish(gateway.base, "fb")
-        sender = next(s for s in pub["pc"].getSenders() if s.track and s.track.kind == "video")
-        keyframes = {"n": 0}
-        original = sender._send_keyframe
-
-        def counting():
-            keyframes["n"] += 1
-            original()
-
-        sender._send_keyframe = counting
+        keyframes = count_keyframes(pub)
         await asyncio.sleep(1.0)
         sub = await subscribe(gateway.base, "fb")
         seen = {"seqs": []}

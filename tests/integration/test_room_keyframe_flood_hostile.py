@@ -10,7 +10,7 @@ import time
 
 from aiortc.rtp import RTCP_PSFB_PLI, RtcpPsfbPacket
 
-from test_room import api, close, publish, subscribe, video_receiver
+from test_room import api, close, count_keyframes, publish, subscribe, video_receiver
 
 FLOOD_S = 5.0
 
@@ -44,15 +44,7 @@ async def pli(receiver, ssrc):
 def test_a_pli_flood_is_held_to_one_keyframe_a_second(gateway):
     async def run():
         pub = await publish(gateway.base, "pli-flood")
-        sender = next(s for s in pub["pc"].getSenders() if s.track and s.track.kind == "video")
-        keyframes = {"n": 0}
-        original = sender._send_keyframe
-
-        def counting():
-            keyframes["n"] += 1
-            original()
-
-        sender._send_keyframe = counting
+        keyframes = count_keyframes(pub)
         await asyncio.sleep(1.0)
         honest = await subscribe(gateway.base, "pli-flood")
         honest_receiver, honest_seen = await watching(honest)
