@@ -81,27 +81,33 @@ static uint64_t packets_received(const moat_call *call)
     return total;
 }
 
-/* Whether the parties are expected to send: answered, and every m-line in
- * use goes both ways in both parties' latest SDPs (a phone's c=0.0.0.0 is
+/* Whether m-line `index` goes both ways in both parties' latest SDPs: a
+ * port on both sides (a refused line is 0 in the answer, whatever the
+ * offer said), sendrecv on both, and an address (a phone's c=0.0.0.0 is
  * hold; a WebRTC party's c= says nothing, its session knows where it is). */
+static bool line_flows(const moat_call *call, size_t index)
+{
+    for (int side = 0; side < 2; side++) {
+        const moat_call_sdp_media *media = &call->sdp[side].media[index];
+        if (media->port == 0 || media->direction != MOAT_CALL_SDP_SENDRECV ||
+            (!call->webrtc[side] && media->rtp.sin6_family != AF_INET6))
+            return false;
+    }
+    return true;
+}
+
+/* Whether the parties are expected to send: answered, and at least one
+ * m-line goes both ways (audio with the camera off still does). Otherwise
+ * (ringing, on hold) the call gets the silent timeout. */
 static bool media_expected(const moat_call *call)
 {
-    size_t in_use = 0;
-    for (int side = 0; side < 2; side++) {
-        if (!call->has_sdp[side])
-            return false; /* not answered yet: ringing */
-        const moat_call_sdp *sdp = &call->sdp[side];
-        for (size_t i = 0; i < sdp->n_media; i++) {
-            const moat_call_sdp_media *media = &sdp->media[i];
-            if (media->port == 0)
-                continue; /* refused or disabled */
-            if (media->direction != MOAT_CALL_SDP_SENDRECV ||
-                (!call->webrtc[side] && media->rtp.sin6_family != AF_INET6))
-                return false;
-            in_use++;
-        }
-    }
-    return in_use > 0;
+    if (!call->has_sdp[0] || !call->has_sdp[1])
+        return false; /* not answered yet: ringing */
+    size_t n = MIN(call->sdp[0].n_media, call->sdp[1].n_media);
+    for (size_t i = 0; i < n; i++)
+        if (line_flows(call, i))
+            return true;
+    return false;
 }
 
 static end_reason verdict(const moat_call_registry *registry, moat_call *call, int64_t now_us)

@@ -179,29 +179,49 @@ static void test_silent_calls_get_the_silent_timeout(void)
     call_fixture_teardown(&f);
 }
 
-/* Video refused (port 0, whatever its direction): the audio decides. */
+/* Video refused by the answer (port 0), whatever the offer said of it
+ * (sendrecv, recvonly, sendonly, c=0.0.0.0), or turned off (inactive both
+ * ways) while audio goes both ways: the audio decides, and an abandoned
+ * call gets the media timeout, not the silent one. */
+static void two_line_call(call_fixture *f, const char *id, const char *offer_video,
+                          const char *answer_video)
+{
+    char *offer =
+        g_strdup_printf("v=0\r\nc=IN IP4 127.0.0.1\r\nt=0 0\r\nm=audio 20040 RTP/AVP 8\r\n"
+                        "%s",
+                        offer_video);
+    char *answer = g_strdup_printf("v=0\r\nc=IN IP4 127.0.0.1\r\nt=0 0\r\nm=audio 20050 RTP/AVP "
+                                   "8\r\n%s",
+                                   answer_video);
+    const char *sdps[] = {offer, answer};
+    for (int i = 0; i < 2; i++) {
+        moat_ng_request request = call_request(id, "a", i ? "b" : NULL, sdps[i]);
+        moat_call_reply reply = {0};
+        if (i)
+            moat_call_answer(f->registry, &request, &reply);
+        else
+            moat_call_offer(f->registry, &request, &reply);
+        g_assert_cmpstr(reply.error, ==, "");
+        moat_call_reply_clear(&reply);
+    }
+    g_free(offer);
+    g_free(answer);
+}
+
 static void test_refused_m_line_holds_nothing(void)
 {
     call_fixture f;
     call_fixture_setup_timeouts(&f, 44600, 44699, 2, 10);
-    const char *offer = "v=0\r\nc=IN IP4 127.0.0.1\r\nt=0 0\r\nm=audio 20040 RTP/AVP 8\r\n"
-                        "m=video 20042 RTP/AVP 96\r\na=rtpmap:96 VP8/90000\r\n";
-    const char *answer = "v=0\r\nc=IN IP4 127.0.0.1\r\nt=0 0\r\nm=audio 20050 RTP/AVP 8\r\n"
-                         "m=video 0 RTP/AVP 96\r\na=inactive\r\n";
-    const char *sdps[] = {offer, answer};
-    for (int i = 0; i < 2; i++) {
-        moat_ng_request request = call_request("video", "a", i ? "b" : NULL, sdps[i]);
-        moat_call_reply reply = {0};
-        if (i)
-            moat_call_answer(f.registry, &request, &reply);
-        else
-            moat_call_offer(f.registry, &request, &reply);
-        g_assert_cmpstr(reply.error, ==, "");
-        moat_call_reply_clear(&reply);
-    }
+    const char *refused = "m=video 0 RTP/AVP 96\r\na=inactive\r\n";
+    two_line_call(&f, "sendrecv", "m=video 20042 RTP/AVP 96\r\na=rtpmap:96 VP8/90000\r\n", refused);
+    two_line_call(&f, "recvonly", "m=video 20042 RTP/AVP 96\r\na=recvonly\r\n", refused);
+    two_line_call(&f, "sendonly", "m=video 20042 RTP/AVP 96\r\na=sendonly\r\n", refused);
+    two_line_call(&f, "c0", "m=video 20042 RTP/AVP 96\r\nc=IN IP4 0.0.0.0\r\n", refused);
+    two_line_call(&f, "camera-off", "m=video 20042 RTP/AVP 96\r\na=inactive\r\n",
+                  "m=video 20052 RTP/AVP 96\r\na=inactive\r\n");
     moat_call_registry_sweep(f.registry, g_get_monotonic_time() + 2 * S);
-    g_assert_false(exists(&f, "video"));
-    g_assert_cmpuint(moat_call_registry_timed_out(f.registry, MOAT_CALL_TIMEOUT_MEDIA), ==, 1);
+    g_assert_cmpuint(moat_call_count(f.registry), ==, 0);
+    g_assert_cmpuint(moat_call_registry_timed_out(f.registry, MOAT_CALL_TIMEOUT_MEDIA), ==, 5);
     call_fixture_teardown(&f);
 }
 
