@@ -275,6 +275,8 @@ static void room_on_timer(void *state, uint64_t now_us)
     room_simulcast_tick(peer, now_us);
     if (!peer->publisher)
         room_bwe_note(peer, now_us);
+    if (!peer->publisher && room_feedback_keyframe_owed(peer, now_us))
+        room_simulcast_viewer_keyframe(peer);
     if (peer->publisher) {
         room_feedback_tick(peer, now_us);
         room_recovery_tick(peer, now_us);

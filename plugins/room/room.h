@@ -48,8 +48,9 @@
 #define ROOM_MAX_BITRATE      1000000000 /* the largest cap the API takes */
 /* A subscriber's own keyframe requests (its peer's PLI and FIR, a
  * "configure" turning its video back on) reach its publisher at most once
- * per this interval (room_feedback_keyframe_allowed); the rest are dropped
- * and counted (keyframe_requests_dropped). A keyframe costs every viewer
+ * per this interval (room_feedback_keyframe_allowed); the rest are
+ * counted (keyframe_requests_dropped) and coalesced into one sent when the
+ * interval ends (room_feedback_keyframe_owed). A keyframe costs every viewer
  * of the stream, or of the layer, several delta frames' bytes and a
  * quality dip, so one viewer asking every 20 ms would otherwise hold the
  * encoder at the core's one request per 300 ms per m-line for everyone.
@@ -157,11 +158,13 @@ typedef struct room_peer {
      * FIR), for the API: a viewer that asks after a layer switch could not
      * decode across it. Written by its worker. */
     atomic_uint_fast64_t keyframe_requests;
-    /* Subscriber: of those, how many were not passed on to the publisher
-     * (ROOM_KEYFRAME_REQUEST_INTERVAL_US), for the API; and when the last
+    /* Subscriber: of those, how many were not passed on at once (one owed
+     * request per ROOM_KEYFRAME_REQUEST_INTERVAL_US goes at its end), for
+     * the API; and when the last
      * one was passed on (its worker only, gateway clock, 0 never). */
     atomic_uint_fast64_t keyframe_requests_dropped;
     uint64_t keyframe_passed_us;
+    bool keyframe_owed; /* one was refused since: sent when the window ends */
 
     /* publisher */
     room_codec codecs[ROOM_MAX_CODECS]; /* fixed at attach */
@@ -334,6 +337,10 @@ uint64_t room_feedback_aggregate(uint64_t *estimates, size_t n, uint64_t floor_b
  * (relay) always passes: it carries the requests of the other node's
  * viewers, each bounded there. */
 bool room_feedback_keyframe_allowed(room_peer *subscriber, uint64_t now_us);
+/* Whether a request refused inside the window is now due (once, when the
+ * window ends; the subscriber's timer asks): a viewer whose keyframe was
+ * lost is not left frozen because it asked again too soon. Its worker. */
+bool room_feedback_keyframe_owed(room_peer *subscriber, uint64_t now_us);
 
 /* room_bwe.c: the subscriber's sender-side estimate (its worker): takes it
  * into s->layer and probes toward the next layer over `bitrates`. */

@@ -153,8 +153,20 @@ bool room_feedback_keyframe_allowed(room_peer *subscriber, uint64_t now_us)
     uint64_t last = subscriber->keyframe_passed_us;
     if (last != 0 && now_us - last < ROOM_KEYFRAME_REQUEST_INTERVAL_US) {
         atomic_fetch_add_explicit(&subscriber->keyframe_requests_dropped, 1, memory_order_relaxed);
+        subscriber->keyframe_owed = true;
         return false;
     }
+    subscriber->keyframe_passed_us = now_us != 0 ? now_us : 1;
+    subscriber->keyframe_owed = false;
+    return true;
+}
+
+bool room_feedback_keyframe_owed(room_peer *subscriber, uint64_t now_us)
+{
+    if (!subscriber->keyframe_owed ||
+        now_us - subscriber->keyframe_passed_us < ROOM_KEYFRAME_REQUEST_INTERVAL_US)
+        return false;
+    subscriber->keyframe_owed = false;
     subscriber->keyframe_passed_us = now_us != 0 ? now_us : 1;
     return true;
 }

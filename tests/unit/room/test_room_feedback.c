@@ -92,6 +92,19 @@ static void test_keyframe_requests_once_a_second(void)
     g_assert_false(room_feedback_keyframe_allowed(&flooder, 11000000 - 1));
     g_assert_true(room_feedback_keyframe_allowed(&flooder, 11000000));
 
+    /* A request inside the window is owed, not forgotten: it goes once
+     * when the window ends (the subscriber's timer asks), and only once. */
+    room_peer asks = {0};
+    g_assert_true(room_feedback_keyframe_allowed(&asks, 1000000));
+    g_assert_false(room_feedback_keyframe_owed(&asks, 1500000)); /* nothing asked since */
+    g_assert_false(room_feedback_keyframe_allowed(&asks, 1300000));
+    g_assert_false(room_feedback_keyframe_allowed(&asks, 1600000));
+    g_assert_false(room_feedback_keyframe_owed(&asks, 2000000 - 1));
+    g_assert_true(room_feedback_keyframe_owed(&asks, 2000000));
+    g_assert_false(room_feedback_keyframe_owed(&asks, 2100000));
+    g_assert_false(room_feedback_keyframe_allowed(&asks, 2500000)); /* the window restarted */
+    g_assert_true(room_feedback_keyframe_owed(&asks, 3000000));
+
     room_peer leg = {.relay = true};
     for (int i = 0; i < 10; i++)
         g_assert_true(room_feedback_keyframe_allowed(&leg, 5000000 + (uint64_t)i * 20000));
