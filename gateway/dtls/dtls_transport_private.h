@@ -54,6 +54,14 @@ struct moat_dtls_transport {
     moat_dtls_listener *listener;
 };
 
+/* dtls_record_guard.c: the shortest encrypted record OpenSSL may be given
+ * (SIZE_MAX before a cipher is chosen), and whether the encrypted records
+ * of `records` may go to OpenSSL while connecting (counts them). The
+ * transport's thread. */
+size_t moat_dtls_transport_shortest_protected(const moat_dtls_transport *t);
+bool moat_dtls_transport_early_allowed(moat_dtls_transport *t, const uint8_t *records,
+                                       size_t length);
+
 /* Runs OpenSSL on what the datagram BIO holds: the handshake while
  * CONNECTING, then application data. */
 void moat_dtls_transport_advance(moat_dtls_transport *t);

@@ -503,64 +503,6 @@ static void test_burst_then_free(void)
     collector_clear(&c);
 }
 
-/* The feeder thread's voluntary context switches (each one a wake-up), from
- * /proc; -1 when no thread of that name runs. */
-static long feeder_wakeups(void)
-{
-    GDir *dir = g_dir_open("/proc/self/task", 0, NULL);
-    g_assert_nonnull(dir);
-    long found = -1;
-    const char *tid;
-    while (found < 0 && (tid = g_dir_read_name(dir))) {
-        char *path = g_strdup_printf("/proc/self/task/%s/comm", tid), *comm = NULL;
-        if (g_file_get_contents(path, &comm, NULL, NULL) &&
-            g_str_has_prefix(comm, "moat-transcode")) {
-            char *status_path = g_strdup_printf("/proc/self/task/%s/status", tid), *status = NULL;
-            g_assert_true(g_file_get_contents(status_path, &status, NULL, NULL));
-            const char *line = strstr(status, "voluntary_ctxt_switches:");
-            g_assert_nonnull(line);
-            found = strtol(line + strlen("voluntary_ctxt_switches:"), NULL, 10);
-            g_free(status);
-            g_free(status_path);
-        }
-        g_free(comm);
-        g_free(path);
-    }
-    g_dir_close(dir);
-    return found;
-}
-
-/* A transcoder with no media costs no wake-ups: its feeder sleeps until a
- * packet is pushed or the pipeline posts a message (before, it polled every
- * 4 ms: 250 wake-ups a second per direction, a core for 400 idle ones). A
- * packet pushed afterwards still comes out. */
-static void test_idle_feeder_sleeps(void)
-{
-    collector c;
-    collector_init(&c);
-    moat_transcoder *transcoder = make(&pcmu, &opus, collect, &c);
-    g_usleep(300000); /* the pipeline's start-up messages */
-    long before = feeder_wakeups();
-    g_assert_cmpint(before, >=, 0);
-    g_usleep(500000);
-    long idle = feeder_wakeups() - before;
-    g_test_message("idle feeder: %ld wake-ups in 500 ms", idle);
-    g_assert_cmpint(idle, <=, 5);
-    uint8_t payload[160], packet[200];
-    memset(payload, 0xff, sizeof payload);
-    for (int n = 0; n < 10; n++) {
-        size_t length =
-            tone_rtp(packet, 0, (uint16_t)n, (uint32_t)n * 160, SSRC_IN, payload, sizeof payload);
-        moat_transcoder_push(transcoder, packet, length, (int64_t)n * FRAME_US);
-    }
-    wait_for_output(transcoder, 1);
-    moat_transcoder_stats stats;
-    moat_transcoder_get_stats(transcoder, &stats);
-    g_assert_cmpuint(stats.packets_out, >, 0);
-    moat_transcoder_free(transcoder);
-    collector_clear(&c);
-}
-
 /* Freed at once, and freed while its output feeds another transcoder. */
 static void test_free_in_flight(void)
 {
@@ -598,6 +540,5 @@ int main(int argc, char **argv)
     g_test_add_func("/transcoder/faster_than_real_time", test_faster_than_real_time);
     g_test_add_func("/transcoder/burst_then_free", test_burst_then_free);
     g_test_add_func("/transcoder/free_in_flight", test_free_in_flight);
-    g_test_add_func("/transcoder/idle_feeder_sleeps", test_idle_feeder_sleeps);
     return g_test_run();
 }
