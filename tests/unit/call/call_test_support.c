@@ -7,6 +7,7 @@
 #include <arpa/inet.h>
 #include <glib.h>
 #include <poll.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 
@@ -74,6 +75,26 @@ moat_ng_request call_request(const char *call_id, const char *from, const char *
                          .sdp_length = sdp ? strlen(sdp) : 0,
                          .delete_delay_s = -1};
     return r;
+}
+
+uint16_t call_sdp_port(const char *sdp)
+{
+    const char *m = strstr(sdp, "m=audio ");
+    g_assert_nonnull(m);
+    return (uint16_t)atoi(m + 8);
+}
+
+uint16_t call_command_ok(call_fixture *f, bool answer, const moat_ng_request *request)
+{
+    moat_call_reply reply = {0};
+    if (answer)
+        moat_call_answer(f->registry, request, &reply);
+    else
+        moat_call_offer(f->registry, request, &reply);
+    g_assert_cmpstr(reply.error, ==, "");
+    uint16_t port = call_sdp_port(reply.sdp);
+    moat_call_reply_clear(&reply);
+    return port;
 }
 
 /* A phone's SDP: plain, or RTP/SAVP with its a=crypto lines. */

@@ -40,6 +40,11 @@ moat_ng_request call_request(const char *call_id, const char *from, const char *
 /* A phone's SDP on 127.0.0.1:port: plain, or RTP/SAVP with its a=crypto
  * lines (g_free). */
 char *call_phone_sdp(uint16_t port, const moat_sdp_crypto *crypto, size_t n_crypto);
+/* The port of the first m=audio line of `sdp` (asserts there is one). */
+uint16_t call_sdp_port(const char *sdp);
+/* Runs `request` as an offer or an answer that must succeed; returns the
+ * port Moat's rewritten SDP names. */
+uint16_t call_command_ok(call_fixture *f, bool answer, const moat_ng_request *request);
 /* Parses SDP Moat wrote; asserts it parses. */
 moat_call_sdp call_parse_sdp(const char *text);
 /* The SRTP session of a phone keyed with `own` that talks to Moat's `moat`. */

@@ -22,13 +22,6 @@ static char *phone_sdp(uint16_t port)
                            port);
 }
 
-static uint16_t sdp_port(const char *sdp)
-{
-    const char *m = strstr(sdp, "m=audio ");
-    g_assert_nonnull(m);
-    return (uint16_t)atoi(m + 8);
-}
-
 static uint8_t rtp_packet[172] = {0x80, 8, 0, 1, 0, 0, 0, 160, 0x11, 0x22, 0x33, 0x44};
 
 /* Sets up call `id`; returns Moat's port towards the caller and the callee. */
@@ -40,12 +33,12 @@ static void establish(call_fixture *f, const char *id, uint16_t caller_port, uin
     moat_ng_request offer = call_request(id, "from1", NULL, offer_sdp);
     moat_call_offer(f->registry, &offer, &reply);
     g_assert_cmpstr(reply.error, ==, "");
-    *to_callee = sdp_port(reply.sdp);
+    *to_callee = call_sdp_port(reply.sdp);
     moat_call_reply_clear(&reply);
     moat_ng_request answer = call_request(id, "from1", "to1", answer_sdp);
     moat_call_answer(f->registry, &answer, &reply);
     g_assert_cmpstr(reply.error, ==, "");
-    *to_caller = sdp_port(reply.sdp);
+    *to_caller = call_sdp_port(reply.sdp);
     g_assert_nonnull(strstr(reply.sdp, "c=IN IP4 127.0.0.1"));
     moat_call_reply_clear(&reply);
     g_free(offer_sdp);
@@ -227,7 +220,7 @@ static void test_rtcp_mux(void)
     moat_ng_request answer = call_request("mux", "a", "b", answer_sdp);
     moat_call_answer(f.registry, &answer, &reply);
     g_assert_nonnull(strstr(reply.sdp, "a=rtcp-mux\r\n"));
-    uint16_t to_caller = sdp_port(reply.sdp);
+    uint16_t to_caller = call_sdp_port(reply.sdp);
     moat_call_reply_clear(&reply);
     static const uint8_t report[8] = {0x80, 201, 0, 1, 0x11, 0x22, 0x33, 0x44};
     uint8_t buffer[2048];

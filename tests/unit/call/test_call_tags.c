@@ -17,13 +17,6 @@
 
 static uint8_t rtp_packet[172] = {0x80, 8, 0, 1, 0, 0, 0, 160, 0x11, 0x22, 0x33, 0x44};
 
-static uint16_t sdp_port(const char *sdp)
-{
-    const char *m = strstr(sdp, "m=audio ");
-    g_assert_nonnull(m);
-    return (uint16_t)atoi(m + 8);
-}
-
 /* Runs one offer or answer that must succeed; returns the port its
  * rewritten SDP names. */
 static uint16_t command_ok(call_fixture *f, bool answer, const char *from, const char *to,
@@ -31,14 +24,7 @@ static uint16_t command_ok(call_fixture *f, bool answer, const char *from, const
 {
     char *sdp = call_phone_sdp(phone_port, NULL, 0);
     moat_ng_request request = call_request("fork", from, to, sdp);
-    moat_call_reply reply = {0};
-    if (answer)
-        moat_call_answer(f->registry, &request, &reply);
-    else
-        moat_call_offer(f->registry, &request, &reply);
-    g_assert_cmpstr(reply.error, ==, "");
-    uint16_t port = sdp_port(reply.sdp);
-    moat_call_reply_clear(&reply);
+    uint16_t port = call_command_ok(f, answer, &request);
     g_free(sdp);
     return port;
 }
@@ -171,7 +157,7 @@ static void establish_del(call_fixture *f, bool answered, uint16_t pa, uint16_t 
         moat_ng_request answer = call_request("del", "A", "B", answer_sdp);
         moat_call_answer(f->registry, &answer, &reply);
         g_assert_cmpstr(reply.error, ==, "");
-        *leg_a = sdp_port(reply.sdp);
+        *leg_a = call_sdp_port(reply.sdp);
         moat_call_reply_clear(&reply);
     }
     g_free(offer_sdp);

@@ -19,13 +19,6 @@
 
 static uint8_t rtp_packet[172] = {0x80, 8, 0, 1, 0, 0, 0, 160, 0x11, 0x22, 0x33, 0x44};
 
-static uint16_t sdp_port(const char *sdp)
-{
-    const char *m = strstr(sdp, "m=audio ");
-    g_assert_nonnull(m);
-    return (uint16_t)atoi(m + 8);
-}
-
 /* An offer from "a" (to NULL) or an answer from "b" that must succeed,
  * with a phone's SDP on `port` plus `extra` lines; the port Moat's SDP
  * names. */
@@ -35,14 +28,7 @@ static uint16_t command_ok(call_fixture *f, const char *id, bool answer, uint16_
     char *phone = call_phone_sdp(port, NULL, 0);
     char *sdp = g_strconcat(phone, extra, NULL);
     moat_ng_request request = call_request(id, "a", answer ? "b" : NULL, sdp);
-    moat_call_reply reply = {0};
-    if (answer)
-        moat_call_answer(f->registry, &request, &reply);
-    else
-        moat_call_offer(f->registry, &request, &reply);
-    g_assert_cmpstr(reply.error, ==, "");
-    uint16_t moat_port = sdp_port(reply.sdp);
-    moat_call_reply_clear(&reply);
+    uint16_t moat_port = call_command_ok(f, answer, &request);
     g_free(sdp);
     g_free(phone);
     return moat_port;
@@ -196,13 +182,7 @@ static void two_line_call(call_fixture *f, const char *id, const char *offer_vid
     const char *sdps[] = {offer, answer};
     for (int i = 0; i < 2; i++) {
         moat_ng_request request = call_request(id, "a", i ? "b" : NULL, sdps[i]);
-        moat_call_reply reply = {0};
-        if (i)
-            moat_call_answer(f->registry, &request, &reply);
-        else
-            moat_call_offer(f->registry, &request, &reply);
-        g_assert_cmpstr(reply.error, ==, "");
-        moat_call_reply_clear(&reply);
+        call_command_ok(f, i, &request);
     }
     g_free(offer);
     g_free(answer);
