@@ -72,13 +72,19 @@ static bool high_profile(uint32_t profile)
            profile == 139 || profile == 134 || profile == 135;
 }
 
-/* 7.3.2.1.1.1: delta_scale values, read and dropped. */
+/* 7.3.2.1.1.1: delta_scale values, read and dropped. A delta_scale is
+ * -128..127 (se(v) codes 0..255): a larger code fails the parse (it made
+ * last + delta overflow an int). */
 static void skip_scaling_list(bit_reader *r, unsigned size)
 {
     int32_t last = 8, next = 8;
     for (unsigned j = 0; j < size && !r->failed; j++) {
         if (next != 0) {
             uint32_t code = ue(r);
+            if (code > 255) {
+                r->failed = true;
+                return;
+            }
             int32_t delta = (code & 1) ? (int32_t)((code + 1) / 2) : -(int32_t)(code / 2);
             next = (last + delta + 256) % 256;
         }

@@ -132,6 +132,15 @@ static void test_h264_sps(void)
     g_assert_false(moat_h264_sps_size(pps, sizeof pps, &w, &h));
     const uint8_t zeros[] = {0x67, 0x42, 0xc0, 0x1f, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00};
     g_assert_false(moat_h264_sps_size(zeros, sizeof zeros, &w, &h));
+    /* High profile with a scaling matrix whose delta_scale code is
+     * 4294967293 (out of -128..127): refused; it overflowed an int before
+     * (UBSan aborted the gateway on one publisher packet). */
+    const uint8_t scaling[] = {0x67, 0x64, 0x00, 0x1f, 0xad, 0x80, 0x00, 0x00, 0x00,
+                               0xff, 0xff, 0xff, 0xfe, 0xff, 0xff, 0xff, 0xff, 0xff};
+    g_assert_false(moat_h264_sps_size(scaling, sizeof scaling, &w, &h));
+    moat_keyframe_info info;
+    g_assert_true(moat_rtp_keyframe(MOAT_VIDEO_CODEC_H264, scaling, sizeof scaling, &info));
+    g_assert_cmpuint(info.width, ==, 0);
 }
 
 int main(int argc, char **argv)
