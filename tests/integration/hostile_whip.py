@@ -16,6 +16,9 @@ Authorization header, "-" without one). What it answers a POST:
                  and Location LOCATION (default /resource/N, N counting)
   hangup-trickle as answer, but a DELETE or PATCH is answered with the
                  trickle
+  busy           429 Too Many Requests with Retry-After: 5 (admission
+                 control that never admits)
+  busy-slow      as busy, but each answer held 1.5 s first
 
 Every other request (DELETE, PATCH) gets 200 with an empty body, except in
 trickle mode (the same trickle) and endless modes (the same endless body).
@@ -105,6 +108,10 @@ def handle(c, mode, location):
                 trickle(c)
             elif method != "POST":
                 answer(c, b"200 OK", b"")
+            elif mode in ("busy", "busy-slow"):
+                if mode == "busy-slow":
+                    time.sleep(1.5)
+                answer(c, b"429 Too Many Requests", b"", b"Retry-After: 5\r\n")
             elif mode == "escapes":
                 answer(c, b"400 Bad Request", ESCAPES)
             else:

@@ -14,8 +14,13 @@ there: a Location on another port is refused and nothing is sent to it
 (before, the hang-up DELETE took the token there). What a server says
 reaches the terminal and moat-tunnel's summary as printable ASCII, the
 summary's end="..." with its quotes escaped (before, a 400 body's escape
-sequences went raw to the terminal and its quotes forged summary fields). The tools' release builds run
-(ASan reserves more address space than the cap)."""
+sequences went raw to the terminal and its quotes forged summary fields).
+A server that answers every POST 429 with Retry-After is retried only
+within --setup-timeout: no POST, wait or retry runs past it, and moat-flood
+opens no session after it (before, each POST was retried for 30 s of
+waits, one session after another: 3 sessions with --setup-timeout 2 took
+90 s). The tools' release builds run (ASan reserves more address space
+than the cap)."""
 import os
 import shlex
 import signal
@@ -127,7 +132,10 @@ def test_a_trickling_answer_ends_at_the_deadline(ns, tool):
     r, elapsed = run_tool(name, tool, server.url(), *extra, timeout=40)
     assert r.returncode == 1, text(r)
     limit = 10 if tool == "flood" else 2
-    assert f"no complete answer within {limit} s" in text(r), text(r)
+    # moat-tunnel's request ends at its lane's setup deadline, a moment
+    # before its own 2 s would.
+    expected = "no complete answer within 10 s" if tool == "flood" else "setup timeout"
+    assert expected in text(r), text(r)
     assert elapsed < limit + 5, (elapsed, text(r))
 
 
@@ -212,3 +220,45 @@ def test_a_server_message_reaches_the_terminal_as_plain_text(ns, tool):
         fields = shlex.split(end[0])
         assert len(fields) == 2 and fields[1].startswith("end=WHIP: "), fields
         assert 'red" packets_in=999 end="fake' in fields[1], fields
+
+
+def run_bounded(ns, tool, url, *extra, timeout=20):
+    """run_tool, a run past timeout an assertion (the tool killed)."""
+    try:
+        return run_tool(ns, tool, url, *extra, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        raise AssertionError(f"{tool} still running after {timeout} s") from None
+
+
+@pytest.mark.parametrize("tool", TOOLS)
+def test_retry_after_is_not_waited_past_the_setup_timeout(ns, tool):
+    """Every POST refused 429 with Retry-After: 5, --setup-timeout 2: a
+    wait that would end past the setup deadline is not begun, so the tool
+    gives up at once (moat-flood: all three sessions) with "setup
+    timeout"."""
+    name, servers = ns
+    server = Server(name, "busy")
+    servers.append(server)
+    sessions = ["--sessions", "3"] if tool == "flood" else []
+    r, elapsed = run_bounded(name, tool, server.url(), *sessions, "--setup-timeout", "2")
+    assert r.returncode == 1, text(r)
+    assert "HTTP 429" in text(r) and "setup timeout" in text(r), text(r)
+    assert elapsed < 5, (elapsed, text(r))
+    posts = [line for line in server.requests() if line.startswith("request POST")]
+    assert len(posts) == (3 if tool == "flood" else 1), posts
+
+
+def test_no_session_is_opened_after_the_setup_timeout(ns):
+    """Each 429 held 1.5 s, --setup-timeout 2, three sessions: the first
+    POST fails (its Retry-After ends past the deadline), the second is cut
+    at the deadline, the third is never sent and is reported not opened."""
+    name, servers = ns
+    server = Server(name, "busy-slow")
+    servers.append(server)
+    r, elapsed = run_bounded(name, "flood", server.url("/whip/x"), "--sessions", "3",
+                             "--setup-timeout", "2")
+    assert r.returncode == 1, text(r)
+    assert "1 of 3 not opened: setup timeout" in text(r), text(r)
+    assert elapsed < 5, (elapsed, text(r))
+    methods = [line.split()[1] for line in server.requests()]
+    assert methods == ["POST"] * 2, methods

@@ -101,6 +101,29 @@ static bool setting_up(const flood_result *r)
     return false;
 }
 
+/* The sessions opened one after another (their POSTs block), the ones
+ * open going on with ICE and DTLS meanwhile; none after the setup
+ * deadline, whose POSTs and Retry-After waits never run past it either. */
+static void open_each(run_state *st, uint64_t setup_end)
+{
+    flood_result *r = st->result;
+    st->env.setup_deadline_us = setup_end;
+    unsigned i = 0;
+    for (; i < r->n_sessions && !*st->stop && flood_now_us() < setup_end; i++) {
+        flood_session_open(&r->sessions[i], i, &st->env, flood_now_us());
+        pump(st, flood_now_us(), false);
+    }
+    char reason[160];
+    snprintf(reason, sizeof reason,
+             "setup timeout: not opened (the %.1f s setup deadline passed after %u of %zu POSTs)",
+             st->o->setup_timeout_s, i, r->n_sessions);
+    for (; i < r->n_sessions && !*st->stop; i++) {
+        flood_session_not_opened(&r->sessions[i], i, &st->env, reason);
+        r->n_not_opened++;
+    }
+    st->env.setup_deadline_us = 0;
+}
+
 static int open_sessions(run_state *st, char *error, size_t error_size)
 {
     const flood_options *o = st->o;
@@ -127,12 +150,9 @@ static int open_sessions(run_state *st, char *error, size_t error_size)
         r->sessions[i].fd = -1; /* not open yet: poll skips it */
     st->polls = g_new0(struct pollfd, o->sessions);
     uint64_t started = flood_now_us();
-    for (unsigned i = 0; i < o->sessions && !*st->stop; i++) {
-        flood_session_open(&r->sessions[i], i, &st->env, flood_now_us());
-        /* Sessions already open go on with ICE and DTLS meanwhile. */
-        pump(st, flood_now_us(), false);
-    }
-    uint64_t deadline = started + (uint64_t)(o->setup_timeout_s * 1e6) + 1000000u;
+    uint64_t setup_end = started + (uint64_t)(o->setup_timeout_s * 1e6);
+    open_each(st, setup_end);
+    uint64_t deadline = setup_end + 1000000u;
     while (setting_up(r) && !*st->stop && flood_now_us() < deadline)
         pump(st, deadline, false);
     r->setup_s = (double)(flood_now_us() - started) / 1e6;
@@ -142,7 +162,13 @@ static int open_sessions(run_state *st, char *error, size_t error_size)
     if (r->n_connected == 0) {
         const char *why =
             r->n_sessions > 0 && r->sessions[0].error[0] ? r->sessions[0].error : "interrupted";
-        snprintf(error, error_size, "no session connected (first session: %s)", why);
+        if (r->n_not_opened > 0)
+            snprintf(error, error_size,
+                     "no session connected (first session: %s; %zu of %zu not opened: setup "
+                     "timeout)",
+                     why, r->n_not_opened, r->n_sessions);
+        else
+            snprintf(error, error_size, "no session connected (first session: %s)", why);
         return 1;
     }
     return 0;

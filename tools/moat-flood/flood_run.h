@@ -19,6 +19,7 @@ typedef struct {
     flood_session *sessions; /* options->sessions of them */
     size_t n_sessions;
     size_t n_connected;         /* when the run started */
+    size_t n_not_opened;        /* never POSTed: the setup deadline passed first */
     struct sockaddr_in6 target; /* where session-less classes went */
     bool has_target;
     uint64_t attack_sent[ATTACK_KIND_COUNT];

@@ -62,6 +62,9 @@ typedef struct {
     const char *url;
     flood_offer_exchange exchange;
     void *exchange_user;
+    /* 0, or when the run's setup ends (flood_now_us): no WHIP POST, nor
+     * its Retry-After waits, runs past it (whip_client.h). */
+    uint64_t setup_deadline_us;
 } flood_session_env;
 
 typedef struct {

@@ -1,5 +1,6 @@
 /* Bounded HTTP exchanges (http_guard.h): the watchdog that cancels an
- * exchange at its deadline or a signal, and the body read to a limit. */
+ * exchange at its deadline (its own, or the user's setup deadline when
+ * sooner) or a signal, and the body read to a limit. */
 #include "http_guard.h"
 
 #include <stdio.h>
@@ -15,6 +16,7 @@ typedef struct {
     GCond cond;
     bool done; /* the exchange ended: the watchdog returns */
     gint64 deadline_us;
+    bool setup_deadline; /* deadline_us is the user's setup deadline (sooner than timeout_s) */
     const volatile sig_atomic_t *signals;
     sig_atomic_t signals_at_start;
     GCancellable *cancellable;
@@ -69,7 +71,10 @@ static void describe(SoupMessage *msg, const watchdog *w, unsigned timeout_s, co
 {
     char *uri = g_uri_to_string(soup_message_get_uri(msg));
     const char *method = soup_message_get_method(msg);
-    if (w->why == WHY_DEADLINE)
+    if (w->why == WHY_DEADLINE && w->setup_deadline)
+        snprintf(error, error_size, "%s %s: setup timeout (no complete answer in the time left)",
+                 method, uri);
+    else if (w->why == WHY_DEADLINE)
         snprintf(error, error_size, "%s %s: no complete answer within %u s", method, uri,
                  timeout_s);
     else if (w->why == WHY_SIGNAL)
@@ -106,22 +111,35 @@ static int send_and_read(SoupSession *session, SoupMessage *msg, size_t limit,
     return 0;
 }
 
+/* An exchange not sent: -1 with "METHOD URL: not sent (why)". */
+static int refuse(SoupMessage *msg, const char *why, char *error, size_t error_size)
+{
+    char *uri = g_uri_to_string(soup_message_get_uri(msg));
+    snprintf(error, error_size, "%s %s: %s", soup_message_get_method(msg), uri, why);
+    g_free(uri);
+    return -1;
+}
+
 int http_guard_exchange(http_guard *g, SoupSession *session, SoupMessage *msg, size_t limit,
                         http_answer *answer, char *error, size_t error_size)
 {
     memset(answer, 0, sizeof *answer);
     g->last_cut = false;
+    g->last_past_setup = false;
     sig_atomic_t signals = g->signals != NULL ? *g->signals : 0;
-    if (g->gave_up || signals >= 2) {
-        char *uri = g_uri_to_string(soup_message_get_uri(msg));
-        snprintf(error, error_size,
-                 "%s %s: not sent (a second signal, or an earlier hang-up got no answer)",
-                 soup_message_get_method(msg), uri);
-        g_free(uri);
-        return -1;
+    if (g->gave_up || signals >= 2)
+        return refuse(msg, "not sent (a second signal, or an earlier hang-up got no answer)", error,
+                      error_size);
+    gint64 now = g_get_monotonic_time();
+    gint64 deadline = now + (gint64)g->timeout_s * G_USEC_PER_SEC;
+    bool setup_deadline = g->setup_deadline_us != 0 && g->setup_deadline_us < deadline;
+    if (setup_deadline && g->setup_deadline_us <= now) {
+        g->last_past_setup = true;
+        return refuse(msg, "setup timeout (not sent)", error, error_size);
     }
     watchdog w = {
-        .deadline_us = g_get_monotonic_time() + (gint64)g->timeout_s * G_USEC_PER_SEC,
+        .deadline_us = setup_deadline ? g->setup_deadline_us : deadline,
+        .setup_deadline = setup_deadline,
         .signals = g->signals,
         .signals_at_start = signals,
         .cancellable = g_cancellable_new(),
@@ -139,6 +157,7 @@ int http_guard_exchange(http_guard *g, SoupSession *session, SoupMessage *msg, s
     if (result != 0) {
         describe(msg, &w, g->timeout_s, failure, error, error_size);
         g->last_cut = w.why != WHY_NONE;
+        g->last_past_setup = w.why == WHY_DEADLINE && w.setup_deadline;
     }
     g_clear_error(&failure);
     g_object_unref(w.cancellable);

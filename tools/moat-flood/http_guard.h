@@ -6,7 +6,9 @@
  *     read to HTTP_GUARD_ERROR_BODY_LIMIT, only its first line is wanted);
  *   - the whole exchange (connecting, the request, the answer's headers and
  *     body) ends within the guard's deadline, however slowly the server
- *     trickles (libsoup's own "timeout" bounds only a silence);
+ *     trickles (libsoup's own "timeout" bounds only a silence), and never
+ *     runs past the user's setup deadline when one is set (none starts
+ *     after it);
  *   - an exchange in flight when the tool's signal count changes (SIGINT,
  *     SIGTERM) is cancelled, so the tool stops while a server holds it.
  * After a second signal (the count at 2 or more) no exchange starts, nor
@@ -28,8 +30,14 @@
 typedef struct {
     unsigned timeout_s;                   /* each exchange's deadline */
     const volatile sig_atomic_t *signals; /* the tool's signal count, or NULL */
-    bool gave_up;                         /* set by the user: no more exchanges */
-    bool last_cut;                        /* the last exchange ran out of time or a signal came */
+    /* 0, or a moment (g_get_monotonic_time, CLOCK_MONOTONIC microseconds)
+     * no exchange runs past, set by the user while it sets sessions up (a
+     * WHIP POST within --setup-timeout): an exchange ends there ("setup
+     * timeout"), and none is sent once it passed. */
+    gint64 setup_deadline_us;
+    bool gave_up;         /* set by the user: no more exchanges */
+    bool last_cut;        /* the last exchange ran out of time or a signal came */
+    bool last_past_setup; /* the last exchange was ended or refused by setup_deadline_us */
 } http_guard;
 
 typedef struct {

@@ -124,6 +124,7 @@ int report_json(FILE *out, const flood_result *r, char *error, size_t error_size
     json_object_set_new(root, "send_errors", json_integer((json_int_t)r->attack_errors));
     json_object_set_new(root, "sessions_requested", json_integer((json_int_t)r->n_sessions));
     json_object_set_new(root, "sessions_connected", json_integer((json_int_t)r->n_connected));
+    json_object_set_new(root, "sessions_not_opened", json_integer((json_int_t)r->n_not_opened));
     json_t *legit = json_object();
     json_object_set_new(legit, "sent", json_integer((json_int_t)totals.sent));
     json_object_set_new(legit, "received", json_integer((json_int_t)totals.received));

@@ -84,6 +84,8 @@ void report_summary(FILE *out, const flood_result *r)
     if (o->whip_url != NULL)
         fprintf(out, " against %s, %zu/%zu sessions connected in %.2f s", o->whip_url,
                 r->n_connected, r->n_sessions, r->setup_s);
+    if (r->n_not_opened > 0)
+        fprintf(out, " (%zu not opened: setup timeout)", r->n_not_opened);
     fprintf(out, "\n");
     if (o->any_attack)
         print_attacks(out, r);

@@ -172,28 +172,58 @@ static int post_offer_once(whip_client *c, const char *url, const char *offer, c
     return result;
 }
 
-int whip_client_post_offer(whip_client *c, const char *url, const char *offer, char **answer,
-                           char **resource_url, char *error, size_t error_size)
+/* Whether a Retry-After of wait_s may be waited for: within the total and,
+ * with a setup deadline, ending before it (else a note joins the message). */
+static bool may_retry(const whip_client *c, int waited_s, int wait_s, char *error,
+                      size_t error_size)
+{
+    if (waited_s >= WHIP_RETRY_TOTAL_S)
+        return false;
+    gint64 deadline = c->guard.setup_deadline_us;
+    if (deadline == 0 || g_get_monotonic_time() + (gint64)wait_s * G_USEC_PER_SEC < deadline)
+        return true;
+    size_t used = strlen(error);
+    if (used < error_size)
+        snprintf(error + used, error_size - used,
+                 "; setup timeout (Retry-After %d s ends past the setup deadline)", wait_s);
+    return false;
+}
+
+/* The retry loop under the guard's setup deadline (whip_client_post_offer). */
+static int post_offer_retrying(whip_client *c, const char *url, const char *offer, char **answer,
+                               char **resource_url, char *error, size_t error_size)
 {
     /* A gateway's admission control (per-source offer rate, pending-session
      * cap) refuses with Retry-After: a load tool paces its setup to it
      * instead of failing the session, within a bounded total wait (which a
-     * signal cuts short). */
+     * signal or the setup deadline cuts short). */
     int waited_s = 0;
     for (;;) {
         int retry_s = -1;
         if (post_offer_once(c, url, offer, answer, resource_url, &retry_s, error, error_size) == 0)
             return 0;
-        /* What the server said (the status line's text, Location) is in the
-         * message: never a byte a terminal would act on. */
-        tool_text_printable(error);
-        if (retry_s < 0 || waited_s >= WHIP_RETRY_TOTAL_S)
-            return -1;
         int wait_s = retry_s > 0 ? retry_s : 1;
+        if (retry_s < 0 || !may_retry(c, waited_s, wait_s, error, error_size))
+            return -1;
         if (http_guard_sleep(&c->guard, (unsigned)wait_s) != 0)
             return -1;
         waited_s += wait_s;
     }
+}
+
+int whip_client_post_offer(whip_client *c, const char *url, const char *offer,
+                           int64_t setup_deadline_us, char **answer, char **resource_url,
+                           char *error, size_t error_size)
+{
+    c->guard.setup_deadline_us = setup_deadline_us;
+    int result = post_offer_retrying(c, url, offer, answer, resource_url, error, error_size);
+    /* PATCH and DELETE (a hang-up after the setup) have their own deadline only. */
+    c->guard.setup_deadline_us = 0;
+    /* What the server said (the status line's text, Location) is in the
+     * message: never a byte a terminal would act on. */
+    if (result != 0)
+        tool_text_printable(error);
+    return result;
 }
 
 int whip_client_delete(whip_client *c, const char *resource_url, char *error, size_t error_size)

@@ -6,6 +6,7 @@
 
 #include <signal.h>
 #include <stddef.h>
+#include <stdint.h>
 
 typedef struct whip_client whip_client;
 
@@ -33,11 +34,17 @@ void whip_client_free(whip_client *c);
  * -1 with a message that names the status and the body's first line (every
  * message of this client is printable ASCII: what the server said, with
  * its control and non-ASCII bytes replaced, tool_text.h). May
- * block the calling thread while it waits (a signal ends the wait). */
+ * block the calling thread while it waits (a signal ends the wait).
+ * setup_deadline_us: 0, or the caller's setup deadline (CLOCK_MONOTONIC
+ * microseconds: flood_now_us, g_get_monotonic_time) that the POST, its
+ * waits and its retries never run past: each exchange ends there, a
+ * Retry-After that would end at or after it is not waited for, and the
+ * message then says "setup timeout". */
 #define WHIP_RETRY_MAX_WAIT_S 5
 #define WHIP_RETRY_TOTAL_S    30
-int whip_client_post_offer(whip_client *c, const char *url, const char *offer, char **answer,
-                           char **resource_url, char *error, size_t error_size);
+int whip_client_post_offer(whip_client *c, const char *url, const char *offer,
+                           int64_t setup_deadline_us, char **answer, char **resource_url,
+                           char *error, size_t error_size);
 
 /* An ICE restart (RFC 9725 §4.3.2): PATCHes the resource with an
  * application/trickle-ice-sdpfrag fragment (If-Match: *). On 200 returns 0

@@ -160,6 +160,15 @@ void flood_session_init(flood_session *s)
     s->state = FLOOD_SESSION_NEW;
 }
 
+void flood_session_not_opened(flood_session *s, unsigned index, const flood_session_env *env,
+                              const char *reason)
+{
+    flood_session_init(s);
+    s->index = index;
+    s->env = env;
+    session_fail(s, "%s", reason);
+}
+
 /* Fresh state, credentials and the socket: what opening and answering
  * share. The caller's s->sfu is kept. */
 static int prepare(flood_session *s, unsigned index, const flood_session_env *env, uint64_t now_us)
@@ -203,8 +212,8 @@ static int exchange_offer(flood_session *s, char **answer, char *error, size_t e
     int status =
         env->exchange != NULL
             ? env->exchange(env->exchange_user, offer, answer, &s->resource_url, error, error_size)
-            : whip_client_post_offer(env->http, url, offer, answer, &s->resource_url, error,
-                                     error_size);
+            : whip_client_post_offer(env->http, url, offer, (int64_t)env->setup_deadline_us, answer,
+                                     &s->resource_url, error, error_size);
     g_free(offer);
     if (status != 0) {
         session_fail(s, "%s", error);

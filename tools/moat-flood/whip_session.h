@@ -18,6 +18,11 @@ void flood_session_init(flood_session *s);
 int flood_session_open(flood_session *s, unsigned index, const flood_session_env *env,
                        uint64_t now_us);
 
+/* A session the run did not open (its setup deadline passed before its
+ * turn): FAILED with reason, no socket, nothing to hang up. */
+void flood_session_not_opened(flood_session *s, unsigned index, const flood_session_env *env,
+                              const char *reason);
+
 /* A fan-out subscriber answering the SFU's offer (s->sfu set): opens the
  * socket, takes the SFU's transport from the offer and returns our answer
  * in *answer (g_malloc'd); the session is then CHECKING, waiting for the

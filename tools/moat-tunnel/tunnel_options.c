@@ -46,7 +46,8 @@ const char tunnel_options_usage[] =
     "  --dead S                  no answer for this long: the path is lost (default 15)\n"
     "  --reconnects N            sctp: ICE restarts tried after a path loss (default 3)\n"
     "  --progress S              a progress line on stderr every S seconds (default 10, 0: none)\n"
-    "  --setup-timeout S         connecting gives up after S seconds (default 15)\n"
+    "  --setup-timeout S         connecting gives up after S seconds (default 15); a\n"
+    "                            lane's WHIP POST and its Retry-After waits end by then\n"
     "  --help\n"
     "Needs CAP_NET_ADMIN for the TUN device. SIGINT/SIGTERM end it with a summary.\n";
 

@@ -137,8 +137,10 @@ int tunnel_whip_open(sctp_link *l)
     whip_learn_local_address(l->url, l->fd, &l->local);
     char *offer = build_offer(l);
     char *answer = NULL;
-    int rc = whip_client_post_offer(l->http, l->url, offer, &answer, &l->resource_url, error,
-                                    sizeof error);
+    /* The POST and its Retry-After waits end by the lane's setup deadline. */
+    int64_t deadline_us = (int64_t)(l->setup_deadline_s * 1e6);
+    int rc = whip_client_post_offer(l->http, l->url, offer, deadline_us, &answer, &l->resource_url,
+                                    error, sizeof error);
     g_free(offer);
     if (rc != 0) {
         char text[600];
