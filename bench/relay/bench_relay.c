@@ -80,7 +80,7 @@ static void relay_run(size_t fanout)
     memset(packet, 0x5a, sizeof packet);
     gint64 start = g_get_monotonic_time();
     for (unsigned i = 0; i < BENCH_SCALE(RELAY_PACKETS, RELAY_PACKETS / 20); i++) {
-        moat_relay_send(relay, targets, consumers, fanout, packet, sizeof packet);
+        moat_relay_send(relay, NULL, targets, consumers, fanout, packet, sizeof packet);
         /* Paced in bursts like a worker's batches: a full ring drops. */
         if ((i & 63) == 63)
             g_thread_yield();
@@ -190,7 +190,7 @@ static fanout_result fanout_run(fanout_mode mode, size_t n_subs, unsigned bursts
         targets[i] = &subs[i];
         consumers[i] = mode == SAME_WORKER ? 0 : 1;
     }
-    moat_relay_fanout *fanout = moat_relay_fanout_new(relay);
+    moat_relay_fanout *fanout = moat_relay_fanout_new(relay, NULL);
     moat_relay_fanout_publish(fanout, targets, consumers, n_subs);
     GThread *consumer = mode == SAME_WORKER ? NULL : g_thread_new("w1", fanout_consume, &s);
     moat_relay_set_current(0);
@@ -205,7 +205,7 @@ static fanout_result fanout_run(fanout_mode mode, size_t n_subs, unsigned bursts
             packet[2] = (uint8_t)(seq >> 8);
             packet[3] = (uint8_t)seq;
             if (mode == PER_TARGET)
-                moat_relay_send(relay, targets, consumers, n_subs, packet, sizeof packet);
+                moat_relay_send(relay, NULL, targets, consumers, n_subs, packet, sizeof packet);
             else
                 moat_relay_fanout_send(fanout, packet, sizeof packet);
         }

@@ -1,6 +1,7 @@
 /* The routing core's cross-worker relay (relay.h): pooled reference-counted
  * buffers, one SPSC ring per (producer, consumer) pair, wake-ups on demand,
- * and target sets (one ring slot per packet per consumer). */
+ * target sets (one ring slot per packet per consumer), and sources (what one
+ * sender has waiting for each consumer, capped). */
 #include "engine/relay.h"
 
 #include <glib.h>
@@ -12,9 +13,17 @@
 
 typedef struct relay_pool relay_pool;
 
+struct moat_relay_source {
+    atomic_uint refs; /* the owners' and one per buffer it took */
+    size_t cap;       /* entries per consumer */
+    unsigned n_consumers;
+    atomic_size_t queued[]; /* per consumer: its entries not yet drained */
+};
+
 typedef struct relay_buffer {
     struct relay_buffer *next; /* free list link */
     relay_pool *pool;
+    moat_relay_source *source; /* NULL: none; one reference */
     atomic_uint refs;
     uint16_t length;
     uint8_t data[MOAT_RELAY_MTU];
@@ -60,6 +69,7 @@ struct moat_relay {
     relay_pool *pools; /* n_workers + 1; the last: foreign threads */
     GMutex foreign_pool_lock;
     relay_consumer *consumers;
+    size_t source_cap; /* entries one source may have waiting per consumer */
     atomic_uint_fast64_t dropped[MOAT_RELAY_DROP_REASON_COUNT];
     atomic_uint_fast64_t delivered;
     atomic_uint_fast64_t data_dropped[MOAT_RELAY_DATA_DROP_REASON_COUNT];
@@ -68,8 +78,8 @@ struct moat_relay {
 
 static _Thread_local int current_worker = -1;
 
-static const char *const drop_names[MOAT_RELAY_DROP_REASON_COUNT] = {"ring_full", "pool_empty",
-                                                                     "too_big", "target_gone"};
+static const char *const drop_names[MOAT_RELAY_DROP_REASON_COUNT] = {
+    "ring_full", "pool_empty", "too_big", "target_gone", "source_full"};
 
 const char *moat_relay_drop_reason_name(moat_relay_drop_reason reason)
 {
@@ -128,10 +138,79 @@ static void pool_return(relay_buffer *b)
                                                     memory_order_relaxed));
 }
 
+/* ---- sources ---- */
+
+moat_relay_source *moat_relay_source_new(moat_relay *relay)
+{
+    if (!relay)
+        return NULL;
+    moat_relay_source *source =
+        g_malloc(sizeof *source + relay->n_workers * sizeof source->queued[0]);
+    atomic_init(&source->refs, 1);
+    source->cap = relay->source_cap;
+    source->n_consumers = relay->n_workers;
+    for (unsigned c = 0; c < relay->n_workers; c++)
+        atomic_init(&source->queued[c], 0);
+    return source;
+}
+
+void moat_relay_source_ref(moat_relay_source *source)
+{
+    if (source)
+        atomic_fetch_add_explicit(&source->refs, 1, memory_order_relaxed);
+}
+
+void moat_relay_source_unref(moat_relay_source *source)
+{
+    if (source && atomic_fetch_sub_explicit(&source->refs, 1, memory_order_acq_rel) == 1)
+        g_free(source);
+}
+
+size_t moat_relay_source_queued(const moat_relay_source *source, unsigned consumer)
+{
+    if (!source || consumer >= source->n_consumers)
+        return 0;
+    return atomic_load_explicit(&((moat_relay_source *)source)->queued[consumer],
+                                memory_order_relaxed);
+}
+
+size_t moat_relay_source_cap(const moat_relay *relay)
+{
+    return relay ? relay->source_cap : 0;
+}
+
+/* The sending thread: one more entry of `source` for `consumer`, false at
+ * its cap. Several threads may send for one source; the add is undone past
+ * the cap, so the cap is never exceeded. */
+static bool source_enter(moat_relay_source *source, unsigned consumer)
+{
+    if (!source)
+        return true;
+    if (atomic_fetch_add_explicit(&source->queued[consumer], 1, memory_order_relaxed) >=
+        source->cap) {
+        atomic_fetch_sub_explicit(&source->queued[consumer], 1, memory_order_relaxed);
+        return false;
+    }
+    return true;
+}
+
+/* The consumer once the entry is delivered (or the sender when the push
+ * failed, or moat_relay_free). The entry's buffer still holds the source. */
+static void source_leave(moat_relay_source *source, unsigned consumer)
+{
+    if (source)
+        atomic_fetch_sub_explicit(&source->queued[consumer], 1, memory_order_relaxed);
+}
+
 static void buffer_release(relay_buffer *b)
 {
-    if (atomic_fetch_sub_explicit(&b->refs, 1, memory_order_acq_rel) == 1)
-        pool_return(b);
+    if (atomic_fetch_sub_explicit(&b->refs, 1, memory_order_acq_rel) != 1)
+        return;
+    /* Read before the push: the owner may take the buffer again at once. */
+    moat_relay_source *source = b->source;
+    b->source = NULL;
+    pool_return(b);
+    moat_relay_source_unref(source);
 }
 
 size_t moat_relay_memory_bytes(unsigned n_workers, size_t ring_slots, size_t pool_buffers)
@@ -160,6 +239,16 @@ moat_relay *moat_relay_new(unsigned n_workers, size_t ring_slots, size_t pool_bu
     size_t share = pool / (n_workers > 1 ? n_workers - 1 : 1);
     if (share < 1)
         share = 1;
+    /* One sender has at most an eighth of a pool waiting for any one
+     * consumer (128 of the gateway's 1024): each entry holds a buffer of
+     * the producer's pool, so a flood from one session toward a lagging
+     * worker leaves seven eighths of the pool to the other senders of the
+     * same pair (before, it took the whole pool: pool_empty for all of
+     * them). A legitimate stream needs its rate times the consumer's lag
+     * (2000 pps behind 10 ms: about 20; a fan-out's packet takes one entry
+     * per consumer whatever its targets there). Per consumer, so one
+     * stalled worker cannot stop a sender's packets to the others. */
+    relay->source_cap = pool / 8 ? pool / 8 : 1;
     relay->rings = aligned_alloc(CACHE_LINE, sizeof(relay_ring) * n_rings);
     for (size_t i = 0; i < n_rings; i++) {
         atomic_init(&relay->rings[i].head, 0);
@@ -198,10 +287,12 @@ void moat_relay_free(moat_relay *relay)
         size_t head = atomic_load(&ring->head), tail = atomic_load(&ring->tail);
         for (; head != tail; head++) {
             relay_entry *e = &ring->slots[head & ring->mask];
+            source_leave(e->buffer->source, (unsigned)(i % relay->n_workers));
             if (e->set)
                 moat_relay_set_unref(e->set);
             else
                 relay->ops.release_target(relay->ops.user, e->target);
+            buffer_release(e->buffer); /* and its source's reference */
         }
         g_free(ring->slots);
     }
@@ -247,7 +338,7 @@ static void wake(moat_relay *relay, unsigned consumer)
         relay->ops.wake(relay->ops.user, consumer);
 }
 
-static relay_buffer *take_buffer(moat_relay *relay, unsigned producer)
+static relay_buffer *pool_take_for(moat_relay *relay, unsigned producer)
 {
     if (producer < relay->n_workers)
         return pool_take(&relay->pools[producer]);
@@ -257,18 +348,64 @@ static relay_buffer *take_buffer(moat_relay *relay, unsigned producer)
     return b;
 }
 
-size_t moat_relay_send(moat_relay *relay, void *const *targets, const unsigned *consumers, size_t n,
-                       const uint8_t *packet, size_t length)
+/* A buffer for `length` bytes that holds `source` (a reference), or NULL
+ * with the reason in *why. */
+static relay_buffer *take_buffer(moat_relay *relay, unsigned producer, moat_relay_source *source,
+                                 size_t length, moat_relay_drop_reason *why)
+{
+    if (length > MOAT_RELAY_MTU) {
+        *why = MOAT_RELAY_DROP_TOO_BIG;
+        return NULL;
+    }
+    relay_buffer *b = pool_take_for(relay, producer);
+    if (!b) {
+        *why = MOAT_RELAY_DROP_POOL_EMPTY;
+        return NULL;
+    }
+    moat_relay_source_ref(source);
+    b->source = source;
+    return b;
+}
+
+/* Pushes one entry of `buffer` for `consumer` (the caller took the
+ * buffer's reference for it); false with the reason in *why. */
+static bool push_entry(moat_relay *relay, unsigned producer, unsigned consumer,
+                       relay_buffer *buffer, void *target, moat_relay_set *set,
+                       moat_relay_drop_reason *why)
+{
+    if (!source_enter(buffer->source, consumer)) {
+        *why = MOAT_RELAY_DROP_SOURCE_FULL;
+        return false;
+    }
+    relay_ring *ring = ring_of(relay, producer, consumer);
+    bool pushed;
+    if (producer == relay->n_workers) {
+        g_mutex_lock(&relay->consumers[consumer].foreign_lock);
+        pushed = ring_push(ring, buffer, target, set);
+        g_mutex_unlock(&relay->consumers[consumer].foreign_lock);
+    } else {
+        pushed = ring_push(ring, buffer, target, set);
+    }
+    if (!pushed) {
+        source_leave(buffer->source, consumer);
+        *why = MOAT_RELAY_DROP_RING_FULL;
+        return false;
+    }
+    wake(relay, consumer);
+    return true;
+}
+
+size_t moat_relay_send(moat_relay *relay, moat_relay_source *source, void *const *targets,
+                       const unsigned *consumers, size_t n, const uint8_t *packet, size_t length)
 {
     if (n == 0)
         return 0;
     int current = current_worker;
     unsigned producer =
         current >= 0 && (unsigned)current < relay->n_workers ? (unsigned)current : relay->n_workers;
-    relay_buffer *buffer = length <= MOAT_RELAY_MTU ? take_buffer(relay, producer) : NULL;
+    moat_relay_drop_reason why = MOAT_RELAY_DROP_POOL_EMPTY;
+    relay_buffer *buffer = take_buffer(relay, producer, source, length, &why);
     if (!buffer) {
-        moat_relay_drop_reason why =
-            length > MOAT_RELAY_MTU ? MOAT_RELAY_DROP_TOO_BIG : MOAT_RELAY_DROP_POOL_EMPTY;
         for (size_t i = 0; i < n; i++)
             drop(relay, why, targets[i]);
         return 0;
@@ -285,22 +422,12 @@ size_t moat_relay_send(moat_relay *relay, void *const *targets, const unsigned *
             drop(relay, MOAT_RELAY_DROP_TARGET_GONE, targets[i]);
             continue;
         }
-        relay_ring *ring = ring_of(relay, producer, consumer);
-        bool pushed;
-        if (producer == relay->n_workers) {
-            g_mutex_lock(&relay->consumers[consumer].foreign_lock);
-            pushed = ring_push(ring, buffer, targets[i], NULL);
-            g_mutex_unlock(&relay->consumers[consumer].foreign_lock);
-        } else {
-            pushed = ring_push(ring, buffer, targets[i], NULL);
-        }
-        if (!pushed) {
+        if (!push_entry(relay, producer, consumer, buffer, targets[i], NULL, &why)) {
             atomic_fetch_sub_explicit(&buffer->refs, 1, memory_order_relaxed);
-            drop(relay, MOAT_RELAY_DROP_RING_FULL, targets[i]);
+            drop(relay, why, targets[i]);
             continue;
         }
         queued++;
-        wake(relay, consumer);
     }
     buffer_release(buffer);
     return queued;
@@ -357,37 +484,31 @@ static void count_drops(moat_relay *relay, moat_relay_drop_reason reason, size_t
     atomic_fetch_add_explicit(&relay->dropped[reason], n, memory_order_relaxed);
 }
 
-/* Pushes one entry for `set` (a reference taken here); false: full. */
+/* Pushes one entry for `set` (a reference taken here); false with the
+ * reason in *why. */
 static bool push_set(moat_relay *relay, unsigned producer, relay_buffer *buffer,
-                     moat_relay_set *set)
+                     moat_relay_set *set, moat_relay_drop_reason *why)
 {
-    relay_ring *ring = ring_of(relay, producer, set->consumer);
     atomic_fetch_add_explicit(&buffer->refs, 1, memory_order_relaxed);
     moat_relay_set_ref(set);
-    bool pushed;
-    if (producer == relay->n_workers) {
-        g_mutex_lock(&relay->consumers[set->consumer].foreign_lock);
-        pushed = ring_push(ring, buffer, NULL, set);
-        g_mutex_unlock(&relay->consumers[set->consumer].foreign_lock);
-    } else {
-        pushed = ring_push(ring, buffer, NULL, set);
-    }
-    if (!pushed) {
+    if (!push_entry(relay, producer, set->consumer, buffer, NULL, set, why)) {
         atomic_fetch_sub_explicit(&buffer->refs, 1, memory_order_relaxed);
         atomic_fetch_sub_explicit(&set->refs, 1, memory_order_relaxed); /* ours is still held */
         return false;
     }
-    wake(relay, set->consumer);
     return true;
 }
 
-size_t moat_relay_send_sets(moat_relay *relay, moat_relay_set *const *sets, size_t n,
-                            const uint8_t *packet, size_t length)
+size_t moat_relay_send_sets(moat_relay *relay, moat_relay_source *source,
+                            moat_relay_set *const *sets, size_t n, const uint8_t *packet,
+                            size_t length)
 {
     int current = current_worker;
     unsigned producer =
         current >= 0 && (unsigned)current < relay->n_workers ? (unsigned)current : relay->n_workers;
     relay_buffer *buffer = NULL;
+    bool tried = false;
+    moat_relay_drop_reason why = MOAT_RELAY_DROP_POOL_EMPTY;
     size_t done = 0;
     for (size_t i = 0; i < n; i++) {
         moat_relay_set *set = sets[i];
@@ -400,8 +521,9 @@ size_t moat_relay_send_sets(moat_relay *relay, moat_relay_set *const *sets, size
                     relay->ops.deliver(relay->ops.user, set->targets[t], packet, length) ? 1 : 0;
             continue;
         }
-        if (!buffer && length <= MOAT_RELAY_MTU) {
-            buffer = take_buffer(relay, producer);
+        if (!tried) {
+            tried = true; /* one copy, or one reason, for every set */
+            buffer = take_buffer(relay, producer, source, length, &why);
             if (buffer) {
                 memcpy(buffer->data, packet, length);
                 buffer->length = (uint16_t)length;
@@ -409,16 +531,14 @@ size_t moat_relay_send_sets(moat_relay *relay, moat_relay_set *const *sets, size
             }
         }
         if (!buffer) {
-            count_drops(relay,
-                        length > MOAT_RELAY_MTU ? MOAT_RELAY_DROP_TOO_BIG
-                                                : MOAT_RELAY_DROP_POOL_EMPTY,
-                        set->n);
+            count_drops(relay, why, set->n);
             continue;
         }
-        if (push_set(relay, producer, buffer, set))
+        moat_relay_drop_reason full;
+        if (push_set(relay, producer, buffer, set, &full))
             done += set->n;
         else
-            count_drops(relay, MOAT_RELAY_DROP_RING_FULL, set->n);
+            count_drops(relay, full, set->n);
     }
     if (buffer)
         buffer_release(buffer);
@@ -439,7 +559,7 @@ static size_t deliver_set(moat_relay *relay, moat_relay_set *set, const relay_bu
     return n;
 }
 
-static size_t drain_ring(moat_relay *relay, relay_ring *ring)
+static size_t drain_ring(moat_relay *relay, relay_ring *ring, unsigned consumer)
 {
     size_t head = atomic_load_explicit(&ring->head, memory_order_relaxed);
     size_t tail = atomic_load_explicit(&ring->tail, memory_order_acquire);
@@ -450,6 +570,7 @@ static size_t drain_ring(moat_relay *relay, relay_ring *ring)
         atomic_store_explicit(&ring->head, head + 1, memory_order_release);
         if (e.set) {
             n += deliver_set(relay, e.set, e.buffer) - 1; /* the loop counts one */
+            source_leave(e.buffer->source, consumer);
             buffer_release(e.buffer);
             continue;
         }
@@ -459,6 +580,7 @@ static size_t drain_ring(moat_relay *relay, relay_ring *ring)
             atomic_fetch_add_explicit(&relay->dropped[MOAT_RELAY_DROP_TARGET_GONE], 1,
                                       memory_order_relaxed);
         relay->ops.release_target(relay->ops.user, e.target);
+        source_leave(e.buffer->source, consumer);
         buffer_release(e.buffer);
     }
     return n;
@@ -472,7 +594,7 @@ size_t moat_relay_drain(moat_relay *relay, unsigned consumer)
     atomic_store_explicit(&relay->consumers[consumer].wake_pending, false, memory_order_seq_cst);
     size_t n = 0;
     for (unsigned p = 0; p <= relay->n_workers; p++)
-        n += drain_ring(relay, ring_of(relay, p, consumer));
+        n += drain_ring(relay, ring_of(relay, p, consumer), consumer);
     return n;
 }
 

@@ -20,6 +20,13 @@
  *    consumer that stops draining cannot take the whole pool from a
  *    fan-out's producer: the other workers' targets still get their
  *    packets.
+ *  - Sources: a packet may name the sender it comes from (a session:
+ *    moat_relay_source). One source has at most pool_buffers / 8 entries
+ *    waiting for any one consumer (each holding a buffer of the producer's
+ *    pool); past that its packets for that consumer drop as source_full,
+ *    so one flooding sender whose consumer lags cannot empty the pool under
+ *    the other senders of the same (producer, consumer) pair, and a stalled
+ *    consumer does not stop its packets to the others.
  *  - Wake-ups: a producer wakes a consumer (ops.wake) only when the consumer
  *    has drained since the last wake-up, so a busy consumer costs no
  *    syscall per packet.
@@ -45,6 +52,7 @@ typedef enum {
     MOAT_RELAY_DROP_POOL_EMPTY,
     MOAT_RELAY_DROP_TOO_BIG,
     MOAT_RELAY_DROP_TARGET_GONE, /* the target ended before delivery */
+    MOAT_RELAY_DROP_SOURCE_FULL, /* its source has its share waiting for that consumer */
     MOAT_RELAY_DROP_REASON_COUNT,
 } moat_relay_drop_reason;
 
@@ -76,11 +84,31 @@ void moat_relay_free(moat_relay *relay);
 void moat_relay_set_current(int index);
 int moat_relay_current(void);
 
+/* ---- sources ----
+ * One sender's entries waiting per consumer, reference counted: the
+ * sending thread counts an entry in, the consumer's thread counts it out
+ * once delivered (atomics: a source may send from several threads). Each
+ * buffer taken for it holds a reference, handed back on whichever thread
+ * returns the buffer to its pool, so a source outlives its packets. Any
+ * thread; made for one relay (its workers and cap). */
+typedef struct moat_relay_source moat_relay_source;
+
+moat_relay_source *moat_relay_source_new(moat_relay *relay);
+void moat_relay_source_ref(moat_relay_source *source);
+void moat_relay_source_unref(moat_relay_source *source);
+/* Its entries waiting for `consumer` now. Any thread. */
+size_t moat_relay_source_queued(const moat_relay_source *source, unsigned consumer);
+/* The most one source may have waiting per consumer (pool_buffers / 8, at
+ * least 1). */
+size_t moat_relay_source_cap(const moat_relay *relay);
+
 /* Queues `packet` for each targets[i] on consumer consumers[i] (one shared
- * copy). Returns how many were queued; the others were dropped, counted and
- * their references released. Any thread. */
-size_t moat_relay_send(moat_relay *relay, void *const *targets, const unsigned *consumers, size_t n,
-                       const uint8_t *packet, size_t length);
+ * copy). `source`: the sender whose share the entries count against (NULL:
+ * none, the control path and tests). Returns how many were queued; the
+ * others were dropped, counted and their references released. Any
+ * thread. */
+size_t moat_relay_send(moat_relay *relay, moat_relay_source *source, void *const *targets,
+                       const unsigned *consumers, size_t n, const uint8_t *packet, size_t length);
 /* ---- target sets ----
  * An immutable, reference-counted list of targets on one consumer. It owns
  * one reference per target (handed back through ops.release_target when the
@@ -99,12 +127,13 @@ unsigned moat_relay_set_consumer(const moat_relay_set *set);
 
 /* Sends `packet` to every target of sets[0..n): a set on the calling worker
  * is delivered at once (ops.deliver on the caller's thread, from `packet`);
- * the others share one pooled copy and take ONE ring slot per set. Returns
- * how many targets were delivered or queued; the rest were dropped and
- * counted (per target). The sets' references stay the caller's. Any
- * thread. */
-size_t moat_relay_send_sets(moat_relay *relay, moat_relay_set *const *sets, size_t n,
-                            const uint8_t *packet, size_t length);
+ * the others share one pooled copy (counted against `source`, as
+ * moat_relay_send) and take ONE ring slot per set. Returns how many targets
+ * were delivered or queued; the rest were dropped and counted (per target).
+ * The sets' references stay the caller's. Any thread. */
+size_t moat_relay_send_sets(moat_relay *relay, moat_relay_source *source,
+                            moat_relay_set *const *sets, size_t n, const uint8_t *packet,
+                            size_t length);
 
 /* Delivers everything queued for `consumer`; returns to how many targets
  * (each target of a set counts). */

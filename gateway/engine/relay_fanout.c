@@ -16,8 +16,9 @@ typedef struct {
 
 struct moat_relay_fanout {
     moat_relay *relay;
-    pthread_mutex_t lock;     /* guards current (pthread: visible to ThreadSanitizer) */
-    fanout_snapshot *current; /* NULL: empty */
+    moat_relay_source *source; /* what its sends count against (one reference), or NULL */
+    pthread_mutex_t lock;      /* guards current (pthread: visible to ThreadSanitizer) */
+    fanout_snapshot *current;  /* NULL: empty */
     atomic_uint_fast64_t version;
     /* The producer's own: the snapshot it sends with and its version. */
     fanout_snapshot *cached;
@@ -33,12 +34,14 @@ static void snapshot_unref(fanout_snapshot *s)
     g_free(s);
 }
 
-moat_relay_fanout *moat_relay_fanout_new(moat_relay *relay)
+moat_relay_fanout *moat_relay_fanout_new(moat_relay *relay, moat_relay_source *source)
 {
     if (!relay)
         return NULL;
     moat_relay_fanout *f = g_new0(moat_relay_fanout, 1);
     f->relay = relay;
+    moat_relay_source_ref(source);
+    f->source = source;
     pthread_mutex_init(&f->lock, NULL);
     atomic_init(&f->version, 0);
     return f;
@@ -50,6 +53,7 @@ void moat_relay_fanout_free(moat_relay_fanout *f)
         return;
     snapshot_unref(f->current);
     snapshot_unref(f->cached);
+    moat_relay_source_unref(f->source);
     pthread_mutex_destroy(&f->lock);
     g_free(f);
 }
@@ -127,7 +131,7 @@ size_t moat_relay_fanout_send(moat_relay_fanout *f, const uint8_t *packet, size_
     fanout_snapshot *s = f ? refresh(f) : NULL;
     if (!s || s->n_sets == 0)
         return 0;
-    return moat_relay_send_sets(f->relay, s->sets, s->n_sets, packet, length);
+    return moat_relay_send_sets(f->relay, f->source, s->sets, s->n_sets, packet, length);
 }
 
 size_t moat_relay_fanout_size(moat_relay_fanout *f)

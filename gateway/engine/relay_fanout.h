@@ -9,6 +9,9 @@
  *  - A send copies the packet once (relay.h) and takes one ring slot per
  *    consumer worker that has targets; targets on the producer's own worker
  *    are delivered at once.
+ *  - The entries count against the producer's relay source when it has one
+ *    (relay.h: an eighth of the pool waiting per consumer, then
+ *    source_full), shared with the producer's other sends.
  *
  * Thread contract: new/free by the owner while no send runs; publish from
  * any thread (serialized by the list's mutex); send from one thread at a
@@ -20,8 +23,10 @@
 
 typedef struct moat_relay_fanout moat_relay_fanout;
 
-moat_relay_fanout *moat_relay_fanout_new(moat_relay *relay);
-/* Releases the snapshots it holds (entries already queued keep theirs). */
+/* Sends count against `source` (a reference taken; NULL: none). */
+moat_relay_fanout *moat_relay_fanout_new(moat_relay *relay, moat_relay_source *source);
+/* Releases the snapshots it holds (entries already queued keep theirs) and
+ * its source reference (buffers in flight keep theirs). */
 void moat_relay_fanout_free(moat_relay_fanout *fanout);
 
 /* Replaces the list: takes over one reference per targets[i], whose worker

@@ -18,7 +18,9 @@ moat_plugin_fanout *moat_session_fanout_new(moat_plugin_session *producer)
     if (!producer || !moat_session_handle_get(producer))
         return NULL;
     moat_relay *relay = moat_worker_relay(producer->worker);
-    moat_relay_fanout *core = moat_relay_fanout_new(relay);
+    /* The producer's source: its fan-out and its other relayed sends share
+     * one cap (relay.h). */
+    moat_relay_fanout *core = moat_relay_fanout_new(relay, producer->relay_source);
     if (!core)
         return NULL;
     moat_plugin_fanout *fanout = g_new0(moat_plugin_fanout, 1);

@@ -27,6 +27,10 @@ struct moat_plugin_session {
     atomic_uint flow_in_transit;
     atomic_size_t flow_low_bytes;
     atomic_bool flow_paused;
+    /* This session as a sender of relayed RTP (relay.h sources): the relay
+     * buffers its packets hold in flight, capped. NULL when its worker has
+     * no relay. Fixed for the handle's life. */
+    moat_relay_source *relay_source;
 };
 
 moat_plugin_session *moat_session_handle_new(moat_session *session, moat_worker *worker);

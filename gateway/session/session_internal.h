@@ -379,6 +379,12 @@ struct json_t *moat_session_bwe_describe(const moat_session *session);
 void moat_session_plugin_calls_set_config(const moat_config *config);
 
 /* session_relay.c: the plugin calls any thread may make. */
+/* The session whose received RTP the calling thread is handing to its
+ * plugin (what relay_rtp and relay_rtp_many send meanwhile counts against
+ * its relay source), NULL outside. enter returns the previous one for
+ * leave. */
+moat_plugin_session *moat_session_rtp_source_enter(moat_plugin_session *source);
+void moat_session_rtp_source_leave(moat_plugin_session *previous);
 int moat_session_relay_rtp(moat_plugin_session *handle, const uint8_t *packet, size_t length);
 size_t moat_session_relay_rtp_many(moat_plugin_session *const *handles, size_t n,
                                    const uint8_t *packet, size_t length);

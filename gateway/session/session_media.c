@@ -370,9 +370,13 @@ bool moat_session_deliver_rtp(moat_session *session, uint8_t *data, size_t lengt
             moat_counter_add(&moat_worker_counters_mut(session->worker)->rtx_received, 1);
             moat_counter_add(&session->counters.rtx_received, 1);
         }
+        moat_plugin_session *outer = moat_session_rtp_source_enter(session->handle);
         session->plugin->on_media(session->plugin_state, &packet);
+        moat_session_rtp_source_leave(outer);
     } else if (session->plugin->on_rtp) {
+        moat_plugin_session *outer = moat_session_rtp_source_enter(session->handle);
         session->plugin->on_rtp(session->plugin_state, data, length, capacity);
+        moat_session_rtp_source_leave(outer);
     }
     return true;
 }

@@ -1,6 +1,7 @@
 /* Session handles and the routing core's relay glue: plugin calls that may
- * come from any thread (relay_rtp, handle references) and the callbacks the
- * relay makes on the destination worker. */
+ * come from any thread (relay_rtp, handle references), the callbacks the
+ * relay makes on the destination worker, and the thread's sending session
+ * (whose relay source the copies count against). */
 #include "session/session_handle.h"
 #include "session/session_internal.h"
 
@@ -20,6 +21,7 @@ moat_plugin_session *moat_session_handle_new(moat_session *session, moat_worker 
     atomic_init(&handle->flow_paused, false);
     atomic_init(&handle->session, session);
     handle->worker = worker;
+    handle->relay_source = worker ? moat_relay_source_new(moat_worker_relay(worker)) : NULL;
     return handle;
 }
 
@@ -31,8 +33,34 @@ void moat_session_handle_ref(moat_plugin_session *handle)
 
 void moat_session_handle_unref(moat_plugin_session *handle)
 {
-    if (handle && atomic_fetch_sub_explicit(&handle->refs, 1, memory_order_acq_rel) == 1)
+    if (handle && atomic_fetch_sub_explicit(&handle->refs, 1, memory_order_acq_rel) == 1) {
+        moat_relay_source_unref(handle->relay_source); /* buffers in flight keep theirs */
         g_free(handle);
+    }
+}
+
+/* The session whose RTP this thread hands to its plugin. Per thread (each
+ * worker delivers its own sessions' packets), set only for the length of
+ * one on_media/on_rtp call. */
+static _Thread_local moat_plugin_session *current_rtp_source;
+
+moat_plugin_session *moat_session_rtp_source_enter(moat_plugin_session *source)
+{
+    moat_plugin_session *previous = current_rtp_source;
+    current_rtp_source = source;
+    return previous;
+}
+
+void moat_session_rtp_source_leave(moat_plugin_session *previous)
+{
+    current_rtp_source = previous;
+}
+
+/* What a relayed copy made now counts against: the sending session's
+ * source, NULL outside a delivery (the control path, a call's plain leg). */
+static moat_relay_source *sending_source(void)
+{
+    return current_rtp_source ? current_rtp_source->relay_source : NULL;
 }
 
 /* On the destination worker: the plugin rewrites its own copy (on_relay) or
@@ -106,7 +134,9 @@ int moat_session_relay_rtp(moat_plugin_session *handle, const uint8_t *packet, s
     unsigned consumer = moat_worker_index(worker);
     moat_session_handle_ref(handle);
     void *target = handle;
-    return moat_relay_send(relay, &target, &consumer, 1, packet, length) == 1 ? 0 : -1;
+    return moat_relay_send(relay, sending_source(), &target, &consumer, 1, packet, length) == 1
+               ? 0
+               : -1;
 }
 
 /* Fan-out: targets on the calling worker get the packet at once; the others
@@ -132,7 +162,7 @@ static size_t send_grouped(moat_relay *relay, void **targets, unsigned *consumer
         if (k)
             sets[n_sets++] = moat_relay_set_new(relay, w, group, k);
     }
-    size_t queued = moat_relay_send_sets(relay, sets, n_sets, packet, length);
+    size_t queued = moat_relay_send_sets(relay, sending_source(), sets, n_sets, packet, length);
     for (size_t i = 0; i < n_sets; i++)
         moat_relay_set_unref(sets[i]);
     if (group != stack_group)

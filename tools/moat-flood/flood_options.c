@@ -2,6 +2,8 @@
  * default and bounds, and the checks of options that only work together. */
 #include "flood_options.h"
 
+#include "sfu_source.h"
+
 #include <errno.h>
 #include <getopt.h>
 #include <math.h>
@@ -25,6 +27,7 @@ enum {
     OPT_WHEP,
     OPT_JANUS,
     OPT_SUBSCRIBERS,
+    OPT_VIDEO_PPS,
     OPT_TARGET,
     OPT_ATTACK,
     OPT_RATE,
@@ -62,6 +65,7 @@ static const struct option long_options[] = {
     {"whep", required_argument, NULL, OPT_WHEP},
     {"janus", required_argument, NULL, OPT_JANUS},
     {"subscribers", required_argument, NULL, OPT_SUBSCRIBERS},
+    {"video-pps", required_argument, NULL, OPT_VIDEO_PPS},
     {"target", required_argument, NULL, OPT_TARGET},
     {"attack", required_argument, NULL, OPT_ATTACK},
     {"rate", required_argument, NULL, OPT_RATE},
@@ -120,6 +124,9 @@ static void print_help(void)
            "                       %d) that decrypt what they receive and count sequence\n"
            "                       gaps per SSRC; the summary gives max and mean loss\n"
            "  --whep URL           where the subscribers play (WHEP: recvonly offers)\n"
+           "  --video-pps N        the publisher's video packets a second, 1..%d (default\n"
+           "                       %d): a rate past a real camera's makes the publisher a\n"
+           "                       flood of authenticated media through the SFU\n"
            "  --janus URL          instead of --whip and --whep: Janus's HTTP API root\n"
            "                       (e.g. http://HOST:8088/janus); a videoroom is created, the\n"
            "                       publisher joins it with an offer, each subscriber answers\n"
@@ -127,7 +134,7 @@ static void print_help(void)
            "\n"
            "Attacks:\n"
            "  --attack LIST        comma-separated classes, each KIND or KIND:PPS:\n",
-           FLOOD_MAX_SESSIONS, FLOOD_MAX_SESSIONS);
+           FLOOD_MAX_SESSIONS, FLOOD_MAX_SESSIONS, FLOOD_MAX_VIDEO_PPS, SFU_VIDEO_PPS);
     for (int k = 0; k < ATTACK_KIND_COUNT; k++)
         printf("                       %c %-16s %s\n",
                attack_kind_needs_session((attack_kind)k) ? '*' : ' ',
@@ -277,15 +284,17 @@ static void set_defaults(flood_options *o)
     o->duration_s = DEFAULT_DURATION;
     o->drain_s = 0.5;
     o->interval_s = 1;
+    o->video_pps = SFU_VIDEO_PPS;
 }
 
 /* A fan-out run: a publisher and subscribers, nothing else. */
 static bool check_fan_out(const flood_options *o, bool sessions_given, char *error, size_t size)
 {
     if (o->subscribers == 0)
-        return o->whep_url == NULL && o->janus_url == NULL
+        return o->whep_url == NULL && o->janus_url == NULL && o->video_pps == SFU_VIDEO_PPS
                    ? true
-                   : fail(error, size, "%s", "--whep and --janus need --subscribers N");
+                   : fail(error, size, "%s",
+                          "--whep, --janus and --video-pps need --subscribers N");
     if (o->janus_url == NULL && (o->whip_url == NULL || o->whep_url == NULL))
         return fail(error, size, "%s",
                     "--subscribers needs --whip URL and --whep URL, or --janus URL");
@@ -378,6 +387,11 @@ flood_options_result flood_options_parse(int argc, char **argv, flood_options *o
             ok = parse_u64(optarg, 1, FLOOD_MAX_SESSIONS, &number) ||
                  fail(error, size, "bad --subscribers %s (1..1000)", optarg);
             o.subscribers = (unsigned)number;
+            break;
+        case OPT_VIDEO_PPS:
+            ok = parse_u64(optarg, 1, FLOOD_MAX_VIDEO_PPS, &number) ||
+                 fail(error, size, "bad --video-pps %s (1..100000)", optarg);
+            o.video_pps = (unsigned)number;
             break;
         case OPT_SETUP_TIMEOUT:
             ok = parse_double(optarg, 0.1, 600, &o.setup_timeout_s) ||

@@ -13,6 +13,8 @@ typedef enum { FLOOD_SRTPPLUS_NONE, FLOOD_SRTPPLUS_PRN, FLOOD_SRTPPLUS_CHAIN } f
 
 #define FLOOD_MAX_SESSIONS 1000
 #define FLOOD_MAX_BATCH    64
+/* --video-pps: at most one video packet every 10 µs. */
+#define FLOOD_MAX_VIDEO_PPS 100000
 
 typedef struct {
     /* Legitimate load */
@@ -28,6 +30,7 @@ typedef struct {
     const char *whep_url;  /* WHEP endpoint subscribers play from */
     const char *janus_url; /* Janus HTTP API root: videoroom instead of WHIP/WHEP */
     unsigned subscribers;  /* 0: no fan-out run */
+    unsigned video_pps;    /* the publisher's video packets a second (SFU_VIDEO_PPS) */
 
     /* Attacks */
     const char *target; /* HOST:PORT for session-less classes, or NULL */

@@ -193,7 +193,8 @@ void sfu_peer_start(flood_session *s, uint64_t now_us)
         p->loss.counting = true;
         return;
     }
-    sfu_source_init(&p->source, p->audio_ssrc, p->audio_pt, p->video_ssrc, p->video_pt, now_us);
+    sfu_source_init(&p->source, p->audio_ssrc, p->audio_pt, p->video_ssrc, p->video_pt,
+                    s->env->options->video_pps, now_us);
     p->sending = true;
 }
 

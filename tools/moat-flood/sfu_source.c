@@ -15,8 +15,8 @@
 #define MAX_LAG_US              200000u
 #define HEADER_LENGTH           12
 
-static void stream_init(sfu_stream *st, flood_random *random, bool video, uint32_t ssrc, uint8_t pt,
-                        uint64_t start_us)
+static void stream_init(sfu_stream *st, flood_random *random, bool video, unsigned pps,
+                        uint32_t ssrc, uint8_t pt, uint64_t start_us)
 {
     memset(st, 0, sizeof *st);
     st->video = video;
@@ -24,16 +24,19 @@ static void stream_init(sfu_stream *st, flood_random *random, bool video, uint32
     st->payload_type = pt & 0x7f;
     st->sequence = (uint16_t)flood_random_u32(random);
     st->timestamp = flood_random_u32(random);
-    st->interval_us = 1000000u / (video ? SFU_VIDEO_PPS : SFU_AUDIO_PPS);
+    st->interval_us = 1000000u / (pps ? pps : 1);
+    if (st->interval_us == 0)
+        st->interval_us = 1;
     st->next_us = start_us + flood_random_range(random, 0, (uint32_t)st->interval_us - 1);
 }
 
 void sfu_source_init(sfu_source *s, uint32_t audio_ssrc, uint8_t audio_pt, uint32_t video_ssrc,
-                     uint8_t video_pt, uint64_t start_us)
+                     uint8_t video_pt, unsigned video_pps, uint64_t start_us)
 {
     flood_random_seed(&s->random);
-    stream_init(&s->audio, &s->random, false, audio_ssrc, audio_pt, start_us);
-    stream_init(&s->video, &s->random, true, video_ssrc, video_pt, start_us);
+    stream_init(&s->audio, &s->random, false, SFU_AUDIO_PPS, audio_ssrc, audio_pt, start_us);
+    stream_init(&s->video, &s->random, true, video_pps ? video_pps : SFU_VIDEO_PPS, video_ssrc,
+                video_pt, start_us);
 }
 
 sfu_stream *sfu_source_due(sfu_source *s, uint64_t now_us)

@@ -1,7 +1,8 @@
 /* A fan-out publisher's media, paced evenly as a real sender paces it (no
  * frame bursts): VP8-shaped video, 150 packets of about 1200 octets a
- * second (five packets per 30 fps frame, a keyframe every 3 s), and Opus,
- * 50 packets a second; about 1.5 Mbit/s together. Owned by one session. */
+ * second by default (five packets per 30 fps frame, a keyframe every 3 s),
+ * and Opus, 50 packets a second; about 1.5 Mbit/s together. Owned by one
+ * session. */
 #ifndef SFU_SOURCE_H
 #define SFU_SOURCE_H
 
@@ -32,9 +33,10 @@ typedef struct {
     flood_random random;
 } sfu_source;
 
-/* Both streams start within one interval of start_us, at random offsets. */
+/* Both streams start within one interval of start_us, at random offsets;
+ * video at video_pps packets a second (0: SFU_VIDEO_PPS; --video-pps). */
 void sfu_source_init(sfu_source *s, uint32_t audio_ssrc, uint8_t audio_pt, uint32_t video_ssrc,
-                     uint8_t video_pt, uint64_t start_us);
+                     uint8_t video_pt, unsigned video_pps, uint64_t start_us);
 /* The stream whose packet is due at or before now_us, or NULL. */
 sfu_stream *sfu_source_due(sfu_source *s, uint64_t now_us);
 uint64_t sfu_source_next_us(const sfu_source *s);

@@ -1,8 +1,10 @@
 /* The routing core's cross-worker relay (core/relay.h): one copy shared by
  * every target, references handed back exactly once, full rings and empty
  * pools drop and count without blocking, buffers return to their pool,
- * wake-ups only when a consumer has drained, and two producer threads
- * feeding a consumer thread lose nothing and keep each producer's order. */
+ * wake-ups only when a consumer has drained, two producer threads feeding a
+ * consumer thread lose nothing and keep each producer's order, and a
+ * source has at most its share waiting per consumer (also across
+ * threads). */
 #include <glib.h>
 #include <stdatomic.h>
 #include <string.h>
@@ -68,7 +70,7 @@ static size_t send_to(moat_relay *relay, target **targets, const unsigned *consu
 {
     for (size_t i = 0; i < n; i++)
         atomic_fetch_add(&targets[i]->refs, 1);
-    return moat_relay_send(relay, (void *const *)targets, consumers, n, packet, length);
+    return moat_relay_send(relay, NULL, (void *const *)targets, consumers, n, packet, length);
 }
 
 static void test_fan_out_one_copy(void)
@@ -234,6 +236,113 @@ static void test_threads_keep_order(void)
     moat_relay_set_current(-1);
 }
 
+/* Per-target sends counted against sources: one source at its cap (pool
+ * 32: 4 waiting per consumer) drops as source_full while another on the
+ * same (producer, consumer) pair still gets buffers; the count falls as
+ * the consumer drains, and a source outlives its owner's reference while
+ * its packets wait. */
+static void test_source_keeps_to_its_share(void)
+{
+    context c;
+    moat_relay *relay = make(&c, 2, 64, 32);
+    moat_relay_set_current(0);
+    g_assert_cmpuint(moat_relay_source_cap(relay), ==, 4);
+    moat_relay_source *flood = moat_relay_source_new(relay);
+    moat_relay_source *other = moat_relay_source_new(relay);
+    target a = {0}, b = {0};
+    unsigned one[] = {1};
+    uint8_t packet[100] = {0};
+    for (int i = 0; i < 20; i++) {
+        atomic_fetch_add(&a.refs, 1);
+        void *t = &a;
+        g_assert_cmpuint(moat_relay_send(relay, flood, &t, one, 1, packet, sizeof packet), ==,
+                         i < 4 ? 1 : 0);
+    }
+    g_assert_cmpuint(moat_relay_source_queued(flood, 1), ==, 4);
+    g_assert_cmpuint(moat_relay_dropped(relay, MOAT_RELAY_DROP_SOURCE_FULL), ==, 16);
+    g_assert_cmpint(atomic_load(&a.refs), ==, 4); /* the dropped ones handed back */
+    for (int i = 0; i < 4; i++) {
+        atomic_fetch_add(&b.refs, 1);
+        void *t = &b;
+        g_assert_cmpuint(moat_relay_send(relay, other, &t, one, 1, packet, sizeof packet), ==, 1);
+    }
+    g_assert_cmpuint(moat_relay_source_queued(other, 1), ==, 4);
+    g_assert_cmpuint(moat_relay_dropped(relay, MOAT_RELAY_DROP_POOL_EMPTY), ==, 0);
+    moat_relay_source_unref(flood); /* four packets still hold it */
+    g_assert_cmpuint(moat_relay_drain(relay, 1), ==, 8);
+    g_assert_cmpuint(atomic_load(&a.delivered), ==, 4);
+    g_assert_cmpuint(atomic_load(&b.delivered), ==, 4);
+    g_assert_cmpuint(moat_relay_source_queued(other, 1), ==, 0);
+    /* A source's packets queued at free are released with it. */
+    atomic_fetch_add(&b.refs, 1);
+    void *t = &b;
+    g_assert_cmpuint(moat_relay_send(relay, other, &t, one, 1, packet, sizeof packet), ==, 1);
+    moat_relay_free(relay);
+    g_assert_cmpuint(moat_relay_source_queued(other, 1), ==, 0);
+    moat_relay_source_unref(other);
+    g_assert_cmpint(atomic_load(&a.refs) + atomic_load(&b.refs), ==, 0);
+    moat_relay_set_current(-1);
+}
+
+/* A producer thread sends for one source while the consumer thread drains
+ * (suite tsan): it never has more than its cap waiting, every packet is
+ * delivered or counted as source_full, and nothing is left counted. */
+typedef struct {
+    moat_relay *relay;
+    moat_relay_source *source;
+    target *t;
+    atomic_bool done;
+    atomic_uint over_cap;
+} source_args;
+
+static gpointer produce_for_source(gpointer data)
+{
+    source_args *a = data;
+    moat_relay_set_current(0);
+    unsigned consumers[] = {1};
+    uint8_t packet[64] = {0};
+    size_t cap = moat_relay_source_cap(a->relay);
+    for (uint32_t seq = 0; seq < PER_PRODUCER; seq++) {
+        memcpy(packet + 4, &seq, 4);
+        atomic_fetch_add(&a->t->refs, 1);
+        void *t = a->t;
+        moat_relay_send(a->relay, a->source, &t, consumers, 1, packet, sizeof packet);
+        if (moat_relay_source_queued(a->source, 1) > cap)
+            atomic_fetch_add(&a->over_cap, 1);
+    }
+    atomic_store(&a->done, true);
+    return NULL;
+}
+
+static void test_threads_source_cap(void)
+{
+    context c;
+    moat_relay *relay = make(&c, 2, 256, 64);
+    target t = {0};
+    source_args args = {.relay = relay, .source = moat_relay_source_new(relay), .t = &t};
+    atomic_init(&args.done, false);
+    atomic_init(&args.over_cap, 0);
+    GThread *p = g_thread_new("p0", produce_for_source, &args);
+    moat_relay_set_current(1);
+    while (!atomic_load(&args.done)) {
+        if (moat_relay_drain(relay, 1) == 0)
+            g_thread_yield();
+    }
+    g_thread_join(p);
+    moat_relay_drain(relay, 1);
+    g_assert_cmpuint(atomic_load(&args.over_cap), ==, 0);
+    g_assert_cmpuint(moat_relay_source_queued(args.source, 1), ==, 0);
+    g_assert_cmpuint(atomic_load(&t.delivered) +
+                         moat_relay_dropped(relay, MOAT_RELAY_DROP_SOURCE_FULL) +
+                         moat_relay_dropped(relay, MOAT_RELAY_DROP_RING_FULL),
+                     ==, PER_PRODUCER);
+    g_assert_cmpuint(moat_relay_dropped(relay, MOAT_RELAY_DROP_POOL_EMPTY), ==, 0);
+    g_assert_cmpint(atomic_load(&t.refs), ==, 0);
+    moat_relay_source_unref(args.source);
+    moat_relay_free(relay);
+    moat_relay_set_current(-1);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -242,5 +351,7 @@ int main(int argc, char **argv)
     g_test_add_func("/relay/full-ring-and-empty-pool-drop", test_full_ring_and_empty_pool_drop);
     g_test_add_func("/relay/foreign-producer", test_foreign_producer);
     g_test_add_func("/relay/threads-keep-order", test_threads_keep_order);
+    g_test_add_func("/relay/source-keeps-to-its-share", test_source_keeps_to_its_share);
+    g_test_add_func("/relay/threads-source-cap", test_threads_source_cap);
     return g_test_run();
 }

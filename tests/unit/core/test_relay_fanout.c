@@ -2,8 +2,9 @@
  * engine/relay_fanout.h): one ring slot per packet per consumer whatever
  * the number of targets there, drops counted per target, targets on the
  * producer's worker served at once, references handed back exactly once
- * through republishing and freeing, and (suite tsan) a producer, a
- * consumer and a control thread republishing the list at the same time. */
+ * through republishing and freeing, one fan-out's flood kept to its
+ * source's share per consumer, and (suite tsan) a producer, a consumer and a
+ * control thread republishing the list at the same time. */
 #include <glib.h>
 #include <stdatomic.h>
 #include <string.h>
@@ -93,7 +94,7 @@ static void test_one_slot_per_consumer(void)
     unsigned *consumers = g_new(unsigned, N);
     for (size_t i = 0; i < N; i++)
         consumers[i] = i < 1000 ? 1 : 2;
-    moat_relay_fanout *f = moat_relay_fanout_new(relay);
+    moat_relay_fanout *f = moat_relay_fanout_new(relay, NULL);
     publish(f, targets, consumers, N);
     g_assert_cmpuint(moat_relay_fanout_size(f), ==, N);
     uint8_t packet[1200] = {0};
@@ -128,7 +129,7 @@ static void test_own_worker_at_once(void)
     moat_relay_set_current(1);
     target t[3] = {0};
     unsigned consumers[] = {1, 1, 0};
-    moat_relay_fanout *f = moat_relay_fanout_new(relay);
+    moat_relay_fanout *f = moat_relay_fanout_new(relay, NULL);
     publish(f, t, consumers, 3);
     uint8_t packet[16] = {0};
     for (int i = 0; i < 100; i++)
@@ -155,7 +156,7 @@ static void test_republish_keeps_queued(void)
     moat_relay_set_current(0);
     target t[2] = {0};
     unsigned consumers[] = {1, 1};
-    moat_relay_fanout *f = moat_relay_fanout_new(relay);
+    moat_relay_fanout *f = moat_relay_fanout_new(relay, NULL);
     publish(f, t, consumers, 2);
     uint8_t packet[16] = {0};
     g_assert_cmpuint(moat_relay_fanout_send(f, packet, sizeof packet), ==, 2);
@@ -189,7 +190,7 @@ static void test_stalled_consumer_keeps_its_share(void)
     moat_relay_set_current(0);
     target t[2] = {0};
     unsigned consumers[] = {1, 2};
-    moat_relay_fanout *f = moat_relay_fanout_new(relay);
+    moat_relay_fanout *f = moat_relay_fanout_new(relay, NULL);
     publish(f, t, consumers, 2);
     uint8_t packet[16] = {0};
     for (uint32_t i = 0; i < 40; i++) {
@@ -208,6 +209,87 @@ static void test_stalled_consumer_keeps_its_share(void)
     moat_relay_set_current(-1);
 }
 
+/* Two rooms' publishers on worker 0, their subscribers on worker 1, which
+ * lags: one publisher floods. It has at most its source's share waiting
+ * there (pool 64: 8) and the rest drop as source_full, so the other
+ * publisher still gets a buffer for every packet (before, the flood took
+ * the whole pool and the other room lost everything as pool_empty). The
+ * shares come back as the consumer drains, and a source outlives its
+ * owner's reference while its packets wait. */
+static void test_one_source_keeps_to_its_share(void)
+{
+    context c;
+    moat_relay *relay = make(&c, 2, 256, 64);
+    moat_relay_set_current(0);
+    target flood_subs[3] = {0}, room_subs[2] = {0};
+    unsigned ones[] = {1, 1, 1};
+    moat_relay_source *flood_source = moat_relay_source_new(relay);
+    moat_relay_source *room_source = moat_relay_source_new(relay);
+    moat_relay_fanout *flood = moat_relay_fanout_new(relay, flood_source);
+    moat_relay_fanout *room = moat_relay_fanout_new(relay, room_source);
+    publish(flood, flood_subs, ones, 3);
+    publish(room, room_subs, ones, 2);
+    uint8_t packet[1200] = {0};
+    const size_t cap = 64 / 8;
+    for (uint32_t i = 0; i < 100; i++) {
+        memcpy(packet, &i, 4);
+        g_assert_cmpuint(moat_relay_fanout_send(flood, packet, sizeof packet), ==, i < cap ? 3 : 0);
+    }
+    g_assert_cmpuint(moat_relay_source_queued(flood_source, 1), ==, cap);
+    g_assert_cmpuint(moat_relay_dropped(relay, MOAT_RELAY_DROP_SOURCE_FULL), ==, 3 * (100 - cap));
+    for (uint32_t i = 0; i < 40; i++) {
+        memcpy(packet, &i, 4);
+        g_assert_cmpuint(moat_relay_fanout_send(room, packet, sizeof packet), ==, 2);
+        if (i % 4 == 3)
+            moat_relay_drain(relay, 1);
+    }
+    g_assert_cmpuint(moat_relay_dropped(relay, MOAT_RELAY_DROP_POOL_EMPTY), ==, 0);
+    g_assert_cmpuint(total_delivered(room_subs, 2), ==, 2 * 40);
+    g_assert_cmpuint(total_delivered(flood_subs, 3), ==, 3 * cap);
+    g_assert_cmpuint(moat_relay_source_queued(flood_source, 1), ==, 0);
+    /* Drained: the flood may send again. */
+    g_assert_cmpuint(moat_relay_fanout_send(flood, packet, sizeof packet), ==, 3);
+    moat_relay_fanout_free(flood);
+    moat_relay_source_unref(flood_source); /* its packet still waits */
+    moat_relay_drain(relay, 1);
+    g_assert_cmpuint(total_delivered(flood_subs, 3), ==, 3 * (cap + 1));
+    moat_relay_fanout_free(room);
+    moat_relay_source_unref(room_source);
+    moat_relay_free(relay);
+    g_assert_cmpint(total_refs(flood_subs, 3) + total_refs(room_subs, 2), ==, 0);
+    moat_relay_set_current(-1);
+}
+
+/* The share is per consumer: a publisher whose subscribers on worker 1
+ * stall still reaches those on worker 2 with every packet. */
+static void test_source_share_is_per_consumer(void)
+{
+    context c;
+    moat_relay *relay = make(&c, 3, 256, 64);
+    moat_relay_set_current(0);
+    target t[2] = {0};
+    unsigned consumers[] = {1, 2};
+    moat_relay_source *source = moat_relay_source_new(relay);
+    moat_relay_fanout *f = moat_relay_fanout_new(relay, source);
+    publish(f, t, consumers, 2);
+    uint8_t packet[16] = {0};
+    for (uint32_t i = 0; i < 40; i++) {
+        memcpy(packet, &i, 4);
+        moat_relay_fanout_send(f, packet, sizeof packet);
+        moat_relay_drain(relay, 2); /* worker 1 never drains */
+    }
+    g_assert_cmpuint(atomic_load(&t[1].delivered), ==, 40);
+    g_assert_cmpuint(moat_relay_source_queued(source, 1), ==, 8);
+    g_assert_cmpuint(moat_relay_dropped(relay, MOAT_RELAY_DROP_SOURCE_FULL), ==, 32);
+    moat_relay_drain(relay, 1);
+    g_assert_cmpuint(atomic_load(&t[0].delivered), ==, 8);
+    moat_relay_fanout_free(f);
+    moat_relay_source_unref(source);
+    moat_relay_free(relay);
+    g_assert_cmpint(total_refs(t, 2), ==, 0);
+    moat_relay_set_current(-1);
+}
+
 /* A target on no worker is released at publish; sets of any size. */
 static void test_sets(void)
 {
@@ -215,7 +297,7 @@ static void test_sets(void)
     moat_relay *relay = make(&c, 2, 4, 4);
     target t[2] = {0};
     unsigned consumers[] = {7, 1};
-    moat_relay_fanout *f = moat_relay_fanout_new(relay);
+    moat_relay_fanout *f = moat_relay_fanout_new(relay, NULL);
     publish(f, t, consumers, 2);
     g_assert_cmpint(atomic_load(&t[0].refs), ==, 0);
     g_assert_cmpuint(moat_relay_fanout_size(f), ==, 1);
@@ -227,7 +309,7 @@ static void test_sets(void)
     g_assert_cmpuint(moat_relay_set_consumer(set), ==, 1);
     uint8_t big[MOAT_RELAY_MTU + 1] = {0};
     moat_relay_set_current(0);
-    g_assert_cmpuint(moat_relay_send_sets(relay, &set, 1, big, sizeof big), ==, 0);
+    g_assert_cmpuint(moat_relay_send_sets(relay, NULL, &set, 1, big, sizeof big), ==, 0);
     g_assert_cmpuint(moat_relay_dropped(relay, MOAT_RELAY_DROP_TOO_BIG), ==, 1);
     moat_relay_set_unref(set);
     g_assert_cmpint(total_refs(t, 2), ==, 0);
@@ -278,7 +360,7 @@ static void test_threads_republish(void)
 {
     context c;
     moat_relay *relay = make(&c, 2, 64, 64);
-    shared s = {.relay = relay, .fanout = moat_relay_fanout_new(relay)};
+    shared s = {.relay = relay, .fanout = moat_relay_fanout_new(relay, NULL)};
     s.targets = g_new0(target, THREAD_TARGETS);
     unsigned consumers[THREAD_TARGETS];
     for (size_t i = 0; i < THREAD_TARGETS; i++)
@@ -315,6 +397,10 @@ int main(int argc, char **argv)
     g_test_add_func("/relay-fanout/sets", test_sets);
     g_test_add_func("/relay-fanout/stalled-consumer-keeps-its-share",
                     test_stalled_consumer_keeps_its_share);
+    g_test_add_func("/relay-fanout/one-source-keeps-to-its-share",
+                    test_one_source_keeps_to_its_share);
+    g_test_add_func("/relay-fanout/source-share-is-per-consumer",
+                    test_source_share_is_per_consumer);
     g_test_add_func("/relay-fanout/threads-republish", test_threads_republish);
     return g_test_run();
 }

@@ -37,7 +37,7 @@ static void run_one_second(sfu_source *s, uint64_t start, unsigned *audio, unsig
 static void test_rates_and_frames(void)
 {
     sfu_source s;
-    sfu_source_init(&s, 0xA0, 111, 0xB0, 96, 0);
+    sfu_source_init(&s, 0xA0, 111, 0xB0, 96, 0, 0);
     unsigned audio, video, markers;
     run_one_second(&s, 0, &audio, &video, &markers);
     g_assert_cmpuint(audio, >=, SFU_AUDIO_PPS - 1);
@@ -51,7 +51,7 @@ static void test_rates_and_frames(void)
 static void test_first_frame_is_a_keyframe(void)
 {
     sfu_source s;
-    sfu_source_init(&s, 1, 111, 2, 96, 0);
+    sfu_source_init(&s, 1, 111, 2, 96, 0, 0);
     uint8_t packet[1500];
     size_t length = sfu_source_write(&s, &s.video, 0, packet, sizeof packet);
     moat_rtp_header h;
@@ -65,7 +65,7 @@ static void test_first_frame_is_a_keyframe(void)
 static void test_stall_restarts_the_schedule(void)
 {
     sfu_source s;
-    sfu_source_init(&s, 1, 111, 2, 96, 0);
+    sfu_source_init(&s, 1, 111, 2, 96, 0, 0);
     uint8_t packet[1500];
     uint64_t late = 5000000; /* five seconds without sending */
     sfu_stream *stream = sfu_source_due(&s, late);
