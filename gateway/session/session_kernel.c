@@ -71,11 +71,11 @@ static void export_chain(const moat_session *session, moat_kf_state *state, int 
     }
 }
 
+/* Every SSRC is listed, 0 too: RFC 3550 allows it, and one seen on a packet
+ * that authenticated is the peer's (the program counts the listed ones). */
 static void publish_stream(const moat_session *session, moat_kf_state *state, int slot,
                            enum moat_kf_scheme scheme, uint32_t ssrc)
 {
-    if (!ssrc)
-        return;
     int entry = moat_kf_state_ssrc(state, slot, ssrc);
     uint64_t highest;
     if (entry < 0 || !highest_of(session, ssrc, &highest))
@@ -92,6 +92,14 @@ static void publish_stream(const moat_session *session, moat_kf_state *state, in
     }
 }
 
+/* An SSRC the SDP declared: 0 there means none was. */
+static void publish_declared(const moat_session *session, moat_kf_state *state, int slot,
+                             enum moat_kf_scheme scheme, uint32_t ssrc)
+{
+    if (ssrc)
+        publish_stream(session, state, slot, scheme, ssrc);
+}
+
 /* Every tick while the session or its worker enforces, and the tick after
  * either stopped (the kernel must stop too); otherwise a staggered refresh, so
  * hundreds of calm sessions (an SFU's subscribers) cost the tick little. */
@@ -106,7 +114,11 @@ static bool sync_due(const moat_session *session, const moat_kf_state *state, in
 
 void moat_session_kernel_sync(moat_session *session, moat_kernel_filter *filter)
 {
-    moat_kf_state *state = moat_kernel_filter_state(filter);
+    moat_session_kernel_publish(session, moat_kernel_filter_state(filter));
+}
+
+void moat_session_kernel_publish(moat_session *session, moat_kf_state *state)
+{
     int slot = moat_kf_state_slot(state, session, false);
     if (slot < 0)
         return;
@@ -132,8 +144,8 @@ void moat_session_kernel_sync(moat_session *session, moat_kernel_filter *filter)
     };
     moat_kf_state_publish(state, slot, &view);
     for (size_t i = 0; i < session->n_media; i++) {
-        publish_stream(session, state, slot, scheme, session->media[i].remote_ssrc);
-        publish_stream(session, state, slot, scheme, session->media[i].remote_rtx_ssrc);
+        publish_declared(session, state, slot, scheme, session->media[i].remote_ssrc);
+        publish_declared(session, state, slot, scheme, session->media[i].remote_rtx_ssrc);
     }
     for (size_t i = 0; i < session->n_incoming; i++)
         publish_stream(session, state, slot, scheme, session->incoming[i].ssrc);

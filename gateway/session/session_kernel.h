@@ -10,4 +10,10 @@
 /* moat_session_kernel_sync and moat_worker_kernel_sync: engine/session_port.h
  * (the worker calls them from its tick). */
 
+/* What moat_session_kernel_sync does, on the filter's shared state: takes
+ * the session's kernel drops back and publishes its view and its streams
+ * (the SDP's SSRCs and every SSRC that authenticated, 0 included) into its
+ * slot, if it has one. */
+void moat_session_kernel_publish(moat_session *session, moat_kf_state *state);
+
 #endif

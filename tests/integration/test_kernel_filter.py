@@ -234,17 +234,39 @@ def test_a_stream_the_sdp_did_not_declare_is_learned_while_enforcing():
     unknown SSRC reaches user space, which authenticates and learns it, so
     the video flows (before, the kernel dropped every packet of it as
     unknown_ssrc: 250 dropped, only the audio's 199 received)."""
+    received, drops = publish_while_enforcing()
+    # Audio alone is about 50 packets/s; the video adds more than that.
+    assert received > 350, (received, drops)
+    assert drops["unknown_ssrc"] < 20, drops
+
+
+def test_a_stream_on_ssrc_zero_is_listed_while_enforcing():
+    """The same publisher sending its video on SSRC 0 (legal in RFC 3550):
+    once a packet of it authenticated, the kernel lists it like any other
+    (before, SSRC 0 was never published, taken for 'none declared', and the
+    kernel dropped the video as unknown_ssrc: 309 in 6 s)."""
+    received, drops = publish_while_enforcing(video_ssrc=0)
+    assert received > 350, (received, drops)
+    assert drops["unknown_ssrc"] < 20, drops
+
+
+def without_video_ssrc(sdp):
+    lines, video = [], False
+    for line in sdp.split("\r\n"):
+        if line.startswith("m="):
+            video = line.startswith("m=video")
+        if not (video and line.startswith("a=ssrc")):
+            lines.append(line)
+    return "\r\n".join(lines)
+
+
+def publish_while_enforcing(video_ssrc=None):
+    """An aiortc publisher (audio and video, the offer naming no video SSRC;
+    video on `video_ssrc` when given) for 4 s on a gateway whose kernel
+    filter enforces from the start: the RTP packets the gateway received and
+    the kernel's drops."""
     from aiortc import RTCPeerConnection
     from aiortc_peer import PatternTrack, ToneTrack, whip_delete, whip_publish
-
-    def without_video_ssrc(sdp):
-        lines, video = [], False
-        for line in sdp.split("\r\n"):
-            if line.startswith("m="):
-                video = line.startswith("m=video")
-            if not (video and line.startswith("a=ssrc")):
-                lines.append(line)
-        return "\r\n".join(lines)
 
     gateway = Gateway(workers=1, extra_args=("--prefilter-kernel", "on",
                                              "--prefilter-mode", "always"))
@@ -253,6 +275,10 @@ def test_a_stream_the_sdp_did_not_declare_is_learned_while_enforcing():
             pc = RTCPeerConnection()
             pc.addTrack(ToneTrack())
             pc.addTrack(PatternTrack())
+            if video_ssrc is not None:
+                for sender in pc.getSenders():
+                    if sender.track.kind == "video":
+                        sender._ssrc = video_ssrc  # aiortc has no API for it
             resource, _ = await whip_publish(pc, gateway.base + "/whip/echo",
                                              mangle_offer=without_video_ssrc)
             await asyncio.sleep(4)
@@ -262,8 +288,6 @@ def test_a_stream_the_sdp_did_not_declare_is_learned_while_enforcing():
             return received
         received = asyncio.run(run())
         assert gateway.metric("moat_kernel_filter_active") == 1
-        # Audio alone is about 50 packets/s; the video adds more than that.
-        assert received > 350, (received, kernel_drops(gateway))
-        assert kernel_drops(gateway)["unknown_ssrc"] < 20, kernel_drops(gateway)
+        return received, kernel_drops(gateway)
     finally:
         assert gateway.stop() == 0
