@@ -35,6 +35,13 @@ bool moat_session_handle_dtls(moat_session *session, const moat_path *path, cons
  * (ice/ice_pairs.h). */
 bool moat_session_handle_srtp(moat_session *session, const moat_path *path, uint8_t *data,
                               size_t length, size_t capacity);
+/* This transport's own detector enforces (not counting its worker's). The
+ * worker socket's detector is for floods spread over transports none of
+ * which sees enough alone: what reaches a transport that enforces already
+ * feeds it neither as ingress (worker_receive.c) nor as forgery
+ * (moat_session_note_forgery), so one peer flooding its own session cannot
+ * switch its whole worker on. */
+bool moat_session_own_enforcing(const moat_session *session);
 /* Plain RTP ingest (session_plain.c): the session's own socket is readable. */
 void moat_session_plain_receive(moat_session *session);
 

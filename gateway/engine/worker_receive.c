@@ -117,16 +117,20 @@ void moat_worker_dispatch(moat_worker *worker, const moat_path *path, uint8_t *d
         drop(worker, MOAT_DROP_UNKNOWN_TUPLE);
         return;
     }
-    /* The worker detector's rate counts only what reaches a transport, and
-     * not a session's own data channels: DTLS application data that
+    /* The worker detector's rate counts only what reaches a transport whose
+     * own detector is off (a flood at one transport is that transport's to
+     * enforce against; decided before handling, which may end the session),
+     * and not a session's own data channels: DTLS application data that
      * decrypted is its peer's (a legitimate bulk transfer used to switch the
      * detector on); handshakes and records that fail to decrypt count. */
+    bool counts = !moat_session_own_enforcing(session);
     if (class == MOAT_PACKET_DTLS) {
-        if (!moat_session_handle_dtls(session, path, data, length))
+        if (!moat_session_handle_dtls(session, path, data, length) && counts)
             moat_worker_note_datagram(worker);
         return;
     }
-    moat_worker_note_datagram(worker);
+    if (counts)
+        moat_worker_note_datagram(worker);
     moat_session_handle_srtp(session, path, data, length, MOAT_DATAGRAM_CAPACITY);
 }
 

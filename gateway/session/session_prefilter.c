@@ -164,6 +164,11 @@ void moat_session_prefilter_tick(moat_session *session, uint64_t now_us)
         session->first_bad_us = 0;
 }
 
+bool moat_session_own_enforcing(const moat_session *session)
+{
+    return moat_detector_enforcing(&session->detector);
+}
+
 bool moat_session_enforcing(const moat_session *session)
 {
     return moat_detector_enforcing(&session->detector) || moat_worker_enforcing(session->worker);

@@ -3,7 +3,9 @@
  * the session's check budgets (so forged ones starve neither the peer's
  * consent checks, nor a move, nor an ICE restart), a check from one of
  * Moat's own sockets is a loop that selects nothing, datagrams longer than
- * the receive buffer are dropped as truncated, and a worker knows its own
+ * the receive buffer are dropped as truncated, a flood at one session whose
+ * own detector enforces does not switch its whole worker's on (one at a
+ * session whose detector is off still does), and a worker knows its own
  * thread from the first task it runs. */
 #include "session_harness.h"
 
@@ -245,6 +247,77 @@ static void test_truncated_datagram_dropped(void)
     session_harness_clear(&h);
 }
 
+/* An SRTP datagram from the peer's tuple on the harness's SSRC, through the
+ * worker's receive path at `now`; `forged` breaks its auth tag. */
+static void dispatch_srtp(session_harness *h, uint16_t sequence, uint64_t now, bool forged)
+{
+    uint8_t packet[256] = {0x80, 96};
+    packet[2] = (uint8_t)(sequence >> 8);
+    packet[3] = (uint8_t)sequence;
+    for (int i = 0; i < 4; i++)
+        packet[8 + i] = (uint8_t)(HARNESS_REMOTE_SSRC >> (24 - 8 * i));
+    size_t length = 12 + 40;
+    g_assert_cmpint(moat_srtp_protect_rtp(h->peer_srtp, packet, &length, sizeof packet), ==, 0);
+    if (forged)
+        packet[length - 1] ^= 0xff;
+    moat_worker_set_now_us(h->worker, now);
+    moat_worker_dispatch(h->worker, &h->path, packet, length);
+}
+
+static uint64_t worker_switches(session_harness *h)
+{
+    return moat_counter_read(&moat_worker_counters(h->worker)->worker_detector_switches_on);
+}
+
+/* A keyed session whose peer's tuple is selected, its detector in `mode`. */
+static void flooded_session(session_harness *h, moat_detector_mode mode)
+{
+    session_harness_init(h);
+    h->settings.mode = mode; /* the worker's detector was set up (auto) already */
+    moat_worker_set_now_us(h->worker, 1000000);
+    session_harness_create(h, NULL);
+    session_harness_key(h);
+    moat_ice_client *peer = peer_client(GW_UFRAG, GW_PWD);
+    send_check(h, peer, &h->path, true);
+    g_assert_true(h->session->has_selected);
+    moat_ice_client_free(peer);
+}
+
+/* One peer floods its own session with forged SRTP, 20 000 datagrams/s for
+ * 200 ms: its session's detector switches on (failures) within a few, and
+ * from then on its datagrams are that detector's alone; the worker's
+ * (floods spread over transports) neither counts them as ingress nor as
+ * forgeries, so it stays off and the worker's other sessions pay nothing. */
+static void test_one_session_flooded_switches_no_worker_on(void)
+{
+    session_harness h;
+    flooded_session(&h, MOAT_DETECTOR_MODE_AUTO);
+    uint64_t now = 1000000;
+    for (uint16_t i = 0; i < 4000; i++)
+        dispatch_srtp(&h, (uint16_t)(i + 1), now += 50, true);
+    g_assert_true(moat_session_own_enforcing(h.session));
+    g_assert_cmpuint(dropped(&h, MOAT_DROP_AUTH) + dropped(&h, MOAT_DROP_BUDGET), >=, 3900);
+    g_assert_false(moat_worker_enforcing(h.worker));
+    g_assert_cmpuint(worker_switches(&h), ==, 0);
+    session_harness_clear(&h);
+}
+
+/* The same rate at a transport whose own detector stays off (mode off: it
+ * never enforces) reaches the worker's: a flood the transport does not
+ * enforce against is still the worker's to see. */
+static void test_calm_session_flooded_switches_its_worker_on(void)
+{
+    session_harness h;
+    flooded_session(&h, MOAT_DETECTOR_MODE_OFF);
+    uint64_t now = 1000000;
+    for (uint16_t i = 0; i < 4000; i++)
+        dispatch_srtp(&h, (uint16_t)(i + 1), now += 50, false);
+    g_assert_false(moat_session_own_enforcing(h.session));
+    g_assert_true(moat_worker_enforcing(h.worker));
+    g_assert_cmpuint(worker_switches(&h), ==, 1);
+    session_harness_clear(&h);
+}
+
 static void *plain_attach(moat_plugin_session *session, const moat_session_info *info,
                           const char **error)
 {
@@ -421,6 +494,10 @@ int main(int argc, char **argv)
     g_test_add_func("/session/receive/stun-from-own-socket-is-a-loop",
                     test_stun_check_from_an_own_socket_is_a_loop);
     g_test_add_func("/session/receive/truncated-datagram", test_truncated_datagram_dropped);
+    g_test_add_func("/session/receive/one-session-flooded-switches-no-worker-on",
+                    test_one_session_flooded_switches_no_worker_on);
+    g_test_add_func("/session/receive/calm-session-flooded-switches-its-worker-on",
+                    test_calm_session_flooded_switches_its_worker_on);
     g_test_add_func("/session/relay/not-before-start",
                     test_nothing_is_relayed_to_a_session_before_it_starts);
     g_test_add_func("/session/receive/churn-log-bounded", test_session_churn_cannot_flood_the_log);
