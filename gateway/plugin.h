@@ -306,7 +306,8 @@ typedef struct {
      * only how it was made. A NACK of it is answered by rebuilding it from
      * the kept source with the same rewrite; when that source is gone (its
      * packets stopped coming more than the retransmission age ago, or were
-     * overwritten) the NACK goes unanswered and is counted (nack_gone).
+     * overwritten, or the worker already kept its most sources when the
+     * key was new) the NACK goes unanswered and is counted (nack_gone).
      * 0 sent, -1 not. Owning worker only. */
     int (*send_rtp_forward)(moat_plugin_session *session, uint8_t *packet, size_t *length,
                             uint64_t source_key, const struct moat_rtp_rewrite *rewrite);

@@ -336,6 +336,20 @@ int moat_session_rebuild_forwarded(moat_session *session, moat_outgoing_stream *
 /* session_rtx_share.c: frees the worker's sources idle past the age (at
  * most once a second; also done when forwarding). Session's worker. */
 void moat_session_rtx_share_sweep(moat_worker *worker, uint64_t now_us);
+/* session_rtx_share.c: the most shared sources a worker holds; past it a new
+ * key gets none (forwarded, not kept; its NACKs counted as nack_gone).
+ * A source is one publisher stream (the room's space and an SSRC) forwarded
+ * to at least one session of the worker: a publisher sends at most audio
+ * and 3 simulcast layers, and a layer that moved to a new SSRC (at most once
+ * a second, room_simulcast.c) or that a subscriber left keeps its source for
+ * the 2 s age plus the 1 s sweep. At the default [limits] max_sessions
+ * (1000, all workers together) 500 publishers each watched from this one
+ * worker make at most 500 x (audio, a layer, the layer just left) = 1500
+ * sources, or 500 x 4 = 2000 through cascade legs (every layer): 2048 is not
+ * reached by legitimate rooms, and bounds what a stream of new SSRCs holds:
+ * each source starts with a cache of about 52 KB (128 slots, a 48 KB
+ * arena), about 106 MB per worker. */
+#define MOAT_SESSION_RTX_SHARE_MAX_SOURCES 2048u
 /* session_rtx_share.c: the shared sources of the calling worker (tests and
  * /metrics-style accounting): how many, and their caches' bytes. */
 size_t moat_session_rtx_share_sources(moat_worker *worker, size_t *bytes);

@@ -18,7 +18,11 @@
  * from forwarding and from the sessions' media tick (a worker left with no
  * session keeps its last sources until it is freed). Maps name a source by key and an id
  * never reused, so a freed (or freed and re-created) source is found gone,
- * never read after free. */
+ * never read after free.
+ *
+ * The table holds at most MOAT_SESSION_RTX_SHARE_MAX_SOURCES: past it a new key gets no
+ * source (its packets are forwarded, not kept; its NACKs are counted as
+ * nack_gone), and the sources already there are untouched. */
 #include "session/session_internal.h"
 
 #include "rtp/rtp_bytes.h"
@@ -33,6 +37,9 @@
 #define MAP_VIDEO_SLOTS   512
 #define MAP_MIN_RESEND_US 10000u
 #define RESIZE_EVERY      16u
+/* The id a map records for a packet that got no source: never a source's,
+ * so its NACKs resolve to nothing (nack_gone). */
+#define SHARE_ID_NONE UINT32_MAX
 
 typedef struct {
     uint64_t key; /* the hash table's key points here */
@@ -93,14 +100,24 @@ static void sweep(share_table *t, uint64_t now)
     g_hash_table_foreach_remove(t->by_key, idle, &now);
 }
 
+/* 0 means empty (retransmit_map.h), SHARE_ID_NONE no source. */
+static uint32_t next_id(share_table *t)
+{
+    do
+        t->last_id++;
+    while (t->last_id == 0 || t->last_id == SHARE_ID_NONE);
+    return t->last_id;
+}
+
+/* The key's source, made at its first packet; NULL when the table is full. */
 static share_source *source_of(share_table *t, uint64_t key, bool video, uint64_t now)
 {
     share_source *s = g_hash_table_lookup(t->by_key, &key);
-    if (s)
+    if (s || g_hash_table_size(t->by_key) >= MOAT_SESSION_RTX_SHARE_MAX_SOURCES)
         return s;
     s = g_new0(share_source, 1);
     s->key = key;
-    s->id = ++t->last_id ? t->last_id : ++t->last_id; /* 0 means empty */
+    s->id = next_id(t);
     s->video = video;
     s->last_store_us = now;
     moat_retransmit_budget_init(&s->budget);
@@ -157,19 +174,22 @@ int moat_session_send_rtp_forward(moat_plugin_session *handle, uint8_t *packet, 
     moat_outgoing_stream *stream = moat_session_outgoing_stream(session, rewrite->ssrc);
     uint64_t now = moat_worker_now_us(session->worker);
     share_source *shared = NULL;
+    bool shareable = false;
     if (stream && stream->nack && source_key != 0 && *length <= MOAT_RETRANSMIT_MAX_PACKET) {
         share_table *t = table_of(session->worker);
         sweep(t, now);
         shared = source_of(t, source_key, stream->kind == MOAT_MEDIA_KIND_VIDEO, now);
-        source_keep(shared, packet, *length, now);
+        shareable = true;
+        if (shared)
+            source_keep(shared, packet, *length, now);
     }
     if (moat_rtp_rewrite_apply(packet, length, rewrite) != MOAT_RTP_OK)
         return -1;
     if (stream) {
         moat_retransmit_budget_on_send(&stream->budget, *length, now);
-        if (shared && map_of(stream))
-            moat_retransmit_map_record(stream->map, source_key, shared->id, source.sequence,
-                                       rewrite);
+        if (shareable && map_of(stream))
+            moat_retransmit_map_record(stream->map, source_key, shared ? shared->id : SHARE_ID_NONE,
+                                       source.sequence, rewrite);
     }
     /* The rewrite leaves the payload's length alone. */
     return moat_session_send_rtp_accounted(session, stream, packet, *length, source.payload_length);

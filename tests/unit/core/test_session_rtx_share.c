@@ -3,7 +3,9 @@
  * (one shared source, no per-session copy), each answers NACKs of its own
  * sequence numbers with its own rewrite of the shared packet, and once the
  * source went idle past the retransmission age (a layer switch, the
- * publisher gone) it is freed and its NACKs are counted as nack_gone. */
+ * publisher gone) it is freed and its NACKs are counted as nack_gone. A
+ * worker holds at most MOAT_SESSION_RTX_SHARE_MAX_SOURCES: a key past it is
+ * forwarded but not kept (its NACKs nack_gone), the others untouched. */
 #include "session_harness.h"
 
 #include "session/session_internal.h"
@@ -251,11 +253,62 @@ static void test_refused_resend_is_not_marked(void)
     session_harness_clear(&a);
 }
 
+/* A publisher moving its stream to a new SSRC on every packet made every
+ * subscriber worker keep a new source (a ~52 KB cache) per SSRC, freed only
+ * 2 s later: 450 new SSRCs a second took a worker 50 MB. The table stops at
+ * its cap; past it a new key is forwarded without a source and its NACK
+ * goes unanswered, counted; the sources it holds still answer; once they
+ * went idle and were swept a new key gets one again. */
+static void test_sources_capped(void)
+{
+    session_harness a;
+    start(&a, NULL, "sub-a", "ufraga1");
+    uint64_t now = 1000000;
+    moat_worker_set_now_us(a.worker, now);
+    uint16_t out = 100;
+    for (uint32_t i = 0; i < MOAT_SESSION_RTX_SHARE_MAX_SOURCES; i++)
+        forward(&a, (uint64_t)1 << 32 | (SOURCE_LOW + i), SOURCE_LOW + i, 1, out++, NULL, NULL);
+    size_t bytes;
+    g_assert_cmpuint(moat_session_rtx_share_sources(a.worker, &bytes), ==,
+                     MOAT_SESSION_RTX_SHARE_MAX_SOURCES);
+
+    /* One more key: forwarded (forward() checks it went), no source. */
+    uint64_t past = (uint64_t)2 << 32 | SOURCE_HIGH;
+    uint16_t past_out = out++;
+    forward(&a, past, SOURCE_HIGH, 7, past_out, NULL, NULL);
+    g_assert_cmpuint(moat_session_rtx_share_sources(a.worker, &bytes), ==,
+                     MOAT_SESSION_RTX_SHARE_MAX_SOURCES);
+    /* An existing source still keeps its packets. */
+    uint16_t kept_out = out++;
+    forward(&a, KEY_LOW, SOURCE_LOW, 2, kept_out, NULL, NULL);
+    session_harness_drain_peer(&a, NULL);
+
+    uint64_t gone_before = gone(&a), answered = resent(&a);
+    size_t datagrams;
+    nack(&a, past_out);
+    session_harness_drain_peer(&a, &datagrams);
+    g_assert_cmpuint(gone(&a), ==, gone_before + 1);
+    g_assert_cmpuint(datagrams, ==, 0);
+    moat_worker_set_now_us(a.worker, now += 20000);
+    nack(&a, kept_out);
+    session_harness_drain_peer(&a, &datagrams);
+    g_assert_cmpuint(resent(&a), ==, answered + 1);
+    g_assert_cmpuint(datagrams, ==, 1);
+    g_assert_cmpuint(gone(&a), ==, gone_before + 1);
+
+    /* Past the age the idle sources are swept: the key gets one. */
+    moat_worker_set_now_us(a.worker, now += 3000000);
+    forward(&a, past, SOURCE_HIGH, 8, out++, NULL, NULL);
+    g_assert_cmpuint(moat_session_rtx_share_sources(a.worker, &bytes), ==, 1);
+    session_harness_clear(&a);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
     g_test_add_func("/session_rtx_share/shared_source_and_gone", test_shared_source_and_gone);
     g_test_add_func("/session_rtx_share/refused_resend_is_not_marked",
                     test_refused_resend_is_not_marked);
+    g_test_add_func("/session_rtx_share/sources_capped", test_sources_capped);
     return g_test_run();
 }
