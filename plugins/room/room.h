@@ -93,6 +93,10 @@ typedef struct {
      * zero when it has none. */
     atomic_uint temporal_bps[ROOM_TEMPORAL_LAYERS];
     uint64_t temporal_bytes[ROOM_TEMPORAL_LAYERS];
+    /* When its SSRC last changed (the publisher's worker only): the first
+     * SSRC is taken at once, a new one at most once a second. */
+    bool ssrc_changed;
+    uint64_t ssrc_changed_us;
 } room_layer;
 
 /* A layer asked for through the API (room_peer.layer_request). */
@@ -175,6 +179,9 @@ typedef struct room_peer {
     /* Packets dropped because another publisher of the room had claimed
      * their SSRC first (room_ssrc.c); its worker writes, the API reads. */
     atomic_uint_fast64_t ssrc_refused;
+    /* Packets dropped because their simulcast layer had moved to a new SSRC
+     * less than a second before (room_simulcast.c); its worker writes. */
+    atomic_uint_fast64_t ssrc_changes_refused;
     /* RFC 6464 audio level, smoothed: -dBov x 256 (0 loudest, 127 x 256
      * silence), and when it was last updated (µs, gateway clock). */
     uint32_t level_smoothed;

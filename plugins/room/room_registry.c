@@ -281,6 +281,8 @@ static json_t *describe(room *r, bool full)
         room_recovery_describe(p, pub);
         json_object_set_new(pub, "ssrc_refused",
                             json_integer((json_int_t)atomic_load(&p->ssrc_refused)));
+        json_object_set_new(pub, "ssrc_changes_refused",
+                            json_integer((json_int_t)atomic_load(&p->ssrc_changes_refused)));
         if (atomic_load(&p->level_us))
             json_object_set_new(pub, "audio_level_dbov",
                                 json_real(-(double)atomic_load(&p->level) / 256.0));

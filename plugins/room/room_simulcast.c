@@ -8,8 +8,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#define LAYER_WINDOW_US 1000000u /* bitrate measurement */
-#define LAYER_STALE_US  2000000u /* a layer silent this long sends nothing */
+#define LAYER_WINDOW_US      1000000u /* bitrate measurement */
+#define LAYER_STALE_US       2000000u /* a layer silent this long sends nothing */
+#define LAYER_SSRC_CHANGE_US 1000000u /* a layer takes a new SSRC at most this often */
 
 void room_simulcast_publisher_init(room_peer *peer)
 {
@@ -99,18 +100,34 @@ static int temporal_layer(const room_codec *codec, const moat_rtp_packet *p)
     return d.tid;
 }
 
+/* The layer moves to the packet's SSRC: at most once per
+ * LAYER_SSRC_CHANGE_US (an encoder restarts rarely; a publisher sending a
+ * new SSRC per packet made each subscriber worker keep a retransmission
+ * copy per SSRC), and not to another publisher's (room_ssrc.c). Refusals
+ * are counted; false: the packet is dropped. */
+static bool claim_layer(room_peer *peer, room_layer *x, uint32_t ssrc, uint64_t now)
+{
+    if (atomic_load_explicit(&x->ssrc, memory_order_relaxed) == ssrc)
+        return true;
+    if (x->ssrc_changed && now - x->ssrc_changed_us < LAYER_SSRC_CHANGE_US) {
+        atomic_fetch_add_explicit(&peer->ssrc_changes_refused, 1, memory_order_relaxed);
+        return false;
+    }
+    if (!room_ssrc_claim(peer, &x->ssrc, ssrc))
+        return false;
+    x->ssrc_changed = true;
+    x->ssrc_changed_us = now;
+    return true;
+}
+
 int room_simulcast_layer_of(room_peer *peer, const moat_rtp_packet *p)
 {
     if (peer->n_layers == 0)
         return -1;
     int layer = layer_by_rid(peer, p->rid);
-    if (layer >= 0 &&
-        atomic_load_explicit(&peer->layers[layer].ssrc, memory_order_relaxed) != p->ssrc &&
-        !room_ssrc_claim(peer, &peer->layers[layer].ssrc, p->ssrc))
-        return -1; /* another publisher's SSRC (room_ssrc.c) */
-    if (layer < 0)
-        layer = layer_by_ssrc(peer, p->ssrc);
-    return layer;
+    if (layer >= 0)
+        return claim_layer(peer, &peer->layers[layer], p->ssrc, p->arrival_us) ? layer : -1;
+    return layer_by_ssrc(peer, p->ssrc);
 }
 
 void room_simulcast_measure(room_peer *peer, int layer, const moat_rtp_packet *p)

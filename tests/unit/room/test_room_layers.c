@@ -527,6 +527,56 @@ static void test_repair_bitrate(void)
     pthread_mutex_destroy(&w.r.lock);
 }
 
+/* A packet of layer `rid` on `ssrc` at `now`: the layer it counts for. */
+static int layer_of(room_peer *p, const char *rid, uint32_t ssrc, uint64_t now)
+{
+    uint8_t d[100] = {0x80, 96};
+    moat_rtp_packet pk = {.data = d,
+                          .length = sizeof d,
+                          .capacity = sizeof d,
+                          .ssrc = ssrc,
+                          .payload_type = 96,
+                          .payload_offset = 12,
+                          .payload_length = 88,
+                          .arrival_us = now};
+    g_strlcpy(pk.rid, rid, sizeof pk.rid);
+    return room_simulcast_layer_of(p, &pk);
+}
+
+/* A layer moves to a new SSRC at most once a second: a publisher that sent
+ * a new SSRC on every packet of a layer re-claimed the layer each time, and
+ * every subscriber worker kept a retransmission copy (~52 KB) per SSRC.
+ * The change is taken (an encoder restart), further ones within the second
+ * are dropped and counted (ssrc_changes_refused, not ssrc_refused: no other
+ * publisher sends them), the layer's SSRC stays; each layer has its own
+ * second, and past it the next change is taken. */
+static void test_ssrc_change_once_a_second(void)
+{
+    world w;
+    world_init(&w);
+    room_peer *p = &w.pub;
+    uint64_t t = 5000000;
+    g_assert_cmpint(layer_of(p, "l", SSRC_L, t), ==, 2);
+    g_assert_cmpint(layer_of(p, "l", SSRC_L + 1, t), ==, 2); /* a restart */
+    g_assert_cmpuint(atomic_load(&p->layers[2].ssrc), ==, SSRC_L + 1);
+    for (uint32_t i = 2; i < 500; i++)
+        g_assert_cmpint(layer_of(p, "l", SSRC_L + i, t + i * 1000), ==, -1);
+    g_assert_cmpuint(atomic_load(&p->layers[2].ssrc), ==, SSRC_L + 1);
+    g_assert_cmpuint(atomic_load(&p->ssrc_changes_refused), ==, 498);
+    g_assert_cmpuint(atomic_load(&p->ssrc_refused), ==, 0);
+    /* Its current SSRC still flows; the old one is a change back. */
+    g_assert_cmpint(layer_of(p, "l", SSRC_L + 1, t + 600000), ==, 2);
+    g_assert_cmpint(layer_of(p, "l", SSRC_L, t + 600000), ==, -1);
+    /* Another layer's change is its own. */
+    g_assert_cmpint(layer_of(p, "m", SSRC_M + 1, t + 600000), ==, 1);
+    /* A second after the change, the next one is taken. */
+    g_assert_cmpint(layer_of(p, "l", SSRC_L + 1000, t + 999999), ==, -1);
+    g_assert_cmpint(layer_of(p, "l", SSRC_L + 1000, t + 1000000), ==, 2);
+    g_assert_cmpuint(atomic_load(&p->layers[2].ssrc), ==, SSRC_L + 1000);
+    g_assert_cmpuint(atomic_load(&p->ssrc_changes_refused), ==, 500);
+    pthread_mutex_destroy(&w.r.lock);
+}
+
 /* A viewer's PLI asks the publisher for a keyframe on the layer that
  * viewer receives only (one PLI for that layer's SSRC): not on every layer,
  * whose other viewers would all be sent a keyframe they did not need. With
@@ -578,6 +628,7 @@ int main(int argc, char **argv)
     g_test_add_func("/room/layers/padding-bitrate", test_padding_bitrate);
     g_test_add_func("/room/layers/temporal-drop", test_temporal_drop);
     g_test_add_func("/room/layers/repair-bitrate", test_repair_bitrate);
+    g_test_add_func("/room/layers/ssrc-change-once-a-second", test_ssrc_change_once_a_second);
     g_test_add_func("/room/layers/viewer-keyframe-asks-its-layer",
                     test_viewer_keyframe_asks_its_layer);
     return g_test_run();
