@@ -73,7 +73,8 @@ static bool high_profile(uint32_t profile)
 }
 
 /* 7.3.2.1.1.1: delta_scale values, read and dropped. A delta_scale is
- * -128..127 (se(v) codes 0..255): a larger code fails the parse (it made
+ * -128..127: se(v) codes 0..254 and 256 (code k is (-1)^(k+1) * ceil(k/2),
+ * so 255 is +128); any other code fails the parse (a huge one made
  * last + delta overflow an int). */
 static void skip_scaling_list(bit_reader *r, unsigned size)
 {
@@ -81,7 +82,7 @@ static void skip_scaling_list(bit_reader *r, unsigned size)
     for (unsigned j = 0; j < size && !r->failed; j++) {
         if (next != 0) {
             uint32_t code = ue(r);
-            if (code > 255) {
+            if (code == 255 || code > 256) {
                 r->failed = true;
                 return;
             }

@@ -141,6 +141,20 @@ static void test_h264_sps(void)
     moat_keyframe_info info;
     g_assert_true(moat_rtp_keyframe(MOAT_VIDEO_CODEC_H264, scaling, sizeof scaling, &info));
     g_assert_cmpuint(info.width, ==, 0);
+    /* The bounds of delta_scale (-128..127): code 256 (-128) parses, code
+     * 255 (+128) does not (a 1280x720 High-profile SPS whose first scaling
+     * list starts with that code). */
+    const uint8_t minus_128[] = {0x67, 0x64, 0x00, 0x1f, 0xad, 0x80, 0x40, 0x7f,
+                                 0xff, 0x80, 0xb4, 0x02, 0x80, 0x2d, 0xc8};
+    g_assert_true(moat_h264_sps_size(minus_128, sizeof minus_128, &w, &h));
+    g_assert_cmpuint(w, ==, 1280);
+    g_assert_cmpuint(h, ==, 720);
+    const uint8_t plus_128[] = {0x67, 0x64, 0x00, 0x1f, 0xad, 0x80, 0x40, 0x3f,
+                                0xff, 0x80, 0xb4, 0x02, 0x80, 0x2d, 0xc8};
+    g_assert_false(moat_h264_sps_size(plus_128, sizeof plus_128, &w, &h));
+    const uint8_t plus_127[] = {0x67, 0x64, 0x00, 0x1f, 0xad, 0x80, 0xfe, 0xff,
+                                0xfe, 0x02, 0xd0, 0x0a, 0x00, 0xb7, 0x20};
+    g_assert_true(moat_h264_sps_size(plus_127, sizeof plus_127, &w, &h));
 }
 
 int main(int argc, char **argv)
