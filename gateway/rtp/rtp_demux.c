@@ -232,17 +232,22 @@ static uint64_t extend(moat_demux_stream *s, uint16_t sequence)
     return ext;
 }
 
-/* The original SSRC an RTX stream repairs: by repaired-rid, else the m-line's
- * declared or first media SSRC. */
+/* The original SSRC an RTX stream repairs: by repaired-rid (the stream of
+ * that rid that sent last: a layer that moved to a new SSRC keeps its old
+ * stream here, and a repair of the new one unwrapped as the old one made the
+ * room move the layer back), else the m-line's declared or first media
+ * SSRC. */
 static uint32_t repaired_ssrc(const moat_rtp_demux *demux, int index, const char *rrid)
 {
     if (rrid[0] != '\0') {
+        const moat_demux_stream *found = NULL;
         for (size_t i = 0; i < demux->n_streams; i++) {
             const moat_demux_stream *s = &demux->streams[i];
-            if (!s->rtx && s->media_index == index && strcmp(s->rid, rrid) == 0)
-                return s->ssrc;
+            if (!s->rtx && s->media_index == index && strcmp(s->rid, rrid) == 0 &&
+                (!found || s->last_us >= found->last_us))
+                found = s;
         }
-        return 0;
+        return found ? found->ssrc : 0;
     }
     return demux->primary[index];
 }
@@ -334,6 +339,8 @@ void moat_rtp_demux_parsed(moat_rtp_demux *demux, uint8_t *data, size_t length, 
         stream_rid(s, out);
     bool rtx = s ? s->rtx : is_rtx(&demux->media[index], h.ssrc, h.payload_type, out);
     if (!rtx) {
+        if (s)
+            s->last_us = arrival_us;
         if (demux->primary[index] == 0 && h.payload_length > 0)
             demux->primary[index] = h.ssrc;
         out->extended_sequence = extend(s, h.sequence);

@@ -25,6 +25,7 @@ typedef struct {
     bool rtx;
     bool started;
     uint64_t highest; /* extended highest sequence number */
+    uint64_t last_us; /* arrival of its latest packet (media streams) */
     char rid[MOAT_PLUGIN_RID_SIZE];
 } moat_demux_stream;
 

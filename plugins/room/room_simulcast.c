@@ -125,6 +125,12 @@ int room_simulcast_layer_of(room_peer *peer, const moat_rtp_packet *p)
     if (peer->n_layers == 0)
         return -1;
     int layer = layer_by_rid(peer, p->rid);
+    if (layer >= 0 && p->repaired)
+        /* A retransmission repairs the layer's current stream or nothing: it
+         * never moves the layer (nor counts as a change). */
+        return atomic_load_explicit(&peer->layers[layer].ssrc, memory_order_relaxed) == p->ssrc
+                   ? layer
+                   : -1;
     if (layer >= 0)
         return claim_layer(peer, &peer->layers[layer], p->ssrc, p->arrival_us) ? layer : -1;
     return layer_by_ssrc(peer, p->ssrc);

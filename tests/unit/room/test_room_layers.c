@@ -543,6 +543,38 @@ static int layer_of(room_peer *p, const char *rid, uint32_t ssrc, uint64_t now)
     return room_simulcast_layer_of(p, &pk);
 }
 
+/* A retransmission never moves a layer: one unwrapped to an SSRC the layer
+ * left (or to any other) is dropped, neither claimed nor counted; one of
+ * the layer's current SSRC counts for it. */
+static void test_repair_never_moves_a_layer(void)
+{
+    world w;
+    world_init(&w);
+    room_peer *p = &w.pub;
+    uint64_t t = 5000000;
+    g_assert_cmpint(layer_of(p, "l", SSRC_L, t), ==, 2);
+    g_assert_cmpint(layer_of(p, "l", SSRC_L + 1, t + 10), ==, 2); /* a restart */
+    uint8_t d[100] = {0x80, 96};
+    moat_rtp_packet pk = {.data = d,
+                          .length = sizeof d,
+                          .capacity = sizeof d,
+                          .ssrc = SSRC_L,
+                          .payload_type = 96,
+                          .payload_offset = 12,
+                          .payload_length = 88,
+                          .repaired = true,
+                          .arrival_us = t + 2000000};
+    g_strlcpy(pk.rid, "l", sizeof pk.rid);
+    g_assert_cmpint(room_simulcast_layer_of(p, &pk), ==, -1);
+    g_assert_cmpuint(atomic_load(&p->layers[2].ssrc), ==, SSRC_L + 1);
+    g_assert_cmpuint(atomic_load(&p->ssrc_changes_refused), ==, 0);
+    pk.ssrc = SSRC_L + 1;
+    g_assert_cmpint(room_simulcast_layer_of(p, &pk), ==, 2);
+    /* The layer's media goes on. */
+    g_assert_cmpint(layer_of(p, "l", SSRC_L + 1, t + 2000001), ==, 2);
+    pthread_mutex_destroy(&w.r.lock);
+}
+
 /* A layer moves to a new SSRC at most once a second: a publisher that sent
  * a new SSRC on every packet of a layer re-claimed the layer each time, and
  * every subscriber worker kept a retransmission copy (~52 KB) per SSRC.
@@ -629,6 +661,7 @@ int main(int argc, char **argv)
     g_test_add_func("/room/layers/temporal-drop", test_temporal_drop);
     g_test_add_func("/room/layers/repair-bitrate", test_repair_bitrate);
     g_test_add_func("/room/layers/ssrc-change-once-a-second", test_ssrc_change_once_a_second);
+    g_test_add_func("/room/layers/repair-never-moves-a-layer", test_repair_never_moves_a_layer);
     g_test_add_func("/room/layers/viewer-keyframe-asks-its-layer",
                     test_viewer_keyframe_asks_its_layer);
     return g_test_run();

@@ -227,6 +227,32 @@ static void test_rtx_by_repaired_rid(fixture *f, gconstpointer data)
     g_assert_cmpuint(out.sequence, ==, 9);
 }
 
+/* A layer that moved to a new SSRC (an encoder restart) keeps its old
+ * stream in the table: a repair by repaired-rid is for the stream of that
+ * rid that sent last (before, the first: a repair of the new stream came
+ * out as the old SSRC, and the room moved the layer back). */
+static void test_rtx_repairs_the_rids_latest_stream(fixture *f, gconstpointer data)
+{
+    uint8_t p[64];
+    moat_rtp_packet out;
+    const uint8_t rid[] = {MID << 4, 'v', RID << 4, 'l'};
+    const uint8_t rrid[] = {MID << 4, 'v', RRID << 4, 'l'};
+    const uint32_t senders[] = {0x7000, 0x7100, 0x7000};
+    for (size_t i = 0; i < G_N_ELEMENTS(senders); i++) {
+        size_t n = payload(p, extension(p, header(p, 96, 10, 0, senders[i]), rid, sizeof rid), 10);
+        g_assert_cmpint(moat_rtp_demux_packet(&f->demux, p, n, sizeof p, 1000 * (i + 1), &out), ==,
+                        0);
+        n = extension(p, header(p, 97, (uint16_t)(1 + i), 0, 0x7001), rrid, sizeof rrid);
+        p[n] = 0;
+        p[n + 1] = 9;
+        n = payload(p, n + 2, 4);
+        g_assert_cmpint(moat_rtp_demux_packet(&f->demux, p, n, sizeof p, 1000 * (i + 1) + 1, &out),
+                        ==, 0);
+        g_assert_true(out.repaired);
+        g_assert_cmpuint(out.ssrc, ==, senders[i]);
+    }
+}
+
 /* Simulcast: three layers name their rid in their first packets only; later
  * packets carry the learned rid, and an RTX stream learned by repaired-rid
  * unwraps later retransmissions (without the extension) to its own layer. */
@@ -325,6 +351,7 @@ int main(int argc, char **argv)
     ADD("/demux/extended-sequence", test_extended_sequence);
     ADD("/demux/rtx-unwrapped", test_rtx_unwrapped);
     ADD("/demux/rtx-by-repaired-rid", test_rtx_by_repaired_rid);
+    ADD("/demux/rtx-repairs-the-rids-latest-stream", test_rtx_repairs_the_rids_latest_stream);
     ADD("/demux/declared-layers", test_declared_layers);
     ADD("/demux/table-full", test_table_full);
     ADD("/demux/simulcast-layers", test_simulcast_layers);
