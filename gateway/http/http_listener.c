@@ -452,7 +452,14 @@ void moat_http_listener_stop(moat_http_listener *listener)
             stop_waiting(c);
             g_socket_close(c->waiting, NULL);
             g_clear_object(&c->waiting);
+            continue;
         }
+        /* libsoup's: soup_server_disconnect() closes its stream, and closing
+         * a TLS stream waits for a handshake in flight, which waits on its
+         * client (one that stalled after its ClientHello held the shutdown
+         * for as long as it stayed), and may write a close_notify to a
+         * client that reads nothing. Shut down, both end at once. */
+        g_socket_shutdown(c->socket, TRUE, TRUE, NULL);
     }
     g_hash_table_destroy(listener->connections);
     moat_connection_counts_free(listener->counts);

@@ -32,7 +32,9 @@ typedef struct moat_http_listener moat_http_listener;
  * Returns NULL with one line in `error` when it cannot listen. */
 moat_http_listener *moat_http_listener_start(SoupServer *server, moat_gateway *gateway, char *error,
                                              size_t error_size);
-/* Stops listening and forgets every connection (which stay libsoup's).
+/* Stops listening and forgets every connection: those libsoup holds are
+ * shut down both ways (libsoup still closes them), so none that waits on
+ * its client, a TLS handshake included, holds up soup_server_disconnect().
  * Call before soup_server_disconnect(). */
 void moat_http_listener_stop(moat_http_listener *listener);
 

@@ -1,11 +1,14 @@
 """Hostile input to the HTTPS port: plain HTTP, garbage and truncated
-handshakes, a client that stalls inside the handshake, and a handshake flood
-from one source. None may crash the gateway or leave a connection behind,
-and it keeps serving HTTPS afterwards."""
+handshakes, clients that stall inside the handshake (before and after a
+whole ClientHello), and a handshake flood from one source. None may crash
+the gateway, hold up its shutdown or leave a connection behind, and it keeps
+serving HTTPS afterwards."""
 import json
 import os
+import signal
 import socket
 import ssl
+import subprocess
 import time
 import urllib.request
 
@@ -52,6 +55,27 @@ def send_and_read(port, data, timeout=8):
         except ConnectionResetError:
             pass
         return reply
+
+
+def client_context():
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+    context.check_hostname = False
+    context.verify_mode = ssl.CERT_NONE
+    return context
+
+
+def stalled_hello(port, source="127.0.0.1"):
+    """Connects from `source`, sends one whole, valid ClientHello and then
+    nothing: the server's handshake waits on it."""
+    incoming, outgoing = ssl.MemoryBIO(), ssl.MemoryBIO()
+    tls = client_context().wrap_bio(incoming, outgoing, server_hostname="moat")
+    try:
+        tls.do_handshake()
+    except ssl.SSLWantReadError:
+        pass
+    s = socket.create_connection(("127.0.0.1", port), source_address=(source, 0))
+    s.sendall(outgoing.read())
+    return s
 
 
 def open_connections(gw):
@@ -169,3 +193,31 @@ def test_silent_and_slow_handshakes_do_not_starve_real_clients(tmp_path):
         assert gw.metric('moat_http_refused_total{reason="request_timeout"}') == 0
     finally:
         assert gw.stop() == 0
+
+
+def test_sigterm_is_not_held_up_by_a_stalled_handshake(tmp_path):
+    """Clients that send a whole ClientHello and then nothing. On SIGTERM the
+    gateway closed libsoup's TLS streams, and closing one waits for its
+    handshake, which waited on its client: the gateway ran on (34 s and
+    more) for as long as such a client stayed."""
+    cert, key = make_self_signed(tmp_path)
+    gw = Gateway(extra_args=("--http-tls-cert", cert, "--http-tls-key", key,
+                             "--request-timeout", "60"), workers=1, env=TLS_ASAN)
+    stalled = []
+    try:
+        assert json.loads(gw.get("/healthz"))["status"] == "ok"
+        stalled = [stalled_hello(gw.http_port) for _ in range(3)]
+        assert wait_until(lambda: open_connections(gw) >= 3, 10), open_connections(gw)
+        time.sleep(1.0)  # their handshakes run and wait on them
+        started = time.time()
+        gw.process.send_signal(signal.SIGTERM)
+        try:
+            code = gw.process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            pytest.fail("moat still running 10 s after SIGTERM, held by stalled handshakes")
+        assert code == 0, f"moat exited with {code}; log in {gw.log_path}"
+        assert time.time() - started < 10
+    finally:
+        for s in stalled:
+            s.close()
+        gw.stop()
