@@ -36,6 +36,8 @@ typedef struct {
     int request_timeout_s; /* from accept (or request start) to the end of the body */
     int max_connections;
     int max_connections_per_source;     /* from one IPv4 address or IPv6 /64 */
+    int max_tls_handshakes;             /* TLS handshakes running at once (http_handshakes.h) */
+    int max_tls_handshakes_per_source;  /* from one IPv4 address or IPv6 /64 */
     char *server_names;                 /* Host names /api/ answers to (http_host.h) */
     int max_event_listeners;            /* event WebSockets at once (events.h) */
     int max_event_listeners_per_source; /* from one IPv4 address or IPv6 /64 */

@@ -47,6 +47,14 @@ const option_spec moat_config_options[] = {
      FIELD(max_connections_per_source), "64", 0, 1000000,
      "open API connections from one IPv4 address or IPv6 /64; more are closed at accept; 0 = no "
      "limit"},
+    {"http", "max_tls_handshakes", "max-tls-handshakes", OPTION_INT, FIELD(max_tls_handshakes), "8",
+     0, 4096,
+     "HTTPS: TLS handshakes running at once (each holds a thread while it waits on its client); "
+     "more wait, holding none; 0 = no limit"},
+    {"http", "max_tls_handshakes_per_source", "max-tls-handshakes-per-source", OPTION_INT,
+     FIELD(max_tls_handshakes_per_source), "2", 0, 4096,
+     "HTTPS: TLS handshakes running at once from one IPv4 address or IPv6 /64; more wait; 0 = no "
+     "limit"},
     {"http", "metrics_token", "metrics-token", OPTION_STRING, FIELD(metrics_token), "", 0, 0,
      "bearer token required on /metrics; empty = /metrics is open"},
     {"http", "api_origins", "api-origins", OPTION_STRING, FIELD(api_origins), "", 0, 0,

@@ -24,6 +24,7 @@
 
 #include "session/http_admission.h"
 #include "http/http_connections.h"
+#include "http/http_handshakes.h"
 #include "http/http_message.h"
 #include "http/http_router.h"
 #include "http/http_tls.h"
@@ -41,6 +42,9 @@
 #define LISTEN_BACKLOG  511
 #define ACCEPT_PAUSE_MS 100
 #define HELLO_RETRY_MS  50
+/* From a whole ClientHello to the end of the handshake: the server's work
+ * takes milliseconds, the client's reply a round trip. */
+#define HANDSHAKE_TIMEOUT_MS 3000
 
 struct moat_http_listener {
     SoupServer *server;
@@ -50,11 +54,21 @@ struct moat_http_listener {
     guint resume_timer;
     unsigned timeout_ms; /* 0: no deadline */
     moat_connection_counts *counts;
-    GHashTable *connections; /* remote GSocketAddress * -> connection (owned) */
-    GTlsCertificate *tls;    /* NULL: plain HTTP */
+    GHashTable *connections;     /* remote GSocketAddress * -> connection (owned) */
+    GTlsCertificate *tls;        /* NULL: plain HTTP */
+    moat_handshakes *handshakes; /* TLS only */
 };
 
+typedef struct connection connection;
+
+/* A TLS handshake in flight: its callback's data, which outlives the
+ * connection when the listener stops first. */
 typedef struct {
+    connection *c; /* NULL once the connection is forgotten */
+    GIOStream *tls;
+} handshake;
+
+struct connection {
     moat_http_listener *listener;
     GSocket *socket;        /* weak: the entry goes when the socket is finalized */
     GSocketAddress *remote; /* owned; the table's key */
@@ -67,7 +81,11 @@ typedef struct {
     GSocketAddress *local;
     GSource *hello_watch;
     guint hello_retry;
-} connection;
+    bool queued; /* hello in, waiting for a handshake slot (http_handshakes.h) */
+    /* TLS, from the handshake's start to its end: the stream is there. */
+    handshake *handshake;
+    guint handshake_timer;
+};
 
 static void stop_waiting(connection *c)
 {
@@ -87,6 +105,12 @@ static void connection_free(gpointer data)
     if (c->deadline)
         g_source_remove(c->deadline);
     stop_waiting(c);
+    if (c->queued)
+        moat_handshakes_forget(c->listener->handshakes, c);
+    if (c->handshake_timer)
+        g_source_remove(c->handshake_timer);
+    if (c->handshake)
+        c->handshake->c = NULL; /* the listener stopped: handshake_done only cleans up */
     g_clear_object(&c->local);
     g_object_unref(c->remote);
     g_free(c);
@@ -183,23 +207,86 @@ static void peer_text(GSocketAddress *address, char *out, size_t size)
     g_free(text);
 }
 
-/* Takes `client` and `local`: libsoup gets the connection. With TLS it gets
- * the TLS stream: the handshake runs on its first read (on a thread of
- * GLib's pool, glib-networking's way), under the deadline; a failed one
- * fails that read and libsoup closes the connection. */
-static void hand_over(connection *c, GSocket *client, GSocketAddress *local)
+/* Takes `stream` (the socket's, or the TLS stream once its handshake is
+ * done) and `local`: libsoup gets the connection. */
+static void hand_over(connection *c, GIOStream *stream, GSocketAddress *local)
 {
+    /* "request-started" arms the deadline before this returns. */
+    soup_server_accept_iostream(c->listener->server, stream, local, c->remote, NULL);
+    g_object_unref(stream);
+    g_object_unref(local);
+}
+
+static gboolean handshake_timed_out(gpointer data)
+{
+    connection *c = data;
+    c->handshake_timer = 0;
+    moat_http_note_refusal(c->listener->gateway, MOAT_REFUSED_TLS_HANDSHAKE, c->peer);
+    g_socket_shutdown(c->socket, TRUE, TRUE, NULL); /* the handshake fails at once */
+    return G_SOURCE_REMOVE;
+}
+
+/* Done or failed: a done one goes to libsoup; a failed one (the client
+ * gave up or sent junk, its 3 s or the request deadline passed and the
+ * socket was shut down) is closed, and socket_gone frees `c` once GLib
+ * drops the stream. Either way its slot goes to a waiting connection. */
+static void handshake_done(GObject *source, GAsyncResult *result, gpointer data)
+{
+    handshake *h = data;
+    connection *c = h->c;
+    GIOStream *tls = h->tls;
+    gboolean done = g_tls_connection_handshake_finish(G_TLS_CONNECTION(tls), result, NULL);
+    g_free(h);
+    if (!c) {
+        g_object_unref(tls);
+        return;
+    }
+    c->handshake = NULL;
+    if (c->handshake_timer)
+        g_source_remove(c->handshake_timer);
+    c->handshake_timer = 0;
     moat_http_listener *listener = c->listener;
+    char key[sizeof c->key];
+    g_strlcpy(key, c->key, sizeof key);
+    GSocketAddress *local = c->local;
+    c->local = NULL;
+    if (done) {
+        hand_over(c, tls, local);
+    } else {
+        g_socket_close(c->socket, NULL);
+        g_object_unref(tls);
+        g_object_unref(local);
+    }
+    moat_handshakes_end(listener->handshakes, key);
+}
+
+/* moat_handshake_start_fn: `c` has a slot. Its handshake runs on a thread
+ * of GLib's pool (glib-networking's way) and has HANDSHAKE_TIMEOUT_MS,
+ * within the request deadline; libsoup gets the connection only once it is
+ * done, so its close never waits on a handshake. */
+static void start_handshake(void *data, void *user)
+{
+    connection *c = data;
+    moat_http_listener *listener = user;
+    c->queued = false;
+    GSocket *client = c->waiting;
+    c->waiting = NULL;
     GIOStream *stream = G_IO_STREAM(g_socket_connection_factory_create_connection(client));
     g_object_unref(client);
-    if (listener->tls)
-        stream = moat_http_tls_wrap(stream, listener->tls);
-    /* "request-started" arms the deadline before this returns. */
-    if (stream) {
-        soup_server_accept_iostream(listener->server, stream, local, c->remote, NULL);
-        g_object_unref(stream);
+    char key[sizeof c->key];
+    g_strlcpy(key, c->key, sizeof key);
+    GIOStream *tls = moat_http_tls_wrap(stream, listener->tls);
+    if (!tls) { /* the stream is closed and dropped: socket_gone freed `c` */
+        moat_handshakes_end(listener->handshakes, key);
+        return;
     }
-    g_object_unref(local);
+    handshake *h = g_new0(handshake, 1);
+    h->c = c;
+    h->tls = tls;
+    c->handshake = h;
+    c->handshake_timer = g_timeout_add(HANDSHAKE_TIMEOUT_MS, handshake_timed_out, c);
+    g_tls_connection_handshake_async(G_TLS_CONNECTION(tls), G_PRIORITY_DEFAULT, NULL,
+                                     handshake_done, h);
 }
 
 /* Drops a connection that never got to libsoup: closing and releasing the
@@ -231,9 +318,10 @@ static gboolean retry_hello(gpointer data)
 
 /* A TLS handshake takes a thread of GLib's pool for as long as it waits on
  * its client, so a client gets one only once its whole first record
- * (the ClientHello) is in: a connection that sends nothing, or its hello a
- * byte at a time, holds no thread, only its place under the caps until the
- * deadline. Peeked, not read: the TLS stream reads it afresh. */
+ * (the ClientHello) is in, and a slot (http_handshakes.h): a connection
+ * that sends nothing, or its hello a byte at a time, or waits for a slot,
+ * holds no thread, only its place under the caps until the deadline.
+ * Peeked, not read: the TLS stream reads it afresh. */
 static gboolean hello_ready(GSocket *socket, GIOCondition condition, gpointer data)
 {
     connection *c = data;
@@ -264,11 +352,8 @@ static gboolean hello_ready(GSocket *socket, GIOCondition condition, gpointer da
         break;
     }
     stop_waiting(c);
-    GSocket *client = c->waiting;
-    GSocketAddress *local = c->local;
-    c->waiting = NULL;
-    c->local = NULL;
-    hand_over(c, client, local);
+    c->queued = true; /* until start_handshake, now or when a slot frees */
+    moat_handshakes_request(c->listener->handshakes, c->key, c);
     return G_SOURCE_REMOVE;
 }
 
@@ -320,7 +405,9 @@ static void admit(moat_http_listener *listener, GSocket *client)
         wait_for_hello(c);
         return;
     }
-    hand_over(c, client, local);
+    GIOStream *stream = G_IO_STREAM(g_socket_connection_factory_create_connection(client));
+    g_object_unref(client);
+    hand_over(c, stream, local);
 }
 
 static gboolean accept_ready(GSocket *socket, GIOCondition condition, gpointer data);
@@ -423,6 +510,10 @@ moat_http_listener *moat_http_listener_start(SoupServer *server, moat_gateway *g
                                    (size_t)gateway->config.max_connections_per_source);
     listener->connections =
         g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, connection_free);
+    if (tls)
+        listener->handshakes = moat_handshakes_new(
+            (size_t)gateway->config.max_tls_handshakes,
+            (size_t)gateway->config.max_tls_handshakes_per_source, start_handshake, listener);
     g_signal_connect(server, "request-started", G_CALLBACK(request_started), listener);
     g_signal_connect(server, "request-read", G_CALLBACK(request_read), listener);
     watch_listening_socket(listener);
@@ -458,10 +549,12 @@ void moat_http_listener_stop(moat_http_listener *listener)
          * a TLS stream waits for a handshake in flight, which waits on its
          * client (one that stalled after its ClientHello held the shutdown
          * for as long as it stayed), and may write a close_notify to a
-         * client that reads nothing. Shut down, both end at once. */
+         * client that reads nothing. Or in its handshake, which would run on
+         * in its thread. Shut down, all end at once. */
         g_socket_shutdown(c->socket, TRUE, TRUE, NULL);
     }
     g_hash_table_destroy(listener->connections);
+    moat_handshakes_free(listener->handshakes);
     moat_connection_counts_free(listener->counts);
     g_clear_object(&listener->tls);
     g_free(listener);

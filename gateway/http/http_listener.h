@@ -14,7 +14,11 @@
  *
  * With [http] tls_cert and tls_key every accepted connection is wrapped in
  * TLS (http_tls.h) before libsoup sees it; the handshake is part of the
- * first request's time, so the same deadline bounds it.
+ * first request's time, so the same deadline bounds it. It starts once the
+ * whole ClientHello is in and a handshake slot is free ([http]
+ * max_tls_handshakes, max_tls_handshakes_per_source: http_handshakes.h),
+ * has 3 s from then (moat_http_refused_total{reason="tls_handshake_timeout"}),
+ * and libsoup gets the connection only once it is done.
  *
  * Control thread only: every function, and every callback it installs,
  * runs on the default main context. */

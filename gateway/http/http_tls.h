@@ -1,8 +1,8 @@
 /* TLS for the HTTP listener ([http] tls_cert, tls_key): loads the PEM
  * certificate (chain) and key once, at start, and wraps each accepted
  * connection in a server-side GTlsConnection (glib-networking's GnuTLS
- * backend) before libsoup sees it; the handshake runs on its first read,
- * inside the connection's request deadline (http_listener.h).
+ * backend); the listener runs its handshake, inside the connection's
+ * request deadline, before libsoup sees it (http_listener.h).
  *
  * Control thread only. */
 #ifndef MOAT_HTTP_TLS_H

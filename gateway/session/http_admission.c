@@ -32,7 +32,8 @@ const char *moat_refusal_reason_name(moat_refusal_reason reason)
                                         "ingest_per_source",
                                         "wrong_host",
                                         "create_rate_limited",
-                                        "not_tls"};
+                                        "not_tls",
+                                        "tls_handshake_timeout"};
     G_STATIC_ASSERT(G_N_ELEMENTS(names) == MOAT_REFUSED_REASON_COUNT);
     return (unsigned)reason < G_N_ELEMENTS(names) ? names[reason] : "unknown";
 }

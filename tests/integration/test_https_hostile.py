@@ -11,6 +11,8 @@ import ssl
 import subprocess
 import time
 import urllib.request
+from concurrent.futures import ThreadPoolExecutor
+from http.client import HTTPSConnection
 
 import pytest
 
@@ -76,6 +78,20 @@ def stalled_hello(port, source="127.0.0.1"):
     s = socket.create_connection(("127.0.0.1", port), source_address=(source, 0))
     s.sendall(outgoing.read())
     return s
+
+
+def https_get(gw, path, source):
+    """GET over HTTPS from the local address `source`; returns the status
+    and the seconds it took, handshake included."""
+    started = time.time()
+    connection = HTTPSConnection("127.0.0.1", gw.http_port, timeout=60,
+                                 source_address=(source, 0), context=client_context())
+    try:
+        connection.request("GET", path)
+        status = connection.getresponse().status
+    finally:
+        connection.close()
+    return status, time.time() - started
 
 
 def open_connections(gw):
@@ -195,6 +211,54 @@ def test_silent_and_slow_handshakes_do_not_starve_real_clients(tmp_path):
         assert gw.stop() == 0
 
 
+def test_stalled_handshakes_do_not_starve_real_clients(tmp_path):
+    """Clients that send a whole ClientHello and then nothing. Each held a
+    thread of GLib's pool in its handshake until the request deadline, and
+    the pool grows slowly: 60 of them delayed every real client's handshake
+    by seconds, up to the whole deadline. Now a handshake has 3 s from its
+    hello, at most 2 run per source and 8 in all; the rest wait holding no
+    thread, and a freed slot goes to the source running the fewest, to its
+    newest connection."""
+    cert, key = make_self_signed(tmp_path)
+    gw = Gateway(extra_args=("--http-tls-cert", cert, "--http-tls-key", key,
+                             "--request-timeout", "30", "--max-connections-per-source", "200"),
+                 workers=1, env=TLS_ASAN)
+    stalled = []
+    try:
+        assert json.loads(gw.get("/healthz"))["status"] == "ok"  # the TLS backend is warm
+        threads_before = threads(gw)
+        # 60 stalled hellos from three sources: they fill 6 of the 8 slots.
+        stalled = [stalled_hello(gw.http_port, f"127.0.0.{10 + i % 3}") for i in range(60)]
+        time.sleep(1.0)
+        # A real client from another source is served at once.
+        status, elapsed = https_get(gw, "/healthz", "127.0.0.2")
+        assert status == 200
+        assert elapsed < 3, f"a real client waited {elapsed:.1f} s behind stalled handshakes"
+        # One from a stalling source waits for one of its source's two slots
+        # (3 s at most), not behind its 19 other stalled hellos.
+        status, elapsed = https_get(gw, "/healthz", "127.0.0.10")
+        assert status == 200
+        assert elapsed < 5, f"a real client waited {elapsed:.1f} s behind its source's stallers"
+        # A browser opens about 6 connections at once: 2 handshake at a
+        # time, the others wait their turn, all are served.
+        started = time.time()
+        with ThreadPoolExecutor(6) as pool:
+            results = list(pool.map(lambda _: https_get(gw, "/healthz", "127.0.0.3"), range(6)))
+        assert [status for status, _ in results] == [200] * 6
+        assert time.time() - started < 5, results
+        # The stalled handshakes hold at most their slots' threads.
+        assert threads(gw) <= threads_before + 10, (threads_before, threads(gw))
+        assert open_connections(gw) >= 30  # most stallers are still there
+        # And each is cut 3 s after its hello, long before the 30 s deadline.
+        assert wait_until(
+            lambda: gw.metric('moat_http_refused_total{reason="tls_handshake_timeout"}') >= 6, 8)
+        assert gw.metric('moat_http_refused_total{reason="request_timeout"}') == 0
+    finally:
+        for s in stalled:
+            s.close()
+        assert gw.stop() == 0
+
+
 def test_sigterm_is_not_held_up_by_a_stalled_handshake(tmp_path):
     """Clients that send a whole ClientHello and then nothing. On SIGTERM the
     gateway closed libsoup's TLS streams, and closing one waits for its
@@ -206,9 +270,11 @@ def test_sigterm_is_not_held_up_by_a_stalled_handshake(tmp_path):
     stalled = []
     try:
         assert json.loads(gw.get("/healthz"))["status"] == "ok"
-        stalled = [stalled_hello(gw.http_port) for _ in range(3)]
+        # From a source of their own (the metrics come from 127.0.0.1):
+        # two handshake, the third waits for a slot.
+        stalled = [stalled_hello(gw.http_port, "127.0.0.10") for _ in range(3)]
         assert wait_until(lambda: open_connections(gw) >= 3, 10), open_connections(gw)
-        time.sleep(1.0)  # their handshakes run and wait on them
+        time.sleep(0.5)  # their handshakes run and wait on them
         started = time.time()
         gw.process.send_signal(signal.SIGTERM)
         try:
