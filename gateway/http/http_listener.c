@@ -12,14 +12,15 @@
  * same object: we keep a reference, so it cannot be reused while the
  * connection is ours): that pointer finds the connection on "request-started"
  * (arm the deadline; for the first request this runs inside
- * soup_server_accept_iostream, right at accept) and "request-read" (the body
- * is in: disarm). A weak reference on the GSocket, which owns the descriptor,
- * releases the connection's place under the caps whoever drops it last
- * (libsoup, a stolen stream lingering after a 413, a WebSocket). When the
- * deadline passes, the 408 is written without waiting and the socket is shut
- * down both ways: libsoup, waiting for more of the request, reads end of
- * file, fails it and closes the connection itself. The cost per request is
- * two pointer lookups and a timer. */
+ * soup_server_accept_iostream, right at accept, or over TLS after the
+ * handshake, when the deadline armed at accept runs on) and "request-read"
+ * (the body is in: disarm). A weak reference on the GSocket, which owns the
+ * descriptor, releases the connection's place under the caps whoever drops
+ * it last (libsoup, a stolen stream lingering after a 413, a WebSocket).
+ * When the deadline passes, the 408 is written without waiting and the
+ * socket is shut down both ways: libsoup, waiting for more of the request,
+ * reads end of file, fails it and closes the connection itself. The cost
+ * per request is two pointer lookups and a timer. */
 #include "http/http_listener.h"
 
 #include "session/http_admission.h"
@@ -82,6 +83,10 @@ struct connection {
     GSource *hello_watch;
     guint hello_retry;
     bool queued; /* hello in, waiting for a handshake slot (http_handshakes.h) */
+    /* TLS: the first request's deadline runs from the accept, handshake
+     * included; its "request-started", at the hand-over, must not restart
+     * it. */
+    bool first_request_timed;
     /* TLS, from the handshake's start to its end: the stream is there. */
     handshake *handshake;
     guint handshake_timer;
@@ -185,7 +190,9 @@ static connection *find(moat_http_listener *listener, SoupServerMessage *message
 static void request_started(SoupServer *server, SoupServerMessage *message, gpointer data)
 {
     connection *c = find(data, message);
-    if (c)
+    if (c && c->first_request_timed)
+        c->first_request_timed = false;
+    else if (c)
         arm(c);
 }
 
@@ -211,7 +218,8 @@ static void peer_text(GSocketAddress *address, char *out, size_t size)
  * done) and `local`: libsoup gets the connection. */
 static void hand_over(connection *c, GIOStream *stream, GSocketAddress *local)
 {
-    /* "request-started" arms the deadline before this returns. */
+    /* "request-started" arms the deadline before this returns (over TLS
+     * it has run since the accept, and runs on). */
     soup_server_accept_iostream(c->listener->server, stream, local, c->remote, NULL);
     g_object_unref(stream);
     g_object_unref(local);
@@ -401,6 +409,7 @@ static void admit(moat_http_listener *listener, GSocket *client)
     if (listener->tls) {
         c->waiting = client;
         c->local = local;
+        c->first_request_timed = true;
         arm(c);
         wait_for_hello(c);
         return;

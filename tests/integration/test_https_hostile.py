@@ -287,3 +287,49 @@ def test_sigterm_is_not_held_up_by_a_stalled_handshake(tmp_path):
         for s in stalled:
             s.close()
         gw.stop()
+
+
+def test_the_handshake_counts_against_the_first_request_deadline(tmp_path):
+    """--request-timeout 4: a client trickles its ClientHello for 2.5 s,
+    completes the handshake, then sends no request. The deadline runs from
+    the accept, handshake included; before, handing the connection to
+    libsoup started it again, and the client was closed 6.5 s after its
+    accept."""
+    cert, key = make_self_signed(tmp_path)
+    gw = Gateway(extra_args=("--http-tls-cert", cert, "--http-tls-key", key,
+                             "--request-timeout", "4"), workers=1, env=TLS_ASAN)
+    try:
+        assert json.loads(gw.get("/healthz"))["status"] == "ok"  # the TLS backend is warm
+        incoming, outgoing = ssl.MemoryBIO(), ssl.MemoryBIO()
+        tls = client_context().wrap_bio(incoming, outgoing, server_hostname="moat")
+        try:
+            tls.do_handshake()
+        except ssl.SSLWantReadError:
+            pass
+        hello = outgoing.read()
+        with socket.create_connection(("127.0.0.1", gw.http_port), timeout=15) as s:
+            accepted = time.time()
+            s.sendall(hello[:-1])
+            time.sleep(2.5)
+            s.sendall(hello[-1:])
+            while True:
+                try:
+                    tls.do_handshake()
+                    break
+                except ssl.SSLWantReadError:
+                    if outgoing.pending:
+                        s.sendall(outgoing.read())
+                    data = s.recv(65536)
+                    assert data, "closed inside the handshake"
+                    incoming.write(data)
+            s.sendall(outgoing.read())  # the client's Finished; then no request
+            try:
+                while s.recv(65536):  # session tickets, then the close
+                    pass
+            except ConnectionResetError:
+                pass
+            closed = time.time() - accepted
+        assert 3.5 < closed < 5.5, f"closed {closed:.1f} s after accept (deadline 4 s)"
+        assert gw.metric('moat_http_refused_total{reason="request_timeout"}') == 1
+    finally:
+        assert gw.stop() == 0
