@@ -1,8 +1,9 @@
 /* The routing core's cross-worker relay (relay.h): pooled reference-counted
  * buffers, one SPSC ring per (producer, consumer) pair, wake-ups on demand,
- * target sets (one ring slot per packet per consumer), and sources (what one
- * sender has waiting for each consumer, capped). */
+ * target sets (one ring slot per packet per consumer), and each entry
+ * counted against its sender's source (relay_source.c owns those). */
 #include "engine/relay.h"
+#include "engine/relay_source_private.h"
 
 #include <glib.h>
 #include <stdatomic.h>
@@ -12,13 +13,6 @@
 #define CACHE_LINE 64
 
 typedef struct relay_pool relay_pool;
-
-struct moat_relay_source {
-    atomic_uint refs; /* the owners' and one per buffer it took */
-    size_t cap;       /* entries per consumer */
-    unsigned n_consumers;
-    atomic_size_t queued[]; /* per consumer: its entries not yet drained */
-};
 
 typedef struct relay_buffer {
     struct relay_buffer *next; /* free list link */
@@ -138,68 +132,16 @@ static void pool_return(relay_buffer *b)
                                                     memory_order_relaxed));
 }
 
-/* ---- sources ---- */
+/* ---- sources (relay_source.c) ---- */
 
 moat_relay_source *moat_relay_source_new(moat_relay *relay)
 {
-    if (!relay)
-        return NULL;
-    moat_relay_source *source =
-        g_malloc(sizeof *source + relay->n_workers * sizeof source->queued[0]);
-    atomic_init(&source->refs, 1);
-    source->cap = relay->source_cap;
-    source->n_consumers = relay->n_workers;
-    for (unsigned c = 0; c < relay->n_workers; c++)
-        atomic_init(&source->queued[c], 0);
-    return source;
-}
-
-void moat_relay_source_ref(moat_relay_source *source)
-{
-    if (source)
-        atomic_fetch_add_explicit(&source->refs, 1, memory_order_relaxed);
-}
-
-void moat_relay_source_unref(moat_relay_source *source)
-{
-    if (source && atomic_fetch_sub_explicit(&source->refs, 1, memory_order_acq_rel) == 1)
-        g_free(source);
-}
-
-size_t moat_relay_source_queued(const moat_relay_source *source, unsigned consumer)
-{
-    if (!source || consumer >= source->n_consumers)
-        return 0;
-    return atomic_load_explicit(&((moat_relay_source *)source)->queued[consumer],
-                                memory_order_relaxed);
+    return relay ? moat_relay_source_make(relay->n_workers, relay->source_cap) : NULL;
 }
 
 size_t moat_relay_source_cap(const moat_relay *relay)
 {
     return relay ? relay->source_cap : 0;
-}
-
-/* The sending thread: one more entry of `source` for `consumer`, false at
- * its cap. Several threads may send for one source; the add is undone past
- * the cap, so the cap is never exceeded. */
-static bool source_enter(moat_relay_source *source, unsigned consumer)
-{
-    if (!source)
-        return true;
-    if (atomic_fetch_add_explicit(&source->queued[consumer], 1, memory_order_relaxed) >=
-        source->cap) {
-        atomic_fetch_sub_explicit(&source->queued[consumer], 1, memory_order_relaxed);
-        return false;
-    }
-    return true;
-}
-
-/* The consumer once the entry is delivered (or the sender when the push
- * failed, or moat_relay_free). The entry's buffer still holds the source. */
-static void source_leave(moat_relay_source *source, unsigned consumer)
-{
-    if (source)
-        atomic_fetch_sub_explicit(&source->queued[consumer], 1, memory_order_relaxed);
 }
 
 static void buffer_release(relay_buffer *b)
@@ -287,7 +229,7 @@ void moat_relay_free(moat_relay *relay)
         size_t head = atomic_load(&ring->head), tail = atomic_load(&ring->tail);
         for (; head != tail; head++) {
             relay_entry *e = &ring->slots[head & ring->mask];
-            source_leave(e->buffer->source, (unsigned)(i % relay->n_workers));
+            moat_relay_source_leave(e->buffer->source, (unsigned)(i % relay->n_workers));
             if (e->set)
                 moat_relay_set_unref(e->set);
             else
@@ -373,7 +315,7 @@ static bool push_entry(moat_relay *relay, unsigned producer, unsigned consumer,
                        relay_buffer *buffer, void *target, moat_relay_set *set,
                        moat_relay_drop_reason *why)
 {
-    if (!source_enter(buffer->source, consumer)) {
+    if (!moat_relay_source_enter(buffer->source, consumer)) {
         *why = MOAT_RELAY_DROP_SOURCE_FULL;
         return false;
     }
@@ -387,7 +329,7 @@ static bool push_entry(moat_relay *relay, unsigned producer, unsigned consumer,
         pushed = ring_push(ring, buffer, target, set);
     }
     if (!pushed) {
-        source_leave(buffer->source, consumer);
+        moat_relay_source_leave(buffer->source, consumer);
         *why = MOAT_RELAY_DROP_RING_FULL;
         return false;
     }
@@ -570,7 +512,7 @@ static size_t drain_ring(moat_relay *relay, relay_ring *ring, unsigned consumer)
         atomic_store_explicit(&ring->head, head + 1, memory_order_release);
         if (e.set) {
             n += deliver_set(relay, e.set, e.buffer) - 1; /* the loop counts one */
-            source_leave(e.buffer->source, consumer);
+            moat_relay_source_leave(e.buffer->source, consumer);
             buffer_release(e.buffer);
             continue;
         }
@@ -580,7 +522,7 @@ static size_t drain_ring(moat_relay *relay, relay_ring *ring, unsigned consumer)
             atomic_fetch_add_explicit(&relay->dropped[MOAT_RELAY_DROP_TARGET_GONE], 1,
                                       memory_order_relaxed);
         relay->ops.release_target(relay->ops.user, e.target);
-        source_leave(e.buffer->source, consumer);
+        moat_relay_source_leave(e.buffer->source, consumer);
         buffer_release(e.buffer);
     }
     return n;
