@@ -66,17 +66,23 @@ def client_context():
     return context
 
 
-def stalled_hello(port, source="127.0.0.1"):
-    """Connects from `source`, sends one whole, valid ClientHello and then
-    nothing: the server's handshake waits on it."""
+def client_hello():
+    """A client's TLS object over memory BIOs and its first flight (one
+    whole, valid ClientHello): (tls, incoming, outgoing, hello)."""
     incoming, outgoing = ssl.MemoryBIO(), ssl.MemoryBIO()
     tls = client_context().wrap_bio(incoming, outgoing, server_hostname="moat")
     try:
         tls.do_handshake()
     except ssl.SSLWantReadError:
         pass
+    return tls, incoming, outgoing, outgoing.read()
+
+
+def stalled_hello(port, source="127.0.0.1"):
+    """Connects from `source`, sends one whole, valid ClientHello and then
+    nothing: the server's handshake waits on it."""
     s = socket.create_connection(("127.0.0.1", port), source_address=(source, 0))
-    s.sendall(outgoing.read())
+    s.sendall(client_hello()[3])
     return s
 
 
@@ -309,13 +315,7 @@ def test_the_handshake_counts_against_the_first_request_deadline(tmp_path):
                              "--request-timeout", "4"), workers=1, env=TLS_ASAN)
     try:
         assert json.loads(gw.get("/healthz"))["status"] == "ok"  # the TLS backend is warm
-        incoming, outgoing = ssl.MemoryBIO(), ssl.MemoryBIO()
-        tls = client_context().wrap_bio(incoming, outgoing, server_hostname="moat")
-        try:
-            tls.do_handshake()
-        except ssl.SSLWantReadError:
-            pass
-        hello = outgoing.read()
+        tls, incoming, outgoing, hello = client_hello()
         with socket.create_connection(("127.0.0.1", gw.http_port), timeout=15) as s:
             accepted = time.time()
             s.sendall(hello[:-1])
