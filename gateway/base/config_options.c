@@ -106,7 +106,9 @@ const option_spec moat_config_options[] = {
     {"media", "include_loopback", "include-loopback", OPTION_BOOL, FIELD(include_loopback), "true",
      0, 0, "announce loopback addresses as candidates"},
     {"media", "consent_timeout_s", "consent-timeout", OPTION_INT, FIELD(consent_timeout_s), "30", 5,
-     3600, "seconds without a valid STUN check before a transport is closed"},
+     3600,
+     "seconds without a valid STUN check on a pair: nothing more is sent on the selected one; a "
+     "transport none of whose pairs had one is closed"},
     {"media", "lossy_playout_delay_max_ms", "lossy-playout-delay-max", OPTION_INT,
      FIELD(lossy_playout_delay_max_ms), "400", 0, 10000,
      "toward a viewer whose NACKs cover 1 % or more of the video sent to it, ask its jitter "

@@ -147,7 +147,7 @@ static const counter_metric counter_metrics[] = {
     {"moat_consent_expired_total", "transports closed because ICE consent expired",
      offsetof(moat_counters, consent_expired)},
     {"moat_ice_moves_pending_total",
-     "nominations of another remote address held until media came from it",
+     "moves to another remote address held until media came from it (once per move)",
      offsetof(moat_counters, ice_moves_pending)},
     {"moat_ice_moves_confirmed_total",
      "sessions moved to another remote address once its media came",

@@ -44,17 +44,19 @@ bool moat_ice_pairs_is_replay(const moat_ice_pairs *p, const moat_ice_check_even
     return false;
 }
 
-static void remember_transaction(moat_ice_pairs *p, const moat_ice_check_event *e)
+/* False when the id is remembered already (a retransmission: same source). */
+static bool remember_transaction(moat_ice_pairs *p, const moat_ice_check_event *e)
 {
     for (size_t i = 0; i < p->n_recent; i++) {
         if (memcmp(p->recent[i].id, e->transaction, sizeof p->recent[i].id) == 0)
-            return;
+            return false;
     }
     memcpy(p->recent[p->next_recent].id, e->transaction, sizeof p->recent[0].id);
     p->recent[p->next_recent].remote = *e->remote;
     p->next_recent = (p->next_recent + 1) % MOAT_ICE_PAIRS_RECENT;
     if (p->n_recent < MOAT_ICE_PAIRS_RECENT)
         p->n_recent++;
+    return true;
 }
 
 static int find_pair(const moat_ice_pairs *p, const moat_ice_check_event *e)
@@ -110,7 +112,7 @@ moat_ice_pairs_verdict moat_ice_pairs_on_check(moat_ice_pairs *p, const moat_ice
     memset(out, 0, sizeof *out);
     if (moat_ice_pairs_is_replay(p, e))
         return MOAT_ICE_PAIRS_REPLAY;
-    remember_transaction(p, e);
+    bool fresh = remember_transaction(p, e);
 
     /* Staleness of the selected pair is judged before this check counts. */
     moat_ice_pair current = p->selected >= 0 ? p->pairs[p->selected] : (moat_ice_pair){0};
@@ -145,14 +147,19 @@ moat_ice_pairs_verdict moat_ice_pairs_on_check(moat_ice_pairs *p, const moat_ice
         out->refreshes_consent = true;
         return MOAT_ICE_PAIRS_ACCEPTED;
     }
+    /* The pending pair's own consent: it keeps the session, not the media
+     * (a retransmitted id refreshes nothing: consent wants a new one). */
+    if (index == p->pending)
+        out->refreshes_pending = fresh;
     /* Only the nominating check itself moves media: a pair nominated earlier
      * that checks in again (a late retransmission, consent) does not take
      * the selection back from a newer nomination. */
     if (p->selected < 0 || (e->nominated && displaces(pair, &current, e->now_us))) {
         if (p->selected >= 0 && e->confirm_by_media && current.nominated &&
             !same_remote(&pair->remote, &current.remote)) {
-            p->pending = index; /* moves when its media comes (confirm) */
-            out->selection_pending = true;
+            out->selection_pending = p->pending != index; /* a new pending move */
+            p->pending = index;                           /* moves when its media comes (confirm) */
+            out->refreshes_pending = fresh;
             return MOAT_ICE_PAIRS_ACCEPTED;
         }
         p->selected = index;

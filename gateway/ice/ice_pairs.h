@@ -33,9 +33,14 @@
  *    remembered above do not stop a check captured longer ago, re-sent from
  *    another address; a peer that really moved sends media from its new
  *    address at once (a receive-only peer, RTCP), so the move waits for its
- *    first packet, no longer. Until then the selected pair keeps media and
- *    consent.
- *  - Only a check on the selected pair refreshes consent. */
+ *    first packet, no longer. Until then the selected pair keeps media (and
+ *    its own consent, refreshed by its checks).
+ *  - Consent is per pair (RFC 7675): a check on the selected pair refreshes
+ *    the selected pair's; a check on the pending pair with a transaction id
+ *    not seen before (not a retransmission) refreshes the pending pair's
+ *    (refreshes_pending). That one keeps the session alive, never the media
+ *    on it: the session stops sending to a selected pair whose consent
+ *    lapsed, and ends when no pair has consent (session_ice.c). */
 #ifndef MOAT_ICE_PAIRS_H
 #define MOAT_ICE_PAIRS_H
 
@@ -100,7 +105,8 @@ typedef struct {
     struct sockaddr_in6 evicted;
     bool selection_changed; /* the selected pair is now this check's pair */
     bool refreshes_consent; /* the check was on the selected pair */
-    bool selection_pending; /* this check's pair waits for media (confirm) */
+    bool selection_pending; /* this check's pair now waits for media (confirm) */
+    bool refreshes_pending; /* a new check on the pending pair: its consent */
 } moat_ice_pairs_outcome;
 
 void moat_ice_pairs_init(moat_ice_pairs *p);

@@ -48,8 +48,10 @@ bool moat_session_log_allow(moat_session *session, bool repeating, moat_log_leve
 static void dtls_send(void *user, const uint8_t *datagram, size_t length)
 {
     moat_session *session = user;
-    if (session->has_selected)
+    if (moat_session_may_send(session))
         moat_worker_send(session->worker, &session->selected, datagram, length);
+    else if (session->has_selected)
+        moat_session_drop(session, MOAT_DROP_NO_CONSENT);
 }
 
 static void dtls_connected(void *user, const moat_srtp_keying *keys)
@@ -331,7 +333,7 @@ bool moat_session_tick(moat_session *session, uint64_t now_us)
         session->end_reason = "ice timeout";
         return false;
     }
-    if (now_us - session->last_consent_us > session->consent_timeout_us) {
+    if (!moat_session_consent_tick(session, now_us)) {
         moat_counter_add(&moat_worker_counters_mut(session->worker)->consent_expired, 1);
         session->end_reason = "consent expired";
         return false;

@@ -158,9 +158,12 @@ void moat_session_handle_stun(moat_session *session, const moat_path *path, cons
     moat_worker_send(session->worker, path, reply, reply_length);
     moat_session_apply_bindings(session, &outcome, from);
     /* Consent (RFC 7675) is per pair: checks on other pairs do not keep the
-     * selected one alive. */
+     * selected one alive; the pending pair's keep the session (not its
+     * media) alive, see moat_session_consent_tick. */
     if (outcome.refreshes_consent)
-        session->last_consent_us = moat_worker_now_us(session->worker);
+        moat_session_refresh_consent(session);
+    if (outcome.refreshes_pending)
+        session->pending_consent_us = moat_worker_now_us(session->worker);
     if (!previous && session->previous_local_ufrag[0]) {
         /* The restarted credentials are in use: the old ones stop working. */
         moat_worker_unbind_ufrag(session->worker, session->previous_local_ufrag, session);
@@ -181,9 +184,45 @@ void moat_session_confirm_path(moat_session *session, const moat_path *path)
         !moat_ice_pairs_confirm(&session->pairs, &path->remote, &path->local))
         return;
     /* The pair passed a check (pending) and its peer now sends from it. */
-    session->last_consent_us = moat_worker_now_us(session->worker);
     moat_counter_add(&moat_worker_counters_mut(session->worker)->ice_moves_confirmed, 1);
     moat_session_select_tuple(session, path);
+    moat_session_refresh_consent(session);
+}
+
+void moat_session_refresh_consent(moat_session *session)
+{
+    session->last_consent_us = moat_worker_now_us(session->worker);
+    if (session->consent_withheld) {
+        session->consent_withheld = false;
+        moat_session_log_repeating(session, MOAT_LOG_INFO, "session",
+                                   "session %s: selected pair has consent, sending again",
+                                   session->label);
+    }
+}
+
+/* Consent is per pair (RFC 7675): the selected pair's keeps the media going
+ * to it; while only the pending pair has consent (the peer moved, its checks
+ * come from the new tuple, and no media from there confirmed the move yet: a
+ * data-channel peer with nothing to say), the session lives on but sends
+ * nothing to the selected pair, whose peer gave no consent for a whole
+ * timeout. A replayed nomination cannot use this to redirect media: the
+ * pending pair never receives any until its own media confirms it. */
+bool moat_session_consent_tick(moat_session *session, uint64_t now_us)
+{
+    uint64_t timeout = session->consent_timeout_us;
+    if (now_us - session->last_consent_us <= timeout)
+        return true;
+    if (session->pairs.pending < 0 || now_us - session->pending_consent_us > timeout)
+        return false;
+    if (!session->consent_withheld) {
+        session->consent_withheld = true;
+        moat_session_log_repeating(
+            session, MOAT_LOG_INFO, "session",
+            "session %s: selected pair lost consent; the pending pair has it: sending nothing "
+            "until the peer's media confirms its move",
+            session->label);
+    }
+    return true;
 }
 
 void moat_session_restart_ice(moat_session *session, const char *local_ufrag, const char *local_pwd,

@@ -131,8 +131,13 @@ struct moat_session {
     moat_path selected;
     bool has_selected;
     uint64_t created_us;
-    uint64_t last_consent_us;
+    uint64_t last_consent_us;    /* the selected pair's (cascade legs: their media's) */
+    uint64_t pending_consent_us; /* the pending pair's last new check (pairs.pending) */
     uint64_t consent_timeout_us;
+    /* The selected pair's consent lapsed while a pending pair's is fresh: the
+     * session lives on, but nothing is sent to the selected pair (RFC 7675
+     * §5.1) until a check on it or the pending pair's media (a move). */
+    bool consent_withheld;
     /* A cascade leg (session_cascade.c): no ICE, authenticated media is consent. */
     bool cascade_leg;
     /* Made as one (moat_session_params.cascade): the plugin was told. */
@@ -570,5 +575,15 @@ void moat_session_select_tuple(moat_session *session, const moat_path *path);
 /* Authenticated, replay-protected traffic (SRTP, SRTCP, DTLS application
  * data) arrived from path: a move to it that waited for media happens. */
 void moat_session_confirm_path(moat_session *session, const moat_path *path);
+/* The selected pair (or a cascade leg's media) showed consent now. */
+void moat_session_refresh_consent(moat_session *session);
+/* On each tick: false once no pair has consent (the session ends); sets or
+ * keeps consent_withheld while only the pending pair has it. */
+bool moat_session_consent_tick(moat_session *session, uint64_t now_us);
+/* Whether anything may be sent to the selected pair now. */
+static inline bool moat_session_may_send(const moat_session *session)
+{
+    return session->has_selected && !session->consent_withheld;
+}
 
 #endif

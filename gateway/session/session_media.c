@@ -75,6 +75,10 @@ int moat_session_send_protected_copies(moat_session *session, const uint8_t *pac
 {
     if (!session->srtp || !session->has_selected || session->ending)
         return -1;
+    if (session->consent_withheld) {
+        moat_session_drop(session, MOAT_DROP_NO_CONSENT);
+        return -1;
+    }
     size_t capacity;
     uint8_t *buffer = moat_worker_send_buffer(session->worker, &capacity);
     if (length + 64 > capacity)
@@ -240,7 +244,7 @@ static void receive_rtcp(moat_session *session, const moat_path *path, uint8_t *
     if (path)
         moat_session_confirm_path(session, path);
     if (session->cascade_leg)
-        session->last_consent_us = now;
+        moat_session_refresh_consent(session);
     moat_counter_add(&moat_worker_counters_mut(session->worker)->rtcp_received, 1);
     moat_counter_add(&session->counters.rtcp_received, 1);
     handle_rtcp(session, data, length);
@@ -312,7 +316,7 @@ bool moat_session_handle_srtp(moat_session *session, const moat_path *path, uint
     if (path)
         moat_session_confirm_path(session, path);
     if (session->cascade_leg)
-        session->last_consent_us = now;
+        moat_session_refresh_consent(session);
     return moat_session_deliver_rtp(session, data, length, capacity, now);
 }
 

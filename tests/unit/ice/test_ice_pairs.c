@@ -197,6 +197,54 @@ static void test_a_move_waits_for_media_from_the_new_remote(void)
     g_assert_true(selected_is(&p, 7, 0));
 }
 
+/* Consent is per pair: a new check on the pending pair refreshes that
+ * pair's consent (which keeps the session, never the media), a
+ * retransmission of one does not, and a move counts as pending once. */
+static void test_the_pending_pairs_checks_refresh_its_own_consent(void)
+{
+    moat_ice_pairs p;
+    moat_ice_pairs_init(&p);
+    check c;
+    accepted(&p, make(&c, 1, 0, true, 0));
+    make(&c, 7, 0, true, SECOND);
+    c.event.confirm_by_media = true;
+    moat_ice_pairs_outcome out = accepted(&p, &c);
+    g_assert_true(out.selection_pending && out.refreshes_pending);
+    g_assert_false(out.refreshes_consent || out.selection_changed);
+    /* The same check again (a retransmission: same id, same source). */
+    out = accepted(&p, &c);
+    g_assert_false(out.refreshes_pending || out.selection_pending || out.refreshes_consent);
+    /* The peer's next consent check, nominating again: the same move. */
+    make(&c, 7, 0, true, 2 * SECOND);
+    c.event.confirm_by_media = true;
+    out = accepted(&p, &c);
+    g_assert_true(out.refreshes_pending);
+    g_assert_false(out.selection_pending || out.selection_changed || out.refreshes_consent);
+    /* Unnominated checks on it count too. */
+    make(&c, 7, 0, false, 3 * SECOND);
+    c.event.confirm_by_media = true;
+    g_assert_true(accepted(&p, &c).refreshes_pending);
+    g_assert_true(selected_is(&p, 1, 0));
+    /* The selected pair's checks refresh its own consent, not the pending one's. */
+    make(&c, 1, 0, false, 4 * SECOND);
+    c.event.confirm_by_media = true;
+    out = accepted(&p, &c);
+    g_assert_true(out.refreshes_consent && !out.refreshes_pending);
+    /* A third tuple that is neither refreshes nothing. */
+    make(&c, 9, 0, false, 5 * SECOND);
+    c.event.confirm_by_media = true;
+    out = accepted(&p, &c);
+    g_assert_false(out.refreshes_consent || out.refreshes_pending);
+    /* Once confirmed, its checks are the selected pair's. */
+    struct sockaddr_in6 r7 = remote(7);
+    struct in6_addr l0 = local(0);
+    g_assert_true(moat_ice_pairs_confirm(&p, &r7, &l0));
+    make(&c, 7, 0, false, 6 * SECOND);
+    c.event.confirm_by_media = true;
+    out = accepted(&p, &c);
+    g_assert_true(out.refreshes_consent && !out.refreshes_pending);
+}
+
 /* A pending move is forgotten by an ICE restart, and by its pair's eviction. */
 static void test_a_pending_move_ends_with_a_restart(void)
 {
@@ -314,6 +362,8 @@ int main(int argc, char **argv)
     g_test_add_func("/ice/pairs/restart", test_restart_is_a_new_ice_session);
     g_test_add_func("/ice/pairs/move-waits-for-media",
                     test_a_move_waits_for_media_from_the_new_remote);
+    g_test_add_func("/ice/pairs/pending-pair-consent",
+                    test_the_pending_pairs_checks_refresh_its_own_consent);
     g_test_add_func("/ice/pairs/pending-move-forgotten", test_a_pending_move_ends_with_a_restart);
     g_test_add_func("/ice/pairs/replay", test_replay_from_another_tuple_is_refused);
     g_test_add_func("/ice/pairs/eviction", test_eviction_spares_the_selected_pair);

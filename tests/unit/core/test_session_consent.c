@@ -1,0 +1,189 @@
+/* ICE consent of a live session (RFC 7675), per pair: a peer that moved
+ * and whose checks arrive from its new tuple keeps its session while that
+ * pending pair has consent, but nothing is sent to the old tuple once its
+ * consent lapsed; its authenticated media confirms the move and sending
+ * resumes there; with no pair's consent left the session ends. */
+#include "session_harness.h"
+
+#include "session/session_internal.h"
+#include "engine/worker_receive.h"
+#include "ice/ice_client.h"
+#include "rtp/rtcp_packet.h"
+
+#include <arpa/inet.h>
+#include <glib.h>
+#include <string.h>
+
+#define GW_UFRAG "gwufrag1"
+#define GW_PWD   "gatewaypasswordgatewaypa"
+#define SECOND   1000000ull
+#define TIMEOUT  (10 * SECOND)
+
+static uint64_t dropped(session_harness *h, moat_drop_reason reason)
+{
+    return moat_counter_read(&moat_worker_counters(h->worker)->dropped[reason]);
+}
+
+static moat_ice_client *peer_client(void)
+{
+    moat_ice_client_credentials credentials = {
+        .local_ufrag = "peerufrag",
+        .local_pwd = "peerpasswordpeerpassword",
+        .remote_ufrag = GW_UFRAG,
+        .remote_pwd = GW_PWD,
+        .tie_breaker = 42,
+    };
+    moat_ice_client *client = moat_ice_client_new(&credentials);
+    g_assert_nonnull(client);
+    return client;
+}
+
+/* A consent check as libwebrtc sends it to a lite agent (nominating). */
+static void send_check(session_harness *h, moat_ice_client *client, const moat_path *from)
+{
+    uint8_t request[MOAT_DATAGRAM_CAPACITY];
+    size_t length = moat_ice_client_build_request(client, 0x6e0001ff, true, false, request,
+                                                  MOAT_ICE_CLIENT_REQUEST_CAPACITY);
+    g_assert_cmpuint(length, >, 0);
+    moat_worker_dispatch(h->worker, from, request, length);
+}
+
+static bool selected_is(const session_harness *h, const moat_path *path)
+{
+    return h->session->has_selected &&
+           memcmp(&h->session->selected.remote, &path->remote, sizeof path->remote) == 0;
+}
+
+/* Sends one RTP packet from the gateway; how many datagrams the peer got. */
+static size_t gateway_sends(session_harness *h, uint16_t sequence)
+{
+    session_harness_flush(h); /* what the ticks queued (reports) */
+    session_harness_drain_peer(h, NULL);
+    session_harness_gateway_send_rtp(h, sequence, 100);
+    session_harness_flush(h);
+    size_t datagrams;
+    session_harness_drain_peer(h, &datagrams);
+    return datagrams;
+}
+
+static void set_now(session_harness *h, uint64_t now)
+{
+    moat_worker_set_now_us(h->worker, now);
+}
+
+/* Connected (keyed) on h->path, consent timeout 10 s, then the peer moves
+ * to `moved` at 1 s: its nomination from there is pending. */
+static moat_ice_client *connect_and_move(session_harness *h, moat_path *moved)
+{
+    session_harness_init(h);
+    set_now(h, SECOND);
+    session_harness_create(h, NULL);
+    session_harness_key(h);
+    h->session->consent_timeout_us = TIMEOUT;
+    moat_ice_client *peer = peer_client();
+    send_check(h, peer, &h->path);
+    g_assert_true(selected_is(h, &h->path));
+    *moved = h->path;
+    moved->remote.sin6_addr.s6_addr[15] = 66; /* 127.0.0.66: nobody's */
+    set_now(h, 2 * SECOND);
+    send_check(h, peer, moved);
+    g_assert_cmpint(h->session->pairs.pending, >=, 0);
+    g_assert_true(selected_is(h, &h->path));
+    session_harness_flush(h);
+    session_harness_drain_peer(h, NULL);
+    return peer;
+}
+
+/* The moved peer checks every 5 s from its new tuple only: past the old
+ * pair's consent the session lives on, sends nothing to the old tuple
+ * (counted no_consent), and its first authenticated packet from the new
+ * tuple moves it and sending resumes. */
+static void test_a_moved_peer_keeps_its_session_not_the_old_tuples_media(void)
+{
+    session_harness h;
+    moat_path moved;
+    moat_ice_client *peer = connect_and_move(&h, &moved);
+    g_assert_cmpuint(gateway_sends(&h, 1), ==, 1); /* the old pair still has consent */
+    uint64_t now = 2 * SECOND;
+    for (int i = 0; i < 4; i++) {
+        set_now(&h, now += 5 * SECOND);
+        send_check(&h, peer, &moved);
+        g_assert_true(moat_session_tick(h.session, now));
+    }
+    /* 22 s: the old pair's last check was at 1 s. */
+    g_assert_true(h.session->consent_withheld);
+    g_assert_true(selected_is(&h, &h.path));
+    uint64_t withheld = dropped(&h, MOAT_DROP_NO_CONSENT);
+    g_assert_cmpuint(gateway_sends(&h, 2), ==, 0);
+    g_assert_cmpuint(dropped(&h, MOAT_DROP_NO_CONSENT), ==, withheld + 1);
+    /* Its media (an SRTCP report) from the new tuple confirms the move. */
+    uint8_t plain[64], report[128];
+    moat_rtcp_writer w;
+    moat_rtcp_writer_init(&w, plain, sizeof plain);
+    g_assert_cmpint(moat_rtcp_build_rr(&w, HARNESS_REMOTE_SSRC, NULL, 0), ==, 0);
+    size_t length = session_harness_peer_protect_rtcp(&h, plain, w.length, report, sizeof report);
+    moat_session_handle_srtp(h.session, &moved, report, length, sizeof report);
+    g_assert_true(selected_is(&h, &moved));
+    g_assert_false(h.session->consent_withheld);
+    g_assert_true(moat_session_tick(h.session, now));
+    gateway_sends(&h, 3); /* to the new tuple (not the harness's socket) */
+    g_assert_cmpuint(dropped(&h, MOAT_DROP_NO_CONSENT), ==, withheld + 1);
+    moat_ice_client_free(peer);
+    session_harness_clear(&h);
+}
+
+/* A check on the old pair gives it consent back: sending resumes there. */
+static void test_a_check_on_the_old_pair_resumes_sending(void)
+{
+    session_harness h;
+    moat_path moved;
+    moat_ice_client *peer = connect_and_move(&h, &moved);
+    set_now(&h, 8 * SECOND);
+    send_check(&h, peer, &moved);
+    set_now(&h, 12 * SECOND);
+    g_assert_true(moat_session_tick(h.session, 12 * SECOND));
+    g_assert_true(h.session->consent_withheld);
+    g_assert_cmpuint(gateway_sends(&h, 1), ==, 0);
+    send_check(&h, peer, &h.path);
+    g_assert_false(h.session->consent_withheld);
+    g_assert_cmpuint(gateway_sends(&h, 2), ==, 1);
+    moat_ice_client_free(peer);
+    session_harness_clear(&h);
+}
+
+/* No pair has consent: the session ends, whatever was pending. Without
+ * a pending pair, the old rule: the selected pair's consent is all. */
+static void test_without_any_pairs_consent_the_session_ends(void)
+{
+    session_harness h;
+    moat_path moved;
+    moat_ice_client *peer = connect_and_move(&h, &moved);
+    /* The pending pair's check was at 2 s, the selected pair's at 1 s. */
+    g_assert_true(moat_session_tick(h.session, 11 * SECOND));
+    g_assert_true(moat_session_tick(h.session, 12 * SECOND));
+    g_assert_false(moat_session_tick(h.session, 12 * SECOND + 1));
+    moat_ice_client_free(peer);
+    session_harness_clear(&h);
+
+    session_harness_init(&h);
+    set_now(&h, SECOND);
+    session_harness_create(&h, NULL);
+    session_harness_key(&h);
+    h.session->consent_timeout_us = TIMEOUT;
+    g_assert_true(moat_session_tick(h.session, 11 * SECOND));
+    g_assert_false(moat_session_tick(h.session, 11 * SECOND + 1));
+    g_assert_false(h.session->consent_withheld);
+    session_harness_clear(&h);
+}
+
+int main(int argc, char **argv)
+{
+    g_test_init(&argc, &argv, NULL);
+    g_test_add_func("/session/consent/moved-peer-keeps-session-not-old-media",
+                    test_a_moved_peer_keeps_its_session_not_the_old_tuples_media);
+    g_test_add_func("/session/consent/old-pair-check-resumes-sending",
+                    test_a_check_on_the_old_pair_resumes_sending);
+    g_test_add_func("/session/consent/no-pair-with-consent-ends",
+                    test_without_any_pairs_consent_the_session_ends);
+    return g_test_run();
+}
