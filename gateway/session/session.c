@@ -311,6 +311,18 @@ static bool drain_over(moat_session *session, uint64_t now_us)
            now_us - session->drain_started_us > SESSION_DRAIN_MAX_US;
 }
 
+/* The transport is dead (never up, or the peer withdrew its consent): the
+ * session ends without a drain of its data channels (moat_session_end sees
+ * `ending`): RFC 7675 forbids sending on a pair without consent, and a peer
+ * that never connected has nothing to drain. Ending at once also keeps the
+ * next tick from judging (and counting) the same death again. */
+static bool transport_dead(moat_session *session, const char *reason)
+{
+    session->end_reason = reason;
+    session->ending = true;
+    return false;
+}
+
 bool moat_session_tick(moat_session *session, uint64_t now_us)
 {
     if (session->draining && drain_over(session, now_us)) /* closed by its plugin too */
@@ -329,19 +341,14 @@ bool moat_session_tick(moat_session *session, uint64_t now_us)
     if (session->has_selected)
         leave_pending(session);
     else if (session->pending_timeout_us &&
-             now_us - session->created_us > session->pending_timeout_us) {
-        session->end_reason = "ice timeout";
-        return false;
-    }
+             now_us - session->created_us > session->pending_timeout_us)
+        return transport_dead(session, "ice timeout");
     if (!moat_session_consent_tick(session, now_us)) {
         moat_counter_add(&moat_worker_counters_mut(session->worker)->consent_expired, 1);
-        session->end_reason = "consent expired";
-        return false;
+        return transport_dead(session, "consent expired");
     }
-    if (!session->dtls_connected && now_us - session->created_us > SESSION_SETUP_TIMEOUT_US) {
-        session->end_reason = "setup timeout";
-        return false;
-    }
+    if (!session->dtls_connected && now_us - session->created_us > SESSION_SETUP_TIMEOUT_US)
+        return transport_dead(session, "setup timeout");
     if (session->dtls && session->dtls_started) {
         int64_t due = moat_dtls_transport_timeout_ms(session->dtls);
         if (due == 0)

@@ -9,7 +9,8 @@ from it before media moves (a replayed check must not redirect it), and a
 data-channel peer with nothing to say sends none. Consent is per pair
 (RFC 7675): the new pair's checks keep the session alive (the gateway sends
 nothing to the old address once its consent lapsed) and the peer's next
-message moves the session and is answered."""
+message moves the session and is answered. A peer that really vanishes
+loses its session at consent expiry, counted once."""
 import asyncio
 import re
 import time
@@ -162,3 +163,35 @@ def test_a_moved_idle_datachannel_peer_keeps_its_session():
     finally:
         gw.stop()
 
+
+def test_a_vanished_datachannel_peer_expires_once():
+    """Before: the consent expiry started a graceful drain of the data
+    channels towards the dead peer; the next tick expired consent again
+    (counted twice) and cut the drain. Now a session whose transport is dead
+    ends at once, counted once, and a peer that only moved (checks on its
+    new pair) is not ended with it."""
+    gw = Gateway(extra_args=["--consent-timeout", str(CONSENT_TIMEOUT_S)], workers=1)
+
+    async def scenario():
+        gone, moved = Peer(gw), Peer(gw)
+        try:
+            await gone.connect()
+            await moved.connect()
+            await moved.proxy.move()
+            gone.proxy.vanish()
+            deadline = time.time() + CONSENT_TIMEOUT_S + 8
+            while time.time() < deadline and gw.metric("moat_consent_expired_total") == 0:
+                await asyncio.sleep(0.5)
+            await asyncio.sleep(3)
+            assert gw.metric("moat_consent_expired_total") == 1
+            assert await moved.answered("moved-probe")
+        finally:
+            await gone.close()
+            await moved.close()
+
+    try:
+        run(scenario())
+        ended = [l for l in gw.log_text().splitlines() if "ended (consent expired)" in l]
+        assert len(ended) == 1, ended
+    finally:
+        gw.stop()

@@ -2,7 +2,8 @@
  * and whose checks arrive from its new tuple keeps its session while that
  * pending pair has consent, but nothing is sent to the old tuple once its
  * consent lapsed; its authenticated media confirms the move and sending
- * resumes there; with no pair's consent left the session ends. */
+ * resumes there; with no pair's consent left the session ends, at once
+ * (no drain) and counted once. */
 #include "session_harness.h"
 
 #include "session/session_internal.h"
@@ -176,6 +177,32 @@ static void test_without_any_pairs_consent_the_session_ends(void)
     session_harness_clear(&h);
 }
 
+static uint64_t consent_expired(session_harness *h)
+{
+    return moat_counter_read(&moat_worker_counters(h->worker)->consent_expired);
+}
+
+/* A consent expiry ends the session at once (no drain towards a peer
+ * without consent: moat_session_end sees it ending), and is judged and
+ * counted once however often the session is ticked before it is gone. */
+static void test_consent_expiry_is_final_and_counted_once(void)
+{
+    session_harness h;
+    session_harness_init(&h);
+    set_now(&h, SECOND);
+    session_harness_create(&h, NULL);
+    session_harness_key(&h);
+    h.session->consent_timeout_us = TIMEOUT;
+    g_assert_false(moat_session_tick(h.session, 12 * SECOND));
+    g_assert_cmpstr(moat_session_end_reason(h.session), ==, "consent expired");
+    g_assert_true(h.session->ending);
+    g_assert_false(moat_session_tick(h.session, 12 * SECOND + 100000));
+    g_assert_cmpuint(consent_expired(&h), ==, 1);
+    moat_session_end(h.session, moat_session_end_reason(h.session));
+    g_assert_cmpstr(session_harness_last_end(), ==, "consent expired");
+    session_harness_clear(&h);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -185,5 +212,7 @@ int main(int argc, char **argv)
                     test_a_check_on_the_old_pair_resumes_sending);
     g_test_add_func("/session/consent/no-pair-with-consent-ends",
                     test_without_any_pairs_consent_the_session_ends);
+    g_test_add_func("/session/consent/expiry-final-counted-once",
+                    test_consent_expiry_is_final_and_counted_once);
     return g_test_run();
 }
