@@ -206,13 +206,19 @@ void moat_session_refresh_consent(moat_session *session)
  * data-channel peer with nothing to say), the session lives on but sends
  * nothing to the selected pair, whose peer gave no consent for a whole
  * timeout. A replayed nomination cannot use this to redirect media: the
- * pending pair never receives any until its own media confirms it. */
+ * pending pair never receives any until its own media confirms it. Nor
+ * keep a session its peer left: the pending pair holds it one consent
+ * timeout at most (the move must be confirmed by then: a data-channel
+ * peer's SCTP heartbeat, every 30 s, does); before, checks captured from
+ * the peer and replayed from a spoofed address once they had left the
+ * replay memory (32 ids) held it for as long as the replays went on. */
 bool moat_session_consent_tick(moat_session *session, uint64_t now_us)
 {
     uint64_t timeout = session->consent_timeout_us;
     if (now_us - session->last_consent_us <= timeout)
         return true;
-    if (session->pairs.pending < 0 || now_us - session->pending_consent_us > timeout)
+    if (session->pairs.pending < 0 || now_us - session->pending_consent_us > timeout ||
+        now_us - session->last_consent_us > 2 * timeout)
         return false;
     if (!session->consent_withheld) {
         session->consent_withheld = true;

@@ -106,12 +106,13 @@ static void test_a_moved_peer_keeps_its_session_not_the_old_tuples_media(void)
     moat_ice_client *peer = connect_and_move(&h, &moved);
     g_assert_cmpuint(gateway_sends(&h, 1), ==, 1); /* the old pair still has consent */
     uint64_t now = 2 * SECOND;
-    for (int i = 0; i < 4; i++) {
+    for (int i = 0; i < 3; i++) {
         set_now(&h, now += 5 * SECOND);
         send_check(&h, peer, &moved);
         g_assert_true(moat_session_tick(h.session, now));
     }
-    /* 22 s: the old pair's last check was at 1 s. */
+    /* 17 s: the old pair's last check was at 1 s (its consent lapsed at
+     * 11 s; the pending pair holds the session until 21 s). */
     g_assert_true(h.session->consent_withheld);
     g_assert_true(selected_is(&h, &h.path));
     uint64_t withheld = dropped(&h, MOAT_DROP_NO_CONSENT);
@@ -129,6 +130,32 @@ static void test_a_moved_peer_keeps_its_session_not_the_old_tuples_media(void)
     g_assert_true(moat_session_tick(h.session, now));
     gateway_sends(&h, 3); /* to the new tuple (not the harness's socket) */
     g_assert_cmpuint(dropped(&h, MOAT_DROP_NO_CONSENT), ==, withheld + 1);
+    moat_ice_client_free(peer);
+    session_harness_clear(&h);
+}
+
+/* The pending pair holds the session one consent timeout past the selected
+ * pair's at most: fresh checks on it (a peer that moved and never confirms,
+ * or the peer's checks captured and replayed from a spoofed address once
+ * they left the 32-id replay memory) no longer keep the session forever
+ * (before: alive 600 s after its peer left, sending nothing). */
+static void test_a_pending_pair_holds_the_session_one_timeout_at_most(void)
+{
+    session_harness h;
+    moat_path moved;
+    moat_ice_client *peer = connect_and_move(&h, &moved);
+    uint64_t now = 2 * SECOND, ended = 0;
+    while (now < 120 * SECOND) {
+        set_now(&h, now += SECOND);
+        send_check(&h, peer, &moved);
+        if (!moat_session_tick(h.session, now)) {
+            ended = now;
+            break;
+        }
+    }
+    /* The selected pair's last check was at 1 s. */
+    g_assert_cmpuint(ended, >, SECOND + 2 * TIMEOUT);
+    g_assert_cmpuint(ended, <=, SECOND + 2 * TIMEOUT + SECOND);
     moat_ice_client_free(peer);
     session_harness_clear(&h);
 }
@@ -208,6 +235,8 @@ int main(int argc, char **argv)
     g_test_init(&argc, &argv, NULL);
     g_test_add_func("/session/consent/moved-peer-keeps-session-not-old-media",
                     test_a_moved_peer_keeps_its_session_not_the_old_tuples_media);
+    g_test_add_func("/session/consent/pending-pair-holds-one-timeout-at-most",
+                    test_a_pending_pair_holds_the_session_one_timeout_at_most);
     g_test_add_func("/session/consent/old-pair-check-resumes-sending",
                     test_a_check_on_the_old_pair_resumes_sending);
     g_test_add_func("/session/consent/no-pair-with-consent-ends",
