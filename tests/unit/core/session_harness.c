@@ -2,6 +2,7 @@
 #include "session_harness.h"
 
 #include "session/session_internal.h"
+#include "engine/worker_receive.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -271,4 +272,33 @@ void session_harness_clear(session_harness *h)
     moat_srtp_session_free(h->peer_rx);
     close(h->peer_fd);
     memset(h, 0, sizeof *h);
+}
+
+uint64_t session_harness_dropped(session_harness *h, moat_drop_reason reason)
+{
+    return moat_counter_read(&moat_worker_counters(h->worker)->dropped[reason]);
+}
+
+moat_ice_client *session_harness_ice_peer(const char *gateway_ufrag, const char *gateway_pwd)
+{
+    moat_ice_client_credentials credentials = {
+        .local_ufrag = "peerufrag",
+        .local_pwd = "peerpasswordpeerpassword",
+        .remote_ufrag = gateway_ufrag,
+        .remote_pwd = gateway_pwd,
+        .tie_breaker = 42,
+    };
+    moat_ice_client *client = moat_ice_client_new(&credentials);
+    g_assert_nonnull(client);
+    return client;
+}
+
+void session_harness_send_check(session_harness *h, moat_ice_client *client, const moat_path *from,
+                                bool nominate)
+{
+    uint8_t request[MOAT_DATAGRAM_CAPACITY];
+    size_t length = moat_ice_client_build_request(client, 0x6e0001ff, nominate, false, request,
+                                                  MOAT_ICE_CLIENT_REQUEST_CAPACITY);
+    g_assert_cmpuint(length, >, 0);
+    moat_worker_dispatch(h->worker, from, request, length);
 }

@@ -8,6 +8,8 @@
 
 #include "session/session.h"
 #include "engine/worker.h"
+#include "engine/counters.h"
+#include "ice/ice_client.h"
 #include "prefilter/prefilter_settings.h"
 #include "sdp/sdp.h"
 #include "srtp/srtp_session.h"
@@ -77,5 +79,14 @@ size_t session_harness_peer_protect_rtcp(session_harness *h, const uint8_t *plai
 void session_harness_clear(session_harness *h);
 /* The on_ended callback's last reason (session id is per harness). */
 const char *session_harness_last_end(void);
+/* The worker's drops of `reason` so far. */
+uint64_t session_harness_dropped(session_harness *h, moat_drop_reason reason);
+/* An ICE agent for the peer (ufrag "peerufrag") checking the gateway's
+ * credentials. */
+moat_ice_client *session_harness_ice_peer(const char *gateway_ufrag, const char *gateway_pwd);
+/* One Binding request of `client` (nominating or not) into the worker as
+ * if it came from `from`. */
+void session_harness_send_check(session_harness *h, moat_ice_client *client, const moat_path *from,
+                                bool nominate);
 
 #endif

@@ -20,35 +20,6 @@
 #define SECOND   1000000ull
 #define TIMEOUT  (10 * SECOND)
 
-static uint64_t dropped(session_harness *h, moat_drop_reason reason)
-{
-    return moat_counter_read(&moat_worker_counters(h->worker)->dropped[reason]);
-}
-
-static moat_ice_client *peer_client(void)
-{
-    moat_ice_client_credentials credentials = {
-        .local_ufrag = "peerufrag",
-        .local_pwd = "peerpasswordpeerpassword",
-        .remote_ufrag = GW_UFRAG,
-        .remote_pwd = GW_PWD,
-        .tie_breaker = 42,
-    };
-    moat_ice_client *client = moat_ice_client_new(&credentials);
-    g_assert_nonnull(client);
-    return client;
-}
-
-/* A consent check as libwebrtc sends it to a lite agent (nominating). */
-static void send_check(session_harness *h, moat_ice_client *client, const moat_path *from)
-{
-    uint8_t request[MOAT_DATAGRAM_CAPACITY];
-    size_t length = moat_ice_client_build_request(client, 0x6e0001ff, true, false, request,
-                                                  MOAT_ICE_CLIENT_REQUEST_CAPACITY);
-    g_assert_cmpuint(length, >, 0);
-    moat_worker_dispatch(h->worker, from, request, length);
-}
-
 static bool selected_is(const session_harness *h, const moat_path *path)
 {
     return h->session->has_selected &&
@@ -81,13 +52,13 @@ static moat_ice_client *connect_and_move(session_harness *h, moat_path *moved)
     session_harness_create(h, NULL);
     session_harness_key(h);
     h->session->consent_timeout_us = TIMEOUT;
-    moat_ice_client *peer = peer_client();
-    send_check(h, peer, &h->path);
+    moat_ice_client *peer = session_harness_ice_peer(GW_UFRAG, GW_PWD);
+    session_harness_send_check(h, peer, &h->path, true);
     g_assert_true(selected_is(h, &h->path));
     *moved = h->path;
     moved->remote.sin6_addr.s6_addr[15] = 66; /* 127.0.0.66: nobody's */
     set_now(h, 2 * SECOND);
-    send_check(h, peer, moved);
+    session_harness_send_check(h, peer, moved, true);
     g_assert_cmpint(h->session->pairs.pending, >=, 0);
     g_assert_true(selected_is(h, &h->path));
     session_harness_flush(h);
@@ -108,16 +79,16 @@ static void test_a_moved_peer_keeps_its_session_not_the_old_tuples_media(void)
     uint64_t now = 2 * SECOND;
     for (int i = 0; i < 3; i++) {
         set_now(&h, now += 5 * SECOND);
-        send_check(&h, peer, &moved);
+        session_harness_send_check(&h, peer, &moved, true);
         g_assert_true(moat_session_tick(h.session, now));
     }
     /* 17 s: the old pair's last check was at 1 s (its consent lapsed at
      * 11 s; the pending pair holds the session until 21 s). */
     g_assert_true(h.session->consent_withheld);
     g_assert_true(selected_is(&h, &h.path));
-    uint64_t withheld = dropped(&h, MOAT_DROP_NO_CONSENT);
+    uint64_t withheld = session_harness_dropped(&h, MOAT_DROP_NO_CONSENT);
     g_assert_cmpuint(gateway_sends(&h, 2), ==, 0);
-    g_assert_cmpuint(dropped(&h, MOAT_DROP_NO_CONSENT), ==, withheld + 1);
+    g_assert_cmpuint(session_harness_dropped(&h, MOAT_DROP_NO_CONSENT), ==, withheld + 1);
     /* Its media (an SRTCP report) from the new tuple confirms the move. */
     uint8_t plain[64], report[128];
     moat_rtcp_writer w;
@@ -129,7 +100,7 @@ static void test_a_moved_peer_keeps_its_session_not_the_old_tuples_media(void)
     g_assert_false(h.session->consent_withheld);
     g_assert_true(moat_session_tick(h.session, now));
     gateway_sends(&h, 3); /* to the new tuple (not the harness's socket) */
-    g_assert_cmpuint(dropped(&h, MOAT_DROP_NO_CONSENT), ==, withheld + 1);
+    g_assert_cmpuint(session_harness_dropped(&h, MOAT_DROP_NO_CONSENT), ==, withheld + 1);
     moat_ice_client_free(peer);
     session_harness_clear(&h);
 }
@@ -147,7 +118,7 @@ static void test_a_pending_pair_holds_the_session_one_timeout_at_most(void)
     uint64_t now = 2 * SECOND, ended = 0;
     while (now < 120 * SECOND) {
         set_now(&h, now += SECOND);
-        send_check(&h, peer, &moved);
+        session_harness_send_check(&h, peer, &moved, true);
         if (!moat_session_tick(h.session, now)) {
             ended = now;
             break;
@@ -167,12 +138,12 @@ static void test_a_check_on_the_old_pair_resumes_sending(void)
     moat_path moved;
     moat_ice_client *peer = connect_and_move(&h, &moved);
     set_now(&h, 8 * SECOND);
-    send_check(&h, peer, &moved);
+    session_harness_send_check(&h, peer, &moved, true);
     set_now(&h, 12 * SECOND);
     g_assert_true(moat_session_tick(h.session, 12 * SECOND));
     g_assert_true(h.session->consent_withheld);
     g_assert_cmpuint(gateway_sends(&h, 1), ==, 0);
-    send_check(&h, peer, &h.path);
+    session_harness_send_check(&h, peer, &h.path, true);
     g_assert_false(h.session->consent_withheld);
     g_assert_cmpuint(gateway_sends(&h, 2), ==, 1);
     moat_ice_client_free(peer);

@@ -13,11 +13,6 @@
 #include <glib.h>
 #include <string.h>
 
-static uint64_t dropped(session_harness *h, moat_drop_reason reason)
-{
-    return moat_counter_read(&moat_worker_counters(h->worker)->dropped[reason]);
-}
-
 static uint64_t delivered(session_harness *h)
 {
     return *(uint64_t *)h->session->plugin_state; /* the counting plugin's */
@@ -66,7 +61,7 @@ static void test_srtp_ingest_latches_only_an_authentic_sender(void)
         feed(&h, &stranger, packet, length);
     }
     g_assert_cmpuint(delivered(&h), ==, 0);
-    g_assert_cmpuint(dropped(&h, MOAT_DROP_AUTH), ==, 5);
+    g_assert_cmpuint(session_harness_dropped(&h, MOAT_DROP_AUTH), ==, 5);
     g_assert_false(h.session->plain_latched);
 
     /* The sender's authentic packets are delivered and latch it. */
@@ -87,11 +82,11 @@ static void test_srtp_ingest_latches_only_an_authentic_sender(void)
     /* The stranger's copy of an authentic packet: another tuple. */
     memcpy(packet, copy, copy_length);
     feed(&h, &stranger, packet, copy_length);
-    g_assert_cmpuint(dropped(&h, MOAT_DROP_UNKNOWN_TUPLE), ==, 1);
+    g_assert_cmpuint(session_harness_dropped(&h, MOAT_DROP_UNKNOWN_TUPLE), ==, 1);
     /* The sender's own replay: a replay. */
     memcpy(packet, copy, copy_length);
     feed(&h, &h.path.remote, packet, copy_length);
-    g_assert_cmpuint(dropped(&h, MOAT_DROP_REPLAY), ==, 1);
+    g_assert_cmpuint(session_harness_dropped(&h, MOAT_DROP_REPLAY), ==, 1);
     g_assert_cmpuint(delivered(&h), ==, 10);
     session_harness_clear(&h);
 }
@@ -106,14 +101,14 @@ static void test_plain_ingest_latches_a_valid_packet_only(void)
 
     memset(packet, 0, 20);
     feed(&h, &stranger, packet, 20); /* RTP version 0: malformed */
-    g_assert_cmpuint(dropped(&h, MOAT_DROP_MALFORMED), ==, 1);
+    g_assert_cmpuint(session_harness_dropped(&h, MOAT_DROP_MALFORMED), ==, 1);
     g_assert_false(h.session->plain_latched);
 
     feed(&h, &h.path.remote, packet, rtp(packet, 1));
     g_assert_cmpuint(delivered(&h), ==, 1);
     g_assert_true(h.session->plain_latched);
     feed(&h, &stranger, packet, rtp(packet, 2));
-    g_assert_cmpuint(dropped(&h, MOAT_DROP_UNKNOWN_TUPLE), ==, 1);
+    g_assert_cmpuint(session_harness_dropped(&h, MOAT_DROP_UNKNOWN_TUPLE), ==, 1);
     g_assert_cmpuint(delivered(&h), ==, 1);
     session_harness_clear(&h);
 }
@@ -135,7 +130,7 @@ static void test_ingest_takes_nothing_from_moats_own_sockets(void)
     static uint8_t packet[MOAT_DATAGRAM_CAPACITY];
 
     feed(&h, &leg, packet, rtp(packet, 1));
-    g_assert_cmpuint(dropped(&h, MOAT_DROP_LOOP), ==, 1);
+    g_assert_cmpuint(session_harness_dropped(&h, MOAT_DROP_LOOP), ==, 1);
     g_assert_cmpuint(delivered(&h), ==, 0);
     g_assert_false(h.session->plain_latched);
 
@@ -144,7 +139,7 @@ static void test_ingest_takes_nothing_from_moats_own_sockets(void)
     feed(&h, &h.path.remote, packet, rtp(packet, 2));
     g_assert_true(h.session->plain_latched);
     feed(&h, &leg, packet, rtp(packet, 3));
-    g_assert_cmpuint(dropped(&h, MOAT_DROP_LOOP), ==, 2);
+    g_assert_cmpuint(session_harness_dropped(&h, MOAT_DROP_LOOP), ==, 2);
     g_assert_cmpuint(delivered(&h), ==, 1);
     /* The leg closed: that port is anyone's again. */
     moat_own_sockets_release(own, 41002);

@@ -24,35 +24,6 @@
 #define GW_UFRAG "gwufrag1"
 #define GW_PWD   "gatewaypasswordgatewaypa"
 
-static uint64_t dropped(session_harness *h, moat_drop_reason reason)
-{
-    return moat_counter_read(&moat_worker_counters(h->worker)->dropped[reason]);
-}
-
-static moat_ice_client *peer_client(const char *gateway_ufrag, const char *gateway_pwd)
-{
-    moat_ice_client_credentials credentials = {
-        .local_ufrag = "peerufrag",
-        .local_pwd = "peerpasswordpeerpassword",
-        .remote_ufrag = gateway_ufrag,
-        .remote_pwd = gateway_pwd,
-        .tie_breaker = 42,
-    };
-    moat_ice_client *client = moat_ice_client_new(&credentials);
-    g_assert_nonnull(client);
-    return client;
-}
-
-static void send_check(session_harness *h, moat_ice_client *client, const moat_path *from,
-                       bool nominate)
-{
-    uint8_t request[MOAT_DATAGRAM_CAPACITY];
-    size_t length = moat_ice_client_build_request(client, 0x6e0001ff, nominate, false, request,
-                                                  MOAT_ICE_CLIENT_REQUEST_CAPACITY);
-    g_assert_cmpuint(length, >, 0);
-    moat_worker_dispatch(h->worker, from, request, length);
-}
-
 static moat_path other_source(const session_harness *h, uint32_t n)
 {
     moat_path path = h->path;
@@ -73,27 +44,27 @@ static void test_stun_flood_is_refused_by_its_integrity(void)
     uint64_t now = 1000000;
     moat_worker_set_now_us(h.worker, now);
     session_harness_create(&h, NULL);
-    moat_ice_client *peer = peer_client(GW_UFRAG, GW_PWD);
-    moat_ice_client *forger = peer_client(GW_UFRAG, "wrongpasswordwrongpasswo");
+    moat_ice_client *peer = session_harness_ice_peer(GW_UFRAG, GW_PWD);
+    moat_ice_client *forger = session_harness_ice_peer(GW_UFRAG, "wrongpasswordwrongpasswo");
 
-    send_check(&h, peer, &h.path, true);
+    session_harness_send_check(&h, peer, &h.path, true);
     g_assert_true(h.session->has_selected);
-    uint64_t auth_before = dropped(&h, MOAT_DROP_STUN_AUTH);
+    uint64_t auth_before = session_harness_dropped(&h, MOAT_DROP_STUN_AUTH);
     int flood = 20000;
     for (int i = 0; i < flood; i++) {
         moat_worker_set_now_us(h.worker, now += 50); /* 20000 checks per second */
         moat_path from = other_source(&h, (uint32_t)i);
-        send_check(&h, forger, &from, true);
+        session_harness_send_check(&h, forger, &from, true);
         if (i % 5000 == 4999) {
             /* Consent freshness from the checked pair, mid-flood. */
             uint64_t before = h.session->last_consent_us;
-            send_check(&h, peer, &h.path, false);
+            session_harness_send_check(&h, peer, &h.path, false);
             g_assert_cmpuint(h.session->last_consent_us, >, before);
         }
         session_harness_flush(&h);
     }
-    uint64_t hmacs = dropped(&h, MOAT_DROP_STUN_AUTH) - auth_before;
-    uint64_t refused = dropped(&h, MOAT_DROP_STUN_RATE);
+    uint64_t hmacs = session_harness_dropped(&h, MOAT_DROP_STUN_AUTH) - auth_before;
+    uint64_t refused = session_harness_dropped(&h, MOAT_DROP_STUN_RATE);
     printf("# %d forged checks in 1 s: %" G_GUINT64_FORMAT
            " refused by their HMAC, %" G_GUINT64_FORMAT " by a budget\n",
            flood, hmacs, refused);
@@ -106,14 +77,14 @@ static void test_stun_flood_is_refused_by_its_integrity(void)
      * credentials, from its checked pair, is answered. */
     moat_session_restart_ice(h.session, "gwufrag2", "gatewaypasswordnumbertwo", "peerufrag",
                              "peerpasswordpeerpassword");
-    moat_ice_client *restarted = peer_client("gwufrag2", "gatewaypasswordnumbertwo");
+    moat_ice_client *restarted = session_harness_ice_peer("gwufrag2", "gatewaypasswordnumbertwo");
     for (int i = 0; i < 1000; i++) {
         moat_worker_set_now_us(h.worker, now += 50);
         moat_path from = other_source(&h, (uint32_t)i);
-        send_check(&h, forger, &from, true);
+        session_harness_send_check(&h, forger, &from, true);
     }
     uint64_t before = h.session->last_consent_us;
-    send_check(&h, restarted, &h.path, true);
+    session_harness_send_check(&h, restarted, &h.path, true);
     g_assert_cmpuint(h.session->last_consent_us, >, before);
     g_assert_cmpstr(h.session->previous_local_ufrag, ==, "");
     session_harness_flush(&h);
@@ -136,16 +107,16 @@ static void test_stun_check_from_an_own_socket_is_a_loop(void)
     moat_own_sockets *own = moat_own_sockets_new_with_hosts(NULL, 0);
     moat_worker_set_own_sockets(h.worker, own);
     session_harness_create(&h, NULL);
-    moat_ice_client *peer = peer_client(GW_UFRAG, GW_PWD);
+    moat_ice_client *peer = session_harness_ice_peer(GW_UFRAG, GW_PWD);
     uint16_t port = ntohs(h.path.remote.sin6_port);
     moat_own_sockets_hold(own, port);
-    send_check(&h, peer, &h.path, true);
-    g_assert_cmpuint(dropped(&h, MOAT_DROP_LOOP), ==, 1);
+    session_harness_send_check(&h, peer, &h.path, true);
+    g_assert_cmpuint(session_harness_dropped(&h, MOAT_DROP_LOOP), ==, 1);
     g_assert_false(h.session->has_selected);
     moat_own_sockets_release(own, port);
-    send_check(&h, peer, &h.path, true);
+    session_harness_send_check(&h, peer, &h.path, true);
     g_assert_true(h.session->has_selected);
-    g_assert_cmpuint(dropped(&h, MOAT_DROP_LOOP), ==, 1);
+    g_assert_cmpuint(session_harness_dropped(&h, MOAT_DROP_LOOP), ==, 1);
     session_harness_flush(&h);
     session_harness_drain_peer(&h, NULL);
     moat_ice_client_free(peer);
@@ -165,43 +136,44 @@ static void test_forged_checks_from_the_peers_tuple_starve_nothing(void)
     uint64_t now = 1000000;
     moat_worker_set_now_us(h.worker, now);
     session_harness_create(&h, NULL);
-    moat_ice_client *peer = peer_client(GW_UFRAG, GW_PWD);
-    moat_ice_client *forger = peer_client(GW_UFRAG, "wrongpasswordwrongpasswo");
-    send_check(&h, peer, &h.path, true);
+    moat_ice_client *peer = session_harness_ice_peer(GW_UFRAG, GW_PWD);
+    moat_ice_client *forger = session_harness_ice_peer(GW_UFRAG, "wrongpasswordwrongpasswo");
+    session_harness_send_check(&h, peer, &h.path, true);
     g_assert_true(h.session->has_selected);
     moat_path own = other_source(&h, 1);
-    uint64_t auth_before = dropped(&h, MOAT_DROP_STUN_AUTH);
+    uint64_t auth_before = session_harness_dropped(&h, MOAT_DROP_STUN_AUTH);
     int flood = 20000;
     for (int i = 0; i < flood; i++) {
         moat_worker_set_now_us(h.worker, now += 50);
-        send_check(&h, forger, i % 2 ? &own : &h.path, true);
+        session_harness_send_check(&h, forger, i % 2 ? &own : &h.path, true);
         if (i % 4000 == 3999) {
             uint64_t before = h.session->last_consent_us;
-            send_check(&h, peer, &h.path, false);
+            session_harness_send_check(&h, peer, &h.path, false);
             g_assert_cmpuint(h.session->last_consent_us, >, before);
         }
         session_harness_flush(&h);
     }
     /* The peer shows up at a new address mid-flood: its check makes a pair. */
     moat_path moved = other_source(&h, 2);
-    send_check(&h, peer, &moved, false);
+    session_harness_send_check(&h, peer, &moved, false);
     g_assert_true(moat_ice_pairs_has_remote(&h.session->pairs, &moved.remote));
 
     moat_session_restart_ice(h.session, "gwufrag2", "gatewaypasswordnumbertwo", "peerufrag",
                              "peerpasswordpeerpassword");
-    moat_ice_client *restarted = peer_client("gwufrag2", "gatewaypasswordnumbertwo");
-    moat_ice_client *forger2 = peer_client("gwufrag2", "wrongpasswordwrongpasswo");
+    moat_ice_client *restarted = session_harness_ice_peer("gwufrag2", "gatewaypasswordnumbertwo");
+    moat_ice_client *forger2 = session_harness_ice_peer("gwufrag2", "wrongpasswordwrongpasswo");
     for (int i = 0; i < 2000; i++) {
         moat_worker_set_now_us(h.worker, now += 50);
-        send_check(&h, i % 2 ? forger2 : forger, i % 4 < 2 ? &own : &h.path, true);
+        session_harness_send_check(&h, i % 2 ? forger2 : forger, i % 4 < 2 ? &own : &h.path, true);
     }
     uint64_t before = h.session->last_consent_us;
-    send_check(&h, restarted, &h.path, true);
+    session_harness_send_check(&h, restarted, &h.path, true);
     g_assert_cmpuint(h.session->last_consent_us, >, before);
     g_assert_cmpstr(h.session->previous_local_ufrag, ==, "");
 
-    g_assert_cmpuint(dropped(&h, MOAT_DROP_STUN_RATE), ==, 0);
-    g_assert_cmpuint(dropped(&h, MOAT_DROP_STUN_AUTH) - auth_before, ==, (uint64_t)flood + 2000);
+    g_assert_cmpuint(session_harness_dropped(&h, MOAT_DROP_STUN_RATE), ==, 0);
+    g_assert_cmpuint(session_harness_dropped(&h, MOAT_DROP_STUN_AUTH) - auth_before, ==,
+                     (uint64_t)flood + 2000);
     g_assert_true(memcmp(&h.session->selected.remote, &h.path.remote, sizeof h.path.remote) == 0);
     session_harness_flush(&h);
     session_harness_drain_peer(&h, NULL);
@@ -238,9 +210,9 @@ static void test_truncated_datagram_dropped(void)
     moat_receive_batch batch;
     moat_receive_batch_init(&batch);
     moat_worker_receive(h.worker, fd, &batch);
-    g_assert_cmpuint(dropped(&h, MOAT_DROP_TRUNCATED), ==, 1);
+    g_assert_cmpuint(session_harness_dropped(&h, MOAT_DROP_TRUNCATED), ==, 1);
     /* The short one is what it is: SRTP from a tuple nobody checked. */
-    g_assert_cmpuint(dropped(&h, MOAT_DROP_UNKNOWN_TUPLE), ==, 1);
+    g_assert_cmpuint(session_harness_dropped(&h, MOAT_DROP_UNKNOWN_TUPLE), ==, 1);
     moat_receive_batch_clear(&batch);
     close(sender);
     close(fd);
@@ -277,8 +249,8 @@ static void flooded_session(session_harness *h, moat_detector_mode mode)
     moat_worker_set_now_us(h->worker, 1000000);
     session_harness_create(h, NULL);
     session_harness_key(h);
-    moat_ice_client *peer = peer_client(GW_UFRAG, GW_PWD);
-    send_check(h, peer, &h->path, true);
+    moat_ice_client *peer = session_harness_ice_peer(GW_UFRAG, GW_PWD);
+    session_harness_send_check(h, peer, &h->path, true);
     g_assert_true(h->session->has_selected);
     moat_ice_client_free(peer);
 }
@@ -296,7 +268,9 @@ static void test_one_session_flooded_switches_no_worker_on(void)
     for (uint16_t i = 0; i < 4000; i++)
         dispatch_srtp(&h, (uint16_t)(i + 1), now += 50, true);
     g_assert_true(moat_session_own_enforcing(h.session));
-    g_assert_cmpuint(dropped(&h, MOAT_DROP_AUTH) + dropped(&h, MOAT_DROP_BUDGET), >=, 3900);
+    g_assert_cmpuint(session_harness_dropped(&h, MOAT_DROP_AUTH) +
+                         session_harness_dropped(&h, MOAT_DROP_BUDGET),
+                     >=, 3900);
     g_assert_false(moat_worker_enforcing(h.worker));
     g_assert_cmpuint(worker_switches(&h), ==, 0);
     session_harness_clear(&h);
