@@ -128,6 +128,7 @@ static void prefilter_settings_from_config(moat_gateway *gateway)
      * those of ten transports. */
     settings->worker_failures_per_s = 10u * settings->auth_failures_per_s;
     settings->worker_min_excess_pps = 5000;
+    settings->session_media_bytes_per_s = (uint64_t)config->session_media_kbps * 1000u / 8u;
 }
 
 /* [prefilter] kernel: every worker socket gets the eBPF filter, or (auto)

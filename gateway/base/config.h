@@ -75,6 +75,7 @@ typedef struct {
     int budget_min_pps;
     double legacy_budget_factor;
     /* [limits] data channels (core/data_limits.h) */
+    int session_media_kbps;
     int datachannel_session_bytes;
     int datachannel_total_mib;
     /* [datachannel] */

@@ -145,6 +145,10 @@ const option_spec moat_config_options[] = {
      FIELD(legacy_budget_factor), "2.0", 0, 1000,
      "peers without SRTP+, worker overloaded: a flooded stream keeps at least this multiple of its "
      "learned rate, admitted with one chance for every packet"},
+    {"limits", "session_media_kbps", "session-media-kbps", OPTION_INT, FIELD(session_media_kbps),
+     "50000", 0, 10000000,
+     "authenticated RTP one session may send in, kbit/s with a second's burst (0 = no cap); more "
+     "is dropped as rate_limit before any room sees it"},
     {"limits", "datachannel_session_bytes", "datachannel-session-bytes", OPTION_INT,
      FIELD(datachannel_session_bytes), "16777216", 4194304, 1073741824,
      "data-channel memory of one session (SCTP buffers and queued messages); more is refused"},

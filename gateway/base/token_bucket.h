@@ -36,4 +36,21 @@ static inline bool moat_token_bucket_take(moat_token_bucket *b, uint64_t now_us)
     return true;
 }
 
+/* Takes `n` tokens (bytes, say) if at least one is there: the balance may go
+ * below zero by one packet's worth, so a packet larger than the burst still
+ * passes once the bucket is full, and the average stays `rate`. */
+static inline bool moat_token_bucket_take_n(moat_token_bucket *b, double n, uint64_t now_us)
+{
+    if (now_us > b->refilled_us) {
+        b->tokens += b->rate * (double)(now_us - b->refilled_us) / 1e6;
+        if (b->tokens > b->burst)
+            b->tokens = b->burst;
+        b->refilled_us = now_us;
+    }
+    if (b->tokens <= 0.0)
+        return false;
+    b->tokens -= n;
+    return true;
+}
+
 #endif

@@ -22,6 +22,10 @@ typedef struct {
     /* The worker socket's detector: floods spread over many 5-tuples. */
     uint32_t worker_failures_per_s;
     uint32_t worker_min_excess_pps;
+    /* Authenticated RTP one session (not a cascade leg) may deliver, bytes
+     * a second with one second's burst; beyond it packets drop as
+     * rate_limit before any plugin sees them. 0: no cap. */
+    uint64_t session_media_bytes_per_s;
 } moat_prefilter_settings;
 
 #endif

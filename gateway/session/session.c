@@ -194,6 +194,9 @@ void moat_session_start(moat_session *session)
     moat_token_bucket_init(&session->stun_known, STUN_KNOWN_RATE, STUN_KNOWN_BURST,
                            session->created_us);
     moat_token_bucket_init(&session->stun_new, STUN_NEW_RATE, STUN_NEW_BURST, session->created_us);
+    double media_rate =
+        session->prefilter ? (double)session->prefilter->session_media_bytes_per_s : 0;
+    moat_token_bucket_init(&session->media_rate, media_rate, media_rate, session->created_us);
     if (session->plain_fd >= 0) {
         moat_worker_add_session(session->worker, session);
         moat_session_plain_start(session);

@@ -163,6 +163,9 @@ struct moat_session {
      * a move or an ICE restart. */
     moat_token_bucket stun_known;
     moat_token_bucket stun_new;
+    /* [limits] session_media_kbps: authenticated RTP bytes this session may
+     * deliver (session_media.c); rate 0: no cap. Worker thread. */
+    moat_token_bucket media_rate;
 
     /* DTLS and SRTP */
     moat_dtls_context *dtls_context;

@@ -346,6 +346,22 @@ static void send_transport_cc(moat_session *session, uint64_t now_us)
                          (uint64_t)built);
 }
 
+/* [limits] session_media_kbps: one peer's authenticated RTP, in bytes, before
+ * any plugin fans it out. A cascade leg carries many sessions' media and is
+ * not capped. */
+static bool within_media_rate(moat_session *session, size_t length, uint64_t now)
+{
+    if (session->media_rate.rate <= 0 || session->cascade_leg ||
+        moat_token_bucket_take_n(&session->media_rate, (double)length, now))
+        return true;
+    moat_session_drop(session, MOAT_DROP_RATE_LIMIT);
+    moat_session_log_repeating(session, MOAT_LOG_WARN, "session",
+                               "session %s: RTP over the session's %.0f kbit/s "
+                               "([limits] session_media_kbps), dropped",
+                               session->label, session->media_rate.rate * 8 / 1000);
+    return false;
+}
+
 bool moat_session_deliver_rtp(moat_session *session, uint8_t *data, size_t length, size_t capacity,
                               uint64_t now)
 {
@@ -355,6 +371,8 @@ bool moat_session_deliver_rtp(moat_session *session, uint8_t *data, size_t lengt
         moat_session_drop(session, MOAT_DROP_MALFORMED);
         return false;
     }
+    if (!within_media_rate(session, length, now))
+        return false;
     moat_counter_add(&moat_worker_counters_mut(session->worker)->rtp_received, 1);
     moat_counter_add(&session->counters.rtp_received, 1);
     moat_incoming_stream *stream = incoming_stream(session, header.ssrc, header.payload_type);

@@ -12,42 +12,15 @@ moat_relay_dropped_packets_total{reason="pool_empty"}; now one sender has at
 most an eighth of the pool waiting per consumer (engine/relay.h sources),
 the rest of its packets drop as source_full, and room b loses (nearly)
 nothing."""
-import json
-import subprocess
 import time
-import urllib.request
 
-from conftest import ROOT, Gateway
+from conftest import Gateway
+from room_fanout import create_room, fan_out, report_of
 
-FLOOD = ROOT / "build" / "tools" / "moat-flood"
 FLOOD_PPS = 10000
 FLOOD_SUBSCRIBERS = 20
 QUIET_DURATION = 12
 FLOOD_DURATION = 7
-
-
-def create_room(gateway, name):
-    body = json.dumps({"name": name, "max_subscribers": 100, "publisher_worker": 0,
-                       "subscriber_worker": 1}).encode()
-    request = urllib.request.Request(gateway.base + "/api/rooms", data=body, method="POST",
-                                     headers={"Content-Type": "application/json",
-                                              **gateway.auth()})
-    with urllib.request.urlopen(request, timeout=5) as reply:
-        assert reply.status == 201
-
-
-def fan_out(gateway, room, subscribers, duration, *extra):
-    return subprocess.Popen(
-        [str(FLOOD), "--whip", f"{gateway.base}/whip/room/{room}", "--whep",
-         f"{gateway.base}/whep/room/{room}", "--subscribers", str(subscribers), "--duration",
-         str(duration), "--drain", "1", "--json", "--quiet", *extra],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-
-
-def report_of(process):
-    out, err = process.communicate(timeout=40)
-    assert process.returncode == 0, err
-    return json.loads(out)
 
 
 def relay_drops(gateway, reason):
@@ -57,10 +30,13 @@ def relay_drops(gateway, reason):
 def test_a_flooding_publisher_does_not_starve_another_room_on_its_workers():
     gateway = Gateway(workers=2, extra_args=["--whip-rate-per-ip", "0",
                                              "--max-pending-per-source", "0",
+                                             # the relay's own bound, not the
+                                             # publisher's media cap
+                                             "--session-media-kbps", "0",
                                              "--log-level", "warn"])
     try:
-        create_room(gateway, "quiet")
-        create_room(gateway, "flood")
+        create_room(gateway, "quiet", publisher_worker=0, subscriber_worker=1)
+        create_room(gateway, "flood", publisher_worker=0, subscriber_worker=1)
         quiet = fan_out(gateway, "quiet", 2, QUIET_DURATION)
         time.sleep(3)  # room quiet connected and flowing
         flood = fan_out(gateway, "flood", FLOOD_SUBSCRIBERS, FLOOD_DURATION,

@@ -302,3 +302,20 @@ void session_harness_send_check(session_harness *h, moat_ice_client *client, con
     g_assert_cmpuint(length, >, 0);
     moat_worker_dispatch(h->worker, from, request, length);
 }
+
+void session_harness_dispatch_srtp(session_harness *h, uint16_t sequence, size_t payload,
+                                   uint64_t now, bool forged)
+{
+    uint8_t packet[1500] = {0x80, 96};
+    g_assert_cmpuint(payload, <=, 1400);
+    packet[2] = (uint8_t)(sequence >> 8);
+    packet[3] = (uint8_t)sequence;
+    for (int i = 0; i < 4; i++)
+        packet[8 + i] = (uint8_t)(HARNESS_REMOTE_SSRC >> (24 - 8 * i));
+    size_t length = 12 + payload;
+    g_assert_cmpint(moat_srtp_protect_rtp(h->peer_srtp, packet, &length, sizeof packet), ==, 0);
+    if (forged)
+        packet[length - 1] ^= 0xff;
+    moat_worker_set_now_us(h->worker, now);
+    moat_worker_dispatch(h->worker, &h->path, packet, length);
+}

@@ -75,6 +75,11 @@ int session_harness_gateway_send_rtp(session_harness *h, uint16_t sequence, size
  * `capacity`) and returns its length. */
 size_t session_harness_peer_protect_rtcp(session_harness *h, const uint8_t *plain, size_t length,
                                          uint8_t *out, size_t capacity);
+/* An SRTP datagram from the peer's tuple on HARNESS_REMOTE_SSRC with
+ * `payload` bytes (at most 1400) through the worker's receive path at
+ * `now`; `forged` breaks its auth tag. */
+void session_harness_dispatch_srtp(session_harness *h, uint16_t sequence, size_t payload,
+                                   uint64_t now, bool forged);
 /* Ends the session if still there and frees everything. */
 void session_harness_clear(session_harness *h);
 /* The on_ended callback's last reason (session id is per harness). */

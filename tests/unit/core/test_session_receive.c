@@ -219,23 +219,6 @@ static void test_truncated_datagram_dropped(void)
     session_harness_clear(&h);
 }
 
-/* An SRTP datagram from the peer's tuple on the harness's SSRC, through the
- * worker's receive path at `now`; `forged` breaks its auth tag. */
-static void dispatch_srtp(session_harness *h, uint16_t sequence, uint64_t now, bool forged)
-{
-    uint8_t packet[256] = {0x80, 96};
-    packet[2] = (uint8_t)(sequence >> 8);
-    packet[3] = (uint8_t)sequence;
-    for (int i = 0; i < 4; i++)
-        packet[8 + i] = (uint8_t)(HARNESS_REMOTE_SSRC >> (24 - 8 * i));
-    size_t length = 12 + 40;
-    g_assert_cmpint(moat_srtp_protect_rtp(h->peer_srtp, packet, &length, sizeof packet), ==, 0);
-    if (forged)
-        packet[length - 1] ^= 0xff;
-    moat_worker_set_now_us(h->worker, now);
-    moat_worker_dispatch(h->worker, &h->path, packet, length);
-}
-
 static uint64_t worker_switches(session_harness *h)
 {
     return moat_counter_read(&moat_worker_counters(h->worker)->worker_detector_switches_on);
@@ -266,7 +249,7 @@ static void test_one_session_flooded_switches_no_worker_on(void)
     flooded_session(&h, MOAT_DETECTOR_MODE_AUTO);
     uint64_t now = 1000000;
     for (uint16_t i = 0; i < 4000; i++)
-        dispatch_srtp(&h, (uint16_t)(i + 1), now += 50, true);
+        session_harness_dispatch_srtp(&h, (uint16_t)(i + 1), 40, now += 50, true);
     g_assert_true(moat_session_own_enforcing(h.session));
     g_assert_cmpuint(session_harness_dropped(&h, MOAT_DROP_AUTH) +
                          session_harness_dropped(&h, MOAT_DROP_BUDGET),
@@ -285,7 +268,7 @@ static void test_calm_session_flooded_switches_its_worker_on(void)
     flooded_session(&h, MOAT_DETECTOR_MODE_OFF);
     uint64_t now = 1000000;
     for (uint16_t i = 0; i < 4000; i++)
-        dispatch_srtp(&h, (uint16_t)(i + 1), now += 50, false);
+        session_harness_dispatch_srtp(&h, (uint16_t)(i + 1), 40, now += 50, false);
     g_assert_false(moat_session_own_enforcing(h.session));
     g_assert_true(moat_worker_enforcing(h.worker));
     g_assert_cmpuint(worker_switches(&h), ==, 1);
