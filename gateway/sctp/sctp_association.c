@@ -127,6 +127,7 @@ void moat_sctp_association_receive(moat_sctp_association *a, const uint8_t *pack
     if (moat_sctp_pmtu_incoming(a, &packet, &length))
         return;
     moat_sctp_mailbox_claim(&a->mailbox);
+    a->inbound_since_block = true;
     /* usrsctp answers an INIT that reaches a socket which has not connected
      * (and does not listen) with an ABORT; DTLS is up if SCTP arrives, so
      * this is the moment to connect anyway. */
@@ -199,7 +200,7 @@ int moat_sctp_association_send(moat_sctp_association *a, uint16_t stream_id, uin
         int open_rc = moat_sctp_channels_send_open(a, ch);
         if (open_rc != 0) {
             if (open_rc == -EAGAIN)
-                a->send_blocked = true;
+                moat_sctp_association_send_refused(a);
             moat_sctp_association_deliver(a);
             return open_rc;
         }
@@ -222,7 +223,7 @@ int moat_sctp_association_send(moat_sctp_association *a, uint16_t stream_id, uin
         a->counters.messages_sent++;
         a->counters.bytes_sent += empty ? 0 : length;
     } else if (rc == -EAGAIN) {
-        a->send_blocked = true;
+        moat_sctp_association_send_refused(a);
     }
     moat_sctp_association_deliver(a);
     return rc;
@@ -451,13 +452,23 @@ static void maybe_shutdown(moat_sctp_association *a)
     usrsctp_shutdown(a->sock, SHUT_WR);
 }
 
+void moat_sctp_association_send_refused(moat_sctp_association *a)
+{
+    a->send_blocked = true;
+    a->blocked_buffered = moat_sctp_socket_buffered_amount(a->sock);
+    a->inbound_since_block = false;
+}
+
 static void maybe_writable(moat_sctp_association *a)
 {
     if (!a->send_blocked || !a->up)
         return;
     /* Half the buffer free is room for any message we accept to send,
      * unless it is larger than that, and then the caller retries anyway. */
-    if (moat_sctp_socket_buffered_amount(a->sock) > a->window.send / 2)
+    size_t buffered = moat_sctp_socket_buffered_amount(a->sock);
+    if (buffered > a->window.send / 2)
+        return;
+    if (buffered >= a->blocked_buffered && !a->inbound_since_block)
         return;
     a->send_blocked = false;
     if (a->cb.writable != NULL)

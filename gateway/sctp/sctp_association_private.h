@@ -74,7 +74,12 @@ struct moat_sctp_association {
     bool maybe_readable; /* the upcall fired since a read found nothing */
     bool shutdown_requested;
     bool shutdown_sent;
-    bool send_blocked;   /* a send returned -EAGAIN; report writable */
+    bool send_blocked; /* a send returned -EAGAIN; report writable */
+    /* What usrsctp held when the send was refused, and whether a packet came
+     * from the peer since: writable waits for either to show the peer's
+     * progress (moat_sctp_association_send_refused). */
+    size_t blocked_buffered;
+    bool inbound_since_block;
     bool receive_paused; /* the owner applies backpressure: nothing is read */
     bool channel_work;   /* some channel has a DCEP message or reset to retry */
 
@@ -101,6 +106,13 @@ void moat_sctp_association_deliver(moat_sctp_association *a);
 int moat_sctp_association_send_raw(moat_sctp_association *a, uint16_t stream_id, uint32_t ppid,
                                    const uint8_t *data, size_t length, bool unordered,
                                    uint16_t pr_policy, uint32_t pr_value);
+
+/* A send got -EAGAIN: writable is reported once the peer made progress
+ * (less buffered than now, or any packet from it) and half the send buffer
+ * is free. Not at once: usrsctp also refuses at its chunk limit
+ * (sctp_max_chunks_on_queue) with most of the buffer free, and a retry
+ * from the writable callback would be refused again, for ever. */
+void moat_sctp_association_send_refused(moat_sctp_association *a);
 
 /* Reports association_state(false) once, if it has not been reported. */
 void moat_sctp_association_report_down(moat_sctp_association *a);

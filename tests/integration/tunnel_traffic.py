@@ -191,6 +191,24 @@ def flood(src, dst, dport, rate, seconds):
     print(sent, flush=True)
 
 
+def blast(dst, dport, seconds, size):
+    """Datagrams of `size` bytes to dst:dport as fast as the socket takes
+    them for `seconds`; prints how many went."""
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    s.setblocking(False)
+    payload = b"x" * size
+    sent = 0
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        for _ in range(256):
+            try:
+                s.sendto(payload, (dst, dport))
+                sent += 1
+            except BlockingIOError:
+                pass
+    print(sent, flush=True)
+
+
 def inject(device, src, dst, dport, text):
     s = socket.socket(socket.AF_PACKET, socket.SOCK_DGRAM, socket.htons(0x0800))
     s.bind((device, 0x0800))
@@ -222,6 +240,8 @@ if __name__ == "__main__":
         source(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]))
     elif cmd == "flood":
         flood(sys.argv[2], sys.argv[3], int(sys.argv[4]), int(sys.argv[5]), float(sys.argv[6]))
+    elif cmd == "blast":
+        blast(sys.argv[2], int(sys.argv[3]), float(sys.argv[4]), int(sys.argv[5]))
     elif cmd == "inject":
         inject(sys.argv[2], sys.argv[3], sys.argv[4], int(sys.argv[5]), sys.argv[6])
     elif cmd == "receive":

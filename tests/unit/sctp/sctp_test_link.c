@@ -95,6 +95,8 @@ static void on_writable(void *user)
     sctp_test_end *end = user;
     check_thread(end);
     end->writable_events++;
+    if (end->writable_hook)
+        end->writable_hook(end);
 }
 
 static const moat_sctp_callbacks callbacks = {

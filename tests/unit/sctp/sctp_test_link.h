@@ -44,6 +44,9 @@ struct sctp_test_end {
     unsigned pause_after;
     /* When set, every callback asserts it runs on this thread. */
     GThread *owner_thread;
+    /* Optional: runs in the writable callback (after writable_events++), as
+     * an owner flushing its queue would. */
+    void (*writable_hook)(sctp_test_end *end);
     /* Optional: sees every packet this end sends, before the wire. */
     void (*tap)(sctp_test_end *end, const uint8_t *packet, size_t length, void *user);
     void *tap_user;

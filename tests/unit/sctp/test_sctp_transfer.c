@@ -10,6 +10,7 @@
 
 #include "sctp/sctp_association.h"
 #include "sctp/sctp_association_private.h"
+#include "sctp/sctp_tuning.h"
 #include "sctp_test_link.h"
 
 /* The socket option choosing an association's congestion control: usrsctp
@@ -88,6 +89,61 @@ static void test_ordered_random_sizes(void)
     g_assert_cmpuint(link.client.dry_events, >, 0);
     g_test_message("%zu of %u messages were empty; %" G_GUINT64_FORMAT " ticks", empty, COUNT,
                    link.ticks);
+    sctp_test_link_clear(&link);
+}
+
+/* The writable hook of the next test: sends one more tiny message, as a
+ * session flushing its relay queue does, and stops the test if it is called
+ * over and over without the peer acknowledging anything. */
+static uint16_t tiny_stream;
+static unsigned tiny_resent;
+
+static void resend_tiny(sctp_test_end *end)
+{
+    static const uint8_t tiny[8] = {1, 2, 3, 4, 5, 6, 7, 8};
+    if (end->writable_events > 10000)
+        g_error("writable reported %u times: the association spins", end->writable_events);
+    if (moat_sctp_association_send(end->assoc, tiny_stream, MOAT_SCTP_PPID_BINARY, tiny,
+                                   sizeof tiny) == 0)
+        tiny_resent++;
+}
+
+/* usrsctp refuses a send with EAGAIN when its chunk limit is reached
+ * (sctp_max_chunks_on_queue, chunks sent and not yet acknowledged), which
+ * tiny messages reach long before the byte buffer is half full. A send
+ * refused there used to report writable at once (half the bytes free), the
+ * owner's retry was refused again, and the association looped inside its
+ * own delivery for ever: the worker never read its socket again, so the
+ * SACK that would free the queue never came. Now writable waits for the
+ * peer's progress: the refused send returns, and what was refused goes once
+ * SACKs come. The limit is lowered here so that the initial congestion
+ * window's tiny chunks reach it. */
+static void test_chunk_limit_refusal_does_not_spin(void)
+{
+    sctp_test_link link;
+    sctp_test_link_init(&link, 0);
+    sctp_test_link_connect(&link);
+    tiny_stream = sctp_test_link_open(&link, &link.client, "tiny", "", true, -1, -1);
+    tiny_resent = 0;
+    link.client.writable_hook = resend_tiny;
+    usrsctp_sysctl_set_sctp_max_chunks_on_queue(64);
+    static const uint8_t tiny[8] = {0};
+    int rc = 0;
+    unsigned queued = 0;
+    while ((rc = moat_sctp_association_send(link.client.assoc, tiny_stream, MOAT_SCTP_PPID_BINARY,
+                                            tiny, sizeof tiny)) == 0)
+        queued++;
+    g_assert_cmpint(rc, ==, -EAGAIN);
+    /* The chunk limit, not the bytes, refused it. */
+    g_assert_cmpuint(moat_sctp_association_buffered_amount(link.client.assoc), <,
+                     MOAT_SCTP_SOCKET_BUFFER_SIZE / 4);
+    unsigned writable_before = link.client.writable_events;
+    g_assert_cmpuint(writable_before, <=, 1);
+    link.client.writable_hook = NULL;
+    sctp_test_link_pump(&link, 200);
+    usrsctp_sysctl_set_sctp_max_chunks_on_queue(MOAT_SCTP_MAX_CHUNKS_ON_QUEUE);
+    g_assert_cmpuint(link.client.writable_events, >, writable_before);
+    g_assert_cmpuint(link.server.messages->len, ==, queued + tiny_resent);
     sctp_test_link_clear(&link);
 }
 
@@ -401,6 +457,8 @@ int main(int argc, char **argv)
     g_test_init(&argc, &argv, NULL);
     g_test_add_func("/sctp/transfer/ordered-random-sizes", test_ordered_random_sizes);
     g_test_add_func("/sctp/transfer/buffer-full-then-writable", test_buffer_full_then_writable);
+    g_test_add_func("/sctp/transfer/chunk-limit-refusal-does-not-spin",
+                    test_chunk_limit_refusal_does_not_spin);
     g_test_add_func("/sctp/transfer/unordered-lossy", test_unordered_lossy);
     g_test_add_func("/sctp/transfer/unordered-lossy-rfc2581", test_unordered_lossy_rfc2581);
     g_test_add_func("/sctp/transfer/lifetime-expires", test_lifetime_expires);
