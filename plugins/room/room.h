@@ -182,6 +182,9 @@ typedef struct room_peer {
     /* Packets dropped because their simulcast layer had moved to a new SSRC
      * less than a second before (room_simulcast.c); its worker writes. */
     atomic_uint_fast64_t ssrc_changes_refused;
+    /* Packets of a plain (not simulcast) stream on an SSRC other than its
+     * first: one stream per kind, the others are not relayed. */
+    atomic_uint_fast64_t ssrc_extra;
     /* RFC 6464 audio level, smoothed: -dBov x 256 (0 loudest, 127 x 256
      * silence), and when it was last updated (µs, gateway clock). */
     uint32_t level_smoothed;

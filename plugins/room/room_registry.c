@@ -283,6 +283,8 @@ static json_t *describe(room *r, bool full)
                             json_integer((json_int_t)atomic_load(&p->ssrc_refused)));
         json_object_set_new(pub, "ssrc_changes_refused",
                             json_integer((json_int_t)atomic_load(&p->ssrc_changes_refused)));
+        json_object_set_new(pub, "ssrc_extra",
+                            json_integer((json_int_t)atomic_load(&p->ssrc_extra)));
         if (atomic_load(&p->level_us))
             json_object_set_new(pub, "audio_level_dbov",
                                 json_real(-(double)atomic_load(&p->level) / 256.0));

@@ -79,3 +79,25 @@ def test_a_second_publisher_cannot_send_the_first_ones_ssrcs(gateway):
             await close(peer)
 
     asyncio.run(run())
+
+
+def test_a_plain_streams_second_ssrc_is_counted_not_relayed(gateway):
+    """A plain (not simulcast) video stream that goes on under a second SSRC:
+    the room keeps relaying its first only, and counts the others
+    (`ssrc_extra`) instead of dropping them unseen."""
+    async def run():
+        publisher = await publish(gateway.base, "ssrc-extra", 440.0)
+        await asyncio.sleep(1.5)  # the first SSRC is claimed
+        _, room = api(gateway, "GET", "/api/rooms/ssrc-extra")
+        before = room["publishers"][0]
+        assert before["ssrc_extra"] == 0, before
+        video = next(s for s in publisher["pc"].getSenders() if s.track.kind == "video")
+        video._ssrc ^= 0x5A5A5A5A
+        await asyncio.sleep(2.0)
+        _, room = api(gateway, "GET", "/api/rooms/ssrc-extra")
+        after = room["publishers"][0]
+        assert after["ssrc_extra"] > 20, after
+        assert after["ssrc_refused"] == 0, after
+        await close(publisher)
+
+    asyncio.run(run())
