@@ -262,3 +262,19 @@ def test_no_session_is_opened_after_the_setup_timeout(ns):
     assert elapsed < 5, (elapsed, text(r))
     methods = [line.split()[1] for line in server.requests()]
     assert methods == ["POST"] * 2, methods
+
+
+def test_fan_out_posts_end_within_the_setup_timeout(ns):
+    """Fan-out mode (--subscribers): every POST refused 429 with
+    Retry-After: 5, --setup-timeout 2. The publisher's POST is not retried
+    past its setup timeout, so the run ends at once with "setup timeout";
+    before, it waited out Retry-After for up to 30 s."""
+    name, servers = ns
+    server = Server(name, "busy")
+    servers.append(server)
+    r, elapsed = run_bounded(name, "flood", server.url("/whip/x"), "--whep",
+                             server.url("/whep/x"), "--subscribers", "3", "--setup-timeout", "2",
+                             timeout=40)
+    assert r.returncode == 1, text(r)
+    assert "setup timeout" in text(r), text(r)
+    assert elapsed < 5, (elapsed, text(r))

@@ -114,6 +114,7 @@ static void print_help(void)
            "                       (default 15); no WHIP POST (nor a Retry-After wait) runs\n"
            "                       past S s from the setup's start, and sessions not yet\n"
            "                       POSTed then fail as \"setup timeout: not opened\"\n"
+           "                       (fan-out: each peer's POST within S s of its own start)\n"
            "  With an echoing endpoint (Moat's /whip/echo) every session measures loss,\n"
            "  jitter and round-trip time from the packets that come back.\n"
            "\n"

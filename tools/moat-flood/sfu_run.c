@@ -181,6 +181,7 @@ static int open_all(sfu_state *st, char *error, size_t error_size)
     sfu_result *r = st->r;
     uint64_t started = flood_now_us();
     r->publisher.sfu = sfu_peer_new(SFU_ROLE_PUBLISHER);
+    st->publisher_env.setup_deadline_us = started + (uint64_t)(st->o->setup_timeout_s * 1e6);
     if (flood_session_open(&r->publisher, 0, &st->publisher_env, started) == 0) {
         watch(st, 0);
         settle(st);
@@ -192,10 +193,15 @@ static int open_all(sfu_state *st, char *error, size_t error_size)
     for (size_t i = 0; i < r->n_subscribers && !*st->stop; i++) {
         flood_session *s = &r->subscribers[i];
         s->sfu = sfu_peer_new(SFU_ROLE_SUBSCRIBER);
+        /* Each subscriber's POST, with its Retry-After waits, ends within
+         * its own setup timeout (the fan-out's setup as a whole may take
+         * longer: a gateway paces many subscribers from one source). */
+        uint64_t now = flood_now_us();
+        st->subscriber_env.setup_deadline_us = now + (uint64_t)(st->o->setup_timeout_s * 1e6);
         if (st->use_janus)
             open_janus_subscriber(st, s, (unsigned)i + 1);
         else
-            flood_session_open(s, (unsigned)i + 1, &st->subscriber_env, flood_now_us());
+            flood_session_open(s, (unsigned)i + 1, &st->subscriber_env, now);
         st->n_open = i + 1;
         watch(st, i + 1);
         /* Sessions already open go on with ICE and DTLS meanwhile. */
