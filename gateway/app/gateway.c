@@ -235,6 +235,7 @@ static int start_calls(moat_gateway *gateway, char *error, size_t error_size)
         .max_load = gateway->config.ng_max_load,
         .media_timeout_s = gateway->config.call_media_timeout_s,
         .silent_timeout_s = gateway->config.call_silent_timeout_s,
+        .max_transcoders = gateway->config.call_max_transcoders,
         .webrtc = {gateway, &moat_session_gateway_calls},
         .allow_loopback_destinations = gateway->config.call_allow_loopback_destinations,
         .denied_networks = gateway->config.call_denied_networks,

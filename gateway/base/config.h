@@ -111,6 +111,7 @@ typedef struct {
     char *call_denied_networks;            /* comma-separated CIDRs legs never send to */
     int call_media_timeout_s;  /* a call whose legs receive nothing this long ends; 0: never */
     int call_silent_timeout_s; /* the same for calls not answered yet or held */
+    int call_max_transcoders;  /* transcoding pipelines at once; 0: no transcoding */
     /* [cluster] (gateway/cluster/); cluster_redis empty: a single node */
     char *cluster_redis;    /* HOST:PORT or a unix socket path */
     char *cluster_password; /* Redis AUTH */

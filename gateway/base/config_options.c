@@ -239,6 +239,11 @@ const option_spec moat_config_options[] = {
      "the same for a call whose parties may rightly be silent: not answered yet, or an m-line "
      "held (c=0.0.0.0), sendonly, recvonly or inactive (rtpengine's silent-timeout and "
      "offer-timeout); 0 = never"},
+    {"call", "max_transcoders", "call-max-transcoders", OPTION_INT, FIELD(call_max_transcoders),
+     "64", 0, 4096,
+     "transcoding pipelines at once (two per transcoded m-line, about two threads each); an "
+     "answer that would start more relays that m-line as is, with a warning, counted in "
+     "moat_call_transcode_refused_total{reason=\"limit\"}; 0 = no transcoding"},
     {"cluster", "redis", "cluster-redis", OPTION_STRING, FIELD(cluster_redis), "", 0, 0,
      "Redis of the cluster: HOST:PORT or a unix socket path; empty = no cluster (one node)"},
     {"cluster", "password", "cluster-password", OPTION_STRING, FIELD(cluster_password), "", 0, 0,

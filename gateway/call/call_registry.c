@@ -103,6 +103,7 @@ moat_call_registry *moat_call_registry_new(const moat_call_settings *settings, c
     registry->delete_delay_s = settings->delete_delay_s;
     registry->max_calls = settings->max_calls;
     registry->max_load = settings->max_load;
+    registry->max_transcoders = settings->max_transcoders;
     moat_call_load_init(&registry->load, settings->workers, settings->n_workers);
     registry->webrtc = settings->webrtc;
     registry->learning = settings->learning;
@@ -403,6 +404,7 @@ void moat_call_offer_run(moat_call_registry *registry, const moat_ng_request *re
                               : g_strndup(request->sdp, request->sdp_length);
     call->has_sdp[side] = true;
     call->offer_side = side;
+    call->transcode_offered |= request->codec_transcode.count > 0; /* for the call's life */
     note_tag(call, side, request->from_tag);
     moat_call_timeout_note_signal(call);
     moat_call_restore_note(call, request);
@@ -412,6 +414,25 @@ void moat_call_answer_mux(const moat_call_sdp *answer, const bool *offered, bool
 {
     for (size_t i = 0; i < MOAT_CALL_SDP_MAX_MEDIA; i++)
         out[i] = i < answer->n_media && answer->media[i].rtcp_mux && offered[i];
+}
+
+/* Transcoders where the proxy asked for them (an offer of the call carried
+ * codec-transcode) or Moat's own WebRTC session fixed a party's codec (it
+ * answered the party's offer with its first codec, or runs on through a
+ * re-INVITE it cannot renegotiate), and the answer's codec differs, within
+ * [call] max_transcoders; every other m-line relays as is. */
+static void transcode_answer(moat_call *call, const moat_ng_request *request,
+                             const moat_call_sdp *sdp, int offerer, moat_call_reply *reply)
+{
+    moat_call_registry *registry = call->registry;
+    moat_call_transcode_limits limits = {
+        .allowed = call->transcode_offered || call->webrtc[0] || call->webrtc[1],
+        .max_pipelines = registry->max_transcoders > 0 ? (unsigned)registry->max_transcoders : 0,
+        .transcoded = call->transcoded,
+        .refused = registry->transcode_refused,
+    };
+    moat_call_transcode_answer(call->offer_text, request, call->streams, sdp->n_media, offerer,
+                               &limits, &reply->sdp, reply->warning, sizeof reply->warning);
 }
 
 void moat_call_answer(moat_call_registry *registry, const moat_ng_request *request,
@@ -452,8 +473,7 @@ void moat_call_answer(moat_call_registry *registry, const moat_ng_request *reque
                               sizeof reply->error) != 0 ||
         !rewrite_for(call, offerer, &plain, &sdp, mux, &sdes, reply))
         return;
-    moat_call_transcode_answer(call->offer_text, request, call->streams, sdp.n_media, offerer,
-                               &reply->sdp, reply->warning, sizeof reply->warning);
+    transcode_answer(call, request, &sdp, offerer, reply);
     if (call->webrtc[offerer]) {
         /* The WebRTC party gets its session's answer, whatever the phone's
          * transport: the streams transcode or relay between them. */

@@ -38,6 +38,9 @@ typedef struct {
     int max_load;             /* [ng] max_load: workers' CPU percent (call_load.h); 0: none */
     /* [call] media_timeout_s, silent_timeout_s (moat_call_registry_sweep); 0: off */
     int media_timeout_s, silent_timeout_s;
+    /* [call] max_transcoders: transcoding pipelines at once (two per
+     * transcoded m-line; call_transcode_plan.h); 0: no transcoding */
+    int max_transcoders;
     moat_call_webrtc_env webrtc; /* gateway NULL: WebRTC parties are refused */
     /* [call] (call_learning.h, call_address.h) */
     moat_call_learning learning;

@@ -110,5 +110,13 @@ void moat_call_registry_metrics(moat_call_registry *registry, GString *out)
             moat_call_drop_reason_name(r),
             sum_counter(registry,
                         offsetof(moat_call_worker_counters, dropped) + sizeof(uint64_t) * r));
+    g_string_append(out, "# HELP moat_call_transcode_refused_total M-lines an answer would "
+                         "have transcoded, relayed as is instead (with a warning), by reason "
+                         "(limit: [call] max_transcoders)\n"
+                         "# TYPE moat_call_transcode_refused_total counter\n");
+    for (int r = 0; r < MOAT_CALL_TRANSCODE_REFUSALS; r++)
+        g_string_append_printf(
+            out, "moat_call_transcode_refused_total{reason=\"%s\"} %" G_GUINT64_FORMAT "\n",
+            moat_call_transcode_refusal_name(r), registry->transcode_refused[r]);
     moat_transcode_metrics(out);
 }

@@ -7,6 +7,7 @@
 #include "call/call_journal.h"
 #include "call/call_load.h"
 #include "call/call_sdes.h"
+#include "call/call_transcode_plan.h"
 #include "call/call_webrtc_offer.h"
 
 #include "base/log.h"
@@ -45,6 +46,9 @@ struct moat_call_registry {
     moat_log_limiter timeout_log;
     uint64_t refused_load_limit;
     uint64_t refused_worker_load; /* of those: over max_load */
+    /* Transcoding at answers (call_transcode_plan.h) */
+    int max_transcoders; /* [call] max_transcoders: pipelines at once; 0: none */
+    uint64_t transcode_refused[MOAT_CALL_TRANSCODE_REFUSALS];
 };
 
 typedef struct {
@@ -62,7 +66,9 @@ typedef struct {
     /* the last offer as received (a WebRTC offerer: Moat's answer to it),
      * whose codecs decide transcoding */
     char *offer_text;
-    moat_call_webrtc *webrtc[2]; /* a WebRTC party's session, else NULL */
+    bool transcode_offered;                   /* an offer of the call carried codec-transcode */
+    bool transcoded[MOAT_CALL_SDP_MAX_MEDIA]; /* the stream has a transcoder pair */
+    moat_call_webrtc *webrtc[2];              /* a WebRTC party's session, else NULL */
     /* Moat's offer to a WebRTC party, until its answer (call_webrtc_offer.h) */
     moat_call_webrtc_offered *offered[2];
     guint delete_timer;

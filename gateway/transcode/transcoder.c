@@ -10,6 +10,7 @@
 #include "rtp/rtp_packet.h"
 #include "transcode/transcode_meter.h"
 #include "transcode/transcode_pipeline.h"
+#include "transcode/transcode_task_pool.h"
 #include "transcode/transcode_timeline.h"
 
 #include <gst/app/gstappsink.h>
@@ -63,6 +64,7 @@ struct moat_transcoder {
     uint16_t next_sequence;
     /* Control thread (new/free). */
     GstElement *pipeline, *src, *sink;
+    GstTaskPool *task_pool; /* the appsrc task's thread, made up front */
 };
 
 /* Live transcoders and what freed ones counted, for /metrics. Touched by
@@ -285,6 +287,14 @@ static void add_stats(moat_transcoder_stats *sum, const moat_transcoder_stats *s
     sum->dropped_dtmf += stats->dropped_dtmf;
 }
 
+unsigned moat_transcoder_live(void)
+{
+    g_mutex_lock(&totals_lock);
+    unsigned live = g_list_length(live_transcoders);
+    g_mutex_unlock(&totals_lock);
+    return live;
+}
+
 void moat_transcoder_totals(moat_transcoder_stats *totals, unsigned *live)
 {
     g_mutex_lock(&totals_lock);
@@ -349,17 +359,60 @@ static moat_transcoder *transcoder_alloc(const moat_transcoder_codec *input,
 
 static void transcoder_release(moat_transcoder *transcoder)
 {
+    if (transcoder->pipeline) {
+        GstBus *bus = gst_element_get_bus(transcoder->pipeline);
+        gst_bus_set_sync_handler(bus, NULL, NULL, NULL);
+        gst_object_unref(bus);
+    }
     if (transcoder->src)
         gst_object_unref(transcoder->src);
     if (transcoder->sink)
         gst_object_unref(transcoder->sink);
     if (transcoder->pipeline)
         gst_object_unref(transcoder->pipeline);
+    if (transcoder->task_pool)
+        gst_object_unref(transcoder->task_pool); /* after the pipeline: joins its thread */
     moat_record_ring_free(transcoder->ring);
     if (transcoder->wake_fd >= 0)
         close(transcoder->wake_fd);
     g_mutex_clear(&transcoder->output_lock);
     g_free(transcoder);
+}
+
+/* Bus sync handler (the thread that posts): the appsrc task, when the
+ * pipeline creates it, goes onto the transcoder's own pool. */
+static GstBusSyncReply on_bus_sync(GstBus *bus, GstMessage *message, gpointer data)
+{
+    (void)bus;
+    moat_transcoder *transcoder = data;
+    moat_transcode_task_pool_adopt(transcoder->task_pool, message, transcoder->src);
+    return GST_BUS_PASS;
+}
+
+/* The streaming thread, before the pipeline starts (transcode_task_pool.h:
+ * GStreamer hangs when it cannot make one itself). */
+static bool make_streaming_thread(moat_transcoder *transcoder, char *error, size_t error_size)
+{
+    transcoder->task_pool = moat_transcode_task_pool_new(error, error_size);
+    if (!transcoder->task_pool)
+        return false;
+    GstBus *bus = gst_element_get_bus(transcoder->pipeline);
+    gst_bus_set_sync_handler(bus, on_bus_sync, transcoder, NULL);
+    gst_object_unref(bus);
+    return true;
+}
+
+/* The feeding thread; false with a message when none can be made (the
+ * process or its user is at its thread limit: g_thread_new would abort). */
+static bool start_feeder(moat_transcoder *transcoder, char *error, size_t error_size)
+{
+    GError *thread_error = NULL;
+    transcoder->feeder = g_thread_try_new("moat-transcode", feeder_main, transcoder, &thread_error);
+    if (transcoder->feeder)
+        return true;
+    snprintf(error, error_size, "transcoder: no thread: %s", thread_error->message);
+    g_error_free(thread_error);
+    return false;
 }
 
 moat_transcoder *moat_transcoder_new(const moat_transcoder_codec *input,
@@ -388,7 +441,7 @@ moat_transcoder *moat_transcoder_new(const moat_transcoder_codec *input,
     };
     transcoder->pipeline =
         moat_transcode_pipeline_new(&spec, &transcoder->src, &transcoder->sink, error, error_size);
-    if (!transcoder->pipeline) {
+    if (!transcoder->pipeline || !make_streaming_thread(transcoder, error, error_size)) {
         transcoder_release(transcoder);
         return NULL;
     }
@@ -401,7 +454,11 @@ moat_transcoder *moat_transcoder_new(const moat_transcoder_codec *input,
         transcoder_release(transcoder);
         return NULL;
     }
-    transcoder->feeder = g_thread_new("moat-transcode", feeder_main, transcoder);
+    if (!start_feeder(transcoder, error, error_size)) {
+        gst_element_set_state(transcoder->pipeline, GST_STATE_NULL);
+        transcoder_release(transcoder);
+        return NULL;
+    }
     g_mutex_lock(&totals_lock);
     live_transcoders = g_list_prepend(live_transcoders, transcoder);
     g_mutex_unlock(&totals_lock);

@@ -58,7 +58,8 @@ typedef struct {
  * encode (the GStreamer elements are present). */
 bool moat_transcoder_supports(const char *name);
 
-/* NULL with a message if a codec is unsupported or the pipeline fails. */
+/* NULL with a message if a codec is unsupported, the pipeline fails or
+ * no thread can be made for it (never an abort). */
 moat_transcoder *moat_transcoder_new(const moat_transcoder_codec *input,
                                      const moat_transcoder_codec *output, uint32_t output_ssrc,
                                      moat_transcoder_output_fn output_fn, void *context,
@@ -76,5 +77,7 @@ void moat_transcoder_free(moat_transcoder *transcoder);
 /* Control thread: the sum over every transcoder this process ran (live and
  * freed; `failed` is set when any live one failed) and how many are live. */
 void moat_transcoder_totals(moat_transcoder_stats *totals, unsigned *live);
+/* How many transcoders are live now (made and not yet freed). */
+unsigned moat_transcoder_live(void);
 
 #endif

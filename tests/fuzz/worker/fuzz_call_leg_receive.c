@@ -189,6 +189,7 @@ static void setup(void)
     moat_call_settings settings = {workers,       1,           "127.0.0.1", port_min,
                                    port_min + 99, "127.0.0.1", 30};
     settings.allow_loopback_destinations = true; /* the phones are sockets on this host */
+    settings.max_transcoders = 64;               /* the gateway's default */
     registry = moat_call_registry_new(&settings, error, sizeof error);
     if (!registry)
         abort();

@@ -28,6 +28,7 @@ void call_fixture_setup_timeouts(call_fixture *f, int port_min, int port_max, in
     settings.allow_loopback_destinations = true; /* the phones are loopback sockets */
     settings.media_timeout_s = media_timeout_s;
     settings.silent_timeout_s = silent_timeout_s;
+    settings.max_transcoders = 64; /* the gateway's default (0: none) */
     f->registry = moat_call_registry_new(&settings, error, sizeof error);
     g_assert_nonnull(f->registry);
 }

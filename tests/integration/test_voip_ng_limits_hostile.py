@@ -1,0 +1,204 @@
+"""What one ng command may make Moat hold, on the ASan/UBSan gateway in
+`make test` (the file name says hostile): the SIP proxy passes on SDPs any
+SIP party writes, so a party's answer or offer must not be able to start
+threads without bound or leave state nobody was told about.
+
+  * Transcoders: only an offer that carried codec-transcode gets them at
+    its answer (before, any answer naming a codec its offer lacked started
+    a pipeline per direction and m-line: 60 answers of 8 m-lines ran 960
+    pipelines on 1925 threads); [call] max_transcoders caps the pipelines
+    (beyond it: that m-line relayed as is, with a warning, counted); a
+    transcoder whose thread cannot be made is a warning too, never an
+    abort of the gateway (before: GLib-ERROR, core dump)."""
+import os
+import re
+import shutil
+import socket
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import MOAT, Gateway, free_port
+from ng_client import NgClient
+
+REFUSED = 'moat_call_transcode_refused_total{reason="%s"}'
+
+
+def sdp(port, codecs, lines=1):
+    """A phone's SDP: `lines` audio m-lines (ports port, port+2, ...), each
+    with `codecs` [(payload type, rtpmap)]."""
+    text = "v=0\r\no=- 1 1 IN IP4 127.0.0.1\r\ns=-\r\nc=IN IP4 127.0.0.1\r\nt=0 0\r\n"
+    for i in range(lines):
+        text += f"m=audio {port + 2 * i} RTP/AVP {' '.join(str(pt) for pt, _ in codecs)}\r\n"
+        text += "".join(f"a=rtpmap:{pt} {name}\r\n" for pt, name in codecs)
+    return text
+
+
+PCMU = [(0, "PCMU/8000")]
+PCMA = [(8, "PCMA/8000")]
+OPUS = [(111, "opus/48000/2")]
+
+
+def gateway(ports=200, extra_args=(), binary=None):
+    """Moat relaying calls on `ports` loopback media ports."""
+    low = free_port(socket.SOCK_DGRAM, ports + 2)
+    low += low & 1
+    return Gateway(binary=binary,
+                   extra_args=["--media-port-min", str(low), "--media-port-max",
+                               str(low + ports), "--announced-address", "127.0.0.1",
+                               "--call-allow-loopback-destinations", *extra_args])
+
+
+def stop(gw, client):
+    client.close()
+    code = gw.stop()
+    assert code == 0, f"moat exited with {code}; log in {gw.log_path}"
+
+
+def wait_metric(gw, name, want, seconds=10.0):
+    deadline = time.monotonic() + seconds
+    while gw.metric(name) != want and time.monotonic() < deadline:
+        time.sleep(0.1)
+    return gw.metric(name)
+
+
+def call(client, call_id, offer_codecs, answer_codecs, lines=1, transcode=None):
+    """Offer and answer; the answer's reply."""
+    extra = {"codec": {"transcode": transcode}} if transcode else {}
+    offer = client.command("offer", call_id=call_id, from_tag="a",
+                           sdp=sdp(20000, offer_codecs, lines), **extra)
+    assert offer["result"] == "ok", offer
+    return client.command("answer", call_id=call_id, from_tag="a", to_tag="b",
+                          sdp=sdp(22000, answer_codecs, lines))
+
+
+def test_an_answer_without_codec_transcode_starts_no_transcoder():
+    """A PCMU offer without codec-transcode answered with PCMA on 8
+    m-lines is relayed as is: no pipeline, the answer's own codec goes back
+    to the offerer. The same call re-offered with codec-transcode PCMA
+    transcodes; the proxy asked for it, so a later re-INVITE whose offer
+    does not repeat the flag keeps transcoding."""
+    gw = gateway()
+    client = NgClient(gw.ng_port, timeout=30.0)
+    try:
+        answer = call(client, "plain", PCMU, PCMA, lines=8)
+        assert answer["result"] == "ok" and "warning" not in answer, answer
+        assert len(re.findall(r"^m=audio \d+ RTP/AVP 8\r$", answer["sdp"], re.M)) == 8, answer
+        assert gw.metric("moat_transcoders") == 0
+        assert gw.metric(REFUSED % "limit") == 0
+
+        answer = call(client, "plain", PCMU, PCMA, lines=8, transcode=["PCMA"])
+        assert answer["result"] == "ok" and "warning" not in answer, answer
+        assert len(re.findall(r"^m=audio \d+ RTP/AVP 0\r$", answer["sdp"], re.M)) == 8, answer
+        assert gw.metric("moat_transcoders") == 16
+
+        answer = call(client, "plain", PCMU, PCMA, lines=8)
+        assert answer["result"] == "ok" and "warning" not in answer, answer
+        assert len(re.findall(r"^m=audio \d+ RTP/AVP 0\r$", answer["sdp"], re.M)) == 8, answer
+        assert wait_metric(gw, "moat_transcoders", 16) == 16
+    finally:
+        stop(gw, client)
+
+
+def test_transcoders_are_capped():
+    """[call] max_transcoders 6: a call of two transcoded m-lines runs 4
+    pipelines; a second one gets its first m-line transcoded and its second
+    relayed as is, with a warning, counted as `limit`. A re-answer at the
+    limit keeps its transcoding (its own pair makes room). Once the first
+    call is deleted, a new call transcodes again."""
+    gw = gateway(extra_args=["--call-max-transcoders", "6"])
+    client = NgClient(gw.ng_port, timeout=30.0)
+    try:
+        first = call(client, "t1", PCMU, OPUS, lines=2, transcode=["opus"])
+        assert first["result"] == "ok" and "warning" not in first, first
+        assert gw.metric("moat_transcoders") == 4
+        second = call(client, "t2", PCMU, OPUS, lines=2, transcode=["opus"])
+        assert second["result"] == "ok", second
+        assert "max_transcoders" in second.get("warning", ""), second
+        lines = re.findall(r"^m=audio \d+ RTP/AVP (\d+)\r$", second["sdp"], re.M)
+        assert lines == ["0", "111"], second["sdp"]  # transcoded; relayed as is
+        assert gw.metric("moat_transcoders") == 6
+        assert gw.metric(REFUSED % "limit") == 1
+
+        again = client.command("answer", call_id="t1", from_tag="a", to_tag="b",
+                               sdp=sdp(22000, OPUS, 2))
+        assert again["result"] == "ok" and "warning" not in again, again
+        assert gw.metric(REFUSED % "limit") == 1
+
+        assert client.command("delete", call_id="t1", delete_delay=0)["result"] == "ok"
+        assert wait_metric(gw, "moat_transcoders", 2) == 2
+        third = call(client, "t3", PCMU, OPUS, lines=2, transcode=["opus"])
+        assert third["result"] == "ok" and "warning" not in third, third
+        assert gw.metric("moat_transcoders") == 6
+    finally:
+        stop(gw, client)
+
+
+NOBODY = 65534
+
+
+def user_tasks(uid):
+    """Threads of every process of `uid` now (what RLIMIT_NPROC counts)."""
+    count = 0
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            for task in os.listdir(f"/proc/{pid}/task"):
+                with open(f"/proc/{pid}/task/{task}/status") as f:
+                    if re.search(rf"^Uid:\t{uid}\t", f.read(), re.M):
+                        count += 1
+        except OSError:
+            pass
+    return count
+
+
+def as_nobody(folder, max_tasks):
+    """A wrapper that starts the gateway under test as user nobody with at
+    most `max_tasks` tasks for that user (what a service manager's
+    TasksMax or a container's pids limit does to a gateway)."""
+    sanitized = "asan" in str(MOAT)
+    wrapper = Path(folder) / ("moat-asan-limited" if sanitized else "moat-limited")
+    wrapper.write_text("#!/bin/bash\n"
+                       f"ulimit -u {max_tasks} || exit 1\n"
+                       f"exec setpriv --reuid={NOBODY} --regid={NOBODY} --clear-groups "
+                       f"{MOAT} \"$@\"\n")
+    wrapper.chmod(0o755)
+    return wrapper
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("setpriv"),
+                    reason="needs root and setpriv (the gateway runs as nobody, thread-limited)")
+def test_no_thread_for_a_transcoder_is_a_warning_not_an_abort():
+    """The gateway as nobody, 16 tasks above what that user runs now (the
+    gateway takes about 5): answers that each need a transcoder pair (two
+    pipelines of two threads) meet the limit within a few calls. Each is
+    answered, the m-line relayed as is with a warning, counted as
+    `failed`; the gateway answers ping and stops cleanly (before:
+    g_thread_new aborted it, or GStreamer, unable to make the streaming
+    thread, hung the control thread in gst_task_join)."""
+    if subprocess.run(["setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups",
+                       str(MOAT), "--version"], capture_output=True).returncode != 0:
+        pytest.skip(f"user nobody cannot run {MOAT}")
+    with tempfile.TemporaryDirectory() as folder:
+        wrapper = as_nobody(folder, user_tasks(NOBODY) + 16)
+        gw = gateway(extra_args=["--call-max-transcoders", "4096"], binary=wrapper)
+        client = NgClient(gw.ng_port, timeout=20.0)
+        try:
+            warnings = []
+            for k in range(12):
+                answer = call(client, f"n{k}", PCMU, OPUS, transcode=["opus"])
+                assert gw.process.poll() is None, gw.log_text()[-2000:]
+                assert answer["result"] == "ok", answer
+                if "warning" in answer:
+                    warnings.append(answer["warning"])
+                    if len(warnings) >= 3:
+                        break
+            assert warnings, "the thread limit was never met"
+            assert all("relayed as is" in w and "thread" in w for w in warnings), warnings
+            assert client.command("ping")["result"] == "pong"
+            assert gw.metric(REFUSED % "failed") == len(warnings)
+            assert gw.metric("moat_transcoders") == 2 * (k + 1 - len(warnings))
+        finally:
+            stop(gw, client)
