@@ -389,7 +389,8 @@ void moat_call_offer_run(moat_call_registry *registry, const moat_ng_request *re
                              sizeof reply->error) != 0 ||
         !rewrite_for(call, 1 - side, request, &sdp, mux, &sdes, reply) ||
         !moat_call_request_transcode_offer(request, reply) ||
-        (offer_webrtc && !moat_call_offer_webrtc_leg(call, 1 - side, request, &sdp, reply))) {
+        (offer_webrtc && !moat_call_offer_webrtc_leg(call, 1 - side, request, &sdp, reply)) ||
+        !moat_call_request_check_reply_size(reply)) {
         if (created)
             g_hash_table_remove(registry->calls, request->call_id);
         return;
@@ -471,7 +472,8 @@ void moat_call_answer(moat_call_registry *registry, const moat_ng_request *reque
     call->sdes.webrtc[answerer] = answered_webrtc || call->webrtc[answerer];
     if (moat_call_sdes_answer(&call->sdes, answerer, &sdp, call->streams, &sdes, reply->error,
                               sizeof reply->error) != 0 ||
-        !rewrite_for(call, offerer, &plain, &sdp, mux, &sdes, reply))
+        !rewrite_for(call, offerer, &plain, &sdp, mux, &sdes, reply) ||
+        !moat_call_request_check_reply_size(reply))
         return;
     transcode_answer(call, request, &sdp, offerer, reply);
     if (call->webrtc[offerer]) {

@@ -24,6 +24,18 @@ bool moat_call_request_transcode_offer(const moat_ng_request *request, moat_call
     return moat_call_request_fail(reply, "Failed to add codecs: %s", error);
 }
 
+bool moat_call_request_check_reply_size(moat_call_reply *reply)
+{
+    size_t length = reply->sdp ? strlen(reply->sdp) : 0;
+    if (length <= MOAT_NG_MAX_REPLY_SDP)
+        return true;
+    moat_call_reply_clear(reply);
+    snprintf(reply->error, sizeof reply->error,
+             "SDP too large for an ng reply (%zu bytes rewritten, at most %d)", length,
+             MOAT_NG_MAX_REPLY_SDP);
+    return false;
+}
+
 bool moat_call_request_check_ids(const moat_ng_request *request, bool need_to_tag,
                                  moat_call_reply *reply)
 {

@@ -47,6 +47,12 @@ enum {
 #define MOAT_NG_MAX_CODECS 16
 #define MOAT_NG_MAX_SUITES 8
 
+/* The longest SDP an offer or answer reply may carry: the whole reply must
+ * fit one UDP datagram (65507 bytes over IPv4, MOAT_NG_MAX_REPLY) with its
+ * cookie and the other keys (result, warning: under 200 bytes) beside it.
+ * A rewritten SDP longer than this is refused before the call changes. */
+#define MOAT_NG_MAX_REPLY_SDP (65507 - 1024)
+
 typedef struct {
     const char *names[MOAT_NG_MAX_CODECS]; /* NUL-terminated; valid until moat_ng_request_clear */
     size_t count;

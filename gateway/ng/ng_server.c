@@ -12,11 +12,17 @@
 #define NG_MAX_CACHED_COOKIE 256
 
 static const char *const error_names[NG_ERROR_COUNT] = {
-    [NG_ERROR_NO_COOKIE] = "no_cookie",     [NG_ERROR_TOO_LARGE] = "too_large",
-    [NG_ERROR_NOT_BENCODE] = "not_bencode", [NG_ERROR_NOT_DICTIONARY] = "not_dictionary",
-    [NG_ERROR_BAD_REQUEST] = "bad_request", [NG_ERROR_UNKNOWN_COMMAND] = "unknown_command",
-    [NG_ERROR_MISSING_KEY] = "missing_key", [NG_ERROR_HANDLER] = "handler_error",
-    [NG_ERROR_SEND] = "send_failed",        [NG_ERROR_OWN_SOURCE] = "own_source",
+    [NG_ERROR_NO_COOKIE] = "no_cookie",
+    [NG_ERROR_TOO_LARGE] = "too_large",
+    [NG_ERROR_NOT_BENCODE] = "not_bencode",
+    [NG_ERROR_NOT_DICTIONARY] = "not_dictionary",
+    [NG_ERROR_BAD_REQUEST] = "bad_request",
+    [NG_ERROR_UNKNOWN_COMMAND] = "unknown_command",
+    [NG_ERROR_MISSING_KEY] = "missing_key",
+    [NG_ERROR_HANDLER] = "handler_error",
+    [NG_ERROR_SEND] = "send_failed",
+    [NG_ERROR_OWN_SOURCE] = "own_source",
+    [NG_ERROR_REPLY_TOO_LARGE] = "reply_too_large",
 };
 
 moat_ng_server *moat_ng_server_new_detached(const moat_ng_handlers *handlers)
@@ -115,6 +121,18 @@ static void handle_body(moat_ng_server *server, const uint8_t *body, size_t leng
     moat_bencode_free(command);
 }
 
+/* The encoded reply from `body` on would not fit a datagram (sendto:
+ * EMSGSIZE, and the proxy would never hear what the command did): an
+ * error reply in its place. */
+static void replace_too_large(moat_ng_server *server, GByteArray *reply, guint body)
+{
+    g_byte_array_set_size(reply, body);
+    moat_bencode *error = moat_bencode_new_dictionary();
+    reply_error(server, error, NG_ERROR_REPLY_TOO_LARGE, "reply too large for a datagram");
+    moat_bencode_encode(error, reply);
+    moat_bencode_free(error);
+}
+
 /* Cache key: the source address (its bytes up to the port and address)
  * followed by the cookie. */
 static GByteArray *cache_key(const struct sockaddr *from, socklen_t from_length,
@@ -171,6 +189,8 @@ void moat_ng_server_process_from(moat_ng_server *server, const uint8_t *datagram
     g_byte_array_append(reply, datagram, (guint)cookie_length + 1); /* the cookie and a space */
     moat_bencode_encode(answer, reply);
     moat_bencode_free(answer);
+    if (reply->len - start > MOAT_NG_MAX_REPLY)
+        replace_too_large(server, reply, start + (guint)cookie_length + 1);
     if (cookie_length <= NG_MAX_CACHED_COOKIE)
         moat_ng_cookie_cache_insert(server->cache, key->data, key->len, reply->data + start,
                                     reply->len - start, now);

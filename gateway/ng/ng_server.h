@@ -17,6 +17,10 @@ typedef struct moat_ng_server moat_ng_server;
 
 /* Datagrams longer than this get an error reply ("message too large"). */
 #define MOAT_NG_MAX_DATAGRAM 65535
+/* The longest reply (cookie included) one UDP datagram carries over IPv4:
+ * a longer one could never be sent (EMSGSIZE), so it is replaced by an
+ * error reply ("reply too large"), counted as reply_too_large. */
+#define MOAT_NG_MAX_REPLY 65507
 /* Reply cache: entries and how long a reply is kept for retransmissions. */
 #define MOAT_NG_CACHE_ENTRIES     4096
 #define MOAT_NG_CACHE_LIFETIME_US (30 * G_USEC_PER_SEC)

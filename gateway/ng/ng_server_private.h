@@ -19,6 +19,7 @@ typedef enum {
     NG_ERROR_HANDLER,         /* the handler answered "error" */
     NG_ERROR_SEND,            /* the reply could not be sent */
     NG_ERROR_OWN_SOURCE,      /* from one of Moat's own sockets: dropped without reply */
+    NG_ERROR_REPLY_TOO_LARGE, /* the encoded reply over MOAT_NG_MAX_REPLY: an error instead */
     NG_ERROR_COUNT
 } ng_error_reason;
 

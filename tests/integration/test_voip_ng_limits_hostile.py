@@ -9,7 +9,12 @@ threads without bound or leave state nobody was told about.
     pipelines on 1925 threads); [call] max_transcoders caps the pipelines
     (beyond it: that m-line relayed as is, with a warning, counted); a
     transcoder whose thread cannot be made is a warning too, never an
-    abort of the gateway (before: GLib-ERROR, core dump)."""
+    abort of the gateway (before: GLib-ERROR, core dump).
+  * Replies: an offer or answer whose rewritten SDP would not fit one UDP
+    datagram is an error reply ("SDP too large") and changes nothing, a
+    new call is not kept (before: sendto failed with EMSGSIZE, the proxy
+    heard nothing and the call stayed, retransmissions answered by
+    nothing); any reply over 65507 bytes becomes an error reply."""
 import os
 import re
 import shutil
@@ -22,7 +27,7 @@ from pathlib import Path
 import pytest
 
 from conftest import MOAT, Gateway, free_port
-from ng_client import NgClient
+from ng_client import NgClient, bdecode, bencode
 
 REFUSED = 'moat_call_transcode_refused_total{reason="%s"}'
 
@@ -202,3 +207,82 @@ def test_no_thread_for_a_transcoder_is_a_warning_not_an_abort():
             assert gw.metric("moat_transcoders") == 2 * (k + 1 - len(warnings))
         finally:
             stop(gw, client)
+
+
+def filled_sdp(pad):
+    """8 audio m-lines padded with a= lines to about `pad` bytes."""
+    text = "v=0\r\no=- 1 1 IN IP4 1.2.3.4\r\ns=-\r\nc=IN IP4 1.2.3.4\r\nt=0 0\r\n"
+    text += "".join(f"m=audio {20000 + 2 * i} RTP/AVP 0\r\n" for i in range(8))
+    return text + ("a=x:" + "y" * 200 + "\r\n") * (pad // 206) + "a=" + "z" * (pad % 206 + 1) + "\r\n"
+
+
+def full_datagram(command, target=65507):
+    """`command` (a dict with "sdp" set to a callable of the padding) as the
+    largest ng datagram an IPv4 proxy can send: cookie and all, `target`."""
+    make = command.pop("sdp")
+
+    def datagram(pad):
+        return b"big1 " + bencode({**command, "sdp": make(pad)})
+
+    pad = 60000
+    pad += target - len(datagram(pad))
+    while len(datagram(pad)) > target:
+        pad -= 1
+    return datagram(pad)
+
+
+def exchange(sock, port, datagram):
+    sock.sendto(datagram, ("127.0.0.1", port))
+    reply = sock.recv(70000)
+    assert reply.startswith(b"big1 "), reply[:100]
+    return reply, bdecode(reply[5:])[0]
+
+
+@pytest.mark.parametrize("transcode", [False, True], ids=["plain", "codec-transcode"])
+def test_an_offer_whose_reply_cannot_fit_is_refused(transcode):
+    """An offer that fills a 65507-byte datagram: its rewritten SDP (Moat's
+    address, a=rtcp lines, the codecs codec-transcode adds) no longer fits
+    a reply. It gets the error at once, no call is kept, and the proxy's
+    retransmission gets the same bytes."""
+    gw = gateway()
+    sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    sock.settimeout(5)
+    try:
+        command = {"command": "offer", "call-id": "big", "from-tag": "a", "sdp": filled_sdp}
+        if transcode:
+            command["codec"] = {"transcode": ["opus", "PCMA", "G722"]}
+        datagram = full_datagram(command)
+        assert len(datagram) == 65507
+        raw, reply = exchange(sock, gw.ng_port, datagram)
+        assert reply["result"] == "error" and "SDP too large" in reply["error-reason"], reply
+        assert gw.metric("moat_calls") == 0
+        assert exchange(sock, gw.ng_port, datagram)[0] == raw
+        assert gw.metric('moat_ng_errors_total{reason="send_failed"}') == 0
+        assert gw.metric("moat_ng_retransmissions_total") == 1
+    finally:
+        sock.close()
+        assert gw.stop() == 0, f"moat exited badly; log in {gw.log_path}"
+
+
+def test_an_answer_whose_reply_cannot_fit_is_refused():
+    """The same for an answer: an error, and the call goes on; an answer
+    that fits is taken afterwards."""
+    gw = gateway()
+    client = NgClient(gw.ng_port, timeout=10.0)
+    sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    sock.settimeout(5)
+    try:
+        offer = client.command("offer", call_id="big", from_tag="a", sdp=sdp(20000, PCMU, 8))
+        assert offer["result"] == "ok", offer
+        datagram = full_datagram({"command": "answer", "call-id": "big", "from-tag": "a",
+                                  "to-tag": "b", "sdp": filled_sdp})
+        _, reply = exchange(sock, gw.ng_port, datagram)
+        assert reply["result"] == "error" and "SDP too large" in reply["error-reason"], reply
+        assert gw.metric("moat_calls") == 1
+        answer = client.command("answer", call_id="big", from_tag="a", to_tag="b",
+                                sdp=sdp(22000, PCMU, 8))
+        assert answer["result"] == "ok", answer
+        assert gw.metric('moat_ng_errors_total{reason="send_failed"}') == 0
+    finally:
+        sock.close()
+        stop(gw, client)

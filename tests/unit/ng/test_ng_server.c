@@ -34,6 +34,18 @@ static void on_delete(void *context, const moat_ng_request *request, moat_bencod
     moat_bencode_set_string(reply, "error-reason", "Unknown call-id");
 }
 
+/* An offer answered with an SDP of *(size_t *)context bytes. */
+static void on_offer_sized(void *context, const moat_ng_request *request, moat_bencode *reply)
+{
+    size_t size = *(const size_t *)context;
+    char *sdp = g_malloc(size + 1);
+    memset(sdp, 'x', size);
+    sdp[size] = '\0';
+    moat_bencode_set_string(reply, "result", "ok");
+    moat_bencode_set_string(reply, "sdp", sdp);
+    g_free(sdp);
+}
+
 static void on_query_silent(void *context, const moat_ng_request *request, moat_bencode *reply) {}
 
 /* "<cookie> " + the bencoding of json; the reply as a string. */
@@ -245,6 +257,34 @@ static void test_errors(void)
     g_string_free(metrics, TRUE);
 }
 
+/* A reply that would not fit one UDP datagram (sendto: EMSGSIZE, so the
+ * proxy heard nothing) is an error reply instead, counted; one that just
+ * fits goes out as it is. */
+static void test_reply_too_large(void)
+{
+    size_t size = 0;
+    moat_ng_handlers handlers = {.context = &size, .offer = on_offer_sized};
+    moat_ng_server *server = moat_ng_server_new_detached(&handlers);
+    /* "k1 d6:result2:ok3:sdp65479:" + 65479 bytes + "e" = 65507 */
+    size = 65479;
+    char *reply = exchange(server, "k1", offer_json);
+    g_assert_cmpuint(strlen(reply), ==, MOAT_NG_MAX_REPLY);
+    g_assert_true(g_str_has_prefix(reply, "k1 d6:result2:ok3:sdp65479:xxx"));
+    g_free(reply);
+    size = 65480;
+    expect_error(exchange(server, "k2", offer_json), "k2", "reply too large for a datagram");
+    /* The retransmission gets the same error from the cache. */
+    expect_error(exchange(server, "k2", offer_json), "k2", "reply too large for a datagram");
+    size = 200000;
+    expect_error(exchange(server, "k3", offer_json), "k3", "reply too large for a datagram");
+    GString *metrics = g_string_new(NULL);
+    moat_ng_server_metrics(server, metrics);
+    g_assert_nonnull(strstr(metrics->str, "moat_ng_errors_total{reason=\"reply_too_large\"} 2\n"));
+    g_assert_nonnull(strstr(metrics->str, "moat_ng_retransmissions_total 1\n"));
+    g_string_free(metrics, TRUE);
+    moat_ng_server_stop(server);
+}
+
 static void test_cache_bounds(void)
 {
     const int64_t second = G_USEC_PER_SEC;
@@ -299,6 +339,7 @@ int main(int argc, char **argv)
     g_test_add_func("/ng-server/retransmission", test_retransmission);
     g_test_add_func("/ng-server/errors", test_errors);
     g_test_add_func("/ng-server/refused-source", test_refused_source);
+    g_test_add_func("/ng-server/reply-too-large", test_reply_too_large);
     g_test_add_func("/ng-server/cache-bounds", test_cache_bounds);
     g_test_add_func("/ng-server/many-cookies", test_many_cookies);
     return g_test_run();
