@@ -23,6 +23,7 @@ static const char *const error_names[NG_ERROR_COUNT] = {
     [NG_ERROR_SEND] = "send_failed",
     [NG_ERROR_OWN_SOURCE] = "own_source",
     [NG_ERROR_REPLY_TOO_LARGE] = "reply_too_large",
+    [NG_ERROR_NOT_KEPT] = "reply_not_kept",
 };
 
 moat_ng_server *moat_ng_server_new_detached(const moat_ng_handlers *handlers)
@@ -30,7 +31,8 @@ moat_ng_server *moat_ng_server_new_detached(const moat_ng_handlers *handlers)
     moat_ng_server *server = g_new0(moat_ng_server, 1);
     if (handlers)
         server->handlers = *handlers;
-    server->cache = moat_ng_cookie_cache_new(MOAT_NG_CACHE_ENTRIES, MOAT_NG_CACHE_LIFETIME_US);
+    server->cache = moat_ng_cookie_cache_new(MOAT_NG_CACHE_ENTRIES, MOAT_NG_CACHE_BYTES,
+                                             MOAT_NG_CACHE_LIFETIME_US);
     server->fd = -1;
     return server;
 }
@@ -133,6 +135,27 @@ static void replace_too_large(moat_ng_server *server, GByteArray *reply, guint b
     moat_bencode_free(error);
 }
 
+/* A retransmission: the cached reply, or, when the cache kept only that
+ * the command ran (its reply too large to keep), an error: the command is
+ * not run twice. */
+static void answer_retransmission(moat_ng_server *server, GBytes *cached, const uint8_t *datagram,
+                                  size_t cookie_length, GByteArray *reply)
+{
+    server->retransmissions++;
+    gsize cached_length = 0;
+    const guint8 *bytes = g_bytes_get_data(cached, &cached_length);
+    if (cached_length > 0) {
+        g_byte_array_append(reply, bytes, (guint)cached_length);
+        return;
+    }
+    g_byte_array_append(reply, datagram, (guint)cookie_length + 1);
+    moat_bencode *error = moat_bencode_new_dictionary();
+    reply_error(server, error, NG_ERROR_NOT_KEPT,
+                "retransmission of a command whose reply was too large to keep; not run again");
+    moat_bencode_encode(error, reply);
+    moat_bencode_free(error);
+}
+
 /* Cache key: the source address (its bytes up to the port and address)
  * followed by the cookie. */
 static GByteArray *cache_key(const struct sockaddr *from, socklen_t from_length,
@@ -173,10 +196,7 @@ void moat_ng_server_process_from(moat_ng_server *server, const uint8_t *datagram
     GByteArray *key = cache_key(from, from_length, datagram, cookie_length);
     GBytes *cached = moat_ng_cookie_cache_lookup(server->cache, key->data, key->len, now);
     if (cached) {
-        gsize cached_length = 0;
-        const guint8 *bytes = g_bytes_get_data(cached, &cached_length);
-        g_byte_array_append(reply, bytes, (guint)cached_length);
-        server->retransmissions++;
+        answer_retransmission(server, cached, datagram, cookie_length, reply);
         g_byte_array_free(key, TRUE);
         return;
     }
@@ -224,4 +244,10 @@ void moat_ng_server_metrics(const moat_ng_server *server, GString *out)
                            "# TYPE moat_ng_retransmissions_total counter\n"
                            "moat_ng_retransmissions_total %" G_GUINT64_FORMAT "\n",
                            server ? server->retransmissions : 0);
+    g_string_append_printf(out,
+                           "# HELP moat_ng_reply_cache_bytes What the ng reply cache holds (keys, "
+                           "replies, ~160 bytes an entry; at most 16 MiB)\n"
+                           "# TYPE moat_ng_reply_cache_bytes gauge\n"
+                           "moat_ng_reply_cache_bytes %zu\n",
+                           server ? moat_ng_cookie_cache_bytes(server->cache) : 0);
 }

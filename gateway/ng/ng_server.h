@@ -21,8 +21,13 @@ typedef struct moat_ng_server moat_ng_server;
  * a longer one could never be sent (EMSGSIZE), so it is replaced by an
  * error reply ("reply too large"), counted as reply_too_large. */
 #define MOAT_NG_MAX_REPLY 65507
-/* Reply cache: entries and how long a reply is kept for retransmissions. */
+/* Reply cache: entries, their bytes (keys, replies and ~160 bytes each;
+ * the oldest go first) and how long a reply is kept for retransmissions.
+ * A reply over MOAT_NG_CACHE_BYTES / 64 is not kept (none is: replies end
+ * at MOAT_NG_MAX_REPLY); its retransmission gets an error, not a second
+ * run ("reply_not_kept"). */
 #define MOAT_NG_CACHE_ENTRIES     4096
+#define MOAT_NG_CACHE_BYTES       ((size_t)16 << 20)
 #define MOAT_NG_CACHE_LIFETIME_US (30 * G_USEC_PER_SEC)
 
 /* A handler fills `reply` (an empty dictionary) with "result" ("ok" or

@@ -14,7 +14,10 @@ threads without bound or leave state nobody was told about.
     datagram is an error reply ("SDP too large") and changes nothing, a
     new call is not kept (before: sendto failed with EMSGSIZE, the proxy
     heard nothing and the call stayed, retransmissions answered by
-    nothing); any reply over 65507 bytes becomes an error reply."""
+    nothing); any reply over 65507 bytes becomes an error reply.
+  * The reply cache: bounded in bytes (16 MiB, oldest first) as well as
+    entries (before: one call's re-offers with 60 KB SDPs, each with its
+    own cookie, kept 4096 replies, 240 MB, for 30 s)."""
 import os
 import re
 import shutil
@@ -286,3 +289,31 @@ def test_an_answer_whose_reply_cannot_fit_is_refused():
     finally:
         sock.close()
         stop(gw, client)
+
+
+def test_the_reply_cache_is_bounded_in_bytes():
+    """400 re-offers of one call, each a 60 KB SDP with its own cookie
+    (24 MB of replies): the cache holds at most 16 MiB of them, every offer
+    is answered, and the latest retransmission still gets its cached
+    reply."""
+    gw = gateway()
+    sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    sock.settimeout(10)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1 << 20)
+    try:
+        body = sdp(20000, PCMU) + ("a=x:" + "y" * 200 + "\r\n") * 290
+        for k in range(400):
+            datagram = b"k%d " % k + bencode({"command": "offer", "call-id": "one",
+                                              "from-tag": "a", "sdp": body})
+            sock.sendto(datagram, ("127.0.0.1", gw.ng_port))
+            reply = sock.recv(70000)
+            assert reply.startswith(b"k%d d6:result2:ok" % k), reply[:200]
+        held = gw.metric("moat_ng_reply_cache_bytes")
+        assert 12 << 20 < held <= 16 << 20, held
+        sock.sendto(datagram, ("127.0.0.1", gw.ng_port))
+        assert sock.recv(70000) == reply
+        assert gw.metric("moat_ng_retransmissions_total") == 1
+        assert gw.metric("moat_calls") == 1
+    finally:
+        sock.close()
+        assert gw.stop() == 0, f"moat exited badly; log in {gw.log_path}"

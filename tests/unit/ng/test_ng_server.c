@@ -7,6 +7,7 @@
 
 #include "ng/ng_cookie_cache.h"
 #include "ng/ng_server.h"
+#include "ng/ng_server_private.h"
 #include "ng_test_json.h"
 
 typedef struct {
@@ -34,10 +35,17 @@ static void on_delete(void *context, const moat_ng_request *request, moat_bencod
     moat_bencode_set_string(reply, "error-reason", "Unknown call-id");
 }
 
-/* An offer answered with an SDP of *(size_t *)context bytes. */
+typedef struct {
+    size_t size;
+    int runs;
+} sized;
+
+/* An offer answered with an SDP of `size` bytes (context: a sized). */
 static void on_offer_sized(void *context, const moat_ng_request *request, moat_bencode *reply)
 {
-    size_t size = *(const size_t *)context;
+    sized *c = context;
+    c->runs++;
+    size_t size = c->size;
     char *sdp = g_malloc(size + 1);
     memset(sdp, 'x', size);
     sdp[size] = '\0';
@@ -262,20 +270,20 @@ static void test_errors(void)
  * fits goes out as it is. */
 static void test_reply_too_large(void)
 {
-    size_t size = 0;
-    moat_ng_handlers handlers = {.context = &size, .offer = on_offer_sized};
+    sized c = {0};
+    moat_ng_handlers handlers = {.context = &c, .offer = on_offer_sized};
     moat_ng_server *server = moat_ng_server_new_detached(&handlers);
     /* "k1 d6:result2:ok3:sdp65479:" + 65479 bytes + "e" = 65507 */
-    size = 65479;
+    c.size = 65479;
     char *reply = exchange(server, "k1", offer_json);
     g_assert_cmpuint(strlen(reply), ==, MOAT_NG_MAX_REPLY);
     g_assert_true(g_str_has_prefix(reply, "k1 d6:result2:ok3:sdp65479:xxx"));
     g_free(reply);
-    size = 65480;
+    c.size = 65480;
     expect_error(exchange(server, "k2", offer_json), "k2", "reply too large for a datagram");
     /* The retransmission gets the same error from the cache. */
     expect_error(exchange(server, "k2", offer_json), "k2", "reply too large for a datagram");
-    size = 200000;
+    c.size = 200000;
     expect_error(exchange(server, "k3", offer_json), "k3", "reply too large for a datagram");
     GString *metrics = g_string_new(NULL);
     moat_ng_server_metrics(server, metrics);
@@ -288,7 +296,7 @@ static void test_reply_too_large(void)
 static void test_cache_bounds(void)
 {
     const int64_t second = G_USEC_PER_SEC;
-    moat_ng_cookie_cache *cache = moat_ng_cookie_cache_new(3, 30 * second);
+    moat_ng_cookie_cache *cache = moat_ng_cookie_cache_new(3, 1 << 20, 30 * second);
     const uint8_t reply[] = "r";
     moat_ng_cookie_cache_insert(cache, "a", 1, reply, 1, 0);
     moat_ng_cookie_cache_insert(cache, "b", 1, reply, 1, 10 * second);
@@ -317,6 +325,75 @@ static void test_cache_bounds(void)
     moat_ng_cookie_cache_free(cache);
 }
 
+/* The bytes the cache holds are bounded too: one call's re-offers with big
+ * SDPs, each with its own cookie, filled 4096 entries of 60 KB (240 MB for
+ * 30 s). The oldest go first; a reply over a 64th of the budget is not
+ * kept, only that its command ran. */
+static void test_cache_byte_budget(void)
+{
+    const int64_t second = G_USEC_PER_SEC;
+    const size_t budget = 64 * 1024; /* a reply over 1 KiB is not kept */
+    moat_ng_cookie_cache *cache = moat_ng_cookie_cache_new(4096, budget, 30 * second);
+    uint8_t reply[1024];
+    memset(reply, 'r', sizeof reply);
+    for (int i = 0; i < 200; i++) {
+        char key[8];
+        g_snprintf(key, sizeof key, "k%03d", i);
+        moat_ng_cookie_cache_insert(cache, key, 4, reply, sizeof reply, i);
+        g_assert_cmpuint(moat_ng_cookie_cache_bytes(cache), <=, budget);
+    }
+    /* 1024 + 4 + 160 bytes an entry: 55 fit, the newest. */
+    g_assert_cmpuint(moat_ng_cookie_cache_count(cache), ==, 55);
+    g_assert_cmpuint(moat_ng_cookie_cache_bytes(cache), ==, 55 * (1024 + 4 + 160));
+    g_assert_null(moat_ng_cookie_cache_lookup(cache, "k144", 4, 200));
+    GBytes *kept = moat_ng_cookie_cache_lookup(cache, "k145", 4, 200);
+    g_assert_nonnull(kept);
+    g_assert_cmpuint(g_bytes_get_size(kept), ==, sizeof reply);
+    /* Too large to keep: the key stays, with an empty reply. */
+    uint8_t big[1025];
+    memset(big, 'b', sizeof big);
+    moat_ng_cookie_cache_insert(cache, "big", 3, big, sizeof big, 201);
+    GBytes *marker = moat_ng_cookie_cache_lookup(cache, "big", 3, 201);
+    g_assert_nonnull(marker);
+    g_assert_cmpuint(g_bytes_get_size(marker), ==, 0);
+    g_assert_cmpuint(moat_ng_cookie_cache_bytes(cache), <=, budget);
+    /* Expiry empties it. */
+    g_assert_null(moat_ng_cookie_cache_lookup(cache, "big", 3, 300 * second));
+    g_assert_cmpuint(moat_ng_cookie_cache_count(cache), ==, 0);
+    g_assert_cmpuint(moat_ng_cookie_cache_bytes(cache), ==, 0);
+    moat_ng_cookie_cache_free(cache);
+}
+
+/* A retransmission whose reply the cache could not keep gets an error and
+ * does not run the command again. */
+static void test_reply_not_kept(void)
+{
+    sized c = {.size = 2000};
+    moat_ng_handlers handlers = {.context = &c, .offer = on_offer_sized};
+    moat_ng_server *server = moat_ng_server_new_detached(&handlers);
+    moat_ng_cookie_cache_free(server->cache);
+    server->cache = moat_ng_cookie_cache_new(16, 64 * 1024, MOAT_NG_CACHE_LIFETIME_US);
+    char *first = exchange(server, "k1", offer_json);
+    g_assert_true(g_str_has_prefix(first, "k1 d6:result2:ok3:sdp2000:"));
+    g_free(first);
+    expect_error(exchange(server, "k1", offer_json), "k1",
+                 "retransmission of a command whose reply was too large to keep; not run again");
+    g_assert_cmpint(c.runs, ==, 1);
+    /* A small reply is kept as ever. */
+    c.size = 10;
+    char *small = exchange(server, "k2", offer_json);
+    expect(exchange(server, "k2", offer_json), small);
+    g_free(small);
+    g_assert_cmpint(c.runs, ==, 2);
+    GString *metrics = g_string_new(NULL);
+    moat_ng_server_metrics(server, metrics);
+    g_assert_nonnull(strstr(metrics->str, "moat_ng_errors_total{reason=\"reply_not_kept\"} 1\n"));
+    g_assert_nonnull(strstr(metrics->str, "moat_ng_retransmissions_total 2\n"));
+    g_assert_nonnull(strstr(metrics->str, "moat_ng_reply_cache_bytes "));
+    g_string_free(metrics, TRUE);
+    moat_ng_server_stop(server);
+}
+
 static void test_many_cookies(void)
 {
     /* More distinct cookies than the cache holds: memory stays bounded and
@@ -341,6 +418,8 @@ int main(int argc, char **argv)
     g_test_add_func("/ng-server/refused-source", test_refused_source);
     g_test_add_func("/ng-server/reply-too-large", test_reply_too_large);
     g_test_add_func("/ng-server/cache-bounds", test_cache_bounds);
+    g_test_add_func("/ng-server/cache-byte-budget", test_cache_byte_budget);
+    g_test_add_func("/ng-server/reply-not-kept", test_reply_not_kept);
     g_test_add_func("/ng-server/many-cookies", test_many_cookies);
     return g_test_run();
 }
