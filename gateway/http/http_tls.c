@@ -76,12 +76,16 @@ int moat_http_tls_check(const moat_config *config, char *error, size_t error_siz
     return 0;
 }
 
+/* "database" NULL: the server never asks for client certificates, so it
+ * has nothing to verify against. Left at its default, glib-networking
+ * loaded the whole system CA bundle into a new GnuTLS trust list for every
+ * connection: 3.7 MiB of heap each, not given back after the close. */
 GIOStream *moat_http_tls_wrap(GIOStream *base, GTlsCertificate *certificate)
 {
     static const char *const protocols[] = {"http/1.1", "http/1.0", NULL};
     GIOStream *tls =
         g_initable_new(g_tls_backend_get_server_connection_type(g_tls_backend_get_default()), NULL,
-                       NULL, "base-io-stream", base, "certificate", certificate,
+                       NULL, "base-io-stream", base, "certificate", certificate, "database", NULL,
                        "require-close-notify", FALSE, "advertised-protocols", protocols, NULL);
     if (!tls)
         g_io_stream_close(base, NULL, NULL);

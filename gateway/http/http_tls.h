@@ -39,7 +39,8 @@ typedef enum {
 moat_tls_hello_state moat_http_tls_hello_state(const unsigned char *head, size_t head_length,
                                                size_t available);
 
-/* Wraps `base` (taken) in a server TLS connection with `certificate`.
+/* Wraps `base` (taken) in a server TLS connection with `certificate` and
+ * no certificate database (client certificates are never asked for).
  * Returns the new stream, or NULL (base closed and dropped) when the
  * backend refuses. */
 GIOStream *moat_http_tls_wrap(GIOStream *base, GTlsCertificate *certificate);

@@ -3,7 +3,10 @@
  * is refused. */
 #include "http/http_tls.h"
 
+#include <gio/gio.h>
 #include <glib.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 static void test_hello_states(void)
 {
@@ -32,10 +35,30 @@ static void test_not_tls(void)
     g_assert_cmpint(moat_http_tls_hello_state(huge, 5, 70000), ==, MOAT_TLS_HELLO_NOT_TLS);
 }
 
+/* The server never asks for client certificates, so a connection has no
+ * certificate database: the default one would load the whole system CA
+ * bundle into a new GnuTLS trust list per connection (3.7 MiB each). */
+static void test_wrap_has_no_database(void)
+{
+    int pair[2];
+    g_assert_cmpint(socketpair(AF_UNIX, SOCK_STREAM, 0, pair), ==, 0);
+    GSocket *socket = g_socket_new_from_fd(pair[0], NULL);
+    g_assert_nonnull(socket);
+    GIOStream *base = G_IO_STREAM(g_socket_connection_factory_create_connection(socket));
+    GIOStream *tls = moat_http_tls_wrap(base, NULL);
+    g_assert_nonnull(tls);
+    g_assert_null(g_tls_connection_get_database(G_TLS_CONNECTION(tls)));
+    g_io_stream_close(tls, NULL, NULL);
+    g_object_unref(tls);
+    g_object_unref(socket);
+    close(pair[1]);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
     g_test_add_func("/http_tls/hello_states", test_hello_states);
     g_test_add_func("/http_tls/not_tls", test_not_tls);
+    g_test_add_func("/http_tls/wrap_has_no_database", test_wrap_has_no_database);
     return g_test_run();
 }
