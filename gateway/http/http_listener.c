@@ -29,6 +29,7 @@
 #include "http/http_message.h"
 #include "http/http_router.h"
 #include "http/http_tls.h"
+#include "http/http_tls_guard.h"
 
 #include <glib.h>
 #include <netinet/in.h>
@@ -234,6 +235,41 @@ static gboolean handshake_timed_out(gpointer data)
     return G_SOURCE_REMOVE;
 }
 
+/* The guard's report (http_tls_guard.h), counted on the main loop. */
+typedef struct {
+    moat_gateway *gateway;
+    char peer[64];
+} renegotiation_report;
+
+static gboolean note_renegotiation(gpointer data)
+{
+    const renegotiation_report *report = data;
+    moat_http_note_refusal(report->gateway, MOAT_REFUSED_TLS_RENEGOTIATION, report->peer);
+    return G_SOURCE_REMOVE;
+}
+
+/* moat_tls_guard_refused_fn: called where the stream is read, the main
+ * loop after the handshake; should that ever be a pool thread, the count
+ * still happens on the main loop. */
+static void renegotiation_refused(void *user)
+{
+    g_main_context_invoke_full(NULL, G_PRIORITY_DEFAULT, note_renegotiation,
+                               g_memdup2(user, sizeof(renegotiation_report)), g_free);
+}
+
+/* From the end of the first handshake, before anything reads the stream
+ * again, the client's handshake records are refused (http_tls_guard.h). */
+static void refuse_renegotiation(connection *c, GIOStream *tls)
+{
+    renegotiation_report *report = g_new0(renegotiation_report, 1);
+    report->gateway = c->listener->gateway;
+    g_strlcpy(report->peer, c->peer, sizeof report->peer);
+    GIOStream *guarded = NULL;
+    g_object_get(tls, "base-io-stream", &guarded, NULL);
+    moat_tls_guard_arm(guarded, renegotiation_refused, report, g_free);
+    g_clear_object(&guarded);
+}
+
 /* Done or failed: a done one goes to libsoup; a failed one (the client
  * gave up or sent junk, its 3 s or the request deadline passed and the
  * socket was shut down) is closed, and socket_gone frees `c` once GLib
@@ -259,6 +295,7 @@ static void handshake_done(GObject *source, GAsyncResult *result, gpointer data)
     GSocketAddress *local = c->local;
     c->local = NULL;
     if (done) {
+        refuse_renegotiation(c, tls);
         hand_over(c, tls, local);
     } else {
         g_socket_close(c->socket, NULL);
@@ -279,7 +316,7 @@ static void start_handshake(void *data, void *user)
     c->queued = false;
     GSocket *client = c->waiting;
     c->waiting = NULL;
-    GIOStream *stream = G_IO_STREAM(g_socket_connection_factory_create_connection(client));
+    GIOStream *stream = moat_tls_guard_new(g_socket_connection_factory_create_connection(client));
     g_object_unref(client);
     char key[sizeof c->key];
     g_strlcpy(key, c->key, sizeof key);

@@ -18,7 +18,9 @@
  * whole ClientHello is in and a handshake slot is free ([http]
  * max_tls_handshakes, max_tls_handshakes_per_source: http_handshakes.h),
  * has 3 s from then (moat_http_refused_total{reason="tls_handshake_timeout"}),
- * and libsoup gets the connection only once it is done.
+ * and libsoup gets the connection only once it is done. From then on the
+ * client may not renegotiate: a handshake record ends the connection
+ * (http_tls_guard.h; reason="tls_renegotiation").
  *
  * Control thread only: every function, and every callback it installs,
  * runs on the default main context. */

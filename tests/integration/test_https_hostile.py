@@ -15,6 +15,7 @@ from concurrent.futures import ThreadPoolExecutor
 from http.client import HTTPSConnection
 
 import pytest
+from OpenSSL import SSL
 
 from conftest import ASAN_ENV, Gateway
 from tls_cert import make_self_signed
@@ -342,3 +343,88 @@ def test_the_handshake_counts_against_the_first_request_deadline(tmp_path):
         assert gw.metric('moat_http_refused_total{reason="request_timeout"}') == 1
     finally:
         assert gw.stop() == 0
+
+
+EVENTS_UPGRADE = ("GET /api/events?topic=rooms/x HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n"
+                  "Upgrade: websocket\r\nConnection: Upgrade\r\n"
+                  "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n")
+
+
+def stalled_renegotiation(port, source, upgrade):
+    """A TLS 1.2 client (pyOpenSSL; Python's ssl cannot renegotiate) that
+    completes its handshake, opens an event socket when `upgrade`, then
+    starts a renegotiation (its new ClientHello sent) and stalls in it.
+    Returns the raw socket."""
+    context = SSL.Context(SSL.TLS_METHOD)
+    context.set_max_proto_version(SSL.TLS1_2_VERSION)
+    s = socket.create_connection(("127.0.0.1", port), source_address=(source, 0))
+    tls = SSL.Connection(context, s)
+    tls.set_connect_state()
+    tls.do_handshake()
+    assert tls.get_protocol_version_name() == "TLSv1.2"
+    if upgrade:
+        tls.sendall(EVENTS_UPGRADE.format(port=port).encode())
+        assert tls.recv(4096).startswith(b"HTTP/1.1 101")
+    s.setblocking(False)
+    tls.renegotiate()
+    try:
+        tls.do_handshake()
+    except SSL.WantReadError:
+        pass  # waits on the server's reply
+    except SSL.Error:
+        pass  # the server has closed already (closed_by_server sees it)
+    return s
+
+
+def closed_by_server(s, timeout):
+    """Reads the raw socket (never answering the server's TLS) until the
+    server closes it; False if it is still open after `timeout` s."""
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        try:
+            if s.recv(65536) == b"":
+                return True
+        except BlockingIOError:
+            time.sleep(0.05)
+        except ConnectionResetError:
+            return True
+    return False
+
+
+def test_tls_renegotiation_is_refused(tls_gateway):
+    """TLS 1.2 lets a client renegotiate after the handshake. glib-networking
+    answered it, and a renegotiation the client stalled held a thread of
+    GLib's pool for as long as the connection stayed (an event socket: for
+    ever), outside the handshake slots and the 3 s deadline: 64 of them took
+    the gateway from 5 to 69 threads. Now a handshake record after the
+    handshake ends the connection (`tls_renegotiation`); TLS 1.2 itself
+    still works."""
+    gw = tls_gateway
+    context = client_context()
+    context.maximum_version = ssl.TLSVersion.TLSv1_2
+    reply = urllib.request.urlopen(f"https://127.0.0.1:{gw.http_port}/healthz", timeout=10,
+                                   context=context)
+    assert json.loads(reply.read())["status"] == "ok"
+    threads_before = threads(gw)
+    # Eight event sockets (two per source) and a connection that has not
+    # sent its request yet.
+    stalled = [stalled_renegotiation(gw.http_port, f"127.0.0.{10 + i // 2}", True)
+               for i in range(8)]
+    stalled.append(stalled_renegotiation(gw.http_port, "127.0.0.20", False))
+    try:
+        open_after = [i for i, s in enumerate(stalled) if not closed_by_server(s, 5)]
+        assert not open_after, (f"connections {open_after} still open in their renegotiation; "
+                                f"threads {threads_before} -> {threads(gw)}")
+        # None of them holds a thread (their closes may briefly take some
+        # of GLib's pool, which lets idle ones go).
+        assert wait_until(lambda: threads(gw) <= threads_before + 2, 10), \
+            (threads_before, threads(gw))
+        refused = 'moat_http_refused_total{reason="tls_renegotiation"}'
+        assert wait_until(lambda: gw.metric(refused) == 9, 5), gw.metric(refused)
+        assert gw.metric('moat_http_refused_total{reason="tls_handshake_timeout"}') == 0
+        reply = urllib.request.urlopen(f"https://127.0.0.1:{gw.http_port}/healthz", timeout=10,
+                                       context=context)
+        assert reply.status == 200
+    finally:
+        for s in stalled:
+            s.close()

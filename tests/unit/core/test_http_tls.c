@@ -2,9 +2,12 @@
  * TLS handshake record is handed to the TLS library; anything else waits or
  * is refused. */
 #include "http/http_tls.h"
+#include "http/http_tls_guard.h"
 
 #include <gio/gio.h>
 #include <glib.h>
+#include <netinet/in.h>
+#include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -54,11 +57,105 @@ static void test_wrap_has_no_database(void)
     close(pair[1]);
 }
 
+/* The record follower sees record headers wherever reads split them; armed,
+ * it stops at the first byte of a handshake record, and only there. */
+static void test_records_pass(void)
+{
+    /* An application-data record of 3 bytes, then a handshake record. */
+    static const unsigned char bytes[] = {23, 3, 3, 0, 3, 22, 22, 22, 22, 3, 3, 0, 1, 1};
+    moat_tls_records records = {0};
+    /* Not armed (the first handshake): everything passes, a byte at a time. */
+    for (size_t i = 0; i < sizeof bytes; i++)
+        g_assert_cmpuint(moat_tls_records_pass(&records, bytes + i, 1, false), ==, 1);
+    g_assert_cmpuint(records.header_have, ==, 0);
+    g_assert_cmpuint(records.body_left, ==, 0);
+    /* Armed: the 22s inside the first record's body are data; the second
+     * record's first byte is where it stops, in one read or split. */
+    memset(&records, 0, sizeof records);
+    g_assert_cmpuint(moat_tls_records_pass(&records, bytes, sizeof bytes, true), ==, 8);
+    g_assert_cmpuint(moat_tls_records_pass(&records, bytes + 8, sizeof bytes - 8, true), ==, 0);
+    memset(&records, 0, sizeof records);
+    g_assert_cmpuint(moat_tls_records_pass(&records, bytes, 2, true), ==, 2);
+    g_assert_cmpuint(moat_tls_records_pass(&records, bytes + 2, 4, true), ==, 4);
+    g_assert_cmpuint(moat_tls_records_pass(&records, bytes + 6, 8, true), ==, 2);
+    g_assert_cmpuint(moat_tls_records_pass(&records, bytes + 8, 6, true), ==, 0);
+    /* Alerts and application data keep passing when armed. */
+    static const unsigned char alert[] = {21, 3, 3, 0, 2, 1, 0, 23, 3, 3, 0, 0};
+    memset(&records, 0, sizeof records);
+    g_assert_cmpuint(moat_tls_records_pass(&records, alert, sizeof alert, true), ==, sizeof alert);
+}
+
+static void count_refusal(void *user)
+{
+    (*(int *)user)++;
+}
+
+/* A connected TCP pair on loopback: pair[0] the server's end. */
+static void tcp_pair(int pair[2])
+{
+    struct sockaddr_in address = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    socklen_t length = sizeof address;
+    int listening = socket(AF_INET, SOCK_STREAM, 0);
+    g_assert_cmpint(bind(listening, (struct sockaddr *)&address, sizeof address), ==, 0);
+    g_assert_cmpint(listen(listening, 1), ==, 0);
+    g_assert_cmpint(getsockname(listening, (struct sockaddr *)&address, &length), ==, 0);
+    pair[1] = socket(AF_INET, SOCK_STREAM, 0);
+    g_assert_cmpint(connect(pair[1], (struct sockaddr *)&address, sizeof address), ==, 0);
+    pair[0] = accept(listening, NULL, NULL);
+    g_assert_cmpint(pair[0], >=, 0);
+    close(listening);
+}
+
+/* The guarded stream reads the socket's bytes as they are until armed; then
+ * a handshake record fails the read, and the guard reports it once. */
+static void test_guard_stream(void)
+{
+    int pair[2];
+    tcp_pair(pair);
+    GSocket *socket = g_socket_new_from_fd(pair[0], NULL);
+    GIOStream *guarded = moat_tls_guard_new(g_socket_connection_factory_create_connection(socket));
+    g_assert_true(G_IS_SOCKET_CONNECTION(guarded));
+    g_assert_true(g_socket_connection_get_socket(G_SOCKET_CONNECTION(guarded)) == socket);
+    GInputStream *input = g_io_stream_get_input_stream(guarded);
+    g_assert_true(g_pollable_input_stream_can_poll(G_POLLABLE_INPUT_STREAM(input)));
+
+    static const unsigned char hello[] = {22, 3, 1, 0, 2, 1, 2};
+    static const unsigned char data[] = {23, 3, 3, 0, 1, 9};
+    unsigned char buffer[64];
+    g_assert_cmpint(write(pair[1], hello, sizeof hello), ==, sizeof hello);
+    g_assert_cmpint(g_input_stream_read(input, buffer, sizeof buffer, NULL, NULL), ==,
+                    sizeof hello);
+    g_assert_cmpmem(buffer, sizeof hello, hello, sizeof hello);
+
+    int refusals = 0;
+    moat_tls_guard_arm(guarded, count_refusal, &refusals, NULL);
+    g_assert_cmpint(write(pair[1], data, sizeof data), ==, sizeof data);
+    g_assert_cmpint(g_input_stream_read(input, buffer, sizeof buffer, NULL, NULL), ==, sizeof data);
+    g_assert_cmpint(refusals, ==, 0);
+    g_assert_cmpint(write(pair[1], hello, sizeof hello), ==, sizeof hello);
+    for (int i = 0; i < 2; i++) {
+        GError *error = NULL;
+        g_assert_cmpint(g_input_stream_read(input, buffer, sizeof buffer, NULL, &error), ==, -1);
+        g_assert_error(error, G_IO_ERROR, G_IO_ERROR_NOT_SUPPORTED);
+        g_error_free(error);
+    }
+    g_assert_cmpint(refusals, ==, 1);
+
+    /* Closing it closes the socket. */
+    g_assert_true(g_io_stream_close(guarded, NULL, NULL));
+    g_assert_true(g_socket_is_closed(socket));
+    g_object_unref(guarded);
+    g_object_unref(socket);
+    close(pair[1]);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
     g_test_add_func("/http_tls/hello_states", test_hello_states);
     g_test_add_func("/http_tls/not_tls", test_not_tls);
     g_test_add_func("/http_tls/wrap_has_no_database", test_wrap_has_no_database);
+    g_test_add_func("/http_tls/records_pass", test_records_pass);
+    g_test_add_func("/http_tls/guard_stream", test_guard_stream);
     return g_test_run();
 }
