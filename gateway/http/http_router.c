@@ -14,6 +14,7 @@
 #include "session/events.h"
 #include "http/http_host.h"
 #include "http/http_static.h"
+#include "http/http_tls.h"
 #include "http/ingest_api.h"
 
 #include "base/bearer.h"
@@ -262,16 +263,26 @@ static bool origin_listed(const char *list, const char *origin)
     return listed;
 }
 
-static bool same_origin(const moat_http_request *request, const char *origin)
+/* The text after `scheme` in `origin`, or NULL. */
+static const char *after_scheme(const char *origin, const char *scheme)
+{
+    size_t length = strlen(scheme);
+    return g_ascii_strncasecmp(origin, scheme, length) == 0 ? origin + length : NULL;
+}
+
+/* The Origin names the gateway as the request reached it: its Host, with
+ * the listener's scheme. Over HTTPS only https: a page on http://H:port
+ * (one a network attacker can write) is another origin. Plain HTTP takes
+ * https too: a TLS-terminating reverse proxy in front (README) serves the
+ * pages over https, and Moat cannot tell. */
+static bool same_origin(moat_gateway *gateway, const moat_http_request *request, const char *origin)
 {
     const char *host = moat_http_request_header(request, "Host");
     if (!host || !*host)
         return false;
-    const char *rest = NULL;
-    if (g_ascii_strncasecmp(origin, "http://", 7) == 0)
-        rest = origin + 7;
-    else if (g_ascii_strncasecmp(origin, "https://", 8) == 0)
-        rest = origin + 8;
+    const char *rest = after_scheme(origin, "https://");
+    if (!rest && !moat_http_tls_configured(&gateway->config))
+        rest = after_scheme(origin, "http://");
     return rest && g_ascii_strcasecmp(rest, host) == 0;
 }
 
@@ -302,7 +313,7 @@ static bool admit_api_origin(moat_gateway *gateway, const moat_http_request *req
                              moat_http_response *response)
 {
     const char *origin = moat_http_request_header(request, "Origin");
-    if (!origin || same_origin(request, origin))
+    if (!origin || same_origin(gateway, request, origin))
         return true;
     if (!origin_listed(gateway->config.api_origins, origin)) {
         moat_http_response_error(response, 403, "origin_not_allowed",
@@ -327,7 +338,7 @@ bool moat_http_admit_events_upgrade(moat_gateway *gateway, const moat_http_reque
     const char *origin = moat_http_request_header(request, "Origin");
     /* A WebSocket is not subject to CORS: the listed origins and the
      * gateway's own are all that may open one. */
-    if (origin && !same_origin(request, origin) &&
+    if (origin && !same_origin(gateway, request, origin) &&
         !origin_listed(gateway->config.api_origins, origin)) {
         moat_events_count_refusal(MOAT_EVENTS_REFUSED_ORIGIN);
         moat_http_response_error(response, 403, "origin_not_allowed",
