@@ -2,8 +2,15 @@
 # Debian's libusrsctp 0.9.5 restarts no T3-rtx timer on its fast SACK path, so
 # every bulk data-channel transfer takes a spurious retransmission timeout
 # about 1 s in and restarts from a one-packet window (RFC 9260 §6.3.2 R3;
-# see scripts/patches/usrsctp-express-sack-t3-restart.patch). Moat rebuilds
-# Debian's own source package with that patch into a project-local prefix
+# see scripts/patches/usrsctp-express-sack-t3-restart.patch). And it keeps
+# each received DATA chunk by reference into the packet's 2048-byte cluster
+# while the receive window charges a held chunk only its data + 256 bytes:
+# 1-byte chunks a peer never lets become deliverable, in padded packets, made
+# a 1 MiB window hold about 10 MB (scripts/patches/
+# usrsctp-copy-small-chunks.patch copies chunks of up to 1 KiB out of the
+# cluster; test_datachannel_held_chunks_hostile: 10.4 -> 2.1 MB per session).
+# Moat rebuilds Debian's own source package with those patches (applied in
+# name order) into a project-local prefix
 # (.deps/usrsctp: static library, usrsctp.h, usrsctp.pc) that meson finds
 # through PKG_CONFIG_PATH. Nothing is downloaded from outside Debian.
 #

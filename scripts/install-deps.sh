@@ -100,11 +100,14 @@ cached_dep libsrtp "$top/scripts/build-libsrtp.sh" libsrtp2-dev
 # (autotools, dpkg-buildflags, configure's default --enable-debug with
 # SCTP_DEBUG) but at -O2 -fno-strict-aliasing instead of configure's -O0
 # (16-23% less CPU per byte, see the script), plus
-# scripts/patches/usrsctp-express-sack-t3-restart.patch, static into
-# .deps/usrsctp (the Makefile puts it on PKG_CONFIG_PATH). The
+# scripts/patches/usrsctp-express-sack-t3-restart.patch and
+# usrsctp-copy-small-chunks.patch, static into
+# .deps/usrsctp (the Makefile puts it on PKG_CONFIG_PATH). The first
 # patch makes the fast SACK path restart the T3-rtx timer when the
 # cumulative ack moves (RFC 9260 §6.3.2 R3); without it every long-RTT bulk
 # transfer takes a spurious timeout and restarts from a one-packet window.
+# The second copies small received DATA chunks out of the packet's cluster,
+# so held chunks pin about what the receive window charges them.
 # Patching Debian's source keeps the distribution's version and build; a
 # newer upstream release would not fix it (upstream master has the same
 # code) and would be a download from outside Debian. Rebuilt when the patch
