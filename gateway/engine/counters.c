@@ -28,6 +28,7 @@ const char *moat_drop_reason_name(moat_drop_reason reason)
         [MOAT_DROP_LOOP] = "loop",
         [MOAT_DROP_NO_CONSENT] = "no_consent",
         [MOAT_DROP_RATE_LIMIT] = "rate_limit",
+        [MOAT_DROP_DATA_ENDED] = "datachannel_ended",
     };
     return reason < MOAT_DROP_REASON_COUNT ? names[reason] : "unknown";
 }

@@ -530,6 +530,10 @@ static void count_pmtu(moat_session *session)
     moat_counter_add(&c->data_pmtu_black_holes, st.black_holes);
 }
 
+/* Messages still queued when the session ends are freed; those relayed
+ * from another session (acknowledged to their publisher) are counted as
+ * dropped. The session's own echoes and its plugin's messages are not:
+ * only this session's peer, now gone, would have had them. */
 void moat_session_data_clear(moat_session *session)
 {
     if (session->sctp)
@@ -542,6 +546,8 @@ void moat_session_data_clear(moat_session *session)
     session->data_stalled = false;
     queued_message *message;
     while ((message = g_queue_pop_head(&session->data_queue))) {
+        if (message->credit.source && message->credit.source != session->handle)
+            moat_session_drop(session, MOAT_DROP_DATA_ENDED);
         moat_data_credit_give(&message->credit);
         g_free(message);
     }
