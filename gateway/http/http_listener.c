@@ -26,6 +26,7 @@
 #include "session/http_admission.h"
 #include "http/http_connections.h"
 #include "http/http_handshakes.h"
+#include "http/http_listen_socket.h"
 #include "http/http_message.h"
 #include "http/http_router.h"
 #include "http/http_tls.h"
@@ -41,7 +42,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#define LISTEN_BACKLOG  511
 #define ACCEPT_PAUSE_MS 100
 #define HELLO_RETRY_MS  50
 /* From a whole ClientHello to the end of the handshake: the server's work
@@ -202,17 +202,6 @@ static void request_read(SoupServer *server, SoupServerMessage *message, gpointe
     connection *c = find(data, message);
     if (c)
         disarm(c);
-}
-
-static void peer_text(GSocketAddress *address, char *out, size_t size)
-{
-    g_strlcpy(out, "?", size);
-    if (!address || !G_IS_INET_SOCKET_ADDRESS(address))
-        return;
-    char *text =
-        g_inet_address_to_string(g_inet_socket_address_get_address(G_INET_SOCKET_ADDRESS(address)));
-    g_strlcpy(out, text, size);
-    g_free(text);
 }
 
 /* Takes `stream` (the socket's, or the TLS stream once its handshake is
@@ -415,7 +404,7 @@ static void admit(moat_http_listener *listener, GSocket *client)
     GSocketAddress *remote = g_socket_get_remote_address(client, NULL);
     GSocketAddress *local = g_socket_get_local_address(client, NULL);
     char peer[64], key[48];
-    peer_text(remote, peer, sizeof peer);
+    moat_http_peer_text(remote, peer, sizeof peer);
     moat_admission_source_key(peer, key, sizeof key);
     moat_connection_verdict verdict = remote && local
                                           ? moat_connection_counts_admit(listener->counts, key)
@@ -503,34 +492,6 @@ static gboolean accept_ready(GSocket *socket, GIOCondition condition, gpointer d
     return would_block ? G_SOURCE_CONTINUE : G_SOURCE_REMOVE;
 }
 
-static GSocket *listen_on(const moat_config *config, char *error, size_t error_size)
-{
-    GInetAddress *address = g_inet_address_new_from_string(config->http_bind);
-    if (!address) {
-        snprintf(error, error_size, "[http] bind = \"%s\": not an IP address", config->http_bind);
-        return NULL;
-    }
-    GSocketAddress *socket_address = g_inet_socket_address_new(address, (guint16)config->http_port);
-    GError *gerror = NULL;
-    GSocket *socket = g_socket_new(g_inet_address_get_family(address), G_SOCKET_TYPE_STREAM,
-                                   G_SOCKET_PROTOCOL_TCP, &gerror);
-    if (socket) {
-        g_socket_set_listen_backlog(socket, LISTEN_BACKLOG);
-        g_socket_set_blocking(socket, FALSE);
-        if (!g_socket_bind(socket, socket_address, TRUE, &gerror) ||
-            !g_socket_listen(socket, &gerror))
-            g_clear_object(&socket);
-    }
-    if (!socket) {
-        snprintf(error, error_size, "cannot listen on HTTP port %s:%d: %s", config->http_bind,
-                 config->http_port, gerror->message);
-        g_error_free(gerror);
-    }
-    g_object_unref(socket_address);
-    g_object_unref(address);
-    return socket;
-}
-
 moat_http_listener *moat_http_listener_start(SoupServer *server, moat_gateway *gateway, char *error,
                                              size_t error_size)
 {
@@ -540,7 +501,8 @@ moat_http_listener *moat_http_listener_start(SoupServer *server, moat_gateway *g
         if (!tls)
             return NULL;
     }
-    GSocket *socket = listen_on(&gateway->config, error, error_size);
+    GSocket *socket = moat_http_listen_socket(gateway->config.http_bind, gateway->config.http_port,
+                                              error, error_size);
     if (!socket) {
         g_clear_object(&tls);
         return NULL;
