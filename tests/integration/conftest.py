@@ -113,6 +113,18 @@ SANITIZER_ENV = {**ASAN_ENV,
                  "ASAN_OPTIONS": ASAN_ENV["ASAN_OPTIONS"] + ":abort_on_error=0"}
 
 
+def rss_kib(pid):
+    """The resident set of process `pid` in KiB (0 when it is gone)."""
+    try:
+        with open(f"/proc/{pid}/status") as status:
+            for line in status:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1])
+    except FileNotFoundError:
+        pass
+    return 0
+
+
 def pytest_configure(config):
     config.addinivalue_line("markers", "serial: runs after the parallel tests, at most two "
                             "at once (SERIAL_FILES says why)")

@@ -16,7 +16,7 @@ The release build: RSS is what is measured, and ASan's allocator
 import asyncio
 import struct
 
-from conftest import ROOT, Gateway
+from conftest import ROOT, Gateway, rss_kib
 from datachannel_peer import DataChannelPeer
 from test_datachannel_hostile import chunk, echoes, sctp_packet
 
@@ -27,14 +27,6 @@ PAD = 0x84
 # What a session is charged (3 MiB) and some slack for its DTLS, SCTP
 # association and the gateway's own growth; before the fix: about 10 MB.
 MAX_GROWTH_KIB = 4608
-
-
-def rss_kib(pid):
-    with open(f"/proc/{pid}/status") as status:
-        for line in status:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1])
-    return 0
 
 
 def held_chunk_packet(sctp, tsn, stream, ssn, pad_first):

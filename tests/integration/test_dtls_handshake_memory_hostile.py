@@ -25,7 +25,7 @@ import urllib.request
 import pytest
 from OpenSSL import SSL, crypto
 
-from conftest import ROOT, Gateway
+from conftest import ROOT, Gateway, rss_kib
 from stun_check import binding_request
 
 pytestmark = pytest.mark.hostile
@@ -140,14 +140,6 @@ def early_records(peer):
     """(b) above: about 4 KB."""
     for i in range(100):
         peer.send(record(22, 1, i + 1, os.urandom(24)))
-
-
-def rss_kib(pid):
-    with open(f"/proc/{pid}/status") as status:
-        for line in status:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1])
-    return 0
 
 
 def completes(connection, peer, seconds=8):

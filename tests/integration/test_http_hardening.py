@@ -13,7 +13,7 @@ import urllib.request
 
 import pytest
 
-from conftest import Gateway
+from conftest import Gateway, rss_kib
 
 
 def offer(mid=True, m_lines=1):
@@ -75,13 +75,6 @@ def json_body(reply):
     head, _, body = reply.partition(b"\r\n\r\n")
     assert b"application/json" in head, reply[:200]
     return json.loads(body.decode("utf-8", errors="strict"))
-
-
-def rss_kib(gw):
-    for line in open(f"/proc/{gw.process.pid}/status"):
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1])
-    raise AssertionError("no VmRSS")
 
 
 @pytest.fixture
@@ -157,7 +150,6 @@ def test_ice_restart_requires_if_match(make_gateway):
     assert http("PATCH", resource, TRICKLE, {**frag, "If-Match": etag})[0] == 412
 
 
-
 def test_half_an_ice_restart_is_refused(make_gateway):
     """A new ufrag without a password (or a new password without a ufrag) is
     neither a trickle of the current generation nor a restart (RFC 8839
@@ -210,7 +202,7 @@ def read_reply(sock, timeout=5):
 @pytest.mark.parametrize("path", [b"/whip/echo", b"/api/sessions", b"/nothing"])
 def test_declared_body_over_the_limit_is_refused_unread(make_gateway, path):
     gw = make_gateway()
-    before = rss_kib(gw)
+    before = rss_kib(gw.process.pid)
     with socket.create_connection(("127.0.0.1", gw.http_port)) as s:
         s.sendall(b"POST " + path + b" HTTP/1.1\r\nHost: x\r\nContent-Type: application/sdp\r\n"
                   b"Content-Length: 104857600\r\n\r\n")
@@ -219,13 +211,13 @@ def test_declared_body_over_the_limit_is_refused_unread(make_gateway, path):
         sender.join(timeout=15)
     assert reply.startswith(b"HTTP/1.1 413"), reply[:200]
     assert json_body(reply)["error"] == "body_too_large"
-    assert rss_kib(gw) - before < 4096, (before, rss_kib(gw))
+    assert rss_kib(gw.process.pid) - before < 4096, (before, rss_kib(gw.process.pid))
     assert gw.metric('moat_http_refused_total{reason="body_too_large"}') == 1
 
 
 def test_chunked_body_is_capped_while_it_streams(make_gateway):
     gw = make_gateway()
-    before = rss_kib(gw)
+    before = rss_kib(gw.process.pid)
     chunk = b"4000\r\n" + b"c" * 0x4000 + b"\r\n"
     with socket.create_connection(("127.0.0.1", gw.http_port)) as s:
         s.sendall(b"POST /whip/echo HTTP/1.1\r\nHost: x\r\nContent-Type: application/sdp\r\n"
@@ -235,7 +227,7 @@ def test_chunked_body_is_capped_while_it_streams(make_gateway):
         sender.join(timeout=15)
     assert reply.startswith(b"HTTP/1.1 413"), reply[:200]
     assert json_body(reply)["error"] == "body_too_large"
-    assert rss_kib(gw) - before < 4096, (before, rss_kib(gw))
+    assert rss_kib(gw.process.pid) - before < 4096, (before, rss_kib(gw.process.pid))
     # A body within the limit still works, chunked or not.
     assert post_offer(gw)[0] == 201
 

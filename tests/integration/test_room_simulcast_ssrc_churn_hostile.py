@@ -19,7 +19,7 @@ import pytest
 from aiortc import RTCPeerConnection, RTCSessionDescription
 from aiortc.rtcrtpsender import RTCRtpSender
 
-from conftest import ASAN_ENV, Gateway
+from conftest import ASAN_ENV, Gateway, rss_kib
 from test_room import api, check_media, close, publish, subscribe, video_receiver
 
 pytestmark = pytest.mark.hostile
@@ -27,14 +27,6 @@ pytestmark = pytest.mark.hostile
 RID_EXTENSION = 10
 RATE = 500  # packets a second, each on a new SSRC
 CHURN_S = 10.0
-
-
-def rss_kib(gw):
-    with open(f"/proc/{gw.process.pid}/status") as f:
-        for line in f:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1])
-    return 0
 
 
 def simulcast_offer(sdp, rids=("h", "l")):
@@ -117,7 +109,7 @@ def test_a_layer_on_a_new_ssrc_per_packet_holds_no_memory():
                 sequence, timestamp = sequence + 1, timestamp + 3600
                 await asyncio.sleep(0.04)
             await asyncio.sleep(1.0)
-            before = rss_kib(gw)
+            before = rss_kib(gw.process.pid)
             frames, got = viewer["recorders"]["video"].frames, received["n"]
             sent, start = 0, time.monotonic()
             while time.monotonic() - start < CHURN_S:
@@ -126,7 +118,7 @@ def test_a_layer_on_a_new_ssrc_per_packet_holds_no_memory():
                     await transport._send_rtp(layer_packet(pt, sequence, timestamp, ssrc, "l"))
                     sequence, timestamp, sent = sequence + 1, timestamp + 3600, sent + 1
                 await asyncio.sleep(0.01)
-            grown = rss_kib(gw) - before
+            grown = rss_kib(gw.process.pid) - before
             print(f"{sent} packets on new SSRCs: RSS grew {grown} KiB; "
                   f"the churning publisher's viewer got {received['n'] - got} of them")
             _, room = api(gw, "GET", "/api/rooms/churn")

@@ -20,7 +20,7 @@ import time
 
 import pytest
 
-from conftest import ASAN_ENV, Gateway, free_port
+from conftest import ASAN_ENV, Gateway, free_port, rss_kib
 from ng_client import NgClient
 from test_voip_sdes import crypto_lines, phone_sdp, port_of, rtp, session, udp
 
@@ -32,14 +32,6 @@ FRESH_INBOUND = 100
 CAP = 64
 EVICTED = "moat_call_srtp_streams_evicted_total"
 RELAYED = 'moat_call_relayed_packets_total{kind="rtp"}'
-
-
-def rss_kib(gw):
-    with open(f"/proc/{gw.process.pid}/status") as status:
-        for line in status:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1])
-    return 0
 
 
 def drain(sock):
@@ -121,7 +113,7 @@ def test_fresh_ssrc_per_packet_keeps_the_leg_bounded(voip):
     relayed += WARM_UP
     assert wait_metric(gw, RELAYED, relayed) == relayed
     drain(callee)
-    before = rss_kib(gw)
+    before = rss_kib(gw.process.pid)
 
     # The attack: a fresh SSRC on every packet, no key needed.
     first = 0x200000
@@ -131,7 +123,7 @@ def test_fresh_ssrc_per_packet_keeps_the_leg_bounded(voip):
     relayed += FRESH
     assert wait_metric(gw, RELAYED, relayed) == relayed  # every one protected
     drain(callee)
-    grown = rss_kib(gw) - before
+    grown = rss_kib(gw.process.pid) - before
     # Before the bound 10,000 streams held ~3.8 MB (release; ~6.8 MB with
     # ASan); now ~0.1 MB (release; ~0.8 MB of ASan's own bookkeeping).
     assert grown < 2048, f"RSS grew {grown} KiB over {FRESH} fresh SSRCs"

@@ -130,7 +130,7 @@ static void create(session_harness *h, void *dtls_context, int plain_fd,
         .dtls_context = dtls_context,
         .negotiation = &h->negotiation,
         .local_ufrag = h->local_ufrag,
-        .local_pwd = "gatewaypasswordgatewaypa",
+        .local_pwd = HARNESS_GATEWAY_PWD,
         .plugin = h->plugin,
         .consent_timeout_s = 3600,
         .prefilter = &h->settings,
@@ -318,4 +318,34 @@ void session_harness_dispatch_srtp(session_harness *h, uint16_t sequence, size_t
         packet[length - 1] ^= 0xff;
     moat_worker_set_now_us(h->worker, now);
     moat_worker_dispatch(h->worker, &h->path, packet, length);
+}
+
+void session_harness_exchange_dtls(session_harness *h, moat_dtls_transport *client, GQueue *outbox)
+{
+    GBytes *datagram;
+    while ((datagram = g_queue_pop_head(outbox))) {
+        gsize length;
+        const uint8_t *data = g_bytes_get_data(datagram, &length);
+        uint8_t copy[2048];
+        g_assert_cmpuint(length, <=, sizeof copy);
+        memcpy(copy, data, length);
+        moat_session_handle_dtls(h->session, &h->path, copy, length);
+        g_bytes_unref(datagram);
+    }
+    session_harness_flush(h);
+    uint8_t buffer[2048];
+    ssize_t n;
+    while ((n = recv(h->peer_fd, buffer, sizeof buffer, 0)) > 0)
+        moat_dtls_transport_receive(client, buffer, (size_t)n);
+}
+
+void session_harness_create_selected(session_harness *h)
+{
+    moat_worker_set_now_us(h->worker, 1000000);
+    session_harness_create(h, NULL);
+    session_harness_key(h);
+    moat_ice_client *peer = session_harness_ice_peer(h->local_ufrag, HARNESS_GATEWAY_PWD);
+    session_harness_send_check(h, peer, &h->path, true);
+    g_assert_true(h->session->has_selected);
+    moat_ice_client_free(peer);
 }

@@ -9,17 +9,20 @@
 #include "session/session.h"
 #include "engine/worker.h"
 #include "engine/counters.h"
+#include "dtls/dtls_transport.h"
 #include "ice/ice_client.h"
 #include "prefilter/prefilter_settings.h"
 #include "sdp/sdp.h"
 #include "srtp/srtp_session.h"
 
+#include <glib.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
-#define HARNESS_REMOTE_SSRC 0x11223344u /* what the peer sends */
-#define HARNESS_LOCAL_SSRC  0x55667788u /* what the gateway sends */
+#define HARNESS_REMOTE_SSRC 0x11223344u                /* what the peer sends */
+#define HARNESS_LOCAL_SSRC  0x55667788u                /* what the gateway sends */
+#define HARNESS_GATEWAY_PWD "gatewaypasswordgatewaypa" /* the session's ICE password */
 
 typedef struct {
     moat_worker *worker;
@@ -80,6 +83,14 @@ size_t session_harness_peer_protect_rtcp(session_harness *h, const uint8_t *plai
  * `now`; `forged` breaks its auth tag. */
 void session_harness_dispatch_srtp(session_harness *h, uint16_t sequence, size_t payload,
                                    uint64_t now, bool forged);
+/* One round of a DTLS peer against the session: the peer's datagrams queued
+ * in `outbox` (GBytes, taken) into the session as the worker's dispatch
+ * would, then the gateway's replies from the peer socket into `client`. */
+void session_harness_exchange_dtls(session_harness *h, moat_dtls_transport *client, GQueue *outbox);
+/* session_harness_create at 1 s on the worker's clock, keyed, with the
+ * peer's tuple selected by a nominating ICE check (ufrag "gwufrag1",
+ * password HARNESS_GATEWAY_PWD). */
+void session_harness_create_selected(session_harness *h);
 /* Ends the session if still there and frees everything. */
 void session_harness_clear(session_harness *h);
 /* The on_ended callback's last reason (session id is per harness). */

@@ -61,21 +61,7 @@ static const moat_sctp_callbacks peer_sctp_callbacks = {.send_packet = peer_sctp
  * to the client, 10 ms of SCTP timers. */
 static void pump(session_harness *h, peer *p)
 {
-    GBytes *datagram;
-    while ((datagram = g_queue_pop_head(&p->outbox))) {
-        gsize length;
-        const uint8_t *data = g_bytes_get_data(datagram, &length);
-        uint8_t copy[2048];
-        g_assert_cmpuint(length, <=, sizeof copy);
-        memcpy(copy, data, length);
-        moat_session_handle_dtls(h->session, &h->path, copy, length);
-        g_bytes_unref(datagram);
-    }
-    session_harness_flush(h);
-    uint8_t buffer[2048];
-    ssize_t n;
-    while ((n = recv(h->peer_fd, buffer, sizeof buffer, 0)) > 0)
-        moat_dtls_transport_receive(p->client, buffer, (size_t)n);
+    session_harness_exchange_dtls(h, p->client, &p->outbox);
     moat_sctp_stack_handle_timers(MOAT_SCTP_TIMER_INTERVAL_MS);
 }
 

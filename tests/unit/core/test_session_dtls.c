@@ -49,20 +49,7 @@ static void handshake(session_harness *h, moat_dtls_transport *client, client_st
 {
     g_assert_cmpint(moat_dtls_transport_start(client), ==, MOAT_DTLS_OK);
     for (int round = 0; round < rounds && !h->session->ending; round++) {
-        GBytes *datagram;
-        while ((datagram = g_queue_pop_head(&state->outbox))) {
-            gsize length;
-            const uint8_t *data = g_bytes_get_data(datagram, &length);
-            uint8_t copy[2048];
-            memcpy(copy, data, length);
-            moat_session_handle_dtls(h->session, &h->path, copy, length);
-            g_bytes_unref(datagram);
-        }
-        session_harness_flush(h);
-        uint8_t buffer[2048];
-        ssize_t n;
-        while ((n = recv(h->peer_fd, buffer, sizeof buffer, 0)) > 0)
-            moat_dtls_transport_receive(client, buffer, (size_t)n);
+        session_harness_exchange_dtls(h, client, &state->outbox);
         if (g_queue_is_empty(&state->outbox))
             g_usleep(1000);
     }

@@ -5,13 +5,10 @@
 #include "session_harness.h"
 
 #include "session/session_internal.h"
-#include "ice/ice_client.h"
 
 #include <glib.h>
 
-#define GW_UFRAG "gwufrag1"
-#define GW_PWD   "gatewaypasswordgatewaypa"
-#define PAYLOAD  1000
+#define PAYLOAD 1000
 
 /* A keyed session with the peer's tuple selected, its media capped at
  * `bytes_per_s` (0 none). */
@@ -19,13 +16,7 @@ static void capped_session(session_harness *h, uint64_t bytes_per_s)
 {
     session_harness_init(h);
     h->settings.session_media_bytes_per_s = bytes_per_s;
-    moat_worker_set_now_us(h->worker, 1000000);
-    session_harness_create(h, NULL);
-    session_harness_key(h);
-    moat_ice_client *peer = session_harness_ice_peer(GW_UFRAG, GW_PWD);
-    session_harness_send_check(h, peer, &h->path, true);
-    g_assert_true(h->session->has_selected);
-    moat_ice_client_free(peer);
+    session_harness_create_selected(h);
 }
 
 static uint64_t delivered(const session_harness *h)

@@ -229,13 +229,7 @@ static void flooded_session(session_harness *h, moat_detector_mode mode)
 {
     session_harness_init(h);
     h->settings.mode = mode; /* the worker's detector was set up (auto) already */
-    moat_worker_set_now_us(h->worker, 1000000);
-    session_harness_create(h, NULL);
-    session_harness_key(h);
-    moat_ice_client *peer = session_harness_ice_peer(GW_UFRAG, GW_PWD);
-    session_harness_send_check(h, peer, &h->path, true);
-    g_assert_true(h->session->has_selected);
-    moat_ice_client_free(peer);
+    session_harness_create_selected(h);
 }
 
 /* One peer floods its own session with forged SRTP, 20 000 datagrams/s for
