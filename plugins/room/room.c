@@ -328,9 +328,12 @@ static void room_on_media(void *state, moat_rtp_packet *p)
     if (atomic_load(&peer->ssrcs[kind]) == 0 && p->payload_length > 0 &&
         !room_ssrc_claim(peer, &peer->ssrcs[kind], p->ssrc))
         return; /* another publisher's SSRC (room_ssrc.c) */
-    if (layer < 0 && atomic_load(&peer->ssrcs[kind]) != p->ssrc) {
-        /* One stream per kind, or one per simulcast layer. */
-        atomic_fetch_add_explicit(&peer->ssrc_extra, 1, memory_order_relaxed);
+    uint32_t claimed = atomic_load(&peer->ssrcs[kind]);
+    if (layer < 0 && claimed != p->ssrc) {
+        /* One stream per kind, or one per simulcast layer; padding before
+         * the first media packet has no stream yet, it is not a second. */
+        if (claimed != 0)
+            atomic_fetch_add_explicit(&peer->ssrc_extra, 1, memory_order_relaxed);
         return;
     }
     if (!room_recovery_on_packet(peer, p))
