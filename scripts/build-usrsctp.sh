@@ -4,11 +4,14 @@
 # about 1 s in and restarts from a one-packet window (RFC 9260 §6.3.2 R3;
 # see scripts/patches/usrsctp-express-sack-t3-restart.patch). And it keeps
 # each received DATA chunk by reference into the packet's 2048-byte cluster
-# while the receive window charges a held chunk only its data + 256 bytes:
-# 1-byte chunks a peer never lets become deliverable, in padded packets, made
-# a 1 MiB window hold about 10 MB (scripts/patches/
-# usrsctp-copy-small-chunks.patch copies chunks of up to 1 KiB out of the
-# cluster; test_datachannel_held_chunks_hostile: 10.4 -> 2.1 MB per session).
+# (a packet's last chunk: the packet itself, every mbuf of it) while the
+# receive window charges a held chunk only its data + 256 bytes: 1-byte
+# chunks a peer never lets become deliverable, in padded packets, made a
+# 1 MiB window hold about 10 MB (scripts/patches/
+# usrsctp-copy-small-chunks.patch copies every chunk of up to 1 KiB out of
+# the packet, the last one too; test_datachannel_held_chunks_hostile: 10.4
+# -> 2.1 MB per session in 1200-byte packets, 6.4 -> 2.1 MB in 1040-byte
+# ones, five plain mbufs whose last chunk took them all).
 # Moat rebuilds Debian's own source package with those patches (applied in
 # name order) into a project-local prefix
 # (.deps/usrsctp: static library, usrsctp.h, usrsctp.pc) that meson finds

@@ -106,8 +106,9 @@ cached_dep libsrtp "$top/scripts/build-libsrtp.sh" libsrtp2-dev
 # patch makes the fast SACK path restart the T3-rtx timer when the
 # cumulative ack moves (RFC 9260 §6.3.2 R3); without it every long-RTT bulk
 # transfer takes a spurious timeout and restarts from a one-packet window.
-# The second copies small received DATA chunks out of the packet's cluster,
-# so held chunks pin about what the receive window charges them.
+# The second copies small received DATA chunks out of the packet (its
+# cluster, or its plain mbufs when it is a packet's last chunk), so held
+# chunks pin about what the receive window charges them.
 # Patching Debian's source keeps the distribution's version and build; a
 # newer upstream release would not fix it (upstream master has the same
 # code) and would be a download from outside Debian. Rebuilt when the patch
