@@ -8,6 +8,10 @@ jobs=${FUZZ_JOBS:-$(nproc)}
 # libFuzzer's per-input limit is wall time: a run that shares the cores at a
 # low priority (make test) gives an input longer before calling it a hang.
 export FUZZ_UNIT_TIMEOUT=${FUZZ_UNIT_TIMEOUT:-5}
+# UBSan reports and carries on unless told otherwise: an overflow found by a
+# target would print, write no artifact and end "ok". Halting makes it a
+# crash libFuzzer saves and this script fails on (as the unit tests do).
+export UBSAN_OPTIONS=${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1}
 mapfile -t targets < <(find "$build/tests/fuzz" -type f -executable -name 'fuzz_*' | sort)
 [ ${#targets[@]} -gt 0 ] || { echo "no fuzz targets found in $build"; exit 1; }
 
