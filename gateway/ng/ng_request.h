@@ -49,8 +49,10 @@ enum {
 
 /* The longest SDP an offer or answer reply may carry: the whole reply must
  * fit one UDP datagram (65507 bytes over IPv4, MOAT_NG_MAX_REPLY) with its
- * cookie and the other keys (result, warning: under 200 bytes) beside it.
- * A rewritten SDP longer than this is refused before the call changes. */
+ * cookie (at most MOAT_NG_MAX_COOKIE, 256 bytes, and a space: a longer one
+ * is refused before its command runs) and the other keys (result, warning:
+ * under 200 bytes) beside it. A rewritten SDP longer than this is refused
+ * before the call changes. */
 #define MOAT_NG_MAX_REPLY_SDP (65507 - 1024)
 
 typedef struct {

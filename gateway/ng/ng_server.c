@@ -8,9 +8,6 @@
 #include <stdio.h>
 #include <string.h>
 
-/* Longer cookies are answered but not cached (Kamailio's are ~30 bytes). */
-#define NG_MAX_CACHED_COOKIE 256
-
 static const char *const error_names[NG_ERROR_COUNT] = {
     [NG_ERROR_NO_COOKIE] = "no_cookie",
     [NG_ERROR_TOO_LARGE] = "too_large",
@@ -24,6 +21,7 @@ static const char *const error_names[NG_ERROR_COUNT] = {
     [NG_ERROR_OWN_SOURCE] = "own_source",
     [NG_ERROR_REPLY_TOO_LARGE] = "reply_too_large",
     [NG_ERROR_NOT_KEPT] = "reply_not_kept",
+    [NG_ERROR_COOKIE_TOO_LONG] = "cookie_too_long",
 };
 
 moat_ng_server *moat_ng_server_new_detached(const moat_ng_handlers *handlers)
@@ -156,6 +154,22 @@ static void answer_retransmission(moat_ng_server *server, GBytes *cached, const 
     moat_bencode_free(error);
 }
 
+/* A cookie over MOAT_NG_MAX_COOKIE: its reply could not be cached, so a
+ * retransmission would run the command again, and it would eat into the
+ * datagram the reply's SDP was sized for; an error, the command not run. */
+static void refuse_long_cookie(moat_ng_server *server, const uint8_t *datagram,
+                               size_t cookie_length, GByteArray *reply)
+{
+    char text[96];
+    snprintf(text, sizeof text, "cookie too long (%zu bytes, at most %d)", cookie_length,
+             MOAT_NG_MAX_COOKIE);
+    g_byte_array_append(reply, datagram, (guint)cookie_length + 1);
+    moat_bencode *error = moat_bencode_new_dictionary();
+    reply_error(server, error, NG_ERROR_COOKIE_TOO_LONG, text);
+    moat_bencode_encode(error, reply);
+    moat_bencode_free(error);
+}
+
 /* Cache key: the source address (its bytes up to the port and address)
  * followed by the cookie. */
 static GByteArray *cache_key(const struct sockaddr *from, socklen_t from_length,
@@ -192,6 +206,10 @@ void moat_ng_server_process_from(moat_ng_server *server, const uint8_t *datagram
         return;
     }
     size_t cookie_length = (size_t)(space - datagram);
+    if (cookie_length > MOAT_NG_MAX_COOKIE) {
+        refuse_long_cookie(server, datagram, cookie_length, reply);
+        return;
+    }
     int64_t now = g_get_monotonic_time();
     GByteArray *key = cache_key(from, from_length, datagram, cookie_length);
     GBytes *cached = moat_ng_cookie_cache_lookup(server->cache, key->data, key->len, now);
@@ -211,9 +229,8 @@ void moat_ng_server_process_from(moat_ng_server *server, const uint8_t *datagram
     moat_bencode_free(answer);
     if (reply->len - start > MOAT_NG_MAX_REPLY)
         replace_too_large(server, reply, start + (guint)cookie_length + 1);
-    if (cookie_length <= NG_MAX_CACHED_COOKIE)
-        moat_ng_cookie_cache_insert(server->cache, key->data, key->len, reply->data + start,
-                                    reply->len - start, now);
+    moat_ng_cookie_cache_insert(server->cache, key->data, key->len, reply->data + start,
+                                reply->len - start, now);
     g_byte_array_free(key, TRUE);
 }
 

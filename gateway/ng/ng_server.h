@@ -17,6 +17,12 @@ typedef struct moat_ng_server moat_ng_server;
 
 /* Datagrams longer than this get an error reply ("message too large"). */
 #define MOAT_NG_MAX_DATAGRAM 65535
+/* The longest cookie whose command runs: its reply is cached under it, so
+ * a retransmission gets the same reply and the command never runs twice
+ * (Kamailio's cookies are ~30 bytes). A longer cookie gets the error
+ * "cookie too long" and its command is not run ("cookie_too_long"); the
+ * reply budget (MOAT_NG_MAX_REPLY_SDP) counts a cookie of this length. */
+#define MOAT_NG_MAX_COOKIE 256
 /* The longest reply (cookie included) one UDP datagram carries over IPv4:
  * a longer one could never be sent (EMSGSIZE), so it is replaced by an
  * error reply ("reply too large"), counted as reply_too_large. */

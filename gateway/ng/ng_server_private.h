@@ -21,6 +21,7 @@ typedef enum {
     NG_ERROR_OWN_SOURCE,      /* from one of Moat's own sockets: dropped without reply */
     NG_ERROR_REPLY_TOO_LARGE, /* the encoded reply over MOAT_NG_MAX_REPLY: an error instead */
     NG_ERROR_NOT_KEPT,        /* a retransmission whose reply the cache could not keep */
+    NG_ERROR_COOKIE_TOO_LONG, /* a cookie over MOAT_NG_MAX_COOKIE: the command is not run */
     NG_ERROR_COUNT
 } ng_error_reason;
 

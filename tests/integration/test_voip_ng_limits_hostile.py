@@ -15,6 +15,13 @@ threads without bound or leave state nobody was told about.
     new call is not kept (before: sendto failed with EMSGSIZE, the proxy
     heard nothing and the call stayed, retransmissions answered by
     nothing); any reply over 65507 bytes becomes an error reply.
+  * Cookies: one longer than 256 bytes (its reply could not be cached, so a
+    retransmission would run the command again; the reply's room for the
+    cookie counts 256) is an error and its command does not run (before:
+    it ran, and an offer whose rewritten SDP just passed the size check
+    with a 1083-byte cookie was committed, then its reply replaced by
+    "reply too large": the proxy heard error, the call held 8 streams'
+    ports until the media timeout).
   * The reply cache: bounded in bytes (16 MiB, oldest first) as well as
     entries (before: one call's re-offers with 60 KB SDPs, each with its
     own cookie, kept 4096 replies, 240 MB, for 30 s)."""
@@ -237,8 +244,9 @@ def full_datagram(command, target=65507):
 def exchange(sock, port, datagram):
     sock.sendto(datagram, ("127.0.0.1", port))
     reply = sock.recv(70000)
-    assert reply.startswith(b"big1 "), reply[:100]
-    return reply, bdecode(reply[5:])[0]
+    cookie = datagram.split(b" ", 1)[0] + b" "
+    assert reply.startswith(cookie), reply[:100]
+    return reply, bdecode(reply[len(cookie):])[0]
 
 
 @pytest.mark.parametrize("transcode", [False, True], ids=["plain", "codec-transcode"])
@@ -313,6 +321,61 @@ def test_the_reply_cache_is_bounded_in_bytes():
         sock.sendto(datagram, ("127.0.0.1", gw.ng_port))
         assert sock.recv(70000) == reply
         assert gw.metric("moat_ng_retransmissions_total") == 1
+        assert gw.metric("moat_calls") == 1
+    finally:
+        sock.close()
+        assert gw.stop() == 0, f"moat exited badly; log in {gw.log_path}"
+
+
+def test_a_cookie_longer_than_the_cache_keeps_runs_nothing():
+    """The reviewer's case: an 8-m-line offer whose rewritten SDP is just
+    under the SDP bound (64483 bytes) sent with a 1083-byte cookie, the
+    request exactly 65507 bytes. Before, the offer passed the SDP check,
+    the call was made, then the whole reply (cookie and all) was over a
+    datagram and replaced by "reply too large": the proxy was told error
+    but call "big" held 8 streams' ports. Now the cookie is refused before
+    the command runs: an error, no call, nothing replaced; so is a 257-byte
+    cookie on a small offer, every time it comes (nothing cached, nothing
+    run), while a 256-byte one runs once and its retransmission is
+    answered from the cache."""
+    gw = gateway()
+    sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    sock.settimeout(5)
+    try:
+        # How much Moat's rewrite adds to filled_sdp (probe call, deleted).
+        probe = {"command": "offer", "call-id": "probe", "from-tag": "a", "sdp": filled_sdp(60000)}
+        _, reply = exchange(sock, gw.ng_port, b"p1 " + bencode(probe))
+        assert reply["result"] == "ok", reply
+        growth = len(reply["sdp"]) - len(filled_sdp(60000))
+        exchange(sock, gw.ng_port, b"p2 " + bencode({"command": "delete", "call-id": "probe",
+                                                     "from-tag": "a", "delete-delay": 0}))
+        assert wait_metric(gw, "moat_calls", 0) == 0
+        pad = 60000
+        while len(filled_sdp(pad + 1)) + growth <= 64483 - 2:
+            pad += 1
+        command = {"command": "offer", "call-id": "big", "from-tag": "a", "sdp": filled_sdp(pad)}
+        cookie = b"c" * (65507 - 1 - len(bencode(command)))
+        assert len(cookie) > 1000
+        datagram = cookie + b" " + bencode(command)
+        assert len(datagram) == 65507
+        raw, reply = exchange(sock, gw.ng_port, datagram)
+        assert reply == {"result": "error",
+                         "error-reason": f"cookie too long ({len(cookie)} bytes, at most 256)"}, \
+            (reply, len(raw))
+        assert gw.metric("moat_calls") == 0
+        assert gw.metric('moat_ng_errors_total{reason="reply_too_large"}') == 0
+        small = bencode({"command": "offer", "call-id": "small", "from-tag": "a",
+                         "sdp": sdp(20000, PCMU)})
+        for _ in range(2):
+            _, reply = exchange(sock, gw.ng_port, b"c" * 257 + b" " + small)
+            assert reply["result"] == "error" and "cookie too long" in reply["error-reason"], reply
+        assert gw.metric("moat_calls") == 0
+        assert gw.metric('moat_ng_errors_total{reason="cookie_too_long"}') == 3
+        first, reply = exchange(sock, gw.ng_port, b"c" * 256 + b" " + small)
+        assert reply["result"] == "ok", reply
+        assert exchange(sock, gw.ng_port, b"c" * 256 + b" " + small)[0] == first
+        assert gw.metric("moat_ng_retransmissions_total") == 1
+        assert gw.metric('moat_ng_requests_total{command="offer"}') == 2
         assert gw.metric("moat_calls") == 1
     finally:
         sock.close()

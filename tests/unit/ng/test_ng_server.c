@@ -166,6 +166,42 @@ static void test_retransmission(void)
     moat_ng_server_stop(server);
 }
 
+/* A cookie longer than MOAT_NG_MAX_COOKIE: its reply could not be cached,
+ * so a retransmission would run the command twice (before: it did, and the
+ * cookie ate the room MOAT_NG_MAX_REPLY_SDP left for the reply's other
+ * keys: an offer that passed the SDP check was committed, then its reply
+ * replaced by "reply too large"). The command is not run, an error comes
+ * back, counted; a cookie of exactly the bound runs once and is cached. */
+static void test_long_cookie(void)
+{
+    counting c = {0};
+    moat_ng_handlers handlers = {.context = &c, .offer = on_offer};
+    moat_ng_server *server = moat_ng_server_new_detached(&handlers);
+    char *longest = g_strnfill(MOAT_NG_MAX_COOKIE, 'c');
+    char *first = exchange(server, longest, offer_json);
+    g_assert_cmpint(c.offers, ==, 1);
+    expect(exchange(server, longest, offer_json), first);
+    g_assert_cmpint(c.offers, ==, 1);
+    char *too_long = g_strnfill(MOAT_NG_MAX_COOKIE + 1, 'c');
+    for (int i = 0; i < 2; i++)
+        expect_error(exchange(server, too_long, offer_json), too_long,
+                     "cookie too long (257 bytes, at most 256)");
+    char *huge = g_strnfill(60000, 'c');
+    expect_error(exchange(server, huge, offer_json), huge,
+                 "cookie too long (60000 bytes, at most 256)");
+    g_assert_cmpint(c.offers, ==, 1);
+    GString *metrics = g_string_new(NULL);
+    moat_ng_server_metrics(server, metrics);
+    g_assert_nonnull(strstr(metrics->str, "moat_ng_errors_total{reason=\"cookie_too_long\"} 3\n"));
+    g_assert_nonnull(strstr(metrics->str, "moat_ng_requests_total{command=\"offer\"} 1\n"));
+    g_string_free(metrics, TRUE);
+    g_free(huge);
+    g_free(too_long);
+    g_free(first);
+    g_free(longest);
+    moat_ng_server_stop(server);
+}
+
 /* A source the filter refuses (in the gateway: one of Moat's own sockets)
  * gets no reply, runs nothing, and is counted. */
 static bool refuse_port_5062(void *context, const struct sockaddr *from, socklen_t from_length)
@@ -416,6 +452,7 @@ int main(int argc, char **argv)
     g_test_add_func("/ng-server/retransmission", test_retransmission);
     g_test_add_func("/ng-server/errors", test_errors);
     g_test_add_func("/ng-server/refused-source", test_refused_source);
+    g_test_add_func("/ng-server/long-cookie", test_long_cookie);
     g_test_add_func("/ng-server/reply-too-large", test_reply_too_large);
     g_test_add_func("/ng-server/cache-bounds", test_cache_bounds);
     g_test_add_func("/ng-server/cache-byte-budget", test_cache_byte_budget);
