@@ -9,6 +9,7 @@
 #include "call/call_sdes.h"
 #include "call/call_transcode_plan.h"
 #include "call/call_webrtc_offer.h"
+#include "transcode/transcode_sdp.h"
 
 #include <arpa/inet.h>
 #include <stdio.h>
@@ -391,7 +392,7 @@ void moat_call_offer_run(moat_call_registry *registry, const moat_ng_request *re
         !rewrite_for(call, 1 - side, request, &sdp, mux, &sdes, reply) ||
         !moat_call_request_transcode_offer(request, reply) ||
         (offer_webrtc && !moat_call_offer_webrtc_leg(call, 1 - side, request, &sdp, reply)) ||
-        !moat_call_request_check_reply_size(reply)) {
+        !moat_call_request_check_reply_size(reply, 0)) {
         if (created)
             g_hash_table_remove(registry->calls, request->call_id);
         return;
@@ -418,17 +419,36 @@ void moat_call_answer_mux(const moat_call_sdp *answer, const bool *offered, bool
         out[i] = i < answer->n_media && answer->media[i].rtcp_mux && offered[i];
 }
 
-/* Transcoders where the proxy asked for them (an offer of the call carried
- * codec-transcode) or Moat's own WebRTC session fixed a party's codec (it
- * answered the party's offer with its first codec, or runs on through a
- * re-INVITE it cannot renegotiate), and the answer's codec differs, within
- * [call] max_transcoders; every other m-line relays as is. */
+/* Whether an answer may get transcoders: the proxy asked for them (an
+ * offer of the call carried codec-transcode) or Moat's own WebRTC session
+ * fixed a party's codec (it answered the party's offer with its first
+ * codec, or runs on through a re-INVITE it cannot renegotiate). */
+static bool transcode_allowed(const moat_call *call)
+{
+    return call->transcode_offered || call->webrtc[0] || call->webrtc[1];
+}
+
+/* What transcode_answer may still add to the answer's reply SDP after its
+ * size check: its codec lines on each m-line (transcode_sdp.h). Nothing
+ * when transcoding is not allowed, or when the WebRTC offerer's
+ * description replaces that SDP (Moat's own answer to the party, about
+ * 600 bytes an m-line). Reserved before anything of the answer is kept:
+ * after it, transcoders run and the answer could no longer be refused. */
+static size_t transcode_growth(const moat_call *call, int offerer, size_t n_media)
+{
+    if (!transcode_allowed(call) || call->webrtc[offerer])
+        return 0;
+    return n_media * MOAT_TRANSCODE_SDP_RESTRICT_GROWTH;
+}
+
+/* Transcoders where transcode_allowed and the answer's codec differs,
+ * within [call] max_transcoders; every other m-line relays as is. */
 static void transcode_answer(moat_call *call, const moat_ng_request *request,
                              const moat_call_sdp *sdp, int offerer, moat_call_reply *reply)
 {
     moat_call_registry *registry = call->registry;
     moat_call_transcode_limits limits = {
-        .allowed = call->transcode_offered || call->webrtc[0] || call->webrtc[1],
+        .allowed = transcode_allowed(call),
         .max_pipelines = registry->max_transcoders > 0 ? (unsigned)registry->max_transcoders : 0,
         .transcoded = call->transcoded,
         .refused = registry->transcode_refused,
@@ -474,7 +494,7 @@ void moat_call_answer(moat_call_registry *registry, const moat_ng_request *reque
     if (moat_call_sdes_answer(&call->sdes, answerer, &sdp, call->streams, &sdes, reply->error,
                               sizeof reply->error) != 0 ||
         !rewrite_for(call, offerer, &plain, &sdp, mux, &sdes, reply) ||
-        !moat_call_request_check_reply_size(reply))
+        !moat_call_request_check_reply_size(reply, transcode_growth(call, offerer, sdp.n_media)))
         return;
     transcode_answer(call, request, &sdp, offerer, reply);
     if (call->webrtc[offerer]) {

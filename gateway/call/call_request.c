@@ -5,6 +5,7 @@
 #include "call/call_request.h"
 
 #include "call/call_transcode_plan.h"
+#include "ng/ng_server.h"
 
 #include <arpa/inet.h>
 #include <stdio.h>
@@ -24,15 +25,29 @@ bool moat_call_request_transcode_offer(const moat_ng_request *request, moat_call
     return moat_call_request_fail(reply, "Failed to add codecs: %s", error);
 }
 
-bool moat_call_request_check_reply_size(moat_call_reply *reply)
+/* An ok reply beside its SDP: the cookie and a space, then "d6:result2:ok",
+ * "7:warning<length>:<warning>", "3:sdp<length>:" and "e" (under 64 bytes
+ * without the warning's text). An SDP within MOAT_NG_MAX_REPLY_SDP is then
+ * a reply within one datagram. */
+#define MOAT_CALL_REPLY_BESIDE_SDP                                                                 \
+    (MOAT_NG_MAX_COOKIE + 1 + 64 + sizeof(((moat_call_reply *)NULL)->warning))
+G_STATIC_ASSERT(MOAT_NG_MAX_REPLY_SDP + MOAT_CALL_REPLY_BESIDE_SDP <= MOAT_NG_MAX_REPLY);
+
+bool moat_call_request_check_reply_size(moat_call_reply *reply, size_t growth)
 {
     size_t length = reply->sdp ? strlen(reply->sdp) : 0;
-    if (length <= MOAT_NG_MAX_REPLY_SDP)
+    if (length + growth <= MOAT_NG_MAX_REPLY_SDP)
         return true;
     moat_call_reply_clear(reply);
-    snprintf(reply->error, sizeof reply->error,
-             "SDP too large for an ng reply (%zu bytes rewritten, at most %d)", length,
-             MOAT_NG_MAX_REPLY_SDP);
+    if (growth)
+        snprintf(reply->error, sizeof reply->error,
+                 "SDP too large for an ng reply (%zu bytes rewritten and up to %zu of "
+                 "transcoding's codec lines, at most %d)",
+                 length, growth, MOAT_NG_MAX_REPLY_SDP);
+    else
+        snprintf(reply->error, sizeof reply->error,
+                 "SDP too large for an ng reply (%zu bytes rewritten, at most %d)", length,
+                 MOAT_NG_MAX_REPLY_SDP);
     return false;
 }
 

@@ -28,8 +28,10 @@ bool moat_call_request_check_transport(const moat_ng_request *request, const moa
                                        bool to_webrtc, bool offering, moat_call_reply *reply);
 /* The offer rewritten with the codecs transcoding adds (reply->sdp). */
 bool moat_call_request_transcode_offer(const moat_ng_request *request, moat_call_reply *reply);
-/* The reply's SDP fits an ng reply datagram (MOAT_NG_MAX_REPLY_SDP); else
- * the error "SDP too large for an ng reply" and the SDP dropped. */
-bool moat_call_request_check_reply_size(moat_call_reply *reply);
+/* The reply's SDP, and `growth` bytes a later rewrite may still add to it
+ * (transcoding's codec lines), fit an ng reply datagram
+ * (MOAT_NG_MAX_REPLY_SDP); else the error "SDP too large for an ng reply"
+ * and the SDP dropped. */
+bool moat_call_request_check_reply_size(moat_call_reply *reply, size_t growth);
 
 #endif

@@ -52,7 +52,9 @@ enum {
  * cookie (at most MOAT_NG_MAX_COOKIE, 256 bytes, and a space: a longer one
  * is refused before its command runs) and the other keys (result, warning:
  * under 200 bytes) beside it. A rewritten SDP longer than this is refused
- * before the call changes. */
+ * before the call changes; an answer that may be transcoded, when its SDP
+ * and MOAT_TRANSCODE_SDP_RESTRICT_GROWTH an m-line would be (transcoding
+ * rewrites the reply after the check). */
 #define MOAT_NG_MAX_REPLY_SDP (65507 - 1024)
 
 typedef struct {

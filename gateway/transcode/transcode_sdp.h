@@ -70,5 +70,13 @@ int moat_transcode_sdp_add_codecs(const char *text, size_t length, const char *c
 int moat_transcode_sdp_restrict(const char *text, size_t length, size_t media_index,
                                 const moat_transcoder_codec *codec, GString *out, char *error,
                                 size_t error_size);
+/* The most moat_transcode_sdp_restrict makes an SDP whose lines end in
+ * CRLF (Moat's rewrite writes them so) longer, for a codec whose name is
+ * at most 31 bytes (moat_transcode_sdp_codec's): the m-line's formats
+ * " 255 255" (8), "a=rtpmap:255 <name>/<rate>/<channels>\r\n" (68),
+ * "a=rtpmap:255 telephone-event/<rate>\r\n" (41) and "a=fmtp:255 0-16\r\n"
+ * (17); what it drops (the old formats, a=rtpmap, a=fmtp, empty lines)
+ * only shortens it. What an answer's reply reserves per m-line for it. */
+#define MOAT_TRANSCODE_SDP_RESTRICT_GROWTH 134
 
 #endif

@@ -14,7 +14,11 @@ threads without bound or leave state nobody was told about.
     datagram is an error reply ("SDP too large") and changes nothing, a
     new call is not kept (before: sendto failed with EMSGSIZE, the proxy
     heard nothing and the call stayed, retransmissions answered by
-    nothing); any reply over 65507 bytes becomes an error reply.
+    nothing); any reply over 65507 bytes becomes an error reply. An answer
+    that may be transcoded keeps room for the codec lines transcoding
+    writes into its reply after the check (before: a rewritten answer just
+    under the bound came back up to 8 x 134 bytes over it, with its
+    transcoders running).
   * Cookies: one longer than 256 bytes (its reply could not be cached, so a
     retransmission would run the command again; the reply's room for the
     cookie counts 256) is an error and its command does not run (before:
@@ -380,3 +384,56 @@ def test_a_cookie_longer_than_the_cache_keeps_runs_nothing():
     finally:
         sock.close()
         assert gw.stop() == 0, f"moat exited badly; log in {gw.log_path}"
+
+
+OPUS_DTMF = [(127, "opus/48000/2"), (126, "telephone-event/48000")]
+
+
+def test_an_answer_keeps_room_for_transcodings_codec_lines():
+    """An offer of opus and telephone-event on 8 m-lines with
+    codec-transcode PCMU, answered with static PCMU (no rtpmap) padded so
+    that its rewritten SDP is just under the SDP bound (64483 bytes): the
+    reply restricts each m-line to opus again (formats, a=rtpmap and the
+    telephone-event lines, 86 bytes an m-line), after the size check.
+    Before, the reply came back "ok" with a 65,100-byte SDP (over the bound
+    every reply is sized by) and 16 pipelines running; now the check keeps
+    room for those lines (134 bytes an m-line, transcode_sdp.h): an error,
+    no transcoder, and the call goes on to take an answer that fits."""
+    gw = gateway()
+    client = NgClient(gw.ng_port, timeout=30.0)
+    sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    sock.settimeout(10)
+    try:
+        # What the rewrite adds to filled_sdp, on a call without transcoding.
+        offer = client.command("offer", call_id="probe", from_tag="a", sdp=sdp(20000, OPUS_DTMF, 8))
+        assert offer["result"] == "ok", offer
+        _, reply = exchange(sock, gw.ng_port, b"p1 " + bencode(
+            {"command": "answer", "call-id": "probe", "from-tag": "a", "to-tag": "b",
+             "sdp": filled_sdp(60000)}))
+        assert reply["result"] == "ok", reply
+        growth = len(reply["sdp"]) - len(filled_sdp(60000))
+        assert client.command("delete", call_id="probe", delete_delay=0)["result"] == "ok"
+        assert wait_metric(gw, "moat_calls", 0) == 0
+
+        offer = client.command("offer", call_id="big", from_tag="a", sdp=sdp(20000, OPUS_DTMF, 8),
+                               codec={"transcode": ["PCMU"]})
+        assert offer["result"] == "ok", offer
+        pad = 60000
+        while len(filled_sdp(pad + 1)) + growth <= 64483 - 8:
+            pad += 1
+        answer = {"command": "answer", "call-id": "big", "from-tag": "a", "to-tag": "b",
+                  "sdp": filled_sdp(pad)}
+        _, reply = exchange(sock, gw.ng_port, b"a1 " + bencode(answer))
+        assert reply["result"] == "error", (reply["result"], len(reply.get("sdp", "")))
+        assert "transcoding's codec lines" in reply["error-reason"], reply
+        assert gw.metric("moat_transcoders") == 0
+        assert gw.metric("moat_calls") == 1
+
+        fits = client.command("answer", call_id="big", from_tag="a", to_tag="b",
+                              sdp=sdp(22000, PCMU, 8))
+        assert fits["result"] == "ok" and "warning" not in fits, fits
+        assert len(re.findall(r"^m=audio \d+ RTP/AVP 127 126\r$", fits["sdp"], re.M)) == 8, fits
+        assert gw.metric("moat_transcoders") == 16
+    finally:
+        sock.close()
+        stop(gw, client)

@@ -4,6 +4,7 @@
 #include "transcode/transcode_sdp.h"
 
 #include <glib.h>
+#include <limits.h>
 #include <string.h>
 
 static const char phone_offer[] = "v=0\r\n"
@@ -137,6 +138,31 @@ static void test_restrict(void)
     g_string_free(out, TRUE);
 }
 
+/* The most a restriction adds (MOAT_TRANSCODE_SDP_RESTRICT_GROWTH, what an
+ * answer's reply keeps room for): the longest numbers and a 31-byte name,
+ * on an m-line with no format and no codec line to drop. */
+static void test_restrict_growth(void)
+{
+    static const char longest_name[] = "abcdefghijklmnopqrstuvwxyz01234";
+    g_assert_cmpuint(strlen(longest_name), ==, sizeof((moat_transcode_sdp_codec *)NULL)->name - 1);
+    const moat_transcoder_codec widest = {longest_name, UINT32_MAX, UINT_MAX, 255, 255, UINT32_MAX};
+    static const char *const sdps[] = {
+        "v=0\r\ns=-\r\nt=0 0\r\nm=audio 9 RTP/AVP\r\na=sendrecv\r\n",
+        "v=0\r\ns=-\r\nt=0 0\r\nm=audio 9 RTP/AVP 0\r\n",
+    };
+    static const size_t growth[] = {MOAT_TRANSCODE_SDP_RESTRICT_GROWTH,
+                                    MOAT_TRANSCODE_SDP_RESTRICT_GROWTH - 2};
+    for (size_t i = 0; i < G_N_ELEMENTS(sdps); i++) {
+        GString *out = g_string_new(NULL);
+        char error[128] = "";
+        g_assert_cmpint(moat_transcode_sdp_restrict(sdps[i], strlen(sdps[i]), 0, &widest, out,
+                                                    error, sizeof error),
+                        ==, 0);
+        g_assert_cmpuint(out->len - strlen(sdps[i]), ==, growth[i]);
+        g_string_free(out, TRUE);
+    }
+}
+
 static void test_malformed(void)
 {
     moat_transcode_sdp_codecs codecs;
@@ -165,6 +191,7 @@ int main(int argc, char **argv)
     g_test_add_func("/transcode_sdp/plan", test_plan);
     g_test_add_func("/transcode_sdp/add_codecs", test_add_codecs);
     g_test_add_func("/transcode_sdp/restrict", test_restrict);
+    g_test_add_func("/transcode_sdp/restrict-growth", test_restrict_growth);
     g_test_add_func("/transcode_sdp/malformed", test_malformed);
     return g_test_run();
 }
