@@ -61,6 +61,12 @@ void moat_call_stream_inject(moat_call_stream *stream, int side, const uint8_t *
         moat_call_leg_drop(from, MOAT_CALL_DROP_MALFORMED);
         return;
     }
+    /* A WebRTC party's decrypted RTP can exceed what a plain leg, the
+     * transcoder's ring or the relay carries: the same limit as classify. */
+    if (length > MOAT_RELAY_MTU) {
+        moat_call_leg_drop(from, MOAT_CALL_DROP_TOO_BIG);
+        return;
+    }
     moat_call_count_flow(&from->rtp, length);
     moat_call_leg_note_ssrc(from, packet);
     if (!(from->flags & 2u))

@@ -29,6 +29,7 @@ const char *moat_drop_reason_name(moat_drop_reason reason)
         [MOAT_DROP_NO_CONSENT] = "no_consent",
         [MOAT_DROP_RATE_LIMIT] = "rate_limit",
         [MOAT_DROP_DATA_ENDED] = "datachannel_ended",
+        [MOAT_DROP_RTCP_IGNORED] = "rtcp_ignored",
     };
     return reason < MOAT_DROP_REASON_COUNT ? names[reason] : "unknown";
 }

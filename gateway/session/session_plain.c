@@ -125,13 +125,16 @@ void moat_session_plain_handle(moat_session *session, const struct sockaddr_in6 
         moat_session_drop(session, MOAT_DROP_UNKNOWN_TUPLE);
         return;
     }
-    /* RTCP (rtcp-mux) from the sender is not needed: nothing is sent back. */
+    /* RTCP (rtcp-mux) from the sender is not needed: nothing is sent back,
+     * but it is counted. */
     if (length < 12 || (data[0] >> 6) != 2) {
         moat_session_drop(session, MOAT_DROP_MALFORMED);
         return;
     }
-    if (moat_rtp_is_rtcp(data, length))
+    if (moat_rtp_is_rtcp(data, length)) {
+        moat_session_drop(session, MOAT_DROP_RTCP_IGNORED);
         return;
+    }
     uint64_t now_us = moat_worker_now_us(session->worker);
     if (session->srtp) {
         /* Prefilter, srtp_unprotect and delivery; a drop is counted there. */

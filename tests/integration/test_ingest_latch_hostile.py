@@ -44,3 +44,33 @@ def test_a_packet_that_is_not_rtp_neither_latches_nor_keeps_an_ingest(make_gatew
     finally:
         attacker.close()
         sender.close()
+
+
+def test_rtcp_from_the_sender_is_counted_and_keeps_nothing_alive(make_gateway):
+    """RTCP (rtcp-mux) from an ingest's sender is not needed (nothing goes
+    back to it): each is counted as rtcp_ignored (before, dropped with no
+    count anywhere), it neither latches an ingest nor keeps one alive."""
+    gw = make_gateway("--ingest-idle-timeout", "2")
+    status, _, ingest = request(gw, "POST", "/api/rooms/rtcp/ingest", AUDIO)
+    assert status == 201, ingest
+    sender = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    sender.bind(("127.0.0.1", 0))
+    report = bytes([0x80, 200, 0, 6, 0x12, 0x34, 0x56, 0x78]) + bytes(20)  # an SR
+    to = ("127.0.0.1", ingest["port"])
+    try:
+        ignored = gw.drops("rtcp_ignored")
+        for _ in range(10):
+            sender.sendto(report, to)
+        assert wait_for(lambda: gw.drops("rtcp_ignored") == ignored + 10, 5), \
+            gw.drops("rtcp_ignored")
+        sender.sendto(rtp(0), to)
+        assert wait_for(lambda: request(gw, "GET", "/api/rooms/rtcp")[2]["publishers"][0]
+                        ["packets"] == 1, 5)
+        deadline = time.time() + 5
+        while time.time() < deadline and sessions(gw) > 0:
+            sender.sendto(report, to)
+            time.sleep(0.3)
+        assert sessions(gw) == 0
+        assert gw.drops("rtcp_ignored") >= ignored + 15
+    finally:
+        sender.close()

@@ -10,7 +10,11 @@ over ng as Kamailio would (helpers and fixture from test_voip_hostile.py):
     not started yet;
   * both parties WebRTC: deleted before the answer, re-offered, answered
     twice, a plain answer to Moat's WebRTC offer; every session ends and
-    the ASan gateway exits cleanly."""
+    the ASan gateway exits cleanly;
+  * authentic RTP of 1400 to 1960 bytes from the WebRTC party of a
+    transcoded call: what exceeds the relay MTU is counted too_big, not fed
+    to the transcoder (before, it counted as transcoder input and then as
+    its queue_full, as if the transcoder were falling behind)."""
 import asyncio
 import base64
 import os
@@ -25,6 +29,10 @@ from pylibsrtp import Policy, Session
 from pylibsrtp._binding import ffi as srtp_ffi
 
 from aiortc_peer import ToneTrack
+from test_voip_webrtc import call as transcoded_call
+from test_voip_webrtc import phone_answer as pcmu_phone_answer
+from test_voip_webrtc import run_phone, webrtc_offer
+from voip_peers import sdp_port
 from test_voip_hostile import (call_drops, finish, port_of, relay, relayed, sdp,  # noqa: F401
                                send_sizes, start, udp, wait_metric)
 
@@ -264,3 +272,54 @@ def test_webrtc_to_webrtc_deleted_reoffered_or_answered_twice():
     assert gw.metric("moat_call_webrtc_legs") == 0
     assert client.command("ping")["result"] == "pong"
     finish(gw, client)
+
+
+def test_oversized_rtp_from_the_webrtc_party_of_a_transcoded_call(relay):
+    gw, client, _ = relay
+    phone = udp()
+    queue_full = 'moat_transcode_dropped_packets_total{reason="queue_full"}'
+    fed = 'moat_transcode_packets_total{direction="in"}'
+
+    async def scenario():
+        pc, _ = await webrtc_offer(True)
+        received, stop = [], threading.Event()
+        worker = None
+        try:
+            offer = transcoded_call(client, "wbig", pc.localDescription.sdp)
+            assert offer["result"] == "ok", offer
+            answer = client.command("answer", call_id="wbig", from_tag="webrtc",
+                                    to_tag="phone", sdp=pcmu_phone_answer(phone.getsockname()[1]),
+                                    ICE="force", DTLS="passive",
+                                    transport_protocol="UDP/TLS/RTP/SAVPF")
+            assert answer["result"] == "ok", answer
+            pt = int(re.search(r"^a=rtpmap:(\d+) opus/48000/2", answer["sdp"], re.M).group(1))
+            worker = threading.Thread(target=run_phone,
+                                      args=(phone, sdp_port(offer["sdp"]), received, stop))
+            worker.start()
+            await pc.setRemoteDescription(RTCSessionDescription(sdp=answer["sdp"],
+                                                                type="answer"))
+            assert wait_metric(lambda: gw.metric(fed), lambda v: v > 0, 10) > 0
+            sender = pc.getSenders()[0]
+            sender.replaceTrack(None)
+            await asyncio.sleep(0.5)
+            dtls, seq = sender.transport, 30000
+            dtls._tx_srtp._cdata = srtp_ffi.new("char[]", 4096)
+            dtls._tx_srtp._buffer = srtp_ffi.buffer(dtls._tx_srtp._cdata)
+            before = (call_drops(gw, "too_big"), gw.metric(queue_full))
+            for size in (1400, 1500, 1501, 1600, 1900, 1960):
+                for _ in range(5):
+                    seq += 1
+                    await dtls._send_rtp(struct.pack("!BBHII", 0x80, pt, seq, seq * 960,
+                                                     0x1234ABCD) + b"\xf8" + bytes(size - 13))
+                    await asyncio.sleep(0.03)
+            assert wait_metric(lambda: call_drops(gw, "too_big"),
+                               lambda v: v >= before[0] + 20) == before[0] + 20
+            assert gw.metric(queue_full) == before[1]
+            assert client.command("ping")["result"] == "pong"
+        finally:
+            stop.set()
+            if worker:
+                worker.join()
+            await pc.close()
+
+    asyncio.run(scenario())
