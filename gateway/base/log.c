@@ -29,16 +29,61 @@ int moat_log_level_parse(const char *name)
     return -1;
 }
 
+/* The length of the valid UTF-8 sequence of two to four bytes at `p`
+ * (shortest form, no surrogate, at most U+10FFFF), or 0. */
+static size_t utf8_sequence_length(const unsigned char *p)
+{
+    unsigned char lead = p[0];
+    size_t length = lead >= 0xc2 && lead <= 0xdf   ? 2
+                    : lead >= 0xe0 && lead <= 0xef ? 3
+                    : lead >= 0xf0 && lead <= 0xf4 ? 4
+                                                   : 0;
+    for (size_t i = 1; i < length; i++) {
+        if ((p[i] & 0xc0) != 0x80)
+            return 0;
+    }
+    if ((lead == 0xe0 && p[1] < 0xa0) || (lead == 0xed && p[1] > 0x9f) ||
+        (lead == 0xf0 && p[1] < 0x90) || (lead == 0xf4 && p[1] > 0x8f))
+        return 0;
+    return length;
+}
+
+/* U+0080..U+009F: C1 controls, which some terminals obey (0xc2 0x9b is CSI). */
+static bool is_c1_control(const unsigned char *p, size_t length)
+{
+    return length == 2 && p[0] == 0xc2 && p[1] <= 0x9f;
+}
+
+/* The message between the quotes of msg="...": '"' and '\' escaped, \n \r
+ * \t named, every other control byte (< 0x20, 0x7f, a C1 control) and every
+ * byte of invalid UTF-8 written as \xHH, so that text from a peer (a data
+ * channel's label) can neither end the line nor drive a terminal. Valid
+ * UTF-8 is kept as it is. */
 static void write_escaped(FILE *out, const char *text)
 {
-    for (const char *p = text; *p; p++) {
-        if (*p == '"' || *p == '\\')
+    for (const unsigned char *p = (const unsigned char *)text; *p; p++) {
+        if (*p == '"' || *p == '\\') {
             fputc('\\', out);
-        if (*p == '\n') {
+            fputc(*p, out);
+        } else if (*p == '\n') {
             fputs("\\n", out);
-            continue;
+        } else if (*p == '\r') {
+            fputs("\\r", out);
+        } else if (*p == '\t') {
+            fputs("\\t", out);
+        } else if (*p < 0x20 || *p == 0x7f) {
+            fprintf(out, "\\x%02x", *p);
+        } else if (*p < 0x80) {
+            fputc(*p, out);
+        } else {
+            size_t length = utf8_sequence_length(p);
+            if (length == 0 || is_c1_control(p, length)) {
+                fprintf(out, "\\x%02x", *p);
+                continue;
+            }
+            fwrite(p, 1, length, out);
+            p += length - 1;
         }
-        fputc(*p, out);
     }
 }
 

@@ -1,4 +1,8 @@
 /* Structured logging: one line per event, `ts=... level=... msg="..." key=value`.
+ * The message is escaped (log.c write_escaped): whatever bytes a peer's text
+ * in it holds, it stays inside its quotes, on its line, and cannot drive a
+ * terminal; valid UTF-8 is kept. `fields` are written as given: callers
+ * build them from text they checked.
  * The level is set once at start-up; the logger itself holds no per-packet
  * state. Anything that could fire per packet goes through a moat_log_limiter
  * owned by the caller (one per worker or per session), so a flood can never
