@@ -149,10 +149,91 @@ static int set_file_value(moat_config *config, const option_spec *spec, GKeyFile
     return status;
 }
 
+/* The name of a "[group]" line (as GKeyFile reads one: '[', no ']' in the
+ * name, then only blanks), newly allocated; NULL for any other line. */
+static char *group_line(const char *line)
+{
+    if (line[0] != '[')
+        return NULL;
+    const char *end = strchr(line, ']');
+    if (!end || end[1 + strspn(end + 1, " \t")] != '\0')
+        return NULL;
+    return g_strndup(line + 1, (gsize)(end - line - 1));
+}
+
+/* The key of a "key = value" line (before the first '=', trailing blanks
+ * dropped, as GKeyFile reads it), newly allocated; NULL for any other line. */
+static char *key_line(const char *line)
+{
+    const char *equals = strchr(line, '=');
+    if (!equals || equals == line)
+        return NULL;
+    const char *end = equals;
+    while (end > line && g_ascii_isspace(end[-1]))
+        end--;
+    return g_strndup(line, (gsize)(end - line));
+}
+
+/* Line `number` of a file as GKeyFile reads it (leading blanks and a CR
+ * before the newline dropped; a '#' comment is no line). Returns -1 (and
+ * says so in `error`) when it sets a key `seen` holds for `*group`. */
+static int scan_line(const char *path, char *line, guint number, char **group, GHashTable *seen,
+                     char *error, size_t error_size)
+{
+    size_t length = strlen(line);
+    if (length && line[length - 1] == '\r')
+        line[length - 1] = '\0';
+    while (g_ascii_isspace(*line))
+        line++;
+    char *name = *line == '#' ? NULL : group_line(line);
+    if (name) {
+        g_free(*group);
+        *group = name;
+        return 0;
+    }
+    /* A key before any group: GKeyFile refuses the file. */
+    char *key = *line == '#' || !*group ? NULL : key_line(line);
+    if (!key)
+        return 0;
+    /* No group name holds ']': "group]key" names one pair. */
+    char *pair = g_strdup_printf("%s]%s", *group, key);
+    guint first = GPOINTER_TO_UINT(g_hash_table_lookup(seen, pair));
+    if (first) {
+        snprintf(error, error_size, "%s: [%s] %s is set twice: on line %u and on line %u", path,
+                 *group, key, first, number);
+        g_free(pair);
+    } else {
+        g_hash_table_insert(seen, pair, GUINT_TO_POINTER(number));
+    }
+    g_free(key);
+    return first ? -1 : 0;
+}
+
+/* GKeyFile merges a repeated [group] and keeps the last value of a repeated
+ * key: a second [http] with "metrics_token =" emptied the token set further
+ * up and --check-config said ok. A repeated group is fine; a key set twice
+ * in one group (in one block or in two) is refused, naming both lines. What
+ * GKeyFile refuses anyway (a key before any group, a line that is neither)
+ * is left to it. */
+static int refuse_repeated_keys(const char *path, const char *text, char *error, size_t error_size)
+{
+    GHashTable *seen = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+    char *group = NULL;
+    int status = 0;
+    char **lines = g_strsplit(text, "\n", -1);
+    for (guint i = 0; lines[i] && status == 0; i++)
+        status = scan_line(path, lines[i], i + 1, &group, seen, error, error_size);
+    g_strfreev(lines);
+    g_free(group);
+    g_hash_table_destroy(seen);
+    return status;
+}
+
 /* The file as a key file. A NUL byte is refused: GLib keeps it inside the
  * value and every reader stops there, so "token=ab\0c0ffee" was the token
- * "ab" and "port=10\0 00" the port 10, each passing every check. NULL with
- * one line in `error`. */
+ * "ab" and "port=10\0 00" the port 10, each passing every check. So is a
+ * key set twice in one group (refuse_repeated_keys). NULL with one line in
+ * `error`. */
 static GKeyFile *read_key_file(const char *path, char *error, size_t error_size)
 {
     char *text = NULL;
@@ -167,6 +248,10 @@ static GKeyFile *read_key_file(const char *path, char *error, size_t error_size)
     if (nul) {
         snprintf(error, error_size, "%s: NUL byte at offset %zu (a config file is text)", path,
                  (size_t)(nul - text));
+        g_free(text);
+        return NULL;
+    }
+    if (refuse_repeated_keys(path, text, error, error_size) != 0) {
         g_free(text);
         return NULL;
     }

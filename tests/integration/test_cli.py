@@ -106,6 +106,30 @@ def test_config_file_with_a_nul_byte(tmp_path):
         assert result.returncode == 2 and "NUL byte" in result.stderr, result.stderr
 
 
+def test_config_key_set_twice(tmp_path):
+    """GKeyFile merges a repeated [group] and keeps a repeated key's last
+    value: a second [http] with "metrics_token =" opened /metrics and
+    --check-config said ok. A key set twice in one group is refused, naming
+    the group, the key and both lines, by --check-config and the start; a
+    repeated group setting other keys is fine."""
+    conf = tmp_path / "dup.conf"
+    conf.write_text("[http]\nmetrics_token = s3cret-metrics\nbind = 127.0.0.1\n\n"
+                    "[general]\nworkers = 1\n\n# later, another copy of the section\n"
+                    "[http]\nmetrics_token =\n")
+    result = run("--config", str(conf), "--check-config")
+    assert result.returncode == 2 and not result.stdout, result
+    assert (f"{conf}: [http] metrics_token is set twice: on line 2 and on line 10"
+            in result.stderr), result.stderr
+    assert "s3cret" not in result.stderr
+    result = run("--config", str(conf), "--http-port", str(free_port()), "--media-port",
+                 str(free_port(socket.SOCK_DGRAM, 1)), "--workers", "1", "--ng-port", "0")
+    assert result.returncode == 2 and "metrics_token is set twice" in result.stderr, result
+    conf.write_text("[http]\nmetrics_token = s3cret-metrics\n[general]\nworkers = 1\n"
+                    "[http]\nbind = 127.0.0.1\n")
+    result = run("--config", str(conf), "--check-config")
+    assert result.returncode == 0, result.stderr
+
+
 def test_values_the_start_would_misuse_fail_check_config():
     """announced_address goes into SDP c= lines and candidates as written;
     decimal options were cast to integers on the packet path."""

@@ -141,6 +141,51 @@ static void test_file_with_nul_byte(void)
     }
 }
 
+/* GKeyFile merges a repeated [group] and kept the last value of a repeated
+ * key: a second [http] with "metrics_token =" emptied the token and the file
+ * passed. A key set twice in one group is refused, naming the group, the
+ * key and both lines; a repeated group setting other keys is fine. */
+static void test_file_key_set_twice(void)
+{
+    static const struct {
+        const char *text;
+        const char *expect;
+    } cases[] = {
+        {"[http]\nmetrics_token = s3cret-metrics\nport = 18931\n\n[general]\nworkers = 1\n\n"
+         "# another copy of the section\n[http]\nmetrics_token =\n",
+         "[http] metrics_token is set twice: on line 2 and on line 10"},
+        {"[http]\nport = 9000\nport=9001\n", "[http] port is set twice: on line 2 and on line 3"},
+        {"[media]\r\n  port = 30000\r\n[media]  \r\nport\t= 30001\r\n",
+         "[media] port is set twice: on line 2 and on line 4"},
+    };
+    for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+        moat_config config;
+        moat_config_init(&config);
+        char error[256] = "";
+        char *path = write_config(cases[i].text);
+        g_assert_cmpint(moat_config_load_file(&config, path, error, sizeof error), ==, -1);
+        g_assert_nonnull(strstr(error, path));
+        g_assert_nonnull(strstr(error, cases[i].expect));
+        g_assert_null(strstr(error, "s3cret"));
+        g_unlink(path);
+        g_free(path);
+        moat_config_clear(&config);
+    }
+
+    moat_config config;
+    moat_config_init(&config);
+    char error[256] = "";
+    char *path = write_config("[http]\nport = 9000\n# port = 9001\n[media]\nport = 30000\n"
+                              "[http]\nmetrics_token = s3cret\n");
+    g_assert_cmpint(moat_config_load_file(&config, path, error, sizeof error), ==, 0);
+    g_assert_cmpint(config.http_port, ==, 9000);
+    g_assert_cmpint(config.media_port, ==, 30000);
+    g_assert_cmpstr(config.metrics_token, ==, "s3cret");
+    g_unlink(path);
+    g_free(path);
+    moat_config_clear(&config);
+}
+
 static void test_options_environment_and_validation(void)
 {
     moat_config config;
@@ -379,6 +424,7 @@ int main(int argc, char **argv)
     g_test_add_func("/config/file", test_file_values_and_errors);
     g_test_add_func("/config/file-not-utf8", test_file_value_not_utf8);
     g_test_add_func("/config/file-nul-byte", test_file_with_nul_byte);
+    g_test_add_func("/config/file-key-set-twice", test_file_key_set_twice);
     g_test_add_func("/config/options-environment-validation",
                     test_options_environment_and_validation);
     g_test_add_func("/config/environment-unknown-variable", test_environment_unknown_variable);
