@@ -455,6 +455,8 @@ void moat_gateway_stop(moat_gateway *gateway)
     moat_own_sockets_free(gateway->own_sockets); /* after every socket it records */
     gateway->own_sockets = NULL;
     moat_record_api_stop(); /* sessions are gone: let their recordings finish */
+    moat_record_dir_health_free(gateway->record_health);
+    gateway->record_health = NULL;
     moat_whip_bind_gateway(NULL);
     /* After the workers: no session holds a source's pending count now. */
     moat_source_counts_free(gateway->pending_sources);

@@ -41,8 +41,11 @@ static json_t *check_recording(moat_gateway *gateway, json_t *problems)
     const char *dir = gateway->config.record_dir;
     if (!dir || !*dir)
         return json_pack("{s:b}", "configured", 0);
+    if (!gateway->record_health)
+        gateway->record_health = moat_record_dir_health_new();
     char why[160] = "";
-    bool writable = moat_record_dir_writable(dir, why, sizeof why);
+    bool writable = moat_record_dir_health_check(gateway->record_health, dir,
+                                                 g_get_monotonic_time(), why, sizeof why);
     if (!writable) {
         char text[224];
         snprintf(text, sizeof text, "[record] dir is not writable: %s", why);

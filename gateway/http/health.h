@@ -9,8 +9,11 @@
  * is configured: a node whose Redis is away keeps serving its rooms and
  * calls (README, Cluster), so a load balancer must not take it out for
  * that. Unauthenticated: it names no path, no session and no
- * address. Cost: one stat, one file created and removed in the recording
- * folder when one is configured, one atomic read per worker.
+ * address. Cost: one atomic read per worker and, when [record] dir is
+ * set, a stat and an access(2); a file created and removed in the folder
+ * at most once per MOAT_RECORD_DIR_PROBE_INTERVAL_US (5 s), whatever the
+ * request rate; a folder deleted since the start is not created again
+ * (record_dir.h: it counts as writable while its parent is).
  *
  * Control thread. */
 #ifndef MOAT_HTTP_HEALTH_H

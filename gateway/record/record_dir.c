@@ -1,4 +1,6 @@
-/* Owns the recording folder's writability probe (record_dir.h). */
+/* Owns the recording folder's writability checks: the start's, which
+ * creates the folder, and /healthz's cached one, which does not
+ * (record_dir.h). */
 #include "record/record_dir.h"
 
 #include <errno.h>
@@ -9,6 +11,31 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+struct moat_record_dir_health {
+    bool probed;       /* a probe has run */
+    bool probe_ok;     /* the last probe's answer */
+    int64_t probed_us; /* when it ran */
+    unsigned probes;
+    char probe_why[160];
+};
+
+/* Creates and removes a file in `dir`. */
+static bool probe_file(const char *dir, char *why, size_t why_size)
+{
+    char *probe = g_build_filename(dir, ".moat-write-probe-XXXXXX", NULL);
+    int fd = g_mkstemp_full(probe, O_WRONLY, 0600);
+    bool ok = fd >= 0;
+    if (ok) {
+        close(fd);
+        g_unlink(probe);
+    } else {
+        snprintf(why, why_size, "cannot create a file there (uid %u): %s", (unsigned)geteuid(),
+                 g_strerror(errno));
+    }
+    g_free(probe);
+    return ok;
+}
 
 bool moat_record_dir_writable(const char *dir, char *why, size_t why_size)
 {
@@ -30,16 +57,89 @@ bool moat_record_dir_writable(const char *dir, char *why, size_t why_size)
         snprintf(why, why_size, "not a folder");
         return false;
     }
-    char *probe = g_build_filename(dir, ".moat-write-probe-XXXXXX", NULL);
-    int fd = g_mkstemp_full(probe, O_WRONLY, 0600);
-    bool ok = fd >= 0;
-    if (ok) {
-        close(fd);
-        g_unlink(probe);
-    } else {
+    return probe_file(dir, why, why_size);
+}
+
+moat_record_dir_health *moat_record_dir_health_new(void)
+{
+    return g_new0(moat_record_dir_health, 1);
+}
+
+void moat_record_dir_health_free(moat_record_dir_health *health)
+{
+    g_free(health);
+}
+
+unsigned moat_record_dir_health_probes(const moat_record_dir_health *health)
+{
+    return health->probes;
+}
+
+/* A missing folder: its nearest existing parent must be a folder this
+ * process may create entries in, as the recorder's mkdir will. */
+static bool parent_allows_creation(const char *dir, char *why, size_t why_size)
+{
+    char *path = g_strdup(dir);
+    bool ok = false;
+    for (;;) {
+        char *parent = g_path_get_dirname(path);
+        bool top = strcmp(parent, path) == 0;
+        g_free(path);
+        path = parent;
+        struct stat st;
+        if (stat(path, &st) == 0) {
+            int error = !S_ISDIR(st.st_mode) ? ENOTDIR : access(path, W_OK | X_OK) == 0 ? 0 : errno;
+            ok = error == 0;
+            if (!ok)
+                snprintf(why, why_size, "cannot create it: %s", g_strerror(error));
+            break;
+        }
+        if (errno != ENOENT || top) {
+            snprintf(why, why_size, "cannot create it: %s", g_strerror(errno));
+            break;
+        }
+    }
+    g_free(path);
+    return ok;
+}
+
+/* The probe, unless the last one is younger than the interval. */
+static bool probe_at_most_every_interval(moat_record_dir_health *health, const char *dir,
+                                         int64_t now_us, char *why, size_t why_size)
+{
+    if (!health->probed || now_us - health->probed_us >= MOAT_RECORD_DIR_PROBE_INTERVAL_US) {
+        health->probe_ok = probe_file(dir, health->probe_why, sizeof health->probe_why);
+        health->probed = true;
+        health->probed_us = now_us;
+        health->probes++;
+    }
+    if (!health->probe_ok)
+        snprintf(why, why_size, "%s", health->probe_why);
+    return health->probe_ok;
+}
+
+bool moat_record_dir_health_check(moat_record_dir_health *health, const char *dir, int64_t now_us,
+                                  char *why, size_t why_size)
+{
+    struct stat st;
+    if (!dir || !*dir) {
+        snprintf(why, why_size, "not configured");
+        return false;
+    }
+    if (stat(dir, &st) != 0) {
+        if (errno == ENOENT)
+            return parent_allows_creation(dir, why, why_size);
+        snprintf(why, why_size, "cannot create it: %s", g_strerror(errno));
+        return false;
+    }
+    if (!S_ISDIR(st.st_mode)) {
+        snprintf(why, why_size, "not a folder");
+        return false;
+    }
+    if (access(dir, W_OK | X_OK) != 0) {
         snprintf(why, why_size, "cannot create a file there (uid %u): %s", (unsigned)geteuid(),
                  g_strerror(errno));
+        return false;
     }
-    g_free(probe);
-    return ok;
+    return probe_at_most_every_interval(health, dir, now_us, why, why_size);
 }

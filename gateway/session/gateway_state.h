@@ -52,6 +52,9 @@ typedef struct moat_gateway {
     moat_stats_snapshot *stats;
     struct moat_call_registry *calls; /* calls relayed for a SIP proxy (call/call_registry.h) */
     struct moat_cluster *cluster;     /* [cluster] (cluster/cluster.h); NULL: a single node */
+    /* /healthz's cached check of [record] dir (record/record_dir.h): made
+     * by http/health.c at the first request, freed at the stop. */
+    struct moat_record_dir_health *record_health;
     GMainLoop *loop;
     /* Host candidate addresses (text), shared by every worker's port. */
     char candidate_addresses[MOAT_MAX_CANDIDATE_ADDRESSES][64];

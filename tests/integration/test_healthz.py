@@ -3,6 +3,7 @@ works (media workers going round, the recording folder writable when
 recording is configured), 503 with a JSON reason otherwise; the kernel
 filter's state and TLS are reported. It names no server path."""
 import json
+import time
 import urllib.error
 import urllib.request
 
@@ -58,11 +59,40 @@ def test_unwritable_record_dir_fails_health_until_fixed(tmp_path):
         assert "[record] dir is not writable" in body["detail"], body
         assert body["problems"] == [body["detail"]]
         assert str(tmp_path) not in json.dumps(body), "healthz names a server path"
-        # Fixed while running: healthy again, without a restart.
+        # Fixed while running: healthy again, without a restart. The folder
+        # is missing and its parent writable: the recorder creates it at the
+        # first recording; /healthz does not.
         blocker.unlink()
         status, body = healthz(gw)
         assert status == 200 and body["recording"] == {"configured": True, "writable": True}, body
-        assert list(folder.iterdir()) == [], "the probe file was left behind"
+        assert not folder.exists(), "/healthz created the recording folder"
+    finally:
+        assert gw.stop() == 0
+
+
+def test_healthz_neither_probes_per_request_nor_recreates_the_folder(tmp_path):
+    """Every unauthenticated GET /healthz created and removed a file in the
+    recording folder on the control thread, and created the folder again
+    when it had been deleted. The probe file now comes at most once per 5 s
+    whatever the request rate (the folder's mtime stays put), and a deleted
+    folder stays deleted (writable while its parent is: the recorder
+    creates it at the first recording)."""
+    folder = tmp_path / "recordings"
+    gw = Gateway(workers=1, extra_args=("--record-dir", str(folder)))
+    try:
+        status, body = healthz(gw)
+        assert status == 200 and body["recording"] == {"configured": True, "writable": True}, body
+        before = folder.stat().st_mtime_ns
+        time.sleep(0.05)  # past the filesystem's timestamp granularity
+        for _ in range(20):
+            status, body = healthz(gw)
+            assert status == 200, body
+        assert folder.stat().st_mtime_ns == before, "/healthz created a file per request"
+        folder.rmdir()
+        for _ in range(3):
+            status, body = healthz(gw)
+            assert status == 200 and body["recording"]["writable"] is True, body
+        assert not folder.exists(), "/healthz created the recording folder again"
     finally:
         assert gw.stop() == 0
 
