@@ -4,6 +4,7 @@
 #include "base/log.h"
 
 #include <libsoup/soup.h>
+#include <stdio.h>
 #include <string.h>
 
 struct moat_cluster_proxy {
@@ -15,12 +16,18 @@ struct moat_cluster_proxy {
     uint64_t busy;
 };
 
+/* The answer's body is read this much at a time. */
+#define READ_CHUNK 16384
+
 typedef struct {
     moat_cluster_proxy *proxy;
     SoupMessage *message;
     GCancellable *cancellable;
-    guint timer;
+    guint timer; /* the forward's deadline: headers and body */
     bool timed_out;
+    GInputStream *body_stream; /* once the owner's headers are in */
+    GByteArray *body;          /* at most MOAT_CLUSTER_PROXY_MAX_ANSWER bytes */
+    char chunk[READ_CHUNK];
     moat_cluster_proxy_done_fn done;
     void *user;
 } forward;
@@ -51,6 +58,13 @@ static void finish(forward *job, moat_http_response *response)
         g_source_remove(job->timer);
     if (response->status >= 500 && response->status != 503)
         proxy->failures++;
+    if (job->body_stream) {
+        /* Never reads what is left: libsoup drops the connection instead. */
+        g_input_stream_close(job->body_stream, NULL, NULL);
+        g_object_unref(job->body_stream);
+    }
+    if (job->body)
+        g_byte_array_unref(job->body);
     job->done(job->user, response);
     moat_http_response_clear(response);
     g_object_unref(job->message);
@@ -71,43 +85,108 @@ static const char *static_content_type(const char *type)
     return "application/octet-stream";
 }
 
+/* A failed send or read: 504 past the deadline, else 502. */
+static void fail(forward *job, GError *error)
+{
+    moat_http_response response = {0};
+    if (job->timed_out)
+        moat_http_response_error(&response, 504, "owner_timeout",
+                                 "the room's owner did not answer in time");
+    else
+        moat_http_response_error(&response, 502, "owner_unreachable",
+                                 "the room's owner could not be reached: %s",
+                                 error ? error->message : "?");
+    finish(job, &response);
+}
+
+static void too_large(forward *job, const char *what)
+{
+    moat_http_response response = {0};
+    moat_http_response_error(&response, 502, "owner_answer_too_large",
+                             "the room's owner answered with %s (at most %d bytes taken)", what,
+                             MOAT_CLUSTER_PROXY_MAX_ANSWER);
+    finish(job, &response);
+}
+
+/* The whole body is in: the owner's status, WHIP headers and body. */
+static void answer_complete(forward *job)
+{
+    moat_http_response response = {0};
+    SoupMessageHeaders *headers = soup_message_get_response_headers(job->message);
+    for (size_t i = 0; i < G_N_ELEMENTS(answer_headers); i++) {
+        const char *value = soup_message_headers_get_one(headers, answer_headers[i]);
+        if (value)
+            moat_http_response_header(&response, answer_headers[i], value);
+    }
+    const char *type = soup_message_headers_get_content_type(headers, NULL);
+    size_t length = job->body->len;
+    char *bytes = (char *)g_byte_array_free(job->body, FALSE);
+    job->body = NULL;
+    if (!length)
+        g_clear_pointer(&bytes, g_free);
+    moat_http_response_set(&response, soup_message_get_status(job->message),
+                           length ? static_content_type(type) : NULL, bytes, length);
+    finish(job, &response);
+}
+
+static void read_more(forward *job);
+
+static void body_read(GObject *source, GAsyncResult *result, gpointer data)
+{
+    forward *job = data;
+    GError *error = NULL;
+    gssize n = g_input_stream_read_finish(G_INPUT_STREAM(source), result, &error);
+    if (n < 0) {
+        fail(job, error);
+        g_clear_error(&error);
+        return;
+    }
+    if (n == 0) {
+        answer_complete(job);
+        return;
+    }
+    if (job->body->len + (size_t)n > MOAT_CLUSTER_PROXY_MAX_ANSWER) {
+        too_large(job, "a body over the limit");
+        return;
+    }
+    g_byte_array_append(job->body, (const guint8 *)job->chunk, (guint)n);
+    read_more(job);
+}
+
+/* One more chunk, into the chunk buffer (the body holds at most the
+ * limit; a chunk that would pass it ends the read). Always a whole chunk:
+ * libsoup's chunked decoder fails a read of 2 bytes or less at a chunk
+ * boundary without an error, and its task never returns. The deadline's
+ * cancellable covers every read. */
+static void read_more(forward *job)
+{
+    g_input_stream_read_async(job->body_stream, job->chunk, sizeof job->chunk, G_PRIORITY_DEFAULT,
+                              job->cancellable, body_read, job);
+}
+
+/* The owner's headers are in: a declared length over the limit is refused
+ * at once, any other body read in bounded chunks. */
 static void answered(GObject *source, GAsyncResult *result, gpointer data)
 {
     forward *job = data;
     GError *error = NULL;
-    GBytes *body = soup_session_send_and_read_finish(SOUP_SESSION(source), result, &error);
-    moat_http_response response = {0};
-    if (!body) {
-        if (job->timed_out)
-            moat_http_response_error(&response, 504, "owner_timeout",
-                                     "the room's owner did not answer in time");
-        else
-            moat_http_response_error(&response, 502, "owner_unreachable",
-                                     "the room's owner could not be reached: %s",
-                                     error ? error->message : "?");
+    job->body_stream = soup_session_send_finish(SOUP_SESSION(source), result, &error);
+    if (!job->body_stream) {
+        fail(job, error);
         g_clear_error(&error);
-        finish(job, &response);
         return;
     }
-    gsize length = 0;
-    const char *bytes = g_bytes_get_data(body, &length);
-    if (length > MOAT_CLUSTER_PROXY_MAX_ANSWER) {
-        moat_http_response_error(&response, 502, "owner_answer_too_large",
-                                 "the room's owner answered with %zu bytes", (size_t)length);
-    } else {
-        SoupMessageHeaders *headers = soup_message_get_response_headers(job->message);
-        for (size_t i = 0; i < G_N_ELEMENTS(answer_headers); i++) {
-            const char *value = soup_message_headers_get_one(headers, answer_headers[i]);
-            if (value)
-                moat_http_response_header(&response, answer_headers[i], value);
-        }
-        const char *type = soup_message_headers_get_content_type(headers, NULL);
-        moat_http_response_set(&response, soup_message_get_status(job->message),
-                               length ? static_content_type(type) : NULL,
-                               length ? g_memdup2(bytes, length) : NULL, length);
+    SoupMessageHeaders *headers = soup_message_get_response_headers(job->message);
+    if (soup_message_headers_get_encoding(headers) == SOUP_ENCODING_CONTENT_LENGTH &&
+        soup_message_headers_get_content_length(headers) > MOAT_CLUSTER_PROXY_MAX_ANSWER) {
+        char what[64];
+        snprintf(what, sizeof what, "a Content-Length of %" G_GINT64_FORMAT " bytes",
+                 (gint64)soup_message_headers_get_content_length(headers));
+        too_large(job, what);
+        return;
     }
-    g_bytes_unref(body);
-    finish(job, &response);
+    job->body = g_byte_array_new();
+    read_more(job);
 }
 
 static gboolean timed_out(gpointer data)
@@ -173,8 +252,8 @@ void moat_cluster_proxy_forward(moat_cluster_proxy *proxy, const char *url,
     job->timer = g_timeout_add(proxy->timeout_ms, timed_out, job);
     proxy->in_flight = g_list_prepend(proxy->in_flight, job);
     proxy->n_in_flight++;
-    soup_session_send_and_read_async(proxy->session, message, G_PRIORITY_DEFAULT, job->cancellable,
-                                     answered, job);
+    soup_session_send_async(proxy->session, message, G_PRIORITY_DEFAULT, job->cancellable, answered,
+                            job);
 }
 
 void moat_cluster_proxy_free(moat_cluster_proxy *proxy)

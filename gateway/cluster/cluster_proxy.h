@@ -13,7 +13,11 @@
 
 typedef struct moat_cluster_proxy moat_cluster_proxy;
 
-/* Answers over this size are refused (502). */
+/* Answers over this size are refused (502 owner_answer_too_large): one
+ * whose Content-Length says so as soon as its headers are in, any other
+ * once its body passes it (read 16 KiB at a time; never more than this
+ * and one chunk held); the connection is then dropped unread. The
+ * forward's timeout (504 owner_timeout) covers the body too. */
 #define MOAT_CLUSTER_PROXY_MAX_ANSWER (256 * 1024)
 /* Forwards in flight at most; more are answered 503 forwards_busy at once. */
 #define MOAT_CLUSTER_PROXY_MAX_IN_FLIGHT 512
