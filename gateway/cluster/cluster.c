@@ -180,15 +180,16 @@ static void room_send(moat_cluster *cluster, owned_room *room, bool renew)
         return;
     }
     const char *argv[] = {
-        "EVAL", moat_cluster_claim_script, "1", room->key, cluster->node_id, lease, "1"};
-    size_t lengths[7];
-    for (size_t i = 0; i < 7; i++)
+        "EVAL", moat_cluster_claim_script,    "1", room->key, cluster->node_id, lease,
+        "1",    MOAT_CLUSTER_CLAIM_RECORD_MAX};
+    size_t lengths[G_N_ELEMENTS(argv)];
+    for (size_t i = 0; i < G_N_ELEMENTS(argv); i++)
         lengths[i] = strlen(argv[i]);
     renewal *sent = g_new0(renewal, 1);
     sent->cluster = cluster;
     snprintf(sent->key, sizeof sent->key, "%s", room->key);
     sent->sent_ms = moat_cluster_now_ms();
-    if (moat_redis_command(cluster->redis, renewal_reply, sent, 7, argv, lengths))
+    if (moat_redis_command(cluster->redis, renewal_reply, sent, G_N_ELEMENTS(argv), argv, lengths))
         moat_lease_renew_sent(&room->lease, sent->sent_ms);
     else
         g_free(sent);

@@ -349,10 +349,11 @@ static void pending_start(void *data, moat_http_respond_fn respond, void *respon
                           whep ? full_key : NULL,
                           *offer->target ? offer->target : cluster->node_id,
                           lease,
-                          *offer->target || (offer->edge && !cluster->draining) ? "1" : "0"};
+                          *offer->target || (offer->edge && !cluster->draining) ? "1" : "0",
+                          MOAT_CLUSTER_CLAIM_RECORD_MAX};
     size_t argc = 0;
-    const char *args[8];
-    size_t lengths[8];
+    const char *args[G_N_ELEMENTS(argv)];
+    size_t lengths[G_N_ELEMENTS(argv)];
     for (size_t i = 0; i < G_N_ELEMENTS(argv); i++) {
         if (!argv[i])
             continue;

@@ -123,8 +123,12 @@ typedef struct {
     void *respond_data;
 } pending_offer;
 
-/* The claim script (cluster.c): KEYS room key; ARGV candidate, lease ms, claim. */
+/* The claim script (cluster_registry.c): KEYS room key[, full key]; ARGV
+ * candidate, lease ms, claim, MOAT_CLUSTER_CLAIM_RECORD_MAX. */
 extern const char moat_cluster_claim_script[];
+/* The claim script's last argument: the owner's record is read only up to
+ * this many bytes (MOAT_CLUSTER_RECORD_MAX_BYTES as a string). */
+#define MOAT_CLUSTER_CLAIM_RECORD_MAX G_STRINGIFY(MOAT_CLUSTER_RECORD_MAX_BYTES)
 
 uint64_t moat_cluster_now_ms(void);
 void moat_cluster_fill_own_record(moat_cluster *cluster, moat_cluster_node *node);

@@ -52,8 +52,14 @@ static const char register_script[] =
  * full} ({"", "", 0}: nobody); full is 1 while the optional KEYS[2] (the
  * room's full key) exists. A room key that is not a string (no node writes
  * one) is removed first: its GET would fail the script for that room on
- * every node for good, and each node would serve the room as its own.
- * KEYS: room key[, full key]; ARGV: candidate, lease ms, claim. */
+ * every node for good, and each node would serve the room as its own. The
+ * owner's record is read only when it is a string of at most ARGV[4]
+ * bytes (measured with STRLEN): any other comes back as "", which the
+ * offer refuses as an unusable record (a record of 200 MiB named by a
+ * room key was read whole for every offer to the room, and took the
+ * node's one Redis link past its timeout for every room).
+ * KEYS: room key[, full key]; ARGV: candidate, lease ms, claim, the most
+ * bytes a record may have (MOAT_CLUSTER_CLAIM_RECORD_MAX). */
 const char moat_cluster_claim_script[] =
     "local full = 0 "
     "if KEYS[2] and redis.call('EXISTS', KEYS[2]) == 1 then full = 1 end "
@@ -67,8 +73,10 @@ const char moat_cluster_claim_script[] =
     "  redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2]) cur = ARGV[1] "
     "elseif cur == ARGV[1] then redis.call('PEXPIRE', KEYS[1], ARGV[2]) end "
     "local record = '' "
-    "if redis.call('TYPE', 'moat:node:' .. cur).ok == 'string' then "
-    "  record = redis.call('GET', 'moat:node:' .. cur) end "
+    "local node = 'moat:node:' .. cur "
+    "if redis.call('TYPE', node).ok == 'string' and "
+    "   redis.call('STRLEN', node) <= tonumber(ARGV[4]) then "
+    "  record = redis.call('GET', node) end "
     "return {cur, record, full}";
 
 /* ---- the registry ---------------------------------------------------------------- */

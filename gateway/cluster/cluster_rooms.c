@@ -146,12 +146,14 @@ static void room_start(void *data, moat_http_respond_fn respond, void *respond_d
     char lease[24];
     snprintf(lease, sizeof lease, "%" G_GUINT64_FORMAT, call->cluster->lease_ms);
     /* Claim "0": read the owner (renewing only this node's own lease). */
-    const char *argv[] = {
-        "EVAL", moat_cluster_claim_script, "1", call->key, call->cluster->node_id, lease, "0"};
-    size_t lengths[7];
-    for (size_t i = 0; i < 7; i++)
+    const char *argv[] = {"EVAL",    moat_cluster_claim_script,    "1",
+                          call->key, call->cluster->node_id,       lease,
+                          "0",       MOAT_CLUSTER_CLAIM_RECORD_MAX};
+    size_t lengths[G_N_ELEMENTS(argv)];
+    for (size_t i = 0; i < G_N_ELEMENTS(argv); i++)
         lengths[i] = strlen(argv[i]);
-    if (!moat_redis_command(call->cluster->redis, owner_read, call, 7, argv, lengths))
+    if (!moat_redis_command(call->cluster->redis, owner_read, call, G_N_ELEMENTS(argv), argv,
+                            lengths))
         owner_read(call, NULL, "down");
 }
 

@@ -2,8 +2,9 @@
 a silent network does to every node. A node's key that is not a string, or
 an index of nodes that is not a set, is thrown out of the registry (counted)
 instead of failing the register script on every node, every tick; a
-record of megabytes is measured in Redis and dropped, never read; a record
-naming another node's id than its key's is ignored. A node's
+record of megabytes is measured in Redis and dropped, never read (by the
+register script, and by the claim script of a room whose key names it); a
+record naming another node's id than its key's is ignored. A node's
 pub/sub reply without a final status (1xx) is dropped, not relayed as an
 HTTP status. A silent partition (no FIN, no RST) between a node and Redis
 is found on the pub/sub connection too, which then reconnects.
@@ -338,3 +339,85 @@ def test_a_wrong_typed_room_key_is_replaced_by_a_claim(redis, nodes_factory):
             await close(first, second)
 
     asyncio.run(run())
+
+
+def redis_output_bytes(redis):
+    """Redis's total_net_output_bytes (INFO stats, read whole)."""
+    with socket.create_connection(("127.0.0.1", redis.port), timeout=5) as s:
+        s.sendall(resp("AUTH", PASSWORD) + resp("INFO", "stats"))
+        data = b""
+        while True:
+            data += s.recv(65536)
+            head, _, rest = data.partition(b"\r\n")  # +OK
+            size, _, text = rest.partition(b"\r\n")
+            if size.startswith(b"$") and len(text) >= int(size[1:]):
+                break
+    for line in text.decode().splitlines():
+        if line.startswith("total_net_output_bytes:"):
+            return int(line.split(":")[1])
+    raise AssertionError("no total_net_output_bytes in INFO stats")
+
+
+def post_sdp(gw, path):
+    """(status, JSON body, seconds) of a WHIP POST that is no real offer."""
+    s = socket.create_connection(("127.0.0.1", gw.http_port), timeout=30)
+    start = time.monotonic()
+    s.sendall(f"POST {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n"
+              "Content-Type: application/sdp\r\nContent-Length: 5\r\n\r\nv=0\r\n".encode())
+    data = b""
+    while chunk := s.recv(65536):
+        data += chunk
+    s.close()
+    head, _, body = data.partition(b"\r\n\r\n")
+    return int(head.split(b" ", 2)[1]), body, time.monotonic() - start
+
+
+def test_a_huge_record_named_by_a_room_key_is_not_read(redis, nodes_factory):
+    """The claim script GETs the record of the room's owner with no size
+    check: a room key naming a record of megabytes made every offer to
+    that room pull the whole record down the node's one Redis link (200
+    MiB took the link past its timeout, and every room with it). Now the
+    script measures the record (STRLEN) and returns none, so the offer is
+    refused as having no usable owner record (502 owner_unusable, counted)
+    at once; Redis sends nothing of the record, the link stays up and
+    another room is placed and served."""
+    import asyncio
+    from cluster_helpers import close, publish
+
+    a = nodes_factory(redis, "n0")
+    wait_for("n0 listed", lambda: listed(a) == {"n0"})
+    redis.command("SETRANGE", "moat:node:hog", str(24 * 1024 * 1024 - 1), "x")
+    hog = room_name()
+    redis.command("SET", f"moat:room:room:{hog}", "hog", "PX", "600000")
+    rejected = a.metric("moat_cluster_records_rejected_total")
+    sent = redis_output_bytes(redis)
+    results = []
+    threads = [threading.Thread(target=lambda: results.append(post_sdp(a, f"/whip/room/{hog}")))
+               for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    # Four claims read nothing of the 24 MiB record.
+    sent = redis_output_bytes(redis) - sent
+    assert sent < 1024 * 1024, (sent, [r[0] for r in results], [round(r[2], 1) for r in results],
+                                cluster(a)["redis"])
+    for status, body, seconds in results:
+        assert status == 502, body
+        assert json.loads(body)["error"] == "owner_unusable"
+        assert seconds < 2, seconds
+    assert a.metric("moat_cluster_records_rejected_total") >= rejected + 4
+    link = cluster(a)["redis"]
+    assert link["up"] and link["reconnects"] == 0 and link["command_timeouts"] == 0, link
+
+    other = room_name()
+
+    async def run():
+        peer = await publish(f"{a.base}/whip/room/{other}")
+        try:
+            assert any(r["room"] == other and r["lease"] == "owned" for r in cluster(a)["rooms"])
+            assert redis.command("GET", f"moat:room:room:{other}") == b"$2\r\nn0\r\n"
+        finally:
+            await close(peer)
+    asyncio.run(run())
+
