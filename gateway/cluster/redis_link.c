@@ -1,11 +1,12 @@
-/* Owns the cluster's Redis connection: connect, AUTH, reconnect with
- * backoff, per-command timeouts, subscriptions and their probes
- * (redis_link.h); the event-loop glue is redis_source.c. */
+/* Owns the cluster's Redis connection: the name lookup, connect, AUTH,
+ * reconnect with backoff, per-command timeouts, subscriptions and their
+ * probes (redis_link.h); the event-loop glue is redis_source.c. */
 #include "cluster/redis_link.h"
 #include "cluster/redis_source.h"
 
 #include "base/log.h"
 
+#include <gio/gio.h>
 #include <glib.h>
 #include <hiredis/async.h>
 #include <stdio.h>
@@ -20,9 +21,19 @@
 /* A subscribing connection is probed this often (subscriptions below). */
 #define PROBE_INTERVAL_MS 1000
 
+/* A name lookup in flight: GResolver answers on the main context, maybe
+ * after the link stopped waiting (timeout, free), so the link is reached
+ * only through here and `link` is NULL once it no longer waits. */
+typedef struct {
+    moat_redis_link *link;
+    GCancellable *cancellable;
+} name_lookup;
+
 struct moat_redis_link {
-    char *host;
+    char *host; /* as configured (a name or an address), for logs */
     int port;
+    name_lookup *lookup; /* a host name being resolved */
+    char address[64];    /* the numeric address connected to */
     char *socket_path;
     char *password;
     unsigned timeout_ms;
@@ -85,6 +96,9 @@ static void connect_failed(moat_redis_link *link, const char *reason, char *why,
         snprintf(why, why_size, "cannot connect to %s: %s", link->socket_path, reason);
     else if (strchr(link->host, ':'))
         snprintf(why, why_size, "cannot connect to [%s]:%d: %s", link->host, link->port, reason);
+    else if (link->address[0] && strcmp(link->address, link->host) != 0)
+        snprintf(why, why_size, "cannot connect to %s:%d (%s): %s", link->host, link->port,
+                 link->address, reason);
     else
         snprintf(why, why_size, "cannot connect to %s:%d: %s", link->host, link->port, reason);
     if (!link->freeing)
@@ -213,18 +227,50 @@ static void on_connect(const redisAsyncContext *context, int status)
     redisAsyncCommandArgv((redisAsyncContext *)context, auth_reply, link, 2, argv, lengths);
 }
 
+/* The link stops waiting for its lookup; the lookup's answer, whenever it
+ * comes, is dropped. */
+static void lookup_abandon(moat_redis_link *link)
+{
+    name_lookup *lookup = link->lookup;
+    if (!lookup)
+        return;
+    link->lookup = NULL;
+    lookup->link = NULL;
+    g_cancellable_cancel(lookup->cancellable);
+}
+
+/* The lookup or the connect failed: logged, and retried after the backoff. */
+static void attempt_failed(moat_redis_link *link, const char *reason)
+{
+    if (link->connect_timer) {
+        g_source_remove(link->connect_timer);
+        link->connect_timer = 0;
+    }
+    char why[200];
+    connect_failed(link, reason, why, sizeof why);
+    link->state = MOAT_REDIS_CONNECTING; /* not AUTH_FAILED any more */
+    link_lost(link, why);
+}
+
 static gboolean connect_timed_out(gpointer data)
 {
     moat_redis_link *link = data;
     link->connect_timer = 0;
+    if (link->lookup) {
+        lookup_abandon(link);
+        attempt_failed(link, "name lookup timed out");
+        return G_SOURCE_REMOVE;
+    }
     drop_connection(link, "connect or AUTH timed out");
     return G_SOURCE_REMOVE;
 }
 
-static void connect_now(moat_redis_link *link)
+/* Connects to `address` (numeric; NULL: the unix socket): hiredis resolves
+ * nothing then, so nothing here blocks. */
+static void connect_to(moat_redis_link *link, const char *address)
 {
-    redisAsyncContext *context = link->socket_path ? redisAsyncConnectUnix(link->socket_path)
-                                                   : redisAsyncConnect(link->host, link->port);
+    redisAsyncContext *context =
+        address ? redisAsyncConnect(address, link->port) : redisAsyncConnectUnix(link->socket_path);
     if (!context || context->err) {
         char why[200];
         connect_failed(link, context ? context->errstr : "no memory", why, sizeof why);
@@ -241,6 +287,75 @@ static void connect_now(moat_redis_link *link)
     redisAsyncSetConnectCallback(context, on_connect);
     redisAsyncSetDisconnectCallback(context, on_disconnect);
     link->connect_timer = g_timeout_add(MAX(link->timeout_ms, 1000u), connect_timed_out, link);
+}
+
+/* The address to connect to of those a lookup gave: the first IPv4 one,
+ * else the first (hiredis's own order: IPv4 first). */
+static GInetAddress *pick_address(GList *addresses)
+{
+    for (GList *l = addresses; l; l = l->next)
+        if (g_inet_address_get_family(l->data) == G_SOCKET_FAMILY_IPV4)
+            return l->data;
+    return addresses ? addresses->data : NULL;
+}
+
+static void lookup_done(GObject *source, GAsyncResult *result, gpointer data)
+{
+    name_lookup *lookup = data;
+    moat_redis_link *link = lookup->link;
+    GError *error = NULL;
+    GList *addresses = g_resolver_lookup_by_name_finish(G_RESOLVER(source), result, &error);
+    g_object_unref(lookup->cancellable);
+    g_free(lookup);
+    if (link) {
+        link->lookup = NULL;
+        GInetAddress *chosen = addresses ? pick_address(addresses) : NULL;
+        if (chosen) {
+            char *text = g_inet_address_to_string(chosen);
+            snprintf(link->address, sizeof link->address, "%s", text);
+            g_free(text);
+            if (link->connect_timer) {
+                g_source_remove(link->connect_timer);
+                link->connect_timer = 0;
+            }
+            connect_to(link, link->address);
+        } else {
+            attempt_failed(link, error ? error->message : "the name has no address");
+        }
+    }
+    g_clear_error(&error);
+    g_resolver_free_addresses(addresses);
+}
+
+/* A host name is resolved by GResolver (its threads), never by hiredis's
+ * blocking getaddrinfo on this thread: a DNS server that does not answer
+ * held the control thread, /healthz and every session's signalling with
+ * it, for seconds at each attempt. The connect timeout covers the lookup. */
+static void lookup_start(moat_redis_link *link)
+{
+    name_lookup *lookup = g_new0(name_lookup, 1);
+    lookup->link = link;
+    lookup->cancellable = g_cancellable_new();
+    link->lookup = lookup;
+    link->address[0] = '\0';
+    if (link->state != MOAT_REDIS_AUTH_FAILED)
+        set_state(link, MOAT_REDIS_CONNECTING);
+    link->connect_timer = g_timeout_add(MAX(link->timeout_ms, 1000u), connect_timed_out, link);
+    GResolver *resolver = g_resolver_get_default();
+    g_resolver_lookup_by_name_async(resolver, link->host, lookup->cancellable, lookup_done, lookup);
+    g_object_unref(resolver);
+}
+
+static void connect_now(moat_redis_link *link)
+{
+    if (link->socket_path) {
+        connect_to(link, NULL);
+    } else if (g_hostname_is_ip_address(link->host)) {
+        snprintf(link->address, sizeof link->address, "%s", link->host);
+        connect_to(link, link->address);
+    } else {
+        lookup_start(link);
+    }
 }
 
 /* ---- commands ------------------------------------------------------------------ */
@@ -459,6 +574,7 @@ void moat_redis_link_free(moat_redis_link *link)
     if (!link)
         return;
     link->freeing = true;
+    lookup_abandon(link);
     if (link->reconnect_timer)
         g_source_remove(link->reconnect_timer);
     if (link->connect_timer)

@@ -7,20 +7,28 @@ register script, and by the claim script of a room whose key names it); a
 record naming another node's id than its key's is ignored. A node's
 pub/sub reply without a final status (1xx) is dropped, not relayed as an
 HTTP status. A silent partition (no FIN, no RST) between a node and Redis
-is found on the pub/sub connection too, which then reconnects.
+is found on the pub/sub connection too, which then reconnects. A Redis host
+name whose DNS server never answers holds up nothing (resolved off the
+control thread, within the connect timeout).
 redis-server and the nodes are this test's own (loopback, free ports)."""
 import json
+import os
+import random
 import select
 import shutil
 import socket
 import threading
 import time
 import types
+import urllib.error
+import urllib.request
+from pathlib import Path
 
 import pytest
 
 from cluster_helpers import (PASSWORD, cluster, nodes_factory, redis,  # noqa: F401
                              room_name, wait_for)
+from conftest import ARTIFACTS, MOAT, Gateway
 
 pytestmark = pytest.mark.skipif(shutil.which("redis-server") is None,
                                 reason="redis-server is not installed")
@@ -421,3 +429,76 @@ def test_a_huge_record_named_by_a_room_key_is_not_read(redis, nodes_factory):
             await close(peer)
     asyncio.run(run())
 
+
+def silent_dns():
+    """A UDP socket on port 53 of a loopback address of its own that never
+    answers, and a resolv.conf naming only it."""
+    while True:
+        address = f"127.{random.randint(1, 254)}.{random.randint(1, 254)}.{random.randint(1, 254)}"
+        server = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        try:
+            server.bind((address, 53))
+            break
+        except OSError:
+            server.close()
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    resolv = ARTIFACTS / f"resolv-{address}.conf"
+    resolv.write_text(f"nameserver {address}\noptions timeout:5 attempts:2\n")
+    return server, resolv
+
+
+def in_mount_namespace_with(resolv):
+    """A wrapper that starts the gateway binary (MOAT) in a mount namespace
+    of its own where /etc/resolv.conf is `resolv`. Its name keeps MOAT's
+    build directory (build-asan: the ASan options apply)."""
+    wrapper = ARTIFACTS / f"moat-in-ns-{MOAT.parent.parent.name}-{resolv.stem}.sh"
+    wrapper.write_text(
+        "#!/bin/sh\n"
+        "exec unshare -m --propagation private sh -c "
+        "'mount --bind \"$0\" /etc/resolv.conf && exec \"$@\"' "
+        f"'{resolv}' '{MOAT}' \"$@\"\n")
+    wrapper.chmod(0o755)
+    return Path(wrapper)
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or shutil.which("unshare") is None,
+                    reason="needs root and unshare (a mount namespace for resolv.conf)")
+def test_a_redis_host_name_whose_dns_never_answers_blocks_nothing():
+    """[cluster] redis = a host name: hiredis resolved it with a blocking
+    getaddrinfo on the control thread at every (re)connect of both links;
+    with a DNS server that does not answer, /healthz (and all signalling)
+    waited 20 s at each attempt. Now the name is resolved off the control
+    thread, within the connect timeout: the node starts at once, /healthz
+    answers within a second throughout, the link says why it is down, and
+    the node stops cleanly with lookups still in flight."""
+    server, resolv = silent_dns()
+    try:
+        start = time.monotonic()
+        gw = Gateway(workers=1, env={"MOAT_CLUSTER_PASSWORD": PASSWORD},
+                     binary=in_mount_namespace_with(resolv),
+                     extra_args=("--cluster-redis", "redis.test:6379", "--cluster-node-id", "d0"))
+        try:
+            assert time.monotonic() - start < 15
+            # Several connect attempts (timeout 1 s, backoff 0.1 s up to
+            # 5 s) and their lookups, each stuck for 10 s in its thread.
+            worst = 0.0
+            deadline = time.monotonic() + 8
+            while time.monotonic() < deadline:
+                began = time.monotonic()
+                try:
+                    urllib.request.urlopen(gw.base + "/healthz", timeout=2).read()
+                except urllib.error.HTTPError as e:
+                    assert e.code == 503  # up, and saying Redis is not
+                worst = max(worst, time.monotonic() - began)
+                time.sleep(0.1)
+            assert worst < 1, f"/healthz took {worst:.1f} s"
+            link = cluster(gw)["redis"]
+            assert not link["up"], link
+            assert link["error"] == "cannot connect to redis.test:6379: name lookup timed out", link
+            assert "name lookup timed out" in gw.log_text()
+        finally:
+            began = time.monotonic()
+            assert gw.stop() == 0
+            assert time.monotonic() - began < 10
+    finally:
+        server.close()
