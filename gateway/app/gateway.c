@@ -43,43 +43,113 @@ static int load_certificate(moat_gateway *gateway, char *error, size_t error_siz
     return gateway->dtls_context ? 0 : -1;
 }
 
-static void add_candidate_address(moat_gateway *gateway, const char *text)
+typedef enum { CANDIDATE_ADDED, CANDIDATE_LISTED, CANDIDATE_FULL } candidate_added;
+
+static candidate_added add_candidate_address(moat_gateway *gateway, const char *text)
 {
-    if (gateway->n_candidate_addresses == MOAT_MAX_CANDIDATE_ADDRESSES)
-        return;
     for (size_t i = 0; i < gateway->n_candidate_addresses; i++) {
         if (strcmp(gateway->candidate_addresses[i], text) == 0)
-            return;
+            return CANDIDATE_LISTED;
     }
+    if (gateway->n_candidate_addresses == MOAT_MAX_CANDIDATE_ADDRESSES)
+        return CANDIDATE_FULL;
     g_strlcpy(gateway->candidate_addresses[gateway->n_candidate_addresses++], text, 64);
+    return CANDIDATE_ADDED;
+}
+
+/* Host addresses beyond the candidates' room: named in one warning at
+ * start (the first few of them), not left out silently. */
+typedef struct {
+    GString *names;
+    size_t count;
+} left_out_addresses;
+
+#define LEFT_OUT_NAMED 8
+
+static void note_left_out(left_out_addresses *left_out, const char *text)
+{
+    if (left_out->count++ < LEFT_OUT_NAMED)
+        g_string_append_printf(left_out->names, "%s%s", left_out->names->len ? ", " : "", text);
+}
+
+static void warn_left_out(left_out_addresses *left_out, bool configured)
+{
+    if (left_out->count > LEFT_OUT_NAMED)
+        g_string_append_printf(left_out->names, " and %zu more", left_out->count - LEFT_OUT_NAMED);
+    if (left_out->count && configured)
+        moat_log_warn("gateway",
+                      "[media] candidate_addresses lists more than the %d ICE candidates a "
+                      "session offers: %zu left out (%s)",
+                      MOAT_MAX_CANDIDATE_ADDRESSES, left_out->count, left_out->names->str);
+    else if (left_out->count)
+        moat_log_warn("gateway",
+                      "%zu host addresses left out of the %d ICE candidates a session offers "
+                      "(%s); set [media] candidate_addresses to the addresses clients reach",
+                      left_out->count, MOAT_MAX_CANDIDATE_ADDRESSES, left_out->names->str);
+    g_string_free(left_out->names, TRUE);
+}
+
+/* More than any host has: only the count of those beyond is kept. */
+#define HOST_ADDRESSES_MAX 256
+
+/* The interfaces' addresses in the room the announced one left, as
+ * moat_ice_host_addresses orders them: non-loopback first, each family's
+ * first address kept. */
+static void gather_host_addresses(moat_gateway *gateway, left_out_addresses *left_out)
+{
+    moat_ice_gather_options options = {
+        .keep = MOAT_MAX_CANDIDATE_ADDRESSES - gateway->n_candidate_addresses,
+        .include_loopback = gateway->config.include_loopback,
+        .include_ipv6 = true,
+    };
+    moat_ice_address *addresses = g_new0(moat_ice_address, HOST_ADDRESSES_MAX);
+    int n = moat_ice_host_addresses(addresses, HOST_ADDRESSES_MAX, &options);
+    size_t written = n > HOST_ADDRESSES_MAX ? HOST_ADDRESSES_MAX : n > 0 ? (size_t)n : 0;
+    for (size_t i = 0; i < written; i++) {
+        if (add_candidate_address(gateway, addresses[i].text) == CANDIDATE_FULL)
+            note_left_out(left_out, addresses[i].text);
+    }
+    left_out->count += (size_t)n > written ? (size_t)n - written : 0;
+    g_free(addresses);
+}
+
+/* [media] candidate_addresses, in its order. */
+static int add_configured_addresses(moat_gateway *gateway, left_out_addresses *left_out,
+                                    char *error, size_t error_size)
+{
+    char **parts = g_strsplit(gateway->config.candidate_addresses, ",", -1);
+    for (char **part = parts; *part; part++) {
+        char *text = g_strstrip(*part);
+        unsigned char probe[16];
+        if (inet_pton(AF_INET, text, probe) != 1 && inet_pton(AF_INET6, text, probe) != 1) {
+            snprintf(error, error_size, "[media] candidate_addresses: \"%s\" is not an IP address",
+                     text);
+            g_strfreev(parts);
+            return -1;
+        }
+        if (add_candidate_address(gateway, text) == CANDIDATE_FULL)
+            note_left_out(left_out, text);
+    }
+    g_strfreev(parts);
+    return 0;
 }
 
 static int gather_candidate_addresses(moat_gateway *gateway, char *error, size_t error_size)
 {
     const moat_config *config = &gateway->config;
+    left_out_addresses left_out = {g_string_new(NULL), 0};
+    bool configured = config->candidate_addresses && *config->candidate_addresses;
     if (config->announced_address && *config->announced_address)
         add_candidate_address(gateway, config->announced_address);
-    if (config->candidate_addresses && *config->candidate_addresses) {
-        char **parts = g_strsplit(config->candidate_addresses, ",", -1);
-        for (char **part = parts; *part; part++) {
-            char *text = g_strstrip(*part);
-            unsigned char probe[16];
-            if (inet_pton(AF_INET, text, probe) != 1 && inet_pton(AF_INET6, text, probe) != 1) {
-                snprintf(error, error_size,
-                         "[media] candidate_addresses: \"%s\" is not an IP address", text);
-                g_strfreev(parts);
-                return -1;
-            }
-            add_candidate_address(gateway, text);
+    if (configured) {
+        if (add_configured_addresses(gateway, &left_out, error, error_size) != 0) {
+            g_string_free(left_out.names, TRUE);
+            return -1;
         }
-        g_strfreev(parts);
     } else {
-        moat_ice_address addresses[MOAT_MAX_CANDIDATE_ADDRESSES];
-        int n = moat_ice_host_addresses(addresses, MOAT_MAX_CANDIDATE_ADDRESSES,
-                                        config->include_loopback, true);
-        for (int i = 0; i < n; i++)
-            add_candidate_address(gateway, addresses[i].text);
+        gather_host_addresses(gateway, &left_out);
     }
+    warn_left_out(&left_out, configured);
     if (gateway->n_candidate_addresses == 0) {
         snprintf(error, error_size, "no address to announce as an ICE candidate");
         return -1;

@@ -102,7 +102,8 @@ const option_spec moat_config_options[] = {
      "the first non-loopback IPv4 candidate"},
     {"media", "candidate_addresses", "candidate-addresses", OPTION_STRING,
      FIELD(candidate_addresses), "", 0, 0,
-     "comma-separated host candidate addresses; empty = the interfaces' addresses"},
+     "comma-separated host candidate addresses (at most 16); empty = the addresses of the "
+     "interfaces up with carrier"},
     {"media", "include_loopback", "include-loopback", OPTION_BOOL, FIELD(include_loopback), "true",
      0, 0, "announce loopback addresses as candidates"},
     {"media", "consent_timeout_s", "consent-timeout", OPTION_INT, FIELD(consent_timeout_s), "30", 5,

@@ -14,13 +14,37 @@ typedef struct {
     char text[64]; /* numeric host, no port, no scope */
 } moat_ice_address;
 
-/* Up addresses from getifaddrs, in interface order, without duplicates.
- * Always skipped: down interfaces, link-local IPv6 (fe80::/10, useless
+typedef struct {
+    /* How many of the addresses the caller offers (0: every one): the
+     * first `keep` written are the best choice of that many. */
+    size_t keep;
+    bool include_loopback;
+    bool include_ipv6;
+} moat_ice_gather_options;
+
+struct ifaddrs;
+
+/* The addresses of `list` (as getifaddrs gives it) worth offering, without
+ * duplicates. Always skipped: interfaces down or up without carrier (not
+ * IFF_RUNNING: an idle docker0), link-local IPv6 (fe80::/10, useless
  * without a scope in SDP). Loopback only with include_loopback, IPv6 only
- * with include_ipv6. Returns how many were written to out (at most
- * capacity), or -1 if getifaddrs failed. */
-int moat_ice_host_addresses(moat_ice_address *out, size_t capacity, bool include_loopback,
-                            bool include_ipv6);
+ * with include_ipv6.
+ * Order: non-loopback addresses (interface order) before loopback ones
+ * (127/8, ::1). When more than options->keep are wanted, the first keep
+ * written are those offered: the first address of each kind (IPv4, IPv6,
+ * each loopback or not) and then the others in that order; the ones left
+ * out follow, in the same order.
+ * Returns how many are wanted (more than capacity when out is too small:
+ * only capacity are written), or -1 without memory. */
+int moat_ice_select_addresses(const struct ifaddrs *list, const moat_ice_gather_options *options,
+                              moat_ice_address *out, size_t capacity);
+
+/* The same for this host's interfaces (getifaddrs); -1 if it failed. */
+int moat_ice_host_addresses(moat_ice_address *out, size_t capacity,
+                            const moat_ice_gather_options *options);
+
+/* 127.0.0.0/8 or ::1. */
+bool moat_ice_address_is_loopback(const struct sockaddr *address);
 
 #define MOAT_ICE_TYPE_PREFERENCE_HOST 126u
 

@@ -268,7 +268,8 @@ class Gateway:
         if full_env.get("MOAT_HTTP_TOKEN") and not self.token:
             self.token = full_env["MOAT_HTTP_TOKEN"]
         self.process = subprocess.Popen(args, stdout=self.log, stderr=subprocess.STDOUT, env=full_env)
-        self.base = f"{'https' if self.tls_cert else 'http'}://{address}:{self.http_port}"
+        host = f"[{address}]" if ":" in address else address
+        self.base = f"{'https' if self.tls_cert else 'http'}://{host}:{self.http_port}"
         deadline = time.time() + (40 if sanitized else 15)
         while time.time() < deadline:
             if self.process.poll() is not None:
