@@ -174,7 +174,7 @@ static void set_worker_candidates(const moat_gateway *gateway, moat_worker *work
         } else if (inet_pton(AF_INET6, gateway->candidate_addresses[i], &addresses[n]) != 1) {
             continue;
         }
-        priorities[n++] = moat_gateway_candidate_priority(i);
+        priorities[n++] = moat_gateway_candidate_priority(i, gateway->candidate_addresses[i]);
     }
     moat_worker_set_candidates(worker, addresses, priorities, n);
 }

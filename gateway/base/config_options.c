@@ -105,7 +105,7 @@ const option_spec moat_config_options[] = {
      "comma-separated host candidate addresses (at most 16); empty = the addresses of the "
      "interfaces up with carrier"},
     {"media", "include_loopback", "include-loopback", OPTION_BOOL, FIELD(include_loopback), "true",
-     0, 0, "announce loopback addresses as candidates"},
+     0, 0, "announce loopback addresses as candidates (at the lowest priorities)"},
     {"media", "consent_timeout_s", "consent-timeout", OPTION_INT, FIELD(consent_timeout_s), "30", 5,
      3600,
      "seconds without a valid STUN check on a pair: nothing more is sent on the selected one; a "

@@ -88,6 +88,17 @@ bool moat_ice_address_is_loopback(const struct sockaddr *address)
     return false;
 }
 
+bool moat_ice_text_is_loopback(const char *text)
+{
+    struct sockaddr_in v4 = {.sin_family = AF_INET};
+    if (inet_pton(AF_INET, text, &v4.sin_addr) == 1)
+        return moat_ice_address_is_loopback((const struct sockaddr *)&v4);
+    struct sockaddr_in6 v6 = {.sin6_family = AF_INET6};
+    if (inet_pton(AF_INET6, text, &v6.sin6_addr) == 1)
+        return moat_ice_address_is_loopback((const struct sockaddr *)&v6);
+    return false;
+}
+
 /* Which of the four kinds an address is: IPv4 or IPv6, loopback or not. */
 static unsigned address_kind(const moat_ice_address *a)
 {

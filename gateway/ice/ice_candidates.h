@@ -45,6 +45,8 @@ int moat_ice_host_addresses(moat_ice_address *out, size_t capacity,
 
 /* 127.0.0.0/8 or ::1. */
 bool moat_ice_address_is_loopback(const struct sockaddr *address);
+/* The same for a numeric address; false for anything else. */
+bool moat_ice_text_is_loopback(const char *text);
 
 #define MOAT_ICE_TYPE_PREFERENCE_HOST 126u
 

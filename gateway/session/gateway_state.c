@@ -7,8 +7,16 @@
 #include <stdio.h>
 #include <string.h>
 
-uint32_t moat_gateway_candidate_priority(size_t index)
+/* Local preference: earlier addresses (the announced one first) are
+ * preferred, and every loopback address comes below every other one
+ * (65535 - index against 15 - index): a client on another host then tries
+ * the host's real addresses first, one on this host can still use it. */
+uint32_t moat_gateway_candidate_priority(size_t index, const char *address)
 {
+    if (index >= MOAT_MAX_CANDIDATE_ADDRESSES)
+        index = MOAT_MAX_CANDIDATE_ADDRESSES - 1;
+    if (moat_ice_text_is_loopback(address))
+        return moat_ice_host_priority(MOAT_MAX_CANDIDATE_ADDRESSES - 1 - (uint32_t)index, 1);
     return moat_ice_host_priority(65535 - (uint32_t)index, 1);
 }
 
@@ -22,8 +30,7 @@ size_t moat_gateway_candidates(const moat_gateway *gateway, const moat_worker *w
         snprintf(candidate->foundation, sizeof candidate->foundation, "%zu", i + 1);
         candidate->component = 1;
         g_strlcpy(candidate->transport, "udp", sizeof candidate->transport);
-        /* Earlier addresses (the announced one first) are preferred. */
-        candidate->priority = moat_gateway_candidate_priority(i);
+        candidate->priority = moat_gateway_candidate_priority(i, gateway->candidate_addresses[i]);
         g_strlcpy(candidate->address, gateway->candidate_addresses[i], sizeof candidate->address);
         candidate->port = moat_worker_port(worker);
         g_strlcpy(candidate->type, "host", sizeof candidate->type);

@@ -97,7 +97,8 @@ moat_worker *moat_gateway_pick_worker(moat_gateway *gateway);
 /* Our candidates for a worker: every candidate address on its port. */
 size_t moat_gateway_candidates(const moat_gateway *gateway, const moat_worker *worker,
                                moat_sdp_candidate *out, size_t capacity);
-/* The ICE priority of the candidate on the index-th candidate address. */
-uint32_t moat_gateway_candidate_priority(size_t index);
+/* The ICE priority of the candidate on the index-th candidate address:
+ * earlier addresses first, loopback ones (127/8, ::1) below all others. */
+uint32_t moat_gateway_candidate_priority(size_t index, const char *address);
 
 #endif

@@ -135,3 +135,24 @@ def test_a_longer_candidate_list_is_warned():
     warnings = [line for line in log.splitlines() if "candidate_addresses lists more" in line]
     assert len(warnings) == 1 and "level=warn" in warnings[0], log[-3000:]
     assert "4 left out (127.0.0.17, 127.0.0.18, 127.0.0.19, 127.0.0.20)" in warnings[0], warnings
+
+
+def test_loopback_is_offered_last_by_priority():
+    """127.0.0.1 listed first (or announced) was offered at the highest
+    priority (2130706431), so remote clients tried it before the host's real
+    addresses; now every loopback candidate ranks below every other one, and
+    a client on this host still connects through it."""
+    import asyncio
+    from aiortc_peer import echo_call
+    gw = Gateway(candidate_addresses="127.0.0.1,::1,192.0.2.7,2001:db8::7", workers=1)
+    try:
+        call = asyncio.run(echo_call(gw.base, seconds=2, video=False))
+        audio = call["recorders"]["audio"]
+        assert call["sent_audio"] > 50 and audio.frames >= 0.85 * call["sent_audio"]
+        offered = candidates(call["answer"])
+    finally:
+        assert gw.stop() == 0
+    assert set(offered) == {"127.0.0.1", "::1", "192.0.2.7", "2001:db8::7"}, offered
+    assert offered["192.0.2.7"] > offered["2001:db8::7"] > offered["127.0.0.1"] > \
+        offered["::1"], offered
+    assert offered["192.0.2.7"] == 2130706431 - 2 * 256, offered

@@ -210,6 +210,18 @@ static void test_each_kind_kept(void)
     g_assert_cmpint(select_texts(&f, 0, texts, out, 0), ==, 24);
 }
 
+static void test_text_is_loopback(void)
+{
+    g_assert_true(moat_ice_text_is_loopback("127.0.0.1"));
+    g_assert_true(moat_ice_text_is_loopback("127.255.0.9"));
+    g_assert_true(moat_ice_text_is_loopback("::1"));
+    g_assert_false(moat_ice_text_is_loopback("128.0.0.1"));
+    g_assert_false(moat_ice_text_is_loopback("::ffff:127.0.0.1"));
+    g_assert_false(moat_ice_text_is_loopback("2001:db8::1"));
+    g_assert_false(moat_ice_text_is_loopback("localhost"));
+    g_assert_false(moat_ice_text_is_loopback(""));
+}
+
 static void test_empty_list(void)
 {
     fake_interfaces f = {.n = 0};
@@ -243,6 +255,7 @@ int main(int argc, char **argv)
     g_test_add_func("/ice/candidates/loopback-last", test_loopback_last);
     g_test_add_func("/ice/candidates/each-kind-kept", test_each_kind_kept);
     g_test_add_func("/ice/candidates/empty-list", test_empty_list);
+    g_test_add_func("/ice/candidates/text-is-loopback", test_text_is_loopback);
     g_test_add_func("/ice/candidates/priority", test_priority);
     return g_test_run();
 }
