@@ -435,28 +435,54 @@ int moat_config_set_by_option(moat_config *config, const char *option, const cha
     return set_value(config, spec, value, origin, error, error_size);
 }
 
-static bool is_ip_address(const char *text)
+/* Why an address cannot be one that peers send media to (a candidate, a
+ * call SDP's c= line), or NULL when it can. */
+static const char *unusable_address(const char *text)
 {
-    unsigned char probe[16];
-    return inet_pton(AF_INET, text, probe) == 1 || inet_pton(AF_INET6, text, probe) == 1;
+    struct in_addr v4;
+    struct in6_addr v6;
+    if (inet_pton(AF_INET, text, &v4) == 1) {
+        uint32_t address = ntohl(v4.s_addr);
+        if ((address >> 24) == 0)
+            return "an unspecified address (0.0.0.0/8; in a call SDP's c= line 0.0.0.0 means "
+                   "hold)";
+        if ((address >> 28) == 0xe)
+            return "a multicast address";
+        if (address == 0xffffffffu)
+            return "the broadcast address";
+        return NULL;
+    }
+    if (inet_pton(AF_INET6, text, &v6) != 1)
+        return "not an IP address";
+    if (IN6_IS_ADDR_UNSPECIFIED(&v6))
+        return "an unspecified address (::; in a call SDP's c= line it means hold)";
+    if (IN6_IS_ADDR_MULTICAST(&v6))
+        return "a multicast address";
+    if (IN6_IS_ADDR_V4MAPPED(&v6))
+        return "an IPv4-mapped IPv6 address (write the IPv4 address)";
+    return NULL;
 }
 
 /* [media] announced_address goes into ICE candidates and call SDPs' c= and
  * a=rtcp lines as written: an IP address only (no host name, no space, no
- * CR or LF). The value is shown escaped. */
+ * CR or LF) that a peer can send to. The value is shown escaped. */
 static int check_announced_address(const moat_config *config, char *error, size_t error_size)
 {
     const char *address = config->announced_address;
-    if (!address || !*address || is_ip_address(address))
+    const char *why = address && *address ? unusable_address(address) : NULL;
+    if (!why)
         return 0;
     char *shown = g_strescape(address, NULL);
-    snprintf(error, error_size, "[media] announced_address = \"%s\": expected an IP address",
-             shown);
+    snprintf(error, error_size,
+             "[media] announced_address = \"%s\": %s; expected the IP address peers reach "
+             "this host at",
+             shown, why);
     g_free(shown);
     return -1;
 }
 
-/* [media] candidate_addresses: comma-separated IP addresses. */
+/* [media] candidate_addresses: comma-separated IP addresses, each one a
+ * peer can send to. */
 static int check_candidate_addresses(const moat_config *config, char *error, size_t error_size)
 {
     if (!config->candidate_addresses || !*config->candidate_addresses)
@@ -465,11 +491,11 @@ static int check_candidate_addresses(const moat_config *config, char *error, siz
     int status = 0;
     for (char **part = parts; *part && status == 0; part++) {
         char *text = g_strstrip(*part);
-        if (is_ip_address(text))
+        const char *why = unusable_address(text);
+        if (!why)
             continue;
         char *shown = g_strescape(text, NULL);
-        snprintf(error, error_size, "[media] candidate_addresses: \"%s\" is not an IP address",
-                 shown);
+        snprintf(error, error_size, "[media] candidate_addresses: \"%s\" is %s", shown, why);
         g_free(shown);
         status = -1;
     }

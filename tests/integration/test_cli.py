@@ -143,6 +143,25 @@ def test_values_the_start_would_misuse_fail_check_config():
     assert run("--announced-address", "2001:db8::5", "--check-config").returncode == 0
 
 
+@pytest.mark.parametrize("address,why", [
+    ("0.0.0.0", "unspecified"), ("::", "unspecified"), ("224.0.0.1", "multicast"),
+    ("ff02::1", "multicast"), ("255.255.255.255", "broadcast"),
+    ("::ffff:198.51.100.7", "IPv4-mapped")])
+def test_addresses_no_peer_can_send_to_are_refused(address, why):
+    """They were accepted and written into candidates and call SDPs (c=0.0.0.0
+    is hold): now --check-config and the start refuse them, one line each."""
+    for option, key in (("--announced-address", "[media] announced_address"),
+                        ("--candidate-addresses", "[media] candidate_addresses")):
+        result = run(option, address, "--check-config")
+        assert result.returncode == 2, (option, address, result.stderr)
+        lines = result.stderr.splitlines()
+        assert len(lines) == 1 and key in lines[0] and why in lines[0], result.stderr
+        assert address in lines[0], result.stderr
+    result = run("--announced-address", address, "--http-port", str(free_port()),
+                 "--media-port", str(free_port(socket.SOCK_DGRAM, 1)), "--workers", "1")
+    assert result.returncode == 2 and "[media] announced_address" in result.stderr, result.stderr
+
+
 def test_check_config_refuses_what_the_start_refuses(tmp_path):
     """--check-config said "configuration ok" for settings the start then
     refused; now each is one error line and status 2, nothing bound."""

@@ -374,7 +374,9 @@ static void test_decimal_bounds(void)
 }
 
 /* [media] announced_address went into candidates and SDP c= lines
- * unchecked (a host name, a space, CR LF); candidate_addresses was checked. */
+ * unchecked (a host name, a space, CR LF); candidate_addresses was checked.
+ * Then both took addresses no peer can send to: unspecified (0.0.0.0 in a
+ * call's c= line means hold), multicast, broadcast, v4-mapped. */
 static void test_announced_address(void)
 {
     moat_config config;
@@ -390,11 +392,53 @@ static void test_announced_address(void)
         g_assert_null(strchr(error, '\n'));
         g_assert_null(strchr(error, '\r'));
     }
-    static const char *const accepted[] = {"", "203.0.113.5", "2001:db8::1", "::ffff:192.0.2.1"};
+    static const char *const accepted[] = {"", "203.0.113.5", "2001:db8::1", "127.0.0.1", "::1"};
     for (size_t i = 0; i < G_N_ELEMENTS(accepted); i++) {
         moat_config_set_by_option(&config, "announced-address", accepted[i], error, sizeof error);
         g_assert_cmpint(moat_config_validate(&config, error, sizeof error), ==, 0);
     }
+    moat_config_clear(&config);
+}
+
+static void assert_address_refused(const char *option, const char *value, const char *why)
+{
+    moat_config config;
+    moat_config_init(&config);
+    char error[256] = "";
+    g_assert_cmpint(moat_config_set_by_option(&config, option, value, error, sizeof error), ==, 0);
+    g_assert_cmpint(moat_config_validate(&config, error, sizeof error), ==, -1);
+    if (!strstr(error, why))
+        g_error("%s %s: \"%s\" lacks \"%s\"", option, value, error, why);
+    moat_config_clear(&config);
+}
+
+static void test_unusable_addresses(void)
+{
+    static const struct {
+        const char *address, *why;
+    } refused[] = {
+        {"0.0.0.0", "unspecified"},
+        {"0.1.2.3", "unspecified"},
+        {"::", "unspecified"},
+        {"224.0.0.1", "multicast"},
+        {"239.255.255.250", "multicast"},
+        {"ff02::1", "multicast"},
+        {"255.255.255.255", "broadcast"},
+        {"::ffff:198.51.100.7", "IPv4-mapped"},
+    };
+    for (size_t i = 0; i < G_N_ELEMENTS(refused); i++) {
+        assert_address_refused("announced-address", refused[i].address, refused[i].why);
+        char *list = g_strdup_printf("192.0.2.1, %s", refused[i].address);
+        assert_address_refused("candidate-addresses", list, refused[i].why);
+        g_free(list);
+    }
+    assert_address_refused("announced-address", "0.0.0.0", "means hold");
+    moat_config config;
+    moat_config_init(&config);
+    char error[256] = "";
+    moat_config_set_by_option(&config, "candidate-addresses", "192.0.2.1, 2001:db8::1, 127.0.0.1",
+                              error, sizeof error);
+    g_assert_cmpint(moat_config_validate(&config, error, sizeof error), ==, 0);
     moat_config_clear(&config);
 }
 
@@ -431,6 +475,7 @@ int main(int argc, char **argv)
     g_test_add_func("/config/validate-port-layouts", test_validate_port_layouts);
     g_test_add_func("/config/decimal-bounds", test_decimal_bounds);
     g_test_add_func("/config/announced-address", test_announced_address);
+    g_test_add_func("/config/unusable-addresses", test_unusable_addresses);
     g_test_add_func("/worker/first-octet-demux", test_first_octet_demux);
     return g_test_run();
 }
