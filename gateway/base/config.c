@@ -4,6 +4,7 @@
 #include "base/config_paths.h" /* generated: gateway/meson.build */
 
 #include "base/log.h"
+#include "base/turn_uri.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -503,6 +504,57 @@ static int check_candidate_addresses(const moat_config *config, char *error, siz
     return status;
 }
 
+/* [turn] uris: each entry (trimmed; empty ones are skipped, as
+ * http/ice_servers.c reads them) a URI a client's RTCPeerConnection takes;
+ * *count: how many there are. */
+static int check_turn_uris(const moat_config *config, size_t *count, char *error, size_t error_size)
+{
+    *count = 0;
+    if (!config->turn_uris || !*config->turn_uris)
+        return 0;
+    char **parts = g_strsplit(config->turn_uris, ",", -1);
+    int status = 0;
+    for (char **part = parts; *part && status == 0; part++) {
+        char *uri = g_strstrip(*part);
+        if (!*uri)
+            continue;
+        const char *problem = moat_turn_uri_problem(uri);
+        if (!problem) {
+            (*count)++;
+            continue;
+        }
+        char *shown = g_strescape(uri, NULL);
+        snprintf(error, error_size, "[turn] uris: \"%s\": %s, e.g. turn:turn.example.net:3478",
+                 shown, problem);
+        g_free(shown);
+        status = -1;
+    }
+    g_strfreev(parts);
+    return status;
+}
+
+/* URIs need the secret their credentials are made with; a secret without
+ * URIs hands nothing out (it was ignored without a word). */
+static int check_turn(const moat_config *config, char *error, size_t error_size)
+{
+    size_t uris = 0;
+    if (check_turn_uris(config, &uris, error, error_size) != 0)
+        return -1;
+    bool has_secret = config->turn_secret && *config->turn_secret;
+    if (uris && !has_secret) {
+        snprintf(error, error_size,
+                 "[turn] uris needs [turn] secret (coturn's static-auth-secret)");
+        return -1;
+    }
+    if (has_secret && !uris) {
+        snprintf(error, error_size,
+                 "[turn] secret is set but [turn] uris is empty: no TURN server would be handed "
+                 "to clients; set [turn] uris (e.g. turn:turn.example.net:3478?transport=udp)");
+        return -1;
+    }
+    return 0;
+}
+
 /* The call legs' range as call_ports.c lays it out: even/odd pairs from
  * the first even port, so 30001-30002 holds none. */
 static int check_call_ports(const moat_config *config, char *error, size_t error_size)
@@ -590,12 +642,8 @@ int moat_config_validate(const moat_config *config, char *error, size_t error_si
                  "[http] tls_cert and tls_key must be given together (or neither)");
         return -1;
     }
-    bool has_turn = config->turn_uris && *config->turn_uris;
-    if (has_turn && !(config->turn_secret && *config->turn_secret)) {
-        snprintf(error, error_size,
-                 "[turn] uris needs [turn] secret (coturn's static-auth-secret)");
+    if (check_turn(config, error, error_size) != 0)
         return -1;
-    }
     if (config->record_all_sessions && !(config->record_dir && *config->record_dir)) {
         snprintf(error, error_size, "[record] all_sessions needs [record] dir");
         return -1;

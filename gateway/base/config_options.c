@@ -164,9 +164,10 @@ const option_spec moat_config_options[] = {
      "largest SCTP packet path MTU discovery probes, bytes (16384 = a DTLS record, for loopback, "
      "gateway-to-gateway links and native peers)"},
     {"turn", "uris", "turn-uris", OPTION_STRING, FIELD(turn_uris), "", 0, 0,
-     "comma-separated TURN URIs handed to clients (turn:host:3478?transport=udp); empty = none"},
+     "comma-separated TURN/STUN URIs handed to clients (turn:host:3478?transport=udp; turn:, "
+     "turns:, stun: or stuns:); empty = none"},
     {"turn", "secret", "turn-secret", OPTION_STRING, FIELD(turn_secret), "", 0, 0,
-     "TURN REST API shared secret (coturn static-auth-secret)"},
+     "TURN REST API shared secret (coturn static-auth-secret); needs [turn] uris"},
     {"turn", "ttl_s", "turn-ttl", OPTION_INT, FIELD(turn_ttl_s), "3600", 60, 604800,
      "lifetime of the TURN credentials handed out (one pair per session), seconds"},
     {"record", "dir", "record-dir", OPTION_STRING, FIELD(record_dir), "", 0, 0,

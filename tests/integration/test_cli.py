@@ -162,6 +162,31 @@ def test_addresses_no_peer_can_send_to_are_refused(address, why):
     assert result.returncode == 2 and "[media] announced_address" in result.stderr, result.stderr
 
 
+def test_turn_settings_clients_cannot_use_are_refused():
+    """A URI without its scheme was handed to clients, whose
+    RTCPeerConnection throws on it; a secret without URIs was ignored. Both
+    are refused now, in one line naming the setting."""
+    for args, expect in (
+            (("--turn-uris", "turn.example.com:3478", "--turn-secret", "s"),
+             '[turn] uris: "turn.example.com:3478": expected a turn:, turns:, stun: or stuns:'),
+            (("--turn-uris", "turn://turn.example.com:3478", "--turn-secret", "s"),
+             "no host after the scheme"),
+            (("--turn-uris", "turn:turn.example.com:3478?transport=tls", "--turn-secret", "s"),
+             "?transport=udp or ?transport=tcp"),
+            (("--turn-secret", "s"), "[turn] secret is set but [turn] uris is empty")):
+        result = run(*args, "--check-config")
+        assert result.returncode == 2, (args, result.stdout, result.stderr)
+        lines = result.stderr.splitlines()
+        assert len(lines) == 1 and expect in lines[0], (args, result.stderr)
+        result = run(*args, "--http-port", str(free_port()), "--media-port",
+                     str(free_port(socket.SOCK_DGRAM, 1)), "--workers", "1")
+        assert result.returncode == 2 and expect in result.stderr, (args, result.stderr)
+    result = run("--turn-uris", "turn:turn.example.com:3478?transport=udp, "
+                 "turns:[2001:db8::7]:5349?transport=tcp, stun:stun.example.com",
+                 "--turn-secret", "s", "--check-config")
+    assert result.returncode == 0, result.stderr
+
+
 def test_check_config_refuses_what_the_start_refuses(tmp_path):
     """--check-config said "configuration ok" for settings the start then
     refused; now each is one error line and status 2, nothing bound."""

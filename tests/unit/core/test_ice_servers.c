@@ -3,6 +3,8 @@
  * independently: base64(HMAC-SHA1("north", "1700000000:moat")). */
 #include "http/ice_servers.h"
 
+#include "base/turn_uri.h"
+
 #include <glib.h>
 #include <string.h>
 
@@ -93,6 +95,84 @@ static void test_config_checks(void)
     moat_config_clear(&config);
 }
 
+/* URIs a browser's RTCPeerConnection throws on were handed out as given
+ * ("turn.example.com:3478"); now the configuration refuses them. */
+static void test_uri_syntax(void)
+{
+    static const char *const accepted[] = {
+        "turn:turn.example.com",
+        "turn:turn.example.com:3478",
+        "turn:turn.example.com:3478?transport=udp",
+        "TURN:turn.example.com:3478?transport=TCP",
+        "turns:turn.example.com:5349?transport=tcp",
+        "stun:stun.example.com:3478",
+        "stuns:stun.example.com",
+        "turn:203.0.113.7:3478?transport=udp",
+        "turn:[2001:db8::7]:3478?transport=udp",
+        "stun:[2001:db8::7]",
+    };
+    for (size_t i = 0; i < G_N_ELEMENTS(accepted); i++)
+        if (moat_turn_uri_problem(accepted[i]))
+            g_error("%s: %s", accepted[i], moat_turn_uri_problem(accepted[i]));
+    static const struct {
+        const char *uri, *why;
+    } refused[] = {
+        {"turn.example.com:3478", "turn:, turns:, stun: or stuns:"},
+        {"http://turn.example.com", "turn:, turns:, stun: or stuns:"},
+        {"turn:", "no host"},
+        {"turn::3478", "no host"},
+        {"turn:?transport=udp", "no host"},
+        {"turn://turn.example.com:3478", "not turn://host"},
+        {"turn:turn.example.com:", "port"},
+        {"turn:turn.example.com:0", "port"},
+        {"turn:turn.example.com:65536", "port"},
+        {"turn:turn.example.com:34x78", "after the host"},
+        {"turn:turn example.com", "after the host"},
+        {"turn:turn.example.com>; rel=x", "after the host"},
+        {"turn:turn.example.com:3478?transport=tls", "?transport=udp"},
+        {"turn:turn.example.com?foo=bar", "?transport=udp"},
+        {"stun:stun.example.com?transport=udp", "no query"},
+        {"turn:[2001:db8::7", "bracketed"},
+        {"turn:[]", "bracketed"},
+        {"turn:[turn.example.com]", "not an IPv6 address"},
+        {"turn:2001:db8::7", "port"},
+    };
+    for (size_t i = 0; i < G_N_ELEMENTS(refused); i++) {
+        const char *problem = moat_turn_uri_problem(refused[i].uri);
+        if (!problem || !strstr(problem, refused[i].why))
+            g_error("%s: \"%s\" lacks \"%s\"", refused[i].uri, problem ? problem : "(accepted)",
+                    refused[i].why);
+    }
+}
+
+/* A bad URI names itself; a secret without URIs was ignored silently. */
+static void test_config_refuses_bad_turn_settings(void)
+{
+    moat_config config;
+    char error[512] = "";
+    moat_config_init(&config);
+    g_assert_cmpint(moat_config_set_by_option(&config, "turn-secret", "s", error, sizeof error), ==,
+                    0);
+    g_assert_cmpint(moat_config_validate(&config, error, sizeof error), ==, -1);
+    g_assert_nonnull(strstr(error, "[turn] secret is set but [turn] uris is empty"));
+    g_assert_cmpint(moat_config_set_by_option(&config, "turn-uris", " , ", error, sizeof error), ==,
+                    0);
+    g_assert_cmpint(moat_config_validate(&config, error, sizeof error), ==, -1);
+    g_assert_nonnull(strstr(error, "[turn] uris is empty"));
+    g_assert_cmpint(moat_config_set_by_option(&config, "turn-uris",
+                                              "turn:a.example:3478, turn.example.com:3478", error,
+                                              sizeof error),
+                    ==, 0);
+    g_assert_cmpint(moat_config_validate(&config, error, sizeof error), ==, -1);
+    g_assert_nonnull(strstr(error, "[turn] uris: \"turn.example.com:3478\""));
+    g_assert_cmpint(moat_config_set_by_option(&config, "turn-uris",
+                                              "turn:a.example:3478?transport=udp, stun:a.example",
+                                              error, sizeof error),
+                    ==, 0);
+    g_assert_cmpint(moat_config_validate(&config, error, sizeof error), ==, 0);
+    moat_config_clear(&config);
+}
+
 /* Each session's user part is fresh: 32 hex digits, never repeated. */
 static void test_new_user(void)
 {
@@ -114,6 +194,9 @@ int main(int argc, char **argv)
     g_test_add_func("/ice_servers/json", test_json);
     g_test_add_func("/ice_servers/link_header", test_link_header);
     g_test_add_func("/ice_servers/config_checks", test_config_checks);
+    g_test_add_func("/ice_servers/uri_syntax", test_uri_syntax);
+    g_test_add_func("/ice_servers/config_refuses_bad_turn_settings",
+                    test_config_refuses_bad_turn_settings);
     g_test_add_func("/ice_servers/new_user", test_new_user);
     return g_test_run();
 }
