@@ -70,6 +70,13 @@ typedef struct {
      * and the moves that then happened. */
     uint64_t ice_moves_pending;
     uint64_t ice_moves_confirmed;
+    /* Pairs of ordinary sessions on a cascade link's address, dropped when a
+     * leg of the link started there (session_cascade.c: a check spoofed
+     * from the other node's address before the link existed), and legs
+     * ended at their start because their address or an SSRC they route by
+     * was another leg's (a leg never runs without its routes). */
+    uint64_t ice_pairs_taken_by_cascade;
+    uint64_t cascade_legs_unrouted;
     uint64_t detector_switches_on;
     uint64_t detector_switches_off;
     uint64_t worker_detector_switches_on;

@@ -102,7 +102,8 @@ void moat_worker_dispatch(moat_worker *worker, const moat_path *path, uint8_t *d
     moat_session *session = NULL;
     if (class == MOAT_PACKET_SRTP && moat_worker_is_route_tuple(worker, &path->remote)) {
         /* A cascade link's tuple, routed by SSRC first (a session that took
-         * the tuple before the link opened does not get its packets); an
+         * the tuple before the link opened gave it up to the link's first
+         * leg, session_cascade.c, and gets none of its packets); an
          * SSRC none of its legs owns is dropped here, for a lookup (a
          * forgery from a spoofed node address, mostly). */
         session = by_route(worker, path, data, length);

@@ -152,6 +152,12 @@ static const counter_metric counter_metrics[] = {
     {"moat_ice_moves_confirmed_total",
      "sessions moved to another remote address once its media came",
      offsetof(moat_counters, ice_moves_confirmed)},
+    {"moat_ice_pairs_taken_by_cascade_total",
+     "sessions' pairs on a cascade link's address, dropped when a leg of the link started there",
+     offsetof(moat_counters, ice_pairs_taken_by_cascade)},
+    {"moat_cascade_legs_unrouted_total",
+     "cascade legs ended at their start: their address or an SSRC was another leg's",
+     offsetof(moat_counters, cascade_legs_unrouted)},
 };
 
 static uint64_t sum_field(moat_gateway *gateway, size_t offset)

@@ -183,6 +183,30 @@ bool moat_ice_pairs_confirm(moat_ice_pairs *p, const struct sockaddr_in6 *remote
     return true;
 }
 
+bool moat_ice_pairs_forget(moat_ice_pairs *p, const struct sockaddr_in6 *remote)
+{
+    bool selected_lost = false;
+    int selected = -1, pending = -1;
+    size_t kept = 0;
+    for (size_t i = 0; i < p->n_pairs; i++) {
+        bool is_selected = (int)i == p->selected, is_pending = (int)i == p->pending;
+        if (same_remote(&p->pairs[i].remote, remote)) {
+            selected_lost = selected_lost || is_selected;
+            continue;
+        }
+        if (is_selected)
+            selected = (int)kept;
+        if (is_pending)
+            pending = (int)kept;
+        p->pairs[kept++] = p->pairs[i];
+    }
+    memset(&p->pairs[kept], 0, (p->n_pairs - kept) * sizeof p->pairs[0]);
+    p->n_pairs = kept;
+    p->selected = selected;
+    p->pending = pending;
+    return selected_lost;
+}
+
 void moat_ice_pairs_restart(moat_ice_pairs *p)
 {
     p->generation++;

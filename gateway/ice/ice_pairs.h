@@ -130,6 +130,12 @@ bool moat_ice_pairs_has_remote(const moat_ice_pairs *p, const struct sockaddr_in
 bool moat_ice_pairs_confirm(moat_ice_pairs *p, const struct sockaddr_in6 *remote,
                             const struct in6_addr *local);
 
+/* Removes every pair on `remote`: another owner took that address (a
+ * cascade link's, session_cascade.c). true when the selected pair was one
+ * of them (nothing is selected then: the peer's next nominating check on
+ * another pair selects it); a move pending there ends. */
+bool moat_ice_pairs_forget(moat_ice_pairs *p, const struct sockaddr_in6 *remote);
+
 /* New credentials were installed: a new generation begins. */
 void moat_ice_pairs_restart(moat_ice_pairs *p);
 

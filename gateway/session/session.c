@@ -231,15 +231,20 @@ void moat_session_bypass_handshake(moat_session *session, const moat_path *path,
         .now_us = moat_worker_now_us(session->worker),
     };
     moat_ice_pairs_outcome outcome;
-    if (moat_ice_pairs_on_check(&session->pairs, &event, &outcome) == MOAT_ICE_PAIRS_ACCEPTED &&
-        session->n_cascade_ssrcs == 0)
+    bool accepted =
+        moat_ice_pairs_on_check(&session->pairs, &event, &outcome) == MOAT_ICE_PAIRS_ACCEPTED;
+    if (session->cascade_leg) {
+        /* A leg without its routes would receive nothing, lose consent and
+         * be taken for a dead link: it ends now, and says why. */
+        if (!moat_session_cascade_bind(session, &path->remote)) {
+            moat_counter_add(&moat_worker_counters_mut(session->worker)->cascade_legs_unrouted, 1);
+            session->end_reason = "cascade routes refused";
+            session->ending = true;
+            return;
+        }
+    } else if (accepted) {
         moat_session_apply_bindings(session, &outcome, &path->remote);
-    for (size_t i = 0; i < session->n_cascade_ssrcs; i++)
-        if (!moat_worker_bind_route(session->worker, &path->remote, session->cascade_ssrcs[i],
-                                    session))
-            moat_session_log(session, MOAT_LOG_WARN, "session",
-                             "session %s: SSRC %u on this tuple is another session's",
-                             session->label, session->cascade_ssrcs[i]);
+    }
     session->selected = *path;
     session->has_selected = true;
     session->last_consent_us = moat_worker_now_us(session->worker);

@@ -71,8 +71,12 @@ moat_plugin_session *moat_session_plugin_handle(moat_session *session);
 void moat_session_restart_ice(moat_session *session, const char *local_ufrag, const char *local_pwd,
                               const char *remote_ufrag, const char *remote_pwd);
 /* Worker thread. For benchmarks that measure the packet path without ICE
- * and DTLS: make `path` the selected pair and install SRTP keys as a finished
- * DTLS handshake would. */
+ * and DTLS, and for cascade legs (session_cascade.c): make `path` the
+ * selected pair and install SRTP keys as a finished DTLS handshake would.
+ * A cascade leg binds its routes on the tuple first, taking it from an
+ * ordinary session that holds it; when a route is another leg's it binds
+ * nothing, installs nothing and ends ("cascade routes refused",
+ * moat_cascade_legs_unrouted_total). */
 void moat_session_bypass_handshake(moat_session *session, const moat_path *path,
                                    const void *keys /* const moat_srtp_keying * */);
 /* Plain RTP ingest (session_plain.c). Control thread, before the session

@@ -1,11 +1,13 @@
 /* Owns the start of a cascade leg (session_cascade.h): no DTLS context, SRTP+
  * prn forced, a short consent kept alive by authenticated media, then the
  * session started on its worker with the given path and keys installed as a
- * finished handshake would. */
+ * finished handshake would; and the leg's entries on its link's tuple (its
+ * routes, taken from an ordinary session that holds the tuple). */
 #include "session/session_cascade.h"
 
 #include "session/session_internal.h"
 
+#include "engine/worker_receive.h"
 #include "rtp/rtp_demux.h"
 
 #include <string.h>
@@ -35,6 +37,41 @@ static void declare_layers(moat_session *session, const uint32_t *ssrcs, const u
         }
         return;
     }
+}
+
+static void unbind_routes(moat_session *session, const struct sockaddr_in6 *remote)
+{
+    for (size_t i = 0; i < session->n_cascade_ssrcs; i++)
+        moat_worker_unbind_route(session->worker, remote, session->cascade_ssrcs[i], session);
+}
+
+/* An ordinary session on the link's tuple got there by an ICE check from
+ * the other node's worker address, which only the other node uses (for
+ * links) or someone spoofing it: the link's leg takes the tuple. */
+bool moat_session_cascade_bind(moat_session *session, const struct sockaddr_in6 *remote)
+{
+    moat_session *holder = moat_worker_session_by_tuple(session->worker, remote);
+    if (holder && holder != session && !holder->cascade_leg)
+        moat_session_yield_tuple(holder, remote);
+    if (session->n_cascade_ssrcs == 0) {
+        if (moat_worker_bind_tuple(session->worker, remote, session))
+            return true;
+        moat_session_log(session, MOAT_LOG_WARN, "session",
+                         "session %s: cascade leg: its link's tuple is another leg's",
+                         session->label);
+        return false;
+    }
+    for (size_t i = 0; i < session->n_cascade_ssrcs; i++) {
+        if (moat_worker_bind_route(session->worker, remote, session->cascade_ssrcs[i], session))
+            continue;
+        moat_session_log(session, MOAT_LOG_WARN, "session",
+                         "session %s: cascade leg: SSRC %u on its link's tuple is another "
+                         "leg's",
+                         session->label, session->cascade_ssrcs[i]);
+        unbind_routes(session, remote); /* only its own go */
+        return false;
+    }
+    return true;
 }
 
 static void start_task(moat_worker *worker, void *data)

@@ -20,6 +20,29 @@ void moat_session_apply_bindings(moat_session *session, const moat_ice_pairs_out
         moat_worker_bind_tuple(session->worker, remote, session);
 }
 
+static bool same_address(const struct sockaddr_in6 *a, const struct sockaddr_in6 *b)
+{
+    return a->sin6_port == b->sin6_port &&
+           memcmp(&a->sin6_addr, &b->sin6_addr, sizeof a->sin6_addr) == 0;
+}
+
+void moat_session_yield_tuple(moat_session *session, const struct sockaddr_in6 *remote)
+{
+    moat_worker_unbind_tuple(session->worker, remote, session);
+    bool selected = moat_ice_pairs_forget(&session->pairs, remote);
+    if (session->has_selected && same_address(&session->selected.remote, remote)) {
+        session->has_selected = false;
+        selected = true;
+    }
+    moat_counter_add(&moat_worker_counters_mut(session->worker)->ice_pairs_taken_by_cascade, 1);
+    char text[INET6_ADDRSTRLEN];
+    inet_ntop(AF_INET6, &remote->sin6_addr, text, sizeof text);
+    moat_session_log(session, MOAT_LOG_WARN, "session",
+                     "session %s: [%s]:%u is a cascade link's address: its pair there %sdropped",
+                     session->label, text, ntohs(remote->sin6_port),
+                     selected ? "(the selected one) " : "");
+}
+
 void moat_session_select_tuple(moat_session *session, const moat_path *path)
 {
     const struct sockaddr_in6 *from = &path->remote;

@@ -575,6 +575,19 @@ bool moat_session_deliver_rtp(moat_session *session, uint8_t *data, size_t lengt
 void moat_session_apply_bindings(moat_session *session, const moat_ice_pairs_outcome *outcome,
                                  const struct sockaddr_in6 *remote);
 void moat_session_select_tuple(moat_session *session, const moat_path *path);
+/* A cascade leg starts on `remote` (session_cascade.c) and this session,
+ * an ordinary one, holds that tuple (a check spoofed from the other node's
+ * worker address before the link existed): the session unbinds it and
+ * forgets its pairs there; a selected pair among them leaves it with none
+ * (sending nothing until its peer nominates another). Counted
+ * (moat_ice_pairs_taken_by_cascade_total) and logged. */
+void moat_session_yield_tuple(moat_session *session, const struct sockaddr_in6 *remote);
+/* session_cascade.c, for moat_session_bypass_handshake: a cascade leg's
+ * entries on its link's tuple, `remote`: its routes (with no SSRCs, the
+ * tuple itself), taken over from an ordinary session holding the tuple.
+ * false, with nothing bound, when the tuple or a route is another leg's:
+ * the leg would receive nothing and must not start. */
+bool moat_session_cascade_bind(moat_session *session, const struct sockaddr_in6 *remote);
 /* Authenticated, replay-protected traffic (SRTP, SRTCP, DTLS application
  * data) arrived from path: a move to it that waited for media happens. */
 void moat_session_confirm_path(moat_session *session, const moat_path *path);

@@ -22,6 +22,7 @@ import urllib.request
 import pytest
 from aiortc import RTCPeerConnection
 
+from aiortc_peer import ToneTrack
 from cluster_helpers import (all_listed, close, media_arrives, nodes_factory, post_offer,  # noqa: F401
                              publish, redis, room_name, subscribe, wait_for)
 from spoof import udp_datagram
@@ -52,6 +53,24 @@ async def steal_attempt(url, spoofed_port, target_port):
     pc = RTCPeerConnection()
     pc.addTransceiver("audio", direction="recvonly")
     pc.addTransceiver("video", direction="recvonly")
+    await pc.setLocalDescription(await pc.createOffer())
+    status, answer, _, _ = await post_offer(url, pc.localDescription.sdp)
+    assert status == 201, answer
+    check = binding_request(attribute(answer, "ice-ufrag"),
+                            attribute(pc.localDescription.sdp, "ice-ufrag"),
+                            attribute(answer, "ice-pwd"), nominate=True)
+    for _ in range(3):
+        raw_send(spoofed_port, target_port, check)
+        await asyncio.sleep(0.05)
+    return pc
+
+
+async def early_steal(url, spoofed_port, target_port):
+    """An ordinary WHIP session at `url` (echo: no room, no link; never
+    connected itself) and one authenticated nominating check for it, spoofed
+    from 127.0.0.1:spoofed_port to 127.0.0.1:target_port."""
+    pc = RTCPeerConnection()
+    pc.addTrack(ToneTrack(440.0))
     await pc.setLocalDescription(await pc.createOffer())
     status, answer, _, _ = await post_offer(url, pc.localDescription.sdp)
     assert status == 201, answer
@@ -105,6 +124,47 @@ def test_a_spoofed_check_cannot_take_a_cascade_links_pair(redis, nodes_factory):
     assert video >= 50 and audio >= 200, (video, audio)
     for node in (owner, edge):
         assert node.metric(LOST) == 0, node.log_path
+
+
+def test_a_check_spoofed_before_the_first_link_does_not_stop_it(redis, nodes_factory):
+    """The spoof before any link between the two nodes exists, where no
+    link's pair is there to refuse it: an ordinary session on each node
+    takes the other node's worker address with one nominating check. Each
+    link leg's routes then failed to bind (the tuple was that session's),
+    the leg started deaf and the edge counted the link lost ~3 s later,
+    ending its viewers (every later link to that owner too). Now the leg
+    takes the address over: the session's pair there is dropped (counted),
+    and the viewer gets media past the link's consent with nothing lost."""
+    owner, edge = [nodes_factory(redis, f"n{i}") for i in range(2)]
+    wait_for("both listed", lambda: all_listed([owner, edge]))
+    urllib.request.urlopen(urllib.request.Request(edge.base + "/api/cluster/drain",
+                                                  method="POST"), timeout=5).close()
+    room = room_name()
+
+    async def scenario():
+        attackers = [await early_steal(f"{edge.base}/whip/echo", owner.media_port,
+                                       edge.media_port),
+                     await early_steal(f"{owner.base}/whip/echo", edge.media_port,
+                                       owner.media_port)]
+        await asyncio.sleep(0.3)
+        pub = await publish(f"{owner.base}/whip/room/{room}")
+        victim = await subscribe(f"{edge.base}/whep/room/{room}?edge=")
+        try:
+            await media_arrives(victim)
+            return await keeps_flowing(victim, 5)
+        finally:
+            for pc in attackers:
+                await pc.close()
+            await close(victim, pub)
+
+    video, audio = asyncio.run(scenario())
+    print(f"after the early spoofed checks: video +{video}, audio +{audio} frames")
+    assert video >= 40 and audio >= 150, (video, audio)
+    for node in (owner, edge):
+        assert node.metric(LOST) == 0, node.log_path
+        assert node.metric("moat_cascade_legs_unrouted_total") == 0, node.log_path
+        # The spoof did take each address first: the leg took it back.
+        assert node.metric("moat_ice_pairs_taken_by_cascade_total") == 1, node.log_path
 
 
 def test_a_link_aimed_at_the_nodes_own_sockets_is_refused(redis, nodes_factory):

@@ -1,6 +1,7 @@
 /* See session_harness.h. */
 #include "session_harness.h"
 
+#include "session/session_cascade.h"
 #include "session/session_internal.h"
 #include "engine/worker_receive.h"
 
@@ -120,8 +121,8 @@ void session_harness_init_on(session_harness *h, moat_worker *worker)
     n->local_setup = MOAT_SDP_SETUP_PASSIVE;
 }
 
-static void create(session_harness *h, void *dtls_context, int plain_fd,
-                   const struct sockaddr_in6 *source, const moat_srtp_keying *plain_keys)
+/* The session, created and not started. */
+static void make_session(session_harness *h, void *dtls_context, bool cascade)
 {
     char error[256];
     moat_session_params params = {
@@ -137,11 +138,18 @@ static void create(session_harness *h, void *dtls_context, int plain_fd,
         .on_ended = on_ended,
         .endpoint = h->endpoint,
         .resource = h->resource,
+        .cascade = cascade,
     };
     last_end[0] = '\0';
     h->session = moat_session_new(&params, error, sizeof error);
     if (!h->session)
         g_error("session: %s", error);
+}
+
+static void create(session_harness *h, void *dtls_context, int plain_fd,
+                   const struct sockaddr_in6 *source, const moat_srtp_keying *plain_keys)
+{
+    make_session(h, dtls_context, false);
     if (plain_fd >= 0)
         moat_session_set_plain(h->session, plain_fd, source, 0);
     if (plain_keys)
@@ -204,6 +212,15 @@ void session_harness_key(session_harness *h)
 {
     make_keys(h);
     moat_session_bypass_handshake(h->session, &h->path, &h->keys);
+}
+
+void session_harness_create_cascade(session_harness *h, const uint32_t *ssrcs, size_t n)
+{
+    make_session(h, NULL, true);
+    make_keys(h);
+    moat_session_start_cascade(h->session, h->worker, &h->path, &h->keys, 3000, ssrcs, n, NULL,
+                               NULL, 0);
+    moat_worker_run_pending(h->worker); /* the start is a task on the worker */
 }
 
 void session_harness_flush(session_harness *h)

@@ -64,6 +64,10 @@ void session_harness_create_plain(session_harness *h, const struct sockaddr_in6 
 /* The same for an SRTP ingest (moat_session_set_plain_keys, as "srtp" in
  * the request does): random keys, the peer's sessions protect with them. */
 void session_harness_create_plain_srtp(session_harness *h, const struct sockaddr_in6 *source);
+/* Creates the session as a cascade leg towards h->path (random keys,
+ * consent 3 s) routing the peer SSRCs `ssrcs` (n; none: it owns the tuple)
+ * and runs its start on the worker (moat_session_start_cascade). */
+void session_harness_create_cascade(session_harness *h, const uint32_t *ssrcs, size_t n);
 /* Random SRTP keys installed as a finished handshake would. */
 void session_harness_key(session_harness *h);
 /* Sends through the gateway's worker batch now. */

@@ -349,6 +349,42 @@ static void test_shared_remote_is_unbound_with_its_last_pair(void)
     g_assert_cmpuint(unbinds, ==, 1);
 }
 
+/* Another owner takes an address (a cascade link's, session_cascade.c):
+ * every pair on it goes, the others keep their roles, and a selected pair
+ * among them leaves nothing selected until the next nomination. */
+static void test_forgetting_an_address(void)
+{
+    moat_ice_pairs p;
+    moat_ice_pairs_init(&p);
+    check c;
+    accepted(&p, make(&c, 1, 0, true, 0));
+    accepted(&p, make(&c, 2, 1, false, 1));
+    accepted(&p, make(&c, 2, 2, false, 2));
+    make(&c, 3, 0, true, 3); /* the peer moved: same candidate, new mapping */
+    c.event.confirm_by_media = true;
+    g_assert_true(accepted(&p, &c).selection_pending);
+    g_assert_cmpuint(p.n_pairs, ==, 4);
+
+    struct sockaddr_in6 two = remote(2), three = remote(3);
+    g_assert_false(moat_ice_pairs_forget(&p, &two)); /* not the selected one */
+    g_assert_cmpuint(p.n_pairs, ==, 2);
+    g_assert_false(moat_ice_pairs_has_remote(&p, &two));
+    g_assert_true(selected_is(&p, 1, 0));
+    /* The pending move survived the compaction: its media still confirms it. */
+    struct in6_addr zero = local(0);
+    g_assert_true(moat_ice_pairs_confirm(&p, &three, &zero));
+    g_assert_true(selected_is(&p, 3, 0));
+
+    g_assert_true(moat_ice_pairs_forget(&p, &three)); /* the selected one */
+    g_assert_null(moat_ice_pairs_selected(&p));
+    g_assert_cmpint(p.pending, ==, -1);
+    g_assert_cmpuint(p.n_pairs, ==, 1);
+    g_assert_false(moat_ice_pairs_forget(&p, &three)); /* nothing left there */
+    /* The peer's next nomination selects again. */
+    g_assert_true(accepted(&p, make(&c, 1, 0, true, 4)).selection_changed);
+    g_assert_true(selected_is(&p, 1, 0));
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -368,5 +404,6 @@ int main(int argc, char **argv)
     g_test_add_func("/ice/pairs/replay", test_replay_from_another_tuple_is_refused);
     g_test_add_func("/ice/pairs/eviction", test_eviction_spares_the_selected_pair);
     g_test_add_func("/ice/pairs/shared-remote", test_shared_remote_is_unbound_with_its_last_pair);
+    g_test_add_func("/ice/pairs/forget", test_forgetting_an_address);
     return g_test_run();
 }
