@@ -3,7 +3,8 @@
  * (offers arriving meanwhile wait for it), polled every
  * MOAT_CASCADE_POLL_MS: closed after its last subscriber (the owner's leg
  * closed by a request), and its subscribers ended when its leg lost
- * consent (the owner died or stopped feeding it). */
+ * consent (the owner died or stopped feeding it) or when an offer finds
+ * that the room's owner changed (a link to the new one opens then). */
 #include "cluster/cascade_private.h"
 
 #include "sdp/sdp.h"
@@ -241,42 +242,6 @@ static cascade_link *open_link(moat_cascade *cascade, pending_offer *offer,
     return link;
 }
 
-void moat_cascade_edge_offer(moat_cascade *cascade, pending_offer *offer,
-                             const moat_cluster_node *owner)
-{
-    cascade_link *link = g_hash_table_lookup(cascade->links, offer->key);
-    if (link && link->state == LINK_UP && strcmp(link->owner, owner->id) == 0) {
-        serve_subscriber(link, offer);
-        return;
-    }
-    if (link && link->state == LINK_CONNECTING) {
-        link->waiting = g_list_prepend(link->waiting, offer);
-        return;
-    }
-    moat_http_response refusal = {0};
-    if (link) {
-        /* The owner changed: this link feeds nobody new; it ends with its
-         * subscribers or its leg. */
-        moat_http_response_error(&refusal, 503, "owner_changed",
-                                 "the room moved; retry in a moment");
-        moat_http_response_header(&refusal, "Retry-After", "2");
-        moat_cluster_pending_respond(offer, &refusal);
-        return;
-    }
-    /* Nothing opens a link (a leg on the owner, every layer sent here) for
-     * an offer the subscriber's own session would refuse anyway. */
-    char error[256];
-    moat_sdp *sdp = moat_sdp_parse(offer->body, offer->body_length, error, sizeof error);
-    if (!sdp) {
-        moat_http_response_error(&refusal, 400, "bad_sdp", "%s", error);
-        moat_cluster_pending_respond(offer, &refusal);
-        return;
-    }
-    moat_sdp_free(sdp);
-    if (!open_link(cascade, offer, owner, &refusal))
-        moat_cluster_pending_respond(offer, &refusal);
-}
-
 static void closed_answer(void *user, moat_http_response *response)
 {
     moat_http_response_clear(response);
@@ -297,6 +262,80 @@ static void end_subscribers(moat_cascade *cascade, cascade_link *link)
     }
 }
 
+/* The link's own ends: the edge's leg hung up, the owner asked to close its
+ * side. */
+static void hang_up_link(moat_cascade *cascade, cascade_link *link)
+{
+    moat_session_record *record =
+        moat_session_registry_find(cascade->cluster->gateway->sessions, link->leg_id);
+    if (record)
+        moat_whip_session_hang_up(cascade->cluster->gateway, record);
+    char *body = g_strdup_printf("{\"id\":\"%s\"}", link->remote_id);
+    post_to_node(cascade, link->owner_http, "/api/cluster/cascade/close", body, closed_answer,
+                 NULL);
+    g_free(body);
+}
+
+/* An up link from a node that no longer owns the room (Redis restarted
+ * empty and another node won the claim): it would feed its subscribers
+ * the old owner's copy for as long as one stayed and keep every new one
+ * out. It goes as a lost link does (its subscribers ended: they offer
+ * again and reach the new owner's link), its leg hung up, and the old
+ * owner asked to close its side; removed from the links (freed). */
+static void retire_stale_link(moat_cascade *cascade, cascade_link *link,
+                              const moat_cluster_node *owner)
+{
+    moat_log_warn("cluster",
+                  "cascade: room %s/%s: its owner is now %s, not %s: ending the link and its %u "
+                  "subscribers",
+                  link->plugin, link->room, owner->id, link->owner, link->subscribers->len);
+    end_subscribers(cascade, link);
+    hang_up_link(cascade, link);
+    cascade->links_lost++;
+    g_hash_table_remove(cascade->links, link->key);
+}
+
+void moat_cascade_edge_offer(moat_cascade *cascade, pending_offer *offer,
+                             const moat_cluster_node *owner)
+{
+    cascade_link *link = g_hash_table_lookup(cascade->links, offer->key);
+    bool same_owner = link && strcmp(link->owner, owner->id) == 0;
+    if (link && link->state == LINK_UP && !same_owner) {
+        retire_stale_link(cascade, link, owner);
+        link = NULL; /* a link to the new owner opens below */
+    }
+    if (link && link->state == LINK_UP) {
+        serve_subscriber(link, offer);
+        return;
+    }
+    moat_http_response refusal = {0};
+    if (link && !same_owner) {
+        /* Still connecting to the old owner: once it is up (and then
+         * retired by the next offer) or failed, a retry gets the new one. */
+        moat_http_response_error(&refusal, 503, "owner_changed",
+                                 "the room moved; retry in a moment");
+        moat_http_response_header(&refusal, "Retry-After", "2");
+        moat_cluster_pending_respond(offer, &refusal);
+        return;
+    }
+    if (link) {
+        link->waiting = g_list_prepend(link->waiting, offer);
+        return;
+    }
+    /* Nothing opens a link (a leg on the owner, every layer sent here) for
+     * an offer the subscriber's own session would refuse anyway. */
+    char error[256];
+    moat_sdp *sdp = moat_sdp_parse(offer->body, offer->body_length, error, sizeof error);
+    if (!sdp) {
+        moat_http_response_error(&refusal, 400, "bad_sdp", "%s", error);
+        moat_cluster_pending_respond(offer, &refusal);
+        return;
+    }
+    moat_sdp_free(sdp);
+    if (!open_link(cascade, offer, owner, &refusal))
+        moat_cluster_pending_respond(offer, &refusal);
+}
+
 /* One link at a poll; true when it goes. */
 static bool poll_link(moat_cascade *cascade, cascade_link *link)
 {
@@ -307,14 +346,7 @@ static bool poll_link(moat_cascade *cascade, cascade_link *link)
         link->state == LINK_CONNECTING, !session_gone(cascade, link->leg_id),
         link->subscribers->len, g_list_length(link->waiting));
     if (action == MOAT_CASCADE_CLOSE_IDLE) {
-        moat_session_record *record =
-            moat_session_registry_find(cascade->cluster->gateway->sessions, link->leg_id);
-        if (record)
-            moat_whip_session_hang_up(cascade->cluster->gateway, record);
-        char *body = g_strdup_printf("{\"id\":\"%s\"}", link->remote_id);
-        post_to_node(cascade, link->owner_http, "/api/cluster/cascade/close", body, closed_answer,
-                     NULL);
-        g_free(body);
+        hang_up_link(cascade, link);
         cascade->links_closed++;
         moat_log_info("cluster", "cascade: room %s/%s: last edge subscriber left, link closed",
                       link->plugin, link->room);

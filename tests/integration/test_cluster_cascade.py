@@ -8,7 +8,8 @@ the prefilter before the HMAC while the subscribers keep their media; the
 link closes after the last edge subscriber; a SIGKILLed edge's leg ends on
 the owner, and a SIGKILLed owner's edge ends its subscribers, each within
 seconds; with [cluster] cascade = always no ?edge= is needed, nor when the
-owner is at its session limit."""
+owner is at its session limit; a link from a node that lost the room gives
+way to a link from the new owner at the next edge offer."""
 import asyncio
 import base64
 import hashlib
@@ -380,3 +381,55 @@ def test_an_edge_offer_that_does_not_parse_opens_no_link(redis, nodes_factory):
         finally:
             await close(pub)
     asyncio.run(run())
+
+
+def test_a_link_from_a_node_that_lost_the_room_gives_way_to_the_new_owner(redis, nodes_factory):
+    """The room's key names another node (as after Redis restarted empty and
+    that node won the claim; it has a publisher of its own) while an edge
+    holds a link from the old owner with one viewer, whose RTCP keeps the
+    link alive. Before, every new viewer at the edge got 503 owner_changed
+    for as long as that viewer stayed. Now the first offer after the change
+    retires the stale link as a lost one (its viewer ended, its leg on the
+    old owner closed) and opens a link to the new owner: 201 at once, and
+    the new owner's media."""
+    gws = three_nodes(redis, nodes_factory)
+    ids = {gw: f"n{gws.index(gw)}" for gw in gws}
+    room = room_name()
+    lost = 'moat_cluster_cascade_links_total{outcome="lost"}'
+
+    async def run():
+        pub = await publish(f"{gws[0].base}/whip/room/{room}")
+        old = owner_of(gws, room)[0]
+        edge, new = [gw for gw in gws if gw is not old]
+        stale = await subscribe(f"{edge.base}/whep/room/{room}?edge=")
+        await media_arrives(stale)
+        assert old.metric("moat_cluster_cascade_legs") == 1
+        assert redis.command("SET", f"moat:room:room:{room}", ids[new], "PX", "60000") == b"+OK\r\n"
+        pub2 = await publish(f"{new.base}/whip/room/{room}")
+        assert pub2["location"].startswith(new.base), pub2["location"]
+        started = time.monotonic()
+        viewer = await subscribe(f"{edge.base}/whep/room/{room}?edge=")
+        answered_s = time.monotonic() - started
+        try:
+            await media_arrives(viewer)
+            links = json.loads(edge.get("/api/cluster/cascade"))["links"]
+            assert [(link["owner"], link["state"], link["subscribers"]) for link in links] == \
+                [(ids[new], "up", 1)], links
+            assert edge.metric(lost) == 1
+            # The stale link's viewer was ended (its resource is gone), and the
+            # old owner was asked to close its leg.
+            async with aiohttp.ClientSession() as http:
+                async with http.delete(stale["location"]) as r:
+                    assert r.status == 404, r.status
+            wait_for("the old owner's leg closed",
+                     lambda: old.metric("moat_cluster_cascade_legs") == 0, timeout=5)
+        finally:
+            await stale["pc"].close()
+            for recorder in stale["recorders"].values():
+                recorder.task.cancel()
+            await close(viewer, pub2, pub)
+        return answered_s
+
+    answered_s = asyncio.run(run())
+    print(f"a new edge viewer after the owner changed: 201 in {answered_s:.2f} s")
+    assert answered_s < 5
