@@ -44,11 +44,20 @@ static json_t *check_recording(moat_gateway *gateway, json_t *problems)
     if (!gateway->record_health)
         gateway->record_health = moat_record_dir_health_new();
     char why[160] = "";
+    const char *problem = "is not writable";
     bool writable = moat_record_dir_health_check(gateway->record_health, dir,
                                                  g_get_monotonic_time(), why, sizeof why);
+    /* A file system short of [record] min_free_mib refuses a start, and one
+     * with nothing free fails a recording at its first write. */
+    if (writable &&
+        !moat_record_dir_health_space(dir, (uint64_t)gateway->config.record_min_free_mib << 20, why,
+                                      sizeof why)) {
+        writable = false;
+        problem = "is short of space";
+    }
     if (!writable) {
         char text[224];
-        snprintf(text, sizeof text, "[record] dir is not writable: %s", why);
+        snprintf(text, sizeof text, "[record] dir %s: %s", problem, why);
         add_problem(problems, text);
     }
     json_t *out = json_pack("{s:b, s:b}", "configured", 1, "writable", writable);

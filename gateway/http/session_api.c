@@ -135,7 +135,13 @@ static void reply_recording(moat_gateway *gateway, moat_http_response *response,
             moat_http_response_header(response, "Allow", "POST, DELETE");
     } else {
         char *name = reply_file_name(gateway, result->file);
-        reply_json(response, result->status, json_pack("{s:s}", "file", name));
+        json_t *body = json_pack("{s:s}", "file", name);
+        /* A recording that ended early: why, in the error's words. */
+        if (result->failed) {
+            json_object_set_new(body, "failed", json_string(result->failed));
+            json_object_set_new(body, "detail", json_string(result->detail));
+        }
+        reply_json(response, result->status, body);
         g_free(name);
     }
     g_free(result->file);

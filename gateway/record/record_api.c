@@ -1,6 +1,7 @@
 /* The recording endpoints and the all-sessions switch. The control thread
- * remembers which sessions record (session id -> file); the recorder itself
- * is handed to the session's worker as its media tap. */
+ * remembers which sessions record (session id -> file and the recording's
+ * outcome: a recording that failed is over, and its DELETE says why); the
+ * recorder itself is handed to the session's worker as its media tap. */
 #include "record/record_api.h"
 
 #include "base/log.h"
@@ -10,11 +11,29 @@
 
 #include <string.h>
 
-/* Session id -> file name of its recording, relative to [record] dir; and
- * session id -> recordings it has started, for [record]
- * max_files_per_session. Control thread only. */
+/* Session id -> its recording; and session id -> recordings it has
+ * started, for [record] max_files_per_session. Control thread only. */
 static GHashTable *recordings;
 static GHashTable *started;
+
+typedef struct {
+    char *file;                   /* relative to [record] dir */
+    moat_record_outcome *outcome; /* one reference */
+} recording;
+
+static void recording_free(gpointer data)
+{
+    recording *entry = data;
+    g_free(entry->file);
+    moat_record_outcome_unref(entry->outcome);
+    g_free(entry);
+}
+
+/* Why the session's recording ended early, if it did. */
+static moat_record_failure failure_of(const recording *entry)
+{
+    return moat_record_outcome_failure(entry->outcome);
+}
 
 typedef struct {
     char id[40];
@@ -57,7 +76,7 @@ static void forget_ended_in(moat_gateway *gateway, GHashTable *table)
 static void forget_ended(moat_gateway *gateway)
 {
     if (!recordings) {
-        recordings = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
+        recordings = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, recording_free);
         started = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
     }
     forget_ended_in(gateway, recordings);
@@ -69,10 +88,15 @@ static unsigned started_by(const moat_session_record *record)
     return started ? GPOINTER_TO_UINT(g_hash_table_lookup(started, record->id)) : 0;
 }
 
-/* Remembers the new recording of the session: its file, one more start. */
-static void note_started(const moat_session_record *record, char *file)
+/* Remembers the new recording of the session (its file, taken, and its
+ * outcome, a new reference; a failed one it replaces is forgotten), one more
+ * start. */
+static void note_started(const moat_session_record *record, char *file, moat_recorder *recorder)
 {
-    g_hash_table_replace(recordings, g_strdup(record->id), file);
+    recording *entry = g_new0(recording, 1);
+    entry->file = file;
+    entry->outcome = moat_recorder_outcome(recorder);
+    g_hash_table_replace(recordings, g_strdup(record->id), entry);
     g_hash_table_replace(started, g_strdup(record->id), GUINT_TO_POINTER(started_by(record) + 1));
 }
 
@@ -104,11 +128,13 @@ static void fail(moat_record_api_result *result, unsigned status, const char *er
     g_strlcpy(result->detail, detail, sizeof result->detail);
 }
 
+/* A recording that failed is over: a POST starts the next one (its tap
+ * replaces the failed one's, which detaches it). */
 static void start(moat_gateway *gateway, moat_session_record *record, const char *prefix,
                   moat_record_api_result *result)
 {
-    const char *path = recordings ? g_hash_table_lookup(recordings, record->id) : NULL;
-    if (path) {
+    const recording *current = recordings ? g_hash_table_lookup(recordings, record->id) : NULL;
+    if (current && failure_of(current) == MOAT_RECORD_FAILURE_NONE) {
         fail(result, 409, "already_recording", "the session is recording already");
         return;
     }
@@ -137,19 +163,33 @@ static void start(moat_gateway *gateway, moat_session_record *record, const char
         fail(result, 409, "recording_unavailable", error);
         return;
     }
+    /* The outcome first: once the worker has the tap, the recorder may be
+     * freed at any time. */
+    note_started(record, g_strdup(file), recorder);
     tap_request *request = g_new0(tap_request, 1);
     g_strlcpy(request->id, record->id, sizeof request->id);
     request->tap = moat_recorder_tap(recorder);
     moat_worker_post(record->worker, tap_task, request, tap_release);
-    note_started(record, g_strdup(file));
     result->status = 201;
     result->file = file;
 }
 
+/* A DELETE's reply on a recording that ended early: 200 still (the
+ * recording is stopped and its file closed), with why it failed. */
+static void note_failure(moat_record_failure failure, moat_record_api_result *result)
+{
+    result->failed = moat_record_failure_name(failure);
+    g_strlcpy(result->detail,
+              failure == MOAT_RECORD_FAILURE_SPACE
+                  ? "the recording folder's file system filled up: the recording ended there"
+                  : "the file could not be written: the recording ended there",
+              sizeof result->detail);
+}
+
 static void stop(moat_session_record *record, moat_record_api_result *result)
 {
-    const char *path = recordings ? g_hash_table_lookup(recordings, record->id) : NULL;
-    if (!path) {
+    const recording *current = recordings ? g_hash_table_lookup(recordings, record->id) : NULL;
+    if (!current) {
         fail(result, 404, "not_recording", "the session is not recording");
         return;
     }
@@ -157,7 +197,9 @@ static void stop(moat_session_record *record, moat_record_api_result *result)
     g_strlcpy(request->id, record->id, sizeof request->id);
     moat_worker_post(record->worker, tap_task, request, tap_release);
     result->status = 200;
-    result->file = g_strdup(path);
+    result->file = g_strdup(current->file);
+    if (failure_of(current) != MOAT_RECORD_FAILURE_NONE)
+        note_failure(failure_of(current), result);
     g_hash_table_remove(recordings, record->id);
 }
 
@@ -195,8 +237,8 @@ void moat_record_api_session_created(moat_gateway *gateway, moat_session *sessio
                       error);
         return;
     }
+    note_started(record, file, recorder);
     moat_session_set_tap(session, moat_recorder_tap(recorder));
-    note_started(record, file);
 }
 
 void moat_record_api_metrics(GString *out)
@@ -219,7 +261,9 @@ void moat_record_api_metrics(GString *out)
                            moat_recorder_dropped_total(MOAT_RECORD_DROP_TOO_BIG));
     g_string_append_printf(out,
                            "# HELP moat_record_failures_total Recordings that could not be "
-                           "written, by reason\n"
+                           "written, by reason: create (the file), write (the pipeline failed), "
+                           "no_space (less than [record] min_free_mib free at start, or the "
+                           "disk filled up while writing)\n"
                            "# TYPE moat_record_failures_total counter\n"
                            "moat_record_failures_total{reason=\"create\"} %" G_GUINT64_FORMAT "\n"
                            "moat_record_failures_total{reason=\"write\"} %" G_GUINT64_FORMAT "\n"

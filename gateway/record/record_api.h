@@ -12,15 +12,21 @@
 /* What the API answers, independent of the HTTP layer: on success `error` is
  * NULL and `file` the recording's file name, relative to [record] dir, never
  * a server path (g_free it); otherwise `error` is the
- * error code and `detail` says why. */
+ * error code and `detail` says why. A DELETE of a recording that failed
+ * (the disk filled up, the pipeline failed) succeeds and sets `failed` to
+ * the failure's name ("no_space", "write": moat_record_failures_total's
+ * reasons) and `detail` to what it means. */
 typedef struct {
     unsigned status;
     const char *error;
     char detail[512];
     char *file;
+    const char *failed;
 } moat_record_api_result;
 
-/* POST (start) or DELETE (stop) the recording of the session `record`. */
+/* POST (start) or DELETE (stop) the recording of the session `record`. A
+ * recording that failed is over: a POST starts the next one (409
+ * already_recording only while one goes on). */
 void moat_record_api_request(moat_gateway *gateway, const char *method, moat_session_record *record,
                              moat_record_api_result *result);
 /* The same, naming the file <prefix>-<UTC start>.mkv instead of by the

@@ -1,5 +1,6 @@
 /* Owns the recording folder's writability checks: the start's, which
- * creates the folder, and /healthz's cached one, which does not
+ * creates the folder, and /healthz's cached one, which does not; and its
+ * free-space checks, the start's ([record] min_free_mib) and /healthz's
  * (record_dir.h). */
 #include "record/record_dir.h"
 
@@ -10,6 +11,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 struct moat_record_dir_health {
@@ -58,6 +60,48 @@ bool moat_record_dir_writable(const char *dir, char *why, size_t why_size)
         return false;
     }
     return probe_file(dir, why, why_size);
+}
+
+/* Bytes free in `dir`'s file system for an unprivileged writer; false when
+ * statvfs fails or the file system keeps no count. */
+static bool available_bytes(const char *dir, uint64_t *available)
+{
+    struct statvfs fs;
+    if (statvfs(dir, &fs) != 0 || fs.f_blocks == 0)
+        return false;
+    *available = (uint64_t)fs.f_bavail * fs.f_frsize;
+    return true;
+}
+
+static bool at_least(uint64_t available, uint64_t min_free, char *why, size_t why_size)
+{
+    if (available >= min_free)
+        return true;
+    snprintf(why, why_size,
+             "the recording folder has %" G_GUINT64_FORMAT " MiB free, less than [record] "
+             "min_free_mib (%" G_GUINT64_FORMAT ")",
+             available >> 20, min_free >> 20);
+    return false;
+}
+
+bool moat_record_dir_enough_space(const char *dir, uint64_t min_free, char *why, size_t why_size)
+{
+    uint64_t available;
+    if (min_free == 0 || !available_bytes(dir, &available))
+        return true;
+    return at_least(available, min_free, why, why_size);
+}
+
+bool moat_record_dir_health_space(const char *dir, uint64_t min_free, char *why, size_t why_size)
+{
+    uint64_t available;
+    if (!available_bytes(dir, &available))
+        return true;
+    if (available == 0) {
+        snprintf(why, why_size, "no space is left on its file system");
+        return false;
+    }
+    return at_least(available, min_free, why, why_size);
 }
 
 moat_record_dir_health *moat_record_dir_health_new(void)

@@ -1,5 +1,12 @@
 /* Whether the recording folder ([record] dir) can take a recording now.
  *
+ * moat_record_dir_enough_space (the start's free-space check, [record]
+ * min_free_mib) and moat_record_dir_health_space (/healthz's: the same, and
+ * a file system with nothing free fails it whatever min_free_mib): one
+ * statvfs(2), space as an unprivileged writer sees it (f_bavail). A failed
+ * statvfs passes (creating the file says what is wrong), and so does a file
+ * system that keeps no count (no blocks: /proc). Any thread; no state.
+ *
  * moat_record_dir_writable (the start): it exists or can be created (with
  * its parents, mode 0750, as the recorder creates it), is a folder, and a
  * file can be created in it by this process (checked by creating and
@@ -24,6 +31,14 @@
 /* true when `dir` is writable; otherwise false and why in `why` (without
  * the folder's path: the caller names it, or not, as its audience allows). */
 bool moat_record_dir_writable(const char *dir, char *why, size_t why_size);
+
+/* true when `dir`'s file system has `min_free` bytes free (0: no check);
+ * otherwise false and how much it has in `why` (naming [record]
+ * min_free_mib, not the path). */
+bool moat_record_dir_enough_space(const char *dir, uint64_t min_free, char *why, size_t why_size);
+/* As moat_record_dir_enough_space, and false when nothing at all is free
+ * (also with `min_free` 0): a recording there fails at its first write. */
+bool moat_record_dir_health_space(const char *dir, uint64_t min_free, char *why, size_t why_size);
 
 /* How often /healthz may create and remove a file in the folder. */
 #define MOAT_RECORD_DIR_PROBE_INTERVAL_US 5000000

@@ -1,9 +1,11 @@
 /* The recorder: its queue from the media worker, its thread and its
- * GStreamer pipeline. Nothing here runs on the packet path except the tap's
- * on_rtp (one copy into the queue, or a counted drop). */
+ * GStreamer pipeline, and the outcome it leaves (a failure, why). Nothing
+ * here runs on the packet path except the tap's on_rtp (one copy into the
+ * queue, or a counted drop). */
 #include "record/recorder.h"
 
 #include "base/log.h"
+#include "record/record_dir.h"
 #include "record/record_ring.h"
 #include "record/record_ssrc.h"
 
@@ -18,7 +20,6 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/statvfs.h>
 #include <unistd.h>
 
 #define QUEUE_SLOTS       1024
@@ -27,6 +28,8 @@
 #define JITTER_LATENCY_MS 300
 /* Video SSRCs (simulcast layers) compared before one is recorded. */
 #define VIDEO_CHOOSE_US 500000
+/* A failed pipeline's muxer gets this long to rewrite the file's header. */
+#define FAILED_FINISH_TIMEOUT (2 * GST_SECOND)
 
 enum { STREAM_AUDIO, STREAM_VIDEO, STREAM_COUNT };
 
@@ -37,6 +40,10 @@ typedef struct {
     GstElement *src;
 } record_stream;
 
+struct moat_record_outcome {
+    atomic_int failure; /* moat_record_failure */
+};
+
 struct moat_recorder {
     char *path;
     char *name;
@@ -46,9 +53,13 @@ struct moat_recorder {
     atomic_bool attached;
     atomic_bool detached;
     atomic_uint_fast64_t dropped[MOAT_RECORD_DROP_COUNT]; /* written by the worker only */
-    /* Set by the recorder's thread when the file reached max_bytes: the tap
-     * stops queueing. */
-    atomic_bool full;
+    /* Set by the recorder's thread when the file reached max_bytes or the
+     * pipeline failed: the tap stops queueing. */
+    atomic_bool finished;
+    /* Cleared by the recorder's thread once the file is closed
+     * (moat_recordings_active). */
+    atomic_bool open;
+    moat_record_outcome *outcome; /* one reference */
     /* Recorder thread only. */
     GThread *thread;
     GstElement *pipeline;
@@ -58,8 +69,9 @@ struct moat_recorder {
     uint64_t pushed;    /* bytes of RTP pushed into the pipeline */
 };
 
-/* Recorders whose thread runs, for /metrics and shutdown. Touched by the
- * control thread and recorder threads, never by a media worker. */
+/* Recorders whose thread runs (their files open or not), for /metrics and
+ * shutdown. Touched by the control thread and recorder threads, never by a
+ * media worker. */
 static GMutex active_lock;
 static GList *active_recorders;
 static uint64_t finished_dropped[MOAT_RECORD_DROP_COUNT];
@@ -70,12 +82,48 @@ static atomic_uint file_counter;
 static atomic_uint_fast64_t failures[MOAT_RECORD_FAILURE_COUNT];
 static atomic_uint_fast64_t files_at_size_limit;
 
-/* Recorder thread: the file cannot be written (counted once per recorder). */
-static void recorder_failed(moat_recorder *recorder)
+/* Recorder thread: the file cannot be written, for `failure` (counted once
+ * per recorder): the recording ends, and its outcome says why. */
+static void recorder_failed(moat_recorder *recorder, moat_record_failure failure)
 {
-    if (!recorder->failed)
-        atomic_fetch_add(&failures[MOAT_RECORD_FAILURE_WRITE], 1);
+    if (recorder->failed)
+        return;
     recorder->failed = true;
+    atomic_fetch_add(&failures[failure], 1);
+    atomic_store(&recorder->outcome->failure, (int)failure);
+    atomic_store_explicit(&recorder->finished, true, memory_order_relaxed);
+}
+
+const char *moat_record_failure_name(moat_record_failure failure)
+{
+    switch (failure) {
+    case MOAT_RECORD_FAILURE_CREATE:
+        return "create";
+    case MOAT_RECORD_FAILURE_WRITE:
+        return "write";
+    case MOAT_RECORD_FAILURE_SPACE:
+        return "no_space";
+    default:
+        return "";
+    }
+}
+
+/* ---- the outcome: any thread ---- */
+
+moat_record_outcome *moat_recorder_outcome(moat_recorder *recorder)
+{
+    return g_atomic_rc_box_acquire(recorder->outcome);
+}
+
+void moat_record_outcome_unref(moat_record_outcome *outcome)
+{
+    if (outcome)
+        g_atomic_rc_box_release(outcome);
+}
+
+moat_record_failure moat_record_outcome_failure(const moat_record_outcome *outcome)
+{
+    return (moat_record_failure)atomic_load(&outcome->failure);
 }
 
 /* ---- the tap: media worker ---- */
@@ -150,7 +198,7 @@ static uint32_t ssrc_of(const uint8_t *packet)
 static bool tap_rtp(void *user, const uint8_t *packet, size_t length, uint64_t arrival_us)
 {
     moat_recorder *recorder = user;
-    if (length < 12 || atomic_load_explicit(&recorder->full, memory_order_relaxed))
+    if (length < 12 || atomic_load_explicit(&recorder->finished, memory_order_relaxed))
         return false;
     int stream = stream_of(recorder, packet[1] & 0x7f);
     if (stream < 0)
@@ -260,30 +308,51 @@ static int build_pipeline(moat_recorder *recorder)
     return 0;
 }
 
+/* What one error message means: a full disk (filesink's ENOSPC), or any
+ * other failure to write. */
+static moat_record_failure failure_of(GstMessage *message, char *text, size_t text_size)
+{
+    GError *gerror = NULL;
+    gst_message_parse_error(message, &gerror, NULL);
+    bool no_space =
+        gerror && g_error_matches(gerror, GST_RESOURCE_ERROR, GST_RESOURCE_ERROR_NO_SPACE_LEFT);
+    g_strlcpy(text, gerror ? gerror->message : "error", text_size);
+    g_clear_error(&gerror);
+    return no_space ? MOAT_RECORD_FAILURE_SPACE : MOAT_RECORD_FAILURE_WRITE;
+}
+
+/* The pipeline's errors so far: the first is logged; a full disk among them
+ * makes the failure no_space (the elements upstream of the file report the
+ * same failure as a data flow error after it). */
 static void check_bus(moat_recorder *recorder)
 {
     GstBus *bus = gst_element_get_bus(recorder->pipeline);
-    GstMessage *message = gst_bus_pop_filtered(bus, GST_MESSAGE_ERROR);
+    moat_record_failure failure = MOAT_RECORD_FAILURE_NONE;
+    GstMessage *message;
+    while ((message = gst_bus_pop_filtered(bus, GST_MESSAGE_ERROR))) {
+        char text[256];
+        moat_record_failure this_one = failure_of(message, text, sizeof text);
+        gst_message_unref(message);
+        if (failure == MOAT_RECORD_FAILURE_NONE)
+            moat_log_warn("record", "%s: %s (%s); the recording ends", recorder->name, text,
+                          moat_record_failure_name(this_one));
+        if (failure != MOAT_RECORD_FAILURE_SPACE)
+            failure = this_one;
+    }
     gst_object_unref(bus);
-    if (!message)
-        return;
-    GError *gerror = NULL;
-    gst_message_parse_error(message, &gerror, NULL);
-    moat_log_warn("record", "%s: %s", recorder->name, gerror ? gerror->message : "error");
-    g_clear_error(&gerror);
-    gst_message_unref(message);
-    recorder_failed(recorder);
+    if (failure != MOAT_RECORD_FAILURE_NONE)
+        recorder_failed(recorder, failure);
 }
 
 /* The file reached max_bytes: counted and logged once; the recorder's loop
  * finishes it and the tap stops queueing. */
 static bool reached_size_limit(moat_recorder *recorder, size_t length)
 {
-    if (atomic_load_explicit(&recorder->full, memory_order_relaxed))
+    if (atomic_load_explicit(&recorder->finished, memory_order_relaxed))
         return true;
     if (!recorder->max_bytes || recorder->pushed + length <= recorder->max_bytes)
         return false;
-    atomic_store_explicit(&recorder->full, true, memory_order_relaxed);
+    atomic_store_explicit(&recorder->finished, true, memory_order_relaxed);
     atomic_fetch_add(&files_at_size_limit, 1);
     moat_log_warn("record", "%s: %s reached [record] max_file_mib; finished", recorder->name,
                   recorder->path);
@@ -293,7 +362,8 @@ static bool reached_size_limit(moat_recorder *recorder, size_t length)
 static void push_packet(moat_recorder *recorder, const moat_record_slot *slot)
 {
     int stream = stream_of(recorder, slot->data[1] & 0x7f);
-    if (stream < 0 || recorder->failed || reached_size_limit(recorder, slot->length))
+    if (stream < 0 || !recorder->pipeline || recorder->failed ||
+        reached_size_limit(recorder, slot->length))
         return;
     recorder->pushed += slot->length;
     GstClockTime arrival = (GstClockTime)slot->arrival_us * GST_USECOND;
@@ -302,7 +372,7 @@ static void push_packet(moat_recorder *recorder, const moat_record_slot *slot)
         if (gst_element_set_state(recorder->pipeline, GST_STATE_PLAYING) ==
             GST_STATE_CHANGE_FAILURE) {
             moat_log_warn("record", "%s: cannot start writing %s", recorder->name, recorder->path);
-            recorder_failed(recorder);
+            recorder_failed(recorder, MOAT_RECORD_FAILURE_WRITE);
             return;
         }
         recorder->playing = true;
@@ -314,45 +384,100 @@ static void push_packet(moat_recorder *recorder, const moat_record_slot *slot)
     gst_app_src_push_buffer(GST_APP_SRC(recorder->streams[stream].src), buffer);
 }
 
-static void remove_if_empty(const char *path)
+static bool is_empty(const char *path)
 {
     GStatBuf st;
-    if (g_stat(path, &st) == 0 && S_ISREG(st.st_mode) && st.st_size == 0)
-        g_unlink(path);
+    return g_stat(path, &st) == 0 && S_ISREG(st.st_mode) && st.st_size == 0;
 }
 
-static void finish_file(moat_recorder *recorder)
+static gboolean send_eos(GstElement *element, GstPad *pad, gpointer data)
 {
-    /* Nothing was ever written: the empty file made at start goes. */
-    if (!recorder->playing)
-        g_unlink(recorder->path);
-    if (!recorder->pipeline)
-        return;
-    if (recorder->playing && !recorder->failed) {
+    (void)element;
+    (void)data;
+    gst_pad_send_event(pad, gst_event_new_eos());
+    return TRUE;
+}
+
+/* Up to `timeout` for the pipeline's EOS (the muxer finished the file); an
+ * error first (the disk filled up with the last of it) fails the recording
+ * as any failure does. */
+static bool reached_eos(moat_recorder *recorder, GstClockTime timeout)
+{
+    GstBus *bus = gst_element_get_bus(recorder->pipeline);
+    GstMessage *message = gst_bus_timed_pop_filtered(
+        bus, timeout, recorder->failed ? GST_MESSAGE_EOS : GST_MESSAGE_EOS | GST_MESSAGE_ERROR);
+    gst_object_unref(bus);
+    bool eos = message && GST_MESSAGE_TYPE(message) == GST_MESSAGE_EOS;
+    if (message && !eos) {
+        char text[256];
+        moat_record_failure failure = failure_of(message, text, sizeof text);
+        moat_log_warn("record", "%s: %s (%s)", recorder->name, text,
+                      moat_record_failure_name(failure));
+        recorder_failed(recorder, failure);
+    }
+    if (message)
+        gst_message_unref(message);
+    return eos;
+}
+
+/* EOS, then a while for the muxer to finish the file (cues, the header's
+ * duration). A working pipeline gets it at its sources, so what the jitter
+ * buffers hold is written too. A failed one's streaming threads stopped at
+ * the error, so it goes into the muxer's inputs directly, with less time:
+ * the header is rewritten in place if the sink can still seek and write (a
+ * full disk still takes the bytes it had). */
+static void end_stream(moat_recorder *recorder)
+{
+    if (!recorder->failed) {
         for (int i = 0; i < STREAM_COUNT; i++) {
             if (recorder->streams[i].src)
                 gst_app_src_end_of_stream(GST_APP_SRC(recorder->streams[i].src));
         }
-        GstBus *bus = gst_element_get_bus(recorder->pipeline);
-        GstMessage *message =
-            gst_bus_timed_pop_filtered(bus, FINISH_TIMEOUT, GST_MESSAGE_EOS | GST_MESSAGE_ERROR);
-        if (!message || GST_MESSAGE_TYPE(message) != GST_MESSAGE_EOS)
-            moat_log_warn("record", "%s: %s may be incomplete", recorder->name, recorder->path);
-        if (message)
-            gst_message_unref(message);
-        gst_object_unref(bus);
+        if (reached_eos(recorder, FINISH_TIMEOUT))
+            return;
     }
+    if (recorder->failed) {
+        GstElement *mux = gst_bin_get_by_name(GST_BIN(recorder->pipeline), "mux");
+        gst_element_foreach_sink_pad(mux, send_eos, NULL);
+        gst_object_unref(mux);
+        if (reached_eos(recorder, FAILED_FINISH_TIMEOUT))
+            return;
+    }
+    moat_log_warn("record", "%s: %s may be incomplete", recorder->name, recorder->path);
+}
+
+static void close_pipeline(moat_recorder *recorder)
+{
+    /* A pipeline that failed before the muxer wrote anything is not asked
+     * to write its header now. */
+    if (recorder->playing && !(recorder->failed && is_empty(recorder->path)))
+        end_stream(recorder);
     gst_element_set_state(recorder->pipeline, GST_STATE_NULL);
     for (int i = 0; i < STREAM_COUNT; i++) {
         if (recorder->streams[i].src)
             gst_object_unref(recorder->streams[i].src);
+        recorder->streams[i].src = NULL;
     }
     gst_object_unref(recorder->pipeline);
     recorder->pipeline = NULL;
     /* The pipeline failed before the muxer wrote anything: no empty file
      * stays behind either. */
-    if (recorder->failed)
-        remove_if_empty(recorder->path);
+    if (recorder->failed && is_empty(recorder->path))
+        g_unlink(recorder->path);
+}
+
+/* Closes the file, once: what was written is finished, the pipeline freed,
+ * a file with nothing in it removed. */
+static void finish_file(moat_recorder *recorder)
+{
+    if (!atomic_load(&recorder->open))
+        return;
+    /* Nothing was ever written: the empty file made at start goes. */
+    if (!recorder->playing)
+        g_unlink(recorder->path);
+    if (recorder->pipeline)
+        close_pipeline(recorder);
+    atomic_store(&recorder->open, false);
 }
 
 static void recorder_free(moat_recorder *recorder)
@@ -363,6 +488,7 @@ static void recorder_free(moat_recorder *recorder)
         finished_dropped[i] += atomic_load_explicit(&recorder->dropped[i], memory_order_relaxed);
     g_mutex_unlock(&active_lock);
     moat_log_info("record", "%s: recording ended (%s)", recorder->name, recorder->path);
+    moat_record_outcome_unref(recorder->outcome);
     moat_record_ring_free(recorder->ring);
     g_free(recorder->path);
     g_free(recorder->name);
@@ -377,7 +503,7 @@ static gpointer recorder_main(gpointer data)
         g_usleep(IDLE_WAIT_US);
     if (atomic_load_explicit(&recorder->attached, memory_order_acquire) &&
         build_pipeline(recorder) != 0)
-        recorder_failed(recorder);
+        recorder_failed(recorder, MOAT_RECORD_FAILURE_WRITE);
     for (;;) {
         /* Read `detached` before draining, so nothing queued before it is lost. */
         bool detached = atomic_load_explicit(&recorder->detached, memory_order_acquire);
@@ -388,10 +514,12 @@ static gpointer recorder_main(gpointer data)
         }
         if (detached)
             break;
-        if (recorder->pipeline && atomic_load_explicit(&recorder->full, memory_order_relaxed))
-            finish_file(recorder);
         if (recorder->pipeline && recorder->playing)
             check_bus(recorder);
+        /* At its size limit or failed: the file is finished now, not at
+         * the DELETE. */
+        if (atomic_load_explicit(&recorder->finished, memory_order_relaxed))
+            finish_file(recorder);
         g_usleep(IDLE_WAIT_US);
     }
     finish_file(recorder);
@@ -400,25 +528,6 @@ static gpointer recorder_main(gpointer data)
 }
 
 /* ---- control thread ---- */
-
-/* Whether the file system of `dir` has `min_free` bytes free for an
- * unprivileged writer; if not, `error` says how much it has. */
-static bool enough_space(const char *dir, uint64_t min_free, char *error, size_t error_size)
-{
-    struct statvfs fs;
-    /* A failed statvfs: creating the file says what is wrong. No blocks at
-     * all: a file system that keeps no count (/proc). */
-    if (min_free == 0 || statvfs(dir, &fs) != 0 || fs.f_blocks == 0)
-        return true;
-    uint64_t available = (uint64_t)fs.f_bavail * fs.f_frsize;
-    if (available >= min_free)
-        return true;
-    snprintf(error, error_size,
-             "the recording folder has %" G_GUINT64_FORMAT " MiB free, less than [record] "
-             "min_free_mib (%" G_GUINT64_FORMAT ")",
-             available >> 20, min_free >> 20);
-    return false;
-}
 
 /* Creates <dir>/<name>-<UTC start>-<counter>.mkv with O_EXCL (an existing
  * file is never truncated: the next counter is tried) and returns its file
@@ -470,7 +579,7 @@ moat_recorder *moat_recorder_new(const char *dir, const char *name,
     }
     char *created = NULL;
     bool usable = g_mkdir_with_parents(dir, 0750) == 0 && g_access(dir, W_OK) == 0;
-    if (usable && !enough_space(dir, limits->min_free_bytes, error, error_size)) {
+    if (usable && !moat_record_dir_enough_space(dir, limits->min_free_bytes, error, error_size)) {
         *failure = MOAT_RECORD_FAILURE_SPACE;
         atomic_fetch_add(&failures[MOAT_RECORD_FAILURE_SPACE], 1);
         moat_log_warn("record", "%s: not recorded: %s", name, error);
@@ -494,7 +603,10 @@ moat_recorder *moat_recorder_new(const char *dir, const char *name,
     atomic_init(&recorder->detached, false);
     for (int i = 0; i < MOAT_RECORD_DROP_COUNT; i++)
         atomic_init(&recorder->dropped[i], 0);
-    atomic_init(&recorder->full, false);
+    atomic_init(&recorder->finished, false);
+    atomic_init(&recorder->open, true);
+    recorder->outcome = g_atomic_rc_box_new0(moat_record_outcome);
+    atomic_init(&recorder->outcome->failure, MOAT_RECORD_FAILURE_NONE);
     recorder->max_bytes = limits->max_file_bytes;
     *file = created;
     g_mutex_lock(&active_lock);
@@ -516,6 +628,19 @@ uint64_t moat_recorder_files_at_size_limit(void)
 }
 
 unsigned moat_recorder_active(void)
+{
+    unsigned n = 0;
+    g_mutex_lock(&active_lock);
+    for (GList *l = active_recorders; l; l = l->next) {
+        moat_recorder *recorder = l->data;
+        n += atomic_load(&recorder->open);
+    }
+    g_mutex_unlock(&active_lock);
+    return n;
+}
+
+/* Recorders whose thread still runs, open file or not. */
+static unsigned recorders_running(void)
 {
     g_mutex_lock(&active_lock);
     unsigned n = g_list_length(active_recorders);
@@ -539,6 +664,6 @@ uint64_t moat_recorder_dropped_total(moat_record_drop reason)
 
 void moat_recorder_wait_idle(unsigned timeout_ms)
 {
-    for (unsigned waited = 0; waited < timeout_ms && moat_recorder_active() > 0; waited += 10)
+    for (unsigned waited = 0; waited < timeout_ms && recorders_running() > 0; waited += 10)
         g_usleep(10000);
 }

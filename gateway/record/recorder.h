@@ -8,7 +8,10 @@
  * depayloader [-> parser] -> matroskamux -> filesink. After the tap's
  * on_detach that thread finishes the file (EOS) and frees the recorder; a
  * file that reaches its limits->max_file_bytes is finished then, and the tap
- * queues nothing more. */
+ * queues nothing more. A pipeline that fails (a full disk: no_space; any
+ * other error: write) ends the recording the same way at once: EOS so the
+ * muxer rewrites what it can of the file's header (for a short while), the
+ * pipeline freed, the tap queueing nothing more; its outcome says why. */
 #ifndef MOAT_RECORDER_H
 #define MOAT_RECORDER_H
 
@@ -24,8 +27,10 @@ typedef struct moat_recorder moat_recorder;
 typedef enum {
     MOAT_RECORD_FAILURE_NONE = 0,
     MOAT_RECORD_FAILURE_CREATE, /* the file could not be created (at start: an API error) */
-    MOAT_RECORD_FAILURE_WRITE,  /* the pipeline failed while writing it */
-    MOAT_RECORD_FAILURE_SPACE,  /* the folder had less than min_free_bytes free (an API error) */
+    MOAT_RECORD_FAILURE_WRITE,  /* the pipeline failed while writing it (not for lack of space) */
+    /* The folder had less than min_free_bytes free at start (an API error),
+     * or its file system filled up while the file was written (ENOSPC). */
+    MOAT_RECORD_FAILURE_SPACE,
     MOAT_RECORD_FAILURE_COUNT
 } moat_record_failure;
 
@@ -56,17 +61,35 @@ moat_recorder *moat_recorder_new(const char *dir, const char *name,
                                  size_t error_size, moat_record_failure *failure);
 /* Any thread: recordings that failed so. */
 uint64_t moat_recorder_failures(moat_record_failure failure);
+/* The failure's name as /metrics and API replies give it: "create",
+ * "write", "no_space" ("" for none). */
+const char *moat_record_failure_name(moat_record_failure failure);
+
+/* What became of one recording, shared by its recorder and whoever started
+ * it (reference counted; any thread). The recorder may be gone (freed after
+ * its tap's on_detach) while its outcome is still read. */
+typedef struct moat_record_outcome moat_record_outcome;
+/* A new reference to the recorder's outcome: take it before handing the tap
+ * on (the recorder frees itself after on_detach). */
+moat_record_outcome *moat_recorder_outcome(moat_recorder *recorder);
+void moat_record_outcome_unref(moat_record_outcome *outcome);
+/* MOAT_RECORD_FAILURE_NONE while the recording goes on or when it ended
+ * well; otherwise why it ended early (its recorder finishes the file at once
+ * and records nothing more). */
+moat_record_failure moat_record_outcome_failure(const moat_record_outcome *outcome);
 /* The tap that feeds it. Exactly one session gets it; if it never does, call
  * its on_detach so the recorder frees itself. */
 moat_media_tap moat_recorder_tap(moat_recorder *recorder);
 
-/* Any thread: recordings whose file is still open, and the packets every
- * recorder's tap ever dropped for `reason`. */
+/* Any thread: recordings whose file is still open (one finished at its size
+ * limit or by a failure is not), and the packets every recorder's tap ever
+ * dropped for `reason`. */
 unsigned moat_recorder_active(void);
 uint64_t moat_recorder_dropped_total(moat_record_drop reason);
 /* Any thread: files finished because they reached max_file_bytes. */
 uint64_t moat_recorder_files_at_size_limit(void);
-/* Waits up to `timeout_ms` for every recording to finish its file. */
+/* Waits up to `timeout_ms` for every recorder to finish its file and free
+ * itself. */
 void moat_recorder_wait_idle(unsigned timeout_ms);
 
 #endif

@@ -5,13 +5,21 @@ max_files_per_session, 409 beyond), a file is finished once it holds
 refused with 507 while the folder's file system has less than [record]
 min_free_mib free. Packets longer than the recorder's queue slots (1501 to
 1984 bytes) are counted as too_big, not as a full queue, and a recording
-whose pipeline fails before writing leaves no empty file. The media is plain RTP to an ingest session, sent from
-here (Opus frames of a chosen size)."""
+whose pipeline fails before writing leaves no empty file. A disk that fills
+up mid-recording ends the recording (counted as no_space, the file
+finished, DELETE saying so, the next POST allowed) and /healthz says so.
+The media is plain RTP to an ingest session, sent from here (Opus frames of
+a chosen size)."""
 import json
+import os
+import shutil
 import socket
 import struct
+import subprocess
 import threading
 import time
+import urllib.error
+import urllib.request
 
 import pytest
 
@@ -28,11 +36,12 @@ def rtp(seq, ts, payload, pt=111, ssrc=0x1234):
 
 @pytest.fixture
 def recording(tmp_path):
-    """make(*args, env=) -> (gateway, recording folder, ingest session id, UDP port)."""
+    """make(*args, env=, folder=) -> (gateway, recording folder, ingest
+    session id, UDP port)."""
     gateways = []
 
-    def make(*args, env=None):
-        folder = tmp_path / "rec"
+    def make(*args, env=None, folder=None):
+        folder = folder or tmp_path / "rec"
         gw = Gateway(workers=1, extra_args=["--record-dir", str(folder), *args], env=env)
         gateways.append(gw)
         status, body = api(gw, "POST", "/api/rooms/live/ingest", OPUS)
@@ -186,3 +195,97 @@ def test_a_recording_that_fails_before_writing_leaves_no_empty_file(recording):
         time.sleep(0.1)
     assert gw.metric("moat_recordings_active") == 0
     assert list(folder.glob("*.mkv")) == []
+
+
+@pytest.fixture
+def small_disk(tmp_path):
+    """A 2 MiB tmpfs (root only: mount(8)), unmounted after the test."""
+    if os.geteuid() != 0 or not shutil.which("mount"):
+        pytest.skip("mounting a small tmpfs needs root")
+    folder = tmp_path / "small"
+    folder.mkdir()
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=2m,mode=0755", "moat-test", str(folder)],
+                   check=True)
+    yield folder
+    subprocess.run(["umount", "-l", str(folder)], check=False)
+
+
+def healthz(gw):
+    try:
+        with urllib.request.urlopen(gw.base + "/healthz", timeout=5) as r:
+            return r.status, json.loads(r.read())
+    except urllib.error.HTTPError as e:
+        return e.code, json.loads(e.read())
+
+
+def header_duration_ms(path):
+    """The Matroska Segment Info's Duration (EBML id 0x4489, a float in
+    milliseconds at matroskamux's default timecode scale), 0 when absent."""
+    head = path.read_bytes()[:4096]
+    at = head.find(b"\x44\x89")
+    if at < 0:
+        return 0
+    size = head[at + 2] & 0x7F
+    return struct.unpack(">d" if size == 8 else ">f", head[at + 3:at + 3 + size])[0]
+
+
+def wait_for(predicate, seconds):
+    deadline = time.time() + seconds
+    while not predicate() and time.time() < deadline:
+        time.sleep(0.1)
+    return predicate()
+
+
+def test_a_disk_filling_up_mid_recording_ends_the_recording(small_disk, recording):
+    """A 2 MiB file system, [record] min_free_mib 1 and 1.2 KB frames at
+    ~500/s: the disk fills mid-recording. That was counted as a write
+    failure (no_space 0), the recording stayed active and kept its slot (a
+    POST got 409 already_recording), its DELETE answered as if all went well,
+    the file's header was never finished and /healthz said writable. Now:
+    counted as no_space, the recording ends (moat_recordings_active 0), the
+    file is finished and plays for the seconds it holds, /healthz is 503 for
+    want of space, a POST meets the free-space check (507, not 409), the
+    DELETE says it failed and why, and once space is freed the room's POST
+    starts a new recording."""
+    gw, folder, session, port = recording("--record-min-free-mib", "1", folder=small_disk)
+    url = f"/api/sessions/{session}/recording"
+    status, body = api(gw, "POST", url)
+    assert status == 201, body
+    path = folder / body["file"]
+    no_space = 'moat_record_failures_total{reason="no_space"}'
+    sender = Sender(port, payload=b"\xf8" + bytes(1199), interval=0.002)
+    try:
+        assert wait_for(lambda: gw.metric(no_space) == 1, 30), (
+            gw.metrics(), sorted(folder.iterdir()))
+        assert gw.metric('moat_record_failures_total{reason="write"}') == 0
+        assert wait_for(lambda: gw.metric("moat_recordings_active") == 0, 10), gw.metrics()
+        assert "No space left" in gw.log_text()
+        size = path.stat().st_size
+        time.sleep(0.5)
+        assert path.stat().st_size == size  # the recording writes nothing more
+        status, health = healthz(gw)
+        assert status == 503 and health["recording"]["writable"] is False, health
+        assert "short of space" in health["detail"] and str(folder) not in json.dumps(health)
+        # The failed recording holds no slot: the next start meets the
+        # free-space check.
+        status, body = api(gw, "POST", url)
+        assert status == 507 and body["error"] == "insufficient_storage", (status, body)
+    finally:
+        sender.stop()
+    status, body = api(gw, "DELETE", url)
+    assert status == 200 and folder / body["file"] == path, body
+    assert body["failed"] == "no_space" and "filled up" in body["detail"], body
+    assert str(folder) not in json.dumps(body)
+    # The header was rewritten (an unfinished one says 0 and an unknown
+    # segment size, and gst-discoverer guesses a fraction of a second).
+    assert header_duration_ms(path) >= 1000, header_duration_ms(path)
+    duration, out = discover(path)
+    assert "Opus" in out and duration >= 1.0, out
+    # Space again: the room's recording (the same code) starts and stops.
+    path.unlink()
+    assert wait_for(lambda: healthz(gw)[0] == 200, 5), healthz(gw)
+    status, body = api(gw, "POST", "/api/rooms/live/recording")
+    assert status == 201, body
+    status, body = api(gw, "DELETE", "/api/rooms/live/recording")
+    assert status == 200 and "failed" not in body, body
+    assert gw.metric(no_space) == 2  # the disk filling up, the start refused

@@ -1,6 +1,7 @@
 /* The recording folder's checks: /healthz's (unauthenticated, any rate)
  * creates no folder and creates its probe file at most once per interval;
- * the start's creates the folder as the recorder would. */
+ * the start's creates the folder as the recorder would; the free-space
+ * checks (start and /healthz). */
 #include "record/record_dir.h"
 
 #include <glib.h>
@@ -136,6 +137,29 @@ static void test_start_check_creates_the_folder(fixture *f, gconstpointer data)
     g_assert_cmpuint(entries(f->dir), ==, 0);
 }
 
+/* Free space: the start's check passes with min_free 0 or enough free and
+ * names the option otherwise; /healthz's also fails with nothing free, and
+ * both pass where statvfs cannot count (/proc) or fails (a missing folder:
+ * creating it says what is wrong). */
+static void test_free_space_checks(fixture *f, gconstpointer data)
+{
+    (void)data;
+    char why[200] = "";
+    g_assert_true(moat_record_dir_enough_space(f->root, 0, why, sizeof why));
+    g_assert_true(moat_record_dir_enough_space(f->root, 1, why, sizeof why));
+    g_assert_true(moat_record_dir_health_space(f->root, 0, why, sizeof why));
+    uint64_t huge = UINT64_C(1) << 62;
+    g_assert_false(moat_record_dir_enough_space(f->root, huge, why, sizeof why));
+    g_assert_nonnull(strstr(why, "less than [record] min_free_mib"));
+    g_assert_null(strstr(why, f->root));
+    why[0] = '\0';
+    g_assert_false(moat_record_dir_health_space(f->root, huge, why, sizeof why));
+    g_assert_nonnull(strstr(why, "min_free_mib"));
+    g_assert_true(moat_record_dir_health_space("/proc", huge, why, sizeof why));
+    g_assert_true(moat_record_dir_enough_space(f->dir, huge, why, sizeof why));
+    g_assert_true(moat_record_dir_health_space(f->dir, huge, why, sizeof why));
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -147,5 +171,7 @@ int main(int argc, char **argv)
                test_broken_folder_counts_at_once, fixture_tear_down);
     g_test_add("/record-dir/start-creates", fixture, NULL, fixture_set_up,
                test_start_check_creates_the_folder, fixture_tear_down);
+    g_test_add("/record-dir/free-space", fixture, NULL, fixture_set_up, test_free_space_checks,
+               fixture_tear_down);
     return g_test_run();
 }
