@@ -1,13 +1,12 @@
-/* The recorder: its queue from the media worker, its thread and its
- * GStreamer pipeline, and the outcome it leaves (a failure, why). Nothing
- * here runs on the packet path except the tap's on_rtp (one copy into the
- * queue, or a counted drop). */
+/* The recorder: its thread and its GStreamer pipeline, and the outcome it
+ * leaves (a failure, why). Nothing here runs on the packet path: the tap
+ * the media worker calls is recorder_tap.c. */
 #include "record/recorder.h"
 
 #include "base/log.h"
 #include "record/record_dir.h"
 #include "record/record_ring.h"
-#include "record/record_ssrc.h"
+#include "record/recorder_private.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -26,48 +25,8 @@
 #define IDLE_WAIT_US      5000
 #define FINISH_TIMEOUT    (5 * GST_SECOND)
 #define JITTER_LATENCY_MS 300
-/* Video SSRCs (simulcast layers) compared before one is recorded. */
-#define VIDEO_CHOOSE_US 500000
 /* A failed pipeline's muxer gets this long to rewrite the file's header. */
 #define FAILED_FINISH_TIMEOUT (2 * GST_SECOND)
-
-enum { STREAM_AUDIO, STREAM_VIDEO, STREAM_COUNT };
-
-typedef struct {
-    bool used;
-    moat_tap_codec codec;
-    moat_record_ssrc ssrc; /* worker only */
-    GstElement *src;
-} record_stream;
-
-struct moat_record_outcome {
-    atomic_int failure; /* moat_record_failure */
-};
-
-struct moat_recorder {
-    char *path;
-    char *name;
-    moat_record_ring *ring;
-    /* Written by the attaching thread before `attached` is released. */
-    record_stream streams[STREAM_COUNT];
-    atomic_bool attached;
-    atomic_bool detached;
-    atomic_uint_fast64_t dropped[MOAT_RECORD_DROP_COUNT]; /* written by the worker only */
-    /* Set by the recorder's thread when the file reached max_bytes or the
-     * pipeline failed: the tap stops queueing. */
-    atomic_bool finished;
-    /* Cleared by the recorder's thread once the file is closed
-     * (moat_recordings_active). */
-    atomic_bool open;
-    moat_record_outcome *outcome; /* one reference */
-    /* Recorder thread only. */
-    GThread *thread;
-    GstElement *pipeline;
-    bool playing;
-    bool failed;
-    uint64_t max_bytes; /* 0: no limit */
-    uint64_t pushed;    /* bytes of RTP pushed into the pipeline */
-};
 
 /* Recorders whose thread runs (their files open or not), for /metrics and
  * shutdown. Touched by the control thread and recorder threads, never by a
@@ -126,17 +85,6 @@ moat_record_failure moat_record_outcome_failure(const moat_record_outcome *outco
     return (moat_record_failure)atomic_load(&outcome->failure);
 }
 
-/* ---- the tap: media worker ---- */
-
-static int stream_of(moat_recorder *recorder, uint8_t payload_type)
-{
-    for (int i = 0; i < STREAM_COUNT; i++) {
-        if (recorder->streams[i].used && recorder->streams[i].codec.payload_type == payload_type)
-            return i;
-    }
-    return -1;
-}
-
 static const struct {
     const char *codec, *depayloader, *chain;
 } known_codecs[] = {
@@ -152,7 +100,7 @@ static const struct {
  * has no rtpav1depay, for one). Set once, before any recorder exists. */
 static bool codec_available[KNOWN_CODECS];
 
-static int known_codec(const char *codec)
+int moat_recorder_known_codec(const char *codec)
 {
     for (size_t i = 0; i < KNOWN_CODECS; i++) {
         if (g_ascii_strcasecmp(codec, known_codecs[i].codec) == 0)
@@ -176,67 +124,6 @@ static void init_gstreamer(void)
     }
 }
 
-static void tap_attach(void *user, const moat_tap_codec *codecs, size_t n_codecs)
-{
-    moat_recorder *recorder = user;
-    for (size_t i = 0; i < n_codecs; i++) {
-        int slot = codecs[i].kind == MOAT_MEDIA_KIND_AUDIO ? STREAM_AUDIO : STREAM_VIDEO;
-        if (recorder->streams[slot].used || known_codec(codecs[i].codec) < 0)
-            continue;
-        recorder->streams[slot].used = true;
-        recorder->streams[slot].codec = codecs[i];
-    }
-    atomic_store_explicit(&recorder->attached, true, memory_order_release);
-}
-
-static uint32_t ssrc_of(const uint8_t *packet)
-{
-    return (uint32_t)packet[8] << 24 | (uint32_t)packet[9] << 16 | (uint32_t)packet[10] << 8 |
-           packet[11];
-}
-
-static bool tap_rtp(void *user, const uint8_t *packet, size_t length, uint64_t arrival_us)
-{
-    moat_recorder *recorder = user;
-    if (length < 12 || atomic_load_explicit(&recorder->finished, memory_order_relaxed))
-        return false;
-    int stream = stream_of(recorder, packet[1] & 0x7f);
-    if (stream < 0)
-        return false; /* RTX, FEC or a codec we do not record */
-    /* One SSRC per track: of simulcast layers, the largest. */
-    moat_record_ssrc_verdict verdict =
-        moat_record_ssrc_choose(&recorder->streams[stream].ssrc, ssrc_of(packet), length,
-                                arrival_us, stream == STREAM_VIDEO ? VIDEO_CHOOSE_US : 0);
-    if (verdict == MOAT_RECORD_SSRC_SKIP)
-        return false;
-    moat_record_drop drop = MOAT_RECORD_DROP_COUNT;
-    if (length > MOAT_RECORD_RING_PACKET_MAX)
-        drop = MOAT_RECORD_DROP_TOO_BIG;
-    else if (!moat_record_ring_push(recorder->ring, packet, length, arrival_us))
-        drop = MOAT_RECORD_DROP_QUEUE_FULL;
-    if (drop != MOAT_RECORD_DROP_COUNT)
-        atomic_fetch_add_explicit(&recorder->dropped[drop], 1, memory_order_relaxed);
-    /* A keyframe to start the video from, on the SSRC it records. */
-    return stream == STREAM_VIDEO && verdict == MOAT_RECORD_SSRC_RECORD_FIRST;
-}
-
-static void tap_detach(void *user)
-{
-    moat_recorder *recorder = user;
-    atomic_store_explicit(&recorder->detached, true, memory_order_release);
-}
-
-static const moat_media_tap_ops recorder_tap_ops = {
-    .on_attach = tap_attach,
-    .on_rtp = tap_rtp,
-    .on_detach = tap_detach,
-};
-
-moat_media_tap moat_recorder_tap(moat_recorder *recorder)
-{
-    return (moat_media_tap){.ops = &recorder_tap_ops, .user = recorder};
-}
-
 /* ---- the recorder's thread ---- */
 
 static char *pipeline_description(moat_recorder *recorder)
@@ -249,7 +136,7 @@ static char *pipeline_description(moat_recorder *recorder)
                 " appsrc name=src%d format=time is-live=true do-timestamp=false"
                 " ! rtpjitterbuffer latency=%d ! %s ! mux.",
                 i, JITTER_LATENCY_MS,
-                known_codecs[known_codec(recorder->streams[i].codec.codec)].chain);
+                known_codecs[moat_recorder_known_codec(recorder->streams[i].codec.codec)].chain);
     }
     return g_string_free(text, FALSE);
 }
@@ -361,7 +248,7 @@ static bool reached_size_limit(moat_recorder *recorder, size_t length)
 
 static void push_packet(moat_recorder *recorder, const moat_record_slot *slot)
 {
-    int stream = stream_of(recorder, slot->data[1] & 0x7f);
+    int stream = moat_recorder_stream_of(recorder, slot->data[1] & 0x7f);
     if (stream < 0 || !recorder->pipeline || recorder->failed ||
         reached_size_limit(recorder, slot->length))
         return;
