@@ -2,11 +2,11 @@
  * reconnect with backoff, per-command timeouts, subscriptions and their
  * probes (redis_link.h); the event-loop glue is redis_source.c. */
 #include "cluster/redis_link.h"
+#include "cluster/redis_lookup.h"
 #include "cluster/redis_source.h"
 
 #include "base/log.h"
 
-#include <gio/gio.h>
 #include <glib.h>
 #include <hiredis/async.h>
 #include <stdio.h>
@@ -21,19 +21,11 @@
 /* A subscribing connection is probed this often (subscriptions below). */
 #define PROBE_INTERVAL_MS 1000
 
-/* A name lookup in flight: GResolver answers on the main context, maybe
- * after the link stopped waiting (timeout, free), so the link is reached
- * only through here and `link` is NULL once it no longer waits. */
-typedef struct {
-    moat_redis_link *link;
-    GCancellable *cancellable;
-} name_lookup;
-
 struct moat_redis_link {
     char *host; /* as configured (a name or an address), for logs */
     int port;
-    name_lookup *lookup; /* a host name being resolved */
-    char address[64];    /* the numeric address connected to */
+    moat_redis_lookup *lookup; /* a host name being resolved */
+    char address[64];          /* the numeric address connected to */
     char *socket_path;
     char *password;
     unsigned timeout_ms;
@@ -231,12 +223,8 @@ static void on_connect(const redisAsyncContext *context, int status)
  * comes, is dropped. */
 static void lookup_abandon(moat_redis_link *link)
 {
-    name_lookup *lookup = link->lookup;
-    if (!lookup)
-        return;
+    moat_redis_lookup_abandon(link->lookup);
     link->lookup = NULL;
-    lookup->link = NULL;
-    g_cancellable_cancel(lookup->cancellable);
 }
 
 /* The lookup or the connect failed: logged, and retried after the backoff. */
@@ -289,61 +277,31 @@ static void connect_to(moat_redis_link *link, const char *address)
     link->connect_timer = g_timeout_add(MAX(link->timeout_ms, 1000u), connect_timed_out, link);
 }
 
-/* The address to connect to of those a lookup gave: the first IPv4 one,
- * else the first (hiredis's own order: IPv4 first). */
-static GInetAddress *pick_address(GList *addresses)
+static void lookup_answered(void *user, const char *address, const char *error)
 {
-    for (GList *l = addresses; l; l = l->next)
-        if (g_inet_address_get_family(l->data) == G_SOCKET_FAMILY_IPV4)
-            return l->data;
-    return addresses ? addresses->data : NULL;
-}
-
-static void lookup_done(GObject *source, GAsyncResult *result, gpointer data)
-{
-    name_lookup *lookup = data;
-    moat_redis_link *link = lookup->link;
-    GError *error = NULL;
-    GList *addresses = g_resolver_lookup_by_name_finish(G_RESOLVER(source), result, &error);
-    g_object_unref(lookup->cancellable);
-    g_free(lookup);
-    if (link) {
-        link->lookup = NULL;
-        GInetAddress *chosen = addresses ? pick_address(addresses) : NULL;
-        if (chosen) {
-            char *text = g_inet_address_to_string(chosen);
-            snprintf(link->address, sizeof link->address, "%s", text);
-            g_free(text);
-            if (link->connect_timer) {
-                g_source_remove(link->connect_timer);
-                link->connect_timer = 0;
-            }
-            connect_to(link, link->address);
-        } else {
-            attempt_failed(link, error ? error->message : "the name has no address");
-        }
+    moat_redis_link *link = user;
+    link->lookup = NULL;
+    if (!address) {
+        attempt_failed(link, error);
+        return;
     }
-    g_clear_error(&error);
-    g_resolver_free_addresses(addresses);
+    snprintf(link->address, sizeof link->address, "%s", address);
+    if (link->connect_timer) {
+        g_source_remove(link->connect_timer);
+        link->connect_timer = 0;
+    }
+    connect_to(link, link->address);
 }
 
-/* A host name is resolved by GResolver (its threads), never by hiredis's
- * blocking getaddrinfo on this thread: a DNS server that does not answer
- * held the control thread, /healthz and every session's signalling with
- * it, for seconds at each attempt. The connect timeout covers the lookup. */
+/* A host name is resolved off this thread (redis_lookup.h); the connect
+ * timeout covers the lookup. */
 static void lookup_start(moat_redis_link *link)
 {
-    name_lookup *lookup = g_new0(name_lookup, 1);
-    lookup->link = link;
-    lookup->cancellable = g_cancellable_new();
-    link->lookup = lookup;
     link->address[0] = '\0';
     if (link->state != MOAT_REDIS_AUTH_FAILED)
         set_state(link, MOAT_REDIS_CONNECTING);
     link->connect_timer = g_timeout_add(MAX(link->timeout_ms, 1000u), connect_timed_out, link);
-    GResolver *resolver = g_resolver_get_default();
-    g_resolver_lookup_by_name_async(resolver, link->host, lookup->cancellable, lookup_done, lookup);
-    g_object_unref(resolver);
+    link->lookup = moat_redis_lookup_start(link->host, lookup_answered, link);
 }
 
 static void connect_now(moat_redis_link *link)
