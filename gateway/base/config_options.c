@@ -74,7 +74,7 @@ const option_spec moat_config_options[] = {
      "sessions at once; more offers get 503; 0 = no limit"},
     {"limits", "max_pending_sessions", "max-pending-sessions", OPTION_INT,
      FIELD(max_pending_sessions), "100", 0, 1000000,
-     "sessions not yet ICE-connected at once; more offers get 503; 0 = no limit"},
+     "sessions not yet connected (ICE and DTLS) at once; more offers get 503; 0 = no limit"},
     {"limits", "pending_timeout_s", "pending-timeout", OPTION_INT, FIELD(pending_timeout_s), "10",
      1, 3600, "seconds a session may wait for its first valid ICE check"},
     {"limits", "whip_rate_per_ip", "whip-rate-per-ip", OPTION_INT, FIELD(whip_rate_per_ip), "10", 0,
@@ -84,7 +84,8 @@ const option_spec moat_config_options[] = {
      1, 1000000, "burst of WHIP offers one source may send at once"},
     {"limits", "max_pending_per_source", "max-pending-per-source", OPTION_INT,
      FIELD(max_pending_per_source), "5", 0, 1000000,
-     "sessions not yet ICE-connected from one IPv4 address or IPv6 /56; more offers get 429; 0 = "
+     "sessions not yet connected (ICE and DTLS) from one IPv4 address or IPv6 /56; more offers get "
+     "429; 0 = "
      "no limit"},
     {"limits", "ingest_per_source", "ingest-per-source", OPTION_INT, FIELD(ingest_per_source), "4",
      0, 1000000,

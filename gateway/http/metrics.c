@@ -261,10 +261,11 @@ char *moat_metrics_render(moat_gateway *gateway)
                            "(they count against max_sessions)\n"
                            "# TYPE moat_sessions_ending gauge\nmoat_sessions_ending %zu\n",
                            moat_session_registry_count_ending(gateway->sessions));
-    g_string_append_printf(out,
-                           "# HELP moat_pending_sessions Sessions not yet ICE-connected\n"
-                           "# TYPE moat_pending_sessions gauge\nmoat_pending_sessions %d\n",
-                           g_atomic_int_get(&gateway->pending_sessions));
+    g_string_append_printf(
+        out,
+        "# HELP moat_pending_sessions Sessions not yet connected (ICE and DTLS)\n"
+        "# TYPE moat_pending_sessions gauge\nmoat_pending_sessions %d\n",
+        g_atomic_int_get(&gateway->pending_sessions));
     g_string_append_printf(out,
                            "# HELP moat_http_connections Open HTTP API connections (WebSocket "
                            "event subscriptions included)\n"

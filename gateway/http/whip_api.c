@@ -72,7 +72,7 @@ static bool admit_pending(moat_gateway *gateway, const moat_http_request *reques
         g_atomic_int_get(&gateway->pending_sessions) >= config->max_pending_sessions) {
         moat_http_note_refusal(gateway, MOAT_REFUSED_MAX_PENDING, request->peer);
         moat_http_response_error(response, 503, "max_pending_sessions",
-                                 "%d sessions are still waiting for ICE; try again shortly",
+                                 "%d sessions are still connecting (ICE, DTLS); try again shortly",
                                  config->max_pending_sessions);
         retry_after(response, wait_s);
         return false;
@@ -85,7 +85,7 @@ static bool admit_pending(moat_gateway *gateway, const moat_http_request *reques
         moat_http_note_refusal(gateway, MOAT_REFUSED_MAX_PENDING_SRC, request->peer);
         moat_http_response_error(response, 429, "max_pending_per_source",
                                  "%d sessions from this address (IPv6: this /56) are still "
-                                 "waiting for ICE; connect them or try again shortly",
+                                 "connecting (ICE, DTLS); connect them or try again shortly",
                                  config->max_pending_per_source);
         /* A source's own sessions usually connect within a second. */
         retry_after(response, 1);

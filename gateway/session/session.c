@@ -346,10 +346,13 @@ bool moat_session_tick(moat_session *session, uint64_t now_us)
         moat_session_media_tick(session, now_us);
         return !session->ending;
     }
-    if (session->has_selected)
+    /* Counted against its source until DTLS is up, not just ICE: one check
+     * and then silence would otherwise hold a session (and a max_sessions
+     * slot) for the setup timeout outside any per-source cap. */
+    if (session->dtls_connected)
         leave_pending(session);
-    else if (session->pending_timeout_us &&
-             now_us - session->created_us > session->pending_timeout_us)
+    if (!session->has_selected && session->pending_timeout_us &&
+        now_us - session->created_us > session->pending_timeout_us)
         return transport_dead(session, "ice timeout");
     if (!moat_session_consent_tick(session, now_us)) {
         moat_counter_add(&moat_worker_counters_mut(session->worker)->consent_expired, 1);

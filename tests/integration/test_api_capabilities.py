@@ -19,6 +19,7 @@ import pytest
 from aiortc_peer import echo_call
 from conftest import MOAT, Gateway, free_port
 from hostile_http import post_offer, request
+from stun_check import binding_request
 
 
 @pytest.fixture
@@ -201,6 +202,37 @@ def test_six_sources_at_the_allowed_rate_cannot_starve_a_client(make_gateway):
     assert statuses.count(503) == 0 and statuses.count(201) >= 18, (statuses, refused)
     assert refused == {"max_pending_per_source": 6 * 25}, refused
     assert gw.metric("moat_pending_sessions") <= 6 * 5 + 5
+
+
+def test_a_source_answering_one_check_and_no_dtls_stays_capped(make_gateway):
+    """Built-in limits again. Each offer from one source gets one nominated
+    ICE check and then silence (no DTLS). Such a session stays counted
+    against its source until DTLS is up: before, it left the count at the
+    first check and held a session for the 30 s setup timeout, so at 10
+    offers/s one address held some 330 sessions and three filled
+    max_sessions (1000) for everyone."""
+    gw = make_gateway()
+    answered, refused = 0, {}
+    for _ in range(30):  # the source's whole burst
+        status, _, reply = post_offer(gw, source="127.0.0.2")
+        if status != 201:
+            refused[reply["error"]] = refused.get(reply["error"], 0) + 1
+            continue
+        sdp = reply if isinstance(reply, str) else reply.decode()
+        ufrag = re.search(r"a=ice-ufrag:(\S+)", sdp).group(1)
+        pwd = re.search(r"a=ice-pwd:(\S+)", sdp).group(1)
+        port = int(re.search(r"a=candidate:\S+ 1 udp \d+ 127\.0\.0\.1 (\d+) typ host",
+                             sdp).group(1))
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as peer:
+            peer.bind(("127.0.0.2", 0))
+            peer.settimeout(1.0)
+            peer.sendto(binding_request(ufrag, "abcd", pwd, nominate=True), ("127.0.0.1", port))
+            peer.recv(2048)  # the check is answered: ICE is up
+            answered += 1
+    assert answered == 5, (answered, refused)
+    assert refused == {"max_pending_per_source": 25}, refused
+    assert gw.metric("moat_sessions") == 5
+    assert gw.metric("moat_pending_sessions") == 5
 
 
 def test_recording_errors_name_no_server_path(make_gateway, tmp_path):
