@@ -96,8 +96,10 @@ void moat_worker_report_detector(moat_worker *worker, moat_detector_event event)
                       worker->index, moat_anomaly_name(worker->detector.last_anomaly),
                       moat_detector_rate(&worker->detector));
     } else if (event == MOAT_DETECTOR_EVENT_OFF) {
-        moat_log_info("prefilter", "worker %u: socket detector off after %.1f s", worker->index,
-                      (worker->now_us - worker->detector_on_us) / 1e6);
+        moat_log_info("prefilter",
+                      "worker %u: socket detector off after %.1f s, baseline %.0f pkt/s",
+                      worker->index, (worker->now_us - worker->detector_on_us) / 1e6,
+                      worker->detector.baseline_pps);
     }
 }
 

@@ -1,6 +1,7 @@
 /* The ingress anomaly detector's state machine (DESIGN.md, "The detector"):
  * packet rate over a 100 ms window against an EWMA baseline and the declared
- * rate, unprotect failures per second, on/off with hold time (time passed in). */
+ * rate, unprotect failures per second, on/off with hold time (time passed in),
+ * and the adoption of a failure-free rate anomaly as the new baseline. */
 #include "prefilter/detector.h"
 
 #include <string.h>
@@ -82,6 +83,8 @@ static moat_detector_event evaluate(moat_detector *detector, uint64_t now_us)
         return MOAT_DETECTOR_EVENT_NONE;
     detector->enforcing = true;
     detector->switched_on_us = now_us;
+    detector->clean_since_us = now_us;
+    detector->clean_packets = 0;
     detector->switches_on++;
     return MOAT_DETECTOR_EVENT_ON;
 }
@@ -99,6 +102,7 @@ moat_detector_event moat_detector_on_packet(moat_detector *detector, uint64_t ar
     unsigned index = (unsigned)(slot % MOAT_DETECTOR_SLOTS);
     detector->packets[index]++;
     detector->window_packets++;
+    detector->clean_packets++;
     /* A rate test per packet would cost more than the packet is worth: test
      * once per slot and whenever the window grows by a power of two. */
     if ((detector->window_packets & (detector->window_packets - 1)) == 0 ||
@@ -113,7 +117,30 @@ moat_detector_event moat_detector_on_failure(moat_detector *detector, uint64_t n
     unsigned index = (unsigned)(detector->current_slot % MOAT_DETECTOR_SLOTS);
     detector->failures[index]++;
     detector->window_failures++;
+    detector->clean_since_us = now_us;
+    detector->clean_packets = 0;
     return evaluate(detector, now_us);
+}
+
+/* A rate anomaly that lasts past the hold time without one failed
+ * authentication is a peer sending more than it declared (or than it used
+ * to), not a forgery: the rate since the last failure (or the switch-on)
+ * becomes the baseline, learned, so the same rate is no anomaly any more. */
+static void adopt_rate(moat_detector *detector, uint64_t now_us)
+{
+    double seconds = (now_us - detector->clean_since_us) / 1e6;
+    if (seconds > 0)
+        detector->baseline_pps = detector->clean_packets / seconds;
+    if (detector->learned_slots < LEARNING_SLOTS)
+        detector->learned_slots = LEARNING_SLOTS;
+    detector->rates_adopted++;
+}
+
+static moat_detector_event switch_off(moat_detector *detector)
+{
+    detector->enforcing = false;
+    detector->switches_off++;
+    return MOAT_DETECTOR_EVENT_OFF;
 }
 
 moat_detector_event moat_detector_tick(moat_detector *detector, uint64_t now_us)
@@ -122,11 +149,16 @@ moat_detector_event moat_detector_tick(moat_detector *detector, uint64_t now_us)
     moat_detector_event event = evaluate(detector, now_us);
     if (event != MOAT_DETECTOR_EVENT_NONE)
         return event;
-    if (detector->enforcing && detector->config.mode == MOAT_DETECTOR_MODE_AUTO &&
-        now_us - detector->last_anomaly_us >= (uint64_t)detector->config.hold_ms * 1000u) {
-        detector->enforcing = false;
-        detector->switches_off++;
-        return MOAT_DETECTOR_EVENT_OFF;
+    if (!detector->enforcing || detector->config.mode != MOAT_DETECTOR_MODE_AUTO)
+        return MOAT_DETECTOR_EVENT_NONE;
+    uint64_t hold_us = (uint64_t)detector->config.hold_ms * 1000u;
+    if (now_us - detector->last_anomaly_us >= hold_us)
+        return switch_off(detector);
+    /* Only failures keep it on: a rate anomaly still there after the hold
+     * time without one failure is the peer's own rate. */
+    if (now_us - detector->clean_since_us >= hold_us && detect(detector) == MOAT_ANOMALY_RATE) {
+        adopt_rate(detector, now_us);
+        return switch_off(detector);
     }
     return MOAT_DETECTOR_EVENT_NONE;
 }

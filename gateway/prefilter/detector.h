@@ -4,7 +4,10 @@
  * rate the SDP declared, and srtp_unprotect failures per second. States: off
  * (legitimate traffic pays nothing) and enforcing. It switches on as soon as
  * an anomaly shows, even between timer ticks; it switches off after a hold
- * time without anomaly. Pure state, time passed in, no clock reads. */
+ * time without anomaly. Only failures (forgeries) keep it on longer: a rate
+ * anomaly without a single failure for the hold time is a peer that sends
+ * more than it declared, whose rate since then becomes the baseline as the
+ * detector switches off. Pure state, time passed in, no clock reads. */
 #ifndef MOAT_DETECTOR_H
 #define MOAT_DETECTOR_H
 
@@ -53,8 +56,13 @@ typedef struct {
     uint32_t learned_slots; /* slots that fed the baseline */
     uint64_t last_anomaly_us;
     uint64_t switched_on_us;
+    /* Since when no failure came (the later of the last failure and the
+     * switch-on), and the packets counted since then. */
+    uint64_t clean_since_us;
+    uint64_t clean_packets;
     uint64_t switches_on;
     uint64_t switches_off;
+    uint64_t rates_adopted; /* switch-offs whose rate became the baseline */
     moat_anomaly last_anomaly;
 } moat_detector;
 
@@ -69,7 +77,9 @@ moat_detector_event moat_detector_on_packet(moat_detector *detector, uint64_t ar
 /* An srtp_unprotect failure (or, for a worker, any dropped datagram). */
 moat_detector_event moat_detector_on_failure(moat_detector *detector, uint64_t now_us);
 /* Timer: rotates the window, learns the baseline, switches off after the
- * hold time. */
+ * hold time without anomaly, or, while only the rate is anomalous, after the
+ * hold time without failure (the rate since the last failure or the
+ * switch-on becomes the baseline). */
 moat_detector_event moat_detector_tick(moat_detector *detector, uint64_t now_us);
 
 static inline bool moat_detector_enforcing(const moat_detector *detector)

@@ -130,9 +130,12 @@ static void report_event(moat_session *session, moat_detector_event event, const
         session->last_detection_delay_us = now - session->first_bad_us;
     } else {
         moat_counter_add(&counters->detector_switches_off, 1);
+        /* The baseline is the peer's own rate when that rate alone (no
+         * failure for the hold time) kept the detector on. */
         moat_session_log_repeating(session, MOAT_LOG_INFO, "prefilter",
-                                   "session %s: detector off after %.1f s", session->label,
-                                   (now - session->enforcing_since_us) / 1e6);
+                                   "session %s: detector off after %.1f s, baseline %.0f pkt/s",
+                                   session->label, (now - session->enforcing_since_us) / 1e6,
+                                   session->detector.baseline_pps);
         session->first_bad_us = 0;
     }
 }
@@ -202,16 +205,16 @@ json_t *moat_session_describe(const moat_session *session)
                            ? json_string(session->negotiation.srtpplus_scheme.scheme)
                            : json_null();
     json_t *description = json_pack(
-        "{s:s, s:b, s:o, s:o, s:I, s:I, s:{s:b, s:s, s:f, s:f, s:I, s:I, s:f, s:f}}", "id",
+        "{s:s, s:b, s:o, s:o, s:I, s:I, s:{s:b, s:s, s:f, s:f, s:I, s:I, s:I, s:f, s:f}}", "id",
         session->id, "enforcing", moat_session_enforcing(session), "srtpplus", srtpplus, "drops",
         drops, "rtp_received", (json_int_t)session->counters.rtp_received, "rtp_sent",
         (json_int_t)session->counters.rtp_sent, "detector", "enforcing",
         moat_detector_enforcing(detector), "last_anomaly",
         moat_anomaly_name(detector->last_anomaly), "ingress_pps", moat_detector_rate(detector),
         "baseline_pps", detector->baseline_pps, "switches_on", (json_int_t)detector->switches_on,
-        "switches_off", (json_int_t)detector->switches_off, "enforcing_since_s",
-        session->enforcing_since_us / 1e6, "detection_delay_ms",
-        session->last_detection_delay_us / 1000.0);
+        "switches_off", (json_int_t)detector->switches_off, "rates_adopted",
+        (json_int_t)detector->rates_adopted, "enforcing_since_s", session->enforcing_since_us / 1e6,
+        "detection_delay_ms", session->last_detection_delay_us / 1000.0);
     if (description) {
         json_object_set_new(description, "datachannel", moat_session_data_describe(session));
         json_object_set_new(description, "bwe", moat_session_bwe_describe(session));

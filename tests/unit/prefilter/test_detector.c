@@ -163,6 +163,125 @@ static void test_backlog_read_late_is_not_a_burst(void)
     g_assert_cmpint(on, ==, 1);
 }
 
+/* A publisher legitimately sending 2500 pkt/s where the SDP declared 480
+ * (24 Mbit/s of video, under the session cap): the rate switches the
+ * detector on, but with no failed authentication for the hold time that
+ * rate is the peer's own. It becomes the baseline and the detector goes off
+ * for good; it used to stay on for the rest of the session, learning
+ * nothing while it enforced. */
+static void test_failure_free_rate_becomes_the_baseline(void)
+{
+    moat_detector d;
+    moat_detector_config config = auto_config();
+    config.declared_pps = 480;
+    moat_detector_init(&d, &config, 0);
+    int on = 0, off = 0;
+    uint64_t t = feed(&d, 0, 1000000, 2500, &on, &off);
+    g_assert_cmpint(on, ==, 1);
+    g_assert_true(moat_detector_enforcing(&d));
+    g_assert_cmpint(d.last_anomaly, ==, MOAT_ANOMALY_RATE);
+    t = feed(&d, t, 59 * 1000000u, 2500, &on, &off);
+    g_assert_cmpint(on, ==, 1);
+    g_assert_cmpint(off, ==, 1);
+    g_assert_false(moat_detector_enforcing(&d));
+    g_assert_cmpuint(d.switches_off, ==, 1);
+    g_assert_cmpuint(d.rates_adopted, ==, 1);
+    g_assert_cmpfloat_with_epsilon(d.baseline_pps, 2500.0, 100.0);
+    g_assert_cmpuint(d.learned_slots, >=, 100);
+    /* The learned rate is what a later flood is measured against. */
+    for (int i = 0; i < 3000; i++) /* +30 000 pkt/s for 0.1 s */
+        on += moat_detector_on_packet(&d, t + (uint64_t)i * 33) == MOAT_DETECTOR_EVENT_ON;
+    g_assert_cmpint(on, ==, 2);
+    g_assert_cmpint(d.last_anomaly, ==, MOAT_ANOMALY_RATE);
+}
+
+/* The hold time after the switch-on, to the tick. */
+static void test_rate_is_adopted_after_the_hold(void)
+{
+    moat_detector d;
+    moat_detector_config config = auto_config();
+    config.declared_pps = 480;
+    moat_detector_init(&d, &config, 0);
+    int on = 0, off = 0;
+    uint64_t t = feed(&d, 0, 500000, 2500, &on, &off);
+    g_assert_cmpint(on, ==, 1);
+    uint64_t switched_on = d.switched_on_us;
+    t = feed(&d, t, switched_on + 1990000 - t, 2500, &on, &off);
+    g_assert_cmpint(off, ==, 0);
+    feed(&d, t, 30000, 2500, &on, &off);
+    g_assert_cmpint(off, ==, 1);
+}
+
+/* A real flood of forgeries fails authentication all along: the failures
+ * keep the detector on however long it lasts, even though the flood is also
+ * a rate anomaly, and its rate is never learned. */
+static void test_forgery_flood_keeps_it_on(void)
+{
+    moat_detector d;
+    moat_detector_config config = auto_config();
+    config.declared_pps = 480;
+    moat_detector_init(&d, &config, 0);
+    int on = 0, off = 0;
+    uint64_t t = feed(&d, 0, 3 * 1000000u, 400, &on, &off);
+    g_assert_cmpint(on, ==, 0);
+    double calm = d.baseline_pps;
+    /* 20 s of 10 000 forged pkt/s, every one failing, on top of the stream. */
+    uint64_t next_tick = t;
+    for (uint64_t at = t; at < t + 20 * 1000000u; at += 100) {
+        while (next_tick <= at) {
+            moat_detector_event e = moat_detector_tick(&d, next_tick);
+            off += e == MOAT_DETECTOR_EVENT_OFF;
+            next_tick += 10000;
+        }
+        on += moat_detector_on_packet(&d, at) == MOAT_DETECTOR_EVENT_ON;
+        on += moat_detector_on_failure(&d, at) == MOAT_DETECTOR_EVENT_ON;
+    }
+    t += 20 * 1000000u;
+    g_assert_cmpint(on, ==, 1);
+    g_assert_cmpint(off, ==, 0);
+    g_assert_true(moat_detector_enforcing(&d));
+    g_assert_cmpuint(d.rates_adopted, ==, 0);
+    g_assert_cmpfloat_with_epsilon(d.baseline_pps, calm, 5.0);
+    /* The flood stops: off after the hold, with the calm baseline. */
+    feed(&d, t, 3 * 1000000u, 400, &on, &off);
+    g_assert_cmpint(off, ==, 1);
+    g_assert_false(moat_detector_enforcing(&d));
+    g_assert_cmpuint(d.rates_adopted, ==, 0);
+    g_assert_cmpfloat_with_epsilon(d.baseline_pps, 400.0, 80.0);
+}
+
+/* A high-rate peer hit by a burst of forgeries: on while the failures come,
+ * off the hold time after the last one, with the peer's own rate (measured
+ * since that failure) as the baseline, not the burst's. */
+static void test_rate_after_the_last_failure_is_adopted(void)
+{
+    moat_detector d;
+    moat_detector_config config = auto_config();
+    config.declared_pps = 480;
+    moat_detector_init(&d, &config, 0);
+    int on = 0, off = 0;
+    uint64_t t = feed(&d, 0, 1000000, 2500, &on, &off);
+    g_assert_cmpint(on, ==, 1);
+    /* 1 s of forgeries at 5000 pkt/s, failing, beside the stream. */
+    uint64_t last_failure = 0;
+    for (uint64_t at = t; at < t + 1000000; at += 200) {
+        if (at % 10000 < 200)
+            off += moat_detector_tick(&d, at) == MOAT_DETECTOR_EVENT_OFF;
+        moat_detector_on_packet(&d, at);
+        moat_detector_on_failure(&d, at);
+        last_failure = at;
+    }
+    g_assert_cmpint(off, ==, 0);
+    t += 1000000;
+    t = feed(&d, t, last_failure + 1900000 - t, 2500, &on, &off);
+    g_assert_cmpint(off, ==, 0);
+    g_assert_true(moat_detector_enforcing(&d));
+    feed(&d, t, 1000000, 2500, &on, &off);
+    g_assert_cmpint(off, ==, 1);
+    g_assert_cmpuint(d.rates_adopted, ==, 1);
+    g_assert_cmpfloat_with_epsilon(d.baseline_pps, 2500.0, 100.0);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -173,5 +292,11 @@ int main(int argc, char **argv)
     g_test_add_func("/detector/rate", test_rate_anomaly);
     g_test_add_func("/detector/modes", test_modes);
     g_test_add_func("/detector/backlog-read-late", test_backlog_read_late_is_not_a_burst);
+    g_test_add_func("/detector/failure-free-rate-becomes-baseline",
+                    test_failure_free_rate_becomes_the_baseline);
+    g_test_add_func("/detector/rate-adopted-after-hold", test_rate_is_adopted_after_the_hold);
+    g_test_add_func("/detector/forgery-flood-keeps-it-on", test_forgery_flood_keeps_it_on);
+    g_test_add_func("/detector/rate-after-last-failure-adopted",
+                    test_rate_after_the_last_failure_is_adopted);
     return g_test_run();
 }
