@@ -5,7 +5,9 @@
  * would not: STUN and DTLS always pass; everything else must come from a
  * 5-tuple a session owns; while that session (or the worker socket) enforces,
  * an RTP packet must name an allowed SSRC, carry an index inside the
- * plausibility window and, where the expected SRTP+ tag is known, that tag.
+ * plausibility window (without SRTP+, a few a window of those ahead of it
+ * pass, as the stream guard's jump probe) and, where the expected SRTP+ tag is
+ * known, that tag.
  * Whatever it cannot judge for free it passes on to user space.
  *
  * Why a socket filter and not SK_REUSEPORT or sk_lookup: the filter belongs to
@@ -73,6 +75,32 @@ static __always_inline int read_tuple(struct __sk_buff *skb, struct moat_kf_tupl
     return -1;
 }
 
+/* An index ahead of the window: without SRTP+ a few a window go to user
+ * space, whose stream guard lets them reach srtp_unprotect (the jump probe),
+ * so a stream back from an outage moves its window; each has the same
+ * chance, MOAT_KF_JUMP_PER_WINDOW over the larger of the last window's
+ * arrivals and this one's so far, so a legitimate stream keeps its share
+ * however the forgeries there are timed; the rest dies here. */
+static __always_inline __u32 ahead_of_window(struct moat_kf_session *session)
+{
+    if (session->scheme != MOAT_KF_SCHEME_NONE)
+        return drop(session, MOAT_KF_DROP_INDEX);
+    __u64 now = bpf_ktime_get_ns();
+    __u64 age = now - session->jump_window_ns;
+    if (age >= MOAT_KF_JUMP_WINDOW_NS) {
+        /* A window that closed long ago says nothing about now. */
+        session->jump_last_arrivals = age < 2 * MOAT_KF_JUMP_WINDOW_NS ? session->jump_arrivals : 0;
+        session->jump_window_ns = now;
+        session->jump_arrivals = 0;
+    }
+    __u32 arrivals = session->jump_arrivals + 1;
+    session->jump_arrivals = arrivals;
+    __u32 seen = arrivals > session->jump_last_arrivals ? arrivals : session->jump_last_arrivals;
+    if (seen <= MOAT_KF_JUMP_PER_WINDOW || bpf_get_prandom_u32() % seen < MOAT_KF_JUMP_PER_WINDOW)
+        return PASS;
+    return drop(session, MOAT_KF_DROP_INDEX);
+}
+
 static __always_inline __u32 check_rtp(struct __sk_buff *skb, struct moat_kf_session *session,
                                        const __u8 *header, __u32 length)
 {
@@ -107,8 +135,10 @@ static __always_inline __u32 check_rtp(struct __sk_buff *skb, struct moat_kf_ses
     __u64 highest = entry->highest;
     __u16 sequence = (__u16)(header[2] << 8 | header[3]);
     __u64 index = moat_kf_estimate_index(highest, sequence);
-    if (index + session->behind < highest || index > highest + session->ahead)
+    if (index + session->behind < highest)
         return drop(session, MOAT_KF_DROP_INDEX);
+    if (index > highest + session->ahead)
+        return ahead_of_window(session);
     __u32 ring = entry->ring;
     if (session->scheme == MOAT_KF_SCHEME_NONE || ring >= MOAT_KF_MAX_RINGS)
         return PASS;

@@ -66,14 +66,20 @@ struct moat_kf_session {
     moat_kf_u32 flags;  /* MOAT_KF_SESSION_* */
     moat_kf_u32 scheme; /* enum moat_kf_scheme */
     moat_kf_u32 n_ssrcs;
-    moat_kf_u32 behind; /* plausibility window around the highest index */
-    moat_kf_u32 ahead;
+    moat_kf_u32 behind;      /* plausibility window around the highest index */
+    moat_kf_u32 ahead;       /* further ahead: MOAT_KF_JUMP_PER_WINDOW without SRTP+ */
     moat_kf_u32 min_rtp_len; /* shortest plausible SRTP packet (+ tag) */
     struct moat_kf_ssrc ssrcs[MOAT_KF_SESSION_SSRCS];
     moat_kf_u64 dropped[MOAT_KF_REASON_COUNT]; /* atomic adds by the program */
     /* When the next packet of an SSRC not in ssrcs[] may go to user space
      * (bpf_ktime_get_ns; written by the program only, racy by design). */
     moat_kf_u64 unknown_next_ns;
+    /* RTP indexes ahead of the window (no SRTP+): the current 100 ms
+     * window's start and arrivals, and the last window's arrivals (written
+     * by the program only, racy by design). */
+    moat_kf_u64 jump_window_ns;
+    moat_kf_u32 jump_arrivals;
+    moat_kf_u32 jump_last_arrivals;
 };
 
 /* One packet of SSRCs the filter does not follow per this interval goes to
@@ -81,6 +87,16 @@ struct moat_kf_session {
  * SDP did not declare (rid simulcast, an undeclared RTX, a later track) is
  * learned from its first authenticated packet instead of dying here. */
 #define MOAT_KF_UNKNOWN_SSRC_INTERVAL_NS 50000000ull
+
+/* Without SRTP+, packets whose index lies ahead of the window go to user
+ * space at about MOAT_KF_JUMP_PER_WINDOW per window of a session, each with
+ * the same chance, as the stream guard's jump probe (20/s a stream) would
+ * let them: libsrtp accepts any index ahead of the highest, so one may be a
+ * stream back from an outage, whose window moves only once one of its
+ * packets authenticated (before, the kernel dropped such a stream for good
+ * after a jump of more than `ahead`). SRTP+ drops them (SRTPPLUS.md 5). */
+#define MOAT_KF_JUMP_WINDOW_NS  100000000ull
+#define MOAT_KF_JUMP_PER_WINDOW 2u
 
 /* Expected RTP tags by index: slot (index & (SIZE - 1)) holds
  * key << 32 | tag with key = (index >> SHIFT) + 1 (0: empty). */

@@ -1,6 +1,6 @@
 /* Owns the structural prefilter of transports without SRTP+: plausibility
- * window, replay record and fair overload admission per stream (see
- * stream_guard.h for the rules). */
+ * window, jump probe, replay record and fair overload admission per stream
+ * (see stream_guard.h for the rules). */
 #include "prefilter/stream_guard.h"
 
 #include <string.h>
@@ -9,6 +9,10 @@
 #define RTCP_MIN_PPS        50
 #define RATE_WINDOW_US      1000000u
 #define ADMISSION_WINDOW_US 100000u
+/* Packets a second of one stream ahead of its window that may reach
+ * srtp_unprotect: the first one after an outage re-centres the window when
+ * nothing else competes; a flood of forgeries there costs about 20 HMACs/s. */
+#define JUMP_PROBE_PPS 20
 
 static void admission_init(moat_guard_admission *admission, uint32_t pps)
 {
@@ -65,6 +69,22 @@ static bool admit(moat_stream_guard *guard, moat_guard_admission *admission,
     return (next_random(guard) & (MOAT_GUARD_CHANCE_ALL - 1)) < chance;
 }
 
+/* The jump probe: every packet of the class has the same chance, its
+ * allowance over the larger of the last window's arrivals and this one's so
+ * far (a flood that just started gets no free window), whether or not the
+ * worker is overloaded; certain while the class stays within its
+ * allowance. */
+static bool probe(moat_stream_guard *guard, moat_guard_admission *admission, uint64_t now_us)
+{
+    admission_count(admission, now_us);
+    uint32_t chance = fair_chance(admission->allowance, admission->arrivals);
+    if (admission->fair_chance < chance)
+        chance = admission->fair_chance;
+    if (chance >= MOAT_GUARD_CHANCE_ALL)
+        return true;
+    return (next_random(guard) & (MOAT_GUARD_CHANCE_ALL - 1)) < chance;
+}
+
 void moat_stream_guard_init(moat_stream_guard *guard, const moat_stream_guard_config *config)
 {
     memset(guard, 0, sizeof *guard);
@@ -109,6 +129,7 @@ static moat_guarded_stream *add(moat_stream_guard *guard, uint32_t ssrc, uint32_
     stream->ssrc = ssrc;
     stream->learned_pps = expected_pps;
     admission_init(&stream->admission, guard->config.budget_min_pps);
+    admission_init(&stream->jump_probe, JUMP_PROBE_PPS);
     set_budget(guard, stream);
     return stream;
 }
@@ -162,9 +183,16 @@ moat_guard_verdict moat_stream_guard_check_rtp(moat_stream_guard *guard, uint32_
     if (!load->enforcing)
         return MOAT_GUARD_PASS;
     if (stream->authenticated) {
-        if (index + guard->config.window_behind < stream->highest_index ||
-            index > stream->highest_index + guard->config.window_ahead)
+        /* Behind libsrtp's replay window (as long as this window): certain. */
+        if (index + guard->config.window_behind < stream->highest_index)
             return MOAT_GUARD_DROP_INDEX;
+        /* Ahead: libsrtp's replay check passes any index its guess (the
+         * same as ours) puts ahead of its highest, so this may be the
+         * stream after a gap, whose window only an authenticated packet
+         * moves: the jump probe's allowance, then dropped. */
+        if (index > stream->highest_index + guard->config.window_ahead)
+            return probe(guard, &stream->jump_probe, now_us) ? MOAT_GUARD_PASS
+                                                             : MOAT_GUARD_DROP_INDEX;
         if (replayed(stream, index))
             return MOAT_GUARD_DROP_REPLAY;
     }

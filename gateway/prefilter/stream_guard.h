@@ -2,14 +2,21 @@
  * most SIP phones). Rule: never worse than no defence. While the detector
  * enforces, a packet is dropped before authentication only when it would
  * certainly fail it: an SSRC the transport does not know (past a small
- * allowance for a renegotiated track), an index outside the plausibility
- * window around the stream's highest authenticated index, or an index that
- * was already authenticated. Every other packet goes to srtp_unprotect,
- * unless the worker reports that it is genuinely overloaded (moat_guard_load
- * below a full chance). Then the packets of a stream that arrives faster than
- * its budget are admitted with one and the same probability each, so a
- * legitimate packet keeps at least its share of the chance however many
- * forgeries share its stream: no bucket an attacker can empty first.
+ * allowance for a renegotiated track), an index further behind the stream's
+ * highest authenticated index than libsrtp's replay window, or an index that
+ * was already authenticated. An index further ahead than the plausibility
+ * window is not certain to fail (libsrtp accepts any index ahead of its
+ * highest: a stream back from an outage), but a flood of forgeries lands
+ * there mostly: such packets reach srtp_unprotect through a small allowance
+ * per stream (the jump probe: each with the same chance, so a stream back
+ * from a gap gets its share however many forgeries land there), and its
+ * first authenticated packet re-centres its window; the rest are dropped.
+ * Every other packet goes to srtp_unprotect, unless the worker reports that
+ * it is genuinely overloaded (moat_guard_load below a full chance). Then
+ * the packets of a stream that arrives faster than its budget are admitted
+ * with one and the same probability each, so a legitimate packet keeps at
+ * least its share of the chance however many forgeries share its stream: no
+ * bucket an attacker can empty first.
  * Streams are created and advanced only by authenticated packets
  * (moat_stream_guard_confirm_rtp): nothing changes before authentication.
  * Pure state, time passed in; one guard belongs to one worker thread. */
@@ -44,8 +51,8 @@ typedef struct {
 } moat_guard_load;
 
 typedef struct {
-    uint32_t window_behind; /* plausible: highest - behind .. highest + ahead */
-    uint32_t window_ahead;
+    uint32_t window_behind;  /* plausible: highest - behind .. highest + ahead */
+    uint32_t window_ahead;   /* further ahead: the jump probe's allowance only */
     double budget_factor;    /* share under overload: factor x learned rate ... */
     uint32_t budget_min_pps; /* ... but at least this */
     uint32_t default_pps;    /* assumed rate of a stream first seen authenticated */
@@ -72,6 +79,9 @@ typedef struct {
     uint32_t rate_window_packets;
     uint32_t budget_rate;
     moat_guard_admission admission;
+    /* Packets ahead of the window: each reaches srtp_unprotect with the
+     * same chance, 20 a second in all (the jump probe). */
+    moat_guard_admission jump_probe;
 } moat_guarded_stream;
 
 typedef struct {

@@ -69,11 +69,15 @@ static void test_certain_failures_only(void)
 {
     moat_stream_guard guard;
     uint64_t now = learn(&guard), index;
-    /* Far-off sequence numbers are implausible, authenticated ones replays. */
-    g_assert_cmpint(moat_stream_guard_check_rtp(&guard, 42, 1199 + 5000, &CALM, now, &index), ==,
+    /* Further behind than libsrtp's replay window (1024) is a certain
+     * failure, an authenticated index a replay. (Far ahead is not certain:
+     * /stream-guard/jump-ahead.) */
+    g_assert_cmpint(moat_stream_guard_check_rtp(&guard, 42, 1199 - 1025, &CALM, now, &index), ==,
                     MOAT_GUARD_DROP_INDEX);
-    g_assert_cmpint(moat_stream_guard_check_rtp(&guard, 42, 60000, &CALM, now, &index), ==,
+    g_assert_cmpint(moat_stream_guard_check_rtp(&guard, 42, 100, &CALM, now, &index), ==,
                     MOAT_GUARD_DROP_INDEX);
+    g_assert_cmpint(moat_stream_guard_check_rtp(&guard, 42, 1199 - 1024, &CALM, now, &index), ==,
+                    MOAT_GUARD_PASS);
     g_assert_cmpint(moat_stream_guard_check_rtp(&guard, 42, 1199, &CALM, now, &index), ==,
                     MOAT_GUARD_DROP_REPLAY);
     g_assert_cmpint(moat_stream_guard_check_rtp(&guard, 42, 1150, &CALM, now, &index), ==,
@@ -176,6 +180,93 @@ static void test_budget_clamped_before_the_cast(void)
     g_assert_cmpuint(guard.streams[0].budget_rate, ==, 100);
 }
 
+/* The review's gap case: a 400 pkt/s stream whose sequence jumps 5000 ahead
+ * (a 12.5 s outage) while the detector enforces. libsrtp accepts the jump
+ * (same roll-over counter, less than 2^15 ahead); the guard dropped every
+ * packet after it as `index` for good, since only an authenticated packet
+ * moves the window. Now the first one reaches srtp_unprotect through the
+ * jump probe and, authenticated, re-centres the window. */
+static void test_jump_ahead_recovers(void)
+{
+    moat_stream_guard guard;
+    moat_stream_guard_config c = config();
+    c.default_pps = 100;
+    moat_stream_guard_init(&guard, &c);
+    moat_stream_guard_declare(&guard, 0x1234, 400);
+    uint64_t now = 1000000, index;
+    uint16_t seq = 100;
+    for (int i = 0; i < 400; i++, seq++, now += 2500) {
+        moat_stream_guard_check_rtp(&guard, 0x1234, seq, &OFF, now, &index);
+        moat_stream_guard_confirm_rtp(&guard, 0x1234, index, now);
+    }
+    seq += 5000; /* 5000 packets sent, none arrived */
+    int passed = 0, dropped_index = 0;
+    for (int i = 0; i < 4000; i++, seq++, now += 2500) { /* 10 s, enforcing */
+        moat_guard_verdict v = moat_stream_guard_check_rtp(&guard, 0x1234, seq, &CALM, now, &index);
+        if (v == MOAT_GUARD_PASS) {
+            passed++;
+            moat_stream_guard_confirm_rtp(&guard, 0x1234, index, now);
+        }
+        dropped_index += v == MOAT_GUARD_DROP_INDEX;
+    }
+    g_assert_cmpint(dropped_index, ==, 0);
+    g_assert_cmpint(passed, ==, 4000);
+    g_assert_cmpuint(guard.streams[0].highest_index, ==, (uint64_t)(100 + 400 + 5000 + 4000 - 1));
+    /* Behind the window after the jump: still a certain failure. */
+    g_assert_cmpint(moat_stream_guard_check_rtp(&guard, 0x1234, 600, &CALM, now, &index), ==,
+                    MOAT_GUARD_DROP_INDEX);
+}
+
+/* Forgeries of a known SSRC ahead of its window (where a flood with random
+ * sequence numbers mostly lands): the jump probe lets about 20 a second
+ * reach srtp_unprotect, the rest are dropped as `index`, so the cost of
+ * such a flood stays that of the window; a legitimate stream after a gap
+ * amid it gets its share of the probe (each packet the same chance) and
+ * recovers. */
+static void test_forgeries_ahead_cost_the_probe_only(void)
+{
+    moat_stream_guard guard;
+    uint64_t now = learn(&guard), index;
+    guard.random = 0x2545f491u; /* its draws, not the guard's address, seed the run */
+    GRand *rand = g_rand_new_with_seed(7);
+    int passed = 0, dropped = 0;
+    for (int i = 0; i < 20000; i++, now += 100) { /* 10 000 pkt/s for 2 s */
+        uint16_t seq = (uint16_t)(1199 + 4097 + g_rand_int_range(rand, 0, 20000));
+        moat_guard_verdict v = moat_stream_guard_check_rtp(&guard, 42, seq, &CALM, now, &index);
+        passed += v == MOAT_GUARD_PASS;
+        dropped += v == MOAT_GUARD_DROP_INDEX;
+    }
+    g_test_message("forgeries ahead: %d of 20000 passed", passed);
+    /* About 2 a 100 ms window, and 2 (1 + ln 500) in the flood's first
+     * window, which has no window before it to judge by: about 52. */
+    g_assert_cmpint(passed, <=, 80);
+    g_assert_cmpint(passed, >=, 20);
+    g_assert_cmpint(dropped, ==, 20000 - passed);
+    g_assert_cmpuint(guard.streams[0].highest_index, ==, 1199); /* none authenticated */
+    /* The legitimate stream jumps 6000 ahead amid the flood: it recovers. */
+    uint16_t next = 1200 + 6000;
+    uint64_t recovered = 0, start = now;
+    for (int i = 0; i < 100000 && !recovered; i++, now += 100) {
+        if (i % 25 == 0) { /* 400 pkt/s: 4 % of what lands ahead */
+            if (moat_stream_guard_check_rtp(&guard, 42, next, &CALM, now, &index) ==
+                MOAT_GUARD_PASS) {
+                moat_stream_guard_confirm_rtp(&guard, 42, index, now);
+                recovered = now;
+            }
+            next++;
+        }
+        uint16_t seq = (uint16_t)(next + 4097 + g_rand_int_range(rand, 0, 20000));
+        moat_stream_guard_check_rtp(&guard, 42, seq, &CALM, now + g_rand_int_range(rand, 1, 100),
+                                    &index);
+    }
+    g_rand_free(rand);
+    g_test_message("recovered after %.3f s", (recovered - start) / 1e6);
+    g_assert_cmpuint(recovered, >, 0);
+    g_assert_cmpuint(recovered - start, <, 10 * 1000000u);
+    g_assert_cmpint(moat_stream_guard_check_rtp(&guard, 42, next, &CALM, now, &index), ==,
+                    MOAT_GUARD_PASS);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -185,5 +276,8 @@ int main(int argc, char **argv)
     g_test_add_func("/stream-guard/fair-admission", test_fair_admission_under_overload);
     g_test_add_func("/stream-guard/window-accessor", test_window_accessor);
     g_test_add_func("/stream-guard/budget-clamped", test_budget_clamped_before_the_cast);
+    g_test_add_func("/stream-guard/jump-ahead", test_jump_ahead_recovers);
+    g_test_add_func("/stream-guard/forgeries-ahead-cost-the-probe-only",
+                    test_forgeries_ahead_cost_the_probe_only);
     return g_test_run();
 }
