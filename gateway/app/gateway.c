@@ -26,6 +26,7 @@
 #include "srtp/srtp_session.h"
 
 #include <arpa/inet.h>
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -78,8 +79,8 @@ static void warn_left_out(left_out_addresses *left_out, bool configured)
         g_string_append_printf(left_out->names, " and %zu more", left_out->count - LEFT_OUT_NAMED);
     if (left_out->count && configured)
         moat_log_warn("gateway",
-                      "[media] candidate_addresses lists more than the %d ICE candidates a "
-                      "session offers: %zu left out (%s)",
+                      "[media] announced_address and candidate_addresses list more than the %d "
+                      "ICE candidates a session offers: %zu left out (%s)",
                       MOAT_MAX_CANDIDATE_ADDRESSES, left_out->count, left_out->names->str);
     else if (left_out->count)
         moat_log_warn("gateway",
@@ -104,6 +105,13 @@ static void gather_host_addresses(moat_gateway *gateway, left_out_addresses *lef
     };
     moat_ice_address *addresses = g_new0(moat_ice_address, HOST_ADDRESSES_MAX);
     int n = moat_ice_host_addresses(addresses, HOST_ADDRESSES_MAX, &options);
+    if (n < 0) {
+        /* Said, not counted as addresses left out: the start goes on with
+         * the announced address, if any. */
+        moat_log_warn("gateway", "cannot list the interfaces' addresses: %s", g_strerror(errno));
+        g_free(addresses);
+        return;
+    }
     size_t written = n > HOST_ADDRESSES_MAX ? HOST_ADDRESSES_MAX : n > 0 ? (size_t)n : 0;
     for (size_t i = 0; i < written; i++) {
         if (add_candidate_address(gateway, addresses[i].text) == CANDIDATE_FULL)

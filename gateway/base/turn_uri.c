@@ -17,7 +17,9 @@ static const char *after_scheme(const char *uri, bool *turn)
 {
     for (size_t i = 0; i < sizeof schemes / sizeof schemes[0]; i++) {
         size_t length = strlen(schemes[i]);
-        if (strncasecmp(uri, schemes[i], length) == 0) {
+        /* Lower case, as RFC 7064/7065 write them: aiortc refuses
+         * "TURN:", and browsers compare the transport key as written. */
+        if (strncmp(uri, schemes[i], length) == 0) {
             *turn = schemes[i][0] == 't';
             return uri + length;
         }
@@ -49,11 +51,14 @@ static const char *skip_host(const char **p)
         *p = end + 1;
         return NULL;
     }
-    while (host_name_char(**p))
-        (*p)++;
+    bool alphanumeric = false;
+    for (; host_name_char(**p); (*p)++)
+        alphanumeric |= **p != '.' && **p != '-';
     if (*p == start)
         return **p == '/' ? "no host after the scheme (write turn:host, not turn://host)"
                           : "no host after the scheme";
+    if (!alphanumeric)
+        return "the host has no letter or digit";
     return NULL;
 }
 
@@ -88,7 +93,8 @@ const char *moat_turn_uri_problem(const char *uri)
         return "unexpected text after the host and port";
     if (!turn)
         return "a stun: or stuns: URI takes no query";
-    if (strcasecmp(p, "?transport=udp") == 0 || strcasecmp(p, "?transport=tcp") == 0)
+    if (strncmp(p, "?transport=", 11) == 0 &&
+        (strcasecmp(p + 11, "udp") == 0 || strcasecmp(p + 11, "tcp") == 0))
         return NULL;
     return "the only query is ?transport=udp or ?transport=tcp";
 }

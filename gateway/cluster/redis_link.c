@@ -20,6 +20,11 @@
 #define STUCK_AFTER_TIMEOUTS 3
 /* A subscribing connection is probed this often (subscriptions below). */
 #define PROBE_INTERVAL_MS 1000
+/* A name lookup may take this many command timeouts (10 s by default: a
+ * dead first nameserver costs glibc 5 s before the second answers). One
+ * lookup is never cut short and restarted at each attempt: a resolver
+ * slower than the connect timeout would then never connect. */
+#define LOOKUP_TIMEOUTS 10u
 
 struct moat_redis_link {
     char *host; /* as configured (a name or an address), for logs */
@@ -293,14 +298,15 @@ static void lookup_answered(void *user, const char *address, const char *error)
     connect_to(link, link->address);
 }
 
-/* A host name is resolved off this thread (redis_lookup.h); the connect
- * timeout covers the lookup. */
+/* A host name is resolved off this thread (redis_lookup.h), within
+ * LOOKUP_TIMEOUTS command timeouts; the connect gets its own timeout. */
 static void lookup_start(moat_redis_link *link)
 {
     link->address[0] = '\0';
     if (link->state != MOAT_REDIS_AUTH_FAILED)
         set_state(link, MOAT_REDIS_CONNECTING);
-    link->connect_timer = g_timeout_add(MAX(link->timeout_ms, 1000u), connect_timed_out, link);
+    link->connect_timer =
+        g_timeout_add(MAX(link->timeout_ms * LOOKUP_TIMEOUTS, 1000u), connect_timed_out, link);
     link->lookup = moat_redis_lookup_start(link->host, lookup_answered, link);
 }
 

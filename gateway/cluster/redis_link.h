@@ -43,9 +43,10 @@ int moat_redis_link_check_address(const char *address, char *error, size_t error
 
 /* `address`: HOST:PORT, [V6]:PORT or /path/to/socket. Starts connecting on
  * the thread-default main context. A HOST that is a name is resolved at
- * each attempt by GResolver, off this thread, within the connect timeout
- * (MAX(timeout_ms, 1 s); the connect and AUTH then get as long again);
- * nothing here blocks on DNS. NULL with `error` on a bad address. */
+ * each attempt by GResolver, off this thread, within ten times timeout_ms
+ * (at least 1 s; a slow resolver is waited for, not cut short and asked
+ * again); the connect and AUTH then get MAX(timeout_ms, 1 s); nothing here
+ * blocks on DNS. NULL with `error` on a bad address. */
 moat_redis_link *moat_redis_link_new(const char *address, const char *password, unsigned timeout_ms,
                                      moat_redis_state_fn on_state, void *user, char *error,
                                      size_t error_size);

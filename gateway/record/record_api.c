@@ -280,7 +280,7 @@ void moat_record_api_metrics(GString *out)
 
 void moat_record_api_stop(void)
 {
-    moat_recorder_wait_idle(6000);
+    moat_recorder_wait_idle(MOAT_RECORDER_FINISH_MAX_MS);
     if (recordings) {
         g_hash_table_destroy(recordings);
         g_hash_table_destroy(started);

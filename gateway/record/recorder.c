@@ -21,8 +21,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define QUEUE_SLOTS       1024
-#define IDLE_WAIT_US      5000
+#define QUEUE_SLOTS  1024
+#define IDLE_WAIT_US 5000
+/* Both within MOAT_RECORDER_FINISH_MAX_MS (recorder.h). */
 #define FINISH_TIMEOUT    (5 * GST_SECOND)
 #define JITTER_LATENCY_MS 300
 /* A failed pipeline's muxer gets this long to rewrite the file's header. */

@@ -91,5 +91,9 @@ uint64_t moat_recorder_files_at_size_limit(void);
 /* Waits up to `timeout_ms` for every recorder to finish its file and free
  * itself. */
 void moat_recorder_wait_idle(unsigned timeout_ms);
+/* The longest a recorder takes to finish its file: EOS through the
+ * pipeline (5 s), then, if the disk filled up meanwhile, EOS into the
+ * muxer (2 s), and a second to spare. */
+#define MOAT_RECORDER_FINISH_MAX_MS 8000u
 
 #endif

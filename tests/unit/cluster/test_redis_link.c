@@ -1,6 +1,7 @@
 /* gateway/cluster/redis_link.c's name lookup, with a GResolver of the
  * test's own as the default: a host name is resolved without blocking the
- * thread that made the link, within the connect timeout; a lookup that
+ * thread that made the link, within ten command timeouts (a slow one is
+ * waited for, not cut short at the connect timeout); a lookup that
  * fails or never ends leaves the link down with a reason naming the
  * address, and retried; an answer that comes after the link stopped
  * waiting for it (timed out, freed) is dropped safely; a name's IPv4
@@ -17,7 +18,8 @@
 /* ---- a resolver of the test's own ------------------------------------------------ */
 
 /* "hang.test": never answers on its own (held until test_resolver_release);
- * "fail.test": not found; "both.test": ::1 then 127.0.0.1. */
+ * "fail.test": not found; "both.test": ::1 then 127.0.0.1; "slow.test": as
+ * both.test, 1.5 s later. */
 typedef struct {
     GResolver parent;
 } TestResolver;
@@ -38,6 +40,13 @@ static GList *both_addresses(void)
     return list;
 }
 
+static gboolean answer_slowly(gpointer task)
+{
+    g_task_return_pointer(task, both_addresses(), (GDestroyNotify)g_resolver_free_addresses);
+    g_object_unref(task);
+    return G_SOURCE_REMOVE;
+}
+
 static void lookup_async(GResolver *resolver, const char *hostname, GCancellable *cancellable,
                          GAsyncReadyCallback callback, gpointer user)
 {
@@ -45,6 +54,10 @@ static void lookup_async(GResolver *resolver, const char *hostname, GCancellable
     asked++;
     if (strcmp(hostname, "hang.test") == 0) {
         held = g_list_append(held, task);
+        return;
+    }
+    if (strcmp(hostname, "slow.test") == 0) {
+        g_timeout_add(1500, answer_slowly, task);
         return;
     }
     if (strcmp(hostname, "both.test") == 0)
@@ -128,10 +141,11 @@ static void test_a_lookup_that_never_ends_times_out(void)
     g_assert_cmpint(g_get_monotonic_time() - start, <, 500 * 1000);
     g_assert_cmpint(moat_redis_link_state(link), ==, MOAT_REDIS_CONNECTING);
     g_assert_cmpuint(asked, ==, 1);
-    /* The connect timeout (at least 1 s) covers the lookup. */
-    run_for(700);
+    /* Ten command timeouts (2 s here) cover the lookup. */
+    run_for(1600);
     g_assert_cmpint(moat_redis_link_state(link), ==, MOAT_REDIS_CONNECTING);
-    run_for(500);
+    g_assert_cmpuint(asked, ==, 1);
+    run_for(600);
     g_assert_cmpstr(moat_redis_link_error(link), ==,
                     "cannot connect to hang.test:6379: name lookup timed out");
     /* Retried after the backoff: another lookup, also held. */
@@ -174,13 +188,15 @@ static int listen_v4(int *port)
     return fd;
 }
 
-static void test_a_resolved_name_is_connected_over_ipv4(void)
+/* `host` resolves to ::1 and 127.0.0.1: the link connects to the latter
+ * and authenticates, after one lookup. */
+static void connects_over_ipv4(const char *host)
 {
     use_test_resolver();
     int port = 0;
     int server = listen_v4(&port);
     char address[64], error[256];
-    snprintf(address, sizeof address, "both.test:%d", port);
+    snprintf(address, sizeof address, "%s:%d", host, port);
     int ups = 0;
     moat_redis_link *link =
         moat_redis_link_new(address, "pw", 1000, state_changed, &ups, error, sizeof error);
@@ -190,7 +206,7 @@ static void test_a_resolved_name_is_connected_over_ipv4(void)
     int peer = -1;
     char command[256] = "";
     size_t have = 0;
-    gint64 deadline = g_get_monotonic_time() + 3 * G_USEC_PER_SEC;
+    gint64 deadline = g_get_monotonic_time() + 4 * G_USEC_PER_SEC;
     while (g_get_monotonic_time() < deadline && !strstr(command, "pw\r\n")) {
         g_main_context_iteration(NULL, FALSE);
         if (peer < 0)
@@ -217,6 +233,19 @@ static void test_a_resolved_name_is_connected_over_ipv4(void)
     close(server);
 }
 
+static void test_a_resolved_name_is_connected_over_ipv4(void)
+{
+    connects_over_ipv4("both.test");
+}
+
+/* An answer slower than the connect timeout (1 s here) is waited for:
+ * before, each attempt's lookup was cut short at it and asked again, and
+ * the link never connected. */
+static void test_a_slow_lookup_is_waited_for(void)
+{
+    connects_over_ipv4("slow.test");
+}
+
 static void test_an_address_is_not_looked_up(void)
 {
     use_test_resolver();
@@ -240,6 +269,7 @@ int main(int argc, char **argv)
     g_test_add_func("/redis-link/lookup/never-ends", test_a_lookup_that_never_ends_times_out);
     g_test_add_func("/redis-link/lookup/fails", test_a_failed_lookup_is_reported_and_retried);
     g_test_add_func("/redis-link/lookup/ipv4-first", test_a_resolved_name_is_connected_over_ipv4);
+    g_test_add_func("/redis-link/lookup/slow", test_a_slow_lookup_is_waited_for);
     g_test_add_func("/redis-link/lookup/address", test_an_address_is_not_looked_up);
     return g_test_run();
 }

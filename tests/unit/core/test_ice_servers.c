@@ -103,7 +103,7 @@ static void test_uri_syntax(void)
         "turn:turn.example.com",
         "turn:turn.example.com:3478",
         "turn:turn.example.com:3478?transport=udp",
-        "TURN:turn.example.com:3478?transport=TCP",
+        "turn:turn.example.com:3478?transport=TCP",
         "turns:turn.example.com:5349?transport=tcp",
         "stun:stun.example.com:3478",
         "stuns:stun.example.com",
@@ -136,6 +136,11 @@ static void test_uri_syntax(void)
         {"turn:[]", "bracketed"},
         {"turn:[turn.example.com]", "not an IPv6 address"},
         {"turn:2001:db8::7", "port"},
+        /* What aiortc (and, for the key, browsers) refuse. */
+        {"TURN:turn.example.com", "turn:, turns:, stun: or stuns:"},
+        {"turn:turn.example.com?TRANSPORT=udp", "?transport=udp"},
+        {"turn:-", "no letter or digit"},
+        {"turn:.:3478", "no letter or digit"},
     };
     for (size_t i = 0; i < G_N_ELEMENTS(refused); i++) {
         const char *problem = moat_turn_uri_problem(refused[i].uri);
