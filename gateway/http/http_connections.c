@@ -1,6 +1,9 @@
-/* Owns the HTTP API's connection counts: in all and per source. */
+/* Owns the HTTP API's connection counts: in all and per source, and the
+ * check (where asserts are compiled in) that only the thread that made
+ * them changes them. */
 #include "http/http_connections.h"
 
+#include <assert.h>
 #include <glib.h>
 
 struct moat_connection_counts {
@@ -8,6 +11,7 @@ struct moat_connection_counts {
     size_t max_per_source;
     size_t open;
     GHashTable *per_source; /* key (owned) -> size_t count (owned, > 0) */
+    GThread *owner;         /* the control thread: the one that made them */
 };
 
 moat_connection_counts *moat_connection_counts_new(size_t max_total, size_t max_per_source)
@@ -16,6 +20,7 @@ moat_connection_counts *moat_connection_counts_new(size_t max_total, size_t max_
     counts->max_total = max_total;
     counts->max_per_source = max_per_source;
     counts->per_source = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
+    counts->owner = g_thread_self();
     return counts;
 }
 
@@ -30,6 +35,7 @@ void moat_connection_counts_free(moat_connection_counts *counts)
 moat_connection_verdict moat_connection_counts_admit(moat_connection_counts *counts,
                                                      const char *key)
 {
+    assert(g_thread_self() == counts->owner);
     if (counts->max_total && counts->open >= counts->max_total)
         return MOAT_CONNECTION_OVER_TOTAL;
     size_t *held = g_hash_table_lookup(counts->per_source, key);
@@ -46,6 +52,7 @@ moat_connection_verdict moat_connection_counts_admit(moat_connection_counts *cou
 
 void moat_connection_counts_release(moat_connection_counts *counts, const char *key)
 {
+    assert(g_thread_self() == counts->owner);
     size_t *held = g_hash_table_lookup(counts->per_source, key);
     if (!held)
         return;

@@ -2,7 +2,9 @@
  * http_admission.h: an IPv4 address or an IPv6 /64), and whether one more
  * may be admitted. Pure accounting: no sockets, no clock; http_listener.c
  * calls it at each accept and when a connection's socket is gone.
- * Control thread only (not locked). */
+ * Control thread only (not locked): admit and release assert (unless
+ * NDEBUG, as in the release build) that they run on the thread that called
+ * moat_connection_counts_new. */
 #ifndef MOAT_HTTP_CONNECTIONS_H
 #define MOAT_HTTP_CONNECTIONS_H
 

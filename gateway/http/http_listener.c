@@ -16,7 +16,14 @@
  * handshake, when the deadline armed at accept runs on) and "request-read"
  * (the body is in: disarm). A weak reference on the GSocket, which owns the
  * descriptor, releases the connection's place under the caps whoever drops
- * it last (libsoup, a stolen stream lingering after a 413, a WebSocket).
+ * it last (libsoup, a stolen stream lingering after a 413, a WebSocket),
+ * on whatever thread that is: a TLS stream's last reference can go on the
+ * GLib pool thread that ran its handshake or its close. The tables are the
+ * control thread's, so from another thread socket_gone only marks the
+ * record gone and hands the release to the control thread (an idle
+ * source); gone_lock orders that against the control thread's uses of the
+ * socket and against the stop, which leaves a record whose socket lives on
+ * to be freed by socket_gone alone.
  * When the deadline passes, the 408 is written without waiting and the
  * socket is shut down both ways: libsoup, waiting for more of the request,
  * reads end of file, fails it and closes the connection itself. The cost
@@ -32,6 +39,7 @@
 #include "http/http_tls.h"
 #include "http/http_tls_guard.h"
 
+#include <assert.h>
 #include <glib.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -59,7 +67,13 @@ struct moat_http_listener {
     GHashTable *connections;     /* remote GSocketAddress * -> connection (owned) */
     GTlsCertificate *tls;        /* NULL: plain HTTP */
     moat_handshakes *handshakes; /* TLS only */
+    GThread *control;            /* the only thread that edits the tables */
 };
+
+/* Orders socket_gone, on any thread, against the control thread's uses of
+ * a connection's socket, its hand-off and the stop (connection.gone,
+ * .gone_source, .orphaned). */
+static GMutex gone_lock;
 
 typedef struct connection connection;
 
@@ -91,7 +105,20 @@ struct connection {
     /* TLS, from the handshake's start to its end: the stream is there. */
     handshake *handshake;
     guint handshake_timer;
+    /* Under gone_lock. gone: the socket is finalized (socket_gone ran), the
+     * record waits for gone_source, the hand-off to the control thread
+     * (owned; NULL once run, or when socket_gone ran on the control thread).
+     * orphaned: the listener stopped with the socket alive; socket_gone
+     * only frees the record. */
+    bool gone;
+    GSource *gone_source;
+    bool orphaned;
 };
+
+static bool on_control_thread(const moat_http_listener *listener)
+{
+    return g_thread_self() == listener->control;
+}
 
 static void stop_waiting(connection *c)
 {
@@ -105,9 +132,11 @@ static void stop_waiting(connection *c)
     c->hello_retry = 0;
 }
 
-static void connection_free(gpointer data)
+/* The control thread's part of a connection: its timers and watches, its
+ * place in the handshake queue, its handshake's way back, its local
+ * address. */
+static void connection_detach(connection *c)
 {
-    connection *c = data;
     if (c->deadline)
         g_source_remove(c->deadline);
     stop_waiting(c);
@@ -117,20 +146,68 @@ static void connection_free(gpointer data)
         g_source_remove(c->handshake_timer);
     if (c->handshake)
         c->handshake->c = NULL; /* the listener stopped: handshake_done only cleans up */
+    c->handshake = NULL;
     g_clear_object(&c->local);
+}
+
+/* What is left once detached: any thread. */
+static void record_free(connection *c)
+{
     g_object_unref(c->remote);
     g_free(c);
 }
 
+/* The table's value destructor (control thread). */
+static void connection_free(gpointer data)
+{
+    connection_detach(data);
+    record_free(data);
+}
+
+/* Control thread: the socket is gone, its place under the caps is free. */
+static void release(connection *c)
+{
+    moat_http_listener *listener = c->listener;
+    assert(on_control_thread(listener));
+    moat_connection_counts_release(listener->counts, c->key);
+    g_hash_table_remove(listener->connections, c->remote); /* frees c */
+}
+
+static gboolean release_handed_off(gpointer data)
+{
+    connection *c = data;
+    g_mutex_lock(&gone_lock);
+    g_clear_pointer(&c->gone_source, g_source_unref);
+    g_mutex_unlock(&gone_lock);
+    release(c);
+    return G_SOURCE_REMOVE;
+}
+
+/* The socket's weak reference: on the thread that dropped it last. */
 static void socket_gone(gpointer data, GObject *where_the_socket_was)
 {
     connection *c = data;
-    moat_http_listener *listener = c->listener;
-    moat_connection_counts_release(listener->counts, c->key);
-    g_hash_table_remove(listener->connections, c->remote);
+    g_mutex_lock(&gone_lock);
+    c->gone = true;
+    if (c->orphaned) {
+        g_mutex_unlock(&gone_lock);
+        record_free(c);
+        return;
+    }
+    if (on_control_thread(c->listener)) {
+        g_mutex_unlock(&gone_lock);
+        release(c);
+        return;
+    }
+    c->gone_source = g_idle_source_new();
+    g_source_set_priority(c->gone_source, G_PRIORITY_DEFAULT);
+    g_source_set_callback(c->gone_source, release_handed_off, c, NULL);
+    g_source_attach(c->gone_source, NULL);
+    g_mutex_unlock(&gone_lock);
 }
 
-/* Best effort, never waits: a client that reads nothing does not get it. */
+/* Best effort, never waits: a client that reads nothing does not get it.
+ * With gone_lock held and the socket not gone. */
 static void send_timeout_reply(connection *c, unsigned timeout_ms)
 {
     char detail[96];
@@ -148,22 +225,38 @@ static void send_timeout_reply(connection *c, unsigned timeout_ms)
     g_free(body);
 }
 
+/* Shuts the socket down both ways, a plain-HTTP 408 first when `reply`,
+ * unless it is gone already (finalized on another thread, its hand-off on
+ * the way: see socket_gone). False when it was. */
+static bool shut_down(connection *c, bool reply)
+{
+    g_mutex_lock(&gone_lock);
+    bool alive = !c->gone;
+    if (alive) {
+        if (reply)
+            send_timeout_reply(c, c->listener->timeout_ms);
+        g_socket_shutdown(c->socket, TRUE, TRUE, NULL);
+    }
+    g_mutex_unlock(&gone_lock);
+    return alive;
+}
+
 static void drop_waiting(connection *c);
 
 static gboolean deadline_passed(gpointer data)
 {
     connection *c = data;
     c->deadline = 0;
-    moat_http_note_refusal(c->listener->gateway, MOAT_REFUSED_REQUEST_TIMEOUT, c->peer);
     if (c->waiting) {
+        moat_http_note_refusal(c->listener->gateway, MOAT_REFUSED_REQUEST_TIMEOUT, c->peer);
         drop_waiting(c); /* frees c */
         return G_SOURCE_REMOVE;
     }
     /* Over TLS a plain-text reply would only corrupt the stream (and the
-     * deadline often passes inside the handshake): just close. */
-    if (!c->listener->tls)
-        send_timeout_reply(c, c->listener->timeout_ms);
-    g_socket_shutdown(c->socket, TRUE, TRUE, NULL);
+     * deadline often passes inside the handshake): just close. A socket
+     * already gone (its release on the way) is not counted. */
+    if (shut_down(c, !c->listener->tls))
+        moat_http_note_refusal(c->listener->gateway, MOAT_REFUSED_REQUEST_TIMEOUT, c->peer);
     return G_SOURCE_REMOVE;
 }
 
@@ -220,7 +313,7 @@ static gboolean handshake_timed_out(gpointer data)
     connection *c = data;
     c->handshake_timer = 0;
     moat_http_note_refusal(c->listener->gateway, MOAT_REFUSED_TLS_HANDSHAKE, c->peer);
-    g_socket_shutdown(c->socket, TRUE, TRUE, NULL); /* the handshake fails at once */
+    shut_down(c, false); /* the handshake fails at once */
     return G_SOURCE_REMOVE;
 }
 
@@ -262,7 +355,9 @@ static void refuse_renegotiation(connection *c, GIOStream *tls)
 /* Done or failed: a done one goes to libsoup; a failed one (the client
  * gave up or sent junk, its 3 s or the request deadline passed and the
  * socket was shut down) is closed, and socket_gone frees `c` once GLib
- * drops the stream. Either way its slot goes to a waiting connection. */
+ * drops the stream (often on the pool thread that ran the handshake: then
+ * on the control thread soon after). Either way its slot goes to a waiting
+ * connection. */
 static void handshake_done(GObject *source, GAsyncResult *result, gpointer data)
 {
     handshake *h = data;
@@ -428,6 +523,7 @@ static void admit(moat_http_listener *listener, GSocket *client)
     c->remote = remote;
     g_strlcpy(c->key, key, sizeof c->key);
     g_strlcpy(c->peer, peer, sizeof c->peer);
+    assert(on_control_thread(listener));
     g_hash_table_insert(listener->connections, remote, c);
     g_object_weak_ref(G_OBJECT(client), socket_gone, c);
 
@@ -513,6 +609,7 @@ moat_http_listener *moat_http_listener_start(SoupServer *server, moat_gateway *g
     listener->gateway = gateway;
     listener->socket = socket;
     listener->timeout_ms = (unsigned)gateway->config.request_timeout_s * 1000u;
+    listener->control = g_thread_self();
     listener->counts =
         moat_connection_counts_new((size_t)gateway->config.max_connections,
                                    (size_t)gateway->config.max_connections_per_source);
@@ -528,6 +625,39 @@ moat_http_listener *moat_http_listener_start(SoupServer *server, moat_gateway *g
     return listener;
 }
 
+/* At the stop (control thread): `c` leaves the listener. A record whose
+ * socket went on another thread, its hand-off not run, is freed now; one
+ * whose socket is still alive stays for socket_gone to free, whenever and
+ * wherever the socket goes. A socket still waiting for its hello is ours:
+ * closed. libsoup's, or in its handshake: soup_server_disconnect() closes
+ * its stream, and closing a TLS stream waits for a handshake in flight,
+ * which waits on its client (one that stalled after its ClientHello held
+ * the shutdown for as long as it stayed), and may write a close_notify to a
+ * client that reads nothing; a handshake would run on in its thread. Shut
+ * down, all end at once. */
+static void orphan(connection *c)
+{
+    connection_detach(c);
+    GSocket *waiting = c->waiting;
+    c->waiting = NULL;
+    g_mutex_lock(&gone_lock);
+    bool gone = c->gone;
+    if (c->gone_source) {
+        g_source_destroy(c->gone_source);
+        g_clear_pointer(&c->gone_source, g_source_unref);
+    }
+    c->orphaned = true;
+    if (!gone && !waiting)
+        g_socket_shutdown(c->socket, TRUE, TRUE, NULL);
+    g_mutex_unlock(&gone_lock);
+    if (gone) {
+        record_free(c);
+    } else if (waiting) {
+        g_socket_close(waiting, NULL);
+        g_object_unref(waiting); /* as a rule the last reference: socket_gone frees c */
+    }
+}
+
 void moat_http_listener_stop(moat_http_listener *listener)
 {
     if (!listener)
@@ -541,25 +671,13 @@ void moat_http_listener_stop(moat_http_listener *listener)
         g_source_remove(listener->resume_timer);
     g_socket_close(listener->socket, NULL);
     g_object_unref(listener->socket);
+    assert(on_control_thread(listener));
     GHashTableIter it;
-    gpointer key, value;
+    gpointer value;
     g_hash_table_iter_init(&it, listener->connections);
-    while (g_hash_table_iter_next(&it, &key, &value)) {
-        connection *c = value;
-        g_object_weak_unref(G_OBJECT(c->socket), socket_gone, c);
-        if (c->waiting) {
-            stop_waiting(c);
-            g_socket_close(c->waiting, NULL);
-            g_clear_object(&c->waiting);
-            continue;
-        }
-        /* libsoup's: soup_server_disconnect() closes its stream, and closing
-         * a TLS stream waits for a handshake in flight, which waits on its
-         * client (one that stalled after its ClientHello held the shutdown
-         * for as long as it stayed), and may write a close_notify to a
-         * client that reads nothing. Or in its handshake, which would run on
-         * in its thread. Shut down, all end at once. */
-        g_socket_shutdown(c->socket, TRUE, TRUE, NULL);
+    while (g_hash_table_iter_next(&it, NULL, &value)) {
+        g_hash_table_iter_steal(&it);
+        orphan(value);
     }
     g_hash_table_destroy(listener->connections);
     moat_handshakes_free(listener->handshakes);

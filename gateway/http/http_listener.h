@@ -23,7 +23,11 @@
  * (http_tls_guard.h; reason="tls_renegotiation").
  *
  * Control thread only: every function, and every callback it installs,
- * runs on the default main context. */
+ * runs on the default main context, but one: the weak reference that sees
+ * a connection's socket go runs on the thread that dropped it last (a TLS
+ * stream's can be a GLib pool thread) and hands the release of the
+ * connection's place to the control thread; the tables are never touched
+ * elsewhere (asserted unless NDEBUG). */
 #ifndef MOAT_HTTP_LISTENER_H
 #define MOAT_HTTP_LISTENER_H
 

@@ -115,6 +115,33 @@ static void test_ipv6_prefix_is_one_source(void)
     moat_connection_counts_free(counts);
 }
 
+static gpointer release_elsewhere(gpointer counts)
+{
+    moat_connection_counts_release(counts, "4:192.0.2.1");
+    return NULL;
+}
+
+/* Control thread only: where asserts are compiled in (the ASan build the
+ * tests use), a release from another thread (a socket finalized on a GLib
+ * pool thread did that) aborts instead of racing the control thread. */
+static void test_other_thread_aborts(void)
+{
+#ifdef NDEBUG
+    g_test_skip("asserts compiled out");
+#else
+    if (g_test_subprocess()) {
+        moat_connection_counts *counts = moat_connection_counts_new(0, 0);
+        moat_connection_counts_admit(counts, "4:192.0.2.1");
+        g_thread_join(g_thread_new("elsewhere", release_elsewhere, counts));
+        moat_connection_counts_free(counts);
+        return;
+    }
+    g_test_trap_subprocess(NULL, 0, G_TEST_SUBPROCESS_DEFAULT);
+    g_test_trap_assert_failed();
+    g_test_trap_assert_stderr("*moat_connection_counts_release*owner*");
+#endif
+}
+
 static void test_refusal_names(void)
 {
     g_assert_cmpstr(moat_refusal_reason_name(MOAT_REFUSED_REQUEST_TIMEOUT), ==, "request_timeout");
@@ -133,5 +160,6 @@ int main(int argc, char **argv)
     g_test_add_func("/http_connections/release_of_nothing", test_release_of_nothing);
     g_test_add_func("/http_connections/ipv6_prefix", test_ipv6_prefix_is_one_source);
     g_test_add_func("/http_connections/refusal_names", test_refusal_names);
+    g_test_add_func("/http_connections/other_thread_aborts", test_other_thread_aborts);
     return g_test_run();
 }
