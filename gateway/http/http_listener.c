@@ -1,5 +1,6 @@
 /* Owns the HTTP API's listening socket, the accept loop, each connection's
- * request deadline and the connection caps (http_listener.h).
+ * request deadline and the connection caps (http_listener.h); a TLS
+ * connection's hello and handshake are http_listener_tls.c.
  *
  * Why accept here instead of soup_server_listen(): libsoup 3.2's listener
  * stops listening for good on the first failed accept (EMFILE under a
@@ -29,6 +30,7 @@
  * reads end of file, fails it and closes the connection itself. The cost
  * per request is two pointer lookups and a timer. */
 #include "http/http_listener.h"
+#include "http/http_listener_private.h"
 
 #include "session/http_admission.h"
 #include "http/http_connections.h"
@@ -51,76 +53,18 @@
 #include <string.h>
 
 #define ACCEPT_PAUSE_MS 100
-#define HELLO_RETRY_MS  50
-/* From a whole ClientHello to the end of the handshake: the server's work
- * takes milliseconds, the client's reply a round trip. */
-#define HANDSHAKE_TIMEOUT_MS 3000
-
-struct moat_http_listener {
-    SoupServer *server;
-    moat_gateway *gateway;
-    GSocket *socket;
-    GSource *accepting; /* NULL while paused after a failed accept */
-    guint resume_timer;
-    unsigned timeout_ms; /* 0: no deadline */
-    moat_connection_counts *counts;
-    GHashTable *connections;     /* remote GSocketAddress * -> connection (owned) */
-    GTlsCertificate *tls;        /* NULL: plain HTTP */
-    moat_handshakes *handshakes; /* TLS only */
-    GThread *control;            /* the only thread that edits the tables */
-};
 
 /* Orders socket_gone, on any thread, against the control thread's uses of
  * a connection's socket, its hand-off and the stop (connection.gone,
  * .gone_source, .orphaned). */
 static GMutex gone_lock;
 
-typedef struct connection connection;
-
-/* A TLS handshake in flight: its callback's data, which outlives the
- * connection when the listener stops first. */
-typedef struct {
-    connection *c; /* NULL once the connection is forgotten */
-    GIOStream *tls;
-} handshake;
-
-struct connection {
-    moat_http_listener *listener;
-    GSocket *socket;        /* weak: the entry goes when the socket is finalized */
-    GSocketAddress *remote; /* owned; the table's key */
-    guint deadline;         /* timer id; 0: not armed */
-    char key[48];           /* source key (http_admission.h) */
-    char peer[64];
-    /* TLS, until the client's first record is in: the socket (owned), its
-     * local address (owned), the readability watch or the retry timer. */
-    GSocket *waiting;
-    GSocketAddress *local;
-    GSource *hello_watch;
-    guint hello_retry;
-    bool queued; /* hello in, waiting for a handshake slot (http_handshakes.h) */
-    /* TLS: the first request's deadline runs from the accept, handshake
-     * included; its "request-started", at the hand-over, must not restart
-     * it. */
-    bool first_request_timed;
-    /* TLS, from the handshake's start to its end: the stream is there. */
-    handshake *handshake;
-    guint handshake_timer;
-    /* Under gone_lock. gone: the socket is finalized (socket_gone ran), the
-     * record waits for gone_source, the hand-off to the control thread
-     * (owned; NULL once run, or when socket_gone ran on the control thread).
-     * orphaned: the listener stopped with the socket alive; socket_gone
-     * only frees the record. */
-    bool gone;
-    GSource *gone_source;
-    bool orphaned;
-};
-
 static bool on_control_thread(const moat_http_listener *listener)
 {
     return g_thread_self() == listener->control;
 }
 
-static void stop_waiting(connection *c)
+void http_listener_stop_waiting(connection *c)
 {
     if (c->hello_watch) {
         g_source_destroy(c->hello_watch);
@@ -139,7 +83,7 @@ static void connection_detach(connection *c)
 {
     if (c->deadline)
         g_source_remove(c->deadline);
-    stop_waiting(c);
+    http_listener_stop_waiting(c);
     if (c->queued)
         moat_handshakes_forget(c->listener->handshakes, c);
     if (c->handshake_timer)
@@ -228,7 +172,7 @@ static void send_timeout_reply(connection *c, unsigned timeout_ms)
 /* Shuts the socket down both ways, a plain-HTTP 408 first when `reply`,
  * unless it is gone already (finalized on another thread, its hand-off on
  * the way: see socket_gone). False when it was. */
-static bool shut_down(connection *c, bool reply)
+bool http_listener_shut_down(connection *c, bool reply)
 {
     g_mutex_lock(&gone_lock);
     bool alive = !c->gone;
@@ -241,21 +185,19 @@ static bool shut_down(connection *c, bool reply)
     return alive;
 }
 
-static void drop_waiting(connection *c);
-
 static gboolean deadline_passed(gpointer data)
 {
     connection *c = data;
     c->deadline = 0;
     if (c->waiting) {
         moat_http_note_refusal(c->listener->gateway, MOAT_REFUSED_REQUEST_TIMEOUT, c->peer);
-        drop_waiting(c); /* frees c */
+        http_listener_drop_waiting(c); /* frees c */
         return G_SOURCE_REMOVE;
     }
     /* Over TLS a plain-text reply would only corrupt the stream (and the
      * deadline often passes inside the handshake): just close. A socket
      * already gone (its release on the way) is not counted. */
-    if (shut_down(c, !c->listener->tls))
+    if (http_listener_shut_down(c, !c->listener->tls))
         moat_http_note_refusal(c->listener->gateway, MOAT_REFUSED_REQUEST_TIMEOUT, c->peer);
     return G_SOURCE_REMOVE;
 }
@@ -299,7 +241,7 @@ static void request_read(SoupServer *server, SoupServerMessage *message, gpointe
 
 /* Takes `stream` (the socket's, or the TLS stream once its handshake is
  * done) and `local`: libsoup gets the connection. */
-static void hand_over(connection *c, GIOStream *stream, GSocketAddress *local)
+void http_listener_hand_over(connection *c, GIOStream *stream, GSocketAddress *local)
 {
     /* "request-started" arms the deadline before this returns (over TLS
      * it has run since the accept, and runs on). */
@@ -308,189 +250,15 @@ static void hand_over(connection *c, GIOStream *stream, GSocketAddress *local)
     g_object_unref(local);
 }
 
-static gboolean handshake_timed_out(gpointer data)
-{
-    connection *c = data;
-    c->handshake_timer = 0;
-    moat_http_note_refusal(c->listener->gateway, MOAT_REFUSED_TLS_HANDSHAKE, c->peer);
-    shut_down(c, false); /* the handshake fails at once */
-    return G_SOURCE_REMOVE;
-}
-
-/* The guard's report (http_tls_guard.h), counted on the main loop. */
-typedef struct {
-    moat_gateway *gateway;
-    char peer[64];
-} renegotiation_report;
-
-static gboolean note_renegotiation(gpointer data)
-{
-    const renegotiation_report *report = data;
-    moat_http_note_refusal(report->gateway, MOAT_REFUSED_TLS_RENEGOTIATION, report->peer);
-    return G_SOURCE_REMOVE;
-}
-
-/* moat_tls_guard_refused_fn: called where the stream is read, the main
- * loop after the handshake; should that ever be a pool thread, the count
- * still happens on the main loop. */
-static void renegotiation_refused(void *user)
-{
-    g_main_context_invoke_full(NULL, G_PRIORITY_DEFAULT, note_renegotiation,
-                               g_memdup2(user, sizeof(renegotiation_report)), g_free);
-}
-
-/* From the end of the first handshake, before anything reads the stream
- * again, the client's handshake records are refused (http_tls_guard.h). */
-static void refuse_renegotiation(connection *c, GIOStream *tls)
-{
-    renegotiation_report *report = g_new0(renegotiation_report, 1);
-    report->gateway = c->listener->gateway;
-    g_strlcpy(report->peer, c->peer, sizeof report->peer);
-    GIOStream *guarded = NULL;
-    g_object_get(tls, "base-io-stream", &guarded, NULL);
-    moat_tls_guard_arm(guarded, renegotiation_refused, report, g_free);
-    g_clear_object(&guarded);
-}
-
-/* Done or failed: a done one goes to libsoup; a failed one (the client
- * gave up or sent junk, its 3 s or the request deadline passed and the
- * socket was shut down) is closed, and socket_gone frees `c` once GLib
- * drops the stream (often on the pool thread that ran the handshake: then
- * on the control thread soon after). Either way its slot goes to a waiting
- * connection. */
-static void handshake_done(GObject *source, GAsyncResult *result, gpointer data)
-{
-    handshake *h = data;
-    connection *c = h->c;
-    GIOStream *tls = h->tls;
-    gboolean done = g_tls_connection_handshake_finish(G_TLS_CONNECTION(tls), result, NULL);
-    g_free(h);
-    if (!c) {
-        g_object_unref(tls);
-        return;
-    }
-    c->handshake = NULL;
-    if (c->handshake_timer)
-        g_source_remove(c->handshake_timer);
-    c->handshake_timer = 0;
-    moat_http_listener *listener = c->listener;
-    char key[sizeof c->key];
-    g_strlcpy(key, c->key, sizeof key);
-    GSocketAddress *local = c->local;
-    c->local = NULL;
-    if (done) {
-        refuse_renegotiation(c, tls);
-        hand_over(c, tls, local);
-    } else {
-        g_socket_close(c->socket, NULL);
-        g_object_unref(tls);
-        g_object_unref(local);
-    }
-    moat_handshakes_end(listener->handshakes, key);
-}
-
-/* moat_handshake_start_fn: `c` has a slot. Its handshake runs on a thread
- * of GLib's pool (glib-networking's way) and has HANDSHAKE_TIMEOUT_MS,
- * within the request deadline; libsoup gets the connection only once it is
- * done, so its close never waits on a handshake. */
-static void start_handshake(void *data, void *user)
-{
-    connection *c = data;
-    moat_http_listener *listener = user;
-    c->queued = false;
-    GSocket *client = c->waiting;
-    c->waiting = NULL;
-    GIOStream *stream = moat_tls_guard_new(g_socket_connection_factory_create_connection(client));
-    g_object_unref(client);
-    char key[sizeof c->key];
-    g_strlcpy(key, c->key, sizeof key);
-    GIOStream *tls = moat_http_tls_wrap(stream, listener->tls);
-    if (!tls) { /* the stream is closed and dropped: socket_gone freed `c` */
-        moat_handshakes_end(listener->handshakes, key);
-        return;
-    }
-    handshake *h = g_new0(handshake, 1);
-    h->c = c;
-    h->tls = tls;
-    c->handshake = h;
-    c->handshake_timer = g_timeout_add(HANDSHAKE_TIMEOUT_MS, handshake_timed_out, c);
-    g_tls_connection_handshake_async(G_TLS_CONNECTION(tls), G_PRIORITY_DEFAULT, NULL,
-                                     handshake_done, h);
-}
-
 /* Drops a connection that never got to libsoup: closing and releasing the
  * socket finalizes it, and socket_gone frees `c`. */
-static void drop_waiting(connection *c)
+void http_listener_drop_waiting(connection *c)
 {
-    stop_waiting(c);
+    http_listener_stop_waiting(c);
     GSocket *socket = c->waiting;
     c->waiting = NULL;
     g_socket_close(socket, NULL);
     g_object_unref(socket);
-}
-
-static void wait_for_hello(connection *c);
-
-static bool peer_closed(GSocket *socket)
-{
-    struct pollfd check = {.fd = g_socket_get_fd(socket), .events = POLLRDHUP};
-    return poll(&check, 1, 0) == 1 && (check.revents & (POLLRDHUP | POLLHUP | POLLERR));
-}
-
-static gboolean retry_hello(gpointer data)
-{
-    connection *c = data;
-    c->hello_retry = 0;
-    wait_for_hello(c);
-    return G_SOURCE_REMOVE;
-}
-
-/* A TLS handshake takes a thread of GLib's pool for as long as it waits on
- * its client, so a client gets one only once its whole first record
- * (the ClientHello) is in, and a slot (http_handshakes.h): a connection
- * that sends nothing, or its hello a byte at a time, or waits for a slot,
- * holds no thread, only its place under the caps until the deadline.
- * Peeked, not read: the TLS stream reads it afresh. */
-static gboolean hello_ready(GSocket *socket, GIOCondition condition, gpointer data)
-{
-    connection *c = data;
-    unsigned char head[5];
-    int queued = 0;
-    gssize n = recv(g_socket_get_fd(socket), head, sizeof head, MSG_PEEK | MSG_DONTWAIT);
-    if (n <= 0 || ioctl(g_socket_get_fd(socket), FIONREAD, &queued) != 0) {
-        drop_waiting(c); /* closed, reset or shut down at the deadline */
-        return G_SOURCE_REMOVE;
-    }
-    switch (moat_http_tls_hello_state(head, (size_t)n, (size_t)queued)) {
-    case MOAT_TLS_HELLO_NOT_TLS:
-        moat_http_note_refusal(c->listener->gateway, MOAT_REFUSED_NOT_TLS, c->peer);
-        drop_waiting(c);
-        return G_SOURCE_REMOVE;
-    case MOAT_TLS_HELLO_INCOMPLETE:
-        /* The socket stays readable with a partial record queued: look
-         * again a little later rather than spin; a client that has shut
-         * its side will never complete it. */
-        if (peer_closed(socket)) {
-            drop_waiting(c);
-            return G_SOURCE_REMOVE;
-        }
-        stop_waiting(c);
-        c->hello_retry = g_timeout_add(HELLO_RETRY_MS, retry_hello, c);
-        return G_SOURCE_REMOVE;
-    case MOAT_TLS_HELLO_COMPLETE:
-        break;
-    }
-    stop_waiting(c);
-    c->queued = true; /* until start_handshake, now or when a slot frees */
-    moat_handshakes_request(c->listener->handshakes, c->key, c);
-    return G_SOURCE_REMOVE;
-}
-
-static void wait_for_hello(connection *c)
-{
-    c->hello_watch = g_socket_create_source(c->waiting, G_IO_IN | G_IO_HUP | G_IO_ERR, NULL);
-    g_source_set_callback(c->hello_watch, G_SOURCE_FUNC(hello_ready), c, NULL);
-    g_source_attach(c->hello_watch, NULL);
 }
 
 /* Takes `client`: refuses it (closed now, counted) or hands it to libsoup. */
@@ -533,12 +301,12 @@ static void admit(moat_http_listener *listener, GSocket *client)
         c->local = local;
         c->first_request_timed = true;
         arm(c);
-        wait_for_hello(c);
+        http_listener_wait_for_hello(c);
         return;
     }
     GIOStream *stream = G_IO_STREAM(g_socket_connection_factory_create_connection(client));
     g_object_unref(client);
-    hand_over(c, stream, local);
+    http_listener_hand_over(c, stream, local);
 }
 
 static gboolean accept_ready(GSocket *socket, GIOCondition condition, gpointer data);
@@ -616,9 +384,10 @@ moat_http_listener *moat_http_listener_start(SoupServer *server, moat_gateway *g
     listener->connections =
         g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, connection_free);
     if (tls)
-        listener->handshakes = moat_handshakes_new(
-            (size_t)gateway->config.max_tls_handshakes,
-            (size_t)gateway->config.max_tls_handshakes_per_source, start_handshake, listener);
+        listener->handshakes =
+            moat_handshakes_new((size_t)gateway->config.max_tls_handshakes,
+                                (size_t)gateway->config.max_tls_handshakes_per_source,
+                                http_listener_start_handshake, listener);
     g_signal_connect(server, "request-started", G_CALLBACK(request_started), listener);
     g_signal_connect(server, "request-read", G_CALLBACK(request_read), listener);
     watch_listening_socket(listener);
