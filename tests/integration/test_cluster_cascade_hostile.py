@@ -46,41 +46,36 @@ def attribute(sdp, name):
     return re.search(rf"a={name}:(\S+)", sdp).group(1)
 
 
+async def spoofed_check(pc, url, spoofed_port, target_port):
+    """`pc` offers to `url`, an ordinary session that never connects
+    itself, and one authenticated nominating check for it is sent spoofed
+    from 127.0.0.1:spoofed_port to 127.0.0.1:target_port; returns `pc`."""
+    await pc.setLocalDescription(await pc.createOffer())
+    status, answer, _, _ = await post_offer(url, pc.localDescription.sdp)
+    assert status == 201, answer
+    check = binding_request(attribute(answer, "ice-ufrag"),
+                            attribute(pc.localDescription.sdp, "ice-ufrag"),
+                            attribute(answer, "ice-pwd"), nominate=True)
+    for _ in range(3):
+        raw_send(spoofed_port, target_port, check)
+        await asyncio.sleep(0.05)
+    return pc
+
+
 async def steal_attempt(url, spoofed_port, target_port):
-    """An ordinary WHEP session at `url` (never connected itself) and one
-    authenticated nominating check for it, spoofed from 127.0.0.1:spoofed_port
-    to 127.0.0.1:target_port."""
+    """A WHEP session's check, spoofed (spoofed_check)."""
     pc = RTCPeerConnection()
     pc.addTransceiver("audio", direction="recvonly")
     pc.addTransceiver("video", direction="recvonly")
-    await pc.setLocalDescription(await pc.createOffer())
-    status, answer, _, _ = await post_offer(url, pc.localDescription.sdp)
-    assert status == 201, answer
-    check = binding_request(attribute(answer, "ice-ufrag"),
-                            attribute(pc.localDescription.sdp, "ice-ufrag"),
-                            attribute(answer, "ice-pwd"), nominate=True)
-    for _ in range(3):
-        raw_send(spoofed_port, target_port, check)
-        await asyncio.sleep(0.05)
-    return pc
+    return await spoofed_check(pc, url, spoofed_port, target_port)
 
 
 async def early_steal(url, spoofed_port, target_port):
-    """An ordinary WHIP session at `url` (echo: no room, no link; never
-    connected itself) and one authenticated nominating check for it, spoofed
-    from 127.0.0.1:spoofed_port to 127.0.0.1:target_port."""
+    """A WHIP session's check (echo: no room, no link), spoofed
+    (spoofed_check)."""
     pc = RTCPeerConnection()
     pc.addTrack(ToneTrack(440.0))
-    await pc.setLocalDescription(await pc.createOffer())
-    status, answer, _, _ = await post_offer(url, pc.localDescription.sdp)
-    assert status == 201, answer
-    check = binding_request(attribute(answer, "ice-ufrag"),
-                            attribute(pc.localDescription.sdp, "ice-ufrag"),
-                            attribute(answer, "ice-pwd"), nominate=True)
-    for _ in range(3):
-        raw_send(spoofed_port, target_port, check)
-        await asyncio.sleep(0.05)
-    return pc
+    return await spoofed_check(pc, url, spoofed_port, target_port)
 
 
 async def keeps_flowing(sub, seconds):
