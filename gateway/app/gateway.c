@@ -79,8 +79,9 @@ static void warn_left_out(left_out_addresses *left_out, bool configured)
         g_string_append_printf(left_out->names, " and %zu more", left_out->count - LEFT_OUT_NAMED);
     if (left_out->count && configured)
         moat_log_warn("gateway",
-                      "[media] announced_address and candidate_addresses list more than the %d "
-                      "ICE candidates a session offers: %zu left out (%s)",
+                      "[media] candidate_addresses lists more than the %d ICE candidates a "
+                      "session offers (announced_address, when set, takes the first): %zu left "
+                      "out (%s)",
                       MOAT_MAX_CANDIDATE_ADDRESSES, left_out->count, left_out->names->str);
     else if (left_out->count)
         moat_log_warn("gateway",
