@@ -267,3 +267,26 @@ def test_consent_is_refreshed_by_the_selected_pair_only():
             other.close()
     finally:
         assert gw.stop() == 0
+
+
+def test_a_session_that_will_move_keeps_to_its_family():
+    """moat-flood --migrate-to an IPv4 address against a gateway whose best
+    candidate is IPv6: before, a session took the IPv6 candidate, its move
+    to the IPv4 address could not send there and the session stopped at the
+    move (migrations 0, a quarter of its packets); now it takes a candidate
+    of the move's family and moves."""
+    gw = Gateway(candidate_addresses="::1,127.0.0.1", workers=1)
+    try:
+        result = subprocess.run(
+            [str(FLOOD), "--whip", gw.base + "/whip/echo", "--sessions", "2", "--duration", "3",
+             "--migrate-after", "1", "--migrate-to", "127.0.0.2", "--json", "--quiet"],
+            capture_output=True, text=True, timeout=60)
+        assert result.returncode == 0, result.stderr
+        summary = json.loads(result.stdout)
+        assert summary["sessions_connected"] == 2, summary
+        for session in summary["sessions"]:
+            assert session["state"] == "connected", session
+            assert session["migrations"] == 1, session
+            assert session["received_after_migration"] > 50, session
+    finally:
+        assert gw.stop() == 0

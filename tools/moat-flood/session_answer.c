@@ -12,10 +12,21 @@
 #include <stdio.h>
 #include <string.h>
 
+/* A session that will move to --migrate-to keeps to that address's family:
+ * a socket moved to an IPv4 address cannot reach an IPv6 candidate (the
+ * session stopped at its move), nor the reverse. */
+static bool family_fits(const flood_options *o, const struct sockaddr_in6 *address)
+{
+    if (o->migrate_to == NULL)
+        return true;
+    bool to_v4 = strchr(o->migrate_to, ':') == NULL;
+    return to_v4 == (bool)IN6_IS_ADDR_V4MAPPED(&address->sin6_addr);
+}
+
 static int take_candidates(flood_session *s, const moat_sdp_media *m, char *error,
                            size_t error_size)
 {
-    size_t refused = 0;
+    size_t refused = 0, other_family = 0;
     s->n_remotes = 0;
     for (size_t i = 0; i < m->n_candidates && s->n_remotes < FLOOD_SESSION_MAX_REMOTES; i++) {
         const moat_sdp_candidate *c = &m->candidates[i];
@@ -28,12 +39,18 @@ static int take_candidates(flood_session *s, const moat_sdp_media *m, char *erro
             refused++;
             continue;
         }
+        if (!family_fits(s->env->options, &address)) {
+            other_family++;
+            continue;
+        }
         s->remote_priorities[s->n_remotes] = c->priority;
         s->remotes[s->n_remotes++] = address;
     }
     if (s->n_remotes > 0)
         return 0;
-    if (refused > 0)
+    if (other_family > 0)
+        snprintf(error, error_size, "no UDP candidate of --migrate-to's address family");
+    else if (refused > 0)
         snprintf(error, error_size,
                  "every candidate is outside loopback and the private networks; "
                  "pass --allow-remote to send to them");
