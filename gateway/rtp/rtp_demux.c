@@ -70,42 +70,47 @@ static void take_extension(const moat_extension_ids *ids, uint8_t id, const uint
     }
 }
 
-/* One pass over the one-byte (RFC 8285 §4.2) or two-byte (§4.3) form. */
+/* Two-byte form (RFC 8285 §4.3): a zero octet in place of an id is padding. */
+static void read_two_byte(const moat_extension_ids *ids, const uint8_t *p, size_t n,
+                          moat_rtp_packet *out)
+{
+    size_t i = 0;
+    while (i < n) {
+        if (p[i] == 0) {
+            i++;
+            continue;
+        }
+        if (i + 1 >= n)
+            return;
+        uint8_t id = p[i];
+        size_t len = p[i + 1];
+        i += 2;
+        if (i + len > n)
+            return;
+        take_extension(ids, id, p + i, len, out);
+        i += len;
+    }
+}
+
+/* One pass over the one-byte (moat_rtp_one_byte_next's rule) or two-byte form. */
 static void read_extensions(const moat_extension_ids *ids, const uint8_t *data,
                             const moat_rtp_header *h, moat_rtp_packet *out)
 {
     if (!h->extension || h->extension_length == 0)
         return;
     const uint8_t *p = data + h->extension_offset;
-    size_t n = h->extension_length, i = 0;
-    bool one_byte = h->extension_profile == 0xBEDE;
-    if (!one_byte && (h->extension_profile & 0xFFF0) != 0x1000)
-        return;
-    while (i < n) {
-        if (p[i] == 0) { /* padding */
-            i++;
-            continue;
-        }
+    size_t n = h->extension_length;
+    if (h->extension_profile == 0xBEDE) {
+        size_t at = 0;
         uint8_t id;
-        size_t len;
-        if (one_byte) {
-            id = p[i] >> 4;
-            len = (size_t)(p[i] & 0x0f) + 1;
-            if (id == 15)
-                return;
-            i += 1;
-        } else {
-            if (i + 1 >= n)
-                return;
-            id = p[i];
-            len = p[i + 1];
-            i += 2;
-        }
-        if (i + len > n)
-            return;
-        take_extension(ids, id, p + i, len, out);
-        i += len;
+        const uint8_t *value;
+        size_t size;
+        while (moat_rtp_one_byte_next(p, n, &at, &id, &value, &size) == MOAT_RTP_ONE_BYTE_ELEMENT)
+            take_extension(ids, id, value, size, out);
+        return;
     }
+    if ((h->extension_profile & 0xFFF0) == 0x1000)
+        read_two_byte(ids, p, n, out);
 }
 
 static moat_demux_stream *find_stream(moat_rtp_demux *demux, uint32_t ssrc)

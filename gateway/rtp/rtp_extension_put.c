@@ -3,6 +3,7 @@
 #include "rtp/rtp_extension_put.h"
 
 #include "rtp/rtp_bytes.h"
+#include "rtp/rtp_packet.h"
 
 #include <string.h>
 
@@ -49,23 +50,24 @@ bool moat_rtp_put_extension(uint8_t *d, size_t *length, size_t capacity, uint8_t
     size_t end = start + 4 + 4 * words;
     if (end > n)
         return false;
-    for (size_t i = start + 4; i < end;) {
-        if (d[i] == 0) { /* padding */
-            i++;
+    size_t at = 0, block = end - (start + 4);
+    uint8_t element;
+    const uint8_t *found;
+    size_t found_size;
+    int step;
+    while ((step = moat_rtp_one_byte_next(d + start + 4, block, &at, &element, &found,
+                                          &found_size)) == MOAT_RTP_ONE_BYTE_ELEMENT) {
+        if (element != id)
             continue;
-        }
-        uint8_t element = d[i] >> 4;
-        size_t element_size = (size_t)(d[i] & 0x0f) + 1;
-        if (element == 15 || i + 1 + element_size > end)
-            break;
-        if (element == id) {
-            if (element_size != size)
-                return false;
-            memcpy(d + i + 1, value, size);
-            return true;
-        }
-        i += 1 + element_size;
+        if (found_size != size)
+            return false;
+        memcpy(d + (found - d), value, size);
+        return true;
     }
+    /* An element appended after an octet that ends processing, or after an
+     * overrun, would be invisible to every receiver. */
+    if (step != MOAT_RTP_ONE_BYTE_END || at != block)
+        return false;
     size_t add = padded(size);
     if (n + add > capacity || words + add / 4 > 0xffff)
         return false;

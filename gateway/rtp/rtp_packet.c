@@ -58,34 +58,48 @@ int moat_rtp_parse(const uint8_t *buf, size_t len, moat_rtp_header *out)
     return MOAT_RTP_OK;
 }
 
-/* One-byte form (RFC 8285 section 4.2): a 4-bit id and 4-bit length-1 per
- * element; id 0 is a padding octet, id 15 ends processing. */
+int moat_rtp_one_byte_next(const uint8_t *ext, size_t n, size_t *at, uint8_t *id,
+                           const uint8_t **value, size_t *size)
+{
+    size_t i = *at;
+    while (i < n && ext[i] == 0)
+        i++;
+    *at = i;
+    if (i == n)
+        return MOAT_RTP_ONE_BYTE_END;
+    uint8_t elem_id = ext[i] >> 4;
+    if (elem_id == 0 || elem_id == 15)
+        return MOAT_RTP_ONE_BYTE_END;
+    size_t elem_len = (size_t)(ext[i] & 0x0F) + 1;
+    if (elem_len > n - i - 1)
+        return MOAT_RTP_ONE_BYTE_OVERRUN;
+    *id = elem_id;
+    *value = ext + i + 1;
+    *size = elem_len;
+    *at = i + 1 + elem_len;
+    return MOAT_RTP_ONE_BYTE_ELEMENT;
+}
+
+/* One-byte form: ids 1..14 (moat_rtp_one_byte_next's rule). */
 static int find_one_byte(const uint8_t *ext, size_t ext_len, uint8_t id, const uint8_t **data,
                          size_t *len)
 {
     if (id == 0 || id >= 15)
         return MOAT_RTP_ERR_NOT_FOUND;
-    size_t i = 0;
-    while (i < ext_len) {
-        uint8_t elem_id = ext[i] >> 4;
-        if (elem_id == 0) {
-            i++;
-            continue;
-        }
-        if (elem_id == 15)
-            return MOAT_RTP_ERR_NOT_FOUND;
-        size_t elem_len = (size_t)(ext[i] & 0x0F) + 1;
-        i++;
-        if (elem_len > ext_len - i)
-            return MOAT_RTP_ERR_MALFORMED;
+    size_t at = 0;
+    uint8_t elem_id;
+    const uint8_t *value;
+    size_t size;
+    int step;
+    while ((step = moat_rtp_one_byte_next(ext, ext_len, &at, &elem_id, &value, &size)) ==
+           MOAT_RTP_ONE_BYTE_ELEMENT) {
         if (elem_id == id) {
-            *data = ext + i;
-            *len = elem_len;
+            *data = value;
+            *len = size;
             return MOAT_RTP_OK;
         }
-        i += elem_len;
     }
-    return MOAT_RTP_ERR_NOT_FOUND;
+    return step == MOAT_RTP_ONE_BYTE_OVERRUN ? MOAT_RTP_ERR_MALFORMED : MOAT_RTP_ERR_NOT_FOUND;
 }
 
 /* Two-byte form (RFC 8285 section 4.3): an 8-bit id and 8-bit length per

@@ -40,6 +40,19 @@ typedef struct {
  * negative moat_rtp_result; *out is only meaningful on success. */
 int moat_rtp_parse(const uint8_t *buf, size_t len, moat_rtp_header *out);
 
+/* One step of the walk over a one-byte-form extension block (RFC 8285
+ * section 4.2) ext[0..n), the one rule every reader and writer of that form
+ * follows: zero octets are padding; id 15, or an id-0 octet with a nonzero
+ * length (what libwebrtc treats as malformed), ends processing. From *at,
+ * returns MOAT_RTP_ONE_BYTE_ELEMENT with the next element's id and value
+ * (*value = ext + offset, *size 1..16) and *at past it; MOAT_RTP_ONE_BYTE_END
+ * when the block is done or processing ends (*at stays at the octet that ended
+ * it, n at a clean end); MOAT_RTP_ONE_BYTE_OVERRUN when the element runs past
+ * the block. Pure; any thread. */
+enum { MOAT_RTP_ONE_BYTE_ELEMENT, MOAT_RTP_ONE_BYTE_END, MOAT_RTP_ONE_BYTE_OVERRUN };
+int moat_rtp_one_byte_next(const uint8_t *ext, size_t n, size_t *at, uint8_t *id,
+                           const uint8_t **value, size_t *size);
+
 /* Finds the element with `id` in the header extension of a packet parsed into
  * `h` (one-byte form: id 1..14, two-byte form: id 1..255). On success *data
  * points into `buf` and *len is the element's length (may be 0 in the

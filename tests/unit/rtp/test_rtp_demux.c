@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "rtp/rtp_demux.h"
+#include "rtp/rtp_packet.h"
 
 enum { MID = 1, LEVEL = 2, ABS = 3, TWCC = 4, RID = 5, RRID = 6, CVO = 7 };
 
@@ -113,6 +114,26 @@ static void test_mid_and_extensions(fixture *f, gconstpointer data)
     g_assert_cmpint(moat_rtp_demux_packet(&f->demux, p, n, sizeof p, 6, &out), ==, 0);
     g_assert_cmpint(out.media_index, ==, 0);
     g_assert_cmpuint(out.extended_sequence, ==, 65536 + 8);
+}
+
+/* An id-0 octet with a nonzero length ends the one-byte block for the demux
+ * as for moat_rtp_find_extension: the mid after it is read by neither. */
+static void test_one_byte_id0_with_length_ends_the_block(fixture *f, gconstpointer data)
+{
+    uint8_t p[256];
+    size_t n = header(p, 111, 7, 960, 0x1000);
+    const uint8_t ext[] = {0x01, 0x55, 0x55, MID << 4 | 0, 'a', TWCC << 4 | 1, 0x12, 0x34};
+    n = extension(p, n, ext, sizeof ext);
+    n = payload(p, n, 20);
+    moat_rtp_header h;
+    g_assert_cmpint(moat_rtp_parse(p, n, &h), ==, MOAT_RTP_OK);
+    const uint8_t *value;
+    size_t size;
+    g_assert_cmpint(moat_rtp_find_extension(p, &h, MID, &value, &size), ==, MOAT_RTP_ERR_NOT_FOUND);
+    moat_rtp_packet out;
+    g_assert_cmpint(moat_rtp_demux_packet(&f->demux, p, n, sizeof p, 5, &out), ==, 0);
+    g_assert_cmpstr(out.mid, ==, "");
+    g_assert_false(out.has_transport_sequence);
 }
 
 static void test_two_byte_form_and_rid(fixture *f, gconstpointer data)
@@ -346,6 +367,8 @@ int main(int argc, char **argv)
     g_test_init(&argc, &argv, NULL);
 #define ADD(path, fn) g_test_add(path, fixture, NULL, setup, fn, teardown)
     ADD("/demux/mid-and-extensions", test_mid_and_extensions);
+    ADD("/demux/one-byte-id0-with-length-ends-the-block",
+        test_one_byte_id0_with_length_ends_the_block);
     ADD("/demux/two-byte-form-and-rid", test_two_byte_form_and_rid);
     ADD("/demux/declared-ssrc-and-payload-type", test_declared_ssrc_and_payload_type);
     ADD("/demux/extended-sequence", test_extended_sequence);

@@ -80,6 +80,20 @@ static void test_refusals(void)
     e[12] = 0x10, e[13] = 0x00, e[14] = 0, e[15] = 0;
     m += 4;
     g_assert_false(moat_rtp_put_extension(e, &m, sizeof e, 4, v, 2));
+    /* a block where processing ends (id 15, or an id-0 octet with a length)
+     * before its end: an element after it would be read by no receiver */
+    const uint8_t stops[] = {0xF0, 0x01};
+    for (size_t k = 0; k < sizeof stops; k++) {
+        m = make_packet(e, 0);
+        e[0] |= 0x10;
+        memmove(e + 20, e + 12, 4);
+        e[12] = 0xbe, e[13] = 0xde, e[14] = 0, e[15] = 1;
+        e[16] = stops[k], e[17] = 0, e[18] = 0, e[19] = 0;
+        m += 8;
+        size_t before = m;
+        g_assert_false(moat_rtp_put_extension(e, &m, sizeof e, 4, v, 2));
+        g_assert_cmpuint(m, ==, before);
+    }
     /* a block whose length runs past the packet */
     m = make_packet(e, 0);
     e[0] |= 0x10;

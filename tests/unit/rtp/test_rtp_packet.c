@@ -221,11 +221,52 @@ static void test_extension_one_byte_edges(void)
     g_assert_cmpint(moat_rtp_parse(p, n, &h), ==, MOAT_RTP_OK);
     g_assert_cmpint(moat_rtp_find_extension(p, &h, 1, &data, &len), ==, MOAT_RTP_ERR_MALFORMED);
 
+    /* An id-0 octet with a nonzero length ends processing (as id 15), as
+     * libwebrtc reads it, and as the demux and the writer do. */
+    const uint8_t id0[] = {0x02, 0x30, 0x07, 0x00};
+    n = with_extension(p, 0xBEDE, id0, sizeof(id0));
+    g_assert_cmpint(moat_rtp_parse(p, n, &h), ==, MOAT_RTP_OK);
+    g_assert_cmpint(moat_rtp_find_extension(p, &h, 3, &data, &len), ==, MOAT_RTP_ERR_NOT_FOUND);
+
     /* An unknown profile holds no RFC 8285 elements. */
     const uint8_t other[] = {0x10, 0x55, 0x00, 0x00};
     n = with_extension(p, 0x1234, other, sizeof(other));
     g_assert_cmpint(moat_rtp_parse(p, n, &h), ==, MOAT_RTP_OK);
     g_assert_cmpint(moat_rtp_find_extension(p, &h, 1, &data, &len), ==, MOAT_RTP_ERR_NOT_FOUND);
+}
+
+/* The walk itself: padding skipped, every stop reported where it is. */
+static void test_one_byte_walk(void)
+{
+    const uint8_t block[] = {0x00, 0x10, 0xAA, 0x00, 0x21, 0xBB, 0xCC, 0x01, 0x30, 0x07};
+    size_t at = 0, size = 0;
+    uint8_t id = 0;
+    const uint8_t *value = NULL;
+    g_assert_cmpint(moat_rtp_one_byte_next(block, sizeof block, &at, &id, &value, &size), ==,
+                    MOAT_RTP_ONE_BYTE_ELEMENT);
+    g_assert_cmpuint(id, ==, 1);
+    g_assert_cmpuint(size, ==, 1);
+    g_assert_true(value == block + 2);
+    g_assert_cmpint(moat_rtp_one_byte_next(block, sizeof block, &at, &id, &value, &size), ==,
+                    MOAT_RTP_ONE_BYTE_ELEMENT);
+    g_assert_cmpuint(id, ==, 2);
+    g_assert_cmpuint(size, ==, 2);
+    g_assert_cmpuint(at, ==, 7);
+    /* 0x01: id 0, length 2; processing ends there, id 3 is never read. */
+    g_assert_cmpint(moat_rtp_one_byte_next(block, sizeof block, &at, &id, &value, &size), ==,
+                    MOAT_RTP_ONE_BYTE_END);
+    g_assert_cmpuint(at, ==, 7);
+    /* A clean end leaves `at` at the block's length. */
+    at = 0;
+    g_assert_cmpint(moat_rtp_one_byte_next(block, 4, &at, &id, &value, &size), ==,
+                    MOAT_RTP_ONE_BYTE_ELEMENT);
+    g_assert_cmpint(moat_rtp_one_byte_next(block, 4, &at, &id, &value, &size), ==,
+                    MOAT_RTP_ONE_BYTE_END);
+    g_assert_cmpuint(at, ==, 4);
+    /* An element one octet past the block. */
+    at = 4;
+    g_assert_cmpint(moat_rtp_one_byte_next(block, 6, &at, &id, &value, &size), ==,
+                    MOAT_RTP_ONE_BYTE_OVERRUN);
 }
 
 static void test_extension_two_byte(void)
@@ -313,6 +354,7 @@ int main(int argc, char **argv)
     g_test_add_func("/rtp/packet/parse-every-truncation", test_parse_every_truncation);
     g_test_add_func("/rtp/packet/extension-one-byte", test_extension_one_byte);
     g_test_add_func("/rtp/packet/extension-one-byte-edges", test_extension_one_byte_edges);
+    g_test_add_func("/rtp/packet/one-byte-walk", test_one_byte_walk);
     g_test_add_func("/rtp/packet/extension-two-byte", test_extension_two_byte);
     g_test_add_func("/rtp/packet/setters", test_setters);
     g_test_add_func("/rtp/packet/is-rtcp", test_is_rtcp);
