@@ -30,6 +30,7 @@ const char *moat_drop_reason_name(moat_drop_reason reason)
         [MOAT_DROP_RATE_LIMIT] = "rate_limit",
         [MOAT_DROP_DATA_ENDED] = "datachannel_ended",
         [MOAT_DROP_RTCP_IGNORED] = "rtcp_ignored",
+        [MOAT_DROP_PAYLOAD_TYPE] = "payload_type",
     };
     return reason < MOAT_DROP_REASON_COUNT ? names[reason] : "unknown";
 }

@@ -34,6 +34,7 @@ typedef enum {
     MOAT_DROP_RATE_LIMIT,    /* authenticated RTP over the session's [limits] session_media_kbps */
     MOAT_DROP_DATA_ENDED,    /* a relayed data message still queued when its target session ended */
     MOAT_DROP_RTCP_IGNORED,  /* RTCP from an ingest's sender: nothing is sent back to it */
+    MOAT_DROP_PAYLOAD_TYPE,  /* authenticated RTP of a payload type its m-line did not accept */
     MOAT_DROP_REASON_COUNT
 } moat_drop_reason;
 

@@ -161,6 +161,13 @@ static bool has_payload_type(const moat_media_info *m, uint8_t pt)
 /* Bundled m-lines may share payload types: an m-line the peer sends on whose
  * stream is not known yet is the better guess, so two new streams with the
  * same codec land on two m-lines. */
+bool moat_rtp_demux_accepts(const moat_rtp_demux *demux, int media_index, uint8_t pt)
+{
+    if (media_index < 0 || (size_t)media_index >= demux->n_media)
+        return false;
+    return has_payload_type(&demux->media[media_index], pt);
+}
+
 static int by_payload_type(const moat_rtp_demux *demux, uint8_t pt)
 {
     int first = -1;

@@ -53,6 +53,9 @@ int moat_rtp_demux_packet(moat_rtp_demux *demux, uint8_t *data, size_t length, s
  * or the index out of range. */
 bool moat_rtp_demux_declare(moat_rtp_demux *demux, uint32_t ssrc, int media_index, const char *rid,
                             bool rtx);
+/* Whether the m-line `media_index` accepted payload type `pt` (a codec's, or
+ * its RTX's): what the core delivers to a plugin. */
+bool moat_rtp_demux_accepts(const moat_rtp_demux *demux, int media_index, uint8_t pt);
 /* The same for a packet the caller already parsed into `header`. */
 void moat_rtp_demux_parsed(moat_rtp_demux *demux, uint8_t *data, size_t length, size_t capacity,
                            const moat_rtp_header *header, uint64_t arrival_us,

@@ -388,6 +388,13 @@ bool moat_session_deliver_rtp(moat_session *session, uint8_t *data, size_t lengt
     if (session->plugin->on_media) {
         moat_rtp_packet packet;
         moat_rtp_demux_parsed(&session->demux, data, length, capacity, &header, now, &packet);
+        /* Mapped to an m-line that never accepted its payload type: no plugin
+         * can forward it (the room looked it up per subscriber, under its lock). */
+        if (packet.media_index >= 0 &&
+            !moat_rtp_demux_accepts(&session->demux, packet.media_index, packet.payload_type)) {
+            moat_session_drop(session, MOAT_DROP_PAYLOAD_TYPE);
+            return false;
+        }
         if (packet.repaired) {
             moat_counter_add(&moat_worker_counters_mut(session->worker)->rtx_received, 1);
             moat_counter_add(&session->counters.rtx_received, 1);
