@@ -13,12 +13,16 @@
  * from lane i of one side goes to lane i of the other, or to the other's
  * first lane with an open channel when it has no lane i. POST
  * /whip/tunnel/<name> (no key) is a one-lane peer, as before lanes. Any
- * lane leaving ends the tunnel: every other lane of both sides ends.
+ * lane leaving ends the tunnel: every other lane of both sides ends, and
+ * from that moment the tunnel's name no longer finds it, so a peer that
+ * joins by that name (the same peer rejoining at once) gets a new tunnel,
+ * never a side of the one whose lanes are ending.
  *
  * Ownership and threads:
  *  - The registry (tunnel_registry.c) owns tunnels; registry_lock guards
- *    the table and each tunnel's peer slots. Every peer holds its tunnel;
- *    the tunnel goes when its last peer leaves.
+ *    the tables and each tunnel's peer slots. Every peer holds its tunnel.
+ *    The first lane to leave moves the tunnel from the name table to the
+ *    set of ended tunnels; it is freed when its last lane leaves.
  *  - A peer is allocated by attach (control thread) and freed by detach (its
  *    session's worker) after it left its slot, so a peer read under the
  *    registry lock is alive. Its handle is referenced from attach to detach:
@@ -98,6 +102,7 @@ typedef struct {
 struct tunnel {
     char name[TUNNEL_NAME_SIZE];
     tunnel_side sides[TUNNEL_PEERS]; /* under the registry lock */
+    bool ended; /* a lane left: out of the name table, its lanes ending; registry lock */
 };
 
 /* What follows /whip/tunnel/: "<name>" or "<name>/<peer-key>/<lane>". */
@@ -122,8 +127,9 @@ const char *tunnel_resource_parse(const char *resource, tunnel_resource *out, bo
  * thread. */
 const char *tunnel_join(tunnel_peer *peer, const char *resource);
 /* Takes the peer (lane) out of its side (every other lane of the tunnel is
- * told to leave) and folds its counters into the totals; the side goes
- * with its last lane and the tunnel with its last side. */
+ * told to leave, and the tunnel ends: a join by its name makes a new one)
+ * and folds its counters into the totals; the side goes with its last lane
+ * and the tunnel with its last side. */
 void tunnel_leave(tunnel_peer *peer);
 /* The partner of `peer` with a referenced handle and its channel, or NULL
  * (why in *reason). Any thread. */

@@ -1,5 +1,6 @@
 /* The tunnels by name, their two sides (peers) with up to TUNNEL_MAX_LANES
- * lanes (sessions) each, and the plugin's counters: those of live lanes are
+ * lanes (sessions) each, the tunnels that ended (out of the name table, their
+ * lanes still leaving), and the plugin's counters: those of live lanes are
  * read from the lanes, those of lanes that left are folded into `retired`
  * when they leave (tunnel.h). */
 #include "tunnel.h"
@@ -10,6 +11,9 @@
 
 static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
 static GHashTable *tunnels; /* name -> tunnel, under registry_lock */
+/* Tunnels that ended (tunnel.ended), until their last lane leaves: a set
+ * that owns them. Under registry_lock. */
+static GHashTable *ended;
 
 /* Counters of peers that left, and refusals; under registry_lock. */
 static struct {
@@ -38,6 +42,8 @@ void tunnel_registry_init(void)
     pthread_mutex_lock(&registry_lock);
     if (!tunnels)
         tunnels = g_hash_table_new_full(g_str_hash, g_str_equal, NULL, g_free);
+    if (!ended)
+        ended = g_hash_table_new_full(g_direct_hash, g_direct_equal, g_free, NULL);
     memset(&retired, 0, sizeof retired);
     pthread_mutex_unlock(&registry_lock);
 }
@@ -47,7 +53,10 @@ void tunnel_registry_destroy(void)
     pthread_mutex_lock(&registry_lock);
     if (tunnels)
         g_hash_table_destroy(tunnels);
+    if (ended)
+        g_hash_table_destroy(ended);
     tunnels = NULL;
+    ended = NULL;
     pthread_mutex_unlock(&registry_lock);
 }
 
@@ -172,7 +181,7 @@ const char *tunnel_join(tunnel_peer *peer, const char *resource)
     bool created = false;
     if (!tunnels) {
         error = "tunnel plugin not initialised";
-    } else if (!t && g_hash_table_size(tunnels) >= TUNNEL_MAX_TUNNELS) {
+    } else if (!t && g_hash_table_size(tunnels) + g_hash_table_size(ended) >= TUNNEL_MAX_TUNNELS) {
         count_refusal(TUNNEL_REFUSED_TOO_MANY_TUNNELS);
         error = MOAT_PLUGIN_ERROR_FULL "the gateway holds its maximum of tunnels";
     } else if (!t) {
@@ -200,12 +209,29 @@ static void retire_counters(const tunnel_peer *peer)
         retired.dropped[r] += atomic_load(&peer->dropped[r]);
 }
 
+/* The tunnel ends: its name no longer finds it (a join by that name makes
+ * a new tunnel), and it waits in `ended` for its last lane. Registry lock
+ * held. */
+static void end_tunnel(tunnel *t)
+{
+    if (t->ended)
+        return;
+    t->ended = true;
+    if (tunnels && g_hash_table_lookup(tunnels, t->name) == t)
+        g_hash_table_steal(tunnels, t->name);
+    if (ended)
+        g_hash_table_add(ended, t);
+}
+
 void tunnel_leave(tunnel_peer *peer)
 {
     tunnel *t = peer->tunnel;
     if (!t)
         return;
     pthread_mutex_lock(&registry_lock);
+    /* Its other lanes end within TUNNEL_CHECK_US: none may be paired with
+     * a newcomer meanwhile. */
+    end_tunnel(t);
     tunnel_side *side = &t->sides[peer->slot];
     side->lanes[peer->lane] = NULL;
     if (--side->n_lanes == 0)
@@ -219,9 +245,9 @@ void tunnel_leave(tunnel_peer *peer)
         }
     }
     retire_counters(peer);
-    if (!t->sides[0].taken && !t->sides[1].taken && tunnels)
-        g_hash_table_remove(tunnels, t->name);
     peer->tunnel = NULL;
+    if (!t->sides[0].taken && !t->sides[1].taken && ended)
+        g_hash_table_remove(ended, t); /* frees it */
     pthread_mutex_unlock(&registry_lock);
 }
 
@@ -265,52 +291,65 @@ moat_plugin_session *tunnel_partner(tunnel_peer *peer, uint16_t *stream_id,
     return handle;
 }
 
-/* Sums of live peers and retired ones. Registry lock held. */
-static void sum_counters(uint64_t *received, uint64_t *relayed, uint64_t *bytes,
-                         uint64_t dropped[TUNNEL_DROP_REASON_COUNT], size_t *n_tunnels,
-                         size_t *n_peers, size_t *n_lanes)
+/* What /metrics shows: live lanes' counters summed with retired ones. */
+typedef struct {
+    uint64_t received, relayed, bytes, joined;
+    uint64_t dropped[TUNNEL_DROP_REASON_COUNT];
+    uint64_t refused[TUNNEL_REFUSED_REASON_COUNT];
+    size_t n_tunnels, n_peers, n_lanes;
+} tunnel_figures;
+
+/* Adds tunnel t's peers, lanes and lane counters. Registry lock held. */
+static void add_tunnel(const tunnel *t, tunnel_figures *f)
 {
-    *received = retired.received;
-    *relayed = retired.relayed;
-    *bytes = retired.relayed_bytes;
-    memcpy(dropped, retired.dropped, sizeof retired.dropped);
-    *n_tunnels = 0;
-    *n_peers = 0;
-    *n_lanes = 0;
-    if (!tunnels)
-        return;
+    f->n_tunnels++;
+    for (int i = 0; i < TUNNEL_PEERS * TUNNEL_MAX_LANES; i++) {
+        const tunnel_side *side = &t->sides[i / TUNNEL_MAX_LANES];
+        const tunnel_peer *p = side->lanes[i % TUNNEL_MAX_LANES];
+        if (i % TUNNEL_MAX_LANES == 0 && side->taken)
+            f->n_peers++;
+        if (!p)
+            continue;
+        f->n_lanes++;
+        f->received += atomic_load(&p->received);
+        f->relayed += atomic_load(&p->relayed);
+        f->bytes += atomic_load(&p->relayed_bytes);
+        for (int r = 0; r < TUNNEL_DROP_REASON_COUNT; r++)
+            f->dropped[r] += atomic_load(&p->dropped[r]);
+    }
+}
+
+/* Sums of live peers and retired ones. The lanes of tunnels that ended
+ * count until they leave (their counters are folded into `retired` then),
+ * so the totals never go back. Registry lock held. */
+static void sum_figures(tunnel_figures *f)
+{
+    memset(f, 0, sizeof *f);
+    f->received = retired.received;
+    f->relayed = retired.relayed;
+    f->bytes = retired.relayed_bytes;
+    f->joined = retired.joined;
+    memcpy(f->dropped, retired.dropped, sizeof retired.dropped);
+    memcpy(f->refused, retired.refused, sizeof retired.refused);
     GHashTableIter it;
-    gpointer value;
-    g_hash_table_iter_init(&it, tunnels);
-    while (g_hash_table_iter_next(&it, NULL, &value)) {
-        tunnel *t = value;
-        (*n_tunnels)++;
-        for (int i = 0; i < TUNNEL_PEERS * TUNNEL_MAX_LANES; i++) {
-            const tunnel_side *side = &t->sides[i / TUNNEL_MAX_LANES];
-            const tunnel_peer *p = side->lanes[i % TUNNEL_MAX_LANES];
-            if (i % TUNNEL_MAX_LANES == 0 && side->taken)
-                (*n_peers)++;
-            if (!p)
-                continue;
-            (*n_lanes)++;
-            *received += atomic_load(&p->received);
-            *relayed += atomic_load(&p->relayed);
-            *bytes += atomic_load(&p->relayed_bytes);
-            for (int r = 0; r < TUNNEL_DROP_REASON_COUNT; r++)
-                dropped[r] += atomic_load(&p->dropped[r]);
-        }
+    gpointer key, value;
+    if (tunnels) {
+        g_hash_table_iter_init(&it, tunnels);
+        while (g_hash_table_iter_next(&it, NULL, &value))
+            add_tunnel(value, f);
+    }
+    if (ended) {
+        g_hash_table_iter_init(&it, ended);
+        while (g_hash_table_iter_next(&it, &key, NULL))
+            add_tunnel(key, f);
     }
 }
 
 char *tunnel_metrics(void)
 {
-    uint64_t received, relayed, bytes, dropped[TUNNEL_DROP_REASON_COUNT],
-        refused[TUNNEL_REFUSED_REASON_COUNT], joined;
-    size_t n_tunnels, n_peers, n_lanes;
+    tunnel_figures f;
     pthread_mutex_lock(&registry_lock);
-    sum_counters(&received, &relayed, &bytes, dropped, &n_tunnels, &n_peers, &n_lanes);
-    memcpy(refused, retired.refused, sizeof refused);
-    joined = retired.joined;
+    sum_figures(&f);
     pthread_mutex_unlock(&registry_lock);
     GString *out = g_string_new(NULL);
     g_string_append_printf(
@@ -333,20 +372,20 @@ char *tunnel_metrics(void)
         "# HELP moat_tunnel_bytes_relayed_total Payload bytes handed to the other peer\n"
         "# TYPE moat_tunnel_bytes_relayed_total counter\n"
         "moat_tunnel_bytes_relayed_total %" G_GUINT64_FORMAT "\n",
-        n_tunnels, n_peers, n_lanes, (guint64)joined, (guint64)received, (guint64)relayed,
-        (guint64)bytes);
+        f.n_tunnels, f.n_peers, f.n_lanes, (guint64)f.joined, (guint64)f.received,
+        (guint64)f.relayed, (guint64)f.bytes);
     g_string_append(out, "# HELP moat_tunnel_dropped_messages_total Messages the tunnel could "
                          "not deliver, by reason\n"
                          "# TYPE moat_tunnel_dropped_messages_total counter\n");
     for (int r = 0; r < TUNNEL_DROP_REASON_COUNT; r++)
         g_string_append_printf(
             out, "moat_tunnel_dropped_messages_total{reason=\"%s\"} %" G_GUINT64_FORMAT "\n",
-            drop_reason_names[r], (guint64)dropped[r]);
+            drop_reason_names[r], (guint64)f.dropped[r]);
     g_string_append(out, "# HELP moat_tunnel_refused_total Joins refused, by reason\n"
                          "# TYPE moat_tunnel_refused_total counter\n");
     for (int r = 0; r < TUNNEL_REFUSED_REASON_COUNT; r++)
         g_string_append_printf(out,
                                "moat_tunnel_refused_total{reason=\"%s\"} %" G_GUINT64_FORMAT "\n",
-                               refused_reason_names[r], (guint64)refused[r]);
+                               refused_reason_names[r], (guint64)f.refused[r]);
     return g_string_free(out, FALSE);
 }

@@ -8,7 +8,8 @@
  * an unknown key, a taken lane and one past the cap refused, and any lane
  * leaving ends every other lane. A peer's 17th channel takes over when its
  * first 16 close. A peer that never opens a channel (a negotiated one) and
- * sends nothing still ends when its partner leaves. */
+ * sends nothing still ends when its partner leaves. A peer (or a lane 0)
+ * rejoining at once gets a new tunnel, not a side of the one ending. */
 #include "tunnel.h"
 
 #include "sctp/data_channel.h"
@@ -328,6 +329,77 @@ static void test_peer_without_channel_ends_with_its_partner(void)
     plugin()->destroy();
 }
 
+/* Before, a leaving peer's tunnel stayed findable by its name until its
+ * partner's next check: a peer rejoining at once took the free side, was
+ * paired with the partner that was ending, and was closed when it left. */
+static void test_rejoin_gets_a_new_tunnel(void)
+{
+    g_assert_cmpint(plugin()->init(&gateway), ==, 0);
+    fake_session a = {1}, b = {2}, a2 = {3}, b2 = {4};
+    const char *error = NULL;
+    void *pa = join(&a, "again", &error);
+    void *pb = join(&b, "again", &error);
+    g_assert_nonnull(pa);
+    g_assert_nonnull(pb);
+    plugin()->on_channel(pa, 0, "tunnel", true);
+    plugin()->on_data(pb, 0, MOAT_SCTP_PPID_BINARY, packet, 100);
+    plugin()->detach(pa);
+    /* a rejoins before b's check: a tunnel of its own, alone. */
+    void *pa2 = join(&a2, "again", &error);
+    g_assert_nonnull(pa2);
+    g_assert_cmpfloat(metric("moat_tunnel_tunnels"), ==, 2);
+    g_assert_cmpfloat(metric("moat_tunnel_peers"), ==, 2);
+    g_assert_cmpfloat(metric("moat_tunnel_messages_received_total"), ==, 1);
+    plugin()->on_channel(pa2, 0, "tunnel", true);
+    plugin()->on_data(pb, 0, MOAT_SCTP_PPID_BINARY, packet, 100);
+    g_assert_cmpint(a2.relayed, ==, 0); /* b's tunnel is not a2's */
+    g_assert_cmpfloat(metric("moat_tunnel_dropped_messages_total{reason=\"no_peer\"}"), ==, 1);
+    plugin()->on_timer(pb, 1);
+    g_assert_true(b.closed);
+    plugin()->detach(pb);
+    g_assert_cmpfloat(metric("moat_tunnel_messages_received_total"), ==, 2);
+    plugin()->on_timer(pa2, 1);
+    g_assert_false(a2.closed);
+    g_assert_cmpuint(a2.timer_us, ==, TUNNEL_CHECK_US);
+    g_assert_cmpfloat(metric("moat_tunnel_tunnels"), ==, 1);
+    g_assert_cmpfloat(metric("moat_tunnel_lanes"), ==, 1);
+    /* A new partner: the rejoined peer's tunnel carries. */
+    void *pb2 = join(&b2, "again", &error);
+    g_assert_nonnull(pb2);
+    plugin()->on_data(pb2, 0, MOAT_SCTP_PPID_BINARY, packet, 100);
+    g_assert_cmpint(a2.relayed, ==, 1);
+    plugin()->detach(pa2);
+    plugin()->detach(pb2);
+    g_assert_cmpfloat(metric("moat_tunnel_tunnels"), ==, 0);
+    g_assert_cmpint(a.refs + b.refs + a2.refs + b2.refs, ==, 0);
+    plugin()->destroy();
+}
+
+/* The same for a lane 0 rejoining while its peer's other lane lingers:
+ * before, it took its old slot beside that lane and ended with it. */
+static void test_lane_rejoin_gets_a_new_tunnel(void)
+{
+    g_assert_cmpint(plugin()->init(&gateway), ==, 0);
+    fake_session a0 = {1}, a1 = {2}, again = {3};
+    const char *error = NULL;
+    void *pa0 = join(&a0, "lanes/" KEY_A "/0", &error);
+    void *pa1 = join(&a1, "lanes/" KEY_A "/1", &error);
+    g_assert_nonnull(pa0);
+    g_assert_nonnull(pa1);
+    plugin()->detach(pa0);
+    void *pagain = join(&again, "lanes/" KEY_A "/0", &error);
+    g_assert_nonnull(pagain);
+    plugin()->on_timer(pa1, 1);
+    g_assert_true(a1.closed);
+    plugin()->detach(pa1);
+    plugin()->on_timer(pagain, 1);
+    g_assert_false(again.closed);
+    g_assert_cmpfloat(metric("moat_tunnel_lanes"), ==, 1);
+    plugin()->detach(pagain);
+    g_assert_cmpfloat(metric("moat_tunnel_tunnels"), ==, 0);
+    plugin()->destroy();
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -337,5 +409,7 @@ int main(int argc, char **argv)
     g_test_add_func("/tunnel/seventeenth-channel", test_seventeenth_channel_takes_over);
     g_test_add_func("/tunnel/peer-without-channel-ends",
                     test_peer_without_channel_ends_with_its_partner);
+    g_test_add_func("/tunnel/rejoin-gets-a-new-tunnel", test_rejoin_gets_a_new_tunnel);
+    g_test_add_func("/tunnel/lane-rejoin-gets-a-new-tunnel", test_lane_rejoin_gets_a_new_tunnel);
     return g_test_run();
 }
