@@ -311,6 +311,13 @@ typedef struct {
      * 0 sent, -1 not. Owning worker only. */
     int (*send_rtp_forward)(moat_plugin_session *session, uint8_t *packet, size_t *length,
                             uint64_t source_key, const struct moat_rtp_rewrite *rewrite);
+    /* Whether the session is ending: true from the moment the gateway was
+     * asked to end it (its WHIP DELETE, before the 200 is sent; a drain,
+     * a transport failure, close_session, shutdown on its worker) and
+     * after, though its detach may come much later (a drain waits for the
+     * peer to take what was queued). Never false again. Any thread (an
+     * older gateway leaves this NULL). */
+    bool (*session_ending)(moat_plugin_session *session);
 } moat_gateway_calls;
 
 typedef struct {

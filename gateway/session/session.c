@@ -408,6 +408,8 @@ bool moat_session_draining(const moat_session *session)
 
 void moat_session_end(moat_session *session, const char *reason)
 {
+    if (session->handle)
+        atomic_store(&session->handle->ending, true);
     if (session->draining) {
         /* A second end (the drain finished, timed out, or the transport
          * failed meanwhile) completes the first one. */

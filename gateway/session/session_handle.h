@@ -18,6 +18,10 @@ struct moat_plugin_session {
     _Atomic(moat_session *) session;
     moat_worker *worker;     /* the owner, fixed for the handle's life */
     atomic_uint data_queued; /* relay_data messages posted, not yet delivered */
+    /* The gateway was asked to end the session (its DELETE, on the control
+     * thread, before the answer; moat_session_end on its worker): set
+     * once, never cleared (moat_gateway_calls.session_ending). */
+    atomic_bool ending;
     /* Backpressure (session_data_flow.c), this session as a source: bytes
      * of the messages its received messages made the gateway queue (echoes,
      * relayed copies, on any worker) and of those posted to another worker

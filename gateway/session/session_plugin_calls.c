@@ -401,6 +401,11 @@ static int gateway_session_worker(moat_plugin_session *handle)
     return handle ? (int)moat_worker_index(handle->worker) : -1;
 }
 
+static bool gateway_session_ending(moat_plugin_session *handle)
+{
+    return handle && (atomic_load(&handle->ending) || !moat_session_handle_get(handle));
+}
+
 /* Set once by the control thread before plugins load; read on it only. */
 static const moat_config *plugin_config;
 
@@ -442,4 +447,5 @@ const moat_gateway_calls moat_session_gateway_calls = {
     .probe = moat_session_bwe_probe,
     .request_layer_keyframe = gateway_request_layer_keyframe,
     .send_rtp_forward = moat_session_send_rtp_forward,
+    .session_ending = gateway_session_ending,
 };

@@ -1,6 +1,8 @@
 /* The control thread's table of sessions and their WHIP state (session_registry.h). */
 #include "session/session_registry.h"
 
+#include "session/session_handle.h"
+
 #include <glib.h>
 #include <openssl/rand.h>
 #include <stdio.h>
@@ -10,10 +12,18 @@ struct moat_session_registry {
     GHashTable *ending; /* ids (owned) hung up, their end not yet reported */
 };
 
+static void record_free(gpointer data)
+{
+    moat_session_record *record = data;
+    if (record->handle)
+        moat_session_handle_unref(record->handle);
+    g_free(record);
+}
+
 moat_session_registry *moat_session_registry_new(void)
 {
     moat_session_registry *registry = g_new0(moat_session_registry, 1);
-    registry->by_id = g_hash_table_new_full(g_str_hash, g_str_equal, NULL, g_free);
+    registry->by_id = g_hash_table_new_full(g_str_hash, g_str_equal, NULL, record_free);
     registry->ending = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
     return registry;
 }

@@ -5,6 +5,7 @@
 #define MOAT_SESSION_REGISTRY_H
 
 #include "engine/worker.h"
+#include "plugin.h"
 
 #include <stddef.h>
 #include <stdint.h>
@@ -24,6 +25,10 @@ typedef struct {
      * answers PATCH and DELETE. Ingests, call legs and cascade legs are
      * ended through their own APIs only. */
     bool whip_resource;
+    /* A reference to the session's plugin handle (NULL: none), given back
+     * with the record: its hang-up marks the handle ending at once, before
+     * the worker ends the session. */
+    moat_plugin_session *handle;
     /* RTP ingest (ingest_api.c): the plugin resource (room) it publishes to,
      * whose DELETE route alone ends it, and the source key it counts
      * against (http_admission.h). Empty for other sessions. */
@@ -36,7 +41,7 @@ typedef struct moat_session_registry moat_session_registry;
 
 moat_session_registry *moat_session_registry_new(void);
 void moat_session_registry_free(moat_session_registry *registry);
-/* Takes ownership of `record` (g_malloc'd). */
+/* Takes ownership of `record` (g_malloc'd) and of its handle reference. */
 void moat_session_registry_add(moat_session_registry *registry, moat_session_record *record);
 moat_session_record *moat_session_registry_find(moat_session_registry *registry, const char *id);
 /* Returns true when it was there (listed, or hung up and still ending). */

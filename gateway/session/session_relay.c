@@ -19,6 +19,7 @@ moat_plugin_session *moat_session_handle_new(moat_session *session, moat_worker 
     atomic_init(&handle->flow_in_transit, 0);
     atomic_init(&handle->flow_low_bytes, 0);
     atomic_init(&handle->flow_paused, false);
+    atomic_init(&handle->ending, false);
     atomic_init(&handle->session, session);
     handle->worker = worker;
     handle->relay_source = worker ? moat_relay_source_new(moat_worker_relay(worker)) : NULL;

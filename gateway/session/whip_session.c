@@ -4,6 +4,7 @@
 #include "session/whip_session.h"
 
 #include "session/session.h"
+#include "session/session_handle.h"
 #include "dtls/certificate.h"
 #include "ice/ice_credentials.h"
 
@@ -219,6 +220,9 @@ static moat_whip_setup_result create(moat_gateway *gateway, const moat_plugin *p
         return MOAT_WHIP_SETUP_REFUSED;
     }
     record->created_us = (uint64_t)g_get_monotonic_time();
+    record->handle = moat_session_plugin_handle(session);
+    if (record->handle)
+        moat_session_handle_ref(record->handle);
     moat_session_registry_add(gateway->sessions, record);
     out->record = record;
     out->session = session;
@@ -345,6 +349,10 @@ static void end_session_task(moat_worker *worker, void *data)
 
 void moat_whip_session_hang_up(moat_gateway *gateway, moat_session_record *record)
 {
+    /* Before the DELETE is answered: a plugin asked from now on hears that
+     * the session is ending (a tunnel gives its name to a newcomer). */
+    if (record->handle)
+        atomic_store(&record->handle->ending, true);
     moat_worker_post(record->worker, end_session_task, g_strdup(record->id), g_free);
     /* Counted until its worker reports the end (a drain takes a while). */
     moat_session_registry_hang_up(gateway->sessions, record->id);

@@ -16,7 +16,9 @@
  * lane leaving ends the tunnel: every other lane of both sides ends, and
  * from that moment the tunnel's name no longer finds it, so a peer that
  * joins by that name (the same peer rejoining at once) gets a new tunnel,
- * never a side of the one whose lanes are ending.
+ * never a side of the one whose lanes are ending. A lane whose session is
+ * ending (gateway->session_ending: its DELETE answered, a drain) ends its
+ * tunnel at the next join by the name, before it leaves.
  *
  * Ownership and threads:
  *  - The registry (tunnel_registry.c) owns tunnels; registry_lock guards
@@ -120,8 +122,9 @@ bool tunnel_name_valid(const char *name, size_t length);
 /* Splits a resource into *out: NULL, or why it is not one (the name or
  * the key/lane part is malformed; *bad_lane tells which). Pure. */
 const char *tunnel_resource_parse(const char *resource, tunnel_resource *out, bool *bad_lane);
-/* Puts peer into the tunnel the resource names (created when missing), as
- * a new side (lane 0) or a lane of its key's side: NULL, or the refusal
+/* Puts peer into the tunnel the resource names (created when missing or
+ * ending: a lane's session is ending), as a new side (lane 0) or a lane of
+ * its key's side: NULL, or the refusal
  * (plugin.h error prefixes: conflict for a third peer, a taken lane or one
  * past the cap; not_found for a lane of a key no side holds). Control
  * thread. */

@@ -167,6 +167,33 @@ static const char *place_lane(tunnel *t, tunnel_peer *peer, const tunnel_resourc
     return NULL;
 }
 
+/* The tunnel ends: its name no longer finds it (a join by that name makes
+ * a new tunnel), and it waits in `ended` for its last lane. Registry lock
+ * held. */
+static void end_tunnel(tunnel *t)
+{
+    if (t->ended)
+        return;
+    t->ended = true;
+    if (tunnels && g_hash_table_lookup(tunnels, t->name) == t)
+        g_hash_table_steal(tunnels, t->name);
+    if (ended)
+        g_hash_table_add(ended, t);
+}
+
+/* Whether a lane of t is ending (its DELETE was answered, or its session
+ * is draining): the tunnel ends with it, whatever comes first. Registry
+ * lock held. */
+static bool tunnel_ending(const tunnel *t, const moat_gateway_calls *gateway)
+{
+    for (int i = 0; gateway->session_ending && i < TUNNEL_PEERS * TUNNEL_MAX_LANES; i++) {
+        const tunnel_peer *p = t->sides[i / TUNNEL_MAX_LANES].lanes[i % TUNNEL_MAX_LANES];
+        if (p && gateway->session_ending(p->handle))
+            return true;
+    }
+    return false;
+}
+
 const char *tunnel_join(tunnel_peer *peer, const char *resource)
 {
     tunnel_resource r;
@@ -178,6 +205,12 @@ const char *tunnel_join(tunnel_peer *peer, const char *resource)
     }
     pthread_mutex_lock(&registry_lock);
     tunnel *t = tunnels ? g_hash_table_lookup(tunnels, r.name) : NULL;
+    /* A lane whose session is ending (its peer left) ends the tunnel: no
+     * newcomer is paired with what is leaving, even before it is gone. */
+    if (t && tunnel_ending(t, peer->gateway)) {
+        end_tunnel(t);
+        t = NULL;
+    }
     bool created = false;
     if (!tunnels) {
         error = "tunnel plugin not initialised";
@@ -207,20 +240,6 @@ static void retire_counters(const tunnel_peer *peer)
     retired.relayed_bytes += atomic_load(&peer->relayed_bytes);
     for (int r = 0; r < TUNNEL_DROP_REASON_COUNT; r++)
         retired.dropped[r] += atomic_load(&peer->dropped[r]);
-}
-
-/* The tunnel ends: its name no longer finds it (a join by that name makes
- * a new tunnel), and it waits in `ended` for its last lane. Registry lock
- * held. */
-static void end_tunnel(tunnel *t)
-{
-    if (t->ended)
-        return;
-    t->ended = true;
-    if (tunnels && g_hash_table_lookup(tunnels, t->name) == t)
-        g_hash_table_steal(tunnels, t->name);
-    if (ended)
-        g_hash_table_add(ended, t);
 }
 
 void tunnel_leave(tunnel_peer *peer)

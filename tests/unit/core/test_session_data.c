@@ -3,7 +3,8 @@
  * queued because its peer acknowledges nothing, are counted as dropped
  * (`datachannel_ended`) when the session ends; its own echoes are not (only
  * its peer, now gone, would have had them). Before, they were freed
- * uncounted although their publisher had its own message acknowledged. */
+ * uncounted although their publisher had its own message acknowledged.
+ * The plugin's session_ending is true from the end's start (the drain). */
 #include "session_harness.h"
 
 #include "session/session_internal.h"
@@ -161,9 +162,13 @@ static void test_relayed_copies_queued_at_the_end_are_counted(void)
     g_assert_cmpuint(session_harness_dropped(&h, MOAT_DROP_DATA_ENDED), ==, 0);
 
     /* The first end drains (the queue waits for the peer); the second, as
-     * the drain's deadline or a failed transport gives, ends it. */
+     * the drain's deadline or a failed transport gives, ends it. A plugin
+     * hears that the session is ending from the first on. */
+    moat_plugin_session *handle = moat_session_plugin_handle(h.session);
+    g_assert_false(moat_session_gateway_calls.session_ending(handle));
     moat_session_end(h.session, "test");
     g_assert_true(moat_session_draining(h.session));
+    g_assert_true(moat_session_gateway_calls.session_ending(handle));
     g_assert_cmpuint(session_harness_dropped(&h, MOAT_DROP_DATA_ENDED), ==, 0);
     moat_session_end(h.session, "drain timed out");
     h.session = NULL;

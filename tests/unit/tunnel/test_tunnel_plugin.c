@@ -9,7 +9,8 @@
  * leaving ends every other lane. A peer's 17th channel takes over when its
  * first 16 close. A peer that never opens a channel (a negotiated one) and
  * sends nothing still ends when its partner leaves. A peer (or a lane 0)
- * rejoining at once gets a new tunnel, not a side of the one ending. */
+ * rejoining at once gets a new tunnel, not a side of the one ending, also
+ * while the leaving peer's session is still ending (session_ending). */
 #include "tunnel.h"
 
 #include "sctp/data_channel.h"
@@ -21,6 +22,7 @@ typedef struct {
     int id;
     int refs;
     bool closed;
+    bool ending; /* what session_ending says */
     uint64_t timer_us;
     int relayed;
     uint16_t last_stream;
@@ -66,7 +68,23 @@ static uint64_t fake_now(void)
     return 1;
 }
 
+static bool fake_ending(moat_plugin_session *h)
+{
+    return ((fake_session *)h)->ending;
+}
+
 static const moat_gateway_calls gateway = {
+    .close_session = fake_close,
+    .now_us = fake_now,
+    .handle_ref = fake_ref,
+    .handle_unref = fake_unref,
+    .set_timer = fake_set_timer,
+    .relay_data = fake_relay_data,
+    .session_ending = fake_ending,
+};
+
+/* A gateway before session_ending. */
+static const moat_gateway_calls older_gateway = {
     .close_session = fake_close,
     .now_us = fake_now,
     .handle_ref = fake_ref,
@@ -400,6 +418,54 @@ static void test_lane_rejoin_gets_a_new_tunnel(void)
     plugin()->destroy();
 }
 
+/* Before, the seat of a peer whose DELETE was answered stayed taken until
+ * its session was gone (its data channels drained: tens of ms, up to the
+ * drain timeout): a newcomer by the name got 409 meanwhile. */
+static void test_join_while_a_peer_is_ending_gets_a_new_tunnel(void)
+{
+    g_assert_cmpint(plugin()->init(&gateway), ==, 0);
+    fake_session a = {1}, b = {2}, a2 = {3};
+    const char *error = NULL;
+    void *pa = join(&a, "draining", &error);
+    void *pb = join(&b, "draining", &error);
+    g_assert_nonnull(pa);
+    g_assert_nonnull(pb);
+    a.ending = true; /* DELETE answered; its session drains */
+    void *pa2 = join(&a2, "draining", &error);
+    g_assert_nonnull(pa2);
+    g_assert_cmpfloat(metric("moat_tunnel_refused_total{reason=\"full\"}"), ==, 0);
+    g_assert_cmpfloat(metric("moat_tunnel_tunnels"), ==, 2);
+    /* The old pair relays on until a is gone (its drain delivers b's). */
+    plugin()->on_channel(pa, 0, "tunnel", true);
+    plugin()->on_channel(pa2, 0, "tunnel", true);
+    plugin()->on_data(pb, 0, MOAT_SCTP_PPID_BINARY, packet, 100);
+    g_assert_cmpint(a.relayed, ==, 1);
+    g_assert_cmpint(a2.relayed, ==, 0);
+    plugin()->on_timer(pb, 1);
+    g_assert_false(b.closed);
+    plugin()->detach(pa);
+    plugin()->on_timer(pb, 1);
+    g_assert_true(b.closed);
+    plugin()->detach(pb);
+    plugin()->on_timer(pa2, 1);
+    g_assert_false(a2.closed);
+    g_assert_cmpfloat(metric("moat_tunnel_tunnels"), ==, 1);
+    plugin()->detach(pa2);
+    plugin()->destroy();
+    /* A gateway that cannot say: the seat is taken until a leaves. */
+    g_assert_cmpint(plugin()->init(&older_gateway), ==, 0);
+    a.ending = false;
+    a2.closed = b.closed = false;
+    pa = join(&a, "draining", &error);
+    pb = join(&b, "draining", &error);
+    a.ending = true;
+    g_assert_null(join(&a2, "draining", &error));
+    g_assert_true(g_str_has_prefix(error, MOAT_PLUGIN_ERROR_CONFLICT));
+    plugin()->detach(pa);
+    plugin()->detach(pb);
+    plugin()->destroy();
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -411,5 +477,7 @@ int main(int argc, char **argv)
                     test_peer_without_channel_ends_with_its_partner);
     g_test_add_func("/tunnel/rejoin-gets-a-new-tunnel", test_rejoin_gets_a_new_tunnel);
     g_test_add_func("/tunnel/lane-rejoin-gets-a-new-tunnel", test_lane_rejoin_gets_a_new_tunnel);
+    g_test_add_func("/tunnel/join-while-a-peer-is-ending",
+                    test_join_while_a_peer_is_ending_gets_a_new_tunnel);
     return g_test_run();
 }
