@@ -111,7 +111,8 @@ bench: build
 	@bash bench/run-all.sh build
 
 # Every benchmark for a few seconds (MOAT_BENCH_QUICK=1): it must start,
-# measure and print its last line; no figure is judged.
+# measure and print its last line; no figure is judged, but a run that
+# measured nothing (nothing carried, a default baseline missing) fails.
 bench-quick: build
 	@MOAT_BENCH_QUICK=1 bash bench/run-all.sh build
 

@@ -3,6 +3,7 @@ namespace (bench/sfu, bench/paced): the namespace and its veth pair to the
 host, stopping a gateway process, and Janus's configuration folder. Each
 bench owns what it makes here and tears it down itself."""
 import os
+import shutil
 import signal
 import subprocess
 import time
@@ -10,6 +11,17 @@ import uuid
 from pathlib import Path
 
 JANUS_LIB = Path("/usr/lib/x86_64-linux-gnu/janus")
+
+
+def janus_missing():
+    """Why this machine cannot run the Janus baseline, or None when it can.
+    scripts/install-deps.sh installs Janus, so a bench that runs it by
+    default (without --no-janus) fails when it is missing."""
+    if shutil.which("janus") is None:
+        return "janus is not installed (scripts/install-deps.sh installs it; --no-janus skips it)"
+    if not (JANUS_LIB / "plugins").exists():
+        return f"janus has no plugins in {JANUS_LIB} (--no-janus skips it)"
+    return None
 
 
 def sh(*args, check=True):

@@ -2,7 +2,9 @@
 # Runs every benchmark from a release build; each prints its own ratios.
 # MOAT_BENCH_QUICK=1 (`make bench-quick`, part of `make test`): each runs a
 # few seconds (bench/bench_quick.h, QUICK in the Python drivers), must be
-# built, must exit 0 within QUICK_LIMIT_S; no figure is judged, so the quick
+# built, must exit 0 within QUICK_LIMIT_S (a bench exits non-zero when its
+# run measured nothing: Moat or a baseline it runs by default carried
+# nothing, or that baseline is missing); no figure is judged, so the quick
 # runs go in two lanes at once (BENCH_LANES=1 for one): browsers and aiortc
 # in one, floods and the tunnel in the other; each bench has its own
 # namespaces, subnets and ports. Figures (`make bench`) come one at a time.

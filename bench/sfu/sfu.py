@@ -33,7 +33,12 @@ larger counts).
 
 Last line: sfu subscribers_per_core=<moat> janus=<janus> ratio=<moat/janus>
 scaling=<2 workers / 1 worker> cross_worker_loss=<max loss, subscribers
-forced onto the publisher's other worker>"""
+forced onto the publisher's other worker>
+
+No figure is judged, but the bench exits 1 (saying why) when a run measured
+nothing: Janus missing without --no-janus, a relay of which no run reached
+every subscriber (every run failed or left a subscriber with nothing), or a
+cross-worker room that left a subscriber with nothing."""
 import argparse
 import json
 import os
@@ -51,7 +56,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "bench"))
 
 import netns_bench  # noqa: E402
-from netns_bench import JANUS_LIB, sh, stop  # noqa: E402
+from netns_bench import janus_missing, sh, stop  # noqa: E402
 
 HOST_IP, NS_IP = "10.78.0.1", "10.78.0.2"
 LOSS_LIMIT = 0.01
@@ -268,6 +273,27 @@ def cross_worker_loss(ns, build, trial, n, log):
     return worst
 
 
+def reached_everyone(row):
+    """A search row whose run connected its subscribers and left none of
+    them with nothing at all (loss_max < 1: what it lost is a figure)."""
+    return row[2] > 0 and row[3] < 1.0
+
+
+def report_unmeasured(rows, cross_loss):
+    """0, or 1 with the reasons printed when the run measured nothing: a
+    relay none of whose runs reached every subscriber, or a cross-worker
+    room that left a subscriber with nothing. Loss below 100 % is a figure,
+    never judged."""
+    reasons = [f"{label.strip()}: no run reached every subscriber (all failed or lost 100 %)"
+               for label in dict.fromkeys(r[0] for r in rows)
+               if not any(reached_everyone(r) for r in rows if r[0] == label)]
+    if cross_loss >= 1.0:
+        reasons.append("moat 2w cross: a run failed or a subscriber received nothing")
+    for reason in reasons:
+        print(f"sfu: no valid measurement: {reason}")
+    return 1 if reasons else 0
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--build", default=str(ROOT / "build"))
@@ -283,6 +309,10 @@ def main():
     if os.geteuid() != 0:
         print("sfu: needs root (network namespace)")
         return 0
+    janus_absent = None if args.no_janus else janus_missing()
+    if janus_absent:
+        print(f"sfu: {janus_absent}")
+        return 1
     # SIGTERM unwinds like Ctrl-C, so the gateways stop and the namespace goes.
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     log = sys.stdout
@@ -303,8 +333,7 @@ def main():
                 ns, build, trial, 1, "0", ("--prefilter-mode", "off", "--prefilter-kernel",
                                            "off")), max(results["moat1"], args.start), log)
             results["moat1_nodefence"], rows = found, rows + r
-        janus_available = shutil.which("janus") and (JANUS_LIB / "plugins").exists()
-        if not args.no_janus and janus_available:
+        if not args.no_janus:
             found, r = search("janus pinned", janus_attempt(ns, trial), args.start, log)
             results["janus"], rows = found, rows + r
         found, r = search("moat 2w", moat_attempt(ns, build, trial, 2, "0,1"),
@@ -333,7 +362,7 @@ def main():
           f"worker 0: max loss {100 * results['cross_loss']:.3f} %")
     print(f"sfu subscribers_per_core={moat} janus={janus} ratio={ratio:.2f} "
           f"scaling={scaling:.2f} cross_worker_loss={results['cross_loss']:.4f}")
-    return 0
+    return report_unmeasured(rows, results["cross_loss"])
 
 
 if __name__ == "__main__":
