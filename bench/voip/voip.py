@@ -20,7 +20,12 @@ behind). When the lowest failure came with the generator over 90% of its
 core and behind its schedule, the failure may be its own: the figure is then
 a lower bound, said so on the line before the last.
 
-Last line: voip calls_per_core=<moat> rtpengine=<rtpengine> ratio=<moat/rtpengine>"""
+Last line: voip calls_per_core=<moat> rtpengine=<rtpengine> ratio=<moat/rtpengine>
+
+No figure is judged, but the bench exits 1 (saying why) when a relay it was
+asked to run measured nothing: Moat or rtpengine (installed by make deps;
+--no-moat, --no-rtpengine leave one out) could not run, or none of its steps
+set every call up and carried media in every direction of every call."""
 import argparse
 import json
 import os
@@ -256,6 +261,26 @@ def print_row(row):
 QUICK = os.environ.get("MOAT_BENCH_QUICK", "0") not in ("", "0")
 
 
+def carried(row):
+    """A step that set every call up and whose every call direction
+    received media (worst_loss < 1: what it lost is a figure)."""
+    _, _, _, _, media, setup = row
+    return (setup.get("ok", 0) > 0 and setup.get("failed", 1) == 0
+            and media.get("window_received", 0) > 0 and media.get("worst_loss", 1.0) < 1.0)
+
+
+def report_unmeasured(wanted, rows):
+    """0, or 1 with the reasons printed when a relay that was asked for
+    measured nothing: it could not run (no row) or no step of it carried
+    media in every direction of every call."""
+    reasons = [f"{name}: no step set every call up and carried media both ways "
+               "(see the rows and notes above)"
+               for name in wanted if not any(carried(r) for r in rows if r[0] == name)]
+    for reason in reasons:
+        print(f"voip: no valid measurement: {reason}")
+    return 1 if reasons else 0
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--build", default=str(ROOT / "build"))
@@ -295,7 +320,8 @@ def main():
             if shutil.which("rtpengine"):
                 relays.append(rtpengine_relay(folder))
             else:
-                notes.append("rtpengine: unavailable: rtpengine-daemon is not installed")
+                notes.append("rtpengine: unavailable: rtpengine-daemon is not installed "
+                             "(scripts/install-deps.sh installs it; --no-rtpengine skips it)")
         for relay in relays:
             try:
                 best, capped = search(build, relay, args, rows)
@@ -317,7 +343,9 @@ def main():
     moat, engine = figures.get("moat", (0, False))[0], figures.get("rtpengine", (0, False))[0]
     ratio = f"{moat / engine:.2f}" if moat and engine else "n/a"
     print(f"voip calls_per_core={shown('moat')} rtpengine={shown('rtpengine')} ratio={ratio}")
-    return 0
+    wanted = [name for name, off in (("moat", args.no_moat), ("rtpengine", args.no_rtpengine))
+              if not off]
+    return report_unmeasured(wanted, rows)
 
 
 if __name__ == "__main__":
