@@ -44,7 +44,12 @@
  * gives the browser-sized figure); Y: SCTP/DTLS over TLS/TCP at 71 ms
  * (0 when not measured). TLS/TCP runs with the namespaces' default socket
  * limits (net.ipv4.tcp_wmem max 4 MiB), which bound it to about 35-40 MB/s
- * at 71 ms on an idle machine, below the 1 Gbit/s link. */
+ * at 71 ms on an idle machine, below the 1 Gbit/s link.
+ *
+ * No figure is judged, but a row whose SCTP/DTLS or TLS/TCP transfers all
+ * failed (not skipped to stay within the run's budget), or a link that could
+ * not be made as root, makes the bench exit 1, saying so: it measured
+ * nothing there. */
 #include <arpa/inet.h>
 #include <math.h>
 #include <netinet/in.h>
@@ -209,12 +214,18 @@ static void print_failure(const char *what, const transfer_result *r)
         printf("  (%s not measured: %s)\n", what, r->detail);
 }
 
+/* The detail of a transfer left out to stay within RUN_BUDGET_S. */
+#define BUDGET_SKIP "skipped to stay within"
+
+/* Rows that measured nothing (their transfers all failed, or no link). */
+static int unmeasured_rows;
+
 static bool within_budget(const transfer_params *params, transfer_result *result)
 {
     memset(result, 0, sizeof *result);
     if (transfer_now_s() + params->timeout_s + 1 <= run_deadline_s)
         return true;
-    snprintf(result->detail, sizeof result->detail, "skipped to stay within %.0f s", RUN_BUDGET_S);
+    snprintf(result->detail, sizeof result->detail, BUDGET_SKIP " %.0f s", RUN_BUDGET_S);
     return false;
 }
 
@@ -222,12 +233,16 @@ static bool within_budget(const transfer_params *params, transfer_result *result
 typedef struct {
     double sum;
     int measured;
+    int runs, skipped; /* transfers added; left out for the budget */
     transfer_result failure;
     uint32_t packet_min, packet_max; /* SCTP packet sizes at the runs' ends */
 } mean_rate;
 
 static void mean_add(mean_rate *m, const transfer_result *r)
 {
+    m->runs++;
+    if (!r->measured && strncmp(r->detail, BUDGET_SKIP, strlen(BUDGET_SKIP)) == 0)
+        m->skipped++;
     if (r->measured) {
         m->sum += r->megabytes_per_second;
         m->measured++;
@@ -243,6 +258,16 @@ static void mean_add(mean_rate *m, const transfer_result *r)
 static double mean_value(const mean_rate *m)
 {
     return m->measured > 0 ? m->sum / m->measured : 0;
+}
+
+/* Counts (and says) a row's kind whose transfers ran and all failed. */
+static void note_unmeasured(const char *row, const char *what, const mean_rate *m)
+{
+    if (m->measured > 0 || m->runs == m->skipped)
+        return;
+    fprintf(stderr, "datachannel: no valid measurement: %s: %s: %s\n", row, what,
+            m->failure.detail[0] ? m->failure.detail : "every transfer failed");
+    unmeasured_rows++;
 }
 
 /* "1432" or "1412-1432": the packet sizes the runs ended with. */
@@ -315,22 +340,25 @@ static void loopback_part(const identities *ids, double *native_ratio, double *b
         }
         for (int kind = 0; kind < KINDS; kind++) {
             double ratio = mean_value(&tls) > 0 ? mean_value(&dc[kind]) / mean_value(&tls) : 0;
-            char packet[32], label[48];
+            const char *kind_name = kind == 0 ? "discovered" : kind == 1 ? "browser" : "forced";
+            char packet[32], label[48], what[48];
             packet_text(&dc[kind], packet, sizeof packet);
-            snprintf(label, sizeof label, "%s (%s)", packet,
-                     kind == 0   ? "discovered"
-                     : kind == 1 ? "browser"
-                                 : "forced");
+            snprintf(label, sizeof label, "%s (%s)", packet, kind_name);
+            snprintf(what, sizeof what, "SCTP/DTLS (%s)", kind_name);
             printf("%-8s %-22s %16.1f %14.1f %10.3f\n",
                    loopback_sizes[i] == 1024 ? "1 KiB" : "16 KiB", label, mean_value(&dc[kind]),
                    mean_value(&tls), ratio);
             print_failure("SCTP/DTLS", &dc[kind].failure);
+            note_unmeasured(loopback_sizes[i] == 1024 ? "loopback 1 KiB" : "loopback 16 KiB", what,
+                            &dc[kind]);
             if (ratio > 0) {
                 log_sum[kind] += log(ratio);
                 measured[kind]++;
             }
         }
         print_failure("TLS/TCP", &tls.failure);
+        note_unmeasured(loopback_sizes[i] == 1024 ? "loopback 1 KiB" : "loopback 16 KiB", "TLS/TCP",
+                        &tls);
     }
     if (tls_detail[0] != '\0')
         printf("  TLS: %s; DTLS 1.2: the same suite (first in the gateway's list)\n", tls_detail);
@@ -388,6 +416,8 @@ static double link_row(const identities *ids, unsigned rtt_ms, bool discover)
     netns_link *link = netns_link_create_rated(rtt_ms, LINK_RATE_BPS, error, sizeof error);
     if (link == NULL) {
         printf("%-8u  (no link: %s)\n", rtt_ms, error);
+        fprintf(stderr, "datachannel: no valid measurement: no %u ms link: %s\n", rtt_ms, error);
+        unmeasured_rows++;
         return 0;
     }
     transfer_params params = link_params(rtt_ms);
@@ -422,6 +452,10 @@ static double link_row(const identities *ids, unsigned rtt_ms, bool discover)
            (unsigned long long)dropped[0], (unsigned long long)dropped[1]);
     print_failure("SCTP/DTLS", &dc.failure);
     print_failure("TLS/TCP", &tls.failure);
+    char row[48];
+    snprintf(row, sizeof row, "%u ms link%s", rtt_ms, discover ? " (discovered)" : "");
+    note_unmeasured(row, "SCTP/DTLS", &dc);
+    note_unmeasured(row, "TLS/TCP", &tls);
     netns_link_destroy(link);
     return ratio;
 }
@@ -519,5 +553,5 @@ int main(int argc, char **argv)
     }
     printf("browser_packets_ratio_vs_tls=%.3f\n", browser_ratio);
     printf("ratio_vs_tls=%.3f long_rtt_vs_tcp=%.3f\n", native_ratio, long_rtt);
-    return 0;
+    return unmeasured_rows > 0 ? 1 : 0;
 }

@@ -11,7 +11,10 @@
  * peer is down). The last lines are what CI and people compare:
  *   flood cost_ns off=A legacy=B prn=C chain=D bare=E kernel_legacy=F
  *     kernel_prn=G kernel_chain=H size=N
- *   flood machine_ns bare=.. prn=.. kernel_prn=.. ... generator=.. pps=.. */
+ *   flood machine_ns bare=.. prn=.. kernel_prn=.. ... generator=.. pps=..
+ * No figure is judged, but a mode that measured nothing (no forged packet
+ * sent, none read by the worker outside the kernel modes, or no packet of
+ * the live call reaching the session) makes the bench exit 1, saying so. */
 #include "flood_fixture.h"
 #include "bench_quick.h"
 #include "srtp/srtp_session.h"
@@ -30,6 +33,50 @@ static void usage(void)
            "  --paced-pps R forged packets/s of the paced machine-CPU phase (default 100000;\n"
            "                0: skip it)\n"
            "  --paced-seconds S  its duration per mode and round (default 2)\n");
+}
+
+/* What one mode carried over every round. */
+typedef struct {
+    uint64_t datagrams; /* forged backlog read by the worker */
+    uint64_t forged_sent, legit_sent, legit_received;
+} mode_traffic;
+
+static void traffic_add(mode_traffic *t, const flood_result *r)
+{
+    t->datagrams += r->datagrams;
+    t->forged_sent += r->forged_sent;
+    t->legit_sent += r->legit_sent;
+    t->legit_received += r->legit_received;
+}
+
+/* Why a mode measured nothing, NULL when it measured: with the kernel
+ * filter the worker may read no forged packet at all; bare has no call. */
+static const char *unmeasured(flood_mode mode, const mode_traffic *t)
+{
+    bool kernel = mode == FLOOD_MODE_KERNEL_LEGACY || mode == FLOOD_MODE_KERNEL_PRN ||
+                  mode == FLOOD_MODE_KERNEL_CHAIN;
+    if (t->forged_sent == 0)
+        return "the generator sent no forged packet";
+    if (!kernel && t->datagrams == 0)
+        return "the worker read none of the forged backlog";
+    if (mode != FLOOD_MODE_BARE && (t->legit_sent == 0 || t->legit_received == 0))
+        return "no packet of the live call reached the session's plugin";
+    return NULL;
+}
+
+/* 0, or 1 with the reasons on stderr when a mode measured nothing. */
+static int report_unmeasured(const bool *unavailable, const mode_traffic *traffic)
+{
+    int status = 0;
+    for (int mode = 0; mode < FLOOD_MODE_COUNT; mode++) {
+        const char *why = unavailable[mode] ? NULL : unmeasured((flood_mode)mode, &traffic[mode]);
+        if (why) {
+            fprintf(stderr, "flood: no valid measurement: %s: %s\n",
+                    flood_mode_name((flood_mode)mode), why);
+            status = 1;
+        }
+    }
+    return status;
 }
 
 static int compare(const void *a, const void *b)
@@ -91,7 +138,8 @@ int main(int argc, char **argv)
     double machine[FLOOD_MODE_COUNT][15], own[FLOOD_MODE_COUNT][15];
     double generator[15], generator_own[15], idle_max = 0;
     bool unavailable[FLOOD_MODE_COUNT] = {false};
-    uint64_t datagrams[FLOOD_MODE_COUNT] = {0};
+    mode_traffic traffic[FLOOD_MODE_COUNT];
+    memset(traffic, 0, sizeof traffic);
     for (int round = 0; round < rounds; round++) {
         flood_result baseline;
         if (options.paced_pps > 0 && flood_paced_baseline(&options, &baseline) != 0) {
@@ -110,7 +158,7 @@ int main(int argc, char **argv)
             machine[mode][round] = result.machine_ns_per_packet;
             own[mode][round] = result.own_ns_per_packet;
             idle_max = result.idle_share > idle_max ? result.idle_share : idle_max;
-            datagrams[mode] += result.datagrams;
+            traffic_add(&traffic[mode], &result);
             if (result.unavailable)
                 continue;
             fprintf(stderr,
@@ -128,6 +176,7 @@ int main(int argc, char **argv)
                         generator_own[round], 100.0 * result.idle_share);
         }
     }
+    int status = report_unmeasured(unavailable, traffic);
     double median[FLOOD_MODE_COUNT], worst_loss[FLOOD_MODE_COUNT];
     double machine_median[FLOOD_MODE_COUNT], own_median[FLOOD_MODE_COUNT];
     qsort(generator, (size_t)rounds, sizeof(double), compare);
@@ -170,7 +219,7 @@ int main(int argc, char **argv)
            median[FLOOD_MODE_CHAIN], median[FLOOD_MODE_BARE], median[FLOOD_MODE_KERNEL_LEGACY],
            median[FLOOD_MODE_KERNEL_PRN], median[FLOOD_MODE_KERNEL_CHAIN], options.forged_size);
     if (options.paced_pps <= 0)
-        return 0;
+        return status;
     printf(
         "\nCPU per forged packet, paced at %.0f pkt/s for %.1f s per mode, median of %d rounds,\n"
         "the generator's own cost subtracted (the same paced generator sending into a veth\n"
@@ -207,5 +256,5 @@ int main(int argc, char **argv)
            own_median[FLOOD_MODE_BARE], own_median[FLOOD_MODE_PRN],
            own_median[FLOOD_MODE_KERNEL_LEGACY], own_median[FLOOD_MODE_KERNEL_PRN],
            own_median[FLOOD_MODE_KERNEL_CHAIN], generator_own_median, options.paced_pps);
-    return 0;
+    return status;
 }

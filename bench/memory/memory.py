@@ -30,7 +30,13 @@ nothing.
 line then names only them.
 
 Last line: memory bytes_per_session audio=<B> audio_video=<B>
-audio_video_data=<B> flood_video=<B>"""
+audio_video_data=<B> flood_video=<B>
+
+No figure is judged, but the bench exits 1 (saying why) when a profile
+measured nothing: no RSS sample was taken, not every session was still
+connected when RSS was read, or a session got no media echoed back (with a
+data channel, also when no message came back at all): the figure would not
+be that of sessions carrying media."""
 import argparse
 import asyncio
 import json
@@ -122,6 +128,11 @@ async def open_peer(base, audio, video, data):
     for track in tracks:
         pc.addTrack(track)
     channel = pc.createDataChannel("memory", negotiated=False, id=2) if data else None
+    peer = {"pc": pc, "channel": channel, "frames": 0, "messages": 0}
+    if channel is not None:
+        @channel.on("message")
+        def on_message(message):
+            peer["messages"] += 1
 
     @pc.on("track")
     def on_track(track):
@@ -129,13 +140,14 @@ async def open_peer(base, audio, video, data):
             try:
                 while True:
                     await track.recv()
+                    peer["frames"] += 1
             except Exception:
                 pass
         asyncio.ensure_future(sink())
 
-    resource, _ = await whip_publish(pc, base + "/whip/echo",
-                                     mangle_offer=rfc8841_offer if data else None)
-    return {"pc": pc, "resource": resource, "channel": channel}
+    peer["resource"], _ = await whip_publish(pc, base + "/whip/echo",
+                                             mangle_offer=rfc8841_offer if data else None)
+    return peer
 
 
 async def settled(gateway):
@@ -150,7 +162,9 @@ async def settled(gateway):
 
 
 async def aiortc_profile(gateway, n, hold, audio, video, data):
-    """RSS delta per session with n aiortc peers (one warm-up first)."""
+    """RSS delta per session with n aiortc peers (one warm-up first), the
+    sessions connected when it was read, and why the figure is no
+    measurement (None when it is one)."""
     warm = await open_peer(gateway.base, audio, video, data)
     await asyncio.sleep(2.0)
     await whip_delete(warm["resource"])
@@ -181,10 +195,20 @@ async def aiortc_profile(gateway, n, hold, audio, video, data):
         await asyncio.sleep(1.0)
         samples.append(gateway.rss())
     connected = gateway.sessions()
+    silent = sum(1 for p in peers if p["frames"] == 0)
     for p in peers:
         await whip_delete(p["resource"])
         await p["pc"].close()
-    return (max(samples) - before) / n, connected
+    invalid = None
+    if not samples:
+        invalid = "no RSS sample was taken"
+    elif connected < n:
+        invalid = f"{connected} of {n} sessions connected when RSS was read"
+    elif silent:
+        invalid = f"{silent} of {n} sessions got no media echoed back"
+    elif data and not any(p["messages"] for p in peers):
+        invalid = "no data channel message came back"
+    return ((max(samples) - before) / n if samples else 0.0), connected, invalid
 
 
 def transports(gateway):
@@ -213,7 +237,8 @@ def flood_profile(build, gateway, n, hold):
     steady state as the aiortc profiles read it: every session connected,
     its RTT learned, its DTLS retired, then after the worker's next heap
     trim. Returns (bytes per session, sessions connected, sessions with an
-    RTT, retransmission arena bytes per session)."""
+    RTT, retransmission arena bytes per session, why the figure is no
+    measurement or None)."""
     flood = str(build / "tools" / "moat-flood")
     url = gateway.base + "/whip/echo"
     subprocess.run([flood, "--whip", url, "--sessions", "1", "--media", "video", "--duration",
@@ -225,7 +250,7 @@ def flood_profile(build, gateway, n, hold):
     process = subprocess.Popen([flood, "--whip", url, "--sessions", str(n), "--media", "video",
                                 "--duration", "600", "--quiet", "--json"],
                                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-    samples, connected, known, cache = [], 0, 0, 0
+    samples, connected, known, cache, out = [], 0, 0, 0, ""
     try:
         deadline = time.monotonic() + 60
         while gateway.sessions() < n and process.poll() is None:
@@ -245,13 +270,29 @@ def flood_profile(build, gateway, n, hold):
         if process.poll() is None:
             process.send_signal(signal.SIGINT)
         try:
-            process.communicate(timeout=60)
+            out, _ = process.communicate(timeout=60)
         except subprocess.TimeoutExpired:
             process.kill()
             process.communicate()
     if not samples:
-        return 0.0, connected, known, cache
-    return (max(samples) - before) / n, connected, known, cache
+        return 0.0, connected, known, cache, f"not all {n} sessions connected (none measured)"
+    return (max(samples) - before) / n, connected, known, cache, flood_invalid(out, n, connected)
+
+
+def flood_invalid(out, n, connected):
+    """Why a measured flood_video profile is no measurement (None when it
+    is one): a session gone before RSS was read, or one that got nothing
+    echoed back (moat-flood's report, printed as it ends)."""
+    if connected < n:
+        return f"{connected} of {n} sessions connected when RSS was read"
+    try:
+        sessions = json.loads(out)["sessions"]
+    except (ValueError, KeyError, TypeError):
+        return "moat-flood printed no report"
+    silent = sum(1 for s in sessions if s.get("received", 0) == 0)
+    if len(sessions) < n or silent:
+        return f"{silent + max(n - len(sessions), 0)} of {n} sessions got nothing echoed back"
+    return None
 
 
 def main():
@@ -266,7 +307,7 @@ def main():
     wanted = set(args.profiles.split(","))
     build = Path(args.build)
     print(f"load average before: {os.getloadavg()[0]:.1f}")
-    results = {}
+    results, invalid = {}, []
     profiles = [("audio", True, False, False), ("audio_video", True, True, False),
                 ("audio_video_data", True, True, True)]
     for name, audio, video, data in profiles:
@@ -274,27 +315,33 @@ def main():
             continue
         gateway = Gateway(build)
         try:
-            per, connected = asyncio.run(
+            per, connected, why = asyncio.run(
                 aiortc_profile(gateway, args.sessions, args.hold, audio, video, data))
         finally:
             gateway.stop()
         results[name] = per
+        if why:
+            invalid.append(f"{name}: {why}")
         print(f"memory profile={name} sessions={args.sessions} connected={connected} "
               f"bytes_per_session={per:.0f} ({per / 1024:.0f} KiB)", flush=True)
     if "flood_video" in wanted:
         gateway = Gateway(build)
         try:
-            per, connected, known, cache = flood_profile(build, gateway, args.flood_sessions,
-                                                         args.hold)
+            per, connected, known, cache, why = flood_profile(build, gateway,
+                                                              args.flood_sessions, args.hold)
         finally:
             gateway.stop()
         results["flood_video"] = per
+        if why:
+            invalid.append(f"flood_video: {why}")
         print(f"memory profile=flood_video sessions={args.flood_sessions} connected={connected} "
               f"rtt_known={known} retransmit_cache_per_session={cache:.0f} "
               f"bytes_per_session={per:.0f} ({per / 1024:.0f} KiB)")
     print(f"load average after: {os.getloadavg()[0]:.1f}")
     print("memory bytes_per_session " + " ".join(f"{k}={v:.0f}" for k, v in results.items()))
-    return 0
+    for why in invalid:
+        print(f"memory: no valid measurement: {why}")
+    return 1 if invalid else 0
 
 
 if __name__ == "__main__":

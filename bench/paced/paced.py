@@ -18,7 +18,12 @@ against an identical run without the flood.
 Last line: paced cost_ns moat=<ns> janus=<ns> ratio=<janus/moat> legit_loss_max=<%>
 (moat and janus: the mean over the rates up to 100 kpps of the aiortc peer
 without SRTP+, Moat in its default mode auto; legit_loss_max: the worst loss
-of any Moat run up to 100 kpps, with and without SRTP+)."""
+of any Moat run up to 100 kpps, with and without SRTP+).
+
+No figure is judged, but the bench exits 1 (saying why) when a run measured
+nothing: Janus missing without --no-janus, a flood step whose generator sent
+no forged packet, or a gateway, mode and peer none of whose flood steps
+echoed any audio back (100 % lost, or the call carried nothing)."""
 import argparse
 import asyncio
 import json
@@ -42,7 +47,7 @@ from aiortc_peer import Recorder, ToneTrack  # noqa: E402
 from spoof import live_sequence  # noqa: E402
 
 import netns_bench  # noqa: E402
-from netns_bench import JANUS_LIB, sh, stop, write_janus_config  # noqa: E402
+from netns_bench import janus_missing, sh, stop, write_janus_config  # noqa: E402
 
 HOST_IP, NS_IP = "10.77.0.1", "10.77.0.2"
 CLK_TCK = os.sysconf("SC_CLK_TCK")
@@ -248,6 +253,22 @@ MODES = ("auto",) if QUICK else ("off", "auto")
 SCHEMES = ("prn",) if QUICK else ("prn", "chain")
 
 
+def report_unmeasured(steps):
+    """0, or 1 with the reasons printed when the run measured nothing: a
+    flood step that sent no forged packet (no cost to measure), or a
+    gateway, mode and peer none of whose steps got audio echoed back (its
+    loss is then no figure: the call carried nothing). Loss below 100 % is
+    a figure, never judged."""
+    reasons = [f"{gw} {mode} {peer} {rate} pkt/s: the generator sent no forged packet"
+               for gw, mode, peer, rate, sent, _ in steps if sent <= 0]
+    for group in dict.fromkeys(step[:3] for step in steps):
+        if not any(step[5] > 0 for step in steps if step[:3] == group):
+            reasons.append(f"{' '.join(group)}: no audio echoed back during any flood step")
+    for reason in reasons:
+        print(f"paced: no valid measurement: {reason}")
+    return 1 if reasons else 0
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--build", default=str(ROOT / "build"))
@@ -262,8 +283,13 @@ def main():
     if os.geteuid() != 0:
         print("paced: needs root (network namespace, raw socket)")
         return 0
+    janus_absent = None if args.no_janus else janus_missing()
+    if janus_absent:
+        print(f"paced: {janus_absent}")
+        return 1
     base = f"http://{NS_IP}:8088"
-    table = []  # (gateway, mode, peer, rate, cost_ns, loss)
+    table = []  # (gateway, mode, peer, rate, cost_ns, loss, per_wake)
+    steps = []  # (gateway, mode, peer, rate, forged packets sent, echoed packets)
     ns = Namespace()
     try:
         for mode in MODES:
@@ -275,6 +301,7 @@ def main():
                                                 spoof, base)):
                     table.append(("moat", mode, "aiortc", r["rate"], r["cost_ns"], r["loss"],
                                   r["per_wake"]))
+                    steps.append(("moat", mode, "aiortc", r["rate"], r["sent"], r["echoed"]))
             finally:
                 stop(gateway)
         if not args.no_srtpplus:
@@ -282,12 +309,13 @@ def main():
                 for scheme in SCHEMES:
                     idle_cpu, _, _, _ = moat_flood_run(ns, build, mode, scheme, 0, args.seconds)
                     for rate in rates:
-                        cpu, forged, loss, _ = moat_flood_run(ns, build, mode, scheme, rate,
-                                                              args.seconds)
+                        cpu, forged, loss, session = moat_flood_run(ns, build, mode, scheme,
+                                                                    rate, args.seconds)
                         cost = (cpu - idle_cpu) / max(forged, 1)
                         table.append(("moat", mode, scheme, rate, cost, loss, float("nan")))
-        janus_available = shutil.which("janus") and (JANUS_LIB / "plugins").exists()
-        if not args.no_janus and janus_available:
+                        steps.append(("moat", mode, scheme, rate, forged,
+                                      session.get("received", 0)))
+        if not args.no_janus:
             folder = Path(tempfile.mkdtemp(prefix="paced-janus-"))
             write_janus_config(folder, "echotest", "30000-30200",
                                admin_extra='    admin_base_path = "/admin"\n')
@@ -299,6 +327,7 @@ def main():
                                                 spoof, base, janus=True)):
                     table.append(("janus", "-", "aiortc", r["rate"], r["cost_ns"], r["loss"],
                                   float("nan")))
+                    steps.append(("janus", "-", "aiortc", r["rate"], r["sent"], r["echoed"]))
             finally:
                 stop(janus)
                 shutil.rmtree(folder, ignore_errors=True)
@@ -325,7 +354,7 @@ def main():
     ratio = janus / moat if moat > 0 else float("nan")
     print(f"paced cost_ns moat={moat:.0f} janus={janus:.0f} ratio={ratio:.2f} "
           f"legit_loss_max={100 * loss_max:.2f}")
-    return 0
+    return report_unmeasured(steps)
 
 
 if __name__ == "__main__":

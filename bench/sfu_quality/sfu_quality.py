@@ -38,8 +38,10 @@ Last line:
   sfu_quality freeze_s_moat=<sum over conditions> freeze_s_janus=<same>
   ratio=<janus/moat> adapt_down_s=<moat> adapt_up_s=<moat>
 ratio is inf when Moat froze 0 s and Janus more, 1.00 when both froze 0 s;
-na where a side was not measured (Janus or Chromium missing, or a run that
-failed: the table says which). adapt_*: na when the step was not run (quick
+na where a side was not measured (--no-janus, not root, or a run that
+failed: the table says which). Janus and Chromium come with make deps: as
+root, either one missing (Janus without --no-janus) fails the bench, as a
+failed run does. adapt_*: na when the step was not run (quick
 mode or Moat did not step down), none when Moat did not adapt within the
 bound.
 
@@ -67,7 +69,7 @@ sys.path.insert(0, str(ROOT / "tests" / "integration"))
 from chromium import chromium_path  # noqa: E402
 from conftest import Gateway  # noqa: E402
 from netns import NetnsPair  # noqa: E402
-from netns_bench import JANUS_LIB, stop, write_janus_config  # noqa: E402
+from netns_bench import janus_missing, stop, write_janus_config  # noqa: E402
 from test_datachannel_lossy import TunLink  # noqa: E402
 from test_room_bwe_chromium import (HIGH_BPS, LOW_BPS, VIDEO_IN, BottleneckLink,  # noqa: E402
                                     PipeChromium)
@@ -377,16 +379,23 @@ def main():
     set_window(args.window)
     build = Path(args.build)
     conditions = args.conditions.split(",")
-    if os.geteuid() != 0 or chromium_path() is None:
-        print("sfu_quality: needs root (network namespaces, TUN) and chromium; not run")
+    if os.geteuid() != 0:
+        print("sfu_quality: needs root (network namespaces, TUN); not run")
         print("sfu_quality freeze_s_moat=na freeze_s_janus=na ratio=na adapt_down_s=na "
               "adapt_up_s=na")
         return 0
+    missing = None
+    if chromium_path() is None:
+        missing = "chromium is not installed (scripts/install-deps.sh installs it)"
+    elif not args.no_janus:
+        missing = janus_missing()
+    if missing:
+        print(f"sfu_quality: {missing}")
+        return 1
     # SIGTERM unwinds like Ctrl-C: every finally below runs (browsers, SFU, link).
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     sfus = [MoatSfu(build)]
-    janus_available = shutil.which("janus") and (JANUS_LIB / "plugins").exists()
-    if not args.no_janus and janus_available:
+    if not args.no_janus:
         sfus.append(JanusSfu())
     started = time.monotonic()
     progress(f"load average {os.getloadavg()[0]:.1f} (shared machine: figures are noisy); "
@@ -437,7 +446,7 @@ def main():
     if len(sfus) > 1:
         print(JANUS_NOTE)
     else:
-        print("janus: not run (--no-janus, or janus / its plugins not installed)")
+        print("janus: not run (--no-janus)")
     moat, janus = sums.get("moat"), sums.get("janus")
     step = results.get(("moat", "step"))
     if step is None or "error" in step:

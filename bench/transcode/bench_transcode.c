@@ -3,7 +3,10 @@
  * GStreamer pipeline driven directly (appsrc pushed by the caller, appsink
  * counted) in the same run. Figures are packets per second of CPU time of
  * the whole process (all threads), i.e. per core. Last lines:
- *   transcode <direction> moat_pps=<n> gstreamer_pps=<n> ratio=<moat/gst> */
+ *   transcode <direction> moat_pps=<n> gstreamer_pps=<n> ratio=<moat/gst>
+ * No figure is judged, but a direction in which either side put out no
+ * packet, or the Opus or PCMU elements missing (make deps installs them),
+ * makes the bench exit 1, saying so. */
 #include "transcode/transcode_pipeline.h"
 #include "transcode/transcoder.h"
 #include "bench_quick.h"
@@ -176,9 +179,11 @@ static const moat_transcoder_codec opus = {"opus", 48000, 2, 111, 0, 0};
 int main(void)
 {
     if (!moat_transcoder_supports("opus") || !moat_transcoder_supports("PCMU")) {
-        printf("transcode skipped: Opus or PCMU elements missing\n");
-        return 0;
+        printf("transcode: Opus or PCMU elements missing (scripts/install-deps.sh installs "
+               "them)\n");
+        return 1;
     }
+    int status = 0;
     workload workloads[] = {
         {opus_stream(), &opus, &pcmu, "opus_to_pcmu"},
         {pcmu_stream(), &pcmu, &opus, "pcmu_to_opus"},
@@ -189,7 +194,12 @@ int main(void)
         double moat = run_moat(&workloads[i]);
         printf("transcode %s moat_pps=%.0f gstreamer_pps=%.0f ratio=%.2f\n", workloads[i].label,
                moat, gst, gst > 0 ? moat / gst : 0);
+        if (moat <= 0 || gst <= 0) {
+            fprintf(stderr, "transcode: no valid measurement: %s: %s put out no packet\n",
+                    workloads[i].label, moat <= 0 ? "moat_transcoder" : "the GStreamer pipeline");
+            status = 1;
+        }
         g_ptr_array_unref(workloads[i].packets);
     }
-    return 0;
+    return status;
 }
