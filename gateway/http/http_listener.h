@@ -3,7 +3,8 @@
  * Bounds what slow or idle clients can hold (slowloris): a connection must
  * deliver its request, headers and body, within [http] request_timeout_s of
  * its accept (or of the start of its next request), or it gets a 408 (if it
- * can still be written) and is closed; at most [http] max_connections are
+ * can still be written) and is closed, and what it sent of the request never
+ * runs; at most [http] max_connections are
  * open, and [http] max_connections_per_source from one source (an IPv4
  * address or an IPv6 /64); connections beyond either cap are closed at
  * accept, before anything is read. Each is counted on /metrics
@@ -34,6 +35,7 @@
 #include "session/gateway_state.h"
 
 #include <libsoup/soup.h>
+#include <stdbool.h>
 #include <stddef.h>
 
 typedef struct moat_http_listener moat_http_listener;
@@ -52,6 +54,12 @@ void moat_http_listener_stop(moat_http_listener *listener);
  * refuse it): its deadline no longer applies. Returns the connection's
  * socket (transfer none; NULL if not ours). */
 GSocket *moat_http_listener_request_over(moat_http_listener *listener, SoupServerMessage *message);
+
+/* `message`'s connection passed its request deadline (it got its 408 and
+ * was shut down): libsoup may still hand over what it had read of the
+ * request (end of file after part of a header block reads as its end),
+ * which must be refused, not routed. */
+bool moat_http_listener_timed_out(moat_http_listener *listener, SoupServerMessage *message);
 
 /* The socket of `message`'s connection (transfer none; NULL if not ours). */
 GSocket *moat_http_listener_socket(moat_http_listener *listener, SoupServerMessage *message);

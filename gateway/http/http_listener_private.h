@@ -54,6 +54,11 @@ struct connection {
      * included; its "request-started", at the hand-over, must not restart
      * it. */
     bool first_request_timed;
+    /* The request deadline passed: the 408 is out (plain HTTP) and the
+     * socket shut down. Whatever libsoup still makes of the bytes it had
+     * (end of file after part of a header block reads as its end) is
+     * refused, never routed (moat_http_listener_timed_out). */
+    bool timed_out;
     /* TLS, from the handshake's start to its end: the stream is there. */
     handshake *handshake;
     guint handshake_timer;

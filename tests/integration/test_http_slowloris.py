@@ -9,6 +9,7 @@ The limits are set through the environment (MOAT_HTTP_*), so that a daemon
 without them starts all the same and each test fails on what it does."""
 import base64
 import http.client
+import json
 import os
 import select
 import socket
@@ -18,6 +19,7 @@ import time
 import pytest
 
 from conftest import Gateway
+from hostile_http import post_offer, request
 
 TIMEOUT_S = 2
 SLACK_S = 3
@@ -27,8 +29,9 @@ SLACK_S = 3
 def make_gateway():
     started = []
 
-    def make(**limits):
-        env = {f"MOAT_HTTP_{key.upper()}": str(value) for key, value in limits.items()}
+    def make(env=None, **limits):
+        env = {**(env or {}),
+               **{f"MOAT_HTTP_{key.upper()}": str(value) for key, value in limits.items()}}
         gw = Gateway(workers=1, env=env)
         started.append(gw)
         return gw
@@ -202,6 +205,44 @@ def test_a_trickled_body_is_cut_too(make_gateway):
     s.close()
     assert elapsed is not None, "a connection that never sends its body outlived the deadline"
     assert data.startswith(b"HTTP/1.1 408"), data[:80]
+
+
+# ---- 2b. a request answered 408 never runs ------------------------------------
+
+def test_a_request_answered_408_never_runs(make_gateway):
+    """At the deadline the 408 goes out and the socket is shut down; libsoup
+    then reads end of file, which after part of a header block it takes for
+    the end of the headers, and hands the request on. It must be refused,
+    not run: before, a DELETE whose blank line never came hung its session
+    up after the client had its 408, and a slowloris POST /whip/echo was
+    routed as an offer, spending its source's offer bucket."""
+    gw = make_gateway(request_timeout_s=TIMEOUT_S,
+                      env={"MOAT_LIMITS_WHIP_RATE_PER_IP": "1", "MOAT_LIMITS_WHIP_BURST_PER_IP": "1"})
+    status, headers, _ = post_offer(gw)
+    assert status == 201
+    resource = headers["Location"]
+    half_delete = connect(gw, "127.0.0.4")
+    half_delete.sendall(f"DELETE {resource} HTTP/1.1\r\nHost: 127.0.0.1\r\n".encode())
+    half_offer = connect(gw, "127.0.0.5")  # its source's one offer token is unspent
+    half_offer.sendall(b"POST /whip/echo HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                       b"Content-Type: application/sdp\r\n")
+    for s in (half_delete, half_offer):
+        elapsed, data = read_until_closed(s, TIMEOUT_S + SLACK_S)
+        s.close()
+        assert elapsed is not None, "a half request outlived the deadline"
+        assert data.startswith(b"HTTP/1.1 408"), data[:80]
+    time.sleep(0.3)  # what libsoup still makes of them has run by now
+    # The DELETE did not run: the session is there and takes a trickle.
+    status, _, body = request(gw, "PATCH", resource, b"",
+                              {"Content-Type": "application/trickle-ice-sdpfrag"})
+    assert status == 204, (status, body)
+    assert len(json.loads(get(gw, "/api/sessions")[1])["sessions"]) == 1
+    # Nor did the offer: its source still has its token.
+    status, _, body = post_offer(gw, source="127.0.0.5")
+    assert status == 201, (status, body)
+    assert refused(gw, "rate_limited") == 0
+    assert refused(gw, "request_timeout") == 2
+    assert get(gw, "/healthz")[0] == 200
 
 
 # ---- 3. connection caps --------------------------------------------------------
