@@ -406,6 +406,24 @@ static void serve_metrics(moat_gateway *gateway, const moat_http_request *reques
     moat_http_response_set(response, 200, "text/plain; version=0.0.4", body, strlen(body));
 }
 
+/* /healthz and /metrics take GET and HEAD; another method is a 405 naming
+ * them, as on every other path (before, any method was served). False for
+ * other paths. */
+static bool serve_monitoring(moat_gateway *gateway, const moat_http_request *request,
+                             moat_http_response *response, const char *path, const char *method)
+{
+    bool health = strcmp(path, "/healthz") == 0;
+    if (!health && strcmp(path, "/metrics") != 0)
+        return false;
+    if (strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0)
+        moat_http_response_not_allowed(response, "GET, HEAD", "%s takes GET", path);
+    else if (health)
+        moat_http_health(gateway, response);
+    else
+        serve_metrics(gateway, request, response);
+    return true;
+}
+
 static void serve_whip(moat_gateway *gateway, const moat_http_request *request,
                        moat_http_response *response)
 {
@@ -514,14 +532,8 @@ void moat_http_route(moat_gateway *gateway, const moat_http_request *request,
         moat_http_response_set(response, 204, NULL, NULL, 0);
         return;
     }
-    if (strcmp(path, "/healthz") == 0) {
-        moat_http_health(gateway, response);
+    if (serve_monitoring(gateway, request, response, path, method))
         return;
-    }
-    if (strcmp(path, "/metrics") == 0) {
-        serve_metrics(gateway, request, response);
-        return;
-    }
     bool offer = whip && strcmp(method, "POST") == 0 && !g_str_has_prefix(path, "/whip/resource/");
     if (offer && !moat_whip_admit(gateway, request, response))
         return;

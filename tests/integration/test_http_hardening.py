@@ -328,7 +328,8 @@ def test_metrics_token(make_gateway):
 def test_405_names_the_allowed_methods(make_gateway):
     """Every 405 carries Allow with the methods its path takes (RFC 9110
     §15.5.6), and a GET-only API path answers other methods with 405, not
-    404; the body is the usual JSON error."""
+    404; the body is the usual JSON error. /healthz and /metrics too
+    (before, they answered every method, FOO included, with 200)."""
     gw = make_gateway()
     status, headers, _ = post_offer(gw)
     assert status == 201
@@ -353,6 +354,11 @@ def test_405_names_the_allowed_methods(make_gateway):
         ("PUT", "/api/rooms/live", "GET, HEAD, DELETE"),
         ("POST", "/api/rooms/live/capacity", "GET, HEAD"),
         ("GET", "/api/rooms/live/subscribers/a/layer", "POST"),
+        ("DELETE", "/healthz", "GET, HEAD"),
+        ("POST", "/healthz", "GET, HEAD"),
+        ("FOO", "/healthz", "GET, HEAD"),
+        ("PUT", "/metrics", "GET, HEAD"),
+        ("DELETE", "/metrics", "GET, HEAD"),
     ]
     for method, path, allow in cases:
         status, headers, body = http(method, gw.base + path)
@@ -360,7 +366,8 @@ def test_405_names_the_allowed_methods(make_gateway):
         assert headers["Allow"] == allow, (method, path, headers.get("Allow"))
         assert json.loads(body)["error"] == "method_not_allowed", (method, path, body)
     # What Allow names is served: HEAD of GET routes included.
-    for path in ("/api/sessions", "/api/plugins", "/api/stats", "/api/calls"):
+    for path in ("/api/sessions", "/api/plugins", "/api/stats", "/api/calls", "/healthz",
+                 "/metrics"):
         assert http("HEAD", gw.base + path)[0] == 200, path
     assert json.loads(gw.get("/healthz"))["status"] == "ok"
 
