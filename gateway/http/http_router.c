@@ -306,6 +306,13 @@ static bool admit_api_host(moat_gateway *gateway, const moat_http_request *reque
     return false;
 }
 
+/* What a page on a listed origin may send to /api/ (its preflight's
+ * answer): every method an /api/ route takes (listings: GET and HEAD;
+ * rooms, ingests, recordings, session messages, the cluster drain: POST and
+ * DELETE; none takes PUT or PATCH). Before, only GET was named, so a
+ * browser kept a listed page from deleting a room or a recording. */
+#define API_CORS_METHODS "GET, HEAD, POST, DELETE, OPTIONS"
+
 /* /api/ from a browser: the dashboard's own origin and [http] api_origins
  * only, so that a page an operator happens to open cannot drive the API.
  * Requests without Origin (curl, Prometheus, same-origin GET) pass. */
@@ -322,7 +329,7 @@ static bool admit_api_origin(moat_gateway *gateway, const moat_http_request *req
     }
     moat_http_response_header(response, "Access-Control-Allow-Origin", origin);
     moat_http_response_header(response, "Vary", "Origin");
-    moat_http_response_header(response, "Access-Control-Allow-Methods", "GET, OPTIONS");
+    moat_http_response_header(response, "Access-Control-Allow-Methods", API_CORS_METHODS);
     moat_http_response_header(response, "Access-Control-Allow-Headers",
                               "Authorization, Content-Type");
     return true;

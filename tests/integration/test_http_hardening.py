@@ -403,6 +403,34 @@ def test_api_origins_are_configurable(make_gateway):
     assert http("GET", gw.base + "/api/sessions", headers={"Origin": "https://evil.example"})[0] == 403
 
 
+def test_a_listed_origin_may_use_every_api_method(make_gateway):
+    """A listed origin's pages may call /api/ (config/moat.conf): the
+    preflight names every method an /api/ route takes, so a browser lets
+    such a page create and delete rooms (before, only GET: a DELETE of a
+    room or a recording never left the browser)."""
+    gw = make_gateway("--api-origins", "https://ops.example")
+    origin = {"Origin": "https://ops.example"}
+    for method in ("GET", "HEAD", "POST", "DELETE"):
+        status, headers, _ = http("OPTIONS", gw.base + "/api/rooms/x", headers={
+            **origin, "Access-Control-Request-Method": method,
+            "Access-Control-Request-Headers": "authorization, content-type"})
+        assert status == 204 and headers["Access-Control-Allow-Origin"] == "https://ops.example"
+        allowed = [m.strip() for m in headers["Access-Control-Allow-Methods"].split(",")]
+        assert method in allowed, (method, allowed)
+        assert "authorization" in headers["Access-Control-Allow-Headers"].lower()
+    body = json.dumps({"name": "cors"}).encode()
+    status, headers, _ = http("POST", gw.base + "/api/rooms", body,
+                              {**origin, "Content-Type": "application/json"})
+    assert status == 201 and headers["Access-Control-Allow-Origin"] == "https://ops.example"
+    status, headers, _ = http("DELETE", gw.base + "/api/rooms/cors", headers=origin)
+    assert status in (200, 204) and headers["Access-Control-Allow-Origin"] == "https://ops.example"
+    assert http("GET", gw.base + "/api/rooms/cors", headers=origin)[0] == 404
+    # Other origins still get nothing.
+    status, headers, _ = http("OPTIONS", gw.base + "/api/rooms", headers={
+        "Origin": "https://evil.example", "Access-Control-Request-Method": "DELETE"})
+    assert status == 403 and "Access-Control-Allow-Methods" not in headers
+
+
 # ---- 6. no log flood ---------------------------------------------------------------
 
 def test_offer_flood_is_not_a_log_flood(make_gateway):
