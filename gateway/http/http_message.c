@@ -55,6 +55,59 @@ char *moat_utf8_sanitize(const char *text, size_t max_bytes)
     return valid;
 }
 
+/* One element of a Content-Length list, [start, end): 1*DIGIT within
+ * int64 (libsoup reads it into a goffset). */
+static bool content_length_element(const char *start, const char *end, uint64_t *value)
+{
+    if (start == end)
+        return false;
+    uint64_t n = 0;
+    for (const char *p = start; p < end; p++) {
+        if (!g_ascii_isdigit(*p))
+            return false;
+        unsigned digit = (unsigned)(*p - '0');
+        if (n > ((uint64_t)G_MAXINT64 - digit) / 10)
+            return false;
+        n = n * 10 + digit;
+    }
+    *value = n;
+    return true;
+}
+
+static const char *skip_blanks(const char *p)
+{
+    while (*p == ' ' || *p == '\t')
+        p++;
+    return p;
+}
+
+bool moat_http_content_length_parse(const char *value, uint64_t *length)
+{
+    if (!value)
+        return false;
+    uint64_t first = 0;
+    bool seen = false;
+    const char *p = value;
+    for (;;) {
+        const char *start = skip_blanks(p);
+        const char *end = start + strcspn(start, ", \t");
+        uint64_t n = 0;
+        if (!content_length_element(start, end, &n) || (seen && n != first))
+            return false;
+        first = n;
+        seen = true;
+        p = skip_blanks(end);
+        if (*p == '\0')
+            break;
+        if (*p != ',')
+            return false;
+        p++;
+    }
+    if (length)
+        *length = first;
+    return true;
+}
+
 char *moat_http_error_json(unsigned status, const char *code, const char *detail, size_t *length)
 {
     char *safe_code = moat_utf8_sanitize(code, 64);

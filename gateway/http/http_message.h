@@ -10,6 +10,7 @@
 #include <glib.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 typedef struct moat_session moat_session;
 typedef struct moat_worker moat_worker;
@@ -107,6 +108,14 @@ void moat_http_response_header(moat_http_response *response, const char *name, c
 const char *moat_http_response_get_header(const moat_http_response *response, const char *name);
 /* Frees what the response owns (and a session or deferred it still holds). */
 void moat_http_response_clear(moat_http_response *response);
+
+/* The value of a request's Content-Length (repeated fields joined with
+ * ", "): true, with the length in `length` (may be NULL), when it is one
+ * decimal number (1*DIGIT) of at most 2^63 - 1, or that number repeated in
+ * a list (RFC 9110 §8.6); false for anything else (a sign, other
+ * characters, an overflow, differing values, nothing), which RFC 9112 §6.3
+ * makes a framing error. */
+bool moat_http_content_length_parse(const char *value, uint64_t *length);
 
 /* The JSON error body, always valid UTF-8 (never NULL; g_free it). */
 char *moat_http_error_json(unsigned status, const char *code, const char *detail, size_t *length);

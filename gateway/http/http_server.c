@@ -1,8 +1,10 @@
 /* The SoupServer adapter: listens (through http_listener.c, which bounds
  * connections and their requests' time), enforces the body limit while the request
  * is still arriving (declared Content-Length at the headers, chunked bodies
- * chunk by chunk), converts each complete request for the router and writes
- * its response back. All routing and policy live in http_router.c. */
+ * chunk by chunk), refuses a Content-Length that is not a number and what a
+ * timed-out connection still hands on, converts each complete request for
+ * the router and writes its response back. All routing and policy live in
+ * http_router.c. */
 #include "session/events.h"
 #include "http/http_server.h"
 
@@ -90,29 +92,35 @@ static void reply_written(GObject *source, GAsyncResult *result, gpointer data)
     discard_more(closing);
 }
 
-/* Refuses a request whose body is over the limit before reading (more of)
- * it: takes the connection away from libsoup, writes a 413 with a JSON body
- * and closes. */
-static void refuse_body(moat_http_server *http, SoupServerMessage *message)
+/* A refusal written before the request (or more of its body) is read:
+ * libsoup's connection is taken away from it, the reply (a JSON error)
+ * written and the connection closed after a short linger. */
+typedef struct {
+    unsigned status;
+    const char *status_line; /* "413 Payload Too Large" */
+    const char *code;        /* the JSON "error" */
+    const char *detail;
+    moat_refusal_reason reason;
+} early_refusal;
+
+static void refuse_early(moat_http_server *http, SoupServerMessage *message,
+                         const early_refusal *refusal)
 {
-    moat_gateway *gateway = http->gateway;
-    moat_http_note_refusal(gateway, MOAT_REFUSED_BODY_TOO_LARGE,
+    moat_http_note_refusal(http->gateway, refusal->reason,
                            soup_server_message_get_remote_host(message));
-    char detail[96];
-    snprintf(detail, sizeof detail, "request bodies are limited to %d bytes",
-             gateway->config.max_body_bytes);
     size_t body_length = 0;
-    char *body = moat_http_error_json(413, "body_too_large", detail, &body_length);
+    char *body =
+        moat_http_error_json(refusal->status, refusal->code, refusal->detail, &body_length);
     GUri *uri = soup_server_message_get_uri(message);
     bool whip = uri && g_str_has_prefix(g_uri_get_path(uri), "/whip/");
-    char *reply =
-        g_strdup_printf("HTTP/1.1 413 Payload Too Large\r\n"
-                        "Server: moat/" MOAT_VERSION "\r\n"
-                        "Content-Type: application/json\r\n"
-                        "Content-Length: %zu\r\n"
-                        "%s"
-                        "Connection: close\r\n\r\n%s",
-                        body_length, whip ? "Access-Control-Allow-Origin: *\r\n" : "", body);
+    char *reply = g_strdup_printf("HTTP/1.1 %s\r\n"
+                                  "Server: moat/" MOAT_VERSION "\r\n"
+                                  "Content-Type: application/json\r\n"
+                                  "Content-Length: %zu\r\n"
+                                  "%s"
+                                  "Connection: close\r\n\r\n%s",
+                                  refusal->status_line, body_length,
+                                  whip ? "Access-Control-Allow-Origin: *\r\n" : "", body);
     g_free(body);
     g_object_ref(message);
     GSocket *socket = moat_http_listener_request_over(http->listener, message);
@@ -134,6 +142,36 @@ static void refuse_body(moat_http_server *http, SoupServerMessage *message)
     g_output_stream_write_all_async(g_io_stream_get_output_stream(stream), closing->reply,
                                     closing->reply_length, G_PRIORITY_DEFAULT, closing->cancellable,
                                     reply_written, closing);
+}
+
+/* Refuses a request whose body is over the limit before reading (more of)
+ * it: a 413 with a JSON body. */
+static void refuse_body(moat_http_server *http, SoupServerMessage *message)
+{
+    char detail[96];
+    snprintf(detail, sizeof detail, "request bodies are limited to %d bytes",
+             http->gateway->config.max_body_bytes);
+    early_refusal refusal = {413, "413 Payload Too Large", "body_too_large", detail,
+                             MOAT_REFUSED_BODY_TOO_LARGE};
+    refuse_early(http, message, &refusal);
+}
+
+/* A Content-Length that libsoup took (it reads a sign, an overflow or the
+ * last of differing values as a length: -1 and 10^23 made it wait for a
+ * body until the request deadline) but that is not one decimal number: the
+ * framing is unknown (RFC 9112 §6.3), a 400 at once. */
+static bool refuse_bad_content_length(moat_http_server *http, SoupServerMessage *message,
+                                      SoupMessageHeaders *headers)
+{
+    if (soup_message_headers_get_encoding(headers) != SOUP_ENCODING_CONTENT_LENGTH ||
+        moat_http_content_length_parse(soup_message_headers_get_list(headers, "Content-Length"),
+                                       NULL))
+        return false;
+    early_refusal refusal = {400, "400 Bad Request", "bad_content_length",
+                             "Content-Length must be one decimal number of bytes",
+                             MOAT_REFUSED_BAD_CONTENT_LENGTH};
+    refuse_early(http, message, &refusal);
+    return true;
 }
 
 static void check_chunk(SoupServerMessage *message, GBytes *chunk, gpointer user_data)
@@ -199,6 +237,8 @@ static void check_headers(SoupServer *server, SoupServerMessage *message, const 
     if (refuse_timed_out(http, message))
         return;
     SoupMessageHeaders *headers = soup_server_message_get_request_headers(message);
+    if (refuse_bad_content_length(http, message, headers))
+        return;
     if (moat_events_is_upgrade(message, path) && !check_events_upgrade(http, message, path))
         return;
     if (soup_message_headers_get_encoding(headers) == SOUP_ENCODING_CONTENT_LENGTH &&

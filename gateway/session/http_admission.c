@@ -34,7 +34,8 @@ const char *moat_refusal_reason_name(moat_refusal_reason reason)
                                         "create_rate_limited",
                                         "not_tls",
                                         "tls_handshake_timeout",
-                                        "tls_renegotiation"};
+                                        "tls_renegotiation",
+                                        "bad_content_length"};
     G_STATIC_ASSERT(G_N_ELEMENTS(names) == MOAT_REFUSED_REASON_COUNT);
     return (unsigned)reason < G_N_ELEMENTS(names) ? names[reason] : "unknown";
 }

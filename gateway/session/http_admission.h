@@ -29,6 +29,7 @@ typedef enum {
     MOAT_REFUSED_NOT_TLS,             /* HTTPS port: the first bytes are not a TLS handshake */
     MOAT_REFUSED_TLS_HANDSHAKE,       /* HTTPS port: handshake not done 3 s after the hello */
     MOAT_REFUSED_TLS_RENEGOTIATION,   /* HTTPS port: a handshake record after the handshake */
+    MOAT_REFUSED_BAD_CONTENT_LENGTH,  /* a Content-Length that is not one decimal number */
     MOAT_REFUSED_REASON_COUNT
 } moat_refusal_reason;
 

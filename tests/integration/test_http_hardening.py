@@ -232,6 +232,40 @@ def test_chunked_body_is_capped_while_it_streams(make_gateway):
     assert post_offer(gw)[0] == 201
 
 
+@pytest.mark.parametrize("value", [b"-1", b"99999999999999999999999", b"18446744073709551615",
+                                   b"9223372036854775808", b"+5", b""])
+def test_a_content_length_that_is_no_number_is_refused_at_once(make_gateway, value):
+    """libsoup reads "-1" and an overflow as a length of -1 and waited for a
+    body until the request deadline (then 408); "+5" as 5, "" as 0.
+    Anything but one decimal number (RFC 9110 §8.6) is a 400 JSON
+    `bad_content_length` as soon as the headers are in, and the request does
+    not run. (Other characters, "0x10", "5, 7", libsoup refuses itself.)"""
+    gw = make_gateway("--request-timeout", "4")
+    started = time.monotonic()
+    reply = raw(gw, b"POST /whip/echo HTTP/1.1\r\nHost: x\r\nContent-Type: application/sdp\r\n"
+                b"Content-Length: " + value + b"\r\n\r\n" + offer()[:5], timeout=8)
+    elapsed = time.monotonic() - started
+    assert reply.startswith(b"HTTP/1.1 400"), (value, reply[:200])
+    assert elapsed < 2, elapsed
+    assert json_body(reply)["error"] == "bad_content_length"
+    metrics = gw.metrics()
+    assert metrics['moat_http_refused_total{reason="bad_content_length"}'] == 1
+    assert metrics['moat_http_refused_total{reason="request_timeout"}'] == 0
+    assert json.loads(gw.get("/api/sessions"))["sessions"] == []
+    # One number, repeated or not, is still a length.
+    status, _, _ = post_offer(gw, headers={"Content-Length": str(len(offer()))})
+    assert status == 201
+
+
+def test_a_repeated_content_length_of_one_value_is_served(make_gateway):
+    gw = make_gateway()
+    body = offer()
+    reply = raw(gw, b"POST /whip/echo HTTP/1.1\r\nHost: x\r\nContent-Type: application/sdp\r\n"
+                b"Content-Length: %d\r\nContent-Length: %d\r\n\r\n" % (len(body), len(body))
+                + body)
+    assert reply.startswith(b"HTTP/1.1 201"), reply[:200]
+
+
 def test_body_limit_is_configurable(make_gateway):
     gw = make_gateway("--max-body-bytes", "2048")
     status, _, body = post_offer(gw, offer() + b"a=x-padding:" + b"p" * 4096 + b"\r\n")

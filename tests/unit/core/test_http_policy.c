@@ -187,6 +187,49 @@ static void test_host_names(void)
     g_strfreev(names);
 }
 
+/* Content-Length as RFC 9110 §8.6 writes it: 1*DIGIT, or one value
+ * repeated; libsoup itself reads "-1" and an overflow as a length of -1 and
+ * "5, 7" as 7. */
+static void test_content_length(void)
+{
+    static const struct {
+        const char *value;
+        uint64_t length; /* UINT64_MAX: refused */
+    } cases[] = {
+        {"0", 0},
+        {"5", 5},
+        {"0005", 5},
+        {"65536", 65536},
+        {"9223372036854775807", 9223372036854775807ull},
+        {"5, 5", 5},
+        {"5,5,5", 5},
+        {"-1", UINT64_MAX},
+        {"-0", UINT64_MAX},
+        {"+5", UINT64_MAX},
+        {"", UINT64_MAX},
+        {" ", UINT64_MAX},
+        {"5, 7", UINT64_MAX},
+        {"5,", UINT64_MAX},
+        {",5", UINT64_MAX},
+        {"5 7", UINT64_MAX},
+        {"0x10", UINT64_MAX},
+        {"1e3", UINT64_MAX},
+        {"9223372036854775808", UINT64_MAX},
+        {"18446744073709551615", UINT64_MAX},
+        {"18446744073709551616", UINT64_MAX},
+        {"99999999999999999999999", UINT64_MAX},
+    };
+    for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+        uint64_t length = 12345;
+        bool valid = moat_http_content_length_parse(cases[i].value, &length);
+        g_assert_true(valid == (cases[i].length != UINT64_MAX));
+        if (valid)
+            g_assert_cmpuint(length, ==, cases[i].length);
+    }
+    g_assert_false(moat_http_content_length_parse(NULL, NULL));
+    g_assert_true(moat_http_content_length_parse("12", NULL));
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -196,6 +239,7 @@ int main(int argc, char **argv)
     g_test_add_func("/http/admission/bucket", test_bucket);
     g_test_add_func("/http/admission/bounded", test_table_is_bounded);
     g_test_add_func("/http/error-json-utf8", test_error_json_is_utf8);
+    g_test_add_func("/http/content-length", test_content_length);
     g_test_add_func("/http/host-names", test_host_names);
     return g_test_run();
 }
