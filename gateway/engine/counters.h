@@ -77,6 +77,10 @@ typedef struct {
      * ended at their start because their address or an SSRC they route by
      * was another leg's (a leg never runs without its routes). */
     uint64_t ice_pairs_taken_by_cascade;
+    /* Pairs a session's peer had left (ice_pairs.h: no check or media for
+     * the consent timeout, or of the generation before a completed ICE
+     * restart), removed with their tuples' bindings (session_ice.c). */
+    uint64_t ice_pairs_expired;
     uint64_t cascade_legs_unrouted;
     uint64_t detector_switches_on;
     uint64_t detector_switches_off;

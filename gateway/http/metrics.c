@@ -155,6 +155,10 @@ static const counter_metric counter_metrics[] = {
     {"moat_ice_pairs_taken_by_cascade_total",
      "sessions' pairs on a cascade link's address, dropped when a leg of the link started there",
      offsetof(moat_counters, ice_pairs_taken_by_cascade)},
+    {"moat_ice_pairs_expired_total",
+     "candidate pairs the peer had left (idle for the consent timeout, or before an ICE restart), "
+     "removed and their addresses released",
+     offsetof(moat_counters, ice_pairs_expired)},
     {"moat_cascade_legs_unrouted_total",
      "cascade legs ended at their start: their address or an SSRC was another leg's",
      offsetof(moat_counters, cascade_legs_unrouted)},

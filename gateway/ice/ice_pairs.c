@@ -183,14 +183,29 @@ bool moat_ice_pairs_confirm(moat_ice_pairs *p, const struct sockaddr_in6 *remote
     return true;
 }
 
-bool moat_ice_pairs_forget(moat_ice_pairs *p, const struct sockaddr_in6 *remote)
+void moat_ice_pairs_note_media(moat_ice_pairs *p, const struct sockaddr_in6 *remote,
+                               const struct in6_addr *local, uint64_t now_us)
+{
+    for (size_t i = 0; i < p->n_pairs; i++) {
+        if (same_remote(&p->pairs[i].remote, remote) &&
+            memcmp(&p->pairs[i].local, local, sizeof *local) == 0) {
+            p->pairs[i].last_media_us = now_us;
+            return;
+        }
+    }
+}
+
+/* Removes the pairs marked in `drop`, keeping the others in order and the
+ * selected and pending ones in their roles; true when the selected pair
+ * was among the removed (nothing is selected then). */
+static bool remove_pairs(moat_ice_pairs *p, const bool *drop)
 {
     bool selected_lost = false;
     int selected = -1, pending = -1;
     size_t kept = 0;
     for (size_t i = 0; i < p->n_pairs; i++) {
         bool is_selected = (int)i == p->selected, is_pending = (int)i == p->pending;
-        if (same_remote(&p->pairs[i].remote, remote)) {
+        if (drop[i]) {
             selected_lost = selected_lost || is_selected;
             continue;
         }
@@ -205,6 +220,59 @@ bool moat_ice_pairs_forget(moat_ice_pairs *p, const struct sockaddr_in6 *remote)
     p->selected = selected;
     p->pending = pending;
     return selected_lost;
+}
+
+bool moat_ice_pairs_forget(moat_ice_pairs *p, const struct sockaddr_in6 *remote)
+{
+    bool drop[MOAT_ICE_PAIRS_MAX] = {false};
+    for (size_t i = 0; i < p->n_pairs; i++)
+        drop[i] = same_remote(&p->pairs[i].remote, remote);
+    return remove_pairs(p, drop);
+}
+
+/* Whether pair i is one the peer has left (moat_ice_pairs_expire). */
+static bool left(const moat_ice_pairs *p, size_t i, uint64_t now_us, uint64_t idle_us)
+{
+    if ((int)i == p->selected || (int)i == p->pending)
+        return false;
+    const moat_ice_pair *pair = &p->pairs[i];
+    /* A restart is complete once the newest generation has the selection:
+     * the older generations' credentials answer no more. */
+    if (p->selected >= 0 && p->pairs[p->selected].generation == p->generation &&
+        pair->generation != p->generation)
+        return true;
+    uint64_t last =
+        pair->last_media_us > pair->last_check_us ? pair->last_media_us : pair->last_check_us;
+    return now_us > last && now_us - last > idle_us;
+}
+
+size_t moat_ice_pairs_expire(moat_ice_pairs *p, uint64_t now_us, uint64_t idle_us,
+                             struct sockaddr_in6 unbind[MOAT_ICE_PAIRS_MAX], size_t *removed)
+{
+    bool drop[MOAT_ICE_PAIRS_MAX] = {false};
+    struct sockaddr_in6 gone[MOAT_ICE_PAIRS_MAX];
+    size_t n_gone = 0;
+    for (size_t i = 0; i < p->n_pairs; i++) {
+        drop[i] = left(p, i, now_us, idle_us);
+        if (drop[i])
+            gone[n_gone++] = p->pairs[i].remote;
+    }
+    if (removed)
+        *removed = n_gone;
+    if (n_gone == 0)
+        return 0;
+    remove_pairs(p, drop);
+    /* A remote shared with a kept pair (another of our addresses) stays
+     * bound; one shared by two removed pairs is unbound once. */
+    size_t n_unbind = 0;
+    for (size_t i = 0; i < n_gone; i++) {
+        bool listed = false;
+        for (size_t j = 0; j < n_unbind && !listed; j++)
+            listed = same_remote(&unbind[j], &gone[i]);
+        if (!listed && !moat_ice_pairs_has_remote(p, &gone[i]))
+            unbind[n_unbind++] = gone[i];
+    }
+    return n_unbind;
 }
 
 void moat_ice_pairs_restart(moat_ice_pairs *p)

@@ -40,7 +40,18 @@
  *    not seen before (not a retransmission) refreshes the pending pair's
  *    (refreshes_pending). That one keeps the session alive, never the media
  *    on it: the session stops sending to a selected pair whose consent
- *    lapsed, and ends when no pair has consent (session_ice.c). */
+ *    lapsed, and ends when no pair has consent (session_ice.c).
+ *  - Pairs the peer has left go (moat_ice_pairs_expire), and with them the
+ *    session's hold on their remote tuples: one neither selected nor
+ *    pending without a check or authenticated media for the consent
+ *    timeout (the peer moved: NAT rebinding, a handover), and, once a pair
+ *    of the newest generation is selected, every pair of an older one (an
+ *    ICE restart from a new network is complete; the old credentials no
+ *    longer answer, so nothing can check those pairs again). Before, only
+ *    an eviction (a 9th pair) or the session's end removed a pair, and the
+ *    old tuple stayed the session's: a client the NAT later gave that
+ *    mapping could not connect from it (its checks `ice_pair` drops, its
+ *    media routed to the old session). */
 #ifndef MOAT_ICE_PAIRS_H
 #define MOAT_ICE_PAIRS_H
 
@@ -66,6 +77,7 @@ typedef struct {
     uint32_t generation;      /* ICE generation of the last check */
     bool nominated;           /* USE-CANDIDATE seen in this generation */
     uint64_t last_check_us;
+    uint64_t last_media_us; /* authenticated media from its remote (note_media), 0 none */
 } moat_ice_pair;
 
 typedef struct {
@@ -129,6 +141,21 @@ bool moat_ice_pairs_has_remote(const moat_ice_pairs *p, const struct sockaddr_in
  * when that makes the pending pair the selected one. */
 bool moat_ice_pairs_confirm(moat_ice_pairs *p, const struct sockaddr_in6 *remote,
                             const struct in6_addr *local);
+
+/* Authenticated, replay-protected media arrived on this pair (if it is
+ * one): the peer still uses it, so it does not expire. */
+void moat_ice_pairs_note_media(moat_ice_pairs *p, const struct sockaddr_in6 *remote,
+                               const struct in6_addr *local, uint64_t now_us);
+
+/* Removes the pairs the peer has left (see the rules above): neither the
+ * selected nor the pending one; one without a check or noted media for more
+ * than idle_us, or of an older generation than the selected pair's when
+ * that is the newest. Writes each remote no remaining pair uses to `unbind`
+ * (the caller unbinds it) and returns their number; *removed (optional)
+ * gets the number of pairs removed. The selected and pending pairs keep
+ * their roles. */
+size_t moat_ice_pairs_expire(moat_ice_pairs *p, uint64_t now_us, uint64_t idle_us,
+                             struct sockaddr_in6 unbind[MOAT_ICE_PAIRS_MAX], size_t *removed);
 
 /* Removes every pair on `remote`: another owner took that address (a
  * cascade link's, session_cascade.c). true when the selected pair was one

@@ -358,6 +358,7 @@ bool moat_session_tick(moat_session *session, uint64_t now_us)
         moat_counter_add(&moat_worker_counters_mut(session->worker)->consent_expired, 1);
         return transport_dead(session, "consent expired");
     }
+    moat_session_expire_pairs(session, now_us);
     if (!session->dtls_connected && now_us - session->created_us > SESSION_SETUP_TIMEOUT_US)
         return transport_dead(session, "setup timeout");
     if (session->dtls && session->dtls_started) {

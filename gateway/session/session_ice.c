@@ -1,6 +1,7 @@
 /* Owns a session's ICE-lite side: authenticated checks (MESSAGE-INTEGRITY
- * first, then the session's budgets) and what they bind and select, and ICE
- * restarts with the previous credentials answering until the peer moves. */
+ * first, then the session's budgets) and what they bind and select, ICE
+ * restarts with the previous credentials answering until the peer moves,
+ * and the pairs (and tuples) its peer left, released. */
 #include "session/session_internal.h"
 #include "engine/worker_receive.h"
 
@@ -9,6 +10,25 @@
 
 #include <arpa/inet.h>
 #include <string.h>
+
+/* Drops the pairs its peer has left (ice_pairs.h: idle for the consent
+ * timeout, or of the generation before a completed restart) and gives
+ * their tuples back to the worker's table, where another client the NAT
+ * hands one of them may bind it. A cascade leg's one pair is its link's
+ * (session_cascade.c: bound by route): nothing of it expires. */
+void moat_session_expire_pairs(moat_session *session, uint64_t now_us)
+{
+    if (session->cascade_leg || session->pairs.n_pairs == 0)
+        return;
+    struct sockaddr_in6 unbind[MOAT_ICE_PAIRS_MAX];
+    size_t removed = 0;
+    size_t n = moat_ice_pairs_expire(&session->pairs, now_us, session->consent_timeout_us, unbind,
+                                     &removed);
+    for (size_t i = 0; i < n; i++)
+        moat_worker_unbind_tuple(session->worker, &unbind[i], session);
+    if (removed > 0)
+        moat_counter_add(&moat_worker_counters_mut(session->worker)->ice_pairs_expired, removed);
+}
 
 /* Applies what the pair table decided to the worker's tuple table. */
 void moat_session_apply_bindings(moat_session *session, const moat_ice_pairs_outcome *outcome,
@@ -187,7 +207,8 @@ void moat_session_handle_stun(moat_session *session, const moat_path *path, cons
         moat_session_refresh_consent(session);
     if (outcome.refreshes_pending)
         session->pending_consent_us = moat_worker_now_us(session->worker);
-    if (!previous && session->previous_local_ufrag[0]) {
+    bool restart_complete = !previous && session->previous_local_ufrag[0];
+    if (restart_complete) {
         /* The restarted credentials are in use: the old ones stop working. */
         moat_worker_unbind_ufrag(session->worker, session->previous_local_ufrag, session);
         session->previous_local_ufrag[0] = '\0';
@@ -197,12 +218,20 @@ void moat_session_handle_stun(moat_session *session, const moat_path *path, cons
     }
     if (outcome.selection_changed)
         moat_session_select_tuple(session, path);
+    /* The old generation's pairs go once the new one has the selection. */
+    if (outcome.selection_changed || restart_complete)
+        moat_session_expire_pairs(session, moat_worker_now_us(session->worker));
     if (outcome.selection_pending)
         moat_counter_add(&moat_worker_counters_mut(session->worker)->ice_moves_pending, 1);
 }
 
 void moat_session_confirm_path(moat_session *session, const moat_path *path)
 {
+    /* Media on a pair other than the selected one (rare: one compare on
+     * the hot path) keeps that pair from expiring. */
+    if (!session->has_selected || !same_address(&session->selected.remote, &path->remote))
+        moat_ice_pairs_note_media(&session->pairs, &path->remote, &path->local,
+                                  moat_worker_now_us(session->worker));
     if (session->pairs.pending < 0 ||
         !moat_ice_pairs_confirm(&session->pairs, &path->remote, &path->local))
         return;
@@ -210,6 +239,7 @@ void moat_session_confirm_path(moat_session *session, const moat_path *path)
     moat_counter_add(&moat_worker_counters_mut(session->worker)->ice_moves_confirmed, 1);
     moat_session_select_tuple(session, path);
     moat_session_refresh_consent(session);
+    moat_session_expire_pairs(session, moat_worker_now_us(session->worker));
 }
 
 void moat_session_refresh_consent(moat_session *session)

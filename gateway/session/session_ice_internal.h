@@ -33,6 +33,11 @@ void moat_session_refresh_consent(moat_session *session);
 /* On each tick: false once no pair has consent (the session ends); sets or
  * keeps consent_withheld while only the pending pair has it. */
 bool moat_session_consent_tick(moat_session *session, uint64_t now_us);
+/* On each tick and when a selection changes: the pairs the peer has left
+ * go (ice_pairs.h, moat_ice_pairs_expire), each tuple no kept pair uses is
+ * unbound from the worker (another client may take it), counted
+ * (moat_ice_pairs_expired_total). Not for cascade legs. */
+void moat_session_expire_pairs(moat_session *session, uint64_t now_us);
 /* Whether anything may be sent to the selected pair now. */
 static inline bool moat_session_may_send(const moat_session *session)
 {

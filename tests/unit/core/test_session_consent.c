@@ -3,7 +3,9 @@
  * pending pair has consent, but nothing is sent to the old tuple once its
  * consent lapsed; its authenticated media confirms the move and sending
  * resumes there; with no pair's consent left the session ends, at once
- * (no drain) and counted once. */
+ * (no drain) and counted once. Pairs the peer left expire and release their
+ * tuples (one consent timeout idle, or the generation before a completed
+ * ICE restart). */
 #include "session_harness.h"
 
 #include "session/session_internal.h"
@@ -201,6 +203,123 @@ static void test_consent_expiry_is_final_and_counted_once(void)
     session_harness_clear(&h);
 }
 
+static uint64_t pairs_expired(session_harness *h)
+{
+    return moat_counter_read(&moat_worker_counters(h->worker)->ice_pairs_expired);
+}
+
+/* The peer's authenticated SRTCP report from `from`. */
+static void peer_report_from(session_harness *h, const moat_path *from)
+{
+    uint8_t plain[64], report[128];
+    moat_rtcp_writer w;
+    moat_rtcp_writer_init(&w, plain, sizeof plain);
+    g_assert_cmpint(moat_rtcp_build_rr(&w, HARNESS_REMOTE_SSRC, NULL, 0), ==, 0);
+    size_t length = session_harness_peer_protect_rtcp(h, plain, w.length, report, sizeof report);
+    moat_session_handle_srtp(h->session, from, report, length, sizeof report);
+}
+
+/* Another session on h's worker whose peer is at `at` (the NAT gave a new
+ * client the mapping h's peer left): whether its nominating check from
+ * there is taken (not dropped as ice_pair) and selects that tuple. */
+static bool new_client_connects(session_harness *h, const moat_path *at)
+{
+    session_harness other;
+    session_harness_init_on(&other, h->worker);
+    g_strlcpy(other.id, "other", sizeof other.id);
+    g_strlcpy(other.local_ufrag, "otherufrag", sizeof other.local_ufrag);
+    session_harness_create(&other, NULL);
+    other.session->consent_timeout_us = TIMEOUT;
+    moat_ice_client *peer = session_harness_ice_peer(other.local_ufrag, HARNESS_GATEWAY_PWD);
+    uint64_t refused = session_harness_dropped(h, MOAT_DROP_ICE_PAIR);
+    session_harness_send_check(&other, peer, at, true);
+    bool connected = session_harness_dropped(h, MOAT_DROP_ICE_PAIR) == refused &&
+                     selected_is(&other, at) &&
+                     moat_worker_session_by_tuple(h->worker, &at->remote) == other.session;
+    moat_ice_client_free(peer);
+    session_harness_clear(&other);
+    return connected;
+}
+
+/* The peer moved (NAT rebinding) and its media confirmed the move: its old
+ * tuple stays the session's one consent timeout after its last check there,
+ * then the pair expires and the tuple is unbound (counted), while the
+ * session goes on at its new tuple; a new client the NAT gives the old
+ * mapping connects from it. Before, the old tuple stayed the session's as
+ * long as the session lived, and that client's checks were `ice_pair`
+ * drops. */
+static void test_a_moved_peers_old_tuple_is_released_after_the_timeout(void)
+{
+    session_harness h;
+    moat_path moved;
+    moat_ice_client *peer = connect_and_move(&h, &moved);
+    set_now(&h, 3 * SECOND);
+    peer_report_from(&h, &moved);
+    g_assert_true(selected_is(&h, &moved));
+    uint64_t now = 3 * SECOND;
+    /* The old pair's last check was at 1 s: it is the session's until 11 s. */
+    while (now < 11 * SECOND) {
+        set_now(&h, now += SECOND);
+        session_harness_send_check(&h, peer, &moved, false);
+        g_assert_true(moat_session_tick(h.session, now));
+        g_assert_true(moat_worker_session_by_tuple(h.worker, &h.path.remote) == h.session);
+    }
+    set_now(&h, now += SECOND);
+    session_harness_send_check(&h, peer, &moved, false);
+    g_assert_true(moat_session_tick(h.session, now));
+    g_assert_null(moat_worker_session_by_tuple(h.worker, &h.path.remote));
+    g_assert_true(moat_worker_session_by_tuple(h.worker, &moved.remote) == h.session);
+    g_assert_false(moat_ice_pairs_has_remote(&h.session->pairs, &h.path.remote));
+    g_assert_true(selected_is(&h, &moved));
+    g_assert_cmpuint(pairs_expired(&h), ==, 1);
+    g_assert_true(new_client_connects(&h, &h.path));
+    /* The moved session still has its pair and consent. */
+    set_now(&h, now += SECOND);
+    session_harness_send_check(&h, peer, &moved, false);
+    g_assert_true(moat_session_tick(h.session, now));
+    g_assert_true(selected_is(&h, &moved));
+    moat_ice_client_free(peer);
+    session_harness_clear(&h);
+}
+
+/* An ICE restart from a new network: the old tuple keeps the media (and
+ * stays bound) until the move to the new generation's pair is confirmed by
+ * its media; then the old generation's pairs go at once, and their tuple
+ * with them (the old credentials answer no more, so nothing checks there
+ * again). */
+static void test_a_completed_restart_releases_the_old_tuple(void)
+{
+    session_harness h;
+    session_harness_init(&h);
+    set_now(&h, SECOND);
+    session_harness_create(&h, NULL);
+    session_harness_key(&h);
+    h.session->consent_timeout_us = TIMEOUT;
+    moat_ice_client *peer = session_harness_ice_peer(GW_UFRAG, GW_PWD);
+    session_harness_send_check(&h, peer, &h.path, true);
+    g_assert_true(selected_is(&h, &h.path));
+    moat_ice_client_free(peer);
+
+    moat_session_restart_ice(h.session, "restartufrag", "restartpasswordrestartpa", "peerufrag",
+                             "peerpasswordpeerpassword");
+    peer = session_harness_ice_peer("restartufrag", "restartpasswordrestartpa");
+    moat_path moved = h.path;
+    moved.remote.sin6_addr.s6_addr[15] = 66;
+    set_now(&h, 2 * SECOND);
+    session_harness_send_check(&h, peer, &moved, true);
+    g_assert_cmpint(h.session->pairs.pending, >=, 0); /* waits for media from there */
+    g_assert_true(moat_worker_session_by_tuple(h.worker, &h.path.remote) == h.session);
+    set_now(&h, 3 * SECOND);
+    peer_report_from(&h, &moved);
+    g_assert_true(selected_is(&h, &moved));
+    g_assert_null(moat_worker_session_by_tuple(h.worker, &h.path.remote));
+    g_assert_cmpuint(pairs_expired(&h), ==, 1);
+    g_assert_true(new_client_connects(&h, &h.path));
+    g_assert_true(moat_session_tick(h.session, 3 * SECOND));
+    moat_ice_client_free(peer);
+    session_harness_clear(&h);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -214,5 +333,9 @@ int main(int argc, char **argv)
                     test_without_any_pairs_consent_the_session_ends);
     g_test_add_func("/session/consent/expiry-final-counted-once",
                     test_consent_expiry_is_final_and_counted_once);
+    g_test_add_func("/session/consent/moved-peers-old-tuple-released",
+                    test_a_moved_peers_old_tuple_is_released_after_the_timeout);
+    g_test_add_func("/session/consent/restart-releases-old-tuple",
+                    test_a_completed_restart_releases_the_old_tuple);
     return g_test_run();
 }

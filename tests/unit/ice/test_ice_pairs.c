@@ -1,6 +1,6 @@
 /* The ICE-lite pair table: which nominated pair is selected (RFC 8445
- * §7.3.1.5, §8.2), address migration, ICE restarts, replays, eviction and
- * which checks refresh consent. */
+ * §7.3.1.5, §8.2), address migration, ICE restarts, replays, eviction,
+ * which checks refresh consent, and which pairs expire. */
 #include "ice/ice_candidates.h"
 #include "ice/ice_pairs.h"
 
@@ -385,6 +385,160 @@ static void test_forgetting_an_address(void)
     g_assert_true(selected_is(&p, 1, 0));
 }
 
+static bool remote_listed(const struct sockaddr_in6 *list, size_t n, unsigned r)
+{
+    struct sockaddr_in6 want = remote(r);
+    for (size_t i = 0; i < n; i++) {
+        if (list[i].sin6_port == want.sin6_port &&
+            memcmp(&list[i].sin6_addr, &want.sin6_addr, sizeof want.sin6_addr) == 0)
+            return true;
+    }
+    return false;
+}
+
+/* The peer moved (NAT rebinding: same candidate, new mapping) and checks
+ * from its new tuple only: its old pair goes one idle timeout after its
+ * last check, and its tuple with it (before, it stayed the session's while
+ * the session lived, and a client given that mapping could not connect).
+ * The selected and pending pairs never expire; a remote another kept pair
+ * uses stays bound; authenticated media keeps a pair as a check does. */
+static void test_pairs_the_peer_left_expire(void)
+{
+    moat_ice_pairs p;
+    moat_ice_pairs_init(&p);
+    check c;
+    struct sockaddr_in6 unbind[MOAT_ICE_PAIRS_MAX];
+    size_t removed;
+    accepted(&p, make(&c, 1, 0, true, 0));
+    accepted(&p, make(&c, 2, 1, false, SECOND)); /* remote(2) on two of our addresses */
+    accepted(&p, make(&c, 2, 2, false, SECOND));
+    accepted(&p, make(&c, 3, 1, false, SECOND));
+    g_assert_true(accepted(&p, make(&c, 4, 0, true, 2 * SECOND)).selection_changed);
+    g_assert_cmpuint(p.n_pairs, ==, 5);
+    /* Media from remote(3) keeps its pair. */
+    struct sockaddr_in6 three = remote(3);
+    struct in6_addr l1 = local(1);
+    moat_ice_pairs_note_media(&p, &three, &l1, 20 * SECOND);
+    /* Nothing is idle for more than 10 s yet. */
+    g_assert_cmpuint(moat_ice_pairs_expire(&p, 10 * SECOND, 10 * SECOND, unbind, &removed), ==, 0);
+    g_assert_cmpuint(removed, ==, 0);
+    /* remote(1) (the old selected pair, checked at 0) and remote(2)'s two
+     * pairs (1 s) are idle at 11.5 s; remote(3) had media at 20 s, remote(4)
+     * is the selected pair (checked at 2 s). */
+    size_t n = moat_ice_pairs_expire(&p, 11 * SECOND + SECOND / 2, 10 * SECOND, unbind, &removed);
+    g_assert_cmpuint(removed, ==, 3);
+    g_assert_cmpuint(n, ==, 2); /* remote(2) once */
+    g_assert_true(remote_listed(unbind, n, 1) && remote_listed(unbind, n, 2));
+    g_assert_cmpuint(p.n_pairs, ==, 2);
+    g_assert_true(selected_is(&p, 4, 0));
+    struct sockaddr_in6 one = remote(1), two = remote(2);
+    g_assert_false(moat_ice_pairs_has_remote(&p, &one) || moat_ice_pairs_has_remote(&p, &two));
+    g_assert_true(moat_ice_pairs_has_remote(&p, &three));
+    /* The selected pair never expires, however quiet (its consent is the
+     * session's, session_ice.c); the other goes at 30 s + the timeout. */
+    n = moat_ice_pairs_expire(&p, 31 * SECOND, 10 * SECOND, unbind, &removed);
+    g_assert_cmpuint(n, ==, 1);
+    g_assert_true(remote_listed(unbind, n, 3));
+    g_assert_cmpuint(p.n_pairs, ==, 1);
+    g_assert_true(selected_is(&p, 4, 0));
+    g_assert_cmpuint(moat_ice_pairs_expire(&p, 600 * SECOND, 10 * SECOND, unbind, NULL), ==, 0);
+    g_assert_true(selected_is(&p, 4, 0));
+    /* An expired tuple that checks again is a new pair: bound again. */
+    g_assert_true(accepted(&p, make(&c, 1, 0, false, 601 * SECOND)).bind);
+}
+
+/* A remote shared by an expired pair and a kept one (the peer's same
+ * tuple reaching two of our addresses, one of them still checked) stays
+ * bound. */
+static void test_a_remote_still_in_use_is_not_unbound(void)
+{
+    moat_ice_pairs p;
+    moat_ice_pairs_init(&p);
+    check c;
+    struct sockaddr_in6 unbind[MOAT_ICE_PAIRS_MAX];
+    size_t removed;
+    accepted(&p, make(&c, 1, 0, true, 0));
+    accepted(&p, make(&c, 2, 1, false, 0));
+    accepted(&p, make(&c, 2, 2, false, 8 * SECOND));
+    accepted(&p, make(&c, 1, 0, false, 8 * SECOND)); /* the selected pair's consent */
+    g_assert_cmpuint(moat_ice_pairs_expire(&p, 11 * SECOND, 10 * SECOND, unbind, &removed), ==, 0);
+    g_assert_cmpuint(removed, ==, 1);
+    struct sockaddr_in6 two = remote(2);
+    g_assert_true(moat_ice_pairs_has_remote(&p, &two));
+    g_assert_cmpuint(p.n_pairs, ==, 2);
+}
+
+/* The pending pair (a move waiting for its media) keeps its role through
+ * the compaction and never expires; the pair it would replace is the
+ * selected one and stays too. */
+static void test_the_pending_pair_survives_expiry(void)
+{
+    moat_ice_pairs p;
+    moat_ice_pairs_init(&p);
+    check c;
+    struct sockaddr_in6 unbind[MOAT_ICE_PAIRS_MAX];
+    accepted(&p, make(&c, 1, 0, true, 0));
+    accepted(&p, make(&c, 2, 1, false, 0)); /* idle, goes */
+    make(&c, 3, 0, true, SECOND);
+    c.event.confirm_by_media = true;
+    g_assert_true(accepted(&p, &c).selection_pending);
+    size_t n = moat_ice_pairs_expire(&p, 100 * SECOND, 10 * SECOND, unbind, NULL);
+    g_assert_cmpuint(n, ==, 1);
+    g_assert_true(remote_listed(unbind, n, 2));
+    g_assert_cmpuint(p.n_pairs, ==, 2);
+    g_assert_true(selected_is(&p, 1, 0));
+    struct sockaddr_in6 three = remote(3);
+    struct in6_addr zero = local(0);
+    g_assert_true(moat_ice_pairs_confirm(&p, &three, &zero));
+    g_assert_true(selected_is(&p, 3, 0));
+    /* Now the old selected pair is an ordinary idle one. */
+    n = moat_ice_pairs_expire(&p, 100 * SECOND, 10 * SECOND, unbind, NULL);
+    g_assert_cmpuint(n, ==, 1);
+    g_assert_true(remote_listed(unbind, n, 1));
+    g_assert_true(selected_is(&p, 3, 0));
+}
+
+/* An ICE restart from a new network: the old generation's pairs stay
+ * while one of them is selected (the old credentials still answer), and go
+ * at once, idle or not, when the new generation has the selection. */
+static void test_a_completed_restart_drops_the_old_generation(void)
+{
+    moat_ice_pairs p;
+    moat_ice_pairs_init(&p);
+    check c;
+    struct sockaddr_in6 unbind[MOAT_ICE_PAIRS_MAX];
+    size_t removed;
+    accepted(&p, make(&c, 1, 0, true, 0));
+    accepted(&p, make(&c, 2, 1, false, 0));
+    moat_ice_pairs_restart(&p);
+    /* Consent on the old pair with the old credentials meanwhile. */
+    make(&c, 1, 0, false, SECOND);
+    c.event.previous_generation = true;
+    accepted(&p, &c);
+    g_assert_cmpuint(moat_ice_pairs_expire(&p, SECOND, 10 * SECOND, unbind, &removed), ==, 0);
+    g_assert_cmpuint(removed, ==, 0);
+    /* The peer's first nomination with the new credentials, from B. */
+    g_assert_true(accepted(&p, make(&c, 5, 0, true, 2 * SECOND)).selection_changed);
+    size_t n = moat_ice_pairs_expire(&p, 2 * SECOND, 10 * SECOND, unbind, &removed);
+    g_assert_cmpuint(removed, ==, 2);
+    g_assert_cmpuint(n, ==, 2);
+    g_assert_true(remote_listed(unbind, n, 1) && remote_listed(unbind, n, 2));
+    g_assert_cmpuint(p.n_pairs, ==, 1);
+    g_assert_true(selected_is(&p, 5, 0));
+
+    /* A peer that restarted without moving checks its old tuple with the
+     * new credentials: that pair is of the new generation and stays. */
+    moat_ice_pairs_init(&p);
+    accepted(&p, make(&c, 1, 0, true, 0));
+    accepted(&p, make(&c, 2, 1, false, 0));
+    moat_ice_pairs_restart(&p);
+    g_assert_false(accepted(&p, make(&c, 1, 0, true, SECOND)).selection_changed);
+    n = moat_ice_pairs_expire(&p, SECOND, 10 * SECOND, unbind, &removed);
+    g_assert_cmpuint(n, ==, 1);
+    g_assert_true(remote_listed(unbind, n, 2));
+    g_assert_true(selected_is(&p, 1, 0));
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -405,5 +559,10 @@ int main(int argc, char **argv)
     g_test_add_func("/ice/pairs/eviction", test_eviction_spares_the_selected_pair);
     g_test_add_func("/ice/pairs/shared-remote", test_shared_remote_is_unbound_with_its_last_pair);
     g_test_add_func("/ice/pairs/forget", test_forgetting_an_address);
+    g_test_add_func("/ice/pairs/expire", test_pairs_the_peer_left_expire);
+    g_test_add_func("/ice/pairs/expire-shared-remote", test_a_remote_still_in_use_is_not_unbound);
+    g_test_add_func("/ice/pairs/expire-keeps-pending", test_the_pending_pair_survives_expiry);
+    g_test_add_func("/ice/pairs/expire-old-generation",
+                    test_a_completed_restart_drops_the_old_generation);
     return g_test_run();
 }
