@@ -25,16 +25,16 @@ RUN apt-get update -qq \
        libgstreamer1.0-dev libgstreamer-plugins-base1.0-dev libopus-dev zlib1g-dev \
        libbpf-dev bpftool dpkg-dev autoconf automake libtool patch
 WORKDIR /src
-COPY scripts/build-libsrtp.sh scripts/build-usrsctp.sh scripts/
+COPY scripts/build-libsrtp.sh scripts/build-usrsctp.sh scripts/build-libsoup.sh scripts/
 COPY scripts/lib/ scripts/lib/
 COPY scripts/patches/ scripts/patches/
-RUN bash scripts/build-libsrtp.sh && bash scripts/build-usrsctp.sh \
+RUN bash scripts/build-libsrtp.sh && bash scripts/build-usrsctp.sh && bash scripts/build-libsoup.sh \
     && grep -q '^moat_patches=.' .deps/usrsctp/lib/pkgconfig/usrsctp.pc \
     || { echo "usrsctp was built without Moat's patches (no moat_patches marker)" >&2; exit 1; }
 
 FROM build-deps AS build
 COPY . .
-ENV PKG_CONFIG_PATH=/src/.deps/libsrtp/lib/pkgconfig:/src/.deps/usrsctp/lib/pkgconfig
+ENV PKG_CONFIG_PATH=/src/.deps/libsrtp/lib/pkgconfig:/src/.deps/usrsctp/lib/pkgconfig:/src/.deps/libsoup/lib/pkgconfig
 RUN test -n "$(pkg-config --variable=moat_patches usrsctp)" \
     && grep -q openssl .deps/libsrtp/lib/pkgconfig/libsrtp2.pc \
     && meson setup build --buildtype=release -Db_ndebug=true --prefix=/usr \
@@ -79,6 +79,10 @@ RUN groupadd --system --gid 999 moat \
     && rm -rf /var/lib/apt/lists/* /var/cache/apt/* /usr/share/doc/* /usr/share/man/* \
        /usr/share/locale/* /usr/share/info/*
 COPY --from=build /stage/ /
+# Debian's libsoup 3.2.3 rebuilt with Moat's patch (scripts/build-libsoup.sh:
+# its server leaked the path of every request it refused itself), same
+# soname, in place of the package's copy.
+COPY --from=build /src/.deps/libsoup/lib/libsoup-3.0.so.0.6.0 /usr/lib/x86_64-linux-gnu/
 COPY --from=opusparse /libgstopusparse.so /usr/lib/x86_64-linux-gnu/gstreamer-1.0/
 RUN setcap cap_bpf,cap_perfmon+p /usr/bin/moat \
     && mkdir -p /var/lib/moat/recordings \

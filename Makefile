@@ -1,7 +1,7 @@
 # Moat: `make run` starts the gateway with built-in defaults, `make test` runs
 # every test. Both install their own dependencies first (idempotent).
 SHELL := /bin/bash
-export PKG_CONFIG_PATH := $(CURDIR)/.deps/libsrtp/lib/pkgconfig:$(CURDIR)/.deps/usrsctp/lib/pkgconfig:$(PKG_CONFIG_PATH)
+export PKG_CONFIG_PATH := $(CURDIR)/.deps/libsrtp/lib/pkgconfig:$(CURDIR)/.deps/usrsctp/lib/pkgconfig:$(CURDIR)/.deps/libsoup/lib/pkgconfig:$(PKG_CONFIG_PATH)
 # ccache (a Debian package, installed by `make deps`) when present: a
 # fresh clone on a machine that built Moat before compiles almost nothing.
 # Paths below the checkout are hashed relative to it, so clones share hits.

@@ -14,7 +14,7 @@ shift 2
 benches=("$@")
 [ ${#benches[@]} -gt 0 ] || benches=(paced relay sfu)
 top=$(pwd)
-export PKG_CONFIG_PATH="$top/.deps/libsrtp/lib/pkgconfig:$top/.deps/usrsctp/lib/pkgconfig:${PKG_CONFIG_PATH:-}"
+export PKG_CONFIG_PATH="$top/.deps/libsrtp/lib/pkgconfig:$top/.deps/usrsctp/lib/pkgconfig:$top/.deps/libsoup/lib/pkgconfig:${PKG_CONFIG_PATH:-}"
 cc="gcc"
 command -v ccache >/dev/null && cc="ccache gcc"
 

@@ -115,6 +115,12 @@ cached_dep libsrtp "$top/scripts/build-libsrtp.sh" libsrtp2-dev
 # or the flags change (the prefix keeps the patch's sha256 and the flags).
 cached_dep usrsctp "$top/scripts/build-usrsctp.sh" libusrsctp-dev
 cached_dep libnice-noupnp "$top/scripts/build-libnice-noupnp.sh" libnice-dev
+# libsoup3: Debian's 3.2.3 source with
+# scripts/patches/libsoup-server-free-path-on-unreadable-body.patch (its
+# server leaked the path of every request it refused itself: anyone could
+# grow the gateway's memory by about 200 MB a second), shared, same soname,
+# into .deps/libsoup; the build tree's binaries load it through their rpath.
+cached_dep libsoup "$top/scripts/build-libsoup.sh" libsoup-3.0-dev
 
 # Python venv for the end-to-end tests (aiortc is an independent WebRTC
 # stack): one per requirements file and Python, cached like the libraries.
