@@ -33,13 +33,10 @@ fi
 
 stamp_text() {
   echo "source: libsoup3 (Debian)"
-  for p in "${patches[@]}"; do
-    echo "patch: $(basename "$p") $(sha256sum "$p" | cut -d' ' -f1)"
-  done
+  patch_lines "${patches[@]}"
 }
 stamp="$prefix/moat-build-stamp"
-if [ -f "$prefix/lib/libsoup-3.0.so.0" ] && [ -f "$prefix/lib/pkgconfig/libsoup-3.0.pc" ] &&
-  [ "$(cat "$stamp" 2>/dev/null)" = "$(stamp_text)" ]; then
+if stamp_current "$prefix" "$(stamp_text)" lib/libsoup-3.0.so.0 lib/pkgconfig/libsoup-3.0.pc; then
   exit 0
 fi
 

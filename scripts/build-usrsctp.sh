@@ -62,13 +62,10 @@ stamp_text() {
   echo "source: libusrsctp (Debian)"
   echo "configure: $configure_extra"
   echo "cflags_extra: $cflags_extra"
-  for p in "${patches[@]}"; do
-    echo "patch: $(basename "$p") $(sha256sum "$p" | cut -d' ' -f1)"
-  done
+  patch_lines "${patches[@]}"
 }
 stamp="$prefix/moat-build-stamp"
-if [ -f "$prefix/lib/libusrsctp.a" ] && [ -f "$prefix/lib/pkgconfig/usrsctp.pc" ] &&
-  [ "$(cat "$stamp" 2>/dev/null)" = "$(stamp_text)" ]; then
+if stamp_current "$prefix" "$(stamp_text)" lib/libusrsctp.a lib/pkgconfig/usrsctp.pc; then
   exit 0
 fi
 

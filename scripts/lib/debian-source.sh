@@ -24,3 +24,23 @@ fetch_debian_source() {
   ensure_deb_src
   (cd "$2" && apt-get source -qq "$1" >/dev/null 2>&1 || apt-get source "$1")
 }
+
+# patch_lines PATCH...: one "patch: NAME SHA256" line each, for a build
+# stamp (a prefix's moat-build-stamp says what it was built from).
+patch_lines() {
+  local p
+  for p in "$@"; do
+    echo "patch: $(basename "$p") $(sha256sum "$p" | cut -d' ' -f1)"
+  done
+}
+
+# stamp_current PREFIX TEXT FILE...: true when PREFIX holds every FILE (paths
+# under it) and its moat-build-stamp reads TEXT: nothing to rebuild.
+stamp_current() {
+  local prefix=$1 text=$2 f
+  shift 2
+  for f in "$@"; do
+    [ -f "$prefix/$f" ] || return 1
+  done
+  [ "$(cat "$prefix/moat-build-stamp" 2>/dev/null)" = "$text" ]
+}

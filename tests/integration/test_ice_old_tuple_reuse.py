@@ -12,7 +12,7 @@ import time
 
 from conftest import Gateway
 from stun_check import binding_request
-from test_ice_restart_hostile import PEER_UFRAG, offer, request, restart
+from test_ice_restart_hostile import PEER_UFRAG, answered, offer, request, restart
 
 CONSENT_S = 5
 
@@ -32,15 +32,6 @@ def udp(port=0):
     s.settimeout(0.5)
     s.bind(("127.0.0.1", port))
     return s
-
-
-def answered(s, port, packet):
-    s.sendto(packet, ("127.0.0.1", port))
-    try:
-        s.recv(2048)
-        return True
-    except socket.timeout:
-        return False
 
 
 def new_client_on(gw, tuple_port):

@@ -17,16 +17,9 @@ import aiohttp
 from aiortc import RTCSessionDescription
 
 from aiortc_peer import whip_delete
+from test_tunnel_lanes_hostile import until
 from tunnel_peer import TunnelPeer as Peer
 
-
-async def until(predicate, timeout=10):
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        if time.monotonic() > deadline:
-            return False
-        await asyncio.sleep(0.02)
-    return True
 
 
 async def crosses(sender, receiver):
