@@ -178,6 +178,8 @@ static room *room_of(const char *resource, bool create, char *source, size_t sou
     return r;
 }
 
+static void arm_timer(room_peer *peer);
+
 static void *room_attach(moat_plugin_session *handle, const moat_session_info *info,
                          const char **error)
 {
@@ -231,6 +233,11 @@ static void *room_attach(moat_plugin_session *handle, const moat_session_info *i
     }
     /* The handle is read by publishers on other workers until we leave. */
     room_gateway->handle_ref(handle);
+    /* A subscriber's timer runs from the start: the publisher it named may
+     * be leaving already (its session ending, not yet detached), and then
+     * no media or RTCP would ever arm it to read `leave`. */
+    if (!publisher)
+        arm_timer(peer);
     return peer;
 }
 
