@@ -487,21 +487,29 @@ int moat_gateway_start(moat_gateway *gateway, char *error, size_t error_size)
     return 0;
 }
 
+static unsigned sessions_left(moat_gateway *gateway)
+{
+    unsigned left = 0;
+    for (unsigned i = 0; i < gateway->n_workers; i++)
+        left += moat_worker_session_count(gateway->workers[i]);
+    return left;
+}
+
 /* On SIGTERM sessions end as on a hang-up: data channels drain (SCTP
- * shutdown, then close_notify) so no message already sent is lost. */
+ * shutdown, then close_notify) so no message already sent is lost. Those
+ * still draining after 6 s are cut when their worker stops
+ * (moat_worker_stop: SCTP ABORT to the peer). */
 static void drain_sessions(moat_gateway *gateway)
 {
     for (unsigned i = 0; i < gateway->n_workers; i++)
         moat_worker_end_sessions(gateway->workers[i]);
     for (int waited_ms = 0; waited_ms < 6000; waited_ms += 10) {
-        unsigned left = 0;
-        for (unsigned i = 0; i < gateway->n_workers; i++)
-            left += moat_worker_session_count(gateway->workers[i]);
-        if (left == 0)
+        if (sessions_left(gateway) == 0)
             return;
         g_usleep(10000);
     }
-    moat_log_warn("gateway", "shutdown: sessions still draining after 6 s are closed now");
+    moat_log_warn("gateway", "shutdown: %u sessions still draining after 6 s are cut",
+                  sessions_left(gateway));
 }
 
 void moat_gateway_stop(moat_gateway *gateway)

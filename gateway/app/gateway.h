@@ -10,6 +10,8 @@
 
 /* Start-up in order; each returns 0 or -1 with one clear line in `error`. */
 int moat_gateway_start(moat_gateway *gateway, char *error, size_t error_size);
+/* Ends every session: data channels drain for up to 6 s (in all); sessions
+ * still draining then are cut (SCTP ABORT to the peer). */
 void moat_gateway_stop(moat_gateway *gateway);
 
 #endif

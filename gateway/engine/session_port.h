@@ -54,6 +54,15 @@ void moat_session_end(moat_session *session, const char *reason);
 /* Whether an end already began a drain of its data channels (a second end
  * would cut it short). */
 bool moat_session_draining(const moat_session *session);
+/* Shutdown, once the wait for drains is over: a session still draining its
+ * data channels ends now. Its SCTP association is aborted (the ABORT goes
+ * to the peer, which learns at once that messages may be lost), then it
+ * ends as after a drain (plugin hang-up, notification, the "ended (drain
+ * cut at shutdown)" line) but without DTLS close_notify, which would tell
+ * the peer all went well; the worker frees it. false (nothing done) for a
+ * session not draining. The worker's thread, or the thread that stopped
+ * the worker. */
+bool moat_session_cut_drain(moat_session *session);
 /* Frees everything; only the worker's table calls this. */
 void moat_session_free(moat_session *session);
 

@@ -459,6 +459,24 @@ int moat_worker_start(moat_worker *worker, char *error, size_t error_size)
     return 0;
 }
 
+/* Sessions end on the joining thread, now that the worker is gone. No tick
+ * runs any more to finish a drain (the gateway's wait for them is over):
+ * a session still draining, or that begins to, is cut (SCTP ABORT to its
+ * peer, moat_session_cut_drain) instead of being freed unannounced. */
+static void end_sessions_now(moat_worker *worker)
+{
+    GList *sessions = g_hash_table_get_values(worker->sessions_by_id);
+    for (GList *it = sessions; it; it = it->next) {
+        if (!moat_session_draining(it->data))
+            moat_session_end(it->data, "shutdown");
+    }
+    g_list_free(sessions);
+    sessions = g_hash_table_get_values(worker->sessions_by_id);
+    for (GList *it = sessions; it; it = it->next)
+        moat_session_cut_drain(it->data);
+    g_list_free(sessions);
+}
+
 void moat_worker_stop(moat_worker *worker)
 {
     bool started = __atomic_load_n(&worker->started, __ATOMIC_ACQUIRE);
@@ -472,14 +490,8 @@ void moat_worker_stop(moat_worker *worker)
     worker->accepting_tasks = false;
     g_mutex_unlock(&worker->task_lock);
     run_tasks(worker); /* tasks that raced with the stop still release their data */
-    /* Sessions end here, on the joining thread, now that the worker is gone. */
-    GList *sessions = g_hash_table_get_values(worker->sessions_by_id);
-    for (GList *it = sessions; it; it = it->next) {
-        if (!moat_session_draining(it->data)) /* a drain under way ends itself */
-            moat_session_end(it->data, "shutdown");
-    }
-    g_list_free(sessions);
-    moat_worker_flush(worker);
+    end_sessions_now(worker);
+    moat_worker_flush(worker); /* close_notify and ABORTs */
     __atomic_store_n(&worker->started, false, __ATOMIC_RELEASE);
     __atomic_store_n(&worker->driven, false, __ATOMIC_RELEASE);
 }

@@ -69,7 +69,8 @@ int moat_worker_start(moat_worker *worker, char *error, size_t error_size);
  * Sessions leave the worker as they finish. */
 void moat_worker_end_sessions(moat_worker *worker);
 /* Asks the thread to finish, waits for it, and closes every session (a
- * worker driven by its caller: the same on the calling thread). */
+ * worker driven by its caller: the same on the calling thread); a data
+ * channel drain still under way is cut (moat_session_cut_drain). */
 void moat_worker_stop(moat_worker *worker);
 void moat_worker_free(moat_worker *worker);
 

@@ -97,6 +97,34 @@ void moat_sctp_association_free(moat_sctp_association *a)
         destroy(a);
 }
 
+void moat_sctp_association_abort(moat_sctp_association *a)
+{
+    if (a == NULL || a->free_requested)
+        return;
+    if (a->delivering > 0) {
+        moat_sctp_association_free(a);
+        return;
+    }
+    a->free_requested = true;
+    /* Closing with SO_LINGER {1, 0} (sctp_socket.c) makes usrsctp send the
+     * ABORT into the mailbox, now, on this thread: it is taken from there
+     * and handed to send_packet before the mailbox goes. */
+    moat_sctp_mailbox_claim(&a->mailbox);
+    moat_sctp_socket_close(a->sock);
+    a->sock = NULL;
+    bool events = false;
+    g_byte_array_set_size(a->packets, 0);
+    if (moat_sctp_mailbox_take(&a->mailbox, &a->packets, &events)) {
+        size_t offset = 0;
+        const uint8_t *packet;
+        size_t length;
+        while (moat_sctp_mailbox_next_packet(a->packets, &offset, &packet, &length))
+            if (a->cb.send_packet != NULL)
+                a->cb.send_packet(a->user, packet, length);
+    }
+    destroy(a);
+}
+
 int moat_sctp_association_connect(moat_sctp_association *a)
 {
     if (a == NULL)

@@ -231,4 +231,12 @@ void moat_sctp_association_counters(const moat_sctp_association *a, moat_sctp_co
  * callback returns and no further callback runs. */
 void moat_sctp_association_free(moat_sctp_association *a);
 
+/* Frees at once like moat_sctp_association_free, but the peer is told: the
+ * ABORT (when the association is up) goes out through send_packet, the only
+ * callback run. For an end that cannot wait for a graceful shutdown (a
+ * drain cut at gateway shutdown): the peer then knows at once that messages
+ * may be lost. From inside a callback of this association it is a plain
+ * free (the ABORT is dropped). */
+void moat_sctp_association_abort(moat_sctp_association *a);
+
 #endif

@@ -386,7 +386,8 @@ const char *moat_session_end_reason(const moat_session *session)
     return session->end_reason ? session->end_reason : "closed";
 }
 
-static void finish_end(moat_session *session, const char *reason)
+/* close_notify: false for an end the peer must not take for a clean one. */
+static void finish_end(moat_session *session, const char *reason, bool close_notify)
 {
     /* Sessions that never connected are what an offer flood leaves behind:
      * their end is not worth a line each. */
@@ -395,7 +396,7 @@ static void finish_end(moat_session *session, const char *reason)
     if (session->plugin && session->plugin->hangup)
         session->plugin->hangup(session->plugin_state);
     moat_session_data_clear(session);
-    if (session->dtls && session->dtls_connected)
+    if (close_notify && session->dtls && session->dtls_connected)
         moat_dtls_transport_shutdown(session->dtls);
     if (session->on_ended)
         session->on_ended(session->id, reason);
@@ -416,7 +417,7 @@ void moat_session_end(moat_session *session, const char *reason)
          * failed meanwhile) completes the first one. */
         char *first = session->drain_reason;
         session->drain_reason = NULL;
-        finish_end(session, first ? first : reason);
+        finish_end(session, first ? first : reason, true);
         g_free(first);
         return;
     }
@@ -433,7 +434,19 @@ void moat_session_end(moat_session *session, const char *reason)
                        session->label);
         return;
     }
-    finish_end(session, reason);
+    finish_end(session, reason, true);
+}
+
+bool moat_session_cut_drain(moat_session *session)
+{
+    if (!session->draining)
+        return false;
+    session->draining = false;
+    g_free(session->drain_reason);
+    session->drain_reason = NULL;
+    moat_session_data_abort(session);
+    finish_end(session, "drain cut at shutdown", false);
+    return true;
 }
 
 void moat_session_set_plain(moat_session *session, int fd, const struct sockaddr_in6 *source,

@@ -534,6 +534,16 @@ static void count_pmtu(moat_session *session)
  * from another session (acknowledged to their publisher) are counted as
  * dropped. The session's own echoes and its plugin's messages are not:
  * only this session's peer, now gone, would have had them. */
+void moat_session_data_abort(moat_session *session)
+{
+    if (session->sctp) {
+        count_pmtu(session);
+        moat_sctp_association_abort(session->sctp);
+        session->sctp = NULL;
+    }
+    moat_session_data_clear(session);
+}
+
 void moat_session_data_clear(moat_session *session)
 {
     if (session->sctp)

@@ -489,6 +489,9 @@ void moat_session_data_clear(moat_session *session);
 /* Starts a graceful SCTP shutdown; false when there is nothing to drain. */
 bool moat_session_data_begin_drain(moat_session *session);
 bool moat_session_data_drained(const moat_session *session);
+/* Aborts the SCTP association (the ABORT goes to the peer) and clears the
+ * data channels as moat_session_data_clear does. */
+void moat_session_data_abort(moat_session *session);
 /* Bytes the data channels still have to deliver: queued in the session and
  * in the association, sent or not, until the peer acknowledges them. */
 size_t moat_session_data_pending_bytes(const moat_session *session);

@@ -29,6 +29,33 @@ static bool both_up(sctp_test_link *link, void *arg)
     return link->client.up_events > 0 && link->server.up_events > 0;
 }
 
+static bool server_down(sctp_test_link *link, void *arg)
+{
+    return link->server.down_events > 0;
+}
+
+/* An abort (a drain cut at gateway shutdown) reaches the peer: its ABORT
+ * goes out through send_packet, and the peer's association ends at once.
+ * A plain free drops the ABORT: the peer learns nothing. */
+static void test_abort_tells_the_peer(void)
+{
+    for (int abort = 0; abort < 2; abort++) {
+        sctp_test_link link;
+        sctp_test_link_init(&link, 0);
+        sctp_test_link_connect(&link);
+        size_t sent = link.client.packets_sent;
+        if (abort)
+            moat_sctp_association_abort(link.client.assoc);
+        else
+            moat_sctp_association_free(link.client.assoc);
+        link.client.assoc = NULL;
+        g_assert_cmpuint(link.client.packets_sent, ==, sent + (abort ? 1 : 0));
+        g_assert_cmpint(link.client.down_events, ==, 0); /* no callback but send_packet */
+        g_assert_true(sctp_test_link_pump_until(&link, server_down, NULL, 5) == (bool)abort);
+        sctp_test_link_clear(&link);
+    }
+}
+
 /* Only one side calls connect: the other is started by the INIT it
  * receives, as when DTLS comes up on one side first. Both directions. */
 static void test_up_one_side_connects(void)
@@ -542,5 +569,6 @@ int main(int argc, char **argv)
     g_test_add_func("/sctp/association/paused-receiver-closes-the-window",
                     test_paused_receiver_closes_the_window);
     g_test_add_func("/sctp/association/malformed-dcep", test_malformed_dcep);
+    g_test_add_func("/sctp/association/abort-tells-the-peer", test_abort_tells_the_peer);
     return g_test_run();
 }
