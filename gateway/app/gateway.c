@@ -27,6 +27,7 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -487,6 +488,29 @@ int moat_gateway_start(moat_gateway *gateway, char *error, size_t error_size)
     return 0;
 }
 
+/* Set by a second stop signal: the drain wait ends at once. */
+static volatile sig_atomic_t hurry;
+
+void moat_gateway_hurry(void)
+{
+    hurry = 1;
+}
+
+static void on_stop_signal(int signal_number)
+{
+    (void)signal_number;
+    hurry = 1;
+}
+
+void moat_gateway_catch_stop_signals(void)
+{
+    struct sigaction action = {.sa_handler = on_stop_signal};
+    sigemptyset(&action.sa_mask);
+    int signals[] = {SIGTERM, SIGINT, SIGHUP};
+    for (size_t i = 0; i < G_N_ELEMENTS(signals); i++)
+        sigaction(signals[i], &action, NULL);
+}
+
 static unsigned sessions_left(moat_gateway *gateway)
 {
     unsigned left = 0;
@@ -497,8 +521,8 @@ static unsigned sessions_left(moat_gateway *gateway)
 
 /* On SIGTERM sessions end as on a hang-up: data channels drain (SCTP
  * shutdown, then close_notify) so no message already sent is lost. Those
- * still draining after 6 s are cut when their worker stops
- * (moat_worker_stop: SCTP ABORT to the peer). */
+ * still draining after 6 s, or when a second signal came, are cut when
+ * their worker stops (moat_worker_stop: SCTP ABORT to the peer). */
 static void drain_sessions(moat_gateway *gateway)
 {
     for (unsigned i = 0; i < gateway->n_workers; i++)
@@ -506,6 +530,11 @@ static void drain_sessions(moat_gateway *gateway)
     for (int waited_ms = 0; waited_ms < 6000; waited_ms += 10) {
         if (sessions_left(gateway) == 0)
             return;
+        if (hurry) {
+            moat_log_warn("gateway", "shutdown: second signal: %u sessions still draining are cut",
+                          sessions_left(gateway));
+            return;
+        }
         g_usleep(10000);
     }
     moat_log_warn("gateway", "shutdown: %u sessions still draining after 6 s are cut",

@@ -13,5 +13,12 @@ int moat_gateway_start(moat_gateway *gateway, char *error, size_t error_size);
 /* Ends every session: data channels drain for up to 6 s (in all); sessions
  * still draining then are cut (SCTP ABORT to the peer). */
 void moat_gateway_stop(moat_gateway *gateway);
+/* A second stop signal: moat_gateway_stop does not wait for drains (those
+ * under way are cut at once). Async-signal-safe; any thread. */
+void moat_gateway_hurry(void);
+/* After the main loop returned (its signal sources no longer run): SIGTERM,
+ * SIGINT and SIGHUP call moat_gateway_hurry instead of being ignored (or,
+ * once GLib removed its source, killing the process). */
+void moat_gateway_catch_stop_signals(void);
 
 #endif

@@ -65,10 +65,21 @@ static void raise_permitted_bpf(void)
         moat_log_warn("gateway", "cannot raise CAP_BPF: the kernel filter may be unavailable");
 }
 
+/* Stop signals taken by the main loop; a second one ends the session drain
+ * at once (moat_gateway_hurry; after the loop, moat_gateway_catch_stop_signals). */
+static unsigned stop_signals;
+
+static void count_stop_signal(void)
+{
+    if (++stop_signals > 1)
+        moat_gateway_hurry();
+}
+
 /* SIGINT: stop now (sessions still end as on a hang-up). */
 static gboolean on_sigint(gpointer data)
 {
     moat_gateway *gateway = data;
+    count_stop_signal();
     moat_log_info("gateway", "SIGINT received, shutting down");
     g_main_loop_quit(gateway->loop);
     return G_SOURCE_REMOVE;
@@ -77,9 +88,11 @@ static gboolean on_sigint(gpointer data)
 /* SIGTERM, and SIGHUP alike (its default action killed the process without
  * ending sessions or finishing recordings): a cluster node drains first
  * (out of placement while its sessions end, [cluster] drain_timeout_s at
- * most; a second signal stops it now). */
+ * most; a second signal stops it now, without the 6 s wait for data
+ * channel drains). */
 static gboolean graceful_stop(moat_gateway *gateway, const char *signal_name)
 {
+    count_stop_signal();
     if (!gateway->cluster) {
         moat_log_info("gateway", "%s received, shutting down", signal_name);
         g_main_loop_quit(gateway->loop);
@@ -209,6 +222,7 @@ int main(int argc, char **argv)
     g_unix_signal_add(SIGHUP, on_sighup, &gateway);
     g_unix_signal_add(SIGINT, on_sigint, &gateway);
     g_main_loop_run(gateway.loop);
+    moat_gateway_catch_stop_signals();
     moat_gateway_stop(&gateway);
     g_main_loop_unref(gateway.loop);
     moat_log_info("gateway", "stopped");

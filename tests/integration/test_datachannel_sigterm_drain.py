@@ -5,7 +5,9 @@ a megabyte of echoes queued, ten seconds of that link). The gateway waits
 so the peer learns at once that echoes the gateway accepted are lost, and
 the session ends as any other (plugin hang-up, "ended" line). Before, it
 was freed unannounced: the peer noticed only by its consent timeout, 35 to
-40 s later."""
+40 s later. A second signal during that wait ends it at once; before, it
+was ignored (the main loop, whose signal sources took the first, no longer
+ran) and the gateway still took the whole 6 s."""
 import json
 import subprocess
 import time
@@ -63,3 +65,14 @@ def test_sigterm_cuts_a_long_drain_with_an_abort():
     assert "ended (drain cut at shutdown)" in log, log[-3000:]
     assert "1 sessions still draining after 6 s are cut" in log, log[-3000:]
 
+
+def test_a_second_signal_ends_the_drain_at_once():
+    result, exit_after, status, log = sigterm_during_drain(1.0)
+    summary = f"{result}; exit {status} after {exit_after:.2f} s"
+    print(summary)
+    assert status == 0, summary
+    assert exit_after < 2.5, summary
+    assert result["received"] < COUNT, summary
+    assert result["closed"] and result["closed_after_s"] < 5, summary
+    assert "second signal: 1 sessions still draining are cut" in log, log[-3000:]
+    assert "ended (drain cut at shutdown)" in log, log[-3000:]
