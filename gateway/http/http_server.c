@@ -8,6 +8,7 @@
 #include "session/events.h"
 #include "http/http_server.h"
 
+#include "base/http_reason.h"
 #include "http/http_listener.h"
 #include "http/http_router.h"
 #include "session/whip_session.h"
@@ -265,7 +266,7 @@ static void resume_reply(void *data)
 static void deferred_done(void *done_data, unsigned status, char *body)
 {
     SoupServerMessage *message = done_data;
-    soup_server_message_set_status(message, status, NULL);
+    soup_server_message_set_status(message, status, moat_http_reason(status));
     if (body)
         soup_server_message_set_response(message, "application/json", SOUP_MEMORY_TAKE, body,
                                          strlen(body));
@@ -285,7 +286,8 @@ static void write_response(SoupServerMessage *message, moat_http_response *respo
      * for good, so ~1000 requests from anyone would exhaust the process.
      * Every reply closes its connection instead (the API is not chatty). */
     soup_message_headers_replace(headers, "Connection", "close");
-    soup_server_message_set_status(message, response->status ? response->status : 500, NULL);
+    unsigned status = response->status ? response->status : 500;
+    soup_server_message_set_status(message, status, moat_http_reason(status));
     if (response->body) {
         soup_server_message_set_response(message, response->content_type, SOUP_MEMORY_TAKE,
                                          response->body, response->body_length);

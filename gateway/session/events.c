@@ -13,6 +13,7 @@
 #include "session/events.h"
 
 #include "base/bearer.h"
+#include "base/http_reason.h"
 
 #include "session/event_socket.h"
 #include "session/http_admission.h"
@@ -158,8 +159,7 @@ static void json_error(SoupServerMessage *message, unsigned status, const char *
 {
     char *body = g_strdup_printf("{\"error\":\"%s\",\"detail\":\"%s\",\"status\":%u}", error,
                                  detail, status);
-    /* libsoup has no phrase of its own for 426. */
-    soup_server_message_set_status(message, status, status == 426 ? "Upgrade Required" : NULL);
+    soup_server_message_set_status(message, status, moat_http_reason(status));
     soup_server_message_set_response(message, "application/json", SOUP_MEMORY_TAKE, body,
                                      strlen(body));
 }

@@ -117,6 +117,16 @@ def test_error_bodies_are_utf8_json_whatever_the_path(make_gateway):
     assert json.loads(gw.get("/healthz"))["status"] == "ok"
 
 
+def test_statuses_libsoup_has_no_phrase_for_get_theirs(make_gateway):
+    """421, 426 (and 428, 429) go out with their RFC phrases: libsoup 3.2
+    has none for them and wrote "Unknown Error"."""
+    gw = make_gateway()
+    wrong_host = raw(gw, b"GET /api/sessions HTTP/1.1\r\nHost: evil.example\r\n\r\n")
+    assert wrong_host.startswith(b"HTTP/1.1 421 Misdirected Request\r\n"), wrong_host[:60]
+    no_upgrade = raw(gw, b"GET /api/events HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+    assert no_upgrade.startswith(b"HTTP/1.1 426 Upgrade Required\r\n"), no_upgrade[:60]
+
+
 @pytest.mark.parametrize("m_lines", [1, 2])
 def test_ice_restart_of_an_offer_without_mid(make_gateway, m_lines):
     gw = make_gateway()

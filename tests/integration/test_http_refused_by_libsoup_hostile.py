@@ -10,7 +10,7 @@ exit (the fixture's exit status); on the release binary, the RSS."""
 import os
 import socket
 
-from conftest import MOAT
+from conftest import MOAT, rss_kib
 
 PATH = b"/whip/" + b"a" * 60000
 FORMS = [
@@ -18,14 +18,6 @@ FORMS = [
     (b"Content-Length: 0x10\r\n", b"400"),
     (b"Content-Length: 5, 7\r\n", b"400"),
 ]
-
-
-def rss_kib(pid):
-    with open(f"/proc/{pid}/status") as status:
-        for line in status:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1])
-    return 0
 
 
 def refused(port, header):
