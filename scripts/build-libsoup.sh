@@ -42,12 +42,7 @@ fi
 
 work="$(mktemp -d "${TMPDIR:-/tmp}/moat-libsoup-src.XXXXXX")"
 trap 'rm -rf "$work"' EXIT
-fetch_debian_source libsoup3 "$work"
-src=$(find "$work" -maxdepth 1 -mindepth 1 -type d -name 'libsoup3-*' | head -n1)
-cd "$src"
-for p in "${patches[@]}"; do
-  patch -s -p1 <"$p"
-done
+unpack_patched libsoup3 "$work" "${patches[@]}"
 
 export DEB_BUILD_MAINT_OPTIONS=hardening=+all
 CFLAGS="$(dpkg-buildflags --get CFLAGS)" CPPFLAGS="$(dpkg-buildflags --get CPPFLAGS)" \

@@ -71,13 +71,7 @@ fi
 
 work="$(mktemp -d "${TMPDIR:-/tmp}/moat-usrsctp-src.XXXXXX")"
 trap 'rm -rf "$work"' EXIT
-fetch_debian_source libusrsctp "$work"
-src=$(find "$work" -maxdepth 1 -mindepth 1 -type d -name 'libusrsctp-*' | head -n1)
-cd "$src"
-# apt-get source has applied Debian's own quilt series (debian/patches).
-for p in "${patches[@]}"; do
-  patch -s -p1 <"$p"
-done
+unpack_patched libusrsctp "$work" "${patches[@]}"
 
 # As debian/rules: hardening=+all, -Wno-address-of-packed-member appended.
 export DEB_BUILD_MAINT_OPTIONS=hardening=+all

@@ -44,3 +44,17 @@ stamp_current() {
   done
   [ "$(cat "$prefix/moat-build-stamp" 2>/dev/null)" = "$text" ]
 }
+
+# unpack_patched PACKAGE WORK PATCH...: Debian's source of PACKAGE (its own
+# quilt series applied by apt-get source) unpacked into WORK, then each
+# PATCH applied in order; sets `src` to the source folder and enters it.
+unpack_patched() {
+  local package=$1 work=$2 p
+  shift 2
+  fetch_debian_source "$package" "$work"
+  src=$(find "$work" -maxdepth 1 -mindepth 1 -type d -name "$package-*" | head -n1)
+  cd "$src"
+  for p in "$@"; do
+    patch -s -p1 <"$p"
+  done
+}

@@ -14,12 +14,9 @@ import time
 
 from conftest import ROOT, Gateway
 from netns import NetnsPair
+from test_datachannel_slow_drain import COUNT, RATE_BPS, SIZE, WINDOW
 from test_room_bwe_chromium import BottleneckLink
 
-RATE_BPS = 800_000
-COUNT = 400
-SIZE = 4096
-WINDOW = 1536 * 1024
 PEER_WAIT_S = 20  # closure after SIGTERM; the consent timeout is longer
 
 
